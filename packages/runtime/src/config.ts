@@ -1,0 +1,33 @@
+import { z } from "zod";
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/** Thrown with every invalid variable listed, so one failed start shows all that is wrong. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  ${problems.join("\n  ")}`);
+    this.name = "ConfigError";
+  }
+}
+
+/** Validates environment variables once, at start-up. Keys of the schema are variable names. */
+export function loadConfig<S extends z.ZodObject>(schema: S, env: Env): z.infer<S> {
+  const result = schema.safeParse(env);
+  if (result.success) return result.data;
+  throw new ConfigError(
+    result.error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`),
+  );
+}
+
+/** A TCP port; 0 asks the OS for a free one (tests). */
+export const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
+
+export const url = (fallback: string) => z.string().url().default(fallback);
+
+export const logLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info");
+
+/** Variables every process reads. */
+export const commonEnv = {
+  LOG_LEVEL: logLevel,
+  DATABASE_URL: url("postgres://postgres@127.0.0.1:5432/notify"),
+};

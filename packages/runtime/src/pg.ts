@@ -1,0 +1,99 @@
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import pg from "pg";
+import type { Logger } from "./log.js";
+
+export type Pool = pg.Pool;
+export type PoolClient = pg.PoolClient;
+/** Anything a store function can run a statement on: the pool or a client inside a transaction. */
+export type Queryable = Pick<pg.Pool, "query">;
+
+// int8 (counts) as numbers: every count we return is far below 2^53.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+
+export function createPool(url: string, max = 10): Pool {
+  const pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 30_000 });
+  // An idle client losing its connection must not crash the process; the next query reconnects.
+  pool.on("error", () => undefined);
+  return pool;
+}
+
+export async function withTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    const result = await work(client);
+    await client.query("COMMIT");
+    return result;
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/** Creates the database named in `url` when it does not exist (first local start). */
+export async function ensureDatabase(url: string): Promise<void> {
+  const target = new URL(url);
+  const name = decodeURIComponent(target.pathname.slice(1));
+  const admin = new URL(url);
+  admin.pathname = "/postgres";
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
+    if (rowCount === 0) {
+      await client.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`).catch((error: { code?: string }) => {
+        if (error.code !== "42P04") throw error; // created meanwhile by another process
+      });
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+export interface MigrationSet {
+  /** The Postgres schema the service owns; its migration history lives there too. */
+  schema: string;
+  /** Folder of `NNN_what.sql` files, applied in order, each once. */
+  dir: string;
+}
+
+/**
+ * Applies the pending migrations of one schema under an advisory lock, so replicas starting
+ * together apply each file exactly once. Forward-only: applied files are never re-run.
+ */
+export async function migrate(pool: Pool, set: MigrationSet, log?: Logger): Promise<string[]> {
+  const files = (await readdir(set.dir)).filter((file) => /^\d{3}_.+\.sql$/.test(file)).sort();
+  const schema = pg.escapeIdentifier(set.schema);
+  const client = await pool.connect();
+  try {
+    await client.query("SELECT pg_advisory_lock(hashtext($1))", [`notify.migrate.${set.schema}`]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${schema}.schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
+    const { rows } = await client.query<{ name: string }>(`SELECT name FROM ${schema}.schema_migrations`);
+    const applied = new Set(rows.map((row) => row.name));
+    const pending = files.filter((file) => !applied.has(file));
+    for (const file of pending) {
+      const sql = await readFile(join(set.dir, file), "utf8");
+      await client.query("BEGIN");
+      try {
+        await client.query(`SET LOCAL search_path TO ${schema}`);
+        await client.query(sql);
+        await client.query(`INSERT INTO ${schema}.schema_migrations (name) VALUES ($1)`, [file]);
+        await client.query("COMMIT");
+      } catch (error) {
+        await client.query("ROLLBACK");
+        throw new Error(`migration ${set.schema}/${file} failed: ${(error as Error).message}`, { cause: error });
+      }
+      log?.info({ schema: set.schema, migration: file }, "migration applied");
+    }
+    return pending;
+  } finally {
+    await client.query("SELECT pg_advisory_unlock(hashtext($1))", [`notify.migrate.${set.schema}`]).catch(() => undefined);
+    client.release();
+  }
+}

@@ -1,0 +1,43 @@
+import { createHash, randomBytes } from "node:crypto";
+import { objectId, withTransaction, type Pool } from "@notify/runtime";
+import * as store from "./store.js";
+
+export const DEFAULT_ORGANIZATION = "Default";
+export const DEFAULT_ENVIRONMENT = "Development";
+const PREFIX_LENGTH = 8;
+
+export const hashKey = (key: string) => createHash("sha256").update(key).digest("hex");
+
+/** 16 random bytes as 32 lowercase hex characters, the format of Novu's keys. */
+export const generateKey = () => randomBytes(16).toString("hex");
+
+export const cacheKeyOf = (keyHash: string) => `notify:apikey:${keyHash}`;
+
+export interface KeyPlacement {
+  organization?: string | undefined;
+  environment?: string | undefined;
+}
+
+/** Stores `key` (hash only) for the named environment, creating the organization and environment if needed. */
+export async function addKey(pool: Pool, key: string, placement: KeyPlacement = {}): Promise<void> {
+  await withTransaction(pool, async (tx) => {
+    const organizationId = await store.upsertOrganization(tx, objectId(), placement.organization ?? DEFAULT_ORGANIZATION);
+    const environmentId = await store.upsertEnvironment(tx, objectId(), organizationId, placement.environment ?? DEFAULT_ENVIRONMENT);
+    await store.insertKey(tx, { id: objectId(), environmentId, keyHash: hashKey(key), prefix: key.slice(0, PREFIX_LENGTH) });
+  });
+}
+
+/**
+ * Makes the Development environment accept `configured`; with none configured and no key stored
+ * yet (a first local start), generates one and returns it so it can be shown once.
+ */
+export async function ensureBootstrapKey(pool: Pool, configured: string | undefined): Promise<string | undefined> {
+  if (configured) {
+    await addKey(pool, configured);
+    return undefined;
+  }
+  if ((await store.countKeys(pool)) > 0) return undefined;
+  const key = generateKey();
+  await addKey(pool, key);
+  return key;
+}

@@ -1,0 +1,93 @@
+import { randomUUID } from "node:crypto";
+import Router from "@koa/router";
+import { scopeHeaders, type Logger, type Scope } from "@notify/runtime";
+import Koa, { type Context, type Next } from "koa";
+import { authMiddleware, type AuthDeps } from "./auth.js";
+import { readJsonBody } from "./body.js";
+import type { Clients } from "./clients.js";
+import { errorMiddleware } from "./errors.js";
+import { livez, readyz, type ReadinessDeps } from "./health.js";
+import { idempotencyMiddleware, type IdempotencyDeps } from "./idempotency.js";
+import type { Route } from "./route.js";
+import { parseOrThrow } from "./validation.js";
+
+export interface AppDeps {
+  log: Logger;
+  clients: Clients;
+  routes: Route[];
+  auth: AuthDeps;
+  idempotency: IdempotencyDeps;
+  readiness: ReadinessDeps;
+}
+
+/** Request id (taken from the client when it sends a sane one) and one access-log line per request. */
+function requestLog(log: Logger) {
+  return async (ctx: Context, next: Next) => {
+    const offered = ctx.get("x-request-id");
+    const requestId = /^[\w.-]{1,64}$/.test(offered) ? offered : randomUUID();
+    ctx.state.requestId = requestId;
+    ctx.set("X-Request-Id", requestId);
+    const started = performance.now();
+    try {
+      await next();
+    } finally {
+      // The path only: query strings and bodies may carry personal data; headers may carry keys.
+      log.info(
+        { requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round((performance.now() - started) * 10) / 10 },
+        "request",
+      );
+    }
+  };
+}
+
+/** Reads the body with the route's size limit; the raw bytes are kept for the idempotency fingerprint. */
+function bodyReader(route: Route) {
+  return async (ctx: Context, next: Next) => {
+    const { value, raw } = await readJsonBody(ctx, route.bodyLimit);
+    ctx.state.body = value;
+    ctx.state.rawBody = raw;
+    await next();
+  };
+}
+
+/** Validates params, query and body, then runs the route's RPCs and writes its success response. */
+function execute(route: Route, clients: Clients) {
+  return async (ctx: Context) => {
+    const params = parseOrThrow(route.params, ctx.params);
+    const query = parseOrThrow(route.query, ctx.query);
+    const body = parseOrThrow(route.body, ctx.state.body);
+    const scope = ctx.state.scope as Scope;
+    const abort = new AbortController();
+    ctx.res.once("close", () => {
+      if (!ctx.res.writableEnded) abort.abort();
+    });
+    ctx.state.executed = true;
+    const result = await route.handle({ params, query, body, scope, clients, call: { headers: scopeHeaders(scope), signal: abort.signal } });
+    ctx.status = route.status;
+    if (route.status !== 204) ctx.body = route.envelope ? { data: result } : result;
+  };
+}
+
+/** Middleware order: log → errors → probes → auth → route (body → idempotency → validate and run). */
+export function createApp(deps: AppDeps): Koa {
+  const app = new Koa({ proxy: true });
+  app.use(requestLog(deps.log));
+  app.use(errorMiddleware(deps.log));
+
+  const probes = new Router();
+  probes.get("/livez", livez);
+  probes.get("/readyz", readyz(deps.readiness));
+  app.use(probes.routes());
+
+  const authenticate = authMiddleware(deps.auth);
+  app.use(async (ctx, next) => (/^\/v\d+\//.test(ctx.path) ? authenticate(ctx, next) : next()));
+
+  const api = new Router();
+  const idempotent = idempotencyMiddleware(deps.idempotency);
+  for (const route of deps.routes) {
+    api.register(route.path, [route.method], [bodyReader(route), idempotent, execute(route, deps.clients)]);
+  }
+  app.use(api.routes());
+  app.use(api.allowedMethods({ throw: false }));
+  return app;
+}

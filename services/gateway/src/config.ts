@@ -1,0 +1,23 @@
+import { z } from "zod";
+import { commonEnv, loadConfig, port, url, type Env } from "@notify/runtime";
+
+const schema = z.object({
+  ...commonEnv,
+  GATEWAY_HOST: z.string().default("0.0.0.0"),
+  GATEWAY_PORT: port(3000),
+  REDIS_URL: url("redis://127.0.0.1:6379"),
+  NATS_URL: z.string().default("nats://127.0.0.1:4222"),
+  SUBSCRIBERS_URL: url("http://127.0.0.1:50051"),
+  /** A key the Development environment accepts, ensured at every start (deployments set it from a secret). */
+  BOOTSTRAP_API_KEY: z.string().min(16).optional(),
+  API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
+  IDEMPOTENCY_TTL_SECONDS: z.coerce.number().int().min(60).default(86_400),
+  /** Time a readiness probe waits for each dependency. */
+  READINESS_TIMEOUT_MS: z.coerce.number().int().min(50).default(1_000),
+});
+
+export type GatewayConfig = z.infer<typeof schema>;
+
+export function readConfig(env: Env = process.env): GatewayConfig {
+  return loadConfig(schema, env);
+}

@@ -1,0 +1,61 @@
+import type { Client } from "@connectrpc/connect";
+import { HealthCheckResponse_ServingStatus, type Health } from "@notify/proto";
+import type { NatsConnection, Pool, Redis } from "@notify/runtime";
+import type { Context } from "koa";
+
+export interface ReadinessDeps {
+  pool: Pool;
+  redis: Redis;
+  nats: NatsConnection;
+  services: Record<string, Client<typeof Health>>;
+  timeoutMs: number;
+  /** False once shutdown has begun, so load balancers stop sending traffic first. */
+  accepting: () => boolean;
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  return Promise.race([
+    work,
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms).unref()),
+  ]);
+}
+
+async function check(name: string, probe: () => Promise<unknown>, ms: number): Promise<[string, string]> {
+  try {
+    await withTimeout(probe(), ms);
+    return [name, "up"];
+  } catch (error) {
+    return [name, `down: ${(error as Error).message}`];
+  }
+}
+
+export const livez = (ctx: Context) => {
+  ctx.body = { status: "ok" };
+};
+
+/** 200 when every dependency answers within the timeout; 503 with the failing ones otherwise. */
+export function readyz(deps: ReadinessDeps) {
+  return async (ctx: Context) => {
+    const ms = deps.timeoutMs;
+    const results = await Promise.all([
+      check("postgres", () => deps.pool.query("SELECT 1"), ms),
+      check("redis", () => deps.redis.ping(), ms),
+      check("nats", () => (deps.nats.isClosed() ? Promise.reject(new Error("closed")) : deps.nats.flush()), ms),
+      ...Object.entries(deps.services).map(([name, client]) =>
+        check(
+          name,
+          async () => {
+            const reply = await client.check({}, { timeoutMs: ms });
+            if (reply.status !== HealthCheckResponse_ServingStatus.SERVING) throw new Error("not serving");
+          },
+          ms,
+        ),
+      ),
+    ]);
+    const checks = Object.fromEntries(results);
+    const ready = deps.accepting() && results.every(([, state]) => state === "up");
+    ctx.status = ready ? 200 : 503;
+    if (!ready) ctx.set("Retry-After", "1");
+    ctx.body = { status: ready ? "ready" : deps.accepting() ? "unavailable" : "shutting down", checks };
+  };
+}

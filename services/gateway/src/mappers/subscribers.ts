@@ -1,0 +1,131 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { subscribersV1 } from "@notify/proto";
+import { z } from "zod";
+import { jsonObject, queryInt } from "../validation.js";
+import { iso, isoOrNull } from "./common.js";
+
+type FieldsInit = MessageInitShape<typeof subscribersV1.SubscriberFieldsSchema>;
+
+const nullableText = (name: string) => z.string({ error: `${name} must be a string` }).nullable().optional();
+
+const profileShape = {
+  firstName: nullableText("firstName"),
+  lastName: nullableText("lastName"),
+  email: nullableText("email"),
+  phone: nullableText("phone"),
+  avatar: nullableText("avatar"),
+  locale: nullableText("locale"),
+  timezone: nullableText("timezone"),
+  data: jsonObject.nullable().optional(),
+};
+
+export const subscriberIdParam = z.object({ subscriberId: z.string().min(1).max(255) });
+
+/** POST /v1/subscribers, POST /v2/subscribers; unknown fields are ignored. */
+export const createSubscriberBody = z.object({
+  subscriberId: z
+    .string({ error: "subscriberId must be a string" })
+    .trim()
+    .min(1, "subscriberId should not be empty")
+    .max(255, "subscriberId must be shorter than or equal to 255 characters"),
+  ...profileShape,
+});
+
+export const updateSubscriberBody = z.object(profileShape);
+
+type Profile = z.infer<typeof updateSubscriberBody>;
+const PROFILE_KEYS = Object.keys(profileShape) as (keyof Profile)[];
+
+/** The fields to set: given, non-null values. */
+export function fieldsOf(profile: Profile): FieldsInit {
+  const fields: Record<string, unknown> = {};
+  for (const key of PROFILE_KEYS) {
+    const value = profile[key];
+    if (value !== undefined && value !== null) fields[key] = value;
+  }
+  return fields as FieldsInit;
+}
+
+/** v1 semantics (Novu): a null leaves the field as it is, except `email`, which null clears. */
+export const v1Cleared = (profile: Profile) => ({ names: profile.email === null ? ["email"] : [] });
+
+/** v2 PATCH semantics: null clears the field. */
+export const v2Cleared = (profile: Profile) => ({ names: PROFILE_KEYS.filter((key) => profile[key] === null) });
+
+export const listSubscribersQuery = z.object({
+  page: queryInt(0, 0, 1_000_000),
+  limit: queryInt(10, 1, 100),
+});
+
+export const searchSubscribersQuery = z.object({
+  limit: queryInt(10, 1, 100),
+  after: z.string().optional(),
+  before: z.string().optional(),
+  orderDirection: z.enum(["ASC", "DESC"]).default("DESC"),
+  orderBy: z.string().optional(),
+  includeCursor: z.string().optional(),
+  email: z.string().optional(),
+  phone: z.string().optional(),
+  subscriberId: z.string().optional(),
+  name: z.string().optional(),
+});
+
+export function searchRequestOf(query: z.infer<typeof searchSubscribersQuery>) {
+  return {
+    limit: query.limit,
+    direction: query.orderDirection === "ASC" ? subscribersV1.SortDirection.ASC : subscribersV1.SortDirection.DESC,
+    ...(query.after ? { after: query.after } : {}),
+    ...(query.before ? { before: query.before } : {}),
+    ...(query.email ? { email: query.email } : {}),
+    ...(query.phone ? { phone: query.phone } : {}),
+    ...(query.subscriberId ? { subscriberId: query.subscriberId } : {}),
+    ...(query.name ? { name: query.name } : {}),
+  };
+}
+
+export function channelToJson(channel: subscribersV1.ChannelSettings) {
+  const { credentials } = channel;
+  return {
+    providerId: channel.providerId,
+    ...(channel.integrationIdentifier !== undefined ? { integrationIdentifier: channel.integrationIdentifier } : {}),
+    _integrationId: channel.integrationId,
+    credentials: {
+      ...(credentials?.webhookUrl !== undefined ? { webhookUrl: credentials.webhookUrl } : {}),
+      ...(credentials?.channel !== undefined ? { channel: credentials.channel } : {}),
+      deviceTokens: credentials?.deviceTokens ?? [],
+      ...(credentials?.alertUid !== undefined ? { alertUid: credentials.alertUid } : {}),
+      ...(credentials?.title !== undefined ? { title: credentials.title } : {}),
+      ...(credentials?.imageUrl !== undefined ? { imageUrl: credentials.imageUrl } : {}),
+      ...(credentials?.state !== undefined ? { state: credentials.state } : {}),
+      ...(credentials?.externalUrl !== undefined ? { externalUrl: credentials.externalUrl } : {}),
+    },
+  };
+}
+
+/** The public Subscriber: every field of the spec's table, null where unset. */
+export function subscriberToJson(subscriber: subscribersV1.Subscriber) {
+  return {
+    _id: subscriber.id,
+    subscriberId: subscriber.subscriberId,
+    firstName: subscriber.firstName ?? null,
+    lastName: subscriber.lastName ?? null,
+    email: subscriber.email ?? null,
+    phone: subscriber.phone ?? null,
+    avatar: subscriber.avatar ?? null,
+    locale: subscriber.locale ?? null,
+    timezone: subscriber.timezone ?? null,
+    data: subscriber.data ?? null,
+    channels: subscriber.channels.map(channelToJson),
+    topics: subscriber.topics,
+    isOnline: subscriber.isOnline ?? null,
+    lastOnlineAt: isoOrNull(subscriber.lastOnlineAt),
+    _organizationId: subscriber.organizationId,
+    _environmentId: subscriber.environmentId,
+    deleted: subscriber.deleted,
+    createdAt: iso(subscriber.createdAt),
+    updatedAt: iso(subscriber.updatedAt),
+    __v: subscriber.version,
+  };
+}
+
+export const deletedResult = { acknowledged: true, status: "deleted" } as const;

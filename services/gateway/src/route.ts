@@ -1,0 +1,59 @@
+import type { CallOptions } from "@connectrpc/connect";
+import type { Scope } from "@notify/runtime";
+import { z } from "zod";
+import { MIB } from "./body.js";
+import type { Clients } from "./clients.js";
+
+export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+export interface RouteInput<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  scope: Scope;
+  clients: Clients;
+  /** Options for every RPC the route makes: the caller's scope headers and the request's abort signal. */
+  call: CallOptions;
+}
+
+export interface Route {
+  method: Method;
+  /** Koa path, e.g. /v1/subscribers/:subscriberId */
+  path: string;
+  /** Success status; 204 sends no body. */
+  status: number;
+  /** Wrap the result as {"data": result} (false for paginated lists, which carry their own data). */
+  envelope: boolean;
+  bodyLimit: number;
+  params: z.ZodType;
+  query: z.ZodType;
+  body: z.ZodType;
+  handle(input: RouteInput<unknown, unknown, unknown>): Promise<unknown>;
+}
+
+const anything = z.unknown();
+
+/** Declares a route; schemas default to "accept anything" and types flow from them into `handle`. */
+export function route<P extends z.ZodType = typeof anything, Q extends z.ZodType = typeof anything, B extends z.ZodType = typeof anything>(spec: {
+  method: Method;
+  path: string;
+  status?: number;
+  envelope?: boolean;
+  bodyLimit?: number;
+  params?: P;
+  query?: Q;
+  body?: B;
+  handle(input: RouteInput<z.output<P>, z.output<Q>, z.output<B>>): Promise<unknown>;
+}): Route {
+  return {
+    method: spec.method,
+    path: spec.path,
+    status: spec.status ?? (spec.method === "POST" ? 201 : 200),
+    envelope: spec.envelope ?? true,
+    bodyLimit: spec.bodyLimit ?? MIB,
+    params: spec.params ?? anything,
+    query: spec.query ?? anything,
+    body: spec.body ?? anything,
+    handle: spec.handle as Route["handle"],
+  };
+}

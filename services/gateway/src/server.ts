@@ -1,0 +1,91 @@
+import type { AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
+import {
+  connectNats,
+  connectRedis,
+  createLogger,
+  createPool,
+  ensureDatabase,
+  isMain,
+  migrate,
+  runMain,
+  stopOnSignals,
+  type MigrationSet,
+} from "@notify/runtime";
+import { ensureBootstrapKey } from "./accounts.js";
+import { createApp } from "./app.js";
+import { connectClients } from "./clients.js";
+import { readConfig, type GatewayConfig } from "./config.js";
+import { routes } from "./routes.js";
+
+export const migrations: MigrationSet = {
+  schema: "gateway",
+  dir: fileURLToPath(new URL("../migrations", import.meta.url)),
+};
+
+export interface RunningGateway {
+  readonly port: number;
+  /** A key generated on a first start without BOOTSTRAP_API_KEY (shown once), if any. */
+  readonly generatedKey: string | undefined;
+  stop(): Promise<void>;
+}
+
+/** Composition root: Postgres, Redis, NATS, downstream clients, then the HTTP server. */
+export async function start(config: GatewayConfig): Promise<RunningGateway> {
+  const log = createLogger("gateway", config.LOG_LEVEL);
+  await ensureDatabase(config.DATABASE_URL);
+  const pool = createPool(config.DATABASE_URL);
+  await migrate(pool, migrations, log);
+  const generatedKey = await ensureBootstrapKey(pool, config.BOOTSTRAP_API_KEY);
+  const redis = await connectRedis(config.REDIS_URL);
+  const nats = await connectNats(config.NATS_URL, "gateway");
+  const downstream = connectClients(config);
+  let accepting = true;
+
+  const app = createApp({
+    log,
+    clients: downstream.clients,
+    routes,
+    auth: { pool, redis, cacheSeconds: config.API_KEY_CACHE_SECONDS },
+    idempotency: { redis, ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS, log },
+    readiness: { pool, redis, nats, services: downstream.health, timeoutMs: config.READINESS_TIMEOUT_MS, accepting: () => accepting },
+  });
+  const server = app.listen(config.GATEWAY_PORT, config.GATEWAY_HOST);
+  await new Promise<void>((resolve, reject) => {
+    server.once("listening", resolve);
+    server.once("error", reject);
+  });
+  server.keepAliveTimeout = 65_000;
+  const port = (server.address() as AddressInfo).port;
+  log.info({ port }, "gateway listening");
+
+  return {
+    port,
+    generatedKey,
+    async stop() {
+      accepting = false;
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      downstream.close();
+      await Promise.allSettled([redis.quit(), nats.drain(), pool.end()]);
+    },
+  };
+}
+
+if (isMain(import.meta.url)) {
+  runMain(async () => {
+    const config = readConfig();
+    const running = await start(config);
+    if (running.generatedKey) {
+      process.stdout.write(
+        `\nNo BOOTSTRAP_API_KEY was set, so an API key was generated for the Development environment.\n` +
+          `It is shown only this once:\n\n    ${running.generatedKey}\n\n` +
+          `Use it as:  Authorization: ApiKey ${running.generatedKey}\n` +
+          `More keys:  pnpm notify keys create --environment Production\n\n`,
+      );
+    }
+    stopOnSignals(createLogger("gateway", config.LOG_LEVEL), running.stop);
+  });
+}

@@ -1,0 +1,85 @@
+import type { Queryable } from "@notify/runtime";
+
+export interface KeyScopeRow {
+  key_id: string;
+  key_hash: string;
+  environment_id: string;
+  organization_id: string;
+}
+
+export interface KeyListRow {
+  prefix: string;
+  organization: string;
+  environment: string;
+  created_at: Date;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+}
+
+export async function selectKeyScope(db: Queryable, keyHash: string): Promise<KeyScopeRow | undefined> {
+  const { rows } = await db.query<KeyScopeRow>(
+    `SELECT k.id AS key_id, k.key_hash, e.id AS environment_id, e.organization_id
+       FROM gateway.api_keys k JOIN gateway.environments e ON e.id = k.environment_id
+      WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
+    [keyHash],
+  );
+  return rows[0];
+}
+
+export async function touchKey(db: Queryable, keyId: string): Promise<void> {
+  await db.query("UPDATE gateway.api_keys SET last_used_at = now() WHERE id = $1", [keyId]);
+}
+
+export async function upsertOrganization(db: Queryable, id: string, name: string): Promise<string> {
+  const { rows } = await db.query<{ id: string }>(
+    `INSERT INTO gateway.organizations (id, name) VALUES ($1, $2)
+     ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name
+     RETURNING id`,
+    [id, name],
+  );
+  return rows[0]!.id;
+}
+
+export async function upsertEnvironment(db: Queryable, id: string, organizationId: string, name: string): Promise<string> {
+  const { rows } = await db.query<{ id: string }>(
+    `INSERT INTO gateway.environments (id, organization_id, name) VALUES ($1, $2, $3)
+     ON CONFLICT (organization_id, name) DO UPDATE SET name = EXCLUDED.name
+     RETURNING id`,
+    [id, organizationId, name],
+  );
+  return rows[0]!.id;
+}
+
+/** Inserts the key unless its hash is stored already (a re-used bootstrap key). */
+export async function insertKey(db: Queryable, row: { id: string; environmentId: string; keyHash: string; prefix: string }): Promise<void> {
+  await db.query(
+    `INSERT INTO gateway.api_keys (id, environment_id, key_hash, prefix) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (key_hash) DO UPDATE SET revoked_at = NULL, environment_id = EXCLUDED.environment_id`,
+    [row.id, row.environmentId, row.keyHash, row.prefix],
+  );
+}
+
+export async function countKeys(db: Queryable): Promise<number> {
+  const { rows } = await db.query<{ count: number }>("SELECT count(*) AS count FROM gateway.api_keys");
+  return rows[0]!.count;
+}
+
+export async function selectKeys(db: Queryable): Promise<KeyListRow[]> {
+  const { rows } = await db.query<KeyListRow>(
+    `SELECT k.prefix, o.name AS organization, e.name AS environment, k.created_at, k.last_used_at, k.revoked_at
+       FROM gateway.api_keys k
+       JOIN gateway.environments e ON e.id = k.environment_id
+       JOIN gateway.organizations o ON o.id = e.organization_id
+      ORDER BY k.created_at`,
+  );
+  return rows;
+}
+
+/** Revokes the active keys with this prefix and returns their hashes (to drop them from the cache). */
+export async function revokeKeys(db: Queryable, prefix: string): Promise<string[]> {
+  const { rows } = await db.query<{ key_hash: string }>(
+    "UPDATE gateway.api_keys SET revoked_at = now() WHERE prefix = $1 AND revoked_at IS NULL RETURNING key_hash",
+    [prefix],
+  );
+  return rows.map((row) => row.key_hash);
+}

@@ -1,0 +1,84 @@
+import { randomBytes } from "node:crypto";
+import { createTestDatabase, type TestDatabase } from "@notify/testing";
+import {
+  migrations as subscribersMigrations,
+  readConfig as readSubscribersConfig,
+  start as startSubscribers,
+} from "@notify/subscribers";
+import { readConfig } from "../src/config.js";
+import { addKey } from "../src/accounts.js";
+import { migrations as gatewayMigrations, start as startGateway } from "../src/server.js";
+import { createPool } from "@notify/runtime";
+
+export interface Reply<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+export interface Stack {
+  readonly url: string;
+  /** A key of the Development environment. */
+  readonly key: string;
+  readonly database: TestDatabase;
+  /** Sends a JSON request with `Authorization: ApiKey <key>` unless headers say otherwise ("" drops a header). */
+  request<T = any>(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Reply<T>>;
+  /** Makes a key for another environment (created if needed). */
+  createKey(environment: string, organization?: string): Promise<string>;
+  stop(): Promise<void>;
+}
+
+const quiet = { LOG_LEVEL: "silent" };
+
+/** Every service and the gateway in this process, on free ports, over a fresh database. */
+export async function startStack(): Promise<Stack> {
+  const database = await createTestDatabase([gatewayMigrations, subscribersMigrations]);
+  const subscribers = await startSubscribers(
+    readSubscribersConfig({ ...quiet, DATABASE_URL: database.url, SUBSCRIBERS_PORT: "0" }),
+  );
+  // A key per stack: cached key lookups in the shared Redis must not leak between test files.
+  const key = randomBytes(16).toString("hex");
+  const gateway = await startGateway(
+    readConfig({
+      ...quiet,
+      DATABASE_URL: database.url,
+      GATEWAY_HOST: "127.0.0.1",
+      GATEWAY_PORT: "0",
+      BOOTSTRAP_API_KEY: key,
+      SUBSCRIBERS_URL: `http://127.0.0.1:${subscribers.port}`,
+    }),
+  );
+  const url = `http://127.0.0.1:${gateway.port}`;
+  const pool = createPool(database.url, 2);
+
+  return {
+    url,
+    key,
+    database,
+    async request(method, path, body, headers = {}) {
+      const merged: Record<string, string> = {
+        authorization: `ApiKey ${key}`,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+        ...headers,
+      };
+      const response = await fetch(`${url}${path}`, {
+        method,
+        headers: Object.fromEntries(Object.entries(merged).filter(([, value]) => value !== "")),
+        ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
+      });
+      const text = await response.text();
+      return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+    },
+    async createKey(environment, organization) {
+      const created = randomBytes(16).toString("hex");
+      await addKey(pool, created, { environment, organization });
+      return created;
+    },
+    async stop() {
+      await gateway.stop();
+      await subscribers.stop();
+      await pool.end();
+      await database.drop();
+    },
+  };
+}

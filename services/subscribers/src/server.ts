@@ -1,0 +1,48 @@
+import { fileURLToPath } from "node:url";
+import {
+  createLogger,
+  createPool,
+  isMain,
+  migrate,
+  runMain,
+  serveRpc,
+  stopOnSignals,
+  type MigrationSet,
+} from "@notify/runtime";
+import { readConfig, type SubscribersConfig } from "./config.js";
+
+export { readConfig };
+import { routes } from "./routes.js";
+
+export const migrations: MigrationSet = {
+  schema: "subscribers",
+  dir: fileURLToPath(new URL("../migrations", import.meta.url)),
+};
+
+export interface RunningSubscribers {
+  readonly port: number;
+  stop(): Promise<void>;
+}
+
+/** Composition root: pool, migrations, service, RPC server. */
+export async function start(config: SubscribersConfig): Promise<RunningSubscribers> {
+  const log = createLogger("subscribers", config.LOG_LEVEL);
+  const pool = createPool(config.DATABASE_URL);
+  await migrate(pool, migrations, log);
+  const server = await serveRpc({ host: config.SUBSCRIBERS_HOST, port: config.SUBSCRIBERS_PORT, log, routes: routes({ pool, log }) });
+  return {
+    port: server.port,
+    async stop() {
+      await server.close();
+      await pool.end();
+    },
+  };
+}
+
+if (isMain(import.meta.url)) {
+  runMain(async () => {
+    const config = readConfig();
+    const running = await start(config);
+    stopOnSignals(createLogger("subscribers", config.LOG_LEVEL), running.stop);
+  });
+}

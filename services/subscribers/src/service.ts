@@ -1,0 +1,152 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import { subscribersV1 } from "@notify/proto";
+import {
+  alreadyExists,
+  invalidField,
+  notFound,
+  objectId,
+  scopeOf,
+  withTransaction,
+  type Logger,
+  type Pool,
+} from "@notify/runtime";
+import { EMPTY_PROFILE, applyFields, isFieldName, profileOf, sameProfile, subscriberFromRow, type FieldName } from "./mapping.js";
+import * as store from "./store.js";
+import { checkSubscriberWrite } from "./validation.js";
+
+const { SortDirection } = subscribersV1;
+
+/** Counts stop here: an exact count over millions of rows would cost more than the page itself. */
+export const COUNT_CAP = 10_000;
+export const MAX_PAGE_SIZE = 100;
+
+export interface SubscriberServiceDeps {
+  pool: Pool;
+  log: Logger;
+}
+
+const subscriberNotFound = (subscriberId: string) => notFound(`Subscriber '${subscriberId}' was not found`);
+
+function clearedNames(cleared: subscribersV1.ClearedFields | undefined): FieldName[] {
+  const names = cleared?.names ?? [];
+  for (const name of names) if (!isFieldName(name)) throw invalidField(name, `${name} cannot be cleared`);
+  return names as FieldName[];
+}
+
+function pageSize(limit: number): number {
+  if (limit < 0 || limit > MAX_PAGE_SIZE) throw invalidField("limit", `limit must be between 1 and ${MAX_PAGE_SIZE}`, limit);
+  return limit === 0 ? 10 : limit;
+}
+
+export function createSubscriberService({ pool }: SubscriberServiceDeps): ServiceImpl<typeof subscribersV1.SubscriberService> {
+  return {
+    async upsertSubscriber(request, context) {
+      const scope = scopeOf(context);
+      checkSubscriberWrite(request.subscriberId, request.fields);
+      const cleared = clearedNames(request.cleared);
+      return withTransaction(pool, async (tx) => {
+        let existing = await store.selectSubscriberForUpdate(tx, scope.environmentId, request.subscriberId);
+        if (!existing) {
+          const inserted = await store.insertSubscriber(tx, scope.environmentId, {
+            id: objectId(),
+            organizationId: scope.organizationId,
+            subscriberId: request.subscriberId,
+            profile: applyFields(EMPTY_PROFILE, request.fields, cleared),
+          });
+          if (inserted) return { subscriber: subscriberFromRow(inserted), created: true };
+          // A concurrent request created it between our read and insert: update that one instead.
+          existing = (await store.selectSubscriberForUpdate(tx, scope.environmentId, request.subscriberId))!;
+        }
+        if (request.failIfExists) throw alreadyExists(`Subscriber with id "${request.subscriberId}" already exists`);
+        const profile = applyFields(profileOf(existing), request.fields, cleared);
+        const row = sameProfile(profile, profileOf(existing))
+          ? existing
+          : await store.updateSubscriberProfile(tx, scope.environmentId, existing.id, profile);
+        return { subscriber: subscriberFromRow(row), created: false };
+      });
+    },
+
+    async getSubscriber(request, context) {
+      const scope = scopeOf(context);
+      const row = await store.selectSubscriber(pool, scope.environmentId, request.subscriberId);
+      if (!row) throw subscriberNotFound(request.subscriberId);
+      return subscriberFromRow(row);
+    },
+
+    async updateSubscriber(request, context) {
+      const scope = scopeOf(context);
+      checkSubscriberWrite(request.subscriberId, request.fields);
+      const cleared = clearedNames(request.cleared);
+      return withTransaction(pool, async (tx) => {
+        const existing = await store.selectSubscriberForUpdate(tx, scope.environmentId, request.subscriberId);
+        if (!existing) throw subscriberNotFound(request.subscriberId);
+        const profile = applyFields(profileOf(existing), request.fields, cleared);
+        if (sameProfile(profile, profileOf(existing))) return subscriberFromRow(existing);
+        return subscriberFromRow(await store.updateSubscriberProfile(tx, scope.environmentId, existing.id, profile));
+      });
+    },
+
+    async deleteSubscriber(request, context) {
+      const scope = scopeOf(context);
+      const id = await store.deleteSubscriber(pool, scope.environmentId, request.subscriberId);
+      if (!id) throw subscriberNotFound(request.subscriberId);
+      return { id };
+    },
+
+    async listSubscribers(request, context) {
+      const scope = scopeOf(context);
+      const limit = pageSize(request.limit);
+      if (request.page < 0) throw invalidField("page", "page must not be negative", request.page);
+      const [rows, totalCount] = await Promise.all([
+        store.selectSubscriberPage(pool, scope.environmentId, request.page * limit, limit),
+        store.countSubscribers(pool, scope.environmentId, COUNT_CAP),
+      ]);
+      return {
+        subscribers: rows.slice(0, limit).map(subscriberFromRow),
+        hasMore: rows.length > limit,
+        totalCount,
+        totalCountCapped: totalCount >= COUNT_CAP,
+      };
+    },
+
+    async searchSubscribers(request, context) {
+      const scope = scopeOf(context);
+      const limit = pageSize(request.limit);
+      if (request.after !== undefined && request.before !== undefined) {
+        throw invalidField("after", "after and before cannot be used together", request.after);
+      }
+      const descending = request.direction !== SortDirection.ASC;
+      const backwards = request.before !== undefined;
+      const filters: store.SearchFilters = {
+        ...(request.email !== undefined ? { email: request.email } : {}),
+        ...(request.phone !== undefined ? { phone: request.phone } : {}),
+        ...(request.subscriberId !== undefined ? { subscriberId: request.subscriberId } : {}),
+        ...(request.name !== undefined ? { name: request.name } : {}),
+      };
+      const [fetched, totalCount] = await Promise.all([
+        store.selectSubscriberKeysetPage(pool, scope.environmentId, {
+          cursor: request.after ?? request.before,
+          towardsLower: descending !== backwards,
+          limit,
+          filters,
+        }),
+        store.countSubscribers(pool, scope.environmentId, COUNT_CAP, filters),
+      ]);
+      const hasFurther = fetched.length > limit;
+      const page = fetched.slice(0, limit);
+      if (backwards) page.reverse();
+      const first = page[0]?.id;
+      const last = page.at(-1)?.id;
+      // Going forwards there is a next page when we over-fetched, and a previous one when we came from a cursor.
+      const hasNext = backwards ? request.before !== undefined : hasFurther;
+      const hasPrevious = backwards ? hasFurther : request.after !== undefined;
+      return {
+        subscribers: page.map(subscriberFromRow),
+        ...(hasNext && last ? { next: last } : {}),
+        ...(hasPrevious && first ? { previous: first } : {}),
+        totalCount,
+        totalCountCapped: totalCount >= COUNT_CAP,
+      };
+    },
+  };
+}

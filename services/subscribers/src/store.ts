@@ -1,0 +1,163 @@
+import type { Queryable } from "@notify/runtime";
+
+/** A row of subscribers.subscribers, as pg returns it. */
+export interface SubscriberRow {
+  id: string;
+  organization_id: string;
+  environment_id: string;
+  subscriber_id: string;
+  first_name: string | null;
+  last_name: string | null;
+  email: string | null;
+  phone: string | null;
+  avatar: string | null;
+  locale: string | null;
+  timezone: string | null;
+  data: Record<string, unknown> | null;
+  channels: unknown[];
+  is_online: boolean | null;
+  last_online_at: Date | null;
+  version: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** The columns a client can write. */
+export type ProfileColumns = Pick<
+  SubscriberRow,
+  "first_name" | "last_name" | "email" | "phone" | "avatar" | "locale" | "timezone" | "data" | "is_online"
+>;
+
+export const PROFILE_COLUMNS = [
+  "first_name",
+  "last_name",
+  "email",
+  "phone",
+  "avatar",
+  "locale",
+  "timezone",
+  "data",
+  "is_online",
+] as const satisfies readonly (keyof ProfileColumns)[];
+
+const profileValues = (profile: ProfileColumns) => PROFILE_COLUMNS.map((column) => profile[column]);
+
+export async function selectSubscriber(db: Queryable, environmentId: string, subscriberId: string): Promise<SubscriberRow | undefined> {
+  const { rows } = await db.query<SubscriberRow>(
+    "SELECT * FROM subscribers.subscribers WHERE environment_id = $1 AND subscriber_id = $2",
+    [environmentId, subscriberId],
+  );
+  return rows[0];
+}
+
+export async function selectSubscriberForUpdate(db: Queryable, environmentId: string, subscriberId: string): Promise<SubscriberRow | undefined> {
+  const { rows } = await db.query<SubscriberRow>(
+    "SELECT * FROM subscribers.subscribers WHERE environment_id = $1 AND subscriber_id = $2 FOR UPDATE",
+    [environmentId, subscriberId],
+  );
+  return rows[0];
+}
+
+/** Inserts unless the subscriber id is taken; undefined then. */
+export async function insertSubscriber(
+  db: Queryable,
+  environmentId: string,
+  row: { id: string; organizationId: string; subscriberId: string; profile: ProfileColumns },
+): Promise<SubscriberRow | undefined> {
+  const { rows } = await db.query<SubscriberRow>(
+    `INSERT INTO subscribers.subscribers
+       (environment_id, id, organization_id, subscriber_id, ${PROFILE_COLUMNS.join(", ")})
+     VALUES ($1, $2, $3, $4, ${PROFILE_COLUMNS.map((_, index) => `$${index + 5}`).join(", ")})
+     ON CONFLICT (environment_id, subscriber_id) DO NOTHING
+     RETURNING *`,
+    [environmentId, row.id, row.organizationId, row.subscriberId, ...profileValues(row.profile)],
+  );
+  return rows[0];
+}
+
+/** Writes the whole profile and bumps the version. */
+export async function updateSubscriberProfile(
+  db: Queryable,
+  environmentId: string,
+  id: string,
+  profile: ProfileColumns,
+): Promise<SubscriberRow> {
+  const { rows } = await db.query<SubscriberRow>(
+    `UPDATE subscribers.subscribers
+        SET ${PROFILE_COLUMNS.map((column, index) => `${column} = $${index + 3}`).join(", ")},
+            version = version + 1, updated_at = now()
+      WHERE environment_id = $1 AND id = $2
+      RETURNING *`,
+    [environmentId, id, ...profileValues(profile)],
+  );
+  return rows[0]!;
+}
+
+export async function deleteSubscriber(db: Queryable, environmentId: string, subscriberId: string): Promise<string | undefined> {
+  const { rows } = await db.query<{ id: string }>(
+    "DELETE FROM subscribers.subscribers WHERE environment_id = $1 AND subscriber_id = $2 RETURNING id",
+    [environmentId, subscriberId],
+  );
+  return rows[0]?.id;
+}
+
+/** One page in creation order; fetches one extra row so the caller knows whether more follow. */
+export async function selectSubscriberPage(db: Queryable, environmentId: string, offset: number, limit: number): Promise<SubscriberRow[]> {
+  const { rows } = await db.query<SubscriberRow>(
+    "SELECT * FROM subscribers.subscribers WHERE environment_id = $1 ORDER BY id LIMIT $2 OFFSET $3",
+    [environmentId, limit + 1, offset],
+  );
+  return rows;
+}
+
+export interface SearchFilters {
+  email?: string;
+  phone?: string;
+  subscriberId?: string;
+  /** Case-insensitive match on the first name, last name or both. */
+  name?: string;
+}
+
+const FILTER_CONDITIONS = (first: number) => `
+        AND ($${first}::text IS NULL OR email = $${first})
+        AND ($${first + 1}::text IS NULL OR phone = $${first + 1})
+        AND ($${first + 2}::text IS NULL OR subscriber_id = $${first + 2})
+        AND ($${first + 3}::text IS NULL OR concat_ws(' ', first_name, last_name) ILIKE '%' || $${first + 3} || '%')`;
+
+const filterValues = (filters: SearchFilters) => [
+  filters.email ?? null,
+  filters.phone ?? null,
+  filters.subscriberId ?? null,
+  filters.name?.replace(/[\\%_]/g, (match) => `\\${match}`) ?? null,
+];
+
+/**
+ * Keyset page after (or, with `towardsLower`, below) the `cursor` id. Fetches limit + 1 rows
+ * so the caller knows whether the page has a neighbour in that direction.
+ */
+export async function selectSubscriberKeysetPage(
+  db: Queryable,
+  environmentId: string,
+  query: { cursor: string | undefined; towardsLower: boolean; limit: number; filters: SearchFilters },
+): Promise<SubscriberRow[]> {
+  const { rows } = await db.query<SubscriberRow>(
+    `SELECT * FROM subscribers.subscribers
+      WHERE environment_id = $1
+        AND ($2::text IS NULL OR (CASE WHEN $3 THEN id < $2 ELSE id > $2 END))${FILTER_CONDITIONS(5)}
+      ORDER BY CASE WHEN $3 THEN id END DESC, id ASC
+      LIMIT $4`,
+    [environmentId, query.cursor ?? null, query.towardsLower, query.limit + 1, ...filterValues(query.filters)],
+  );
+  return rows;
+}
+
+/** Counts at most `cap` rows, so the count costs the same for ten subscribers or ten million. */
+export async function countSubscribers(db: Queryable, environmentId: string, cap: number, filters: SearchFilters = {}): Promise<number> {
+  const { rows } = await db.query<{ count: number }>(
+    `SELECT count(*) AS count FROM (
+       SELECT 1 FROM subscribers.subscribers WHERE environment_id = $1${FILTER_CONDITIONS(3)} LIMIT $2
+     ) capped`,
+    [environmentId, cap, ...filterValues(filters)],
+  );
+  return rows[0]!.count;
+}

@@ -19,6 +19,7 @@ const { SortDirection } = subscribersV1;
 /** Counts stop here: an exact count over millions of rows would cost more than the page itself. */
 export const COUNT_CAP = 10_000;
 export const MAX_PAGE_SIZE = 100;
+export const MAX_BATCH = 1000;
 
 export interface SubscriberServiceDeps {
   pool: Pool;
@@ -91,6 +92,15 @@ export function createSubscriberService({ pool }: SubscriberServiceDeps): Servic
       const id = await store.deleteSubscriber(pool, scope.environmentId, request.subscriberId);
       if (!id) throw subscriberNotFound(request.subscriberId);
       return { id };
+    },
+
+    async batchGetSubscribers(request, context) {
+      const scope = scopeOf(context);
+      const count = request.subscriberIds.length + request.ids.length;
+      if (count > MAX_BATCH) throw invalidField("subscriberIds", `at most ${MAX_BATCH} ids per call`, count);
+      if (count === 0) return { subscribers: [] };
+      const rows = await store.selectSubscribersByIds(pool, scope.environmentId, request.subscriberIds, request.ids);
+      return { subscribers: rows.map(subscriberFromRow) };
     },
 
     async listSubscribers(request, context) {

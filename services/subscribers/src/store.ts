@@ -58,6 +58,19 @@ export async function selectSubscriberForUpdate(db: Queryable, environmentId: st
   return rows[0];
 }
 
+export async function selectSubscribersByIds(
+  db: Queryable,
+  environmentId: string,
+  subscriberIds: readonly string[],
+  ids: readonly string[],
+): Promise<SubscriberRow[]> {
+  const { rows } = await db.query<SubscriberRow>(
+    "SELECT * FROM subscribers.subscribers WHERE environment_id = $1 AND (subscriber_id = ANY($2) OR id = ANY($3))",
+    [environmentId, subscriberIds, ids],
+  );
+  return rows;
+}
+
 /** Inserts unless the subscriber id is taken; undefined then. */
 export async function insertSubscriber(
   db: Queryable,

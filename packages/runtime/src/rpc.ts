@@ -80,6 +80,11 @@ function errorInterceptor(log: Logger): Interceptor {
   };
 }
 
+/** What every service runs around its handlers; in-memory test transports use the same list. */
+export function serverInterceptors(log: Logger): Interceptor[] {
+  return [errorInterceptor(log), scopeInterceptor];
+}
+
 export interface RpcServer {
   readonly port: number;
   /** Reports NOT_SERVING on health checks, then stops accepting calls and closes sessions. */
@@ -99,7 +104,7 @@ export async function serveRpc(options: ServeOptions): Promise<RpcServer> {
   const status = () =>
     serving ? HealthCheckResponse_ServingStatus.SERVING : HealthCheckResponse_ServingStatus.NOT_SERVING;
   const handler = connectNodeAdapter({
-    interceptors: [errorInterceptor(options.log), scopeInterceptor],
+    interceptors: serverInterceptors(options.log),
     routes(router) {
       router.service(Health, {
         check: () => ({ status: status() }),

@@ -1,0 +1,49 @@
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startStack, type Stack } from "./stack.js";
+
+const run = promisify(execFile);
+const cli = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
+
+let stack: Stack;
+beforeAll(async () => {
+  stack = await startStack();
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+async function notify(...args: string[]): Promise<string> {
+  const { stdout } = await run(process.execPath, [cli, ...args], { env: { ...process.env, DATABASE_URL: stack.database.url } });
+  return stdout;
+}
+
+describe("pnpm notify keys", () => {
+  it("creates a Production key that cannot read Development's subscribers, lists keys without secrets, revokes", async () => {
+    await stack.request("POST", "/v1/subscribers", { subscriberId: "dev-only" });
+    const key = (await notify("keys", "create", "--environment", "Production")).trim();
+    expect(key).toMatch(/^[0-9a-f]{32}$/);
+    const asProduction = { authorization: `ApiKey ${key}` };
+
+    expect((await stack.request("GET", "/v1/subscribers/dev-only", undefined, asProduction)).status).toBe(404);
+    expect((await stack.request("POST", "/v1/subscribers", { subscriberId: "prod-only" }, asProduction)).status).toBe(201);
+    expect((await stack.request("GET", "/v1/subscribers/prod-only")).status).toBe(404);
+
+    const listing = await notify("keys", "list");
+    expect(listing).toContain(key.slice(0, 8));
+    expect(listing).toContain("Default/Production");
+    expect(listing).not.toContain(key);
+    expect(listing).not.toContain(stack.key);
+
+    expect(await notify("keys", "revoke", key.slice(0, 8))).toContain("revoked 1 key");
+    const revoked = await stack.request("GET", "/v1/subscribers/prod-only", undefined, asProduction);
+    expect(revoked.status).toBe(401);
+    expect(await notify("keys", "list")).toMatch(/revoked/);
+  });
+
+  it("rejects unknown commands with the usage text", async () => {
+    await expect(notify("keys", "explode")).rejects.toMatchObject({ stderr: expect.stringContaining("usage:") });
+  });
+});

@@ -1,0 +1,78 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import { fieldErrorsOf } from "@notify/runtime";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { inMemoryClient, newScope, openDatabase, scopeHeaders, type Fixture } from "./fixtures.js";
+
+let fixture: Fixture;
+let client: ReturnType<typeof inMemoryClient>;
+beforeAll(async () => {
+  fixture = await openDatabase();
+  client = inMemoryClient(fixture.pool);
+});
+afterAll(() => fixture?.close());
+
+async function rpcError(call: Promise<unknown>): Promise<ConnectError> {
+  try {
+    await call;
+  } catch (error) {
+    return ConnectError.from(error);
+  }
+  throw new Error("the call succeeded");
+}
+
+describe("SubscriberService (in memory)", () => {
+  const scope = newScope();
+  const call = { headers: scopeHeaders(scope) };
+
+  it("refuses calls without the scope headers", async () => {
+    const error = await rpcError(client.getSubscriber({ subscriberId: "x" }));
+    expect(error.code).toBe(Code.Unauthenticated);
+  });
+
+  it("answers NOT_FOUND for an unknown subscriber on get, update and delete", async () => {
+    const attempts = [
+      () => client.getSubscriber({ subscriberId: "ghost" }, call),
+      () => client.updateSubscriber({ subscriberId: "ghost", fields: { firstName: "x" } }, call),
+      () => client.deleteSubscriber({ subscriberId: "ghost" }, call),
+    ];
+    for (const attempt of attempts) expect((await rpcError(attempt())).code).toBe(Code.NotFound);
+  });
+
+  it("answers INVALID_ARGUMENT with field errors for bad values", async () => {
+    const error = await rpcError(
+      client.upsertSubscriber({ subscriberId: "", fields: { email: "nope", timezone: "Nowhere/City" } }, call),
+    );
+    expect(error.code).toBe(Code.InvalidArgument);
+    expect(Object.keys(fieldErrorsOf(error) ?? {}).sort()).toEqual(["email", "subscriberId", "timezone"]);
+  });
+
+  it("answers INVALID_ARGUMENT when clearing a field that does not exist", async () => {
+    const error = await rpcError(client.upsertSubscriber({ subscriberId: "c", cleared: { names: ["subscriberId"] } }, call));
+    expect(error.code).toBe(Code.InvalidArgument);
+  });
+
+  it("answers ALREADY_EXISTS when asked to fail on an existing subscriber", async () => {
+    await client.upsertSubscriber({ subscriberId: "dup" }, call);
+    const error = await rpcError(client.upsertSubscriber({ subscriberId: "dup", failIfExists: true }, call));
+    expect(error.code).toBe(Code.AlreadyExists);
+  });
+
+  it("creates once under concurrent upserts of one id", async () => {
+    const replies = await Promise.all(
+      Array.from({ length: 10 }, (_, index) => client.upsertSubscriber({ subscriberId: "same", fields: { firstName: `n${index}` } }, call)),
+    );
+    expect(replies.filter((reply) => reply.created)).toHaveLength(1);
+    expect(new Set(replies.map((reply) => reply.subscriber?.id)).size).toBe(1);
+  });
+
+  it("looks up a batch by external and internal ids, only in the caller's environment", async () => {
+    const a = (await client.upsertSubscriber({ subscriberId: "batch-a" }, call)).subscriber!;
+    const b = (await client.upsertSubscriber({ subscriberId: "batch-b" }, call)).subscriber!;
+    const other = { headers: scopeHeaders(newScope()) };
+    await client.upsertSubscriber({ subscriberId: "batch-a" }, other);
+    const reply = await client.batchGetSubscribers({ subscriberIds: ["batch-a", "missing"], ids: [b.id] }, call);
+    expect(reply.subscribers.map((s) => s.id).sort()).toEqual([a.id, b.id].sort());
+    const tooMany = await rpcError(client.batchGetSubscribers({ subscriberIds: Array.from({ length: 1001 }, String) }, call));
+    expect(tooMany.code).toBe(Code.InvalidArgument);
+  });
+});

@@ -1,0 +1,73 @@
+import * as grpc from "@grpc/grpc-js";
+import { createClient } from "@connectrpc/connect";
+import { fromBinary, toBinary } from "@bufbuild/protobuf";
+import { Health, HealthCheckResponse_ServingStatus, subscribersV1 } from "@notify/proto";
+import { createRpcTransport } from "@notify/runtime";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readConfig, start, type RunningSubscribers } from "../src/server.js";
+import { newScope, openDatabase, scopeHeaders, type Fixture } from "./fixtures.js";
+
+let fixture: Fixture;
+let server: RunningSubscribers;
+beforeAll(async () => {
+  fixture = await openDatabase();
+  server = await start(readConfig({ DATABASE_URL: fixture.database.url, SUBSCRIBERS_PORT: "0", LOG_LEVEL: "silent" }));
+});
+afterAll(async () => {
+  await server?.stop();
+  await fixture?.close();
+});
+
+describe("over the wire (h2c)", () => {
+  it("serves the gRPC health check and the service to a connect-node client", async () => {
+    const rpc = createRpcTransport(`http://127.0.0.1:${server.port}`);
+    try {
+      const health = await createClient(Health, rpc.transport).check({});
+      expect(health.status).toBe(HealthCheckResponse_ServingStatus.SERVING);
+      const scope = newScope();
+      const subscribers = createClient(subscribersV1.SubscriberService, rpc.transport);
+      const reply = await subscribers.upsertSubscriber({ subscriberId: "wire", fields: { firstName: "W" } }, { headers: scopeHeaders(scope) });
+      expect(reply.created).toBe(true);
+    } finally {
+      rpc.close();
+    }
+  });
+
+  it("interoperates with a @grpc/grpc-js client", async () => {
+    const { SubscriberService, GetSubscriberRequestSchema, SubscriberSchema } = subscribersV1;
+    const method = SubscriberService.method.getSubscriber;
+    const client = new grpc.Client(`127.0.0.1:${server.port}`, grpc.credentials.createInsecure());
+    const scope = newScope();
+    const rpc = createRpcTransport(`http://127.0.0.1:${server.port}`);
+    await createClient(SubscriberService, rpc.transport).upsertSubscriber({ subscriberId: "interop", fields: { lastName: "Grpc" } }, { headers: scopeHeaders(scope) });
+    rpc.close();
+    const metadata = new grpc.Metadata();
+    for (const [key, value] of Object.entries(scopeHeaders(scope))) metadata.set(key, value);
+    try {
+      const subscriber = await new Promise<subscribersV1.Subscriber>((resolve, reject) => {
+        client.makeUnaryRequest(
+          `/${SubscriberService.typeName}/${method.name}`,
+          (request: subscribersV1.GetSubscriberRequest) => Buffer.from(toBinary(GetSubscriberRequestSchema, request)),
+          (bytes: Buffer) => fromBinary(SubscriberSchema, bytes),
+          { $typeName: "notify.subscribers.v1.GetSubscriberRequest", subscriberId: "interop" } as subscribersV1.GetSubscriberRequest,
+          metadata,
+          (error, value) => (error || !value ? reject(error) : resolve(value)),
+        );
+      });
+      expect(subscriber.lastName).toBe("Grpc");
+      const missing = await new Promise<grpc.ServiceError>((resolve) => {
+        client.makeUnaryRequest(
+          `/${SubscriberService.typeName}/${method.name}`,
+          (request: subscribersV1.GetSubscriberRequest) => Buffer.from(toBinary(GetSubscriberRequestSchema, request)),
+          (bytes: Buffer) => fromBinary(SubscriberSchema, bytes),
+          { $typeName: "notify.subscribers.v1.GetSubscriberRequest", subscriberId: "nobody" } as subscribersV1.GetSubscriberRequest,
+          metadata,
+          (error) => resolve(error!),
+        );
+      });
+      expect(missing.code).toBe(grpc.status.NOT_FOUND);
+    } finally {
+      client.close();
+    }
+  });
+});

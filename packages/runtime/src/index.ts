@@ -8,3 +8,4 @@ export * from "./pg.js";
 export * from "./redis.js";
 export * from "./rpc.js";
 export * from "./struct.js";
+export * from "./jetstream.js";

@@ -1,0 +1,139 @@
+import {
+  AckPolicy,
+  DeliverPolicy,
+  RetentionPolicy,
+  StorageType,
+  nanos,
+  type JetStreamClient,
+  type JsMsg,
+  type NatsConnection,
+} from "nats";
+import type { Logger } from "./log.js";
+
+export type { JetStreamClient, JsMsg };
+
+/** A work-queue stream: each job is kept until one consumer acknowledges it. */
+export interface JobStream {
+  name: string;
+  /** Subjects are `<prefix>.<kind>`, e.g. notify.jobs.trigger. */
+  subjectPrefix: string;
+}
+
+export const jobSubject = (stream: JobStream, kind: string) => `${stream.subjectPrefix}.${kind}`;
+
+/** Creates the stream if missing (file storage: an acknowledged publish survives a NATS restart). */
+export async function ensureJobStream(nats: NatsConnection, stream: JobStream): Promise<void> {
+  const manager = await nats.jetstreamManager();
+  const config = {
+    name: stream.name,
+    subjects: [`${stream.subjectPrefix}.>`],
+    retention: RetentionPolicy.Workqueue,
+    storage: StorageType.File,
+    // msgID de-duplication window: a relay that republishes after a crash is absorbed here.
+    duplicate_window: nanos(10 * 60_000),
+  };
+  try {
+    await manager.streams.info(stream.name);
+  } catch {
+    await manager.streams.add(config).catch(async (error: unknown) => {
+      // another process created it meanwhile
+      await manager.streams.info(stream.name).catch(() => {
+        throw error;
+      });
+    });
+  }
+}
+
+/** Publishes and waits for the stream's acknowledgement; `msgID` makes a re-publish a no-op. */
+export async function publishJob(js: JetStreamClient, subject: string, data: Uint8Array, msgID: string): Promise<void> {
+  await js.publish(subject, data, { msgID, timeout: 5_000 });
+}
+
+export interface ConsumeOptions {
+  stream: JobStream;
+  durable: string;
+  /** Jobs processed at once by this process. */
+  concurrency: number;
+  /** Deliveries before a job is dead-lettered. */
+  maxDeliver: number;
+  /** Waits before the 2nd, 3rd, … delivery. */
+  backoffMs: number[];
+  /** How long a delivery may run without `working()` before it is redelivered. */
+  ackWaitMs: number;
+  log: Logger;
+  handle(message: JsMsg): Promise<void>;
+  /** Called instead of `handle` on the last allowed delivery's failure: record it, the job is then dropped. */
+  deadLetter(message: JsMsg, error: unknown): Promise<void>;
+}
+
+export interface Consumption {
+  stop(): Promise<void>;
+}
+
+/**
+ * A durable pull consumer with explicit acks and bounded in-flight work. A failed job is nak'ed
+ * with the back-off delay and redelivered up to `maxDeliver` times; after the last failure it is
+ * dead-lettered and terminated. A crashed process's unacknowledged jobs come back after ack wait.
+ */
+export async function consumeJobs(nats: NatsConnection, options: ConsumeOptions): Promise<Consumption> {
+  const manager = await nats.jetstreamManager();
+  const consumerConfig = {
+    durable_name: options.durable,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    ack_wait: nanos(options.ackWaitMs),
+    max_deliver: options.maxDeliver,
+    backoff: options.backoffMs.map((ms) => nanos(ms)),
+    max_ack_pending: Math.max(options.concurrency * 4, 64),
+  };
+  try {
+    await manager.consumers.info(options.stream.name, options.durable);
+    await manager.consumers.update(options.stream.name, options.durable, consumerConfig);
+  } catch {
+    await manager.consumers.add(options.stream.name, consumerConfig);
+  }
+  const consumer = await nats.jetstream().consumers.get(options.stream.name, options.durable);
+  const messages = await consumer.consume({ max_messages: options.concurrency });
+  const running = new Set<Promise<void>>();
+
+  const process = async (message: JsMsg) => {
+    // Long jobs (a broadcast page after page) keep their delivery alive.
+    const heartbeat = setInterval(() => message.working(), Math.max(options.ackWaitMs / 3, 1_000));
+    try {
+      await options.handle(message);
+      message.ack();
+    } catch (error) {
+      const attempt = message.info.redeliveryCount;
+      if (attempt >= options.maxDeliver) {
+        options.log.error({ err: error, subject: message.subject, attempt }, "job exhausted its deliveries; dead-lettered");
+        await options.deadLetter(message, error).catch((deadLetterError: unknown) => {
+          options.log.error({ err: deadLetterError }, "dead-letter record failed");
+        });
+        message.term();
+      } else {
+        const delay = options.backoffMs[Math.min(attempt - 1, options.backoffMs.length - 1)] ?? 1_000;
+        options.log.warn({ err: error, subject: message.subject, attempt, retryInMs: delay }, "job failed; will retry");
+        message.nak(delay);
+      }
+    } finally {
+      clearInterval(heartbeat);
+    }
+  };
+
+  const loop = (async () => {
+    for await (const message of messages) {
+      const task = process(message).finally(() => running.delete(task));
+      running.add(task);
+      // consume() already bounds what is pulled; this bounds what runs
+      if (running.size >= options.concurrency) await Promise.race(running);
+    }
+  })();
+
+  return {
+    async stop() {
+      messages.stop();
+      await loop.catch(() => undefined);
+      await Promise.allSettled(running);
+    },
+  };
+}

@@ -1,0 +1,92 @@
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connectNats, consumeJobs, createLogger, ensureJobStream, jobSubject, publishJob, type JobStream, type NatsConnection } from "../src/index.js";
+
+let nats: NatsConnection;
+const suffix = randomBytes(4).toString("hex");
+const stream: JobStream = { name: `TEST_JOBS_${suffix}`, subjectPrefix: `test.${suffix}.jobs` };
+const log = createLogger("test", "silent");
+
+beforeAll(async () => {
+  nats = await connectNats("nats://127.0.0.1:4222", "runtime-test");
+  await ensureJobStream(nats, stream);
+  await ensureJobStream(nats, stream); // idempotent
+});
+afterAll(async () => {
+  await (await nats.jetstreamManager()).streams.delete(stream.name).catch(() => undefined);
+  await nats.drain();
+});
+
+const encode = (text: string) => new TextEncoder().encode(text);
+const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+
+async function until(condition: () => boolean, ms = 10_000) {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("timed out");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe("job stream", () => {
+  it("drops a re-publish with the same msgID and delivers each job once", async () => {
+    const js = nats.jetstream();
+    await publishJob(js, jobSubject(stream, "a"), encode("one"), "id-1");
+    await publishJob(js, jobSubject(stream, "a"), encode("one again"), "id-1");
+    await publishJob(js, jobSubject(stream, "a"), encode("two"), "id-2");
+    const seen: string[] = [];
+    const consumption = await consumeJobs(nats, {
+      stream,
+      durable: "once",
+      concurrency: 4,
+      maxDeliver: 3,
+      backoffMs: [50],
+      ackWaitMs: 5_000,
+      log,
+      handle: async (message) => {
+        seen.push(decode(message.data));
+      },
+      deadLetter: async () => undefined,
+    });
+    await until(() => seen.length >= 2);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await consumption.stop();
+    expect(seen.sort()).toEqual(["one", "two"]);
+  });
+
+  it("retries a failing job with back-off and dead-letters it after max deliveries", async () => {
+    const retryStream: JobStream = { name: `${stream.name}_R`, subjectPrefix: `test.${suffix}.retry` };
+    await ensureJobStream(nats, retryStream);
+    await publishJob(nats.jetstream(), jobSubject(retryStream, "x"), encode("flaky"), "f-1");
+    await publishJob(nats.jetstream(), jobSubject(retryStream, "x"), encode("broken"), "b-1");
+    const attempts = new Map<string, number>();
+    const deadLettered: string[] = [];
+    const done: string[] = [];
+    const consumption = await consumeJobs(nats, {
+      stream: retryStream,
+      durable: "retrying",
+      concurrency: 2,
+      maxDeliver: 3,
+      backoffMs: [30, 60],
+      ackWaitMs: 5_000,
+      log,
+      handle: async (message) => {
+        const body = decode(message.data);
+        const attempt = (attempts.get(body) ?? 0) + 1;
+        attempts.set(body, attempt);
+        if (body === "broken" || attempt < 2) throw new Error(`fail ${body} ${attempt}`);
+        done.push(body);
+      },
+      deadLetter: async (message) => {
+        deadLettered.push(decode(message.data));
+      },
+    });
+    await until(() => done.length === 1 && deadLettered.length === 1);
+    await consumption.stop();
+    expect(done).toEqual(["flaky"]);
+    expect(attempts.get("flaky")).toBe(2);
+    expect(attempts.get("broken")).toBe(3);
+    expect(deadLettered).toEqual(["broken"]);
+    await (await nats.jetstreamManager()).streams.delete(retryStream.name);
+  });
+});

@@ -12,7 +12,7 @@ import {
 } from "@notify/runtime";
 import { EMPTY_PROFILE, applyFields, isFieldName, profileOf, sameProfile, subscriberFromRow, type FieldName } from "./mapping.js";
 import * as store from "./store.js";
-import { checkSubscriberWrite } from "./validation.js";
+import { checkSubscriberWrite, subscriberWriteErrors } from "./validation.js";
 
 const { SortDirection } = subscribersV1;
 
@@ -101,6 +101,27 @@ export function createSubscriberService({ pool }: SubscriberServiceDeps): Servic
       if (count === 0) return { subscribers: [] };
       const rows = await store.selectSubscribersByIds(pool, scope.environmentId, request.subscriberIds, request.ids);
       return { subscribers: rows.map(subscriberFromRow) };
+    },
+
+    async ensureSubscribers(request, context) {
+      const scope = scopeOf(context);
+      if (request.subscribers.length > MAX_BATCH) {
+        throw invalidField("subscribers", `at most ${MAX_BATCH} subscribers per call`, request.subscribers.length);
+      }
+      const wanted = request.subscribers.filter((entry) => entry.subscriberId.length > 0 && entry.subscriberId.length <= 255);
+      if (wanted.length === 0) return { subscribers: [] };
+      const rows = wanted.map((entry) => {
+        const invalid = subscriberWriteErrors(entry.subscriberId, entry.fields);
+        const fields = entry.fields ? { ...entry.fields } : undefined;
+        if (fields) for (const name of Object.keys(invalid)) delete (fields as Record<string, unknown>)[name];
+        return { id: objectId(), subscriberId: entry.subscriberId, profile: applyFields(EMPTY_PROFILE, fields, []) };
+      });
+      await withTransaction(pool, async (tx) => {
+        await store.insertMissingSubscribers(tx, scope.environmentId, scope.organizationId, rows);
+        await store.applyProfiles(tx, scope.environmentId, rows);
+      });
+      const found = await store.selectSubscribersByIds(pool, scope.environmentId, rows.map((row) => row.subscriberId), []);
+      return { subscribers: found.map(subscriberFromRow) };
     },
 
     async listSubscribers(request, context) {

@@ -42,6 +42,25 @@ export const PROFILE_COLUMNS = [
 
 const profileValues = (profile: ProfileColumns) => PROFILE_COLUMNS.map((column) => profile[column]);
 
+const COLUMN_TYPES: Record<(typeof PROFILE_COLUMNS)[number], string> = {
+  first_name: "text",
+  last_name: "text",
+  email: "text",
+  phone: "text",
+  avatar: "text",
+  locale: "text",
+  timezone: "text",
+  data: "jsonb",
+  is_online: "boolean",
+};
+
+/** `$first::text[], …` for unnest over the profile columns, starting at parameter `first`. */
+const profileArrays = (first: number) => PROFILE_COLUMNS.map((column, index) => `$${first + index}::${COLUMN_TYPES[column]}[]`).join(", ");
+
+/** One array per profile column, for unnest. */
+const profileColumnsOf = (profiles: readonly ProfileColumns[]) =>
+  PROFILE_COLUMNS.map((column) => profiles.map((profile) => (column === "data" && profile.data ? JSON.stringify(profile.data) : profile[column])));
+
 export async function selectSubscriber(db: Queryable, environmentId: string, subscriberId: string): Promise<SubscriberRow | undefined> {
   const { rows } = await db.query<SubscriberRow>(
     "SELECT * FROM subscribers.subscribers WHERE environment_id = $1 AND subscriber_id = $2",
@@ -69,6 +88,53 @@ export async function selectSubscribersByIds(
     [environmentId, subscriberIds, ids],
   );
   return rows;
+}
+
+/** Creates the subscribers that do not exist yet, with the given profiles, in one statement. */
+export async function insertMissingSubscribers(
+  db: Queryable,
+  environmentId: string,
+  organizationId: string,
+  rows: readonly { id: string; subscriberId: string; profile: ProfileColumns }[],
+): Promise<void> {
+  await db.query(
+    `INSERT INTO subscribers.subscribers (environment_id, organization_id, id, subscriber_id, ${PROFILE_COLUMNS.join(", ")})
+     SELECT $1, $2, v.* FROM unnest($3::text[], $4::text[], ${profileArrays(5)})
+       AS v(id, subscriber_id, ${PROFILE_COLUMNS.join(", ")})
+     ON CONFLICT (environment_id, subscriber_id) DO NOTHING`,
+    [
+      environmentId,
+      organizationId,
+      rows.map((row) => row.id),
+      rows.map((row) => row.subscriberId),
+      ...profileColumnsOf(rows.map((row) => row.profile)),
+    ],
+  );
+}
+
+/**
+ * Applies the non-null fields of each profile to the existing subscriber, bumping the version
+ * only of rows that actually change, in one statement.
+ */
+export async function applyProfiles(
+  db: Queryable,
+  environmentId: string,
+  rows: readonly { subscriberId: string; profile: ProfileColumns }[],
+): Promise<void> {
+  const merged = PROFILE_COLUMNS.map((column) => `COALESCE(v.${column}, s.${column})`);
+  await db.query(
+    `UPDATE subscribers.subscribers s
+        SET ${PROFILE_COLUMNS.map((column, index) => `${column} = ${merged[index]}`).join(", ")},
+            version = s.version + 1, updated_at = now()
+       FROM unnest($2::text[], ${profileArrays(3)}) AS v(subscriber_id, ${PROFILE_COLUMNS.join(", ")})
+      WHERE s.environment_id = $1 AND s.subscriber_id = v.subscriber_id
+        AND (${PROFILE_COLUMNS.map((column) => `s.${column}`).join(", ")}) IS DISTINCT FROM (${merged.join(", ")})`,
+    [
+      environmentId,
+      rows.map((row) => row.subscriberId),
+      ...profileColumnsOf(rows.map((row) => row.profile)),
+    ],
+  );
 }
 
 /** Inserts unless the subscriber id is taken; undefined then. */

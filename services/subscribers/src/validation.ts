@@ -23,6 +23,12 @@ function isLocale(value: string): boolean {
 
 /** Value rules for a subscriber write; all failures at once, as one 422. */
 export function checkSubscriberWrite(subscriberId: string, fields: subscribersV1.SubscriberFields | undefined): void {
+  const errors = subscriberWriteErrors(subscriberId, fields);
+  if (Object.keys(errors).length > 0) throw invalidArgument("Validation failed", errors);
+}
+
+/** The fields of a write that break a value rule, by name. */
+export function subscriberWriteErrors(subscriberId: string, fields: subscribersV1.SubscriberFields | undefined): FieldErrors {
   const errors: FieldErrors = {};
   const fail = (field: string, message: string, value: string) => {
     errors[field] = { messages: [message], value };
@@ -41,5 +47,5 @@ export function checkSubscriberWrite(subscriberId: string, fields: subscribersV1
       if (value !== undefined && value.length > MAX_TEXT) fail(name, `${name} must be at most ${MAX_TEXT} characters`, value);
     }
   }
-  if (Object.keys(errors).length > 0) throw invalidArgument("Validation failed", errors);
+  return errors;
 }

@@ -41,7 +41,7 @@ export const scopeHeaders = (scope: { organizationId: string; environmentId: str
 
 /** The service behind an in-memory transport: the real handlers and interceptors, no network. */
 export function inMemoryClient(pool: Pool) {
-  const log = createLogger("test", "silent");
+  const log = createLogger("test", process.env.TEST_LOG_LEVEL ?? "silent");
   const transport = createRouterTransport(routes({ pool, log }), { router: { interceptors: serverInterceptors(log) } });
   return createClient(subscribersV1.SubscriberService, transport);
 }

@@ -75,4 +75,24 @@ describe("SubscriberService (in memory)", () => {
     const tooMany = await rpcError(client.batchGetSubscribers({ subscriberIds: Array.from({ length: 1001 }, String) }, call));
     expect(tooMany.code).toBe(Code.InvalidArgument);
   });
+
+  it("ensures a batch: creates unknown ids, applies given fields, keeps absent ones, skips invalid values", async () => {
+    await client.upsertSubscriber({ subscriberId: "known", fields: { firstName: "Known", email: "k@example.com" } }, call);
+    const reply = await client.ensureSubscribers(
+      {
+        subscribers: [
+          { subscriberId: "bare" },
+          { subscriberId: "known", fields: { lastName: "Updated", email: "not-an-email" } },
+          { subscriberId: "fresh", fields: { firstName: "Fresh", data: { a: 1 } } },
+        ],
+      },
+      call,
+    );
+    const byId = new Map(reply.subscribers.map((subscriber) => [subscriber.subscriberId, subscriber]));
+    expect([...byId.keys()].sort()).toEqual(["bare", "fresh", "known"]);
+    expect(byId.get("known")).toMatchObject({ firstName: "Known", lastName: "Updated", email: "k@example.com", version: 1 });
+    expect(byId.get("fresh")).toMatchObject({ firstName: "Fresh", data: { a: 1 }, version: 0 });
+    const again = await client.ensureSubscribers({ subscribers: [{ subscriberId: "known", fields: { lastName: "Updated" } }] }, call);
+    expect(again.subscribers[0]?.version).toBe(1);
+  });
 });

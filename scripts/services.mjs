@@ -2,6 +2,10 @@
 // gateway is told where each one is through <NAME>_URL.
 export const services = [
   { name: "subscribers", port: 50051 },
+  { name: "integrations", port: 50052 },
+  { name: "topics", port: 50053 },
+  { name: "messages", port: 50055 },
+  { name: "triggers", port: 50054 },
 ];
 
 export const gateway = { name: "gateway", port: 3000 };

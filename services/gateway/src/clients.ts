@@ -1,11 +1,18 @@
 import { createClient, type Client } from "@connectrpc/connect";
-import { Health, subscribersV1 } from "@notify/proto";
+import { Health, integrationsV1, messagesV1, subscribersV1, tenantsV1, topicsV1, workflowsV1 } from "@notify/proto";
 import { createRpcTransport } from "@notify/runtime";
 import type { GatewayConfig } from "./config.js";
+import { coalescingMessagesClient } from "./messages-client.js";
 
 /** One client per downstream service; every route reaches services only through these. */
 export interface Clients {
   subscribers: Client<typeof subscribersV1.SubscriberService>;
+  integrations: Client<typeof integrationsV1.IntegrationService>;
+  topics: Client<typeof topicsV1.TopicService>;
+  messages: Client<typeof messagesV1.MessageService>;
+  /** Served by the triggers process, as are tenants. */
+  workflows: Client<typeof workflowsV1.WorkflowService>;
+  tenants: Client<typeof tenantsV1.TenantService>;
 }
 
 export type ServiceName = keyof Clients;
@@ -17,13 +24,37 @@ export interface ConnectedClients {
   close(): void;
 }
 
-export function connectClients(config: Pick<GatewayConfig, "SUBSCRIBERS_URL">): ConnectedClients {
+export function connectClients(
+  config: Pick<GatewayConfig, "SUBSCRIBERS_URL" | "MESSAGES_URL" | "TRIGGERS_URL" | "INTEGRATIONS_URL" | "TOPICS_URL">,
+): ConnectedClients {
   const subscribers = createRpcTransport(config.SUBSCRIBERS_URL);
+  const integrations = createRpcTransport(config.INTEGRATIONS_URL);
+  const topics = createRpcTransport(config.TOPICS_URL);
+  const messages = createRpcTransport(config.MESSAGES_URL);
+  const triggers = createRpcTransport(config.TRIGGERS_URL);
   return {
-    clients: { subscribers: createClient(subscribersV1.SubscriberService, subscribers.transport) },
-    health: { subscribers: createClient(Health, subscribers.transport) },
+    clients: {
+      subscribers: createClient(subscribersV1.SubscriberService, subscribers.transport),
+      integrations: createClient(integrationsV1.IntegrationService, integrations.transport),
+      topics: createClient(topicsV1.TopicService, topics.transport),
+      messages: coalescingMessagesClient(createClient(messagesV1.MessageService, messages.transport)),
+      workflows: createClient(workflowsV1.WorkflowService, triggers.transport),
+      tenants: createClient(tenantsV1.TenantService, triggers.transport),
+    },
+    health: {
+      subscribers: createClient(Health, subscribers.transport),
+      integrations: createClient(Health, integrations.transport),
+      topics: createClient(Health, topics.transport),
+      messages: createClient(Health, messages.transport),
+      workflows: createClient(Health, triggers.transport),
+      tenants: createClient(Health, triggers.transport),
+    },
     close() {
       subscribers.close();
+      integrations.close();
+      topics.close();
+      messages.close();
+      triggers.close();
     },
   };
 }

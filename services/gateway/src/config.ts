@@ -8,6 +8,10 @@ const schema = z.object({
   REDIS_URL: url("redis://127.0.0.1:6379"),
   NATS_URL: z.string().default("nats://127.0.0.1:4222"),
   SUBSCRIBERS_URL: url("http://127.0.0.1:50051"),
+  INTEGRATIONS_URL: url("http://127.0.0.1:50052"),
+  TOPICS_URL: url("http://127.0.0.1:50053"),
+  MESSAGES_URL: url("http://127.0.0.1:50055"),
+  TRIGGERS_URL: url("http://127.0.0.1:50054"),
   /** A key the Development environment accepts, ensured at every start (deployments set it from a secret). */
   BOOTSTRAP_API_KEY: z.string().min(16).optional(),
   API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),

@@ -15,6 +15,73 @@ import {
   v1Cleared,
   v2Cleared,
 } from "./mappers/subscribers.js";
+import {
+  channelOf,
+  deleteTransactionQuery,
+  feedQuery,
+  feedToJson,
+  listedMessagesToJson,
+  listMessagesQuery,
+  markAllBody,
+  markAsBody,
+  messageIdParam,
+  messageToJson,
+  transactionIdParam,
+  unseenQuery,
+} from "./mappers/messages.js";
+import { createFeedBody, feedIdParam, feedResourceToJson, feedsToJson } from "./mappers/feeds.js";
+import { createNotificationGroupBody, notificationGroupToJson } from "./mappers/notification-groups.js";
+import {
+  createTenantBody,
+  createTenantRequestOf,
+  listTenantsQuery,
+  tenantIdentifierParam,
+  tenantPage,
+  tenantToJson,
+  updateTenantBody,
+  updateTenantRequestOf,
+} from "./mappers/tenants.js";
+import {
+  WORKFLOW_BODY_LIMIT,
+  createWorkflowBody,
+  createWorkflowRequestOf,
+  listWorkflowsQuery,
+  updateWorkflowBody,
+  updateWorkflowRequestOf,
+  workflowIdParam,
+  workflowPage,
+  workflowStatusBody,
+  workflowToJson,
+} from "./mappers/workflows.js";
+import {
+  createIntegrationBody,
+  createRequestOf,
+  integrationIdParam,
+  integrationsToJson,
+  integrationToJson,
+  updateIntegrationBody,
+  updateRequestOf,
+} from "./mappers/integrations.js";
+import {
+  createTopicBody,
+  listedSubscriptionToJson,
+  listSubscriptionsQuery,
+  listSubscriptionsRequestOf,
+  listTopicsQuery,
+  renameTopicBody,
+  subscriberNotFound,
+  subscriptionNotFound,
+  subscriptionsBody,
+  subscriptionsResult,
+  topicKeyParam,
+  topicResponseToJson,
+  topicSubscriberParams,
+  topicSubscribersBody,
+  topicSubscriberToJson,
+  topicToJson,
+  upsertTopicBody,
+  upsertTopicQuery,
+} from "./mappers/topics.js";
 import { route, type Route } from "./route.js";
 import { queryBool } from "./validation.js";
 
@@ -62,7 +129,8 @@ export const routes: Route[] = [
     path: "/v1/subscribers/:subscriberId",
     params: subscriberIdParam,
     handle: async ({ params, clients, call }) => {
-      await clients.subscribers.deleteSubscriber(params, call);
+      const { id } = await clients.subscribers.deleteSubscriber(params, call);
+      await clients.topics.deleteSubscriberSubscriptions({ internalSubscriberId: id }, call);
       return deletedResult;
     },
   }),
@@ -126,9 +194,424 @@ export const routes: Route[] = [
     path: "/v2/subscribers/:subscriberId",
     params: subscriberIdParam,
     handle: async ({ params, clients, call }) => {
-      await clients.subscribers.deleteSubscriber(params, call);
+      const { id } = await clients.subscribers.deleteSubscriber(params, call);
+      await clients.topics.deleteSubscriberSubscriptions({ internalSubscriberId: id }, call);
       return deletedResult;
     },
   }),
-];
 
+  // Messages: read/seen state, unseen counts, the in-app feed, listing and deletion
+  route({
+    method: "POST",
+    path: "/v1/subscribers/:subscriberId/messages/mark-as",
+    params: subscriberIdParam,
+    body: markAsBody,
+    handle: async ({ params, body, clients, call }) => {
+      const reply = await clients.messages.markMessages({ subscriberId: params.subscriberId, messageIds: body.messageId, markAs: body.markAs }, call);
+      return reply.messages.map(messageToJson);
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/v1/subscribers/:subscriberId/messages/mark-all",
+    params: subscriberIdParam,
+    body: markAllBody,
+    handle: async ({ params, body, clients, call }) => {
+      const reply = await clients.messages.markAllMessages(
+        { subscriberId: params.subscriberId, markAs: body.markAs, feedIdentifiers: body.feedIdentifier ?? [] },
+        call,
+      );
+      return reply.changed;
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/v1/subscribers/:subscriberId/notifications/unseen",
+    params: subscriberIdParam,
+    query: unseenQuery,
+    handle: async ({ params, query, clients, call }) => {
+      const reply = await clients.messages.countMessages({ subscriberId: params.subscriberId, seen: query.seen, limit: query.limit }, call);
+      return { count: reply.count };
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/v1/subscribers/:subscriberId/notifications/feed",
+    envelope: false,
+    params: subscriberIdParam,
+    query: feedQuery,
+    handle: async ({ params, query, clients, call }) => {
+      const reply = await clients.messages.getFeed(
+        {
+          subscriberId: params.subscriberId,
+          page: query.page,
+          limit: query.limit,
+          feedIdentifiers: query.feedIdentifier ?? [],
+          ...(query.read !== undefined ? { read: query.read } : {}),
+          ...(query.seen !== undefined ? { seen: query.seen } : {}),
+        },
+        call,
+      );
+      return offsetPage(feedToJson(reply), query.page, query.limit, reply.totalCount, reply.hasMore);
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/v1/messages",
+    envelope: false,
+    query: listMessagesQuery,
+    handle: async ({ query, clients, call }) => {
+      const reply = await clients.messages.listMessages(
+        {
+          page: query.page,
+          limit: query.limit,
+          channel: channelOf(query.channel),
+          ...(query.subscriberId !== undefined ? { subscriberId: query.subscriberId } : {}),
+          transactionIds: query.transactionId ?? [],
+        },
+        call,
+      );
+      return offsetPage(listedMessagesToJson(reply), query.page, query.limit, reply.totalCount, reply.hasMore);
+    },
+  }),
+  route({
+    method: "DELETE",
+    path: "/v1/messages/transaction/:transactionId",
+    status: 204,
+    params: transactionIdParam,
+    query: deleteTransactionQuery,
+    handle: async ({ params, query, clients, call }) => {
+      await clients.messages.deleteTransactionMessages({ transactionId: params.transactionId, channel: channelOf(query.channel) }, call);
+    },
+  }),
+  route({
+    method: "DELETE",
+    path: "/v1/messages/:messageId",
+    params: messageIdParam,
+    handle: async ({ params, clients, call }) => {
+      await clients.messages.deleteMessage(params, call);
+      return deletedResult;
+    },
+  }),
+
+  // Workflows, notification groups, feeds and tenants (the triggers service)
+  route({
+    method: "POST",
+    path: "/v1/workflows",
+    bodyLimit: WORKFLOW_BODY_LIMIT,
+    body: createWorkflowBody,
+    handle: async ({ body, clients, call }) => workflowToJson(await clients.workflows.createWorkflow(createWorkflowRequestOf(body), call)),
+  }),
+  route({
+    method: "GET",
+    path: "/v1/workflows",
+    envelope: false,
+    query: listWorkflowsQuery,
+    handle: async ({ query, clients, call }) =>
+      workflowPage(await clients.workflows.listWorkflows({ page: query.page, limit: query.limit, ...(query.query ? { query: query.query } : {}) }, call), query),
+  }),
+  route({
+    method: "GET",
+    path: "/v1/workflows/:workflowId",
+    params: workflowIdParam,
+    handle: async ({ params, clients, call }) =>
+      workflowToJson(await clients.workflows.getWorkflow({ key: { case: "any", value: params.workflowId } }, call)),
+  }),
+  route({
+    method: "PUT",
+    path: "/v1/workflows/:workflowId",
+    bodyLimit: WORKFLOW_BODY_LIMIT,
+    params: workflowIdParam,
+    body: updateWorkflowBody,
+    handle: async ({ params, body, clients, call }) =>
+      workflowToJson(await clients.workflows.updateWorkflow(updateWorkflowRequestOf(params.workflowId, body), call)),
+  }),
+  route({
+    method: "PUT",
+    path: "/v1/workflows/:workflowId/status",
+    params: workflowIdParam,
+    body: workflowStatusBody,
+    handle: async ({ params, body, clients, call }) =>
+      workflowToJson(await clients.workflows.setWorkflowStatus({ workflowId: params.workflowId, active: body.active }, call)),
+  }),
+  route({
+    method: "DELETE",
+    path: "/v1/workflows/:workflowId",
+    params: workflowIdParam,
+    handle: async ({ params, clients, call }) => {
+      await clients.workflows.deleteWorkflow(params, call);
+      return true;
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/v1/notification-groups",
+    handle: async ({ clients, call }) => (await clients.workflows.listNotificationGroups({}, call)).groups.map(notificationGroupToJson),
+  }),
+  route({
+    method: "POST",
+    path: "/v1/notification-groups",
+    body: createNotificationGroupBody,
+    handle: async ({ body, clients, call }) => notificationGroupToJson(await clients.workflows.createNotificationGroup(body, call)),
+  }),
+  route({
+    method: "GET",
+    path: "/v1/feeds",
+    handle: async ({ clients, call }) => feedsToJson(await clients.workflows.listFeeds({}, call)),
+  }),
+  route({
+    method: "POST",
+    path: "/v1/feeds",
+    body: createFeedBody,
+    handle: async ({ body, clients, call }) => feedResourceToJson(await clients.workflows.createFeed(body, call)),
+  }),
+  route({
+    method: "DELETE",
+    path: "/v1/feeds/:feedId",
+    params: feedIdParam,
+    handle: async ({ params, clients, call }) => feedsToJson(await clients.workflows.deleteFeed({ id: params.feedId }, call)),
+  }),
+  route({
+    method: "POST",
+    path: "/v1/tenants",
+    body: createTenantBody,
+    handle: async ({ body, clients, call }) => tenantToJson(await clients.tenants.createTenant(createTenantRequestOf(body), call)),
+  }),
+  route({
+    method: "GET",
+    path: "/v1/tenants",
+    envelope: false,
+    query: listTenantsQuery,
+    handle: async ({ query, clients, call }) => tenantPage(await clients.tenants.listTenants(query, call), query),
+  }),
+  route({
+    method: "GET",
+    path: "/v1/tenants/:identifier",
+    params: tenantIdentifierParam,
+    handle: async ({ params, clients, call }) => tenantToJson(await clients.tenants.getTenant(params, call)),
+  }),
+  route({
+    method: "PATCH",
+    path: "/v1/tenants/:identifier",
+    params: tenantIdentifierParam,
+    body: updateTenantBody,
+    handle: async ({ params, body, clients, call }) =>
+      tenantToJson(await clients.tenants.updateTenant(updateTenantRequestOf(params.identifier, body), call)),
+  }),
+  route({
+    method: "DELETE",
+    path: "/v1/tenants/:identifier",
+    status: 204,
+    params: tenantIdentifierParam,
+    handle: async ({ params, clients, call }) => {
+      await clients.tenants.deleteTenant(params, call);
+    },
+  }),
+
+  // Integrations
+  route({
+    method: "POST",
+    path: "/v1/integrations",
+    body: createIntegrationBody,
+    handle: async ({ body, clients, call }) => integrationToJson(await clients.integrations.createIntegration(createRequestOf(body), call)),
+  }),
+  route({
+    method: "GET",
+    path: "/v1/integrations",
+    handle: async ({ clients, call }) => integrationsToJson(await clients.integrations.listIntegrations({}, call)),
+  }),
+  route({
+    method: "GET",
+    path: "/v1/integrations/active",
+    handle: async ({ clients, call }) => integrationsToJson(await clients.integrations.listOrganizationActiveIntegrations({}, call)),
+  }),
+  route({
+    method: "PUT",
+    path: "/v1/integrations/:integrationId",
+    params: integrationIdParam,
+    body: updateIntegrationBody,
+    handle: async ({ params, body, clients, call }) =>
+      integrationToJson(await clients.integrations.updateIntegration(updateRequestOf(params.integrationId, body), call)),
+  }),
+  route({
+    method: "DELETE",
+    path: "/v1/integrations/:integrationId",
+    params: integrationIdParam,
+    handle: async ({ params, clients, call }) =>
+      integrationsToJson(await clients.integrations.deleteIntegration({ id: params.integrationId }, call)),
+  }),
+  route({
+    method: "POST",
+    path: "/v1/integrations/:integrationId/set-primary",
+    // Novu answers 201, but @novu/api accepts only 200 here.
+    status: 200,
+    params: integrationIdParam,
+    handle: async ({ params, clients, call }) =>
+      integrationToJson(await clients.integrations.setPrimaryIntegration({ id: params.integrationId }, call)),
+  }),
+
+  // Topics (v1)
+  route({
+    method: "POST",
+    path: "/v1/topics",
+    body: createTopicBody,
+    handle: async ({ body, clients, call }) => {
+      const topic = await clients.topics.createTopic(body, call);
+      return { _id: topic.id, key: topic.key };
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/v1/topics",
+    envelope: false,
+    query: listTopicsQuery,
+    handle: async ({ query, clients, call }) => {
+      const reply = await clients.topics.listTopics(
+        {
+          page: query.page,
+          pageSize: query.pageSize,
+          ...(query.key !== undefined ? { key: query.key } : {}),
+          ...(query.name !== undefined ? { name: query.name } : {}),
+        },
+        call,
+      );
+      return offsetPage(reply.topics.map(topicToJson), query.page, query.pageSize, reply.totalCount, reply.hasMore);
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/v1/topics/:topicKey",
+    params: topicKeyParam,
+    handle: async ({ params, clients, call }) => topicToJson(await clients.topics.getTopic({ key: params.topicKey }, call)),
+  }),
+  route({
+    method: "PATCH",
+    path: "/v1/topics/:topicKey",
+    params: topicKeyParam,
+    body: renameTopicBody,
+    handle: async ({ params, body, clients, call }) =>
+      topicToJson(await clients.topics.renameTopic({ key: params.topicKey, name: body.name }, call)),
+  }),
+  route({
+    method: "DELETE",
+    path: "/v1/topics/:topicKey",
+    status: 204,
+    params: topicKeyParam,
+    handle: async ({ params, clients, call }) => {
+      await clients.topics.deleteTopic({ key: params.topicKey, force: false }, call);
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/v1/topics/:topicKey/subscribers",
+    status: 200,
+    params: topicKeyParam,
+    body: topicSubscribersBody,
+    handle: async ({ params, body, clients, call }) => {
+      const reply = await clients.topics.addSubscribers({ topicKey: params.topicKey, subscriberIds: body.subscribers }, call);
+      return { succeeded: reply.succeeded, ...(reply.notFound.length > 0 ? { failed: { notFound: reply.notFound } } : {}) };
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/v1/topics/:topicKey/subscribers/removal",
+    status: 204,
+    params: topicKeyParam,
+    body: topicSubscribersBody,
+    handle: async ({ params, body, clients, call }) => {
+      await clients.topics.removeSubscribers({ topicKey: params.topicKey, subscriberIds: body.subscribers }, call);
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/v1/topics/:topicKey/subscribers/:externalSubscriberId",
+    params: topicSubscriberParams,
+    handle: async ({ params, clients, call }) => topicSubscriberToJson(await clients.topics.getSubscription(params, call)),
+  }),
+
+  // Topics (v2, as @novu/api calls them)
+  route({
+    method: "POST",
+    path: "/v2/topics",
+    query: upsertTopicQuery,
+    body: upsertTopicBody,
+    handle: async ({ query, body, clients, call }) => {
+      try {
+        const reply = await clients.topics.upsertTopic({ ...body, failIfExists: query.failIfExists }, call);
+        return topicResponseToJson(reply.topic!);
+      } catch (error) {
+        if (!(error instanceof ConnectError) || error.code !== Code.AlreadyExists) throw error;
+        // The SDK reads a 409 here as the existing topic, so the error body carries its fields too.
+        const existing = topicResponseToJson(await clients.topics.getTopic({ key: body.key }, call));
+        throw new HttpError(409, error.rawMessage, existing);
+      }
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/v2/topics/:topicKey",
+    params: topicKeyParam,
+    handle: async ({ params, clients, call }) => topicResponseToJson(await clients.topics.getTopic({ key: params.topicKey }, call)),
+  }),
+  route({
+    method: "PATCH",
+    path: "/v2/topics/:topicKey",
+    params: topicKeyParam,
+    body: renameTopicBody,
+    handle: async ({ params, body, clients, call }) =>
+      topicResponseToJson(await clients.topics.renameTopic({ key: params.topicKey, name: body.name }, call)),
+  }),
+  route({
+    method: "DELETE",
+    path: "/v2/topics/:topicKey",
+    params: topicKeyParam,
+    handle: async ({ params, clients, call }) => {
+      await clients.topics.deleteTopic({ key: params.topicKey, force: true }, call);
+      return { acknowledged: true };
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/v2/topics/:topicKey/subscriptions",
+    envelope: false,
+    params: topicKeyParam,
+    query: listSubscriptionsQuery,
+    handle: async ({ params, query, clients, call }) => {
+      const reply = await clients.topics.listSubscriptions(listSubscriptionsRequestOf(params.topicKey, query), call);
+      return {
+        data: reply.subscriptions.map((subscription) => listedSubscriptionToJson(subscription, reply.topic!)),
+        next: reply.next ?? null,
+        previous: reply.previous ?? null,
+        totalCount: reply.totalCount,
+        totalCountCapped: reply.totalCountCapped,
+      };
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/v2/topics/:topicKey/subscriptions",
+    envelope: false,
+    params: topicKeyParam,
+    body: subscriptionsBody,
+    handle: async ({ params, body, clients, call }) => {
+      const reply = await clients.topics.addSubscribers({ topicKey: params.topicKey, subscriberIds: body.subscriberIds }, call);
+      const result = subscriptionsResult(reply.topic!, reply.subscriptions, body.subscriberIds.length, reply.notFound.map(subscriberNotFound));
+      if (result.meta.successful === 0) throw new HttpError(400, "No subscription could be created", result);
+      return result;
+    },
+  }),
+  route({
+    method: "DELETE",
+    path: "/v2/topics/:topicKey/subscriptions",
+    envelope: false,
+    params: topicKeyParam,
+    body: subscriptionsBody,
+    handle: async ({ params, body, clients, call }) => {
+      const reply = await clients.topics.removeSubscribers({ topicKey: params.topicKey, subscriberIds: body.subscriberIds }, call);
+      const errors = [...reply.notFound.map(subscriberNotFound), ...reply.notSubscribed.map(subscriptionNotFound)];
+      const result = subscriptionsResult(reply.topic!, reply.removed, body.subscriberIds.length, errors);
+      if (result.meta.successful === 0) throw new HttpError(400, "No subscription could be deleted", result);
+      return result;
+    },
+  }),
+];

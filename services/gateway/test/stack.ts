@@ -5,6 +5,14 @@ import {
   readConfig as readSubscribersConfig,
   start as startSubscribers,
 } from "@notify/subscribers";
+import { migrations as messagesMigrations, readConfig as readMessagesConfig, start as startMessages } from "@notify/messages";
+import {
+  migrations as integrationsMigrations,
+  readConfig as readIntegrationsConfig,
+  start as startIntegrations,
+} from "@notify/integrations";
+import { migrations as topicsMigrations, readConfig as readTopicsConfig, start as startTopics } from "@notify/topics";
+import { migrations as triggersMigrations, readConfig as readTriggersConfig, start as startTriggers } from "@notify/triggers";
 import { readConfig } from "../src/config.js";
 import { addKey } from "../src/accounts.js";
 import { migrations as gatewayMigrations, start as startGateway } from "../src/server.js";
@@ -21,6 +29,8 @@ export interface Stack {
   /** A key of the Development environment. */
   readonly key: string;
   readonly database: TestDatabase;
+  /** The messages service, for tests that create messages through its batch RPC (as the worker does). */
+  readonly messagesUrl: string;
   /** Sends a JSON request with `Authorization: ApiKey <key>` unless headers say otherwise ("" drops a header). */
   request<T = any>(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Reply<T>>;
   /** Makes a key for another environment (created if needed). */
@@ -29,13 +39,32 @@ export interface Stack {
 }
 
 const quiet = { LOG_LEVEL: "silent" };
+/** The key integration secrets are sealed with in tests (an explicit one, so no development-key warning). */
+export const INTEGRATIONS_ENCRYPTION_KEY = "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0";
 
 /** Every service and the gateway in this process, on free ports, over a fresh database. */
 export async function startStack(): Promise<Stack> {
-  const database = await createTestDatabase([gatewayMigrations, subscribersMigrations]);
+  const database = await createTestDatabase([
+    gatewayMigrations,
+    subscribersMigrations,
+    messagesMigrations,
+    triggersMigrations,
+    integrationsMigrations,
+    topicsMigrations,
+  ]);
   const subscribers = await startSubscribers(
     readSubscribersConfig({ ...quiet, DATABASE_URL: database.url, SUBSCRIBERS_PORT: "0" }),
   );
+  const messages = await startMessages(
+    readMessagesConfig({ ...quiet, DATABASE_URL: database.url, MESSAGES_PORT: "0", SUBSCRIBERS_URL: `http://127.0.0.1:${subscribers.port}` }),
+  );
+  const integrations = await startIntegrations(
+    readIntegrationsConfig({ ...quiet, DATABASE_URL: database.url, INTEGRATIONS_PORT: "0", INTEGRATIONS_ENCRYPTION_KEY }),
+  );
+  const topics = await startTopics(
+    readTopicsConfig({ ...quiet, DATABASE_URL: database.url, TOPICS_PORT: "0", SUBSCRIBERS_URL: `http://127.0.0.1:${subscribers.port}` }),
+  );
+  const triggers = await startTriggers(readTriggersConfig({ ...quiet, DATABASE_URL: database.url, TRIGGERS_PORT: "0" }));
   // A key per stack: cached key lookups in the shared Redis must not leak between test files.
   const key = randomBytes(16).toString("hex");
   const gateway = await startGateway(
@@ -46,6 +75,10 @@ export async function startStack(): Promise<Stack> {
       GATEWAY_PORT: "0",
       BOOTSTRAP_API_KEY: key,
       SUBSCRIBERS_URL: `http://127.0.0.1:${subscribers.port}`,
+      INTEGRATIONS_URL: `http://127.0.0.1:${integrations.port}`,
+      TOPICS_URL: `http://127.0.0.1:${topics.port}`,
+      MESSAGES_URL: `http://127.0.0.1:${messages.port}`,
+      TRIGGERS_URL: `http://127.0.0.1:${triggers.port}`,
     }),
   );
   const url = `http://127.0.0.1:${gateway.port}`;
@@ -55,6 +88,7 @@ export async function startStack(): Promise<Stack> {
     url,
     key,
     database,
+    messagesUrl: `http://127.0.0.1:${messages.port}`,
     async request(method, path, body, headers = {}) {
       const merged: Record<string, string> = {
         authorization: `ApiKey ${key}`,
@@ -76,6 +110,10 @@ export async function startStack(): Promise<Stack> {
     },
     async stop() {
       await gateway.stop();
+      await messages.stop();
+      await triggers.stop();
+      await topics.stop();
+      await integrations.stop();
       await subscribers.stop();
       await pool.end();
       await database.drop();

@@ -1,0 +1,195 @@
+import { fromJson, toJson, type JsonObject } from "@bufbuild/protobuf";
+import { integrationsV1 } from "@notify/proto";
+import { z } from "zod";
+import { jsonObject } from "../validation.js";
+import { iso } from "./common.js";
+
+const { ConfigurationsSchema, IntegrationCredentialsSchema, StepFilterSchema } = integrationsV1;
+
+export const CHANNELS = ["in_app", "email", "sms", "chat", "push"] as const;
+
+const text = (name: string) => z.string({ error: `${name} must be a string` });
+const flag = (name: string) => z.boolean({ error: `${name} must be a boolean value` });
+
+/** The spec's IntegrationCredentials; other keys are dropped. */
+const credentials = z.object(
+  {
+    apiKey: text("apiKey").optional(),
+    user: text("user").optional(),
+    secretKey: text("secretKey").optional(),
+    domain: text("domain").optional(),
+    password: text("password").optional(),
+    host: text("host").optional(),
+    port: text("port").optional(),
+    secure: flag("secure").optional(),
+    region: text("region").optional(),
+    accountSid: text("accountSid").optional(),
+    messageProfileId: text("messageProfileId").optional(),
+    token: text("token").optional(),
+    from: text("from").optional(),
+    senderName: text("senderName").optional(),
+    projectName: text("projectName").optional(),
+    applicationId: text("applicationId").optional(),
+    clientId: text("clientId").optional(),
+    requireTls: flag("requireTls").optional(),
+    ignoreTls: flag("ignoreTls").optional(),
+    tlsOptions: jsonObject.optional(),
+    baseUrl: text("baseUrl").optional(),
+    webhookUrl: text("webhookUrl").optional(),
+    redirectUrl: text("redirectUrl").optional(),
+    hmac: flag("hmac").optional(),
+    serviceAccount: text("serviceAccount").optional(),
+    ipPoolName: text("ipPoolName").optional(),
+    apiKeyRequestHeader: text("apiKeyRequestHeader").optional(),
+    secretKeyRequestHeader: text("secretKeyRequestHeader").optional(),
+    idPath: text("idPath").optional(),
+    datePath: text("datePath").optional(),
+    apiToken: text("apiToken").optional(),
+    authenticateByToken: flag("authenticateByToken").optional(),
+    authenticationTokenKey: text("authenticationTokenKey").optional(),
+    instanceId: text("instanceId").optional(),
+    alertUid: text("alertUid").optional(),
+    title: text("title").optional(),
+    imageUrl: text("imageUrl").optional(),
+    state: text("state").optional(),
+    externalLink: text("externalLink").optional(),
+    channelId: text("channelId").optional(),
+    phoneNumberIdentification: text("phoneNumberIdentification").optional(),
+    accessKey: text("accessKey").optional(),
+    appSid: text("appSid").optional(),
+    senderId: text("senderId").optional(),
+  },
+  { error: "credentials must be an object" },
+);
+
+const configurations = z.object(
+  {
+    inboundWebhookEnabled: flag("inboundWebhookEnabled").optional(),
+    inboundWebhookSigningKey: text("inboundWebhookSigningKey").optional(),
+  },
+  { error: "configurations must be an object" },
+);
+
+const fieldFilterPart = z.object({
+  field: text("field"),
+  value: text("value"),
+  operator: z.enum(
+    [
+      "LARGER",
+      "SMALLER",
+      "LARGER_EQUAL",
+      "SMALLER_EQUAL",
+      "EQUAL",
+      "NOT_EQUAL",
+      "ALL_IN",
+      "ANY_IN",
+      "NOT_IN",
+      "BETWEEN",
+      "NOT_BETWEEN",
+      "LIKE",
+      "NOT_LIKE",
+      "IN",
+    ],
+    { error: "operator must be a valid operator" },
+  ),
+  on: z.enum(["subscriber", "payload"], { error: "on must be subscriber or payload" }),
+});
+
+const stepFilter = z.object({
+  isNegated: flag("isNegated"),
+  type: z.enum(["BOOLEAN", "TEXT", "DATE", "NUMBER", "STATEMENT", "LIST", "MULTI_LIST", "GROUP"], { error: "type must be a valid filter type" }),
+  value: z.enum(["AND", "OR"], { error: "value must be AND or OR" }),
+  children: z.array(fieldFilterPart, { error: "children must be an array" }).max(100),
+});
+
+const conditions = z.array(stepFilter, { error: "conditions must be an array" }).max(100, "conditions must contain no more than 100 elements");
+
+const boundedText = (field: string) =>
+  text(field).min(1, `${field} should not be empty`).max(255, `${field} must be shorter than or equal to 255 characters`);
+
+export const integrationIdParam = z.object({
+  integrationId: z.string().regex(/^[0-9a-f]{24}$/, "integrationId must be a mongodb id"),
+});
+
+/** POST /v1/integrations; `check` and `_environmentId` are accepted and ignored (no cross-environment writes). */
+export const createIntegrationBody = z.object(
+  {
+    providerId: boundedText("providerId"),
+    channel: z.enum(CHANNELS, { error: `channel must be one of the following values: ${CHANNELS.join(", ")}` }),
+    name: boundedText("name").optional(),
+    identifier: boundedText("identifier").optional(),
+    credentials: credentials.optional(),
+    active: flag("active").default(false),
+    conditions: conditions.optional(),
+    configurations: configurations.optional(),
+  },
+  { error: "body must be an object" },
+);
+
+/** PUT /v1/integrations/{integrationId}: the given fields replace the stored ones. */
+export const updateIntegrationBody = z.object(
+  {
+    name: boundedText("name").optional(),
+    identifier: boundedText("identifier").optional(),
+    active: flag("active").optional(),
+    credentials: credentials.optional(),
+    conditions: conditions.optional(),
+    configurations: configurations.optional(),
+  },
+  { error: "body must be an object" },
+);
+
+const credentialsOf = (value: z.infer<typeof credentials>) => fromJson(IntegrationCredentialsSchema, value as JsonObject);
+const configurationsOf = (value: z.infer<typeof configurations>) => fromJson(ConfigurationsSchema, value as JsonObject);
+const conditionsOf = (value: z.infer<typeof conditions>) => value.map((filter) => fromJson(StepFilterSchema, filter));
+
+export function createRequestOf(body: z.infer<typeof createIntegrationBody>) {
+  return {
+    providerId: body.providerId,
+    channel: body.channel,
+    active: body.active,
+    ...(body.name !== undefined ? { name: body.name } : {}),
+    ...(body.identifier !== undefined ? { identifier: body.identifier } : {}),
+    ...(body.credentials ? { credentials: credentialsOf(body.credentials) } : {}),
+    ...(body.conditions ? { conditions: conditionsOf(body.conditions) } : {}),
+    ...(body.configurations ? { configurations: configurationsOf(body.configurations) } : {}),
+  };
+}
+
+export function updateRequestOf(id: string, body: z.infer<typeof updateIntegrationBody>) {
+  return {
+    id,
+    ...(body.name !== undefined ? { name: body.name } : {}),
+    ...(body.identifier !== undefined ? { identifier: body.identifier } : {}),
+    ...(body.active !== undefined ? { active: body.active } : {}),
+    ...(body.credentials ? { credentials: credentialsOf(body.credentials) } : {}),
+    ...(body.conditions ? { conditions: { filters: conditionsOf(body.conditions) } } : {}),
+    ...(body.configurations ? { configurations: configurationsOf(body.configurations) } : {}),
+  };
+}
+
+/** The public Integration: every field of the spec's table (deletedAt/deletedBy only once set: the SDK refuses null there). */
+export function integrationToJson(integration: integrationsV1.Integration) {
+  return {
+    _id: integration.id,
+    _environmentId: integration.environmentId,
+    _organizationId: integration.organizationId,
+    name: integration.name,
+    identifier: integration.identifier,
+    providerId: integration.providerId,
+    channel: integration.channel,
+    credentials: integration.credentials ? toJson(IntegrationCredentialsSchema, integration.credentials) : {},
+    configurations: integration.configurations ? toJson(ConfigurationsSchema, integration.configurations) : {},
+    active: integration.active,
+    deleted: integration.deleted,
+    ...(integration.deletedAt ? { deletedAt: iso(integration.deletedAt) } : {}),
+    ...(integration.deletedBy !== undefined ? { deletedBy: integration.deletedBy } : {}),
+    primary: integration.primary,
+    priority: integration.priority,
+    conditions: integration.conditions.map((filter) => toJson(StepFilterSchema, filter, { alwaysEmitImplicit: true })),
+    createdAt: iso(integration.createdAt),
+    updatedAt: iso(integration.updatedAt),
+  };
+}
+
+export const integrationsToJson = (reply: integrationsV1.ListIntegrationsResponse) => reply.integrations.map(integrationToJson);

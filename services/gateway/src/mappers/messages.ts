@@ -1,0 +1,179 @@
+import { messagesV1, type subscribersV1 } from "@notify/proto";
+import { z } from "zod";
+import { queryBool, queryInt } from "../validation.js";
+import { iso } from "./common.js";
+import { subscriberToJson } from "./subscribers.js";
+
+const { Channel, MarkAs, MessageStatus } = messagesV1;
+
+const CHANNELS = {
+  in_app: Channel.IN_APP,
+  email: Channel.EMAIL,
+  sms: Channel.SMS,
+  chat: Channel.CHAT,
+  push: Channel.PUSH,
+} as const;
+
+const CHANNEL_NAMES = new Map(Object.entries(CHANNELS).map(([name, value]) => [value as messagesV1.Channel, name]));
+
+const STATUS_NAMES = new Map<messagesV1.MessageStatus, string>([
+  [MessageStatus.SENT, "sent"],
+  [MessageStatus.ERROR, "error"],
+  [MessageStatus.WARNING, "warning"],
+]);
+
+const MARKS = {
+  read: MarkAs.READ,
+  seen: MarkAs.SEEN,
+  unread: MarkAs.UNREAD,
+  unseen: MarkAs.UNSEEN,
+} as const;
+
+const channel = z.enum(Object.keys(CHANNELS) as [keyof typeof CHANNELS], { error: "channel must be one of in_app, email, sms, chat, push" });
+const markAs = z
+  .enum(Object.keys(MARKS) as [keyof typeof MARKS], { error: "markAs must be one of read, seen, unread, unseen" })
+  .transform((name) => MARKS[name]);
+
+/** A string (comma-separated list) or an array of strings → the non-empty items. */
+const stringList = (name: string) =>
+  z
+    .union([z.string(), z.array(z.string())], { error: `${name} must be a string or an array of strings` })
+    .transform((value) =>
+      (typeof value === "string" ? value.split(",") : value).map((item) => item.trim()).filter((item) => item.length > 0),
+    );
+
+export const channelOf = (name: keyof typeof CHANNELS | undefined) => (name ? CHANNELS[name] : Channel.UNSPECIFIED);
+
+export const markAsBody = z.object({ messageId: stringList("messageId"), markAs });
+
+export const markAllBody = z.object({ markAs, feedIdentifier: stringList("feedIdentifier").optional() });
+
+export const unseenQuery = z.object({ seen: queryBool.default(false), limit: queryInt(100, 1, 1000) });
+
+export const feedQuery = z.object({
+  page: queryInt(0, 0, 100_000),
+  limit: queryInt(10, 1, 100),
+  feedIdentifier: stringList("feedIdentifier").optional(),
+  read: queryBool.optional(),
+  seen: queryBool.optional(),
+});
+
+export const listMessagesQuery = z.object({
+  page: queryInt(0, 0, 100_000),
+  limit: queryInt(10, 1, 1000),
+  channel: channel.optional(),
+  subscriberId: z.string().min(1).optional(),
+  transactionId: stringList("transactionId").optional(),
+});
+
+export const messageIdParam = z.object({ messageId: z.string().min(1) });
+export const transactionIdParam = z.object({ transactionId: z.string().min(1) });
+export const deleteTransactionQuery = z.object({ channel: channel.optional() });
+
+function ctaToJson(cta: messagesV1.MessageCta | undefined) {
+  const action = cta?.action;
+  return {
+    ...(cta?.type !== undefined ? { type: cta.type } : {}),
+    data: cta?.url !== undefined ? { url: cta.url } : {},
+    ...(action
+      ? {
+          action: {
+            ...(action.status !== undefined ? { status: action.status } : {}),
+            buttons: action.buttons.map((button) => ({
+              type: button.type,
+              content: button.content,
+              ...(button.resultContent !== undefined ? { resultContent: button.resultContent } : {}),
+            })),
+            ...(action.result
+              ? {
+                  result: {
+                    ...(action.result.payload ? { payload: action.result.payload } : {}),
+                    ...(action.result.type !== undefined ? { type: action.result.type } : {}),
+                  },
+                }
+              : {}),
+          },
+        }
+      : {}),
+  };
+}
+
+function contentToJson(content: messagesV1.Message["content"]) {
+  if (content.case === "text") return content.value;
+  if (content.case === "blocks") {
+    return content.value.blocks.map((block) => ({
+      type: block.type,
+      content: block.content,
+      ...(block.url !== undefined ? { url: block.url } : {}),
+      ...(block.textAlign !== undefined ? { styles: { textAlign: block.textAlign } } : {}),
+    }));
+  }
+  return null;
+}
+
+const present = <K extends string, V>(key: K, value: V | undefined) => (value === undefined ? {} : ({ [key]: value } as { [P in K]: V }));
+
+/** The public Message: every field of the spec's table that the message has (`template` is not embedded). */
+export function messageToJson(message: messagesV1.Message) {
+  return {
+    _id: message.id,
+    _templateId: message.templateId,
+    _environmentId: message.environmentId,
+    _messageTemplateId: message.messageTemplateId,
+    _organizationId: message.organizationId,
+    _notificationId: message.notificationId,
+    _subscriberId: message.subscriberId,
+    ...present("_jobId", message.jobId),
+    ...present("templateIdentifier", message.templateIdentifier),
+    createdAt: iso(message.createdAt),
+    updatedAt: iso(message.updatedAt),
+    deliveredAt: message.deliveredAt.map((date) => iso(date)),
+    ...present("lastSeenDate", message.lastSeenDate && iso(message.lastSeenDate)),
+    ...present("lastReadDate", message.lastReadDate && iso(message.lastReadDate)),
+    content: contentToJson(message.content),
+    transactionId: message.transactionId,
+    ...present("subject", message.subject),
+    channel: CHANNEL_NAMES.get(message.channel) ?? "in_app",
+    read: message.read,
+    seen: message.seen,
+    ...present("snoozedUntil", message.snoozedUntil && iso(message.snoozedUntil)),
+    ...present("email", message.email),
+    ...present("phone", message.phone),
+    ...present("directWebhookUrl", message.directWebhookUrl),
+    ...present("providerId", message.providerId),
+    ...(message.deviceTokens.length > 0 ? { deviceTokens: message.deviceTokens } : {}),
+    ...present("title", message.title),
+    cta: ctaToJson(message.cta),
+    _feedId: message.feedId ?? null,
+    status: STATUS_NAMES.get(message.status) ?? "sent",
+    ...present("errorId", message.errorId),
+    ...present("errorText", message.errorText),
+    ...present("payload", message.payload),
+    ...present("overrides", message.overrides),
+  };
+}
+
+/** GET /v1/messages: each message with its subscriber, from the one lookup the service made for the page. */
+export function listedMessagesToJson(reply: messagesV1.ListMessagesResponse) {
+  const subscribers = new Map(reply.subscribers.map((subscriber) => [subscriber.id, subscriber]));
+  return reply.messages.map((message) => {
+    const subscriber = subscribers.get(message.subscriberId);
+    return { ...messageToJson(message), ...(subscriber ? { subscriber: subscriberToJson(subscriber) } : {}) };
+  });
+}
+
+/** The feed's subscriber summary, as Novu's feed items carry it. */
+function feedSubscriberToJson(subscriber: subscribersV1.Subscriber) {
+  return {
+    _id: subscriber.id,
+    subscriberId: subscriber.subscriberId,
+    ...present("firstName", subscriber.firstName),
+    ...present("lastName", subscriber.lastName),
+    ...present("avatar", subscriber.avatar),
+  };
+}
+
+export function feedToJson(reply: messagesV1.GetFeedResponse) {
+  const subscriber = reply.subscriber ? { subscriber: feedSubscriberToJson(reply.subscriber) } : {};
+  return reply.messages.map((message) => ({ ...messageToJson(message), ...subscriber }));
+}

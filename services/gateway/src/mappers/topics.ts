@@ -1,0 +1,157 @@
+import { topicsV1 } from "@notify/proto";
+import { z } from "zod";
+import { queryBool, queryInt } from "../validation.js";
+import { iso } from "./common.js";
+
+const id = (name: string) =>
+  z
+    .string({ error: `${name} must be a string` })
+    .min(1, `${name} should not be empty`)
+    .max(255, `${name} must be shorter than or equal to 255 characters`);
+
+const idList = (name: string, min: number, max: number) =>
+  z
+    .array(id(name), { error: `${name} must be an array` })
+    .min(min, `${name} must contain at least ${min} elements`)
+    .max(max, `${name} must contain no more than ${max} elements`);
+
+export const topicKeyParam = z.object({ topicKey: id("topicKey") });
+
+export const topicSubscriberParams = z.object({ topicKey: id("topicKey"), externalSubscriberId: id("externalSubscriberId") });
+
+/** POST /v1/topics */
+export const createTopicBody = z.object({ key: id("key"), name: id("name") });
+
+/** PATCH /v1/topics/{topicKey}, PATCH /v2/topics/{topicKey} */
+export const renameTopicBody = z.object({ name: id("name") });
+
+export const listTopicsQuery = z.object({
+  page: queryInt(0, 0, 1_000_000),
+  pageSize: queryInt(10, 1, 100),
+  key: z.string().optional(),
+  name: z.string().optional(),
+});
+
+/** POST /v1/topics/{topicKey}/subscribers and …/subscribers/removal */
+export const topicSubscribersBody = z.object({ subscribers: idList("subscribers", 0, 1000) });
+
+export const upsertTopicQuery = z.object({ failIfExists: queryBool.default(false) });
+
+/** POST /v2/topics */
+export const upsertTopicBody = z.object({ key: id("key"), name: id("name").optional() });
+
+/** POST and DELETE /v2/topics/{topicKey}/subscriptions */
+export const subscriptionsBody = z.object({ subscriberIds: idList("subscriberIds", 1, 100) });
+
+export const listSubscriptionsQuery = z.object({
+  limit: queryInt(10, 1, 100),
+  after: z.string().optional(),
+  before: z.string().optional(),
+  orderDirection: z.enum(["ASC", "DESC"], { error: "orderDirection must be ASC or DESC" }).default("DESC"),
+  orderBy: z.string().optional(),
+  includeCursor: z.string().optional(),
+  subscriberId: z.string().optional(),
+});
+
+export function listSubscriptionsRequestOf(topicKey: string, query: z.infer<typeof listSubscriptionsQuery>) {
+  return {
+    topicKey,
+    limit: query.limit,
+    direction: query.orderDirection === "ASC" ? topicsV1.SortDirection.ASC : topicsV1.SortDirection.DESC,
+    ...(query.after ? { after: query.after } : {}),
+    ...(query.before ? { before: query.before } : {}),
+    ...(query.subscriberId ? { subscriberId: query.subscriberId } : {}),
+  };
+}
+
+const nameOf = (topic: topicsV1.Topic) => (topic.name !== undefined ? { name: topic.name } : {});
+
+/** The v1 topic (Novu's TopicDto): with the external ids of its first members. */
+export function topicToJson(topic: topicsV1.Topic) {
+  return {
+    _id: topic.id,
+    _organizationId: topic.organizationId,
+    _environmentId: topic.environmentId,
+    key: topic.key,
+    ...nameOf(topic),
+    subscribers: topic.subscribers,
+    createdAt: iso(topic.createdAt),
+    updatedAt: iso(topic.updatedAt),
+  };
+}
+
+/** The v2 topic (TopicResponseDto). */
+export function topicResponseToJson(topic: topicsV1.Topic) {
+  return { _id: topic.id, key: topic.key, ...nameOf(topic), createdAt: iso(topic.createdAt), updatedAt: iso(topic.updatedAt) };
+}
+
+/** Spec 9: the topic subscription record, these six fields only. */
+export function topicSubscriberToJson(subscription: topicsV1.Subscription) {
+  return {
+    _organizationId: subscription.organizationId,
+    _environmentId: subscription.environmentId,
+    _subscriberId: subscription.internalSubscriberId,
+    _topicId: subscription.topicId,
+    topicKey: subscription.topicKey,
+    externalSubscriberId: subscription.externalSubscriberId,
+  };
+}
+
+function subscriberToJson(subscription: topicsV1.Subscription) {
+  const subscriber = subscription.subscriber;
+  return {
+    _id: subscription.internalSubscriberId,
+    subscriberId: subscription.externalSubscriberId,
+    avatar: subscriber?.avatar ?? null,
+    firstName: subscriber?.firstName ?? null,
+    lastName: subscriber?.lastName ?? null,
+    email: subscriber?.email ?? null,
+  };
+}
+
+/** A v2 subscription as the create and delete replies list it (SubscriptionDto). */
+export function subscriptionToJson(subscription: topicsV1.Subscription, topic: topicsV1.Topic) {
+  return {
+    _id: subscription.id,
+    topic: { _id: topic.id, key: topic.key, ...nameOf(topic) },
+    subscriber: subscriberToJson(subscription),
+    createdAt: iso(subscription.createdAt),
+    updatedAt: iso(subscription.updatedAt),
+  };
+}
+
+/** A v2 subscription as the list reply shows it (TopicSubscriptionResponseDto). */
+export function listedSubscriptionToJson(subscription: topicsV1.Subscription, topic: topicsV1.Topic) {
+  return {
+    _id: subscription.id,
+    createdAt: iso(subscription.createdAt),
+    topic: topicResponseToJson(topic),
+    subscriber: subscriberToJson(subscription),
+  };
+}
+
+/** `{data, meta, errors?}` of the v2 subscription writes; `errors` lists the ids that failed and why. */
+export function subscriptionsResult(
+  topic: topicsV1.Topic,
+  subscriptions: topicsV1.Subscription[],
+  requested: number,
+  errors: { subscriberId: string; code: string; message: string }[],
+) {
+  return {
+    data: subscriptions.map((subscription) => subscriptionToJson(subscription, topic)),
+    meta: { totalCount: requested, successful: subscriptions.length, failed: errors.length },
+    ...(errors.length > 0 ? { errors } : {}),
+  };
+}
+
+export const subscriberNotFound = (subscriberId: string) => ({
+  subscriberId,
+  code: "SUBSCRIBER_NOT_FOUND",
+  message: `Subscriber with ID '${subscriberId}' could not be found.`,
+});
+
+export const subscriptionNotFound = (subscriberId: string) => ({
+  subscriberId,
+  code: "SUBSCRIPTION_NOT_FOUND",
+  message: `Subscription for subscriber '${subscriberId}' not found.`,
+});

@@ -1,0 +1,60 @@
+import { fileURLToPath } from "node:url";
+import {
+  createLogger,
+  createPool,
+  isMain,
+  migrate,
+  runMain,
+  serveRpc,
+  stopOnSignals,
+  type MigrationSet,
+} from "@notify/runtime";
+import { readConfig, type IntegrationsConfig } from "./config.js";
+import { routes } from "./routes.js";
+import { DEVELOPMENT_KEY, createSecretBox } from "./secrets.js";
+
+export { readConfig };
+
+export const migrations: MigrationSet = {
+  schema: "integrations",
+  dir: fileURLToPath(new URL("../migrations", import.meta.url)),
+};
+
+export interface RunningIntegrations {
+  readonly port: number;
+  stop(): Promise<void>;
+}
+
+/** Composition root: pool, migrations, secret box, service, RPC server. */
+export async function start(config: IntegrationsConfig): Promise<RunningIntegrations> {
+  const log = createLogger("integrations", config.LOG_LEVEL);
+  if (!config.INTEGRATIONS_ENCRYPTION_KEY) {
+    log.warn(
+      "INTEGRATIONS_ENCRYPTION_KEY is not set: integration secrets are sealed with a public development key; set one before storing real credentials",
+    );
+  }
+  const secrets = createSecretBox(config.INTEGRATIONS_ENCRYPTION_KEY ?? DEVELOPMENT_KEY);
+  const pool = createPool(config.DATABASE_URL);
+  await migrate(pool, migrations, log);
+  const server = await serveRpc({
+    host: config.INTEGRATIONS_HOST,
+    port: config.INTEGRATIONS_PORT,
+    log,
+    routes: routes({ pool, log, secrets }),
+  });
+  return {
+    port: server.port,
+    async stop() {
+      await server.close();
+      await pool.end();
+    },
+  };
+}
+
+if (isMain(import.meta.url)) {
+  runMain(async () => {
+    const config = readConfig();
+    const running = await start(config);
+    stopOnSignals(createLogger("integrations", config.LOG_LEVEL), running.stop);
+  });
+}

@@ -1,0 +1,18 @@
+import { z } from "zod";
+import { commonEnv, loadConfig, port, url, type Env } from "@notify/runtime";
+
+const schema = z.object({
+  ...commonEnv,
+  MESSAGES_HOST: z.string().default("127.0.0.1"),
+  MESSAGES_PORT: port(50055),
+  /** Subscriber routes name subscribers by their external id; the subscribers service resolves them. */
+  SUBSCRIBERS_URL: url("http://127.0.0.1:50051"),
+  /** Rows changed per statement by mark-all, so one huge mark-all never holds locks or a connection for long. */
+  MARK_ALL_CHUNK_ROWS: z.coerce.number().int().min(100).max(1_000_000).default(10_000),
+});
+
+export type MessagesConfig = z.infer<typeof schema>;
+
+export function readConfig(env: Env = process.env): MessagesConfig {
+  return loadConfig(schema, env);
+}

@@ -1,0 +1,258 @@
+import { ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import { messagesV1 } from "@notify/proto";
+import { invalidField, isObjectId, notFound, objectId, scopeOf, withTransaction, type Logger, type Pool, type Scope } from "@notify/runtime";
+import { channelName, markAsName, messageFromRow, newMessageRow } from "./mapping.js";
+import * as store from "./store.js";
+import type { SubscriberDirectory } from "./subscribers.js";
+import { checkFeedIdentifiers, checkMessageIds, checkNewMessages, checkRange } from "./validation.js";
+
+/** Totals stop here: an exact count over a million messages would cost more than the page itself. */
+export const COUNT_CAP = 1000;
+export const MAX_UNSEEN_LIMIT = 1000;
+export const MAX_COUNT_BATCH = 1000;
+export const MAX_FEED_PAGE = 100;
+export const MAX_LIST_PAGE = 1000;
+/** Offset pages cost what they skip, so they go no deeper than this. */
+export const MAX_OFFSET = 100_000;
+
+export interface MessageServiceDeps {
+  pool: Pool;
+  log: Logger;
+  subscribers: SubscriberDirectory;
+  /** Rows per mark-all statement. */
+  markAllChunkRows: number;
+}
+
+const keyOf = (parts: readonly string[]) => parts.join("\u0000");
+
+function markAsOf(value: messagesV1.MarkAs): store.MarkAsName {
+  const name = markAsName(value);
+  if (!name) throw invalidField("markAs", "markAs must be one of read, seen, unread, unseen", value);
+  return name;
+}
+
+/** A channel filter: null for every channel. */
+function channelFilter(value: messagesV1.Channel): store.ChannelName | null {
+  if (value === messagesV1.Channel.UNSPECIFIED) return null;
+  const name = channelName(value);
+  if (!name) throw invalidField("channel", "channel must be one of in_app, email, sms, chat, push", value);
+  return name;
+}
+
+function pageOffset(page: number, limit: number): number {
+  checkRange("page", page, 0, Math.floor(MAX_OFFSET / limit));
+  return page * limit;
+}
+
+export function createMessageService({ pool, subscribers, markAllChunkRows }: MessageServiceDeps): ServiceImpl<typeof messagesV1.MessageService> {
+  /**
+   * Counts for many requests of one environment: their subscriber lookups share one call and
+   * the counts one statement. Each request is checked on its own; a failing one yields its error
+   * in its place. Identical questions are asked once: one snapshot answers them alike.
+   */
+  async function countAll(scope: Scope, requests: readonly messagesV1.CountMessagesRequest[]): Promise<(number | ConnectError)[]> {
+    const resolved = await Promise.all(
+      requests.map(async (request) => {
+        try {
+          checkRange("limit", request.limit, 1, MAX_UNSEEN_LIMIT);
+          const subscriber = await subscribers.require(scope, request.subscriberId);
+          const query: store.CountQuery = { subscriberId: subscriber.id, seen: request.seen, limit: request.limit };
+          return { query, key: keyOf([query.subscriberId, String(query.seen), String(query.limit)]) };
+        } catch (error) {
+          return { error: ConnectError.from(error) };
+        }
+      }),
+    );
+    const distinct = new Map<string, store.CountQuery>();
+    for (const item of resolved) if (item.key !== undefined) distinct.set(item.key, item.query);
+    const counts = distinct.size > 0 ? await store.countMessages(pool, scope.environmentId, [...distinct.values()]) : [];
+    const countOf = new Map([...distinct.keys()].map((key, index) => [key, counts[index]!]));
+    return resolved.map((item) => (item.key !== undefined ? countOf.get(item.key)! : item.error));
+  }
+
+  return {
+    async createMessages(request, context) {
+      const scope = scopeOf(context);
+      checkNewMessages(request.messages);
+      if (request.messages.length === 0) return { messages: [] };
+      const notifications = new Map<string, store.NewNotificationRow>();
+      for (const message of request.messages) {
+        const key = keyOf([message.transactionId, message.subscriberId]);
+        if (notifications.has(key)) continue;
+        notifications.set(key, {
+          id: objectId(),
+          transaction_id: message.transactionId,
+          subscriber_id: message.subscriberId,
+          external_subscriber_id: message.externalSubscriberId,
+          template_id: message.templateId,
+          template_identifier: message.templateIdentifier ?? null,
+          payload: message.payload ?? null,
+        });
+      }
+      return withTransaction(pool, async (tx) => {
+        await store.insertNotifications(tx, scope.environmentId, scope.organizationId, [...notifications.values()]);
+        // Read back rather than trust our ids: a notification may exist from an earlier call.
+        const notificationIds = new Map(
+          (await store.selectNotificationIds(tx, scope.environmentId, [...notifications.values()])).map((row) => [
+            keyOf([row.transaction_id, row.subscriber_id]),
+            row.id,
+          ]),
+        );
+        const rows = request.messages.map((message) =>
+          newMessageRow(message, objectId(), notificationIds.get(keyOf([message.transactionId, message.subscriberId]))!),
+        );
+        const messageKey = (row: store.MessageKey) => keyOf([row.transaction_id, row.subscriber_id, row.step_id, row.channel]);
+        const inserted = new Map((await store.insertMessages(tx, scope.environmentId, scope.organizationId, rows)).map((row) => [messageKey(row), row.id]));
+        const existingKeys = rows.filter((row) => !inserted.has(messageKey(row)));
+        const existing = new Map(
+          (existingKeys.length > 0 ? await store.selectMessageIdsByKeys(tx, scope.environmentId, existingKeys) : []).map((row) => [
+            messageKey(row),
+            row,
+          ]),
+        );
+        // The same key twice in one call is created once: the first mention reports it as created.
+        const reported = new Set<string>();
+        return {
+          messages: rows.map((row) => {
+            const key = messageKey(row);
+            const insertedId = inserted.get(key);
+            const first = !reported.has(key);
+            reported.add(key);
+            if (insertedId !== undefined) return { id: insertedId, notificationId: row.notification_id, created: first };
+            const found = existing.get(key)!;
+            return { id: found.id, notificationId: found.notification_id, created: false };
+          }),
+        };
+      });
+    },
+
+    async markMessages(request, context) {
+      const scope = scopeOf(context);
+      const markAs = markAsOf(request.markAs);
+      checkMessageIds(request.messageIds);
+      const subscriber = await subscribers.require(scope, request.subscriberId);
+      const rows = await store.markMessages(pool, scope.environmentId, subscriber.id, [...new Set(request.messageIds)], markAs);
+      const order = new Map(request.messageIds.map((id, index) => [id, index]));
+      rows.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
+      return { messages: rows.map(messageFromRow) };
+    },
+
+    /**
+     * Walks the matching messages in id order, one UPDATE per chunk, each its own transaction:
+     * locks are held for one chunk only and other requests run in between, so a mark-all over a
+     * million messages is not atomic (a reader may see it half done) but its count is exact.
+     */
+    async markAllMessages(request, context) {
+      const scope = scopeOf(context);
+      const markAs = markAsOf(request.markAs);
+      checkFeedIdentifiers(request.feedIdentifiers);
+      const subscriber = await subscribers.require(scope, request.subscriberId);
+      const target: store.MarkAllScope = {
+        subscriberId: subscriber.id,
+        markAs,
+        feedIdentifiers: request.feedIdentifiers.length > 0 ? request.feedIdentifiers : null,
+      };
+      let changed = 0;
+      let after = "";
+      for (;;) {
+        const end = await store.selectMarkAllChunkEnd(pool, scope.environmentId, target, after, markAllChunkRows);
+        changed += await store.markAllInRange(pool, scope.environmentId, target, after, end ?? null);
+        if (end === undefined) return { changed };
+        after = end;
+      }
+    },
+
+    async countMessages(request, context) {
+      const [answer] = await countAll(scopeOf(context), [request]);
+      if (answer instanceof ConnectError) throw answer;
+      return { count: answer! };
+    },
+
+    async batchCountMessages(request, context) {
+      const scope = scopeOf(context);
+      if (request.counts.length > MAX_COUNT_BATCH) throw invalidField("counts", `at most ${MAX_COUNT_BATCH} counts per call`, request.counts.length);
+      const answers = await countAll(scope, request.counts);
+      return {
+        results: answers.map((answer) =>
+          answer instanceof ConnectError
+            ? { result: { case: "error" as const, value: { code: answer.code, message: answer.rawMessage } } }
+            : { result: { case: "count" as const, value: answer } },
+        ),
+      };
+    },
+
+    async getFeed(request, context) {
+      const scope = scopeOf(context);
+      checkRange("limit", request.limit, 1, MAX_FEED_PAGE);
+      const offset = pageOffset(request.page, request.limit);
+      checkFeedIdentifiers(request.feedIdentifiers);
+      const subscriber = await subscribers.require(scope, request.subscriberId);
+      const filters: store.FeedFilters = {
+        subscriberId: subscriber.id,
+        feedIdentifiers: request.feedIdentifiers.length > 0 ? request.feedIdentifiers : null,
+        read: request.read ?? null,
+        seen: request.seen ?? null,
+      };
+      const [rows, totalCount] = await Promise.all([
+        store.selectFeedPage(pool, scope.environmentId, filters, offset, request.limit),
+        store.countFeed(pool, scope.environmentId, filters, COUNT_CAP),
+      ]);
+      return {
+        messages: rows.slice(0, request.limit).map(messageFromRow),
+        hasMore: rows.length > request.limit,
+        totalCount,
+        totalCountCapped: totalCount >= COUNT_CAP,
+        subscriber,
+      };
+    },
+
+    async listMessages(request, context) {
+      const scope = scopeOf(context);
+      checkRange("limit", request.limit, 1, MAX_LIST_PAGE);
+      const offset = pageOffset(request.page, request.limit);
+      const channel = channelFilter(request.channel);
+      let subscriberId: string | null = null;
+      if (request.subscriberId !== undefined) {
+        const subscriber = await subscribers.find(scope, request.subscriberId);
+        // A filter naming nobody matches nothing.
+        if (!subscriber) return { messages: [], hasMore: false, totalCount: 0, totalCountCapped: false, subscribers: [] };
+        subscriberId = subscriber.id;
+      }
+      const filters: store.ListFilters = {
+        channel,
+        subscriberId,
+        transactionIds: request.transactionIds.length > 0 ? request.transactionIds : null,
+      };
+      const [rows, totalCount] = await Promise.all([
+        store.selectMessagePage(pool, scope.environmentId, filters, offset, request.limit),
+        store.countListedMessages(pool, scope.environmentId, filters, COUNT_CAP),
+      ]);
+      const page = rows.slice(0, request.limit);
+      return {
+        messages: page.map(messageFromRow),
+        hasMore: rows.length > request.limit,
+        totalCount,
+        totalCountCapped: totalCount >= COUNT_CAP,
+        subscribers: await subscribers.findByIds(scope, page.map((row) => row.subscriber_id)),
+      };
+    },
+
+    async deleteMessage(request, context) {
+      const scope = scopeOf(context);
+      if (!isObjectId(request.messageId)) throw invalidField("messageId", "messageId must be a message id (24 hex characters)", request.messageId);
+      if (!(await store.deleteMessage(pool, scope.environmentId, request.messageId))) {
+        throw notFound(`Message with id ${request.messageId} not found`);
+      }
+      return {};
+    },
+
+    async deleteTransactionMessages(request, context) {
+      const scope = scopeOf(context);
+      if (request.transactionId.length === 0) throw invalidField("transactionId", "transactionId must not be empty", request.transactionId);
+      const channel = channelFilter(request.channel);
+      const deleted = await store.deleteTransactionMessages(pool, scope.environmentId, request.transactionId, channel);
+      if (deleted === 0) throw notFound("Invalid transactionId or channel");
+      return { deleted };
+    },
+  };
+}

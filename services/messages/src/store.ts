@@ -1,0 +1,421 @@
+import type { Queryable } from "@notify/runtime";
+
+export type ChannelName = "in_app" | "email" | "sms" | "chat" | "push";
+export type StatusName = "sent" | "error" | "warning";
+export type MarkAsName = "read" | "seen" | "unread" | "unseen";
+
+/** A row of messages.messages, as pg returns it. */
+export interface MessageRow {
+  id: string;
+  organization_id: string;
+  environment_id: string;
+  notification_id: string;
+  subscriber_id: string;
+  external_subscriber_id: string;
+  template_id: string;
+  template_identifier: string | null;
+  message_template_id: string;
+  step_id: string;
+  job_id: string | null;
+  transaction_id: string;
+  channel: ChannelName;
+  content: string | unknown[] | null;
+  subject: string | null;
+  title: string | null;
+  email: string | null;
+  phone: string | null;
+  direct_webhook_url: string | null;
+  provider_id: string | null;
+  device_tokens: string[];
+  cta: Record<string, unknown>;
+  feed_id: string | null;
+  feed_identifier: string | null;
+  status: StatusName;
+  error_id: string | null;
+  error_text: string | null;
+  read: boolean;
+  seen: boolean;
+  last_seen_date: Date | null;
+  last_read_date: Date | null;
+  delivered_at: Date[];
+  snoozed_until: Date | null;
+  payload: Record<string, unknown> | null;
+  overrides: Record<string, unknown> | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** The columns a new message is written with; the rest take their defaults. */
+export type NewMessageRow = Pick<
+  MessageRow,
+  | "id"
+  | "notification_id"
+  | "subscriber_id"
+  | "external_subscriber_id"
+  | "template_id"
+  | "template_identifier"
+  | "message_template_id"
+  | "step_id"
+  | "job_id"
+  | "transaction_id"
+  | "channel"
+  | "content"
+  | "subject"
+  | "title"
+  | "email"
+  | "phone"
+  | "direct_webhook_url"
+  | "provider_id"
+  | "device_tokens"
+  | "cta"
+  | "feed_id"
+  | "feed_identifier"
+  | "status"
+  | "error_id"
+  | "error_text"
+  | "delivered_at"
+  | "payload"
+  | "overrides"
+>;
+
+/** Each written column with its SQL type, to read the rows back out of the JSON document. */
+const NEW_MESSAGE_COLUMNS = [
+  ["id", "text"],
+  ["notification_id", "text"],
+  ["subscriber_id", "text"],
+  ["external_subscriber_id", "text"],
+  ["template_id", "text"],
+  ["template_identifier", "text"],
+  ["message_template_id", "text"],
+  ["step_id", "text"],
+  ["job_id", "text"],
+  ["transaction_id", "text"],
+  ["channel", "text"],
+  ["content", "jsonb"],
+  ["subject", "text"],
+  ["title", "text"],
+  ["email", "text"],
+  ["phone", "text"],
+  ["direct_webhook_url", "text"],
+  ["provider_id", "text"],
+  ["device_tokens", "text[]"],
+  ["cta", "jsonb"],
+  ["feed_id", "text"],
+  ["feed_identifier", "text"],
+  ["status", "text"],
+  ["error_id", "text"],
+  ["error_text", "text"],
+  ["delivered_at", "timestamptz[]"],
+  ["payload", "jsonb"],
+  ["overrides", "jsonb"],
+] as const satisfies readonly (readonly [keyof NewMessageRow, string])[];
+
+export interface NewNotificationRow {
+  id: string;
+  transaction_id: string;
+  subscriber_id: string;
+  external_subscriber_id: string;
+  template_id: string;
+  template_identifier: string | null;
+  payload: Record<string, unknown> | null;
+}
+
+/** What identifies a message for idempotency (besides the environment). */
+export interface MessageKey {
+  transaction_id: string;
+  subscriber_id: string;
+  step_id: string;
+  channel: ChannelName;
+}
+
+/**
+ * Creates the notifications that do not exist yet, in one statement. Rows travel as one JSON
+ * document: messages carry arrays (device tokens, delivery dates) that unnest cannot take.
+ */
+export async function insertNotifications(
+  db: Queryable,
+  environmentId: string,
+  organizationId: string,
+  rows: readonly NewNotificationRow[],
+): Promise<void> {
+  await db.query(
+    `INSERT INTO messages.notifications
+       (environment_id, organization_id, id, transaction_id, subscriber_id, external_subscriber_id, template_id, template_identifier, payload)
+     SELECT $1, $2, id, transaction_id, subscriber_id, external_subscriber_id, template_id, template_identifier, payload
+       FROM jsonb_to_recordset($3::jsonb) AS n(id text, transaction_id text, subscriber_id text, external_subscriber_id text,
+                                              template_id text, template_identifier text, payload jsonb)
+     ON CONFLICT (environment_id, transaction_id, subscriber_id) DO NOTHING`,
+    [environmentId, organizationId, JSON.stringify(rows)],
+  );
+}
+
+export async function selectNotificationIds(
+  db: Queryable,
+  environmentId: string,
+  keys: readonly { transaction_id: string; subscriber_id: string }[],
+): Promise<{ id: string; transaction_id: string; subscriber_id: string }[]> {
+  const { rows } = await db.query<{ id: string; transaction_id: string; subscriber_id: string }>(
+    `SELECT n.id, n.transaction_id, n.subscriber_id
+       FROM unnest($2::text[], $3::text[]) AS k(transaction_id, subscriber_id)
+       JOIN messages.notifications n
+         ON n.environment_id = $1 AND n.transaction_id = k.transaction_id AND n.subscriber_id = k.subscriber_id`,
+    [environmentId, keys.map((key) => key.transaction_id), keys.map((key) => key.subscriber_id)],
+  );
+  return rows;
+}
+
+/** Inserts in one statement; rows whose key exists already are skipped. Returns the inserted ones. */
+export async function insertMessages(
+  db: Queryable,
+  environmentId: string,
+  organizationId: string,
+  rows: readonly NewMessageRow[],
+): Promise<({ id: string } & MessageKey)[]> {
+  const names = NEW_MESSAGE_COLUMNS.map(([name]) => name).join(", ");
+  const record = NEW_MESSAGE_COLUMNS.map(([name, type]) => `${name} ${type}`).join(", ");
+  const { rows: inserted } = await db.query<{ id: string } & MessageKey>(
+    `INSERT INTO messages.messages (environment_id, organization_id, ${names})
+     SELECT $1, $2, ${names} FROM jsonb_to_recordset($3::jsonb) AS m(${record})
+     ON CONFLICT (environment_id, transaction_id, subscriber_id, step_id, channel) DO NOTHING
+     RETURNING id, transaction_id, subscriber_id, step_id, channel`,
+    [environmentId, organizationId, JSON.stringify(rows)],
+  );
+  return inserted;
+}
+
+export async function selectMessageIdsByKeys(
+  db: Queryable,
+  environmentId: string,
+  keys: readonly MessageKey[],
+): Promise<({ id: string; notification_id: string } & MessageKey)[]> {
+  const { rows } = await db.query<{ id: string; notification_id: string } & MessageKey>(
+    `SELECT m.id, m.notification_id, m.transaction_id, m.subscriber_id, m.step_id, m.channel
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS k(transaction_id, subscriber_id, step_id, channel)
+       JOIN messages.messages m
+         ON m.environment_id = $1 AND m.transaction_id = k.transaction_id AND m.subscriber_id = k.subscriber_id
+        AND m.step_id = k.step_id AND m.channel = k.channel`,
+    [
+      environmentId,
+      keys.map((key) => key.transaction_id),
+      keys.map((key) => key.subscriber_id),
+      keys.map((key) => key.step_id),
+      keys.map((key) => key.channel),
+    ],
+  );
+  return rows;
+}
+
+/**
+ * What each mark does: the columns it sets, and (for mark-all) the flag and value a message must
+ * have to be changed by it, i.e. the opposite state. Setting seen stamps last_seen_date and
+ * setting read stamps last_read_date; "unread" leaves an already-seen date as it was.
+ */
+const MARKS: Record<MarkAsName, { set: string; flag: "read" | "seen"; from: boolean }> = {
+  read: { set: "read = true, seen = true, last_read_date = now(), last_seen_date = now()", flag: "read", from: false },
+  seen: { set: "seen = true, last_seen_date = now()", flag: "seen", from: false },
+  unread: { set: "read = false, seen = true, last_seen_date = CASE WHEN seen THEN last_seen_date ELSE now() END", flag: "read", from: true },
+  unseen: { set: "read = false, seen = false", flag: "seen", from: true },
+};
+
+/** Marks the subscriber's messages among `ids` (any channel); returns them as updated. */
+export async function markMessages(
+  db: Queryable,
+  environmentId: string,
+  subscriberId: string,
+  ids: readonly string[],
+  markAs: MarkAsName,
+): Promise<MessageRow[]> {
+  const { rows } = await db.query<MessageRow>(
+    `UPDATE messages.messages SET ${MARKS[markAs].set}, updated_at = now()
+      WHERE environment_id = $1 AND subscriber_id = $2 AND id = ANY($3::text[])
+      RETURNING *`,
+    [environmentId, subscriberId, ids],
+  );
+  return rows;
+}
+
+export interface MarkAllScope {
+  subscriberId: string;
+  markAs: MarkAsName;
+  /** Only messages of these feeds; null for every feed. */
+  feedIdentifiers: readonly string[] | null;
+}
+
+/**
+ * The id that closes the next mark-all chunk: the `rows`-th id after `after` among the
+ * subscriber's in-app messages still in the opposite state; undefined when fewer remain. Both
+ * mark-all statements bound ids with row comparisons over the flag index's columns, so the
+ * planner walks exactly that index range rather than an id range of the whole table.
+ */
+export async function selectMarkAllChunkEnd(
+  db: Queryable,
+  environmentId: string,
+  scope: MarkAllScope,
+  after: string,
+  rows: number,
+): Promise<string | undefined> {
+  const { flag, from } = MARKS[scope.markAs];
+  const { rows: found } = await db.query<{ id: string }>(
+    `SELECT id FROM messages.messages
+      WHERE environment_id = $1 AND subscriber_id = $2 AND channel = 'in_app' AND ${flag} = $3
+        AND (environment_id, subscriber_id, ${flag}, id) > ($1, $2, $3, $4)
+        AND ($5::text[] IS NULL OR feed_identifier = ANY($5::text[]))
+      ORDER BY id OFFSET $6 LIMIT 1`,
+    [environmentId, scope.subscriberId, from, after, scope.feedIdentifiers, rows - 1],
+  );
+  return found[0]?.id;
+}
+
+/**
+ * Marks the subscriber's in-app messages with ids in (after, upTo] (no upper end when null)
+ * that are in the opposite state, in one statement; returns how many changed. A message changed
+ * concurrently is re-checked by Postgres before the update, so the count is exact.
+ */
+export async function markAllInRange(
+  db: Queryable,
+  environmentId: string,
+  scope: MarkAllScope,
+  after: string,
+  upTo: string | null,
+): Promise<number> {
+  const { set, flag, from } = MARKS[scope.markAs];
+  const { rowCount } = await db.query(
+    `UPDATE messages.messages SET ${set}, updated_at = now()
+      WHERE environment_id = $1 AND subscriber_id = $2 AND channel = 'in_app' AND ${flag} = $3
+        AND (environment_id, subscriber_id, ${flag}, id) > ($1, $2, $3, $4)
+        AND ($5::text IS NULL OR (environment_id, subscriber_id, ${flag}, id) <= ($1, $2, $3, $5::text))
+        AND ($6::text[] IS NULL OR feed_identifier = ANY($6::text[]))`,
+    [environmentId, scope.subscriberId, from, after, upTo, scope.feedIdentifiers],
+  );
+  return rowCount ?? 0;
+}
+
+export interface CountQuery {
+  /** Internal subscriber id. */
+  subscriberId: string;
+  seen: boolean;
+  limit: number;
+}
+
+/**
+ * For each query, the subscriber's in-app messages with seen = query.seen, counted up to its
+ * limit and no further (the seen index holds them as one range), in one statement for them all.
+ */
+export async function countMessages(db: Queryable, environmentId: string, queries: readonly CountQuery[]): Promise<number[]> {
+  const { rows } = await db.query<{ count: number }>(
+    `SELECT (SELECT count(*) FROM (
+               SELECT 1 FROM messages.messages m
+                WHERE m.environment_id = $1 AND m.subscriber_id = q.subscriber_id AND m.channel = 'in_app' AND m.seen = q.seen
+                LIMIT q.max
+             ) capped) AS count
+       FROM unnest($2::text[], $3::boolean[], $4::int[]) WITH ORDINALITY AS q(subscriber_id, seen, max, position)
+      ORDER BY q.position`,
+    [environmentId, queries.map((query) => query.subscriberId), queries.map((query) => query.seen), queries.map((query) => query.limit)],
+  );
+  return rows.map((row) => row.count);
+}
+
+export interface FeedFilters {
+  subscriberId: string;
+  feedIdentifiers: readonly string[] | null;
+  read: boolean | null;
+  seen: boolean | null;
+}
+
+const FEED_CONDITIONS = `
+  environment_id = $1 AND subscriber_id = $2 AND channel = 'in_app'
+  AND ($3::text[] IS NULL OR feed_identifier = ANY($3::text[]))
+  AND ($4::boolean IS NULL OR read = $4) AND ($5::boolean IS NULL OR seen = $5)`;
+
+const feedValues = (environmentId: string, filters: FeedFilters) => [
+  environmentId,
+  filters.subscriberId,
+  filters.feedIdentifiers,
+  filters.read,
+  filters.seen,
+];
+
+/** One feed page, newest first; fetches one extra row so the caller knows whether more follow. */
+export async function selectFeedPage(
+  db: Queryable,
+  environmentId: string,
+  filters: FeedFilters,
+  offset: number,
+  limit: number,
+): Promise<MessageRow[]> {
+  const { rows } = await db.query<MessageRow>(
+    `SELECT * FROM messages.messages WHERE ${FEED_CONDITIONS}
+      ORDER BY created_at DESC, id DESC LIMIT $6 OFFSET $7`,
+    [...feedValues(environmentId, filters), limit + 1, offset],
+  );
+  return rows;
+}
+
+export async function countFeed(db: Queryable, environmentId: string, filters: FeedFilters, cap: number): Promise<number> {
+  const { rows } = await db.query<{ count: number }>(
+    `SELECT count(*) AS count FROM (SELECT 1 FROM messages.messages WHERE ${FEED_CONDITIONS} LIMIT $6) capped`,
+    [...feedValues(environmentId, filters), cap],
+  );
+  return rows[0]!.count;
+}
+
+export interface ListFilters {
+  channel: ChannelName | null;
+  /** Internal subscriber id. */
+  subscriberId: string | null;
+  transactionIds: readonly string[] | null;
+}
+
+const LIST_CONDITIONS = `
+  environment_id = $1 AND ($2::text IS NULL OR channel = $2) AND ($3::text IS NULL OR subscriber_id = $3)
+  AND ($4::text[] IS NULL OR transaction_id = ANY($4::text[]))`;
+
+const listValues = (environmentId: string, filters: ListFilters) => [
+  environmentId,
+  filters.channel,
+  filters.subscriberId,
+  filters.transactionIds,
+];
+
+/** One page of the environment's messages, newest first, plus one extra row. */
+export async function selectMessagePage(
+  db: Queryable,
+  environmentId: string,
+  filters: ListFilters,
+  offset: number,
+  limit: number,
+): Promise<MessageRow[]> {
+  const { rows } = await db.query<MessageRow>(
+    `SELECT * FROM messages.messages WHERE ${LIST_CONDITIONS}
+      ORDER BY created_at DESC, id DESC LIMIT $5 OFFSET $6`,
+    [...listValues(environmentId, filters), limit + 1, offset],
+  );
+  return rows;
+}
+
+export async function countListedMessages(db: Queryable, environmentId: string, filters: ListFilters, cap: number): Promise<number> {
+  const { rows } = await db.query<{ count: number }>(
+    `SELECT count(*) AS count FROM (SELECT 1 FROM messages.messages WHERE ${LIST_CONDITIONS} LIMIT $5) capped`,
+    [...listValues(environmentId, filters), cap],
+  );
+  return rows[0]!.count;
+}
+
+export async function deleteMessage(db: Queryable, environmentId: string, id: string): Promise<boolean> {
+  const { rowCount } = await db.query("DELETE FROM messages.messages WHERE environment_id = $1 AND id = $2", [environmentId, id]);
+  return (rowCount ?? 0) > 0;
+}
+
+/** Hard-deletes the transaction's messages (of one channel when given); returns how many. */
+export async function deleteTransactionMessages(
+  db: Queryable,
+  environmentId: string,
+  transactionId: string,
+  channel: ChannelName | null,
+): Promise<number> {
+  const { rowCount } = await db.query(
+    "DELETE FROM messages.messages WHERE environment_id = $1 AND transaction_id = $2 AND ($3::text IS NULL OR channel = $3)",
+    [environmentId, transactionId, channel],
+  );
+  return rowCount ?? 0;
+}

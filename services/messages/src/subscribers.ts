@@ -1,0 +1,94 @@
+import type { Client } from "@connectrpc/connect";
+import type { subscribersV1 } from "@notify/proto";
+import { notFound, scopeHeaders, type Scope } from "@notify/runtime";
+
+export type SubscribersClient = Client<typeof subscribersV1.SubscriberService>;
+
+/** BatchGetSubscribers takes at most this many ids per call. */
+const BATCH_LIMIT = 1000;
+
+/** Subscribers as the messages service needs them, read through the subscribers service. */
+export interface SubscriberDirectory {
+  /**
+   * The subscriber with this external subscriberId, if it exists. Lookups made in the same turn
+   * of the event loop share one BatchGetSubscribers call per environment, so a burst of requests
+   * costs one hop, not one per request. Nothing is cached: a deleted subscriber is gone at once.
+   */
+  find(scope: Scope, subscriberId: string): Promise<subscribersV1.Subscriber | undefined>;
+  /** As find, but NOT_FOUND when the subscriber does not exist. */
+  require(scope: Scope, subscriberId: string): Promise<subscribersV1.Subscriber>;
+  /** The existing subscribers among these internal ids. */
+  findByIds(scope: Scope, ids: readonly string[]): Promise<subscribersV1.Subscriber[]>;
+}
+
+interface Waiter {
+  resolve(subscriber: subscribersV1.Subscriber | undefined): void;
+  reject(error: unknown): void;
+}
+
+interface PendingLookups {
+  scope: Scope;
+  waiters: Map<string, Waiter[]>;
+}
+
+export const subscriberNotFound = (subscriberId: string) => notFound(`Subscriber '${subscriberId}' was not found`);
+
+export function createSubscriberDirectory(client: SubscribersClient): SubscriberDirectory {
+  const pending = new Map<string, PendingLookups>();
+  let scheduled = false;
+
+  async function lookUp(batch: PendingLookups, subscriberIds: string[]): Promise<void> {
+    try {
+      const reply = await client.batchGetSubscribers({ subscriberIds }, { headers: scopeHeaders(batch.scope) });
+      const found = new Map(reply.subscribers.map((subscriber) => [subscriber.subscriberId, subscriber]));
+      for (const id of subscriberIds) for (const waiter of batch.waiters.get(id)!) waiter.resolve(found.get(id));
+    } catch (error) {
+      for (const id of subscriberIds) for (const waiter of batch.waiters.get(id)!) waiter.reject(error);
+    }
+  }
+
+  function flush() {
+    scheduled = false;
+    const batches = [...pending.values()];
+    pending.clear();
+    for (const batch of batches) {
+      const ids = [...batch.waiters.keys()];
+      for (let start = 0; start < ids.length; start += BATCH_LIMIT) void lookUp(batch, ids.slice(start, start + BATCH_LIMIT));
+    }
+  }
+
+  function find(scope: Scope, subscriberId: string): Promise<subscribersV1.Subscriber | undefined> {
+    const key = `${scope.organizationId}/${scope.environmentId}`;
+    let batch = pending.get(key);
+    if (!batch) {
+      batch = { scope, waiters: new Map() };
+      pending.set(key, batch);
+    }
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+    const waiters = batch.waiters.get(subscriberId) ?? [];
+    batch.waiters.set(subscriberId, waiters);
+    return new Promise((resolve, reject) => waiters.push({ resolve, reject }));
+  }
+
+  return {
+    find,
+
+    async require(scope, subscriberId) {
+      const subscriber = await find(scope, subscriberId);
+      if (!subscriber) throw subscriberNotFound(subscriberId);
+      return subscriber;
+    },
+
+    async findByIds(scope, ids) {
+      const unique = [...new Set(ids)];
+      const replies = [];
+      for (let start = 0; start < unique.length; start += BATCH_LIMIT) {
+        replies.push(client.batchGetSubscribers({ ids: unique.slice(start, start + BATCH_LIMIT) }, { headers: scopeHeaders(scope) }));
+      }
+      return (await Promise.all(replies)).flatMap((reply) => reply.subscribers);
+    },
+  };
+}

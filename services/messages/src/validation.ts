@@ -1,0 +1,72 @@
+import { invalidArgument, invalidField, isObjectId, type FieldErrors } from "@notify/runtime";
+import { messagesV1 } from "@notify/proto";
+import { CHANNEL_NAMES, STATUS_NAMES } from "./mapping.js";
+
+/** Messages per CreateMessages call: thousands in one statement, never an unbounded list. */
+export const MAX_CREATE_BATCH = 10_000;
+export const MAX_MARKED_IDS = 100;
+export const MAX_FEED_IDENTIFIERS = 30;
+
+const BLOCK_TYPES = new Set(["button", "text"]);
+const TEXT_ALIGNS = new Set(["center", "left", "right"]);
+const BUTTON_TYPES = new Set(["primary", "secondary"]);
+const ACTION_STATUSES = new Set(["pending", "done"]);
+
+/** Value rules for a batch of new messages; every failure at once, as one INVALID_ARGUMENT. */
+export function checkNewMessages(messages: readonly messagesV1.NewMessage[]): void {
+  if (messages.length > MAX_CREATE_BATCH) throw invalidField("messages", `at most ${MAX_CREATE_BATCH} messages per call`, messages.length);
+  const errors: FieldErrors = {};
+  messages.forEach((message, index) => {
+    const fail = (field: string, text: string, value?: string | number) => {
+      const entry = (errors[`messages[${index}].${field}`] ??= value === undefined ? { messages: [] } : { messages: [], value });
+      entry.messages.push(text);
+    };
+    for (const field of ["transactionId", "externalSubscriberId", "templateId", "messageTemplateId", "stepId"] as const) {
+      if (message[field].length === 0 || message[field].length > 255) fail(field, `${field} must be between 1 and 255 characters`, message[field]);
+    }
+    if (!isObjectId(message.subscriberId)) fail("subscriberId", "subscriberId must be an internal subscriber id", message.subscriberId);
+    if (!(message.channel in CHANNEL_NAMES)) fail("channel", "channel must be one of in_app, email, sms, chat, push", message.channel);
+    if (message.status !== messagesV1.MessageStatus.UNSPECIFIED && !(message.status in STATUS_NAMES)) {
+      fail("status", "status must be one of sent, error, warning", message.status);
+    }
+    if (message.content.case === "blocks") {
+      message.content.value.blocks.forEach((block, blockIndex) => {
+        if (!BLOCK_TYPES.has(block.type)) fail(`content[${blockIndex}].type`, "type must be button or text", block.type);
+        if (block.textAlign !== undefined && !TEXT_ALIGNS.has(block.textAlign)) {
+          fail(`content[${blockIndex}].styles.textAlign`, "textAlign must be center, left or right", block.textAlign);
+        }
+      });
+    }
+    const cta = message.cta;
+    if (cta?.type !== undefined && cta.type !== "redirect") fail("cta.type", "cta.type must be redirect", cta.type);
+    const action = cta?.action;
+    if (action?.status !== undefined && !ACTION_STATUSES.has(action.status)) fail("cta.action.status", "status must be pending or done", action.status);
+    action?.buttons.forEach((button, buttonIndex) => {
+      if (!BUTTON_TYPES.has(button.type)) fail(`cta.action.buttons[${buttonIndex}].type`, "type must be primary or secondary", button.type);
+    });
+    if (action?.result?.type !== undefined && !BUTTON_TYPES.has(action.result.type)) {
+      fail("cta.action.result.type", "type must be primary or secondary", action.result.type);
+    }
+  });
+  if (Object.keys(errors).length > 0) throw invalidArgument("Validation failed", errors);
+}
+
+/** The ids of a mark-as: 1 to 100 message ids. */
+export function checkMessageIds(ids: readonly string[]): void {
+  if (ids.length === 0 || ids.length > MAX_MARKED_IDS) {
+    throw invalidField("messageId", `messageId must name between 1 and ${MAX_MARKED_IDS} messages`, ids.length);
+  }
+  const malformed = ids.find((id) => !isObjectId(id));
+  if (malformed !== undefined) throw invalidField("messageId", "each messageId must be a message id (24 hex characters)", malformed);
+}
+
+export function checkFeedIdentifiers(identifiers: readonly string[]): void {
+  if (identifiers.length > MAX_FEED_IDENTIFIERS) {
+    throw invalidField("feedIdentifier", `at most ${MAX_FEED_IDENTIFIERS} feed identifiers`, identifiers.length);
+  }
+}
+
+/** An integer query bound, as one field error when outside [min, max]. */
+export function checkRange(field: string, value: number, min: number, max: number): void {
+  if (!Number.isInteger(value) || value < min || value > max) throw invalidField(field, `${field} must be between ${min} and ${max}`, value);
+}

@@ -1,0 +1,247 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import { messagesV1 } from "@notify/proto";
+import { fieldErrorsOf } from "@notify/runtime";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_OFFSET } from "../src/service.js";
+import { MAX_CREATE_BATCH } from "../src/validation.js";
+import { callIn, fakeSubscribers, inMemoryClient, newMessage, newScope, openDatabase, type Fixture } from "./fixtures.js";
+
+const { Channel, MarkAs } = messagesV1;
+
+let fixture: Fixture;
+const subscribers = fakeSubscribers();
+let client: ReturnType<typeof inMemoryClient>;
+/** A service that walks mark-all in chunks of 7 rows, to exercise chunking on small data. */
+let chunked: ReturnType<typeof inMemoryClient>;
+
+beforeAll(async () => {
+  fixture = await openDatabase();
+  client = inMemoryClient(fixture.pool, subscribers);
+  chunked = inMemoryClient(fixture.pool, subscribers, 7);
+});
+afterAll(() => fixture?.close());
+
+async function rpcError(call: Promise<unknown>): Promise<ConnectError> {
+  try {
+    await call;
+  } catch (error) {
+    return ConnectError.from(error);
+  }
+  throw new Error("the call succeeded");
+}
+
+/** A subscriber of a fresh environment, with the call options of that environment. */
+function setUp(subscriberId = "ada") {
+  const scope = newScope();
+  return { scope, call: callIn(scope), subscriber: subscribers.add(scope, subscriberId) };
+}
+
+describe("MessageService (in memory)", () => {
+  it("refuses calls without the scope headers", async () => {
+    expect((await rpcError(client.countMessages({ subscriberId: "x", limit: 1 }))).code).toBe(Code.Unauthenticated);
+  });
+
+  describe("CreateMessages", () => {
+    it("creates a batch, one notification per transaction and subscriber, and nothing new on a repeat", async () => {
+      const { call, subscriber, scope } = setUp();
+      const bob = subscribers.add(scope, "bob");
+      const shared = "txn-shared";
+      const batch = [
+        newMessage(subscriber, { transactionId: shared }),
+        newMessage(subscriber, { transactionId: shared, channel: Channel.EMAIL, stepId: "email" }),
+        newMessage(bob, { transactionId: shared }),
+      ];
+      const first = await client.createMessages({ messages: batch }, call);
+      expect(first.messages.map((message) => message.created)).toEqual([true, true, true]);
+      expect(first.messages[0]!.notificationId).toBe(first.messages[1]!.notificationId);
+      expect(first.messages[2]!.notificationId).not.toBe(first.messages[0]!.notificationId);
+
+      const again = await client.createMessages({ messages: [...batch, newMessage(bob, { transactionId: shared, stepId: "later" })] }, call);
+      expect(again.messages.slice(0, 3)).toEqual(first.messages.map((message) => ({ ...message, created: false })));
+      expect(again.messages[3]).toMatchObject({ created: true, notificationId: first.messages[2]!.notificationId });
+      const count = await fixture.pool.query("SELECT count(*)::int AS n FROM messages.messages WHERE environment_id = $1", [scope.environmentId]);
+      expect(count.rows[0].n).toBe(4);
+    });
+
+    it("creates a key named twice in one call once, reporting the first as created", async () => {
+      const { call, subscriber } = setUp();
+      const message = newMessage(subscriber);
+      const reply = await client.createMessages({ messages: [message, message] }, call);
+      expect(reply.messages.map((created) => created.created)).toEqual([true, false]);
+      expect(reply.messages[0]!.id).toBe(reply.messages[1]!.id);
+    });
+
+    it("takes thousands of messages in one call", async () => {
+      const { call, subscriber } = setUp();
+      const reply = await client.createMessages({ messages: Array.from({ length: 5_000 }, () => newMessage(subscriber)) }, call);
+      expect(new Set(reply.messages.map((message) => message.id)).size).toBe(5_000);
+      expect((await client.countMessages({ subscriberId: "ada", limit: 1000 }, call)).count).toBe(1000);
+    });
+
+    it("names every invalid field of every message, and writes nothing", async () => {
+      const { call, subscriber, scope } = setUp();
+      const error = await rpcError(
+        client.createMessages(
+          {
+            messages: [
+              newMessage(subscriber),
+              newMessage(subscriber, {
+                transactionId: "",
+                subscriberId: "not-an-id",
+                channel: Channel.UNSPECIFIED,
+                content: { case: "blocks", value: { blocks: [{ type: "image", content: "x", textAlign: "top" }] } },
+                cta: { type: "popup", action: { status: "later", buttons: [{ type: "tertiary", content: "x" }] } },
+              }),
+            ],
+          },
+          call,
+        ),
+      );
+      expect(error.code).toBe(Code.InvalidArgument);
+      expect(Object.keys(fieldErrorsOf(error)!).sort()).toEqual([
+        "messages[1].channel",
+        "messages[1].content[0].styles.textAlign",
+        "messages[1].content[0].type",
+        "messages[1].cta.action.buttons[0].type",
+        "messages[1].cta.action.status",
+        "messages[1].cta.type",
+        "messages[1].subscriberId",
+        "messages[1].transactionId",
+      ]);
+      const count = await fixture.pool.query("SELECT count(*)::int AS n FROM messages.messages WHERE environment_id = $1", [scope.environmentId]);
+      expect(count.rows[0].n).toBe(0);
+    });
+
+    it(`refuses more than ${MAX_CREATE_BATCH} messages per call`, async () => {
+      const { call, subscriber } = setUp();
+      const message = newMessage(subscriber);
+      const error = await rpcError(client.createMessages({ messages: Array.from({ length: MAX_CREATE_BATCH + 1 }, () => message) }, call));
+      expect(error.code).toBe(Code.InvalidArgument);
+    });
+  });
+
+  describe("subscriber-facing calls", () => {
+    it("answer NOT_FOUND for an unknown subscriber", async () => {
+      const { call } = setUp();
+      const attempts = [
+        client.markMessages({ subscriberId: "ghost", messageIds: ["64b7f0c2a1b2c3d4e5f60718"], markAs: MarkAs.READ }, call),
+        client.markAllMessages({ subscriberId: "ghost", markAs: MarkAs.READ }, call),
+        client.countMessages({ subscriberId: "ghost", limit: 10 }, call),
+        client.getFeed({ subscriberId: "ghost", limit: 10 }, call),
+      ];
+      for (const attempt of attempts) expect((await rpcError(attempt)).code).toBe(Code.NotFound);
+    });
+
+    it("do not see a subscriber of another environment", async () => {
+      const { subscriber } = setUp("shared-name");
+      const other = newScope();
+      expect((await rpcError(client.countMessages({ subscriberId: subscriber.subscriberId, limit: 10 }, callIn(other)))).code).toBe(Code.NotFound);
+    });
+
+    it("share one subscriber lookup among the calls that arrive together", async () => {
+      const { call, scope } = setUp();
+      for (let index = 0; index < 20; index++) subscribers.add(scope, `together-${index}`);
+      const before = subscribers.calls.length;
+      const counts = await Promise.all(Array.from({ length: 20 }, (_, index) => client.countMessages({ subscriberId: `together-${index}`, limit: 5 }, call)));
+      expect(counts.map((reply) => reply.count)).toEqual(Array(20).fill(0));
+      expect(subscribers.calls.length - before).toBe(1);
+    });
+
+    it("BatchCountMessages answers each count alone, with one lookup and one statement for the batch", async () => {
+      const { call, scope, subscriber } = setUp();
+      const bob = subscribers.add(scope, "bob");
+      await client.createMessages({ messages: [newMessage(subscriber), newMessage(subscriber), newMessage(bob)] }, call);
+      const before = subscribers.calls.length;
+      const reply = await client.batchCountMessages(
+        {
+          counts: [
+            { subscriberId: "ada", limit: 100 },
+            { subscriberId: "ghost", limit: 100 },
+            { subscriberId: "bob", limit: 100 },
+            { subscriberId: "ada", limit: 1 },
+            { subscriberId: "ada", limit: 0 },
+            { subscriberId: "ada", limit: 100, seen: true },
+            { subscriberId: "ada", limit: 100 },
+          ],
+        },
+        call,
+      );
+      expect(subscribers.calls.length - before).toBe(1);
+      expect(reply.results.map((result) => (result.result.case === "count" ? result.result.value : result.result.value!.code))).toEqual([
+        2,
+        Code.NotFound,
+        1,
+        1,
+        Code.InvalidArgument,
+        0,
+        2,
+      ]);
+    });
+
+    it.each([
+      ["markAs unspecified", { messageIds: ["64b7f0c2a1b2c3d4e5f60718"], markAs: MarkAs.UNSPECIFIED }, "markAs"],
+      ["no ids", { messageIds: [], markAs: MarkAs.READ }, "messageId"],
+      ["101 ids", { messageIds: Array(101).fill("64b7f0c2a1b2c3d4e5f60718"), markAs: MarkAs.READ }, "messageId"],
+      ["a malformed id", { messageIds: ["nope"], markAs: MarkAs.READ }, "messageId"],
+    ])("MarkMessages refuses %s", async (_, request, field) => {
+      const { call } = setUp();
+      const error = await rpcError(client.markMessages({ subscriberId: "ada", ...request }, call));
+      expect(error.code).toBe(Code.InvalidArgument);
+      expect(fieldErrorsOf(error)).toHaveProperty(field);
+    });
+
+    type Call = ReturnType<typeof callIn>;
+    it.each([
+      ["limit 0", (call: Call) => client.countMessages({ subscriberId: "ada", limit: 0 }, call), "limit"],
+      ["limit 1001", (call: Call) => client.countMessages({ subscriberId: "ada", limit: 1001 }, call), "limit"],
+      ["a feed page of 101", (call: Call) => client.getFeed({ subscriberId: "ada", limit: 101 }, call), "limit"],
+      ["a feed page past the deepest offset", (call: Call) => client.getFeed({ subscriberId: "ada", limit: 100, page: MAX_OFFSET / 100 + 1 }, call), "page"],
+      ["a list page of 1001", (call: Call) => client.listMessages({ limit: 1001 }, call), "limit"],
+      ["31 feeds", (call: Call) => client.markAllMessages({ subscriberId: "ada", markAs: MarkAs.SEEN, feedIdentifiers: Array(31).fill("f") }, call), "feedIdentifier"],
+      ["an unknown channel", (call: Call) => client.deleteTransactionMessages({ transactionId: "t", channel: 9 as messagesV1.Channel }, call), "channel"],
+      ["a malformed message id", (call: Call) => client.deleteMessage({ messageId: "nope" }, call), "messageId"],
+    ])("refuse %s", async (_, attempt, field) => {
+      const { call } = setUp();
+      const error = await rpcError(attempt(call));
+      expect(error.code).toBe(Code.InvalidArgument);
+      expect(fieldErrorsOf(error)).toHaveProperty(field);
+    });
+  });
+
+  describe("MarkAllMessages", () => {
+    it("walks many chunks and counts every changed message exactly once", async () => {
+      const { call, subscriber } = setUp();
+      const created = await client.createMessages({ messages: Array.from({ length: 50 }, () => newMessage(subscriber)) }, call);
+      await client.markMessages({ subscriberId: "ada", messageIds: created.messages.slice(0, 5).map((message) => message.id), markAs: MarkAs.SEEN }, call);
+      expect((await chunked.markAllMessages({ subscriberId: "ada", markAs: MarkAs.SEEN }, call)).changed).toBe(45);
+      expect((await chunked.markAllMessages({ subscriberId: "ada", markAs: MarkAs.SEEN }, call)).changed).toBe(0);
+      expect((await chunked.markAllMessages({ subscriberId: "ada", markAs: MarkAs.READ }, call)).changed).toBe(50);
+      expect((await client.countMessages({ subscriberId: "ada", seen: true, limit: 1000 }, call)).count).toBe(50);
+    });
+
+    it("splits the work exactly between concurrent mark-alls of the same subscriber", async () => {
+      const { call, subscriber } = setUp();
+      await client.createMessages({ messages: Array.from({ length: 300 }, () => newMessage(subscriber)) }, call);
+      const replies = await Promise.all(Array.from({ length: 4 }, () => chunked.markAllMessages({ subscriberId: "ada", markAs: MarkAs.READ }, call)));
+      expect(replies.reduce((sum, reply) => sum + reply.changed, 0)).toBe(300);
+    });
+
+    it("keeps other feeds and other channels as they are", async () => {
+      const { call, subscriber } = setUp();
+      await client.createMessages(
+        {
+          messages: [
+            ...Array.from({ length: 10 }, () => newMessage(subscriber, { feedIdentifier: "news" })),
+            ...Array.from({ length: 10 }, () => newMessage(subscriber, { feedIdentifier: "alerts" })),
+            newMessage(subscriber, { channel: Channel.EMAIL, stepId: "email", feedIdentifier: "news" }),
+          ],
+        },
+        call,
+      );
+      expect((await chunked.markAllMessages({ subscriberId: "ada", markAs: MarkAs.READ, feedIdentifiers: ["news"] }, call)).changed).toBe(10);
+      expect((await client.countMessages({ subscriberId: "ada", limit: 100 }, call)).count).toBe(10);
+      const email = await client.listMessages({ limit: 10, channel: Channel.EMAIL, subscriberId: "ada" }, call);
+      expect(email.messages[0]).toMatchObject({ read: false, seen: false });
+    });
+  });
+});

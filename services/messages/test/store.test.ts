@@ -1,0 +1,111 @@
+import { objectId, type Queryable } from "@notify/runtime";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import * as store from "../src/store.js";
+import { openDatabase, type Fixture } from "./fixtures.js";
+
+let fixture: Fixture;
+const environmentId = objectId();
+const heavy = objectId();
+const light = objectId();
+
+/** Loads `count` in-app messages for a subscriber straight into the table, as many as a real inbox holds. */
+async function load(db: Queryable, subscriberId: string, count: number, seen: boolean) {
+  const notification = objectId();
+  await db.query(
+    `INSERT INTO messages.notifications (id, organization_id, environment_id, transaction_id, subscriber_id, external_subscriber_id, template_id)
+     VALUES ($1, 'org', $2, $1, $3, $3, 't') ON CONFLICT DO NOTHING`,
+    [notification, environmentId, subscriberId],
+  );
+  await db.query(
+    `INSERT INTO messages.messages (id, organization_id, environment_id, notification_id, subscriber_id, external_subscriber_id,
+                                    template_id, message_template_id, step_id, transaction_id, channel, seen, created_at)
+     SELECT left(md5($3 || i), 24), 'org', $1, $2, $3, $3, 't', 'mt', 's', 'txn-' || i, 'in_app', $5,
+            now() - i * interval '1 second'
+       FROM generate_series(1, $4) AS i`,
+    [environmentId, notification, subscriberId, count, seen],
+  );
+}
+
+/** The plan of one store call, as Postgres ran it. */
+async function planOf(call: (db: Queryable) => Promise<unknown>): Promise<{ plan: any }> {
+  let result: { plan: any } | undefined;
+  const explaining: Queryable = {
+    query: (async (text: string, values: unknown[]) => {
+      const { rows } = await fixture.pool.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, values);
+      result = { plan: rows[0]["QUERY PLAN"][0].Plan };
+      return { rows: [{ count: 0 }], rowCount: 0 };
+    }) as Queryable["query"],
+  };
+  await call(explaining);
+  return result!;
+}
+
+const SCANS = new Set(["Seq Scan", "Index Scan", "Index Only Scan", "Bitmap Heap Scan"]);
+
+/** Rows a plan read from tables or indexes, including those it read and then filtered out. */
+function rowsRead(plan: any): number {
+  const children: any[] = plan.Plans ?? [];
+  const own = SCANS.has(plan["Node Type"]) ? plan["Actual Rows"] * plan["Actual Loops"] + (plan["Rows Removed by Filter"] ?? 0) : 0;
+  return own + children.reduce((sum, child) => sum + rowsRead(child), 0);
+}
+
+const hasSort = (plan: any): boolean => plan["Node Type"] === "Sort" || (plan.Plans ?? []).some(hasSort);
+
+beforeAll(async () => {
+  fixture = await openDatabase();
+  await load(fixture.pool, heavy, 20_000, false);
+  await load(fixture.pool, light, 200, true);
+  for (let index = 0; index < 50; index++) await load(fixture.pool, objectId(), 200, index % 2 === 0);
+  await fixture.pool.query("VACUUM ANALYZE messages.messages");
+});
+afterAll(() => fixture?.close());
+
+describe("store plans: the work of each statement is bounded by what it returns", () => {
+  it("counts up to the limit and reads no more than that, even with none in that state", async () => {
+    const heavyUnseen = { subscriberId: heavy, seen: false, limit: 100 };
+    const lightUnseen = { subscriberId: light, seen: false, limit: 1000 };
+    const lightSeen = { subscriberId: light, seen: true, limit: 1000 };
+    expect(await store.countMessages(fixture.pool, environmentId, [heavyUnseen, lightSeen, lightUnseen])).toEqual([100, 200, 0]);
+    expect(rowsRead((await planOf((db) => store.countMessages(db, environmentId, [heavyUnseen]))).plan)).toBe(100);
+    expect(rowsRead((await planOf((db) => store.countMessages(db, environmentId, [lightUnseen]))).plan)).toBe(0);
+    expect(rowsRead((await planOf((db) => store.countMessages(db, environmentId, [heavyUnseen, lightUnseen]))).plan)).toBe(100);
+  });
+
+  it("serves a first feed page without sorting and without reading past it", async () => {
+    for (const subscriberId of [heavy, light]) {
+      const filters = { subscriberId, feedIdentifiers: null, read: null, seen: null };
+      const { plan } = await planOf((db) => store.selectFeedPage(db, environmentId, filters, 0, 10));
+      expect(hasSort(plan)).toBe(false);
+      expect(rowsRead(plan)).toBeLessThanOrEqual(11);
+    }
+  });
+
+  it("updates one mark-all chunk reading only that chunk's rows", async () => {
+    const scope = { subscriberId: heavy, markAs: "read" as const, feedIdentifiers: null };
+    const end = await store.selectMarkAllChunkEnd(fixture.pool, environmentId, scope, "", 1000);
+    const { plan } = await planOf((db) => store.markAllInRange(db, environmentId, scope, "", end!));
+    expect(rowsRead(plan)).toBeLessThanOrEqual(1000);
+    expect(rowsRead((await planOf((db) => store.selectMarkAllChunkEnd(db, environmentId, scope, "", 1000))).plan)).toBeLessThanOrEqual(1000);
+  });
+});
+
+describe("mark-all in chunks", () => {
+  it("changes every message in the opposite state exactly once, chunk after chunk", async () => {
+    const subscriberId = objectId();
+    await load(fixture.pool, subscriberId, 2_345, false);
+    const scope = { subscriberId, markAs: "seen" as const, feedIdentifiers: null };
+    let after = "";
+    let changed = 0;
+    let chunks = 0;
+    for (;;) {
+      const end = await store.selectMarkAllChunkEnd(fixture.pool, environmentId, scope, after, 500);
+      changed += await store.markAllInRange(fixture.pool, environmentId, scope, after, end ?? null);
+      chunks++;
+      if (!end) break;
+      after = end;
+    }
+    expect(changed).toBe(2_345);
+    expect(chunks).toBe(5);
+    expect(await store.countMessages(fixture.pool, environmentId, [{ subscriberId, seen: false, limit: 1000 }])).toEqual([0]);
+  });
+});

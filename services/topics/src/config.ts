@@ -1,0 +1,16 @@
+import { z } from "zod";
+import { commonEnv, loadConfig, port, url, type Env } from "@notify/runtime";
+
+const schema = z.object({
+  ...commonEnv,
+  TOPICS_HOST: z.string().default("127.0.0.1"),
+  TOPICS_PORT: port(50053),
+  /** Topics resolve subscriber ids through the subscribers service. */
+  SUBSCRIBERS_URL: url("http://127.0.0.1:50051"),
+});
+
+export type TopicsConfig = z.infer<typeof schema>;
+
+export function readConfig(env: Env = process.env): TopicsConfig {
+  return loadConfig(schema, env);
+}

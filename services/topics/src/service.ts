@@ -1,0 +1,316 @@
+import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError, type Client, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import { topicsV1, type subscribersV1 } from "@notify/proto";
+import {
+  alreadyExists,
+  failedPrecondition,
+  invalidField,
+  notFound,
+  objectId,
+  scopeHeaders,
+  scopeOf,
+  withTransaction,
+  type Logger,
+  type Pool,
+  type Queryable,
+  type Scope,
+} from "@notify/runtime";
+import { subscriptionFromRow, summaryOf, topicFromRow } from "./mapping.js";
+import * as store from "./store.js";
+import { checkIdList, checkNewTopicKey, checkRange, checkTopicName } from "./validation.js";
+
+/** Counts stop here: an exact count over millions of rows would cost more than the page itself. */
+export const COUNT_CAP = 10_000;
+/** Members shown on a topic; the rest are paged through ListSubscriptions. */
+export const MEMBERS_SHOWN = 100;
+/** Subscribers per add or remove call: one BatchGetSubscribers call resolves them all. */
+export const MAX_SUBSCRIBERS_PER_CALL = 1000;
+export const MAX_PAGE_SIZE = 100;
+export const MAX_MEMBER_PAGE = 1000;
+export const MAX_EXCLUDED = 10_000;
+export const MAX_TOPIC_KEYS = 100;
+
+export interface TopicServiceDeps {
+  pool: Pool;
+  log: Logger;
+  subscribers: Client<typeof subscribersV1.SubscriberService>;
+}
+
+const topicNotFound = (key: string) => notFound(`Topic with key ${key} not found`);
+
+/** A fan-out cursor: the topic being paged and the last internal subscriber id given out. */
+const MEMBER_CURSOR = /^([0-9a-f]{24}):(.+)$/;
+
+export function createTopicService({ pool, subscribers }: TopicServiceDeps): ServiceImpl<typeof topicsV1.TopicService> {
+  /** Topics as replies show them: with their first members. */
+  async function withMembers(db: Queryable, scope: Scope, rows: readonly store.TopicRow[]): Promise<topicsV1.Topic[]> {
+    const members = rows.length ? await store.selectFirstMembers(db, scope.environmentId, rows.map((row) => row.id), MEMBERS_SHOWN) : [];
+    return rows.map((row) =>
+      topicFromRow(
+        row,
+        members.filter((member) => member.topic_id === row.id).map((member) => member.external_subscriber_id),
+      ),
+    );
+  }
+
+  const oneWithMembers = async (db: Queryable, scope: Scope, row: store.TopicRow) => (await withMembers(db, scope, [row]))[0]!;
+
+  /** The environment's subscribers among these external ids, in one call to the subscribers service. */
+  async function lookUp(scope: Scope, context: HandlerContext, request: { subscriberIds?: string[]; ids?: string[] }) {
+    if (!request.subscriberIds?.length && !request.ids?.length) return [];
+    const reply = await subscribers.batchGetSubscribers(request, { headers: scopeHeaders(scope), signal: context.signal });
+    return reply.subscribers;
+  }
+
+  return {
+    async createTopic(request, context) {
+      const scope = scopeOf(context);
+      checkNewTopicKey(request.key);
+      checkTopicName(request.name);
+      const row = await store.insertTopic(pool, scope.environmentId, {
+        id: objectId(),
+        organizationId: scope.organizationId,
+        key: request.key,
+        name: request.name,
+      });
+      if (!row) {
+        throw alreadyExists(
+          `Topic exists with key ${request.key} in the environment ${scope.environmentId} of the organization ${scope.organizationId}`,
+        );
+      }
+      return topicFromRow(row, []);
+    },
+
+    async upsertTopic(request, context) {
+      const scope = scopeOf(context);
+      checkNewTopicKey(request.key);
+      if (request.name !== undefined) checkTopicName(request.name);
+      const inserted = await store.insertTopic(pool, scope.environmentId, {
+        id: objectId(),
+        organizationId: scope.organizationId,
+        key: request.key,
+        name: request.name ?? null,
+      });
+      if (inserted) return { topic: topicFromRow(inserted, []), created: true };
+      if (request.failIfExists) throw alreadyExists(`Topic with key ${request.key} already exists`);
+      const existing =
+        request.name !== undefined
+          ? await store.renameTopic(pool, scope.environmentId, request.key, request.name)
+          : await store.selectTopic(pool, scope.environmentId, request.key);
+      if (!existing) throw new ConnectError(`Topic with key ${request.key} was deleted meanwhile; retry`, Code.Aborted);
+      return { topic: await oneWithMembers(pool, scope, existing), created: false };
+    },
+
+    async getTopic(request, context) {
+      const scope = scopeOf(context);
+      const row = await store.selectTopic(pool, scope.environmentId, request.key);
+      if (!row) throw topicNotFound(request.key);
+      return oneWithMembers(pool, scope, row);
+    },
+
+    async listTopics(request, context) {
+      const scope = scopeOf(context);
+      const pageSize = request.pageSize === 0 ? 10 : request.pageSize;
+      checkRange("pageSize", pageSize, 1, MAX_PAGE_SIZE);
+      checkRange("page", request.page, 0, 1_000_000);
+      const filters = { key: request.key ?? null, name: request.name ?? null };
+      const [rows, totalCount] = await Promise.all([
+        store.selectTopicPage(pool, scope.environmentId, filters, request.page * pageSize, pageSize),
+        store.countTopics(pool, scope.environmentId, filters, COUNT_CAP),
+      ]);
+      return {
+        topics: await withMembers(pool, scope, rows.slice(0, pageSize)),
+        hasMore: rows.length > pageSize,
+        totalCount,
+        totalCountCapped: totalCount >= COUNT_CAP,
+      };
+    },
+
+    async renameTopic(request, context) {
+      const scope = scopeOf(context);
+      checkTopicName(request.name);
+      const row = await store.renameTopic(pool, scope.environmentId, request.key, request.name);
+      if (!row) throw topicNotFound(request.key);
+      return oneWithMembers(pool, scope, row);
+    },
+
+    async deleteTopic(request, context) {
+      const scope = scopeOf(context);
+      await withTransaction(pool, async (tx) => {
+        // Locked first, so no member can join between the check and the delete.
+        const row = await store.selectTopicForUpdate(tx, scope.environmentId, request.key);
+        if (!row) throw topicNotFound(request.key);
+        if (!request.force && (await store.hasSubscriptions(tx, scope.environmentId, row.id))) {
+          throw failedPrecondition(
+            `Topic with key ${request.key} in the environment ${scope.environmentId} can't be deleted as it still has subscribers assigned`,
+          );
+        }
+        await store.deleteTopic(tx, scope.environmentId, row.id);
+      });
+      return {};
+    },
+
+    async addSubscribers(request, context) {
+      const scope = scopeOf(context);
+      checkNewTopicKey(request.topicKey, "topicKey");
+      checkIdList("subscriberIds", request.subscriberIds, MAX_SUBSCRIBERS_PER_CALL);
+      const requested = [...new Set(request.subscriberIds)];
+      const found = await lookUp(scope, context, { subscriberIds: requested });
+      const foundIds = new Set(found.map((subscriber) => subscriber.subscriberId));
+      const byId = new Map(found.map((subscriber) => [subscriber.id, subscriber]));
+      const result = await withTransaction(pool, async (tx) => {
+        const topic = await topicForMembers(tx, scope, request.topicKey);
+        await store.insertSubscriptions(
+          tx,
+          scope.environmentId,
+          { id: topic.id, organizationId: scope.organizationId },
+          found.map((subscriber) => ({ id: objectId(), internalSubscriberId: subscriber.id, externalSubscriberId: subscriber.subscriberId })),
+        );
+        const rows = await store.selectSubscriptionsOfSubscribers(tx, scope.environmentId, topic.id, [...byId.keys()]);
+        return { topic: await oneWithMembers(tx, scope, topic), rows };
+      });
+      return {
+        topic: result.topic,
+        succeeded: requested.filter((id) => foundIds.has(id)),
+        notFound: requested.filter((id) => !foundIds.has(id)),
+        subscriptions: result.rows.map((row) => subscriptionFromRow(row, result.topic.key, summaryOf(byId.get(row.internal_subscriber_id)!))),
+      };
+    },
+
+    async removeSubscribers(request, context) {
+      const scope = scopeOf(context);
+      checkIdList("subscriberIds", request.subscriberIds, MAX_SUBSCRIBERS_PER_CALL);
+      const requested = [...new Set(request.subscriberIds)];
+      const topic = await store.selectTopic(pool, scope.environmentId, request.topicKey);
+      if (!topic) throw topicNotFound(request.topicKey);
+      const found = await lookUp(scope, context, { subscriberIds: requested });
+      const current = new Map(found.map((subscriber) => [subscriber.id, subscriber]));
+      // By external id: memberships left behind by a deleted subscriber of the same id go too.
+      const deleted = requested.length ? await store.deleteSubscriptionsByExternalIds(pool, scope.environmentId, topic.id, requested) : [];
+      const removed = deleted.filter((row) => current.has(row.internal_subscriber_id));
+      const removedIds = new Set(removed.map((row) => row.external_subscriber_id));
+      const foundIds = new Set(found.map((subscriber) => subscriber.subscriberId));
+      return {
+        topic: await oneWithMembers(pool, scope, topic),
+        removed: removed.map((row) => subscriptionFromRow(row, topic.key, summaryOf(current.get(row.internal_subscriber_id)!))),
+        notFound: requested.filter((id) => !foundIds.has(id)),
+        notSubscribed: requested.filter((id) => foundIds.has(id) && !removedIds.has(id)),
+      };
+    },
+
+    async getSubscription(request, context) {
+      const scope = scopeOf(context);
+      const missing = () =>
+        notFound(`Subscriber ${request.externalSubscriberId} not found for topic ${request.topicKey} in the environment ${scope.environmentId}`);
+      const topic = await store.selectTopic(pool, scope.environmentId, request.topicKey);
+      if (!topic) throw missing();
+      const rows = await store.selectSubscriptionsByExternalId(pool, scope.environmentId, topic.id, request.externalSubscriberId);
+      if (rows.length === 0) throw missing();
+      // A membership counts only while its subscriber exists (a delete may have left one behind).
+      const [subscriber] = await lookUp(scope, context, { subscriberIds: [request.externalSubscriberId] });
+      const row = rows.find((candidate) => candidate.internal_subscriber_id === subscriber?.id);
+      if (!row || !subscriber) throw missing();
+      return subscriptionFromRow(row, topic.key, summaryOf(subscriber));
+    },
+
+    async listSubscriptions(request, context) {
+      const scope = scopeOf(context);
+      const limit = request.limit === 0 ? 10 : request.limit;
+      checkRange("limit", limit, 1, MAX_PAGE_SIZE);
+      if (request.after !== undefined && request.before !== undefined) {
+        throw invalidField("after", "after and before cannot be used together", request.after);
+      }
+      const topic = await store.selectTopic(pool, scope.environmentId, request.topicKey);
+      if (!topic) throw topicNotFound(request.topicKey);
+      const descending = request.direction !== topicsV1.SortDirection.ASC;
+      const backwards = request.before !== undefined;
+      const externalSubscriberId = request.subscriberId ?? null;
+      const [fetched, totalCount] = await Promise.all([
+        store.selectSubscriptionKeysetPage(pool, scope.environmentId, topic.id, {
+          cursor: request.after ?? request.before,
+          towardsLower: descending !== backwards,
+          limit,
+          externalSubscriberId,
+        }),
+        store.countSubscriptions(pool, scope.environmentId, topic.id, externalSubscriberId, COUNT_CAP),
+      ]);
+      const hasFurther = fetched.length > limit;
+      const page = fetched.slice(0, limit);
+      if (backwards) page.reverse();
+      const found = await lookUp(scope, context, { ids: page.map((row) => row.internal_subscriber_id) });
+      const byId = new Map(found.map((subscriber) => [subscriber.id, summaryOf(subscriber)]));
+      const first = page[0]?.id;
+      const last = page.at(-1)?.id;
+      // Going forwards there is a next page when we over-fetched, and a previous one when we came from a cursor.
+      const hasNext = backwards || hasFurther;
+      const hasPrevious = backwards ? hasFurther : request.after !== undefined;
+      return {
+        topic: await oneWithMembers(pool, scope, topic),
+        // A membership counts only while its subscriber exists (a delete may have left one behind).
+        subscriptions: page.flatMap((row) => {
+          const subscriber = byId.get(row.internal_subscriber_id);
+          return subscriber ? [subscriptionFromRow(row, topic.key, subscriber)] : [];
+        }),
+        ...(hasNext && last ? { next: last } : {}),
+        ...(hasPrevious && first ? { previous: first } : {}),
+        totalCount,
+        totalCountCapped: totalCount >= COUNT_CAP,
+      };
+    },
+
+    async pageMembers(request, context) {
+      const scope = scopeOf(context);
+      checkRange("limit", request.limit, 1, MAX_MEMBER_PAGE);
+      checkIdList("topicKeys", request.topicKeys, MAX_TOPIC_KEYS);
+      checkIdList("excludeSubscriberIds", request.excludeSubscriberIds, MAX_EXCLUDED);
+      const cursor = request.after === undefined ? undefined : MEMBER_CURSOR.exec(request.after);
+      if (cursor === null) throw invalidField("after", "after must be a cursor returned as next", request.after);
+      const [, cursorTopicId, cursorSubscriberId] = cursor ?? [];
+      const topicRows = await store.selectTopicsByKeys(pool, scope.environmentId, [...new Set(request.topicKeys)]);
+      const members: topicsV1.Member[] = [];
+      for (const [index, topic] of topicRows.entries()) {
+        // Topics are paged in id order; the cursor's topic resumes, earlier ones are done.
+        if (cursorTopicId !== undefined && topic.id < cursorTopicId) continue;
+        const page = await store.selectMemberPage(pool, scope.environmentId, topic.id, {
+          after: topic.id === cursorTopicId ? cursorSubscriberId! : null,
+          earlierTopicIds: topicRows.slice(0, index).map((earlier) => earlier.id),
+          excludeExternalIds: request.excludeSubscriberIds,
+          limit: request.limit - members.length,
+        });
+        for (const row of page) {
+          members.push(
+            create(topicsV1.MemberSchema, { internalSubscriberId: row.internal_subscriber_id, externalSubscriberId: row.external_subscriber_id }),
+          );
+        }
+        if (members.length === request.limit) {
+          return { members, next: `${topic.id}:${members.at(-1)!.internalSubscriberId}` };
+        }
+      }
+      return { members };
+    },
+
+    async deleteSubscriberSubscriptions(request, context) {
+      const scope = scopeOf(context);
+      if (!request.internalSubscriberId) throw invalidField("internalSubscriberId", "internalSubscriberId is required");
+      return { deleted: await store.deleteSubscriptionsOfSubscriber(pool, scope.environmentId, request.internalSubscriberId) };
+    },
+  };
+
+  /**
+   * The topic new members join, created (as Novu does, named `Autogenerated-<key>`) when missing,
+   * and kept from being deleted until the transaction ends.
+   */
+  async function topicForMembers(tx: Queryable, scope: Scope, key: string): Promise<store.TopicRow> {
+    const existing = await store.selectTopicForShare(tx, scope.environmentId, key);
+    if (existing) return existing;
+    const created = await store.insertTopic(tx, scope.environmentId, {
+      id: objectId(),
+      organizationId: scope.organizationId,
+      key,
+      name: `Autogenerated-${key}`,
+    });
+    const topic = created ?? (await store.selectTopicForShare(tx, scope.environmentId, key));
+    if (!topic) throw new ConnectError(`Topic with key ${key} was deleted meanwhile; retry`, Code.Aborted);
+    return topic;
+  }
+}

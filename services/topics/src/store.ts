@@ -1,0 +1,304 @@
+import type { Queryable } from "@notify/runtime";
+
+/** A row of topics.topics, as pg returns it. */
+export interface TopicRow {
+  id: string;
+  organization_id: string;
+  environment_id: string;
+  key: string;
+  name: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** A row of topics.subscriptions. */
+export interface SubscriptionRow {
+  id: string;
+  organization_id: string;
+  environment_id: string;
+  topic_id: string;
+  internal_subscriber_id: string;
+  external_subscriber_id: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface MemberRow {
+  topic_id: string;
+  internal_subscriber_id: string;
+  external_subscriber_id: string;
+}
+
+export interface NewMember {
+  id: string;
+  internalSubscriberId: string;
+  externalSubscriberId: string;
+}
+
+/** Inserts unless the key is taken; undefined then. */
+export async function insertTopic(
+  db: Queryable,
+  environmentId: string,
+  topic: { id: string; organizationId: string; key: string; name: string | null },
+): Promise<TopicRow | undefined> {
+  const { rows } = await db.query<TopicRow>(
+    `INSERT INTO topics.topics (environment_id, id, organization_id, key, name) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (environment_id, key) DO NOTHING
+     RETURNING *`,
+    [environmentId, topic.id, topic.organizationId, topic.key, topic.name],
+  );
+  return rows[0];
+}
+
+export async function selectTopic(db: Queryable, environmentId: string, key: string): Promise<TopicRow | undefined> {
+  const { rows } = await db.query<TopicRow>("SELECT * FROM topics.topics WHERE environment_id = $1 AND key = $2", [environmentId, key]);
+  return rows[0];
+}
+
+/** The topic, kept from being deleted until the transaction ends (renames still pass). */
+export async function selectTopicForShare(db: Queryable, environmentId: string, key: string): Promise<TopicRow | undefined> {
+  const { rows } = await db.query<TopicRow>(
+    "SELECT * FROM topics.topics WHERE environment_id = $1 AND key = $2 FOR KEY SHARE",
+    [environmentId, key],
+  );
+  return rows[0];
+}
+
+/** The topic, locked against every change and every new member until the transaction ends. */
+export async function selectTopicForUpdate(db: Queryable, environmentId: string, key: string): Promise<TopicRow | undefined> {
+  const { rows } = await db.query<TopicRow>(
+    "SELECT * FROM topics.topics WHERE environment_id = $1 AND key = $2 FOR UPDATE",
+    [environmentId, key],
+  );
+  return rows[0];
+}
+
+/** Topics by key in id order; unknown keys are absent. */
+export async function selectTopicsByKeys(db: Queryable, environmentId: string, keys: readonly string[]): Promise<TopicRow[]> {
+  const { rows } = await db.query<TopicRow>(
+    "SELECT * FROM topics.topics WHERE environment_id = $1 AND key = ANY($2) ORDER BY id",
+    [environmentId, keys],
+  );
+  return rows;
+}
+
+export async function renameTopic(db: Queryable, environmentId: string, key: string, name: string): Promise<TopicRow | undefined> {
+  const { rows } = await db.query<TopicRow>(
+    "UPDATE topics.topics SET name = $3, updated_at = now() WHERE environment_id = $1 AND key = $2 RETURNING *",
+    [environmentId, key, name],
+  );
+  return rows[0];
+}
+
+/** Deletes the topic; its memberships go with it (ON DELETE CASCADE). */
+export async function deleteTopic(db: Queryable, environmentId: string, id: string): Promise<void> {
+  await db.query("DELETE FROM topics.topics WHERE environment_id = $1 AND id = $2", [environmentId, id]);
+}
+
+export interface TopicFilters {
+  key: string | null;
+  name: string | null;
+}
+
+/** One page in creation order; fetches one extra row so the caller knows whether more follow. */
+export async function selectTopicPage(
+  db: Queryable,
+  environmentId: string,
+  filters: TopicFilters,
+  offset: number,
+  limit: number,
+): Promise<TopicRow[]> {
+  const { rows } = await db.query<TopicRow>(
+    `SELECT * FROM topics.topics
+      WHERE environment_id = $1 AND ($2::text IS NULL OR key = $2) AND ($3::text IS NULL OR name = $3)
+      ORDER BY id
+      LIMIT $4 OFFSET $5`,
+    [environmentId, filters.key, filters.name, limit + 1, offset],
+  );
+  return rows;
+}
+
+/** Counts at most `cap` topics, so the count costs the same however many there are. */
+export async function countTopics(db: Queryable, environmentId: string, filters: TopicFilters, cap: number): Promise<number> {
+  const { rows } = await db.query<{ count: number }>(
+    `SELECT count(*) AS count FROM (
+       SELECT 1 FROM topics.topics
+        WHERE environment_id = $1 AND ($2::text IS NULL OR key = $2) AND ($3::text IS NULL OR name = $3)
+        LIMIT $4
+     ) capped`,
+    [environmentId, filters.key, filters.name, cap],
+  );
+  return rows[0]!.count;
+}
+
+/** The first `perTopic` members to join each topic, in joining order. */
+export async function selectFirstMembers(
+  db: Queryable,
+  environmentId: string,
+  topicIds: readonly string[],
+  perTopic: number,
+): Promise<MemberRow[]> {
+  const { rows } = await db.query<MemberRow>(
+    `SELECT topic.id AS topic_id, first.internal_subscriber_id, first.external_subscriber_id
+       FROM unnest($2::text[]) AS topic (id)
+       CROSS JOIN LATERAL (
+         SELECT internal_subscriber_id, external_subscriber_id FROM topics.subscriptions
+          WHERE environment_id = $1 AND topic_id = topic.id
+          ORDER BY id
+          LIMIT $3
+       ) AS first`,
+    [environmentId, topicIds, perTopic],
+  );
+  return rows;
+}
+
+export async function hasSubscriptions(db: Queryable, environmentId: string, topicId: string): Promise<boolean> {
+  const { rows } = await db.query<{ found: boolean }>(
+    "SELECT EXISTS (SELECT 1 FROM topics.subscriptions WHERE environment_id = $1 AND topic_id = $2) AS found",
+    [environmentId, topicId],
+  );
+  return rows[0]!.found;
+}
+
+/** Adds the members not in the topic yet, in one statement. */
+export async function insertSubscriptions(
+  db: Queryable,
+  environmentId: string,
+  topic: { id: string; organizationId: string },
+  members: readonly NewMember[],
+): Promise<void> {
+  await db.query(
+    `INSERT INTO topics.subscriptions (environment_id, organization_id, topic_id, id, internal_subscriber_id, external_subscriber_id)
+     SELECT $1, $2, $3, member.id, member.internal_subscriber_id, member.external_subscriber_id
+       FROM unnest($4::text[], $5::text[], $6::text[]) AS member (id, internal_subscriber_id, external_subscriber_id)
+     ON CONFLICT (topic_id, internal_subscriber_id) DO NOTHING`,
+    [
+      environmentId,
+      topic.organizationId,
+      topic.id,
+      members.map((member) => member.id),
+      members.map((member) => member.internalSubscriberId),
+      members.map((member) => member.externalSubscriberId),
+    ],
+  );
+}
+
+export async function selectSubscriptionsOfSubscribers(
+  db: Queryable,
+  environmentId: string,
+  topicId: string,
+  internalSubscriberIds: readonly string[],
+): Promise<SubscriptionRow[]> {
+  const { rows } = await db.query<SubscriptionRow>(
+    `SELECT * FROM topics.subscriptions
+      WHERE environment_id = $1 AND topic_id = $2 AND internal_subscriber_id = ANY($3)
+      ORDER BY id`,
+    [environmentId, topicId, internalSubscriberIds],
+  );
+  return rows;
+}
+
+/** The topic's memberships recorded for an external subscriber id (more than one only if stale). */
+export async function selectSubscriptionsByExternalId(
+  db: Queryable,
+  environmentId: string,
+  topicId: string,
+  externalSubscriberId: string,
+): Promise<SubscriptionRow[]> {
+  const { rows } = await db.query<SubscriptionRow>(
+    "SELECT * FROM topics.subscriptions WHERE environment_id = $1 AND topic_id = $2 AND external_subscriber_id = $3",
+    [environmentId, topicId, externalSubscriberId],
+  );
+  return rows;
+}
+
+/** Removes the memberships of these external subscriber ids, stale ones included. */
+export async function deleteSubscriptionsByExternalIds(
+  db: Queryable,
+  environmentId: string,
+  topicId: string,
+  externalSubscriberIds: readonly string[],
+): Promise<SubscriptionRow[]> {
+  const { rows } = await db.query<SubscriptionRow>(
+    "DELETE FROM topics.subscriptions WHERE environment_id = $1 AND topic_id = $2 AND external_subscriber_id = ANY($3) RETURNING *",
+    [environmentId, topicId, externalSubscriberIds],
+  );
+  return rows;
+}
+
+export async function deleteSubscriptionsOfSubscriber(db: Queryable, environmentId: string, internalSubscriberId: string): Promise<number> {
+  const { rowCount } = await db.query(
+    "DELETE FROM topics.subscriptions WHERE environment_id = $1 AND internal_subscriber_id = $2",
+    [environmentId, internalSubscriberId],
+  );
+  return rowCount ?? 0;
+}
+
+/**
+ * Keyset page of a topic's memberships after (or, with `towardsLower`, below) the `cursor` id.
+ * Fetches limit + 1 rows so the caller knows whether the page has a neighbour in that direction.
+ */
+export async function selectSubscriptionKeysetPage(
+  db: Queryable,
+  environmentId: string,
+  topicId: string,
+  query: { cursor: string | undefined; towardsLower: boolean; limit: number; externalSubscriberId: string | null },
+): Promise<SubscriptionRow[]> {
+  const { rows } = await db.query<SubscriptionRow>(
+    `SELECT * FROM topics.subscriptions
+      WHERE environment_id = $1 AND topic_id = $2
+        AND ($3::text IS NULL OR (CASE WHEN $4 THEN id < $3 ELSE id > $3 END))
+        AND ($6::text IS NULL OR external_subscriber_id = $6)
+      ORDER BY CASE WHEN $4 THEN id END DESC, id ASC
+      LIMIT $5`,
+    [environmentId, topicId, query.cursor ?? null, query.towardsLower, query.limit + 1, query.externalSubscriberId],
+  );
+  return rows;
+}
+
+/** Counts at most `cap` memberships of a topic. */
+export async function countSubscriptions(
+  db: Queryable,
+  environmentId: string,
+  topicId: string,
+  externalSubscriberId: string | null,
+  cap: number,
+): Promise<number> {
+  const { rows } = await db.query<{ count: number }>(
+    `SELECT count(*) AS count FROM (
+       SELECT 1 FROM topics.subscriptions
+        WHERE environment_id = $1 AND topic_id = $2 AND ($3::text IS NULL OR external_subscriber_id = $3)
+        LIMIT $4
+     ) capped`,
+    [environmentId, topicId, externalSubscriberId, cap],
+  );
+  return rows[0]!.count;
+}
+
+/**
+ * Up to `limit` members of one topic in internal-id order after `after`, leaving out the
+ * excluded external ids and anyone who is also a member of one of `earlierTopicIds` (they were
+ * paged with that topic already). Walks the (topic_id, internal_subscriber_id) index, so a page
+ * costs the same at the start of a topic of millions as at its end.
+ */
+export async function selectMemberPage(
+  db: Queryable,
+  environmentId: string,
+  topicId: string,
+  page: { after: string | null; earlierTopicIds: readonly string[]; excludeExternalIds: readonly string[]; limit: number },
+): Promise<MemberRow[]> {
+  const { rows } = await db.query<MemberRow>(
+    `SELECT member.topic_id, member.internal_subscriber_id, member.external_subscriber_id
+       FROM topics.subscriptions AS member
+      WHERE member.environment_id = $1 AND member.topic_id = $2
+        AND ($3::text IS NULL OR member.internal_subscriber_id > $3)
+        AND member.external_subscriber_id <> ALL($4::text[])
+        AND NOT EXISTS (
+          SELECT 1 FROM topics.subscriptions AS earlier
+           WHERE earlier.topic_id = ANY($5::text[]) AND earlier.internal_subscriber_id = member.internal_subscriber_id)
+      ORDER BY member.internal_subscriber_id
+      LIMIT $6`,
+    [environmentId, topicId, page.after, page.excludeExternalIds, page.earlierTopicIds, page.limit],
+  );
+  return rows;
+}

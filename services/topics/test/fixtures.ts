@@ -1,0 +1,109 @@
+import { create } from "@bufbuild/protobuf";
+import { ConnectError, createClient, createRouterTransport, type ConnectRouter } from "@connectrpc/connect";
+import { subscribersV1, topicsV1 } from "@notify/proto";
+import {
+  ENVIRONMENT_HEADER,
+  ORGANIZATION_HEADER,
+  createLogger,
+  createPool,
+  objectId,
+  scopeOf,
+  serverInterceptors,
+  type Pool,
+} from "@notify/runtime";
+import { createTestDatabase, type TestDatabase } from "@notify/testing";
+import { routes } from "../src/routes.js";
+import { migrations } from "../src/server.js";
+
+const log = createLogger("test", "silent");
+
+export interface Fixture {
+  database: TestDatabase;
+  pool: Pool;
+  close(): Promise<void>;
+}
+
+export async function openDatabase(): Promise<Fixture> {
+  const database = await createTestDatabase([migrations]);
+  const pool = createPool(database.url, 10);
+  return {
+    database,
+    pool,
+    async close() {
+      await pool.end();
+      await database.drop();
+    },
+  };
+}
+
+export interface TestScope {
+  organizationId: string;
+  environmentId: string;
+}
+
+export const newScope = (): TestScope => ({ organizationId: objectId(), environmentId: objectId() });
+
+export const callAs = (scope: TestScope) => ({
+  headers: { [ORGANIZATION_HEADER]: scope.organizationId, [ENVIRONMENT_HEADER]: scope.environmentId },
+});
+
+/** Stands in for the subscribers service: subscribers per environment, looked up in batches. */
+export class FakeSubscribers {
+  private readonly byEnvironment = new Map<string, Map<string, subscribersV1.Subscriber>>();
+  /** How many BatchGetSubscribers calls were made. */
+  calls = 0;
+
+  add(scope: TestScope, subscriberId: string, firstName?: string): subscribersV1.Subscriber {
+    const subscriber = create(subscribersV1.SubscriberSchema, {
+      id: objectId(),
+      organizationId: scope.organizationId,
+      environmentId: scope.environmentId,
+      subscriberId,
+      ...(firstName ? { firstName } : {}),
+    });
+    this.environment(scope.environmentId).set(subscriberId, subscriber);
+    return subscriber;
+  }
+
+  remove(scope: TestScope, subscriberId: string): void {
+    this.environment(scope.environmentId).delete(subscriberId);
+  }
+
+  private environment(environmentId: string) {
+    let subscribers = this.byEnvironment.get(environmentId);
+    if (!subscribers) this.byEnvironment.set(environmentId, (subscribers = new Map()));
+    return subscribers;
+  }
+
+  routes() {
+    return (router: ConnectRouter) => {
+      router.service(subscribersV1.SubscriberService, {
+        batchGetSubscribers: (request, context) => {
+          this.calls += 1;
+          const subscribers = [...this.environment(scopeOf(context).environmentId).values()];
+          return {
+            subscribers: subscribers.filter((s) => request.subscriberIds.includes(s.subscriberId) || request.ids.includes(s.id)),
+          };
+        },
+      });
+    };
+  }
+}
+
+const inMemory = (routesOf: (router: ConnectRouter) => void) =>
+  createRouterTransport(routesOf, { router: { interceptors: serverInterceptors(log) } });
+
+/** The topics service behind an in-memory transport, talking to `subscribers` in memory too. */
+export function inMemoryClient(pool: Pool, subscribers: FakeSubscribers) {
+  const subscriberClient = createClient(subscribersV1.SubscriberService, inMemory(subscribers.routes()));
+  return createClient(topicsV1.TopicService, inMemory(routes({ pool, log, subscribers: subscriberClient })));
+}
+
+export async function rpcError(call: Promise<unknown>): Promise<ConnectError> {
+  try {
+    await call;
+  } catch (error) {
+    return ConnectError.from(error);
+  }
+  throw new Error("the call succeeded");
+}

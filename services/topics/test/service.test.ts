@@ -1,0 +1,265 @@
+import { Code } from "@connectrpc/connect";
+import { topicsV1 } from "@notify/proto";
+import { fieldErrorsOf, objectId } from "@notify/runtime";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import * as store from "../src/store.js";
+import { FakeSubscribers, callAs, inMemoryClient, newScope, openDatabase, rpcError, type Fixture, type TestScope } from "./fixtures.js";
+
+let fixture: Fixture;
+let subscribers: FakeSubscribers;
+let client: ReturnType<typeof inMemoryClient>;
+beforeAll(async () => {
+  fixture = await openDatabase();
+  subscribers = new FakeSubscribers();
+  client = inMemoryClient(fixture.pool, subscribers);
+});
+afterAll(() => fixture?.close());
+
+function people(scope: TestScope, ...ids: string[]) {
+  return ids.map((id) => subscribers.add(scope, id, id.toUpperCase()));
+}
+
+describe("topics", () => {
+  const scope = newScope();
+  const call = callAs(scope);
+
+  it("creates, gets, renames and lists topics", async () => {
+    const created = await client.createTopic({ key: "news", name: "News" }, call);
+    expect(created).toMatchObject({ key: "news", name: "News", subscribers: [], organizationId: scope.organizationId, environmentId: scope.environmentId });
+    expect((await client.getTopic({ key: "news" }, call)).id).toBe(created.id);
+    expect((await client.renameTopic({ key: "news", name: "Daily news" }, call)).name).toBe("Daily news");
+    await client.createTopic({ key: "sports", name: "Sports" }, call);
+    const page = await client.listTopics({ page: 0, pageSize: 1 }, call);
+    expect(page).toMatchObject({ hasMore: true, totalCount: 2, totalCountCapped: false });
+    expect(page.topics.map((topic) => topic.key)).toEqual(["news"]);
+    expect((await client.listTopics({ page: 1, pageSize: 1 }, call)).topics.map((topic) => topic.key)).toEqual(["sports"]);
+    expect((await client.listTopics({ page: 0, pageSize: 10, name: "Sports" }, call)).topics.map((topic) => topic.key)).toEqual(["sports"]);
+    expect((await client.listTopics({ page: 0, pageSize: 10 }, callAs(newScope()))).topics).toEqual([]);
+  });
+
+  it("answers ALREADY_EXISTS for a taken key, NOT_FOUND for unknown ones, INVALID_ARGUMENT for bad keys", async () => {
+    await client.createTopic({ key: "taken", name: "T" }, call);
+    expect((await rpcError(client.createTopic({ key: "taken", name: "T" }, call))).code).toBe(Code.AlreadyExists);
+    expect((await rpcError(client.getTopic({ key: "nope" }, call))).code).toBe(Code.NotFound);
+    expect((await rpcError(client.renameTopic({ key: "nope", name: "x" }, call))).code).toBe(Code.NotFound);
+    for (const key of ["has space", "x".repeat(256), ""]) {
+      const error = await rpcError(client.createTopic({ key, name: "Bad" }, call));
+      expect(error.code).toBe(Code.InvalidArgument);
+      expect(fieldErrorsOf(error)).toHaveProperty("key");
+    }
+    await client.createTopic({ key: "user@example.com", name: "Email keys are valid" }, call);
+  });
+
+  it("upserts: creates, then renames, or refuses when asked to fail on an existing key", async () => {
+    const first = await client.upsertTopic({ key: "upserted" }, call);
+    expect(first.created).toBe(true);
+    expect(first.topic?.name).toBeUndefined();
+    const second = await client.upsertTopic({ key: "upserted", name: "Named" }, call);
+    expect(second).toMatchObject({ created: false, topic: { id: first.topic!.id, name: "Named" } });
+    expect((await client.upsertTopic({ key: "upserted" }, call)).topic?.name).toBe("Named");
+    expect((await rpcError(client.upsertTopic({ key: "upserted", failIfExists: true }, call))).code).toBe(Code.AlreadyExists);
+  });
+
+  it("deletes only a topic without members, unless forced", async () => {
+    people(scope, "del-1");
+    await client.addSubscribers({ topicKey: "doomed", subscriberIds: ["del-1"] }, call);
+    expect((await rpcError(client.deleteTopic({ key: "doomed", force: false }, call))).code).toBe(Code.FailedPrecondition);
+    await client.deleteTopic({ key: "doomed", force: true }, call);
+    expect((await rpcError(client.getTopic({ key: "doomed" }, call))).code).toBe(Code.NotFound);
+    expect((await rpcError(client.getSubscription({ topicKey: "doomed", externalSubscriberId: "del-1" }, call))).code).toBe(Code.NotFound);
+    await client.createTopic({ key: "empty", name: "E" }, call);
+    await client.deleteTopic({ key: "empty", force: false }, call);
+    expect((await rpcError(client.deleteTopic({ key: "empty", force: false }, call))).code).toBe(Code.NotFound);
+  });
+});
+
+describe("membership", () => {
+  const scope = newScope();
+  const call = callAs(scope);
+
+  it("adds known subscribers idempotently, reports unknown ones, creates the topic when missing", async () => {
+    const [ada, bob] = people(scope, "ada", "bob");
+    const reply = await client.addSubscribers({ topicKey: "team", subscriberIds: ["ada", "ghost", "bob", "ada"] }, call);
+    expect(reply.succeeded).toEqual(["ada", "bob"]);
+    expect(reply.notFound).toEqual(["ghost"]);
+    expect(reply.topic).toMatchObject({ key: "team", name: "Autogenerated-team", subscribers: ["ada", "bob"] });
+    expect(reply.subscriptions.map((s) => [s.internalSubscriberId, s.externalSubscriberId, s.subscriber?.firstName])).toEqual([
+      [ada!.id, "ada", "ADA"],
+      [bob!.id, "bob", "BOB"],
+    ]);
+    const again = await client.addSubscribers({ topicKey: "team", subscriberIds: ["ada"] }, call);
+    expect(again.subscriptions[0]?.id).toBe(reply.subscriptions[0]?.id);
+    const { rows } = await fixture.pool.query("SELECT count(*)::int AS count FROM topics.subscriptions WHERE topic_id = $1", [reply.topic!.id]);
+    expect(rows[0].count).toBe(2);
+  });
+
+  it("adds many members with one subscriber lookup", async () => {
+    const ids = Array.from({ length: 300 }, (_, index) => `bulk-${index}`);
+    people(scope, ...ids);
+    const before = subscribers.calls;
+    const reply = await client.addSubscribers({ topicKey: "bulk", subscriberIds: ids }, call);
+    expect(reply.succeeded).toHaveLength(300);
+    expect(subscribers.calls - before).toBe(1);
+    expect(reply.topic?.subscribers).toHaveLength(100);
+    expect((await rpcError(client.addSubscribers({ topicKey: "bulk", subscriberIds: Array.from({ length: 1001 }, String) }, call))).code).toBe(
+      Code.InvalidArgument,
+    );
+  });
+
+  it("checks a membership: the record, or NOT_FOUND for non-members, unknown topics and unknown subscribers", async () => {
+    const [carol] = people(scope, "carol");
+    people(scope, "dave");
+    const topic = (await client.addSubscribers({ topicKey: "checked", subscriberIds: ["carol"] }, call)).topic!;
+    const record = await client.getSubscription({ topicKey: "checked", externalSubscriberId: "carol" }, call);
+    expect(record).toMatchObject({
+      organizationId: scope.organizationId,
+      environmentId: scope.environmentId,
+      topicId: topic.id,
+      topicKey: "checked",
+      internalSubscriberId: carol!.id,
+      externalSubscriberId: "carol",
+    });
+    for (const [topicKey, externalSubscriberId] of [
+      ["checked", "dave"],
+      ["checked", "nobody"],
+      ["unknown-topic", "carol"],
+    ] as const) {
+      const error = await rpcError(client.getSubscription({ topicKey, externalSubscriberId }, call));
+      expect(error.code).toBe(Code.NotFound);
+      expect(error.rawMessage).toBe(`Subscriber ${externalSubscriberId} not found for topic ${topicKey} in the environment ${scope.environmentId}`);
+    }
+    expect((await rpcError(client.getSubscription({ topicKey: "checked", externalSubscriberId: "carol" }, callAs(newScope())))).code).toBe(
+      Code.NotFound,
+    );
+  });
+
+  it("does not count a membership left behind by a deleted subscriber", async () => {
+    people(scope, "erin");
+    await client.addSubscribers({ topicKey: "stale", subscriberIds: ["erin"] }, call);
+    subscribers.remove(scope, "erin");
+    expect((await rpcError(client.getSubscription({ topicKey: "stale", externalSubscriberId: "erin" }, call))).code).toBe(Code.NotFound);
+    expect((await client.listSubscriptions({ topicKey: "stale", limit: 10 }, call)).subscriptions).toEqual([]);
+    people(scope, "erin");
+    expect((await rpcError(client.getSubscription({ topicKey: "stale", externalSubscriberId: "erin" }, call))).code).toBe(Code.NotFound);
+    await client.addSubscribers({ topicKey: "stale", subscriberIds: ["erin"] }, call);
+    expect((await client.getSubscription({ topicKey: "stale", externalSubscriberId: "erin" }, call)).externalSubscriberId).toBe("erin");
+  });
+
+  it("removes members, reporting unknown subscribers and non-members", async () => {
+    people(scope, "fay", "gus", "hal");
+    await client.addSubscribers({ topicKey: "removal", subscriberIds: ["fay", "gus"] }, call);
+    const reply = await client.removeSubscribers({ topicKey: "removal", subscriberIds: ["fay", "hal", "ghost"] }, call);
+    expect(reply.removed.map((s) => s.externalSubscriberId)).toEqual(["fay"]);
+    expect(reply.notSubscribed).toEqual(["hal"]);
+    expect(reply.notFound).toEqual(["ghost"]);
+    expect(reply.topic?.subscribers).toEqual(["gus"]);
+    expect((await rpcError(client.removeSubscribers({ topicKey: "no-such-topic", subscriberIds: ["gus"] }, call))).code).toBe(Code.NotFound);
+  });
+
+  it("removes every membership of a deleted subscriber, in its environment only", async () => {
+    const [ivy] = people(scope, "ivy");
+    await client.addSubscribers({ topicKey: "ivy-1", subscriberIds: ["ivy"] }, call);
+    await client.addSubscribers({ topicKey: "ivy-2", subscriberIds: ["ivy"] }, call);
+    const elsewhere = newScope();
+    await store.insertTopic(fixture.pool, elsewhere.environmentId, { id: objectId(), organizationId: elsewhere.organizationId, key: "x", name: null });
+    const other = (await store.selectTopic(fixture.pool, elsewhere.environmentId, "x"))!;
+    await store.insertSubscriptions(fixture.pool, elsewhere.environmentId, { id: other.id, organizationId: elsewhere.organizationId }, [
+      { id: objectId(), internalSubscriberId: ivy!.id, externalSubscriberId: "ivy" },
+    ]);
+    expect((await client.deleteSubscriberSubscriptions({ internalSubscriberId: ivy!.id }, call)).deleted).toBe(2);
+    expect((await rpcError(client.getSubscription({ topicKey: "ivy-1", externalSubscriberId: "ivy" }, call))).code).toBe(Code.NotFound);
+    expect(await store.hasSubscriptions(fixture.pool, elsewhere.environmentId, other.id)).toBe(true);
+  });
+
+  it("never deletes a topic a member is joining at that moment", async () => {
+    people(scope, "joiner");
+    for (let round = 0; round < 10; round += 1) {
+      const key = `contended-${round}`;
+      await client.createTopic({ key, name: key }, call);
+      const [, deletion] = await Promise.allSettled([
+        client.addSubscribers({ topicKey: key, subscriberIds: ["joiner"] }, call),
+        client.deleteTopic({ key, force: false }, call),
+      ]);
+      if (deletion.status === "rejected") expect((deletion.reason as { code: Code }).code).toBe(Code.FailedPrecondition);
+      // Whichever came first, the member ends up in a topic of that key.
+      expect((await client.getSubscription({ topicKey: key, externalSubscriberId: "joiner" }, call)).externalSubscriberId).toBe("joiner");
+    }
+  });
+
+  it("pages a topic's memberships by cursor in both directions, with subscriber details", async () => {
+    const ids = ["p0", "p1", "p2", "p3", "p4"];
+    people(scope, ...ids);
+    for (const id of ids) await client.addSubscribers({ topicKey: "paged", subscriberIds: [id] }, call);
+    const seen: string[] = [];
+    let after: string | undefined;
+    do {
+      const page = await client.listSubscriptions(
+        { topicKey: "paged", limit: 2, direction: topicsV1.SortDirection.ASC, ...(after ? { after } : {}) },
+        call,
+      );
+      expect(page.totalCount).toBe(5);
+      seen.push(...page.subscriptions.map((s) => s.externalSubscriberId));
+      expect(page.subscriptions.every((s) => s.subscriber?.firstName === s.externalSubscriberId.toUpperCase())).toBe(true);
+      after = page.next;
+    } while (after);
+    expect(seen).toEqual(ids);
+    const newest = await client.listSubscriptions({ topicKey: "paged", limit: 2, direction: topicsV1.SortDirection.DESC }, call);
+    expect(newest.subscriptions.map((s) => s.externalSubscriberId)).toEqual(["p4", "p3"]);
+    const back = await client.listSubscriptions({ topicKey: "paged", limit: 2, direction: topicsV1.SortDirection.DESC, before: newest.next! }, call);
+    expect(back.subscriptions.map((s) => s.externalSubscriberId)).toEqual(["p4"]);
+    const one = await client.listSubscriptions({ topicKey: "paged", limit: 10, subscriberId: "p2" }, call);
+    expect(one.subscriptions.map((s) => s.externalSubscriberId)).toEqual(["p2"]);
+    expect((await rpcError(client.listSubscriptions({ topicKey: "nope", limit: 10 }, call))).code).toBe(Code.NotFound);
+  });
+});
+
+describe("fan-out paging", () => {
+  const scope = newScope();
+  const call = callAs(scope);
+
+  /** Members straight into the store: fan-out paging needs many, and no subscriber lookups. */
+  async function seed(key: string, members: string[]) {
+    await store.insertTopic(fixture.pool, scope.environmentId, { id: objectId(), organizationId: scope.organizationId, key, name: key });
+    const topic = (await store.selectTopic(fixture.pool, scope.environmentId, key))!;
+    await store.insertSubscriptions(
+      fixture.pool,
+      scope.environmentId,
+      { id: topic.id, organizationId: scope.organizationId },
+      members.map((internal) => ({ id: objectId(), internalSubscriberId: internal, externalSubscriberId: `ext-${internal}` })),
+    );
+  }
+
+  it("streams the distinct members of several topics in pages, leaving out excluded ids", async () => {
+    const internal = Array.from({ length: 3000 }, () => objectId());
+    await seed("big", internal.slice(0, 2500));
+    await seed("overlap", internal.slice(2000, 3000));
+    const excluded = [`ext-${internal[10]}`, `ext-${internal[2900]}`];
+    const collected: string[] = [];
+    const pageSizes: number[] = [];
+    let after: string | undefined;
+    do {
+      const page = await client.pageMembers(
+        { topicKeys: ["big", "overlap", "missing-topic"], excludeSubscriberIds: excluded, limit: 700, ...(after ? { after } : {}) },
+        call,
+      );
+      pageSizes.push(page.members.length);
+      for (const member of page.members) {
+        expect(member.externalSubscriberId).toBe(`ext-${member.internalSubscriberId}`);
+        collected.push(member.internalSubscriberId);
+      }
+      after = page.next;
+    } while (after);
+    expect(collected).toHaveLength(2998);
+    expect(new Set(collected).size).toBe(2998);
+    expect(collected).not.toContain(internal[10]);
+    expect(collected).not.toContain(internal[2900]);
+    expect(pageSizes.slice(0, -1).every((size) => size === 700)).toBe(true);
+  });
+
+  it("refuses a cursor it did not make and limits out of range", async () => {
+    expect((await rpcError(client.pageMembers({ topicKeys: ["big"], limit: 10, after: "nonsense" }, call))).code).toBe(Code.InvalidArgument);
+    expect((await rpcError(client.pageMembers({ topicKeys: ["big"], limit: 0 }, call))).code).toBe(Code.InvalidArgument);
+    expect((await rpcError(client.pageMembers({ topicKeys: ["big"], limit: 1001 }, call))).code).toBe(Code.InvalidArgument);
+    expect((await client.pageMembers({ topicKeys: ["missing"], limit: 10 }, call)).members).toEqual([]);
+  });
+});

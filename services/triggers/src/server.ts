@@ -1,0 +1,48 @@
+import { fileURLToPath } from "node:url";
+import {
+  createLogger,
+  createPool,
+  isMain,
+  migrate,
+  runMain,
+  serveRpc,
+  stopOnSignals,
+  type MigrationSet,
+} from "@notify/runtime";
+import { readConfig, type TriggersConfig } from "./config.js";
+import { routes } from "./routes.js";
+
+export { readConfig };
+
+export const migrations: MigrationSet = {
+  schema: "triggers",
+  dir: fileURLToPath(new URL("../migrations", import.meta.url)),
+};
+
+export interface RunningTriggers {
+  readonly port: number;
+  stop(): Promise<void>;
+}
+
+/** Composition root: pool, migrations, services, RPC server. */
+export async function start(config: TriggersConfig): Promise<RunningTriggers> {
+  const log = createLogger("triggers", config.LOG_LEVEL);
+  const pool = createPool(config.DATABASE_URL);
+  await migrate(pool, migrations, log);
+  const server = await serveRpc({ host: config.TRIGGERS_HOST, port: config.TRIGGERS_PORT, log, routes: routes({ pool, log }) });
+  return {
+    port: server.port,
+    async stop() {
+      await server.close();
+      await pool.end();
+    },
+  };
+}
+
+if (isMain(import.meta.url)) {
+  runMain(async () => {
+    const config = readConfig();
+    const running = await start(config);
+    stopOnSignals(createLogger("triggers", config.LOG_LEVEL), running.stop);
+  });
+}

@@ -1,0 +1,326 @@
+import { randomBytes } from "node:crypto";
+import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import type { workflowsV1 } from "@notify/proto";
+import {
+  alreadyExists,
+  failedPrecondition,
+  invalidArgument,
+  invalidField,
+  isObjectId,
+  notFound,
+  objectId,
+  scopeOf,
+  withTransaction,
+  type FieldErrors,
+  type Queryable,
+  type Scope,
+} from "@notify/runtime";
+import { isUniqueViolation } from "../pg-errors.js";
+import type { ServiceDeps } from "../routes.js";
+import {
+  activeWorkflowFromRow,
+  channelSettings,
+  feedFromRow,
+  groupFromRow,
+  stepsFromJson,
+  stepsToJson,
+  workflowFromRow,
+} from "./mapping.js";
+import { idFromSlug, slugify } from "./slug.js";
+import { activeChannels, feedReferences, identifySteps } from "./steps.js";
+import * as store from "./store.js";
+import { extractVariables } from "./variables.js";
+
+/** Counts stop here: an exact count over millions of rows would cost more than the page itself. */
+export const COUNT_CAP = 10_000;
+export const MAX_PAGE_SIZE = 100;
+export const MAX_ACTIVE_PAGE = 1000;
+/** Live feeds per environment; GET /v1/feeds lists them all, so their number is bounded. */
+export const MAX_FEEDS = 1000;
+/** Groups listed per environment (Novu's list is not paginated either). */
+export const MAX_GROUPS = 1000;
+export const MAX_STEPS = 50;
+const MAX_NAME = 255;
+const MAX_DESCRIPTION = 1000;
+/** Room left in a 255-character identifier for the "-xxxxxx" that makes a taken one unique. */
+const IDENTIFIER_BASE = 240;
+const IDENTIFIER_ATTEMPTS = 5;
+
+const workflowNotFound = (key: string) => notFound(`Workflow with id: ${key} cannot be found`);
+
+/** `-` and six random base-36 characters, Novu's way of making a taken identifier unique. */
+const identifierSuffix = () => `-${BigInt(`0x${randomBytes(5).toString("hex")}`).toString(36).slice(-6)}`;
+
+/** Where REST's {workflowId} may point: an internal id, a trigger identifier or a slug. */
+function keyOf(workflowId: string) {
+  return { id: isObjectId(workflowId) ? workflowId : undefined, identifier: workflowId, slugId: idFromSlug(workflowId) };
+}
+
+function lookupOf(request: workflowsV1.GetWorkflowRequest) {
+  switch (request.key.case) {
+    case "any":
+      return { text: request.key.value, key: keyOf(request.key.value) };
+    case "identifier":
+      return { text: request.key.value, key: { identifier: request.key.value } };
+    default:
+      throw invalidField("workflowId", "a workflow id, identifier or slug is required");
+  }
+}
+
+/** Length rules the table enforces too; checked here so a bad value is a 422, never a 500. */
+function checkWorkflowWrite(fields: { name?: string | undefined; description?: string | undefined; steps?: readonly unknown[] | undefined }) {
+  const errors: FieldErrors = {};
+  if (fields.name !== undefined && (fields.name.trim().length === 0 || fields.name.length > MAX_NAME)) {
+    errors.name = { messages: [`name must be between 1 and ${MAX_NAME} characters`], value: fields.name };
+  }
+  if (fields.description !== undefined && fields.description.length > MAX_DESCRIPTION) {
+    errors.description = { messages: [`description must be at most ${MAX_DESCRIPTION} characters`], value: fields.description };
+  }
+  if (fields.steps !== undefined && fields.steps.length > MAX_STEPS) {
+    errors.steps = { messages: [`a workflow has at most ${MAX_STEPS} steps`] };
+  }
+  if (Object.keys(errors).length > 0) throw invalidArgument("Validation failed", errors);
+}
+
+function pageSize(limit: number, fallback: number, max: number): number {
+  if (limit < 0 || limit > max) throw invalidField("limit", `limit must be between 1 and ${max}`, limit);
+  return limit === 0 ? fallback : limit;
+}
+
+/** The steps as stored, with what is derived from them. */
+function prepareSteps(steps: readonly workflowsV1.Step[], previous: readonly workflowsV1.Step[] = []) {
+  const stored = identifySteps(steps, previous);
+  const { variables, subscriberVariables, errors } = extractVariables(stored);
+  return { stored, variables, subscriberVariables, errors };
+}
+
+/** Field errors for a notification group or feeds the environment does not have. */
+async function referenceErrors(
+  db: Queryable,
+  environmentId: string,
+  notificationGroupId: string | undefined,
+  steps: readonly workflowsV1.Step[],
+): Promise<FieldErrors> {
+  const errors: FieldErrors = {};
+  if (notificationGroupId !== undefined && !(isObjectId(notificationGroupId) && (await store.selectGroup(db, environmentId, notificationGroupId)))) {
+    errors.notificationGroupId = { messages: [`notification group ${notificationGroupId} does not exist`], value: notificationGroupId };
+  }
+  const references = feedReferences(steps);
+  if (references.length > 0) {
+    const ids = [...new Set(references.map((reference) => reference.feedId))];
+    const live = await store.selectLiveFeedIds(db, environmentId, ids.filter(isObjectId));
+    for (const { path, feedId } of references) {
+      if (!live.has(feedId)) errors[path] = { messages: [`feed ${feedId} does not exist`], value: feedId };
+    }
+  }
+  return errors;
+}
+
+function throwIfAny(errors: FieldErrors): void {
+  if (Object.keys(errors).length > 0) throw invalidArgument("Validation failed", errors);
+}
+
+export function createWorkflowService({ pool }: ServiceDeps): ServiceImpl<typeof workflowsV1.WorkflowService> {
+  /** environment id → its "General" group id; groups are never deleted, so this stays true. */
+  const generalGroups = new Map<string, string>();
+
+  async function generalGroupId(scope: Scope): Promise<string> {
+    const known = generalGroups.get(scope.environmentId);
+    if (known) return known;
+    await store.insertGeneralGroup(pool, scope.environmentId, { id: objectId(), organizationId: scope.organizationId });
+    const group = await store.selectGroupByName(pool, scope.environmentId, store.GENERAL_GROUP);
+    generalGroups.set(scope.environmentId, group!.id);
+    return group!.id;
+  }
+
+  async function resolve(db: Queryable, environmentId: string, workflowId: string, lock = false): Promise<store.WorkflowRow> {
+    const row = await store.selectWorkflowByKey(db, environmentId, keyOf(workflowId), lock);
+    if (!row) throw workflowNotFound(workflowId);
+    return row;
+  }
+
+  async function liveFeeds(environmentId: string) {
+    return { feeds: (await store.selectFeeds(pool, environmentId, undefined, MAX_FEEDS)).map(feedFromRow) };
+  }
+
+  return {
+    async createWorkflow(request, context) {
+      const scope = scopeOf(context);
+      checkWorkflowWrite(request);
+      const steps = prepareSteps(request.steps);
+      throwIfAny({ ...steps.errors, ...(await referenceErrors(pool, scope.environmentId, request.notificationGroupId, steps.stored)) });
+      const active = request.active ?? false;
+      const columns: store.WorkflowColumns = {
+        name: request.name,
+        description: request.description ?? "",
+        trigger_identifier: "",
+        active,
+        draft: request.draft ?? !active,
+        critical: request.critical ?? false,
+        tags: request.tags,
+        preference_settings: channelSettings(request.preferenceSettings),
+        steps: stepsToJson(steps.stored),
+        active_channels: activeChannels(steps.stored),
+        variables: steps.variables,
+        subscriber_variables: steps.subscriberVariables,
+        notification_group_id: request.notificationGroupId ?? (await generalGroupId(scope)),
+        data: request.data ?? null,
+      };
+      const base = slugify(request.name).slice(0, IDENTIFIER_BASE);
+      // The unique index decides: a taken identifier inserts nothing and we try a suffixed one.
+      for (let attempt = 0; attempt < IDENTIFIER_ATTEMPTS; attempt++) {
+        const row = await store.insertWorkflow(pool, scope.environmentId, {
+          id: objectId(),
+          organizationId: scope.organizationId,
+          creatorId: scope.organizationId,
+          columns: { ...columns, trigger_identifier: attempt === 0 ? base : `${base}${identifierSuffix()}` },
+        });
+        if (row) return workflowFromRow(row);
+      }
+      throw new ConnectError("no free trigger identifier was found, retry", Code.Aborted);
+    },
+
+    async getWorkflow(request, context) {
+      const scope = scopeOf(context);
+      const lookup = lookupOf(request);
+      const row = await store.selectWorkflowByKey(pool, scope.environmentId, lookup.key);
+      if (!row) throw workflowNotFound(lookup.text);
+      return workflowFromRow(row);
+    },
+
+    async listWorkflows(request, context) {
+      const scope = scopeOf(context);
+      const limit = pageSize(request.limit, 10, MAX_PAGE_SIZE);
+      if (request.page < 0) throw invalidField("page", "page must not be negative", request.page);
+      const query = request.query || undefined;
+      const [rows, totalCount] = await Promise.all([
+        store.selectWorkflowPage(pool, scope.environmentId, { offset: request.page * limit, limit, query }),
+        store.countWorkflows(pool, scope.environmentId, COUNT_CAP, query),
+      ]);
+      return {
+        workflows: rows.slice(0, limit).map(workflowFromRow),
+        hasMore: rows.length > limit,
+        totalCount,
+        totalCountCapped: totalCount >= COUNT_CAP,
+      };
+    },
+
+    async updateWorkflow(request, context) {
+      const scope = scopeOf(context);
+      checkWorkflowWrite({ name: request.name, description: request.description, steps: request.steps?.steps });
+      if (request.identifier !== undefined && (request.identifier.length === 0 || request.identifier.length > MAX_NAME)) {
+        throw invalidField("identifier", `identifier must be between 1 and ${MAX_NAME} characters`, request.identifier);
+      }
+      return withTransaction(pool, async (tx) => {
+        const existing = await resolve(tx, scope.environmentId, request.workflowId, true);
+        const steps = request.steps ? prepareSteps(request.steps.steps, stepsFromJson(existing.steps)) : undefined;
+        throwIfAny({
+          ...steps?.errors,
+          ...(await referenceErrors(tx, scope.environmentId, request.notificationGroupId, steps?.stored ?? [])),
+        });
+        const identifier = request.identifier ?? existing.trigger_identifier;
+        const columns: store.WorkflowColumns = {
+          name: request.name ?? existing.name,
+          description: request.description ?? existing.description,
+          trigger_identifier: identifier,
+          active: existing.active,
+          draft: existing.draft,
+          critical: request.critical ?? existing.critical,
+          tags: request.tags?.tags ?? existing.tags,
+          preference_settings: request.preferenceSettings ? channelSettings(request.preferenceSettings) : existing.preference_settings,
+          steps: steps ? stepsToJson(steps.stored) : existing.steps,
+          active_channels: steps ? activeChannels(steps.stored) : existing.active_channels,
+          variables: steps?.variables ?? existing.variables,
+          subscriber_variables: steps?.subscriberVariables ?? existing.subscriber_variables,
+          notification_group_id: request.notificationGroupId ?? existing.notification_group_id,
+          data: request.data ?? existing.data,
+        };
+        try {
+          return workflowFromRow(await store.updateWorkflow(tx, scope.environmentId, existing.id, columns));
+        } catch (error) {
+          if (isUniqueViolation(error)) throw alreadyExists(`Workflow with identifier ${identifier} already exists`);
+          throw error;
+        }
+      });
+    },
+
+    async setWorkflowStatus(request, context) {
+      const scope = scopeOf(context);
+      const existing = await resolve(pool, scope.environmentId, request.workflowId);
+      // Setting the status a workflow already has is not an error: retries must be harmless.
+      const row = await store.updateWorkflowStatus(pool, scope.environmentId, existing.id, request.active);
+      if (!row) throw workflowNotFound(request.workflowId);
+      return workflowFromRow(row);
+    },
+
+    async deleteWorkflow(request, context) {
+      const scope = scopeOf(context);
+      const existing = await resolve(pool, scope.environmentId, request.workflowId);
+      const id = await store.softDeleteWorkflow(pool, scope.environmentId, existing.id);
+      if (!id) throw workflowNotFound(request.workflowId);
+      return { id };
+    },
+
+    async listActiveWorkflows(request, context) {
+      const scope = scopeOf(context);
+      const limit = pageSize(request.limit, 100, MAX_ACTIVE_PAGE);
+      const rows = await store.selectActiveWorkflowPage(pool, scope.environmentId, request.after, limit);
+      const page = rows.slice(0, limit);
+      return {
+        workflows: page.map(activeWorkflowFromRow),
+        ...(rows.length > limit ? { next: page.at(-1)!.id } : {}),
+      };
+    },
+
+    async listNotificationGroups(_request, context) {
+      const scope = scopeOf(context);
+      await generalGroupId(scope);
+      return { groups: (await store.selectGroups(pool, scope.environmentId, MAX_GROUPS)).map(groupFromRow) };
+    },
+
+    async createNotificationGroup(request, context) {
+      const scope = scopeOf(context);
+      if (request.name.trim().length === 0 || request.name.length > MAX_NAME) {
+        throw invalidField("name", `name must be between 1 and ${MAX_NAME} characters`, request.name);
+      }
+      // As in Novu, a new group's parent is the environment's first group.
+      const parentId = await generalGroupId(scope);
+      const row = await store.insertGroup(pool, scope.environmentId, {
+        id: objectId(),
+        organizationId: scope.organizationId,
+        name: request.name,
+        parentId,
+      });
+      if (!row) throw alreadyExists(`Notification group with name: ${request.name} already exists`);
+      return groupFromRow(row);
+    },
+
+    async listFeeds(request, context) {
+      const scope = scopeOf(context);
+      if (request.identifiers.length > MAX_FEEDS) {
+        throw invalidField("identifiers", `at most ${MAX_FEEDS} identifiers per call`, request.identifiers.length);
+      }
+      if (request.identifiers.length === 0) return liveFeeds(scope.environmentId);
+      const rows = await store.selectFeeds(pool, scope.environmentId, request.identifiers, MAX_FEEDS);
+      return { feeds: rows.map(feedFromRow) };
+    },
+
+    async createFeed(request, context) {
+      const scope = scopeOf(context);
+      if (request.name.trim().length === 0 || request.name.length > MAX_NAME) {
+        throw invalidField("name", `name must be between 1 and ${MAX_NAME} characters`, request.name);
+      }
+      const result = await store.insertFeed(pool, scope.environmentId, { id: objectId(), organizationId: scope.organizationId, name: request.name }, MAX_FEEDS);
+      if (result === "taken") throw alreadyExists(`Feed with identifier: ${request.name} already exists`);
+      if (result === "full") throw failedPrecondition(`An environment has at most ${MAX_FEEDS} feeds`);
+      return feedFromRow(result);
+    },
+
+    async deleteFeed(request, context) {
+      const scope = scopeOf(context);
+      const id = isObjectId(request.id) ? await store.softDeleteFeed(pool, scope.environmentId, request.id) : undefined;
+      if (!id) throw notFound(`Feed with id: ${request.id} was not found`);
+      return liveFeeds(scope.environmentId);
+    },
+  };
+}

@@ -1,0 +1,55 @@
+import { isObjectId } from "@notify/runtime";
+
+const BASE62 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+const SLUG_MARK = "_wf_";
+const MAX_ID = (1n << 96n) - 1n;
+
+/**
+ * Novu's trigger-identifier slug: ASCII-folded, "&" as "and", camelCase split, lowercase words
+ * joined by "-". Empty (a name of only symbols) becomes "workflow".
+ */
+export function slugify(name: string): string {
+  const slug = name
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .replace(/&/g, " and ")
+    .replace(/([a-z\d])([A-Z])/g, "$1 $2")
+    .replace(/([A-Z]+)([A-Z][a-rt-z\d]+)/g, "$1 $2")
+    .toLowerCase()
+    .replace(/[^a-z\d]+/g, "-")
+    .replace(/^-+|-+$/g, "");
+  return slug || "workflow";
+}
+
+function encodeBase62(value: bigint): string {
+  let out = "";
+  for (let rest = value; rest > 0n; rest /= 62n) out = BASE62[Number(rest % 62n)] + out;
+  return out || "0";
+}
+
+function decodeBase62(text: string): bigint | undefined {
+  let value = 0n;
+  for (const char of text) {
+    const digit = BASE62.indexOf(char);
+    if (digit < 0) return undefined;
+    value = value * 62n + BigInt(digit);
+    if (value > MAX_ID) return undefined;
+  }
+  return value;
+}
+
+/** `<slugified-name>_wf_<base62 of the 12 id bytes>`: readable, yet it carries the id. */
+export function workflowSlug(name: string, id: string): string {
+  return `${slugify(name)}${SLUG_MARK}${encodeBase62(BigInt(`0x${id}`))}`;
+}
+
+/** The workflow id a slug carries; undefined when `value` is not a slug. */
+export function idFromSlug(value: string): string | undefined {
+  const mark = value.lastIndexOf(SLUG_MARK);
+  if (mark < 0) return undefined;
+  const encoded = value.slice(mark + SLUG_MARK.length);
+  const decoded = encoded ? decodeBase62(encoded) : undefined;
+  if (decoded === undefined) return undefined;
+  const id = decoded.toString(16).padStart(24, "0");
+  return isObjectId(id) ? id : undefined;
+}

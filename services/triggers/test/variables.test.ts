@@ -1,0 +1,102 @@
+import { create } from "@bufbuild/protobuf";
+import { workflowsV1 } from "@notify/proto";
+import { describe, expect, it } from "vitest";
+import { idFromSlug, slugify, workflowSlug } from "../src/workflows/slug.js";
+import { extractVariables, templateVariables } from "../src/workflows/variables.js";
+
+const step = (init: Parameters<typeof create<typeof workflowsV1.StepSchema>>[1]) => create(workflowsV1.StepSchema, init);
+
+describe("templateVariables", () => {
+  it("finds plain, nested, helper-argument and block-condition variables in order", () => {
+    expect(templateVariables("Hi {{firstName}}, {{order.id}} {{uppercase city}} {{dateFormat (lowercase when) 'x'}} {{{html}}}")).toEqual([
+      "firstName",
+      "order.id",
+      "city",
+      "when",
+      "html",
+    ]);
+    expect(templateVariables("{{#if paid}}{{amount}}{{else}}{{reason}}{{/if}}")).toEqual(["paid", "amount", "reason"]);
+  });
+
+  it("leaves out what each/with bodies read (the items), data variables and this", () => {
+    expect(templateVariables("{{#each items}}{{name}} {{@index}}{{/each}} {{#with user}}{{email}}{{/with}} {{this}}")).toEqual([
+      "items",
+      "user",
+    ]);
+    expect(templateVariables("{{#sections}}{{title}}{{/sections}}")).toEqual(["sections"]);
+  });
+
+  it("throws on a template that does not parse", () => {
+    expect(() => templateVariables("{{#if open}}never closed")).toThrow(/Parse error/);
+  });
+});
+
+describe("extractVariables", () => {
+  it("collects every template field, payload filter fields, the delay path and the digest key, without system variables", () => {
+    const steps = [
+      step({
+        template: {
+          type: "email",
+          subject: "{{subject}} for {{subscriber.firstName}}",
+          content: { case: "blocks", value: { blocks: [{ type: "button", content: "{{label}}", url: "{{link}}" }] } },
+          preheader: "{{teaser}}",
+        },
+        filters: [
+          {
+            type: "STATEMENT",
+            value: "AND",
+            children: [
+              { field: "plan", value: "pro", operator: "EQUAL", on: "payload" },
+              { field: "email", value: "x", operator: "EQUAL", on: "subscriber" },
+            ],
+          },
+        ],
+      }),
+      step({ template: { type: "delay" }, metadata: { type: "scheduled", delayPath: "sendAt" } }),
+      step({ template: { type: "digest" }, metadata: { type: "regular", digestKey: "postId" } }),
+      step({
+        template: {
+          type: "in_app",
+          content: { case: "text", value: "{{actor.firstName}} {{step.total_count}} {{tenant.name}} {{count}}" },
+          cta: { data: { url: "/posts/{{postId}}" }, action: { buttons: [{ type: "primary", content: "{{accept}}" }] } },
+        },
+        variants: [step({ template: { type: "in_app", content: { case: "text", value: "{{variantOnly}}" } } })],
+      }),
+      step({ template: { type: "sms", content: { case: "text", value: "{{code}}" } } }),
+    ];
+    const extracted = extractVariables(steps);
+    expect(extracted.errors).toEqual({});
+    expect(extracted.variables).toEqual(["subject", "label", "link", "teaser", "plan", "sendAt", "postId", "count", "accept", "variantOnly", "code"]);
+    expect(extracted.subscriberVariables).toEqual(["phone", "email"]);
+  });
+
+  it("reports each template that does not parse at its field path", () => {
+    const extracted = extractVariables([
+      step({ template: { type: "sms", content: { case: "text", value: "fine {{a}}" } } }),
+      step({ template: { type: "push", content: { case: "text", value: "ok" }, title: "{{#if x}}" } }),
+    ]);
+    expect(Object.keys(extracted.errors)).toEqual(["steps[1].template.title"]);
+    expect(extracted.errors["steps[1].template.title"]).toMatchObject({ value: "{{#if x}}" });
+    expect(extracted.errors["steps[1].template.title"]!.messages[0]).toMatch(/^title is not a valid template: Parse error/);
+  });
+});
+
+describe("slugs", () => {
+  it("slugifies names as trigger identifiers", () => {
+    expect(slugify("Welcome Email & Onboarding")).toBe("welcome-email-and-onboarding");
+    expect(slugify("fooBar APIs Déjà vu!")).toBe("foo-bar-apis-deja-vu");
+    expect(slugify("!!!")).toBe("workflow");
+  });
+
+  it("round-trips the id through the slug and rejects what is not one", () => {
+    const id = "65a1b2c3d4e5f60718293a4b";
+    const slug = workflowSlug("Welcome Email", id);
+    expect(slug).toMatch(/^welcome-email_wf_[0-9A-Za-z]+$/);
+    expect(idFromSlug(slug)).toBe(id);
+    expect(idFromSlug(workflowSlug("x", "000000000000000000000001"))).toBe("000000000000000000000001");
+    expect(idFromSlug("plain-identifier")).toBeUndefined();
+    expect(idFromSlug("x_wf_")).toBeUndefined();
+    expect(idFromSlug("x_wf_not-base62")).toBeUndefined();
+    expect(idFromSlug(`x_wf_${"z".repeat(20)}`)).toBeUndefined();
+  });
+});

@@ -6,6 +6,8 @@ export const services = [
   { name: "topics", port: 50053 },
   { name: "messages", port: 50055 },
   { name: "triggers", port: 50054 },
+  // the worker serves only its health endpoint
+  { name: "worker", port: 50060 },
 ];
 
 export const gateway = { name: "gateway", port: 3000 };

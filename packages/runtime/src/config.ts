@@ -31,3 +31,11 @@ export const commonEnv = {
   LOG_LEVEL: logLevel,
   DATABASE_URL: url("postgres://postgres@127.0.0.1:5432/notify"),
 };
+
+/** Variables of the processes that publish or consume jobs (triggers relay, worker). */
+export const jobStreamEnv = {
+  NATS_URL: z.string().default("nats://127.0.0.1:4222"),
+  /** The JetStream stream triggers are published to (tests use their own). */
+  JOBS_STREAM: z.string().regex(/^[A-Za-z0-9_-]+$/).default("NOTIFY_JOBS"),
+  JOBS_SUBJECT_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]+$/).default("notify.jobs"),
+};

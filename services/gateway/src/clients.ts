@@ -1,8 +1,9 @@
 import { createClient, type Client } from "@connectrpc/connect";
-import { Health, integrationsV1, messagesV1, subscribersV1, tenantsV1, topicsV1, workflowsV1 } from "@notify/proto";
+import { Health, integrationsV1, messagesV1, subscribersV1, tenantsV1, topicsV1, triggersV1, workflowsV1 } from "@notify/proto";
 import { createRpcTransport } from "@notify/runtime";
 import type { GatewayConfig } from "./config.js";
 import { coalescingMessagesClient } from "./messages-client.js";
+import { coalescingTriggersClient } from "./triggers-client.js";
 
 /** One client per downstream service; every route reaches services only through these. */
 export interface Clients {
@@ -13,6 +14,7 @@ export interface Clients {
   /** Served by the triggers process, as are tenants. */
   workflows: Client<typeof workflowsV1.WorkflowService>;
   tenants: Client<typeof tenantsV1.TenantService>;
+  triggers: Client<typeof triggersV1.TriggerService>;
 }
 
 export type ServiceName = keyof Clients;
@@ -40,6 +42,7 @@ export function connectClients(
       messages: coalescingMessagesClient(createClient(messagesV1.MessageService, messages.transport)),
       workflows: createClient(workflowsV1.WorkflowService, triggers.transport),
       tenants: createClient(tenantsV1.TenantService, triggers.transport),
+      triggers: coalescingTriggersClient(createClient(triggersV1.TriggerService, triggers.transport)),
     },
     health: {
       subscribers: createClient(Health, subscribers.transport),
@@ -48,6 +51,7 @@ export function connectClients(
       messages: createClient(Health, messages.transport),
       workflows: createClient(Health, triggers.transport),
       tenants: createClient(Health, triggers.transport),
+      triggers: createClient(Health, triggers.transport),
     },
     close() {
       subscribers.close();

@@ -1,8 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type CallOptions, type Client } from "@connectrpc/connect";
 import { messagesV1 } from "@notify/proto";
-import { ENVIRONMENT_HEADER, ORGANIZATION_HEADER } from "@notify/runtime";
-import { createCoalescer } from "./coalesce.js";
+import { createCoalescer, scopeKeyOf } from "./coalesce.js";
 
 type MessagesClient = Client<typeof messagesV1.MessageService>;
 
@@ -29,9 +28,7 @@ export function coalescingMessagesClient(client: MessagesClient): MessagesClient
   return {
     ...client,
     async countMessages(request, options) {
-      const headers = new Headers(options?.headers);
-      const scope = `${headers.get(ORGANIZATION_HEADER)}/${headers.get(ENVIRONMENT_HEADER)}`;
-      const { result } = await counts.submit(scope, { request, headers: options?.headers });
+      const { result } = await counts.submit(scopeKeyOf(options), { request, headers: options?.headers });
       if (result.case === "count") return create(messagesV1.CountMessagesResponseSchema, { count: result.value });
       if (result.case === "error") throw new ConnectError(result.value.message, result.value.code as Code);
       throw new ConnectError("the batch answered no result for this count", Code.Internal);

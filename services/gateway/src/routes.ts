@@ -82,8 +82,18 @@ import {
   upsertTopicBody,
   upsertTopicQuery,
 } from "./mappers/topics.js";
+import {
+  broadcastBody,
+  broadcastEventOf,
+  bulkOutcome,
+  bulkTriggerBody,
+  eventOf,
+  singleOutcome,
+  triggerBody,
+} from "./mappers/triggers.js";
+import { MIB } from "./body.js";
 import { route, type Route } from "./route.js";
-import { queryBool } from "./validation.js";
+import { parseOrThrow, queryBool } from "./validation.js";
 
 /** THE route table: every public REST route, the RPC it makes and the mapper of its reply. */
 export const routes: Route[] = [
@@ -613,5 +623,55 @@ export const routes: Route[] = [
       if (result.meta.successful === 0) throw new HttpError(400, "No subscription could be deleted", result);
       return result;
     },
+  }),
+  // Events (triggers): bodies up to 5 MiB; one outcome per event
+  route({
+    method: "POST",
+    path: "/v1/events/trigger",
+    bodyLimit: 5 * MIB,
+    body: triggerBody,
+    handle: async ({ body, clients, call }) => {
+      const reply = await clients.triggers.triggerBatch({ events: [eventOf(body)] }, call);
+      return singleOutcome(reply.outcomes[0]!);
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/v1/events/trigger/bulk",
+    bodyLimit: 5 * MIB,
+    body: bulkTriggerBody,
+    handle: async ({ body, clients, call }) => {
+      // Each event is validated on its own: a malformed one fails alone, as status "error".
+      const parsed = body.events.map((event) => {
+        try {
+          return { event: eventOf(parseOrThrow(triggerBody, event)) };
+        } catch (error) {
+          return { error: error instanceof Error ? error.message : "Validation failed" };
+        }
+      });
+      const valid = parsed.flatMap((entry) => ("event" in entry ? [entry.event] : []));
+      const reply = valid.length > 0 ? await clients.triggers.triggerBatch({ events: valid }, call) : { outcomes: [] };
+      let next = 0;
+      return parsed.map((entry) =>
+        "event" in entry ? bulkOutcome(reply.outcomes[next++]!) : { acknowledged: true, status: "error", error: [entry.error] },
+      );
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/v1/events/trigger/broadcast",
+    status: 200,
+    bodyLimit: 5 * MIB,
+    body: broadcastBody,
+    handle: async ({ body, clients, call }) => {
+      const reply = await clients.triggers.triggerBatch({ events: [broadcastEventOf(body)] }, call);
+      return singleOutcome(reply.outcomes[0]!);
+    },
+  }),
+  route({
+    method: "DELETE",
+    path: "/v1/events/trigger/:transactionId",
+    params: z.object({ transactionId: z.string().min(1).max(255) }),
+    handle: async ({ params, clients, call }) => (await clients.triggers.cancelTrigger(params, call)).canceled,
   }),
 ];

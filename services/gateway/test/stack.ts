@@ -13,6 +13,8 @@ import {
 } from "@notify/integrations";
 import { migrations as topicsMigrations, readConfig as readTopicsConfig, start as startTopics } from "@notify/topics";
 import { migrations as triggersMigrations, readConfig as readTriggersConfig, start as startTriggers } from "@notify/triggers";
+import { migrations as workerMigrations, readConfig as readWorkerConfig, start as startWorker } from "@notify/worker";
+import { connectNats } from "@notify/runtime";
 import { readConfig } from "../src/config.js";
 import { addKey } from "../src/accounts.js";
 import { migrations as gatewayMigrations, start as startGateway } from "../src/server.js";
@@ -29,6 +31,8 @@ export interface Stack {
   /** A key of the Development environment. */
   readonly key: string;
   readonly database: TestDatabase;
+  /** What a worker of this stack is started with (fault tests start one as a child process). */
+  readonly workerEnv: Record<string, string>;
   /** The messages service, for tests that create messages through its batch RPC (as the worker does). */
   readonly messagesUrl: string;
   /** Sends a JSON request with `Authorization: ApiKey <key>` unless headers say otherwise ("" drops a header). */
@@ -42,8 +46,13 @@ const quiet = { LOG_LEVEL: "silent" };
 /** The key integration secrets are sealed with in tests (an explicit one, so no development-key warning). */
 export const INTEGRATIONS_ENCRYPTION_KEY = "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0";
 
+export interface StackOptions {
+  /** Run the worker in this process (fault tests run their own as a child process). */
+  worker?: boolean;
+}
+
 /** Every service and the gateway in this process, on free ports, over a fresh database. */
-export async function startStack(): Promise<Stack> {
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const database = await createTestDatabase([
     gatewayMigrations,
     subscribersMigrations,
@@ -51,7 +60,11 @@ export async function startStack(): Promise<Stack> {
     triggersMigrations,
     integrationsMigrations,
     topicsMigrations,
+    workerMigrations,
   ]);
+  // A job stream per stack, so test files never consume each other's triggers.
+  const suffix = randomBytes(6).toString("hex");
+  const jobs = { NATS_URL: "nats://127.0.0.1:4222", JOBS_STREAM: `TEST_JOBS_${suffix}`, JOBS_SUBJECT_PREFIX: `test.${suffix}.jobs` };
   const subscribers = await startSubscribers(
     readSubscribersConfig({ ...quiet, DATABASE_URL: database.url, SUBSCRIBERS_PORT: "0" }),
   );
@@ -64,7 +77,16 @@ export async function startStack(): Promise<Stack> {
   const topics = await startTopics(
     readTopicsConfig({ ...quiet, DATABASE_URL: database.url, TOPICS_PORT: "0", SUBSCRIBERS_URL: `http://127.0.0.1:${subscribers.port}` }),
   );
-  const triggers = await startTriggers(readTriggersConfig({ ...quiet, DATABASE_URL: database.url, TRIGGERS_PORT: "0" }));
+  const triggers = await startTriggers(readTriggersConfig({ ...quiet, ...jobs, DATABASE_URL: database.url, TRIGGERS_PORT: "0" }));
+  const serviceUrls = {
+    SUBSCRIBERS_URL: `http://127.0.0.1:${subscribers.port}`,
+    INTEGRATIONS_URL: `http://127.0.0.1:${integrations.port}`,
+    TOPICS_URL: `http://127.0.0.1:${topics.port}`,
+    MESSAGES_URL: `http://127.0.0.1:${messages.port}`,
+    TRIGGERS_URL: `http://127.0.0.1:${triggers.port}`,
+  };
+  const workerEnv = { ...quiet, ...jobs, ...serviceUrls, DATABASE_URL: database.url, WORKER_PORT: "0", WORKER_PAGE_SIZE: "100" };
+  const worker = options.worker === false ? undefined : await startWorker(readWorkerConfig(workerEnv));
   // A key per stack: cached key lookups in the shared Redis must not leak between test files.
   const key = randomBytes(16).toString("hex");
   const gateway = await startGateway(
@@ -74,11 +96,7 @@ export async function startStack(): Promise<Stack> {
       GATEWAY_HOST: "127.0.0.1",
       GATEWAY_PORT: "0",
       BOOTSTRAP_API_KEY: key,
-      SUBSCRIBERS_URL: `http://127.0.0.1:${subscribers.port}`,
-      INTEGRATIONS_URL: `http://127.0.0.1:${integrations.port}`,
-      TOPICS_URL: `http://127.0.0.1:${topics.port}`,
-      MESSAGES_URL: `http://127.0.0.1:${messages.port}`,
-      TRIGGERS_URL: `http://127.0.0.1:${triggers.port}`,
+      ...serviceUrls,
     }),
   );
   const url = `http://127.0.0.1:${gateway.port}`;
@@ -89,6 +107,7 @@ export async function startStack(): Promise<Stack> {
     key,
     database,
     messagesUrl: `http://127.0.0.1:${messages.port}`,
+    workerEnv,
     async request(method, path, body, headers = {}) {
       const merged: Record<string, string> = {
         authorization: `ApiKey ${key}`,
@@ -110,12 +129,16 @@ export async function startStack(): Promise<Stack> {
     },
     async stop() {
       await gateway.stop();
+      await worker?.stop();
       await messages.stop();
       await triggers.stop();
       await topics.stop();
       await integrations.stop();
       await subscribers.stop();
       await pool.end();
+      const nats = await connectNats(jobs.NATS_URL, "test-cleanup");
+      await (await nats.jetstreamManager()).streams.delete(jobs.JOBS_STREAM).catch(() => undefined);
+      await nats.close();
       await database.drop();
     },
   };

@@ -1,10 +1,11 @@
 import { z } from "zod";
-import { commonEnv, loadConfig, port, type Env } from "@notify/runtime";
+import { commonEnv, jobStreamEnv, loadConfig, port, type Env } from "@notify/runtime";
 
 const schema = z.object({
   ...commonEnv,
   TRIGGERS_HOST: z.string().default("127.0.0.1"),
   TRIGGERS_PORT: port(50054),
+  ...jobStreamEnv,
 });
 
 export type TriggersConfig = z.infer<typeof schema>;

@@ -1,7 +1,8 @@
 import type { ConnectRouter } from "@connectrpc/connect";
-import { tenantsV1, workflowsV1 } from "@notify/proto";
+import { tenantsV1, triggersV1, workflowsV1 } from "@notify/proto";
 import type { Logger, Pool } from "@notify/runtime";
 import { createTenantService } from "./tenants/service.js";
+import { createTriggerService } from "./triggers/service.js";
 import { createWorkflowService } from "./workflows/service.js";
 
 export interface ServiceDeps {
@@ -9,9 +10,15 @@ export interface ServiceDeps {
   log: Logger;
 }
 
-export function routes(deps: ServiceDeps) {
+export interface RouteDeps extends ServiceDeps {
+  /** Where accepted trigger jobs are published. */
+  jobSubject: string;
+}
+
+export function routes(deps: RouteDeps) {
   return (router: ConnectRouter) => {
     router.service(workflowsV1.WorkflowService, createWorkflowService(deps));
     router.service(tenantsV1.TenantService, createTenantService(deps));
+    router.service(triggersV1.TriggerService, createTriggerService(deps));
   };
 }

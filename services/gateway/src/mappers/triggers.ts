@@ -1,0 +1,150 @@
+import { create, type JsonObject } from "@bufbuild/protobuf";
+import { triggersV1 } from "@notify/proto";
+import { z } from "zod";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { httpErrorFromRpc } from "../errors.js";
+import { jsonObject } from "../validation.js";
+import { createSubscriberBody, fieldsOf } from "./subscribers.js";
+
+
+export const MAX_RECIPIENTS = 100;
+export const MAX_BULK_EVENTS = 100;
+const MAX_FREE_FORM_BYTES = 512 * 1024;
+const MAX_DEPTH = 32;
+
+function depthOf(value: unknown, depth = 0): number {
+  if (value === null || typeof value !== "object") return depth;
+  let deepest = depth + 1;
+  for (const child of Object.values(value)) deepest = Math.max(deepest, depthOf(child, depth + 1));
+  return deepest;
+}
+
+/** payload / overrides: an object of at most 512 KiB and 32 levels. */
+const freeForm = jsonObject
+  .refine((value) => Buffer.byteLength(JSON.stringify(value)) <= MAX_FREE_FORM_BYTES, `must be at most ${MAX_FREE_FORM_BYTES / 1024} KiB`)
+  .refine((value) => depthOf(value) <= MAX_DEPTH, `must be nested at most ${MAX_DEPTH} levels deep`);
+
+const channel = z.object({
+  providerId: z.string({ error: "providerId must be a string" }).min(1),
+  integrationIdentifier: z.string().optional(),
+  credentials: z
+    .object({
+      webhookUrl: z.string().optional(),
+      channel: z.string().optional(),
+      deviceTokens: z.array(z.string()).max(100).optional(),
+    })
+    .default({}),
+});
+
+const subscriberObject = createSubscriberBody.extend({ channels: z.array(channel).max(20).optional() });
+const topic = z.object({ type: z.literal("Topic"), topicKey: z.string().min(1).max(255) });
+const recipient = z.union([z.string({ error: "must be a subscriber id, a subscriber object or a topic" }), topic, subscriberObject]);
+
+const tenant = z.union([
+  z.string().min(1).max(255),
+  z.object({ identifier: z.string().min(1).max(255), name: z.string().max(255).optional(), data: jsonObject.optional() }),
+]);
+
+export const triggerBody = z.object({
+  name: z.string({ error: "name must be a string" }).min(1, "name should not be empty").max(255),
+  to: z.union([recipient, z.array(recipient).min(1, "to should not be empty").max(MAX_RECIPIENTS, `to must contain no more than ${MAX_RECIPIENTS} elements`)]),
+  payload: freeForm.optional(),
+  overrides: freeForm.optional(),
+  transactionId: z.string().min(1).max(255).optional(),
+  actor: z.union([z.string().min(1).max(255), subscriberObject]).optional(),
+  tenant: tenant.optional(),
+});
+
+export const bulkTriggerBody = z.object({
+  events: z
+    .array(z.unknown(), { error: "events must be an array" })
+    .min(1, "events should not be empty")
+    .max(MAX_BULK_EVENTS, `events must contain no more than ${MAX_BULK_EVENTS} elements`),
+});
+
+export const broadcastBody = triggerBody.omit({ to: true }).extend({ payload: freeForm });
+
+type SubscriberObject = z.infer<typeof subscriberObject>;
+const { TriggerEventSchema, RecipientSchema, SubscriberInputSchema, ChannelInputSchema, ActorSchema, TenantSchema, TenantInputSchema } = triggersV1;
+
+function subscriberInput(value: SubscriberObject): triggersV1.SubscriberInput {
+  const { subscriberId, channels, ...profile } = value;
+  const input = create(SubscriberInputSchema, { subscriberId, fields: fieldsOf(profile) });
+  for (const item of channels ?? []) {
+    const channel = create(ChannelInputSchema, { providerId: item.providerId, credentials: { deviceTokens: item.credentials.deviceTokens ?? [] } });
+    if (item.integrationIdentifier !== undefined) channel.integrationIdentifier = item.integrationIdentifier;
+    if (item.credentials.webhookUrl !== undefined) channel.credentials!.webhookUrl = item.credentials.webhookUrl;
+    if (item.credentials.channel !== undefined) channel.credentials!.channel = item.credentials.channel;
+    input.channels.push(channel);
+  }
+  return input;
+}
+
+function recipientInput(value: z.infer<typeof recipient>): triggersV1.Recipient {
+  const input = create(RecipientSchema);
+  if (typeof value === "string") input.kind = { case: "subscriberId", value };
+  else if ("type" in value && value.type === "Topic") input.kind = { case: "topicKey", value: value.topicKey };
+  else input.kind = { case: "subscriber", value: subscriberInput(value as SubscriberObject) };
+  return input;
+}
+
+function actorInput(actor: NonNullable<z.infer<typeof triggerBody>["actor"]>): triggersV1.Actor {
+  const input = create(ActorSchema);
+  input.kind = typeof actor === "string" ? { case: "subscriberId", value: actor } : { case: "subscriber", value: subscriberInput(actor) };
+  return input;
+}
+
+function tenantInput(value: z.infer<typeof tenant>): triggersV1.Tenant {
+  const input = create(TenantSchema);
+  if (typeof value === "string") {
+    input.kind = { case: "identifier", value };
+    return input;
+  }
+  const object = create(TenantInputSchema, { identifier: value.identifier });
+  if (value.name !== undefined) object.name = value.name;
+  if (value.data) object.data = value.data as JsonObject;
+  input.kind = { case: "tenant", value: object };
+  return input;
+}
+
+function eventFrom(body: Omit<z.infer<typeof triggerBody>, "to">, broadcast: boolean): triggersV1.TriggerEvent {
+  const event = create(TriggerEventSchema, { name: body.name, broadcast });
+  if (body.payload) event.payload = body.payload as JsonObject;
+  if (body.overrides) event.overrides = body.overrides as JsonObject;
+  if (body.transactionId) event.transactionId = body.transactionId;
+  if (body.actor !== undefined) event.actor = actorInput(body.actor);
+  if (body.tenant !== undefined) event.tenant = tenantInput(body.tenant);
+  return event;
+}
+
+export function eventOf(body: z.infer<typeof triggerBody>): triggersV1.TriggerEvent {
+  const event = eventFrom(body, false);
+  event.to = (Array.isArray(body.to) ? body.to : [body.to]).map(recipientInput);
+  return event;
+}
+
+export function broadcastEventOf(body: z.infer<typeof broadcastBody>): triggersV1.TriggerEvent {
+  return eventFrom(body, true);
+}
+
+export function resultToJson(result: triggersV1.TriggerResult) {
+  return {
+    acknowledged: result.acknowledged,
+    status: result.status,
+    ...(result.error.length > 0 ? { error: result.error } : {}),
+    ...(result.transactionId !== undefined ? { transactionId: result.transactionId } : {}),
+  };
+}
+
+/** A single trigger: an event-level error is the request's error (e.g. 422 workflow_not_found). */
+export function singleOutcome(outcome: triggersV1.TriggerOutcome) {
+  if (outcome.outcome.case === "result") return resultToJson(outcome.outcome.value);
+  const error = outcome.outcome.value;
+  throw httpErrorFromRpc(new ConnectError(error?.message ?? "error", (error?.code ?? Code.Unknown) as Code));
+}
+
+/** In a bulk, an event's error is that event's result: status "error", the request still succeeds. */
+export function bulkOutcome(outcome: triggersV1.TriggerOutcome) {
+  if (outcome.outcome.case === "result") return resultToJson(outcome.outcome.value);
+  return { acknowledged: true, status: "error", error: [outcome.outcome.value?.message ?? "error"] };
+}

@@ -1,0 +1,311 @@
+import { eventually } from "@notify/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startStack, type Stack } from "./stack.js";
+
+let stack: Stack;
+beforeAll(async () => {
+  stack = await startStack();
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+interface Message {
+  _id: string;
+  content: string;
+  channel: string;
+  status: string;
+  transactionId: string;
+  _subscriberId: string;
+  subscriber?: { subscriberId: string };
+  errorId?: string;
+  errorText?: string;
+  email?: string;
+}
+
+async function createWorkflow(body: Record<string, unknown>): Promise<string> {
+  const reply = await stack.request("POST", "/v1/workflows", { active: true, ...body });
+  expect(reply.status, JSON.stringify(reply.body)).toBe(201);
+  return reply.body.data.triggers[0].identifier as string;
+}
+
+const inApp = (content: string, extra: Record<string, unknown> = {}) => ({ template: { type: "in_app", content }, ...extra });
+
+async function messagesOf(transactionId: string): Promise<Message[]> {
+  const reply = await stack.request("GET", `/v1/messages?transactionId=${encodeURIComponent(transactionId)}&limit=1000`);
+  expect(reply.status).toBe(200);
+  return reply.body.data as Message[];
+}
+
+/** Waits (bounded) until the trigger has produced `count` messages, then a moment longer to catch extras. */
+async function awaitMessages(transactionId: string, count: number): Promise<Message[]> {
+  await eventually(async () => ((await messagesOf(transactionId)).length >= count ? true : undefined), 15_000);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  return messagesOf(transactionId);
+}
+
+async function trigger(body: Record<string, unknown>) {
+  return stack.request("POST", "/v1/events/trigger", body);
+}
+
+describe("POST /v1/events/trigger", () => {
+  let welcome: string;
+  beforeAll(async () => {
+    welcome = await createWorkflow({
+      name: "Welcome",
+      steps: [inApp("Hi {{firstName}} / {{payload.firstName}} from {{subscriber.firstName}}")],
+    });
+  });
+
+  it("answers processed with a generated transactionId and leaves an in-app message with rendered content", async () => {
+    await stack.request("POST", "/v1/subscribers", { subscriberId: "ada", firstName: "Ada" });
+    const reply = await trigger({ name: welcome, to: "ada", payload: { firstName: "Payload" } });
+    expect(reply.status).toBe(201);
+    expect(reply.body.data).toMatchObject({ acknowledged: true, status: "processed" });
+    expect(reply.body.data.transactionId).toMatch(/^txn_[0-9a-f]{8}[0-9a-z]{12}$/);
+    const [message] = await awaitMessages(reply.body.data.transactionId, 1);
+    expect(message).toMatchObject({ channel: "in_app", status: "sent", content: "Hi Payload / Payload from Ada" });
+  });
+
+  it("upserts a recipient object with its fields and creates a bare subscriber for an unknown id", async () => {
+    const reply = await trigger({ name: welcome, to: [{ subscriberId: "obj", firstName: "Obj", email: "obj@example.com" }, "bare-one"], transactionId: "t-upsert" });
+    expect(reply.body.data.status).toBe("processed");
+    const messages = await awaitMessages("t-upsert", 2);
+    expect(messages.map((m) => m.content).sort()).toEqual(["Hi  /  from ", "Hi  /  from Obj"]);
+    expect((await stack.request("GET", "/v1/subscribers/obj")).body.data).toMatchObject({ firstName: "Obj", email: "obj@example.com" });
+    expect((await stack.request("GET", "/v1/subscribers/bare-one")).status).toBe(200);
+  });
+
+  it("fans out to topics once per subscriber, excluding the actor and those named individually", async () => {
+    for (const id of ["m1", "m2", "m3", "actor-1"]) await stack.request("POST", "/v1/subscribers", { subscriberId: id });
+    await stack.request("POST", "/v1/topics/team/subscribers", { subscribers: ["m1", "m2", "actor-1"] });
+    await stack.request("POST", "/v1/topics/ops/subscribers", { subscribers: ["m2", "m3"] });
+    const reply = await trigger({
+      name: welcome,
+      to: ["m1", { type: "Topic", topicKey: "team" }, { type: "Topic", topicKey: "ops" }],
+      actor: "actor-1",
+      transactionId: "t-topics",
+    });
+    expect(reply.body.data.status).toBe("processed");
+    const messages = await awaitMessages("t-topics", 3);
+    const recipients = await Promise.all(messages.map((m) => m._subscriberId));
+    expect(new Set(recipients).size).toBe(3);
+    expect(messages).toHaveLength(3);
+    const actor = (await stack.request("GET", "/v1/subscribers/actor-1")).body.data;
+    expect(recipients).not.toContain(actor._id);
+  });
+
+  it("renders actor fields and upserts an actor object", async () => {
+    const withActor = await createWorkflow({ name: "Liked", steps: [inApp("{{actor.firstName}} liked your post")] });
+    const reply = await trigger({ name: withActor, to: "ada", actor: { subscriberId: "fan", firstName: "Fan" }, transactionId: "t-actor" });
+    expect(reply.body.data.status).toBe("processed");
+    const [message] = await awaitMessages("t-actor", 1);
+    expect(message?.content).toBe("Fan liked your post");
+    expect((await stack.request("GET", "/v1/subscribers/fan")).body.data.firstName).toBe("Fan");
+  });
+
+  it("answers no_tenant_found for an unknown tenant identifier, and upserts a tenant object", async () => {
+    expect((await trigger({ name: welcome, to: "ada", tenant: "nobody" })).body.data).toEqual({ acknowledged: true, status: "no_tenant_found" });
+    const tenanted = await createWorkflow({ name: "Tenant note", steps: [inApp("From {{tenant.name}}")] });
+    const reply = await trigger({ name: tenanted, to: "ada", tenant: { identifier: "acme", name: "Acme" }, transactionId: "t-tenant" });
+    expect(reply.body.data.status).toBe("processed");
+    expect((await stack.request("GET", "/v1/tenants/acme")).body.data).toMatchObject({ identifier: "acme", name: "Acme" });
+    const [message] = await awaitMessages("t-tenant", 1);
+    expect(message?.content).toBe("From Acme");
+    const byIdentifier = await trigger({ name: tenanted, to: "ada", tenant: "acme", transactionId: "t-tenant-2" });
+    expect(byIdentifier.body.data.status).toBe("processed");
+    expect((await awaitMessages("t-tenant-2", 1))[0]?.content).toBe("From Acme");
+  });
+
+  it("answers the workflow's state: inactive, without steps, without active steps", async () => {
+    const inactive = await createWorkflow({ name: "Dormant", active: false, steps: [inApp("x")] });
+    expect((await trigger({ name: inactive, to: "ada" })).body.data).toEqual({ acknowledged: true, status: "trigger_not_active" });
+    const empty = await createWorkflow({ name: "Empty", steps: [] });
+    expect((await trigger({ name: empty, to: "ada" })).body.data.status).toBe("no_workflow_steps_defined");
+    const idle = await createWorkflow({ name: "Idle", steps: [inApp("x", { active: false })] });
+    expect((await trigger({ name: idle, to: "ada" })).body.data.status).toBe("no_workflow_active_steps_defined");
+  });
+
+  it("answers 422 workflow_not_found for an unknown workflow", async () => {
+    const reply = await trigger({ name: "no-such-workflow", to: "ada" });
+    expect(reply.status).toBe(422);
+    expect(reply.body).toMatchObject({ statusCode: 422, message: "workflow_not_found" });
+    expect(reply.body.errors).toBeDefined();
+  });
+
+  it("answers invalid_recipients when every recipient is invalid, and lists invalid ones when others proceed", async () => {
+    const none = await trigger({ name: welcome, to: ["bad id!", "also bad"] });
+    expect(none.body.data.status).toBe("invalid_recipients");
+    expect(none.body.data.error).toHaveLength(2);
+    const some = await trigger({ name: welcome, to: ["ok-one", "not ok"], transactionId: "t-some-invalid" });
+    expect(some.body.data.status).toBe("processed");
+    expect(some.body.data.error).toEqual(["Invalid recipient: not ok"]);
+    expect(await awaitMessages("t-some-invalid", 1)).toHaveLength(1);
+  });
+
+  it("creates nothing for a repeated transactionId and answers the original result", async () => {
+    const first = await trigger({ name: welcome, to: "ada", transactionId: "t-once" });
+    const again = await trigger({ name: welcome, to: ["ada", "grace"], transactionId: "t-once" });
+    expect(again.status).toBe(201);
+    expect(again.body.data).toEqual(first.body.data);
+    expect(await awaitMessages("t-once", 1)).toHaveLength(1);
+  });
+
+  it("validates the request shape with 422 and the field path", async () => {
+    for (const [body, field] of [
+      [{ to: "ada" }, "name"],
+      [{ name: welcome }, "to"],
+      [{ name: welcome, to: [] }, "to"],
+      [{ name: welcome, to: Array.from({ length: 101 }, (_, i) => `r${i}`) }, "to"],
+      [{ name: welcome, to: "ada", payload: [1] }, "payload"],
+      [{ name: welcome, to: "ada", transactionId: "x".repeat(256) }, "transactionId"],
+      [{ name: welcome, to: [{ firstName: "no id" }] }, "to"],
+    ] as const) {
+      const reply = await trigger(body as Record<string, unknown>);
+      expect(reply.status, JSON.stringify(body).slice(0, 80)).toBe(422);
+      expect(Object.keys(reply.body.errors).some((key) => key.startsWith(field))).toBe(true);
+    }
+    let deep: Record<string, unknown> = { leaf: 1 };
+    for (let level = 0; level < 40; level += 1) deep = { deep };
+    expect((await trigger({ name: welcome, to: "ada", payload: deep })).status).toBe(422);
+  });
+});
+
+describe("steps", () => {
+  it("runs each filter operator as the spec defines it", async () => {
+    const cases: [string, string, string, boolean][] = [
+      ["EQUAL", "plan", "pro", true],
+      ["NOT_EQUAL", "plan", "pro", false],
+      ["LARGER", "amount", "100", true],
+      ["SMALLER", "amount", "100", false],
+      ["LARGER_EQUAL", "amount", "150", true],
+      ["SMALLER_EQUAL", "amount", "149", false],
+      ["IN", "tags", "vip", true],
+      ["NOT_IN", "tags", "vip", false],
+      ["ANY_IN", "tags", "x,beta", true],
+      ["ALL_IN", "tags", "vip,x", false],
+      ["BETWEEN", "amount", "100,200", true],
+      ["NOT_BETWEEN", "amount", "100,200", false],
+      ["LIKE", "note", "%ship%", true],
+      ["NOT_LIKE", "note", "%ship%", false],
+    ];
+    const name = await createWorkflow({
+      name: "Filters",
+      steps: cases.map(([operator, field, value]) =>
+        inApp(operator, { filters: [{ isNegated: false, type: "GROUP", value: "AND", children: [{ operator, field, value, on: "payload" }] }] }),
+      ),
+    });
+    const reply = await trigger({ name, to: "ada", transactionId: "t-filters", payload: { plan: "pro", amount: 150, tags: ["vip", "beta"], note: "shipped" } });
+    expect(reply.body.data.status).toBe("processed");
+    const expected = cases.filter(([, , , passes]) => passes).map(([operator]) => operator);
+    const messages = await awaitMessages("t-filters", expected.length);
+    expect(messages.map((m) => m.content).sort()).toEqual(expected.sort());
+  });
+
+  it("reads subscriber fields in filters and honours isNegated", async () => {
+    const name = await createWorkflow({
+      name: "Subscriber filter",
+      steps: [
+        inApp("for-ada", { filters: [{ isNegated: false, type: "GROUP", value: "AND", children: [{ operator: "EQUAL", field: "firstName", value: "Ada", on: "subscriber" }] }] }),
+        inApp("not-ada", { filters: [{ isNegated: true, type: "GROUP", value: "AND", children: [{ operator: "EQUAL", field: "firstName", value: "Ada", on: "subscriber" }] }] }),
+      ],
+    });
+    await trigger({ name, to: "ada", transactionId: "t-subscriber-filter" });
+    expect((await awaitMessages("t-subscriber-filter", 1)).map((m) => m.content)).toEqual(["for-ada"]);
+  });
+
+  it("records email without an address as a warning and with one as an error naming the missing sender", async () => {
+    await stack.request("POST", "/v1/integrations", { providerId: "sendgrid", channel: "email", active: true, credentials: { apiKey: "k" } });
+    const name = await createWorkflow({ name: "Mail", steps: [{ template: { type: "email", subject: "Hi {{firstName}}", content: "Body" } }] });
+    await stack.request("POST", "/v1/subscribers", { subscriberId: "mailer", email: "m@example.com" });
+    await stack.request("POST", "/v1/subscribers", { subscriberId: "no-mail" });
+    await trigger({ name, to: ["mailer", "no-mail"], payload: { firstName: "F" }, transactionId: "t-mail" });
+    const messages = await awaitMessages("t-mail", 2);
+    const byStatus = Object.fromEntries(messages.map((m) => [m.status, m]));
+    expect(byStatus.warning).toMatchObject({ channel: "email", errorId: "mail_unexpected_error", errorText: "Subscriber does not have an email address" });
+    expect(byStatus.error).toMatchObject({ channel: "email", email: "m@example.com", errorId: "provider_sender_missing" });
+    expect(byStatus.error?.errorText).toContain("sendgrid");
+  });
+
+  it("stops a subscriber's remaining steps after a failed step with shouldStopOnFail", async () => {
+    const name = await createWorkflow({
+      name: "Stops",
+      steps: [{ template: { type: "sms", content: "code" }, shouldStopOnFail: true }, inApp("after the sms")],
+    });
+    await stack.request("POST", "/v1/integrations", { providerId: "twilio", channel: "sms", active: true, credentials: { from: "+1555" } });
+    await stack.request("POST", "/v1/subscribers", { subscriberId: "texter", phone: "+15550001" });
+    await trigger({ name, to: "texter", transactionId: "t-stop" });
+    const messages = await awaitMessages("t-stop", 1);
+    expect(messages.map((m) => [m.channel, m.status])).toEqual([["sms", "error"]]);
+  });
+});
+
+describe("bulk and broadcast", () => {
+  let name: string;
+  beforeAll(async () => {
+    name = await createWorkflow({ name: "Bulk note", steps: [inApp("Bulk {{n}}")] });
+  });
+
+  it("accepts 100 events with one result each, in order", async () => {
+    const events = Array.from({ length: 100 }, (_, n) => ({ name, to: `bulk-${n % 10}`, payload: { n }, transactionId: `t-bulk-${n}` }));
+    const reply = await stack.request("POST", "/v1/events/trigger/bulk", { events });
+    expect(reply.status).toBe(201);
+    expect(reply.body.data).toHaveLength(100);
+    expect(reply.body.data.map((r: { transactionId: string }) => r.transactionId)).toEqual(events.map((e) => e.transactionId));
+    expect((await awaitMessages("t-bulk-99", 1))[0]?.content).toBe("Bulk 99");
+  });
+
+  it("refuses 101 events with 422 naming events", async () => {
+    const reply = await stack.request("POST", "/v1/events/trigger/bulk", { events: Array.from({ length: 101 }, () => ({ name, to: "x" })) });
+    expect(reply.status).toBe(422);
+    expect(reply.body.errors.events.messages[0]).toBe("events must contain no more than 100 elements");
+  });
+
+  it("fails one bad event alone", async () => {
+    const reply = await stack.request("POST", "/v1/events/trigger/bulk", {
+      events: [
+        { name, to: "ada", transactionId: "t-bulk-good" },
+        { name: "missing-workflow", to: "ada" },
+        { to: "ada" },
+      ],
+    });
+    expect(reply.status).toBe(201);
+    expect(reply.body.data[0]).toMatchObject({ acknowledged: true, status: "processed" });
+    expect(reply.body.data[1]).toEqual({ acknowledged: true, status: "error", error: ["workflow_not_found"] });
+    expect(reply.body.data[2]).toMatchObject({ acknowledged: true, status: "error" });
+  });
+
+  it("broadcasts to every subscriber of the environment (200, a UUID transactionId)", async () => {
+    const other = await stack.createKey("Broadcast");
+    const as = { authorization: `ApiKey ${other}` };
+    const created = await stack.request("POST", "/v1/workflows", { name: "All hands", active: true, steps: [inApp("All hands")] }, as);
+    const identifier = created.body.data.triggers[0].identifier;
+    for (let index = 0; index < 250; index += 1) await stack.request("POST", "/v1/subscribers", { subscriberId: `everyone-${index}` }, as);
+    const reply = await stack.request("POST", "/v1/events/trigger/broadcast", { name: identifier, payload: {} }, as);
+    expect(reply.status).toBe(200);
+    expect(reply.body.data.status).toBe("processed");
+    expect(reply.body.data.transactionId).toMatch(/^[0-9a-f-]{36}$/);
+    const transactionId = reply.body.data.transactionId as string;
+    const count = async () => (await stack.request("GET", `/v1/messages?transactionId=${transactionId}&limit=1000`, undefined, as)).body.data.length as number;
+    await eventually(async () => ((await count()) >= 250 ? true : undefined), 20_000);
+    expect(await count()).toBe(250);
+    const inactive = await stack.request("POST", "/v1/workflows", { name: "Off", steps: [inApp("x")] }, as);
+    const off = await stack.request("POST", "/v1/events/trigger/broadcast", { name: inactive.body.data.triggers[0].identifier, payload: {} }, as);
+    expect(off.body.data.status).toBe("trigger_not_active");
+  });
+
+  it("requires a payload on broadcast", async () => {
+    expect((await stack.request("POST", "/v1/events/trigger/broadcast", { name })).status).toBe(422);
+  });
+});
+
+describe("cancel", () => {
+  it("answers 404 for an unknown transaction and true for a known one", async () => {
+    expect((await stack.request("DELETE", "/v1/events/trigger/never-sent")).status).toBe(404);
+    const name = await createWorkflow({ name: "Cancelable", steps: [inApp("c")] });
+    await trigger({ name, to: "ada", transactionId: "t-cancel" });
+    const reply = await stack.request("DELETE", "/v1/events/trigger/t-cancel");
+    expect(reply.status).toBe(200);
+    expect(reply.body).toEqual({ data: true });
+  });
+});

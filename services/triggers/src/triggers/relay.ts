@@ -1,0 +1,125 @@
+import pg from "pg";
+import {
+  connectNats,
+  ensureJobStream,
+  publishJob,
+  withTransaction,
+  type JobStream,
+  type Logger,
+  type NatsConnection,
+  type Pool,
+} from "@notify/runtime";
+import * as store from "./store.js";
+
+export interface RelayOptions {
+  pool: Pool;
+  databaseUrl: string;
+  natsUrl: string;
+  stream: JobStream;
+  log: Logger;
+  /** Rows published per transaction. */
+  batchSize?: number;
+  /** The slow fallback when no NOTIFY arrives (a missed notification, another replica's rows). */
+  idleCheckMs?: number;
+}
+
+export interface Relay {
+  stop(): Promise<void>;
+}
+
+/**
+ * Publishes outbox rows to JetStream and deletes them in the same transaction once every publish
+ * is acknowledged. A crash between publish and commit republishes with the same msgID, which the
+ * stream's de-duplication absorbs. Wakes on LISTEN/NOTIFY; while NATS is down it retries with
+ * back-off and the rows stay, so nothing acknowledged is lost.
+ */
+export function startRelay(options: RelayOptions): Relay {
+  const { pool, log } = options;
+  const batchSize = options.batchSize ?? 500;
+  const idleCheckMs = options.idleCheckMs ?? 5_000;
+  let stopped = false;
+  let nats: NatsConnection | undefined;
+  let listener: pg.Client | undefined;
+  let wake: (() => void) | undefined;
+  let pending = true;
+
+  const nudge = () => {
+    pending = true;
+    wake?.();
+  };
+
+  async function connect(): Promise<NatsConnection> {
+    if (nats && !nats.isClosed()) return nats;
+    nats = await connectNats(options.natsUrl, "triggers-relay");
+    await ensureJobStream(nats, options.stream);
+    return nats;
+  }
+
+  async function listen(): Promise<void> {
+    if (listener) return;
+    const client = new pg.Client({ connectionString: options.databaseUrl });
+    client.on("error", () => {
+      listener = undefined;
+    });
+    client.on("notification", nudge);
+    await client.connect();
+    await client.query("LISTEN triggers_outbox");
+    listener = client;
+  }
+
+  /** Publishes one batch; answers how many rows went out. */
+  async function drainOnce(connection: NatsConnection): Promise<number> {
+    const js = connection.jetstream();
+    return withTransaction(pool, async (tx) => {
+      const rows = await store.lockOutboxBatch(tx, batchSize);
+      if (rows.length === 0) return 0;
+      await Promise.all(rows.map((row) => publishJob(js, row.subject, row.job, row.trigger_id)));
+      await store.deleteOutboxRows(tx, rows.map((row) => row.id));
+      return rows.length;
+    });
+  }
+
+  const loop = (async () => {
+    let backoff = 100;
+    while (!stopped) {
+      try {
+        await listen();
+        const connection = await connect();
+        if (pending) {
+          pending = false;
+          while (!stopped && (await drainOnce(connection)) === batchSize) {
+            // a full batch: more may be waiting
+          }
+        }
+        backoff = 100;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(() => {
+            pending = true;
+            resolve();
+          }, idleCheckMs);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+          if (pending || stopped) wake();
+        });
+        wake = undefined;
+      } catch (error) {
+        pending = true;
+        log.warn({ err: error, retryInMs: backoff }, "outbox relay cannot publish yet");
+        await new Promise((resolve) => setTimeout(resolve, backoff));
+        backoff = Math.min(backoff * 2, 5_000);
+      }
+    }
+  })();
+
+  return {
+    async stop() {
+      stopped = true;
+      wake?.();
+      await loop;
+      await listener?.end().catch(() => undefined);
+      await nats?.drain().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,192 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import { create, toBinary, type JsonObject } from "@bufbuild/protobuf";
+import { Code, type ServiceImpl } from "@connectrpc/connect";
+import { triggersV1, type workflowsV1 } from "@notify/proto";
+import { invalidField, notFound, objectId, scopeOf, withTransaction, type Logger, type Pool } from "@notify/runtime";
+import { selectTenantsByIdentifiers } from "../tenants/store.js";
+import { workflowFromRow } from "../workflows/mapping.js";
+import { selectWorkflowByKey } from "../workflows/store.js";
+import * as store from "./store.js";
+
+const { TriggerJobSchema } = triggersV1;
+
+/** Events in one call: a coalesced batch of single triggers, a bulk (≤ 100), or a broadcast. */
+export const MAX_EVENTS = 1000;
+
+export interface TriggerServiceDeps {
+  pool: Pool;
+  log: Logger;
+  /** Where accepted jobs are published, e.g. notify.jobs.trigger. */
+  jobSubject: string;
+}
+
+/** Novu's rule for recipient ids: a plain token or an email-like id, after trimming. */
+const RECIPIENT_ID = /^[a-zA-Z0-9_:.-]+$/;
+const EMAIL_LIKE = /^\S+@\S+\.\S+$/;
+const isValidRecipientId = (id: string) => RECIPIENT_ID.test(id.trim()) || EMAIL_LIKE.test(id.trim());
+
+/** txn_ + 8 hex digits of Unix seconds + 12 characters of [0-9a-z], as Novu generates them. */
+function generateTransactionId(): string {
+  const seconds = Math.floor(Date.now() / 1000).toString(16).padStart(8, "0");
+  const alphabet = "0123456789abcdefghijklmnopqrstuvwxyz";
+  const random = [...randomBytes(12)].map((byte) => alphabet[byte % alphabet.length]).join("");
+  return `txn_${seconds}${random}`;
+}
+
+const result = (status: string, transactionId?: string, error: string[] = []): triggersV1.TriggerOutcome =>
+  create(triggersV1.TriggerOutcomeSchema, {
+    outcome: { case: "result", value: { acknowledged: true, status, error, ...(transactionId ? { transactionId } : {}) } },
+  });
+
+function recipientId(recipient: triggersV1.Recipient): string | undefined {
+  const kind = recipient.kind;
+  if (kind.case === "subscriberId" || kind.case === "topicKey") return kind.value;
+  if (kind.case === "subscriber") return kind.value.subscriberId;
+  return undefined;
+}
+
+interface Accepted {
+  index: number;
+  transactionId: string;
+  workflow: workflowsV1.Workflow;
+  event: triggersV1.TriggerEvent;
+  tenant: triggersV1.TenantInput | undefined;
+  invalid: string[];
+}
+
+type Decision = { outcome: triggersV1.TriggerOutcome } | { accepted: Accepted };
+
+export function createTriggerService({ pool, jobSubject }: TriggerServiceDeps): ServiceImpl<typeof triggersV1.TriggerService> {
+  return {
+    async triggerBatch(request, context) {
+      const scope = scopeOf(context);
+      const events = request.events;
+      if (events.length > MAX_EVENTS) throw invalidField("events", `at most ${MAX_EVENTS} events per call`, events.length);
+      if (events.length === 0) return { outcomes: [] };
+
+      // Workflows once per distinct name; tenants named by identifier in one query.
+      const names = [...new Set(events.map((event) => event.name))];
+      const workflows = new Map(
+        await Promise.all(
+          names.map(async (name) => {
+            const row = await selectWorkflowByKey(pool, scope.environmentId, { identifier: name });
+            return [name, row ? workflowFromRow(row) : undefined] as const;
+          }),
+        ),
+      );
+      const tenantIdentifiers = [...new Set(events.flatMap((event) => (event.tenant?.kind.case === "identifier" ? [event.tenant.kind.value] : [])))];
+      const tenants = new Map(
+        (tenantIdentifiers.length ? await selectTenantsByIdentifiers(pool, scope.environmentId, tenantIdentifiers) : []).map((row) => [
+          row.identifier,
+          row,
+        ]),
+      );
+
+      const decisions: Decision[] = events.map((event, index) => {
+        const workflow = workflows.get(event.name);
+        if (!workflow) return { outcome: create(triggersV1.TriggerOutcomeSchema, { outcome: { case: "error", value: { code: Code.InvalidArgument, message: "workflow_not_found" } } }) };
+        let tenant: triggersV1.TenantInput | undefined;
+        if (event.tenant?.kind.case === "identifier") {
+          const row = tenants.get(event.tenant.kind.value);
+          if (!row) return { outcome: result("no_tenant_found") };
+          tenant = create(triggersV1.TenantInputSchema, {
+            identifier: row.identifier,
+            ...(row.name !== null ? { name: row.name } : {}),
+            ...(row.data ? { data: row.data as JsonObject } : {}),
+          });
+        } else if (event.tenant?.kind.case === "tenant") {
+          tenant = event.tenant.kind.value;
+        }
+        if (!workflow.active) return { outcome: result("trigger_not_active") };
+        if (workflow.steps.length === 0) return { outcome: result("no_workflow_steps_defined") };
+        if (!workflow.steps.some((step) => step.active !== false)) return { outcome: result("no_workflow_active_steps_defined") };
+        const transactionId = event.transactionId ?? (event.broadcast ? randomUUID() : generateTransactionId());
+        const invalid = event.broadcast ? [] : event.to.map(recipientId).filter((id): id is string => id === undefined || !isValidRecipientId(id)).map(String);
+        if (!event.broadcast && invalid.length === event.to.length) {
+          return { outcome: result("invalid_recipients", transactionId, invalid.map((id) => `Invalid recipient: ${id}`)) };
+        }
+        return { accepted: { index, transactionId, workflow, event, tenant, invalid } };
+      });
+
+      // A transaction id repeated inside the batch is accepted once, like one repeated across calls.
+      const firstOfTransaction = new Map<string, Accepted>();
+      for (const decision of decisions) {
+        if ("accepted" in decision && !firstOfTransaction.has(decision.accepted.transactionId)) {
+          firstOfTransaction.set(decision.accepted.transactionId, decision.accepted);
+        }
+      }
+      const toRecord = [...firstOfTransaction.values()].map((accepted) => ({
+        ...accepted,
+        id: objectId(),
+      }));
+      if (toRecord.length > 0) {
+        await withTransaction(pool, async (tx) => {
+          const tenantObjects = toRecord.flatMap((accepted) => (accepted.event.tenant?.kind.case === "tenant" ? [accepted.event.tenant.kind.value] : []));
+          if (tenantObjects.length > 0) {
+            await store.upsertTenants(
+              tx,
+              scope.environmentId,
+              scope.organizationId,
+              tenantObjects.map((tenant) => ({ id: objectId(), identifier: tenant.identifier, name: tenant.name ?? null, data: tenant.data ? JSON.stringify(tenant.data) : null })),
+            );
+          }
+          const jobs = toRecord.map((accepted) => ({
+            id: accepted.id,
+            transactionId: accepted.transactionId,
+            workflowId: accepted.workflow.id,
+            job: toBinary(
+              TriggerJobSchema,
+              create(TriggerJobSchema, {
+                triggerId: accepted.id,
+                organizationId: scope.organizationId,
+                environmentId: scope.environmentId,
+                transactionId: accepted.transactionId,
+                event: {
+                  ...accepted.event,
+                  transactionId: accepted.transactionId,
+                  to: accepted.event.to.filter((recipient) => {
+                    const id = recipientId(recipient);
+                    return id !== undefined && isValidRecipientId(id);
+                  }),
+                },
+                workflow: accepted.workflow,
+                ...(accepted.tenant ? { tenant: accepted.tenant } : {}),
+              }),
+            ),
+          }));
+          const inserted = await store.insertTriggerRecords(tx, scope.environmentId, scope.organizationId, jobs);
+          const fresh = jobs.filter((job) => inserted.has(job.transactionId));
+          if (fresh.length > 0) {
+            await store.insertOutbox(tx, scope.environmentId, fresh.map((job) => ({ triggerId: job.id, subject: jobSubject, job: job.job })));
+            await store.notifyOutbox(tx);
+          }
+        });
+      }
+
+      // A repeat of a recorded transaction id creates nothing and answers what the first one did.
+      return {
+        outcomes: decisions.map((decision) => {
+          if ("outcome" in decision) return decision.outcome;
+          const { transactionId, invalid } = decision.accepted;
+          return result("processed", transactionId, invalid.map((id) => `Invalid recipient: ${id}`));
+        }),
+      };
+    },
+
+    async cancelTrigger(request, context) {
+      const scope = scopeOf(context);
+      return withTransaction(pool, async (tx) => {
+        const id = await store.cancelTriggerRecord(tx, scope.environmentId, request.transactionId);
+        if (!id) throw notFound(`No trigger with transactionId ${request.transactionId}`);
+        await store.deleteOutboxFor(tx, scope.environmentId, id);
+        return { canceled: true };
+      });
+    },
+
+    async getTriggerState(request, context) {
+      const scope = scopeOf(context);
+      const [record] = await store.selectTriggerRecords(pool, scope.environmentId, [request.transactionId]);
+      return { canceled: record?.canceled_at != null };
+    },
+  };
+}

@@ -1,0 +1,210 @@
+import { clone, create, type JsonObject } from "@bufbuild/protobuf";
+import { messagesV1, type integrationsV1, type subscribersV1, type triggersV1, type workflowsV1 } from "@notify/proto";
+import { render } from "./render.js";
+
+export type NewMessage = messagesV1.NewMessage;
+const { Channel, MessageStatus, NewMessageSchema, EmailBlocksSchema, MessageCtaSchema } = messagesV1;
+
+export const CHANNEL_BY_STEP_TYPE: Record<string, messagesV1.Channel | undefined> = {
+  in_app: Channel.IN_APP,
+  email: Channel.EMAIL,
+  sms: Channel.SMS,
+  chat: Channel.CHAT,
+  push: Channel.PUSH,
+};
+
+const CHAT_PROVIDERS = new Set(["slack", "discord", "msteams", "mattermost", "ryver", "zulip", "grafana-on-call", "getstream", "rocket-chat", "whatsapp-business", "chat-webhook", "novu-slack"]);
+const PUSH_PROVIDERS = new Set(["fcm", "apns", "expo", "one-signal", "pushpad", "push-webhook", "pusher-beams"]);
+
+/** What templates and filters see of a subscriber. */
+export function subscriberVariables(subscriber: subscribersV1.Subscriber): Record<string, unknown> {
+  return {
+    _id: subscriber.id,
+    subscriberId: subscriber.subscriberId,
+    firstName: subscriber.firstName,
+    lastName: subscriber.lastName,
+    email: subscriber.email,
+    phone: subscriber.phone,
+    avatar: subscriber.avatar,
+    locale: subscriber.locale,
+    timezone: subscriber.timezone,
+    data: subscriber.data ?? {},
+    isOnline: subscriber.isOnline,
+  };
+}
+
+/** Everything one subscriber's run of a trigger needs. */
+export interface RunContext {
+  job: triggersV1.TriggerJob;
+  workflow: workflowsV1.Workflow;
+  subscriber: subscribersV1.Subscriber;
+  data: Record<string, unknown>;
+  payload: JsonObject;
+  overrides: JsonObject;
+  /** The integration chosen for a channel (undefined: none active), looked up once per job. */
+  integrationFor(channel: string): Promise<integrationsV1.Integration | undefined>;
+  /** Chat/push integrations by id, for the subscriber's own channels. */
+  integrationById(id: string): Promise<integrationsV1.Integration | undefined>;
+}
+
+interface Outcome {
+  status: messagesV1.MessageStatus;
+  errorId: string;
+  errorText: string;
+}
+
+/**
+ * Delivery stage for the external channels. No provider sender exists yet (a later issue builds
+ * them), so an addressable message ends in `error` naming the provider: never a pretended `sent`.
+ */
+function deliver(integration: integrationsV1.Integration): Outcome {
+  return {
+    status: MessageStatus.ERROR,
+    errorId: "provider_sender_missing",
+    errorText: `No sender is available for provider "${integration.providerId}" (integration ${integration.identifier})`,
+  };
+}
+
+const warning = (errorId: string, errorText: string): Outcome => ({ status: MessageStatus.WARNING, errorId, errorText });
+
+function settle(message: NewMessage, outcome: Outcome): NewMessage {
+  message.status = outcome.status;
+  message.errorId = outcome.errorId;
+  message.errorText = outcome.errorText;
+  return message;
+}
+
+const objectAt = (source: JsonObject, key: string): JsonObject => {
+  const value = source[key];
+  return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as JsonObject) : {};
+};
+
+/** The message as every channel starts it: identity, rendered subject/title/content, payload. */
+function baseMessage(step: workflowsV1.Step, context: RunContext, channel: messagesV1.Channel): NewMessage {
+  const template = step.template;
+  const message = create(NewMessageSchema, {
+    transactionId: context.job.transactionId,
+    subscriberId: context.subscriber.id,
+    externalSubscriberId: context.subscriber.subscriberId,
+    templateId: context.workflow.id,
+    templateIdentifier: context.workflow.identifier,
+    messageTemplateId: template?.id ?? step.id,
+    stepId: step.id,
+    jobId: context.job.triggerId,
+    channel,
+    payload: context.payload,
+    overrides: context.overrides,
+    status: MessageStatus.SENT,
+  });
+  if (template?.subject !== undefined) message.subject = render(template.subject, context.data);
+  if (template?.title !== undefined) message.title = render(template.title, context.data);
+  const content = template?.content;
+  if (content?.case === "text") message.content = { case: "text", value: render(content.value, context.data) };
+  if (content?.case === "blocks") {
+    message.content = {
+      case: "blocks",
+      value: create(EmailBlocksSchema, {
+        blocks: content.value.blocks.map((block) => ({
+          type: block.type,
+          content: render(block.content, context.data),
+          ...(block.url !== undefined ? { url: render(block.url, context.data) } : {}),
+          ...(block.textAlign !== undefined ? { textAlign: block.textAlign } : {}),
+        })),
+      }),
+    };
+  }
+  return message;
+}
+
+function renderCta(message: NewMessage, template: workflowsV1.MessageTemplate | undefined, data: Record<string, unknown>): void {
+  const cta = template?.cta;
+  if (!cta) return;
+  message.cta = create(MessageCtaSchema, {
+    ...(cta.type !== undefined ? { type: cta.type } : {}),
+    ...(cta.data?.url !== undefined ? { url: render(cta.data.url, data) } : {}),
+    ...(cta.action
+      ? {
+          action: {
+            ...(cta.action.status !== undefined ? { status: cta.action.status } : {}),
+            buttons: cta.action.buttons.map((button) => ({
+              type: button.type,
+              content: render(button.content, data),
+              ...(button.resultContent !== undefined ? { resultContent: render(button.resultContent, data) } : {}),
+            })),
+          },
+        }
+      : {}),
+  });
+}
+
+/**
+ * The messages one channel step produces for one subscriber: in-app one message; email and sms
+ * one message (a warning when there is no address); chat and push one per subscriber channel
+ * of that kind with an active integration (none when the subscriber has no such channel).
+ */
+export async function composeMessages(step: workflowsV1.Step, context: RunContext): Promise<NewMessage[]> {
+  const type = step.template?.type ?? "";
+  const channel = CHANNEL_BY_STEP_TYPE[type];
+  if (channel === undefined) return [];
+  const message = baseMessage(step, context, channel);
+
+  if (channel === Channel.IN_APP) {
+    renderCta(message, step.template, context.data);
+    if (step.template?.feedId !== undefined) message.feedId = step.template.feedId;
+    const integration = await context.integrationFor("in_app");
+    if (integration) message.providerId = integration.providerId;
+    return [message];
+  }
+
+  if (channel === Channel.EMAIL || channel === Channel.SMS) {
+    const isEmail = channel === Channel.EMAIL;
+    const channelOverrides = objectAt(context.overrides, type);
+    // Novu's address rules: overrides.email.toRecipient, else the subscriber's email; payload.phone, else theirs.
+    const preferred = isEmail ? channelOverrides["toRecipient"] : context.payload["phone"];
+    const address = typeof preferred === "string" && preferred ? preferred : isEmail ? context.subscriber.email : context.subscriber.phone;
+    const identifier = channelOverrides["integrationIdentifier"];
+    const integration = await context.integrationFor(typeof identifier === "string" ? `${type}:${identifier}` : type);
+    if (address && isEmail) message.email = address;
+    if (address && !isEmail) message.phone = address;
+    if (integration) message.providerId = integration.providerId;
+    if (!address) {
+      return [
+        settle(
+          message,
+          isEmail
+            ? warning("mail_unexpected_error", "Subscriber does not have an email address")
+            : warning("no_subscriber_phone", "Subscriber does not have active phone"),
+        ),
+      ];
+    }
+    if (!integration) {
+      return [settle(message, { status: MessageStatus.ERROR, errorId: "no_active_integration", errorText: `There is no active ${type} integration` })];
+    }
+    if (!isEmail && !integration.credentials?.from) {
+      return [settle(message, warning("no_integration_from_phone", "Integration does not have a from phone number"))];
+    }
+    return [settle(message, deliver(integration))];
+  }
+
+  const kinds = channel === Channel.CHAT ? CHAT_PROVIDERS : PUSH_PROVIDERS;
+  const messages: NewMessage[] = [];
+  for (const settings of context.subscriber.channels.filter((item) => kinds.has(item.providerId))) {
+    const integration = await context.integrationById(settings.integrationId);
+    if (!integration?.active || integration.deleted) continue; // Novu skips channels whose integration is gone
+    const perChannel = clone(NewMessageSchema, message);
+    perChannel.providerId = integration.providerId;
+    const credentials = settings.credentials;
+    if (channel === Channel.CHAT) {
+      if (!credentials?.webhookUrl) {
+        messages.push(settle(perChannel, warning("no_subscriber_chat_channel_id", "Subscriber does not have a chat webhook URL")));
+        continue;
+      }
+      perChannel.directWebhookUrl = credentials.webhookUrl;
+    } else {
+      if (!credentials || credentials.deviceTokens.length === 0) continue; // Novu skips a push channel without tokens
+      perChannel.deviceTokens = [...credentials.deviceTokens];
+    }
+    messages.push(settle(perChannel, deliver(integration)));
+  }
+  return messages;
+}

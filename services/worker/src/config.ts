@@ -1,0 +1,25 @@
+import { z } from "zod";
+import { commonEnv, jobStreamEnv, loadConfig, port, url, type Env } from "@notify/runtime";
+
+const schema = z.object({
+  ...commonEnv,
+  ...jobStreamEnv,
+  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
+  WORKER_MAX_DELIVER: z.coerce.number().int().min(1).max(100).default(8),
+  /** Subscribers per page of a fan-out: one lookup and one message batch each. */
+  WORKER_PAGE_SIZE: z.coerce.number().int().min(1).max(1000).default(500),
+  /** The health endpoint (/livez, /readyz): the worker serves nothing else. */
+  WORKER_HOST: z.string().default("127.0.0.1"),
+  WORKER_PORT: port(50060),
+  TRIGGERS_URL: url("http://127.0.0.1:50054"),
+  SUBSCRIBERS_URL: url("http://127.0.0.1:50051"),
+  INTEGRATIONS_URL: url("http://127.0.0.1:50052"),
+  TOPICS_URL: url("http://127.0.0.1:50053"),
+  MESSAGES_URL: url("http://127.0.0.1:50055"),
+});
+
+export type WorkerConfig = z.infer<typeof schema>;
+
+export function readConfig(env: Env = process.env): WorkerConfig {
+  return loadConfig(schema, env);
+}

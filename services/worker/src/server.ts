@@ -1,0 +1,117 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
+import { fromBinary } from "@bufbuild/protobuf";
+import { createClient } from "@connectrpc/connect";
+import { integrationsV1, messagesV1, subscribersV1, topicsV1, triggersV1 } from "@notify/proto";
+import {
+  connectNats,
+  consumeJobs,
+  createLogger,
+  createPool,
+  createRpcTransport,
+  ensureJobStream,
+  isMain,
+  migrate,
+  runMain,
+  stopOnSignals,
+  type JobStream,
+  type MigrationSet,
+} from "@notify/runtime";
+import { readConfig, type WorkerConfig } from "./config.js";
+import { runTriggerJob } from "./pipeline.js";
+import * as store from "./store.js";
+
+export { readConfig };
+
+export const migrations: MigrationSet = {
+  schema: "worker",
+  dir: fileURLToPath(new URL("../migrations", import.meta.url)),
+};
+
+export interface RunningWorker {
+  readonly healthPort: number;
+  stop(): Promise<void>;
+}
+
+/** Composition root: NATS consumer → pipeline → services over RPC; a health endpoint only. */
+export async function start(config: WorkerConfig): Promise<RunningWorker> {
+  const log = createLogger("worker", config.LOG_LEVEL);
+  const pool = createPool(config.DATABASE_URL, 2);
+  await migrate(pool, migrations, log);
+  const nats = await connectNats(config.NATS_URL, "worker");
+  const stream: JobStream = { name: config.JOBS_STREAM, subjectPrefix: config.JOBS_SUBJECT_PREFIX };
+  await ensureJobStream(nats, stream);
+
+  const subscribers = createRpcTransport(config.SUBSCRIBERS_URL);
+  const topics = createRpcTransport(config.TOPICS_URL);
+  const integrations = createRpcTransport(config.INTEGRATIONS_URL);
+  const messages = createRpcTransport(config.MESSAGES_URL);
+  const triggers = createRpcTransport(config.TRIGGERS_URL);
+  const transports = [subscribers, topics, integrations, messages, triggers];
+  const clients = {
+    triggers: createClient(triggersV1.TriggerService, triggers.transport),
+    subscribers: createClient(subscribersV1.SubscriberService, subscribers.transport),
+    topics: createClient(topicsV1.TopicService, topics.transport),
+    integrations: createClient(integrationsV1.IntegrationService, integrations.transport),
+    messages: createClient(messagesV1.MessageService, messages.transport),
+  };
+
+  const consumption = await consumeJobs(nats, {
+    stream,
+    durable: "worker",
+    concurrency: config.WORKER_CONCURRENCY,
+    maxDeliver: config.WORKER_MAX_DELIVER,
+    backoffMs: [500, 2_000, 10_000, 30_000, 120_000],
+    ackWaitMs: 30_000,
+    log,
+    async handle(message) {
+      const job = fromBinary(triggersV1.TriggerJobSchema, message.data);
+      const started = performance.now();
+      const totals = await runTriggerJob(job, { clients, log, pageSize: config.WORKER_PAGE_SIZE });
+      log.debug({ transactionId: job.transactionId, ...totals, ms: Math.round(performance.now() - started) }, "trigger job done");
+    },
+    async deadLetter(message, error) {
+      let scope: { organizationId: string | null; environmentId: string | null } = { organizationId: null, environmentId: null };
+      try {
+        const job = fromBinary(triggersV1.TriggerJobSchema, message.data);
+        scope = { organizationId: job.organizationId, environmentId: job.environmentId };
+      } catch {
+        // an undecodable job is dead-lettered too, without a scope
+      }
+      await store.insertDeadLetter(pool, scope.environmentId, {
+        organizationId: scope.organizationId,
+        subject: message.subject,
+        job: message.data,
+        error: error instanceof Error ? error.message : String(error),
+        deliveries: message.info.redeliveryCount,
+      });
+    },
+  });
+
+  const health = createServer((request, response) => {
+    const ok = request.url === "/livez" || (request.url === "/readyz" && !nats.isClosed());
+    response.writeHead(ok ? 200 : 503, { "content-type": "application/json" }).end(JSON.stringify({ status: ok ? "ok" : "unavailable" }));
+  });
+  await new Promise<void>((resolve) => health.listen(config.WORKER_PORT, config.WORKER_HOST, resolve));
+  log.info({ stream: stream.name }, "worker consuming");
+
+  return {
+    healthPort: (health.address() as AddressInfo).port,
+    async stop() {
+      await consumption.stop();
+      health.close();
+      for (const rpc of transports) rpc.close();
+      await nats.drain().catch(() => undefined);
+      await pool.end();
+    },
+  };
+}
+
+if (isMain(import.meta.url)) {
+  runMain(async () => {
+    const config = readConfig();
+    const running = await start(config);
+    stopOnSignals(createLogger("worker", config.LOG_LEVEL), running.stop);
+  });
+}

@@ -6,7 +6,8 @@ import type { Context } from "koa";
 export interface ReadinessDeps {
   pool: Pool;
   redis: Redis;
-  nats: NatsConnection;
+  /** Undefined until the first connection succeeds. */
+  nats: () => NatsConnection | undefined;
   services: Record<string, Client<typeof Health>>;
   timeoutMs: number;
   /** False once shutdown has begun, so load balancers stop sending traffic first. */
@@ -40,7 +41,14 @@ export function readyz(deps: ReadinessDeps) {
     const results = await Promise.all([
       check("postgres", () => deps.pool.query("SELECT 1"), ms),
       check("redis", () => deps.redis.ping(), ms),
-      check("nats", () => (deps.nats.isClosed() ? Promise.reject(new Error("closed")) : deps.nats.flush()), ms),
+      check(
+        "nats",
+        () => {
+          const nats = deps.nats();
+          return !nats || nats.isClosed() ? Promise.reject(new Error("not connected")) : nats.flush();
+        },
+        ms,
+      ),
       ...Object.entries(deps.services).map(([name, client]) =>
         check(
           name,

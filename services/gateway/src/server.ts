@@ -11,6 +11,7 @@ import {
   runMain,
   stopOnSignals,
   type MigrationSet,
+  type NatsConnection,
 } from "@notify/runtime";
 import { ensureBootstrapKey } from "./accounts.js";
 import { createApp } from "./app.js";
@@ -38,7 +39,9 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
   await migrate(pool, migrations, log);
   const generatedKey = await ensureBootstrapKey(pool, config.BOOTSTRAP_API_KEY);
   const redis = await connectRedis(config.REDIS_URL);
-  const nats = await connectNats(config.NATS_URL, "gateway");
+  // NATS only matters to readiness here: start without it and report it until it answers.
+  let nats: NatsConnection | undefined;
+  const natsConnecting = connectNats(config.NATS_URL, "gateway").then((connection) => (nats = connection));
   const downstream = connectClients(config);
   let accepting = true;
 
@@ -48,7 +51,7 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
     routes,
     auth: { pool, redis, cacheSeconds: config.API_KEY_CACHE_SECONDS },
     idempotency: { redis, ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS, log },
-    readiness: { pool, redis, nats, services: downstream.health, timeoutMs: config.READINESS_TIMEOUT_MS, accepting: () => accepting },
+    readiness: { pool, redis, nats: () => nats, services: downstream.health, timeoutMs: config.READINESS_TIMEOUT_MS, accepting: () => accepting },
   });
   const server = app.listen(config.GATEWAY_PORT, config.GATEWAY_HOST);
   await new Promise<void>((resolve, reject) => {
@@ -69,7 +72,9 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
         server.closeIdleConnections();
       });
       downstream.close();
-      await Promise.allSettled([redis.quit(), nats.drain(), pool.end()]);
+      // A connection still being made is closed whenever it completes.
+      if (!nats) void natsConnecting.then((connection) => connection.close());
+      await Promise.allSettled([redis.quit(), nats?.drain(), pool.end()]);
     },
   };
 }

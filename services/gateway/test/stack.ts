@@ -49,6 +49,8 @@ export const INTEGRATIONS_ENCRYPTION_KEY = "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e
 export interface StackOptions {
   /** Run the worker in this process (fault tests run their own as a child process). */
   worker?: boolean;
+  /** A NATS server of the test's own (fault tests stop and start it). */
+  natsUrl?: string;
 }
 
 /** Every service and the gateway in this process, on free ports, over a fresh database. */
@@ -64,20 +66,27 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   ]);
   // A job stream per stack, so test files never consume each other's triggers.
   const suffix = randomBytes(6).toString("hex");
-  const jobs = { NATS_URL: "nats://127.0.0.1:4222", JOBS_STREAM: `TEST_JOBS_${suffix}`, JOBS_SUBJECT_PREFIX: `test.${suffix}.jobs` };
+  const jobs = { NATS_URL: options.natsUrl ?? "nats://127.0.0.1:4222", JOBS_STREAM: `TEST_JOBS_${suffix}`, JOBS_SUBJECT_PREFIX: `test.${suffix}.jobs` };
+  // Subscribers bind credentials to integrations and resolve preferences over workflows: those start first.
+  const integrations = await startIntegrations(
+    readIntegrationsConfig({ ...quiet, DATABASE_URL: database.url, INTEGRATIONS_PORT: "0", INTEGRATIONS_ENCRYPTION_KEY }),
+  );
+  const triggers = await startTriggers(readTriggersConfig({ ...quiet, ...jobs, DATABASE_URL: database.url, TRIGGERS_PORT: "0" }));
   const subscribers = await startSubscribers(
-    readSubscribersConfig({ ...quiet, DATABASE_URL: database.url, SUBSCRIBERS_PORT: "0" }),
+    readSubscribersConfig({
+      ...quiet,
+      DATABASE_URL: database.url,
+      SUBSCRIBERS_PORT: "0",
+      INTEGRATIONS_URL: `http://127.0.0.1:${integrations.port}`,
+      TRIGGERS_URL: `http://127.0.0.1:${triggers.port}`,
+    }),
   );
   const messages = await startMessages(
     readMessagesConfig({ ...quiet, DATABASE_URL: database.url, MESSAGES_PORT: "0", SUBSCRIBERS_URL: `http://127.0.0.1:${subscribers.port}` }),
   );
-  const integrations = await startIntegrations(
-    readIntegrationsConfig({ ...quiet, DATABASE_URL: database.url, INTEGRATIONS_PORT: "0", INTEGRATIONS_ENCRYPTION_KEY }),
-  );
   const topics = await startTopics(
     readTopicsConfig({ ...quiet, DATABASE_URL: database.url, TOPICS_PORT: "0", SUBSCRIBERS_URL: `http://127.0.0.1:${subscribers.port}` }),
   );
-  const triggers = await startTriggers(readTriggersConfig({ ...quiet, ...jobs, DATABASE_URL: database.url, TRIGGERS_PORT: "0" }));
   const serviceUrls = {
     SUBSCRIBERS_URL: `http://127.0.0.1:${subscribers.port}`,
     INTEGRATIONS_URL: `http://127.0.0.1:${integrations.port}`,
@@ -97,6 +106,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       GATEWAY_PORT: "0",
       BOOTSTRAP_API_KEY: key,
       ...serviceUrls,
+      NATS_URL: jobs.NATS_URL,
     }),
   );
   const url = `http://127.0.0.1:${gateway.port}`;
@@ -136,9 +146,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       await integrations.stop();
       await subscribers.stop();
       await pool.end();
-      const nats = await connectNats(jobs.NATS_URL, "test-cleanup");
-      await (await nats.jetstreamManager()).streams.delete(jobs.JOBS_STREAM).catch(() => undefined);
-      await nats.close();
+      const nats = await connectNats(jobs.NATS_URL, "test-cleanup").catch(() => undefined);
+      await (await nats?.jetstreamManager())?.streams.delete(jobs.JOBS_STREAM).catch(() => undefined);
+      await nats?.close();
       await database.drop();
     },
   };

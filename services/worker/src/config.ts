@@ -6,6 +6,8 @@ const schema = z.object({
   ...jobStreamEnv,
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
   WORKER_MAX_DELIVER: z.coerce.number().int().min(1).max(100).default(8),
+  /** How long a delivery may go without progress before JetStream redelivers it (a crashed worker's jobs). */
+  WORKER_ACK_WAIT_MS: z.coerce.number().int().min(1_000).max(600_000).default(30_000),
   /** Subscribers per page of a fan-out: one lookup and one message batch each. */
   WORKER_PAGE_SIZE: z.coerce.number().int().min(1).max(1000).default(500),
   /** The health endpoint (/livez, /readyz): the worker serves nothing else. */

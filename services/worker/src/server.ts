@@ -13,6 +13,7 @@ import {
   ensureJobStream,
   isMain,
   migrate,
+  retryUntilDone,
   runMain,
   stopOnSignals,
   type JobStream,
@@ -41,7 +42,6 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
   await migrate(pool, migrations, log);
   const nats = await connectNats(config.NATS_URL, "worker");
   const stream: JobStream = { name: config.JOBS_STREAM, subjectPrefix: config.JOBS_SUBJECT_PREFIX };
-  await ensureJobStream(nats, stream);
 
   const subscribers = createRpcTransport(config.SUBSCRIBERS_URL);
   const topics = createRpcTransport(config.TOPICS_URL);
@@ -57,37 +57,46 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
     messages: createClient(messagesV1.MessageService, messages.transport),
   };
 
-  const consumption = await consumeJobs(nats, {
-    stream,
-    durable: "worker",
-    concurrency: config.WORKER_CONCURRENCY,
-    maxDeliver: config.WORKER_MAX_DELIVER,
-    backoffMs: [500, 2_000, 10_000, 30_000, 120_000],
-    ackWaitMs: 30_000,
-    log,
-    async handle(message) {
-      const job = fromBinary(triggersV1.TriggerJobSchema, message.data);
-      const started = performance.now();
-      const totals = await runTriggerJob(job, { clients, log, pageSize: config.WORKER_PAGE_SIZE });
-      log.debug({ transactionId: job.transactionId, ...totals, ms: Math.round(performance.now() - started) }, "trigger job done");
-    },
-    async deadLetter(message, error) {
-      let scope: { organizationId: string | null; environmentId: string | null } = { organizationId: null, environmentId: null };
-      try {
+  const consume = () =>
+    consumeJobs(nats, {
+      stream,
+      durable: "worker",
+      concurrency: config.WORKER_CONCURRENCY,
+      maxDeliver: config.WORKER_MAX_DELIVER,
+      backoffMs: [500, 2_000, 10_000, 30_000, 120_000],
+      ackWaitMs: config.WORKER_ACK_WAIT_MS,
+      log,
+      async handle(message) {
         const job = fromBinary(triggersV1.TriggerJobSchema, message.data);
-        scope = { organizationId: job.organizationId, environmentId: job.environmentId };
-      } catch {
-        // an undecodable job is dead-lettered too, without a scope
-      }
-      await store.insertDeadLetter(pool, scope.environmentId, {
-        organizationId: scope.organizationId,
-        subject: message.subject,
-        job: message.data,
-        error: error instanceof Error ? error.message : String(error),
-        deliveries: message.info.redeliveryCount,
-      });
+        const started = performance.now();
+        const totals = await runTriggerJob(job, { clients, log, pageSize: config.WORKER_PAGE_SIZE });
+        log.debug({ transactionId: job.transactionId, ...totals, ms: Math.round(performance.now() - started) }, "trigger job done");
+      },
+      async deadLetter(message, error) {
+        let scope: { organizationId: string | null; environmentId: string | null } = { organizationId: null, environmentId: null };
+        try {
+          const job = fromBinary(triggersV1.TriggerJobSchema, message.data);
+          scope = { organizationId: job.organizationId, environmentId: job.environmentId };
+        } catch {
+          // an undecodable job is dead-lettered too, without a scope
+        }
+        await store.insertDeadLetter(pool, scope.environmentId, {
+          organizationId: scope.organizationId,
+          subject: message.subject,
+          job: message.data,
+          error: error instanceof Error ? error.message : String(error),
+          deliveries: message.info.redeliveryCount,
+        });
+      },
+    });
+  // NATS may be restarting while we start: keep trying rather than exit.
+  const consumption = await retryUntilDone(
+    async () => {
+      await ensureJobStream(nats, stream);
+      return consume();
     },
-  });
+    (error, delayMs) => log.warn({ err: error, retryInMs: delayMs }, "job stream not reachable yet"),
+  );
 
   const health = createServer((request, response) => {
     const ok = request.url === "/livez" || (request.url === "/readyz" && !nats.isClosed());

@@ -1,0 +1,130 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { eventually } from "@notify/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startStack, type Stack } from "./stack.js";
+
+// Fault tests: a worker killed mid-job and a NATS outage. NATS here is a server of this file's
+// own (another port, another store), so stopping it never disturbs tests running beside it.
+
+const workerEntry = fileURLToPath(new URL("../../worker/dist/server.js", import.meta.url));
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+const natsPort = await freePort();
+const natsStore = mkdtempSync(join(tmpdir(), "notify-nats-"));
+let nats: ChildProcess | undefined;
+
+async function startNats(): Promise<void> {
+  nats = spawn("nats-server", ["-a", "127.0.0.1", "-p", String(natsPort), "-js", "-sd", natsStore], { stdio: "ignore" });
+  await eventually(
+    () =>
+      new Promise<true | undefined>((resolve) => {
+        const probe = createServer();
+        probe.once("error", () => resolve(true)); // the port is taken: nats is listening
+        probe.listen(natsPort, "127.0.0.1", () => probe.close(() => resolve(undefined)));
+      }),
+    10_000,
+  );
+}
+
+async function stopNats(): Promise<void> {
+  const running = nats;
+  nats = undefined;
+  if (!running || running.exitCode !== null) return;
+  await new Promise<void>((resolve) => {
+    running.once("exit", () => resolve());
+    running.kill("SIGTERM");
+  });
+}
+
+let stack: Stack;
+let worker: ChildProcess | undefined;
+
+function startWorker(): ChildProcess {
+  const child = spawn(process.execPath, [workerEntry], {
+    env: { ...process.env, ...stack.workerEnv, WORKER_ACK_WAIT_MS: "2000", WORKER_PAGE_SIZE: "25", WORKER_CONCURRENCY: "2" },
+    stdio: "ignore",
+  });
+  worker = child;
+  return child;
+}
+
+beforeAll(async () => {
+  await startNats();
+  stack = await startStack({ worker: false, natsUrl: `nats://127.0.0.1:${natsPort}` });
+});
+afterAll(async () => {
+  worker?.kill("SIGKILL");
+  await stack?.stop();
+  await stopNats();
+  rmSync(natsStore, { recursive: true, force: true });
+});
+
+async function countFor(transactionId: string): Promise<{ total: number; distinct: number }> {
+  let page = 0;
+  const subscribers: string[] = [];
+  for (;;) {
+    const reply = await stack.request("GET", `/v1/messages?transactionId=${transactionId}&limit=1000&page=${page}`);
+    subscribers.push(...reply.body.data.map((message: { _subscriberId: string }) => message._subscriberId));
+    if (!reply.body.hasMore) break;
+    page += 1;
+  }
+  return { total: subscribers.length, distinct: new Set(subscribers).size };
+}
+
+describe("faults", () => {
+  let workflow: string;
+  beforeAll(async () => {
+    const created = await stack.request("POST", "/v1/workflows", { name: "Fault note", active: true, steps: [{ template: { type: "in_app", content: "n" } }] });
+    workflow = created.body.data.triggers[0].identifier;
+  });
+
+  it("a worker killed (SIGKILL) in the middle of a 1,000-recipient trigger leaves exactly one message per recipient after a restart", async () => {
+    const members = Array.from({ length: 1000 }, (_, index) => `crowd-${index}`);
+    for (const id of members) await stack.request("POST", "/v1/subscribers", { subscriberId: id });
+    expect((await stack.request("POST", "/v1/topics/crowd/subscribers", { subscribers: members })).body.data.succeeded).toHaveLength(1000);
+
+    const first = startWorker();
+    const reply = await stack.request("POST", "/v1/events/trigger", { name: workflow, to: { type: "Topic", topicKey: "crowd" }, transactionId: "t-crash" });
+    expect(reply.body.data.status).toBe("processed");
+    await eventually(async () => ((await countFor("t-crash")).total >= 50 ? true : undefined), 20_000, 5);
+    first.kill("SIGKILL");
+    await new Promise((resolve) => first.once("exit", resolve));
+    const atKill = (await countFor("t-crash")).total;
+    expect(atKill).toBeLessThan(1000); // it really was killed mid-job
+
+    startWorker();
+    await eventually(async () => ((await countFor("t-crash")).total >= 1000 ? true : undefined), 40_000);
+    await new Promise((resolve) => setTimeout(resolve, 2_500)); // a late duplicate would show up by now
+    expect(await countFor("t-crash")).toEqual({ total: 1000, distinct: 1000 });
+    worker?.kill("SIGTERM");
+  }, 90_000);
+
+  it("a trigger accepted while NATS is down is delivered once NATS is back", async () => {
+    startWorker();
+    await stack.request("POST", "/v1/subscribers", { subscriberId: "patient" });
+    await stopNats();
+    const reply = await stack.request("POST", "/v1/events/trigger", { name: workflow, to: "patient", transactionId: "t-outage" });
+    expect(reply.status).toBe(201);
+    expect(reply.body.data.status).toBe("processed");
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect((await countFor("t-outage")).total).toBe(0);
+    await startNats();
+    await eventually(async () => ((await countFor("t-outage")).total === 1 ? true : undefined), 40_000);
+    worker?.kill("SIGTERM");
+  }, 60_000);
+});

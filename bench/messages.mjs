@@ -1,17 +1,16 @@
 // Messages: unseen count, first feed page and mark-all for a subscriber holding 1,000,000 in-app
 // messages in a 2,000,000-row table, each beside its floor measured in the same run:
-//   - DB time of what one request runs, vs the raw statement over the ideal index (EXPLAIN ANALYZE);
-//   - HTTP p99 at 100 connections (autocannon) through gateway → messages (→ subscribers), vs the
+//   - DB time of what one request runs (EXPLAIN ANALYZE of our store's statements) vs the raw
+//     statement over the ideal index;
+//   - HTTP p99 at 100 connections (autocannon) through gateway → messages (→ subscribers) vs the
 //     same gateway answering /livez (no auth, no RPC) and a subscriber GET (auth + one RPC);
-//   - mark-all seen (chunked), vs one UPDATE of the same rows, with requests served meanwhile.
-// Processes run as children of this one (LOG_LEVEL=warn), over a database created and dropped here.
-import { spawn } from "node:child_process";
+//   - mark-all seen (chunked, through HTTP) vs one UPDATE of the same rows, with other requests
+//     measured meanwhile.
+// The processes run as children of this one (LOG_LEVEL=warn) over a database created and dropped
+// here. BENCH_HEAVY_MESSAGES and BENCH_SECONDS shrink a run while working on it.
 import { randomBytes } from "node:crypto";
-import { createServer } from "node:net";
-import { fileURLToPath } from "node:url";
-import autocannon from "autocannon";
 import { createPool } from "@notify/runtime";
-import { entryOf } from "../scripts/services.mjs";
+import { autocannon, benchDatabase, freePort, load as loadOnce, percentile, startProcess, stopProcess, waitFor } from "../scripts/bench-lib.mjs";
 
 const HEAVY_MESSAGES = Number(process.env.BENCH_HEAVY_MESSAGES ?? 1_000_000);
 const OTHER_SUBSCRIBERS = 1_000;
@@ -21,32 +20,6 @@ const DB_SAMPLES = 300;
 
 const messagesStore = await import(new URL("../services/messages/dist/store.js", import.meta.url).href);
 const subscribersStore = await import(new URL("../services/subscribers/dist/store.js", import.meta.url).href);
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitFor(probe, what, ms = 30_000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    try {
-      if (await probe()) return;
-    } catch {
-      // not up yet
-    }
-    if (Date.now() > deadline) throw new Error(`${what} did not come up within ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 /** Planning + execution time (ms) Postgres reports for every statement `run` makes, summed. */
 async function dbTime(pool, run) {
@@ -67,16 +40,15 @@ async function medianDbTime(pool, run) {
   for (let index = 0; index < 30; index++) await dbTime(pool, run);
   const samples = [];
   for (let index = 0; index < DB_SAMPLES; index++) samples.push(await dbTime(pool, run));
-  return median(samples);
+  return percentile(samples, 50);
 }
 
-/** autocannon against one URL; a warm-up second first, then the measured run. */
-async function load(url, headers, connections = 100, seconds = HTTP_SECONDS) {
-  await autocannon({ url, headers, connections, duration: 1 });
-  const result = await autocannon({ url, headers, connections, duration: seconds });
-  const failed = result.errors + result.timeouts + result.non2xx;
-  if (failed > 0) throw new Error(`${url}: ${failed} failed requests of ${result.requests.total}`);
-  return { p99: result.latency.p99, rps: result.requests.average };
+/** autocannon at `connections` against one URL, or paths `pathOf` picks per request; any failed request fails the run. */
+async function load(url, headers, connections = 100, pathOf = undefined) {
+  const requests = pathOf ? [{ setupRequest: (request) => ({ ...request, path: pathOf() }) }] : undefined;
+  const result = await loadOnce({ url, headers, connections, duration: HTTP_SECONDS, requests });
+  if (result.failed > 0) throw new Error(`${url}: ${result.failed} failed requests of ${result.total}`);
+  return result;
 }
 
 /** Runs `work` while a background load hits `url`; returns the work's duration and the load's latencies. */
@@ -91,42 +63,16 @@ async function during(work, url, headers, connections) {
   return { seconds, p99: result.latency.p99, max: result.latency.max, requests: result.requests.total, failed: result.errors + result.timeouts + result.non2xx };
 }
 
-function startProcess(name, env) {
-  const child = spawn(process.execPath, [fileURLToPath(entryOf(name))], {
-    env: { ...process.env, LOG_LEVEL: "warn", ...env },
-    stdio: ["ignore", "ignore", "inherit"],
-  });
-  child.once("exit", (code, signal) => {
-    if (!child.stopping) console.error(`${name} exited (${signal ?? code})`);
-  });
-  return child;
-}
-
-async function stopProcess(child) {
-  if (child.exitCode !== null) return;
-  child.stopping = true;
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill("SIGTERM");
-  await exited;
-}
-
 export default async function messagesBench({ report }) {
-  const baseUrl = new URL(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/notify");
-  const adminUrl = new URL(baseUrl);
-  adminUrl.pathname = "/postgres";
-  const name = `notify_bench_messages_${randomBytes(4).toString("hex")}`;
-  const databaseUrl = new URL(baseUrl);
-  databaseUrl.pathname = `/${name}`;
-  const admin = createPool(adminUrl.toString(), 1);
-  await admin.query(`CREATE DATABASE ${name}`);
+  const database = await benchDatabase("messages");
   const children = [];
-  const pool = createPool(databaseUrl.toString(), 4);
+  const pool = createPool(database.url, 4);
 
   try {
     const [subscribersPort, messagesPort, gatewayPort] = [await freePort(), await freePort(), await freePort()];
     const key = randomBytes(16).toString("hex");
     const common = {
-      DATABASE_URL: databaseUrl.toString(),
+      DATABASE_URL: database.url,
       SUBSCRIBERS_URL: `http://127.0.0.1:${subscribersPort}`,
       MESSAGES_URL: `http://127.0.0.1:${messagesPort}`,
     };
@@ -199,7 +145,7 @@ export default async function messagesBench({ report }) {
       ),
     );
     await pool.query("DROP INDEX messages.bench_floor_unseen");
-    report({ name: "unseen count (limit 100) DB time per request, 1M of 2M rows", value: ourCount, unit: "ms", floor: countFloor, target: "≤ 5× floor" });
+    report({ name: `unseen count (limit 100) DB time per request, ${HEAVY_MESSAGES.toLocaleString()} of ${TOTAL_MESSAGES.toLocaleString()} rows`, value: ourCount, unit: "ms", floor: countFloor, target: "≤ 5× floor" });
 
     // First feed page (20 newest): what one request runs vs the raw keyset page.
     const ourFeed = await medianDbTime(pool, async (db) => {
@@ -216,21 +162,46 @@ export default async function messagesBench({ report }) {
     );
     report({ name: "first feed page (20) DB time per request, incl. capped total", value: ourFeed, unit: "ms", floor: feedFloor });
 
-    // HTTP at 100 connections.
+    // HTTP at 100 connections: the floors (the gateway's /livez: no auth, no RPC; a subscriber
+    // GET: auth and one plain RPC per request), then our two reads for the heavy subscriber, then
+    // the same reads spread over the 1,000 other subscribers (no two waiting requests alike).
     const auth = { authorization: `ApiKey ${key}` };
     const livez = await load(`${api}/livez`, {});
     const oneRpc = await load(`${api}/v1/subscribers/bench-heavy`, auth);
     const unseen = await load(`${api}/v1/subscribers/bench-heavy/notifications/unseen?limit=100`, auth);
     const feed = await load(`${api}/v1/subscribers/bench-heavy/notifications/feed?limit=20`, auth);
-    report({ name: "HTTP floor: /livez p99 (no auth, no RPC)", value: livez.p99, unit: "ms" });
-    report({ name: "HTTP floor: GET subscriber p99 (auth + one RPC)", value: oneRpc.p99, unit: "ms" });
-    report({ name: "unseen count p99 at 100 connections", value: unseen.p99, unit: "ms", floor: oneRpc.p99, target: "≤ 10 ms" });
-    report({ name: "first feed page p99 at 100 connections", value: feed.p99, unit: "ms", floor: oneRpc.p99, target: "≤ 10 ms" });
-    report({ name: "throughput: /livez / GET subscriber / unseen / feed", value: unseen.rps, unit: `req/s unseen (livez ${Math.round(livez.rps)}, subscriber ${Math.round(oneRpc.rps)}, feed ${Math.round(feed.rps)})` });
+    const anyOther = (suffix) => () => `/v1/subscribers/bench-other-${Math.floor(Math.random() * OTHER_SUBSCRIBERS)}${suffix}`;
+    const unseenSpread = await load(api, auth, 100, anyOther("/notifications/unseen?limit=100"));
+    const feedSpread = await load(api, auth, 100, anyOther("/notifications/feed?limit=20"));
+    report({ name: "HTTP floor: /livez, 100 connections: p99", value: livez.p99, unit: `ms (${Math.round(livez.rps)} req/s)` });
+    report({ name: "HTTP floor: GET subscriber (auth + one RPC): p99", value: oneRpc.p99, unit: `ms (${Math.round(oneRpc.rps)} req/s)` });
+    report({ name: "unseen count, heavy subscriber, 100 connections: p99", value: unseen.p99, unit: `ms (${Math.round(unseen.rps)} req/s)`, floor: oneRpc.p99, target: "≤ 10 ms" });
+    report({ name: "first feed page (20), heavy subscriber, 100 connections: p99", value: feed.p99, unit: `ms (${Math.round(feed.rps)} req/s)`, floor: oneRpc.p99, target: "≤ 10 ms" });
+    report({ name: "unseen count, 1,000 subscribers at random: p99", value: unseenSpread.p99, unit: `ms (${Math.round(unseenSpread.rps)} req/s)`, floor: oneRpc.p99 });
+    report({ name: "first feed page, 1,000 subscribers at random: p99", value: feedSpread.p99, unit: `ms (${Math.round(feedSpread.rps)} req/s)`, floor: oneRpc.p99 });
 
-    // Mark-all seen over the 1M messages: one UPDATE (the floor) vs our chunked mark-all, each
-    // with the same load meanwhile: another subscriber's unseen count at 20 connections.
+    // Mark-all seen over the 1M messages: one UPDATE (the floor) vs our chunked mark-all via HTTP.
+    // Meanwhile, both times: another subscriber's unseen count at 20 connections, and a mark-as
+    // ("unseen": it takes the row lock without changing what mark-all counts) on the heavy
+    // subscriber's messages every 20 ms, which waits for whichever statement holds that row.
     const otherUnseen = `${api}/v1/subscribers/bench-other-7/notifications/unseen`;
+    const heavyMessageId = () => `a${(2 * (1 + Math.floor(Math.random() * HEAVY_MESSAGES))).toString(16).padStart(23, "0")}`;
+    const markAsProbe = async (signal) => {
+      const latencies = [];
+      while (!signal.aborted) {
+        const started = performance.now();
+        const reply = await fetch(`${api}/v1/subscribers/bench-heavy/messages/mark-as`, {
+          method: "POST",
+          headers,
+          body: JSON.stringify({ messageId: heavyMessageId(), markAs: "unseen" }),
+        });
+        await reply.arrayBuffer();
+        if (reply.status !== 201) throw new Error(`mark-as answered ${reply.status}`);
+        latencies.push(performance.now() - started);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      return latencies;
+    };
     const reset = async () => {
       await pool.query(
         `UPDATE messages.messages SET seen = false, read = false, last_seen_date = NULL, last_read_date = NULL
@@ -252,20 +223,29 @@ export default async function messagesBench({ report }) {
       const body = await reply.json();
       if (body.data !== HEAVY_MESSAGES) throw new Error(`mark-all answered ${reply.status} ${JSON.stringify(body)}`);
     };
-    // Floor before and after ours, each on a table reset to the same state, averaged.
-    const floorFirst = await during(floorUpdate, otherUnseen, auth, 20);
+    const measured = async (work) => {
+      const stopProbe = new AbortController();
+      const probe = markAsProbe(stopProbe.signal);
+      const result = await during(work, otherUnseen, auth, 20);
+      stopProbe.abort();
+      const latencies = await probe;
+      return { ...result, markAsMax: Math.max(...latencies) };
+    };
+    // The floor runs before and after ours, each time on a table reset to the same state.
+    const floorFirst = await measured(floorUpdate);
     await reset();
-    const ours = await during(ourMarkAll, otherUnseen, auth, 20);
+    const ours = await measured(ourMarkAll);
     await reset();
-    const floorSecond = await during(floorUpdate, otherUnseen, auth, 20);
-    const markAllFloor = (floorFirst.seconds + floorSecond.seconds) / 2;
-    report({ name: "mark-all seen, 1M messages (chunked, via HTTP)", value: ours.seconds, unit: "s", floor: markAllFloor, target: "≤ 2× floor" });
-    report({ name: "  other requests meanwhile: p99 / max", value: ours.p99, unit: `ms p99, max ${ours.max} ms, ${ours.requests} served, ${ours.failed} failed` });
-    report({ name: "  same during the one-UPDATE floor: p99 / max", value: floorFirst.p99, unit: `ms p99, max ${floorFirst.max} ms, ${floorFirst.requests} served` });
+    const floorSecond = await measured(floorUpdate);
+    const floor = (pick) => (pick(floorFirst) + pick(floorSecond)) / 2;
+    report({ name: `mark-all seen, ${HEAVY_MESSAGES.toLocaleString()} messages (chunked, through HTTP)`, value: ours.seconds, unit: "s", floor: floor((run) => run.seconds), target: "≤ 2× floor" });
+    report({ name: "  meanwhile, another subscriber's unseen (20 connections): p99", value: ours.p99, unit: `ms (${ours.failed} failed)`, floor: floor((run) => run.p99) });
+    report({ name: "  meanwhile, mark-as on the same subscriber: slowest", value: ours.markAsMax, unit: "ms", floor: floor((run) => run.markAsMax) });
   } finally {
-    await Promise.all(children.map(stopProcess));
+    // Callers first: a client whose server goes away first can crash on the GOAWAY
+    // (connectrpc/connect-es#1768).
+    for (const child of children.reverse()) await stopProcess(child);
     await pool.end();
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.end();
+    await database.drop();
   }
 }

@@ -1,37 +1,91 @@
-import { create } from "@bufbuild/protobuf";
+import { create, toBinary, type DescMessage, type MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, type CallOptions, type Client } from "@connectrpc/connect";
 import { messagesV1 } from "@notify/proto";
-import { createCoalescer, scopeKeyOf } from "./coalesce.js";
+import { ENVIRONMENT_HEADER, ORGANIZATION_HEADER } from "@notify/runtime";
+import { createCoalescer } from "./coalesce.js";
 
 type MessagesClient = Client<typeof messagesV1.MessageService>;
 
-interface PendingCount {
-  request: Parameters<MessagesClient["countMessages"]>[0];
+interface Pending<Request> {
+  request: Request;
   headers: CallOptions["headers"];
+  /** Identical requests waiting in the same batch share this key and one item. */
+  key: string;
+}
+
+/** A batch item's answer, or the error its own call would have thrown. */
+function answerOf<T>(result: { case: string; value: T | messagesV1.BatchError } | { case: undefined }, answer: string): T {
+  if (result.case === answer) return result.value as T;
+  if (result.case === "error") {
+    const { message, code } = result.value as messagesV1.BatchError;
+    throw new ConnectError(message, code as Code);
+  }
+  throw new ConnectError("the batch answered nothing for this request", Code.Internal);
+}
+
+function scopeKey(options: CallOptions | undefined): string {
+  const headers = new Headers(options?.headers);
+  return `${headers.get(ORGANIZATION_HEADER)}/${headers.get(ENVIRONMENT_HEADER)}`;
 }
 
 /**
- * The messages client the routes use: CountMessages (the unseen badge, polled by every open
- * inbox) is coalesced, so the counts of one environment that arrive within a millisecond travel
- * as one BatchCountMessages call instead of one RPC each. Each caller still gets its own answer
- * or its own error.
+ * Batches one read method: calls of one environment that arrive within two milliseconds travel as
+ * one batch RPC, and identical requests waiting for the same batch share one item (and answer).
+ * A request never joins a batch already sent, so it always sees every write that finished
+ * before it arrived.
+ */
+function batched<Schema extends DescMessage, Answer>(
+  schema: Schema,
+  send: (requests: MessageInitShape<Schema>[], headers: CallOptions["headers"]) => Promise<Answer[]>,
+) {
+  type Request = MessageInitShape<Schema>;
+  const waiting = new Map<string, Promise<Answer>>();
+  const coalescer = createCoalescer<Pending<Request>, Answer>({
+    maxBatch: 200,
+    maxWaitMs: 2,
+    run: (_, items) => {
+      for (const item of items) waiting.delete(item.key);
+      return send(
+        items.map((item) => item.request),
+        items[0]!.headers,
+      );
+    },
+  });
+  return (request: Request, options: CallOptions | undefined): Promise<Answer> => {
+    const scope = scopeKey(options);
+    const key = `${scope}\n${Buffer.from(toBinary(schema, create(schema, request))).toString("base64")}`;
+    let answer = waiting.get(key);
+    if (!answer) {
+      answer = coalescer.submit(scope, { request, headers: options?.headers, key });
+      waiting.set(key, answer);
+    }
+    return answer;
+  };
+}
+
+/**
+ * The messages client the routes use. The two reads every open inbox polls, the unseen count and
+ * the first feed page, are batched (DESIGN §5: a hot read must not cost one RPC per request);
+ * each caller still gets its own answer or its own error.
  */
 export function coalescingMessagesClient(client: MessagesClient): MessagesClient {
-  const counts = createCoalescer<PendingCount, messagesV1.CountResult>({
-    maxBatch: 500,
-    maxWaitMs: 1,
-    run: async (_, items) => {
-      const reply = await client.batchCountMessages({ counts: items.map((item) => item.request) }, { headers: items[0]!.headers });
-      return reply.results;
-    },
+  const count = batched(messagesV1.CountMessagesRequestSchema, async (counts, headers) => {
+    const reply = await client.batchCountMessages({ counts }, { headers });
+    return reply.results;
+  });
+  const feed = batched(messagesV1.GetFeedRequestSchema, async (feeds, headers) => {
+    const reply = await client.batchGetFeed({ feeds }, { headers });
+    return reply.results;
   });
   return {
     ...client,
     async countMessages(request, options) {
-      const { result } = await counts.submit(scopeKeyOf(options), { request, headers: options?.headers });
-      if (result.case === "count") return create(messagesV1.CountMessagesResponseSchema, { count: result.value });
-      if (result.case === "error") throw new ConnectError(result.value.message, result.value.code as Code);
-      throw new ConnectError("the batch answered no result for this count", Code.Internal);
+      const { result } = await count(request, options);
+      return create(messagesV1.CountMessagesResponseSchema, { count: answerOf<number>(result, "count") });
+    },
+    async getFeed(request, options) {
+      const { result } = await feed(request, options);
+      return answerOf<messagesV1.GetFeedResponse>(result, "feed");
     },
   };
 }

@@ -4,6 +4,9 @@ import { HttpError } from "./errors.js";
 import { offsetPage } from "./mappers/common.js";
 import {
   createSubscriberBody,
+  credentialsBody,
+  credentialsProviderParams,
+  credentialsRequestOf,
   deletedResult,
   fieldsOf,
   listSubscribersQuery,
@@ -15,6 +18,7 @@ import {
   v1Cleared,
   v2Cleared,
 } from "./mappers/subscribers.js";
+import { preferencesQuery, preferencesToJson, updatePreferencesBody, updatePreferencesRequestOf } from "./mappers/preferences.js";
 import {
   channelOf,
   deleteTransactionQuery,
@@ -673,5 +677,53 @@ export const routes: Route[] = [
     path: "/v1/events/trigger/:transactionId",
     params: z.object({ transactionId: z.string().min(1).max(255) }),
     handle: async ({ params, clients, call }) => (await clients.triggers.cancelTrigger(params, call)).canceled,
+  }),
+
+  // Subscriber channel credentials and notification preferences
+  route({
+    method: "PATCH",
+    path: "/v1/subscribers/:subscriberId/credentials",
+    params: subscriberIdParam,
+    body: credentialsBody,
+    handle: async ({ params, body, clients, call }) =>
+      subscriberToJson(await clients.subscribers.updateChannelCredentials(credentialsRequestOf(params.subscriberId, body, false), call)),
+  }),
+  route({
+    method: "PUT",
+    path: "/v1/subscribers/:subscriberId/credentials",
+    params: subscriberIdParam,
+    body: credentialsBody,
+    handle: async ({ params, body, clients, call }) =>
+      subscriberToJson(await clients.subscribers.updateChannelCredentials(credentialsRequestOf(params.subscriberId, body, true), call)),
+  }),
+  route({
+    method: "DELETE",
+    path: "/v1/subscribers/:subscriberId/credentials/:providerId",
+    status: 204,
+    params: credentialsProviderParams,
+    handle: async ({ params, clients, call }) => {
+      await clients.subscribers.deleteChannelCredentials(params, call);
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/v2/subscribers/:subscriberId/preferences",
+    params: subscriberIdParam,
+    query: preferencesQuery,
+    handle: async ({ params, query, clients, call }) =>
+      preferencesToJson(
+        await clients.subscribers.getSubscriberPreferences({ subscriberId: params.subscriberId, criticality: query.criticality }, call),
+        { schedule: true },
+      ),
+  }),
+  route({
+    method: "PATCH",
+    path: "/v2/subscribers/:subscriberId/preferences",
+    params: subscriberIdParam,
+    body: updatePreferencesBody,
+    handle: async ({ params, body, clients, call }) =>
+      preferencesToJson(await clients.subscribers.updateSubscriberPreferences(updatePreferencesRequestOf(params.subscriberId, body), call), {
+        schedule: false,
+      }),
   }),
 ];

@@ -42,6 +42,8 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
   // NATS only matters to readiness here: start without it and report it until it answers.
   let nats: NatsConnection | undefined;
   const natsConnecting = connectNats(config.NATS_URL, "gateway").then((connection) => (nats = connection));
+  // A reachable NATS is connected before the first probe; an unreachable one does not hold up the start.
+  await Promise.race([natsConnecting, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
   const downstream = connectClients(config);
   let accepting = true;
 

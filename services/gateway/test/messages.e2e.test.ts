@@ -478,6 +478,21 @@ describe("GET /v1/subscribers/{subscriberId}/notifications/feed", () => {
     expect(await total("read=false&seen=true")).toBe(1);
   });
 
+  it("answers feed pages requested together each on its own", async () => {
+    const ada = await freshSubscriber();
+    const bob = await freshSubscriber();
+    const adaIds = await seed.inApp(ada, 3);
+    const bobIds = await seed.inApp(bob, 2);
+    const feed = (subscriberId: string, query = "") => stack.request("GET", `/v1/subscribers/${subscriberId}/notifications/feed${query}`);
+    const replies = await Promise.all([feed(ada.subscriberId), feed(bob.subscriberId), feed(ada.subscriberId, "?limit=1"), feed(ada.subscriberId), feed("nobody")]);
+    const ids = (reply: { body: { data: { _id: string }[] } }) => reply.body.data.map((message) => message._id);
+    expect(ids(replies[0]!)).toEqual([...adaIds].reverse());
+    expect(ids(replies[1]!)).toEqual([...bobIds].reverse());
+    expect(ids(replies[2]!)).toEqual([adaIds[2]]);
+    expect(replies[3]!.body).toEqual(replies[0]!.body);
+    expect(replies[4]!.status).toBe(404);
+  });
+
   it.each([["limit=101"], ["limit=0"], ["page=-1"], ["read=yes"]])("answers 422 for %s", async (query) => {
     const ada = await freshSubscriber();
     expect((await stack.request("GET", `/v1/subscribers/${ada.subscriberId}/notifications/feed?${query}`)).status).toBe(422);

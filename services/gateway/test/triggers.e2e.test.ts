@@ -240,6 +240,47 @@ describe("steps", () => {
   });
 });
 
+describe("preferences and channels", () => {
+  it("skips a channel the subscriber disabled, unless the workflow is critical", async () => {
+    const normal = await createWorkflow({ name: "Prefs normal", steps: [inApp("normal")] });
+    const critical = await createWorkflow({ name: "Prefs critical", critical: true, steps: [inApp("critical")] });
+    await stack.request("POST", "/v1/subscribers", { subscriberId: "quiet" });
+    expect((await stack.request("PATCH", "/v2/subscribers/quiet/preferences", { channels: { in_app: false } })).status).toBe(200);
+    await trigger({ name: critical, to: "quiet", transactionId: "t-pref-critical" });
+    await trigger({ name: normal, to: ["quiet", "ada"], transactionId: "t-pref-normal" });
+    expect((await awaitMessages("t-pref-critical", 1)).map((m) => m.content)).toEqual(["critical"]);
+    const normalMessages = await awaitMessages("t-pref-normal", 1);
+    const ada = (await stack.request("GET", "/v1/subscribers/ada")).body.data;
+    expect(normalMessages.map((m) => m._subscriberId)).toEqual([ada._id]);
+  });
+
+  it("applies a workflow-level preference to that workflow only", async () => {
+    const muted = await createWorkflow({ name: "Muted digest", steps: [inApp("muted")] });
+    const other = await createWorkflow({ name: "Other news", steps: [inApp("other")] });
+    await stack.request("POST", "/v1/subscribers", { subscriberId: "picky" });
+    expect((await stack.request("PATCH", "/v2/subscribers/picky/preferences", { workflowId: muted, channels: { in_app: false } })).status).toBe(200);
+    await trigger({ name: muted, to: "picky", transactionId: "t-pref-muted" });
+    await trigger({ name: other, to: "picky", transactionId: "t-pref-other" });
+    expect(await awaitMessages("t-pref-other", 1)).toHaveLength(1);
+    expect(await messagesOf("t-pref-muted")).toHaveLength(0);
+  });
+
+  it("binds a recipient object's chat channel and addresses the message to it", async () => {
+    await stack.request("POST", "/v1/integrations", { providerId: "slack", channel: "chat", active: true });
+    const name = await createWorkflow({ name: "Chatter", steps: [{ template: { type: "chat", content: "Hi {{subscriber.firstName}}" } }] });
+    const reply = await trigger({
+      name,
+      to: { subscriberId: "chatty", firstName: "Chatty", channels: [{ providerId: "slack", credentials: { webhookUrl: "https://hooks.example.com/chatty" } }] },
+      transactionId: "t-chat",
+    });
+    expect(reply.body.data.status).toBe("processed");
+    const [message] = await awaitMessages("t-chat", 1);
+    expect(message).toMatchObject({ channel: "chat", content: "Hi Chatty", status: "error", errorId: "provider_sender_missing" });
+    const subscriber = (await stack.request("GET", "/v1/subscribers/chatty")).body.data;
+    expect(subscriber.channels).toEqual([expect.objectContaining({ providerId: "slack", credentials: expect.objectContaining({ webhookUrl: "https://hooks.example.com/chatty" }) })]);
+  });
+});
+
 describe("bulk and broadcast", () => {
   let name: string;
   beforeAll(async () => {
@@ -280,7 +321,9 @@ describe("bulk and broadcast", () => {
     const as = { authorization: `ApiKey ${other}` };
     const created = await stack.request("POST", "/v1/workflows", { name: "All hands", active: true, steps: [inApp("All hands")] }, as);
     const identifier = created.body.data.triggers[0].identifier;
-    for (let index = 0; index < 250; index += 1) await stack.request("POST", "/v1/subscribers", { subscriberId: `everyone-${index}` }, as);
+    for (let start = 0; start < 250; start += 50) {
+      await Promise.all(Array.from({ length: 50 }, (_, offset) => stack.request("POST", "/v1/subscribers", { subscriberId: `everyone-${start + offset}` }, as)));
+    }
     const reply = await stack.request("POST", "/v1/events/trigger/broadcast", { name: identifier, payload: {} }, as);
     expect(reply.status).toBe(200);
     expect(reply.body.data.status).toBe("processed");

@@ -1,3 +1,4 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
 import { ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { messagesV1 } from "@notify/proto";
 import { invalidField, isObjectId, notFound, objectId, scopeOf, withTransaction, type Logger, type Pool, type Scope } from "@notify/runtime";
@@ -10,6 +11,7 @@ import { checkFeedIdentifiers, checkMessageIds, checkNewMessages, checkRange } f
 export const COUNT_CAP = 1000;
 export const MAX_UNSEEN_LIMIT = 1000;
 export const MAX_COUNT_BATCH = 1000;
+export const MAX_FEED_BATCH = 500;
 export const MAX_FEED_PAGE = 100;
 export const MAX_LIST_PAGE = 1000;
 /** Offset pages cost what they skip, so they go no deeper than this. */
@@ -39,6 +41,8 @@ function channelFilter(value: messagesV1.Channel): store.ChannelName | null {
   return name;
 }
 
+const batchError = (error: ConnectError) => ({ code: error.code, message: error.rawMessage });
+
 function pageOffset(page: number, limit: number): number {
   checkRange("page", page, 0, Math.floor(MAX_OFFSET / limit));
   return page * limit;
@@ -59,7 +63,8 @@ export function createMessageService({ pool, subscribers, markAllChunkRows }: Me
           const query: store.CountQuery = { subscriberId: subscriber.id, seen: request.seen, limit: request.limit };
           return { query, key: keyOf([query.subscriberId, String(query.seen), String(query.limit)]) };
         } catch (error) {
-          return { error: ConnectError.from(error) };
+          if (error instanceof ConnectError) return { error };
+          throw error;
         }
       }),
     );
@@ -68,6 +73,41 @@ export function createMessageService({ pool, subscribers, markAllChunkRows }: Me
     const counts = distinct.size > 0 ? await store.countMessages(pool, scope.environmentId, [...distinct.values()]) : [];
     const countOf = new Map([...distinct.keys()].map((key, index) => [key, counts[index]!]));
     return resolved.map((item) => (item.key !== undefined ? countOf.get(item.key)! : item.error));
+  }
+
+  /** Feed pages for many requests of one environment; their subscriber lookups share one call. */
+  function feedAll(scope: Scope, requests: readonly messagesV1.GetFeedRequest[]) {
+    return Promise.all(
+      requests.map(async (request): Promise<MessageInitShape<typeof messagesV1.GetFeedResponseSchema> | ConnectError> => {
+        try {
+          checkRange("limit", request.limit, 1, MAX_FEED_PAGE);
+          const offset = pageOffset(request.page, request.limit);
+          checkFeedIdentifiers(request.feedIdentifiers);
+          const subscriber = await subscribers.require(scope, request.subscriberId);
+          const filters: store.FeedFilters = {
+            subscriberId: subscriber.id,
+            feedIdentifiers: request.feedIdentifiers.length > 0 ? request.feedIdentifiers : null,
+            read: request.read ?? null,
+            seen: request.seen ?? null,
+          };
+          const [rows, totalCount] = await Promise.all([
+            store.selectFeedPage(pool, scope.environmentId, filters, offset, request.limit),
+            store.countFeed(pool, scope.environmentId, filters, COUNT_CAP),
+          ]);
+          return {
+            messages: rows.slice(0, request.limit).map(messageFromRow),
+            hasMore: rows.length > request.limit,
+            totalCount,
+            totalCountCapped: totalCount >= COUNT_CAP,
+            subscriber,
+          };
+        } catch (error) {
+          // Only request-level failures answer one item; a failing database fails the whole call.
+          if (error instanceof ConnectError) return error;
+          throw error;
+        }
+      }),
+    );
   }
 
   return {
@@ -175,34 +215,28 @@ export function createMessageService({ pool, subscribers, markAllChunkRows }: Me
       return {
         results: answers.map((answer) =>
           answer instanceof ConnectError
-            ? { result: { case: "error" as const, value: { code: answer.code, message: answer.rawMessage } } }
+            ? { result: { case: "error" as const, value: batchError(answer) } }
             : { result: { case: "count" as const, value: answer } },
         ),
       };
     },
 
     async getFeed(request, context) {
+      const [answer] = await feedAll(scopeOf(context), [request]);
+      if (answer instanceof ConnectError) throw answer;
+      return answer!;
+    },
+
+    async batchGetFeed(request, context) {
       const scope = scopeOf(context);
-      checkRange("limit", request.limit, 1, MAX_FEED_PAGE);
-      const offset = pageOffset(request.page, request.limit);
-      checkFeedIdentifiers(request.feedIdentifiers);
-      const subscriber = await subscribers.require(scope, request.subscriberId);
-      const filters: store.FeedFilters = {
-        subscriberId: subscriber.id,
-        feedIdentifiers: request.feedIdentifiers.length > 0 ? request.feedIdentifiers : null,
-        read: request.read ?? null,
-        seen: request.seen ?? null,
-      };
-      const [rows, totalCount] = await Promise.all([
-        store.selectFeedPage(pool, scope.environmentId, filters, offset, request.limit),
-        store.countFeed(pool, scope.environmentId, filters, COUNT_CAP),
-      ]);
+      if (request.feeds.length > MAX_FEED_BATCH) throw invalidField("feeds", `at most ${MAX_FEED_BATCH} feeds per call`, request.feeds.length);
+      const answers = await feedAll(scope, request.feeds);
       return {
-        messages: rows.slice(0, request.limit).map(messageFromRow),
-        hasMore: rows.length > request.limit,
-        totalCount,
-        totalCountCapped: totalCount >= COUNT_CAP,
-        subscriber,
+        results: answers.map((answer) =>
+          answer instanceof ConnectError
+            ? { result: { case: "error" as const, value: batchError(answer) } }
+            : { result: { case: "feed" as const, value: answer } },
+        ),
       };
     },
 

@@ -178,6 +178,31 @@ describe("MessageService (in memory)", () => {
       ]);
     });
 
+    it("BatchGetFeed answers each page alone, with one subscriber lookup for the batch", async () => {
+      const { call, scope, subscriber } = setUp();
+      const bob = subscribers.add(scope, "bob");
+      const created = await client.createMessages({ messages: [newMessage(subscriber), newMessage(subscriber), newMessage(bob)] }, call);
+      const before = subscribers.calls.length;
+      const reply = await client.batchGetFeed(
+        {
+          feeds: [
+            { subscriberId: "ada", limit: 1 },
+            { subscriberId: "ghost", limit: 10 },
+            { subscriberId: "bob", limit: 10 },
+            { subscriberId: "ada", limit: 101 },
+          ],
+        },
+        call,
+      );
+      expect(subscribers.calls.length - before).toBe(1);
+      const [ada, ghost, bobFeed, tooLong] = reply.results.map((result) => result.result);
+      expect(ada?.case === "feed" && ada.value.messages.map((message) => message.id)).toEqual([created.messages[1]!.id]);
+      expect(ada?.case === "feed" && [ada.value.hasMore, ada.value.totalCount, ada.value.subscriber?.subscriberId]).toEqual([true, 2, "ada"]);
+      expect(ghost?.case === "error" && ghost.value.code).toBe(Code.NotFound);
+      expect(bobFeed?.case === "feed" && bobFeed.value.messages.map((message) => message.id)).toEqual([created.messages[2]!.id]);
+      expect(tooLong?.case === "error" && tooLong.value.code).toBe(Code.InvalidArgument);
+    });
+
     it.each([
       ["markAs unspecified", { messageIds: ["64b7f0c2a1b2c3d4e5f60718"], markAs: MarkAs.UNSPECIFIED }, "markAs"],
       ["no ids", { messageIds: [], markAs: MarkAs.READ }, "messageId"],

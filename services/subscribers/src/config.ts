@@ -1,10 +1,14 @@
 import { z } from "zod";
-import { commonEnv, loadConfig, port, type Env } from "@notify/runtime";
+import { commonEnv, loadConfig, port, url, type Env } from "@notify/runtime";
 
 const schema = z.object({
   ...commonEnv,
   SUBSCRIBERS_HOST: z.string().default("127.0.0.1"),
   SUBSCRIBERS_PORT: port(50051),
+  /** Channel credentials bind to the active integrations of the integrations service. */
+  INTEGRATIONS_URL: url("http://127.0.0.1:50052"),
+  /** Preferences resolve over the workflow catalogue, which the triggers process serves. */
+  TRIGGERS_URL: url("http://127.0.0.1:50054"),
 });
 
 export type SubscribersConfig = z.infer<typeof schema>;

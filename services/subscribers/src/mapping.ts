@@ -1,9 +1,24 @@
-import { create, type JsonObject } from "@bufbuild/protobuf";
+import { create, fromJson, toJson, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { subscribersV1 } from "@notify/proto";
-import type { ProfileColumns, SubscriberRow } from "./store.js";
+import type { ProfileColumns, StoredChannel, SubscriberRow } from "./store.js";
 
-const { SubscriberSchema, ChannelSettingsSchema } = subscribersV1;
+const { SubscriberSchema, ChannelSettingsSchema, ScheduleSchema } = subscribersV1;
+
+function channelFromStored(channel: StoredChannel): subscribersV1.ChannelSettings {
+  return create(ChannelSettingsSchema, {
+    providerId: channel.providerId,
+    integrationId: channel.integrationId,
+    ...(channel.integrationIdentifier !== undefined ? { integrationIdentifier: channel.integrationIdentifier } : {}),
+    credentials: channel.credentials,
+  });
+}
+
+/** A stored schedule (its proto JSON) as the proto message. */
+export const scheduleFromStored = (stored: unknown) => fromJson(ScheduleSchema, stored as JsonValue, { ignoreUnknownFields: true });
+
+/** A schedule as the schedule column holds it: its proto JSON, every field written out. */
+export const scheduleToStored = (schedule: subscribersV1.Schedule) => toJson(ScheduleSchema, schedule, { alwaysEmitImplicit: true });
 
 export function subscriberFromRow(row: SubscriberRow): subscribersV1.Subscriber {
   return create(SubscriberSchema, {
@@ -19,7 +34,7 @@ export function subscriberFromRow(row: SubscriberRow): subscribersV1.Subscriber 
     ...optional("locale", row.locale),
     ...optional("timezone", row.timezone),
     ...(row.data ? { data: row.data as JsonObject } : {}),
-    channels: row.channels.map((channel) => create(ChannelSettingsSchema, channel as object)),
+    channels: row.channels.map(channelFromStored),
     ...optional("isOnline", row.is_online),
     ...(row.last_online_at ? { lastOnlineAt: timestampFromDate(row.last_online_at) } : {}),
     version: row.version,

@@ -1,7 +1,10 @@
 import { fileURLToPath } from "node:url";
+import { integrationsV1, workflowsV1 } from "@notify/proto";
 import {
+  createClient,
   createLogger,
   createPool,
+  createRpcTransport,
   isMain,
   migrate,
   runMain,
@@ -24,16 +27,27 @@ export interface RunningSubscribers {
   stop(): Promise<void>;
 }
 
-/** Composition root: pool, migrations, service, RPC server. */
+/** Composition root: pool, migrations, the integrations and workflow clients, service, RPC server. */
 export async function start(config: SubscribersConfig): Promise<RunningSubscribers> {
   const log = createLogger("subscribers", config.LOG_LEVEL);
   const pool = createPool(config.DATABASE_URL);
   await migrate(pool, migrations, log);
-  const server = await serveRpc({ host: config.SUBSCRIBERS_HOST, port: config.SUBSCRIBERS_PORT, log, routes: routes({ pool, log }) });
+  const integrationsRpc = createRpcTransport(config.INTEGRATIONS_URL);
+  const triggersRpc = createRpcTransport(config.TRIGGERS_URL);
+  const integrations = createClient(integrationsV1.IntegrationService, integrationsRpc.transport);
+  const workflows = createClient(workflowsV1.WorkflowService, triggersRpc.transport);
+  const server = await serveRpc({
+    host: config.SUBSCRIBERS_HOST,
+    port: config.SUBSCRIBERS_PORT,
+    log,
+    routes: routes({ pool, log, integrations, workflows }),
+  });
   return {
     port: server.port,
     async stop() {
       await server.close();
+      integrationsRpc.close();
+      triggersRpc.close();
       await pool.end();
     },
   };

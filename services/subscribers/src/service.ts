@@ -3,7 +3,6 @@ import { subscribersV1 } from "@notify/proto";
 import {
   alreadyExists,
   invalidField,
-  notFound,
   objectId,
   scopeOf,
   withTransaction,
@@ -11,6 +10,9 @@ import {
   type Pool,
 } from "@notify/runtime";
 import { EMPTY_PROFILE, applyFields, isFieldName, profileOf, sameProfile, subscriberFromRow, type FieldName } from "./mapping.js";
+import { createChannelHandlers, type ChannelHandlerDeps } from "./channel-handlers.js";
+import { subscriberNotFound } from "./errors.js";
+import { createPreferenceHandlers, type PreferenceHandlerDeps } from "./preference-handlers.js";
 import * as store from "./store.js";
 import { checkSubscriberWrite, subscriberWriteErrors } from "./validation.js";
 
@@ -21,12 +23,10 @@ export const COUNT_CAP = 10_000;
 export const MAX_PAGE_SIZE = 100;
 export const MAX_BATCH = 1000;
 
-export interface SubscriberServiceDeps {
+export interface SubscriberServiceDeps extends ChannelHandlerDeps, PreferenceHandlerDeps {
   pool: Pool;
   log: Logger;
 }
-
-const subscriberNotFound = (subscriberId: string) => notFound(`Subscriber '${subscriberId}' was not found`);
 
 function clearedNames(cleared: subscribersV1.ClearedFields | undefined): FieldName[] {
   const names = cleared?.names ?? [];
@@ -39,8 +39,12 @@ function pageSize(limit: number): number {
   return limit === 0 ? 10 : limit;
 }
 
-export function createSubscriberService({ pool }: SubscriberServiceDeps): ServiceImpl<typeof subscribersV1.SubscriberService> {
+export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImpl<typeof subscribersV1.SubscriberService> {
+  const { pool } = deps;
   return {
+    ...createChannelHandlers(deps),
+    ...createPreferenceHandlers(deps),
+
     async upsertSubscriber(request, context) {
       const scope = scopeOf(context);
       checkSubscriberWrite(request.subscriberId, request.fields);

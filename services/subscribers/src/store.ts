@@ -14,12 +14,32 @@ export interface SubscriberRow {
   locale: string | null;
   timezone: string | null;
   data: Record<string, unknown> | null;
-  channels: unknown[];
+  channels: StoredChannel[];
   is_online: boolean | null;
   last_online_at: Date | null;
   version: number;
   created_at: Date;
   updated_at: Date;
+}
+
+/** A subscriber channel as the channels column holds it. */
+export interface StoredChannel {
+  providerId: string;
+  integrationId: string;
+  /** The identifier the write named, when it named one. */
+  integrationIdentifier?: string;
+  credentials: StoredCredentials;
+}
+
+export interface StoredCredentials {
+  webhookUrl?: string;
+  channel?: string;
+  deviceTokens: string[];
+  alertUid?: string;
+  title?: string;
+  imageUrl?: string;
+  state?: string;
+  externalUrl?: string;
 }
 
 /** The columns a client can write. */
@@ -239,4 +259,112 @@ export async function countSubscribers(db: Queryable, environmentId: string, cap
     [environmentId, cap, ...filterValues(filters)],
   );
   return rows[0]!.count;
+}
+
+/** Locks the environment's subscribers among these external ids, in id order so concurrent batches cannot deadlock. */
+export async function selectSubscribersForUpdate(db: Queryable, environmentId: string, subscriberIds: readonly string[]): Promise<SubscriberRow[]> {
+  const { rows } = await db.query<SubscriberRow>(
+    "SELECT * FROM subscribers.subscribers WHERE environment_id = $1 AND subscriber_id = ANY($2) ORDER BY id FOR UPDATE",
+    [environmentId, subscriberIds],
+  );
+  return rows;
+}
+
+/** Writes the channels of many subscribers and bumps their versions, in one statement. */
+export async function updateChannels(
+  db: Queryable,
+  environmentId: string,
+  changes: readonly { id: string; channels: readonly StoredChannel[] }[],
+): Promise<SubscriberRow[]> {
+  const { rows } = await db.query<SubscriberRow>(
+    `UPDATE subscribers.subscribers s
+        SET channels = v.channels, version = s.version + 1, updated_at = now()
+       FROM unnest($2::text[], $3::jsonb[]) AS v(id, channels)
+      WHERE s.environment_id = $1 AND s.id = v.id
+      RETURNING s.*`,
+    [environmentId, changes.map((change) => change.id), changes.map((change) => JSON.stringify(change.channels))],
+  );
+  return rows;
+}
+
+/** A row of subscribers.subscriber_preferences; a null channel is "not set at this layer". */
+export interface PreferenceRow {
+  subscriber_id: string;
+  /** Null for the global row. */
+  workflow_id: string | null;
+  email: boolean | null;
+  sms: boolean | null;
+  in_app: boolean | null;
+  chat: boolean | null;
+  push: boolean | null;
+  schedule: unknown;
+}
+
+export const PREFERENCE_CHANNELS = ["in_app", "email", "sms", "chat", "push"] as const;
+
+export type PreferenceChannel = (typeof PREFERENCE_CHANNELS)[number];
+
+/** A value per channel: a choice to store, or for clearing, whether to clear it; null leaves it. */
+export type PerChannel<T> = Record<PreferenceChannel, T | null>;
+
+const PREFERENCE_COLUMNS = "subscriber_id, workflow_id, email, sms, in_app, chat, push, schedule";
+
+/** Every preference row of one subscriber (global and per workflow). */
+export async function selectPreferences(db: Queryable, environmentId: string, subscriberId: string): Promise<PreferenceRow[]> {
+  const { rows } = await db.query<PreferenceRow>(
+    `SELECT ${PREFERENCE_COLUMNS} FROM subscribers.subscriber_preferences WHERE environment_id = $1 AND subscriber_id = $2`,
+    [environmentId, subscriberId],
+  );
+  return rows;
+}
+
+/** The global rows and the rows of one workflow of many subscribers. */
+export async function selectWorkflowPreferences(
+  db: Queryable,
+  environmentId: string,
+  subscriberIds: readonly string[],
+  workflowId: string,
+): Promise<PreferenceRow[]> {
+  const { rows } = await db.query<PreferenceRow>(
+    `SELECT ${PREFERENCE_COLUMNS} FROM subscribers.subscriber_preferences
+      WHERE environment_id = $1 AND subscriber_id = ANY($2) AND (workflow_id IS NULL OR workflow_id = $3)`,
+    [environmentId, subscriberIds, workflowId],
+  );
+  return rows;
+}
+
+/** Unsets the flagged channels in every per-workflow row of the subscriber. */
+export async function clearWorkflowChoices(db: Queryable, environmentId: string, subscriberId: string, clear: PerChannel<true>): Promise<void> {
+  await db.query(
+    `UPDATE subscribers.subscriber_preferences
+        SET ${PREFERENCE_CHANNELS.map((channel, index) => `${channel} = CASE WHEN $${index + 3}::boolean THEN NULL ELSE ${channel} END`).join(", ")},
+            updated_at = now()
+      WHERE environment_id = $1 AND subscriber_id = $2 AND workflow_id IS NOT NULL`,
+    [environmentId, subscriberId, ...PREFERENCE_CHANNELS.map((channel) => clear[channel] ?? false)],
+  );
+}
+
+/** Stores the given choices (and schedule) over the row of the subscriber and workflow (null: global), creating it when missing. */
+export async function upsertPreferences(
+  db: Queryable,
+  environmentId: string,
+  row: { organizationId: string; subscriberId: string; workflowId: string | null; choices: PerChannel<boolean>; schedule: unknown },
+): Promise<void> {
+  await db.query(
+    `INSERT INTO subscribers.subscriber_preferences AS p
+       (environment_id, organization_id, subscriber_id, workflow_id, ${PREFERENCE_CHANNELS.join(", ")}, schedule)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+     ON CONFLICT ON CONSTRAINT subscriber_preferences_key DO UPDATE
+        SET ${PREFERENCE_CHANNELS.map((channel) => `${channel} = COALESCE(EXCLUDED.${channel}, p.${channel})`).join(", ")},
+            schedule = COALESCE(EXCLUDED.schedule, p.schedule),
+            updated_at = now()`,
+    [
+      environmentId,
+      row.organizationId,
+      row.subscriberId,
+      row.workflowId,
+      ...PREFERENCE_CHANNELS.map((channel) => row.choices[channel]),
+      row.schedule === null ? null : JSON.stringify(row.schedule),
+    ],
+  );
 }

@@ -1,10 +1,12 @@
+import { create } from "@bufbuild/protobuf";
 import { createClient, createRouterTransport } from "@connectrpc/connect";
-import { subscribersV1 } from "@notify/proto";
+import { integrationsV1, subscribersV1, workflowsV1 } from "@notify/proto";
 import {
   ENVIRONMENT_HEADER,
   ORGANIZATION_HEADER,
   createLogger,
   createPool,
+  notFound,
   objectId,
   serverInterceptors,
   type Pool,
@@ -39,9 +41,63 @@ export const scopeHeaders = (scope: { organizationId: string; environmentId: str
   [ENVIRONMENT_HEADER]: scope.environmentId,
 });
 
+/** What the fake integrations and workflow services answer; tests change them as they go. */
+export interface Neighbours {
+  /** Active integration ids by provider, or by `provider/identifier`. */
+  integrations: Map<string, string>;
+  /** The active workflows, in creation order. */
+  workflows: workflowsV1.ActiveWorkflow[];
+}
+
+export const newNeighbours = (): Neighbours => ({ integrations: new Map(), workflows: [] });
+
+export const activeWorkflow = (init: { name: string; critical?: boolean; channels: string[]; settings?: { email?: boolean; sms?: boolean; inApp?: boolean; chat?: boolean; push?: boolean } }) =>
+  create(workflowsV1.ActiveWorkflowSchema, {
+    id: objectId(),
+    identifier: init.name,
+    name: init.name,
+    slug: `${init.name}_wf_x`,
+    critical: init.critical ?? false,
+    preferenceSettings: { email: true, sms: true, inApp: true, chat: true, push: true, ...init.settings },
+    channels: init.channels,
+  });
+
+/** In-memory stand-ins for the integrations and workflow services, with only what subscribers call. */
+function neighbourClients(neighbours: Neighbours) {
+  const transport = createRouterTransport((router) => {
+    router.service(integrationsV1.IntegrationService, {
+      findActiveIntegration(request) {
+        const key = request.identifier === undefined ? request.providerId : `${request.providerId}/${request.identifier}`;
+        const id = neighbours.integrations.get(key);
+        return id ? { integration: { id, providerId: request.providerId } } : {};
+      },
+    });
+    router.service(workflowsV1.WorkflowService, {
+      getWorkflow(request) {
+        const key = request.key.value;
+        const found = neighbours.workflows.find((workflow) => workflow.id === key || workflow.identifier === key);
+        if (!found) throw notFound(`Workflow with id: ${key} cannot be found`);
+        return { id: found.id, name: found.name, identifier: found.identifier, critical: found.critical, preferenceSettings: found.preferenceSettings! };
+      },
+      listActiveWorkflows(request) {
+        const start = request.after === undefined ? 0 : neighbours.workflows.findIndex((workflow) => workflow.id === request.after) + 1;
+        const page = neighbours.workflows.slice(start, start + request.limit);
+        const more = start + request.limit < neighbours.workflows.length;
+        return { workflows: page, ...(more ? { next: page.at(-1)!.id } : {}) };
+      },
+    });
+  });
+  return {
+    integrations: createClient(integrationsV1.IntegrationService, transport),
+    workflows: createClient(workflowsV1.WorkflowService, transport),
+  };
+}
+
 /** The service behind an in-memory transport: the real handlers and interceptors, no network. */
-export function inMemoryClient(pool: Pool) {
+export function inMemoryClient(pool: Pool, neighbours: Neighbours = newNeighbours()) {
   const log = createLogger("test", process.env.TEST_LOG_LEVEL ?? "silent");
-  const transport = createRouterTransport(routes({ pool, log }), { router: { interceptors: serverInterceptors(log) } });
+  const transport = createRouterTransport(routes({ pool, log, ...neighbourClients(neighbours) }), {
+    router: { interceptors: serverInterceptors(log) },
+  });
   return createClient(subscribersV1.SubscriberService, transport);
 }

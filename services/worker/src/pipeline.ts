@@ -23,9 +23,24 @@ export interface PipelineDeps {
 
 const CHANNEL_STEP_TYPES = new Set(["in_app", "email", "sms", "chat", "push"]);
 
+/** The credentials a recipient object carries, as entries of ApplyChannelCredentials (append rules). */
+function credentialEntries(input: triggersV1.SubscriberInput) {
+  return input.channels.map((channel) => ({
+    subscriberId: input.subscriberId,
+    providerId: channel.providerId,
+    ...(channel.integrationIdentifier !== undefined ? { integrationIdentifier: channel.integrationIdentifier } : {}),
+    credentials: {
+      ...(channel.credentials?.webhookUrl !== undefined ? { webhookUrl: channel.credentials.webhookUrl } : {}),
+      ...(channel.credentials?.channel !== undefined ? { channel: channel.credentials.channel } : {}),
+      ...(channel.credentials && channel.credentials.deviceTokens.length > 0 ? { deviceTokens: { tokens: channel.credentials.deviceTokens } } : {}),
+    },
+  }));
+}
+
 /** Recipients named in `to`, de-duplicated (for a repeated id the last object wins), topics apart. */
 export function splitRecipients(to: readonly triggersV1.Recipient[]) {
-  const direct = new Map<string, subscribersV1.SubscriberUpsert | { subscriberId: string }>();
+  const direct = new Map<string, { subscriberId: string; fields?: subscribersV1.SubscriberFields }>();
+  const channels = new Map<string, ReturnType<typeof credentialEntries>>();
   const topicKeys = new Set<string>();
   for (const recipient of to) {
     const kind = recipient.kind;
@@ -33,11 +48,25 @@ export function splitRecipients(to: readonly triggersV1.Recipient[]) {
       if (!direct.has(kind.value)) direct.set(kind.value, { subscriberId: kind.value });
     } else if (kind.case === "subscriber") {
       direct.set(kind.value.subscriberId, { subscriberId: kind.value.subscriberId, ...(kind.value.fields ? { fields: kind.value.fields } : {}) });
+      channels.set(kind.value.subscriberId, credentialEntries(kind.value));
     } else if (kind.case === "topicKey") {
       topicKeys.add(kind.value);
     }
   }
-  return { direct: [...direct.values()], topicKeys: [...topicKeys] };
+  return { direct: [...direct.values()], credentials: [...channels.values()].flat(), topicKeys: [...topicKeys] };
+}
+
+const PREFERENCE_KEYS: Record<string, keyof subscribersV1.ChannelPreferences> = {
+  in_app: "inApp",
+  email: "email",
+  sms: "sms",
+  chat: "chat",
+  push: "push",
+};
+
+function channelEnabled(channels: subscribersV1.ChannelPreferences | undefined, type: string): boolean {
+  const key = PREFERENCE_KEYS[type];
+  return !channels || !key || channels[key] !== false;
 }
 
 /** The active steps, in order. */
@@ -96,10 +125,16 @@ export async function runTriggerJob(job: triggersV1.TriggerJob, deps: PipelineDe
     return totals;
   }
 
-  const { direct, topicKeys } = splitRecipients(event.to);
+  const { direct, credentials, topicKeys } = splitRecipients(event.to);
   if (direct.length > 0) {
-    const ensured = await clients.subscribers.ensureSubscribers({ subscribers: direct }, call);
-    await handlePage(ensured.subscribers);
+    let { subscribers } = await clients.subscribers.ensureSubscribers({ subscribers: direct }, call);
+    if (credentials.length > 0) {
+      // Channels of recipient objects, by the credentials rules; entries that cannot bind are skipped.
+      const applied = await clients.subscribers.applyChannelCredentials({ entries: credentials }, call);
+      const updated = new Map(applied.subscribers.map((subscriber) => [subscriber.id, subscriber]));
+      subscribers = subscribers.map((subscriber) => updated.get(subscriber.id) ?? subscriber);
+    }
+    await handlePage(subscribers);
   }
   if (topicKeys.length > 0) {
     // Topic members, minus those named individually and the actor, each subscriber once.
@@ -139,6 +174,12 @@ async function runPage(subscribers: subscribersV1.Subscriber[], run: JobRun, dep
   const lookups = integrationLookups(deps.clients, run.call);
   const steps = activeSteps(workflow);
   const batch: NewMessage[] = [];
+  // Preferences for the whole page in one call (a critical workflow ignores subscribers' choices).
+  const preferences = await deps.clients.subscribers.resolveChannelPreferences(
+    { workflowId: workflow.id, subscriberIds: subscribers.map((subscriber) => subscriber.id) },
+    run.call,
+  );
+  const enabledChannels = new Map(preferences.subscribers.map((entry) => [entry.subscriberId, entry.channels]));
 
   for (const subscriber of subscribers) {
     const variables = subscriberVariables(subscriber);
@@ -157,6 +198,7 @@ async function runPage(subscribers: subscribersV1.Subscriber[], run: JobRun, dep
       const type = step.template?.type ?? "";
       if (!CHANNEL_STEP_TYPES.has(type)) continue;
       if (step === main && !passes(step)) continue;
+      if (!channelEnabled(enabledChannels.get(subscriber.id), type)) continue;
       let messages: NewMessage[];
       try {
         messages = await composeMessages(step, context);

@@ -129,3 +129,43 @@ export function subscriberToJson(subscriber: subscribersV1.Subscriber) {
 }
 
 export const deletedResult = { acknowledged: true, status: "deleted" } as const;
+
+const credentialText = (name: string) => z.string({ error: `${name} must be a string` }).optional();
+
+/** PATCH and PUT /v1/subscribers/{subscriberId}/credentials; the provider list and value limits are the service's rules. */
+export const credentialsBody = z.object({
+  providerId: z.string({ error: "providerId must be a valid provider ID" }),
+  integrationIdentifier: credentialText("integrationIdentifier"),
+  credentials: z.object(
+    {
+      webhookUrl: credentialText("webhookUrl"),
+      channel: credentialText("channel"),
+      deviceTokens: z
+        .array(z.string({ error: "each value in deviceTokens must be a string" }), { error: "deviceTokens must be an array" })
+        .optional(),
+      alertUid: credentialText("alertUid"),
+      title: credentialText("title"),
+      imageUrl: credentialText("imageUrl"),
+      state: credentialText("state"),
+      externalUrl: credentialText("externalUrl"),
+    },
+    { error: "credentials must be an object" },
+  ),
+});
+
+export const credentialsProviderParams = z.object({ subscriberId: z.string().min(1).max(255), providerId: z.string().min(1).max(255) });
+
+type CredentialsBody = z.infer<typeof credentialsBody>;
+
+/** The service request of a credentials write; given tokens, even none, travel as a list (none clears). */
+export function credentialsRequestOf(subscriberId: string, body: CredentialsBody, replaceDeviceTokens: boolean) {
+  const { deviceTokens, ...texts } = body.credentials;
+  const given = Object.fromEntries(Object.entries(texts).filter(([, value]) => value !== undefined));
+  return {
+    subscriberId,
+    providerId: body.providerId,
+    ...(body.integrationIdentifier !== undefined ? { integrationIdentifier: body.integrationIdentifier } : {}),
+    credentials: { ...given, ...(deviceTokens !== undefined ? { deviceTokens: { tokens: deviceTokens } } : {}) },
+    replaceDeviceTokens,
+  };
+}

@@ -12,7 +12,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file notify/subscribers/v1/subscribers.proto.
  */
 export const file_notify_subscribers_v1_subscribers: GenFile = /*@__PURE__*/
-  fileDesc("Cidub3RpZnkvc3Vic2NyaWJlcnMvdjEvc3Vic2NyaWJlcnMucHJvdG8SFW5vdGlmeS5zdWJzY3JpYmVycy52MSLBBQoKU3Vic2NyaWJlchIKCgJpZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSFgoOZW52aXJvbm1lbnRfaWQYAyABKAkSFQoNc3Vic2NyaWJlcl9pZBgEIAEoCRIXCgpmaXJzdF9uYW1lGAUgASgJSACIAQESFgoJbGFzdF9uYW1lGAYgASgJSAGIAQESEgoFZW1haWwYByABKAlIAogBARISCgVwaG9uZRgIIAEoCUgDiAEBEhMKBmF2YXRhchgJIAEoCUgEiAEBEhMKBmxvY2FsZRgKIAEoCUgFiAEBEhUKCHRpbWV6b25lGAsgASgJSAaIAQESKgoEZGF0YRgMIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIB4gBARI4CghjaGFubmVscxgNIAMoCzImLm5vdGlmeS5zdWJzY3JpYmVycy52MS5DaGFubmVsU2V0dGluZ3MSDgoGdG9waWNzGA4gAygJEhYKCWlzX29ubGluZRgPIAEoCEgIiAEBEjcKDmxhc3Rfb25saW5lX2F0GBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgJiAEBEg8KB3ZlcnNpb24YESABKAUSDwoHZGVsZXRlZBgSIAEoCBIuCgpjcmVhdGVkX2F0GBMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GBQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEINCgtfZmlyc3RfbmFtZUIMCgpfbGFzdF9uYW1lQggKBl9lbWFpbEIICgZfcGhvbmVCCQoHX2F2YXRhckIJCgdfbG9jYWxlQgsKCV90aW1lem9uZUIHCgVfZGF0YUIMCgpfaXNfb25saW5lQhEKD19sYXN0X29ubGluZV9hdCK+AQoPQ2hhbm5lbFNldHRpbmdzEhMKC3Byb3ZpZGVyX2lkGAEgASgJEiMKFmludGVncmF0aW9uX2lkZW50aWZpZXIYAiABKAlIAIgBARIWCg5pbnRlZ3JhdGlvbl9pZBgDIAEoCRI+CgtjcmVkZW50aWFscxgEIAEoCzIpLm5vdGlmeS5zdWJzY3JpYmVycy52MS5DaGFubmVsQ3JlZGVudGlhbHNCGQoXX2ludGVncmF0aW9uX2lkZW50aWZpZXIiqwIKEkNoYW5uZWxDcmVkZW50aWFscxIYCgt3ZWJob29rX3VybBgBIAEoCUgAiAEBEhQKB2NoYW5uZWwYAiABKAlIAYgBARIVCg1kZXZpY2VfdG9rZW5zGAMgAygJEhYKCWFsZXJ0X3VpZBgEIAEoCUgCiAEBEhIKBXRpdGxlGAUgASgJSAOIAQESFgoJaW1hZ2VfdXJsGAYgASgJSASIAQESEgoFc3RhdGUYByABKAlIBYgBARIZCgxleHRlcm5hbF91cmwYCCABKAlIBogBAUIOCgxfd2ViaG9va191cmxCCgoIX2NoYW5uZWxCDAoKX2FsZXJ0X3VpZEIICgZfdGl0bGVCDAoKX2ltYWdlX3VybEIICgZfc3RhdGVCDwoNX2V4dGVybmFsX3VybCLbAgoQU3Vic2NyaWJlckZpZWxkcxIXCgpmaXJzdF9uYW1lGAEgASgJSACIAQESFgoJbGFzdF9uYW1lGAIgASgJSAGIAQESEgoFZW1haWwYAyABKAlIAogBARISCgVwaG9uZRgEIAEoCUgDiAEBEhMKBmF2YXRhchgFIAEoCUgEiAEBEhMKBmxvY2FsZRgGIAEoCUgFiAEBEhUKCHRpbWV6b25lGAcgASgJSAaIAQESKgoEZGF0YRgIIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIB4gBARIWCglpc19vbmxpbmUYCSABKAhICIgBAUINCgtfZmlyc3RfbmFtZUIMCgpfbGFzdF9uYW1lQggKBl9lbWFpbEIICgZfcGhvbmVCCQoHX2F2YXRhckIJCgdfbG9jYWxlQgsKCV90aW1lem9uZUIHCgVfZGF0YUIMCgpfaXNfb25saW5lIh4KDUNsZWFyZWRGaWVsZHMSDQoFbmFtZXMYASADKAkiuAEKF1Vwc2VydFN1YnNjcmliZXJSZXF1ZXN0EhUKDXN1YnNjcmliZXJfaWQYASABKAkSNwoGZmllbGRzGAIgASgLMicubm90aWZ5LnN1YnNjcmliZXJzLnYxLlN1YnNjcmliZXJGaWVsZHMSNQoHY2xlYXJlZBgDIAEoCzIkLm5vdGlmeS5zdWJzY3JpYmVycy52MS5DbGVhcmVkRmllbGRzEhYKDmZhaWxfaWZfZXhpc3RzGAQgASgIImIKGFVwc2VydFN1YnNjcmliZXJSZXNwb25zZRI1CgpzdWJzY3JpYmVyGAEgASgLMiEubm90aWZ5LnN1YnNjcmliZXJzLnYxLlN1YnNjcmliZXISDwoHY3JlYXRlZBgCIAEoCCItChRHZXRTdWJzY3JpYmVyUmVxdWVzdBIVCg1zdWJzY3JpYmVyX2lkGAEgASgJIqABChdVcGRhdGVTdWJzY3JpYmVyUmVxdWVzdBIVCg1zdWJzY3JpYmVyX2lkGAEgASgJEjcKBmZpZWxkcxgCIAEoCzInLm5vdGlmeS5zdWJzY3JpYmVycy52MS5TdWJzY3JpYmVyRmllbGRzEjUKB2NsZWFyZWQYAyABKAsyJC5ub3RpZnkuc3Vic2NyaWJlcnMudjEuQ2xlYXJlZEZpZWxkcyIwChdEZWxldGVTdWJzY3JpYmVyUmVxdWVzdBIVCg1zdWJzY3JpYmVyX2lkGAEgASgJIiYKGERlbGV0ZVN1YnNjcmliZXJSZXNwb25zZRIKCgJpZBgBIAEoCSI1ChZMaXN0U3Vic2NyaWJlcnNSZXF1ZXN0EgwKBHBhZ2UYASABKAUSDQoFbGltaXQYAiABKAUilAEKF0xpc3RTdWJzY3JpYmVyc1Jlc3BvbnNlEjYKC3N1YnNjcmliZXJzGAEgAygLMiEubm90aWZ5LnN1YnNjcmliZXJzLnYxLlN1YnNjcmliZXISEAoIaGFzX21vcmUYAiABKAgSEwoLdG90YWxfY291bnQYAyABKAUSGgoSdG90YWxfY291bnRfY2FwcGVkGAQgASgIIqYCChhTZWFyY2hTdWJzY3JpYmVyc1JlcXVlc3QSDQoFbGltaXQYASABKAUSEgoFYWZ0ZXIYAiABKAlIAIgBARITCgZiZWZvcmUYAyABKAlIAYgBARI3CglkaXJlY3Rpb24YBCABKA4yJC5ub3RpZnkuc3Vic2NyaWJlcnMudjEuU29ydERpcmVjdGlvbhISCgVlbWFpbBgFIAEoCUgCiAEBEhIKBXBob25lGAYgASgJSAOIAQESGgoNc3Vic2NyaWJlcl9pZBgHIAEoCUgEiAEBEhEKBG5hbWUYCCABKAlIBYgBAUIICgZfYWZ0ZXJCCQoHX2JlZm9yZUIICgZfZW1haWxCCAoGX3Bob25lQhAKDl9zdWJzY3JpYmVyX2lkQgcKBV9uYW1lIsQBChlTZWFyY2hTdWJzY3JpYmVyc1Jlc3BvbnNlEjYKC3N1YnNjcmliZXJzGAEgAygLMiEubm90aWZ5LnN1YnNjcmliZXJzLnYxLlN1YnNjcmliZXISEQoEbmV4dBgCIAEoCUgAiAEBEhUKCHByZXZpb3VzGAMgASgJSAGIAQESEwoLdG90YWxfY291bnQYBCABKAUSGgoSdG90YWxfY291bnRfY2FwcGVkGAUgASgIQgcKBV9uZXh0QgsKCV9wcmV2aW91cyJBChpCYXRjaEdldFN1YnNjcmliZXJzUmVxdWVzdBIWCg5zdWJzY3JpYmVyX2lkcxgBIAMoCRILCgNpZHMYAiADKAkiVQobQmF0Y2hHZXRTdWJzY3JpYmVyc1Jlc3BvbnNlEjYKC3N1YnNjcmliZXJzGAEgAygLMiEubm90aWZ5LnN1YnNjcmliZXJzLnYxLlN1YnNjcmliZXIiWAoYRW5zdXJlU3Vic2NyaWJlcnNSZXF1ZXN0EjwKC3N1YnNjcmliZXJzGAEgAygLMicubm90aWZ5LnN1YnNjcmliZXJzLnYxLlN1YnNjcmliZXJVcHNlcnQiYgoQU3Vic2NyaWJlclVwc2VydBIVCg1zdWJzY3JpYmVyX2lkGAEgASgJEjcKBmZpZWxkcxgCIAEoCzInLm5vdGlmeS5zdWJzY3JpYmVycy52MS5TdWJzY3JpYmVyRmllbGRzIlMKGUVuc3VyZVN1YnNjcmliZXJzUmVzcG9uc2USNgoLc3Vic2NyaWJlcnMYASADKAsyIS5ub3RpZnkuc3Vic2NyaWJlcnMudjEuU3Vic2NyaWJlcipgCg1Tb3J0RGlyZWN0aW9uEh4KGlNPUlRfRElSRUNUSU9OX1VOU1BFQ0lGSUVEEAASFgoSU09SVF9ESVJFQ1RJT05fQVNDEAESFwoTU09SVF9ESVJFQ1RJT05fREVTQxACMqUHChFTdWJzY3JpYmVyU2VydmljZRJzChBVcHNlcnRTdWJzY3JpYmVyEi4ubm90aWZ5LnN1YnNjcmliZXJzLnYxLlVwc2VydFN1YnNjcmliZXJSZXF1ZXN0Gi8ubm90aWZ5LnN1YnNjcmliZXJzLnYxLlVwc2VydFN1YnNjcmliZXJSZXNwb25zZRJfCg1HZXRTdWJzY3JpYmVyEisubm90aWZ5LnN1YnNjcmliZXJzLnYxLkdldFN1YnNjcmliZXJSZXF1ZXN0GiEubm90aWZ5LnN1YnNjcmliZXJzLnYxLlN1YnNjcmliZXISZQoQVXBkYXRlU3Vic2NyaWJlchIuLm5vdGlmeS5zdWJzY3JpYmVycy52MS5VcGRhdGVTdWJzY3JpYmVyUmVxdWVzdBohLm5vdGlmeS5zdWJzY3JpYmVycy52MS5TdWJzY3JpYmVyEnMKEERlbGV0ZVN1YnNjcmliZXISLi5ub3RpZnkuc3Vic2NyaWJlcnMudjEuRGVsZXRlU3Vic2NyaWJlclJlcXVlc3QaLy5ub3RpZnkuc3Vic2NyaWJlcnMudjEuRGVsZXRlU3Vic2NyaWJlclJlc3BvbnNlEnAKD0xpc3RTdWJzY3JpYmVycxItLm5vdGlmeS5zdWJzY3JpYmVycy52MS5MaXN0U3Vic2NyaWJlcnNSZXF1ZXN0Gi4ubm90aWZ5LnN1YnNjcmliZXJzLnYxLkxpc3RTdWJzY3JpYmVyc1Jlc3BvbnNlEnYKEVNlYXJjaFN1YnNjcmliZXJzEi8ubm90aWZ5LnN1YnNjcmliZXJzLnYxLlNlYXJjaFN1YnNjcmliZXJzUmVxdWVzdBowLm5vdGlmeS5zdWJzY3JpYmVycy52MS5TZWFyY2hTdWJzY3JpYmVyc1Jlc3BvbnNlEnwKE0JhdGNoR2V0U3Vic2NyaWJlcnMSMS5ub3RpZnkuc3Vic2NyaWJlcnMudjEuQmF0Y2hHZXRTdWJzY3JpYmVyc1JlcXVlc3QaMi5ub3RpZnkuc3Vic2NyaWJlcnMudjEuQmF0Y2hHZXRTdWJzY3JpYmVyc1Jlc3BvbnNlEnYKEUVuc3VyZVN1YnNjcmliZXJzEi8ubm90aWZ5LnN1YnNjcmliZXJzLnYxLkVuc3VyZVN1YnNjcmliZXJzUmVxdWVzdBowLm5vdGlmeS5zdWJzY3JpYmVycy52MS5FbnN1cmVTdWJzY3JpYmVyc1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("Cidub3RpZnkvc3Vic2NyaWJlcnMvdjEvc3Vic2NyaWJlcnMucHJvdG8SFW5vdGlmeS5zdWJzY3JpYmVycy52MSLBBQoKU3Vic2NyaWJlchIKCgJpZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSFgoOZW52aXJvbm1lbnRfaWQYAyABKAkSFQoNc3Vic2NyaWJlcl9pZBgEIAEoCRIXCgpmaXJzdF9uYW1lGAUgASgJSACIAQESFgoJbGFzdF9uYW1lGAYgASgJSAGIAQESEgoFZW1haWwYByABKAlIAogBARISCgVwaG9uZRgIIAEoCUgDiAEBEhMKBmF2YXRhchgJIAEoCUgEiAEBEhMKBmxvY2FsZRgKIAEoCUgFiAEBEhUKCHRpbWV6b25lGAsgASgJSAaIAQESKgoEZGF0YRgMIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIB4gBARI4CghjaGFubmVscxgNIAMoCzImLm5vdGlmeS5zdWJzY3JpYmVycy52MS5DaGFubmVsU2V0dGluZ3MSDgoGdG9waWNzGA4gAygJEhYKCWlzX29ubGluZRgPIAEoCEgIiAEBEjcKDmxhc3Rfb25saW5lX2F0GBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgJiAEBEg8KB3ZlcnNpb24YESABKAUSDwoHZGVsZXRlZBgSIAEoCBIuCgpjcmVhdGVkX2F0GBMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GBQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEINCgtfZmlyc3RfbmFtZUIMCgpfbGFzdF9uYW1lQggKBl9lbWFpbEIICgZfcGhvbmVCCQoHX2F2YXRhckIJCgdfbG9jYWxlQgsKCV90aW1lem9uZUIHCgVfZGF0YUIMCgpfaXNfb25saW5lQhEKD19sYXN0X29ubGluZV9hdCK+AQoPQ2hhbm5lbFNldHRpbmdzEhMKC3Byb3ZpZGVyX2lkGAEgASgJEiMKFmludGVncmF0aW9uX2lkZW50aWZpZXIYAiABKAlIAIgBARIWCg5pbnRlZ3JhdGlvbl9pZBgDIAEoCRI+CgtjcmVkZW50aWFscxgEIAEoCzIpLm5vdGlmeS5zdWJzY3JpYmVycy52MS5DaGFubmVsQ3JlZGVudGlhbHNCGQoXX2ludGVncmF0aW9uX2lkZW50aWZpZXIiqwIKEkNoYW5uZWxDcmVkZW50aWFscxIYCgt3ZWJob29rX3VybBgBIAEoCUgAiAEBEhQKB2NoYW5uZWwYAiABKAlIAYgBARIVCg1kZXZpY2VfdG9rZW5zGAMgAygJEhYKCWFsZXJ0X3VpZBgEIAEoCUgCiAEBEhIKBXRpdGxlGAUgASgJSAOIAQESFgoJaW1hZ2VfdXJsGAYgASgJSASIAQESEgoFc3RhdGUYByABKAlIBYgBARIZCgxleHRlcm5hbF91cmwYCCABKAlIBogBAUIOCgxfd2ViaG9va191cmxCCgoIX2NoYW5uZWxCDAoKX2FsZXJ0X3VpZEIICgZfdGl0bGVCDAoKX2ltYWdlX3VybEIICgZfc3RhdGVCDwoNX2V4dGVybmFsX3VybCLbAgoQU3Vic2NyaWJlckZpZWxkcxIXCgpmaXJzdF9uYW1lGAEgASgJSACIAQESFgoJbGFzdF9uYW1lGAIgASgJSAGIAQESEgoFZW1haWwYAyABKAlIAogBARISCgVwaG9uZRgEIAEoCUgDiAEBEhMKBmF2YXRhchgFIAEoCUgEiAEBEhMKBmxvY2FsZRgGIAEoCUgFiAEBEhUKCHRpbWV6b25lGAcgASgJSAaIAQESKgoEZGF0YRgIIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIB4gBARIWCglpc19vbmxpbmUYCSABKAhICIgBAUINCgtfZmlyc3RfbmFtZUIMCgpfbGFzdF9uYW1lQggKBl9lbWFpbEIICgZfcGhvbmVCCQoHX2F2YXRhckIJCgdfbG9jYWxlQgsKCV90aW1lem9uZUIHCgVfZGF0YUIMCgpfaXNfb25saW5lIh4KDUNsZWFyZWRGaWVsZHMSDQoFbmFtZXMYASADKAkiuAEKF1Vwc2VydFN1YnNjcmliZXJSZXF1ZXN0EhUKDXN1YnNjcmliZXJfaWQYASABKAkSNwoGZmllbGRzGAIgASgLMicubm90aWZ5LnN1YnNjcmliZXJzLnYxLlN1YnNjcmliZXJGaWVsZHMSNQoHY2xlYXJlZBgDIAEoCzIkLm5vdGlmeS5zdWJzY3JpYmVycy52MS5DbGVhcmVkRmllbGRzEhYKDmZhaWxfaWZfZXhpc3RzGAQgASgIImIKGFVwc2VydFN1YnNjcmliZXJSZXNwb25zZRI1CgpzdWJzY3JpYmVyGAEgASgLMiEubm90aWZ5LnN1YnNjcmliZXJzLnYxLlN1YnNjcmliZXISDwoHY3JlYXRlZBgCIAEoCCItChRHZXRTdWJzY3JpYmVyUmVxdWVzdBIVCg1zdWJzY3JpYmVyX2lkGAEgASgJIqABChdVcGRhdGVTdWJzY3JpYmVyUmVxdWVzdBIVCg1zdWJzY3JpYmVyX2lkGAEgASgJEjcKBmZpZWxkcxgCIAEoCzInLm5vdGlmeS5zdWJzY3JpYmVycy52MS5TdWJzY3JpYmVyRmllbGRzEjUKB2NsZWFyZWQYAyABKAsyJC5ub3RpZnkuc3Vic2NyaWJlcnMudjEuQ2xlYXJlZEZpZWxkcyIwChdEZWxldGVTdWJzY3JpYmVyUmVxdWVzdBIVCg1zdWJzY3JpYmVyX2lkGAEgASgJIiYKGERlbGV0ZVN1YnNjcmliZXJSZXNwb25zZRIKCgJpZBgBIAEoCSI1ChZMaXN0U3Vic2NyaWJlcnNSZXF1ZXN0EgwKBHBhZ2UYASABKAUSDQoFbGltaXQYAiABKAUilAEKF0xpc3RTdWJzY3JpYmVyc1Jlc3BvbnNlEjYKC3N1YnNjcmliZXJzGAEgAygLMiEubm90aWZ5LnN1YnNjcmliZXJzLnYxLlN1YnNjcmliZXISEAoIaGFzX21vcmUYAiABKAgSEwoLdG90YWxfY291bnQYAyABKAUSGgoSdG90YWxfY291bnRfY2FwcGVkGAQgASgIIqYCChhTZWFyY2hTdWJzY3JpYmVyc1JlcXVlc3QSDQoFbGltaXQYASABKAUSEgoFYWZ0ZXIYAiABKAlIAIgBARITCgZiZWZvcmUYAyABKAlIAYgBARI3CglkaXJlY3Rpb24YBCABKA4yJC5ub3RpZnkuc3Vic2NyaWJlcnMudjEuU29ydERpcmVjdGlvbhISCgVlbWFpbBgFIAEoCUgCiAEBEhIKBXBob25lGAYgASgJSAOIAQESGgoNc3Vic2NyaWJlcl9pZBgHIAEoCUgEiAEBEhEKBG5hbWUYCCABKAlIBYgBAUIICgZfYWZ0ZXJCCQoHX2JlZm9yZUIICgZfZW1haWxCCAoGX3Bob25lQhAKDl9zdWJzY3JpYmVyX2lkQgcKBV9uYW1lIsQBChlTZWFyY2hTdWJzY3JpYmVyc1Jlc3BvbnNlEjYKC3N1YnNjcmliZXJzGAEgAygLMiEubm90aWZ5LnN1YnNjcmliZXJzLnYxLlN1YnNjcmliZXISEQoEbmV4dBgCIAEoCUgAiAEBEhUKCHByZXZpb3VzGAMgASgJSAGIAQESEwoLdG90YWxfY291bnQYBCABKAUSGgoSdG90YWxfY291bnRfY2FwcGVkGAUgASgIQgcKBV9uZXh0QgsKCV9wcmV2aW91cyJBChpCYXRjaEdldFN1YnNjcmliZXJzUmVxdWVzdBIWCg5zdWJzY3JpYmVyX2lkcxgBIAMoCRILCgNpZHMYAiADKAkiVQobQmF0Y2hHZXRTdWJzY3JpYmVyc1Jlc3BvbnNlEjYKC3N1YnNjcmliZXJzGAEgAygLMiEubm90aWZ5LnN1YnNjcmliZXJzLnYxLlN1YnNjcmliZXIiWAoYRW5zdXJlU3Vic2NyaWJlcnNSZXF1ZXN0EjwKC3N1YnNjcmliZXJzGAEgAygLMicubm90aWZ5LnN1YnNjcmliZXJzLnYxLlN1YnNjcmliZXJVcHNlcnQiYgoQU3Vic2NyaWJlclVwc2VydBIVCg1zdWJzY3JpYmVyX2lkGAEgASgJEjcKBmZpZWxkcxgCIAEoCzInLm5vdGlmeS5zdWJzY3JpYmVycy52MS5TdWJzY3JpYmVyRmllbGRzIlMKGUVuc3VyZVN1YnNjcmliZXJzUmVzcG9uc2USNgoLc3Vic2NyaWJlcnMYASADKAsyIS5ub3RpZnkuc3Vic2NyaWJlcnMudjEuU3Vic2NyaWJlciLPAgoRQ3JlZGVudGlhbHNVcGRhdGUSGAoLd2ViaG9va191cmwYASABKAlIAIgBARIUCgdjaGFubmVsGAIgASgJSAGIAQESOgoNZGV2aWNlX3Rva2VucxgDIAEoCzIjLm5vdGlmeS5zdWJzY3JpYmVycy52MS5EZXZpY2VUb2tlbnMSFgoJYWxlcnRfdWlkGAQgASgJSAKIAQESEgoFdGl0bGUYBSABKAlIA4gBARIWCglpbWFnZV91cmwYBiABKAlIBIgBARISCgVzdGF0ZRgHIAEoCUgFiAEBEhkKDGV4dGVybmFsX3VybBgIIAEoCUgGiAEBQg4KDF93ZWJob29rX3VybEIKCghfY2hhbm5lbEIMCgpfYWxlcnRfdWlkQggKBl90aXRsZUIMCgpfaW1hZ2VfdXJsQggKBl9zdGF0ZUIPCg1fZXh0ZXJuYWxfdXJsIh4KDERldmljZVRva2VucxIOCgZ0b2tlbnMYASADKAki6wEKH1VwZGF0ZUNoYW5uZWxDcmVkZW50aWFsc1JlcXVlc3QSFQoNc3Vic2NyaWJlcl9pZBgBIAEoCRITCgtwcm92aWRlcl9pZBgCIAEoCRIjChZpbnRlZ3JhdGlvbl9pZGVudGlmaWVyGAMgASgJSACIAQESPQoLY3JlZGVudGlhbHMYBCABKAsyKC5ub3RpZnkuc3Vic2NyaWJlcnMudjEuQ3JlZGVudGlhbHNVcGRhdGUSHQoVcmVwbGFjZV9kZXZpY2VfdG9rZW5zGAUgASgIQhkKF19pbnRlZ3JhdGlvbl9pZGVudGlmaWVyIk0KH0RlbGV0ZUNoYW5uZWxDcmVkZW50aWFsc1JlcXVlc3QSFQoNc3Vic2NyaWJlcl9pZBgBIAEoCRITCgtwcm92aWRlcl9pZBgCIAEoCSIiCiBEZWxldGVDaGFubmVsQ3JlZGVudGlhbHNSZXNwb25zZSLEAQoXQ2hhbm5lbENyZWRlbnRpYWxzRW50cnkSFQoNc3Vic2NyaWJlcl9pZBgBIAEoCRITCgtwcm92aWRlcl9pZBgCIAEoCRIjChZpbnRlZ3JhdGlvbl9pZGVudGlmaWVyGAMgASgJSACIAQESPQoLY3JlZGVudGlhbHMYBCABKAsyKC5ub3RpZnkuc3Vic2NyaWJlcnMudjEuQ3JlZGVudGlhbHNVcGRhdGVCGQoXX2ludGVncmF0aW9uX2lkZW50aWZpZXIiYQoeQXBwbHlDaGFubmVsQ3JlZGVudGlhbHNSZXF1ZXN0Ej8KB2VudHJpZXMYASADKAsyLi5ub3RpZnkuc3Vic2NyaWJlcnMudjEuQ2hhbm5lbENyZWRlbnRpYWxzRW50cnkiPAoZQ2hhbm5lbENyZWRlbnRpYWxzT3V0Y29tZRIPCgdhcHBsaWVkGAEgASgIEg4KBnJlYXNvbhgCIAEoCSKdAQofQXBwbHlDaGFubmVsQ3JlZGVudGlhbHNSZXNwb25zZRJCCghvdXRjb21lcxgBIAMoCzIwLm5vdGlmeS5zdWJzY3JpYmVycy52MS5DaGFubmVsQ3JlZGVudGlhbHNPdXRjb21lEjYKC3N1YnNjcmliZXJzGAIgAygLMiEubm90aWZ5LnN1YnNjcmliZXJzLnYxLlN1YnNjcmliZXIipAEKEkNoYW5uZWxQcmVmZXJlbmNlcxISCgVlbWFpbBgBIAEoCEgAiAEBEhAKA3NtcxgCIAEoCEgBiAEBEhMKBmluX2FwcBgDIAEoCEgCiAEBEhEKBGNoYXQYBCABKAhIA4gBARIRCgRwdXNoGAUgASgISASIAQFCCAoGX2VtYWlsQgYKBF9zbXNCCQoHX2luX2FwcEIHCgVfY2hhdEIHCgVfcHVzaCJxCh9HZXRTdWJzY3JpYmVyUHJlZmVyZW5jZXNSZXF1ZXN0EhUKDXN1YnNjcmliZXJfaWQYASABKAkSNwoLY3JpdGljYWxpdHkYAiABKA4yIi5ub3RpZnkuc3Vic2NyaWJlcnMudjEuQ3JpdGljYWxpdHki5wEKIlVwZGF0ZVN1YnNjcmliZXJQcmVmZXJlbmNlc1JlcXVlc3QSFQoNc3Vic2NyaWJlcl9pZBgBIAEoCRIYCgt3b3JrZmxvd19pZBgCIAEoCUgAiAEBEjsKCGNoYW5uZWxzGAMgASgLMikubm90aWZ5LnN1YnNjcmliZXJzLnYxLkNoYW5uZWxQcmVmZXJlbmNlcxI2CghzY2hlZHVsZRgEIAEoCzIfLm5vdGlmeS5zdWJzY3JpYmVycy52MS5TY2hlZHVsZUgBiAEBQg4KDF93b3JrZmxvd19pZEILCglfc2NoZWR1bGUijgEKFVN1YnNjcmliZXJQcmVmZXJlbmNlcxI3CgZnbG9iYWwYASABKAsyJy5ub3RpZnkuc3Vic2NyaWJlcnMudjEuR2xvYmFsUHJlZmVyZW5jZRI8Cgl3b3JrZmxvd3MYAiADKAsyKS5ub3RpZnkuc3Vic2NyaWJlcnMudjEuV29ya2Zsb3dQcmVmZXJlbmNlIqUBChBHbG9iYWxQcmVmZXJlbmNlEg8KB2VuYWJsZWQYASABKAgSOwoIY2hhbm5lbHMYAiABKAsyKS5ub3RpZnkuc3Vic2NyaWJlcnMudjEuQ2hhbm5lbFByZWZlcmVuY2VzEjYKCHNjaGVkdWxlGAMgASgLMh8ubm90aWZ5LnN1YnNjcmliZXJzLnYxLlNjaGVkdWxlSACIAQFCCwoJX3NjaGVkdWxlItoBChJXb3JrZmxvd1ByZWZlcmVuY2USDwoHZW5hYmxlZBgBIAEoCBI7CghjaGFubmVscxgCIAEoCzIpLm5vdGlmeS5zdWJzY3JpYmVycy52MS5DaGFubmVsUHJlZmVyZW5jZXMSPAoJb3ZlcnJpZGVzGAMgAygLMikubm90aWZ5LnN1YnNjcmliZXJzLnYxLlByZWZlcmVuY2VPdmVycmlkZRI4Cgh3b3JrZmxvdxgEIAEoCzImLm5vdGlmeS5zdWJzY3JpYmVycy52MS5Xb3JrZmxvd1N1bW1hcnkiNQoSUHJlZmVyZW5jZU92ZXJyaWRlEg8KB2NoYW5uZWwYASABKAkSDgoGc291cmNlGAIgASgJIo8BCg9Xb3JrZmxvd1N1bW1hcnkSCgoCaWQYASABKAkSDAoEc2x1ZxgCIAEoCRISCgppZGVudGlmaWVyGAMgASgJEgwKBG5hbWUYBCABKAkSLgoKdXBkYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIY3JpdGljYWwYBiABKAgidwoIU2NoZWR1bGUSEgoKaXNfZW5hYmxlZBgBIAEoCBJDCg93ZWVrbHlfc2NoZWR1bGUYAiABKAsyJS5ub3RpZnkuc3Vic2NyaWJlcnMudjEuV2Vla2x5U2NoZWR1bGVIAIgBAUISChBfd2Vla2x5X3NjaGVkdWxlIvwDCg5XZWVrbHlTY2hlZHVsZRI3CgZtb25kYXkYASABKAsyIi5ub3RpZnkuc3Vic2NyaWJlcnMudjEuRGF5U2NoZWR1bGVIAIgBARI4Cgd0dWVzZGF5GAIgASgLMiIubm90aWZ5LnN1YnNjcmliZXJzLnYxLkRheVNjaGVkdWxlSAGIAQESOgoJd2VkbmVzZGF5GAMgASgLMiIubm90aWZ5LnN1YnNjcmliZXJzLnYxLkRheVNjaGVkdWxlSAKIAQESOQoIdGh1cnNkYXkYBCABKAsyIi5ub3RpZnkuc3Vic2NyaWJlcnMudjEuRGF5U2NoZWR1bGVIA4gBARI3CgZmcmlkYXkYBSABKAsyIi5ub3RpZnkuc3Vic2NyaWJlcnMudjEuRGF5U2NoZWR1bGVIBIgBARI5CghzYXR1cmRheRgGIAEoCzIiLm5vdGlmeS5zdWJzY3JpYmVycy52MS5EYXlTY2hlZHVsZUgFiAEBEjcKBnN1bmRheRgHIAEoCzIiLm5vdGlmeS5zdWJzY3JpYmVycy52MS5EYXlTY2hlZHVsZUgGiAEBQgkKB19tb25kYXlCCgoIX3R1ZXNkYXlCDAoKX3dlZG5lc2RheUILCglfdGh1cnNkYXlCCQoHX2ZyaWRheUILCglfc2F0dXJkYXlCCQoHX3N1bmRheSJSCgtEYXlTY2hlZHVsZRISCgppc19lbmFibGVkGAEgASgIEi8KBWhvdXJzGAIgAygLMiAubm90aWZ5LnN1YnNjcmliZXJzLnYxLlRpbWVSYW5nZSInCglUaW1lUmFuZ2USDQoFc3RhcnQYASABKAkSCwoDZW5kGAIgASgJIk8KIFJlc29sdmVDaGFubmVsUHJlZmVyZW5jZXNSZXF1ZXN0EhMKC3dvcmtmbG93X2lkGAEgASgJEhYKDnN1YnNjcmliZXJfaWRzGAIgAygJIn8KIVJlc29sdmVDaGFubmVsUHJlZmVyZW5jZXNSZXNwb25zZRIQCghjcml0aWNhbBgBIAEoCBJICgtzdWJzY3JpYmVycxgCIAMoCzIzLm5vdGlmeS5zdWJzY3JpYmVycy52MS5TdWJzY3JpYmVyQ2hhbm5lbFByZWZlcmVuY2VzInIKHFN1YnNjcmliZXJDaGFubmVsUHJlZmVyZW5jZXMSFQoNc3Vic2NyaWJlcl9pZBgBIAEoCRI7CghjaGFubmVscxgCIAEoCzIpLm5vdGlmeS5zdWJzY3JpYmVycy52MS5DaGFubmVsUHJlZmVyZW5jZXMqYAoNU29ydERpcmVjdGlvbhIeChpTT1JUX0RJUkVDVElPTl9VTlNQRUNJRklFRBAAEhYKElNPUlRfRElSRUNUSU9OX0FTQxABEhcKE1NPUlRfRElSRUNUSU9OX0RFU0MQAip3CgtDcml0aWNhbGl0eRIbChdDUklUSUNBTElUWV9VTlNQRUNJRklFRBAAEhwKGENSSVRJQ0FMSVRZX05PTl9DUklUSUNBTBABEhgKFENSSVRJQ0FMSVRZX0NSSVRJQ0FMEAISEwoPQ1JJVElDQUxJVFlfQUxMEAMy0g0KEVN1YnNjcmliZXJTZXJ2aWNlEnMKEFVwc2VydFN1YnNjcmliZXISLi5ub3RpZnkuc3Vic2NyaWJlcnMudjEuVXBzZXJ0U3Vic2NyaWJlclJlcXVlc3QaLy5ub3RpZnkuc3Vic2NyaWJlcnMudjEuVXBzZXJ0U3Vic2NyaWJlclJlc3BvbnNlEl8KDUdldFN1YnNjcmliZXISKy5ub3RpZnkuc3Vic2NyaWJlcnMudjEuR2V0U3Vic2NyaWJlclJlcXVlc3QaIS5ub3RpZnkuc3Vic2NyaWJlcnMudjEuU3Vic2NyaWJlchJlChBVcGRhdGVTdWJzY3JpYmVyEi4ubm90aWZ5LnN1YnNjcmliZXJzLnYxLlVwZGF0ZVN1YnNjcmliZXJSZXF1ZXN0GiEubm90aWZ5LnN1YnNjcmliZXJzLnYxLlN1YnNjcmliZXIScwoQRGVsZXRlU3Vic2NyaWJlchIuLm5vdGlmeS5zdWJzY3JpYmVycy52MS5EZWxldGVTdWJzY3JpYmVyUmVxdWVzdBovLm5vdGlmeS5zdWJzY3JpYmVycy52MS5EZWxldGVTdWJzY3JpYmVyUmVzcG9uc2UScAoPTGlzdFN1YnNjcmliZXJzEi0ubm90aWZ5LnN1YnNjcmliZXJzLnYxLkxpc3RTdWJzY3JpYmVyc1JlcXVlc3QaLi5ub3RpZnkuc3Vic2NyaWJlcnMudjEuTGlzdFN1YnNjcmliZXJzUmVzcG9uc2USdgoRU2VhcmNoU3Vic2NyaWJlcnMSLy5ub3RpZnkuc3Vic2NyaWJlcnMudjEuU2VhcmNoU3Vic2NyaWJlcnNSZXF1ZXN0GjAubm90aWZ5LnN1YnNjcmliZXJzLnYxLlNlYXJjaFN1YnNjcmliZXJzUmVzcG9uc2USfAoTQmF0Y2hHZXRTdWJzY3JpYmVycxIxLm5vdGlmeS5zdWJzY3JpYmVycy52MS5CYXRjaEdldFN1YnNjcmliZXJzUmVxdWVzdBoyLm5vdGlmeS5zdWJzY3JpYmVycy52MS5CYXRjaEdldFN1YnNjcmliZXJzUmVzcG9uc2USdgoRRW5zdXJlU3Vic2NyaWJlcnMSLy5ub3RpZnkuc3Vic2NyaWJlcnMudjEuRW5zdXJlU3Vic2NyaWJlcnNSZXF1ZXN0GjAubm90aWZ5LnN1YnNjcmliZXJzLnYxLkVuc3VyZVN1YnNjcmliZXJzUmVzcG9uc2USdQoYVXBkYXRlQ2hhbm5lbENyZWRlbnRpYWxzEjYubm90aWZ5LnN1YnNjcmliZXJzLnYxLlVwZGF0ZUNoYW5uZWxDcmVkZW50aWFsc1JlcXVlc3QaIS5ub3RpZnkuc3Vic2NyaWJlcnMudjEuU3Vic2NyaWJlchKLAQoYRGVsZXRlQ2hhbm5lbENyZWRlbnRpYWxzEjYubm90aWZ5LnN1YnNjcmliZXJzLnYxLkRlbGV0ZUNoYW5uZWxDcmVkZW50aWFsc1JlcXVlc3QaNy5ub3RpZnkuc3Vic2NyaWJlcnMudjEuRGVsZXRlQ2hhbm5lbENyZWRlbnRpYWxzUmVzcG9uc2USiAEKF0FwcGx5Q2hhbm5lbENyZWRlbnRpYWxzEjUubm90aWZ5LnN1YnNjcmliZXJzLnYxLkFwcGx5Q2hhbm5lbENyZWRlbnRpYWxzUmVxdWVzdBo2Lm5vdGlmeS5zdWJzY3JpYmVycy52MS5BcHBseUNoYW5uZWxDcmVkZW50aWFsc1Jlc3BvbnNlEoABChhHZXRTdWJzY3JpYmVyUHJlZmVyZW5jZXMSNi5ub3RpZnkuc3Vic2NyaWJlcnMudjEuR2V0U3Vic2NyaWJlclByZWZlcmVuY2VzUmVxdWVzdBosLm5vdGlmeS5zdWJzY3JpYmVycy52MS5TdWJzY3JpYmVyUHJlZmVyZW5jZXMShgEKG1VwZGF0ZVN1YnNjcmliZXJQcmVmZXJlbmNlcxI5Lm5vdGlmeS5zdWJzY3JpYmVycy52MS5VcGRhdGVTdWJzY3JpYmVyUHJlZmVyZW5jZXNSZXF1ZXN0Giwubm90aWZ5LnN1YnNjcmliZXJzLnYxLlN1YnNjcmliZXJQcmVmZXJlbmNlcxKOAQoZUmVzb2x2ZUNoYW5uZWxQcmVmZXJlbmNlcxI3Lm5vdGlmeS5zdWJzY3JpYmVycy52MS5SZXNvbHZlQ2hhbm5lbFByZWZlcmVuY2VzUmVxdWVzdBo4Lm5vdGlmeS5zdWJzY3JpYmVycy52MS5SZXNvbHZlQ2hhbm5lbFByZWZlcmVuY2VzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * @generated from message notify.subscribers.v1.Subscriber
@@ -669,6 +669,711 @@ export const EnsureSubscribersResponseSchema: GenMessage<EnsureSubscribersRespon
   messageDesc(file_notify_subscribers_v1_subscribers, 19);
 
 /**
+ * Credentials as a write gives them. Unset fields leave the stored value as it is.
+ *
+ * @generated from message notify.subscribers.v1.CredentialsUpdate
+ */
+export type CredentialsUpdate = Message<"notify.subscribers.v1.CredentialsUpdate"> & {
+  /**
+   * @generated from field: optional string webhook_url = 1;
+   */
+  webhookUrl?: string | undefined;
+
+  /**
+   * @generated from field: optional string channel = 2;
+   */
+  channel?: string | undefined;
+
+  /**
+   * Absent: the stored tokens are kept. Present: appended, or replacing them; empty clears them.
+   *
+   * @generated from field: notify.subscribers.v1.DeviceTokens device_tokens = 3;
+   */
+  deviceTokens?: DeviceTokens | undefined;
+
+  /**
+   * @generated from field: optional string alert_uid = 4;
+   */
+  alertUid?: string | undefined;
+
+  /**
+   * @generated from field: optional string title = 5;
+   */
+  title?: string | undefined;
+
+  /**
+   * @generated from field: optional string image_url = 6;
+   */
+  imageUrl?: string | undefined;
+
+  /**
+   * @generated from field: optional string state = 7;
+   */
+  state?: string | undefined;
+
+  /**
+   * @generated from field: optional string external_url = 8;
+   */
+  externalUrl?: string | undefined;
+};
+
+/**
+ * Describes the message notify.subscribers.v1.CredentialsUpdate.
+ * Use `create(CredentialsUpdateSchema)` to create a new message.
+ */
+export const CredentialsUpdateSchema: GenMessage<CredentialsUpdate> = /*@__PURE__*/
+  messageDesc(file_notify_subscribers_v1_subscribers, 20);
+
+/**
+ * @generated from message notify.subscribers.v1.DeviceTokens
+ */
+export type DeviceTokens = Message<"notify.subscribers.v1.DeviceTokens"> & {
+  /**
+   * @generated from field: repeated string tokens = 1;
+   */
+  tokens: string[];
+};
+
+/**
+ * Describes the message notify.subscribers.v1.DeviceTokens.
+ * Use `create(DeviceTokensSchema)` to create a new message.
+ */
+export const DeviceTokensSchema: GenMessage<DeviceTokens> = /*@__PURE__*/
+  messageDesc(file_notify_subscribers_v1_subscribers, 21);
+
+/**
+ * @generated from message notify.subscribers.v1.UpdateChannelCredentialsRequest
+ */
+export type UpdateChannelCredentialsRequest = Message<"notify.subscribers.v1.UpdateChannelCredentialsRequest"> & {
+  /**
+   * @generated from field: string subscriber_id = 1;
+   */
+  subscriberId: string;
+
+  /**
+   * A chat or push provider: slack, discord, msteams, mattermost, ryver, zulip, grafana-on-call,
+   * getstream, rocket-chat, whatsapp-business, chat-webhook, novu-slack, fcm, apns, expo,
+   * one-signal, pushpad, push-webhook or pusher-beams.
+   *
+   * @generated from field: string provider_id = 2;
+   */
+  providerId: string;
+
+  /**
+   * @generated from field: optional string integration_identifier = 3;
+   */
+  integrationIdentifier?: string | undefined;
+
+  /**
+   * @generated from field: notify.subscribers.v1.CredentialsUpdate credentials = 4;
+   */
+  credentials?: CredentialsUpdate | undefined;
+
+  /**
+   * PUT semantics: the given device tokens replace the stored ones instead of being appended.
+   *
+   * @generated from field: bool replace_device_tokens = 5;
+   */
+  replaceDeviceTokens: boolean;
+};
+
+/**
+ * Describes the message notify.subscribers.v1.UpdateChannelCredentialsRequest.
+ * Use `create(UpdateChannelCredentialsRequestSchema)` to create a new message.
+ */
+export const UpdateChannelCredentialsRequestSchema: GenMessage<UpdateChannelCredentialsRequest> = /*@__PURE__*/
+  messageDesc(file_notify_subscribers_v1_subscribers, 22);
+
+/**
+ * @generated from message notify.subscribers.v1.DeleteChannelCredentialsRequest
+ */
+export type DeleteChannelCredentialsRequest = Message<"notify.subscribers.v1.DeleteChannelCredentialsRequest"> & {
+  /**
+   * @generated from field: string subscriber_id = 1;
+   */
+  subscriberId: string;
+
+  /**
+   * @generated from field: string provider_id = 2;
+   */
+  providerId: string;
+};
+
+/**
+ * Describes the message notify.subscribers.v1.DeleteChannelCredentialsRequest.
+ * Use `create(DeleteChannelCredentialsRequestSchema)` to create a new message.
+ */
+export const DeleteChannelCredentialsRequestSchema: GenMessage<DeleteChannelCredentialsRequest> = /*@__PURE__*/
+  messageDesc(file_notify_subscribers_v1_subscribers, 23);
+
+/**
+ * @generated from message notify.subscribers.v1.DeleteChannelCredentialsResponse
+ */
+export type DeleteChannelCredentialsResponse = Message<"notify.subscribers.v1.DeleteChannelCredentialsResponse"> & {
+};
+
+/**
+ * Describes the message notify.subscribers.v1.DeleteChannelCredentialsResponse.
+ * Use `create(DeleteChannelCredentialsResponseSchema)` to create a new message.
+ */
+export const DeleteChannelCredentialsResponseSchema: GenMessage<DeleteChannelCredentialsResponse> = /*@__PURE__*/
+  messageDesc(file_notify_subscribers_v1_subscribers, 24);
+
+/**
+ * @generated from message notify.subscribers.v1.ChannelCredentialsEntry
+ */
+export type ChannelCredentialsEntry = Message<"notify.subscribers.v1.ChannelCredentialsEntry"> & {
+  /**
+   * The external subscriber id, as in the recipient object.
+   *
+   * @generated from field: string subscriber_id = 1;
+   */
+  subscriberId: string;
+
+  /**
+   * @generated from field: string provider_id = 2;
+   */
+  providerId: string;
+
+  /**
+   * @generated from field: optional string integration_identifier = 3;
+   */
+  integrationIdentifier?: string | undefined;
+
+  /**
+   * @generated from field: notify.subscribers.v1.CredentialsUpdate credentials = 4;
+   */
+  credentials?: CredentialsUpdate | undefined;
+};
+
+/**
+ * Describes the message notify.subscribers.v1.ChannelCredentialsEntry.
+ * Use `create(ChannelCredentialsEntrySchema)` to create a new message.
+ */
+export const ChannelCredentialsEntrySchema: GenMessage<ChannelCredentialsEntry> = /*@__PURE__*/
+  messageDesc(file_notify_subscribers_v1_subscribers, 25);
+
+/**
+ * @generated from message notify.subscribers.v1.ApplyChannelCredentialsRequest
+ */
+export type ApplyChannelCredentialsRequest = Message<"notify.subscribers.v1.ApplyChannelCredentialsRequest"> & {
+  /**
+   * @generated from field: repeated notify.subscribers.v1.ChannelCredentialsEntry entries = 1;
+   */
+  entries: ChannelCredentialsEntry[];
+};
+
+/**
+ * Describes the message notify.subscribers.v1.ApplyChannelCredentialsRequest.
+ * Use `create(ApplyChannelCredentialsRequestSchema)` to create a new message.
+ */
+export const ApplyChannelCredentialsRequestSchema: GenMessage<ApplyChannelCredentialsRequest> = /*@__PURE__*/
+  messageDesc(file_notify_subscribers_v1_subscribers, 26);
+
+/**
+ * @generated from message notify.subscribers.v1.ChannelCredentialsOutcome
+ */
+export type ChannelCredentialsOutcome = Message<"notify.subscribers.v1.ChannelCredentialsOutcome"> & {
+  /**
+   * @generated from field: bool applied = 1;
+   */
+  applied: boolean;
+
+  /**
+   * Why the entry was skipped, e.g. "Subscribers environment (…) do not have active slack integration."
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message notify.subscribers.v1.ChannelCredentialsOutcome.
+ * Use `create(ChannelCredentialsOutcomeSchema)` to create a new message.
+ */
+export const ChannelCredentialsOutcomeSchema: GenMessage<ChannelCredentialsOutcome> = /*@__PURE__*/
+  messageDesc(file_notify_subscribers_v1_subscribers, 27);
+
+/**
+ * @generated from message notify.subscribers.v1.ApplyChannelCredentialsResponse
+ */
+export type ApplyChannelCredentialsResponse = Message<"notify.subscribers.v1.ApplyChannelCredentialsResponse"> & {
+  /**
+   * One per entry, in request order.
+   *
+   * @generated from field: repeated notify.subscribers.v1.ChannelCredentialsOutcome outcomes = 1;
+   */
+  outcomes: ChannelCredentialsOutcome[];
+
+  /**
+   * The subscribers of the applied entries as they are now (each once), so the caller need not
+   * read them again.
+   *
+   * @generated from field: repeated notify.subscribers.v1.Subscriber subscribers = 2;
+   */
+  subscribers: Subscriber[];
+};
+
+/**
+ * Describes the message notify.subscribers.v1.ApplyChannelCredentialsResponse.
+ * Use `create(ApplyChannelCredentialsResponseSchema)` to create a new message.
+ */
+export const ApplyChannelCredentialsResponseSchema: GenMessage<ApplyChannelCredentialsResponse> = /*@__PURE__*/
+  messageDesc(file_notify_subscribers_v1_subscribers, 28);
+
+/**
+ * A channel switch per channel; an unset field is a channel the answer does not speak of.
+ *
+ * @generated from message notify.subscribers.v1.ChannelPreferences
+ */
+export type ChannelPreferences = Message<"notify.subscribers.v1.ChannelPreferences"> & {
+  /**
+   * @generated from field: optional bool email = 1;
+   */
+  email?: boolean | undefined;
+
+  /**
+   * @generated from field: optional bool sms = 2;
+   */
+  sms?: boolean | undefined;
+
+  /**
+   * @generated from field: optional bool in_app = 3;
+   */
+  inApp?: boolean | undefined;
+
+  /**
+   * @generated from field: optional bool chat = 4;
+   */
+  chat?: boolean | undefined;
+
+  /**
+   * @generated from field: optional bool push = 5;
+   */
+  push?: boolean | undefined;
+};
+
+/**
+ * Describes the message notify.subscribers.v1.ChannelPreferences.
+ * Use `create(ChannelPreferencesSchema)` to create a new message.
+ */
+export const ChannelPreferencesSchema: GenMessage<ChannelPreferences> = /*@__PURE__*/
+  messageDesc(file_notify_subscribers_v1_subscribers, 29);
+
+/**
+ * @generated from message notify.subscribers.v1.GetSubscriberPreferencesRequest
+ */
+export type GetSubscriberPreferencesRequest = Message<"notify.subscribers.v1.GetSubscriberPreferencesRequest"> & {
+  /**
+   * @generated from field: string subscriber_id = 1;
+   */
+  subscriberId: string;
+
+  /**
+   * @generated from field: notify.subscribers.v1.Criticality criticality = 2;
+   */
+  criticality: Criticality;
+};
+
+/**
+ * Describes the message notify.subscribers.v1.GetSubscriberPreferencesRequest.
+ * Use `create(GetSubscriberPreferencesRequestSchema)` to create a new message.
+ */
+export const GetSubscriberPreferencesRequestSchema: GenMessage<GetSubscriberPreferencesRequest> = /*@__PURE__*/
+  messageDesc(file_notify_subscribers_v1_subscribers, 30);
+
+/**
+ * @generated from message notify.subscribers.v1.UpdateSubscriberPreferencesRequest
+ */
+export type UpdateSubscriberPreferencesRequest = Message<"notify.subscribers.v1.UpdateSubscriberPreferencesRequest"> & {
+  /**
+   * @generated from field: string subscriber_id = 1;
+   */
+  subscriberId: string;
+
+  /**
+   * An internal id, trigger identifier or slug; global preferences when absent.
+   *
+   * @generated from field: optional string workflow_id = 2;
+   */
+  workflowId?: string | undefined;
+
+  /**
+   * @generated from field: notify.subscribers.v1.ChannelPreferences channels = 3;
+   */
+  channels?: ChannelPreferences | undefined;
+
+  /**
+   * Global only (INVALID_ARGUMENT with a workflow): replaces the stored schedule.
+   *
+   * @generated from field: optional notify.subscribers.v1.Schedule schedule = 4;
+   */
+  schedule?: Schedule | undefined;
+};
+
+/**
+ * Describes the message notify.subscribers.v1.UpdateSubscriberPreferencesRequest.
+ * Use `create(UpdateSubscriberPreferencesRequestSchema)` to create a new message.
+ */
+export const UpdateSubscriberPreferencesRequestSchema: GenMessage<UpdateSubscriberPreferencesRequest> = /*@__PURE__*/
+  messageDesc(file_notify_subscribers_v1_subscribers, 31);
+
+/**
+ * @generated from message notify.subscribers.v1.SubscriberPreferences
+ */
+export type SubscriberPreferences = Message<"notify.subscribers.v1.SubscriberPreferences"> & {
+  /**
+   * @generated from field: notify.subscribers.v1.GlobalPreference global = 1;
+   */
+  global?: GlobalPreference | undefined;
+
+  /**
+   * Active workflows in creation order.
+   *
+   * @generated from field: repeated notify.subscribers.v1.WorkflowPreference workflows = 2;
+   */
+  workflows: WorkflowPreference[];
+};
+
+/**
+ * Describes the message notify.subscribers.v1.SubscriberPreferences.
+ * Use `create(SubscriberPreferencesSchema)` to create a new message.
+ */
+export const SubscriberPreferencesSchema: GenMessage<SubscriberPreferences> = /*@__PURE__*/
+  messageDesc(file_notify_subscribers_v1_subscribers, 32);
+
+/**
+ * @generated from message notify.subscribers.v1.GlobalPreference
+ */
+export type GlobalPreference = Message<"notify.subscribers.v1.GlobalPreference"> & {
+  /**
+   * Always true (as Novu answers).
+   *
+   * @generated from field: bool enabled = 1;
+   */
+  enabled: boolean;
+
+  /**
+   * The subscriber's global choices over "enabled", for the channels some active non-critical
+   * workflow uses.
+   *
+   * @generated from field: notify.subscribers.v1.ChannelPreferences channels = 2;
+   */
+  channels?: ChannelPreferences | undefined;
+
+  /**
+   * Present when one is stored.
+   *
+   * @generated from field: optional notify.subscribers.v1.Schedule schedule = 3;
+   */
+  schedule?: Schedule | undefined;
+};
+
+/**
+ * Describes the message notify.subscribers.v1.GlobalPreference.
+ * Use `create(GlobalPreferenceSchema)` to create a new message.
+ */
+export const GlobalPreferenceSchema: GenMessage<GlobalPreference> = /*@__PURE__*/
+  messageDesc(file_notify_subscribers_v1_subscribers, 33);
+
+/**
+ * @generated from message notify.subscribers.v1.WorkflowPreference
+ */
+export type WorkflowPreference = Message<"notify.subscribers.v1.WorkflowPreference"> & {
+  /**
+   * Always true (as Novu answers).
+   *
+   * @generated from field: bool enabled = 1;
+   */
+  enabled: boolean;
+
+  /**
+   * The resolved switches of the channels of the workflow's active steps.
+   *
+   * @generated from field: notify.subscribers.v1.ChannelPreferences channels = 2;
+   */
+  channels?: ChannelPreferences | undefined;
+
+  /**
+   * One per channel in `channels`: which layer decided it.
+   *
+   * @generated from field: repeated notify.subscribers.v1.PreferenceOverride overrides = 3;
+   */
+  overrides: PreferenceOverride[];
+
+  /**
+   * @generated from field: notify.subscribers.v1.WorkflowSummary workflow = 4;
+   */
+  workflow?: WorkflowSummary | undefined;
+};
+
+/**
+ * Describes the message notify.subscribers.v1.WorkflowPreference.
+ * Use `create(WorkflowPreferenceSchema)` to create a new message.
+ */
+export const WorkflowPreferenceSchema: GenMessage<WorkflowPreference> = /*@__PURE__*/
+  messageDesc(file_notify_subscribers_v1_subscribers, 34);
+
+/**
+ * @generated from message notify.subscribers.v1.PreferenceOverride
+ */
+export type PreferenceOverride = Message<"notify.subscribers.v1.PreferenceOverride"> & {
+  /**
+   * in_app, email, sms, chat or push.
+   *
+   * @generated from field: string channel = 1;
+   */
+  channel: string;
+
+  /**
+   * "subscriber" when a subscriber layer set the channel, "template" otherwise.
+   *
+   * @generated from field: string source = 2;
+   */
+  source: string;
+};
+
+/**
+ * Describes the message notify.subscribers.v1.PreferenceOverride.
+ * Use `create(PreferenceOverrideSchema)` to create a new message.
+ */
+export const PreferenceOverrideSchema: GenMessage<PreferenceOverride> = /*@__PURE__*/
+  messageDesc(file_notify_subscribers_v1_subscribers, 35);
+
+/**
+ * @generated from message notify.subscribers.v1.WorkflowSummary
+ */
+export type WorkflowSummary = Message<"notify.subscribers.v1.WorkflowSummary"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string slug = 2;
+   */
+  slug: string;
+
+  /**
+   * @generated from field: string identifier = 3;
+   */
+  identifier: string;
+
+  /**
+   * @generated from field: string name = 4;
+   */
+  name: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp updated_at = 5;
+   */
+  updatedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: bool critical = 6;
+   */
+  critical: boolean;
+};
+
+/**
+ * Describes the message notify.subscribers.v1.WorkflowSummary.
+ * Use `create(WorkflowSummarySchema)` to create a new message.
+ */
+export const WorkflowSummarySchema: GenMessage<WorkflowSummary> = /*@__PURE__*/
+  messageDesc(file_notify_subscribers_v1_subscribers, 36);
+
+/**
+ * @generated from message notify.subscribers.v1.Schedule
+ */
+export type Schedule = Message<"notify.subscribers.v1.Schedule"> & {
+  /**
+   * @generated from field: bool is_enabled = 1;
+   */
+  isEnabled: boolean;
+
+  /**
+   * @generated from field: optional notify.subscribers.v1.WeeklySchedule weekly_schedule = 2;
+   */
+  weeklySchedule?: WeeklySchedule | undefined;
+};
+
+/**
+ * Describes the message notify.subscribers.v1.Schedule.
+ * Use `create(ScheduleSchema)` to create a new message.
+ */
+export const ScheduleSchema: GenMessage<Schedule> = /*@__PURE__*/
+  messageDesc(file_notify_subscribers_v1_subscribers, 37);
+
+/**
+ * @generated from message notify.subscribers.v1.WeeklySchedule
+ */
+export type WeeklySchedule = Message<"notify.subscribers.v1.WeeklySchedule"> & {
+  /**
+   * @generated from field: optional notify.subscribers.v1.DaySchedule monday = 1;
+   */
+  monday?: DaySchedule | undefined;
+
+  /**
+   * @generated from field: optional notify.subscribers.v1.DaySchedule tuesday = 2;
+   */
+  tuesday?: DaySchedule | undefined;
+
+  /**
+   * @generated from field: optional notify.subscribers.v1.DaySchedule wednesday = 3;
+   */
+  wednesday?: DaySchedule | undefined;
+
+  /**
+   * @generated from field: optional notify.subscribers.v1.DaySchedule thursday = 4;
+   */
+  thursday?: DaySchedule | undefined;
+
+  /**
+   * @generated from field: optional notify.subscribers.v1.DaySchedule friday = 5;
+   */
+  friday?: DaySchedule | undefined;
+
+  /**
+   * @generated from field: optional notify.subscribers.v1.DaySchedule saturday = 6;
+   */
+  saturday?: DaySchedule | undefined;
+
+  /**
+   * @generated from field: optional notify.subscribers.v1.DaySchedule sunday = 7;
+   */
+  sunday?: DaySchedule | undefined;
+};
+
+/**
+ * Describes the message notify.subscribers.v1.WeeklySchedule.
+ * Use `create(WeeklyScheduleSchema)` to create a new message.
+ */
+export const WeeklyScheduleSchema: GenMessage<WeeklySchedule> = /*@__PURE__*/
+  messageDesc(file_notify_subscribers_v1_subscribers, 38);
+
+/**
+ * @generated from message notify.subscribers.v1.DaySchedule
+ */
+export type DaySchedule = Message<"notify.subscribers.v1.DaySchedule"> & {
+  /**
+   * @generated from field: bool is_enabled = 1;
+   */
+  isEnabled: boolean;
+
+  /**
+   * At most 24 ranges.
+   *
+   * @generated from field: repeated notify.subscribers.v1.TimeRange hours = 2;
+   */
+  hours: TimeRange[];
+};
+
+/**
+ * Describes the message notify.subscribers.v1.DaySchedule.
+ * Use `create(DayScheduleSchema)` to create a new message.
+ */
+export const DayScheduleSchema: GenMessage<DaySchedule> = /*@__PURE__*/
+  messageDesc(file_notify_subscribers_v1_subscribers, 39);
+
+/**
+ * @generated from message notify.subscribers.v1.TimeRange
+ */
+export type TimeRange = Message<"notify.subscribers.v1.TimeRange"> & {
+  /**
+   * "HH:MM" (24-hour) or "hh:mm AM" / "hh:mm PM".
+   *
+   * @generated from field: string start = 1;
+   */
+  start: string;
+
+  /**
+   * @generated from field: string end = 2;
+   */
+  end: string;
+};
+
+/**
+ * Describes the message notify.subscribers.v1.TimeRange.
+ * Use `create(TimeRangeSchema)` to create a new message.
+ */
+export const TimeRangeSchema: GenMessage<TimeRange> = /*@__PURE__*/
+  messageDesc(file_notify_subscribers_v1_subscribers, 40);
+
+/**
+ * @generated from message notify.subscribers.v1.ResolveChannelPreferencesRequest
+ */
+export type ResolveChannelPreferencesRequest = Message<"notify.subscribers.v1.ResolveChannelPreferencesRequest"> & {
+  /**
+   * An internal id, trigger identifier or slug.
+   *
+   * @generated from field: string workflow_id = 1;
+   */
+  workflowId: string;
+
+  /**
+   * Internal subscriber ids (the Subscriber.id), at most 1000.
+   *
+   * @generated from field: repeated string subscriber_ids = 2;
+   */
+  subscriberIds: string[];
+};
+
+/**
+ * Describes the message notify.subscribers.v1.ResolveChannelPreferencesRequest.
+ * Use `create(ResolveChannelPreferencesRequestSchema)` to create a new message.
+ */
+export const ResolveChannelPreferencesRequestSchema: GenMessage<ResolveChannelPreferencesRequest> = /*@__PURE__*/
+  messageDesc(file_notify_subscribers_v1_subscribers, 41);
+
+/**
+ * @generated from message notify.subscribers.v1.ResolveChannelPreferencesResponse
+ */
+export type ResolveChannelPreferencesResponse = Message<"notify.subscribers.v1.ResolveChannelPreferencesResponse"> & {
+  /**
+   * @generated from field: bool critical = 1;
+   */
+  critical: boolean;
+
+  /**
+   * One per requested id, in request order.
+   *
+   * @generated from field: repeated notify.subscribers.v1.SubscriberChannelPreferences subscribers = 2;
+   */
+  subscribers: SubscriberChannelPreferences[];
+};
+
+/**
+ * Describes the message notify.subscribers.v1.ResolveChannelPreferencesResponse.
+ * Use `create(ResolveChannelPreferencesResponseSchema)` to create a new message.
+ */
+export const ResolveChannelPreferencesResponseSchema: GenMessage<ResolveChannelPreferencesResponse> = /*@__PURE__*/
+  messageDesc(file_notify_subscribers_v1_subscribers, 42);
+
+/**
+ * @generated from message notify.subscribers.v1.SubscriberChannelPreferences
+ */
+export type SubscriberChannelPreferences = Message<"notify.subscribers.v1.SubscriberChannelPreferences"> & {
+  /**
+   * @generated from field: string subscriber_id = 1;
+   */
+  subscriberId: string;
+
+  /**
+   * All five channels set.
+   *
+   * @generated from field: notify.subscribers.v1.ChannelPreferences channels = 2;
+   */
+  channels?: ChannelPreferences | undefined;
+};
+
+/**
+ * Describes the message notify.subscribers.v1.SubscriberChannelPreferences.
+ * Use `create(SubscriberChannelPreferencesSchema)` to create a new message.
+ */
+export const SubscriberChannelPreferencesSchema: GenMessage<SubscriberChannelPreferences> = /*@__PURE__*/
+  messageDesc(file_notify_subscribers_v1_subscribers, 43);
+
+/**
  * @generated from enum notify.subscribers.v1.SortDirection
  */
 export enum SortDirection {
@@ -693,6 +1398,39 @@ export enum SortDirection {
  */
 export const SortDirectionSchema: GenEnum<SortDirection> = /*@__PURE__*/
   enumDesc(file_notify_subscribers_v1_subscribers, 0);
+
+/**
+ * Which workflows GetSubscriberPreferences lists; unspecified means non-critical ones (the default).
+ *
+ * @generated from enum notify.subscribers.v1.Criticality
+ */
+export enum Criticality {
+  /**
+   * @generated from enum value: CRITICALITY_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: CRITICALITY_NON_CRITICAL = 1;
+   */
+  NON_CRITICAL = 1,
+
+  /**
+   * @generated from enum value: CRITICALITY_CRITICAL = 2;
+   */
+  CRITICAL = 2,
+
+  /**
+   * @generated from enum value: CRITICALITY_ALL = 3;
+   */
+  ALL = 3,
+}
+
+/**
+ * Describes the enum notify.subscribers.v1.Criticality.
+ */
+export const CriticalitySchema: GenEnum<Criticality> = /*@__PURE__*/
+  enumDesc(file_notify_subscribers_v1_subscribers, 1);
 
 /**
  * Subscribers of one environment. The caller's organization and environment travel in the
@@ -781,6 +1519,93 @@ export const SubscriberService: GenService<{
     methodKind: "unary";
     input: typeof EnsureSubscribersRequestSchema;
     output: typeof EnsureSubscribersResponseSchema;
+  },
+  /**
+   * Channel credentials (PATCH and PUT /v1/subscribers/{id}/credentials). The channel binds to the
+   * newest active integration of the provider in the environment (of that identifier, when one is
+   * given); the channel of the same provider and integration is then merged: webhook_url, channel
+   * and the Grafana on-call fields replace, device tokens are appended as an ordered, de-duplicated
+   * union (replaced instead with replace_device_tokens); an empty token list clears them, absent
+   * tokens are kept. NOT_FOUND for an unknown subscriber, FAILED_PRECONDITION when the provider has
+   * no active integration, INVALID_ARGUMENT for bad values (provider outside the chat/push list,
+   * webhook_url not an absolute http(s) URL, more than 100 tokens in the channel, a token empty or
+   * longer than 4096 characters). Concurrent updates of one subscriber are serialised by a row
+   * lock, so none loses a token.
+   *
+   * @generated from rpc notify.subscribers.v1.SubscriberService.UpdateChannelCredentials
+   */
+  updateChannelCredentials: {
+    methodKind: "unary";
+    input: typeof UpdateChannelCredentialsRequestSchema;
+    output: typeof SubscriberSchema;
+  },
+  /**
+   * Removes the subscriber's channels of a provider. NOT_FOUND for an unknown subscriber.
+   *
+   * @generated from rpc notify.subscribers.v1.SubscriberService.DeleteChannelCredentials
+   */
+  deleteChannelCredentials: {
+    methodKind: "unary";
+    input: typeof DeleteChannelCredentialsRequestSchema;
+    output: typeof DeleteChannelCredentialsResponseSchema;
+  },
+  /**
+   * The credentials of trigger recipient objects, many at once (at most 1000 entries), applied with
+   * the rules of UpdateChannelCredentials in append mode, in request order, in one transaction.
+   * Entries that cannot be applied (unknown subscriber, provider without an active integration,
+   * invalid values) are skipped with a reason instead of failing the batch. One lookup per
+   * distinct provider and identifier, one locking read and one write for the whole batch.
+   *
+   * @generated from rpc notify.subscribers.v1.SubscriberService.ApplyChannelCredentials
+   */
+  applyChannelCredentials: {
+    methodKind: "unary";
+    input: typeof ApplyChannelCredentialsRequestSchema;
+    output: typeof ApplyChannelCredentialsResponseSchema;
+  },
+  /**
+   * Notification preferences (GET /v2/subscribers/{id}/preferences). Per active workflow, each
+   * channel resolves in this order, later layers winning: enabled by default, the workflow's
+   * preference_settings, the subscriber's global choice, the subscriber's choice for that
+   * workflow. A critical workflow stops after its own settings (subscriber layers are ignored).
+   * NOT_FOUND for an unknown subscriber.
+   *
+   * @generated from rpc notify.subscribers.v1.SubscriberService.GetSubscriberPreferences
+   */
+  getSubscriberPreferences: {
+    methodKind: "unary";
+    input: typeof GetSubscriberPreferencesRequestSchema;
+    output: typeof SubscriberPreferencesSchema;
+  },
+  /**
+   * PATCH /v2/subscribers/{id}/preferences: with a workflow, that workflow's choices; without,
+   * the global ones (and the same channels' per-workflow choices are cleared, in the same
+   * transaction). Channels not given keep their values. The workflow is resolved first:
+   * NOT_FOUND for an unknown workflow, FAILED_PRECONDITION for a critical one, then NOT_FOUND for
+   * an unknown subscriber. Answers the preferences as GetSubscriberPreferences does for non-critical
+   * workflows.
+   *
+   * @generated from rpc notify.subscribers.v1.SubscriberService.UpdateSubscriberPreferences
+   */
+  updateSubscriberPreferences: {
+    methodKind: "unary";
+    input: typeof UpdateSubscriberPreferencesRequestSchema;
+    output: typeof SubscriberPreferencesSchema;
+  },
+  /**
+   * For the worker: which channels are enabled on one workflow for a page of subscribers (at most
+   * 1000 internal ids), in one round trip. Every id is answered, in request order, with all five
+   * channels resolved as in GetSubscriberPreferences (ids without stored choices, or unknown in the
+   * environment, get the workflow's settings). A critical workflow answers its own settings
+   * without reading any subscriber's choices. The caller still checks that a step's channel is
+   * one of the workflow's. NOT_FOUND for an unknown workflow.
+   *
+   * @generated from rpc notify.subscribers.v1.SubscriberService.ResolveChannelPreferences
+   */
+  resolveChannelPreferences: {
+    methodKind: "unary";
+    input: typeof ResolveChannelPreferencesRequestSchema;
+    output: typeof ResolveChannelPreferencesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_notify_subscribers_v1_subscribers, 0);

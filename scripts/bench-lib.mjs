@@ -1,0 +1,100 @@
+// Plumbing the benchmarks share: free ports, child processes of the services, a database of
+// their own, and autocannon load. Benchmarks run each service as its own process, as deployed.
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { fileURLToPath } from "node:url";
+import autocannon from "autocannon";
+import { createPool } from "@notify/runtime";
+import { entryOf } from "./services.mjs";
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function waitFor(probe, what, ms = 30_000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      if (await probe()) return;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > deadline) throw new Error(`${what} did not come up within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+export const percentile = (values, p) => {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+};
+
+/** A database of the benchmark's own, dropped by `drop()`. */
+export async function benchDatabase(label) {
+  const baseUrl = new URL(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/notify");
+  const adminUrl = new URL(baseUrl);
+  adminUrl.pathname = "/postgres";
+  const name = `notify_bench_${label}_${randomBytes(4).toString("hex")}`;
+  const url = new URL(baseUrl);
+  url.pathname = `/${name}`;
+  const admin = createPool(adminUrl.toString(), 1);
+  await admin.query(`CREATE DATABASE ${name}`);
+  return {
+    url: url.toString(),
+    async drop() {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    },
+  };
+}
+
+export function startProcess(name, env) {
+  const child = spawn(process.execPath, [fileURLToPath(entryOf(name))], {
+    env: { ...process.env, LOG_LEVEL: "warn", ...env },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  child.once("exit", (code, signal) => {
+    if (!child.stopping) console.error(`${name} exited (${signal ?? code})`);
+  });
+  return child;
+}
+
+export async function stopProcess(child) {
+  if (child.exitCode !== null) return;
+  child.stopping = true;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  await exited;
+}
+
+/** CPU seconds (user + system) a process has used, from /proc. */
+export function cpuSeconds(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return ticks / 100;
+}
+
+/** autocannon: a warm-up second, then the measured run; every non-2xx counts as a failure. */
+export async function load(options) {
+  await autocannon({ ...options, duration: 1 });
+  const result = await autocannon(options);
+  return {
+    rps: result.requests.average,
+    total: result.requests.total,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    failed: result.errors + result.timeouts + result.non2xx,
+  };
+}
+
+export { autocannon };

@@ -1,0 +1,133 @@
+import { subscribersV1 } from "@notify/proto";
+import { z } from "zod";
+import { iso } from "./common.js";
+
+const channelFlag = (name: string) => z.boolean({ error: `${name} must be a boolean value` }).optional();
+
+const channels = z.object(
+  { email: channelFlag("email"), sms: channelFlag("sms"), in_app: channelFlag("in_app"), chat: channelFlag("chat"), push: channelFlag("push") },
+  { error: "channels must be an object" },
+);
+
+const text = (name: string) => z.string({ error: `${name} must be a string` });
+
+const daySchedule = z.object({
+  isEnabled: z.boolean({ error: "isEnabled must be a boolean value" }),
+  hours: z.array(z.object({ start: text("start"), end: text("end") }), { error: "hours must be an array" }).optional(),
+});
+
+const DAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"] as const;
+
+/** The spec's Schedule; day keys are a closed set, time formats are checked by the service. */
+const schedule = z.object({
+  isEnabled: z.boolean({ error: "isEnabled must be a boolean value" }),
+  weeklySchedule: z.strictObject(Object.fromEntries(DAYS.map((day) => [day, daySchedule.optional()])) as Record<(typeof DAYS)[number], z.ZodOptional<typeof daySchedule>>, {
+    error: (issue) => (issue.code === "unrecognized_keys" ? `weeklySchedule keys must be days of the week (${DAYS.join(", ")})` : "weeklySchedule must be an object"),
+  }).optional(),
+});
+
+/** PATCH /v2/subscribers/{subscriberId}/preferences. `channels` may be left out only when a schedule is sent (as the later SDK does). */
+export const updatePreferencesBody = z
+  .object({
+    channels: channels.optional(),
+    workflowId: z.string({ error: "workflowId must be a string" }).min(1, "workflowId should not be empty").optional(),
+    schedule: schedule.optional(),
+  })
+  .refine((body) => body.channels !== undefined || body.schedule !== undefined, {
+    path: ["channels"],
+    message: "channels should not be null or undefined",
+  });
+
+const CRITICALITY = {
+  critical: subscribersV1.Criticality.CRITICAL,
+  nonCritical: subscribersV1.Criticality.NON_CRITICAL,
+  all: subscribersV1.Criticality.ALL,
+} as const;
+
+export const preferencesQuery = z.object({
+  criticality: z
+    .enum(Object.keys(CRITICALITY) as [keyof typeof CRITICALITY], { error: "criticality must be one of the following values: critical, nonCritical, all" })
+    .default("nonCritical")
+    .transform((value) => CRITICALITY[value]),
+});
+
+type UpdateBody = z.infer<typeof updatePreferencesBody>;
+
+export function updatePreferencesRequestOf(subscriberId: string, body: UpdateBody) {
+  const given = body.channels ?? {};
+  return {
+    subscriberId,
+    ...(body.workflowId !== undefined ? { workflowId: body.workflowId } : {}),
+    channels: {
+      ...(given.email !== undefined ? { email: given.email } : {}),
+      ...(given.sms !== undefined ? { sms: given.sms } : {}),
+      ...(given.in_app !== undefined ? { inApp: given.in_app } : {}),
+      ...(given.chat !== undefined ? { chat: given.chat } : {}),
+      ...(given.push !== undefined ? { push: given.push } : {}),
+    },
+    ...(body.schedule !== undefined ? { schedule: scheduleRequestOf(body.schedule) } : {}),
+  };
+}
+
+function scheduleRequestOf(given: z.infer<typeof schedule>) {
+  const weekly = given.weeklySchedule;
+  return {
+    isEnabled: given.isEnabled,
+    ...(weekly
+      ? { weeklySchedule: Object.fromEntries(DAYS.flatMap((day) => (weekly[day] ? [[day, { isEnabled: weekly[day].isEnabled, hours: weekly[day].hours ?? [] }]] : []))) }
+      : {}),
+  };
+}
+
+function channelsToJson(preferences: subscribersV1.ChannelPreferences | undefined) {
+  return {
+    ...(preferences?.email !== undefined ? { email: preferences.email } : {}),
+    ...(preferences?.sms !== undefined ? { sms: preferences.sms } : {}),
+    ...(preferences?.inApp !== undefined ? { in_app: preferences.inApp } : {}),
+    ...(preferences?.chat !== undefined ? { chat: preferences.chat } : {}),
+    ...(preferences?.push !== undefined ? { push: preferences.push } : {}),
+  };
+}
+
+function scheduleToJson(stored: subscribersV1.Schedule) {
+  const weekly = stored.weeklySchedule;
+  return {
+    isEnabled: stored.isEnabled,
+    ...(weekly
+      ? {
+          weeklySchedule: Object.fromEntries(
+            DAYS.flatMap((day) => {
+              const entry = weekly[day];
+              return entry ? [[day, { isEnabled: entry.isEnabled, hours: entry.hours.map(({ start, end }) => ({ start, end })) }]] : [];
+            }),
+          ),
+        }
+      : {}),
+  };
+}
+
+/**
+ * `{global, workflows}`. GET shows the stored schedule; the PATCH answer leaves it out, as the
+ * spec's update response describes GlobalPreference without schedule.
+ */
+export function preferencesToJson(reply: subscribersV1.SubscriberPreferences, options: { schedule: boolean }) {
+  const global = reply.global;
+  return {
+    global: {
+      enabled: global?.enabled ?? true,
+      channels: channelsToJson(global?.channels),
+      ...(options.schedule && global?.schedule ? { schedule: scheduleToJson(global.schedule) } : {}),
+    },
+    workflows: reply.workflows.map((preference) => ({
+      enabled: preference.enabled,
+      channels: channelsToJson(preference.channels),
+      overrides: preference.overrides.map(({ channel, source }) => ({ channel, source })),
+      workflow: {
+        slug: preference.workflow?.slug ?? "",
+        identifier: preference.workflow?.identifier ?? "",
+        name: preference.workflow?.name ?? "",
+        ...(preference.workflow?.updatedAt ? { updatedAt: iso(preference.workflow.updatedAt) } : {}),
+      },
+    })),
+  };
+}

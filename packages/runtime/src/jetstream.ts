@@ -52,8 +52,10 @@ export async function publishJob(js: JetStreamClient, subject: string, data: Uin
 export interface ConsumeOptions {
   stream: JobStream;
   durable: string;
-  /** Jobs processed at once by this process. */
+  /** Jobs (or, with handleBatch, batches) processed at once by this process. */
   concurrency: number;
+  /** With handleBatch: the most jobs handed over in one batch. */
+  maxBatch?: number;
   /** Deliveries before a job is dead-lettered. */
   maxDeliver: number;
   /** Waits before the 2nd, 3rd, … delivery. */
@@ -62,6 +64,12 @@ export interface ConsumeOptions {
   ackWaitMs: number;
   log: Logger;
   handle(message: JsMsg): Promise<void>;
+  /**
+   * Handles the jobs that are waiting together (one round trip per stage for all of them). If it
+   * throws, each job of the batch goes through `handle` on its own, so one bad job cannot fail
+   * its neighbours into the dead letters.
+   */
+  handleBatch?(messages: JsMsg[]): Promise<void>;
   /** Called instead of `handle` on the last allowed delivery's failure: record it, the job is then dropped. */
   deadLetter(message: JsMsg, error: unknown): Promise<void>;
 }
@@ -84,7 +92,7 @@ export async function consumeJobs(nats: NatsConnection, options: ConsumeOptions)
     ack_wait: nanos(options.ackWaitMs),
     max_deliver: options.maxDeliver,
     backoff: options.backoffMs.map((ms) => nanos(ms)),
-    max_ack_pending: Math.max(options.concurrency * 4, 64),
+    max_ack_pending: Math.max(options.concurrency * (options.maxBatch ?? 1) * 4, 64),
   };
   try {
     await manager.consumers.info(options.stream.name, options.durable);
@@ -93,12 +101,15 @@ export async function consumeJobs(nats: NatsConnection, options: ConsumeOptions)
     await manager.consumers.add(options.stream.name, consumerConfig);
   }
   const consumer = await nats.jetstream().consumers.get(options.stream.name, options.durable);
-  const messages = await consumer.consume({ max_messages: options.concurrency });
+  const maxBatch = options.handleBatch ? Math.max(1, options.maxBatch ?? 100) : 1;
+  const messages = await consumer.consume({ max_messages: options.concurrency * maxBatch });
   const running = new Set<Promise<void>>();
 
+  // Long jobs (a broadcast page after page) keep their deliveries alive.
+  const keepAlive = (batch: JsMsg[]) => setInterval(() => batch.forEach((message) => message.working()), Math.max(options.ackWaitMs / 3, 1_000));
+
   const process = async (message: JsMsg) => {
-    // Long jobs (a broadcast page after page) keep their delivery alive.
-    const heartbeat = setInterval(() => message.working(), Math.max(options.ackWaitMs / 3, 1_000));
+    const heartbeat = keepAlive([message]);
     try {
       await options.handle(message);
       message.ack();
@@ -120,13 +131,46 @@ export async function consumeJobs(nats: NatsConnection, options: ConsumeOptions)
     }
   };
 
+  const processBatch = async (batch: JsMsg[]) => {
+    if (batch.length === 1 || !options.handleBatch) {
+      await Promise.all(batch.map(process));
+      return;
+    }
+    const heartbeat = keepAlive(batch);
+    try {
+      await options.handleBatch(batch);
+      for (const message of batch) message.ack();
+    } catch (error) {
+      options.log.warn({ err: error, jobs: batch.length }, "batch failed; handling its jobs one by one");
+      await Promise.all(batch.map(process));
+    } finally {
+      clearInterval(heartbeat);
+    }
+  };
+
+  // Jobs that arrive together are handed over together: a batch closes when it is full or when
+  // the messages already received have been taken (the next turn of the event loop).
+  let pending: JsMsg[] = [];
+  let closing: NodeJS.Immediate | undefined;
+  const dispatch = () => {
+    if (closing) clearImmediate(closing);
+    closing = undefined;
+    const batch = pending;
+    pending = [];
+    if (batch.length === 0) return;
+    const task = processBatch(batch).finally(() => running.delete(task));
+    running.add(task);
+  };
+
   const loop = (async () => {
     for await (const message of messages) {
-      const task = process(message).finally(() => running.delete(task));
-      running.add(task);
-      // consume() already bounds what is pulled; this bounds what runs
-      if (running.size >= options.concurrency) await Promise.race(running);
+      pending.push(message);
+      if (pending.length >= maxBatch) dispatch();
+      else closing ??= setImmediate(dispatch);
+      // consume() bounds what is pulled; this bounds what runs
+      while (running.size >= options.concurrency) await Promise.race(running);
     }
+    dispatch();
   })();
 
   return {

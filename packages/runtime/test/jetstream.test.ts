@@ -89,4 +89,45 @@ describe("job stream", () => {
     expect(deadLettered).toEqual(["broken"]);
     await (await nats.jetstreamManager()).streams.delete(retryStream.name);
   });
+
+  it("hands waiting jobs over as batches and falls back to one by one when a batch fails", async () => {
+    const batchStream: JobStream = { name: `${stream.name}_B`, subjectPrefix: `test.${suffix}.batch` };
+    await ensureJobStream(nats, batchStream);
+    for (let index = 0; index < 20; index += 1) {
+      await publishJob(nats.jetstream(), jobSubject(batchStream, "x"), encode(index === 7 ? "poison" : `job-${index}`), `b-${index}`);
+    }
+    const batchSizes: number[] = [];
+    const done: string[] = [];
+    const deadLettered: string[] = [];
+    const consumption = await consumeJobs(nats, {
+      stream: batchStream,
+      durable: "batching",
+      concurrency: 2,
+      maxBatch: 50,
+      maxDeliver: 2,
+      backoffMs: [20],
+      ackWaitMs: 5_000,
+      log,
+      handle: async (message) => {
+        const body = decode(message.data);
+        if (body === "poison") throw new Error("poison");
+        done.push(body);
+      },
+      handleBatch: async (batch) => {
+        batchSizes.push(batch.length);
+        const bodies = batch.map((message) => decode(message.data));
+        if (bodies.includes("poison")) throw new Error("a poison job in the batch");
+        done.push(...bodies);
+      },
+      deadLetter: async (message) => {
+        deadLettered.push(decode(message.data));
+      },
+    });
+    await until(() => new Set(done).size === 19 && deadLettered.length === 1);
+    await consumption.stop();
+    expect(Math.max(...batchSizes)).toBeGreaterThan(1);
+    expect(new Set(done).size).toBe(19);
+    expect(deadLettered).toEqual(["poison"]);
+    await (await nats.jetstreamManager()).streams.delete(batchStream.name);
+  });
 });

@@ -4,7 +4,10 @@ import { commonEnv, jobStreamEnv, loadConfig, port, url, type Env } from "@notif
 const schema = z.object({
   ...commonEnv,
   ...jobStreamEnv,
-  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
+  /** Batches of jobs processed at once. */
+  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
+  /** Jobs that arrived together and run together (one round trip per stage for all of them). */
+  WORKER_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(200),
   WORKER_MAX_DELIVER: z.coerce.number().int().min(1).max(100).default(8),
   /** How long a delivery may go without progress before JetStream redelivers it (a crashed worker's jobs). */
   WORKER_ACK_WAIT_MS: z.coerce.number().int().min(1_000).max(600_000).default(30_000),

@@ -90,135 +90,220 @@ function filtersOf(step: workflowsV1.Step, data: Record<string, unknown>): StepF
 
 export interface JobRun {
   job: triggersV1.TriggerJob;
-  call: CallOptions;
   actor?: subscribersV1.Subscriber | undefined;
 }
 
+/** Some subscribers of one job: a fan-out page, or the recipients a job names. */
+interface Share {
+  run: JobRun;
+  subscribers: subscribersV1.Subscriber[];
+}
+
+/** The most ids or messages one RPC carries. */
+const CHUNK = 1000;
+
+function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
+  const out: T[][] = [];
+  for (let start = 0; start < items.length; start += size) out.push(items.slice(start, start + size));
+  return out;
+}
+
+const callFor = (job: triggersV1.TriggerJob): CallOptions => ({
+  headers: { "notify-organization-id": job.organizationId, "notify-environment-id": job.environmentId },
+});
+
+const hasTopics = (job: triggersV1.TriggerJob) => job.event?.to.some((recipient) => recipient.kind.case === "topicKey") ?? false;
+
 /**
- * Runs a trigger job: every recipient, page by page (one subscriber lookup and one message batch
- * per page, never one call per subscriber), each through the workflow's active steps in order.
- * Safe to run again: messages are created idempotently per (transaction, subscriber, step, channel).
+ * Runs trigger jobs. Jobs of one environment that name their recipients go together: one cancel
+ * check, one subscriber upsert, one preference call per workflow and one message batch for all
+ * of them. Broadcasts and topic triggers then fan out page by page (one subscriber lookup and one
+ * message batch per page, never one call per subscriber, never the whole list in memory). Safe to
+ * run again: messages are created idempotently per (transaction, subscriber, step, channel).
  */
-export async function runTriggerJob(job: triggersV1.TriggerJob, deps: PipelineDeps): Promise<{ subscribers: number; messages: number }> {
-  const call: CallOptions = { headers: { "notify-organization-id": job.organizationId, "notify-environment-id": job.environmentId } };
-  const event = job.event!;
+export async function runTriggerJobs(jobs: readonly triggersV1.TriggerJob[], deps: PipelineDeps): Promise<{ subscribers: number; messages: number }> {
+  const byEnvironment = new Map<string, triggersV1.TriggerJob[]>();
+  for (const job of jobs) {
+    const key = `${job.organizationId}/${job.environmentId}`;
+    byEnvironment.set(key, [...(byEnvironment.get(key) ?? []), job]);
+  }
+  const totals = { subscribers: 0, messages: 0 };
+  await Promise.all(
+    [...byEnvironment.values()].map(async (group) => {
+      const result = await runEnvironmentJobs(group, callFor(group[0]!), deps);
+      totals.subscribers += result.subscribers;
+      totals.messages += result.messages;
+    }),
+  );
+  return totals;
+}
+
+async function runEnvironmentJobs(jobs: triggersV1.TriggerJob[], call: CallOptions, deps: PipelineDeps) {
   const { clients } = deps;
   const totals = { subscribers: 0, messages: 0 };
-  // A trigger canceled after it was published is dropped here, before anything runs.
-  if ((await clients.triggers.getTriggerState({ transactionId: job.transactionId }, call)).canceled) return totals;
-  const run: JobRun = { job, call, actor: await ensureActor(event, clients, call) };
-  const handlePage = async (subscribers: subscribersV1.Subscriber[]) => {
-    totals.subscribers += subscribers.length;
-    totals.messages += await runPage(subscribers, run, deps);
-  };
+  // Triggers canceled after they were published are dropped here, before anything runs.
+  const canceled = new Set<string>();
+  for (const part of chunks(jobs.map((job) => job.transactionId))) {
+    for (const id of (await clients.triggers.getCanceledTriggers({ transactionIds: part }, call)).transactionIds) canceled.add(id);
+  }
+  const live = jobs.filter((job) => !canceled.has(job.transactionId));
 
-  if (event.broadcast) {
-    let after: string | undefined;
-    do {
-      const page = await clients.subscribers.searchSubscribers(
-        { limit: deps.pageSize, direction: 1, ...(after ? { after } : {}) },
-        call,
-      );
-      await handlePage(page.subscribers);
-      after = page.next;
-    } while (after);
-    return totals;
+  // Everyone named in these jobs (recipients and actors), upserted at once; the last mention wins.
+  const named = new Map<string, { subscriberId: string; fields?: subscribersV1.SubscriberFields }>();
+  const credentials: ReturnType<typeof splitRecipients>["credentials"] = [];
+  const recipientsOf = new Map<triggersV1.TriggerJob, string[]>();
+  for (const job of live) {
+    const actor = job.event?.actor?.kind;
+    if (actor?.case === "subscriberId" && !named.has(actor.value)) named.set(actor.value, { subscriberId: actor.value });
+    if (actor?.case === "subscriber") named.set(actor.value.subscriberId, { subscriberId: actor.value.subscriberId, ...(actor.value.fields ? { fields: actor.value.fields } : {}) });
+    if (job.event?.broadcast) continue;
+    const split = splitRecipients(job.event?.to ?? []);
+    for (const entry of split.direct) if (entry.fields || !named.has(entry.subscriberId)) named.set(entry.subscriberId, entry);
+    credentials.push(...split.credentials);
+    recipientsOf.set(job, split.direct.map((entry) => entry.subscriberId));
+  }
+  const subscribers = new Map<string, subscribersV1.Subscriber>();
+  for (const part of chunks([...named.values()])) {
+    for (const subscriber of (await clients.subscribers.ensureSubscribers({ subscribers: part }, call)).subscribers) subscribers.set(subscriber.subscriberId, subscriber);
+  }
+  // Channels of recipient objects, by the credentials rules; entries that cannot bind are skipped.
+  for (const part of chunks(credentials)) {
+    for (const subscriber of (await clients.subscribers.applyChannelCredentials({ entries: part }, call)).subscribers) subscribers.set(subscriber.subscriberId, subscriber);
   }
 
-  const { direct, credentials, topicKeys } = splitRecipients(event.to);
-  if (direct.length > 0) {
-    let { subscribers } = await clients.subscribers.ensureSubscribers({ subscribers: direct }, call);
-    if (credentials.length > 0) {
-      // Channels of recipient objects, by the credentials rules; entries that cannot bind are skipped.
-      const applied = await clients.subscribers.applyChannelCredentials({ entries: credentials }, call);
-      const updated = new Map(applied.subscribers.map((subscriber) => [subscriber.id, subscriber]));
-      subscribers = subscribers.map((subscriber) => updated.get(subscriber.id) ?? subscriber);
-    }
-    await handlePage(subscribers);
-  }
-  if (topicKeys.length > 0) {
-    // Topic members, minus those named individually and the actor, each subscriber once.
-    const exclude = [...direct.map((entry) => entry.subscriberId), ...(run.actor ? [run.actor.subscriberId] : [])];
-    let after: string | undefined;
-    do {
-      const page = await clients.topics.pageMembers({ topicKeys, excludeSubscriberIds: exclude, limit: deps.pageSize, ...(after ? { after } : {}) }, call);
-      if (page.members.length > 0) {
-        const found = await clients.subscribers.batchGetSubscribers({ ids: page.members.map((member) => member.internalSubscriberId) }, call);
-        await handlePage(found.subscribers);
-      }
-      after = page.next;
-    } while (after);
+  const runs = live.map((job) => {
+    const actor = job.event?.actor?.kind;
+    const actorId = actor?.case === "subscriberId" ? actor.value : actor?.case === "subscriber" ? actor.value.subscriberId : undefined;
+    return { job, actor: actorId ? subscribers.get(actorId) : undefined };
+  });
+  const shares: Share[] = runs.flatMap((run) => {
+    const recipients = (recipientsOf.get(run.job) ?? []).flatMap((id) => subscribers.get(id) ?? []);
+    return recipients.length > 0 ? [{ run, subscribers: recipients }] : [];
+  });
+  totals.subscribers += shares.reduce((sum, share) => sum + share.subscribers.length, 0);
+  totals.messages += await deliverShares(shares, call, deps);
+
+  for (const run of runs.filter((candidate) => candidate.job.event?.broadcast || hasTopics(candidate.job))) {
+    const fanned = await fanOut(run, recipientsOf.get(run.job) ?? [], call, deps);
+    totals.subscribers += fanned.subscribers;
+    totals.messages += fanned.messages;
   }
   return totals;
 }
 
-async function ensureActor(event: triggersV1.TriggerEvent, clients: PipelineClients, call: CallOptions) {
-  const actor = event.actor?.kind;
-  if (!actor?.case) return undefined;
-  const upsert = actor.case === "subscriberId" ? { subscriberId: actor.value } : { subscriberId: actor.value.subscriberId, ...(actor.value.fields ? { fields: actor.value.fields } : {}) };
-  if (actor.case === "subscriberId") {
-    const found = await clients.subscribers.batchGetSubscribers({ subscriberIds: [actor.value] }, call);
-    return found.subscribers[0];
+/** A broadcast (every subscriber) or a trigger's topics (members minus named recipients and the actor), page by page. */
+async function fanOut(run: JobRun, namedIds: string[], call: CallOptions, deps: PipelineDeps) {
+  const { clients } = deps;
+  const totals = { subscribers: 0, messages: 0 };
+  const page = async (subscribers: subscribersV1.Subscriber[]) => {
+    totals.subscribers += subscribers.length;
+    totals.messages += await deliverShares([{ run, subscribers }], call, deps);
+  };
+  let after: string | undefined;
+  if (run.job.event?.broadcast) {
+    do {
+      const reply = await clients.subscribers.searchSubscribers({ limit: deps.pageSize, direction: 1, ...(after ? { after } : {}) }, call);
+      await page(reply.subscribers);
+      after = reply.next;
+    } while (after);
+    return totals;
   }
-  const ensured = await clients.subscribers.ensureSubscribers({ subscribers: [upsert] }, call);
-  return ensured.subscribers[0];
+  const topicKeys = splitRecipients(run.job.event?.to ?? []).topicKeys;
+  const exclude = [...namedIds, ...(run.actor ? [run.actor.subscriberId] : [])];
+  do {
+    const reply = await clients.topics.pageMembers({ topicKeys, excludeSubscriberIds: exclude, limit: deps.pageSize, ...(after ? { after } : {}) }, call);
+    if (reply.members.length > 0) {
+      const found = await clients.subscribers.batchGetSubscribers({ ids: reply.members.map((member) => member.internalSubscriberId) }, call);
+      await page(found.subscribers);
+    }
+    after = reply.next;
+  } while (after);
+  return totals;
 }
 
-/** One page of subscribers through the steps; returns how many messages the page produced. */
-async function runPage(subscribers: subscribersV1.Subscriber[], run: JobRun, deps: PipelineDeps): Promise<number> {
-  if (subscribers.length === 0) return 0;
+/**
+ * Composes and writes the messages of some shares of one environment: one preference call per
+ * workflow (a critical workflow ignores subscribers' choices), integration lookups shared, and
+ * the messages written in batches. Answers how many messages were new.
+ */
+async function deliverShares(shares: Share[], call: CallOptions, deps: PipelineDeps): Promise<number> {
+  if (shares.length === 0) return 0;
+  const idsByWorkflow = new Map<string, Set<string>>();
+  for (const share of shares) {
+    const ids = idsByWorkflow.get(share.run.job.workflow!.id) ?? new Set<string>();
+    for (const subscriber of share.subscribers) ids.add(subscriber.id);
+    idsByWorkflow.set(share.run.job.workflow!.id, ids);
+  }
+  const preferences = new Map<string, subscribersV1.ChannelPreferences | undefined>();
+  await Promise.all(
+    [...idsByWorkflow].map(async ([workflowId, ids]) => {
+      for (const part of chunks([...ids])) {
+        const reply = await deps.clients.subscribers.resolveChannelPreferences({ workflowId, subscriberIds: part }, call);
+        for (const entry of reply.subscribers) preferences.set(`${workflowId}/${entry.subscriberId}`, entry.channels);
+      }
+    }),
+  );
+  const lookups = integrationLookups(deps.clients, call);
+  const messages: NewMessage[] = [];
+  for (const share of shares) {
+    for (const subscriber of share.subscribers) {
+      const channels = preferences.get(`${share.run.job.workflow!.id}/${subscriber.id}`);
+      messages.push(...(await composeForSubscriber(subscriber, share.run, channels, lookups, deps)));
+    }
+  }
+  let created = 0;
+  for (const part of chunks(messages, 2_000)) {
+    created += (await deps.clients.messages.createMessages({ messages: part }, call)).messages.filter((message) => message.created).length;
+  }
+  return created;
+}
+
+/** One subscriber through the workflow's active steps, in order. */
+async function composeForSubscriber(
+  subscriber: subscribersV1.Subscriber,
+  run: JobRun,
+  channels: subscribersV1.ChannelPreferences | undefined,
+  lookups: ReturnType<typeof integrationLookups>,
+  deps: PipelineDeps,
+): Promise<NewMessage[]> {
   const { job } = run;
   const workflow = job.workflow!;
   const payload = (job.event?.payload ?? {}) as JsonObject;
   const overrides = (job.event?.overrides ?? {}) as JsonObject;
-  const lookups = integrationLookups(deps.clients, run.call);
-  const steps = activeSteps(workflow);
-  const batch: NewMessage[] = [];
-  // Preferences for the whole page in one call (a critical workflow ignores subscribers' choices).
-  const preferences = await deps.clients.subscribers.resolveChannelPreferences(
-    { workflowId: workflow.id, subscriberIds: subscribers.map((subscriber) => subscriber.id) },
-    run.call,
-  );
-  const enabledChannels = new Map(preferences.subscribers.map((entry) => [entry.subscriberId, entry.channels]));
-
-  for (const subscriber of subscribers) {
-    const variables = subscriberVariables(subscriber);
-    const data = templateData({
-      payload,
-      subscriber: variables,
-      ...(run.actor ? { actor: subscriberVariables(run.actor) } : {}),
-      ...(job.tenant ? { tenant: { identifier: job.tenant.identifier, name: job.tenant.name, data: job.tenant.data ?? {} } } : {}),
-      step: {},
-    });
-    const context: RunContext = { job, workflow, subscriber, data, payload, overrides, ...lookups };
-    const passes = (candidate: workflowsV1.Step) => stepPasses(filtersOf(candidate, data), { subscriber: variables, payload });
-    for (const main of steps) {
-      // The first active variant whose conditions pass replaces the step, as in Novu.
-      const step = main.variants.find((variant) => variant.active !== false && variant.filters.length > 0 && passes(variant)) ?? main;
-      const type = step.template?.type ?? "";
-      if (!CHANNEL_STEP_TYPES.has(type)) continue;
-      if (step === main && !passes(step)) continue;
-      if (!channelEnabled(enabledChannels.get(subscriber.id), type)) continue;
-      let messages: NewMessage[];
-      try {
-        messages = await composeMessages(step, context);
-      } catch (error) {
-        // A template that does not render fails this step for this subscriber, not the job.
-        deps.log.warn({ err: error, step: step.id, transactionId: job.transactionId }, "step failed to render");
-        if (main.shouldStopOnFail) break;
-        continue;
-      }
-      batch.push(...messages);
-      const failed = messages.some((message) => message.status === messagesV1.MessageStatus.ERROR);
-      if (failed && main.shouldStopOnFail) break;
+  const variables = subscriberVariables(subscriber);
+  const data = templateData({
+    payload,
+    subscriber: variables,
+    ...(run.actor ? { actor: subscriberVariables(run.actor) } : {}),
+    ...(job.tenant ? { tenant: { identifier: job.tenant.identifier, name: job.tenant.name, data: job.tenant.data ?? {} } } : {}),
+    step: {},
+  });
+  const context: RunContext = { job, workflow, subscriber, data, payload, overrides, ...lookups };
+  const passes = (candidate: workflowsV1.Step) => stepPasses(filtersOf(candidate, data), { subscriber: variables, payload });
+  const produced: NewMessage[] = [];
+  for (const main of activeSteps(workflow)) {
+    // The first active variant whose conditions pass replaces the step, as in Novu.
+    const step = main.variants.find((variant) => variant.active !== false && variant.filters.length > 0 && passes(variant)) ?? main;
+    const type = step.template?.type ?? "";
+    if (!CHANNEL_STEP_TYPES.has(type)) continue;
+    if (step === main && !passes(step)) continue;
+    if (!channelEnabled(channels, type)) continue;
+    let messages: NewMessage[];
+    try {
+      messages = await composeMessages(step, context);
+    } catch (error) {
+      // A template that does not render fails this step for this subscriber, not the job.
+      deps.log.warn({ err: error, step: step.id, transactionId: job.transactionId }, "step failed to render");
+      if (main.shouldStopOnFail) break;
+      continue;
     }
+    produced.push(...messages);
+    if (main.shouldStopOnFail && messages.some((message) => message.status === messagesV1.MessageStatus.ERROR)) break;
   }
-  if (batch.length === 0) return 0;
-  const created = await deps.clients.messages.createMessages({ messages: batch }, run.call);
-  return created.messages.filter((message) => message.created).length;
+  return produced;
 }
 
-/** Integration lookups cached for one page: one RPC per channel, not per message. */
+/** Integration lookups cached for one delivery: one RPC per channel, not per message. */
 function integrationLookups(clients: PipelineClients, call: CallOptions) {
   const byChannel = new Map<string, Promise<integrationsV1.Integration | undefined>>();
   const byId = new Map<string, Promise<integrationsV1.Integration | undefined>>();

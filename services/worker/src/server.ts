@@ -17,10 +17,11 @@ import {
   runMain,
   stopOnSignals,
   type JobStream,
+  type JsMsg,
   type MigrationSet,
 } from "@notify/runtime";
 import { readConfig, type WorkerConfig } from "./config.js";
-import { runTriggerJob } from "./pipeline.js";
+import { runTriggerJobs } from "./pipeline.js";
 import * as store from "./store.js";
 
 export { readConfig };
@@ -57,21 +58,24 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
     messages: createClient(messagesV1.MessageService, messages.transport),
   };
 
+  const run = async (messages: JsMsg[]) => {
+    const jobs = messages.map((message) => fromBinary(triggersV1.TriggerJobSchema, message.data));
+    const started = performance.now();
+    const totals = await runTriggerJobs(jobs, { clients, log, pageSize: config.WORKER_PAGE_SIZE });
+    log.debug({ jobs: jobs.length, ...totals, ms: Math.round(performance.now() - started) }, "trigger jobs done");
+  };
   const consume = () =>
     consumeJobs(nats, {
       stream,
       durable: "worker",
       concurrency: config.WORKER_CONCURRENCY,
+      maxBatch: config.WORKER_BATCH_SIZE,
       maxDeliver: config.WORKER_MAX_DELIVER,
       backoffMs: [500, 2_000, 10_000, 30_000, 120_000],
       ackWaitMs: config.WORKER_ACK_WAIT_MS,
       log,
-      async handle(message) {
-        const job = fromBinary(triggersV1.TriggerJobSchema, message.data);
-        const started = performance.now();
-        const totals = await runTriggerJob(job, { clients, log, pageSize: config.WORKER_PAGE_SIZE });
-        log.debug({ transactionId: job.transactionId, ...totals, ms: Math.round(performance.now() - started) }, "trigger job done");
-      },
+      handle: (message) => run([message]),
+      handleBatch: run,
       async deadLetter(message, error) {
         let scope: { organizationId: string | null; environmentId: string | null } = { organizationId: null, environmentId: null };
         try {

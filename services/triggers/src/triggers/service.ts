@@ -183,10 +183,13 @@ export function createTriggerService({ pool, jobSubject }: TriggerServiceDeps): 
       });
     },
 
-    async getTriggerState(request, context) {
+    async getCanceledTriggers(request, context) {
       const scope = scopeOf(context);
-      const [record] = await store.selectTriggerRecords(pool, scope.environmentId, [request.transactionId]);
-      return { canceled: record?.canceled_at != null };
+      if (request.transactionIds.length > MAX_EVENTS) {
+        throw invalidField("transactionIds", `at most ${MAX_EVENTS} per call`, request.transactionIds.length);
+      }
+      const records = await store.selectTriggerRecords(pool, scope.environmentId, request.transactionIds);
+      return { transactionIds: records.filter((record) => record.canceled_at !== null).map((record) => record.transaction_id) };
     },
   };
 }

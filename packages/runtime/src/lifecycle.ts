@@ -1,6 +1,7 @@
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import type { Logger } from "./log.js";
+import { createLogger, type Logger } from "./log.js";
+import type { MigrationSet } from "./pg.js";
 
 /** True when the module at `moduleUrl` is the script node was started with. */
 export function isMain(moduleUrl: string): boolean {
@@ -33,5 +34,28 @@ export function runMain(start: () => Promise<unknown>): void {
   start().catch((error: unknown) => {
     process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
     process.exit(1);
+  });
+}
+
+/** A service's migrations: the `migrations` folder of its package, next to the compiled `dist`. */
+export function migrationsBeside(schema: string, moduleUrl: string): MigrationSet {
+  return { schema, dir: fileURLToPath(new URL("../migrations", moduleUrl)) };
+}
+
+/**
+ * When the module at `moduleUrl` is the script node was started with: reads the configuration,
+ * starts the service, and stops it cleanly on SIGINT/SIGTERM. A failed start exits with status 1.
+ */
+export function runWhenMain<C extends { LOG_LEVEL: string }>(
+  moduleUrl: string,
+  name: string,
+  readConfig: () => C,
+  start: (config: C) => Promise<{ stop(): Promise<void> }>,
+): void {
+  if (!isMain(moduleUrl)) return;
+  runMain(async () => {
+    const config = readConfig();
+    const running = await start(config);
+    stopOnSignals(createLogger(name, config.LOG_LEVEL), running.stop);
   });
 }

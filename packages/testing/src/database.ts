@@ -2,7 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import pg from "pg";
-import { createPool, migrate, type MigrationSet } from "@notify/runtime";
+import { createPool, migrate, type MigrationSet, type Pool } from "@notify/runtime";
 
 export const ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres";
 
@@ -74,4 +74,24 @@ export async function createTestDatabase(sets: MigrationSet[], adminUrl: string 
   } finally {
     await admin.end();
   }
+}
+
+export interface DatabaseFixture {
+  database: TestDatabase;
+  pool: Pool;
+  close(): Promise<void>;
+}
+
+/** A fresh database with the given schemas migrated, and a small pool on it. */
+export async function openTestDatabase(sets: MigrationSet[], poolSize = 4): Promise<DatabaseFixture> {
+  const database = await createTestDatabase(sets);
+  const pool = createPool(database.url, poolSize);
+  return {
+    database,
+    pool,
+    async close() {
+      await pool.end();
+      await database.drop();
+    },
+  };
 }

@@ -1,2 +1,3 @@
 export * from "./database.js";
 export * from "./wait.js";
+export * from "./rpc.js";

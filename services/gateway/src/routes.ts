@@ -96,8 +96,19 @@ import {
   triggerBody,
 } from "./mappers/triggers.js";
 import { MIB } from "./body.js";
-import { route, type Route } from "./route.js";
+import { route, type Route, type RouteInput } from "./route.js";
 import { parseOrThrow, queryBool } from "./validation.js";
+
+// Handlers that v1 and v2 share.
+const getSubscriber = async ({ params, clients, call }: RouteInput<z.infer<typeof subscriberIdParam>, unknown, unknown>) =>
+  subscriberToJson(await clients.subscribers.getSubscriber(params, call));
+
+/** Deleting a subscriber also ends its topic memberships. */
+const deleteSubscriber = async ({ params, clients, call }: RouteInput<z.infer<typeof subscriberIdParam>, unknown, unknown>) => {
+  const { id } = await clients.subscribers.deleteSubscriber(params, call);
+  await clients.topics.deleteSubscriberSubscriptions({ internalSubscriberId: id }, call);
+  return deletedResult;
+};
 
 /** THE route table: every public REST route, the RPC it makes and the mapper of its reply. */
 export const routes: Route[] = [
@@ -122,12 +133,7 @@ export const routes: Route[] = [
       return offsetPage(reply.subscribers.map(subscriberToJson), query.page, query.limit, reply.totalCount, reply.hasMore);
     },
   }),
-  route({
-    method: "GET",
-    path: "/v1/subscribers/:subscriberId",
-    params: subscriberIdParam,
-    handle: async ({ params, clients, call }) => subscriberToJson(await clients.subscribers.getSubscriber(params, call)),
-  }),
+  route({ method: "GET", path: "/v1/subscribers/:subscriberId", params: subscriberIdParam, handle: getSubscriber }),
   route({
     method: "PUT",
     path: "/v1/subscribers/:subscriberId",
@@ -138,16 +144,7 @@ export const routes: Route[] = [
         await clients.subscribers.updateSubscriber({ subscriberId: params.subscriberId, fields: fieldsOf(body), cleared: v1Cleared(body) }, call),
       ),
   }),
-  route({
-    method: "DELETE",
-    path: "/v1/subscribers/:subscriberId",
-    params: subscriberIdParam,
-    handle: async ({ params, clients, call }) => {
-      const { id } = await clients.subscribers.deleteSubscriber(params, call);
-      await clients.topics.deleteSubscriberSubscriptions({ internalSubscriberId: id }, call);
-      return deletedResult;
-    },
-  }),
+  route({ method: "DELETE", path: "/v1/subscribers/:subscriberId", params: subscriberIdParam, handle: deleteSubscriber }),
 
   // Subscribers (v2, as @novu/api calls them)
   route({
@@ -187,12 +184,7 @@ export const routes: Route[] = [
       };
     },
   }),
-  route({
-    method: "GET",
-    path: "/v2/subscribers/:subscriberId",
-    params: subscriberIdParam,
-    handle: async ({ params, clients, call }) => subscriberToJson(await clients.subscribers.getSubscriber(params, call)),
-  }),
+  route({ method: "GET", path: "/v2/subscribers/:subscriberId", params: subscriberIdParam, handle: getSubscriber }),
   route({
     method: "PATCH",
     path: "/v2/subscribers/:subscriberId",
@@ -203,16 +195,7 @@ export const routes: Route[] = [
         await clients.subscribers.updateSubscriber({ subscriberId: params.subscriberId, fields: fieldsOf(body), cleared: v2Cleared(body) }, call),
       ),
   }),
-  route({
-    method: "DELETE",
-    path: "/v2/subscribers/:subscriberId",
-    params: subscriberIdParam,
-    handle: async ({ params, clients, call }) => {
-      const { id } = await clients.subscribers.deleteSubscriber(params, call);
-      await clients.topics.deleteSubscriberSubscriptions({ internalSubscriberId: id }, call);
-      return deletedResult;
-    },
-  }),
+  route({ method: "DELETE", path: "/v2/subscribers/:subscriberId", params: subscriberIdParam, handle: deleteSubscriber }),
 
   // Messages: read/seen state, unseen counts, the in-app feed, listing and deletion
   route({

@@ -1,5 +1,4 @@
 import type { AddressInfo } from "node:net";
-import { fileURLToPath } from "node:url";
 import {
   connectNats,
   connectRedis,
@@ -8,9 +7,9 @@ import {
   ensureDatabase,
   isMain,
   migrate,
+  migrationsBeside,
   runMain,
   stopOnSignals,
-  type MigrationSet,
   type NatsConnection,
 } from "@notify/runtime";
 import { ensureBootstrapKey } from "./accounts.js";
@@ -19,10 +18,7 @@ import { connectClients } from "./clients.js";
 import { readConfig, type GatewayConfig } from "./config.js";
 import { routes } from "./routes.js";
 
-export const migrations: MigrationSet = {
-  schema: "gateway",
-  dir: fileURLToPath(new URL("../migrations", import.meta.url)),
-};
+export const migrations = migrationsBeside("gateway", import.meta.url);
 
 export interface RunningGateway {
   readonly port: number;

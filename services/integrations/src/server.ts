@@ -1,13 +1,10 @@
-import { fileURLToPath } from "node:url";
 import {
   createLogger,
   createPool,
-  isMain,
   migrate,
-  runMain,
+  migrationsBeside,
+  runWhenMain,
   serveRpc,
-  stopOnSignals,
-  type MigrationSet,
 } from "@notify/runtime";
 import { readConfig, type IntegrationsConfig } from "./config.js";
 import { routes } from "./routes.js";
@@ -15,10 +12,7 @@ import { DEVELOPMENT_KEY, createSecretBox } from "./secrets.js";
 
 export { readConfig };
 
-export const migrations: MigrationSet = {
-  schema: "integrations",
-  dir: fileURLToPath(new URL("../migrations", import.meta.url)),
-};
+export const migrations = migrationsBeside("integrations", import.meta.url);
 
 export interface RunningIntegrations {
   readonly port: number;
@@ -51,10 +45,4 @@ export async function start(config: IntegrationsConfig): Promise<RunningIntegrat
   };
 }
 
-if (isMain(import.meta.url)) {
-  runMain(async () => {
-    const config = readConfig();
-    const running = await start(config);
-    stopOnSignals(createLogger("integrations", config.LOG_LEVEL), running.stop);
-  });
-}
+runWhenMain(import.meta.url, "integrations", readConfig, start);

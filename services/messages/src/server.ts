@@ -1,16 +1,13 @@
-import { fileURLToPath } from "node:url";
 import { subscribersV1 } from "@notify/proto";
 import {
   createClient,
   createLogger,
   createPool,
   createRpcTransport,
-  isMain,
   migrate,
-  runMain,
+  migrationsBeside,
+  runWhenMain,
   serveRpc,
-  stopOnSignals,
-  type MigrationSet,
 } from "@notify/runtime";
 import { readConfig, type MessagesConfig } from "./config.js";
 import { routes } from "./routes.js";
@@ -18,10 +15,7 @@ import { createSubscriberDirectory } from "./subscribers.js";
 
 export { readConfig };
 
-export const migrations: MigrationSet = {
-  schema: "messages",
-  dir: fileURLToPath(new URL("../migrations", import.meta.url)),
-};
+export const migrations = migrationsBeside("messages", import.meta.url);
 
 export interface RunningMessages {
   readonly port: number;
@@ -51,10 +45,4 @@ export async function start(config: MessagesConfig): Promise<RunningMessages> {
   };
 }
 
-if (isMain(import.meta.url)) {
-  runMain(async () => {
-    const config = readConfig();
-    const running = await start(config);
-    stopOnSignals(createLogger("messages", config.LOG_LEVEL), running.stop);
-  });
-}
+runWhenMain(import.meta.url, "messages", readConfig, start);

@@ -1,26 +1,20 @@
-import { fileURLToPath } from "node:url";
 import { integrationsV1, workflowsV1 } from "@notify/proto";
 import {
   createClient,
   createLogger,
   createPool,
   createRpcTransport,
-  isMain,
   migrate,
-  runMain,
+  migrationsBeside,
+  runWhenMain,
   serveRpc,
-  stopOnSignals,
-  type MigrationSet,
 } from "@notify/runtime";
 import { readConfig, type SubscribersConfig } from "./config.js";
 
 export { readConfig };
 import { routes } from "./routes.js";
 
-export const migrations: MigrationSet = {
-  schema: "subscribers",
-  dir: fileURLToPath(new URL("../migrations", import.meta.url)),
-};
+export const migrations = migrationsBeside("subscribers", import.meta.url);
 
 export interface RunningSubscribers {
   readonly port: number;
@@ -53,10 +47,4 @@ export async function start(config: SubscribersConfig): Promise<RunningSubscribe
   };
 }
 
-if (isMain(import.meta.url)) {
-  runMain(async () => {
-    const config = readConfig();
-    const running = await start(config);
-    stopOnSignals(createLogger("subscribers", config.LOG_LEVEL), running.stop);
-  });
-}
+runWhenMain(import.meta.url, "subscribers", readConfig, start);

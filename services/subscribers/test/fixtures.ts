@@ -2,44 +2,23 @@ import { create } from "@bufbuild/protobuf";
 import { createClient, createRouterTransport } from "@connectrpc/connect";
 import { integrationsV1, subscribersV1, workflowsV1 } from "@notify/proto";
 import {
-  ENVIRONMENT_HEADER,
-  ORGANIZATION_HEADER,
   createLogger,
-  createPool,
   notFound,
   objectId,
-  serverInterceptors,
   type Pool,
 } from "@notify/runtime";
-import { createTestDatabase, type TestDatabase } from "@notify/testing";
+import { openTestDatabase, type DatabaseFixture } from "@notify/testing";
+export { callAs, newScope, rpcError } from "@notify/testing";
+import { inMemoryTransport } from "@notify/testing";
+export { scopeHeaders } from "@notify/runtime";
 import { migrations } from "../src/server.js";
 import { routes } from "../src/routes.js";
 
-export interface Fixture {
-  database: TestDatabase;
-  pool: Pool;
-  close(): Promise<void>;
-}
+export type Fixture = DatabaseFixture;
 
-export async function openDatabase(): Promise<Fixture> {
-  const database = await createTestDatabase([migrations]);
-  const pool = createPool(database.url, 4);
-  return {
-    database,
-    pool,
-    async close() {
-      await pool.end();
-      await database.drop();
-    },
-  };
-}
+export const openDatabase = (): Promise<Fixture> => openTestDatabase([migrations], 4);
 
-export const newScope = () => ({ organizationId: objectId(), environmentId: objectId() });
 
-export const scopeHeaders = (scope: { organizationId: string; environmentId: string }) => ({
-  [ORGANIZATION_HEADER]: scope.organizationId,
-  [ENVIRONMENT_HEADER]: scope.environmentId,
-});
 
 /** What the fake integrations and workflow services answer; tests change them as they go. */
 export interface Neighbours {
@@ -95,9 +74,7 @@ function neighbourClients(neighbours: Neighbours) {
 
 /** The service behind an in-memory transport: the real handlers and interceptors, no network. */
 export function inMemoryClient(pool: Pool, neighbours: Neighbours = newNeighbours()) {
-  const log = createLogger("test", process.env.TEST_LOG_LEVEL ?? "silent");
-  const transport = createRouterTransport(routes({ pool, log, ...neighbourClients(neighbours) }), {
-    router: { interceptors: serverInterceptors(log) },
-  });
+  const log = createLogger("test", "silent");
+  const transport = inMemoryTransport(routes({ pool, log, ...neighbourClients(neighbours) }));
   return createClient(subscribersV1.SubscriberService, transport);
 }

@@ -1,26 +1,20 @@
-import { fileURLToPath } from "node:url";
 import { subscribersV1 } from "@notify/proto";
 import {
   createClient,
   createLogger,
   createPool,
   createRpcTransport,
-  isMain,
   migrate,
-  runMain,
+  migrationsBeside,
+  runWhenMain,
   serveRpc,
-  stopOnSignals,
-  type MigrationSet,
 } from "@notify/runtime";
 import { readConfig, type TopicsConfig } from "./config.js";
 import { routes } from "./routes.js";
 
 export { readConfig };
 
-export const migrations: MigrationSet = {
-  schema: "topics",
-  dir: fileURLToPath(new URL("../migrations", import.meta.url)),
-};
+export const migrations = migrationsBeside("topics", import.meta.url);
 
 export interface RunningTopics {
   readonly port: number;
@@ -45,10 +39,4 @@ export async function start(config: TopicsConfig): Promise<RunningTopics> {
   };
 }
 
-if (isMain(import.meta.url)) {
-  runMain(async () => {
-    const config = readConfig();
-    const running = await start(config);
-    stopOnSignals(createLogger("topics", config.LOG_LEVEL), running.stop);
-  });
-}
+runWhenMain(import.meta.url, "topics", readConfig, start);

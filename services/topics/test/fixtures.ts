@@ -1,51 +1,29 @@
 import { create } from "@bufbuild/protobuf";
-import { ConnectError, createClient, createRouterTransport, type ConnectRouter } from "@connectrpc/connect";
+import { createClient, type ConnectRouter } from "@connectrpc/connect";
 import { subscribersV1, topicsV1 } from "@notify/proto";
 import {
-  ENVIRONMENT_HEADER,
-  ORGANIZATION_HEADER,
   createLogger,
-  createPool,
   objectId,
   scopeOf,
-  serverInterceptors,
   type Pool,
 } from "@notify/runtime";
-import { createTestDatabase, type TestDatabase } from "@notify/testing";
+import { openTestDatabase, type DatabaseFixture } from "@notify/testing";
+export { callAs, newScope, rpcError } from "@notify/testing";
+import { inMemoryTransport } from "@notify/testing";
+export { scopeHeaders } from "@notify/runtime";
+import type { Scope } from "@notify/runtime";
 import { routes } from "../src/routes.js";
 import { migrations } from "../src/server.js";
 
 const log = createLogger("test", "silent");
 
-export interface Fixture {
-  database: TestDatabase;
-  pool: Pool;
-  close(): Promise<void>;
-}
+export type Fixture = DatabaseFixture;
 
-export async function openDatabase(): Promise<Fixture> {
-  const database = await createTestDatabase([migrations]);
-  const pool = createPool(database.url, 10);
-  return {
-    database,
-    pool,
-    async close() {
-      await pool.end();
-      await database.drop();
-    },
-  };
-}
+export const openDatabase = (): Promise<Fixture> => openTestDatabase([migrations], 10);
 
-export interface TestScope {
-  organizationId: string;
-  environmentId: string;
-}
+export type TestScope = Scope;
 
-export const newScope = (): TestScope => ({ organizationId: objectId(), environmentId: objectId() });
 
-export const callAs = (scope: TestScope) => ({
-  headers: { [ORGANIZATION_HEADER]: scope.organizationId, [ENVIRONMENT_HEADER]: scope.environmentId },
-});
 
 /** Stands in for the subscribers service: subscribers per environment, looked up in batches. */
 export class FakeSubscribers {
@@ -91,7 +69,7 @@ export class FakeSubscribers {
 }
 
 const inMemory = (routesOf: (router: ConnectRouter) => void) =>
-  createRouterTransport(routesOf, { router: { interceptors: serverInterceptors(log) } });
+  inMemoryTransport(routesOf);
 
 /** The topics service behind an in-memory transport, talking to `subscribers` in memory too. */
 export function inMemoryClient(pool: Pool, subscribers: FakeSubscribers) {
@@ -99,11 +77,3 @@ export function inMemoryClient(pool: Pool, subscribers: FakeSubscribers) {
   return createClient(topicsV1.TopicService, inMemory(routes({ pool, log, subscribers: subscriberClient })));
 }
 
-export async function rpcError(call: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await call;
-  } catch (error) {
-    return ConnectError.from(error);
-  }
-  throw new Error("the call succeeded");
-}

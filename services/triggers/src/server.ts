@@ -1,15 +1,12 @@
-import { fileURLToPath } from "node:url";
 import {
   createLogger,
   createPool,
-  isMain,
   migrate,
-  runMain,
+  migrationsBeside,
+  runWhenMain,
   serveRpc,
   jobSubject,
-  stopOnSignals,
   type JobStream,
-  type MigrationSet,
 } from "@notify/runtime";
 import { readConfig, type TriggersConfig } from "./config.js";
 import { routes } from "./routes.js";
@@ -20,10 +17,7 @@ export const TRIGGER_JOB_KIND = "trigger";
 
 export { readConfig };
 
-export const migrations: MigrationSet = {
-  schema: "triggers",
-  dir: fileURLToPath(new URL("../migrations", import.meta.url)),
-};
+export const migrations = migrationsBeside("triggers", import.meta.url);
 
 export interface RunningTriggers {
   readonly port: number;
@@ -55,10 +49,4 @@ export async function start(config: TriggersConfig): Promise<RunningTriggers> {
   };
 }
 
-if (isMain(import.meta.url)) {
-  runMain(async () => {
-    const config = readConfig();
-    const running = await start(config);
-    stopOnSignals(createLogger("triggers", config.LOG_LEVEL), running.stop);
-  });
-}
+runWhenMain(import.meta.url, "triggers", readConfig, start);

@@ -1,6 +1,5 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { fileURLToPath } from "node:url";
 import { fromBinary } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
 import { integrationsV1, messagesV1, subscribersV1, topicsV1, triggersV1 } from "@notify/proto";
@@ -11,14 +10,12 @@ import {
   createPool,
   createRpcTransport,
   ensureJobStream,
-  isMain,
   migrate,
+  migrationsBeside,
+  runWhenMain,
   retryUntilDone,
-  runMain,
-  stopOnSignals,
   type JobStream,
   type JsMsg,
-  type MigrationSet,
 } from "@notify/runtime";
 import { readConfig, type WorkerConfig } from "./config.js";
 import { runTriggerJobs } from "./pipeline.js";
@@ -26,10 +23,7 @@ import * as store from "./store.js";
 
 export { readConfig };
 
-export const migrations: MigrationSet = {
-  schema: "worker",
-  dir: fileURLToPath(new URL("../migrations", import.meta.url)),
-};
+export const migrations = migrationsBeside("worker", import.meta.url);
 
 export interface RunningWorker {
   readonly healthPort: number;
@@ -121,10 +115,4 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
   };
 }
 
-if (isMain(import.meta.url)) {
-  runMain(async () => {
-    const config = readConfig();
-    const running = await start(config);
-    stopOnSignals(createLogger("worker", config.LOG_LEVEL), running.stop);
-  });
-}
+runWhenMain(import.meta.url, "worker", readConfig, start);

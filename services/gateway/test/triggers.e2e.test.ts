@@ -342,6 +342,43 @@ describe("bulk and broadcast", () => {
   });
 });
 
+describe("delays", () => {
+  it("runs the steps after a delay once it has passed; canceling during the delay drops them", async () => {
+    const name = await createWorkflow({
+      name: "Delayed",
+      steps: [inApp("before"), { template: { type: "delay" }, metadata: { type: "regular", amount: 3, unit: "seconds" } }, inApp("after")],
+    });
+    const started = Date.now();
+    await trigger({ name, to: "ada", transactionId: "t-delay" });
+    await trigger({ name, to: "ada", transactionId: "t-delay-canceled" });
+    await eventually(async () => ((await messagesOf("t-delay")).length >= 1 && (await messagesOf("t-delay-canceled")).length >= 1 ? true : undefined), 15_000);
+    const early = await messagesOf("t-delay");
+    if (Date.now() - started < 2_500) expect(early.map((m) => m.content)).toEqual(["before"]);
+    expect((await stack.request("DELETE", "/v1/events/trigger/t-delay-canceled")).status).toBe(200);
+
+    const done = await awaitMessages("t-delay", 2);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(3_000);
+    expect(done.map((m) => m.content).sort()).toEqual(["after", "before"]);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect((await messagesOf("t-delay-canceled")).map((m) => m.content)).toEqual(["before"]);
+  });
+
+  it("uses overrides.delay and a scheduled delay's payload date", async () => {
+    const regular = await createWorkflow({
+      name: "Delayed long",
+      steps: [{ template: { type: "delay" }, metadata: { type: "regular", amount: 1, unit: "days" } }, inApp("soon")],
+    });
+    await trigger({ name: regular, to: "ada", transactionId: "t-delay-override", overrides: { delay: { amount: 1, unit: "seconds" } } });
+    expect((await awaitMessages("t-delay-override", 1)).map((m) => m.content)).toEqual(["soon"]);
+    const scheduled = await createWorkflow({
+      name: "Scheduled",
+      steps: [{ template: { type: "delay" }, metadata: { type: "scheduled", delayPath: "sendAt" } }, inApp("on time")],
+    });
+    await trigger({ name: scheduled, to: "ada", transactionId: "t-scheduled", payload: { sendAt: new Date(Date.now() + 1_500).toISOString() } });
+    expect((await awaitMessages("t-scheduled", 1)).map((m) => m.content)).toEqual(["on time"]);
+  });
+});
+
 describe("cancel", () => {
   it("answers 404 for an unknown transaction and true for a known one", async () => {
     expect((await stack.request("DELETE", "/v1/events/trigger/never-sent")).status).toBe(404);

@@ -1,9 +1,11 @@
 import { Code, ConnectError, type CallOptions, type Client } from "@connectrpc/connect";
-import type { JsonObject } from "@bufbuild/protobuf";
+import { clone, create, type JsonObject } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { messagesV1, type integrationsV1, type subscribersV1, type topicsV1, triggersV1, type workflowsV1 } from "@notify/proto";
 import type { Logger } from "@notify/runtime";
 import { composeMessages, subscriberVariables, type NewMessage, type RunContext } from "./compose.js";
 import { stepPasses, type StepFilter } from "./filters.js";
+import { delayUntil } from "./delay.js";
 import { render, templateData } from "./render.js";
 
 export interface PipelineClients {
@@ -93,10 +95,16 @@ export interface JobRun {
   actor?: subscribersV1.Subscriber | undefined;
 }
 
-/** Some subscribers of one job: a fan-out page, or the recipients a job names. */
+/** Some subscribers of one job: a fan-out page, the recipients a job names, or those a delay resumes. */
 interface Share {
   run: JobRun;
   subscribers: subscribersV1.Subscriber[];
+}
+
+/** Where a run of the steps stopped at a delay: the steps from `fromStep` run at `runAt`. */
+interface Pause {
+  fromStep: number;
+  runAt: Date;
 }
 
 /** The most ids or messages one RPC carries. */
@@ -112,7 +120,8 @@ const callFor = (job: triggersV1.TriggerJob): CallOptions => ({
   headers: { "notify-organization-id": job.organizationId, "notify-environment-id": job.environmentId },
 });
 
-const hasTopics = (job: triggersV1.TriggerJob) => job.event?.to.some((recipient) => recipient.kind.case === "topicKey") ?? false;
+const hasTopics = (job: triggersV1.TriggerJob) =>
+  !job.resumption && (job.event?.to.some((recipient) => recipient.kind.case === "topicKey") ?? false);
 
 /**
  * Runs trigger jobs. Jobs of one environment that name their recipients go together: one cancel
@@ -156,7 +165,7 @@ async function runEnvironmentJobs(jobs: triggersV1.TriggerJob[], call: CallOptio
     const actor = job.event?.actor?.kind;
     if (actor?.case === "subscriberId" && !named.has(actor.value)) named.set(actor.value, { subscriberId: actor.value });
     if (actor?.case === "subscriber") named.set(actor.value.subscriberId, { subscriberId: actor.value.subscriberId, ...(actor.value.fields ? { fields: actor.value.fields } : {}) });
-    if (job.event?.broadcast) continue;
+    if (job.event?.broadcast || job.resumption) continue;
     const split = splitRecipients(job.event?.to ?? []);
     for (const entry of split.direct) if (entry.fields || !named.has(entry.subscriberId)) named.set(entry.subscriberId, entry);
     credentials.push(...split.credentials);
@@ -176,8 +185,15 @@ async function runEnvironmentJobs(jobs: triggersV1.TriggerJob[], call: CallOptio
     const actorId = actor?.case === "subscriberId" ? actor.value : actor?.case === "subscriber" ? actor.value.subscriberId : undefined;
     return { job, actor: actorId ? subscribers.get(actorId) : undefined };
   });
+  // Subscribers a delay paused, by internal id.
+  const resumed = new Map<string, subscribersV1.Subscriber>();
+  for (const part of chunks(live.flatMap((job) => job.resumption?.subscriberIds ?? []))) {
+    for (const subscriber of (await clients.subscribers.batchGetSubscribers({ ids: part }, call)).subscribers) resumed.set(subscriber.id, subscriber);
+  }
   const shares: Share[] = runs.flatMap((run) => {
-    const recipients = (recipientsOf.get(run.job) ?? []).flatMap((id) => subscribers.get(id) ?? []);
+    const recipients = run.job.resumption
+      ? run.job.resumption.subscriberIds.flatMap((id) => resumed.get(id) ?? [])
+      : (recipientsOf.get(run.job) ?? []).flatMap((id) => subscribers.get(id) ?? []);
     return recipients.length > 0 ? [{ run, subscribers: recipients }] : [];
   });
   totals.subscribers += shares.reduce((sum, share) => sum + share.subscribers.length, 0);
@@ -245,27 +261,47 @@ async function deliverShares(shares: Share[], call: CallOptions, deps: PipelineD
   );
   const lookups = integrationLookups(deps.clients, call);
   const messages: NewMessage[] = [];
+  // Subscribers paused at a delay, per job and resumption point.
+  const paused = new Map<string, { job: triggersV1.TriggerJob; pause: Pause; subscriberIds: string[] }>();
   for (const share of shares) {
     for (const subscriber of share.subscribers) {
       const channels = preferences.get(`${share.run.job.workflow!.id}/${subscriber.id}`);
-      messages.push(...(await composeForSubscriber(subscriber, share.run, channels, lookups, deps)));
+      const composed = await composeForSubscriber(subscriber, share.run, channels, lookups, deps);
+      messages.push(...composed.messages);
+      if (composed.pause) {
+        const key = `${share.run.job.triggerId}/${composed.pause.fromStep}/${composed.pause.runAt.getTime()}`;
+        const entry = paused.get(key) ?? { job: share.run.job, pause: composed.pause, subscriberIds: [] };
+        entry.subscriberIds.push(subscriber.id);
+        paused.set(key, entry);
+      }
     }
   }
   let created = 0;
   for (const part of chunks(messages, 2_000)) {
     created += (await deps.clients.messages.createMessages({ messages: part }, call)).messages.filter((message) => message.created).length;
   }
+  const resumptions = [...paused.values()].flatMap(({ job, pause, subscriberIds }) =>
+    chunks(subscriberIds).map((ids) => {
+      const resumption = clone(triggersV1.TriggerJobSchema, job);
+      resumption.resumption = create(triggersV1.ResumptionSchema, { subscriberIds: ids, fromStep: pause.fromStep });
+      return { runAt: timestampFromDate(pause.runAt), job: resumption };
+    }),
+  );
+  for (const part of chunks(resumptions)) await deps.clients.triggers.scheduleJobs({ jobs: part }, call);
   return created;
 }
 
-/** One subscriber through the workflow's active steps, in order. */
+/**
+ * One subscriber through the workflow's active steps, in order, from where a delay paused them;
+ * stops at the next delay step and says when the rest runs.
+ */
 async function composeForSubscriber(
   subscriber: subscribersV1.Subscriber,
   run: JobRun,
   channels: subscribersV1.ChannelPreferences | undefined,
   lookups: ReturnType<typeof integrationLookups>,
   deps: PipelineDeps,
-): Promise<NewMessage[]> {
+): Promise<{ messages: NewMessage[]; pause?: Pause }> {
   const { job } = run;
   const workflow = job.workflow!;
   const payload = (job.event?.payload ?? {}) as JsonObject;
@@ -281,10 +317,21 @@ async function composeForSubscriber(
   const context: RunContext = { job, workflow, subscriber, data, payload, overrides, ...lookups };
   const passes = (candidate: workflowsV1.Step) => stepPasses(filtersOf(candidate, data), { subscriber: variables, payload });
   const produced: NewMessage[] = [];
-  for (const main of activeSteps(workflow)) {
+  const steps = activeSteps(workflow);
+  for (let index = job.resumption?.fromStep ?? 0; index < steps.length; index += 1) {
+    const main = steps[index]!;
     // The first active variant whose conditions pass replaces the step, as in Novu.
     const step = main.variants.find((variant) => variant.active !== false && variant.filters.length > 0 && passes(variant)) ?? main;
     const type = step.template?.type ?? "";
+    if (type === "delay" && passes(step)) {
+      const delay = delayUntil(step, payload, overrides);
+      if ("error" in delay) {
+        // As in Novu, a delay that cannot be computed fails the run of this subscriber here.
+        deps.log.warn({ step: step.id, transactionId: job.transactionId, reason: delay.error }, "delay step failed");
+        return { messages: produced };
+      }
+      return { messages: produced, pause: { fromStep: index + 1, runAt: delay.runAt } };
+    }
     if (!CHANNEL_STEP_TYPES.has(type)) continue;
     if (step === main && !passes(step)) continue;
     if (!channelEnabled(channels, type)) continue;
@@ -300,7 +347,7 @@ async function composeForSubscriber(
     produced.push(...messages);
     if (main.shouldStopOnFail && messages.some((message) => message.status === messagesV1.MessageStatus.ERROR)) break;
   }
-  return produced;
+  return { messages: produced };
 }
 
 /** Integration lookups cached for one delivery: one RPC per channel, not per message. */

@@ -28,7 +28,8 @@ export interface Relay {
 }
 
 /**
- * Publishes outbox rows to JetStream and deletes them in the same transaction once every publish
+ * Moves due schedules into the outbox, then publishes outbox rows to JetStream and deletes them
+ * in the same transaction once every publish
  * is acknowledged. A crash between publish and commit republishes with the same msgID, which the
  * stream's de-duplication absorbs. Wakes on LISTEN/NOTIFY; while NATS is down it retries with
  * back-off and the rows stay, so nothing acknowledged is lost.
@@ -64,7 +65,16 @@ export function startRelay(options: RelayOptions): Relay {
     client.on("notification", nudge);
     await client.connect();
     await client.query("LISTEN triggers_outbox");
+    await client.query("LISTEN triggers_schedules");
     listener = client;
+  }
+
+  /** Moves due schedules into the outbox; answers when the next one is due. */
+  async function moveDue(): Promise<Date | undefined> {
+    while ((await store.moveDueSchedules(pool, batchSize)) === batchSize) {
+      // a full batch: more may be due
+    }
+    return store.selectNextScheduleTime(pool);
   }
 
   /** Publishes one batch; answers how many rows went out. */
@@ -73,7 +83,7 @@ export function startRelay(options: RelayOptions): Relay {
     return withTransaction(pool, async (tx) => {
       const rows = await store.lockOutboxBatch(tx, batchSize);
       if (rows.length === 0) return 0;
-      await Promise.all(rows.map((row) => publishJob(js, row.subject, row.job, row.trigger_id)));
+      await Promise.all(rows.map((row) => publishJob(js, row.subject, row.job, row.message_id)));
       await store.deleteOutboxRows(tx, rows.map((row) => row.id));
       return rows.length;
     });
@@ -85,6 +95,7 @@ export function startRelay(options: RelayOptions): Relay {
       try {
         await listen();
         const connection = await connect();
+        const nextDue = await moveDue();
         if (pending) {
           pending = false;
           while (!stopped && (await drainOnce(connection)) === batchSize) {
@@ -92,11 +103,13 @@ export function startRelay(options: RelayOptions): Relay {
           }
         }
         backoff = 100;
+        // Sleep until notified, until the next schedule is due, or at most the idle check.
+        const untilDue = nextDue ? Math.max(nextDue.getTime() - Date.now(), 0) : idleCheckMs;
         await new Promise<void>((resolve) => {
           const timer = setTimeout(() => {
             pending = true;
             resolve();
-          }, idleCheckMs);
+          }, Math.min(untilDue, idleCheckMs));
           wake = () => {
             clearTimeout(timer);
             resolve();

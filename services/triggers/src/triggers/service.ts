@@ -1,5 +1,6 @@
-import { randomBytes, randomUUID } from "node:crypto";
+import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { create, toBinary, type JsonObject } from "@bufbuild/protobuf";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, type ServiceImpl } from "@connectrpc/connect";
 import { triggersV1, type workflowsV1 } from "@notify/proto";
 import { invalidField, notFound, objectId, scopeOf, withTransaction, type Logger, type Pool } from "@notify/runtime";
@@ -179,8 +180,37 @@ export function createTriggerService({ pool, jobSubject }: TriggerServiceDeps): 
         const id = await store.cancelTriggerRecord(tx, scope.environmentId, request.transactionId);
         if (!id) throw notFound(`No trigger with transactionId ${request.transactionId}`);
         await store.deleteOutboxFor(tx, scope.environmentId, id);
+        await store.deleteSchedulesFor(tx, scope.environmentId, id);
         return { canceled: true };
       });
+    },
+
+    async scheduleJobs(request, context) {
+      const scope = scopeOf(context);
+      if (request.jobs.length > MAX_EVENTS) throw invalidField("jobs", `at most ${MAX_EVENTS} jobs per call`, request.jobs.length);
+      const rows = request.jobs.flatMap((scheduled) => {
+        const job = scheduled.job;
+        if (!job || !scheduled.runAt || job.environmentId !== scope.environmentId) return [];
+        const resumption = job.resumption;
+        const runAt = timestampDate(scheduled.runAt);
+        const subscribers = createHash("sha256").update((resumption?.subscriberIds ?? []).join(",")).digest("hex").slice(0, 16);
+        return [
+          {
+            triggerId: job.triggerId,
+            dedupeKey: `${job.triggerId}:${resumption?.fromStep ?? 0}:${runAt.getTime()}:${subscribers}`,
+            subject: jobSubject,
+            job: toBinary(TriggerJobSchema, job),
+            runAt,
+          },
+        ];
+      });
+      if (rows.length > 0) {
+        await withTransaction(pool, async (tx) => {
+          await store.insertSchedules(tx, scope.environmentId, rows);
+          await store.notifySchedules(tx);
+        });
+      }
+      return {};
     },
 
     async getCanceledTriggers(request, context) {

@@ -45,6 +45,11 @@ export async function insertOutbox(db: Queryable, environmentId: string, rows: r
   );
 }
 
+/** Wakes the relay's scheduler (LISTEN triggers_schedules) once the transaction commits. */
+export async function notifySchedules(db: Queryable): Promise<void> {
+  await db.query("SELECT pg_notify('triggers_schedules', '')");
+}
+
 /** Wakes the relay (LISTEN triggers_outbox) once the transaction commits. */
 export async function notifyOutbox(db: Queryable): Promise<void> {
   await db.query("SELECT pg_notify('triggers_outbox', '')");
@@ -96,18 +101,73 @@ export async function upsertTenants(
 
 export interface OutboxRow {
   id: string;
-  trigger_id: string;
+  /** The JetStream msgID: the trigger id, or the schedule's for a resumption. */
+  message_id: string;
   subject: string;
   job: Buffer;
 }
 
-/** The oldest unpublished jobs, locked so concurrent relays (replicas) take different ones. */
+/**
+ * The oldest unpublished jobs of every environment, locked so concurrent relays (replicas) take
+ * different ones. The relay serves no caller, so this is not scoped to one environment.
+ */
 export async function lockOutboxBatch(db: Queryable, limit: number): Promise<OutboxRow[]> {
   const { rows } = await db.query<OutboxRow>(
-    "SELECT id, trigger_id, subject, job FROM triggers.outbox ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED",
+    "SELECT id, coalesce(message_id, trigger_id) AS message_id, subject, job FROM triggers.outbox ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED",
     [limit],
   );
   return rows;
+}
+
+/** Keeps jobs to publish at `run_at`; a dedupe key already kept is skipped. */
+export async function insertSchedules(
+  db: Queryable,
+  environmentId: string,
+  rows: readonly { triggerId: string; dedupeKey: string; subject: string; job: Uint8Array; runAt: Date }[],
+): Promise<void> {
+  await db.query(
+    `INSERT INTO triggers.schedules (environment_id, trigger_id, dedupe_key, subject, job, run_at)
+     SELECT $1, v.trigger_id, v.dedupe_key, v.subject, v.job, v.run_at
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::bytea[], $6::timestamptz[]) AS v(trigger_id, dedupe_key, subject, job, run_at)
+     ON CONFLICT (environment_id, dedupe_key) DO NOTHING`,
+    [
+      environmentId,
+      rows.map((row) => row.triggerId),
+      rows.map((row) => row.dedupeKey),
+      rows.map((row) => row.subject),
+      rows.map((row) => Buffer.from(row.job)),
+      rows.map((row) => row.runAt),
+    ],
+  );
+}
+
+export async function deleteSchedulesFor(db: Queryable, environmentId: string, triggerId: string): Promise<number> {
+  const { rowCount } = await db.query("DELETE FROM triggers.schedules WHERE environment_id = $1 AND trigger_id = $2", [environmentId, triggerId]);
+  return rowCount ?? 0;
+}
+
+/**
+ * Moves every environment's due schedules (up to `limit`) into the outbox in one statement;
+ * answers how many moved. Infrastructure, like the relay: not scoped to one environment.
+ */
+export async function moveDueSchedules(db: Queryable, limit: number): Promise<number> {
+  const { rowCount } = await db.query(
+    `WITH due AS (
+       DELETE FROM triggers.schedules
+        WHERE id IN (SELECT id FROM triggers.schedules WHERE run_at <= now() ORDER BY run_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+       RETURNING id, environment_id, trigger_id, subject, job
+     )
+     INSERT INTO triggers.outbox (environment_id, trigger_id, message_id, subject, job)
+     SELECT environment_id, trigger_id, trigger_id || '.resume.' || id, subject, job FROM due`,
+    [limit],
+  );
+  return rowCount ?? 0;
+}
+
+/** When the next schedule is due, if any. */
+export async function selectNextScheduleTime(db: Queryable): Promise<Date | undefined> {
+  const { rows } = await db.query<{ run_at: Date | null }>("SELECT min(run_at) AS run_at FROM triggers.schedules");
+  return rows[0]?.run_at ?? undefined;
 }
 
 export async function deleteOutboxRows(db: Queryable, ids: readonly string[]): Promise<void> {

@@ -4,7 +4,8 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { ChannelCredentials, SubscriberFields } from "../../subscribers/v1/subscribers_pb.js";
 import { file_notify_subscribers_v1_subscribers } from "../../subscribers/v1/subscribers_pb.js";
 import type { Workflow } from "../../workflows/v1/workflows_pb.js";
@@ -15,7 +16,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file notify/triggers/v1/triggers.proto.
  */
 export const file_notify_triggers_v1_triggers: GenFile = /*@__PURE__*/
-  fileDesc("CiFub3RpZnkvdHJpZ2dlcnMvdjEvdHJpZ2dlcnMucHJvdG8SEm5vdGlmeS50cmlnZ2Vycy52MSKVAQoPU3Vic2NyaWJlcklucHV0EhUKDXN1YnNjcmliZXJfaWQYASABKAkSNwoGZmllbGRzGAIgASgLMicubm90aWZ5LnN1YnNjcmliZXJzLnYxLlN1YnNjcmliZXJGaWVsZHMSMgoIY2hhbm5lbHMYAyADKAsyIC5ub3RpZnkudHJpZ2dlcnMudjEuQ2hhbm5lbElucHV0IqMBCgxDaGFubmVsSW5wdXQSEwoLcHJvdmlkZXJfaWQYASABKAkSIwoWaW50ZWdyYXRpb25faWRlbnRpZmllchgCIAEoCUgAiAEBEj4KC2NyZWRlbnRpYWxzGAMgASgLMikubm90aWZ5LnN1YnNjcmliZXJzLnYxLkNoYW5uZWxDcmVkZW50aWFsc0IZChdfaW50ZWdyYXRpb25faWRlbnRpZmllciJ8CglSZWNpcGllbnQSFwoNc3Vic2NyaWJlcl9pZBgBIAEoCUgAEjkKCnN1YnNjcmliZXIYAiABKAsyIy5ub3RpZnkudHJpZ2dlcnMudjEuU3Vic2NyaWJlcklucHV0SAASEwoJdG9waWNfa2V5GAMgASgJSABCBgoEa2luZCJjCgVBY3RvchIXCg1zdWJzY3JpYmVyX2lkGAEgASgJSAASOQoKc3Vic2NyaWJlchgCIAEoCzIjLm5vdGlmeS50cmlnZ2Vycy52MS5TdWJzY3JpYmVySW5wdXRIAEIGCgRraW5kInIKC1RlbmFudElucHV0EhIKCmlkZW50aWZpZXIYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEioKBGRhdGEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAGIAQFCBwoFX25hbWVCBwoFX2RhdGEiWQoGVGVuYW50EhQKCmlkZW50aWZpZXIYASABKAlIABIxCgZ0ZW5hbnQYAiABKAsyHy5ub3RpZnkudHJpZ2dlcnMudjEuVGVuYW50SW5wdXRIAEIGCgRraW5kIvkCCgxUcmlnZ2VyRXZlbnQSDAoEbmFtZRgBIAEoCRIpCgJ0bxgCIAMoCzIdLm5vdGlmeS50cmlnZ2Vycy52MS5SZWNpcGllbnQSLQoHcGF5bG9hZBgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIAIgBARIvCglvdmVycmlkZXMYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAGIAQESGwoOdHJhbnNhY3Rpb25faWQYBSABKAlIAogBARItCgVhY3RvchgGIAEoCzIZLm5vdGlmeS50cmlnZ2Vycy52MS5BY3RvckgDiAEBEi8KBnRlbmFudBgHIAEoCzIaLm5vdGlmeS50cmlnZ2Vycy52MS5UZW5hbnRIBIgBARIRCglicm9hZGNhc3QYCCABKAhCCgoIX3BheWxvYWRCDAoKX292ZXJyaWRlc0IRCg9fdHJhbnNhY3Rpb25faWRCCAoGX2FjdG9yQgkKB190ZW5hbnQiRwoTVHJpZ2dlckJhdGNoUmVxdWVzdBIwCgZldmVudHMYASADKAsyIC5ub3RpZnkudHJpZ2dlcnMudjEuVHJpZ2dlckV2ZW50InQKDVRyaWdnZXJSZXN1bHQSFAoMYWNrbm93bGVkZ2VkGAEgASgIEg4KBnN0YXR1cxgCIAEoCRINCgVlcnJvchgDIAMoCRIbCg50cmFuc2FjdGlvbl9pZBgEIAEoCUgAiAEBQhEKD190cmFuc2FjdGlvbl9pZCIrCgpFdmVudEVycm9yEgwKBGNvZGUYASABKAUSDwoHbWVzc2FnZRgCIAEoCSKBAQoOVHJpZ2dlck91dGNvbWUSMwoGcmVzdWx0GAEgASgLMiEubm90aWZ5LnRyaWdnZXJzLnYxLlRyaWdnZXJSZXN1bHRIABIvCgVlcnJvchgCIAEoCzIeLm5vdGlmeS50cmlnZ2Vycy52MS5FdmVudEVycm9ySABCCQoHb3V0Y29tZSJMChRUcmlnZ2VyQmF0Y2hSZXNwb25zZRI0CghvdXRjb21lcxgBIAMoCzIiLm5vdGlmeS50cmlnZ2Vycy52MS5UcmlnZ2VyT3V0Y29tZSIuChRDYW5jZWxUcmlnZ2VyUmVxdWVzdBIWCg50cmFuc2FjdGlvbl9pZBgBIAEoCSIpChVDYW5jZWxUcmlnZ2VyUmVzcG9uc2USEAoIY2FuY2VsZWQYASABKAgiNQoaR2V0Q2FuY2VsZWRUcmlnZ2Vyc1JlcXVlc3QSFwoPdHJhbnNhY3Rpb25faWRzGAEgAygJIjYKG0dldENhbmNlbGVkVHJpZ2dlcnNSZXNwb25zZRIXCg90cmFuc2FjdGlvbl9pZHMYASADKAkijAIKClRyaWdnZXJKb2ISEgoKdHJpZ2dlcl9pZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSFgoOZW52aXJvbm1lbnRfaWQYAyABKAkSFgoOdHJhbnNhY3Rpb25faWQYBCABKAkSLwoFZXZlbnQYBSABKAsyIC5ub3RpZnkudHJpZ2dlcnMudjEuVHJpZ2dlckV2ZW50Ei8KCHdvcmtmbG93GAYgASgLMh0ubm90aWZ5LndvcmtmbG93cy52MS5Xb3JrZmxvdxI0CgZ0ZW5hbnQYByABKAsyHy5ub3RpZnkudHJpZ2dlcnMudjEuVGVuYW50SW5wdXRIAIgBAUIJCgdfdGVuYW50MtECCg5UcmlnZ2VyU2VydmljZRJhCgxUcmlnZ2VyQmF0Y2gSJy5ub3RpZnkudHJpZ2dlcnMudjEuVHJpZ2dlckJhdGNoUmVxdWVzdBooLm5vdGlmeS50cmlnZ2Vycy52MS5UcmlnZ2VyQmF0Y2hSZXNwb25zZRJkCg1DYW5jZWxUcmlnZ2VyEigubm90aWZ5LnRyaWdnZXJzLnYxLkNhbmNlbFRyaWdnZXJSZXF1ZXN0Gikubm90aWZ5LnRyaWdnZXJzLnYxLkNhbmNlbFRyaWdnZXJSZXNwb25zZRJ2ChNHZXRDYW5jZWxlZFRyaWdnZXJzEi4ubm90aWZ5LnRyaWdnZXJzLnYxLkdldENhbmNlbGVkVHJpZ2dlcnNSZXF1ZXN0Gi8ubm90aWZ5LnRyaWdnZXJzLnYxLkdldENhbmNlbGVkVHJpZ2dlcnNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_notify_subscribers_v1_subscribers, file_notify_workflows_v1_workflows]);
+  fileDesc("CiFub3RpZnkvdHJpZ2dlcnMvdjEvdHJpZ2dlcnMucHJvdG8SEm5vdGlmeS50cmlnZ2Vycy52MSKVAQoPU3Vic2NyaWJlcklucHV0EhUKDXN1YnNjcmliZXJfaWQYASABKAkSNwoGZmllbGRzGAIgASgLMicubm90aWZ5LnN1YnNjcmliZXJzLnYxLlN1YnNjcmliZXJGaWVsZHMSMgoIY2hhbm5lbHMYAyADKAsyIC5ub3RpZnkudHJpZ2dlcnMudjEuQ2hhbm5lbElucHV0IqMBCgxDaGFubmVsSW5wdXQSEwoLcHJvdmlkZXJfaWQYASABKAkSIwoWaW50ZWdyYXRpb25faWRlbnRpZmllchgCIAEoCUgAiAEBEj4KC2NyZWRlbnRpYWxzGAMgASgLMikubm90aWZ5LnN1YnNjcmliZXJzLnYxLkNoYW5uZWxDcmVkZW50aWFsc0IZChdfaW50ZWdyYXRpb25faWRlbnRpZmllciJ8CglSZWNpcGllbnQSFwoNc3Vic2NyaWJlcl9pZBgBIAEoCUgAEjkKCnN1YnNjcmliZXIYAiABKAsyIy5ub3RpZnkudHJpZ2dlcnMudjEuU3Vic2NyaWJlcklucHV0SAASEwoJdG9waWNfa2V5GAMgASgJSABCBgoEa2luZCJjCgVBY3RvchIXCg1zdWJzY3JpYmVyX2lkGAEgASgJSAASOQoKc3Vic2NyaWJlchgCIAEoCzIjLm5vdGlmeS50cmlnZ2Vycy52MS5TdWJzY3JpYmVySW5wdXRIAEIGCgRraW5kInIKC1RlbmFudElucHV0EhIKCmlkZW50aWZpZXIYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEioKBGRhdGEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAGIAQFCBwoFX25hbWVCBwoFX2RhdGEiWQoGVGVuYW50EhQKCmlkZW50aWZpZXIYASABKAlIABIxCgZ0ZW5hbnQYAiABKAsyHy5ub3RpZnkudHJpZ2dlcnMudjEuVGVuYW50SW5wdXRIAEIGCgRraW5kIvkCCgxUcmlnZ2VyRXZlbnQSDAoEbmFtZRgBIAEoCRIpCgJ0bxgCIAMoCzIdLm5vdGlmeS50cmlnZ2Vycy52MS5SZWNpcGllbnQSLQoHcGF5bG9hZBgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIAIgBARIvCglvdmVycmlkZXMYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAGIAQESGwoOdHJhbnNhY3Rpb25faWQYBSABKAlIAogBARItCgVhY3RvchgGIAEoCzIZLm5vdGlmeS50cmlnZ2Vycy52MS5BY3RvckgDiAEBEi8KBnRlbmFudBgHIAEoCzIaLm5vdGlmeS50cmlnZ2Vycy52MS5UZW5hbnRIBIgBARIRCglicm9hZGNhc3QYCCABKAhCCgoIX3BheWxvYWRCDAoKX292ZXJyaWRlc0IRCg9fdHJhbnNhY3Rpb25faWRCCAoGX2FjdG9yQgkKB190ZW5hbnQiRwoTVHJpZ2dlckJhdGNoUmVxdWVzdBIwCgZldmVudHMYASADKAsyIC5ub3RpZnkudHJpZ2dlcnMudjEuVHJpZ2dlckV2ZW50InQKDVRyaWdnZXJSZXN1bHQSFAoMYWNrbm93bGVkZ2VkGAEgASgIEg4KBnN0YXR1cxgCIAEoCRINCgVlcnJvchgDIAMoCRIbCg50cmFuc2FjdGlvbl9pZBgEIAEoCUgAiAEBQhEKD190cmFuc2FjdGlvbl9pZCIrCgpFdmVudEVycm9yEgwKBGNvZGUYASABKAUSDwoHbWVzc2FnZRgCIAEoCSKBAQoOVHJpZ2dlck91dGNvbWUSMwoGcmVzdWx0GAEgASgLMiEubm90aWZ5LnRyaWdnZXJzLnYxLlRyaWdnZXJSZXN1bHRIABIvCgVlcnJvchgCIAEoCzIeLm5vdGlmeS50cmlnZ2Vycy52MS5FdmVudEVycm9ySABCCQoHb3V0Y29tZSJMChRUcmlnZ2VyQmF0Y2hSZXNwb25zZRI0CghvdXRjb21lcxgBIAMoCzIiLm5vdGlmeS50cmlnZ2Vycy52MS5UcmlnZ2VyT3V0Y29tZSIuChRDYW5jZWxUcmlnZ2VyUmVxdWVzdBIWCg50cmFuc2FjdGlvbl9pZBgBIAEoCSIpChVDYW5jZWxUcmlnZ2VyUmVzcG9uc2USEAoIY2FuY2VsZWQYASABKAgiNQoaR2V0Q2FuY2VsZWRUcmlnZ2Vyc1JlcXVlc3QSFwoPdHJhbnNhY3Rpb25faWRzGAEgAygJIjYKG0dldENhbmNlbGVkVHJpZ2dlcnNSZXNwb25zZRIXCg90cmFuc2FjdGlvbl9pZHMYASADKAki1AIKClRyaWdnZXJKb2ISEgoKdHJpZ2dlcl9pZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSFgoOZW52aXJvbm1lbnRfaWQYAyABKAkSFgoOdHJhbnNhY3Rpb25faWQYBCABKAkSLwoFZXZlbnQYBSABKAsyIC5ub3RpZnkudHJpZ2dlcnMudjEuVHJpZ2dlckV2ZW50Ei8KCHdvcmtmbG93GAYgASgLMh0ubm90aWZ5LndvcmtmbG93cy52MS5Xb3JrZmxvdxI0CgZ0ZW5hbnQYByABKAsyHy5ub3RpZnkudHJpZ2dlcnMudjEuVGVuYW50SW5wdXRIAIgBARI3CgpyZXN1bXB0aW9uGAggASgLMh4ubm90aWZ5LnRyaWdnZXJzLnYxLlJlc3VtcHRpb25IAYgBAUIJCgdfdGVuYW50Qg0KC19yZXN1bXB0aW9uIjcKClJlc3VtcHRpb24SFgoOc3Vic2NyaWJlcl9pZHMYASADKAkSEQoJZnJvbV9zdGVwGAIgASgFImcKDFNjaGVkdWxlZEpvYhIqCgZydW5fYXQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEisKA2pvYhgCIAEoCzIeLm5vdGlmeS50cmlnZ2Vycy52MS5UcmlnZ2VySm9iIkUKE1NjaGVkdWxlSm9ic1JlcXVlc3QSLgoEam9icxgBIAMoCzIgLm5vdGlmeS50cmlnZ2Vycy52MS5TY2hlZHVsZWRKb2IiFgoUU2NoZWR1bGVKb2JzUmVzcG9uc2UytAMKDlRyaWdnZXJTZXJ2aWNlEmEKDFRyaWdnZXJCYXRjaBInLm5vdGlmeS50cmlnZ2Vycy52MS5UcmlnZ2VyQmF0Y2hSZXF1ZXN0Gigubm90aWZ5LnRyaWdnZXJzLnYxLlRyaWdnZXJCYXRjaFJlc3BvbnNlEmQKDUNhbmNlbFRyaWdnZXISKC5ub3RpZnkudHJpZ2dlcnMudjEuQ2FuY2VsVHJpZ2dlclJlcXVlc3QaKS5ub3RpZnkudHJpZ2dlcnMudjEuQ2FuY2VsVHJpZ2dlclJlc3BvbnNlEnYKE0dldENhbmNlbGVkVHJpZ2dlcnMSLi5ub3RpZnkudHJpZ2dlcnMudjEuR2V0Q2FuY2VsZWRUcmlnZ2Vyc1JlcXVlc3QaLy5ub3RpZnkudHJpZ2dlcnMudjEuR2V0Q2FuY2VsZWRUcmlnZ2Vyc1Jlc3BvbnNlEmEKDFNjaGVkdWxlSm9icxInLm5vdGlmeS50cmlnZ2Vycy52MS5TY2hlZHVsZUpvYnNSZXF1ZXN0Gigubm90aWZ5LnRyaWdnZXJzLnYxLlNjaGVkdWxlSm9ic1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_notify_subscribers_v1_subscribers, file_notify_workflows_v1_workflows]);
 
 /**
  * A subscriber given by its fields (a recipient object, or an actor object): upserted before use.
@@ -486,6 +487,13 @@ export type TriggerJob = Message<"notify.triggers.v1.TriggerJob"> & {
    * @generated from field: optional notify.triggers.v1.TenantInput tenant = 7;
    */
   tenant?: TenantInput | undefined;
+
+  /**
+   * Set on a job that continues a run after a delay: only these subscribers, from that step.
+   *
+   * @generated from field: optional notify.triggers.v1.Resumption resumption = 8;
+   */
+  resumption?: Resumption | undefined;
 };
 
 /**
@@ -494,6 +502,84 @@ export type TriggerJob = Message<"notify.triggers.v1.TriggerJob"> & {
  */
 export const TriggerJobSchema: GenMessage<TriggerJob> = /*@__PURE__*/
   messageDesc(file_notify_triggers_v1_triggers, 16);
+
+/**
+ * @generated from message notify.triggers.v1.Resumption
+ */
+export type Resumption = Message<"notify.triggers.v1.Resumption"> & {
+  /**
+   * Internal subscriber ids, at most 1000.
+   *
+   * @generated from field: repeated string subscriber_ids = 1;
+   */
+  subscriberIds: string[];
+
+  /**
+   * The index, among the workflow's active steps, of the first step to run.
+   *
+   * @generated from field: int32 from_step = 2;
+   */
+  fromStep: number;
+};
+
+/**
+ * Describes the message notify.triggers.v1.Resumption.
+ * Use `create(ResumptionSchema)` to create a new message.
+ */
+export const ResumptionSchema: GenMessage<Resumption> = /*@__PURE__*/
+  messageDesc(file_notify_triggers_v1_triggers, 17);
+
+/**
+ * @generated from message notify.triggers.v1.ScheduledJob
+ */
+export type ScheduledJob = Message<"notify.triggers.v1.ScheduledJob"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp run_at = 1;
+   */
+  runAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: notify.triggers.v1.TriggerJob job = 2;
+   */
+  job?: TriggerJob | undefined;
+};
+
+/**
+ * Describes the message notify.triggers.v1.ScheduledJob.
+ * Use `create(ScheduledJobSchema)` to create a new message.
+ */
+export const ScheduledJobSchema: GenMessage<ScheduledJob> = /*@__PURE__*/
+  messageDesc(file_notify_triggers_v1_triggers, 18);
+
+/**
+ * @generated from message notify.triggers.v1.ScheduleJobsRequest
+ */
+export type ScheduleJobsRequest = Message<"notify.triggers.v1.ScheduleJobsRequest"> & {
+  /**
+   * @generated from field: repeated notify.triggers.v1.ScheduledJob jobs = 1;
+   */
+  jobs: ScheduledJob[];
+};
+
+/**
+ * Describes the message notify.triggers.v1.ScheduleJobsRequest.
+ * Use `create(ScheduleJobsRequestSchema)` to create a new message.
+ */
+export const ScheduleJobsRequestSchema: GenMessage<ScheduleJobsRequest> = /*@__PURE__*/
+  messageDesc(file_notify_triggers_v1_triggers, 19);
+
+/**
+ * @generated from message notify.triggers.v1.ScheduleJobsResponse
+ */
+export type ScheduleJobsResponse = Message<"notify.triggers.v1.ScheduleJobsResponse"> & {
+};
+
+/**
+ * Describes the message notify.triggers.v1.ScheduleJobsResponse.
+ * Use `create(ScheduleJobsResponseSchema)` to create a new message.
+ */
+export const ScheduleJobsResponseSchema: GenMessage<ScheduleJobsResponse> = /*@__PURE__*/
+  messageDesc(file_notify_triggers_v1_triggers, 20);
 
 /**
  * Accepting triggers: served by the triggers process. A trigger answered `processed` is durable:
@@ -535,6 +621,17 @@ export const TriggerService: GenService<{
     methodKind: "unary";
     input: typeof GetCanceledTriggersRequestSchema;
     output: typeof GetCanceledTriggersResponseSchema;
+  },
+  /**
+   * Keeps jobs to publish later (the rest of a workflow after a delay step). Scheduling the
+   * same resumption twice (a redelivered job) keeps one. Canceling the trigger drops them.
+   *
+   * @generated from rpc notify.triggers.v1.TriggerService.ScheduleJobs
+   */
+  scheduleJobs: {
+    methodKind: "unary";
+    input: typeof ScheduleJobsRequestSchema;
+    output: typeof ScheduleJobsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_notify_triggers_v1_triggers, 0);

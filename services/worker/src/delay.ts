@@ -1,0 +1,38 @@
+import type { JsonObject } from "@bufbuild/protobuf";
+import type { workflowsV1 } from "@notify/proto";
+import { valueAtPath } from "./filters.js";
+
+const UNIT_MS: Record<string, number> = {
+  seconds: 1_000,
+  minutes: 60_000,
+  hours: 3_600_000,
+  days: 86_400_000,
+  weeks: 7 * 86_400_000,
+  // Novu counts a month as 30 days.
+  months: 30 * 86_400_000,
+};
+
+export type DelayOutcome = { runAt: Date } | { error: string };
+
+/**
+ * When the steps after a delay step run: `amount` × `unit` from now (overrides.delay
+ * {amount, unit} wins over the step's), or, for a scheduled delay, the date at `delayPath` in the
+ * payload, which must be in the future.
+ */
+export function delayUntil(step: workflowsV1.Step, payload: JsonObject, overrides: JsonObject, now = Date.now()): DelayOutcome {
+  const metadata = step.metadata;
+  if (metadata?.type === "scheduled") {
+    const value = metadata.delayPath ? valueAtPath(payload, metadata.delayPath) : undefined;
+    const at = typeof value === "string" || typeof value === "number" ? new Date(value) : undefined;
+    if (!at || Number.isNaN(at.getTime())) return { error: `Delay date at path ${metadata.delayPath ?? ""} is missing or not a date` };
+    if (at.getTime() <= now) return { error: "Delay date at path must be a future date" };
+    return { runAt: at };
+  }
+  const override = overrides["delay"];
+  const given = override !== null && typeof override === "object" && !Array.isArray(override) ? (override as JsonObject) : {};
+  const amount = typeof given["amount"] === "number" ? given["amount"] : metadata?.amount;
+  const unit = typeof given["unit"] === "string" ? given["unit"] : metadata?.unit;
+  const unitMs = unit ? UNIT_MS[unit] : undefined;
+  if (amount === undefined || amount < 0 || unitMs === undefined) return { error: "Delay step has no valid amount and unit" };
+  return { runAt: new Date(now + amount * unitMs) };
+}

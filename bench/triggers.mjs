@@ -44,6 +44,7 @@ async function startFloor(stream, pool, withConsumer) {
     ctx.body = { data: { acknowledged: true, status: "processed", transactionId } };
   });
   const app = new Koa();
+  app.silent = true;
   app.use(router.routes());
   const port = await freePort();
   const server = app.listen(port, "127.0.0.1");
@@ -76,7 +77,11 @@ async function startFloor(stream, pool, withConsumer) {
     async stop() {
       consuming?.stop();
       await consuming;
-      server.close();
+      // Requests autocannon left in flight finish before their stream goes.
+      await new Promise((resolve) => {
+        server.close(resolve);
+        server.closeIdleConnections();
+      });
       await manager.streams.delete(stream);
       await redis.quit();
       await nats.close();

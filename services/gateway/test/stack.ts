@@ -94,7 +94,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     MESSAGES_URL: `http://127.0.0.1:${messages.port}`,
     TRIGGERS_URL: `http://127.0.0.1:${triggers.port}`,
   };
-  const workerEnv = { ...quiet, ...jobs, ...serviceUrls, DATABASE_URL: database.url, WORKER_PORT: "0", WORKER_PAGE_SIZE: "100" };
+  const workerEnv = { ...quiet, ...jobs, ...serviceUrls, DATABASE_URL: database.url, WORKER_PORT: "0" };
   const worker = options.worker === false ? undefined : await startWorker(readWorkerConfig(workerEnv));
   // A key per stack: cached key lookups in the shared Redis must not leak between test files.
   const key = randomBytes(16).toString("hex");

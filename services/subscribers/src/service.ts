@@ -20,7 +20,8 @@ const { SortDirection } = subscribersV1;
 
 /** Counts stop here: an exact count over millions of rows would cost more than the page itself. */
 export const COUNT_CAP = 10_000;
-export const MAX_PAGE_SIZE = 100;
+/** The gateway caps public pages at 100; internal callers (the worker's fan-out) page by up to 1000. */
+export const MAX_PAGE_SIZE = 1000;
 export const MAX_BATCH = 1000;
 
 export interface SubscriberServiceDeps extends ChannelHandlerDeps, PreferenceHandlerDeps {
@@ -165,7 +166,7 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
           limit,
           filters,
         }),
-        store.countSubscribers(pool, scope.environmentId, COUNT_CAP, filters),
+        request.skipTotal ? Promise.resolve(0) : store.countSubscribers(pool, scope.environmentId, COUNT_CAP, filters),
       ]);
       const hasFurther = fetched.length > limit;
       const page = fetched.slice(0, limit);

@@ -1,7 +1,7 @@
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { fieldErrorsOf } from "@notify/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { inMemoryClient, newScope, openDatabase, scopeHeaders, type Fixture } from "./fixtures.js";
+import { inMemoryClient, newScope, openDatabase, rpcError, scopeHeaders, type Fixture } from "./fixtures.js";
 
 let fixture: Fixture;
 let client: ReturnType<typeof inMemoryClient>;
@@ -11,14 +11,6 @@ beforeAll(async () => {
 });
 afterAll(() => fixture?.close());
 
-async function rpcError(call: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await call;
-  } catch (error) {
-    return ConnectError.from(error);
-  }
-  throw new Error("the call succeeded");
-}
 
 describe("SubscriberService (in memory)", () => {
   const scope = newScope();
@@ -94,5 +86,22 @@ describe("SubscriberService (in memory)", () => {
     expect(byId.get("fresh")).toMatchObject({ firstName: "Fresh", data: { a: 1 }, version: 0 });
     const again = await client.ensureSubscribers({ subscribers: [{ subscriberId: "known", fields: { lastName: "Updated" } }] }, call);
     expect(again.subscribers[0]?.version).toBe(1);
+  });
+
+  it("serves pages of up to 1000 for fan-out, in id order, without a total when asked", async () => {
+    const scope = newScope();
+    const as = { headers: scopeHeaders(scope) };
+    for (const offset of [0, 600]) {
+      await client.ensureSubscribers({ subscribers: Array.from({ length: 600 }, (_, index) => ({ subscriberId: `fan-${offset + index}` })) }, as);
+    }
+    const first = await client.searchSubscribers({ limit: 1000, direction: 1, skipTotal: true }, as);
+    expect(first.subscribers).toHaveLength(1000);
+    expect(first.totalCount).toBe(0);
+    const second = await client.searchSubscribers({ limit: 1000, direction: 1, skipTotal: true, after: first.next! }, as);
+    expect(second.subscribers).toHaveLength(200);
+    expect(second.next).toBeUndefined();
+    const ids = [...first.subscribers, ...second.subscribers].map((subscriber) => subscriber.id);
+    expect(ids).toEqual([...ids].sort());
+    expect((await rpcError(client.searchSubscribers({ limit: 1001 }, as))).code).toBe(Code.InvalidArgument);
   });
 });

@@ -1,7 +1,7 @@
 import { Code, ConnectError, type CallOptions, type Client } from "@connectrpc/connect";
 import { clone, create, type JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { messagesV1, type integrationsV1, type subscribersV1, type topicsV1, triggersV1, type workflowsV1 } from "@notify/proto";
+import { messagesV1, subscribersV1, triggersV1, type integrationsV1, type topicsV1, type workflowsV1 } from "@notify/proto";
 import type { Logger } from "@notify/runtime";
 import { composeMessages, subscriberVariables, type NewMessage, type RunContext } from "./compose.js";
 import { stepPasses, type StepFilter } from "./filters.js";
@@ -218,7 +218,10 @@ async function fanOut(run: JobRun, namedIds: string[], call: CallOptions, deps: 
   let after: string | undefined;
   if (run.job.event?.broadcast) {
     do {
-      const reply = await clients.subscribers.searchSubscribers({ limit: deps.pageSize, direction: 1, ...(after ? { after } : {}) }, call);
+      const reply = await clients.subscribers.searchSubscribers(
+        { limit: deps.pageSize, direction: subscribersV1.SortDirection.ASC, skipTotal: true, ...(after ? { after } : {}) },
+        call,
+      );
       await page(reply.subscribers);
       after = reply.next;
     } while (after);

@@ -29,7 +29,7 @@ const STATUSES_BY_NAME = Object.fromEntries(Object.entries(STATUS_NAMES).map(([v
   messagesV1.MessageStatus
 >;
 
-export const MARK_AS_NAMES: Record<Exclude<messagesV1.MarkAs, messagesV1.MarkAs.UNSPECIFIED>, MarkAsName> = {
+const MARK_AS_NAMES: Record<Exclude<messagesV1.MarkAs, messagesV1.MarkAs.UNSPECIFIED>, MarkAsName> = {
   [MarkAs.READ]: "read",
   [MarkAs.SEEN]: "seen",
   [MarkAs.UNREAD]: "unread",

@@ -1,43 +1,17 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { createClient, createRouterTransport } from "@connectrpc/connect";
+import { createClient } from "@connectrpc/connect";
 import { messagesV1, subscribersV1 } from "@notify/proto";
-import {
-  createLogger,
-  createPool,
-  objectId,
-  scopeHeaders,
-  scopeOf,
-  serverInterceptors,
-  type Pool,
-  type Scope,
-} from "@notify/runtime";
-import { createTestDatabase, type TestDatabase } from "@notify/testing";
+import { createLogger, objectId, scopeOf, type Pool, type Scope } from "@notify/runtime";
+import { inMemoryTransport, openTestDatabase, type DatabaseFixture } from "@notify/testing";
 import { routes } from "../src/routes.js";
 import { migrations } from "../src/server.js";
 import { createSubscriberDirectory } from "../src/subscribers.js";
 
-export interface Fixture {
-  database: TestDatabase;
-  pool: Pool;
-  close(): Promise<void>;
-}
+export { callAs, newScope, rpcError } from "@notify/testing";
 
-export async function openDatabase(): Promise<Fixture> {
-  const database = await createTestDatabase([migrations]);
-  const pool = createPool(database.url, 6);
-  return {
-    database,
-    pool,
-    async close() {
-      await pool.end();
-      await database.drop();
-    },
-  };
-}
+export type Fixture = DatabaseFixture;
 
-export const newScope = (): Scope => ({ organizationId: objectId(), environmentId: objectId() });
-
-export const callIn = (scope: Scope) => ({ headers: scopeHeaders(scope) });
+export const openDatabase = (): Promise<Fixture> => openTestDatabase([migrations], 6);
 
 /**
  * A stand-in for the subscribers service: BatchGetSubscribers over an in-memory list, recording
@@ -46,21 +20,19 @@ export const callIn = (scope: Scope) => ({ headers: scopeHeaders(scope) });
 export function fakeSubscribers() {
   const known: subscribersV1.Subscriber[] = [];
   const calls: subscribersV1.BatchGetSubscribersRequest[] = [];
-  const transport = createRouterTransport(
-    (router) =>
-      router.service(subscribersV1.SubscriberService, {
-        batchGetSubscribers(request, context) {
-          calls.push(request);
-          const { environmentId } = scopeOf(context);
-          const subscribers = known.filter(
-            (subscriber) =>
-              subscriber.environmentId === environmentId &&
-              (request.subscriberIds.includes(subscriber.subscriberId) || request.ids.includes(subscriber.id)),
-          );
-          return { subscribers };
-        },
-      }),
-    { router: { interceptors: serverInterceptors(createLogger("test", "silent")) } },
+  const transport = inMemoryTransport((router) =>
+    router.service(subscribersV1.SubscriberService, {
+      batchGetSubscribers(request, context) {
+        calls.push(request);
+        const { environmentId } = scopeOf(context);
+        const subscribers = known.filter(
+          (subscriber) =>
+            subscriber.environmentId === environmentId &&
+            (request.subscriberIds.includes(subscriber.subscriberId) || request.ids.includes(subscriber.id)),
+        );
+        return { subscribers };
+      },
+    }),
   );
   return {
     client: createClient(subscribersV1.SubscriberService, transport),
@@ -83,12 +55,8 @@ export type FakeSubscribers = ReturnType<typeof fakeSubscribers>;
 
 /** The messages service behind an in-memory transport: the real handlers and interceptors, no network. */
 export function inMemoryClient(pool: Pool, subscribers: FakeSubscribers, markAllChunkRows = 10_000) {
-  const log = createLogger("test", process.env.TEST_LOG_LEVEL ?? "silent");
-  const transport = createRouterTransport(
-    routes({ pool, log, subscribers: createSubscriberDirectory(subscribers.client), markAllChunkRows }),
-    { router: { interceptors: serverInterceptors(log) } },
-  );
-  return createClient(messagesV1.MessageService, transport);
+  const service = routes({ pool, log: createLogger("test", "silent"), subscribers: createSubscriberDirectory(subscribers.client), markAllChunkRows });
+  return createClient(messagesV1.MessageService, inMemoryTransport(service));
 }
 
 /** Fields of a new message, as an init object. */

@@ -1,10 +1,10 @@
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { messagesV1 } from "@notify/proto";
 import { fieldErrorsOf } from "@notify/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_OFFSET } from "../src/service.js";
 import { MAX_CREATE_BATCH } from "../src/validation.js";
-import { callIn, fakeSubscribers, inMemoryClient, newMessage, newScope, openDatabase, type Fixture } from "./fixtures.js";
+import { callAs, fakeSubscribers, inMemoryClient, newMessage, newScope, openDatabase, rpcError, type Fixture } from "./fixtures.js";
 
 const { Channel, MarkAs } = messagesV1;
 
@@ -21,19 +21,10 @@ beforeAll(async () => {
 });
 afterAll(() => fixture?.close());
 
-async function rpcError(call: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await call;
-  } catch (error) {
-    return ConnectError.from(error);
-  }
-  throw new Error("the call succeeded");
-}
-
 /** A subscriber of a fresh environment, with the call options of that environment. */
 function setUp(subscriberId = "ada") {
   const scope = newScope();
-  return { scope, call: callIn(scope), subscriber: subscribers.add(scope, subscriberId) };
+  return { scope, call: callAs(scope), subscriber: subscribers.add(scope, subscriberId) };
 }
 
 describe("MessageService (in memory)", () => {
@@ -135,7 +126,7 @@ describe("MessageService (in memory)", () => {
     it("do not see a subscriber of another environment", async () => {
       const { subscriber } = setUp("shared-name");
       const other = newScope();
-      expect((await rpcError(client.countMessages({ subscriberId: subscriber.subscriberId, limit: 10 }, callIn(other)))).code).toBe(Code.NotFound);
+      expect((await rpcError(client.countMessages({ subscriberId: subscriber.subscriberId, limit: 10 }, callAs(other)))).code).toBe(Code.NotFound);
     });
 
     it("share one subscriber lookup among the calls that arrive together", async () => {
@@ -215,7 +206,7 @@ describe("MessageService (in memory)", () => {
       expect(fieldErrorsOf(error)).toHaveProperty(field);
     });
 
-    type Call = ReturnType<typeof callIn>;
+    type Call = ReturnType<typeof callAs>;
     it.each([
       ["limit 0", (call: Call) => client.countMessages({ subscriberId: "ada", limit: 0 }, call), "limit"],
       ["limit 1001", (call: Call) => client.countMessages({ subscriberId: "ada", limit: 1001 }, call), "limit"],

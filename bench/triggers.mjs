@@ -209,7 +209,19 @@ export default async function triggersBench({ report }) {
     });
     report({ name: "single triggers of another environment during the broadcast", value: during.rps, unit: "req/s", floor: accepted.rps, target: "ratio ≥ 0.50" });
 
-    // 4. Idle: every process together, once the work is done.
+    // 4. Idle: every process together, once every accepted trigger has left its messages.
+    await waitFor(
+      async () =>
+        (
+          await pool.query(
+            `SELECT NOT EXISTS (SELECT 1 FROM triggers.trigger_records r
+                                 WHERE NOT EXISTS (SELECT 1 FROM messages.messages m
+                                                    WHERE m.environment_id = r.environment_id AND m.transaction_id = r.transaction_id)) AS done`,
+          )
+        ).rows[0].done,
+      "every trigger delivered",
+      600_000,
+    );
     await new Promise((resolve) => setTimeout(resolve, 5_000));
     const before = children.map((child) => cpuSeconds(child.pid));
     await new Promise((resolve) => setTimeout(resolve, 10_000));

@@ -11,7 +11,7 @@ import {
   type Interceptor,
   type Transport,
 } from "@connectrpc/connect";
-import { Http2SessionManager, connectNodeAdapter, createGrpcTransport } from "@connectrpc/connect-node";
+import { Http2SessionManager, connectNodeAdapter, createConnectTransport } from "@connectrpc/connect-node";
 import { Health, HealthCheckResponse_ServingStatus } from "@notify/proto";
 import type { Logger } from "./log.js";
 
@@ -147,10 +147,17 @@ export interface RpcTransport {
   close(): void;
 }
 
-/** A gRPC (h2c) transport to one service: one HTTP/2 session shared by all its clients and calls. */
+/**
+ * A transport to one service over h2c, one HTTP/2 session shared by all its clients and calls.
+ * It speaks the Connect protocol with binary messages: measured here at about half the CPU per
+ * call of the gRPC protocol (DESIGN §5). Servers answer gRPC too, for stock tools and probes.
+ */
 export function createRpcTransport(baseUrl: string): RpcTransport {
   const sessionManager = new Http2SessionManager(baseUrl, { pingIntervalMs: 30_000, idleConnectionTimeoutMs: 60_000 });
-  return { transport: createGrpcTransport({ baseUrl, sessionManager }), close: () => sessionManager.abort() };
+  return {
+    transport: createConnectTransport({ baseUrl, httpVersion: "2", useBinaryFormat: true, sessionManager }),
+    close: () => sessionManager.abort(),
+  };
 }
 
 export { createClient, type Client };

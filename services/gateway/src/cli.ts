@@ -2,6 +2,7 @@
 import { parseArgs } from "node:util";
 import { connectRedis, createPool, ensureDatabase, migrate, runMain } from "@notify/runtime";
 import { addKey, cacheKeyOf, generateKey } from "./accounts.js";
+import { REVOKED_CHANNEL } from "./auth.js";
 import { readConfig } from "./config.js";
 import { migrations } from "./server.js";
 import * as store from "./store.js";
@@ -42,10 +43,11 @@ runMain(async () => {
     } else if (command === "revoke" && argument) {
       const hashes = await store.revokeKeys(pool, argument);
       if (hashes.length === 0) throw new Error(`no active key starts with ${argument}`);
-      // Drop cached lookups so the key stops working now, not when the cache expires.
+      // Drop cached lookups, here and in every gateway, so the key stops working now.
       const redis = await connectRedis(config.REDIS_URL).catch(() => undefined);
       if (redis) {
         await redis.del(hashes.map(cacheKeyOf));
+        for (const keyHash of hashes) await redis.publish(REVOKED_CHANNEL, keyHash);
         await redis.quit();
       }
       process.stdout.write(`revoked ${hashes.length} key(s)\n`);

@@ -14,6 +14,7 @@ import {
 } from "@notify/runtime";
 import { ensureBootstrapKey } from "./accounts.js";
 import { createApp } from "./app.js";
+import { followRevocations } from "./auth.js";
 import { connectClients } from "./clients.js";
 import { readConfig, type GatewayConfig } from "./config.js";
 import { routes } from "./routes.js";
@@ -35,6 +36,7 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
   await migrate(pool, migrations, log);
   const generatedKey = await ensureBootstrapKey(pool, config.BOOTSTRAP_API_KEY);
   const redis = await connectRedis(config.REDIS_URL);
+  const stopFollowingRevocations = await followRevocations(redis);
   // NATS only matters to readiness here: start without it and report it until it answers.
   let nats: NatsConnection | undefined;
   const natsConnecting = connectNats(config.NATS_URL, "gateway").then((connection) => (nats = connection));
@@ -72,6 +74,7 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
       downstream.close();
       // A connection still being made is closed whenever it completes.
       if (!nats) void natsConnecting.then((connection) => connection.close());
+      await stopFollowingRevocations();
       await Promise.allSettled([redis.quit(), nats?.drain(), pool.end()]);
     },
   };

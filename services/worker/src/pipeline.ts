@@ -207,36 +207,53 @@ async function runEnvironmentJobs(jobs: triggersV1.TriggerJob[], call: CallOptio
   return totals;
 }
 
+/** Pages of a fan-out written at once: the next page is read while earlier ones are written. */
+const PAGES_IN_FLIGHT = 3;
+
 /** A broadcast (every subscriber) or a trigger's topics (members minus named recipients and the actor), page by page. */
 async function fanOut(run: JobRun, namedIds: string[], call: CallOptions, deps: PipelineDeps) {
   const { clients } = deps;
   const totals = { subscribers: 0, messages: 0 };
+  const writing = new Set<Promise<void>>();
   const page = async (subscribers: subscribersV1.Subscriber[]) => {
     totals.subscribers += subscribers.length;
-    totals.messages += await deliverShares([{ run, subscribers }], call, deps);
+    const write: Promise<void> = deliverShares([{ run, subscribers }], call, deps).then((created) => {
+      totals.messages += created;
+    });
+    const tracked = write.finally(() => writing.delete(tracked));
+    tracked.catch(() => undefined); // observed below; must not count as an unhandled rejection meanwhile
+    writing.add(tracked);
+    if (writing.size >= PAGES_IN_FLIGHT) await Promise.race(writing);
   };
-  let after: string | undefined;
-  if (run.job.event?.broadcast) {
-    do {
-      const reply = await clients.subscribers.searchSubscribers(
-        { limit: deps.pageSize, direction: subscribersV1.SortDirection.ASC, skipTotal: true, ...(after ? { after } : {}) },
-        call,
-      );
-      await page(reply.subscribers);
-      after = reply.next;
-    } while (after);
-    return totals;
-  }
-  const topicKeys = splitRecipients(run.job.event?.to ?? []).topicKeys;
-  const exclude = [...namedIds, ...(run.actor ? [run.actor.subscriberId] : [])];
-  do {
-    const reply = await clients.topics.pageMembers({ topicKeys, excludeSubscriberIds: exclude, limit: deps.pageSize, ...(after ? { after } : {}) }, call);
-    if (reply.members.length > 0) {
-      const found = await clients.subscribers.batchGetSubscribers({ ids: reply.members.map((member) => member.internalSubscriberId) }, call);
-      await page(found.subscribers);
+  try {
+    let after: string | undefined;
+    if (run.job.event?.broadcast) {
+      do {
+        const reply = await clients.subscribers.searchSubscribers(
+          { limit: deps.pageSize, direction: subscribersV1.SortDirection.ASC, skipTotal: true, ...(after ? { after } : {}) },
+          call,
+        );
+        await page(reply.subscribers);
+        after = reply.next;
+      } while (after);
+    } else {
+      const topicKeys = splitRecipients(run.job.event?.to ?? []).topicKeys;
+      const exclude = [...namedIds, ...(run.actor ? [run.actor.subscriberId] : [])];
+      do {
+        const reply = await clients.topics.pageMembers({ topicKeys, excludeSubscriberIds: exclude, limit: deps.pageSize, ...(after ? { after } : {}) }, call);
+        if (reply.members.length > 0) {
+          const found = await clients.subscribers.batchGetSubscribers({ ids: reply.members.map((member) => member.internalSubscriberId) }, call);
+          await page(found.subscribers);
+        }
+        after = reply.next;
+      } while (after);
     }
-    after = reply.next;
-  } while (after);
+  } finally {
+    // Every page written (or failed) before the job is acknowledged or retried.
+    const results = await Promise.allSettled(writing);
+    const failure = results.find((result) => result.status === "rejected");
+    if (failure) throw (failure as PromiseRejectedResult).reason;
+  }
   return totals;
 }
 

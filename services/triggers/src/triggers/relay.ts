@@ -37,7 +37,7 @@ export interface Relay {
 export function startRelay(options: RelayOptions): Relay {
   const { pool, log } = options;
   const batchSize = options.batchSize ?? 500;
-  const idleCheckMs = options.idleCheckMs ?? 5_000;
+  const idleCheckMs = options.idleCheckMs ?? 30_000;
   let stopped = false;
   let nats: NatsConnection | undefined;
   let listener: pg.Client | undefined;

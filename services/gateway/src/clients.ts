@@ -17,12 +17,13 @@ export interface Clients {
   triggers: Client<typeof triggersV1.TriggerService>;
 }
 
-export type ServiceName = keyof Clients;
+/** The downstream processes; the triggers process serves workflows, tenants and triggers. */
+export type ProcessName = "subscribers" | "integrations" | "topics" | "messages" | "triggers";
 
 export interface ConnectedClients {
   clients: Clients;
-  /** The gRPC health service of each downstream, for readiness. */
-  health: Record<ServiceName, Client<typeof Health>>;
+  /** The gRPC health service of each downstream process (probed once each), for readiness. */
+  health: Record<ProcessName, Client<typeof Health>>;
   close(): void;
 }
 
@@ -49,8 +50,6 @@ export function connectClients(
       integrations: createClient(Health, integrations.transport),
       topics: createClient(Health, topics.transport),
       messages: createClient(Health, messages.transport),
-      workflows: createClient(Health, triggers.transport),
-      tenants: createClient(Health, triggers.transport),
       triggers: createClient(Health, triggers.transport),
     },
     close() {

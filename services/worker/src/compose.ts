@@ -1,5 +1,6 @@
 import { clone, create, type JsonObject } from "@bufbuild/protobuf";
 import { messagesV1, type integrationsV1, type subscribersV1, type triggersV1, type workflowsV1 } from "@notify/proto";
+import { objectAt } from "./filters.js";
 import { render } from "./render.js";
 
 export type NewMessage = messagesV1.NewMessage;
@@ -74,10 +75,6 @@ function settle(message: NewMessage, outcome: Outcome): NewMessage {
   return message;
 }
 
-const objectAt = (source: JsonObject, key: string): JsonObject => {
-  const value = source[key];
-  return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as JsonObject) : {};
-};
 
 /** The message as every channel starts it: identity, rendered subject/title/content, payload. */
 function baseMessage(step: workflowsV1.Step, context: RunContext, channel: messagesV1.Channel): NewMessage {

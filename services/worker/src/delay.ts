@@ -1,6 +1,6 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { workflowsV1 } from "@notify/proto";
-import { valueAtPath } from "./filters.js";
+import { objectAt, valueAtPath } from "./filters.js";
 
 const UNIT_MS: Record<string, number> = {
   seconds: 1_000,
@@ -28,8 +28,7 @@ export function delayUntil(step: workflowsV1.Step, payload: JsonObject, override
     if (at.getTime() <= now) return { error: "Delay date at path must be a future date" };
     return { runAt: at };
   }
-  const override = overrides["delay"];
-  const given = override !== null && typeof override === "object" && !Array.isArray(override) ? (override as JsonObject) : {};
+  const given = objectAt(overrides, "delay");
   const amount = typeof given["amount"] === "number" ? given["amount"] : metadata?.amount;
   const unit = typeof given["unit"] === "string" ? given["unit"] : metadata?.unit;
   const unitMs = unit ? UNIT_MS[unit] : undefined;

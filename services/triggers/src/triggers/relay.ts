@@ -42,10 +42,15 @@ export function startRelay(options: RelayOptions): Relay {
   let nats: NatsConnection | undefined;
   let listener: pg.Client | undefined;
   let wake: (() => void) | undefined;
+  /** Outbox rows may be waiting. */
   let pending = true;
+  /** Schedules were added, or may have come due: look at them before sleeping again. */
+  let schedulesChanged = true;
+  let nextDue: Date | undefined;
 
-  const nudge = () => {
-    pending = true;
+  const nudge = (notification: pg.Notification) => {
+    if (notification.channel === "triggers_schedules") schedulesChanged = true;
+    else pending = true;
     wake?.();
   };
 
@@ -95,7 +100,12 @@ export function startRelay(options: RelayOptions): Relay {
       try {
         await listen();
         const connection = await connect();
-        const nextDue = await moveDue();
+        // Schedules are only read when one was added or the earliest known one is due, so an
+        // ordinary outbox wake-up (every accepted trigger batch) costs no schedule queries.
+        if (schedulesChanged || (nextDue && nextDue.getTime() <= Date.now())) {
+          schedulesChanged = false;
+          nextDue = await moveDue();
+        }
         if (pending) {
           pending = false;
           while (!stopped && (await drainOnce(connection)) === batchSize) {
@@ -107,18 +117,21 @@ export function startRelay(options: RelayOptions): Relay {
         const untilDue = nextDue ? Math.max(nextDue.getTime() - Date.now(), 0) : idleCheckMs;
         await new Promise<void>((resolve) => {
           const timer = setTimeout(() => {
+            // The slow fallback: a missed notification, or another replica's rows.
             pending = true;
+            schedulesChanged = true;
             resolve();
           }, Math.min(untilDue, idleCheckMs));
           wake = () => {
             clearTimeout(timer);
             resolve();
           };
-          if (pending || stopped) wake();
+          if (pending || schedulesChanged || stopped) wake();
         });
         wake = undefined;
       } catch (error) {
         pending = true;
+        schedulesChanged = true;
         log.warn({ err: error, retryInMs: backoff }, "outbox relay cannot publish yet");
         await new Promise((resolve) => setTimeout(resolve, backoff));
         backoff = Math.min(backoff * 2, 5_000);

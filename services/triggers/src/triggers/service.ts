@@ -47,11 +47,12 @@ function recipientId(recipient: triggersV1.Recipient): string | undefined {
 }
 
 interface Accepted {
-  index: number;
   transactionId: string;
   workflow: workflowsV1.Workflow;
   event: triggersV1.TriggerEvent;
   tenant: triggersV1.TenantInput | undefined;
+  /** The recipients the job goes to; the invalid ones are reported instead. */
+  valid: triggersV1.Recipient[];
   invalid: string[];
 }
 
@@ -83,7 +84,7 @@ export function createTriggerService({ pool, jobSubject }: TriggerServiceDeps): 
         ]),
       );
 
-      const decisions: Decision[] = events.map((event, index) => {
+      const decisions: Decision[] = events.map((event) => {
         const workflow = workflows.get(event.name);
         if (!workflow) return { outcome: create(triggersV1.TriggerOutcomeSchema, { outcome: { case: "error", value: { code: Code.InvalidArgument, message: "workflow_not_found" } } }) };
         let tenant: triggersV1.TenantInput | undefined;
@@ -102,11 +103,17 @@ export function createTriggerService({ pool, jobSubject }: TriggerServiceDeps): 
         if (workflow.steps.length === 0) return { outcome: result("no_workflow_steps_defined") };
         if (!workflow.steps.some((step) => step.active !== false)) return { outcome: result("no_workflow_active_steps_defined") };
         const transactionId = event.transactionId ?? (event.broadcast ? randomUUID() : generateTransactionId());
-        const invalid = event.broadcast ? [] : event.to.map(recipientId).filter((id): id is string => id === undefined || !isValidRecipientId(id)).map(String);
-        if (!event.broadcast && invalid.length === event.to.length) {
+        const valid: triggersV1.Recipient[] = [];
+        const invalid: string[] = [];
+        for (const recipient of event.broadcast ? [] : event.to) {
+          const id = recipientId(recipient);
+          if (id !== undefined && isValidRecipientId(id)) valid.push(recipient);
+          else invalid.push(String(id));
+        }
+        if (!event.broadcast && valid.length === 0) {
           return { outcome: result("invalid_recipients", transactionId, invalid.map((id) => `Invalid recipient: ${id}`)) };
         }
-        return { accepted: { index, transactionId, workflow, event, tenant, invalid } };
+        return { accepted: { transactionId, workflow, event, tenant, valid, invalid } };
       });
 
       // A transaction id repeated inside the batch is accepted once, like one repeated across calls.
@@ -142,14 +149,7 @@ export function createTriggerService({ pool, jobSubject }: TriggerServiceDeps): 
                 organizationId: scope.organizationId,
                 environmentId: scope.environmentId,
                 transactionId: accepted.transactionId,
-                event: {
-                  ...accepted.event,
-                  transactionId: accepted.transactionId,
-                  to: accepted.event.to.filter((recipient) => {
-                    const id = recipientId(recipient);
-                    return id !== undefined && isValidRecipientId(id);
-                  }),
-                },
+                event: { ...accepted.event, transactionId: accepted.transactionId, to: accepted.valid },
                 workflow: accepted.workflow,
                 ...(accepted.tenant ? { tenant: accepted.tenant } : {}),
               }),

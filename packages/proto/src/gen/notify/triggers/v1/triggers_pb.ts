@@ -16,7 +16,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file notify/triggers/v1/triggers.proto.
  */
 export const file_notify_triggers_v1_triggers: GenFile = /*@__PURE__*/
-  fileDesc("CiFub3RpZnkvdHJpZ2dlcnMvdjEvdHJpZ2dlcnMucHJvdG8SEm5vdGlmeS50cmlnZ2Vycy52MSKVAQoPU3Vic2NyaWJlcklucHV0EhUKDXN1YnNjcmliZXJfaWQYASABKAkSNwoGZmllbGRzGAIgASgLMicubm90aWZ5LnN1YnNjcmliZXJzLnYxLlN1YnNjcmliZXJGaWVsZHMSMgoIY2hhbm5lbHMYAyADKAsyIC5ub3RpZnkudHJpZ2dlcnMudjEuQ2hhbm5lbElucHV0IqMBCgxDaGFubmVsSW5wdXQSEwoLcHJvdmlkZXJfaWQYASABKAkSIwoWaW50ZWdyYXRpb25faWRlbnRpZmllchgCIAEoCUgAiAEBEj4KC2NyZWRlbnRpYWxzGAMgASgLMikubm90aWZ5LnN1YnNjcmliZXJzLnYxLkNoYW5uZWxDcmVkZW50aWFsc0IZChdfaW50ZWdyYXRpb25faWRlbnRpZmllciJ8CglSZWNpcGllbnQSFwoNc3Vic2NyaWJlcl9pZBgBIAEoCUgAEjkKCnN1YnNjcmliZXIYAiABKAsyIy5ub3RpZnkudHJpZ2dlcnMudjEuU3Vic2NyaWJlcklucHV0SAASEwoJdG9waWNfa2V5GAMgASgJSABCBgoEa2luZCJjCgVBY3RvchIXCg1zdWJzY3JpYmVyX2lkGAEgASgJSAASOQoKc3Vic2NyaWJlchgCIAEoCzIjLm5vdGlmeS50cmlnZ2Vycy52MS5TdWJzY3JpYmVySW5wdXRIAEIGCgRraW5kInIKC1RlbmFudElucHV0EhIKCmlkZW50aWZpZXIYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEioKBGRhdGEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAGIAQFCBwoFX25hbWVCBwoFX2RhdGEiWQoGVGVuYW50EhQKCmlkZW50aWZpZXIYASABKAlIABIxCgZ0ZW5hbnQYAiABKAsyHy5ub3RpZnkudHJpZ2dlcnMudjEuVGVuYW50SW5wdXRIAEIGCgRraW5kIvkCCgxUcmlnZ2VyRXZlbnQSDAoEbmFtZRgBIAEoCRIpCgJ0bxgCIAMoCzIdLm5vdGlmeS50cmlnZ2Vycy52MS5SZWNpcGllbnQSLQoHcGF5bG9hZBgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIAIgBARIvCglvdmVycmlkZXMYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAGIAQESGwoOdHJhbnNhY3Rpb25faWQYBSABKAlIAogBARItCgVhY3RvchgGIAEoCzIZLm5vdGlmeS50cmlnZ2Vycy52MS5BY3RvckgDiAEBEi8KBnRlbmFudBgHIAEoCzIaLm5vdGlmeS50cmlnZ2Vycy52MS5UZW5hbnRIBIgBARIRCglicm9hZGNhc3QYCCABKAhCCgoIX3BheWxvYWRCDAoKX292ZXJyaWRlc0IRCg9fdHJhbnNhY3Rpb25faWRCCAoGX2FjdG9yQgkKB190ZW5hbnQiRwoTVHJpZ2dlckJhdGNoUmVxdWVzdBIwCgZldmVudHMYASADKAsyIC5ub3RpZnkudHJpZ2dlcnMudjEuVHJpZ2dlckV2ZW50InQKDVRyaWdnZXJSZXN1bHQSFAoMYWNrbm93bGVkZ2VkGAEgASgIEg4KBnN0YXR1cxgCIAEoCRINCgVlcnJvchgDIAMoCRIbCg50cmFuc2FjdGlvbl9pZBgEIAEoCUgAiAEBQhEKD190cmFuc2FjdGlvbl9pZCIrCgpFdmVudEVycm9yEgwKBGNvZGUYASABKAUSDwoHbWVzc2FnZRgCIAEoCSKBAQoOVHJpZ2dlck91dGNvbWUSMwoGcmVzdWx0GAEgASgLMiEubm90aWZ5LnRyaWdnZXJzLnYxLlRyaWdnZXJSZXN1bHRIABIvCgVlcnJvchgCIAEoCzIeLm5vdGlmeS50cmlnZ2Vycy52MS5FdmVudEVycm9ySABCCQoHb3V0Y29tZSJMChRUcmlnZ2VyQmF0Y2hSZXNwb25zZRI0CghvdXRjb21lcxgBIAMoCzIiLm5vdGlmeS50cmlnZ2Vycy52MS5UcmlnZ2VyT3V0Y29tZSIuChRDYW5jZWxUcmlnZ2VyUmVxdWVzdBIWCg50cmFuc2FjdGlvbl9pZBgBIAEoCSIpChVDYW5jZWxUcmlnZ2VyUmVzcG9uc2USEAoIY2FuY2VsZWQYASABKAgiNQoaR2V0Q2FuY2VsZWRUcmlnZ2Vyc1JlcXVlc3QSFwoPdHJhbnNhY3Rpb25faWRzGAEgAygJIjYKG0dldENhbmNlbGVkVHJpZ2dlcnNSZXNwb25zZRIXCg90cmFuc2FjdGlvbl9pZHMYASADKAki1AIKClRyaWdnZXJKb2ISEgoKdHJpZ2dlcl9pZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSFgoOZW52aXJvbm1lbnRfaWQYAyABKAkSFgoOdHJhbnNhY3Rpb25faWQYBCABKAkSLwoFZXZlbnQYBSABKAsyIC5ub3RpZnkudHJpZ2dlcnMudjEuVHJpZ2dlckV2ZW50Ei8KCHdvcmtmbG93GAYgASgLMh0ubm90aWZ5LndvcmtmbG93cy52MS5Xb3JrZmxvdxI0CgZ0ZW5hbnQYByABKAsyHy5ub3RpZnkudHJpZ2dlcnMudjEuVGVuYW50SW5wdXRIAIgBARI3CgpyZXN1bXB0aW9uGAggASgLMh4ubm90aWZ5LnRyaWdnZXJzLnYxLlJlc3VtcHRpb25IAYgBAUIJCgdfdGVuYW50Qg0KC19yZXN1bXB0aW9uIjcKClJlc3VtcHRpb24SFgoOc3Vic2NyaWJlcl9pZHMYASADKAkSEQoJZnJvbV9zdGVwGAIgASgFImcKDFNjaGVkdWxlZEpvYhIqCgZydW5fYXQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEisKA2pvYhgCIAEoCzIeLm5vdGlmeS50cmlnZ2Vycy52MS5UcmlnZ2VySm9iIkUKE1NjaGVkdWxlSm9ic1JlcXVlc3QSLgoEam9icxgBIAMoCzIgLm5vdGlmeS50cmlnZ2Vycy52MS5TY2hlZHVsZWRKb2IiFgoUU2NoZWR1bGVKb2JzUmVzcG9uc2UytAMKDlRyaWdnZXJTZXJ2aWNlEmEKDFRyaWdnZXJCYXRjaBInLm5vdGlmeS50cmlnZ2Vycy52MS5UcmlnZ2VyQmF0Y2hSZXF1ZXN0Gigubm90aWZ5LnRyaWdnZXJzLnYxLlRyaWdnZXJCYXRjaFJlc3BvbnNlEmQKDUNhbmNlbFRyaWdnZXISKC5ub3RpZnkudHJpZ2dlcnMudjEuQ2FuY2VsVHJpZ2dlclJlcXVlc3QaKS5ub3RpZnkudHJpZ2dlcnMudjEuQ2FuY2VsVHJpZ2dlclJlc3BvbnNlEnYKE0dldENhbmNlbGVkVHJpZ2dlcnMSLi5ub3RpZnkudHJpZ2dlcnMudjEuR2V0Q2FuY2VsZWRUcmlnZ2Vyc1JlcXVlc3QaLy5ub3RpZnkudHJpZ2dlcnMudjEuR2V0Q2FuY2VsZWRUcmlnZ2Vyc1Jlc3BvbnNlEmEKDFNjaGVkdWxlSm9icxInLm5vdGlmeS50cmlnZ2Vycy52MS5TY2hlZHVsZUpvYnNSZXF1ZXN0Gigubm90aWZ5LnRyaWdnZXJzLnYxLlNjaGVkdWxlSm9ic1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_notify_subscribers_v1_subscribers, file_notify_workflows_v1_workflows]);
+  fileDesc("CiFub3RpZnkvdHJpZ2dlcnMvdjEvdHJpZ2dlcnMucHJvdG8SEm5vdGlmeS50cmlnZ2Vycy52MSKVAQoPU3Vic2NyaWJlcklucHV0EhUKDXN1YnNjcmliZXJfaWQYASABKAkSNwoGZmllbGRzGAIgASgLMicubm90aWZ5LnN1YnNjcmliZXJzLnYxLlN1YnNjcmliZXJGaWVsZHMSMgoIY2hhbm5lbHMYAyADKAsyIC5ub3RpZnkudHJpZ2dlcnMudjEuQ2hhbm5lbElucHV0IqMBCgxDaGFubmVsSW5wdXQSEwoLcHJvdmlkZXJfaWQYASABKAkSIwoWaW50ZWdyYXRpb25faWRlbnRpZmllchgCIAEoCUgAiAEBEj4KC2NyZWRlbnRpYWxzGAMgASgLMikubm90aWZ5LnN1YnNjcmliZXJzLnYxLkNoYW5uZWxDcmVkZW50aWFsc0IZChdfaW50ZWdyYXRpb25faWRlbnRpZmllciJ8CglSZWNpcGllbnQSFwoNc3Vic2NyaWJlcl9pZBgBIAEoCUgAEjkKCnN1YnNjcmliZXIYAiABKAsyIy5ub3RpZnkudHJpZ2dlcnMudjEuU3Vic2NyaWJlcklucHV0SAASEwoJdG9waWNfa2V5GAMgASgJSABCBgoEa2luZCJjCgVBY3RvchIXCg1zdWJzY3JpYmVyX2lkGAEgASgJSAASOQoKc3Vic2NyaWJlchgCIAEoCzIjLm5vdGlmeS50cmlnZ2Vycy52MS5TdWJzY3JpYmVySW5wdXRIAEIGCgRraW5kInIKC1RlbmFudElucHV0EhIKCmlkZW50aWZpZXIYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEioKBGRhdGEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAGIAQFCBwoFX25hbWVCBwoFX2RhdGEiWQoGVGVuYW50EhQKCmlkZW50aWZpZXIYASABKAlIABIxCgZ0ZW5hbnQYAiABKAsyHy5ub3RpZnkudHJpZ2dlcnMudjEuVGVuYW50SW5wdXRIAEIGCgRraW5kIvkCCgxUcmlnZ2VyRXZlbnQSDAoEbmFtZRgBIAEoCRIpCgJ0bxgCIAMoCzIdLm5vdGlmeS50cmlnZ2Vycy52MS5SZWNpcGllbnQSLQoHcGF5bG9hZBgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIAIgBARIvCglvdmVycmlkZXMYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAGIAQESGwoOdHJhbnNhY3Rpb25faWQYBSABKAlIAogBARItCgVhY3RvchgGIAEoCzIZLm5vdGlmeS50cmlnZ2Vycy52MS5BY3RvckgDiAEBEi8KBnRlbmFudBgHIAEoCzIaLm5vdGlmeS50cmlnZ2Vycy52MS5UZW5hbnRIBIgBARIRCglicm9hZGNhc3QYCCABKAhCCgoIX3BheWxvYWRCDAoKX292ZXJyaWRlc0IRCg9fdHJhbnNhY3Rpb25faWRCCAoGX2FjdG9yQgkKB190ZW5hbnQiRwoTVHJpZ2dlckJhdGNoUmVxdWVzdBIwCgZldmVudHMYASADKAsyIC5ub3RpZnkudHJpZ2dlcnMudjEuVHJpZ2dlckV2ZW50InQKDVRyaWdnZXJSZXN1bHQSFAoMYWNrbm93bGVkZ2VkGAEgASgIEg4KBnN0YXR1cxgCIAEoCRINCgVlcnJvchgDIAMoCRIbCg50cmFuc2FjdGlvbl9pZBgEIAEoCUgAiAEBQhEKD190cmFuc2FjdGlvbl9pZCIrCgpFdmVudEVycm9yEgwKBGNvZGUYASABKAUSDwoHbWVzc2FnZRgCIAEoCSKBAQoOVHJpZ2dlck91dGNvbWUSMwoGcmVzdWx0GAEgASgLMiEubm90aWZ5LnRyaWdnZXJzLnYxLlRyaWdnZXJSZXN1bHRIABIvCgVlcnJvchgCIAEoCzIeLm5vdGlmeS50cmlnZ2Vycy52MS5FdmVudEVycm9ySABCCQoHb3V0Y29tZSJMChRUcmlnZ2VyQmF0Y2hSZXNwb25zZRI0CghvdXRjb21lcxgBIAMoCzIiLm5vdGlmeS50cmlnZ2Vycy52MS5UcmlnZ2VyT3V0Y29tZSIuChRDYW5jZWxUcmlnZ2VyUmVxdWVzdBIWCg50cmFuc2FjdGlvbl9pZBgBIAEoCSIpChVDYW5jZWxUcmlnZ2VyUmVzcG9uc2USEAoIY2FuY2VsZWQYASABKAgiNQoaR2V0Q2FuY2VsZWRUcmlnZ2Vyc1JlcXVlc3QSFwoPdHJhbnNhY3Rpb25faWRzGAEgAygJIjYKG0dldENhbmNlbGVkVHJpZ2dlcnNSZXNwb25zZRIXCg90cmFuc2FjdGlvbl9pZHMYASADKAki1AIKClRyaWdnZXJKb2ISEgoKdHJpZ2dlcl9pZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSFgoOZW52aXJvbm1lbnRfaWQYAyABKAkSFgoOdHJhbnNhY3Rpb25faWQYBCABKAkSLwoFZXZlbnQYBSABKAsyIC5ub3RpZnkudHJpZ2dlcnMudjEuVHJpZ2dlckV2ZW50Ei8KCHdvcmtmbG93GAYgASgLMh0ubm90aWZ5LndvcmtmbG93cy52MS5Xb3JrZmxvdxI0CgZ0ZW5hbnQYByABKAsyHy5ub3RpZnkudHJpZ2dlcnMudjEuVGVuYW50SW5wdXRIAIgBARI3CgpyZXN1bXB0aW9uGAggASgLMh4ubm90aWZ5LnRyaWdnZXJzLnYxLlJlc3VtcHRpb25IAYgBAUIJCgdfdGVuYW50Qg0KC19yZXN1bXB0aW9uIksKClJlc3VtcHRpb24SFgoOc3Vic2NyaWJlcl9pZHMYASADKAkSEQoJZnJvbV9zdGVwGAIgASgFEhIKCmRpZ2VzdF9pZHMYAyADKAkiZwoMU2NoZWR1bGVkSm9iEioKBnJ1bl9hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKwoDam9iGAIgASgLMh4ubm90aWZ5LnRyaWdnZXJzLnYxLlRyaWdnZXJKb2IiRQoTU2NoZWR1bGVKb2JzUmVxdWVzdBIuCgRqb2JzGAEgAygLMiAubm90aWZ5LnRyaWdnZXJzLnYxLlNjaGVkdWxlZEpvYiIWChRTY2hlZHVsZUpvYnNSZXNwb25zZSK2AQoLRGlnZXN0RW50cnkSCwoDam9iGAEgASgNEhUKDXN1YnNjcmliZXJfaWQYAiABKAkSDwoHc3RlcF9pZBgDIAEoCRIRCglmcm9tX3N0ZXAYBCABKAUSCwoDa2V5GAUgASgJEioKBnJ1bl9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFwoKYmFja29mZl9tcxgHIAEoAUgAiAEBQg0KC19iYWNrb2ZmX21zInUKE0RpZ2VzdEV2ZW50c1JlcXVlc3QSLAoEam9icxgBIAMoCzIeLm5vdGlmeS50cmlnZ2Vycy52MS5UcmlnZ2VySm9iEjAKB2VudHJpZXMYAiADKAsyHy5ub3RpZnkudHJpZ2dlcnMudjEuRGlnZXN0RW50cnkiKAoURGlnZXN0RXZlbnRzUmVzcG9uc2USEAoIZGlnZXN0ZWQYASADKAgiJwoRR2V0RGlnZXN0c1JlcXVlc3QSEgoKZGlnZXN0X2lkcxgBIAMoCSJSCgZEaWdlc3QSCgoCaWQYASABKAkSJwoGZXZlbnRzGAIgAygLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBITCgt0b3RhbF9jb3VudBgDIAEoDSJBChJHZXREaWdlc3RzUmVzcG9uc2USKwoHZGlnZXN0cxgBIAMoCzIaLm5vdGlmeS50cmlnZ2Vycy52MS5EaWdlc3Qy9AQKDlRyaWdnZXJTZXJ2aWNlEmEKDFRyaWdnZXJCYXRjaBInLm5vdGlmeS50cmlnZ2Vycy52MS5UcmlnZ2VyQmF0Y2hSZXF1ZXN0Gigubm90aWZ5LnRyaWdnZXJzLnYxLlRyaWdnZXJCYXRjaFJlc3BvbnNlEmQKDUNhbmNlbFRyaWdnZXISKC5ub3RpZnkudHJpZ2dlcnMudjEuQ2FuY2VsVHJpZ2dlclJlcXVlc3QaKS5ub3RpZnkudHJpZ2dlcnMudjEuQ2FuY2VsVHJpZ2dlclJlc3BvbnNlEnYKE0dldENhbmNlbGVkVHJpZ2dlcnMSLi5ub3RpZnkudHJpZ2dlcnMudjEuR2V0Q2FuY2VsZWRUcmlnZ2Vyc1JlcXVlc3QaLy5ub3RpZnkudHJpZ2dlcnMudjEuR2V0Q2FuY2VsZWRUcmlnZ2Vyc1Jlc3BvbnNlEmEKDFNjaGVkdWxlSm9icxInLm5vdGlmeS50cmlnZ2Vycy52MS5TY2hlZHVsZUpvYnNSZXF1ZXN0Gigubm90aWZ5LnRyaWdnZXJzLnYxLlNjaGVkdWxlSm9ic1Jlc3BvbnNlEmEKDERpZ2VzdEV2ZW50cxInLm5vdGlmeS50cmlnZ2Vycy52MS5EaWdlc3RFdmVudHNSZXF1ZXN0Gigubm90aWZ5LnRyaWdnZXJzLnYxLkRpZ2VzdEV2ZW50c1Jlc3BvbnNlElsKCkdldERpZ2VzdHMSJS5ub3RpZnkudHJpZ2dlcnMudjEuR2V0RGlnZXN0c1JlcXVlc3QaJi5ub3RpZnkudHJpZ2dlcnMudjEuR2V0RGlnZXN0c1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_notify_subscribers_v1_subscribers, file_notify_workflows_v1_workflows]);
 
 /**
  * A subscriber given by its fields (a recipient object, or an actor object): upserted before use.
@@ -520,6 +520,13 @@ export type Resumption = Message<"notify.triggers.v1.Resumption"> & {
    * @generated from field: int32 from_step = 2;
    */
   fromStep: number;
+
+  /**
+   * Set when a digest resumes the run: the digest of each subscriber, in the order of subscriber_ids.
+   *
+   * @generated from field: repeated string digest_ids = 3;
+   */
+  digestIds: string[];
 };
 
 /**
@@ -582,6 +589,176 @@ export const ScheduleJobsResponseSchema: GenMessage<ScheduleJobsResponse> = /*@_
   messageDesc(file_notify_triggers_v1_triggers, 20);
 
 /**
+ * @generated from message notify.triggers.v1.DigestEntry
+ */
+export type DigestEntry = Message<"notify.triggers.v1.DigestEntry"> & {
+  /**
+   * The index, in DigestEventsRequest.jobs, of the job whose run reached the digest step.
+   *
+   * @generated from field: uint32 job = 1;
+   */
+  job: number;
+
+  /**
+   * Internal subscriber id.
+   *
+   * @generated from field: string subscriber_id = 2;
+   */
+  subscriberId: string;
+
+  /**
+   * @generated from field: string step_id = 3;
+   */
+  stepId: string;
+
+  /**
+   * The index, among the workflow's active steps, of the step after the digest.
+   *
+   * @generated from field: int32 from_step = 4;
+   */
+  fromStep: number;
+
+  /**
+   * The value at the step's digestKey path in the payload, JSON-encoded; empty when absent.
+   *
+   * @generated from field: string key = 5;
+   */
+  key: string;
+
+  /**
+   * When the window ends, should this entry open the digest.
+   *
+   * @generated from field: google.protobuf.Timestamp run_at = 6;
+   */
+  runAt?: Timestamp | undefined;
+
+  /**
+   * A backoff digest: the entry is digested only when an event of its key arrived at most this
+   * long before it.
+   *
+   * @generated from field: optional double backoff_ms = 7;
+   */
+  backoffMs?: number | undefined;
+};
+
+/**
+ * Describes the message notify.triggers.v1.DigestEntry.
+ * Use `create(DigestEntrySchema)` to create a new message.
+ */
+export const DigestEntrySchema: GenMessage<DigestEntry> = /*@__PURE__*/
+  messageDesc(file_notify_triggers_v1_triggers, 21);
+
+/**
+ * @generated from message notify.triggers.v1.DigestEventsRequest
+ */
+export type DigestEventsRequest = Message<"notify.triggers.v1.DigestEventsRequest"> & {
+  /**
+   * The jobs the entries name (at most 1000), each once.
+   *
+   * @generated from field: repeated notify.triggers.v1.TriggerJob jobs = 1;
+   */
+  jobs: TriggerJob[];
+
+  /**
+   * At most 1000, in the order the events arrived.
+   *
+   * @generated from field: repeated notify.triggers.v1.DigestEntry entries = 2;
+   */
+  entries: DigestEntry[];
+};
+
+/**
+ * Describes the message notify.triggers.v1.DigestEventsRequest.
+ * Use `create(DigestEventsRequestSchema)` to create a new message.
+ */
+export const DigestEventsRequestSchema: GenMessage<DigestEventsRequest> = /*@__PURE__*/
+  messageDesc(file_notify_triggers_v1_triggers, 22);
+
+/**
+ * @generated from message notify.triggers.v1.DigestEventsResponse
+ */
+export type DigestEventsResponse = Message<"notify.triggers.v1.DigestEventsResponse"> & {
+  /**
+   * One per entry, in order: false when the entry was not digested and its run goes on now.
+   *
+   * @generated from field: repeated bool digested = 1;
+   */
+  digested: boolean[];
+};
+
+/**
+ * Describes the message notify.triggers.v1.DigestEventsResponse.
+ * Use `create(DigestEventsResponseSchema)` to create a new message.
+ */
+export const DigestEventsResponseSchema: GenMessage<DigestEventsResponse> = /*@__PURE__*/
+  messageDesc(file_notify_triggers_v1_triggers, 23);
+
+/**
+ * @generated from message notify.triggers.v1.GetDigestsRequest
+ */
+export type GetDigestsRequest = Message<"notify.triggers.v1.GetDigestsRequest"> & {
+  /**
+   * @generated from field: repeated string digest_ids = 1;
+   */
+  digestIds: string[];
+};
+
+/**
+ * Describes the message notify.triggers.v1.GetDigestsRequest.
+ * Use `create(GetDigestsRequestSchema)` to create a new message.
+ */
+export const GetDigestsRequestSchema: GenMessage<GetDigestsRequest> = /*@__PURE__*/
+  messageDesc(file_notify_triggers_v1_triggers, 24);
+
+/**
+ * @generated from message notify.triggers.v1.Digest
+ */
+export type Digest = Message<"notify.triggers.v1.Digest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The payloads of its events in the order they arrived, at most 1000.
+   *
+   * @generated from field: repeated google.protobuf.Struct events = 2;
+   */
+  events: JsonObject[];
+
+  /**
+   * How many events it has, even beyond those listed.
+   *
+   * @generated from field: uint32 total_count = 3;
+   */
+  totalCount: number;
+};
+
+/**
+ * Describes the message notify.triggers.v1.Digest.
+ * Use `create(DigestSchema)` to create a new message.
+ */
+export const DigestSchema: GenMessage<Digest> = /*@__PURE__*/
+  messageDesc(file_notify_triggers_v1_triggers, 25);
+
+/**
+ * @generated from message notify.triggers.v1.GetDigestsResponse
+ */
+export type GetDigestsResponse = Message<"notify.triggers.v1.GetDigestsResponse"> & {
+  /**
+   * @generated from field: repeated notify.triggers.v1.Digest digests = 1;
+   */
+  digests: Digest[];
+};
+
+/**
+ * Describes the message notify.triggers.v1.GetDigestsResponse.
+ * Use `create(GetDigestsResponseSchema)` to create a new message.
+ */
+export const GetDigestsResponseSchema: GenMessage<GetDigestsResponse> = /*@__PURE__*/
+  messageDesc(file_notify_triggers_v1_triggers, 26);
+
+/**
  * Accepting triggers: served by the triggers process. A trigger answered `processed` is durable:
  * its record and an outbox row are committed together, and a relay publishes the job to
  * JetStream (msgID = trigger id) for the worker.
@@ -632,6 +809,30 @@ export const TriggerService: GenService<{
     methodKind: "unary";
     input: typeof ScheduleJobsRequestSchema;
     output: typeof ScheduleJobsResponseSchema;
+  },
+  /**
+   * Runs digest steps: each entry is one subscriber's run of one event reaching a digest step.
+   * Entries are applied in order in one transaction: an entry opens the key's digest (its job
+   * is scheduled to resume the run when the window ends), joins the open one, or, for a backoff
+   * digest without a recent event of its key, is not digested. An entry seen before (a
+   * redelivered job) changes nothing and answers what it did the first time.
+   *
+   * @generated from rpc notify.triggers.v1.TriggerService.DigestEvents
+   */
+  digestEvents: {
+    methodKind: "unary";
+    input: typeof DigestEventsRequestSchema;
+    output: typeof DigestEventsResponseSchema;
+  },
+  /**
+   * The events of digests (at most 1000 ids), for the runs their resumptions continue.
+   *
+   * @generated from rpc notify.triggers.v1.TriggerService.GetDigests
+   */
+  getDigests: {
+    methodKind: "unary";
+    input: typeof GetDigestsRequestSchema;
+    output: typeof GetDigestsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_notify_triggers_v1_triggers, 0);

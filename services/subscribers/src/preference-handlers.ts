@@ -129,9 +129,11 @@ export function createPreferenceHandlers({ pool, workflows }: PreferenceHandlerD
           : await store.selectWorkflowPreferences(pool, scope.environmentId, request.subscriberIds, workflow.id);
       const globalOf = new Map(rows.filter((row) => row.workflow_id === null).map((row) => [row.subscriber_id, choicesOfRow(row)]));
       const ownOf = new Map(rows.filter((row) => row.workflow_id !== null).map((row) => [row.subscriber_id, choicesOfRow(row)]));
+      const chose = (subscriberId: string) => globalOf.has(subscriberId) || ownOf.has(subscriberId);
       return {
         critical: workflow.critical,
-        subscribers: request.subscriberIds.map((subscriberId) => ({
+        defaults: toChannelPreferences(resolveAll(workflow, {}, {})),
+        subscribers: [...new Set(request.subscriberIds.filter(chose))].map((subscriberId) => ({
           subscriberId,
           channels: toChannelPreferences(resolveAll(workflow, globalOf.get(subscriberId) ?? {}, ownOf.get(subscriberId) ?? {})),
         })),

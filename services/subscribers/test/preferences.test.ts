@@ -104,21 +104,21 @@ describe("preferences (in memory)", () => {
     expect(reply.global!.channels!.push).toBe(false);
   });
 
-  it("resolves a page of subscribers for the worker in request order", async () => {
+  it("resolves a page of subscribers for the worker: defaults, and those who chose in request order", async () => {
     const ensured = await client.ensureSubscribers({ subscribers: [{ subscriberId: "w1" }, { subscriberId: "w2" }] }, call);
     const [w1, w2] = ["w1", "w2"].map((id) => ensured.subscribers.find((subscriber) => subscriber.subscriberId === id)!.id);
     await client.updateSubscriberPreferences({ subscriberId: "w1", channels: { push: false, chat: false } }, call);
     await client.updateSubscriberPreferences({ subscriberId: "w1", workflowId: alerts.identifier, channels: { push: true } }, call);
     await client.updateSubscriberPreferences({ subscriberId: "w2", workflowId: news.id, channels: { email: false } }, call);
     const unknown = "ffffffffffffffffffffffff";
-    const reply = await client.resolveChannelPreferences({ workflowId: alerts.id, subscriberIds: [w2!, unknown, w1!] }, call);
+    const reply = await client.resolveChannelPreferences({ workflowId: alerts.id, subscriberIds: [w2!, unknown, w1!, w1!] }, call);
     expect(reply.critical).toBe(false);
-    expect(reply.subscribers.map((entry) => entry.subscriberId)).toEqual([w2, unknown, w1]);
-    expect(reply.subscribers[0]!.channels).toMatchObject({ inApp: true, email: true, sms: false, chat: true, push: true });
-    expect(reply.subscribers[1]!.channels).toMatchObject({ inApp: true, email: true, sms: false, chat: true, push: true });
-    expect(reply.subscribers[2]!.channels).toMatchObject({ inApp: true, email: true, sms: false, chat: false, push: true });
+    // w2 chose only for another workflow: like the unknown id, it gets the defaults.
+    expect(reply.defaults).toMatchObject({ inApp: true, email: true, sms: false, chat: true, push: true });
+    expect(reply.subscribers.map((entry) => entry.subscriberId)).toEqual([w1]);
+    expect(reply.subscribers[0]!.channels).toMatchObject({ inApp: true, email: true, sms: false, chat: false, push: true });
     const critical = await client.resolveChannelPreferences({ workflowId: security.id, subscriberIds: [w1!] }, call);
-    expect(critical).toMatchObject({ critical: true, subscribers: [{ subscriberId: w1, channels: { push: true, chat: false, email: true } }] });
+    expect(critical).toMatchObject({ critical: true, subscribers: [], defaults: { push: true, chat: false, email: true } });
     expect((await rpcError(client.resolveChannelPreferences({ workflowId: "gone", subscriberIds: [w1!] }, call))).code).toBe(Code.NotFound);
     const tooMany = Array.from({ length: 1001 }, () => w1!);
     expect((await rpcError(client.resolveChannelPreferences({ workflowId: news.id, subscriberIds: tooMany }, call))).code).toBe(Code.InvalidArgument);

@@ -270,11 +270,14 @@ async function deliverShares(shares: Share[], call: CallOptions, deps: PipelineD
     for (const subscriber of share.subscribers) ids.add(subscriber.id);
     idsByWorkflow.set(share.run.job.workflow!.id, ids);
   }
+  // The service lists only subscribers with choices of their own; everyone else gets the workflow's defaults.
   const preferences = new Map<string, subscribersV1.ChannelPreferences | undefined>();
+  const defaults = new Map<string, subscribersV1.ChannelPreferences | undefined>();
   await Promise.all(
     [...idsByWorkflow].map(async ([workflowId, ids]) => {
       for (const part of chunks([...ids])) {
         const reply = await deps.clients.subscribers.resolveChannelPreferences({ workflowId, subscriberIds: part }, call);
+        defaults.set(workflowId, reply.defaults);
         for (const entry of reply.subscribers) preferences.set(`${workflowId}/${entry.subscriberId}`, entry.channels);
       }
     }),
@@ -285,7 +288,7 @@ async function deliverShares(shares: Share[], call: CallOptions, deps: PipelineD
   const paused = new Map<string, { job: triggersV1.TriggerJob; pause: Pause; subscriberIds: string[] }>();
   for (const share of shares) {
     for (const subscriber of share.subscribers) {
-      const channels = preferences.get(`${share.run.job.workflow!.id}/${subscriber.id}`);
+      const channels = preferences.get(`${share.run.job.workflow!.id}/${subscriber.id}`) ?? defaults.get(share.run.job.workflow!.id);
       const composed = await composeForSubscriber(subscriber, share.run, channels, lookups, deps);
       messages.push(...composed.messages);
       if (composed.pause) {

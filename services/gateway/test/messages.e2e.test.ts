@@ -498,3 +498,35 @@ describe("GET /v1/subscribers/{subscriberId}/notifications/feed", () => {
     expect((await stack.request("GET", `/v1/subscribers/${ada.subscriberId}/notifications/feed?${query}`)).status).toBe(422);
   });
 });
+
+describe("the message's workflow (template)", () => {
+  it("is the workflow as GET /v1/workflows/{id} shows it, in the list and in the feed, and absent once deleted", async () => {
+    const ada = await freshSubscriber();
+    const created = await stack.request("POST", "/v1/workflows", { name: "Template embed", tags: ["news"], steps: [{ template: { type: "in_app", content: "Hi" } }] });
+    const workflow = (await stack.request("GET", `/v1/workflows/${created.body.data._id}`)).body.data;
+    const foreignKey = await stack.createKey("Staging");
+    const foreign = await stack.request("POST", "/v1/workflows", { name: "Elsewhere", steps: [] }, { authorization: `ApiKey ${foreignKey}` });
+    const [embedded, unknown, otherEnvironment] = await seed.create([
+      newMessage(ada, { templateId: workflow._id }),
+      newMessage(ada),
+      newMessage(ada, { templateId: foreign.body.data._id }),
+    ]).then((reply) => reply.messages.map((message) => message.id));
+    const templates = (data: { _id: string; template?: unknown }[]) => Object.fromEntries(data.map((message) => [message._id, message.template]));
+
+    const listed = templates((await stack.request("GET", `/v1/messages?subscriberId=${ada.subscriberId}`)).body.data);
+    expect(listed[embedded!]).toEqual(workflow);
+    expect(listed[unknown!]).toBeUndefined();
+    // A workflow id of another environment embeds nothing.
+    expect(listed[otherEnvironment!]).toBeUndefined();
+    const feed = await stack.request("GET", `/v1/subscribers/${ada.subscriberId}/notifications/feed`);
+    expect(templates(feed.body.data)[embedded!]).toEqual(workflow);
+
+    expect((await stack.request("DELETE", `/v1/workflows/${workflow._id}`)).status).toBe(200);
+    const afterDelete = await stack.request("GET", `/v1/messages?subscriberId=${ada.subscriberId}`);
+    expect(afterDelete.status).toBe(200);
+    expect(afterDelete.body.data.map((message: { template?: unknown }) => message.template)).toEqual([undefined, undefined, undefined]);
+    const feedAfter = await stack.request("GET", `/v1/subscribers/${ada.subscriberId}/notifications/feed`);
+    expect(feedAfter.status).toBe(200);
+    expect(feedAfter.body.data[0]).not.toHaveProperty("template");
+  });
+});

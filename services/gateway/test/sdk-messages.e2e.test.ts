@@ -72,6 +72,27 @@ describe("@novu/api 1.7.1 against the gateway: messages", () => {
     expect(removed.result).toEqual({ acknowledged: true, status: "deleted" });
   });
 
+  it("parses a message's embedded workflow (template) as WorkflowResponse, in the list and the feed", async () => {
+    const ada = await createSubscriber(stack, "sdk-template");
+    const workflow = await stack.request("POST", "/v1/workflows", {
+      name: "SDK template",
+      tags: ["sdk"],
+      steps: [{ template: { type: "in_app", content: "Hi {{name}}" } }, { template: { type: "email", subject: "S", content: "E" } }],
+    });
+    const [created] = (await seed.create([newMessage(ada, { templateId: workflow.body.data._id, jobId: "64b7f0c2a1b2c3d4e5f60798" })])).messages;
+
+    const listed = await novu.messages.retrieve({ subscriberId: "sdk-template" });
+    const template = listed.result.data[0]!.template!;
+    expect(listed.result.data[0]!.id).toBe(created!.id);
+    expect(template).toMatchObject({ id: workflow.body.data._id, name: "SDK template", tags: ["sdk"], active: false, deleted: false });
+    expect(template.triggers).toEqual([{ type: "event", identifier: "sdk-template", variables: [{ name: "name" }], subscriberVariables: [{ name: "email" }] }]);
+    // The SDK's MessageTemplate schema keeps no fields, so the steps are told apart by their ids.
+    expect(template.steps.map((step) => [step.active, step.id])).toEqual(workflow.body.data.steps.map((step: { _id: string }) => [true, step._id]));
+
+    const feed = await novu.subscribers.notifications.feed({ subscriberId: "sdk-template" });
+    expect(feed.result.data.map((message) => message.id)).toEqual([created!.id]);
+  });
+
   it("surfaces an unknown subscriber as a 404 ErrorDto and a bad limit as a ValidationErrorDto", async () => {
     const missing = await novu.subscribers.notifications.unseenCount({ subscriberId: "nobody" }).catch((error: unknown) => error);
     expect(missing).toBeInstanceOf(errors.ErrorDto);

@@ -82,7 +82,13 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     }),
   );
   const messages = await startMessages(
-    readMessagesConfig({ ...quiet, DATABASE_URL: database.url, MESSAGES_PORT: "0", SUBSCRIBERS_URL: `http://127.0.0.1:${subscribers.port}` }),
+    readMessagesConfig({
+      ...quiet,
+      DATABASE_URL: database.url,
+      MESSAGES_PORT: "0",
+      SUBSCRIBERS_URL: `http://127.0.0.1:${subscribers.port}`,
+      TRIGGERS_URL: `http://127.0.0.1:${triggers.port}`,
+    }),
   );
   const topics = await startTopics(
     readTopicsConfig({ ...quiet, DATABASE_URL: database.url, TOPICS_PORT: "0", SUBSCRIBERS_URL: `http://127.0.0.1:${subscribers.port}` }),

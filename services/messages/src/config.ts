@@ -7,6 +7,8 @@ const schema = z.object({
   MESSAGES_PORT: port(50055),
   /** Subscriber routes name subscribers by their external id; the subscribers service resolves them. */
   SUBSCRIBERS_URL: url("http://127.0.0.1:50051"),
+  /** Listed messages carry their workflow (`template`); the workflow catalogue is in the triggers process. */
+  TRIGGERS_URL: url("http://127.0.0.1:50054"),
   /**
    * Rows changed per statement by mark-all, so one huge mark-all holds row locks and a connection
    * for about a second at a time (measured: 50,000-row chunks cost what one UPDATE does; 10,000

@@ -1,4 +1,4 @@
-import { subscribersV1 } from "@notify/proto";
+import { subscribersV1, workflowsV1 } from "@notify/proto";
 import {
   createClient,
   createLogger,
@@ -12,6 +12,7 @@ import {
 import { readConfig, type MessagesConfig } from "./config.js";
 import { routes } from "./routes.js";
 import { createSubscriberDirectory } from "./subscribers.js";
+import { createWorkflowDirectory } from "./workflows.js";
 
 export { readConfig };
 
@@ -22,24 +23,27 @@ export interface RunningMessages {
   stop(): Promise<void>;
 }
 
-/** Composition root: pool, migrations, the subscribers client, service, RPC server. */
+/** Composition root: pool, migrations, the subscribers and workflows clients, service, RPC server. */
 export async function start(config: MessagesConfig): Promise<RunningMessages> {
   const log = createLogger("messages", config.LOG_LEVEL);
   const pool = createPool(config.DATABASE_URL);
   await migrate(pool, migrations, log);
   const subscribersTransport = createRpcTransport(config.SUBSCRIBERS_URL);
   const subscribers = createSubscriberDirectory(createClient(subscribersV1.SubscriberService, subscribersTransport.transport));
+  const triggersTransport = createRpcTransport(config.TRIGGERS_URL);
+  const workflows = createWorkflowDirectory(createClient(workflowsV1.WorkflowService, triggersTransport.transport));
   const server = await serveRpc({
     host: config.MESSAGES_HOST,
     port: config.MESSAGES_PORT,
     log,
-    routes: routes({ pool, log, subscribers, markAllChunkRows: config.MARK_ALL_CHUNK_ROWS }),
+    routes: routes({ pool, log, subscribers, workflows, markAllChunkRows: config.MARK_ALL_CHUNK_ROWS }),
   });
   return {
     port: server.port,
     async stop() {
       await server.close();
       subscribersTransport.close();
+      triggersTransport.close();
       await pool.end();
     },
   };

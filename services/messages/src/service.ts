@@ -6,6 +6,7 @@ import { channelName, markAsName, messageFromRow, newMessageRow } from "./mappin
 import * as store from "./store.js";
 import type { SubscriberDirectory } from "./subscribers.js";
 import { checkFeedIdentifiers, checkMessageIds, checkNewMessages, checkRange } from "./validation.js";
+import { workflowsOf, type WorkflowDirectory } from "./workflows.js";
 
 /** Totals stop here: an exact count over a million messages would cost more than the page itself. */
 export const COUNT_CAP = 1000;
@@ -21,6 +22,7 @@ export interface MessageServiceDeps {
   pool: Pool;
   log: Logger;
   subscribers: SubscriberDirectory;
+  workflows: WorkflowDirectory;
   /** Rows per mark-all statement. */
   markAllChunkRows: number;
 }
@@ -48,7 +50,9 @@ function pageOffset(page: number, limit: number): number {
   return page * limit;
 }
 
-export function createMessageService({ pool, subscribers, markAllChunkRows }: MessageServiceDeps): ServiceImpl<typeof messagesV1.MessageService> {
+type FeedPage = MessageInitShape<typeof messagesV1.GetFeedResponseSchema> & { messages: messagesV1.Message[] };
+
+export function createMessageService({ pool, subscribers, workflows, markAllChunkRows }: MessageServiceDeps): ServiceImpl<typeof messagesV1.MessageService> {
   /**
    * Counts for many requests of one environment: their subscriber lookups share one call and
    * the counts one statement. Each request is checked on its own; a failing one yields its error
@@ -75,10 +79,10 @@ export function createMessageService({ pool, subscribers, markAllChunkRows }: Me
     return resolved.map((item) => (item.key !== undefined ? countOf.get(item.key)! : item.error));
   }
 
-  /** Feed pages for many requests of one environment; their subscriber lookups share one call. */
-  function feedAll(scope: Scope, requests: readonly messagesV1.GetFeedRequest[]) {
-    return Promise.all(
-      requests.map(async (request): Promise<MessageInitShape<typeof messagesV1.GetFeedResponseSchema> | ConnectError> => {
+  /** Feed pages for many requests of one environment; their subscriber lookups share one call, and so do their workflows. */
+  async function feedAll(scope: Scope, requests: readonly messagesV1.GetFeedRequest[]) {
+    const answers = await Promise.all(
+      requests.map(async (request): Promise<FeedPage | ConnectError> => {
         try {
           checkRange("limit", request.limit, 1, MAX_FEED_PAGE);
           const offset = pageOffset(request.page, request.limit);
@@ -108,6 +112,10 @@ export function createMessageService({ pool, subscribers, markAllChunkRows }: Me
         }
       }),
     );
+    const pages = answers.filter((answer): answer is FeedPage => !(answer instanceof ConnectError));
+    const found = await workflows.ofMessages(scope, pages.flatMap((page) => page.messages));
+    for (const page of pages) page.workflows = workflowsOf(found, page.messages);
+    return answers;
   }
 
   return {
@@ -261,13 +269,18 @@ export function createMessageService({ pool, subscribers, markAllChunkRows }: Me
         store.selectMessagePage(pool, scope.environmentId, filters, offset, request.limit),
         store.countListedMessages(pool, scope.environmentId, filters, COUNT_CAP),
       ]);
-      const page = rows.slice(0, request.limit);
+      const messages = rows.slice(0, request.limit).map(messageFromRow);
+      const [pageSubscribers, pageWorkflows] = await Promise.all([
+        subscribers.findByIds(scope, messages.map((message) => message.subscriberId)),
+        workflows.ofMessages(scope, messages),
+      ]);
       return {
-        messages: page.map(messageFromRow),
+        messages,
         hasMore: rows.length > request.limit,
         totalCount,
         totalCountCapped: totalCount >= COUNT_CAP,
-        subscribers: await subscribers.findByIds(scope, page.map((row) => row.subscriber_id)),
+        subscribers: pageSubscribers,
+        workflows: pageWorkflows,
       };
     },
 

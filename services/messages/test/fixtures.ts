@@ -1,11 +1,12 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
-import { messagesV1, subscribersV1 } from "@notify/proto";
+import { messagesV1, subscribersV1, workflowsV1 } from "@notify/proto";
 import { createLogger, objectId, scopeOf, type Pool, type Scope } from "@notify/runtime";
 import { inMemoryTransport, openTestDatabase, type DatabaseFixture } from "@notify/testing";
 import { routes } from "../src/routes.js";
 import { migrations } from "../src/server.js";
 import { createSubscriberDirectory } from "../src/subscribers.js";
+import { createWorkflowDirectory } from "../src/workflows.js";
 
 export { callAs, newScope, rpcError } from "@notify/testing";
 
@@ -53,9 +54,50 @@ export function fakeSubscribers() {
 
 export type FakeSubscribers = ReturnType<typeof fakeSubscribers>;
 
+/**
+ * A stand-in for the workflow catalogue: BatchGetWorkflows over an in-memory list, recording each
+ * call so tests can see how lookups were batched.
+ */
+export function fakeWorkflows() {
+  const known: workflowsV1.Workflow[] = [];
+  const calls: workflowsV1.BatchGetWorkflowsRequest[] = [];
+  const transport = inMemoryTransport((router) =>
+    router.service(workflowsV1.WorkflowService, {
+      batchGetWorkflows(request, context) {
+        calls.push(request);
+        const { environmentId } = scopeOf(context);
+        return { workflows: known.filter((workflow) => workflow.environmentId === environmentId && request.ids.includes(workflow.id)) };
+      },
+    }),
+  );
+  return {
+    client: createClient(workflowsV1.WorkflowService, transport),
+    calls,
+    /** Registers a workflow of the scope's environment. */
+    add(scope: Scope, name: string) {
+      const workflow = create(workflowsV1.WorkflowSchema, {
+        id: objectId(),
+        organizationId: scope.organizationId,
+        environmentId: scope.environmentId,
+        name,
+      });
+      known.push(workflow);
+      return workflow;
+    },
+  };
+}
+
+export type FakeWorkflows = ReturnType<typeof fakeWorkflows>;
+
 /** The messages service behind an in-memory transport: the real handlers and interceptors, no network. */
-export function inMemoryClient(pool: Pool, subscribers: FakeSubscribers, markAllChunkRows = 10_000) {
-  const service = routes({ pool, log: createLogger("test", "silent"), subscribers: createSubscriberDirectory(subscribers.client), markAllChunkRows });
+export function inMemoryClient(pool: Pool, subscribers: FakeSubscribers, markAllChunkRows = 10_000, workflows = fakeWorkflows()) {
+  const service = routes({
+    pool,
+    log: createLogger("test", "silent"),
+    subscribers: createSubscriberDirectory(subscribers.client),
+    workflows: createWorkflowDirectory(workflows.client),
+    markAllChunkRows,
+  });
   return createClient(messagesV1.MessageService, inMemoryTransport(service));
 }
 

@@ -4,20 +4,21 @@ import { fieldErrorsOf } from "@notify/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_OFFSET } from "../src/service.js";
 import { MAX_CREATE_BATCH } from "../src/validation.js";
-import { callAs, fakeSubscribers, inMemoryClient, newMessage, newScope, openDatabase, rpcError, type Fixture } from "./fixtures.js";
+import { callAs, fakeSubscribers, fakeWorkflows, inMemoryClient, newMessage, newScope, openDatabase, rpcError, type Fixture } from "./fixtures.js";
 
 const { Channel, MarkAs } = messagesV1;
 
 let fixture: Fixture;
 const subscribers = fakeSubscribers();
+const workflows = fakeWorkflows();
 let client: ReturnType<typeof inMemoryClient>;
 /** A service that walks mark-all in chunks of 7 rows, to exercise chunking on small data. */
 let chunked: ReturnType<typeof inMemoryClient>;
 
 beforeAll(async () => {
   fixture = await openDatabase();
-  client = inMemoryClient(fixture.pool, subscribers);
-  chunked = inMemoryClient(fixture.pool, subscribers, 7);
+  client = inMemoryClient(fixture.pool, subscribers, 10_000, workflows);
+  chunked = inMemoryClient(fixture.pool, subscribers, 7, workflows);
 });
 afterAll(() => fixture?.close());
 
@@ -192,6 +193,47 @@ describe("MessageService (in memory)", () => {
       expect(ghost?.case === "error" && ghost.value.code).toBe(Code.NotFound);
       expect(bobFeed?.case === "feed" && bobFeed.value.messages.map((message) => message.id)).toEqual([created.messages[2]!.id]);
       expect(tooLong?.case === "error" && tooLong.value.code).toBe(Code.InvalidArgument);
+    });
+
+    it("BatchGetFeed and ListMessages carry the workflows of their messages, one lookup per reply, deleted ones absent", async () => {
+      const { call, scope, subscriber } = setUp();
+      const bob = subscribers.add(scope, "bob");
+      const welcome = workflows.add(scope, "Welcome");
+      const digest = workflows.add(scope, "Digest");
+      const gone = "64b7f0c2a1b2c3d4e5f6dead";
+      await client.createMessages(
+        {
+          messages: [
+            newMessage(subscriber, { templateId: welcome.id }),
+            newMessage(subscriber, { templateId: digest.id }),
+            newMessage(subscriber, { templateId: welcome.id }),
+            newMessage(bob, { templateId: gone }),
+            newMessage(bob, { templateId: digest.id }),
+          ],
+        },
+        call,
+      );
+      const before = workflows.calls.length;
+      const feeds = [
+        { subscriberId: "ada", limit: 10 },
+        { subscriberId: "ghost", limit: 10 },
+        { subscriberId: "bob", limit: 1 },
+      ];
+      const reply = await client.batchGetFeed({ feeds }, call);
+      expect(workflows.calls.length - before).toBe(1);
+      expect(new Set(workflows.calls.at(-1)!.ids)).toEqual(new Set([welcome.id, digest.id]));
+      const [ada, , bobFeed] = reply.results.map((result) => (result.result.case === "feed" ? result.result.value : undefined));
+      expect(ada!.workflows.map((workflow) => workflow.id).sort()).toEqual([welcome.id, digest.id].sort());
+      expect(bobFeed!.messages.map((message) => message.templateId)).toEqual([digest.id]);
+      expect(bobFeed!.workflows.map((workflow) => workflow.name)).toEqual(["Digest"]);
+
+      const listed = await client.listMessages({ limit: 10, subscriberId: "bob" }, call);
+      expect(workflows.calls.length - before).toBe(2);
+      expect(listed.messages.map((message) => message.templateId)).toEqual([digest.id, gone]);
+      expect(listed.workflows.map((workflow) => workflow.id)).toEqual([digest.id]);
+      const empty = workflows.calls.length;
+      await client.getFeed({ subscriberId: "ada", limit: 10, page: 5 }, call);
+      expect(workflows.calls.length).toBe(empty);
     });
 
     it.each([

@@ -185,6 +185,20 @@ describe("workflows", () => {
     expect((await rpcError(client.listActiveWorkflows({ limit: 1001 }, call))).code).toBe(Code.InvalidArgument);
   });
 
+  it("batch-gets live workflows of the environment by id, leaving out deleted, foreign and malformed ids", async () => {
+    const call = newCall();
+    const kept = await client.createWorkflow({ name: "Kept", steps: [inApp("x")] }, call);
+    const deleted = await client.createWorkflow({ name: "Deleted" }, call);
+    await client.deleteWorkflow({ workflowId: deleted.id }, call);
+    const foreign = await client.createWorkflow({ name: "Foreign" }, newCall());
+    const reply = await client.batchGetWorkflows({ ids: [kept.id, deleted.id, foreign.id, kept.id, "kept", ""] }, call);
+    expect(reply.workflows).toEqual([kept]);
+    expect((await client.batchGetWorkflows({ ids: [] }, call)).workflows).toEqual([]);
+    const tooMany = await rpcError(client.batchGetWorkflows({ ids: Array.from({ length: 1001 }, () => kept.id) }, call));
+    expect(tooMany.code).toBe(Code.InvalidArgument);
+    expect(fieldErrorsOf(tooMany)).toHaveProperty("ids");
+  });
+
   it("pages the workflow list newest first and searches by name", async () => {
     const call = newCall();
     for (const name of ["Alpha", "Beta", "Alphabet"]) await client.createWorkflow({ name }, call);

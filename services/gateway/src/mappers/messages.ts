@@ -1,8 +1,9 @@
-import { messagesV1, type subscribersV1 } from "@notify/proto";
+import { messagesV1, type subscribersV1, type workflowsV1 } from "@notify/proto";
 import { z } from "zod";
 import { queryBool, queryInt } from "../validation.js";
 import { iso } from "./common.js";
 import { subscriberToJson } from "./subscribers.js";
+import { workflowToJson } from "./workflows.js";
 
 const { Channel, MarkAs, MessageStatus } = messagesV1;
 
@@ -113,7 +114,7 @@ function contentToJson(content: messagesV1.Message["content"]) {
 
 const present = <K extends string, V>(key: K, value: V | undefined) => (value === undefined ? {} : ({ [key]: value } as { [P in K]: V }));
 
-/** The public Message: every field of the spec's table that the message has (`template` is not embedded). */
+/** The public Message: every field of the spec's table that the message has (`template` is embedded by the list routes). */
 export function messageToJson(message: messagesV1.Message) {
   return {
     _id: message.id,
@@ -153,12 +154,27 @@ export function messageToJson(message: messagesV1.Message) {
   };
 }
 
-/** GET /v1/messages: each message with its subscriber, from the one lookup the service made for the page. */
+/**
+ * Message `template`s by workflow id, each rendered once per reply. The full workflow (the spec's
+ * and the SDK's required fields), also in the feed, where Novu embeds only `{_id, tags}`: one
+ * shape of Message everywhere.
+ */
+function templatesOf(workflows: readonly workflowsV1.Workflow[]) {
+  const rendered = new Map(workflows.map((workflow) => [workflow.id, workflowToJson(workflow)]));
+  return (message: messagesV1.Message) => {
+    const template = rendered.get(message.templateId);
+    // A deleted workflow is simply absent.
+    return template ? { template } : {};
+  };
+}
+
+/** GET /v1/messages: each message with its subscriber and workflow, from the one lookup of each the service made for the page. */
 export function listedMessagesToJson(reply: messagesV1.ListMessagesResponse) {
   const subscribers = new Map(reply.subscribers.map((subscriber) => [subscriber.id, subscriber]));
+  const template = templatesOf(reply.workflows);
   return reply.messages.map((message) => {
     const subscriber = subscribers.get(message.subscriberId);
-    return { ...messageToJson(message), ...(subscriber ? { subscriber: subscriberToJson(subscriber) } : {}) };
+    return { ...messageToJson(message), ...(subscriber ? { subscriber: subscriberToJson(subscriber) } : {}), ...template(message) };
   });
 }
 
@@ -175,5 +191,6 @@ function feedSubscriberToJson(subscriber: subscribersV1.Subscriber) {
 
 export function feedToJson(reply: messagesV1.GetFeedResponse) {
   const subscriber = reply.subscriber ? { subscriber: feedSubscriberToJson(reply.subscriber) } : {};
-  return reply.messages.map((message) => ({ ...messageToJson(message), ...subscriber }));
+  const template = templatesOf(reply.workflows);
+  return reply.messages.map((message) => ({ ...messageToJson(message), ...subscriber, ...template(message) }));
 }

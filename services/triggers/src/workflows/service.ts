@@ -35,6 +35,7 @@ import { extractVariables } from "./variables.js";
 export const COUNT_CAP = 10_000;
 export const MAX_PAGE_SIZE = 100;
 export const MAX_ACTIVE_PAGE = 1000;
+export const MAX_BATCH_GET = 1000;
 /** Live feeds per environment; GET /v1/feeds lists them all, so their number is bounded. */
 export const MAX_FEEDS = 1000;
 /** Groups listed per environment (Novu's list is not paginated either). */
@@ -270,6 +271,15 @@ export function createWorkflowService({ pool }: ServiceDeps): ServiceImpl<typeof
         workflows: page.map(activeWorkflowFromRow),
         ...(rows.length > limit ? { next: page.at(-1)!.id } : {}),
       };
+    },
+
+    async batchGetWorkflows(request, context) {
+      const scope = scopeOf(context);
+      if (request.ids.length > MAX_BATCH_GET) throw invalidField("ids", `at most ${MAX_BATCH_GET} ids per call`, request.ids.length);
+      // Only ids can match: anything else names no workflow, so it is simply absent.
+      const ids = [...new Set(request.ids.filter(isObjectId))];
+      if (ids.length === 0) return { workflows: [] };
+      return { workflows: (await store.selectWorkflowsByIds(pool, scope.environmentId, ids)).map(workflowFromRow) };
     },
 
     async listNotificationGroups(_request, context) {

@@ -268,6 +268,18 @@ export async function selectWorkflowByKey(
   return rows[0];
 }
 
+/** The live workflows among `ids`, in id order. */
+export async function selectWorkflowsByIds(db: Queryable, environmentId: string, ids: readonly string[]): Promise<WorkflowRow[]> {
+  const { rows } = await db.query<WorkflowRow>(
+    `WITH w AS (
+       SELECT * FROM triggers.workflows WHERE environment_id = $1 AND NOT deleted AND id = ANY($2)
+     )
+     SELECT ${WITH_GROUP} ORDER BY w.id`,
+    [environmentId, ids],
+  );
+  return rows;
+}
+
 /** Replaces the writable columns of a live workflow; throws a unique violation on a taken identifier. */
 export async function updateWorkflow(db: Queryable, environmentId: string, id: string, columns: WorkflowColumns): Promise<WorkflowRow> {
   const { rows } = await db.query<WorkflowRow>(

@@ -50,7 +50,11 @@ function bodyReader(route: Route) {
   };
 }
 
-/** Validates params, query and body, then runs the route's RPCs and writes its success response. */
+/**
+ * Validates params, query and body, then runs the route's RPCs and writes its success response.
+ * A replay of a sensitive route (`ctx.state.replayOf`, set by the idempotency middleware) reads
+ * the outcome again instead of running the route.
+ */
 function execute(route: Route, clients: Clients) {
   return async (ctx: Context) => {
     const params = parseOrThrow(route.params, ctx.params);
@@ -62,7 +66,10 @@ function execute(route: Route, clients: Clients) {
       if (!ctx.res.writableEnded) abort.abort();
     });
     ctx.state.executed = true;
-    const result = await route.handle({ params, query, body, scope, clients, call: { headers: scopeHeaders(scope), signal: abort.signal } });
+    const input = { params, query, body, scope, clients, call: { headers: scopeHeaders(scope), signal: abort.signal } };
+    const replayOf = ctx.state.replayOf as string | undefined;
+    const result = replayOf === undefined ? await route.handle(input) : await route.sensitive!.replay(replayOf, input);
+    if (route.sensitive) ctx.state.outcomeRef = route.sensitive.ref(result);
     ctx.status = route.status;
     if (route.status !== 204) ctx.body = route.envelope ? { data: result } : result;
   };
@@ -85,7 +92,7 @@ export function createApp(deps: AppDeps): Koa {
   const api = new Router();
   const idempotent = idempotencyMiddleware(deps.idempotency);
   for (const route of deps.routes) {
-    api.register(route.path, [route.method], [bodyReader(route), idempotent, execute(route, deps.clients)]);
+    api.register(route.path, [route.method], [bodyReader(route), idempotent(route), execute(route, deps.clients)]);
   }
   app.use(api.routes());
   app.use(api.allowedMethods({ throw: false }));

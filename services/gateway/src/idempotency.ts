@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { Logger, Redis, Scope } from "@notify/runtime";
 import type { Context, Next } from "koa";
 import { HttpError, renderError } from "./errors.js";
+import type { Route } from "./route.js";
 
 export interface IdempotencyDeps {
   redis: Redis;
@@ -15,15 +16,36 @@ const IN_FLIGHT_SECONDS = 300;
 
 type Entry =
   | { state: "in-flight"; fingerprint: string }
-  | { state: "done"; fingerprint: string; status: number; body: unknown };
+  | { state: "done"; fingerprint: string; status: number; body: unknown }
+  /** A sensitive route's success: what names its outcome, never the response itself. */
+  | { state: "done"; fingerprint: string; ref: string };
 
 /**
- * POST/PATCH with an `idempotency-key`: the first request runs and its response is kept for
- * replay; a repeat while it runs → 409; with another body → 422. Responses of 5xx and requests
- * rejected before they ran are not kept, so a retry can still succeed.
+ * What is kept of a finished request, if anything. Responses of 5xx and requests rejected before
+ * they ran are not kept, so a retry can still succeed.
+ *
+ * Sensitive routes (those that answer decrypted integration credentials) keep only a successful
+ * outcome, as the reference of what it produced, so no secret ever rests in Redis for 24 h. A
+ * replay reads that resource again and answers it as it is now: a retrying client wants the
+ * outcome of the request it already made (the integration it created, not a second one), and the
+ * resource's current state is what it would read next anyway; when the resource has been deleted
+ * since, the replay answers 404 rather than a stale copy. Their failures are not kept at all: a
+ * failed create or set-primary changed nothing, so running the retry again is as safe as
+ * replaying it, and an error body could echo a credential the client sent.
+ */
+function outcomeOf(route: Route, ctx: Context, fingerprint: string): Entry | undefined {
+  if (ctx.state.executed !== true || ctx.status >= 500) return undefined;
+  if (!route.sensitive) return { state: "done", fingerprint, status: ctx.status, body: ctx.body ?? null };
+  const ref = ctx.state.outcomeRef as string | undefined;
+  return ctx.status < 300 && ref !== undefined ? { state: "done", fingerprint, ref } : undefined;
+}
+
+/**
+ * POST/PATCH with an `idempotency-key`: the first request runs and its outcome is kept for
+ * replay; a repeat while it runs → 409; with another body → 422.
  */
 export function idempotencyMiddleware(deps: IdempotencyDeps) {
-  return async (ctx: Context, next: Next) => {
+  return (route: Route) => async (ctx: Context, next: Next) => {
     const key = ctx.get("idempotency-key");
     if (!key || (ctx.method !== "POST" && ctx.method !== "PATCH")) return next();
     if (key.length > MAX_KEY_LENGTH) {
@@ -39,7 +61,14 @@ export function idempotencyMiddleware(deps: IdempotencyDeps) {
     const claimed = await deps.redis.set(storeKey, JSON.stringify(claim), { NX: true, EX: IN_FLIGHT_SECONDS });
     ctx.set("Idempotency-Key", key);
     if (claimed === null) {
-      replay(ctx, key, await deps.redis.get(storeKey), fingerprint);
+      const entry = completed(key, await deps.redis.get(storeKey), fingerprint);
+      ctx.set("Idempotency-Replay", "true");
+      if ("ref" in entry) {
+        ctx.state.replayOf = entry.ref;
+        return next();
+      }
+      ctx.status = entry.status;
+      if (entry.status !== 204) ctx.body = entry.body;
       return;
     }
     try {
@@ -47,16 +76,14 @@ export function idempotencyMiddleware(deps: IdempotencyDeps) {
     } catch (error) {
       renderError(ctx, error, deps.log);
     }
-    if (ctx.state.executed === true && ctx.status < 500) {
-      const done: Entry = { state: "done", fingerprint, status: ctx.status, body: ctx.body ?? null };
-      await deps.redis.set(storeKey, JSON.stringify(done), { EX: deps.ttlSeconds }).catch(() => undefined);
-    } else {
-      await deps.redis.del(storeKey).catch(() => undefined);
-    }
+    const done = outcomeOf(route, ctx, fingerprint);
+    if (done) await deps.redis.set(storeKey, JSON.stringify(done), { EX: deps.ttlSeconds }).catch(() => undefined);
+    else await deps.redis.del(storeKey).catch(() => undefined);
   };
 }
 
-function replay(ctx: Context, key: string, stored: string | null, fingerprint: string): void {
+/** The finished entry a repeat is answered from; 422 for another body, 409 while the first still runs. */
+function completed(key: string, stored: string | null, fingerprint: string): Extract<Entry, { state: "done" }> {
   // A claim that expired between SET NX and GET is treated as still running: the client retries.
   const entry: Entry = stored ? (JSON.parse(stored) as Entry) : { state: "in-flight", fingerprint };
   if (entry.fingerprint !== fingerprint) {
@@ -66,7 +93,5 @@ function replay(ctx: Context, key: string, stored: string | null, fingerprint: s
   if (entry.state === "in-flight") {
     throw new HttpError(409, `Request with key "${key}" is currently being processed. Please retry after 1 second`, {}, { "Retry-After": "1" });
   }
-  ctx.status = entry.status;
-  ctx.set("Idempotency-Replay", "true");
-  if (entry.status !== 204) ctx.body = entry.body;
+  return entry;
 }

@@ -16,6 +16,19 @@ export interface RouteInput<P, Q, B> {
   call: CallOptions;
 }
 
+/**
+ * Marks a route whose responses carry decrypted secrets (integration credentials). Such responses
+ * never rest in the idempotency cache: it keeps `ref(result)` instead, and a replay answers
+ * `replay(ref, input)`, the resource read again (see idempotency.ts for why that is what a
+ * retrying client should get).
+ */
+export interface Sensitive<P = unknown, Q = unknown, B = unknown, R = unknown> {
+  /** What names the outcome, e.g. the id of the integration created. */
+  ref(result: R): string;
+  /** The result (before the envelope) a replay answers. */
+  replay(ref: string, input: RouteInput<P, Q, B>): Promise<R>;
+}
+
 export interface Route {
   method: Method;
   /** Koa path, e.g. /v1/subscribers/:subscriberId */
@@ -29,12 +42,13 @@ export interface Route {
   query: z.ZodType;
   body: z.ZodType;
   handle(input: RouteInput<unknown, unknown, unknown>): Promise<unknown>;
+  sensitive?: Sensitive;
 }
 
 const anything = z.unknown();
 
 /** Declares a route; schemas default to "accept anything" and types flow from them into `handle`. */
-export function route<P extends z.ZodType = typeof anything, Q extends z.ZodType = typeof anything, B extends z.ZodType = typeof anything>(spec: {
+export function route<P extends z.ZodType = typeof anything, Q extends z.ZodType = typeof anything, B extends z.ZodType = typeof anything, R = unknown>(spec: {
   method: Method;
   path: string;
   status?: number;
@@ -43,7 +57,8 @@ export function route<P extends z.ZodType = typeof anything, Q extends z.ZodType
   params?: P;
   query?: Q;
   body?: B;
-  handle(input: RouteInput<z.output<P>, z.output<Q>, z.output<B>>): Promise<unknown>;
+  handle(input: RouteInput<z.output<P>, z.output<Q>, z.output<B>>): Promise<R>;
+  sensitive?: Sensitive<z.output<P>, z.output<Q>, z.output<B>, R>;
 }): Route {
   return {
     method: spec.method,
@@ -55,5 +70,6 @@ export function route<P extends z.ZodType = typeof anything, Q extends z.ZodType
     query: spec.query ?? anything,
     body: spec.body ?? anything,
     handle: spec.handle as Route["handle"],
+    ...(spec.sensitive ? { sensitive: spec.sensitive as Sensitive } : {}),
   };
 }

@@ -96,7 +96,7 @@ import {
   triggerBody,
 } from "./mappers/triggers.js";
 import { MIB } from "./body.js";
-import { route, type Route, type RouteInput } from "./route.js";
+import { route, type Route, type RouteInput, type Sensitive } from "./route.js";
 import { parseOrThrow, queryBool } from "./validation.js";
 
 // Handlers that v1 and v2 share.
@@ -108,6 +108,12 @@ const deleteSubscriber = async ({ params, clients, call }: RouteInput<z.infer<ty
   const { id } = await clients.subscribers.deleteSubscriber(params, call);
   await clients.topics.deleteSubscriberSubscriptions({ internalSubscriberId: id }, call);
   return deletedResult;
+};
+
+/** Integration responses carry decrypted credentials: the idempotency cache keeps the id, and a replay reads the integration again. */
+const integrationOutcome: Sensitive<unknown, unknown, unknown, ReturnType<typeof integrationToJson>> = {
+  ref: (integration) => integration._id,
+  replay: async (id, { clients, call }) => integrationToJson(await clients.integrations.getIntegration({ id }, call)),
 };
 
 /** THE route table: every public REST route, the RPC it makes and the mapper of its reply. */
@@ -411,6 +417,7 @@ export const routes: Route[] = [
     path: "/v1/integrations",
     body: createIntegrationBody,
     handle: async ({ body, clients, call }) => integrationToJson(await clients.integrations.createIntegration(createRequestOf(body), call)),
+    sensitive: integrationOutcome,
   }),
   route({
     method: "GET",
@@ -445,6 +452,7 @@ export const routes: Route[] = [
     params: integrationIdParam,
     handle: async ({ params, clients, call }) =>
       integrationToJson(await clients.integrations.setPrimaryIntegration({ id: params.integrationId }, call)),
+    sensitive: integrationOutcome,
   }),
 
   // Topics (v1)

@@ -1,14 +1,18 @@
-import { createPool, type Pool } from "@notify/runtime";
+import { randomBytes } from "node:crypto";
+import { connectRedis, createPool, type Pool, type Redis } from "@notify/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStack, type Stack } from "./stack.js";
 
 let stack: Stack;
 let pool: Pool;
+let redis: Redis;
 beforeAll(async () => {
   stack = await startStack();
   pool = createPool(stack.database.url, 2);
+  redis = await connectRedis("redis://127.0.0.1:6379");
 });
 afterAll(async () => {
+  await redis?.close();
   await pool?.end();
   await stack?.stop();
 });
@@ -317,6 +321,87 @@ describe("active integrations (spec 8)", () => {
     const fromProduction: Integration[] = (await production.request("GET", "/v1/integrations/active")).body.data;
     expect(fromProduction.find((item) => item._id === productionSms._id)?.credentials).toEqual({ token: "prod-secret", from: "+1555" });
     expect(fromProduction.find((item) => item._id === live._id)?.credentials).toEqual({ from: "a@example.com" });
+  });
+});
+
+describe("idempotency of the routes that answer secrets", () => {
+  /** Every string value in Redis (the whole instance: not only idempotency entries). */
+  async function redisValues(): Promise<string[]> {
+    const values: string[] = [];
+    for await (const keys of redis.scanIterator({ MATCH: "*", COUNT: 1000, TYPE: "string" })) {
+      if (keys.length > 0) values.push(...(await redis.mGet(keys)).filter((value): value is string => value !== null));
+    }
+    return values;
+  }
+  const secret = () => `secret-${randomBytes(12).toString("hex")}`;
+
+  it("keeps no credential of POST /v1/integrations in Redis, and a replay answers the integration as it now is", async () => {
+    const as = await environment("Idempotent");
+    const [apiKey, password, signingKey] = [secret(), secret(), secret()];
+    const body = {
+      providerId: "sendgrid",
+      channel: "email",
+      active: true,
+      credentials: { apiKey, password, from: "no-reply@example.com" },
+      configurations: { inboundWebhookSigningKey: signingKey },
+    };
+    const headers = { authorization: `ApiKey ${as.key}`, "idempotency-key": `create-${secret()}` };
+    const first = await stack.request("POST", "/v1/integrations", body, headers);
+    expect(first.status).toBe(201);
+    expect(first.body.data.credentials).toMatchObject({ apiKey, password });
+    expect(first.body.data.configurations.inboundWebhookSigningKey).toBe(signingKey);
+
+    const values = await redisValues();
+    expect(values.some((value) => value.includes(first.body.data._id))).toBe(true);
+    for (const value of values) for (const hidden of [apiKey, password, signingKey]) expect(value).not.toContain(hidden);
+
+    const replay = await stack.request("POST", "/v1/integrations", body, headers);
+    expect(replay.status).toBe(201);
+    expect(replay.headers.get("idempotency-replay")).toBe("true");
+    expect(replay.body).toEqual(first.body);
+    expect((await as.request("GET", "/v1/integrations")).body.data.filter((one: Integration) => one.providerId === "sendgrid")).toHaveLength(1);
+
+    expect((await stack.request("POST", "/v1/integrations", { ...body, name: "Other" }, headers)).status).toBe(422);
+    await as.request("PUT", `/v1/integrations/${first.body.data._id}`, { name: "Renamed" });
+    const renamed = await stack.request("POST", "/v1/integrations", body, headers);
+    expect(renamed.body.data).toMatchObject({ _id: first.body.data._id, name: "Renamed", credentials: { apiKey, password } });
+
+    await as.request("DELETE", `/v1/integrations/${first.body.data._id}`);
+    const gone = await stack.request("POST", "/v1/integrations", body, headers);
+    expect(gone.status).toBe(404);
+    expect((await as.request("GET", "/v1/integrations")).body.data.filter((one: Integration) => one.providerId === "sendgrid")).toEqual([]);
+  });
+
+  it("keeps no failure of a sensitive route: the retry runs again", async () => {
+    const as = await environment("Idempotent failures");
+    const apiKey = secret();
+    await create(as, { providerId: "mailgun", channel: "email", identifier: "taken" });
+    const body = { providerId: "sendgrid", channel: "email", identifier: "taken", credentials: { apiKey } };
+    const headers = { authorization: `ApiKey ${as.key}`, "idempotency-key": `fail-${secret()}` };
+    expect((await stack.request("POST", "/v1/integrations", body, headers)).status).toBe(409);
+    for (const value of await redisValues()) expect(value).not.toContain(apiKey);
+    const taken = (await as.request("GET", "/v1/integrations")).body.data.find((one: Integration & { identifier: string }) => one.identifier === "taken");
+    await as.request("DELETE", `/v1/integrations/${taken._id}`);
+    const retried = await stack.request("POST", "/v1/integrations", body, headers);
+    expect(retried.status).toBe(201);
+    expect(retried.headers.get("idempotency-replay")).toBeNull();
+    expect(retried.body.data.credentials.apiKey).toBe(apiKey);
+  });
+
+  it("keeps no credential of set-primary in Redis, and replays it with 200", async () => {
+    const as = await environment("Idempotent primary");
+    const apiKey = secret();
+    await create(as, { providerId: "mailgun", channel: "email", active: true });
+    const target = await create(as, { providerId: "sendgrid", channel: "email", credentials: { apiKey } });
+    const headers = { authorization: `ApiKey ${as.key}`, "idempotency-key": `primary-${secret()}` };
+    const first = await stack.request("POST", `/v1/integrations/${target._id}/set-primary`, undefined, headers);
+    expect(first.status).toBe(200);
+    expect(first.body.data).toMatchObject({ primary: true, credentials: { apiKey } });
+    for (const value of await redisValues()) expect(value).not.toContain(apiKey);
+    const replay = await stack.request("POST", `/v1/integrations/${target._id}/set-primary`, undefined, headers);
+    expect(replay.status).toBe(200);
+    expect(replay.headers.get("idempotency-replay")).toBe("true");
+    expect(replay.body).toEqual(first.body);
   });
 });
 

@@ -158,6 +158,13 @@ export function createIntegrationService({ pool, secrets }: IntegrationServiceDe
       return toProto(row);
     },
 
+    async getIntegration(request, context) {
+      const scope = await ready(context);
+      const row = await store.selectIntegration(pool, scope.environmentId, request.id);
+      if (!row) throw integrationNotFound(request.id);
+      return toProto(row);
+    },
+
     async listIntegrations(request, context) {
       const scope = await ready(context);
       if (request.channel !== undefined) {

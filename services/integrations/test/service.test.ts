@@ -229,6 +229,19 @@ describe("updating", () => {
   });
 });
 
+describe("getting one", () => {
+  it("answers the environment's integration with its secrets, NOT_FOUND once deleted or from another environment", async () => {
+    const scope = newScope();
+    const call = callAs(scope);
+    const created = await client.createIntegration({ ...email(), credentials: { apiKey: "SG.get-one", user: "mailer" } }, call);
+    expect(await client.getIntegration({ id: created.id }, call)).toEqual(created);
+    expect((await rpcError(client.getIntegration({ id: created.id }, callAs(newScope(scope.organizationId))))).code).toBe(Code.NotFound);
+    expect((await rpcError(client.getIntegration({ id: "not-an-id" }, call))).code).toBe(Code.NotFound);
+    await client.deleteIntegration({ id: created.id }, call);
+    expect((await rpcError(client.getIntegration({ id: created.id }, call))).code).toBe(Code.NotFound);
+  });
+});
+
 describe("deleting", () => {
   it("soft-deletes: marked deleted with who and when, gone from every list, renumbering the rest", async () => {
     const scope = newScope();

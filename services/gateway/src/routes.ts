@@ -3,7 +3,9 @@ import { z } from "zod";
 import { HttpError } from "./errors.js";
 import { offsetPage } from "./mappers/common.js";
 import {
+  channelWriteOf,
   createSubscriberBody,
+  createSubscriberV1Body,
   credentialsBody,
   credentialsProviderParams,
   credentialsRequestOf,
@@ -122,10 +124,13 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v1/subscribers",
-    body: createSubscriberBody,
+    body: createSubscriberV1Body,
     handle: async ({ body, clients, call }) => {
-      const { subscriberId, ...profile } = body;
-      const reply = await clients.subscribers.upsertSubscriber({ subscriberId, fields: fieldsOf(profile), cleared: v1Cleared(profile) }, call);
+      const { subscriberId, channels, ...profile } = body;
+      const reply = await clients.subscribers.upsertSubscriber(
+        { subscriberId, fields: fieldsOf(profile), cleared: v1Cleared(profile), channels: (channels ?? []).map(channelWriteOf) },
+        call,
+      );
       return subscriberToJson(reply.subscriber!);
     },
   }),

@@ -189,3 +189,63 @@ describe("PUT and DELETE /v1/subscribers/{subscriberId}/credentials", () => {
     expect((await stack.request("DELETE", "/v1/subscribers/unsubscriber/credentials/sendgrid")).status).toBe(422);
   });
 });
+
+describe("POST /v1/subscribers with channels", () => {
+  const create = (body: Record<string, unknown>, headers?: Record<string, string>) => stack.request("POST", "/v1/subscribers", body, headers);
+
+  it("applies the channels as credentials writes do: bound to the integration, tokens appended, in order", async () => {
+    const created = await create({
+      subscriberId: "born-connected",
+      firstName: "Ada",
+      channels: [
+        { providerId: "fcm", credentials: { deviceTokens: ["t1", "t2"] } },
+        { providerId: "slack", integrationIdentifier: "slack-main", credentials: { webhookUrl: "https://hooks.slack.com/c", channel: "general" } },
+        { providerId: "fcm", credentials: { deviceTokens: ["t2", "t3"] } },
+      ],
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.data).toMatchObject({ subscriberId: "born-connected", firstName: "Ada" });
+    expect(created.body.data.channels).toEqual([
+      { providerId: "fcm", _integrationId: fcm._id, credentials: { deviceTokens: ["t1", "t2", "t3"] } },
+      {
+        providerId: "slack",
+        integrationIdentifier: "slack-main",
+        _integrationId: slack._id,
+        credentials: { webhookUrl: "https://hooks.slack.com/c", channel: "general", deviceTokens: [] },
+      },
+    ]);
+    expect(await channelsOf("born-connected")).toEqual(created.body.data.channels);
+
+    // The upsert of an existing subscriber appends, as PATCH credentials does.
+    const again = await create({ subscriberId: "born-connected", channels: [{ providerId: "fcm", credentials: { deviceTokens: ["t4"] } }] });
+    expect(again.status).toBe(201);
+    expect(again.body.data.firstName).toBe("Ada");
+    expect(again.body.data.channels[0].credentials.deviceTokens).toEqual(["t1", "t2", "t3", "t4"]);
+  });
+
+  it("answers 400 naming the provider when it has no active integration, and creates nothing", async () => {
+    const reply = await create({ subscriberId: "not-born", channels: [{ providerId: "apns", credentials: { deviceTokens: ["x"] } }] });
+    expect(reply.status).toBe(400);
+    expect(reply.body.message).toMatch(/do not have active apns integration/);
+    expect((await stack.request("GET", "/v1/subscribers/not-born")).status).toBe(404);
+  });
+
+  it.each([
+    ["an unknown provider", [{ providerId: "sendgrid", credentials: {} }], "channels[0].providerId"],
+    ["missing credentials", [{ providerId: "fcm" }], "channels[0].credentials"],
+    ["a relative webhookUrl", [{ providerId: "fcm", credentials: {} }, { providerId: "slack", credentials: { webhookUrl: "/h" } }], "channels[1].credentials.webhookUrl"],
+    ["channels that are not an array", { providerId: "fcm" }, "channels"],
+    ["more than 100 channels", Array.from({ length: 101 }, () => ({ providerId: "fcm", credentials: {} })), "channels"],
+  ])("answers 422 for %s, writing nothing", async (_, channels, field) => {
+    const reply = await create({ subscriberId: "not-born-either", firstName: "X", channels });
+    expect(reply.status).toBe(422);
+    expect(reply.body.errors[field].messages.length).toBeGreaterThan(0);
+    expect((await stack.request("GET", "/v1/subscribers/not-born-either")).status).toBe(404);
+  });
+
+  it("binds only to integrations of the caller's environment", async () => {
+    const production = { authorization: `ApiKey ${await stack.createKey("Production")}` };
+    const reply = await create({ subscriberId: "prod-born", channels: [{ providerId: "fcm", credentials: { deviceTokens: ["p"] } }] }, production);
+    expect(reply.status).toBe(400);
+  });
+});

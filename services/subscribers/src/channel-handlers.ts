@@ -9,10 +9,12 @@ import {
   scopeHeaders,
   scopeOf,
   withTransaction,
+  type FieldErrors,
   type Pool,
   type Scope,
 } from "@notify/runtime";
 import { channelWriteErrors, describeErrors, mergeChannel, tokenLimitErrors, withoutProvider, type ChannelWrite } from "./channels.js";
+import type { StoredChannel } from "./store.js";
 import { subscriberNotFound } from "./errors.js";
 import { subscriberFromRow } from "./mapping.js";
 import * as store from "./store.js";
@@ -25,11 +27,34 @@ export interface ChannelHandlerDeps {
   integrations: Client<typeof integrationsV1.IntegrationService>;
 }
 
-interface SubscriberWrite extends ChannelWrite {
+export interface SubscriberWrite extends ChannelWrite {
   subscriberId: string;
 }
 
-type Outcome = { applied: true } | { applied: false; error: ConnectError };
+export type Outcome = { applied: true } | { applied: false; error: ConnectError };
+
+/** Writes checked and bound to integrations, ready to merge under row locks. */
+export interface PreparedWrites {
+  writes: readonly SubscriberWrite[];
+  /** The value errors of each write (empty when valid). */
+  checks: FieldErrors[];
+  /** The integration each distinct provider and identifier binds to (undefined: none active). */
+  integrationIds: Map<string, string | undefined>;
+}
+
+/** The two halves of every credentials write, shared by the credentials calls and subscriber creation. */
+export interface ChannelWriter {
+  /**
+   * Checks each write and binds the valid ones to an integration, one lookup per distinct
+   * provider and identifier. Runs before any transaction, so no row lock waits on another service.
+   */
+  prepare(scope: Scope, context: HandlerContext, writes: readonly SubscriberWrite[]): Promise<PreparedWrites>;
+  /**
+   * Merges the writes in order into `channels` (external subscriber id → channels of a subscriber
+   * locked by the caller's transaction; entries are replaced as they change). An outcome per write.
+   */
+  merge(scope: Scope, prepared: PreparedWrites, channels: Map<string, StoredChannel[]>, replaceTokens: boolean): Outcome[];
+}
 
 type Handlers = Pick<
   ServiceImpl<typeof subscribersV1.SubscriberService>,
@@ -50,7 +75,7 @@ const writeOf = (request: subscribersV1.UpdateChannelCredentialsRequest | subscr
   credentials: request.credentials,
 });
 
-export function createChannelHandlers({ pool, integrations }: ChannelHandlerDeps): Handlers {
+export function createChannelWriter({ integrations }: Pick<ChannelHandlerDeps, "integrations">): ChannelWriter {
   /** The integration each distinct provider and identifier binds to, one lookup per pair. */
   async function bindings(scope: Scope, context: HandlerContext, writes: readonly SubscriberWrite[]) {
     const distinct = new Map(writes.map((write) => [integrationKey(write), write]));
@@ -67,21 +92,16 @@ export function createChannelHandlers({ pool, integrations }: ChannelHandlerDeps
     return new Map(found);
   }
 
-  /**
-   * The one code path of every credentials write: checks each write, binds it to an integration,
-   * then under row locks merges the writes in order and stores each changed subscriber once.
-   * Answers an outcome per write and the subscribers as they now are.
-   */
-  async function applyWrites(scope: Scope, context: HandlerContext, writes: readonly SubscriberWrite[], replaceTokens: boolean) {
-    const checks = writes.map((write) => channelWriteErrors(write));
-    const valid = writes.filter((_, index) => Object.keys(checks[index]!).length === 0);
-    // Integrations are looked up before the transaction, so no row lock waits on another service.
-    const integrationIds = valid.length ? await bindings(scope, context, valid) : new Map<string, string | undefined>();
-    return withTransaction(pool, async (tx) => {
-      const subscriberIds = [...new Set(valid.map((write) => write.subscriberId))];
-      const locked = subscriberIds.length ? await store.selectSubscribersForUpdate(tx, scope.environmentId, subscriberIds) : [];
-      const channels = new Map(locked.map((row) => [row.subscriber_id, row.channels]));
-      const outcomes = writes.map((write, index): Outcome => {
+  return {
+    async prepare(scope, context, writes) {
+      const checks = writes.map((write) => channelWriteErrors(write));
+      const valid = writes.filter((_, index) => Object.keys(checks[index]!).length === 0);
+      const integrationIds = valid.length ? await bindings(scope, context, valid) : new Map<string, string | undefined>();
+      return { writes, checks, integrationIds };
+    },
+
+    merge(scope, { writes, checks, integrationIds }, channels, replaceTokens) {
+      return writes.map((write, index): Outcome => {
         const errors = checks[index]!;
         if (Object.keys(errors).length > 0) return { applied: false, error: invalidArgument("Validation failed", errors) };
         const current = channels.get(write.subscriberId);
@@ -94,6 +114,25 @@ export function createChannelHandlers({ pool, integrations }: ChannelHandlerDeps
         channels.set(write.subscriberId, next.channels);
         return { applied: true };
       });
+    },
+  };
+}
+
+export function createChannelHandlers({ pool, integrations }: ChannelHandlerDeps): Handlers {
+  const writer = createChannelWriter({ integrations });
+
+  /**
+   * The one code path of the credentials calls: checks and binds every write, then under row
+   * locks merges them in order and stores each changed subscriber once. Answers an outcome per
+   * write and the subscribers as they now are.
+   */
+  async function applyWrites(scope: Scope, context: HandlerContext, writes: readonly SubscriberWrite[], replaceTokens: boolean) {
+    const prepared = await writer.prepare(scope, context, writes);
+    return withTransaction(pool, async (tx) => {
+      const subscriberIds = [...new Set(writes.map((write) => write.subscriberId))];
+      const locked = subscriberIds.length ? await store.selectSubscribersForUpdate(tx, scope.environmentId, subscriberIds) : [];
+      const channels = new Map(locked.map((row) => [row.subscriber_id, row.channels]));
+      const outcomes = writer.merge(scope, prepared, channels, replaceTokens);
       const changed = locked.filter((row) => !isDeepStrictEqual(channels.get(row.subscriber_id), row.channels));
       const updated = changed.length
         ? await store.updateChannels(

@@ -1,16 +1,21 @@
-import type { ServiceImpl } from "@connectrpc/connect";
+import { isDeepStrictEqual } from "node:util";
+import type { ConnectError, HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { subscribersV1 } from "@notify/proto";
 import {
   alreadyExists,
+  fieldErrorsOf,
+  invalidArgument,
   invalidField,
   objectId,
   scopeOf,
   withTransaction,
   type Logger,
   type Pool,
+  type Queryable,
+  type Scope,
 } from "@notify/runtime";
 import { EMPTY_PROFILE, applyFields, isFieldName, profileOf, sameProfile, subscriberFromRow, type FieldName } from "./mapping.js";
-import { createChannelHandlers, type ChannelHandlerDeps } from "./channel-handlers.js";
+import { createChannelHandlers, createChannelWriter, type ChannelHandlerDeps, type PreparedWrites } from "./channel-handlers.js";
 import { subscriberNotFound } from "./errors.js";
 import { createPreferenceHandlers, type PreferenceHandlerDeps } from "./preference-handlers.js";
 import * as store from "./store.js";
@@ -23,6 +28,8 @@ export const COUNT_CAP = 10_000;
 /** The gateway caps public pages at 100; internal callers (the worker's fan-out) page by up to 1000. */
 export const MAX_PAGE_SIZE = 1000;
 export const MAX_BATCH = 1000;
+/** Channels a subscriber is created or upserted with. */
+export const MAX_UPSERT_CHANNELS = 100;
 
 export interface SubscriberServiceDeps extends ChannelHandlerDeps, PreferenceHandlerDeps {
   pool: Pool;
@@ -35,6 +42,13 @@ function clearedNames(cleared: subscribersV1.ClearedFields | undefined): FieldNa
   return names as FieldName[];
 }
 
+/** A channel that cannot be applied, as the upsert reports it: its field errors named under channels[index]. */
+function channelFailure(index: number, error: ConnectError): ConnectError {
+  const fields = fieldErrorsOf(error);
+  if (!fields) return error;
+  return invalidArgument(error.rawMessage, Object.fromEntries(Object.entries(fields).map(([field, entry]) => [`channels[${index}].${field}`, entry])));
+}
+
 function pageSize(limit: number): number {
   if (limit < 0 || limit > MAX_PAGE_SIZE) throw invalidField("limit", `limit must be between 1 and ${MAX_PAGE_SIZE}`, limit);
   return limit === 0 ? 10 : limit;
@@ -42,6 +56,32 @@ function pageSize(limit: number): number {
 
 export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImpl<typeof subscribersV1.SubscriberService> {
   const { pool } = deps;
+  const channelWriter = createChannelWriter(deps);
+
+  /** The channels an upsert gives, checked and bound before its transaction. */
+  function prepareChannels(scope: Scope, context: HandlerContext, request: subscribersV1.UpsertSubscriberRequest) {
+    if (request.channels.length > MAX_UPSERT_CHANNELS) {
+      throw invalidField("channels", `channels must contain no more than ${MAX_UPSERT_CHANNELS} elements`, request.channels.length);
+    }
+    return channelWriter.prepare(
+      scope,
+      context,
+      request.channels.map((channel) => ({ ...channel, subscriberId: request.subscriberId })),
+    );
+  }
+
+  /** The subscriber (locked by `tx`) with the prepared channels applied in append mode; one that cannot be applied fails the call. */
+  async function withChannels(tx: Queryable, scope: Scope, row: store.SubscriberRow, prepared: PreparedWrites): Promise<store.SubscriberRow> {
+    if (prepared.writes.length === 0) return row;
+    const channels = new Map([[row.subscriber_id, row.channels]]);
+    const outcomes = channelWriter.merge(scope, prepared, channels, false);
+    for (const [index, outcome] of outcomes.entries()) if (!outcome.applied) throw channelFailure(index, outcome.error);
+    const merged = channels.get(row.subscriber_id)!;
+    if (isDeepStrictEqual(merged, row.channels)) return row;
+    const [updated] = await store.updateChannels(tx, scope.environmentId, [{ id: row.id, channels: merged }]);
+    return updated!;
+  }
+
   return {
     ...createChannelHandlers(deps),
     ...createPreferenceHandlers(deps),
@@ -50,6 +90,7 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
       const scope = scopeOf(context);
       checkSubscriberWrite(request.subscriberId, request.fields);
       const cleared = clearedNames(request.cleared);
+      const channels = await prepareChannels(scope, context, request);
       return withTransaction(pool, async (tx) => {
         let existing = await store.selectSubscriberForUpdate(tx, scope.environmentId, request.subscriberId);
         if (!existing) {
@@ -59,7 +100,7 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
             subscriberId: request.subscriberId,
             profile: applyFields(EMPTY_PROFILE, request.fields, cleared),
           });
-          if (inserted) return { subscriber: subscriberFromRow(inserted), created: true };
+          if (inserted) return { subscriber: subscriberFromRow(await withChannels(tx, scope, inserted, channels)), created: true };
           // A concurrent request created it between our read and insert: update that one instead.
           existing = (await store.selectSubscriberForUpdate(tx, scope.environmentId, request.subscriberId))!;
         }
@@ -68,7 +109,7 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
         const row = sameProfile(profile, profileOf(existing))
           ? existing
           : await store.updateSubscriberProfile(tx, scope.environmentId, existing.id, profile);
-        return { subscriber: subscriberFromRow(row), created: false };
+        return { subscriber: subscriberFromRow(await withChannels(tx, scope, row, channels)), created: false };
       });
     },
 

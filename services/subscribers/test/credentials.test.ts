@@ -70,6 +70,66 @@ describe("channel credentials (in memory)", () => {
     expect(Object.keys(fieldErrorsOf(invalid) ?? {}).sort()).toEqual(["credentials.webhookUrl", "providerId"]);
   });
 
+  it("applies the channels an upsert gives, in order and in append mode, when creating and when updating", async () => {
+    const created = await client.upsertSubscriber(
+      {
+        subscriberId: "born-with-channels",
+        fields: { firstName: "Ada" },
+        channels: [
+          { providerId: "fcm", credentials: { deviceTokens: { tokens: ["a", "b"] } } },
+          { providerId: "slack", integrationIdentifier: "team-b", credentials: { webhookUrl: "https://hooks.slack.com/b" } },
+          { providerId: "fcm", credentials: { deviceTokens: { tokens: ["b", "c"] } } },
+        ],
+      },
+      call,
+    );
+    expect(created.created).toBe(true);
+    expect(created.subscriber).toMatchObject({ firstName: "Ada" });
+    expect(created.subscriber!.channels).toMatchObject([
+      { providerId: "fcm", integrationId: "aaaaaaaaaaaaaaaaaaaaaaa1", credentials: { deviceTokens: ["a", "b", "c"] } },
+      { providerId: "slack", integrationId: "aaaaaaaaaaaaaaaaaaaaaaa3", credentials: { webhookUrl: "https://hooks.slack.com/b" } },
+    ]);
+    const updated = await client.upsertSubscriber(
+      { subscriberId: "born-with-channels", channels: [{ providerId: "fcm", credentials: { deviceTokens: { tokens: ["d"] } } }] },
+      call,
+    );
+    expect(updated.created).toBe(false);
+    expect(updated.subscriber!.channels[0]!.credentials!.deviceTokens).toEqual(["a", "b", "c", "d"]);
+    expect((await client.getSubscriber({ subscriberId: "born-with-channels" }, call)).channels).toEqual(updated.subscriber!.channels);
+  });
+
+  it("writes nothing when one of an upsert's channels cannot be applied, naming it by index", async () => {
+    const missing = await rpcError(
+      client.upsertSubscriber(
+        { subscriberId: "never-born", channels: [{ providerId: "fcm", credentials: {} }, { providerId: "apns", credentials: {} }] },
+        call,
+      ),
+    );
+    expect(missing.code).toBe(Code.FailedPrecondition);
+    expect((await rpcError(client.getSubscriber({ subscriberId: "never-born" }, call))).code).toBe(Code.NotFound);
+
+    await client.upsertSubscriber({ subscriberId: "kept-as-is", fields: { firstName: "Old" } }, call);
+    const invalid = await rpcError(
+      client.upsertSubscriber(
+        {
+          subscriberId: "kept-as-is",
+          fields: { firstName: "New" },
+          channels: [{ providerId: "slack", credentials: { webhookUrl: "https://h/1" } }, { providerId: "slack", credentials: { webhookUrl: "not a url" } }],
+        },
+        call,
+      ),
+    );
+    expect(invalid.code).toBe(Code.InvalidArgument);
+    expect(Object.keys(fieldErrorsOf(invalid) ?? {})).toEqual(["channels[1].credentials.webhookUrl"]);
+    expect(await client.getSubscriber({ subscriberId: "kept-as-is" }, call)).toMatchObject({ firstName: "Old", channels: [] });
+
+    const tooMany = await rpcError(
+      client.upsertSubscriber({ subscriberId: "kept-as-is", channels: Array.from({ length: 101 }, () => ({ providerId: "fcm" })) }, call),
+    );
+    expect(tooMany.code).toBe(Code.InvalidArgument);
+    expect(fieldErrorsOf(tooMany)).toHaveProperty("channels");
+  });
+
   it("deletes a provider's channels", async () => {
     await client.upsertSubscriber({ subscriberId: "two-channels" }, call);
     await client.updateChannelCredentials({ subscriberId: "two-channels", providerId: "fcm", credentials: { deviceTokens: { tokens: ["x"] } } }, call);

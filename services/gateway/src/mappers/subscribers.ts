@@ -157,15 +157,33 @@ export const credentialsProviderParams = z.object({ subscriberId: z.string().min
 
 type CredentialsBody = z.infer<typeof credentialsBody>;
 
-/** The service request of a credentials write; given tokens, even none, travel as a list (none clears). */
-export function credentialsRequestOf(subscriberId: string, body: CredentialsBody, replaceDeviceTokens: boolean) {
+/** One channel's credentials as the service takes them; given tokens, even none, travel as a list (none clears). */
+export function channelWriteOf(body: CredentialsBody) {
   const { deviceTokens, ...texts } = body.credentials;
   const given = Object.fromEntries(Object.entries(texts).filter(([, value]) => value !== undefined));
   return {
-    subscriberId,
     providerId: body.providerId,
     ...(body.integrationIdentifier !== undefined ? { integrationIdentifier: body.integrationIdentifier } : {}),
     credentials: { ...given, ...(deviceTokens !== undefined ? { deviceTokens: { tokens: deviceTokens } } : {}) },
-    replaceDeviceTokens,
   };
 }
+
+/** The service request of a credentials write. */
+export const credentialsRequestOf = (subscriberId: string, body: CredentialsBody, replaceDeviceTokens: boolean) => ({
+  subscriberId,
+  ...channelWriteOf(body),
+  replaceDeviceTokens,
+});
+
+export const MAX_CREATE_CHANNELS = 100;
+
+/**
+ * POST /v1/subscribers: the profile and `channels`, each shaped as a credentials write (applied
+ * with the same rules, in append mode). v2 has no channels, as in Novu.
+ */
+export const createSubscriberV1Body = createSubscriberBody.extend({
+  channels: z
+    .array(credentialsBody, { error: "channels must be an array" })
+    .max(MAX_CREATE_CHANNELS, `channels must contain no more than ${MAX_CREATE_CHANNELS} elements`)
+    .optional(),
+});

@@ -7,6 +7,7 @@ import { invalidField, notFound, objectId, scopeOf, withTransaction, type Logger
 import { selectTenantsByIdentifiers } from "../tenants/store.js";
 import { workflowFromRow } from "../workflows/mapping.js";
 import { selectWorkflowByKey } from "../workflows/store.js";
+import { digestEvents, getDigests } from "./digests.js";
 import * as store from "./store.js";
 
 const { TriggerJobSchema } = triggersV1;
@@ -181,6 +182,9 @@ export function createTriggerService({ pool, jobSubject }: TriggerServiceDeps): 
         if (!id) throw notFound(`No trigger with transactionId ${request.transactionId}`);
         await store.deleteOutboxFor(tx, scope.environmentId, id);
         await store.deleteSchedulesFor(tx, scope.environmentId, id);
+        // Its digests' runs were the schedules just deleted; the events it added to others go too.
+        await store.closeDigestsOf(tx, scope.environmentId, id);
+        await store.deleteOpenDigestEventsOf(tx, scope.environmentId, request.transactionId);
         return { canceled: true };
       });
     },
@@ -211,6 +215,14 @@ export function createTriggerService({ pool, jobSubject }: TriggerServiceDeps): 
         });
       }
       return {};
+    },
+
+    async digestEvents(request, context) {
+      return { digested: await digestEvents(pool, scopeOf(context).environmentId, request, jobSubject) };
+    },
+
+    async getDigests(request, context) {
+      return { digests: await getDigests(pool, scopeOf(context).environmentId, request.digestIds) };
     },
 
     async getCanceledTriggers(request, context) {

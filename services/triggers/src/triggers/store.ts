@@ -123,12 +123,12 @@ export async function lockOutboxBatch(db: Queryable, limit: number): Promise<Out
 export async function insertSchedules(
   db: Queryable,
   environmentId: string,
-  rows: readonly { triggerId: string; dedupeKey: string; subject: string; job: Uint8Array; runAt: Date }[],
+  rows: readonly { triggerId: string; dedupeKey: string; subject: string; job: Uint8Array; runAt: Date; digestIds?: readonly string[] }[],
 ): Promise<void> {
   await db.query(
-    `INSERT INTO triggers.schedules (environment_id, trigger_id, dedupe_key, subject, job, run_at)
-     SELECT $1, v.trigger_id, v.dedupe_key, v.subject, v.job, v.run_at
-       FROM unnest($2::text[], $3::text[], $4::text[], $5::bytea[], $6::timestamptz[]) AS v(trigger_id, dedupe_key, subject, job, run_at)
+    `INSERT INTO triggers.schedules (environment_id, trigger_id, dedupe_key, subject, job, run_at, digest_ids)
+     SELECT $1, v.trigger_id, v.dedupe_key, v.subject, v.job, v.run_at, string_to_array(v.digest_ids, ',')::bigint[]
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::bytea[], $6::timestamptz[], $7::text[]) AS v(trigger_id, dedupe_key, subject, job, run_at, digest_ids)
      ON CONFLICT (environment_id, dedupe_key) DO NOTHING`,
     [
       environmentId,
@@ -137,6 +137,8 @@ export async function insertSchedules(
       rows.map((row) => row.subject),
       rows.map((row) => Buffer.from(row.job)),
       rows.map((row) => row.runAt),
+      // Arrays of arrays do not unnest row by row, so each row's digest ids travel as one string.
+      rows.map((row) => (row.digestIds ? row.digestIds.join(",") : null)),
     ],
   );
 }
@@ -147,15 +149,26 @@ export async function deleteSchedulesFor(db: Queryable, environmentId: string, t
 }
 
 /**
- * Moves every environment's due schedules (up to `limit`) into the outbox in one statement;
- * answers how many moved. Infrastructure, like the relay: not scoped to one environment.
+ * Moves every environment's due schedules (up to `limit`) into the outbox in one statement,
+ * closing the digests they end so later events open new ones; answers how many moved.
+ * Infrastructure, like the relay: not scoped to one environment.
  */
 export async function moveDueSchedules(db: Queryable, limit: number): Promise<number> {
   const { rowCount } = await db.query(
     `WITH due AS (
        DELETE FROM triggers.schedules
         WHERE id IN (SELECT id FROM triggers.schedules WHERE run_at <= now() ORDER BY run_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-       RETURNING id, environment_id, trigger_id, subject, job
+       RETURNING id, environment_id, trigger_id, subject, job, digest_ids
+     ),
+     -- Locked in the order DigestEvents locks digests, so the two wait for each other, never deadlock.
+     ending AS (
+       SELECT id FROM triggers.digests
+        WHERE id IN (SELECT unnest(digest_ids) FROM due) AND closed_at IS NULL
+        ORDER BY environment_id, workflow_id, subscriber_id, step_id, digest_key
+          FOR UPDATE
+     ),
+     closed AS (
+       UPDATE triggers.digests SET closed_at = now() WHERE id IN (SELECT id FROM ending)
      )
      INSERT INTO triggers.outbox (environment_id, trigger_id, message_id, subject, job)
      SELECT environment_id, trigger_id, trigger_id || '.resume.' || id, subject, job FROM due`,
@@ -172,4 +185,182 @@ export async function selectNextScheduleTime(db: Queryable): Promise<Date | unde
 
 export async function deleteOutboxRows(db: Queryable, ids: readonly string[]): Promise<void> {
   await db.query("DELETE FROM triggers.outbox WHERE id = ANY($1::bigint[])", [ids]);
+}
+
+/** A digest key: one subscriber's events of one workflow's digest step with one digestKey value. */
+export interface DigestKey {
+  workflowId: string;
+  subscriberId: string;
+  stepId: string;
+  /** The digestKey value, JSON-encoded; '' when the payload has none. */
+  key: string;
+}
+
+export interface DigestKeyRow {
+  workflow_id: string;
+  subscriber_id: string;
+  step_id: string;
+  digest_key: string;
+  last_event_at: Date | null;
+  /** The transaction's time, the arrival time of the events it records. */
+  now: Date;
+}
+
+const keyColumns = (keys: readonly DigestKey[]) => [
+  keys.map((key) => key.workflowId),
+  keys.map((key) => key.subscriberId),
+  keys.map((key) => key.stepId),
+  keys.map((key) => key.key),
+];
+
+/**
+ * Locks the rows of these (distinct) keys, creating missing ones, in one order so concurrent
+ * batches wait for each other instead of deadlocking; answers when each key's last event arrived.
+ */
+export async function lockDigestKeys(db: Queryable, environmentId: string, keys: readonly DigestKey[]): Promise<DigestKeyRow[]> {
+  const { rows } = await db.query<DigestKeyRow>(
+    `INSERT INTO triggers.digest_keys (environment_id, workflow_id, subscriber_id, step_id, digest_key)
+     SELECT $1, v.workflow_id, v.subscriber_id, v.step_id, v.digest_key
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS v(workflow_id, subscriber_id, step_id, digest_key)
+      ORDER BY v.workflow_id, v.subscriber_id, v.step_id, v.digest_key
+     ON CONFLICT (environment_id, workflow_id, subscriber_id, step_id, digest_key) DO UPDATE SET last_event_at = digest_keys.last_event_at
+     RETURNING workflow_id, subscriber_id, step_id, digest_key, last_event_at, now() AS now`,
+    [environmentId, ...keyColumns(keys)],
+  );
+  return rows;
+}
+
+/** Records that an event of each of these keys arrived now. */
+export async function touchDigestKeys(db: Queryable, environmentId: string, keys: readonly DigestKey[]): Promise<void> {
+  await db.query(
+    `UPDATE triggers.digest_keys k SET last_event_at = now()
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS v(workflow_id, subscriber_id, step_id, digest_key)
+      WHERE k.environment_id = $1 AND k.workflow_id = v.workflow_id AND k.subscriber_id = v.subscriber_id
+        AND k.step_id = v.step_id AND k.digest_key = v.digest_key`,
+    [environmentId, ...keyColumns(keys)],
+  );
+}
+
+/** One subscriber's run of one transaction reaching one digest step. */
+export interface DigestArrival {
+  subscriberId: string;
+  stepId: string;
+  transactionId: string;
+}
+
+/** Which of these arrivals were recorded before, and whether each was digested. */
+export async function selectDigestArrivals(
+  db: Queryable,
+  environmentId: string,
+  arrivals: readonly DigestArrival[],
+): Promise<{ subscriber_id: string; step_id: string; transaction_id: string; digest_id: number | null }[]> {
+  const { rows } = await db.query<{ subscriber_id: string; step_id: string; transaction_id: string; digest_id: number | null }>(
+    `SELECT e.subscriber_id, e.step_id, e.transaction_id, e.digest_id
+       FROM triggers.digest_events e
+       JOIN unnest($2::text[], $3::text[], $4::text[]) AS v(subscriber_id, step_id, transaction_id)
+         ON e.subscriber_id = v.subscriber_id AND e.step_id = v.step_id AND e.transaction_id = v.transaction_id
+      WHERE e.environment_id = $1`,
+    [environmentId, arrivals.map((row) => row.subscriberId), arrivals.map((row) => row.stepId), arrivals.map((row) => row.transactionId)],
+  );
+  return rows;
+}
+
+export interface DigestRow {
+  id: number;
+  workflow_id: string;
+  subscriber_id: string;
+  step_id: string;
+  digest_key: string;
+  trigger_id: string;
+}
+
+/**
+ * Opens a digest for each of these (distinct) keys unless one is open, answering the open digest
+ * of every key: the unique index on open digests decides, so racing batches share one. Locks them
+ * in one order, like the relay that closes them.
+ */
+export async function openDigests(
+  db: Queryable,
+  environmentId: string,
+  rows: readonly (DigestKey & { triggerId: string; runAt: Date })[],
+): Promise<DigestRow[]> {
+  const { rows: digests } = await db.query<DigestRow>(
+    `INSERT INTO triggers.digests (environment_id, workflow_id, subscriber_id, step_id, digest_key, trigger_id, run_at)
+     SELECT $1, v.workflow_id, v.subscriber_id, v.step_id, v.digest_key, v.trigger_id, v.run_at
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[])
+            AS v(workflow_id, subscriber_id, step_id, digest_key, trigger_id, run_at)
+      ORDER BY v.workflow_id, v.subscriber_id, v.step_id, v.digest_key
+     ON CONFLICT (environment_id, workflow_id, subscriber_id, step_id, digest_key) WHERE closed_at IS NULL
+     DO UPDATE SET run_at = digests.run_at
+     RETURNING id, workflow_id, subscriber_id, step_id, digest_key, trigger_id`,
+    [environmentId, ...keyColumns(rows), rows.map((row) => row.triggerId), rows.map((row) => row.runAt)],
+  );
+  return digests;
+}
+
+/** Records arrivals in the given order (the digest's event order); one recorded before is kept. */
+export async function insertDigestEvents(
+  db: Queryable,
+  environmentId: string,
+  rows: readonly (DigestArrival & { digestId: string | null; payload: string | null })[],
+): Promise<void> {
+  await db.query(
+    `INSERT INTO triggers.digest_events (environment_id, subscriber_id, step_id, transaction_id, digest_id, payload)
+     SELECT $1, v.subscriber_id, v.step_id, v.transaction_id, v.digest_id, v.payload
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[], $6::jsonb[]) WITH ORDINALITY
+            AS v(subscriber_id, step_id, transaction_id, digest_id, payload, position)
+      ORDER BY v.position
+     ON CONFLICT (environment_id, subscriber_id, step_id, transaction_id) DO NOTHING`,
+    [
+      environmentId,
+      rows.map((row) => row.subscriberId),
+      rows.map((row) => row.stepId),
+      rows.map((row) => row.transactionId),
+      rows.map((row) => row.digestId),
+      rows.map((row) => row.payload),
+    ],
+  );
+}
+
+/** The first `limit` event payloads of each digest in arrival order, each row with its digest's exact total. */
+export async function selectDigestEvents(
+  db: Queryable,
+  environmentId: string,
+  digestIds: readonly string[],
+  limit: number,
+): Promise<{ digest_id: number; payload: Record<string, unknown>; total: number }[]> {
+  const { rows } = await db.query<{ digest_id: number; payload: Record<string, unknown>; total: number }>(
+    `SELECT digest_id, payload, total FROM (
+       SELECT digest_id, payload, id,
+              row_number() OVER (PARTITION BY digest_id ORDER BY id) AS position,
+              count(*) OVER (PARTITION BY digest_id) AS total
+         FROM triggers.digest_events
+        WHERE environment_id = $1 AND digest_id = ANY($2::bigint[])
+     ) e
+     WHERE position <= $3
+     ORDER BY digest_id, id`,
+    [environmentId, digestIds, limit],
+  );
+  return rows;
+}
+
+/** Closes the open digests a canceled trigger opened: their run is dropped, later events open new ones. */
+export async function closeDigestsOf(db: Queryable, environmentId: string, triggerId: string): Promise<number> {
+  const { rowCount } = await db.query(
+    `UPDATE triggers.digests SET closed_at = now()
+      WHERE id IN (SELECT id FROM triggers.digests WHERE environment_id = $1 AND trigger_id = $2 AND closed_at IS NULL
+                    ORDER BY workflow_id, subscriber_id, step_id, digest_key FOR UPDATE)`,
+    [environmentId, triggerId],
+  );
+  return rowCount ?? 0;
+}
+
+/** Takes a canceled transaction's events out of the open digests they joined. */
+export async function deleteOpenDigestEventsOf(db: Queryable, environmentId: string, transactionId: string): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM triggers.digest_events e USING triggers.digests d
+      WHERE e.environment_id = $1 AND e.transaction_id = $2 AND d.id = e.digest_id AND d.closed_at IS NULL`,
+    [environmentId, transactionId],
+  );
+  return rowCount ?? 0;
 }

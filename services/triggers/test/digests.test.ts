@@ -1,0 +1,214 @@
+import { create, fromBinary, type JsonObject } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { createClient } from "@connectrpc/connect";
+import { triggersV1 } from "@notify/proto";
+import { createLogger, objectId, type Scope } from "@notify/runtime";
+import { inMemoryTransport } from "@notify/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { routes } from "../src/routes.js";
+import * as store from "../src/triggers/store.js";
+import { callAs, Code, newScope, openDatabase, rpcError, type Fixture } from "./fixtures.js";
+
+let fixture: Fixture;
+let triggers: ReturnType<typeof createClient<typeof triggersV1.TriggerService>>;
+beforeAll(async () => {
+  fixture = await openDatabase();
+  triggers = createClient(triggersV1.TriggerService, inMemoryTransport(routes({ pool: fixture.pool, log: createLogger("test", "silent"), jobSubject: "test.jobs.trigger" })));
+});
+afterAll(() => fixture?.close());
+
+const WORKFLOW = objectId();
+
+function jobOf(scope: Scope, transactionId: string, payload: JsonObject = {}): triggersV1.TriggerJob {
+  return create(triggersV1.TriggerJobSchema, {
+    triggerId: objectId(),
+    organizationId: scope.organizationId,
+    environmentId: scope.environmentId,
+    transactionId,
+    event: { name: "digested", payload },
+    workflow: { id: WORKFLOW },
+  });
+}
+
+const inAMinute = () => timestampFromDate(new Date(Date.now() + 60_000));
+const entry = (job: number, subscriberId: string, extra: Partial<triggersV1.DigestEntry> = {}) => ({
+  job,
+  subscriberId,
+  stepId: "digest-step",
+  fromStep: 1,
+  key: "",
+  runAt: inAMinute(),
+  ...extra,
+});
+
+async function schedulesOf(scope: Scope) {
+  const { rows } = await fixture.pool.query<{ trigger_id: string; job: Buffer; digest_ids: string[] | null }>(
+    "SELECT trigger_id, job, digest_ids FROM triggers.schedules WHERE environment_id = $1 ORDER BY id",
+    [scope.environmentId],
+  );
+  return rows.map((row) => ({ ...row, job: fromBinary(triggersV1.TriggerJobSchema, row.job) }));
+}
+
+async function openDigestsOf(scope: Scope) {
+  const { rows } = await fixture.pool.query<{ id: number; subscriber_id: string; digest_key: string }>(
+    "SELECT id, subscriber_id, digest_key FROM triggers.digests WHERE environment_id = $1 AND closed_at IS NULL ORDER BY id",
+    [scope.environmentId],
+  );
+  return rows;
+}
+
+async function digestOf(scope: Scope, id: string | number) {
+  const [digest] = (await triggers.getDigests({ digestIds: [String(id)] }, callAs(scope))).digests;
+  return digest;
+}
+
+describe("DigestEvents", () => {
+  it("opens a digest for a key's first event and merges the rest, listing payloads in arrival order", async () => {
+    const scope = newScope();
+    const jobs = [jobOf(scope, "t1", { n: 1 }), jobOf(scope, "t2", { n: 2 }), jobOf(scope, "t3", { n: 3 })];
+    const reply = await triggers.digestEvents({ jobs, entries: [entry(0, "s1"), entry(1, "s1"), entry(2, "s1")] }, callAs(scope));
+    expect(reply.digested).toEqual([true, true, true]);
+
+    const [digest] = await openDigestsOf(scope);
+    const schedules = await schedulesOf(scope);
+    expect(schedules).toHaveLength(1);
+    expect(schedules[0]!.trigger_id).toBe(jobs[0]!.triggerId);
+    expect(schedules[0]!.digest_ids).toEqual([String(digest!.id)]);
+    expect(schedules[0]!.job.resumption).toMatchObject({ subscriberIds: ["s1"], fromStep: 1, digestIds: [String(digest!.id)] });
+    expect(schedules[0]!.job.transactionId).toBe("t1");
+
+    await triggers.digestEvents({ jobs: [jobOf(scope, "t4", { n: 4 })], entries: [entry(0, "s1")] }, callAs(scope));
+    expect(await digestOf(scope, digest!.id)).toMatchObject({ events: [{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }], totalCount: 4 });
+    expect(await schedulesOf(scope)).toHaveLength(1);
+  });
+
+  it("counts a redelivered event once and answers what it did the first time", async () => {
+    const scope = newScope();
+    const first = jobOf(scope, "r1", { n: 1 });
+    const second = jobOf(scope, "r2", { n: 2 });
+    await triggers.digestEvents({ jobs: [first, second], entries: [entry(0, "s1"), entry(1, "s1")] }, callAs(scope));
+    // The same jobs again (redelivered), and one job twice in one call.
+    const again = await triggers.digestEvents({ jobs: [second, first], entries: [entry(0, "s1"), entry(1, "s1"), entry(1, "s1")] }, callAs(scope));
+    expect(again.digested).toEqual([true, true, true]);
+    const [digest] = await openDigestsOf(scope);
+    expect(await digestOf(scope, digest!.id)).toMatchObject({ events: [{ n: 1 }, { n: 2 }], totalCount: 2 });
+    expect(await schedulesOf(scope)).toHaveLength(1);
+  });
+
+  it("opens one digest when concurrent calls race for a key", async () => {
+    const scope = newScope();
+    const jobs = Array.from({ length: 12 }, (_, n) => jobOf(scope, `race-${n}`, { n }));
+    const replies = await Promise.all(jobs.map((job) => triggers.digestEvents({ jobs: [job], entries: [entry(0, "s1")] }, callAs(scope))));
+    expect(replies.map((reply) => reply.digested)).toEqual(jobs.map(() => [true]));
+    const digests = await openDigestsOf(scope);
+    expect(digests).toHaveLength(1);
+    expect((await digestOf(scope, digests[0]!.id))?.totalCount).toBe(12);
+    expect(await schedulesOf(scope)).toHaveLength(1);
+  });
+
+  it("keeps keys apart and schedules the digests one job opens together", async () => {
+    const scope = newScope();
+    const job = jobOf(scope, "k1", { post: 1 });
+    const other = jobOf(scope, "k2", { post: 2 });
+    await triggers.digestEvents(
+      { jobs: [job, other], entries: [entry(0, "s1", { key: "1" }), entry(0, "s2", { key: "1" }), entry(1, "s1", { key: "2" }), entry(1, "s1", { key: "1", stepId: "other-step", fromStep: 2 })] },
+      callAs(scope),
+    );
+    expect(await openDigestsOf(scope)).toHaveLength(4);
+    const schedules = await schedulesOf(scope);
+    expect(schedules.map((schedule) => schedule.job.resumption?.subscriberIds)).toEqual([["s1", "s2"], ["s1"], ["s1"]]);
+    expect(schedules.map((schedule) => schedule.job.resumption?.fromStep)).toEqual([1, 1, 2]);
+  });
+
+  it("backs off: an event without a recent one of its key is not digested, the next one is", async () => {
+    const scope = newScope();
+    const backoff = { backoffMs: 60_000 };
+    const lone = await triggers.digestEvents({ jobs: [jobOf(scope, "b1", { n: 1 })], entries: [entry(0, "s1", backoff)] }, callAs(scope));
+    expect(lone.digested).toEqual([false]);
+    expect(await openDigestsOf(scope)).toHaveLength(0);
+    // Redelivered: still not digested.
+    const { jobs } = create(triggersV1.DigestEventsRequestSchema, { jobs: [jobOf(scope, "b1", { n: 1 })] });
+    expect((await triggers.digestEvents({ jobs, entries: [entry(0, "s1", backoff)] }, callAs(scope))).digested).toEqual([false]);
+
+    const next = await triggers.digestEvents({ jobs: [jobOf(scope, "b2", { n: 2 }), jobOf(scope, "b3", { n: 3 })], entries: [entry(0, "s1", backoff), entry(1, "s1", backoff)] }, callAs(scope));
+    expect(next.digested).toEqual([true, true]);
+    const [digest] = await openDigestsOf(scope);
+    expect(await digestOf(scope, digest!.id)).toMatchObject({ events: [{ n: 2 }, { n: 3 }], totalCount: 2 });
+
+    // Two events of a new key in one call: the first runs now, the second opens the digest.
+    const pair = await triggers.digestEvents({ jobs: [jobOf(scope, "b4"), jobOf(scope, "b5")], entries: [entry(0, "s2", backoff), entry(1, "s2", backoff)] }, callAs(scope));
+    expect(pair.digested).toEqual([false, true]);
+    // A backoff of 0 ms: an event a moment after the last one is not digested.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const late = await triggers.digestEvents({ jobs: [jobOf(scope, "b6")], entries: [entry(0, "s3", { backoffMs: 0 })] }, callAs(scope));
+    const later = await triggers.digestEvents({ jobs: [jobOf(scope, "b7")], entries: [entry(0, "s3", { backoffMs: 0 })] }, callAs(scope));
+    expect([late.digested, later.digested]).toEqual([[false], [false]]);
+  });
+
+  it("closes a digest when its schedule moves into the outbox; later events open a new one", async () => {
+    const scope = newScope();
+    const past = timestampFromDate(new Date(Date.now() - 1_000));
+    await triggers.digestEvents({ jobs: [jobOf(scope, "m1", { n: 1 })], entries: [entry(0, "s1", { runAt: past })] }, callAs(scope));
+    const [opened] = await openDigestsOf(scope);
+    expect(await store.moveDueSchedules(fixture.pool, 1000)).toBeGreaterThanOrEqual(1);
+    expect(await openDigestsOf(scope)).toHaveLength(0);
+    const { rows: outbox } = await fixture.pool.query("SELECT job FROM triggers.outbox WHERE environment_id = $1", [scope.environmentId]);
+    expect(outbox).toHaveLength(1);
+
+    const reply = await triggers.digestEvents({ jobs: [jobOf(scope, "m2", { n: 2 })], entries: [entry(0, "s1")] }, callAs(scope));
+    expect(reply.digested).toEqual([true]);
+    const [reopened] = await openDigestsOf(scope);
+    expect(reopened!.id).not.toBe(opened!.id);
+    expect(await digestOf(scope, opened!.id)).toMatchObject({ events: [{ n: 1 }], totalCount: 1 });
+    expect(await digestOf(scope, reopened!.id)).toMatchObject({ events: [{ n: 2 }], totalCount: 1 });
+  });
+
+  it("drops a digest whose opening trigger is canceled, and takes a canceled event out of an open digest", async () => {
+    const scope = newScope();
+    const jobs = [jobOf(scope, "c1", { n: 1 }), jobOf(scope, "c2", { n: 2 }), jobOf(scope, "c3", { n: 3 })];
+    await store.insertTriggerRecords(
+      fixture.pool,
+      scope.environmentId,
+      scope.organizationId,
+      jobs.map((job) => ({ id: job.triggerId, transactionId: job.transactionId, workflowId: WORKFLOW, job: new Uint8Array() })),
+    );
+    await triggers.digestEvents({ jobs, entries: [entry(0, "s1"), entry(1, "s1"), entry(0, "s2"), entry(2, "s2")] }, callAs(scope));
+    const [forS1, forS2] = await openDigestsOf(scope);
+    // c3 merged into s2's digest; canceling it takes its event out.
+    await triggers.cancelTrigger({ transactionId: "c3" }, callAs(scope));
+    expect(await digestOf(scope, forS2!.id)).toMatchObject({ events: [{ n: 1 }], totalCount: 1 });
+    // c1 opened both digests: canceling it drops their run and closes them.
+    await triggers.cancelTrigger({ transactionId: "c1" }, callAs(scope));
+    expect(await schedulesOf(scope)).toHaveLength(0);
+    expect(await openDigestsOf(scope)).toHaveLength(0);
+    await triggers.digestEvents({ jobs: [jobOf(scope, "c4")], entries: [entry(0, "s1")] }, callAs(scope));
+    const reopened = await openDigestsOf(scope);
+    expect(reopened.map((digest) => digest.subscriber_id)).toEqual(["s1"]);
+    expect(reopened[0]!.id).not.toBe(forS1!.id);
+    expect(await schedulesOf(scope)).toHaveLength(1);
+  });
+
+  it("lists at most 1000 events of a digest with the exact total", async () => {
+    const scope = newScope();
+    const jobs = Array.from({ length: 1000 }, (_, n) => jobOf(scope, `many-${n}`, { n }));
+    await triggers.digestEvents({ jobs, entries: jobs.map((_, index) => entry(index, "s1")) }, callAs(scope));
+    await triggers.digestEvents({ jobs: [jobOf(scope, "many-last", { n: 1000 })], entries: [entry(0, "s1")] }, callAs(scope));
+    const [open] = await openDigestsOf(scope);
+    const digest = await digestOf(scope, open!.id);
+    expect(digest?.totalCount).toBe(1001);
+    expect(digest?.events).toHaveLength(1000);
+    expect(digest?.events[999]).toEqual({ n: 999 });
+  });
+
+  it("refuses entries that name no job, jobs of another environment and bad digest ids", async () => {
+    const scope = newScope();
+    expect((await rpcError(triggers.digestEvents({ jobs: [], entries: [entry(0, "s1")] }, callAs(scope)))).code).toBe(Code.InvalidArgument);
+    expect((await rpcError(triggers.digestEvents({ jobs: [jobOf(newScope(), "x")], entries: [entry(0, "s1")] }, callAs(scope)))).code).toBe(Code.InvalidArgument);
+    expect((await rpcError(triggers.getDigests({ digestIds: ["abc"] }, callAs(scope)))).code).toBe(Code.InvalidArgument);
+    // Another environment's digest is not visible.
+    const owner = newScope();
+    await triggers.digestEvents({ jobs: [jobOf(owner, "o1")], entries: [entry(0, "s1")] }, callAs(owner));
+    const [digest] = await openDigestsOf(owner);
+    expect((await triggers.getDigests({ digestIds: [String(digest!.id)] }, callAs(scope))).digests).toEqual([]);
+  });
+});

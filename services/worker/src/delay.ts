@@ -12,6 +12,12 @@ const UNIT_MS: Record<string, number> = {
   months: 30 * 86_400_000,
 };
 
+/** amount × unit in milliseconds (the units of delay and digest steps); undefined when either is invalid. */
+export function durationMs(amount: number | undefined, unit: string | undefined): number | undefined {
+  const unitMs = unit !== undefined && Object.hasOwn(UNIT_MS, unit) ? UNIT_MS[unit] : undefined;
+  return amount === undefined || amount < 0 || !Number.isFinite(amount) || unitMs === undefined ? undefined : amount * unitMs;
+}
+
 export type DelayOutcome = { runAt: Date } | { error: string };
 
 /**
@@ -31,7 +37,7 @@ export function delayUntil(step: workflowsV1.Step, payload: JsonObject, override
   const given = objectAt(overrides, "delay");
   const amount = typeof given["amount"] === "number" ? given["amount"] : metadata?.amount;
   const unit = typeof given["unit"] === "string" ? given["unit"] : metadata?.unit;
-  const unitMs = unit ? UNIT_MS[unit] : undefined;
-  if (amount === undefined || amount < 0 || unitMs === undefined) return { error: "Delay step has no valid amount and unit" };
-  return { runAt: new Date(now + amount * unitMs) };
+  const duration = durationMs(amount, unit);
+  if (duration === undefined) return { error: "Delay step has no valid amount and unit" };
+  return { runAt: new Date(now + duration) };
 }

@@ -6,6 +6,8 @@ import type { Logger } from "@notify/runtime";
 import { composeMessages, subscriberVariables, type NewMessage, type RunContext } from "./compose.js";
 import { stepPasses, type StepFilter } from "./filters.js";
 import { delayUntil } from "./delay.js";
+import { writeMessages } from "./message-groups.js";
+import { digestPlan, digestStepData, type DigestPlan } from "./digest.js";
 import { render, templateData } from "./render.js";
 
 export interface PipelineClients {
@@ -105,6 +107,23 @@ interface Share {
 interface Pause {
   fromStep: number;
   runAt: Date;
+}
+
+/** Where a run of the steps reached a digest step (at `index`): the digest decides what follows. */
+interface DigestStop {
+  index: number;
+  stepId: string;
+  plan: DigestPlan;
+}
+
+/** One subscriber's run of a share's job, from step `from` with `step` as the template's `step`. */
+interface SubscriberRun {
+  share: Share;
+  subscriber: subscribersV1.Subscriber;
+  from: number;
+  step: Record<string, unknown>;
+  /** The digest that resumed this run; a later delay carries it on. */
+  digestId?: string | undefined;
 }
 
 /** The most ids or messages one RPC carries. */
@@ -283,30 +302,50 @@ async function deliverShares(shares: Share[], call: CallOptions, deps: PipelineD
     }),
   );
   const lookups = integrationLookups(deps.clients, call);
+  const digests = await digestsOf(shares, call, deps);
   const messages: NewMessage[] = [];
-  // Subscribers paused at a delay, per job and resumption point.
-  const paused = new Map<string, { job: triggersV1.TriggerJob; pause: Pause; subscriberIds: string[] }>();
-  for (const share of shares) {
-    for (const subscriber of share.subscribers) {
-      const channels = preferences.get(`${share.run.job.workflow!.id}/${subscriber.id}`) ?? defaults.get(share.run.job.workflow!.id);
-      const composed = await composeForSubscriber(subscriber, share.run, channels, lookups, deps);
+  // Subscribers paused at a delay, per job, resumption point and whether a digest resumed them.
+  const paused = new Map<string, { job: triggersV1.TriggerJob; pause: Pause; subscriberIds: string[]; digestIds: string[] }>();
+  let runs: SubscriberRun[] = shares.flatMap((share) => {
+    const resumption = share.run.job.resumption;
+    const digestOf = new Map(resumption?.digestIds.map((id, index) => [resumption.subscriberIds[index], id]));
+    return share.subscribers.map((subscriber) => {
+      const digestId = digestOf.get(subscriber.id);
+      return { share, subscriber, from: resumption?.fromStep ?? 0, step: digestId ? (digests.get(digestId) ?? digestStepData([], 0)) : {}, digestId };
+    });
+  });
+  // Each round runs subscribers until they end, pause or reach a digest step; one digest call then
+  // decides for all of them, and those not digested go on from the next step in another round.
+  while (runs.length > 0) {
+    const stops: { run: SubscriberRun; stop: DigestStop }[] = [];
+    for (const run of runs) {
+      const job = run.share.run.job;
+      const channels = preferences.get(`${job.workflow!.id}/${run.subscriber.id}`) ?? defaults.get(job.workflow!.id);
+      const composed = await composeForSubscriber(run.subscriber, run.share.run, channels, lookups, deps, run.from, run.step);
       messages.push(...composed.messages);
       if (composed.pause) {
-        const key = `${share.run.job.triggerId}/${composed.pause.fromStep}/${composed.pause.runAt.getTime()}`;
-        const entry = paused.get(key) ?? { job: share.run.job, pause: composed.pause, subscriberIds: [] };
-        entry.subscriberIds.push(subscriber.id);
+        const key = `${job.triggerId}/${composed.pause.fromStep}/${composed.pause.runAt.getTime()}/${run.digestId ? "digest" : ""}`;
+        const entry = paused.get(key) ?? { job, pause: composed.pause, subscriberIds: [], digestIds: [] };
+        entry.subscriberIds.push(run.subscriber.id);
+        if (run.digestId) entry.digestIds.push(run.digestId);
         paused.set(key, entry);
       }
+      if (composed.digest) stops.push({ run, stop: composed.digest });
     }
+    const digested = await enterDigests(stops, call, deps);
+    runs = stops.flatMap(({ run, stop }, index) =>
+      digested[index] ? [] : [{ share: run.share, subscriber: run.subscriber, from: stop.index + 1, step: digestStepData([payloadOf(run.share.run.job)], 1) }],
+    );
   }
-  let created = 0;
-  for (const part of chunks(messages, 2_000)) {
-    created += (await deps.clients.messages.createMessages({ messages: part }, call)).messages.filter((message) => message.created).length;
-  }
-  const resumptions = [...paused.values()].flatMap(({ job, pause, subscriberIds }) =>
-    chunks(subscriberIds).map((ids) => {
+  const created = await writeMessages(deps.clients.messages, messages, call);
+  const resumptions = [...paused.values()].flatMap(({ job, pause, subscriberIds, digestIds }) =>
+    chunks(subscriberIds).map((ids, part) => {
       const resumption = clone(triggersV1.TriggerJobSchema, job);
-      resumption.resumption = create(triggersV1.ResumptionSchema, { subscriberIds: ids, fromStep: pause.fromStep });
+      resumption.resumption = create(triggersV1.ResumptionSchema, {
+        subscriberIds: ids,
+        fromStep: pause.fromStep,
+        digestIds: digestIds.slice(part * CHUNK, (part + 1) * CHUNK),
+      });
       return { runAt: timestampFromDate(pause.runAt), job: resumption };
     }),
   );
@@ -314,9 +353,49 @@ async function deliverShares(shares: Share[], call: CallOptions, deps: PipelineD
   return created;
 }
 
+const payloadOf = (job: triggersV1.TriggerJob) => (job.event?.payload ?? {}) as JsonObject;
+
+/** The events of the digests that resume some of these shares' runs, as templates see them: one call per 1000 digests. */
+async function digestsOf(shares: readonly Share[], call: CallOptions, deps: PipelineDeps): Promise<Map<string, Record<string, unknown>>> {
+  const ids = [...new Set(shares.flatMap((share) => share.run.job.resumption?.digestIds ?? []))];
+  const digests = new Map<string, Record<string, unknown>>();
+  for (const part of chunks(ids)) {
+    for (const digest of (await deps.clients.triggers.getDigests({ digestIds: part }, call)).digests) {
+      digests.set(digest.id, digestStepData(digest.events, digest.totalCount));
+    }
+  }
+  return digests;
+}
+
 /**
- * One subscriber through the workflow's active steps, in order, from where a delay paused them;
- * stops at the next delay step and says when the rest runs.
+ * Hands the events that reached a digest step to the triggers service, in order, 1000 per call;
+ * answers, per stop, whether it was digested (its run ends here) or runs on now.
+ */
+async function enterDigests(stops: readonly { run: SubscriberRun; stop: DigestStop }[], call: CallOptions, deps: PipelineDeps): Promise<boolean[]> {
+  const digested: boolean[] = [];
+  for (const part of chunks(stops)) {
+    const jobs = new Map<triggersV1.TriggerJob, number>();
+    const entries = part.map(({ run, stop }) => {
+      const job = run.share.run.job;
+      if (!jobs.has(job)) jobs.set(job, jobs.size);
+      return {
+        job: jobs.get(job)!,
+        subscriberId: run.subscriber.id,
+        stepId: stop.stepId,
+        fromStep: stop.index + 1,
+        key: stop.plan.key,
+        runAt: timestampFromDate(stop.plan.runAt),
+        ...(stop.plan.backoffMs !== undefined ? { backoffMs: stop.plan.backoffMs } : {}),
+      };
+    });
+    digested.push(...(await deps.clients.triggers.digestEvents({ jobs: [...jobs.keys()], entries }, call)).digested);
+  }
+  return digested;
+}
+
+/**
+ * One subscriber through the workflow's active steps, in order, from step `from`; stops at the
+ * next delay step (saying when the rest runs) or digest step (saying how the event digests).
  */
 async function composeForSubscriber(
   subscriber: subscribersV1.Subscriber,
@@ -324,10 +403,12 @@ async function composeForSubscriber(
   channels: subscribersV1.ChannelPreferences | undefined,
   lookups: ReturnType<typeof integrationLookups>,
   deps: PipelineDeps,
-): Promise<{ messages: NewMessage[]; pause?: Pause }> {
+  from: number,
+  stepData: Record<string, unknown>,
+): Promise<{ messages: NewMessage[]; pause?: Pause; digest?: DigestStop }> {
   const { job } = run;
   const workflow = job.workflow!;
-  const payload = (job.event?.payload ?? {}) as JsonObject;
+  const payload = payloadOf(job);
   const overrides = (job.event?.overrides ?? {}) as JsonObject;
   const variables = subscriberVariables(subscriber);
   const data = templateData({
@@ -335,13 +416,13 @@ async function composeForSubscriber(
     subscriber: variables,
     ...(run.actor ? { actor: subscriberVariables(run.actor) } : {}),
     ...(job.tenant ? { tenant: { identifier: job.tenant.identifier, name: job.tenant.name, data: job.tenant.data ?? {} } } : {}),
-    step: {},
+    step: stepData,
   });
   const context: RunContext = { job, workflow, subscriber, data, payload, overrides, ...lookups };
   const passes = (candidate: workflowsV1.Step) => stepPasses(filtersOf(candidate, data), { subscriber: variables, payload });
   const produced: NewMessage[] = [];
   const steps = activeSteps(workflow);
-  for (let index = job.resumption?.fromStep ?? 0; index < steps.length; index += 1) {
+  for (let index = from; index < steps.length; index += 1) {
     const main = steps[index]!;
     // The first active variant whose conditions pass replaces the step, as in Novu.
     const step = main.variants.find((variant) => variant.active !== false && variant.filters.length > 0 && passes(variant)) ?? main;
@@ -354,6 +435,16 @@ async function composeForSubscriber(
         return { messages: produced };
       }
       return { messages: produced, pause: { fromStep: index + 1, runAt: delay.runAt } };
+    }
+    if (type === "digest" && passes(step)) {
+      const plan = digestPlan(step, payload);
+      if ("error" in plan) {
+        // Like a bad delay: the run of this subscriber fails at the step.
+        deps.log.warn({ step: step.id, transactionId: job.transactionId, reason: plan.error }, "digest step failed");
+        return { messages: produced };
+      }
+      // The main step's id keys the digest, whichever variant ran.
+      return { messages: produced, digest: { index, stepId: main.id, plan } };
     }
     if (!CHANNEL_STEP_TYPES.has(type)) continue;
     if (step === main && !passes(step)) continue;

@@ -1,0 +1,37 @@
+import type { JsonObject } from "@bufbuild/protobuf";
+import type { workflowsV1 } from "@notify/proto";
+import { durationMs } from "./delay.js";
+import { valueAtPath } from "./filters.js";
+import { nextTimedBoundary } from "./timed.js";
+
+/** How an event enters a digest step: the key it digests under and when a digest it opens ends. */
+export interface DigestPlan {
+  /** The value at the step's digestKey path in the payload, JSON-encoded; '' when absent. */
+  key: string;
+  runAt: Date;
+  /** Backoff: digested only when an event of the key arrived at most this long before. */
+  backoffMs?: number;
+}
+
+/**
+ * The plan of a digest step for one event: regular (window amount × unit from now), backoff
+ * (the same, but only after a recent event of the key) or timed (until the next boundary).
+ */
+export function digestPlan(step: workflowsV1.Step, payload: JsonObject, now = Date.now()): DigestPlan | { error: string } {
+  const metadata = step.metadata;
+  const value = metadata?.digestKey ? valueAtPath(payload, metadata.digestKey) : undefined;
+  const key = value === undefined ? "" : JSON.stringify(value);
+  if (metadata?.type === "timed") {
+    const boundary = nextTimedBoundary(metadata, new Date(now));
+    return "error" in boundary ? boundary : { key, runAt: boundary.runAt };
+  }
+  const window = durationMs(metadata?.amount, metadata?.unit);
+  if (window === undefined) return { error: "Digest step has no valid amount and unit" };
+  if (metadata?.type !== "backoff" && metadata?.backoff !== true) return { key, runAt: new Date(now + window) };
+  const backoffMs = durationMs(metadata.backoffAmount, metadata.backoffUnit);
+  if (backoffMs === undefined) return { error: "Backoff digest step has no valid backoffAmount and backoffUnit" };
+  return { key, runAt: new Date(now + window), backoffMs };
+}
+
+/** What templates see as `step` after a digest: its events' payloads in arrival order and their count. */
+export const digestStepData = (events: readonly JsonObject[], totalCount: number) => ({ digest: true, events, total_count: totalCount });

@@ -1,0 +1,130 @@
+import type { workflowsV1 } from "@notify/proto";
+
+export type Boundary = { runAt: Date } | { error: string };
+
+const DAY_MS = 86_400_000;
+const WEEK_DAYS = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"];
+const ORDINALS: Record<string, number> = { "1": 1, "2": 2, "3": 3, "4": 4, "5": 5, last: -1 };
+const WEEKDAYS_OF: Record<string, number[]> = {
+  day: [0, 1, 2, 3, 4, 5, 6],
+  weekday: [1, 2, 3, 4, 5],
+  weekend: [0, 6],
+  ...Object.fromEntries(WEEK_DAYS.map((name, index) => [name, [index]])),
+};
+/** Periods (grid points, days, weeks or months of the interval) looked at before giving up. */
+const MAX_PERIODS = 400;
+
+const startOfDay = (ms: number) => Math.floor(ms / DAY_MS) * DAY_MS;
+const monthIndex = (date: Date) => date.getUTCFullYear() * 12 + date.getUTCMonth();
+const daysInMonth = (year: number, month: number) => new Date(Date.UTC(year, month + 1, 0)).getUTCDate();
+
+function timeOfDay(atTime: string | undefined): number | undefined {
+  if (atTime === undefined || atTime === "") return 0;
+  const match = /^(\d{1,2}):(\d{2})(?::(\d{2}))?$/.exec(atTime);
+  if (!match) return undefined;
+  const [hours, minutes, seconds] = [Number(match[1]), Number(match[2]), Number(match[3] ?? 0)];
+  if (hours > 23 || minutes > 59 || seconds > 59) return undefined;
+  return ((hours * 60 + minutes) * 60 + seconds) * 1000;
+}
+
+/** Whether a day is the `ordinal`-th (or last) of the days of its month whose weekday is listed. */
+function isOrdinalDay(day: Date, ordinal: number, weekdays: readonly number[]): boolean {
+  const year = day.getUTCFullYear();
+  const month = day.getUTCMonth();
+  if (!weekdays.includes(day.getUTCDay())) return false;
+  const matching: number[] = [];
+  for (let date = 1; date <= daysInMonth(year, month); date += 1) {
+    if (weekdays.includes(new Date(Date.UTC(year, month, date)).getUTCDay())) matching.push(date);
+  }
+  const chosen = ordinal === -1 ? matching.at(-1) : matching[ordinal - 1];
+  return chosen === day.getUTCDate();
+}
+
+/**
+ * When a timed digest's window ends: the first boundary after `now` (UTC) of a recurrence of
+ * `amount` (default 1) `unit`s at `timed.atTime` ("HH:mm", default 00:00):
+ * - minutes, hours: every amount × unit on a grid through today's atTime;
+ * - days: atTime on every amount-th day from today;
+ * - weeks: atTime on the `weekDays` (default: today's) of every amount-th week from this one
+ *   (weeks start on Monday);
+ * - months: atTime on the `monthDays` (default: today's day of the month, days a month lacks are
+ *   skipped) of every amount-th month from this one, or with `monthlyType: "on"` on the
+ *   `ordinal` (1–5 or last) `ordinalValue` (day, weekday, weekend or a weekday name) of it.
+ * `weekDays` and `monthDays` also restrict the boundaries of the other units to those days. As
+ * in Novu's recurrence, but boundaries fall on whole seconds of atTime, and minutes and hours
+ * keep their grid rather than counting from now. Answers an error for what it cannot compute.
+ */
+export function nextTimedBoundary(metadata: Pick<workflowsV1.StepMetadata, "amount" | "unit" | "timed">, now: Date): Boundary {
+  const unit = metadata.unit ?? "";
+  const interval = metadata.amount ?? 1;
+  if (!Number.isInteger(interval) || interval < 1) return { error: `Timed digest amount must be a positive whole number, not ${interval}` };
+  const timed = metadata.timed;
+  const at = timeOfDay(timed?.atTime);
+  if (at === undefined) return { error: `Timed digest atTime must be HH:mm, not ${timed?.atTime}` };
+  const weekDays = (timed?.weekDays ?? []).map((name) => WEEK_DAYS.indexOf(name));
+  if (weekDays.includes(-1)) return { error: `Timed digest weekDays must be monday … sunday, not ${timed?.weekDays.join(",")}` };
+  const monthDays = (timed?.monthDays ?? []).map(Number);
+  if (monthDays.some((day) => !Number.isInteger(day) || day < 1 || day > 31)) {
+    return { error: `Timed digest monthDays must be 1 … 31, not ${timed?.monthDays.join(",")}` };
+  }
+  const onOrdinal = unit === "months" && timed?.monthlyType === "on";
+  const ordinal = ORDINALS[timed?.ordinal ?? ""];
+  const ordinalWeekdays = WEEKDAYS_OF[timed?.ordinalValue ?? ""];
+  if (onOrdinal && (ordinal === undefined || ordinalWeekdays === undefined)) {
+    return { error: `Timed digest ordinal ${timed?.ordinal} ${timed?.ordinalValue} is not a day of a month` };
+  }
+
+  const today = new Date(startOfDay(now.getTime()));
+  const weekFilter = weekDays.length > 0 ? weekDays : unit === "weeks" ? [today.getUTCDay()] : [];
+  const monthFilter = monthDays.length > 0 || weekDays.length > 0 || unit !== "months" ? monthDays : [today.getUTCDate()];
+  const dayMatches = (day: Date) =>
+    (onOrdinal
+      ? isOrdinalDay(day, ordinal!, ordinalWeekdays!)
+      : (weekFilter.length === 0 || weekFilter.includes(day.getUTCDay())) && (monthFilter.length === 0 || monthFilter.includes(day.getUTCDate())));
+  const notFound: Boundary = { error: `Timed digest has no boundary within ${MAX_PERIODS} periods of ${interval} ${unit}` };
+  // An interval beyond the dates JavaScript can represent has no boundary either.
+  const found = (ms: number): Boundary => (Number.isNaN(new Date(ms).getTime()) ? notFound : { runAt: new Date(ms) });
+
+  if (unit === "minutes" || unit === "hours") {
+    const step = interval * (unit === "minutes" ? 60_000 : 3_600_000);
+    const anchor = today.getTime() + at;
+    // The first grid point at or after `from`.
+    const gridFrom = (from: number) => anchor + Math.ceil((from - anchor) / step) * step;
+    let candidate = gridFrom(now.getTime() + 1);
+    for (let period = 0; period < MAX_PERIODS; period += 1) {
+      if (dayMatches(new Date(startOfDay(candidate)))) return found(candidate);
+      candidate = gridFrom(startOfDay(candidate) + DAY_MS);
+    }
+    return notFound;
+  }
+  if (unit === "days") {
+    for (let period = 0; period < MAX_PERIODS; period += 1) {
+      const day = today.getTime() + period * interval * DAY_MS;
+      if (day + at > now.getTime() && dayMatches(new Date(day))) return found(day + at);
+    }
+    return notFound;
+  }
+  if (unit === "weeks") {
+    const monday = today.getTime() - ((today.getUTCDay() + 6) % 7) * DAY_MS;
+    for (let period = 0; period < MAX_PERIODS; period += 1) {
+      for (let weekday = 0; weekday < 7; weekday += 1) {
+        const day = monday + (period * interval * 7 + weekday) * DAY_MS;
+        if (day + at > now.getTime() && dayMatches(new Date(day))) return found(day + at);
+      }
+    }
+    return notFound;
+  }
+  if (unit === "months") {
+    const first = monthIndex(today);
+    for (let period = 0; period < MAX_PERIODS; period += 1) {
+      const index = first + period * interval;
+      const [year, month] = [Math.floor(index / 12), index % 12];
+      for (let date = 1; date <= daysInMonth(year, month); date += 1) {
+        const day = Date.UTC(year, month, date);
+        if (day + at > now.getTime() && dayMatches(new Date(day))) return found(day + at);
+      }
+    }
+    return notFound;
+  }
+  return { error: `Timed digest unit must be minutes, hours, days, weeks or months, not ${unit || "none"}` };
+}

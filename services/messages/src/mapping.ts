@@ -1,7 +1,7 @@
 import { create, fromJson, toJson, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { messagesV1 } from "@notify/proto";
-import type { ChannelName, MarkAsName, MessageRow, NewMessageRow, StatusName } from "./store.js";
+import type { ChannelName, MarkAsName, MessageGroupRow, MessageRow, StatusName } from "./store.js";
 
 const { Channel, MarkAs, MessageStatus, MessageSchema, MessageCtaSchema, EmailBlockSchema, EmailBlocksSchema } = messagesV1;
 
@@ -57,13 +57,10 @@ function contentFromJson(content: MessageRow["content"]): messagesV1.Message["co
   return { case: undefined };
 }
 
-/** A validated new message → its row (ids assigned by the caller). */
-export function newMessageRow(message: messagesV1.NewMessage, id: string, notificationId: string): NewMessageRow {
+/** What the messages of a group share, as the store writes it (their own ids come apart). */
+export function messageGroupRow(message: messagesV1.NewMessage, grp: number): MessageGroupRow {
   return {
-    id,
-    notification_id: notificationId,
-    subscriber_id: message.subscriberId,
-    external_subscriber_id: message.externalSubscriberId,
+    grp,
     template_id: message.templateId,
     template_identifier: message.templateIdentifier ?? null,
     message_template_id: message.messageTemplateId,

@@ -2,7 +2,7 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import { ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { messagesV1 } from "@notify/proto";
 import { invalidField, isObjectId, notFound, objectId, scopeOf, withTransaction, type Logger, type Pool, type Scope } from "@notify/runtime";
-import { channelName, markAsName, messageFromRow, newMessageRow } from "./mapping.js";
+import { channelName, markAsName, messageFromRow, messageGroupRow } from "./mapping.js";
 import * as store from "./store.js";
 import type { SubscriberDirectory } from "./subscribers.js";
 import { checkFeedIdentifiers, checkMessageIds, checkNewMessages, checkRange } from "./validation.js";
@@ -121,36 +121,54 @@ export function createMessageService({ pool, subscribers, workflows, markAllChun
   return {
     async createMessages(request, context) {
       const scope = scopeOf(context);
-      checkNewMessages(request.messages);
-      if (request.messages.length === 0) return { messages: [] };
-      const notifications = new Map<string, store.NewNotificationRow>();
-      for (const message of request.messages) {
-        const key = keyOf([message.transactionId, message.subscriberId]);
-        if (notifications.has(key)) continue;
-        notifications.set(key, {
-          id: objectId(),
-          transaction_id: message.transactionId,
-          subscriber_id: message.subscriberId,
-          external_subscriber_id: message.externalSubscriberId,
-          template_id: message.templateId,
-          template_identifier: message.templateIdentifier ?? null,
-          payload: message.payload ?? null,
-        });
-      }
+      const groups = checkNewMessages(request);
+      if (groups.length === 0) return { messages: [] };
+      const groupRows = groups.map((group, grp) => messageGroupRow(group.message!, grp));
+      // One notification per transaction and subscriber, however many steps and groups name them.
+      const notifications = new Map<string, store.NewNotificationRow & { transaction_id: string }>();
+      groups.forEach((group, grp) => {
+        for (const recipient of group.recipients) {
+          const key = keyOf([group.message!.transactionId, recipient.subscriberId]);
+          if (notifications.has(key)) continue;
+          notifications.set(key, {
+            id: objectId(),
+            transaction_id: group.message!.transactionId,
+            subscriber_id: recipient.subscriberId,
+            external_subscriber_id: recipient.externalSubscriberId,
+            grp,
+          });
+        }
+      });
       return withTransaction(pool, async (tx) => {
-        await store.insertNotifications(tx, scope.environmentId, scope.organizationId, [...notifications.values()]);
-        // Read back rather than trust our ids: a notification may exist from an earlier call.
+        const notificationKey = (row: { transaction_id: string; subscriber_id: string }) => keyOf([row.transaction_id, row.subscriber_id]);
         const notificationIds = new Map(
-          (await store.selectNotificationIds(tx, scope.environmentId, [...notifications.values()])).map((row) => [
-            keyOf([row.transaction_id, row.subscriber_id]),
+          (await store.insertNotifications(tx, scope.environmentId, scope.organizationId, groupRows, [...notifications.values()])).map((row) => [
+            notificationKey(row),
             row.id,
           ]),
         );
-        const rows = request.messages.map((message) =>
-          newMessageRow(message, objectId(), notificationIds.get(keyOf([message.transactionId, message.subscriberId]))!),
-        );
+        // Those that existed from an earlier call are read back.
+        const earlier = [...notifications.values()].filter((row) => !notificationIds.has(notificationKey(row)));
+        if (earlier.length > 0) {
+          for (const row of await store.selectNotificationIds(tx, scope.environmentId, earlier)) notificationIds.set(notificationKey(row), row.id);
+        }
+        const rows: (store.RecipientRow & store.MessageKey)[] = groups.flatMap((group, grp) => {
+          const shared = groupRows[grp]!;
+          return group.recipients.map((recipient) => ({
+            id: objectId(),
+            notification_id: notificationIds.get(keyOf([shared.transaction_id, recipient.subscriberId]))!,
+            subscriber_id: recipient.subscriberId,
+            external_subscriber_id: recipient.externalSubscriberId,
+            grp,
+            transaction_id: shared.transaction_id,
+            step_id: shared.step_id,
+            channel: shared.channel,
+          }));
+        });
         const messageKey = (row: store.MessageKey) => keyOf([row.transaction_id, row.subscriber_id, row.step_id, row.channel]);
-        const inserted = new Map((await store.insertMessages(tx, scope.environmentId, scope.organizationId, rows)).map((row) => [messageKey(row), row.id]));
+        const inserted = new Map(
+          (await store.insertMessages(tx, scope.environmentId, scope.organizationId, groupRows, rows)).map((row) => [messageKey(row), row.id]),
+        );
         const existingKeys = rows.filter((row) => !inserted.has(messageKey(row)));
         const existing = new Map(
           (existingKeys.length > 0 ? await store.selectMessageIdsByKeys(tx, scope.environmentId, existingKeys) : []).map((row) => [

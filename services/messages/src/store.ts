@@ -45,13 +45,9 @@ export interface MessageRow {
   updated_at: Date;
 }
 
-/** The columns a new message is written with; the rest take their defaults. */
-export type NewMessageRow = Pick<
+/** What the messages of one group share: every written column but the recipient's. */
+export type MessageGroupRow = Pick<
   MessageRow,
-  | "id"
-  | "notification_id"
-  | "subscriber_id"
-  | "external_subscriber_id"
   | "template_id"
   | "template_identifier"
   | "message_template_id"
@@ -76,14 +72,10 @@ export type NewMessageRow = Pick<
   | "delivered_at"
   | "payload"
   | "overrides"
->;
+> & { grp: number };
 
-/** Each written column with its SQL type, to read the rows back out of the JSON document. */
-const NEW_MESSAGE_COLUMNS = [
-  ["id", "text"],
-  ["notification_id", "text"],
-  ["subscriber_id", "text"],
-  ["external_subscriber_id", "text"],
+/** Each shared column with its SQL type, to read groups back out of their JSON document. */
+const GROUP_COLUMNS = [
   ["template_id", "text"],
   ["template_identifier", "text"],
   ["message_template_id", "text"],
@@ -108,16 +100,23 @@ const NEW_MESSAGE_COLUMNS = [
   ["delivered_at", "timestamptz[]"],
   ["payload", "jsonb"],
   ["overrides", "jsonb"],
-] as const satisfies readonly (readonly [keyof NewMessageRow, string])[];
+] as const satisfies readonly (readonly [keyof MessageGroupRow, string])[];
+
+/** One message of a group: its own ids and recipient, and the index of its group. */
+export interface RecipientRow {
+  id: string;
+  notification_id: string;
+  subscriber_id: string;
+  external_subscriber_id: string;
+  grp: number;
+}
 
 export interface NewNotificationRow {
   id: string;
-  transaction_id: string;
   subscriber_id: string;
   external_subscriber_id: string;
-  template_id: string;
-  template_identifier: string | null;
-  payload: Record<string, unknown> | null;
+  /** The group whose transaction, workflow and payload the notification takes. */
+  grp: number;
 }
 
 /** What identifies a message for idempotency (besides the environment). */
@@ -128,33 +127,48 @@ export interface MessageKey {
   channel: ChannelName;
 }
 
+type NotificationKey = { id: string; transaction_id: string; subscriber_id: string };
+
 /**
- * Creates the notifications that do not exist yet, in one statement. Rows travel as one JSON
- * document: messages carry arrays (device tokens, delivery dates) that unnest cannot take.
+ * Creates the notifications that do not exist yet, in one statement, and answers those it
+ * created. Per-row values travel as arrays and the few groups as one JSON document, so the
+ * database parses each shared value (payload above all) once per group, not once per row.
  */
 export async function insertNotifications(
   db: Queryable,
   environmentId: string,
   organizationId: string,
+  groups: readonly MessageGroupRow[],
   rows: readonly NewNotificationRow[],
-): Promise<void> {
-  await db.query(
+): Promise<NotificationKey[]> {
+  const { rows: inserted } = await db.query<NotificationKey>(
     `INSERT INTO messages.notifications
        (environment_id, organization_id, id, transaction_id, subscriber_id, external_subscriber_id, template_id, template_identifier, payload)
-     SELECT $1, $2, id, transaction_id, subscriber_id, external_subscriber_id, template_id, template_identifier, payload
-       FROM jsonb_to_recordset($3::jsonb) AS n(id text, transaction_id text, subscriber_id text, external_subscriber_id text,
-                                              template_id text, template_identifier text, payload jsonb)
-     ON CONFLICT (environment_id, transaction_id, subscriber_id) DO NOTHING`,
-    [environmentId, organizationId, JSON.stringify(rows)],
+     SELECT $1, $2, r.id, g.transaction_id, r.subscriber_id, r.external_subscriber_id, g.template_id, g.template_identifier, g.payload
+       FROM unnest($4::text[], $5::text[], $6::text[], $7::int[]) AS r(id, subscriber_id, external_subscriber_id, grp)
+       JOIN jsonb_to_recordset($3::jsonb) AS g(grp int, transaction_id text, template_id text, template_identifier text, payload jsonb)
+         ON g.grp = r.grp
+     ON CONFLICT (environment_id, transaction_id, subscriber_id) DO NOTHING
+     RETURNING id, transaction_id, subscriber_id`,
+    [
+      environmentId,
+      organizationId,
+      JSON.stringify(groups.map(({ grp, transaction_id, template_id, template_identifier, payload }) => ({ grp, transaction_id, template_id, template_identifier, payload }))),
+      rows.map((row) => row.id),
+      rows.map((row) => row.subscriber_id),
+      rows.map((row) => row.external_subscriber_id),
+      rows.map((row) => row.grp),
+    ],
   );
+  return inserted;
 }
 
 export async function selectNotificationIds(
   db: Queryable,
   environmentId: string,
   keys: readonly { transaction_id: string; subscriber_id: string }[],
-): Promise<{ id: string; transaction_id: string; subscriber_id: string }[]> {
-  const { rows } = await db.query<{ id: string; transaction_id: string; subscriber_id: string }>(
+): Promise<NotificationKey[]> {
+  const { rows } = await db.query<NotificationKey>(
     `SELECT n.id, n.transaction_id, n.subscriber_id
        FROM unnest($2::text[], $3::text[]) AS k(transaction_id, subscriber_id)
        JOIN messages.notifications n
@@ -164,21 +178,33 @@ export async function selectNotificationIds(
   return rows;
 }
 
-/** Inserts in one statement; rows whose key exists already are skipped. Returns the inserted ones. */
+/** Inserts in one statement (groups as for notifications); rows whose key exists already are skipped. Returns the inserted ones. */
 export async function insertMessages(
   db: Queryable,
   environmentId: string,
   organizationId: string,
-  rows: readonly NewMessageRow[],
+  groups: readonly MessageGroupRow[],
+  rows: readonly RecipientRow[],
 ): Promise<({ id: string } & MessageKey)[]> {
-  const names = NEW_MESSAGE_COLUMNS.map(([name]) => name).join(", ");
-  const record = NEW_MESSAGE_COLUMNS.map(([name, type]) => `${name} ${type}`).join(", ");
+  const names = GROUP_COLUMNS.map(([name]) => name);
+  const record = GROUP_COLUMNS.map(([name, type]) => `${name} ${type}`).join(", ");
   const { rows: inserted } = await db.query<{ id: string } & MessageKey>(
-    `INSERT INTO messages.messages (environment_id, organization_id, ${names})
-     SELECT $1, $2, ${names} FROM jsonb_to_recordset($3::jsonb) AS m(${record})
+    `INSERT INTO messages.messages (environment_id, organization_id, id, notification_id, subscriber_id, external_subscriber_id, ${names.join(", ")})
+     SELECT $1, $2, r.id, r.notification_id, r.subscriber_id, r.external_subscriber_id, ${names.map((name) => `g.${name}`).join(", ")}
+       FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::int[]) AS r(id, notification_id, subscriber_id, external_subscriber_id, grp)
+       JOIN jsonb_to_recordset($3::jsonb) AS g(grp int, ${record}) ON g.grp = r.grp
      ON CONFLICT (environment_id, transaction_id, subscriber_id, step_id, channel) DO NOTHING
      RETURNING id, transaction_id, subscriber_id, step_id, channel`,
-    [environmentId, organizationId, JSON.stringify(rows)],
+    [
+      environmentId,
+      organizationId,
+      JSON.stringify(groups),
+      rows.map((row) => row.id),
+      rows.map((row) => row.notification_id),
+      rows.map((row) => row.subscriber_id),
+      rows.map((row) => row.external_subscriber_id),
+      rows.map((row) => row.grp),
+    ],
   );
   return inserted;
 }

@@ -1,4 +1,5 @@
 import { invalidArgument, invalidField, isObjectId, type FieldErrors } from "@notify/runtime";
+import { create } from "@bufbuild/protobuf";
 import { messagesV1 } from "@notify/proto";
 import { CHANNEL_NAMES, STATUS_NAMES } from "./mapping.js";
 
@@ -12,43 +13,76 @@ const TEXT_ALIGNS = new Set(["center", "left", "right"]);
 const BUTTON_TYPES = new Set(["primary", "secondary"]);
 const ACTION_STATUSES = new Set(["pending", "done"]);
 
-/** Value rules for a batch of new messages; every failure at once, as one INVALID_ARGUMENT. */
-export function checkNewMessages(messages: readonly messagesV1.NewMessage[]): void {
-  if (messages.length > MAX_CREATE_BATCH) throw invalidField("messages", `at most ${MAX_CREATE_BATCH} messages per call`, messages.length);
+type Fail = (field: string, text: string, value?: string | number) => void;
+
+function checkRecipient(subscriberId: string, externalSubscriberId: string, fail: Fail): void {
+  if (!isObjectId(subscriberId)) fail("subscriberId", "subscriberId must be an internal subscriber id", subscriberId);
+  if (externalSubscriberId.length === 0 || externalSubscriberId.length > 255) {
+    fail("externalSubscriberId", "externalSubscriberId must be between 1 and 255 characters", externalSubscriberId);
+  }
+}
+
+/** The rules for every field of a new message but its recipient. */
+function checkMessageFields(message: messagesV1.NewMessage, fail: Fail): void {
+  for (const field of ["transactionId", "templateId", "messageTemplateId", "stepId"] as const) {
+    if (message[field].length === 0 || message[field].length > 255) fail(field, `${field} must be between 1 and 255 characters`, message[field]);
+  }
+  if (!(message.channel in CHANNEL_NAMES)) fail("channel", "channel must be one of in_app, email, sms, chat, push", message.channel);
+  if (message.status !== messagesV1.MessageStatus.UNSPECIFIED && !(message.status in STATUS_NAMES)) {
+    fail("status", "status must be one of sent, error, warning", message.status);
+  }
+  if (message.content.case === "blocks") {
+    message.content.value.blocks.forEach((block, blockIndex) => {
+      if (!BLOCK_TYPES.has(block.type)) fail(`content[${blockIndex}].type`, "type must be button or text", block.type);
+      if (block.textAlign !== undefined && !TEXT_ALIGNS.has(block.textAlign)) {
+        fail(`content[${blockIndex}].styles.textAlign`, "textAlign must be center, left or right", block.textAlign);
+      }
+    });
+  }
+  const cta = message.cta;
+  if (cta?.type !== undefined && cta.type !== "redirect") fail("cta.type", "cta.type must be redirect", cta.type);
+  const action = cta?.action;
+  if (action?.status !== undefined && !ACTION_STATUSES.has(action.status)) fail("cta.action.status", "status must be pending or done", action.status);
+  action?.buttons.forEach((button, buttonIndex) => {
+    if (!BUTTON_TYPES.has(button.type)) fail(`cta.action.buttons[${buttonIndex}].type`, "type must be primary or secondary", button.type);
+  });
+  if (action?.result?.type !== undefined && !BUTTON_TYPES.has(action.result.type)) {
+    fail("cta.action.result.type", "type must be primary or secondary", action.result.type);
+  }
+}
+
+/**
+ * Value rules for a CreateMessages call, every failure at once as one INVALID_ARGUMENT; answers
+ * its messages as groups (each message of `messages` a group of one).
+ */
+export function checkNewMessages(request: messagesV1.CreateMessagesRequest): messagesV1.MessageGroup[] {
+  const count = request.messages.length + request.groups.reduce((sum, group) => sum + group.recipients.length, 0);
+  if (count > MAX_CREATE_BATCH) throw invalidField("messages", `at most ${MAX_CREATE_BATCH} messages per call`, count);
   const errors: FieldErrors = {};
-  messages.forEach((message, index) => {
-    const fail = (field: string, text: string, value?: string | number) => {
-      const entry = (errors[`messages[${index}].${field}`] ??= value === undefined ? { messages: [] } : { messages: [], value });
+  const failAt =
+    (prefix: string): Fail =>
+    (field, text, value) => {
+      const entry = (errors[`${prefix}.${field}`] ??= value === undefined ? { messages: [] } : { messages: [], value });
       entry.messages.push(text);
     };
-    for (const field of ["transactionId", "externalSubscriberId", "templateId", "messageTemplateId", "stepId"] as const) {
-      if (message[field].length === 0 || message[field].length > 255) fail(field, `${field} must be between 1 and 255 characters`, message[field]);
-    }
-    if (!isObjectId(message.subscriberId)) fail("subscriberId", "subscriberId must be an internal subscriber id", message.subscriberId);
-    if (!(message.channel in CHANNEL_NAMES)) fail("channel", "channel must be one of in_app, email, sms, chat, push", message.channel);
-    if (message.status !== messagesV1.MessageStatus.UNSPECIFIED && !(message.status in STATUS_NAMES)) {
-      fail("status", "status must be one of sent, error, warning", message.status);
-    }
-    if (message.content.case === "blocks") {
-      message.content.value.blocks.forEach((block, blockIndex) => {
-        if (!BLOCK_TYPES.has(block.type)) fail(`content[${blockIndex}].type`, "type must be button or text", block.type);
-        if (block.textAlign !== undefined && !TEXT_ALIGNS.has(block.textAlign)) {
-          fail(`content[${blockIndex}].styles.textAlign`, "textAlign must be center, left or right", block.textAlign);
-        }
-      });
-    }
-    const cta = message.cta;
-    if (cta?.type !== undefined && cta.type !== "redirect") fail("cta.type", "cta.type must be redirect", cta.type);
-    const action = cta?.action;
-    if (action?.status !== undefined && !ACTION_STATUSES.has(action.status)) fail("cta.action.status", "status must be pending or done", action.status);
-    action?.buttons.forEach((button, buttonIndex) => {
-      if (!BUTTON_TYPES.has(button.type)) fail(`cta.action.buttons[${buttonIndex}].type`, "type must be primary or secondary", button.type);
+  request.messages.forEach((message, index) => {
+    checkMessageFields(message, failAt(`messages[${index}]`));
+    checkRecipient(message.subscriberId, message.externalSubscriberId, failAt(`messages[${index}]`));
+  });
+  request.groups.forEach((group, index) => {
+    if (!group.message) failAt(`groups[${index}]`)("message", "message is required");
+    else checkMessageFields(group.message, failAt(`groups[${index}].message`));
+    group.recipients.forEach((recipient, recipientIndex) => {
+      checkRecipient(recipient.subscriberId, recipient.externalSubscriberId, failAt(`groups[${index}].recipients[${recipientIndex}]`));
     });
-    if (action?.result?.type !== undefined && !BUTTON_TYPES.has(action.result.type)) {
-      fail("cta.action.result.type", "type must be primary or secondary", action.result.type);
-    }
   });
   if (Object.keys(errors).length > 0) throw invalidArgument("Validation failed", errors);
+  return [
+    ...request.messages.map((message) =>
+      create(messagesV1.MessageGroupSchema, { message, recipients: [{ subscriberId: message.subscriberId, externalSubscriberId: message.externalSubscriberId }] }),
+    ),
+    ...request.groups.filter((group) => group.recipients.length > 0),
+  ];
 }
 
 /** The ids of a mark-as: 1 to 100 message ids. */

@@ -55,6 +55,47 @@ describe("MessageService (in memory)", () => {
       expect(count.rows[0].n).toBe(4);
     });
 
+    it("creates the messages of a group, one per recipient, after the call's single messages and idempotently", async () => {
+      const { call, subscriber, scope } = setUp();
+      const others = ["bob", "cy", "dee"].map((id) => subscribers.add(scope, id));
+      const shared = newMessage(subscriber, { transactionId: "txn-group", payload: { order: 7 } });
+      const single = newMessage(subscriber, { transactionId: "txn-group", stepId: "first" });
+      const request = {
+        messages: [single],
+        groups: [{ message: shared, recipients: [subscriber, ...others].map((recipient) => ({ subscriberId: recipient.id, externalSubscriberId: recipient.subscriberId })) }],
+      };
+      const first = await client.createMessages(request, call);
+      expect(first.messages.map((message) => message.created)).toEqual([true, true, true, true, true]);
+      // One notification per transaction and subscriber, whether the message came alone or in a group.
+      expect(first.messages[1]!.notificationId).toBe(first.messages[0]!.notificationId);
+      expect(new Set(first.messages.slice(1).map((message) => message.notificationId)).size).toBe(4);
+      const again = await client.createMessages(request, call);
+      expect(again.messages).toEqual(first.messages.map((message) => ({ ...message, created: false })));
+      const rows = await fixture.pool.query(
+        "SELECT external_subscriber_id, payload, content FROM messages.messages WHERE environment_id = $1 AND step_id = $2 ORDER BY external_subscriber_id",
+        [scope.environmentId, shared.stepId],
+      );
+      expect(rows.rows).toEqual(["ada", "bob", "cy", "dee"].map((id) => ({ external_subscriber_id: id, payload: { order: 7 }, content: "Hello" })));
+    });
+
+    it("names the invalid fields of a group and its recipients, and writes nothing", async () => {
+      const { call, subscriber, scope } = setUp();
+      const error = await rpcError(
+        client.createMessages(
+          { groups: [{ message: newMessage(subscriber, { stepId: "" }), recipients: [{ subscriberId: subscriber.id, externalSubscriberId: "" }, { subscriberId: "nope", externalSubscriberId: "x" }] }] },
+          call,
+        ),
+      );
+      expect(error.code).toBe(Code.InvalidArgument);
+      expect(Object.keys(fieldErrorsOf(error) ?? {}).sort()).toEqual([
+        "groups[0].message.stepId",
+        "groups[0].recipients[0].externalSubscriberId",
+        "groups[0].recipients[1].subscriberId",
+      ]);
+      const count = await fixture.pool.query("SELECT count(*)::int AS n FROM messages.messages WHERE environment_id = $1", [scope.environmentId]);
+      expect(count.rows[0].n).toBe(0);
+    });
+
     it("creates a key named twice in one call once, reporting the first as created", async () => {
       const { call, subscriber } = setUp();
       const message = newMessage(subscriber);

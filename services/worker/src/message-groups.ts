@@ -1,0 +1,77 @@
+import { create } from "@bufbuild/protobuf";
+import type { CallOptions, Client } from "@connectrpc/connect";
+import { messagesV1 } from "@notify/proto";
+
+/** Messages per CreateMessages call, counting every recipient of every group. */
+const MESSAGES_PER_CALL = 2_000;
+
+/**
+ * Payloads and overrides are shared by every message of a job (one object each), so they are
+ * told apart by identity rather than by content: comparing them by value would cost what grouping saves.
+ */
+function identities() {
+  const ids = new WeakMap<object, number>();
+  let next = 1;
+  return (value: object | undefined) => {
+    if (value === undefined) return 0;
+    let id = ids.get(value);
+    if (id === undefined) {
+      id = next++;
+      ids.set(value, id);
+    }
+    return id;
+  };
+}
+
+const bigintsAsText = (_: string, value: unknown) => (typeof value === "bigint" ? value.toString() : value);
+
+/**
+ * The messages as groups of messages alike but for their recipient, in first-seen order. A
+ * broadcast page whose content does not depend on the subscriber becomes one group of a
+ * thousand recipients; messages that differ (personalised content, addresses) stay alone.
+ */
+export function groupMessages(messages: readonly messagesV1.NewMessage[]): messagesV1.MessageGroup[] {
+  const identityOf = identities();
+  const groups = new Map<string, messagesV1.MessageGroup>();
+  for (const message of messages) {
+    const { subscriberId, externalSubscriberId, payload, overrides, ...rest } = message;
+    const key = JSON.stringify([identityOf(payload), identityOf(overrides), rest], bigintsAsText);
+    let group = groups.get(key);
+    if (!group) {
+      group = create(messagesV1.MessageGroupSchema, { message });
+      groups.set(key, group);
+    }
+    group.recipients.push(create(messagesV1.MessageRecipientSchema, { subscriberId, externalSubscriberId }));
+  }
+  return [...groups.values()];
+}
+
+/** Writes the messages, grouped, in calls of at most MESSAGES_PER_CALL; answers how many were new. */
+export async function writeMessages(
+  client: Client<typeof messagesV1.MessageService>,
+  messages: readonly messagesV1.NewMessage[],
+  call: CallOptions,
+): Promise<number> {
+  const calls: messagesV1.MessageGroup[][] = [];
+  let current: messagesV1.MessageGroup[] = [];
+  let size = 0;
+  for (const group of groupMessages(messages)) {
+    for (let start = 0; start < group.recipients.length; ) {
+      const recipients = group.recipients.slice(start, start + MESSAGES_PER_CALL - size);
+      start += recipients.length;
+      current.push(create(messagesV1.MessageGroupSchema, { message: group.message!, recipients }));
+      size += recipients.length;
+      if (size === MESSAGES_PER_CALL) {
+        calls.push(current);
+        current = [];
+        size = 0;
+      }
+    }
+  }
+  if (current.length > 0) calls.push(current);
+  let created = 0;
+  for (const groups of calls) {
+    created += (await client.createMessages({ groups }, call)).messages.filter((message) => message.created).length;
+  }
+  return created;
+}

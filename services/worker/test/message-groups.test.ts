@@ -1,0 +1,39 @@
+import { create } from "@bufbuild/protobuf";
+import { TimestampSchema } from "@bufbuild/protobuf/wkt";
+import { messagesV1 } from "@notify/proto";
+import { describe, expect, it } from "vitest";
+import { groupMessages } from "../src/message-groups.js";
+
+const payload = { order: 7 };
+const message = (subscriberId: string, fields: Partial<messagesV1.NewMessage> = {}) =>
+  create(messagesV1.NewMessageSchema, {
+    transactionId: "txn-1",
+    subscriberId,
+    externalSubscriberId: `ext-${subscriberId}`,
+    stepId: "step",
+    channel: messagesV1.Channel.IN_APP,
+    content: { case: "text", value: "Hello" },
+    payload,
+    ...fields,
+  });
+
+describe("groupMessages", () => {
+  it("groups messages alike but for their recipient, in first-seen order", () => {
+    const groups = groupMessages([
+      message("a"),
+      message("b", { content: { case: "text", value: "Hello b" } }),
+      message("c"),
+      message("d", { email: "d@example.com" }),
+      message("e", { payload: { order: 7 } }),
+    ]);
+    expect(groups.map((group) => group.recipients.map((recipient) => recipient.subscriberId))).toEqual([["a", "c"], ["b"], ["d"], ["e"]]);
+    expect(groups[0]!.recipients[1]).toMatchObject({ subscriberId: "c", externalSubscriberId: "ext-c" });
+    expect(groups[2]!.message!.email).toBe("d@example.com");
+  });
+
+  it("keeps messages with delivery dates (bigint seconds) apart by value", () => {
+    const at = (seconds: bigint) => [create(TimestampSchema, { seconds })];
+    const groups = groupMessages([message("a", { deliveredAt: at(1n) }), message("b", { deliveredAt: at(2n) }), message("c", { deliveredAt: at(1n) })]);
+    expect(groups.map((group) => group.recipients.length)).toEqual([2, 1]);
+  });
+});

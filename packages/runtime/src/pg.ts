@@ -8,6 +8,9 @@ export type PoolClient = pg.PoolClient;
 /** Anything a store function can run a statement on: the pool or a client inside a transaction. */
 export type Queryable = Pick<pg.Pool, "query">;
 
+/** `text` matched literally inside a LIKE/ILIKE pattern (its %, _ and \ escaped). */
+export const escapeLike = (text: string) => text.replace(/[\\%_]/g, (match) => `\\${match}`);
+
 // int8 (counts) as numbers: every count we return is far below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 

@@ -1,7 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { z } from "zod";
 import { HttpError } from "./errors.js";
-import { offsetPage } from "./mappers/common.js";
+import { cursorPage, offsetPage } from "./mappers/common.js";
 import {
   channelWriteOf,
   createSubscriberBody,
@@ -75,6 +75,8 @@ import {
   listSubscriptionsRequestOf,
   listTopicsQuery,
   renameTopicBody,
+  searchTopicsQuery,
+  searchTopicsRequestOf,
   subscriberNotFound,
   subscriptionNotFound,
   subscriptionsBody,
@@ -186,13 +188,7 @@ export const routes: Route[] = [
     query: searchSubscribersQuery,
     handle: async ({ query, clients, call }) => {
       const reply = await clients.subscribers.searchSubscribers(searchRequestOf(query), call);
-      return {
-        data: reply.subscribers.map(subscriberToJson),
-        next: reply.next ?? null,
-        previous: reply.previous ?? null,
-        totalCount: reply.totalCount,
-        totalCountCapped: reply.totalCountCapped,
-      };
+      return cursorPage(reply.subscribers.map(subscriberToJson), reply);
     },
   }),
   route({ method: "GET", path: "/v2/subscribers/:subscriberId", params: subscriberIdParam, handle: getSubscriber }),
@@ -559,6 +555,16 @@ export const routes: Route[] = [
   }),
   route({
     method: "GET",
+    path: "/v2/topics",
+    envelope: false,
+    query: searchTopicsQuery,
+    handle: async ({ query, clients, call }) => {
+      const reply = await clients.topics.searchTopics(searchTopicsRequestOf(query), call);
+      return cursorPage(reply.topics.map(topicResponseToJson), reply);
+    },
+  }),
+  route({
+    method: "GET",
     path: "/v2/topics/:topicKey",
     params: topicKeyParam,
     handle: async ({ params, clients, call }) => topicResponseToJson(await clients.topics.getTopic({ key: params.topicKey }, call)),
@@ -588,13 +594,10 @@ export const routes: Route[] = [
     query: listSubscriptionsQuery,
     handle: async ({ params, query, clients, call }) => {
       const reply = await clients.topics.listSubscriptions(listSubscriptionsRequestOf(params.topicKey, query), call);
-      return {
-        data: reply.subscriptions.map((subscription) => listedSubscriptionToJson(subscription, reply.topic!)),
-        next: reply.next ?? null,
-        previous: reply.previous ?? null,
-        totalCount: reply.totalCount,
-        totalCountCapped: reply.totalCountCapped,
-      };
+      return cursorPage(
+        reply.subscriptions.map((subscription) => listedSubscriptionToJson(subscription, reply.topic!)),
+        reply,
+      );
     },
   }),
   route({

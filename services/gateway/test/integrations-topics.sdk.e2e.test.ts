@@ -56,6 +56,33 @@ describe("@novu/api 1.7.1 against the gateway: integrations", () => {
 });
 
 describe("@novu/api 1.7.1 against the gateway: topics", () => {
+  it("lists topics by cursor with topics.list, filtered by key and name", async () => {
+    const key = await stack.createKey("SDK topic listing");
+    const sdk = new Novu({ secretKey: key, serverURL: stack.url });
+    for (const topicKey of ["sdk-list-1", "sdk-list-2", "sdk-list-3", "sdk-list-4", "sdk-list-5"]) {
+      await sdk.topics.create({ key: topicKey, name: `${topicKey}-name` });
+    }
+    const first = await sdk.topics.list({ limit: 3 });
+    expect(first.result.data).toHaveLength(3);
+    expect(first.result).toMatchObject({ previous: null, totalCount: 5, totalCountCapped: false });
+    expect(first.result.next).toEqual(expect.any(String));
+    const second = await sdk.topics.list({ limit: 3, after: first.result.next! });
+    expect(second.result.data).toHaveLength(2);
+    expect(second.result.next).toBeNull();
+    expect(second.result.previous).toEqual(expect.any(String));
+    expect(new Set([...first.result.data, ...second.result.data].map((topic) => topic.id)).size).toBe(5);
+
+    expect((await sdk.topics.list({ key: "sdk-list-2" })).result.data.map((topic) => topic.key)).toEqual(["sdk-list-2"]);
+    expect((await sdk.topics.list({ name: "sdk-list-3-name" })).result.data.map((topic) => topic.name)).toEqual(["sdk-list-3-name"]);
+    const ordered = await sdk.topics.list({ orderBy: "key", orderDirection: "ASC" });
+    expect(ordered.result.data.map((topic) => topic.key)).toEqual(["sdk-list-1", "sdk-list-2", "sdk-list-3", "sdk-list-4", "sdk-list-5"]);
+    const [one] = (await sdk.topics.list({ limit: 1 })).result.data;
+    expect(Object.keys(one!).sort()).toEqual(["createdAt", "id", "key", "name", "updatedAt"]);
+
+    const tooMany = await sdk.topics.list({ limit: 101 }, once).catch((error: unknown) => error);
+    expect(tooMany).toBeInstanceOf(errors.ValidationErrorDto);
+  });
+
   it("checks a topic subscriber with all six fields, and 404 for a non-member", async () => {
     const subscriber = await novu.subscribers.create({ subscriberId: "sdk-member" });
     await novu.subscribers.create({ subscriberId: "sdk-outsider" });

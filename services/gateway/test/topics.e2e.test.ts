@@ -215,6 +215,66 @@ describe("topics (v2)", () => {
   });
 });
 
+describe("GET /v2/topics", () => {
+  it("pages the environment's topics by cursor, newest first, filtered by key and name, unwrapped", async () => {
+    const headers = { authorization: `ApiKey ${await stack.createKey("Topic listing")}` };
+    const list = async (query = "") => {
+      const reply = await stack.request("GET", `/v2/topics${query}`, undefined, headers);
+      expect(reply.status).toBe(200);
+      return reply.body;
+    };
+    for (const key of ["topic-key-1", "topic-key-2", "topic-key-3", "topic-key-4", "topic-key-5"]) {
+      expect((await stack.request("POST", "/v2/topics", { key, name: `${key}-name` }, headers)).status).toBe(201);
+    }
+    // Another environment's topics never show.
+    await stack.request("POST", "/v2/topics", { key: "topic-key-elsewhere", name: "Elsewhere" });
+
+    const first = await list("?limit=3");
+    expect(first).toMatchObject({ totalCount: 5, totalCountCapped: false, previous: null });
+    expect(Object.keys(first).sort()).toEqual(["data", "next", "previous", "totalCount", "totalCountCapped"]);
+    expect(first.data.map((topic: { key: string }) => topic.key)).toEqual(["topic-key-5", "topic-key-4", "topic-key-3"]);
+    expect(first.data[0]).toEqual({
+      _id: expect.stringMatching(OBJECT_ID),
+      key: "topic-key-5",
+      name: "topic-key-5-name",
+      createdAt: expect.stringMatching(ISO),
+      updatedAt: expect.stringMatching(ISO),
+    });
+    const second = await list(`?limit=3&after=${first.next}`);
+    expect(second.data.map((topic: { key: string }) => topic.key)).toEqual(["topic-key-2", "topic-key-1"]);
+    expect(second).toMatchObject({ next: null, previous: second.data[0]._id });
+    const back = await list(`?limit=3&before=${second.previous}`);
+    expect(back.data.map((topic: { key: string }) => topic.key)).toEqual(["topic-key-5", "topic-key-4", "topic-key-3"]);
+
+    expect((await list("?key=KEY-2")).data.map((topic: { key: string }) => topic.key)).toEqual(["topic-key-2"]);
+    expect((await list("?name=topic-key-3-name")).data.map((topic: { name: string }) => topic.name)).toEqual(["topic-key-3-name"]);
+    expect((await list("?key=%25")).data).toEqual([]);
+    const byKey = await list("?orderBy=key&orderDirection=ASC&limit=2");
+    expect(byKey.data.map((topic: { key: string }) => topic.key)).toEqual(["topic-key-1", "topic-key-2"]);
+    expect((await list(`?orderBy=key&orderDirection=ASC&limit=2&after=${byKey.next}&includeCursor=true`)).data.map((topic: { key: string }) => topic.key)).toEqual([
+      "topic-key-2",
+      "topic-key-3",
+    ]);
+    expect((await list("?orderBy=updatedAt&limit=1")).data).toHaveLength(1);
+    expect(await list("?after=64b7f0c2a1b2c3d4e5f60718")).toMatchObject({ data: [], next: null, previous: null });
+  });
+
+  it.each([["limit=101"], ["limit=0"], ["orderDirection=UP"], ["orderBy=name"], ["includeCursor=yes"], [`key=${"k".repeat(256)}`]])(
+    "answers 422 for %s",
+    async (query) => {
+      const reply = await stack.request("GET", `/v2/topics?${query}`);
+      expect(reply.status).toBe(422);
+      expect(reply.body.errors).toBeDefined();
+    },
+  );
+
+  it("answers 422 for after and before together", async () => {
+    const reply = await stack.request("GET", "/v2/topics?after=64b7f0c2a1b2c3d4e5f60718&before=64b7f0c2a1b2c3d4e5f60719");
+    expect(reply.status).toBe(422);
+    expect(reply.body.errors).toHaveProperty("after");
+  });
+});
+
 describe("bad requests change nothing", () => {
   it.each([
     ["POST", "/v1/topics", { key: "k".repeat(256), name: "Long" }, "key"],

@@ -1,4 +1,4 @@
-import type { Queryable } from "@notify/runtime";
+import { escapeLike, type Queryable } from "@notify/runtime";
 
 /** A row of subscribers.subscribers, as pg returns it. */
 export interface SubscriberRow {
@@ -227,7 +227,7 @@ const filterValues = (filters: SearchFilters) => [
   filters.email ?? null,
   filters.phone ?? null,
   filters.subscriberId ?? null,
-  filters.name?.replace(/[\\%_]/g, (match) => `\\${match}`) ?? null,
+  filters.name === undefined ? null : escapeLike(filters.name),
 ];
 
 /**

@@ -30,6 +30,13 @@ export const MAX_MEMBER_PAGE = 1000;
 export const MAX_EXCLUDED = 10_000;
 export const MAX_TOPIC_KEYS = 100;
 
+const ORDER_COLUMNS: Record<topicsV1.TopicOrder, store.TopicOrderColumn> = {
+  [topicsV1.TopicOrder.UNSPECIFIED]: "id",
+  [topicsV1.TopicOrder.CREATED_AT]: "created_at",
+  [topicsV1.TopicOrder.UPDATED_AT]: "updated_at",
+  [topicsV1.TopicOrder.KEY]: "key",
+};
+
 export interface TopicServiceDeps {
   pool: Pool;
   log: Logger;
@@ -37,6 +44,23 @@ export interface TopicServiceDeps {
 }
 
 const topicNotFound = (key: string) => notFound(`Topic with key ${key} not found`);
+
+/**
+ * A keyset page as fetched (up to limit + 1 rows, in walking order) → the page in display order
+ * and its cursors: going forwards there is a next page when the fetch over-ran, and a previous
+ * one when the request came from a cursor; backwards, the other way round.
+ */
+function keysetPage<Row extends { id: string }>(fetched: Row[], limit: number, request: { after?: string | undefined; before?: string | undefined }) {
+  const backwards = request.before !== undefined;
+  const hasFurther = fetched.length > limit;
+  const page = fetched.slice(0, limit);
+  if (backwards) page.reverse();
+  const first = page[0]?.id;
+  const last = page.at(-1)?.id;
+  const hasNext = backwards || hasFurther;
+  const hasPrevious = backwards ? hasFurther : request.after !== undefined;
+  return { page, cursors: { ...(hasNext && last ? { next: last } : {}), ...(hasPrevious && first ? { previous: first } : {}) } };
+}
 
 /** A fan-out cursor: the topic being paged and the last internal subscriber id given out. */
 const MEMBER_CURSOR = /^([0-9a-f]{24}):(.+)$/;
@@ -121,6 +145,37 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
       return {
         topics: await withMembers(pool, scope, rows.slice(0, pageSize)),
         hasMore: rows.length > pageSize,
+        totalCount,
+        totalCountCapped: totalCount >= COUNT_CAP,
+      };
+    },
+
+    async searchTopics(request, context) {
+      const scope = scopeOf(context);
+      const limit = request.limit === 0 ? 10 : request.limit;
+      checkRange("limit", limit, 1, MAX_PAGE_SIZE);
+      if (request.after !== undefined && request.before !== undefined) {
+        throw invalidField("after", "after and before cannot be used together", request.after);
+      }
+      const orderBy = ORDER_COLUMNS[request.orderBy];
+      if (orderBy === undefined) throw invalidField("orderBy", "orderBy must be one of _id, createdAt, updatedAt, key", request.orderBy);
+      const descending = request.direction !== topicsV1.SortDirection.ASC;
+      const backwards = request.before !== undefined;
+      const search = { key: request.key ?? null, name: request.name ?? null };
+      const [fetched, totalCount] = await Promise.all([
+        store.selectTopicSearchPage(pool, scope.environmentId, search, {
+          orderBy,
+          cursor: request.after ?? request.before,
+          towardsLower: descending !== backwards,
+          inclusive: request.includeCursor,
+          limit,
+        }),
+        store.countTopicSearch(pool, scope.environmentId, search, COUNT_CAP),
+      ]);
+      const { page, cursors } = keysetPage(fetched, limit, request);
+      return {
+        topics: page.map((row) => topicFromRow(row, [])),
+        ...cursors,
         totalCount,
         totalCountCapped: totalCount >= COUNT_CAP,
       };
@@ -234,16 +289,9 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
         }),
         store.countSubscriptions(pool, scope.environmentId, topic.id, externalSubscriberId, COUNT_CAP),
       ]);
-      const hasFurther = fetched.length > limit;
-      const page = fetched.slice(0, limit);
-      if (backwards) page.reverse();
+      const { page, cursors } = keysetPage(fetched, limit, request);
       const found = await lookUp(scope, context, { ids: page.map((row) => row.internal_subscriber_id) });
       const byId = new Map(found.map((subscriber) => [subscriber.id, summaryOf(subscriber)]));
-      const first = page[0]?.id;
-      const last = page.at(-1)?.id;
-      // Going forwards there is a next page when we over-fetched, and a previous one when we came from a cursor.
-      const hasNext = backwards || hasFurther;
-      const hasPrevious = backwards ? hasFurther : request.after !== undefined;
       return {
         topic: await oneWithMembers(pool, scope, topic),
         // A membership counts only while its subscriber exists (a delete may have left one behind).
@@ -251,8 +299,7 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
           const subscriber = byId.get(row.internal_subscriber_id);
           return subscriber ? [subscriptionFromRow(row, topic.key, subscriber)] : [];
         }),
-        ...(hasNext && last ? { next: last } : {}),
-        ...(hasPrevious && first ? { previous: first } : {}),
+        ...cursors,
         totalCount,
         totalCountCapped: totalCount >= COUNT_CAP,
       };

@@ -1,4 +1,4 @@
-import type { Queryable } from "@notify/runtime";
+import { escapeLike, type Queryable } from "@notify/runtime";
 
 /** A row of topics.topics, as pg returns it. */
 export interface TopicRow {
@@ -127,6 +127,55 @@ export async function countTopics(db: Queryable, environmentId: string, filters:
         LIMIT $4
      ) capped`,
     [environmentId, filters.key, filters.name, cap],
+  );
+  return rows[0]!.count;
+}
+
+/** What a topic search orders by: a column of topics.topics, with the id breaking ties. */
+export type TopicOrderColumn = "id" | "created_at" | "updated_at" | "key";
+
+export interface TopicSearch {
+  /** Case-insensitive substrings. */
+  key: string | null;
+  name: string | null;
+}
+
+const SEARCH_CONDITIONS = `($2::text IS NULL OR key ILIKE '%' || $2 || '%') AND ($3::text IS NULL OR name ILIKE '%' || $3 || '%')`;
+
+const searchValues = (search: TopicSearch) => [search.key === null ? null : escapeLike(search.key), search.name === null ? null : escapeLike(search.name)];
+
+/**
+ * Keyset page of the topics the search matches, after (or, with `towardsLower`, below) the
+ * `cursor` topic in (`orderBy`, id) order; `inclusive` takes the cursor's topic too. A cursor
+ * that names no topic of the environment matches nothing. Fetches limit + 1 rows so the caller
+ * knows whether the page has a neighbour in that direction.
+ */
+export async function selectTopicSearchPage(
+  db: Queryable,
+  environmentId: string,
+  search: TopicSearch,
+  page: { orderBy: TopicOrderColumn; cursor: string | undefined; towardsLower: boolean; inclusive: boolean; limit: number },
+): Promise<TopicRow[]> {
+  // Only the fixed column names and operators above are ever interpolated.
+  const column = page.orderBy;
+  const operator = `${page.towardsLower ? "<" : ">"}${page.inclusive ? "=" : ""}`;
+  const direction = page.towardsLower ? "DESC" : "ASC";
+  const { rows } = await db.query<TopicRow>(
+    `SELECT * FROM topics.topics
+      WHERE environment_id = $1 AND ${SEARCH_CONDITIONS}
+        AND ($4::text IS NULL OR (${column}, id) ${operator} (SELECT ${column}, id FROM topics.topics WHERE environment_id = $1 AND id = $4))
+      ORDER BY ${column} ${direction}, id ${direction}
+      LIMIT $5`,
+    [environmentId, ...searchValues(search), page.cursor ?? null, page.limit + 1],
+  );
+  return rows;
+}
+
+/** Counts at most `cap` topics the search matches. */
+export async function countTopicSearch(db: Queryable, environmentId: string, search: TopicSearch, cap: number): Promise<number> {
+  const { rows } = await db.query<{ count: number }>(
+    `SELECT count(*) AS count FROM (SELECT 1 FROM topics.topics WHERE environment_id = $1 AND ${SEARCH_CONDITIONS} LIMIT $4) capped`,
+    [environmentId, ...searchValues(search), cap],
   );
   return rows[0]!.count;
 }

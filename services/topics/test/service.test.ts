@@ -73,6 +73,71 @@ describe("topics", () => {
   });
 });
 
+describe("topic search (v2 list)", () => {
+  const keys = (reply: topicsV1.SearchTopicsResponse) => reply.topics.map((topic) => topic.key);
+
+  it("pages by cursor both ways, newest first by default, with a total of every match", async () => {
+    const scope = newScope();
+    const call = callAs(scope);
+    for (const key of ["t1", "t2", "t3", "t4", "t5"]) await client.createTopic({ key, name: `${key}-name` }, call);
+    await client.createTopic({ key: "elsewhere", name: "Other environment" }, callAs(newScope(scope.organizationId)));
+
+    const first = await client.searchTopics({ limit: 2 }, call);
+    expect(keys(first)).toEqual(["t5", "t4"]);
+    expect(first).toMatchObject({ totalCount: 5, totalCountCapped: false });
+    expect(first.previous).toBeUndefined();
+    expect(first.topics[0]).toMatchObject({ subscribers: [], name: "t5-name", environmentId: scope.environmentId });
+    const second = await client.searchTopics({ limit: 2, after: first.next! }, call);
+    expect(keys(second)).toEqual(["t3", "t2"]);
+    const third = await client.searchTopics({ limit: 2, after: second.next! }, call);
+    expect(keys(third)).toEqual(["t1"]);
+    expect(third.next).toBeUndefined();
+    const back = await client.searchTopics({ limit: 2, before: third.previous! }, call);
+    expect(keys(back)).toEqual(["t3", "t2"]);
+    expect(keys(await client.searchTopics({ limit: 2, after: first.next!, includeCursor: true }, call))).toEqual(["t4", "t3"]);
+    const ascending = await client.searchTopics({ limit: 10, direction: topicsV1.SortDirection.ASC }, call);
+    expect(keys(ascending)).toEqual(["t1", "t2", "t3", "t4", "t5"]);
+    // A cursor that names no topic of the environment gives an empty page.
+    const unknown = await client.searchTopics({ after: objectId() }, call);
+    expect([unknown.topics, unknown.next, unknown.previous]).toEqual([[], undefined, undefined]);
+  });
+
+  it("orders by update time and filters by key and name substrings, case-insensitively and literally", async () => {
+    const call = callAs(newScope());
+    for (const [key, name] of [["alpha", "Team A"], ["beta", "Team B"], ["alphabet", "Letters 100%"]]) await client.createTopic({ key: key!, name: name! }, call);
+    await client.renameTopic({ key: "alpha", name: "Team A (renamed)" }, call);
+    const byUpdate = await client.searchTopics({ orderBy: topicsV1.TopicOrder.UPDATED_AT }, call);
+    expect(keys(byUpdate)).toEqual(["alpha", "alphabet", "beta"]);
+    const paged = await client.searchTopics({ orderBy: topicsV1.TopicOrder.UPDATED_AT, limit: 1, after: byUpdate.topics[0]!.id }, call);
+    expect(keys(paged)).toEqual(["alphabet"]);
+    expect(keys(await client.searchTopics({ orderBy: topicsV1.TopicOrder.CREATED_AT, direction: topicsV1.SortDirection.ASC }, call))).toEqual([
+      "alpha",
+      "beta",
+      "alphabet",
+    ]);
+    const byKey = await client.searchTopics({ orderBy: topicsV1.TopicOrder.KEY, direction: topicsV1.SortDirection.ASC, limit: 2 }, call);
+    expect(keys(byKey)).toEqual(["alpha", "alphabet"]);
+    expect(keys(await client.searchTopics({ orderBy: topicsV1.TopicOrder.KEY, direction: topicsV1.SortDirection.ASC, after: byKey.next! }, call))).toEqual(["beta"]);
+    expect(keys(await client.searchTopics({ key: "ALPHA" }, call))).toEqual(["alphabet", "alpha"]);
+    expect(await client.searchTopics({ name: "team" }, call)).toMatchObject({ totalCount: 2 });
+    expect(keys(await client.searchTopics({ name: "0%" }, call))).toEqual(["alphabet"]);
+    expect(keys(await client.searchTopics({ key: "_" }, call))).toEqual([]);
+  });
+
+  it("refuses a page over 100, both cursors at once and an unknown order", async () => {
+    const call = callAs(newScope());
+    for (const [request, field] of [
+      [{ limit: 101 }, "limit"],
+      [{ after: objectId(), before: objectId() }, "after"],
+      [{ orderBy: 9 as topicsV1.TopicOrder }, "orderBy"],
+    ] as const) {
+      const error = await rpcError(client.searchTopics(request, call));
+      expect(error.code).toBe(Code.InvalidArgument);
+      expect(fieldErrorsOf(error)).toHaveProperty(field);
+    }
+  });
+});
+
 describe("membership", () => {
   const scope = newScope();
   const call = callAs(scope);

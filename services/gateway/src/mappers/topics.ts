@@ -53,6 +53,38 @@ export const listSubscriptionsQuery = z.object({
   subscriberId: z.string().optional(),
 });
 
+const TOPIC_ORDERS = {
+  _id: topicsV1.TopicOrder.UNSPECIFIED,
+  createdAt: topicsV1.TopicOrder.CREATED_AT,
+  updatedAt: topicsV1.TopicOrder.UPDATED_AT,
+  key: topicsV1.TopicOrder.KEY,
+} as const;
+
+/** GET /v2/topics (SDK topics.list): cursor paging, at most 100 a page, key and name substrings. */
+export const searchTopicsQuery = z.object({
+  limit: queryInt(10, 1, 100),
+  after: z.string().max(255).optional(),
+  before: z.string().max(255).optional(),
+  orderDirection: z.enum(["ASC", "DESC"], { error: "orderDirection must be ASC or DESC" }).default("DESC"),
+  orderBy: z.enum(Object.keys(TOPIC_ORDERS) as [keyof typeof TOPIC_ORDERS], { error: "orderBy must be one of _id, createdAt, updatedAt, key" }).default("_id"),
+  includeCursor: queryBool.default(false),
+  key: z.string().max(255).optional(),
+  name: z.string().max(255).optional(),
+});
+
+export function searchTopicsRequestOf(query: z.infer<typeof searchTopicsQuery>) {
+  return {
+    limit: query.limit,
+    direction: query.orderDirection === "ASC" ? topicsV1.SortDirection.ASC : topicsV1.SortDirection.DESC,
+    orderBy: TOPIC_ORDERS[query.orderBy],
+    includeCursor: query.includeCursor,
+    ...(query.after ? { after: query.after } : {}),
+    ...(query.before ? { before: query.before } : {}),
+    ...(query.key ? { key: query.key } : {}),
+    ...(query.name ? { name: query.name } : {}),
+  };
+}
+
 export function listSubscriptionsRequestOf(topicKey: string, query: z.infer<typeof listSubscriptionsQuery>) {
   return {
     topicKey,

@@ -1,4 +1,4 @@
-import type { Queryable } from "@notify/runtime";
+import { escapeLike, type Queryable } from "@notify/runtime";
 
 export const GENERAL_GROUP = "General";
 
@@ -318,8 +318,6 @@ export async function softDeleteWorkflow(db: Queryable, environmentId: string, i
   );
   return rows[0]?.id;
 }
-
-const escapeLike = (text: string) => text.replace(/[\\%_]/g, (match) => `\\${match}`);
 
 /** One page, newest first, optionally by name; fetches one extra row so the caller knows whether more follow. */
 export async function selectWorkflowPage(

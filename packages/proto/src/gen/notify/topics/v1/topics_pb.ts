@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file notify/topics/v1/topics.proto.
  */
 export const file_notify_topics_v1_topics: GenFile = /*@__PURE__*/
-  fileDesc("Ch1ub3RpZnkvdG9waWNzL3YxL3RvcGljcy5wcm90bxIQbm90aWZ5LnRvcGljcy52MSLiAQoFVG9waWMSCgoCaWQYASABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJEhYKDmVudmlyb25tZW50X2lkGAMgASgJEgsKA2tleRgEIAEoCRIRCgRuYW1lGAUgASgJSACIAQESEwoLc3Vic2NyaWJlcnMYBiADKAkSLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBwoFX25hbWUi3wEKEVN1YnNjcmliZXJTdW1tYXJ5Eh4KFmludGVybmFsX3N1YnNjcmliZXJfaWQYASABKAkSHgoWZXh0ZXJuYWxfc3Vic2NyaWJlcl9pZBgCIAEoCRIXCgpmaXJzdF9uYW1lGAMgASgJSACIAQESFgoJbGFzdF9uYW1lGAQgASgJSAGIAQESEgoFZW1haWwYBSABKAlIAogBARITCgZhdmF0YXIYBiABKAlIA4gBAUINCgtfZmlyc3RfbmFtZUIMCgpfbGFzdF9uYW1lQggKBl9lbWFpbEIJCgdfYXZhdGFyIskCCgxTdWJzY3JpcHRpb24SCgoCaWQYASABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJEhYKDmVudmlyb25tZW50X2lkGAMgASgJEhAKCHRvcGljX2lkGAQgASgJEhEKCXRvcGljX2tleRgFIAEoCRIeChZpbnRlcm5hbF9zdWJzY3JpYmVyX2lkGAYgASgJEh4KFmV4dGVybmFsX3N1YnNjcmliZXJfaWQYByABKAkSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNwoKc3Vic2NyaWJlchgKIAEoCzIjLm5vdGlmeS50b3BpY3MudjEuU3Vic2NyaWJlclN1bW1hcnkiLwoSQ3JlYXRlVG9waWNSZXF1ZXN0EgsKA2tleRgBIAEoCRIMCgRuYW1lGAIgASgJIlUKElVwc2VydFRvcGljUmVxdWVzdBILCgNrZXkYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEhYKDmZhaWxfaWZfZXhpc3RzGAMgASgIQgcKBV9uYW1lIk4KE1Vwc2VydFRvcGljUmVzcG9uc2USJgoFdG9waWMYASABKAsyFy5ub3RpZnkudG9waWNzLnYxLlRvcGljEg8KB2NyZWF0ZWQYAiABKAgiHgoPR2V0VG9waWNSZXF1ZXN0EgsKA2tleRgBIAEoCSJqChFMaXN0VG9waWNzUmVxdWVzdBIMCgRwYWdlGAEgASgFEhEKCXBhZ2Vfc2l6ZRgCIAEoBRIQCgNrZXkYAyABKAlIAIgBARIRCgRuYW1lGAQgASgJSAGIAQFCBgoEX2tleUIHCgVfbmFtZSKAAQoSTGlzdFRvcGljc1Jlc3BvbnNlEicKBnRvcGljcxgBIAMoCzIXLm5vdGlmeS50b3BpY3MudjEuVG9waWMSEAoIaGFzX21vcmUYAiABKAgSEwoLdG90YWxfY291bnQYAyABKAUSGgoSdG90YWxfY291bnRfY2FwcGVkGAQgASgIIi8KElJlbmFtZVRvcGljUmVxdWVzdBILCgNrZXkYASABKAkSDAoEbmFtZRgCIAEoCSIwChJEZWxldGVUb3BpY1JlcXVlc3QSCwoDa2V5GAEgASgJEg0KBWZvcmNlGAIgASgIIhUKE0RlbGV0ZVRvcGljUmVzcG9uc2UiQgoVQWRkU3Vic2NyaWJlcnNSZXF1ZXN0EhEKCXRvcGljX2tleRgBIAEoCRIWCg5zdWJzY3JpYmVyX2lkcxgCIAMoCSKdAQoWQWRkU3Vic2NyaWJlcnNSZXNwb25zZRImCgV0b3BpYxgBIAEoCzIXLm5vdGlmeS50b3BpY3MudjEuVG9waWMSEQoJc3VjY2VlZGVkGAIgAygJEhEKCW5vdF9mb3VuZBgDIAMoCRI1Cg1zdWJzY3JpcHRpb25zGAQgAygLMh4ubm90aWZ5LnRvcGljcy52MS5TdWJzY3JpcHRpb24iRQoYUmVtb3ZlU3Vic2NyaWJlcnNSZXF1ZXN0EhEKCXRvcGljX2tleRgBIAEoCRIWCg5zdWJzY3JpYmVyX2lkcxgCIAMoCSKfAQoZUmVtb3ZlU3Vic2NyaWJlcnNSZXNwb25zZRImCgV0b3BpYxgBIAEoCzIXLm5vdGlmeS50b3BpY3MudjEuVG9waWMSLwoHcmVtb3ZlZBgCIAMoCzIeLm5vdGlmeS50b3BpY3MudjEuU3Vic2NyaXB0aW9uEhEKCW5vdF9mb3VuZBgDIAMoCRIWCg5ub3Rfc3Vic2NyaWJlZBgEIAMoCSJLChZHZXRTdWJzY3JpcHRpb25SZXF1ZXN0EhEKCXRvcGljX2tleRgBIAEoCRIeChZleHRlcm5hbF9zdWJzY3JpYmVyX2lkGAIgASgJItwBChhMaXN0U3Vic2NyaXB0aW9uc1JlcXVlc3QSEQoJdG9waWNfa2V5GAEgASgJEg0KBWxpbWl0GAIgASgFEhIKBWFmdGVyGAMgASgJSACIAQESEwoGYmVmb3JlGAQgASgJSAGIAQESMgoJZGlyZWN0aW9uGAUgASgOMh8ubm90aWZ5LnRvcGljcy52MS5Tb3J0RGlyZWN0aW9uEhoKDXN1YnNjcmliZXJfaWQYBiABKAlIAogBAUIICgZfYWZ0ZXJCCQoHX2JlZm9yZUIQCg5fc3Vic2NyaWJlcl9pZCLrAQoZTGlzdFN1YnNjcmlwdGlvbnNSZXNwb25zZRImCgV0b3BpYxgBIAEoCzIXLm5vdGlmeS50b3BpY3MudjEuVG9waWMSNQoNc3Vic2NyaXB0aW9ucxgCIAMoCzIeLm5vdGlmeS50b3BpY3MudjEuU3Vic2NyaXB0aW9uEhEKBG5leHQYAyABKAlIAIgBARIVCghwcmV2aW91cxgEIAEoCUgBiAEBEhMKC3RvdGFsX2NvdW50GAUgASgFEhoKEnRvdGFsX2NvdW50X2NhcHBlZBgGIAEoCEIHCgVfbmV4dEILCglfcHJldmlvdXMidQoSUGFnZU1lbWJlcnNSZXF1ZXN0EhIKCnRvcGljX2tleXMYASADKAkSHgoWZXhjbHVkZV9zdWJzY3JpYmVyX2lkcxgCIAMoCRISCgVhZnRlchgDIAEoCUgAiAEBEg0KBWxpbWl0GAQgASgFQggKBl9hZnRlciJICgZNZW1iZXISHgoWaW50ZXJuYWxfc3Vic2NyaWJlcl9pZBgBIAEoCRIeChZleHRlcm5hbF9zdWJzY3JpYmVyX2lkGAIgASgJIlwKE1BhZ2VNZW1iZXJzUmVzcG9uc2USKQoHbWVtYmVycxgBIAMoCzIYLm5vdGlmeS50b3BpY3MudjEuTWVtYmVyEhEKBG5leHQYAiABKAlIAIgBAUIHCgVfbmV4dCJGCiREZWxldGVTdWJzY3JpYmVyU3Vic2NyaXB0aW9uc1JlcXVlc3QSHgoWaW50ZXJuYWxfc3Vic2NyaWJlcl9pZBgBIAEoCSI4CiVEZWxldGVTdWJzY3JpYmVyU3Vic2NyaXB0aW9uc1Jlc3BvbnNlEg8KB2RlbGV0ZWQYASABKAUqYAoNU29ydERpcmVjdGlvbhIeChpTT1JUX0RJUkVDVElPTl9VTlNQRUNJRklFRBAAEhYKElNPUlRfRElSRUNUSU9OX0FTQxABEhcKE1NPUlRfRElSRUNUSU9OX0RFU0MQAjKQCQoMVG9waWNTZXJ2aWNlEkwKC0NyZWF0ZVRvcGljEiQubm90aWZ5LnRvcGljcy52MS5DcmVhdGVUb3BpY1JlcXVlc3QaFy5ub3RpZnkudG9waWNzLnYxLlRvcGljEloKC1Vwc2VydFRvcGljEiQubm90aWZ5LnRvcGljcy52MS5VcHNlcnRUb3BpY1JlcXVlc3QaJS5ub3RpZnkudG9waWNzLnYxLlVwc2VydFRvcGljUmVzcG9uc2USRgoIR2V0VG9waWMSIS5ub3RpZnkudG9waWNzLnYxLkdldFRvcGljUmVxdWVzdBoXLm5vdGlmeS50b3BpY3MudjEuVG9waWMSVwoKTGlzdFRvcGljcxIjLm5vdGlmeS50b3BpY3MudjEuTGlzdFRvcGljc1JlcXVlc3QaJC5ub3RpZnkudG9waWNzLnYxLkxpc3RUb3BpY3NSZXNwb25zZRJMCgtSZW5hbWVUb3BpYxIkLm5vdGlmeS50b3BpY3MudjEuUmVuYW1lVG9waWNSZXF1ZXN0Ghcubm90aWZ5LnRvcGljcy52MS5Ub3BpYxJaCgtEZWxldGVUb3BpYxIkLm5vdGlmeS50b3BpY3MudjEuRGVsZXRlVG9waWNSZXF1ZXN0GiUubm90aWZ5LnRvcGljcy52MS5EZWxldGVUb3BpY1Jlc3BvbnNlEmMKDkFkZFN1YnNjcmliZXJzEicubm90aWZ5LnRvcGljcy52MS5BZGRTdWJzY3JpYmVyc1JlcXVlc3QaKC5ub3RpZnkudG9waWNzLnYxLkFkZFN1YnNjcmliZXJzUmVzcG9uc2USbAoRUmVtb3ZlU3Vic2NyaWJlcnMSKi5ub3RpZnkudG9waWNzLnYxLlJlbW92ZVN1YnNjcmliZXJzUmVxdWVzdBorLm5vdGlmeS50b3BpY3MudjEuUmVtb3ZlU3Vic2NyaWJlcnNSZXNwb25zZRJbCg9HZXRTdWJzY3JpcHRpb24SKC5ub3RpZnkudG9waWNzLnYxLkdldFN1YnNjcmlwdGlvblJlcXVlc3QaHi5ub3RpZnkudG9waWNzLnYxLlN1YnNjcmlwdGlvbhJsChFMaXN0U3Vic2NyaXB0aW9ucxIqLm5vdGlmeS50b3BpY3MudjEuTGlzdFN1YnNjcmlwdGlvbnNSZXF1ZXN0Gisubm90aWZ5LnRvcGljcy52MS5MaXN0U3Vic2NyaXB0aW9uc1Jlc3BvbnNlEloKC1BhZ2VNZW1iZXJzEiQubm90aWZ5LnRvcGljcy52MS5QYWdlTWVtYmVyc1JlcXVlc3QaJS5ub3RpZnkudG9waWNzLnYxLlBhZ2VNZW1iZXJzUmVzcG9uc2USkAEKHURlbGV0ZVN1YnNjcmliZXJTdWJzY3JpcHRpb25zEjYubm90aWZ5LnRvcGljcy52MS5EZWxldGVTdWJzY3JpYmVyU3Vic2NyaXB0aW9uc1JlcXVlc3QaNy5ub3RpZnkudG9waWNzLnYxLkRlbGV0ZVN1YnNjcmliZXJTdWJzY3JpcHRpb25zUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("Ch1ub3RpZnkvdG9waWNzL3YxL3RvcGljcy5wcm90bxIQbm90aWZ5LnRvcGljcy52MSLiAQoFVG9waWMSCgoCaWQYASABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJEhYKDmVudmlyb25tZW50X2lkGAMgASgJEgsKA2tleRgEIAEoCRIRCgRuYW1lGAUgASgJSACIAQESEwoLc3Vic2NyaWJlcnMYBiADKAkSLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBwoFX25hbWUi3wEKEVN1YnNjcmliZXJTdW1tYXJ5Eh4KFmludGVybmFsX3N1YnNjcmliZXJfaWQYASABKAkSHgoWZXh0ZXJuYWxfc3Vic2NyaWJlcl9pZBgCIAEoCRIXCgpmaXJzdF9uYW1lGAMgASgJSACIAQESFgoJbGFzdF9uYW1lGAQgASgJSAGIAQESEgoFZW1haWwYBSABKAlIAogBARITCgZhdmF0YXIYBiABKAlIA4gBAUINCgtfZmlyc3RfbmFtZUIMCgpfbGFzdF9uYW1lQggKBl9lbWFpbEIJCgdfYXZhdGFyIskCCgxTdWJzY3JpcHRpb24SCgoCaWQYASABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJEhYKDmVudmlyb25tZW50X2lkGAMgASgJEhAKCHRvcGljX2lkGAQgASgJEhEKCXRvcGljX2tleRgFIAEoCRIeChZpbnRlcm5hbF9zdWJzY3JpYmVyX2lkGAYgASgJEh4KFmV4dGVybmFsX3N1YnNjcmliZXJfaWQYByABKAkSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNwoKc3Vic2NyaWJlchgKIAEoCzIjLm5vdGlmeS50b3BpY3MudjEuU3Vic2NyaWJlclN1bW1hcnkiLwoSQ3JlYXRlVG9waWNSZXF1ZXN0EgsKA2tleRgBIAEoCRIMCgRuYW1lGAIgASgJIlUKElVwc2VydFRvcGljUmVxdWVzdBILCgNrZXkYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEhYKDmZhaWxfaWZfZXhpc3RzGAMgASgIQgcKBV9uYW1lIk4KE1Vwc2VydFRvcGljUmVzcG9uc2USJgoFdG9waWMYASABKAsyFy5ub3RpZnkudG9waWNzLnYxLlRvcGljEg8KB2NyZWF0ZWQYAiABKAgiHgoPR2V0VG9waWNSZXF1ZXN0EgsKA2tleRgBIAEoCSJqChFMaXN0VG9waWNzUmVxdWVzdBIMCgRwYWdlGAEgASgFEhEKCXBhZ2Vfc2l6ZRgCIAEoBRIQCgNrZXkYAyABKAlIAIgBARIRCgRuYW1lGAQgASgJSAGIAQFCBgoEX2tleUIHCgVfbmFtZSKAAQoSTGlzdFRvcGljc1Jlc3BvbnNlEicKBnRvcGljcxgBIAMoCzIXLm5vdGlmeS50b3BpY3MudjEuVG9waWMSEAoIaGFzX21vcmUYAiABKAgSEwoLdG90YWxfY291bnQYAyABKAUSGgoSdG90YWxfY291bnRfY2FwcGVkGAQgASgIIpQCChNTZWFyY2hUb3BpY3NSZXF1ZXN0Eg0KBWxpbWl0GAEgASgFEhIKBWFmdGVyGAIgASgJSACIAQESEwoGYmVmb3JlGAMgASgJSAGIAQESMgoJZGlyZWN0aW9uGAQgASgOMh8ubm90aWZ5LnRvcGljcy52MS5Tb3J0RGlyZWN0aW9uEi4KCG9yZGVyX2J5GAUgASgOMhwubm90aWZ5LnRvcGljcy52MS5Ub3BpY09yZGVyEhYKDmluY2x1ZGVfY3Vyc29yGAYgASgIEhAKA2tleRgHIAEoCUgCiAEBEhEKBG5hbWUYCCABKAlIA4gBAUIICgZfYWZ0ZXJCCQoHX2JlZm9yZUIGCgRfa2V5QgcKBV9uYW1lIrABChRTZWFyY2hUb3BpY3NSZXNwb25zZRInCgZ0b3BpY3MYASADKAsyFy5ub3RpZnkudG9waWNzLnYxLlRvcGljEhEKBG5leHQYAiABKAlIAIgBARIVCghwcmV2aW91cxgDIAEoCUgBiAEBEhMKC3RvdGFsX2NvdW50GAQgASgFEhoKEnRvdGFsX2NvdW50X2NhcHBlZBgFIAEoCEIHCgVfbmV4dEILCglfcHJldmlvdXMiLwoSUmVuYW1lVG9waWNSZXF1ZXN0EgsKA2tleRgBIAEoCRIMCgRuYW1lGAIgASgJIjAKEkRlbGV0ZVRvcGljUmVxdWVzdBILCgNrZXkYASABKAkSDQoFZm9yY2UYAiABKAgiFQoTRGVsZXRlVG9waWNSZXNwb25zZSJCChVBZGRTdWJzY3JpYmVyc1JlcXVlc3QSEQoJdG9waWNfa2V5GAEgASgJEhYKDnN1YnNjcmliZXJfaWRzGAIgAygJIp0BChZBZGRTdWJzY3JpYmVyc1Jlc3BvbnNlEiYKBXRvcGljGAEgASgLMhcubm90aWZ5LnRvcGljcy52MS5Ub3BpYxIRCglzdWNjZWVkZWQYAiADKAkSEQoJbm90X2ZvdW5kGAMgAygJEjUKDXN1YnNjcmlwdGlvbnMYBCADKAsyHi5ub3RpZnkudG9waWNzLnYxLlN1YnNjcmlwdGlvbiJFChhSZW1vdmVTdWJzY3JpYmVyc1JlcXVlc3QSEQoJdG9waWNfa2V5GAEgASgJEhYKDnN1YnNjcmliZXJfaWRzGAIgAygJIp8BChlSZW1vdmVTdWJzY3JpYmVyc1Jlc3BvbnNlEiYKBXRvcGljGAEgASgLMhcubm90aWZ5LnRvcGljcy52MS5Ub3BpYxIvCgdyZW1vdmVkGAIgAygLMh4ubm90aWZ5LnRvcGljcy52MS5TdWJzY3JpcHRpb24SEQoJbm90X2ZvdW5kGAMgAygJEhYKDm5vdF9zdWJzY3JpYmVkGAQgAygJIksKFkdldFN1YnNjcmlwdGlvblJlcXVlc3QSEQoJdG9waWNfa2V5GAEgASgJEh4KFmV4dGVybmFsX3N1YnNjcmliZXJfaWQYAiABKAki3AEKGExpc3RTdWJzY3JpcHRpb25zUmVxdWVzdBIRCgl0b3BpY19rZXkYASABKAkSDQoFbGltaXQYAiABKAUSEgoFYWZ0ZXIYAyABKAlIAIgBARITCgZiZWZvcmUYBCABKAlIAYgBARIyCglkaXJlY3Rpb24YBSABKA4yHy5ub3RpZnkudG9waWNzLnYxLlNvcnREaXJlY3Rpb24SGgoNc3Vic2NyaWJlcl9pZBgGIAEoCUgCiAEBQggKBl9hZnRlckIJCgdfYmVmb3JlQhAKDl9zdWJzY3JpYmVyX2lkIusBChlMaXN0U3Vic2NyaXB0aW9uc1Jlc3BvbnNlEiYKBXRvcGljGAEgASgLMhcubm90aWZ5LnRvcGljcy52MS5Ub3BpYxI1Cg1zdWJzY3JpcHRpb25zGAIgAygLMh4ubm90aWZ5LnRvcGljcy52MS5TdWJzY3JpcHRpb24SEQoEbmV4dBgDIAEoCUgAiAEBEhUKCHByZXZpb3VzGAQgASgJSAGIAQESEwoLdG90YWxfY291bnQYBSABKAUSGgoSdG90YWxfY291bnRfY2FwcGVkGAYgASgIQgcKBV9uZXh0QgsKCV9wcmV2aW91cyJ1ChJQYWdlTWVtYmVyc1JlcXVlc3QSEgoKdG9waWNfa2V5cxgBIAMoCRIeChZleGNsdWRlX3N1YnNjcmliZXJfaWRzGAIgAygJEhIKBWFmdGVyGAMgASgJSACIAQESDQoFbGltaXQYBCABKAVCCAoGX2FmdGVyIkgKBk1lbWJlchIeChZpbnRlcm5hbF9zdWJzY3JpYmVyX2lkGAEgASgJEh4KFmV4dGVybmFsX3N1YnNjcmliZXJfaWQYAiABKAkiXAoTUGFnZU1lbWJlcnNSZXNwb25zZRIpCgdtZW1iZXJzGAEgAygLMhgubm90aWZ5LnRvcGljcy52MS5NZW1iZXISEQoEbmV4dBgCIAEoCUgAiAEBQgcKBV9uZXh0IkYKJERlbGV0ZVN1YnNjcmliZXJTdWJzY3JpcHRpb25zUmVxdWVzdBIeChZpbnRlcm5hbF9zdWJzY3JpYmVyX2lkGAEgASgJIjgKJURlbGV0ZVN1YnNjcmliZXJTdWJzY3JpcHRpb25zUmVzcG9uc2USDwoHZGVsZXRlZBgBIAEoBSp2CgpUb3BpY09yZGVyEhsKF1RPUElDX09SREVSX1VOU1BFQ0lGSUVEEAASGgoWVE9QSUNfT1JERVJfQ1JFQVRFRF9BVBABEhoKFlRPUElDX09SREVSX1VQREFURURfQVQQAhITCg9UT1BJQ19PUkRFUl9LRVkQAypgCg1Tb3J0RGlyZWN0aW9uEh4KGlNPUlRfRElSRUNUSU9OX1VOU1BFQ0lGSUVEEAASFgoSU09SVF9ESVJFQ1RJT05fQVNDEAESFwoTU09SVF9ESVJFQ1RJT05fREVTQxACMu8JCgxUb3BpY1NlcnZpY2USTAoLQ3JlYXRlVG9waWMSJC5ub3RpZnkudG9waWNzLnYxLkNyZWF0ZVRvcGljUmVxdWVzdBoXLm5vdGlmeS50b3BpY3MudjEuVG9waWMSWgoLVXBzZXJ0VG9waWMSJC5ub3RpZnkudG9waWNzLnYxLlVwc2VydFRvcGljUmVxdWVzdBolLm5vdGlmeS50b3BpY3MudjEuVXBzZXJ0VG9waWNSZXNwb25zZRJGCghHZXRUb3BpYxIhLm5vdGlmeS50b3BpY3MudjEuR2V0VG9waWNSZXF1ZXN0Ghcubm90aWZ5LnRvcGljcy52MS5Ub3BpYxJXCgpMaXN0VG9waWNzEiMubm90aWZ5LnRvcGljcy52MS5MaXN0VG9waWNzUmVxdWVzdBokLm5vdGlmeS50b3BpY3MudjEuTGlzdFRvcGljc1Jlc3BvbnNlEl0KDFNlYXJjaFRvcGljcxIlLm5vdGlmeS50b3BpY3MudjEuU2VhcmNoVG9waWNzUmVxdWVzdBomLm5vdGlmeS50b3BpY3MudjEuU2VhcmNoVG9waWNzUmVzcG9uc2USTAoLUmVuYW1lVG9waWMSJC5ub3RpZnkudG9waWNzLnYxLlJlbmFtZVRvcGljUmVxdWVzdBoXLm5vdGlmeS50b3BpY3MudjEuVG9waWMSWgoLRGVsZXRlVG9waWMSJC5ub3RpZnkudG9waWNzLnYxLkRlbGV0ZVRvcGljUmVxdWVzdBolLm5vdGlmeS50b3BpY3MudjEuRGVsZXRlVG9waWNSZXNwb25zZRJjCg5BZGRTdWJzY3JpYmVycxInLm5vdGlmeS50b3BpY3MudjEuQWRkU3Vic2NyaWJlcnNSZXF1ZXN0Gigubm90aWZ5LnRvcGljcy52MS5BZGRTdWJzY3JpYmVyc1Jlc3BvbnNlEmwKEVJlbW92ZVN1YnNjcmliZXJzEioubm90aWZ5LnRvcGljcy52MS5SZW1vdmVTdWJzY3JpYmVyc1JlcXVlc3QaKy5ub3RpZnkudG9waWNzLnYxLlJlbW92ZVN1YnNjcmliZXJzUmVzcG9uc2USWwoPR2V0U3Vic2NyaXB0aW9uEigubm90aWZ5LnRvcGljcy52MS5HZXRTdWJzY3JpcHRpb25SZXF1ZXN0Gh4ubm90aWZ5LnRvcGljcy52MS5TdWJzY3JpcHRpb24SbAoRTGlzdFN1YnNjcmlwdGlvbnMSKi5ub3RpZnkudG9waWNzLnYxLkxpc3RTdWJzY3JpcHRpb25zUmVxdWVzdBorLm5vdGlmeS50b3BpY3MudjEuTGlzdFN1YnNjcmlwdGlvbnNSZXNwb25zZRJaCgtQYWdlTWVtYmVycxIkLm5vdGlmeS50b3BpY3MudjEuUGFnZU1lbWJlcnNSZXF1ZXN0GiUubm90aWZ5LnRvcGljcy52MS5QYWdlTWVtYmVyc1Jlc3BvbnNlEpABCh1EZWxldGVTdWJzY3JpYmVyU3Vic2NyaXB0aW9ucxI2Lm5vdGlmeS50b3BpY3MudjEuRGVsZXRlU3Vic2NyaWJlclN1YnNjcmlwdGlvbnNSZXF1ZXN0Gjcubm90aWZ5LnRvcGljcy52MS5EZWxldGVTdWJzY3JpYmVyU3Vic2NyaXB0aW9uc1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message notify.topics.v1.Topic
@@ -336,6 +336,108 @@ export const ListTopicsResponseSchema: GenMessage<ListTopicsResponse> = /*@__PUR
   messageDesc(file_notify_topics_v1_topics, 8);
 
 /**
+ * @generated from message notify.topics.v1.SearchTopicsRequest
+ */
+export type SearchTopicsRequest = Message<"notify.topics.v1.SearchTopicsRequest"> & {
+  /**
+   * 1..100; 0 means 10.
+   *
+   * @generated from field: int32 limit = 1;
+   */
+  limit: number;
+
+  /**
+   * Topic ids returned as next / previous by an earlier page. One that names no topic of the
+   * environment gives an empty page.
+   *
+   * @generated from field: optional string after = 2;
+   */
+  after?: string | undefined;
+
+  /**
+   * @generated from field: optional string before = 3;
+   */
+  before?: string | undefined;
+
+  /**
+   * Descending unless ASC.
+   *
+   * @generated from field: notify.topics.v1.SortDirection direction = 4;
+   */
+  direction: SortDirection;
+
+  /**
+   * @generated from field: notify.topics.v1.TopicOrder order_by = 5;
+   */
+  orderBy: TopicOrder;
+
+  /**
+   * The page starts with the cursor's own topic.
+   *
+   * @generated from field: bool include_cursor = 6;
+   */
+  includeCursor: boolean;
+
+  /**
+   * Case-insensitive substrings of the key and of the name.
+   *
+   * @generated from field: optional string key = 7;
+   */
+  key?: string | undefined;
+
+  /**
+   * @generated from field: optional string name = 8;
+   */
+  name?: string | undefined;
+};
+
+/**
+ * Describes the message notify.topics.v1.SearchTopicsRequest.
+ * Use `create(SearchTopicsRequestSchema)` to create a new message.
+ */
+export const SearchTopicsRequestSchema: GenMessage<SearchTopicsRequest> = /*@__PURE__*/
+  messageDesc(file_notify_topics_v1_topics, 9);
+
+/**
+ * @generated from message notify.topics.v1.SearchTopicsResponse
+ */
+export type SearchTopicsResponse = Message<"notify.topics.v1.SearchTopicsResponse"> & {
+  /**
+   * @generated from field: repeated notify.topics.v1.Topic topics = 1;
+   */
+  topics: Topic[];
+
+  /**
+   * @generated from field: optional string next = 2;
+   */
+  next?: string | undefined;
+
+  /**
+   * @generated from field: optional string previous = 3;
+   */
+  previous?: string | undefined;
+
+  /**
+   * Of every topic the filters match, counted up to a cap; see total_count_capped.
+   *
+   * @generated from field: int32 total_count = 4;
+   */
+  totalCount: number;
+
+  /**
+   * @generated from field: bool total_count_capped = 5;
+   */
+  totalCountCapped: boolean;
+};
+
+/**
+ * Describes the message notify.topics.v1.SearchTopicsResponse.
+ * Use `create(SearchTopicsResponseSchema)` to create a new message.
+ */
+export const SearchTopicsResponseSchema: GenMessage<SearchTopicsResponse> = /*@__PURE__*/
+  messageDesc(file_notify_topics_v1_topics, 10);
+
+/**
  * @generated from message notify.topics.v1.RenameTopicRequest
  */
 export type RenameTopicRequest = Message<"notify.topics.v1.RenameTopicRequest"> & {
@@ -355,7 +457,7 @@ export type RenameTopicRequest = Message<"notify.topics.v1.RenameTopicRequest"> 
  * Use `create(RenameTopicRequestSchema)` to create a new message.
  */
 export const RenameTopicRequestSchema: GenMessage<RenameTopicRequest> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 9);
+  messageDesc(file_notify_topics_v1_topics, 11);
 
 /**
  * @generated from message notify.topics.v1.DeleteTopicRequest
@@ -377,7 +479,7 @@ export type DeleteTopicRequest = Message<"notify.topics.v1.DeleteTopicRequest"> 
  * Use `create(DeleteTopicRequestSchema)` to create a new message.
  */
 export const DeleteTopicRequestSchema: GenMessage<DeleteTopicRequest> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 10);
+  messageDesc(file_notify_topics_v1_topics, 12);
 
 /**
  * @generated from message notify.topics.v1.DeleteTopicResponse
@@ -390,7 +492,7 @@ export type DeleteTopicResponse = Message<"notify.topics.v1.DeleteTopicResponse"
  * Use `create(DeleteTopicResponseSchema)` to create a new message.
  */
 export const DeleteTopicResponseSchema: GenMessage<DeleteTopicResponse> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 11);
+  messageDesc(file_notify_topics_v1_topics, 13);
 
 /**
  * @generated from message notify.topics.v1.AddSubscribersRequest
@@ -414,7 +516,7 @@ export type AddSubscribersRequest = Message<"notify.topics.v1.AddSubscribersRequ
  * Use `create(AddSubscribersRequestSchema)` to create a new message.
  */
 export const AddSubscribersRequestSchema: GenMessage<AddSubscribersRequest> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 12);
+  messageDesc(file_notify_topics_v1_topics, 14);
 
 /**
  * @generated from message notify.topics.v1.AddSubscribersResponse
@@ -452,7 +554,7 @@ export type AddSubscribersResponse = Message<"notify.topics.v1.AddSubscribersRes
  * Use `create(AddSubscribersResponseSchema)` to create a new message.
  */
 export const AddSubscribersResponseSchema: GenMessage<AddSubscribersResponse> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 13);
+  messageDesc(file_notify_topics_v1_topics, 15);
 
 /**
  * @generated from message notify.topics.v1.RemoveSubscribersRequest
@@ -476,7 +578,7 @@ export type RemoveSubscribersRequest = Message<"notify.topics.v1.RemoveSubscribe
  * Use `create(RemoveSubscribersRequestSchema)` to create a new message.
  */
 export const RemoveSubscribersRequestSchema: GenMessage<RemoveSubscribersRequest> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 14);
+  messageDesc(file_notify_topics_v1_topics, 16);
 
 /**
  * @generated from message notify.topics.v1.RemoveSubscribersResponse
@@ -514,7 +616,7 @@ export type RemoveSubscribersResponse = Message<"notify.topics.v1.RemoveSubscrib
  * Use `create(RemoveSubscribersResponseSchema)` to create a new message.
  */
 export const RemoveSubscribersResponseSchema: GenMessage<RemoveSubscribersResponse> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 15);
+  messageDesc(file_notify_topics_v1_topics, 17);
 
 /**
  * @generated from message notify.topics.v1.GetSubscriptionRequest
@@ -536,7 +638,7 @@ export type GetSubscriptionRequest = Message<"notify.topics.v1.GetSubscriptionRe
  * Use `create(GetSubscriptionRequestSchema)` to create a new message.
  */
 export const GetSubscriptionRequestSchema: GenMessage<GetSubscriptionRequest> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 16);
+  messageDesc(file_notify_topics_v1_topics, 18);
 
 /**
  * @generated from message notify.topics.v1.ListSubscriptionsRequest
@@ -582,7 +684,7 @@ export type ListSubscriptionsRequest = Message<"notify.topics.v1.ListSubscriptio
  * Use `create(ListSubscriptionsRequestSchema)` to create a new message.
  */
 export const ListSubscriptionsRequestSchema: GenMessage<ListSubscriptionsRequest> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 17);
+  messageDesc(file_notify_topics_v1_topics, 19);
 
 /**
  * @generated from message notify.topics.v1.ListSubscriptionsResponse
@@ -624,7 +726,7 @@ export type ListSubscriptionsResponse = Message<"notify.topics.v1.ListSubscripti
  * Use `create(ListSubscriptionsResponseSchema)` to create a new message.
  */
 export const ListSubscriptionsResponseSchema: GenMessage<ListSubscriptionsResponse> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 18);
+  messageDesc(file_notify_topics_v1_topics, 20);
 
 /**
  * @generated from message notify.topics.v1.PageMembersRequest
@@ -665,7 +767,7 @@ export type PageMembersRequest = Message<"notify.topics.v1.PageMembersRequest"> 
  * Use `create(PageMembersRequestSchema)` to create a new message.
  */
 export const PageMembersRequestSchema: GenMessage<PageMembersRequest> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 19);
+  messageDesc(file_notify_topics_v1_topics, 21);
 
 /**
  * @generated from message notify.topics.v1.Member
@@ -687,7 +789,7 @@ export type Member = Message<"notify.topics.v1.Member"> & {
  * Use `create(MemberSchema)` to create a new message.
  */
 export const MemberSchema: GenMessage<Member> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 20);
+  messageDesc(file_notify_topics_v1_topics, 22);
 
 /**
  * @generated from message notify.topics.v1.PageMembersResponse
@@ -711,7 +813,7 @@ export type PageMembersResponse = Message<"notify.topics.v1.PageMembersResponse"
  * Use `create(PageMembersResponseSchema)` to create a new message.
  */
 export const PageMembersResponseSchema: GenMessage<PageMembersResponse> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 21);
+  messageDesc(file_notify_topics_v1_topics, 23);
 
 /**
  * @generated from message notify.topics.v1.DeleteSubscriberSubscriptionsRequest
@@ -728,7 +830,7 @@ export type DeleteSubscriberSubscriptionsRequest = Message<"notify.topics.v1.Del
  * Use `create(DeleteSubscriberSubscriptionsRequestSchema)` to create a new message.
  */
 export const DeleteSubscriberSubscriptionsRequestSchema: GenMessage<DeleteSubscriberSubscriptionsRequest> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 22);
+  messageDesc(file_notify_topics_v1_topics, 24);
 
 /**
  * @generated from message notify.topics.v1.DeleteSubscriberSubscriptionsResponse
@@ -745,7 +847,42 @@ export type DeleteSubscriberSubscriptionsResponse = Message<"notify.topics.v1.De
  * Use `create(DeleteSubscriberSubscriptionsResponseSchema)` to create a new message.
  */
 export const DeleteSubscriberSubscriptionsResponseSchema: GenMessage<DeleteSubscriberSubscriptionsResponse> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 23);
+  messageDesc(file_notify_topics_v1_topics, 25);
+
+/**
+ * What SearchTopics orders by; ties (same time) are ordered by id.
+ *
+ * @generated from enum notify.topics.v1.TopicOrder
+ */
+export enum TopicOrder {
+  /**
+   * The id, which is creation order.
+   *
+   * @generated from enum value: TOPIC_ORDER_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: TOPIC_ORDER_CREATED_AT = 1;
+   */
+  CREATED_AT = 1,
+
+  /**
+   * @generated from enum value: TOPIC_ORDER_UPDATED_AT = 2;
+   */
+  UPDATED_AT = 2,
+
+  /**
+   * @generated from enum value: TOPIC_ORDER_KEY = 3;
+   */
+  KEY = 3,
+}
+
+/**
+ * Describes the enum notify.topics.v1.TopicOrder.
+ */
+export const TopicOrderSchema: GenEnum<TopicOrder> = /*@__PURE__*/
+  enumDesc(file_notify_topics_v1_topics, 0);
 
 /**
  * @generated from enum notify.topics.v1.SortDirection
@@ -771,7 +908,7 @@ export enum SortDirection {
  * Describes the enum notify.topics.v1.SortDirection.
  */
 export const SortDirectionSchema: GenEnum<SortDirection> = /*@__PURE__*/
-  enumDesc(file_notify_topics_v1_topics, 0);
+  enumDesc(file_notify_topics_v1_topics, 1);
 
 /**
  * Topics of one environment and their subscribers. The caller's organization and environment
@@ -819,6 +956,16 @@ export const TopicService: GenService<{
     methodKind: "unary";
     input: typeof ListTopicsRequestSchema;
     output: typeof ListTopicsResponseSchema;
+  },
+  /**
+   * Cursor paging with substring filters (GET /v2/topics); topics come without their members.
+   *
+   * @generated from rpc notify.topics.v1.TopicService.SearchTopics
+   */
+  searchTopics: {
+    methodKind: "unary";
+    input: typeof SearchTopicsRequestSchema;
+    output: typeof SearchTopicsResponseSchema;
   },
   /**
    * @generated from rpc notify.topics.v1.TopicService.RenameTopic

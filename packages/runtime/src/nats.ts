@@ -13,6 +13,9 @@ export async function connectNats(servers: string, name: string): Promise<NatsCo
     maxReconnectAttempts: -1,
     reconnectTimeWait: 500,
     waitOnFirstConnect: true,
+    // Otherwise every request (each JetStream publish) captures two stack traces up front, in
+    // case it times out: half of the relay's publish CPU in a profile.
+    noAsyncTraces: true,
   });
 }
 

@@ -1,8 +1,7 @@
 import { create, toBinary, type DescMessage, type MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, type CallOptions, type Client } from "@connectrpc/connect";
 import { messagesV1 } from "@notify/proto";
-import { ENVIRONMENT_HEADER, ORGANIZATION_HEADER } from "@notify/runtime";
-import { createCoalescer } from "./coalesce.js";
+import { createCoalescer, scopeKeyOf } from "./coalesce.js";
 
 type MessagesClient = Client<typeof messagesV1.MessageService>;
 
@@ -23,14 +22,10 @@ function answerOf<T>(result: { case: string; value: T | messagesV1.BatchError } 
   throw new ConnectError("the batch answered nothing for this request", Code.Internal);
 }
 
-function scopeKey(options: CallOptions | undefined): string {
-  const headers = new Headers(options?.headers);
-  return `${headers.get(ORGANIZATION_HEADER)}/${headers.get(ENVIRONMENT_HEADER)}`;
-}
-
 /**
- * Batches one read method: calls of one environment that arrive within two milliseconds travel as
- * one batch RPC, and identical requests waiting for the same batch share one item (and answer).
+ * Batches one read method: calls of one environment that arrive while earlier batches are under
+ * way travel as one batch RPC, and identical requests waiting for the same batch share one item
+ * (and answer).
  * A request never joins a batch already sent, so it always sees every write that finished
  * before it arrived.
  */
@@ -42,7 +37,7 @@ function batched<Schema extends DescMessage, Answer>(
   const waiting = new Map<string, Promise<Answer>>();
   const coalescer = createCoalescer<Pending<Request>, Answer>({
     maxBatch: 200,
-    maxWaitMs: 2,
+    maxInFlight: 4,
     run: (_, items) => {
       for (const item of items) waiting.delete(item.key);
       return send(
@@ -52,7 +47,7 @@ function batched<Schema extends DescMessage, Answer>(
     },
   });
   return (request: Request, options: CallOptions | undefined): Promise<Answer> => {
-    const scope = scopeKey(options);
+    const scope = scopeKeyOf(options);
     const key = `${scope}\n${Buffer.from(toBinary(schema, create(schema, request))).toString("base64")}`;
     let answer = waiting.get(key);
     if (!answer) {

@@ -11,15 +11,15 @@ interface PendingTrigger {
 }
 
 /**
- * The triggers client the routes use: single triggers of one environment that arrive within a
- * millisecond or two travel as one TriggerBatch, which the service commits in one transaction
- * (group commit). One RPC hop per request would cap acceptance far below the publish floor
+ * The triggers client the routes use: single triggers of one environment that arrive while
+ * earlier batches are under way travel as one TriggerBatch, which the service commits in one
+ * transaction (group commit). One RPC hop per request would cap acceptance far below the publish floor
  * (DESIGN §5). Bulk and broadcast requests already carry their batch and go straight through.
  */
-export function coalescingTriggersClient(client: TriggersClient, maxWaitMs = 2): TriggersClient {
+export function coalescingTriggersClient(client: TriggersClient): TriggersClient {
   const singles = createCoalescer<PendingTrigger, triggersV1.TriggerOutcome>({
     maxBatch: 200,
-    maxWaitMs,
+    maxInFlight: 4,
     run: async (_, items) => {
       const reply = await client.triggerBatch({ events: items.map((item) => item.event) }, { headers: items[0]!.headers });
       return reply.outcomes;

@@ -6,7 +6,7 @@ describe("createCoalescer", () => {
     const batches: [string, number[]][] = [];
     const coalescer = createCoalescer<number, number>({
       maxBatch: 100,
-      maxWaitMs: 5,
+      maxInFlight: 1,
       run: async (key, items) => {
         batches.push([key, items]);
         return items.map((item) => item * 10);
@@ -21,7 +21,7 @@ describe("createCoalescer", () => {
     const batches: [string, number[]][] = [];
     const coalescer = createCoalescer<number, number>({
       maxBatch: 2,
-      maxWaitMs: 1_000,
+      maxInFlight: 1,
       run: async (key, items) => {
         batches.push([key, items]);
         return items;
@@ -39,7 +39,7 @@ describe("createCoalescer", () => {
   it("fails every caller of a batch whose run fails, and not the callers of other batches", async () => {
     const coalescer = createCoalescer<string, string>({
       maxBatch: 10,
-      maxWaitMs: 2,
+      maxInFlight: 1,
       run: async (key, items) => {
         if (key === "down") throw new Error("unavailable");
         return items;
@@ -47,5 +47,32 @@ describe("createCoalescer", () => {
     });
     const results = await Promise.allSettled([coalescer.submit("down", "x"), coalescer.submit("down", "y"), coalescer.submit("up", "z")]);
     expect(results.map((result) => result.status)).toEqual(["rejected", "rejected", "fulfilled"]);
+  });
+
+  it("queues calls while the key's batches are in flight and sends them together when one returns", async () => {
+    const batches: number[][] = [];
+    const release: (() => void)[] = [];
+    const coalescer = createCoalescer<number, number>({
+      maxBatch: 100,
+      maxInFlight: 1,
+      run: async (_, items) => {
+        batches.push(items);
+        await new Promise<void>((resolve) => release.push(resolve));
+        return items;
+      },
+    });
+    const first = coalescer.submit("a", 1);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(batches).toEqual([[1]]);
+    // The first batch is under way: these wait for it rather than going one by one.
+    const later = [2, 3, 4].map((item) => coalescer.submit("a", item));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(batches).toEqual([[1]]);
+    release.shift()!();
+    await first;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(batches).toEqual([[1], [2, 3, 4]]);
+    release.shift()!();
+    expect(await Promise.all(later)).toEqual([2, 3, 4]);
   });
 });

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { hash, randomBytes } from "node:crypto";
 import { objectId, withTransaction, type Pool } from "@notify/runtime";
 import * as store from "./store.js";
 
@@ -6,7 +6,7 @@ export const DEFAULT_ORGANIZATION = "Default";
 export const DEFAULT_ENVIRONMENT = "Development";
 const PREFIX_LENGTH = 8;
 
-export const hashKey = (key: string) => createHash("sha256").update(key).digest("hex");
+export const hashKey = (key: string) => hash("sha256", key, "hex");
 
 /** 16 random bytes as 32 lowercase hex characters, the format of Novu's keys. */
 export const generateKey = () => randomBytes(16).toString("hex");

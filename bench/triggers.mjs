@@ -27,7 +27,13 @@ async function startFloor(kind, stream, databaseUrl) {
   const child = startProcess(`floor-${kind}`, { FLOOR: kind, PORT: String(port), STREAM: stream, DATABASE_URL: databaseUrl }, new URL("../scripts/bench-floor-server.mjs", import.meta.url));
   const url = `http://127.0.0.1:${port}/v1/events/trigger`;
   await waitFor(async () => (await fetch(url, { method: "POST", headers: { authorization: "ApiKey wrong" } })).status === 401, `floor ${kind}`);
-  return { url, headers: { authorization: "ApiKey floor-key", "content-type": "application/json" }, stop: () => stopProcess(child) };
+  return { url, headers: { authorization: "ApiKey floor-key", "content-type": "application/json" }, pid: child.pid, stop: () => stopProcess(child) };
+}
+
+/** CPU seconds the given processes use from now until the returned function is called. */
+function cpuUse(pids) {
+  const before = pids.map((pid) => cpuSeconds(pid));
+  return () => pids.reduce((sum, pid, index) => sum + cpuSeconds(pid) - before[index], 0);
 }
 
 /** Rows per second that COPY reaches writing `count` small rows in batches of 1,000. */
@@ -111,12 +117,18 @@ export default async function triggersBench({ report }) {
     // 1. Acceptance at 100 connections, no worker running (the floor has no consumer either).
     if (PHASES.has("acceptance")) {
       const floorG = await startFloor("acceptance", `BENCH_FLOOR_G_${suffix}`);
+      const floorCpu = cpuUse([floorG.pid]);
       const floor = await load({ url: floorG.url, method: "POST", headers: floorG.headers, connections: CONNECTIONS, duration: SECONDS, body: JSON.stringify({ name, to: "bench-sub", payload: {} }) });
+      const floorCpuPerRequest = floorCpu() / (floor.total + floor.warmup);
       await floorG.stop();
+      const ourCpu = cpuUse(children.map((child) => child.pid));
       const accepted = await load(singleTriggers(1));
+      const ourCpuPerRequest = ourCpu() / (accepted.total + accepted.warmup);
       if (accepted.failed > 0) throw new Error(`${accepted.failed} trigger requests failed`);
       report({ name: "trigger acceptance, 100 connections", value: accepted.rps, unit: "req/s", floor: floor.rps, target: "ratio ≥ 0.50 of floor (g)" });
       report({ name: "trigger acceptance p99, 100 connections", value: accepted.p99, unit: "ms", floor: floor.p99 });
+      // Where throughput goes: CPU of the Node processes per accepted request (Postgres, NATS and Redis apart).
+      report({ name: "trigger acceptance, CPU of our processes per request", value: ourCpuPerRequest * 1e6, unit: "µs", floor: floorCpuPerRequest * 1e6 });
 
       // Every accepted trigger becomes a message once the worker runs: accepted = persisted.
       const acceptedTotal = (await pool.query("SELECT count(*)::int AS n FROM triggers.trigger_records")).rows[0].n;

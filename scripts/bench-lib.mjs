@@ -91,11 +91,12 @@ export function cpuSeconds(pid) {
 
 /** autocannon: a warm-up second, then the measured run; every non-2xx counts as a failure. */
 export async function load(options) {
-  await autocannon({ ...options, duration: 1 });
+  const warmup = await autocannon({ ...options, duration: 1 });
   const result = await autocannon(options);
   return {
     rps: result.requests.average,
     total: result.requests.total,
+    warmup: warmup.requests.total,
     p50: result.latency.p50,
     p99: result.latency.p99,
     failed: result.errors + result.timeouts + result.non2xx,

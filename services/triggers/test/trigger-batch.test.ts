@@ -1,0 +1,50 @@
+import { fromBinary } from "@bufbuild/protobuf";
+import { createClient } from "@connectrpc/connect";
+import { triggersV1 } from "@notify/proto";
+import { createLogger } from "@notify/runtime";
+import { inMemoryTransport } from "@notify/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { routes } from "../src/routes.js";
+import { callAs, inMemoryClients, newScope, openDatabase, type Fixture } from "./fixtures.js";
+
+let fixture: Fixture;
+let triggers: ReturnType<typeof createClient<typeof triggersV1.TriggerService>>;
+let clients: ReturnType<typeof inMemoryClients>;
+beforeAll(async () => {
+  fixture = await openDatabase();
+  triggers = createClient(triggersV1.TriggerService, inMemoryTransport(routes({ pool: fixture.pool, log: createLogger("test", "silent"), jobSubject: "test.jobs.trigger" })));
+  clients = inMemoryClients(fixture.pool);
+});
+afterAll(() => fixture?.close());
+
+describe("TriggerBatch", () => {
+  it("writes one outbox job per accepted event, each carrying its event and the whole workflow", async () => {
+    const call = callAs(newScope());
+    const orders = await clients.workflows.createWorkflow(
+      { name: "Orders", active: true, steps: [{ template: { type: "in_app", content: { case: "text", value: "Order {{n}}" } } }] },
+      call,
+    );
+    const news = await clients.workflows.createWorkflow({ name: "News", active: true, steps: [{ template: { type: "email", content: { case: "text", value: "Hi" }, subject: "News" } }] }, call);
+    const to = [{ kind: { case: "subscriberId" as const, value: "ada" } }];
+    const reply = await triggers.triggerBatch(
+      {
+        events: [
+          { name: orders.identifier, to, payload: { n: 1 } },
+          { name: news.identifier, to, payload: { n: 2 } },
+          { name: orders.identifier, to, payload: { n: 3 } },
+        ],
+      },
+      call,
+    );
+    const transactionIds = reply.outcomes.map((outcome) => (outcome.outcome.case === "result" ? outcome.outcome.value.transactionId : undefined));
+    const { rows } = await fixture.pool.query<{ job: Buffer }>("SELECT job FROM triggers.outbox ORDER BY id");
+    const jobs = rows.map((row) => fromBinary(triggersV1.TriggerJobSchema, row.job)).filter((job) => transactionIds.includes(job.transactionId));
+    expect(jobs.map((job) => [job.event!.payload, job.workflow!.id])).toEqual([
+      [{ n: 1 }, orders.id],
+      [{ n: 2 }, news.id],
+      [{ n: 3 }, orders.id],
+    ]);
+    expect(jobs[2]!.workflow).toEqual(jobs[0]!.workflow);
+    expect(jobs[1]!.workflow!.steps[0]!.template).toMatchObject({ type: "email", subject: "News" });
+  });
+});

@@ -23,7 +23,37 @@ function identities() {
   };
 }
 
-const bigintsAsText = (_: string, value: unknown) => (typeof value === "bigint" ? value.toString() : value);
+/** Everything that tells two messages apart but their recipient, as one string. */
+function keyOf(message: messagesV1.NewMessage, identityOf: (value: object | undefined) => number): string {
+  const content = message.content.case === "blocks" ? JSON.stringify(message.content.value.blocks) : (message.content.value ?? "");
+  return [
+    identityOf(message.payload),
+    identityOf(message.overrides),
+    message.transactionId,
+    message.templateId,
+    message.templateIdentifier,
+    message.messageTemplateId,
+    message.stepId,
+    message.jobId,
+    message.channel,
+    message.content.case,
+    content,
+    message.subject,
+    message.title,
+    message.email,
+    message.phone,
+    message.directWebhookUrl,
+    message.providerId,
+    message.deviceTokens.join(","),
+    message.cta ? JSON.stringify(message.cta) : "",
+    message.feedId,
+    message.feedIdentifier,
+    message.status,
+    message.errorId,
+    message.errorText,
+    message.deliveredAt.map((at) => `${at.seconds}.${at.nanos}`).join(","),
+  ].join("\u0000");
+}
 
 /**
  * The messages as groups of messages alike but for their recipient, in first-seen order. A
@@ -34,14 +64,13 @@ export function groupMessages(messages: readonly messagesV1.NewMessage[]): messa
   const identityOf = identities();
   const groups = new Map<string, messagesV1.MessageGroup>();
   for (const message of messages) {
-    const { subscriberId, externalSubscriberId, payload, overrides, ...rest } = message;
-    const key = JSON.stringify([identityOf(payload), identityOf(overrides), rest], bigintsAsText);
+    const key = keyOf(message, identityOf);
     let group = groups.get(key);
     if (!group) {
       group = create(messagesV1.MessageGroupSchema, { message });
       groups.set(key, group);
     }
-    group.recipients.push(create(messagesV1.MessageRecipientSchema, { subscriberId, externalSubscriberId }));
+    group.recipients.push(create(messagesV1.MessageRecipientSchema, { subscriberId: message.subscriberId, externalSubscriberId: message.externalSubscriberId }));
   }
   return [...groups.values()];
 }

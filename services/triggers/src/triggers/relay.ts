@@ -21,7 +21,13 @@ export interface RelayOptions {
   batchSize?: number;
   /** The slow fallback when no NOTIFY arrives (a missed notification, another replica's rows). */
   idleCheckMs?: number;
+  /** How long closed digests and their events are kept (a redelivered resumption reads them). */
+  digestRetentionMs?: number;
 }
+
+/** Digest state is purged at most this often, in statements of at most PURGE_BATCH rows per table. */
+const PURGE_EVERY_MS = 10 * 60_000;
+const PURGE_BATCH = 5_000;
 
 export interface Relay {
   stop(): Promise<void>;
@@ -38,6 +44,8 @@ export function startRelay(options: RelayOptions): Relay {
   const { pool, log } = options;
   const batchSize = options.batchSize ?? 500;
   const idleCheckMs = options.idleCheckMs ?? 30_000;
+  const digestRetentionMs = options.digestRetentionMs ?? 7 * 86_400_000;
+  let purgedAt = 0;
   let stopped = false;
   let nats: NatsConnection | undefined;
   let listener: pg.Client | undefined;
@@ -110,6 +118,13 @@ export function startRelay(options: RelayOptions): Relay {
           pending = false;
           while (!stopped && (await drainOnce(connection)) === batchSize) {
             // a full batch: more may be waiting
+          }
+        }
+        if (Date.now() - purgedAt >= PURGE_EVERY_MS) {
+          purgedAt = Date.now();
+          const before = new Date(Date.now() - digestRetentionMs);
+          while (!stopped && (await store.purgeDigestState(pool, before, PURGE_BATCH)) > 0) {
+            // old state left: another round
           }
         }
         backoff = 100;

@@ -364,3 +364,33 @@ export async function deleteOpenDigestEventsOf(db: Queryable, environmentId: str
   );
   return rowCount ?? 0;
 }
+
+/**
+ * Deletes up to `limit` rows of digest state no run can need any more, answering how many went:
+ * digests closed before `before` (with their events), events a backoff ran at once, and keys
+ * whose last event is older (a backoff window longer than the retention then counts as over).
+ */
+export async function purgeDigestState(db: Queryable, before: Date, limit: number): Promise<number> {
+  const { rows } = await db.query<{ purged: number }>(
+    `WITH closed AS (
+       DELETE FROM triggers.digests
+        WHERE id IN (SELECT id FROM triggers.digests WHERE closed_at < $1 ORDER BY closed_at LIMIT $2)
+       RETURNING 1
+     ),
+     lone AS (
+       DELETE FROM triggers.digest_events
+        WHERE id IN (SELECT id FROM triggers.digest_events WHERE digest_id IS NULL AND created_at < $1 ORDER BY created_at LIMIT $2)
+       RETURNING 1
+     ),
+     idle AS (
+       DELETE FROM triggers.digest_keys k
+        WHERE (environment_id, workflow_id, subscriber_id, step_id, digest_key) IN (
+                SELECT environment_id, workflow_id, subscriber_id, step_id, digest_key FROM triggers.digest_keys
+                 WHERE last_event_at < $1 ORDER BY last_event_at LIMIT $2)
+       RETURNING 1
+     )
+     SELECT (SELECT count(*) FROM closed) + (SELECT count(*) FROM lone) + (SELECT count(*) FROM idle) AS purged`,
+    [before, limit],
+  );
+  return rows[0]!.purged;
+}

@@ -1,0 +1,59 @@
+import { objectId } from "@notify/runtime";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { purgeDigestState } from "../src/triggers/store.js";
+import { openDatabase, type Fixture } from "./fixtures.js";
+
+let fixture: Fixture;
+beforeAll(async () => {
+  fixture = await openDatabase();
+});
+afterAll(() => fixture?.close());
+
+const DAY = 86_400_000;
+
+describe("purgeDigestState", () => {
+  it("deletes closed digests, lone events and idle keys older than the cut-off, and nothing newer or open", async () => {
+    const environmentId = objectId();
+    const db = fixture.pool;
+    const ago = (days: number) => new Date(Date.now() - days * DAY);
+    const digest = async (key: string, closedAt: Date | null) =>
+      (
+        await db.query<{ id: string }>(
+          `INSERT INTO triggers.digests (environment_id, workflow_id, subscriber_id, step_id, digest_key, trigger_id, run_at, closed_at)
+           VALUES ($1, 'w', 's', 'step', $2, 't', now(), $3) RETURNING id`,
+          [environmentId, key, closedAt],
+        )
+      ).rows[0]!.id;
+    const event = (transactionId: string, digestId: string | null, createdAt: Date) =>
+      db.query(
+        `INSERT INTO triggers.digest_events (environment_id, subscriber_id, step_id, transaction_id, digest_id, payload, created_at)
+         VALUES ($1, 's', 'step', $2, $3, '{}', $4)`,
+        [environmentId, transactionId, digestId, createdAt],
+      );
+    const key = (value: string, lastEventAt: Date) =>
+      db.query(
+        `INSERT INTO triggers.digest_keys (environment_id, workflow_id, subscriber_id, step_id, digest_key, last_event_at) VALUES ($1, 'w', 's', 'step', $2, $3)`,
+        [environmentId, value, lastEventAt],
+      );
+    const oldClosed = await digest("old", ago(10));
+    const recentClosed = await digest("recent", ago(1));
+    const open = await digest("open", null);
+    await event("t1", oldClosed, ago(11));
+    await event("t2", recentClosed, ago(2));
+    await event("t3", open, ago(20));
+    await event("t4", null, ago(9));
+    await event("t5", null, ago(1));
+    await key("old", ago(8));
+    await key("recent", ago(1));
+
+    let purged = 0;
+    for (let round; (round = await purgeDigestState(db, ago(7), 1)) > 0; ) purged += round;
+    // The old digest's event goes with it (ON DELETE CASCADE), uncounted.
+    expect(purged).toBe(3);
+
+    const left = async (sql: string) => (await db.query(sql + " WHERE environment_id = $1 ORDER BY 1", [environmentId])).rows.map((row) => Object.values(row)[0]);
+    expect(await left("SELECT digest_key FROM triggers.digests")).toEqual(["open", "recent"]);
+    expect(await left("SELECT transaction_id FROM triggers.digest_events")).toEqual(["t2", "t3", "t5"]);
+    expect(await left("SELECT digest_key FROM triggers.digest_keys")).toEqual(["recent"]);
+  });
+});

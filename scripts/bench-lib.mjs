@@ -68,6 +68,7 @@ export function startProcess(name, env, entry = entryOf(name)) {
     env: { ...process.env, LOG_LEVEL: "warn", ...env },
     stdio: ["ignore", "ignore", "inherit"],
   });
+  child.name = name;
   child.once("exit", (code, signal) => {
     if (!child.stopping) console.error(`${name} exited (${signal ?? code})`);
   });

@@ -51,6 +51,26 @@ function bodyReader(route: Route) {
 }
 
 /**
+ * A signal that aborts when the client goes away before its response is written, so downstream
+ * calls stop too. Made when a call first asks for it: an AbortSignal costs ~20 µs of CPU, and
+ * the hottest routes (batched triggers) never read it.
+ */
+function disconnectSignal(ctx: Context): AbortSignal {
+  let signal = ctx.state.disconnectSignal as AbortSignal | undefined;
+  if (signal) return signal;
+  const abort = new AbortController();
+  if (ctx.res.destroyed && !ctx.res.writableEnded) abort.abort();
+  else {
+    ctx.res.once("close", () => {
+      if (!ctx.res.writableEnded) abort.abort();
+    });
+  }
+  signal = abort.signal;
+  ctx.state.disconnectSignal = signal;
+  return signal;
+}
+
+/**
  * Validates params, query and body, then runs the route's RPCs and writes its success response.
  * A replay of a sensitive route (`ctx.state.replayOf`, set by the idempotency middleware) reads
  * the outcome again instead of running the route.
@@ -61,12 +81,8 @@ function execute(route: Route, clients: Clients) {
     const query = parseOrThrow(route.query, ctx.query);
     const body = parseOrThrow(route.body, ctx.state.body);
     const scope = ctx.state.scope as Scope;
-    const abort = new AbortController();
-    ctx.res.once("close", () => {
-      if (!ctx.res.writableEnded) abort.abort();
-    });
     ctx.state.executed = true;
-    const input = { params, query, body, scope, clients, call: { headers: scopeHeaders(scope), signal: abort.signal } };
+    const input = { params, query, body, scope, clients, call: { headers: scopeHeaders(scope), get signal() { return disconnectSignal(ctx); } } };
     const replayOf = ctx.state.replayOf as string | undefined;
     const result = replayOf === undefined ? await route.handle(input) : await route.sensitive!.replay(replayOf, input);
     if (route.sensitive) ctx.state.outcomeRef = route.sensitive.ref(result);

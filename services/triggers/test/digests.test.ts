@@ -110,8 +110,18 @@ describe("DigestEvents", () => {
     const scope = newScope();
     const job = jobOf(scope, "k1", { post: 1 });
     const other = jobOf(scope, "k2", { post: 2 });
+    // Schedules are shared by digests with the same next step and the same end time.
+    const runAt = inAMinute();
     await triggers.digestEvents(
-      { jobs: [job, other], entries: [entry(0, "s1", { key: "1" }), entry(0, "s2", { key: "1" }), entry(1, "s1", { key: "2" }), entry(1, "s1", { key: "1", stepId: "other-step", fromStep: 2 })] },
+      {
+        jobs: [job, other],
+        entries: [
+          entry(0, "s1", { key: "1", runAt }),
+          entry(0, "s2", { key: "1", runAt }),
+          entry(1, "s1", { key: "2", runAt }),
+          entry(1, "s1", { key: "1", stepId: "other-step", fromStep: 2, runAt }),
+        ],
+      },
       callAs(scope),
     );
     expect(await openDigestsOf(scope)).toHaveLength(4);

@@ -17,3 +17,24 @@ export function cursorPage<T>(
 export function offsetPage<T>(data: T[], page: number, pageSize: number, totalCount: number, hasMore: boolean) {
   return { data, page, pageSize, totalCount, hasMore };
 }
+
+// The closed sets of a StepFilter, shared by workflow step filters and integration conditions.
+export const FILTER_TYPES = ["BOOLEAN", "TEXT", "DATE", "NUMBER", "STATEMENT", "LIST", "MULTI_LIST", "GROUP"] as const;
+export const FILTER_VALUES = ["AND", "OR"] as const;
+export const OPERATORS = [
+  "LARGER",
+  "SMALLER",
+  "LARGER_EQUAL",
+  "SMALLER_EQUAL",
+  "EQUAL",
+  "NOT_EQUAL",
+  "ALL_IN",
+  "ANY_IN",
+  "NOT_IN",
+  "BETWEEN",
+  "NOT_BETWEEN",
+  "LIKE",
+  "NOT_LIKE",
+  "IN",
+] as const;
+export const FILTER_ON = ["subscriber", "payload"] as const;

@@ -2,7 +2,7 @@ import { fromJson, toJson, type JsonObject } from "@bufbuild/protobuf";
 import { integrationsV1 } from "@notify/proto";
 import { z } from "zod";
 import { jsonObject } from "../validation.js";
-import { iso } from "./common.js";
+import { FILTER_ON, FILTER_TYPES, FILTER_VALUES, iso, OPERATORS } from "./common.js";
 
 const { ConfigurationsSchema, IntegrationCredentialsSchema, StepFilterSchema } = integrationsV1;
 
@@ -73,32 +73,14 @@ const configurations = z.object(
 const fieldFilterPart = z.object({
   field: text("field"),
   value: text("value"),
-  operator: z.enum(
-    [
-      "LARGER",
-      "SMALLER",
-      "LARGER_EQUAL",
-      "SMALLER_EQUAL",
-      "EQUAL",
-      "NOT_EQUAL",
-      "ALL_IN",
-      "ANY_IN",
-      "NOT_IN",
-      "BETWEEN",
-      "NOT_BETWEEN",
-      "LIKE",
-      "NOT_LIKE",
-      "IN",
-    ],
-    { error: "operator must be a valid operator" },
-  ),
-  on: z.enum(["subscriber", "payload"], { error: "on must be subscriber or payload" }),
+  operator: z.enum(OPERATORS, { error: "operator must be a valid operator" }),
+  on: z.enum(FILTER_ON, { error: "on must be subscriber or payload" }),
 });
 
 const stepFilter = z.object({
   isNegated: flag("isNegated"),
-  type: z.enum(["BOOLEAN", "TEXT", "DATE", "NUMBER", "STATEMENT", "LIST", "MULTI_LIST", "GROUP"], { error: "type must be a valid filter type" }),
-  value: z.enum(["AND", "OR"], { error: "value must be AND or OR" }),
+  type: z.enum(FILTER_TYPES, { error: "type must be a valid filter type" }),
+  value: z.enum(FILTER_VALUES, { error: "value must be AND or OR" }),
   children: z.array(fieldFilterPart, { error: "children must be an array" }).max(100),
 });
 

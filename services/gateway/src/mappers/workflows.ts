@@ -3,7 +3,7 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { workflowsV1 } from "@notify/proto";
 import { z } from "zod";
 import { jsonObject, queryInt } from "../validation.js";
-import { iso, offsetPage } from "./common.js";
+import { FILTER_ON, FILTER_TYPES, FILTER_VALUES, iso, offsetPage, OPERATORS } from "./common.js";
 
 type StepInit = MessageInitShape<typeof workflowsV1.StepSchema>;
 type TemplateInit = MessageInitShape<typeof workflowsV1.MessageTemplateSchema>;
@@ -12,25 +12,6 @@ type MetadataInit = MessageInitShape<typeof workflowsV1.StepMetadataSchema>;
 // The closed sets of the spec. Anything else is a 422 that names the field.
 const STEP_TYPES = ["in_app", "email", "sms", "chat", "push", "digest", "delay"] as const;
 const CHANNEL_TYPES = new Set<string>(["in_app", "email", "sms", "chat", "push"]);
-const FILTER_TYPES = ["BOOLEAN", "TEXT", "DATE", "NUMBER", "STATEMENT", "LIST", "MULTI_LIST", "GROUP"] as const;
-const FILTER_VALUES = ["AND", "OR"] as const;
-const OPERATORS = [
-  "LARGER",
-  "SMALLER",
-  "LARGER_EQUAL",
-  "SMALLER_EQUAL",
-  "EQUAL",
-  "NOT_EQUAL",
-  "ALL_IN",
-  "ANY_IN",
-  "NOT_IN",
-  "BETWEEN",
-  "NOT_BETWEEN",
-  "LIKE",
-  "NOT_LIKE",
-  "IN",
-] as const;
-const FILTER_ON = ["subscriber", "payload"] as const;
 const UNITS = ["seconds", "minutes", "hours", "days", "weeks", "months"] as const;
 const WEEK_DAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"] as const;
 const ORDINALS = ["1", "2", "3", "4", "5", "last"] as const;

@@ -74,21 +74,17 @@ export function createCoalescer<I, O>(options: CoalescerOptions<I, O>) {
   return {
     submit(key: string, item: I): Promise<O> {
       return new Promise<O>((resolve, reject) => {
-        let state = keys.get(key);
-        if (!state) {
-          state = { queue: [], inFlight: 0, scheduled: false };
-          keys.set(key, state);
-        }
+        const state = keys.get(key) ?? { queue: [], inFlight: 0, scheduled: false };
+        keys.set(key, state);
         state.queue.push({ item, resolve, reject });
         if (state.queue.length >= options.maxBatch) {
           send(key, state);
         } else if (!state.scheduled) {
           // Requests whose bytes arrived in the same turn of the event loop travel together.
           state.scheduled = true;
-          const scheduledState = state;
           setImmediate(() => {
-            scheduledState.scheduled = false;
-            send(key, scheduledState);
+            state.scheduled = false;
+            send(key, state);
           });
         }
       });

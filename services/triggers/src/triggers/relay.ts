@@ -21,10 +21,10 @@ export interface RelayOptions {
   batchSize?: number;
   /** The slow fallback when no NOTIFY arrives (a missed notification, another replica's rows). */
   idleCheckMs?: number;
-  /** How long closed digests and their events are kept (a redelivered resumption reads them). */
-  digestRetentionMs?: number;
 }
 
+/** How long closed digests and their events are kept (a redelivered resumption reads them). */
+const DIGEST_RETENTION_MS = 7 * 86_400_000;
 /** Digest state is purged at most this often, in statements of at most PURGE_BATCH rows per table. */
 const PURGE_EVERY_MS = 10 * 60_000;
 const PURGE_BATCH = 5_000;
@@ -44,7 +44,6 @@ export function startRelay(options: RelayOptions): Relay {
   const { pool, log } = options;
   const batchSize = options.batchSize ?? 500;
   const idleCheckMs = options.idleCheckMs ?? 30_000;
-  const digestRetentionMs = options.digestRetentionMs ?? 7 * 86_400_000;
   let purgedAt = 0;
   let stopped = false;
   let nats: NatsConnection | undefined;
@@ -122,7 +121,7 @@ export function startRelay(options: RelayOptions): Relay {
         }
         if (Date.now() - purgedAt >= PURGE_EVERY_MS) {
           purgedAt = Date.now();
-          const before = new Date(Date.now() - digestRetentionMs);
+          const before = new Date(Date.now() - DIGEST_RETENTION_MS);
           while (!stopped && (await store.purgeDigestState(pool, before, PURGE_BATCH)) > 0) {
             // old state left: another round
           }

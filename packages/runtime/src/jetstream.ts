@@ -89,9 +89,11 @@ export async function consumeJobs(nats: NatsConnection, options: ConsumeOptions)
     durable_name: options.durable,
     ack_policy: AckPolicy.Explicit,
     deliver_policy: DeliverPolicy.All,
+    // No server-side `backoff`: the server would take its first entry as the ack wait, so a job
+    // running longer than that would be delivered again while it runs. Failures are nak'ed with
+    // their delay below; a crashed process's jobs come back after the ack wait.
     ack_wait: nanos(options.ackWaitMs),
     max_deliver: options.maxDeliver,
-    backoff: options.backoffMs.map((ms) => nanos(ms)),
     max_ack_pending: Math.max(options.concurrency * (options.maxBatch ?? 1) * 4, 64),
   };
   try {
@@ -106,7 +108,7 @@ export async function consumeJobs(nats: NatsConnection, options: ConsumeOptions)
   const running = new Set<Promise<void>>();
 
   // Long jobs (a broadcast page after page) keep their deliveries alive.
-  const keepAlive = (batch: JsMsg[]) => setInterval(() => batch.forEach((message) => message.working()), Math.max(options.ackWaitMs / 3, 1_000));
+  const keepAlive = (batch: JsMsg[]) => setInterval(() => batch.forEach((message) => message.working()), options.ackWaitMs / 3);
 
   const process = async (message: JsMsg) => {
     const heartbeat = keepAlive([message]);

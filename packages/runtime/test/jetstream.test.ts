@@ -130,4 +130,35 @@ describe("job stream", () => {
     expect(deadLettered).toEqual(["poison"]);
     await (await nats.jetstreamManager()).streams.delete(batchStream.name);
   });
+
+  it("keeps a job that runs longer than its first back-off to one delivery", async () => {
+    const longStream: JobStream = { name: `${stream.name}_L`, subjectPrefix: `test.${suffix}.long` };
+    await ensureJobStream(nats, longStream);
+    await publishJob(nats.jetstream(), jobSubject(longStream, "x"), encode("long"), "l-1");
+    let deliveries = 0;
+    let finished = false;
+    const consumption = await consumeJobs(nats, {
+      stream: longStream,
+      durable: "long",
+      concurrency: 1,
+      maxDeliver: 5,
+      backoffMs: [100],
+      ackWaitMs: 1_000,
+      log,
+      handle: async () => {
+        deliveries += 1;
+        // Longer than the back-off and than the ack wait: only working() keeps the delivery.
+        await new Promise((resolve) => setTimeout(resolve, 2_500));
+        finished = true;
+      },
+      deadLetter: async () => undefined,
+    });
+    await until(() => finished);
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    await consumption.stop();
+    expect(deliveries).toBe(1);
+    const info = await (await nats.jetstreamManager()).consumers.info(longStream.name, "long");
+    expect(info.config.ack_wait).toBe(1_000_000_000);
+    await (await nats.jetstreamManager()).streams.delete(longStream.name);
+  });
 });

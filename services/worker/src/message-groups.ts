@@ -5,15 +5,23 @@ import { messagesV1 } from "@notify/proto";
 /** Messages per CreateMessages call, counting every recipient of every group. */
 const MESSAGES_PER_CALL = 2_000;
 
+/** Whether an object has no keys of its own (without listing them). */
+function isEmpty(value: object): boolean {
+  for (const key in value) if (Object.hasOwn(value, key)) return false;
+  return true;
+}
+
 /**
  * Payloads and overrides are shared by every message of a job (one object each), so they are
- * told apart by identity rather than by content: comparing them by value would cost what grouping saves.
+ * told apart by identity rather than by content: comparing them by value would cost what grouping
+ * saves. Empty ones are all alike: a job without a payload may give each message an `{}` of its own.
  */
 function identities() {
   const ids = new WeakMap<object, number>();
-  let next = 1;
+  let next = 2;
   return (value: object | undefined) => {
     if (value === undefined) return 0;
+    if (isEmpty(value)) return 1;
     let id = ids.get(value);
     if (id === undefined) {
       id = next++;

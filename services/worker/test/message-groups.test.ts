@@ -36,4 +36,13 @@ describe("groupMessages", () => {
     const groups = groupMessages([message("a", { deliveredAt: at(1n) }), message("b", { deliveredAt: at(2n) }), message("c", { deliveredAt: at(1n) })]);
     expect(groups.map((group) => group.recipients.length)).toEqual([2, 1]);
   });
+
+  it("takes empty payloads and overrides as alike, whichever object holds them, and apart from none", () => {
+    const groups = groupMessages([
+      message("a", { payload: {}, overrides: {} }),
+      message("b", { payload: {}, overrides: {} }),
+      message("c", { payload: undefined, overrides: {} }),
+    ]);
+    expect(groups.map((group) => group.recipients.map((recipient) => recipient.subscriberId))).toEqual([["a", "b"], ["c"]]);
+  });
 });

@@ -1,7 +1,7 @@
 // Triggers: acceptance throughput, trigger → in-app message latency, broadcast fan-out and idle
 // CPU, each beside a floor measured in this same run (DESIGN §5, performance-floors.md):
 //   - floor (g) and the e2e floor: scripts/bench-floor-server.mjs, a process of its own;
-//   - COPY floor: 100,000 rows written with COPY in batches of 1,000 from this process.
+//   - COPY floor: 100,000 rows written with COPY in batches of 1,000 from this process (median of 3).
 // The services run as child processes over a database and a JetStream stream of this run.
 // BENCH_SECONDS, BENCH_E2E_SECONDS and BENCH_BROADCAST shrink a run while working on it;
 // BENCH_PHASES (acceptance,latency,broadcast,idle) picks phases.
@@ -36,21 +36,26 @@ function cpuUse(pids) {
   return () => pids.reduce((sum, pid, index) => sum + cpuSeconds(pid) - before[index], 0);
 }
 
-/** Rows per second that COPY reaches writing `count` small rows in batches of 1,000. */
+/** Rows per second that COPY reaches writing `count` small rows in batches of 1,000: the median of three runs, each into a new table. */
 async function copyFloor(pool, count) {
-  await pool.query("CREATE TABLE bench_floor_copy (id text, environment_id text, n int)");
-  const client = await pool.connect();
-  try {
-    const started = performance.now();
-    for (let offset = 0; offset < count; offset += 1000) {
-      const lines = [];
-      for (let n = offset; n < Math.min(count, offset + 1000); n += 1) lines.push(`${randomBytes(12).toString("hex")}\tfloor\t${n}\n`);
-      await pipeline(Readable.from([lines.join("")]), client.query(copyFrom("COPY bench_floor_copy FROM STDIN")));
+  const rates = [];
+  for (let run = 0; run < 3; run += 1) {
+    const table = `bench_floor_copy_${run}`;
+    await pool.query(`CREATE TABLE ${table} (id text, environment_id text, n int)`);
+    const client = await pool.connect();
+    try {
+      const started = performance.now();
+      for (let offset = 0; offset < count; offset += 1000) {
+        const lines = [];
+        for (let n = offset; n < Math.min(count, offset + 1000); n += 1) lines.push(`${randomBytes(12).toString("hex")}\tfloor\t${n}\n`);
+        await pipeline(Readable.from([lines.join("")]), client.query(copyFrom(`COPY ${table} FROM STDIN`)));
+      }
+      rates.push(count / ((performance.now() - started) / 1000));
+    } finally {
+      client.release();
     }
-    return count / ((performance.now() - started) / 1000);
-  } finally {
-    client.release();
   }
+  return percentile(rates, 50);
 }
 
 /** Fixed-rate triggers with `sentAt` in the payload; answers how many were accepted. */

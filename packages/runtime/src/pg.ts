@@ -11,6 +11,15 @@ export type Queryable = Pick<pg.Pool, "query">;
 /** `text` matched literally inside a LIKE/ILIKE pattern (its %, _ and \ escaped). */
 export const escapeLike = (text: string) => text.replace(/[\\%_]/g, (match) => `\\${match}`);
 
+/**
+ * A text[] parameter as the array literal pg would send, built without pg's two regular
+ * expressions per element: ids travel to unnest() by the thousand.
+ */
+export function textArray(values: readonly string[]): string {
+  const quoted = values.map((value) => (value.includes("\\") || value.includes('"') ? value.replace(/[\\"]/g, "\\$&") : value));
+  return quoted.length === 0 ? "{}" : `{"${quoted.join('","')}"}`;
+}
+
 // int8 (counts) as numbers: every count we return is far below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 

@@ -126,66 +126,43 @@ export function createMessageService({ pool, subscribers, workflows, markAllChun
       const groupRows = groups.map((group, grp) => messageGroupRow(group.message!, grp));
       // One notification per transaction and subscriber, however many steps and groups name them.
       const notifications = new Map<string, store.NewNotificationRow & { transaction_id: string }>();
-      groups.forEach((group, grp) => {
-        for (const recipient of group.recipients) {
-          const key = keyOf([group.message!.transactionId, recipient.subscriberId]);
-          if (notifications.has(key)) continue;
-          notifications.set(key, {
-            id: objectId(),
-            transaction_id: group.message!.transactionId,
-            subscriber_id: recipient.subscriberId,
-            external_subscriber_id: recipient.externalSubscriberId,
-            grp,
-          });
-        }
-      });
-      return withTransaction(pool, async (tx) => {
-        const notificationKey = (row: { transaction_id: string; subscriber_id: string }) => keyOf([row.transaction_id, row.subscriber_id]);
-        const notificationIds = new Map(
-          (await store.insertNotifications(tx, scope.environmentId, scope.organizationId, groupRows, [...notifications.values()])).map((row) => [
-            notificationKey(row),
-            row.id,
-          ]),
-        );
-        // Those that existed from an earlier call are read back.
-        const earlier = [...notifications.values()].filter((row) => !notificationIds.has(notificationKey(row)));
-        if (earlier.length > 0) {
-          for (const row of await store.selectNotificationIds(tx, scope.environmentId, earlier)) notificationIds.set(notificationKey(row), row.id);
-        }
-        const rows: (store.RecipientRow & store.MessageKey)[] = groups.flatMap((group, grp) => {
-          const shared = groupRows[grp]!;
-          return group.recipients.map((recipient) => ({
-            id: objectId(),
-            notification_id: notificationIds.get(keyOf([shared.transaction_id, recipient.subscriberId]))!,
-            subscriber_id: recipient.subscriberId,
-            external_subscriber_id: recipient.externalSubscriberId,
-            grp,
-            transaction_id: shared.transaction_id,
-            step_id: shared.step_id,
-            channel: shared.channel,
-          }));
+      const rows = groups.flatMap((group, grp) => {
+        const shared = groupRows[grp]!;
+        return group.recipients.map((recipient) => {
+          const notificationKey = keyOf([shared.transaction_id, recipient.subscriberId]);
+          let notification = notifications.get(notificationKey);
+          if (!notification) {
+            notification = { id: objectId(), transaction_id: shared.transaction_id, subscriber_id: recipient.subscriberId, external_subscriber_id: recipient.externalSubscriberId, grp };
+            notifications.set(notificationKey, notification);
+          }
+          return { id: objectId(), notification, notification_id: "", subscriber_id: recipient.subscriberId, external_subscriber_id: recipient.externalSubscriberId, grp };
         });
-        const messageKey = (row: store.MessageKey) => keyOf([row.transaction_id, row.subscriber_id, row.step_id, row.channel]);
-        const inserted = new Map(
-          (await store.insertMessages(tx, scope.environmentId, scope.organizationId, groupRows, rows)).map((row) => [messageKey(row), row.id]),
-        );
-        const existingKeys = rows.filter((row) => !inserted.has(messageKey(row)));
+      });
+      // Every id is chosen here, so what an insert does not answer existed before this call (or
+      // earlier in it): those few are read back; the common case needs no lookup by key.
+      return withTransaction(pool, async (tx) => {
+        const newNotifications = await store.insertNotifications(tx, scope.environmentId, scope.organizationId, groupRows, [...notifications.values()]);
+        const earlier = [...notifications.values()].filter((row) => !newNotifications.has(row.id));
+        if (earlier.length > 0) {
+          const found = new Map((await store.selectNotificationIds(tx, scope.environmentId, earlier)).map((row) => [keyOf([row.transaction_id, row.subscriber_id]), row.id]));
+          for (const row of earlier) row.id = found.get(keyOf([row.transaction_id, row.subscriber_id]))!;
+        }
+        for (const row of rows) row.notification_id = row.notification.id;
+        const inserted = await store.insertMessages(tx, scope.environmentId, scope.organizationId, groupRows, rows);
+        const keyOfRow = (row: store.RecipientRow) => {
+          const shared = groupRows[row.grp]!;
+          return { transaction_id: shared.transaction_id, subscriber_id: row.subscriber_id, step_id: shared.step_id, channel: shared.channel };
+        };
+        const messageKey = (key: store.MessageKey) => keyOf([key.transaction_id, key.subscriber_id, key.step_id, key.channel]);
+        const repeated = rows.filter((row) => !inserted.has(row.id)).map(keyOfRow);
+        // A key named twice in one call is inserted for its first mention; the others find it here.
         const existing = new Map(
-          (existingKeys.length > 0 ? await store.selectMessageIdsByKeys(tx, scope.environmentId, existingKeys) : []).map((row) => [
-            messageKey(row),
-            row,
-          ]),
+          (repeated.length > 0 ? await store.selectMessageIdsByKeys(tx, scope.environmentId, repeated) : []).map((row) => [messageKey(row), row]),
         );
-        // The same key twice in one call is created once: the first mention reports it as created.
-        const reported = new Set<string>();
         return {
           messages: rows.map((row) => {
-            const key = messageKey(row);
-            const insertedId = inserted.get(key);
-            const first = !reported.has(key);
-            reported.add(key);
-            if (insertedId !== undefined) return { id: insertedId, notificationId: row.notification_id, created: first };
-            const found = existing.get(key)!;
+            if (inserted.has(row.id)) return { id: row.id, notificationId: row.notification_id, created: true };
+            const found = existing.get(messageKey(keyOfRow(row)))!;
             return { id: found.id, notificationId: found.notification_id, created: false };
           }),
         };

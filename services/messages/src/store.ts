@@ -1,4 +1,4 @@
-import type { Queryable } from "@notify/runtime";
+import { textArray, type Queryable } from "@notify/runtime";
 
 export type ChannelName = "in_app" | "email" | "sms" | "chat" | "push";
 export type StatusName = "sent" | "error" | "warning";
@@ -130,8 +130,9 @@ export interface MessageKey {
 type NotificationKey = { id: string; transaction_id: string; subscriber_id: string };
 
 /**
- * Creates the notifications that do not exist yet, in one statement, and answers those it
- * created. Per-row values travel as arrays and the few groups as one JSON document, so the
+ * Creates the notifications that do not exist yet, in one statement, and answers the ids of those
+ * it created (the caller chose every id, so an id missing from the answer names a notification
+ * that existed). Per-row values travel as arrays and the few groups as one JSON document, so the
  * database parses each shared value (payload above all) once per group, not once per row.
  */
 export async function insertNotifications(
@@ -140,8 +141,8 @@ export async function insertNotifications(
   organizationId: string,
   groups: readonly MessageGroupRow[],
   rows: readonly NewNotificationRow[],
-): Promise<NotificationKey[]> {
-  const { rows: inserted } = await db.query<NotificationKey>(
+): Promise<Set<string>> {
+  const { rows: inserted } = await db.query<{ id: string }>(
     `INSERT INTO messages.notifications
        (environment_id, organization_id, id, transaction_id, subscriber_id, external_subscriber_id, template_id, template_identifier, payload)
      SELECT $1, $2, r.id, g.transaction_id, r.subscriber_id, r.external_subscriber_id, g.template_id, g.template_identifier, g.payload
@@ -149,18 +150,18 @@ export async function insertNotifications(
        JOIN jsonb_to_recordset($3::jsonb) AS g(grp int, transaction_id text, template_id text, template_identifier text, payload jsonb)
          ON g.grp = r.grp
      ON CONFLICT (environment_id, transaction_id, subscriber_id) DO NOTHING
-     RETURNING id, transaction_id, subscriber_id`,
+     RETURNING id`,
     [
       environmentId,
       organizationId,
       JSON.stringify(groups.map(({ grp, transaction_id, template_id, template_identifier, payload }) => ({ grp, transaction_id, template_id, template_identifier, payload }))),
-      rows.map((row) => row.id),
-      rows.map((row) => row.subscriber_id),
-      rows.map((row) => row.external_subscriber_id),
+      textArray(rows.map((row) => row.id)),
+      textArray(rows.map((row) => row.subscriber_id)),
+      textArray(rows.map((row) => row.external_subscriber_id)),
       rows.map((row) => row.grp),
     ],
   );
-  return inserted;
+  return new Set(inserted.map((row) => row.id));
 }
 
 export async function selectNotificationIds(
@@ -178,35 +179,38 @@ export async function selectNotificationIds(
   return rows;
 }
 
-/** Inserts in one statement (groups as for notifications); rows whose key exists already are skipped. Returns the inserted ones. */
+/**
+ * Inserts in one statement (groups as for notifications); rows whose key exists already are
+ * skipped. Answers the ids of the rows it inserted.
+ */
 export async function insertMessages(
   db: Queryable,
   environmentId: string,
   organizationId: string,
   groups: readonly MessageGroupRow[],
   rows: readonly RecipientRow[],
-): Promise<({ id: string } & MessageKey)[]> {
+): Promise<Set<string>> {
   const names = GROUP_COLUMNS.map(([name]) => name);
   const record = GROUP_COLUMNS.map(([name, type]) => `${name} ${type}`).join(", ");
-  const { rows: inserted } = await db.query<{ id: string } & MessageKey>(
+  const { rows: inserted } = await db.query<{ id: string }>(
     `INSERT INTO messages.messages (environment_id, organization_id, id, notification_id, subscriber_id, external_subscriber_id, ${names.join(", ")})
      SELECT $1, $2, r.id, r.notification_id, r.subscriber_id, r.external_subscriber_id, ${names.map((name) => `g.${name}`).join(", ")}
        FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::int[]) AS r(id, notification_id, subscriber_id, external_subscriber_id, grp)
        JOIN jsonb_to_recordset($3::jsonb) AS g(grp int, ${record}) ON g.grp = r.grp
      ON CONFLICT (environment_id, transaction_id, subscriber_id, step_id, channel) DO NOTHING
-     RETURNING id, transaction_id, subscriber_id, step_id, channel`,
+     RETURNING id`,
     [
       environmentId,
       organizationId,
       JSON.stringify(groups),
-      rows.map((row) => row.id),
-      rows.map((row) => row.notification_id),
-      rows.map((row) => row.subscriber_id),
-      rows.map((row) => row.external_subscriber_id),
+      textArray(rows.map((row) => row.id)),
+      textArray(rows.map((row) => row.notification_id)),
+      textArray(rows.map((row) => row.subscriber_id)),
+      textArray(rows.map((row) => row.external_subscriber_id)),
       rows.map((row) => row.grp),
     ],
   );
-  return inserted;
+  return new Set(inserted.map((row) => row.id));
 }
 
 export async function selectMessageIdsByKeys(

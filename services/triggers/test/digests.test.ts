@@ -176,10 +176,11 @@ describe("DigestEvents", () => {
   it("drops a digest whose opening trigger is canceled, and takes a canceled event out of an open digest", async () => {
     const scope = newScope();
     const jobs = [jobOf(scope, "c1", { n: 1 }), jobOf(scope, "c2", { n: 2 }), jobOf(scope, "c3", { n: 3 })];
-    await store.insertTriggerRecords(
+    await store.recordTriggers(
       fixture.pool,
       scope.environmentId,
       scope.organizationId,
+      "test.jobs",
       jobs.map((job) => ({ id: job.triggerId, transactionId: job.transactionId, workflowId: WORKFLOW, job: new Uint8Array() })),
     );
     await triggers.digestEvents({ jobs, entries: [entry(0, "s1"), entry(1, "s1"), entry(0, "s2"), entry(2, "s2")] }, callAs(scope));

@@ -34,10 +34,10 @@ export interface Relay {
 }
 
 /**
- * Moves due schedules into the outbox, then publishes outbox rows to JetStream and deletes them
- * in the same transaction once every publish
- * is acknowledged. A crash between publish and commit republishes with the same msgID, which the
- * stream's de-duplication absorbs. Wakes on LISTEN/NOTIFY; while NATS is down it retries with
+ * Moves due schedules into the outbox, then publishes outbox rows to JetStream, deleting them in a
+ * transaction that commits once every publish is acknowledged. A crash between publish and commit
+ * republishes with the same msgID, which the stream's de-duplication absorbs. Wakes on
+ * LISTEN/NOTIFY (the outbox notifies whatever inserts into it); while NATS is down it retries with
  * back-off and the rows stay, so nothing acknowledged is lost.
  */
 export function startRelay(options: RelayOptions): Relay {
@@ -93,10 +93,9 @@ export function startRelay(options: RelayOptions): Relay {
   async function drainOnce(connection: NatsConnection): Promise<number> {
     const js = connection.jetstream();
     return withTransaction(pool, async (tx) => {
-      const rows = await store.lockOutboxBatch(tx, batchSize);
-      if (rows.length === 0) return 0;
+      // Deleted rows stay until the commit: a failed publish rolls them back into the outbox.
+      const rows = await store.takeOutboxBatch(tx, batchSize);
       await Promise.all(rows.map((row) => publishJob(js, row.subject, row.job, row.message_id)));
-      await store.deleteOutboxRows(tx, rows.map((row) => row.id));
       return rows.length;
     });
   }

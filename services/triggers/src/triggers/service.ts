@@ -4,7 +4,7 @@ import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, type ServiceImpl } from "@connectrpc/connect";
 import { triggersV1, workflowsV1 } from "@notify/proto";
-import { invalidField, notFound, objectId, scopeOf, withTransaction, type Logger, type Pool } from "@notify/runtime";
+import { invalidField, notFound, objectId, scopeOf, withTransaction, type Logger, type Pool, type Queryable } from "@notify/runtime";
 import { selectTenantsByIdentifiers } from "../tenants/store.js";
 import { workflowFromRow } from "../workflows/mapping.js";
 import { selectWorkflowByKey } from "../workflows/store.js";
@@ -145,43 +145,42 @@ export function createTriggerService({ pool, jobSubject }: TriggerServiceDeps): 
         id: objectId(),
       }));
       if (toRecord.length > 0) {
-        await withTransaction(pool, async (tx) => {
-          const tenantObjects = toRecord.flatMap((accepted) => (accepted.event.tenant?.kind.case === "tenant" ? [accepted.event.tenant.kind.value] : []));
-          if (tenantObjects.length > 0) {
+        const workflowFields = new Map<workflowsV1.Workflow, Uint8Array>();
+        const jobs = toRecord.map((accepted) => {
+          let workflowField = workflowFields.get(accepted.workflow);
+          if (!workflowField) {
+            workflowField = encodedWorkflowField(accepted.workflow);
+            workflowFields.set(accepted.workflow, workflowField);
+          }
+          const job = toBinary(
+            TriggerJobSchema,
+            create(TriggerJobSchema, {
+              triggerId: accepted.id,
+              organizationId: scope.organizationId,
+              environmentId: scope.environmentId,
+              transactionId: accepted.transactionId,
+              event: { ...accepted.event, transactionId: accepted.transactionId, to: accepted.valid },
+              ...(accepted.tenant ? { tenant: accepted.tenant } : {}),
+            }),
+          );
+          return { id: accepted.id, transactionId: accepted.transactionId, workflowId: accepted.workflow.id, job: Buffer.concat([job, workflowField]) };
+        });
+        const record = (db: Queryable) => store.recordTriggers(db, scope.environmentId, scope.organizationId, jobSubject, jobs);
+        const tenantObjects = toRecord.flatMap((accepted) => (accepted.event.tenant?.kind.case === "tenant" ? [accepted.event.tenant.kind.value] : []));
+        if (tenantObjects.length === 0) {
+          // One statement, its own transaction: the usual batch costs one round trip.
+          await record(pool);
+        } else {
+          await withTransaction(pool, async (tx) => {
             await store.upsertTenants(
               tx,
               scope.environmentId,
               scope.organizationId,
               tenantObjects.map((tenant) => ({ id: objectId(), identifier: tenant.identifier, name: tenant.name ?? null, data: tenant.data ? JSON.stringify(tenant.data) : null })),
             );
-          }
-          const workflowFields = new Map<workflowsV1.Workflow, Uint8Array>();
-          const jobs = toRecord.map((accepted) => {
-            let workflowField = workflowFields.get(accepted.workflow);
-            if (!workflowField) {
-              workflowField = encodedWorkflowField(accepted.workflow);
-              workflowFields.set(accepted.workflow, workflowField);
-            }
-            const job = toBinary(
-              TriggerJobSchema,
-              create(TriggerJobSchema, {
-                triggerId: accepted.id,
-                organizationId: scope.organizationId,
-                environmentId: scope.environmentId,
-                transactionId: accepted.transactionId,
-                event: { ...accepted.event, transactionId: accepted.transactionId, to: accepted.valid },
-                ...(accepted.tenant ? { tenant: accepted.tenant } : {}),
-              }),
-            );
-            return { id: accepted.id, transactionId: accepted.transactionId, workflowId: accepted.workflow.id, job: Buffer.concat([job, workflowField]) };
+            await record(tx);
           });
-          const inserted = await store.insertTriggerRecords(tx, scope.environmentId, scope.organizationId, jobs);
-          const fresh = jobs.filter((job) => inserted.has(job.transactionId));
-          if (fresh.length > 0) {
-            await store.insertOutbox(tx, scope.environmentId, fresh.map((job) => ({ triggerId: job.id, subject: jobSubject, job: job.job })));
-            await store.notifyOutbox(tx);
-          }
-        });
+        }
       }
 
       // A repeat of a recorded transaction id creates nothing and answers what the first one did.

@@ -16,43 +16,49 @@ export interface TriggerRecordRow {
 }
 
 /**
- * Records accepted triggers, once per (environment, transactionId): the unique key decides, not a
- * prior read, so concurrent repeats cannot both pass. Answers the transaction ids it inserted.
+ * Records accepted triggers, once per (environment, transactionId), and queues the job of each one
+ * it recorded, in one statement (its own transaction when run on the pool). The unique key decides,
+ * not a prior read, so concurrent repeats cannot both pass. Answers the transaction ids it recorded.
  */
-export async function insertTriggerRecords(
+export async function recordTriggers(
   db: Queryable,
   environmentId: string,
   organizationId: string,
+  subject: string,
   rows: readonly AcceptedTrigger[],
 ): Promise<Set<string>> {
-  const { rows: inserted } = await db.query<{ transaction_id: string }>(
-    `INSERT INTO triggers.trigger_records (environment_id, organization_id, id, transaction_id, workflow_id, status)
-     SELECT $1, $2, v.id, v.transaction_id, v.workflow_id, 'processed'
-       FROM unnest($3::text[], $4::text[], $5::text[]) AS v(id, transaction_id, workflow_id)
-     ON CONFLICT (environment_id, transaction_id) DO NOTHING
-     RETURNING transaction_id`,
-    [environmentId, organizationId, rows.map((row) => row.id), rows.map((row) => row.transactionId), rows.map((row) => row.workflowId)],
+  const { rows: recorded } = await db.query<{ transaction_id: string }>(
+    `WITH recorded AS (
+       INSERT INTO triggers.trigger_records (environment_id, organization_id, id, transaction_id, workflow_id, status)
+       SELECT $1, $2, v.id, v.transaction_id, v.workflow_id, 'processed'
+         FROM unnest($4::text[], $5::text[], $6::text[]) AS v(id, transaction_id, workflow_id)
+       ON CONFLICT (environment_id, transaction_id) DO NOTHING
+       RETURNING id, transaction_id
+     ),
+     queued AS (
+       INSERT INTO triggers.outbox (environment_id, trigger_id, subject, job)
+       SELECT $1, j.trigger_id, $3, j.job
+         FROM unnest($4::text[], $7::bytea[]) WITH ORDINALITY AS j(trigger_id, job, n)
+         JOIN recorded r ON r.id = j.trigger_id
+        ORDER BY j.n
+     )
+     SELECT transaction_id FROM recorded`,
+    [
+      environmentId,
+      organizationId,
+      subject,
+      rows.map((row) => row.id),
+      rows.map((row) => row.transactionId),
+      rows.map((row) => row.workflowId),
+      rows.map((row) => Buffer.from(row.job.buffer, row.job.byteOffset, row.job.byteLength)),
+    ],
   );
-  return new Set(inserted.map((row) => row.transaction_id));
-}
-
-/** The outbox rows the relay publishes; written in the transaction that records the triggers. */
-export async function insertOutbox(db: Queryable, environmentId: string, rows: readonly { triggerId: string; subject: string; job: Uint8Array }[]): Promise<void> {
-  await db.query(
-    `INSERT INTO triggers.outbox (environment_id, trigger_id, subject, job)
-     SELECT $1, v.trigger_id, v.subject, v.job FROM unnest($2::text[], $3::text[], $4::bytea[]) AS v(trigger_id, subject, job)`,
-    [environmentId, rows.map((row) => row.triggerId), rows.map((row) => row.subject), rows.map((row) => Buffer.from(row.job))],
-  );
+  return new Set(recorded.map((row) => row.transaction_id));
 }
 
 /** Wakes the relay's scheduler (LISTEN triggers_schedules) once the transaction commits. */
 export async function notifySchedules(db: Queryable): Promise<void> {
   await db.query("SELECT pg_notify('triggers_schedules', '')");
-}
-
-/** Wakes the relay (LISTEN triggers_outbox) once the transaction commits. */
-export async function notifyOutbox(db: Queryable): Promise<void> {
-  await db.query("SELECT pg_notify('triggers_outbox', '')");
 }
 
 export async function selectTriggerRecords(db: Queryable, environmentId: string, transactionIds: readonly string[]): Promise<TriggerRecordRow[]> {
@@ -108,12 +114,15 @@ export interface OutboxRow {
 }
 
 /**
- * The oldest unpublished jobs of every environment, locked so concurrent relays (replicas) take
- * different ones. The relay serves no caller, so this is not scoped to one environment.
+ * Takes the oldest unpublished jobs of every environment out of the outbox: inside the relay's
+ * transaction, so they come back if publishing fails, and skipping rows another relay (a replica)
+ * holds. The relay serves no caller, so this is not scoped to one environment.
  */
-export async function lockOutboxBatch(db: Queryable, limit: number): Promise<OutboxRow[]> {
+export async function takeOutboxBatch(db: Queryable, limit: number): Promise<OutboxRow[]> {
   const { rows } = await db.query<OutboxRow>(
-    "SELECT id, coalesce(message_id, trigger_id) AS message_id, subject, job FROM triggers.outbox ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED",
+    `DELETE FROM triggers.outbox
+      WHERE id IN (SELECT id FROM triggers.outbox ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+      RETURNING id, coalesce(message_id, trigger_id) AS message_id, subject, job`,
     [limit],
   );
   return rows;
@@ -181,10 +190,6 @@ export async function moveDueSchedules(db: Queryable, limit: number): Promise<nu
 export async function selectNextScheduleTime(db: Queryable): Promise<Date | undefined> {
   const { rows } = await db.query<{ run_at: Date | null }>("SELECT min(run_at) AS run_at FROM triggers.schedules");
   return rows[0]?.run_at ?? undefined;
-}
-
-export async function deleteOutboxRows(db: Queryable, ids: readonly string[]): Promise<void> {
-  await db.query("DELETE FROM triggers.outbox WHERE id = ANY($1::bigint[])", [ids]);
 }
 
 /** A digest key: one subscriber's events of one workflow's digest step with one digestKey value. */

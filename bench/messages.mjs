@@ -9,6 +9,7 @@
 // The processes run as children of this one (LOG_LEVEL=warn) over a database created and dropped
 // here. BENCH_HEAVY_MESSAGES and BENCH_SECONDS shrink a run while working on it.
 import { randomBytes } from "node:crypto";
+import { connect } from "nats";
 import { createPool } from "@notify/runtime";
 import { autocannon, benchDatabase, freePort, load as loadOnce, percentile, startProcess, stopProcess, waitFor } from "../scripts/bench-lib.mjs";
 
@@ -67,18 +68,26 @@ export default async function messagesBench({ report }) {
   const database = await benchDatabase("messages");
   const children = [];
   const pool = createPool(database.url, 4);
+  const suffix = randomBytes(4).toString("hex");
+  // The triggers process runs a relay: it gets a job stream of this run's own.
+  const jobs = { JOBS_STREAM: `BENCH_JOBS_${suffix}`, JOBS_SUBJECT_PREFIX: `bench.${suffix}.jobs` };
 
   try {
-    const [subscribersPort, messagesPort, gatewayPort] = [await freePort(), await freePort(), await freePort()];
+    const [subscribersPort, triggersPort, messagesPort, gatewayPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
     const key = randomBytes(16).toString("hex");
     const common = {
       DATABASE_URL: database.url,
       SUBSCRIBERS_URL: `http://127.0.0.1:${subscribersPort}`,
+      TRIGGERS_URL: `http://127.0.0.1:${triggersPort}`,
       MESSAGES_URL: `http://127.0.0.1:${messagesPort}`,
+      ...jobs,
     };
     // Started one after another: each applies its migrations to the new database first.
     children.push(startProcess("subscribers", { ...common, SUBSCRIBERS_PORT: String(subscribersPort) }));
     await waitFor(async () => (await pool.query("SELECT to_regclass('subscribers.subscribers') AS t")).rows[0].t, "subscribers");
+    // The workflow catalogue: feeds and lists carry each message's workflow (`template`).
+    children.push(startProcess("triggers", { ...common, TRIGGERS_PORT: String(triggersPort) }));
+    await waitFor(async () => (await pool.query("SELECT to_regclass('triggers.workflows') AS t")).rows[0].t, "triggers");
     children.push(startProcess("messages", { ...common, MESSAGES_PORT: String(messagesPort) }));
     await waitFor(async () => (await pool.query("SELECT to_regclass('messages.messages') AS t")).rows[0].t, "messages");
     children.push(startProcess("gateway", { ...common, GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: String(gatewayPort), BOOTSTRAP_API_KEY: key }));
@@ -252,6 +261,9 @@ export default async function messagesBench({ report }) {
     // Callers first: a client whose server goes away first can crash on the GOAWAY
     // (connectrpc/connect-es#1768).
     for (const child of children.reverse()) await stopProcess(child);
+    const nats = await connect({ servers: "127.0.0.1:4222" });
+    await (await nats.jetstreamManager()).streams.delete(jobs.JOBS_STREAM).catch(() => undefined);
+    await nats.close();
     await pool.end();
     await database.drop();
   }

@@ -9,3 +9,4 @@ export * from "./redis.js";
 export * from "./rpc.js";
 export * from "./struct.js";
 export * from "./jetstream.js";
+export * from "./paging.js";

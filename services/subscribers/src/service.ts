@@ -6,6 +6,7 @@ import {
   fieldErrorsOf,
   invalidArgument,
   invalidField,
+  keysetPage,
   objectId,
   scopeOf,
   withTransaction,
@@ -209,18 +210,10 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
         }),
         request.skipTotal ? Promise.resolve(0) : store.countSubscribers(pool, scope.environmentId, COUNT_CAP, filters),
       ]);
-      const hasFurther = fetched.length > limit;
-      const page = fetched.slice(0, limit);
-      if (backwards) page.reverse();
-      const first = page[0]?.id;
-      const last = page.at(-1)?.id;
-      // Going forwards there is a next page when we over-fetched, and a previous one when we came from a cursor.
-      const hasNext = backwards ? request.before !== undefined : hasFurther;
-      const hasPrevious = backwards ? hasFurther : request.after !== undefined;
+      const { page, cursors } = keysetPage(fetched, limit, request);
       return {
         subscribers: page.map(subscriberFromRow),
-        ...(hasNext && last ? { next: last } : {}),
-        ...(hasPrevious && first ? { previous: first } : {}),
+        ...cursors,
         totalCount,
         totalCountCapped: totalCount >= COUNT_CAP,
       };

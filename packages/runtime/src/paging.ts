@@ -1,0 +1,16 @@
+/**
+ * A keyset page as fetched (up to limit + 1 rows, in walking order) → the page in display order
+ * and its cursors: going forwards there is a next page when the fetch over-ran, and a previous
+ * one when the request came from a cursor; backwards, the other way round.
+ */
+export function keysetPage<Row extends { id: string }>(fetched: Row[], limit: number, request: { after?: string | undefined; before?: string | undefined }) {
+  const backwards = request.before !== undefined;
+  const hasFurther = fetched.length > limit;
+  const page = fetched.slice(0, limit);
+  if (backwards) page.reverse();
+  const first = page[0]?.id;
+  const last = page.at(-1)?.id;
+  const hasNext = backwards || hasFurther;
+  const hasPrevious = backwards ? hasFurther : request.after !== undefined;
+  return { page, cursors: { ...(hasNext && last ? { next: last } : {}), ...(hasPrevious && first ? { previous: first } : {}) } };
+}

@@ -75,7 +75,6 @@ function settle(message: NewMessage, outcome: Outcome): NewMessage {
   return message;
 }
 
-
 /** The message as every channel starts it: identity, rendered subject/title/content, payload. */
 function baseMessage(step: workflowsV1.Step, context: RunContext, channel: messagesV1.Channel): NewMessage {
   const template = step.template;

@@ -2,7 +2,7 @@ import { Code, ConnectError, type CallOptions, type Client } from "@connectrpc/c
 import { clone, create, type JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { messagesV1, subscribersV1, triggersV1, type integrationsV1, type topicsV1, type workflowsV1 } from "@notify/proto";
-import type { Logger } from "@notify/runtime";
+import { scopeHeaders, type Logger } from "@notify/runtime";
 import { composeMessages, subscriberVariables, type NewMessage, type RunContext } from "./compose.js";
 import { stepPasses, type StepFilter } from "./filters.js";
 import { delayUntil } from "./delay.js";
@@ -135,9 +135,7 @@ function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
   return out;
 }
 
-const callFor = (job: triggersV1.TriggerJob): CallOptions => ({
-  headers: { "notify-organization-id": job.organizationId, "notify-environment-id": job.environmentId },
-});
+const callFor = (job: triggersV1.TriggerJob): CallOptions => ({ headers: scopeHeaders(job) });
 
 const hasTopics = (job: triggersV1.TriggerJob) =>
   !job.resumption && (job.event?.to.some((recipient) => recipient.kind.case === "topicKey") ?? false);
@@ -153,7 +151,9 @@ export async function runTriggerJobs(jobs: readonly triggersV1.TriggerJob[], dep
   const byEnvironment = new Map<string, triggersV1.TriggerJob[]>();
   for (const job of jobs) {
     const key = `${job.organizationId}/${job.environmentId}`;
-    byEnvironment.set(key, [...(byEnvironment.get(key) ?? []), job]);
+    const group = byEnvironment.get(key);
+    if (group) group.push(job);
+    else byEnvironment.set(key, [job]);
   }
   const totals = { subscribers: 0, messages: 0 };
   await Promise.all(

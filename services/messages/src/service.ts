@@ -141,8 +141,9 @@ export function createMessageService({ pool, subscribers, workflows, markAllChun
       // Every id is chosen here, so what an insert does not answer existed before this call (or
       // earlier in it): those few are read back; the common case needs no lookup by key.
       return withTransaction(pool, async (tx) => {
-        const newNotifications = await store.insertNotifications(tx, scope.environmentId, scope.organizationId, groupRows, [...notifications.values()]);
-        const earlier = [...notifications.values()].filter((row) => !newNotifications.has(row.id));
+        const notificationRows = [...notifications.values()];
+        const newNotifications = await store.insertNotifications(tx, scope.environmentId, scope.organizationId, groupRows, notificationRows);
+        const earlier = notificationRows.filter((row) => !newNotifications.has(row.id));
         if (earlier.length > 0) {
           const found = new Map((await store.selectNotificationIds(tx, scope.environmentId, earlier)).map((row) => [keyOf([row.transaction_id, row.subscriber_id]), row.id]));
           for (const row of earlier) row.id = found.get(keyOf([row.transaction_id, row.subscriber_id]))!;

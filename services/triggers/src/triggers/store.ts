@@ -50,7 +50,7 @@ export async function recordTriggers(
       rows.map((row) => row.id),
       rows.map((row) => row.transactionId),
       rows.map((row) => row.workflowId),
-      rows.map((row) => Buffer.from(row.job.buffer, row.job.byteOffset, row.job.byteLength)),
+      rows.map((row) => Buffer.from(row.job)),
     ],
   );
   return new Set(recorded.map((row) => row.transaction_id));

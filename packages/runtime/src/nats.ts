@@ -30,3 +30,31 @@ export async function retryUntilDone<T>(attempt: () => Promise<T>, onRetry: (err
     }
   }
 }
+
+/** A NATS connection made in the background, for processes that work (less well) without one. */
+export interface BackgroundNats {
+  /** The connection once it is made; undefined until then. */
+  current(): NatsConnection | undefined;
+  /** Resolves with the connection once it is made. */
+  connected: Promise<NatsConnection>;
+  /** Drains the connection, or closes it whenever it completes if it is still being made. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts connecting and waits at most `waitMs` for it: a reachable server is connected before the
+ * process serves, an unreachable one does not hold up the start (the connection keeps trying).
+ */
+export async function connectNatsInBackground(servers: string, name: string, waitMs = 2_000): Promise<BackgroundNats> {
+  let connection: NatsConnection | undefined;
+  const connected = connectNats(servers, name).then((made) => (connection = made));
+  await Promise.race([connected, new Promise((resolve) => setTimeout(resolve, waitMs).unref())]);
+  return {
+    current: () => connection,
+    connected,
+    async close() {
+      if (connection) await connection.drain().catch(() => undefined);
+      else void connected.then((made) => made.close());
+    },
+  };
+}

@@ -1,6 +1,6 @@
 import type { AddressInfo } from "node:net";
 import {
-  connectNats,
+  connectNatsInBackground,
   connectRedis,
   createLogger,
   createPool,
@@ -10,7 +10,6 @@ import {
   migrationsBeside,
   runMain,
   stopOnSignals,
-  type NatsConnection,
 } from "@notify/runtime";
 import { ensureBootstrapKey } from "./accounts.js";
 import { createApp } from "./app.js";
@@ -38,10 +37,7 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
   const redis = await connectRedis(config.REDIS_URL);
   const stopFollowingRevocations = await followRevocations(redis);
   // NATS only matters to readiness here: start without it and report it until it answers.
-  let nats: NatsConnection | undefined;
-  const natsConnecting = connectNats(config.NATS_URL, "gateway").then((connection) => (nats = connection));
-  // A reachable NATS is connected before the first probe; an unreachable one does not hold up the start.
-  await Promise.race([natsConnecting, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
+  const nats = await connectNatsInBackground(config.NATS_URL, "gateway");
   const downstream = connectClients(config);
   let accepting = true;
 
@@ -51,7 +47,7 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
     routes,
     auth: { pool, redis, cacheSeconds: config.API_KEY_CACHE_SECONDS },
     idempotency: { redis, ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS, log },
-    readiness: { pool, redis, nats: () => nats, services: downstream.health, timeoutMs: config.READINESS_TIMEOUT_MS, accepting: () => accepting },
+    readiness: { pool, redis, nats: nats.current, services: downstream.health, timeoutMs: config.READINESS_TIMEOUT_MS, accepting: () => accepting },
   });
   const server = app.listen(config.GATEWAY_PORT, config.GATEWAY_HOST);
   await new Promise<void>((resolve, reject) => {
@@ -72,10 +68,8 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
         server.closeIdleConnections();
       });
       downstream.close();
-      // A connection still being made is closed whenever it completes.
-      if (!nats) void natsConnecting.then((connection) => connection.close());
       await stopFollowingRevocations();
-      await Promise.allSettled([redis.quit(), nats?.drain(), pool.end()]);
+      await Promise.allSettled([redis.quit(), nats.close(), pool.end()]);
     },
   };
 }

@@ -32,7 +32,7 @@ function requestLog(log: Logger) {
       await next();
     } finally {
       // The path only: query strings and bodies may carry personal data; headers may carry keys.
-      log.info(
+      if (log.isLevelEnabled("info")) log.info(
         { requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round((performance.now() - started) * 10) / 10 },
         "request",
       );
@@ -91,26 +91,26 @@ function execute(route: Route, clients: Clients) {
   };
 }
 
-/** Middleware order: log → errors → probes → auth → route (body → idempotency → validate and run). */
+/**
+ * Middleware order: log → errors → one router (probes; API routes: auth → body → idempotency →
+ * validate and run). Auth runs only once a route has matched, as in the reference service: an
+ * unknown path is a 404 whoever asks. One router pass per request, not one per group of routes:
+ * on these machines every layer a request crosses is measurable (DESIGN §5).
+ */
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: true });
   app.use(requestLog(deps.log));
   app.use(errorMiddleware(deps.log));
 
-  const probes = new Router();
-  probes.get("/livez", livez);
-  probes.get("/readyz", readyz(deps.readiness));
-  app.use(probes.routes());
-
+  const router = new Router();
+  router.get("/livez", livez);
+  router.get("/readyz", readyz(deps.readiness));
   const authenticate = authMiddleware(deps.auth);
-  app.use(async (ctx, next) => (/^\/v\d+\//.test(ctx.path) ? authenticate(ctx, next) : next()));
-
-  const api = new Router();
   const idempotent = idempotencyMiddleware(deps.idempotency);
   for (const route of deps.routes) {
-    api.register(route.path, [route.method], [bodyReader(route), idempotent(route), execute(route, deps.clients)]);
+    router.register(route.path, [route.method], [authenticate, bodyReader(route), idempotent(route), execute(route, deps.clients)]);
   }
-  app.use(api.routes());
-  app.use(api.allowedMethods({ throw: false }));
+  app.use(router.routes());
+  app.use(router.allowedMethods({ throw: false }));
   return app;
 }

@@ -32,9 +32,14 @@ export const commonEnv = {
   DATABASE_URL: url("postgres://postgres@127.0.0.1:5432/notify"),
 };
 
+/** Variables of the processes that use NATS. */
+export const natsEnv = {
+  NATS_URL: z.string().default("nats://127.0.0.1:4222"),
+};
+
 /** Variables of the processes that publish or consume jobs (triggers relay, worker). */
 export const jobStreamEnv = {
-  NATS_URL: z.string().default("nats://127.0.0.1:4222"),
+  ...natsEnv,
   /** The JetStream stream triggers are published to (tests use their own). */
   JOBS_STREAM: z.string().regex(/^[A-Za-z0-9_-]+$/).default("NOTIFY_JOBS"),
   JOBS_SUBJECT_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]+$/).default("notify.jobs"),

@@ -10,3 +10,4 @@ export * from "./rpc.js";
 export * from "./struct.js";
 export * from "./jetstream.js";
 export * from "./paging.js";
+export * from "./changes.js";

@@ -340,6 +340,30 @@ describe("unknown subscribers", () => {
   });
 });
 
+describe("subscribers the messages service has already looked up", () => {
+  // The messages service keeps subscribers it found; the subscribers service's change
+  // announcements must make every one of these answers current at once, with no wait.
+  it("are current right after the subscriber is changed, deleted and created again", async () => {
+    const ada = await freshSubscriber();
+    await seed.inApp(ada, 2);
+    const feed = () => stack.request("GET", `/v1/subscribers/${ada.subscriberId}/notifications/feed`);
+    expect(await unseen(ada.subscriberId)).toBe(2);
+    expect((await feed()).body.data[0].subscriber.firstName).toBe("First");
+
+    expect((await stack.request("PUT", `/v1/subscribers/${ada.subscriberId}`, { firstName: "Renamed" })).status).toBe(200);
+    expect((await feed()).body.data[0].subscriber.firstName).toBe("Renamed");
+
+    expect((await stack.request("DELETE", `/v1/subscribers/${ada.subscriberId}`)).status).toBe(200);
+    expect((await stack.request("GET", `/v1/subscribers/${ada.subscriberId}/notifications/unseen`)).status).toBe(404);
+    expect((await feed()).status).toBe(404);
+
+    // Created again under the same subscriberId: a new subscriber, without the old one's messages.
+    expect((await stack.request("POST", "/v1/subscribers", { subscriberId: ada.subscriberId })).status).toBe(201);
+    expect(await unseen(ada.subscriberId)).toBe(0);
+    expect((await feed()).body.totalCount).toBe(0);
+  });
+});
+
 describe("DELETE /v1/messages/transaction/{transactionId}", () => {
   async function transaction(subscribers: SeededSubscriber[]) {
     const transactionId = nextTransactionId();

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { commonEnv, loadConfig, port, url, type Env } from "@notify/runtime";
+import { commonEnv, loadConfig, natsEnv, port, url, type Env } from "@notify/runtime";
 
 const schema = z.object({
   ...commonEnv,
@@ -9,6 +9,9 @@ const schema = z.object({
   SUBSCRIBERS_URL: url("http://127.0.0.1:50051"),
   /** Listed messages carry their workflow (`template`); the workflow catalogue is in the triggers process. */
   TRIGGERS_URL: url("http://127.0.0.1:50054"),
+  /** The subscribers service announces changed subscribers here; found subscribers are kept while they can be followed. */
+  ...natsEnv,
+  SUBSCRIBER_CACHE_SIZE: z.coerce.number().int().min(0).max(10_000_000).default(100_000),
   /**
    * Rows changed per statement by mark-all, so one huge mark-all holds row locks and a connection
    * for about a second at a time (measured: 50,000-row chunks cost what one UPDATE does; 10,000

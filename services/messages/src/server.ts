@@ -1,6 +1,10 @@
 import { subscribersV1, workflowsV1 } from "@notify/proto";
 import {
+  CHANGE_SUBJECTS,
+  connectNatsInBackground,
   createClient,
+  createFollowedCache,
+  followChanges,
   createLogger,
   createPool,
   createRpcTransport,
@@ -16,6 +20,9 @@ import { createWorkflowDirectory } from "./workflows.js";
 
 export { readConfig };
 
+/** A kept subscriber is read again after this long even if no change was announced (a lost announcement heals). */
+const SUBSCRIBER_COPY_MS = 60_000;
+
 export const migrations = migrationsBeside("messages", import.meta.url);
 
 export interface RunningMessages {
@@ -23,13 +30,23 @@ export interface RunningMessages {
   stop(): Promise<void>;
 }
 
-/** Composition root: pool, migrations, the subscribers and workflows clients, service, RPC server. */
+/**
+ * Composition root: pool, migrations, the subscribers and workflows clients, the copies of
+ * subscribers kept while their changes are followed over NATS, service, RPC server.
+ */
 export async function start(config: MessagesConfig): Promise<RunningMessages> {
   const log = createLogger("messages", config.LOG_LEVEL);
   const pool = createPool(config.DATABASE_URL);
   await migrate(pool, migrations, log);
   const subscribersTransport = createRpcTransport(config.SUBSCRIBERS_URL);
-  const subscribers = createSubscriberDirectory(createClient(subscribersV1.SubscriberService, subscribersTransport.transport));
+  const subscriberCopies = createFollowedCache<subscribersV1.Subscriber>({ max: Math.max(1, config.SUBSCRIBER_CACHE_SIZE), ttlMs: SUBSCRIBER_COPY_MS });
+  const subscribers = createSubscriberDirectory(createClient(subscribersV1.SubscriberService, subscribersTransport.transport), subscriberCopies);
+  const nats = await connectNatsInBackground(config.NATS_URL, "messages");
+  if (config.SUBSCRIBER_CACHE_SIZE > 0) {
+    void nats.connected.then((connection) => followChanges(connection, CHANGE_SUBJECTS.subscribers, subscriberCopies, log)).catch((error: unknown) => {
+      log.warn({ err: error }, "subscriber changes are not followed; subscribers are looked up on every request");
+    });
+  }
   const triggersTransport = createRpcTransport(config.TRIGGERS_URL);
   const workflows = createWorkflowDirectory(createClient(workflowsV1.WorkflowService, triggersTransport.transport));
   const server = await serveRpc({
@@ -44,7 +61,7 @@ export async function start(config: MessagesConfig): Promise<RunningMessages> {
       await server.close();
       subscribersTransport.close();
       triggersTransport.close();
-      await pool.end();
+      await Promise.allSettled([nats.close(), pool.end()]);
     },
   };
 }

@@ -1,6 +1,6 @@
 import type { Client } from "@connectrpc/connect";
 import type { subscribersV1 } from "@notify/proto";
-import { notFound, scopeHeaders, type Scope } from "@notify/runtime";
+import { notFound, scopeHeaders, type FollowedCache, type Scope } from "@notify/runtime";
 
 export type SubscribersClient = Client<typeof subscribersV1.SubscriberService>;
 
@@ -10,9 +10,11 @@ const BATCH_LIMIT = 1000;
 /** Subscribers as the messages service needs them, read through the subscribers service. */
 export interface SubscriberDirectory {
   /**
-   * The subscriber with this external subscriberId, if it exists. Lookups made in the same turn
-   * of the event loop share one BatchGetSubscribers call per environment, so a burst of requests
-   * costs one hop, not one per request. Nothing is cached: a deleted subscriber is gone at once.
+   * The subscriber with this external subscriberId, if it exists. Found subscribers are kept in
+   * `copies`, which the subscribers service's change announcements keep current (a deleted or
+   * changed subscriber is dropped before its write is answered; without NATS nothing is kept).
+   * Lookups made in the same turn of the event loop share one BatchGetSubscribers call per
+   * environment, so a burst of requests costs one hop, not one per request.
    */
   find(scope: Scope, subscriberId: string): Promise<subscribersV1.Subscriber | undefined>;
   /** As find, but NOT_FOUND when the subscriber does not exist. */
@@ -33,7 +35,7 @@ interface PendingLookups {
 
 export const subscriberNotFound = (subscriberId: string) => notFound(`Subscriber '${subscriberId}' was not found`);
 
-export function createSubscriberDirectory(client: SubscribersClient): SubscriberDirectory {
+export function createSubscriberDirectory(client: SubscribersClient, copies: FollowedCache<subscribersV1.Subscriber>): SubscriberDirectory {
   const pending = new Map<string, PendingLookups>();
   let scheduled = false;
 
@@ -58,6 +60,16 @@ export function createSubscriberDirectory(client: SubscribersClient): Subscriber
   }
 
   function find(scope: Scope, subscriberId: string): Promise<subscribersV1.Subscriber | undefined> {
+    const copy = copies.get(scope.environmentId, subscriberId);
+    if (copy) return Promise.resolve(copy);
+    const ticket = copies.ticket();
+    return lookUpSoon(scope, subscriberId).then((subscriber) => {
+      if (subscriber) copies.set(ticket, scope.environmentId, subscriberId, subscriber);
+      return subscriber;
+    });
+  }
+
+  function lookUpSoon(scope: Scope, subscriberId: string): Promise<subscribersV1.Subscriber | undefined> {
     const key = `${scope.organizationId}/${scope.environmentId}`;
     let batch = pending.get(key);
     if (!batch) {

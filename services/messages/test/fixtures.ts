@@ -1,7 +1,7 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
 import { messagesV1, subscribersV1, workflowsV1 } from "@notify/proto";
-import { createLogger, objectId, scopeOf, type Pool, type Scope } from "@notify/runtime";
+import { createFollowedCache, createLogger, objectId, scopeOf, type Pool, type Scope } from "@notify/runtime";
 import { inMemoryTransport, openTestDatabase, type DatabaseFixture } from "@notify/testing";
 import { routes } from "../src/routes.js";
 import { migrations } from "../src/server.js";
@@ -94,7 +94,8 @@ export function inMemoryClient(pool: Pool, subscribers: FakeSubscribers, markAll
   const service = routes({
     pool,
     log: createLogger("test", "silent"),
-    subscribers: createSubscriberDirectory(subscribers.client),
+    // Never live (no announcements are followed here), so every lookup reaches the fake.
+    subscribers: createSubscriberDirectory(subscribers.client, createFollowedCache({ max: 1, ttlMs: 1 })),
     workflows: createWorkflowDirectory(workflows.client),
     markAllChunkRows,
   });

@@ -1,5 +1,8 @@
 import { integrationsV1, workflowsV1 } from "@notify/proto";
 import {
+  CHANGE_SUBJECTS,
+  announcer,
+  connectNatsInBackground,
   createClient,
   createLogger,
   createPool,
@@ -21,7 +24,7 @@ export interface RunningSubscribers {
   stop(): Promise<void>;
 }
 
-/** Composition root: pool, migrations, the integrations and workflow clients, service, RPC server. */
+/** Composition root: pool, migrations, the integrations and workflow clients, NATS for change announcements, service, RPC server. */
 export async function start(config: SubscribersConfig): Promise<RunningSubscribers> {
   const log = createLogger("subscribers", config.LOG_LEVEL);
   const pool = createPool(config.DATABASE_URL);
@@ -30,11 +33,13 @@ export async function start(config: SubscribersConfig): Promise<RunningSubscribe
   const triggersRpc = createRpcTransport(config.TRIGGERS_URL);
   const integrations = createClient(integrationsV1.IntegrationService, integrationsRpc.transport);
   const workflows = createClient(workflowsV1.WorkflowService, triggersRpc.transport);
+  const nats = await connectNatsInBackground(config.NATS_URL, "subscribers");
+  const announce = announcer(nats.current, CHANGE_SUBJECTS.subscribers);
   const server = await serveRpc({
     host: config.SUBSCRIBERS_HOST,
     port: config.SUBSCRIBERS_PORT,
     log,
-    routes: routes({ pool, log, integrations, workflows }),
+    routes: routes({ pool, log, integrations, workflows, announce }),
   });
   return {
     port: server.port,
@@ -42,7 +47,7 @@ export async function start(config: SubscribersConfig): Promise<RunningSubscribe
       await server.close();
       integrationsRpc.close();
       triggersRpc.close();
-      await pool.end();
+      await Promise.allSettled([nats.close(), pool.end()]);
     },
   };
 }

@@ -5,6 +5,7 @@ import {
   createLogger,
   notFound,
   objectId,
+  type Announce,
   type Pool,
 } from "@notify/runtime";
 import { openTestDatabase, type DatabaseFixture } from "@notify/testing";
@@ -73,8 +74,8 @@ function neighbourClients(neighbours: Neighbours) {
 }
 
 /** The service behind an in-memory transport: the real handlers and interceptors, no network. */
-export function inMemoryClient(pool: Pool, neighbours: Neighbours = newNeighbours()) {
+export function inMemoryClient(pool: Pool, neighbours: Neighbours = newNeighbours(), announce: Announce = async () => undefined) {
   const log = createLogger("test", "silent");
-  const transport = inMemoryTransport(routes({ pool, log, ...neighbourClients(neighbours) }));
+  const transport = inMemoryTransport(routes({ pool, log, ...neighbourClients(neighbours), announce }));
   return createClient(subscribersV1.SubscriberService, transport);
 }

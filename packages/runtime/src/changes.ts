@@ -1,0 +1,139 @@
+import { LRUCache } from "lru-cache";
+import type { NatsConnection } from "nats";
+import type { Logger } from "./log.js";
+
+/**
+ * Change announcements: the service that owns a resource tells, over NATS, which of its
+ * resources changed, so that services keeping copies of them (to spare a hop per request) drop
+ * those copies. Subjects are `<subject>.<environmentId>`; the body is a JSON array of keys.
+ */
+export const CHANGE_SUBJECTS = {
+  /** Keys: external subscriberIds. */
+  subscribers: "notify.changes.subscribers",
+} as const;
+
+/** How long an announcer waits for the NATS server to take an announcement before answering anyway. */
+const ANNOUNCE_WAIT_MS = 500;
+
+export type Announce = (environmentId: string, keys: readonly string[]) => Promise<void>;
+
+/**
+ * Announces through the connection once there is one (none yet: nothing to tell, since no
+ * follower can be live without NATS either). Resolves when the server has the announcement, so
+ * a write answered after it is already known to every live follower; a server that does not
+ * answer within ANNOUNCE_WAIT_MS does not hold the write up (followers lose their connection too,
+ * and stop trusting their copies).
+ */
+export function announcer(nats: () => NatsConnection | undefined, subject: string): Announce {
+  return async (environmentId, keys) => {
+    const connection = nats();
+    if (!connection || connection.isClosed() || keys.length === 0) return;
+    connection.publish(`${subject}.${environmentId}`, JSON.stringify(keys));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      connection.flush().catch(() => undefined),
+      new Promise((resolve) => (timer = setTimeout(resolve, ANNOUNCE_WAIT_MS))),
+    ]);
+    clearTimeout(timer);
+  };
+}
+
+export interface FollowedCacheOptions {
+  max: number;
+  ttlMs: number;
+}
+
+/** Taken before reading the owner: a copy read after a change announced meanwhile is not kept. */
+export interface Ticket {
+  sequence: number;
+  at: number;
+}
+
+/**
+ * Copies of another service's resources, trusted only while their change announcements are
+ * followed: `setLive(false)` (connection lost) drops every copy and no copy is kept until
+ * `setLive(true)`. A copy is also kept only when no change of its key was announced since its
+ * ticket, so a read that raced an update or a delete never outlives it.
+ */
+export function createFollowedCache<V extends object>(options: FollowedCacheOptions) {
+  const copies = new LRUCache<string, V>({ max: options.max, ttl: options.ttlMs });
+  let sequence = 0;
+  let live = false;
+  /** Tickets up to this sequence are refused: a change they may have missed is no longer remembered. */
+  let trustedAfter = -1;
+  const changedAt = new LRUCache<string, number>({
+    max: options.max,
+    ttl: options.ttlMs,
+    dispose: (changed, _key, reason) => {
+      if (reason === "evict") trustedAfter = Math.max(trustedAfter, changed);
+    },
+  });
+  const keyOf = (environmentId: string, key: string) => `${environmentId}\n${key}`;
+
+  return {
+    get(environmentId: string, key: string): V | undefined {
+      return live ? copies.get(keyOf(environmentId, key)) : undefined;
+    },
+    ticket(): Ticket {
+      return { sequence, at: Date.now() };
+    },
+    set(ticket: Ticket, environmentId: string, key: string, value: V): void {
+      const cacheKey = keyOf(environmentId, key);
+      if (!live || ticket.sequence <= trustedAfter || Date.now() - ticket.at >= options.ttlMs) return;
+      if ((changedAt.get(cacheKey) ?? -1) >= ticket.sequence) return;
+      copies.set(cacheKey, value);
+    },
+    forget(environmentId: string, keys: readonly string[]): void {
+      for (const key of keys) {
+        const cacheKey = keyOf(environmentId, key);
+        changedAt.set(cacheKey, sequence);
+        copies.delete(cacheKey);
+      }
+      sequence += 1;
+    },
+    setLive(value: boolean): void {
+      if (value === live) return;
+      live = value;
+      copies.clear();
+      trustedAfter = sequence;
+      sequence += 1;
+    },
+  };
+}
+
+export type FollowedCache<V extends object> = ReturnType<typeof createFollowedCache<V>>;
+
+/**
+ * Feeds `cache` the announcements of `subject` on this connection and keeps it live exactly
+ * while they can arrive: from the moment the server has the subscription, off at a disconnect,
+ * on again once the connection (and with it the subscription) is back.
+ */
+export async function followChanges(
+  nats: NatsConnection,
+  subject: string,
+  cache: Pick<FollowedCache<object>, "forget" | "setLive">,
+  log: Logger,
+): Promise<void> {
+  const prefix = `${subject}.`;
+  nats.subscribe(`${subject}.*`, {
+    callback: (error, message) => {
+      if (error) return;
+      try {
+        const keys = JSON.parse(message.string()) as unknown;
+        if (Array.isArray(keys)) cache.forget(message.subject.slice(prefix.length), keys.filter((key): key is string => typeof key === "string"));
+      } catch (cause) {
+        log.warn({ err: cause, subject: message.subject }, "unreadable change announcement");
+      }
+    },
+  });
+  await nats.flush();
+  cache.setLive(true);
+  void (async () => {
+    for await (const status of nats.status()) {
+      if (status.type === "disconnect") cache.setLive(false);
+      // A reconnect re-sends the subscriptions first; the flush's answer says the server has them.
+      else if (status.type === "reconnect") void nats.flush().then(() => cache.setLive(true), () => undefined);
+    }
+    cache.setLive(false);
+  })();
+}

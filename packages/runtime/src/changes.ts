@@ -10,6 +10,8 @@ import type { Logger } from "./log.js";
 export const CHANGE_SUBJECTS = {
   /** Keys: external subscriberIds. */
   subscribers: "notify.changes.subscribers",
+  /** Keys: workflow ids and trigger identifiers (before and after a rename). */
+  workflows: "notify.changes.workflows",
 } as const;
 
 /** How long an announcer waits for the NATS server to take an announcement before answering anyway. */

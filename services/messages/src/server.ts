@@ -20,8 +20,9 @@ import { createWorkflowDirectory } from "./workflows.js";
 
 export { readConfig };
 
-/** A kept subscriber is read again after this long even if no change was announced (a lost announcement heals). */
-const SUBSCRIBER_COPY_MS = 60_000;
+/** A kept subscriber or workflow is read again after this long even if no change was announced (a lost announcement heals). */
+const COPY_MS = 60_000;
+const WORKFLOW_COPIES = 10_000;
 
 export const migrations = migrationsBeside("messages", import.meta.url);
 
@@ -32,23 +33,25 @@ export interface RunningMessages {
 
 /**
  * Composition root: pool, migrations, the subscribers and workflows clients, the copies of
- * subscribers kept while their changes are followed over NATS, service, RPC server.
+ * subscribers and workflows kept while their changes are followed over NATS, service, RPC server.
  */
 export async function start(config: MessagesConfig): Promise<RunningMessages> {
   const log = createLogger("messages", config.LOG_LEVEL);
   const pool = createPool(config.DATABASE_URL);
   await migrate(pool, migrations, log);
   const subscribersTransport = createRpcTransport(config.SUBSCRIBERS_URL);
-  const subscriberCopies = createFollowedCache<subscribersV1.Subscriber>({ max: Math.max(1, config.SUBSCRIBER_CACHE_SIZE), ttlMs: SUBSCRIBER_COPY_MS });
+  const subscriberCopies = createFollowedCache<subscribersV1.Subscriber>({ max: Math.max(1, config.SUBSCRIBER_CACHE_SIZE), ttlMs: COPY_MS });
   const subscribers = createSubscriberDirectory(createClient(subscribersV1.SubscriberService, subscribersTransport.transport), subscriberCopies);
   const nats = await connectNatsInBackground(config.NATS_URL, "messages");
-  if (config.SUBSCRIBER_CACHE_SIZE > 0) {
-    void nats.connected.then((connection) => followChanges(connection, CHANGE_SUBJECTS.subscribers, subscriberCopies, log)).catch((error: unknown) => {
-      log.warn({ err: error }, "subscriber changes are not followed; subscribers are looked up on every request");
-    });
-  }
+  void nats.connected
+    .then(async (connection) => {
+      if (config.SUBSCRIBER_CACHE_SIZE > 0) await followChanges(connection, CHANGE_SUBJECTS.subscribers, subscriberCopies, log);
+      await followChanges(connection, CHANGE_SUBJECTS.workflows, workflowCopies, log);
+    })
+    .catch((error: unknown) => log.warn({ err: error }, "changes are not followed; subscribers and workflows are read on every request"));
   const triggersTransport = createRpcTransport(config.TRIGGERS_URL);
-  const workflows = createWorkflowDirectory(createClient(workflowsV1.WorkflowService, triggersTransport.transport));
+  const workflowCopies = createFollowedCache<workflowsV1.Workflow>({ max: WORKFLOW_COPIES, ttlMs: COPY_MS });
+  const workflows = createWorkflowDirectory(createClient(workflowsV1.WorkflowService, triggersTransport.transport), workflowCopies);
   const server = await serveRpc({
     host: config.MESSAGES_HOST,
     port: config.MESSAGES_PORT,

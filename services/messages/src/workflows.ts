@@ -1,6 +1,6 @@
 import type { Client } from "@connectrpc/connect";
 import type { messagesV1, workflowsV1 } from "@notify/proto";
-import { scopeHeaders, type Scope } from "@notify/runtime";
+import { scopeHeaders, type FollowedCache, type Scope } from "@notify/runtime";
 
 export type WorkflowsClient = Client<typeof workflowsV1.WorkflowService>;
 
@@ -10,22 +10,31 @@ const BATCH_LIMIT = 1000;
 /** Workflows as the messages service needs them, read through the triggers process. */
 export interface WorkflowDirectory {
   /**
-   * The live workflows the messages came from, each once: one BatchGetWorkflows call per 1000
-   * distinct workflows, never one per message. Deleted workflows are absent. Nothing is cached,
-   * so an edited or deleted workflow shows at once.
+   * The live workflows the messages came from, each once: those kept in `copies` (which the
+   * triggers process's change announcements keep current), the rest by one BatchGetWorkflows
+   * call per 1000 distinct workflows, never one per message. Deleted workflows are absent.
    */
   ofMessages(scope: Scope, messages: readonly messagesV1.Message[]): Promise<workflowsV1.Workflow[]>;
 }
 
-export function createWorkflowDirectory(client: WorkflowsClient): WorkflowDirectory {
+export function createWorkflowDirectory(client: WorkflowsClient, copies: FollowedCache<workflowsV1.Workflow>): WorkflowDirectory {
   return {
     async ofMessages(scope, messages) {
-      const ids = [...new Set(messages.map((message) => message.templateId))];
-      const replies = [];
-      for (let start = 0; start < ids.length; start += BATCH_LIMIT) {
-        replies.push(client.batchGetWorkflows({ ids: ids.slice(start, start + BATCH_LIMIT) }, { headers: scopeHeaders(scope) }));
+      const kept: workflowsV1.Workflow[] = [];
+      const missing: string[] = [];
+      for (const id of new Set(messages.map((message) => message.templateId))) {
+        const copy = copies.get(scope.environmentId, id);
+        if (copy) kept.push(copy);
+        else missing.push(id);
       }
-      return (await Promise.all(replies)).flatMap((reply) => reply.workflows);
+      const ticket = copies.ticket();
+      const replies = [];
+      for (let start = 0; start < missing.length; start += BATCH_LIMIT) {
+        replies.push(client.batchGetWorkflows({ ids: missing.slice(start, start + BATCH_LIMIT) }, { headers: scopeHeaders(scope) }));
+      }
+      const read = (await Promise.all(replies)).flatMap((reply) => reply.workflows);
+      for (const workflow of read) copies.set(ticket, scope.environmentId, workflow.id, workflow);
+      return [...kept, ...read];
     },
   };
 }

@@ -94,9 +94,9 @@ export function inMemoryClient(pool: Pool, subscribers: FakeSubscribers, markAll
   const service = routes({
     pool,
     log: createLogger("test", "silent"),
-    // Never live (no announcements are followed here), so every lookup reaches the fake.
+    // Never live (no announcements are followed here), so every lookup reaches the fakes.
     subscribers: createSubscriberDirectory(subscribers.client, createFollowedCache({ max: 1, ttlMs: 1 })),
-    workflows: createWorkflowDirectory(workflows.client),
+    workflows: createWorkflowDirectory(workflows.client, createFollowedCache({ max: 1, ttlMs: 1 })),
     markAllChunkRows,
   });
   return createClient(messagesV1.MessageService, inMemoryTransport(service));

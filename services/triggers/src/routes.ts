@@ -1,6 +1,6 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import { tenantsV1, triggersV1, workflowsV1 } from "@notify/proto";
-import type { Logger, Pool } from "@notify/runtime";
+import type { Announce, FollowedCache, Logger, Pool } from "@notify/runtime";
 import { createTenantService } from "./tenants/service.js";
 import { createTriggerService } from "./triggers/service.js";
 import { createWorkflowService } from "./workflows/service.js";
@@ -13,6 +13,10 @@ export interface ServiceDeps {
 export interface RouteDeps extends ServiceDeps {
   /** Where accepted trigger jobs are published. */
   jobSubject: string;
+  /** Tells every process keeping workflows (this one included) which changed, before a write answers. */
+  announceWorkflows: Announce;
+  /** Workflows by trigger identifier, kept while their changes are followed. */
+  workflowsByIdentifier: FollowedCache<workflowsV1.Workflow>;
 }
 
 export function routes(deps: RouteDeps) {

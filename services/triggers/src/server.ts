@@ -1,4 +1,10 @@
+import type { workflowsV1 } from "@notify/proto";
 import {
+  CHANGE_SUBJECTS,
+  announcer,
+  connectNatsInBackground,
+  createFollowedCache,
+  followChanges,
   createLogger,
   createPool,
   migrate,
@@ -6,6 +12,7 @@ import {
   runWhenMain,
   serveRpc,
   jobSubject,
+  type Announce,
   type JobStream,
 } from "@notify/runtime";
 import { readConfig, type TriggersConfig } from "./config.js";
@@ -24,18 +31,36 @@ export interface RunningTriggers {
   stop(): Promise<void>;
 }
 
-/** Composition root: pool, migrations, services, RPC server. */
+/** A kept workflow is read again after this long even if no change was announced (a lost announcement heals). */
+const WORKFLOW_COPY_MS = 60_000;
+const WORKFLOW_COPIES = 10_000;
+
+/**
+ * Composition root: pool, migrations, the workflows kept by trigger identifier (followed over
+ * NATS, as every replica announces its workflow writes), services, RPC server, outbox relay.
+ */
 export async function start(config: TriggersConfig): Promise<RunningTriggers> {
   const log = createLogger("triggers", config.LOG_LEVEL);
   const pool = createPool(config.DATABASE_URL);
   await migrate(pool, migrations, log);
   const stream: JobStream = { name: config.JOBS_STREAM, subjectPrefix: config.JOBS_SUBJECT_PREFIX };
   const jobSubjectOfTriggers = jobSubject(stream, TRIGGER_JOB_KIND);
+  const workflowsByIdentifier = createFollowedCache<workflowsV1.Workflow>({ max: WORKFLOW_COPIES, ttlMs: WORKFLOW_COPY_MS });
+  const nats = await connectNatsInBackground(config.NATS_URL, "triggers");
+  void nats.connected.then((connection) => followChanges(connection, CHANGE_SUBJECTS.workflows, workflowsByIdentifier, log)).catch((error: unknown) => {
+    log.warn({ err: error }, "workflow changes are not followed; workflows are read on every trigger batch");
+  });
+  const announceOverNats = announcer(nats.current, CHANGE_SUBJECTS.workflows);
+  const announceWorkflows: Announce = async (environmentId, keys) => {
+    // This process's own copies go at once; its announcement comes back later.
+    workflowsByIdentifier.forget(environmentId, keys);
+    await announceOverNats(environmentId, keys);
+  };
   const server = await serveRpc({
     host: config.TRIGGERS_HOST,
     port: config.TRIGGERS_PORT,
     log,
-    routes: routes({ pool, log, jobSubject: jobSubjectOfTriggers }),
+    routes: routes({ pool, log, jobSubject: jobSubjectOfTriggers, announceWorkflows, workflowsByIdentifier }),
   });
   // Acceptance needs only Postgres; the relay catches up whenever NATS is reachable.
   const relay = startRelay({ pool, databaseUrl: config.DATABASE_URL, natsUrl: config.NATS_URL, stream, log });
@@ -44,7 +69,7 @@ export async function start(config: TriggersConfig): Promise<RunningTriggers> {
     async stop() {
       await server.close();
       await relay.stop();
-      await pool.end();
+      await Promise.allSettled([nats.close(), pool.end()]);
     },
   };
 }

@@ -2,18 +2,17 @@ import { create, fromBinary, type JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { createClient } from "@connectrpc/connect";
 import { triggersV1 } from "@notify/proto";
-import { createLogger, objectId, type Scope } from "@notify/runtime";
+import { objectId, type Scope } from "@notify/runtime";
 import { inMemoryTransport } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { routes } from "../src/routes.js";
 import * as store from "../src/triggers/store.js";
-import { callAs, Code, newScope, openDatabase, rpcError, type Fixture } from "./fixtures.js";
+import { callAs, Code, newScope, openDatabase, rpcError, serviceRoutes, type Fixture } from "./fixtures.js";
 
 let fixture: Fixture;
 let triggers: ReturnType<typeof createClient<typeof triggersV1.TriggerService>>;
 beforeAll(async () => {
   fixture = await openDatabase();
-  triggers = createClient(triggersV1.TriggerService, inMemoryTransport(routes({ pool: fixture.pool, log: createLogger("test", "silent"), jobSubject: "test.jobs.trigger" })));
+  triggers = createClient(triggersV1.TriggerService, inMemoryTransport(serviceRoutes(fixture.pool)));
 });
 afterAll(() => fixture?.close());
 

@@ -1,6 +1,6 @@
 import { Code, createClient } from "@connectrpc/connect";
 import { tenantsV1, workflowsV1 } from "@notify/proto";
-import { createLogger, type Pool } from "@notify/runtime";
+import { createFollowedCache, createLogger, type Pool } from "@notify/runtime";
 import { openTestDatabase, type DatabaseFixture } from "@notify/testing";
 export { callAs, newScope, rpcError } from "@notify/testing";
 import { inMemoryTransport } from "@notify/testing";
@@ -14,10 +14,25 @@ export const openDatabase = (): Promise<Fixture> => openTestDatabase([migrations
 
 
 
+/**
+ * The process's services over `pool`, keeping workflows as the process does; with one process
+ * and no NATS, an announcement only drops this process's copies.
+ */
+export function serviceRoutes(pool: Pool) {
+  const workflowsByIdentifier = createFollowedCache<workflowsV1.Workflow>({ max: 1000, ttlMs: 60_000 });
+  workflowsByIdentifier.setLive(true);
+  return routes({
+    pool,
+    log: createLogger("test", "silent"),
+    jobSubject: "test.jobs.trigger",
+    workflowsByIdentifier,
+    announceWorkflows: async (environmentId, keys) => workflowsByIdentifier.forget(environmentId, keys),
+  });
+}
+
 /** Both services behind an in-memory transport: the real handlers and interceptors, no network. */
 export function inMemoryClients(pool: Pool) {
-  const log = createLogger("test", "silent");
-  const transport = inMemoryTransport(routes({ pool, log, jobSubject: "test.jobs.trigger" }));
+  const transport = inMemoryTransport(serviceRoutes(pool));
   return {
     workflows: createClient(workflowsV1.WorkflowService, transport),
     tenants: createClient(tenantsV1.TenantService, transport),

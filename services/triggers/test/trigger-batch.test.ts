@@ -1,18 +1,16 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
-import { triggersV1 } from "@notify/proto";
-import { createLogger } from "@notify/runtime";
+import { triggersV1, workflowsV1 } from "@notify/proto";
 import { inMemoryTransport } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { routes } from "../src/routes.js";
-import { callAs, inMemoryClients, newScope, openDatabase, type Fixture } from "./fixtures.js";
+import { callAs, inMemoryClients, newScope, openDatabase, serviceRoutes, type Fixture } from "./fixtures.js";
 
 let fixture: Fixture;
 let triggers: ReturnType<typeof createClient<typeof triggersV1.TriggerService>>;
 let clients: ReturnType<typeof inMemoryClients>;
 beforeAll(async () => {
   fixture = await openDatabase();
-  triggers = createClient(triggersV1.TriggerService, inMemoryTransport(routes({ pool: fixture.pool, log: createLogger("test", "silent"), jobSubject: "test.jobs.trigger" })));
+  triggers = createClient(triggersV1.TriggerService, inMemoryTransport(serviceRoutes(fixture.pool)));
   clients = inMemoryClients(fixture.pool);
 });
 afterAll(() => fixture?.close());
@@ -46,5 +44,30 @@ describe("TriggerBatch", () => {
     ]);
     expect(jobs[2]!.workflow).toEqual(jobs[0]!.workflow);
     expect(jobs[1]!.workflow!.steps[0]!.template).toMatchObject({ type: "email", subject: "News" });
+  });
+
+  it("sees a workflow's status, rename and deletion at once, though an earlier trigger kept it", async () => {
+    const transport = inMemoryTransport(serviceRoutes(fixture.pool));
+    const workflows = createClient(workflowsV1.WorkflowService, transport);
+    const process = createClient(triggersV1.TriggerService, transport);
+    const call = callAs(newScope());
+    const workflow = await workflows.createWorkflow(
+      { name: "Kept", active: true, steps: [{ template: { type: "in_app", content: { case: "text", value: "Hi" } } }] },
+      call,
+    );
+    const outcomeOf = async (name: string) => {
+      const [outcome] = (await process.triggerBatch({ events: [{ name, to: [{ kind: { case: "subscriberId", value: "ada" } }] }] }, call)).outcomes;
+      return outcome!.outcome.case === "result" ? outcome!.outcome.value.status : outcome!.outcome.value?.message;
+    };
+    expect(await outcomeOf(workflow.identifier)).toBe("processed");
+    await workflows.setWorkflowStatus({ workflowId: workflow.id, active: false }, call);
+    expect(await outcomeOf(workflow.identifier)).toBe("trigger_not_active");
+    await workflows.setWorkflowStatus({ workflowId: workflow.id, active: true }, call);
+    expect(await outcomeOf(workflow.identifier)).toBe("processed");
+    await workflows.updateWorkflow({ workflowId: workflow.id, identifier: "renamed" }, call);
+    expect(await outcomeOf(workflow.identifier)).toBe("workflow_not_found");
+    expect(await outcomeOf("renamed")).toBe("processed");
+    await workflows.deleteWorkflow({ workflowId: "renamed" }, call);
+    expect(await outcomeOf("renamed")).toBe("workflow_not_found");
   });
 });

@@ -4,7 +4,7 @@ import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, type ServiceImpl } from "@connectrpc/connect";
 import { triggersV1, workflowsV1 } from "@notify/proto";
-import { invalidField, notFound, objectId, scopeOf, withTransaction, type Logger, type Pool, type Queryable } from "@notify/runtime";
+import { invalidField, notFound, objectId, scopeOf, withTransaction, type FollowedCache, type Logger, type Pool, type Queryable } from "@notify/runtime";
 import { selectTenantsByIdentifiers } from "../tenants/store.js";
 import { workflowFromRow } from "../workflows/mapping.js";
 import { selectWorkflowByKey } from "../workflows/store.js";
@@ -21,6 +21,7 @@ export interface TriggerServiceDeps {
   log: Logger;
   /** Where accepted jobs are published, e.g. notify.jobs.trigger. */
   jobSubject: string;
+  workflowsByIdentifier: FollowedCache<workflowsV1.Workflow>;
 }
 
 /** Novu's rule for recipient ids: a plain token or an email-like id, after trimming. */
@@ -75,7 +76,19 @@ interface Accepted {
 
 type Decision = { outcome: triggersV1.TriggerOutcome } | { accepted: Accepted };
 
-export function createTriggerService({ pool, jobSubject }: TriggerServiceDeps): ServiceImpl<typeof triggersV1.TriggerService> {
+export function createTriggerService({ pool, jobSubject, workflowsByIdentifier }: TriggerServiceDeps): ServiceImpl<typeof triggersV1.TriggerService> {
+  /** The live workflow with this trigger identifier: a kept copy (read-only), else read and kept. */
+  async function workflowNamed(environmentId: string, name: string): Promise<workflowsV1.Workflow | undefined> {
+    const copy = workflowsByIdentifier.get(environmentId, name);
+    if (copy) return copy;
+    const ticket = workflowsByIdentifier.ticket();
+    const row = await selectWorkflowByKey(pool, environmentId, { identifier: name });
+    if (!row) return undefined;
+    const workflow = workflowFromRow(row);
+    workflowsByIdentifier.set(ticket, environmentId, name, workflow);
+    return workflow;
+  }
+
   return {
     async triggerBatch(request, context) {
       const scope = scopeOf(context);
@@ -85,14 +98,7 @@ export function createTriggerService({ pool, jobSubject }: TriggerServiceDeps): 
 
       // Workflows once per distinct name; tenants named by identifier in one query.
       const names = [...new Set(events.map((event) => event.name))];
-      const workflows = new Map(
-        await Promise.all(
-          names.map(async (name) => {
-            const row = await selectWorkflowByKey(pool, scope.environmentId, { identifier: name });
-            return [name, row ? workflowFromRow(row) : undefined] as const;
-          }),
-        ),
-      );
+      const workflows = new Map(await Promise.all(names.map(async (name) => [name, await workflowNamed(scope.environmentId, name)] as const)));
       const tenantIdentifiers = [...new Set(events.flatMap((event) => (event.tenant?.kind.case === "identifier" ? [event.tenant.kind.value] : [])))];
       const tenants = new Map(
         (tenantIdentifiers.length ? await selectTenantsByIdentifiers(pool, scope.environmentId, tenantIdentifiers) : []).map((row) => [

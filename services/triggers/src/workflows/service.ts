@@ -16,7 +16,7 @@ import {
   type Scope,
 } from "@notify/runtime";
 import { isUniqueViolation } from "../pg-errors.js";
-import type { ServiceDeps } from "../routes.js";
+import type { RouteDeps } from "../routes.js";
 import {
   activeWorkflowFromRow,
   channelSettings,
@@ -121,7 +121,20 @@ function throwIfAny(errors: FieldErrors): void {
   if (Object.keys(errors).length > 0) throw invalidArgument("Validation failed", errors);
 }
 
-export function createWorkflowService({ pool }: ServiceDeps): ServiceImpl<typeof workflowsV1.WorkflowService> {
+export function createWorkflowService({ pool, announceWorkflows }: Pick<RouteDeps, "pool" | "announceWorkflows">): ServiceImpl<typeof workflowsV1.WorkflowService> {
+  /**
+   * Runs a write of one workflow and announces its id and identifiers (`changed`, filled in as
+   * the write reads them) once done, failed or not: copies elsewhere must not outlive it. A new
+   * workflow needs no announcement: only workflows that exist are ever kept.
+   */
+  async function announcing<T>(scope: Scope, changed: string[], write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } finally {
+      await announceWorkflows(scope.environmentId, changed);
+    }
+  }
+
   /** environment id → its "General" group id; groups are never deleted, so this stays true. */
   const generalGroups = new Map<string, string>();
 
@@ -212,14 +225,17 @@ export function createWorkflowService({ pool }: ServiceDeps): ServiceImpl<typeof
       if (request.identifier !== undefined && (request.identifier.length === 0 || request.identifier.length > MAX_NAME)) {
         throw invalidField("identifier", `identifier must be between 1 and ${MAX_NAME} characters`, request.identifier);
       }
-      return withTransaction(pool, async (tx) => {
+      const changed: string[] = [];
+      return announcing(scope, changed, () => withTransaction(pool, async (tx) => {
         const existing = await resolve(tx, scope.environmentId, request.workflowId, true);
+        changed.push(existing.id, existing.trigger_identifier);
         const steps = request.steps ? prepareSteps(request.steps.steps, stepsFromJson(existing.steps)) : undefined;
         throwIfAny({
           ...steps?.errors,
           ...(await referenceErrors(tx, scope.environmentId, request.notificationGroupId, steps?.stored ?? [])),
         });
         const identifier = request.identifier ?? existing.trigger_identifier;
+        changed.push(identifier);
         const columns: store.WorkflowColumns = {
           name: request.name ?? existing.name,
           description: request.description ?? existing.description,
@@ -242,24 +258,28 @@ export function createWorkflowService({ pool }: ServiceDeps): ServiceImpl<typeof
           if (isUniqueViolation(error)) throw alreadyExists(`Workflow with identifier ${identifier} already exists`);
           throw error;
         }
-      });
+      }));
     },
 
     async setWorkflowStatus(request, context) {
       const scope = scopeOf(context);
       const existing = await resolve(pool, scope.environmentId, request.workflowId);
-      // Setting the status a workflow already has is not an error: retries must be harmless.
-      const row = await store.updateWorkflowStatus(pool, scope.environmentId, existing.id, request.active);
-      if (!row) throw workflowNotFound(request.workflowId);
-      return workflowFromRow(row);
+      return announcing(scope, [existing.id, existing.trigger_identifier], async () => {
+        // Setting the status a workflow already has is not an error: retries must be harmless.
+        const row = await store.updateWorkflowStatus(pool, scope.environmentId, existing.id, request.active);
+        if (!row) throw workflowNotFound(request.workflowId);
+        return workflowFromRow(row);
+      });
     },
 
     async deleteWorkflow(request, context) {
       const scope = scopeOf(context);
       const existing = await resolve(pool, scope.environmentId, request.workflowId);
-      const id = await store.softDeleteWorkflow(pool, scope.environmentId, existing.id);
-      if (!id) throw workflowNotFound(request.workflowId);
-      return { id };
+      return announcing(scope, [existing.id, existing.trigger_identifier], async () => {
+        const id = await store.softDeleteWorkflow(pool, scope.environmentId, existing.id);
+        if (!id) throw workflowNotFound(request.workflowId);
+        return { id };
+      });
     },
 
     async listActiveWorkflows(request, context) {

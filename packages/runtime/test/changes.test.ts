@@ -3,17 +3,10 @@ import { randomBytes } from "node:crypto";
 import { createServer } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { announcer, connectNats, createFollowedCache, createLogger, followChanges, type NatsConnection } from "../src/index.js";
+import { until } from "./until.js";
 
 const log = createLogger("test", "silent");
 const subscriber = (name: string) => ({ name });
-
-async function until(condition: () => boolean, ms = 10_000) {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error("timed out");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe("createFollowedCache", () => {
   const live = () => {

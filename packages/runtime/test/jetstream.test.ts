@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectNats, consumeJobs, createLogger, ensureJobStream, jobSubject, publishJob, type JobStream, type NatsConnection } from "../src/index.js";
+import { until } from "./until.js";
 
 let nats: NatsConnection;
 const suffix = randomBytes(4).toString("hex");
@@ -19,14 +20,6 @@ afterAll(async () => {
 
 const encode = (text: string) => new TextEncoder().encode(text);
 const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
-
-async function until(condition: () => boolean, ms = 10_000) {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error("timed out");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe("job stream", () => {
   it("drops a re-publish with the same msgID and delivers each job once", async () => {

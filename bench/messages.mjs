@@ -30,7 +30,7 @@ async function dbTime(pool, run) {
       const { rows } = await pool.query(`EXPLAIN (ANALYZE, TIMING OFF, SUMMARY ON, FORMAT JSON) ${text}`, values);
       const [plan] = rows[0]["QUERY PLAN"];
       total += plan["Planning Time"] + plan["Execution Time"];
-      return { rows: [], rowCount: 0 };
+      return { rows: [{ count: 0 }], rowCount: 0 };
     },
   };
   await run(explaining);
@@ -159,7 +159,8 @@ export default async function messagesBench({ report }) {
     // First feed page (20 newest): what one request runs vs the raw keyset page.
     const ourFeed = await medianDbTime(pool, async (db) => {
       await resolve(db);
-      await messagesStore.selectFeedPages(db, environmentId, [{ ...heavyScope, offset: 0, limit: 20 }], 1000);
+      await messagesStore.selectFeedPage(db, environmentId, heavyScope, 0, 20);
+      await messagesStore.countFeed(db, environmentId, heavyScope, 1000);
     });
     const feedFloor = await medianDbTime(pool, (db) =>
       db.query(

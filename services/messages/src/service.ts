@@ -1,6 +1,6 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { ConnectError, type ServiceImpl } from "@connectrpc/connect";
-import { messagesV1, type subscribersV1 } from "@notify/proto";
+import { messagesV1 } from "@notify/proto";
 import { invalidField, isObjectId, notFound, objectId, scopeOf, withTransaction, type Logger, type Pool, type Scope } from "@notify/runtime";
 import { channelName, markAsName, messageFromRow, messageGroupRow } from "./mapping.js";
 import * as store from "./store.js";
@@ -79,28 +79,32 @@ export function createMessageService({ pool, subscribers, workflows, markAllChun
     return resolved.map((item) => (item.key !== undefined ? countOf.get(item.key)! : item.error));
   }
 
-  /**
-   * Feed pages for many requests of one environment: their subscriber lookups share one call,
-   * their pages and totals one statement, and their workflows one lookup.
-   */
+  /** Feed pages for many requests of one environment; their subscriber lookups share one call, and so do their workflows. */
   async function feedAll(scope: Scope, requests: readonly messagesV1.GetFeedRequest[]) {
-    type Checked = { query: store.FeedQuery; subscriber: subscribersV1.Subscriber };
-    const checked = await Promise.all(
-      requests.map(async (request): Promise<Checked | ConnectError> => {
+    const answers = await Promise.all(
+      requests.map(async (request): Promise<FeedPage | ConnectError> => {
         try {
           checkRange("limit", request.limit, 1, MAX_FEED_PAGE);
           const offset = pageOffset(request.page, request.limit);
           checkFeedIdentifiers(request.feedIdentifiers);
           const subscriber = await subscribers.require(scope, request.subscriberId);
-          const query: store.FeedQuery = {
+          const filters: store.FeedFilters = {
             subscriberId: subscriber.id,
             feedIdentifiers: request.feedIdentifiers.length > 0 ? request.feedIdentifiers : null,
             read: request.read ?? null,
             seen: request.seen ?? null,
-            offset,
-            limit: request.limit,
           };
-          return { query, subscriber };
+          const [rows, totalCount] = await Promise.all([
+            store.selectFeedPage(pool, scope.environmentId, filters, offset, request.limit),
+            store.countFeed(pool, scope.environmentId, filters, COUNT_CAP),
+          ]);
+          return {
+            messages: rows.slice(0, request.limit).map(messageFromRow),
+            hasMore: rows.length > request.limit,
+            totalCount,
+            totalCountCapped: totalCount >= COUNT_CAP,
+            subscriber,
+          };
         } catch (error) {
           // Only request-level failures answer one item; a failing database fails the whole call.
           if (error instanceof ConnectError) return error;
@@ -108,20 +112,6 @@ export function createMessageService({ pool, subscribers, workflows, markAllChun
         }
       }),
     );
-    const valid = checked.filter((item): item is Checked => !(item instanceof ConnectError));
-    const pageRows = valid.length > 0 ? await store.selectFeedPages(pool, scope.environmentId, valid.map((item) => item.query), COUNT_CAP) : [];
-    let next = 0;
-    const answers = checked.map((item): FeedPage | ConnectError => {
-      if (item instanceof ConnectError) return item;
-      const { rows, total } = pageRows[next++]!;
-      return {
-        messages: rows.slice(0, item.query.limit).map(messageFromRow),
-        hasMore: rows.length > item.query.limit,
-        totalCount: total,
-        totalCountCapped: total >= COUNT_CAP,
-        subscriber: item.subscriber,
-      };
-    });
     const pages = answers.filter((answer): answer is FeedPage => !(answer instanceof ConnectError));
     const found = await workflows.ofMessages(scope, pages.flatMap((page) => page.messages));
     for (const page of pages) page.workflows = workflowsOf(found, page.messages);

@@ -345,70 +345,48 @@ export async function countMessages(db: Queryable, environmentId: string, querie
   return rows.map((row) => row.count);
 }
 
-export interface FeedQuery {
-  /** Internal subscriber id. */
+export interface FeedFilters {
   subscriberId: string;
   feedIdentifiers: readonly string[] | null;
   read: boolean | null;
   seen: boolean | null;
-  offset: number;
-  limit: number;
 }
 
-export interface FeedPageRows {
-  /** Up to limit + 1 rows, newest first: one more than the page, so the caller knows whether more follow. */
-  rows: MessageRow[];
-  /** Matching messages, counted up to the cap. */
-  total: number;
-}
+const FEED_CONDITIONS = `
+  environment_id = $1 AND subscriber_id = $2 AND channel = 'in_app'
+  AND ($3::text[] IS NULL OR feed_identifier = ANY($3::text[]))
+  AND ($4::boolean IS NULL OR read = $4) AND ($5::boolean IS NULL OR seen = $5)`;
 
-/** The subscriber's in-app messages that a feed query matches, over messages alias `m` and the query's row `q`. */
-const FEED_MATCH = (m: string) => `
-  ${m}.environment_id = $1 AND ${m}.subscriber_id = q.subscriber_id AND ${m}.channel = 'in_app'
-  AND (q.feeds IS NULL OR ${m}.feed_identifier = ANY(q.feeds))
-  AND (q.read IS NULL OR ${m}.read = q.read) AND (q.seen IS NULL OR ${m}.seen = q.seen)`;
+const feedValues = (environmentId: string, filters: FeedFilters) => [
+  environmentId,
+  filters.subscriberId,
+  filters.feedIdentifiers,
+  filters.read,
+  filters.seen,
+];
 
-/**
- * Feed pages for many queries in one statement (one round trip, which on these machines costs
- * more than the rows: two statements per feed request were a fifth of the service's CPU in socket
- * writes). Each query gets its newest-first page (keyset order over the feed index, one extra
- * row) and its total capped at `cap`, which reads no more than `cap` index entries.
- */
-export async function selectFeedPages(db: Queryable, environmentId: string, queries: readonly FeedQuery[], cap: number): Promise<FeedPageRows[]> {
-  const { rows } = await db.query<MessageRow & { position: number; total: number }>(
-    `SELECT q.position, c.total, m.*
-       FROM jsonb_to_recordset($2::jsonb) AS q(position int, subscriber_id text, feeds text[], read boolean, seen boolean, skip int, take int)
-      CROSS JOIN LATERAL (
-            SELECT count(*)::int AS total FROM (SELECT 1 FROM messages.messages x WHERE ${FEED_MATCH("x")} LIMIT $3) capped
-           ) c
-       LEFT JOIN LATERAL (
-            SELECT * FROM messages.messages m WHERE ${FEED_MATCH("m")}
-             ORDER BY m.created_at DESC, m.id DESC LIMIT q.take OFFSET q.skip
-           ) m ON true
-      ORDER BY q.position, m.created_at DESC, m.id DESC`,
-    [
-      environmentId,
-      JSON.stringify(
-        queries.map((query, position) => ({
-          position,
-          subscriber_id: query.subscriberId,
-          feeds: query.feedIdentifiers,
-          read: query.read,
-          seen: query.seen,
-          skip: query.offset,
-          take: query.limit + 1,
-        })),
-      ),
-      cap,
-    ],
+/** One feed page, newest first; fetches one extra row so the caller knows whether more follow. */
+export async function selectFeedPage(
+  db: Queryable,
+  environmentId: string,
+  filters: FeedFilters,
+  offset: number,
+  limit: number,
+): Promise<MessageRow[]> {
+  const { rows } = await db.query<MessageRow>(
+    `SELECT * FROM messages.messages WHERE ${FEED_CONDITIONS}
+      ORDER BY created_at DESC, id DESC LIMIT $6 OFFSET $7`,
+    [...feedValues(environmentId, filters), limit + 1, offset],
   );
-  const pages: FeedPageRows[] = queries.map(() => ({ rows: [], total: 0 }));
-  for (const row of rows) {
-    const page = pages[row.position]!;
-    page.total = row.total;
-    if (row.id !== null) page.rows.push(row);
-  }
-  return pages;
+  return rows;
+}
+
+export async function countFeed(db: Queryable, environmentId: string, filters: FeedFilters, cap: number): Promise<number> {
+  const { rows } = await db.query<{ count: number }>(
+    `SELECT count(*) AS count FROM (SELECT 1 FROM messages.messages WHERE ${FEED_CONDITIONS} LIMIT $6) capped`,
+    [...feedValues(environmentId, filters), cap],
+  );
+  return rows[0]!.count;
 }
 
 export interface ListFilters {

@@ -33,7 +33,7 @@ async function planOf(call: (db: Queryable) => Promise<unknown>): Promise<{ plan
     query: (async (text: string, values: unknown[]) => {
       const { rows } = await fixture.pool.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, values);
       result = { plan: rows[0]["QUERY PLAN"][0].Plan };
-      return { rows: [], rowCount: 0 };
+      return { rows: [{ count: 0 }], rowCount: 0 };
     }) as Queryable["query"],
   };
   await call(explaining);
@@ -50,12 +50,6 @@ function rowsRead(plan: any): number {
 }
 
 const hasSort = (plan: any): boolean => plan["Node Type"] === "Sort" || (plan.Plans ?? []).some(hasSort);
-
-/** Rows that went through Sort nodes. */
-function rowsSorted(plan: any): number {
-  const own = plan["Node Type"] === "Sort" ? plan["Actual Rows"] * plan["Actual Loops"] : 0;
-  return own + (plan.Plans ?? []).reduce((sum: number, child: any) => sum + rowsSorted(child), 0);
-}
 
 beforeAll(async () => {
   fixture = await openDatabase();
@@ -77,18 +71,12 @@ describe("store plans: the work of each statement is bounded by what it returns"
     expect(rowsRead((await planOf((db) => store.countMessages(db, environmentId, [heavyUnseen, lightUnseen]))).plan)).toBe(100);
   });
 
-  it("serves first feed pages without sorting messages, reading no more than each page and its capped total", async () => {
-    const query = (subscriberId: string) => ({ subscriberId, feedIdentifiers: null, read: null, seen: null, offset: 0, limit: 10 });
-    const pages = await store.selectFeedPages(fixture.pool, environmentId, [query(heavy), query(light)], 100);
-    expect(pages.map((page) => [page.rows.length, page.total])).toEqual([
-      [11, 100],
-      [11, 100],
-    ]);
+  it("serves a first feed page without sorting and without reading past it", async () => {
     for (const subscriberId of [heavy, light]) {
-      const { plan } = await planOf((db) => store.selectFeedPages(db, environmentId, [query(subscriberId)], 100));
-      // The page comes in index order; only the page itself is put in order of the queries.
-      expect(rowsSorted(plan)).toBeLessThanOrEqual(11);
-      expect(rowsRead(plan)).toBeLessThanOrEqual(11 + 100);
+      const filters = { subscriberId, feedIdentifiers: null, read: null, seen: null };
+      const { plan } = await planOf((db) => store.selectFeedPage(db, environmentId, filters, 0, 10));
+      expect(hasSort(plan)).toBe(false);
+      expect(rowsRead(plan)).toBeLessThanOrEqual(11);
     }
   });
 

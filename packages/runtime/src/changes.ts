@@ -1,6 +1,7 @@
 import { LRUCache } from "lru-cache";
 import type { NatsConnection } from "nats";
 import type { Logger } from "./log.js";
+import type { BackgroundNats } from "./nats.js";
 
 /**
  * Change announcements: the service that owns a resource tells, over NATS, which of its
@@ -24,10 +25,12 @@ export type Announce = (environmentId: string, keys: readonly string[]) => Promi
  * follower can be live without NATS either). Resolves when the server has the announcement, so
  * a write answered after it is already known to every live follower; a server that does not
  * answer within ANNOUNCE_WAIT_MS does not hold the write up (followers lose their connection too,
- * and stop trusting their copies).
+ * and stop trusting their copies). A process that keeps copies of what it announces (`own`)
+ * drops them first: its own announcement reaches it only later.
  */
-export function announcer(nats: () => NatsConnection | undefined, subject: string): Announce {
+export function announcer(nats: () => NatsConnection | undefined, subject: string, own?: Pick<FollowedCache<object>, "forget">): Announce {
   return async (environmentId, keys) => {
+    own?.forget(environmentId, keys);
     const connection = nats();
     if (!connection || connection.isClosed() || keys.length === 0) return;
     connection.publish(`${subject}.${environmentId}`, JSON.stringify(keys));
@@ -40,10 +43,26 @@ export function announcer(nats: () => NatsConnection | undefined, subject: strin
   };
 }
 
+/**
+ * Runs a write and announces `changed` once it is done, failed or not: a call that failed after
+ * its commit (a lost client, say) changed them all the same, and a needless announcement costs
+ * only a cache miss. `changed` is read when the write ends, so a write may add keys it learns.
+ */
+export async function announcedWrite<T>(announce: Announce, environmentId: string, changed: readonly string[], write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } finally {
+    await announce(environmentId, changed);
+  }
+}
+
 export interface FollowedCacheOptions {
   max: number;
-  ttlMs: number;
+  /** A copy is read again after this long even if no change was announced, so a lost announcement heals. */
+  ttlMs?: number;
 }
+
+const COPY_TTL_MS = 60_000;
 
 /** Taken before reading the owner: a copy read after a change announced meanwhile is not kept. */
 export interface Ticket {
@@ -57,15 +76,15 @@ export interface Ticket {
  * `setLive(true)`. A copy is also kept only when no change of its key was announced since its
  * ticket, so a read that raced an update or a delete never outlives it.
  */
-export function createFollowedCache<V extends object>(options: FollowedCacheOptions) {
-  const copies = new LRUCache<string, V>({ max: options.max, ttl: options.ttlMs });
+export function createFollowedCache<V extends object>({ max, ttlMs = COPY_TTL_MS }: FollowedCacheOptions) {
+  const copies = new LRUCache<string, V>({ max, ttl: ttlMs });
   let sequence = 0;
   let live = false;
   /** Tickets up to this sequence are refused: a change they may have missed is no longer remembered. */
   let trustedAfter = -1;
   const changedAt = new LRUCache<string, number>({
-    max: options.max,
-    ttl: options.ttlMs,
+    max,
+    ttl: ttlMs,
     dispose: (changed, _key, reason) => {
       if (reason === "evict") trustedAfter = Math.max(trustedAfter, changed);
     },
@@ -81,7 +100,7 @@ export function createFollowedCache<V extends object>(options: FollowedCacheOpti
     },
     set(ticket: Ticket, environmentId: string, key: string, value: V): void {
       const cacheKey = keyOf(environmentId, key);
-      if (!live || ticket.sequence <= trustedAfter || Date.now() - ticket.at >= options.ttlMs) return;
+      if (!live || ticket.sequence <= trustedAfter || Date.now() - ticket.at >= ttlMs) return;
       if ((changedAt.get(cacheKey) ?? -1) >= ticket.sequence) return;
       copies.set(cacheKey, value);
     },
@@ -106,36 +125,42 @@ export function createFollowedCache<V extends object>(options: FollowedCacheOpti
 export type FollowedCache<V extends object> = ReturnType<typeof createFollowedCache<V>>;
 
 /**
- * Feeds `cache` the announcements of `subject` on this connection and keeps it live exactly
- * while they can arrive: from the moment the server has the subscription, off at a disconnect,
- * on again once the connection (and with it the subscription) is back.
+ * Feeds `cache` the announcements of `subject` once the connection is made, and keeps it live
+ * exactly while they can arrive: from the moment the server has the subscription, off at a
+ * disconnect, on again once the connection (and with it the subscription) is back. Resolves once
+ * followed; a failure is logged, and the cache then stays unused (never live).
  */
 export async function followChanges(
-  nats: NatsConnection,
+  nats: Pick<BackgroundNats, "connected">,
   subject: string,
   cache: Pick<FollowedCache<object>, "forget" | "setLive">,
   log: Logger,
 ): Promise<void> {
-  const prefix = `${subject}.`;
-  nats.subscribe(`${subject}.*`, {
-    callback: (error, message) => {
-      if (error) return;
-      try {
-        const keys = JSON.parse(message.string()) as unknown;
-        if (Array.isArray(keys)) cache.forget(message.subject.slice(prefix.length), keys.filter((key): key is string => typeof key === "string"));
-      } catch (cause) {
-        log.warn({ err: cause, subject: message.subject }, "unreadable change announcement");
+  try {
+    const connection = await nats.connected;
+    const prefix = `${subject}.`;
+    connection.subscribe(`${subject}.*`, {
+      callback: (error, message) => {
+        if (error) return;
+        try {
+          const keys = JSON.parse(message.string()) as unknown;
+          if (Array.isArray(keys)) cache.forget(message.subject.slice(prefix.length), keys.filter((key): key is string => typeof key === "string"));
+        } catch (cause) {
+          log.warn({ err: cause, subject: message.subject }, "unreadable change announcement");
+        }
+      },
+    });
+    await connection.flush();
+    cache.setLive(true);
+    void (async () => {
+      for await (const status of connection.status()) {
+        if (status.type === "disconnect") cache.setLive(false);
+        // A reconnect re-sends the subscriptions first; the flush's answer says the server has them.
+        else if (status.type === "reconnect") void connection.flush().then(() => cache.setLive(true), () => undefined);
       }
-    },
-  });
-  await nats.flush();
-  cache.setLive(true);
-  void (async () => {
-    for await (const status of nats.status()) {
-      if (status.type === "disconnect") cache.setLive(false);
-      // A reconnect re-sends the subscriptions first; the flush's answer says the server has them.
-      else if (status.type === "reconnect") void nats.flush().then(() => cache.setLive(true), () => undefined);
-    }
-    cache.setLive(false);
-  })();
+      cache.setLive(false);
+    })();
+  } catch (error) {
+    log.warn({ err: error, subject }, "changes are not followed: every lookup reads the owner");
+  }
 }

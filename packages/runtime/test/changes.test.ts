@@ -98,7 +98,7 @@ describe("announcer and followChanges over NATS", () => {
     connections.push(follower, owner);
     const subject = `test.changes.${randomBytes(4).toString("hex")}`;
     const cache = createFollowedCache<{ name: string }>({ max: 100, ttlMs: 60_000 });
-    await followChanges(follower, subject, cache, log);
+    await followChanges({ connected: Promise.resolve(follower) }, subject, cache, log);
     const announce = announcer(() => owner, subject);
 
     cache.set(cache.ticket(), "env", "ada", subscriber("Ada"));

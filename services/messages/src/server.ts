@@ -20,8 +20,6 @@ import { createWorkflowDirectory } from "./workflows.js";
 
 export { readConfig };
 
-/** A kept subscriber or workflow is read again after this long even if no change was announced (a lost announcement heals). */
-const COPY_MS = 60_000;
 const WORKFLOW_COPIES = 10_000;
 
 export const migrations = migrationsBeside("messages", import.meta.url);
@@ -40,18 +38,15 @@ export async function start(config: MessagesConfig): Promise<RunningMessages> {
   const pool = createPool(config.DATABASE_URL);
   await migrate(pool, migrations, log);
   const subscribersTransport = createRpcTransport(config.SUBSCRIBERS_URL);
-  const subscriberCopies = createFollowedCache<subscribersV1.Subscriber>({ max: Math.max(1, config.SUBSCRIBER_CACHE_SIZE), ttlMs: COPY_MS });
+  // With a size of 0 nothing is followed, so the (one-entry) cache is never live and keeps nothing.
+  const subscriberCopies = createFollowedCache<subscribersV1.Subscriber>({ max: Math.max(1, config.SUBSCRIBER_CACHE_SIZE) });
   const subscribers = createSubscriberDirectory(createClient(subscribersV1.SubscriberService, subscribersTransport.transport), subscriberCopies);
-  const nats = await connectNatsInBackground(config.NATS_URL, "messages");
-  void nats.connected
-    .then(async (connection) => {
-      if (config.SUBSCRIBER_CACHE_SIZE > 0) await followChanges(connection, CHANGE_SUBJECTS.subscribers, subscriberCopies, log);
-      await followChanges(connection, CHANGE_SUBJECTS.workflows, workflowCopies, log);
-    })
-    .catch((error: unknown) => log.warn({ err: error }, "changes are not followed; subscribers and workflows are read on every request"));
   const triggersTransport = createRpcTransport(config.TRIGGERS_URL);
-  const workflowCopies = createFollowedCache<workflowsV1.Workflow>({ max: WORKFLOW_COPIES, ttlMs: COPY_MS });
+  const workflowCopies = createFollowedCache<workflowsV1.Workflow>({ max: WORKFLOW_COPIES });
   const workflows = createWorkflowDirectory(createClient(workflowsV1.WorkflowService, triggersTransport.transport), workflowCopies);
+  const nats = await connectNatsInBackground(config.NATS_URL, "messages");
+  if (config.SUBSCRIBER_CACHE_SIZE > 0) void followChanges(nats, CHANGE_SUBJECTS.subscribers, subscriberCopies, log);
+  void followChanges(nats, CHANGE_SUBJECTS.workflows, workflowCopies, log);
   const server = await serveRpc({
     host: config.MESSAGES_HOST,
     port: config.MESSAGES_PORT,

@@ -1,25 +1,18 @@
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { subscribersV1 } from "@notify/proto";
-import { scopeOf, type Announce } from "@notify/runtime";
+import { announcedWrite, scopeOf, type Announce } from "@notify/runtime";
 
 type Service = ServiceImpl<typeof subscribersV1.SubscriberService>;
 
 /**
  * Every method that can change a subscriber announces the subscribers it may have changed once
- * it is done, failed or not (a call that failed after its commit, e.g. on a lost client, changed
- * them all the same; a needless announcement costs a cache miss). The answer waits for the
- * announcement, so a client that reads right after a write never meets an old copy
- * (runtime changes.ts).
+ * it is done, failed or not (`announcedWrite`). The answer waits for the announcement, so a
+ * client that reads right after a write never meets an old copy (runtime changes.ts).
  */
 export function announcingWrites(service: Service, announce: Announce): Service {
   function announced<Request, Answer>(method: (request: Request, context: HandlerContext) => Answer, changed: (request: Request) => string[]) {
-    return async (request: Request, context: HandlerContext): Promise<Awaited<Answer>> => {
-      try {
-        return await method(request, context);
-      } finally {
-        await announce(scopeOf(context).environmentId, changed(request));
-      }
-    };
+    return (request: Request, context: HandlerContext): Promise<Awaited<Answer>> =>
+      announcedWrite(announce, scopeOf(context).environmentId, changed(request), async (): Promise<Awaited<Answer>> => await method(request, context));
   }
   const bySubscriberId = (request: { subscriberId: string }) => [request.subscriberId];
   return {

@@ -12,7 +12,6 @@ import {
   runWhenMain,
   serveRpc,
   jobSubject,
-  type Announce,
   type JobStream,
 } from "@notify/runtime";
 import { readConfig, type TriggersConfig } from "./config.js";
@@ -31,8 +30,6 @@ export interface RunningTriggers {
   stop(): Promise<void>;
 }
 
-/** A kept workflow is read again after this long even if no change was announced (a lost announcement heals). */
-const WORKFLOW_COPY_MS = 60_000;
 const WORKFLOW_COPIES = 10_000;
 
 /**
@@ -45,17 +42,10 @@ export async function start(config: TriggersConfig): Promise<RunningTriggers> {
   await migrate(pool, migrations, log);
   const stream: JobStream = { name: config.JOBS_STREAM, subjectPrefix: config.JOBS_SUBJECT_PREFIX };
   const jobSubjectOfTriggers = jobSubject(stream, TRIGGER_JOB_KIND);
-  const workflowsByIdentifier = createFollowedCache<workflowsV1.Workflow>({ max: WORKFLOW_COPIES, ttlMs: WORKFLOW_COPY_MS });
+  const workflowsByIdentifier = createFollowedCache<workflowsV1.Workflow>({ max: WORKFLOW_COPIES });
   const nats = await connectNatsInBackground(config.NATS_URL, "triggers");
-  void nats.connected.then((connection) => followChanges(connection, CHANGE_SUBJECTS.workflows, workflowsByIdentifier, log)).catch((error: unknown) => {
-    log.warn({ err: error }, "workflow changes are not followed; workflows are read on every trigger batch");
-  });
-  const announceOverNats = announcer(nats.current, CHANGE_SUBJECTS.workflows);
-  const announceWorkflows: Announce = async (environmentId, keys) => {
-    // This process's own copies go at once; its announcement comes back later.
-    workflowsByIdentifier.forget(environmentId, keys);
-    await announceOverNats(environmentId, keys);
-  };
+  void followChanges(nats, CHANGE_SUBJECTS.workflows, workflowsByIdentifier, log);
+  const announceWorkflows = announcer(nats.current, CHANGE_SUBJECTS.workflows, workflowsByIdentifier);
   const server = await serveRpc({
     host: config.TRIGGERS_HOST,
     port: config.TRIGGERS_PORT,

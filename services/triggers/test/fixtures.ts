@@ -1,6 +1,6 @@
 import { Code, createClient } from "@connectrpc/connect";
 import { tenantsV1, workflowsV1 } from "@notify/proto";
-import { createFollowedCache, createLogger, type Pool } from "@notify/runtime";
+import { CHANGE_SUBJECTS, announcer, createFollowedCache, createLogger, type Pool } from "@notify/runtime";
 import { openTestDatabase, type DatabaseFixture } from "@notify/testing";
 export { callAs, newScope, rpcError } from "@notify/testing";
 import { inMemoryTransport } from "@notify/testing";
@@ -19,14 +19,14 @@ export const openDatabase = (): Promise<Fixture> => openTestDatabase([migrations
  * and no NATS, an announcement only drops this process's copies.
  */
 export function serviceRoutes(pool: Pool) {
-  const workflowsByIdentifier = createFollowedCache<workflowsV1.Workflow>({ max: 1000, ttlMs: 60_000 });
+  const workflowsByIdentifier = createFollowedCache<workflowsV1.Workflow>({ max: 1000 });
   workflowsByIdentifier.setLive(true);
   return routes({
     pool,
     log: createLogger("test", "silent"),
     jobSubject: "test.jobs.trigger",
     workflowsByIdentifier,
-    announceWorkflows: async (environmentId, keys) => workflowsByIdentifier.forget(environmentId, keys),
+    announceWorkflows: announcer(() => undefined, CHANGE_SUBJECTS.workflows, workflowsByIdentifier),
   });
 }
 

@@ -3,6 +3,7 @@ import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import type { workflowsV1 } from "@notify/proto";
 import {
   alreadyExists,
+  announcedWrite,
   failedPrecondition,
   invalidArgument,
   invalidField,
@@ -124,16 +125,10 @@ function throwIfAny(errors: FieldErrors): void {
 export function createWorkflowService({ pool, announceWorkflows }: Pick<RouteDeps, "pool" | "announceWorkflows">): ServiceImpl<typeof workflowsV1.WorkflowService> {
   /**
    * Runs a write of one workflow and announces its id and identifiers (`changed`, filled in as
-   * the write reads them) once done, failed or not: copies elsewhere must not outlive it. A new
-   * workflow needs no announcement: only workflows that exist are ever kept.
+   * the write reads them): copies elsewhere must not outlive it. A new workflow needs no
+   * announcement: only workflows that exist are ever kept.
    */
-  async function announcing<T>(scope: Scope, changed: string[], write: () => Promise<T>): Promise<T> {
-    try {
-      return await write();
-    } finally {
-      await announceWorkflows(scope.environmentId, changed);
-    }
-  }
+  const announcing = <T>(scope: Scope, changed: string[], write: () => Promise<T>) => announcedWrite(announceWorkflows, scope.environmentId, changed, write);
 
   /** environment id → its "General" group id; groups are never deleted, so this stays true. */
   const generalGroups = new Map<string, string>();

@@ -32,6 +32,15 @@ export const commonEnv = {
   DATABASE_URL: url("postgres://postgres@127.0.0.1:5432/notify"),
 };
 
+/** Variables of the processes that call other services. */
+export const rpcClientEnv = {
+  /**
+   * The deadline of a call that sets none: whatever hangs downstream (a lock held by a huge
+   * update, a stalled peer) ends as an error the caller answers, never as a request left open.
+   */
+  RPC_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
+};
+
 /** Variables of the processes that use NATS. */
 export const natsEnv = {
   NATS_URL: z.string().default("nats://127.0.0.1:4222"),

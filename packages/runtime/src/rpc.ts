@@ -154,11 +154,12 @@ export interface RpcTransport {
  * A transport to one service over h2c, one HTTP/2 session shared by all its clients and calls.
  * It speaks the Connect protocol with binary messages: measured here at about half the CPU per
  * call of the gRPC protocol (DESIGN §5). Servers answer gRPC too, for stock tools and probes.
+ * A call that sets no deadline of its own gets `defaultTimeoutMs`.
  */
-export function createRpcTransport(baseUrl: string): RpcTransport {
+export function createRpcTransport(baseUrl: string, defaultTimeoutMs: number): RpcTransport {
   const sessionManager = new Http2SessionManager(baseUrl, { pingIntervalMs: 30_000, idleConnectionTimeoutMs: 60_000 });
   return {
-    transport: createConnectTransport({ baseUrl, httpVersion: "2", useBinaryFormat: true, sessionManager, acceptCompression: [] }),
+    transport: createConnectTransport({ baseUrl, httpVersion: "2", useBinaryFormat: true, sessionManager, acceptCompression: [], defaultTimeoutMs }),
     close: () => sessionManager.abort(),
   };
 }

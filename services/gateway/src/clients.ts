@@ -28,13 +28,13 @@ export interface ConnectedClients {
 }
 
 export function connectClients(
-  config: Pick<GatewayConfig, "SUBSCRIBERS_URL" | "MESSAGES_URL" | "TRIGGERS_URL" | "INTEGRATIONS_URL" | "TOPICS_URL">,
+  config: Pick<GatewayConfig, "SUBSCRIBERS_URL" | "MESSAGES_URL" | "TRIGGERS_URL" | "INTEGRATIONS_URL" | "TOPICS_URL" | "RPC_TIMEOUT_MS">,
 ): ConnectedClients {
-  const subscribers = createRpcTransport(config.SUBSCRIBERS_URL);
-  const integrations = createRpcTransport(config.INTEGRATIONS_URL);
-  const topics = createRpcTransport(config.TOPICS_URL);
-  const messages = createRpcTransport(config.MESSAGES_URL);
-  const triggers = createRpcTransport(config.TRIGGERS_URL);
+  const subscribers = createRpcTransport(config.SUBSCRIBERS_URL, config.RPC_TIMEOUT_MS);
+  const integrations = createRpcTransport(config.INTEGRATIONS_URL, config.RPC_TIMEOUT_MS);
+  const topics = createRpcTransport(config.TOPICS_URL, config.RPC_TIMEOUT_MS);
+  const messages = createRpcTransport(config.MESSAGES_URL, config.RPC_TIMEOUT_MS);
+  const triggers = createRpcTransport(config.TRIGGERS_URL, config.RPC_TIMEOUT_MS);
   return {
     clients: {
       subscribers: createClient(subscribersV1.SubscriberService, subscribers.transport),

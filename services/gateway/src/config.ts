@@ -1,8 +1,9 @@
 import { z } from "zod";
-import { commonEnv, loadConfig, port, url, type Env } from "@notify/runtime";
+import { commonEnv, rpcClientEnv, loadConfig, port, url, type Env } from "@notify/runtime";
 
 const schema = z.object({
   ...commonEnv,
+  ...rpcClientEnv,
   GATEWAY_HOST: z.string().default("0.0.0.0"),
   GATEWAY_PORT: port(3000),
   REDIS_URL: url("redis://127.0.0.1:6379"),

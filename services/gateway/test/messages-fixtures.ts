@@ -58,7 +58,7 @@ export async function createSubscriber(stack: Stack, subscriberId: string, key =
 }
 
 export function seeder(stack: Stack, scope: Scope): Seeder {
-  const transport = createRpcTransport(stack.messagesUrl);
+  const transport = createRpcTransport(stack.messagesUrl, 10_000);
   const client = createClient(messagesV1.MessageService, transport.transport);
   const call = { headers: scopeHeaders(scope) };
   const seed: Seeder = {

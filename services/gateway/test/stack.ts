@@ -51,6 +51,8 @@ export interface StackOptions {
   worker?: boolean;
   /** A NATS server of the test's own (fault tests stop and start it). */
   natsUrl?: string;
+  /** More variables of the gateway (a short RPC deadline, say). */
+  gatewayEnv?: Record<string, string>;
 }
 
 /** Every service and the gateway in this process, on free ports, over a fresh database. */
@@ -115,6 +117,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       BOOTSTRAP_API_KEY: key,
       ...serviceUrls,
       NATS_URL: jobs.NATS_URL,
+      ...options.gatewayEnv,
     }),
   );
   const url = `http://127.0.0.1:${gateway.port}`;

@@ -20,7 +20,7 @@ afterAll(async () => {
 
 describe("over the wire (h2c)", () => {
   it("serves the gRPC health check and the service", async () => {
-    const rpc = createRpcTransport(`http://127.0.0.1:${server.port}`);
+    const rpc = createRpcTransport(`http://127.0.0.1:${server.port}`, 10_000);
     try {
       const health = await createClient(Health, rpc.transport).check({});
       expect(health.status).toBe(HealthCheckResponse_ServingStatus.SERVING);

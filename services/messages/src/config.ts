@@ -1,8 +1,9 @@
 import { z } from "zod";
-import { commonEnv, loadConfig, natsEnv, port, url, type Env } from "@notify/runtime";
+import { commonEnv, rpcClientEnv, loadConfig, natsEnv, port, url, type Env } from "@notify/runtime";
 
 const schema = z.object({
   ...commonEnv,
+  ...rpcClientEnv,
   MESSAGES_HOST: z.string().default("127.0.0.1"),
   MESSAGES_PORT: port(50055),
   /** Subscriber routes name subscribers by their external id; the subscribers service resolves them. */

@@ -37,11 +37,11 @@ export async function start(config: MessagesConfig): Promise<RunningMessages> {
   const log = createLogger("messages", config.LOG_LEVEL);
   const pool = createPool(config.DATABASE_URL);
   await migrate(pool, migrations, log);
-  const subscribersTransport = createRpcTransport(config.SUBSCRIBERS_URL);
+  const subscribersTransport = createRpcTransport(config.SUBSCRIBERS_URL, config.RPC_TIMEOUT_MS);
   // With a size of 0 nothing is followed, so the (one-entry) cache is never live and keeps nothing.
   const subscriberCopies = createFollowedCache<subscribersV1.Subscriber>({ max: Math.max(1, config.SUBSCRIBER_CACHE_SIZE) });
   const subscribers = createSubscriberDirectory(createClient(subscribersV1.SubscriberService, subscribersTransport.transport), subscriberCopies);
-  const triggersTransport = createRpcTransport(config.TRIGGERS_URL);
+  const triggersTransport = createRpcTransport(config.TRIGGERS_URL, config.RPC_TIMEOUT_MS);
   const workflowCopies = createFollowedCache<workflowsV1.Workflow>({ max: WORKFLOW_COPIES });
   const workflows = createWorkflowDirectory(createClient(workflowsV1.WorkflowService, triggersTransport.transport), workflowCopies);
   const nats = await connectNatsInBackground(config.NATS_URL, "messages");

@@ -28,7 +28,7 @@ beforeAll(async () => {
       LOG_LEVEL: "silent",
     }),
   );
-  rpc = createRpcTransport(`http://127.0.0.1:${server.port}`);
+  rpc = createRpcTransport(`http://127.0.0.1:${server.port}`, 10_000);
 });
 afterAll(async () => {
   rpc?.close();
@@ -41,7 +41,7 @@ describe("over the wire (h2c)", () => {
   it("serves health and resolves subscribers through the real subscribers service", async () => {
     expect((await createClient(Health, rpc.transport).check({})).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
     const scope = newScope();
-    const subscribersRpc = createRpcTransport(`http://127.0.0.1:${subscribersServer!.port}`);
+    const subscribersRpc = createRpcTransport(`http://127.0.0.1:${subscribersServer!.port}`, 10_000);
     const { subscriber } = await createClient(subscribersV1.SubscriberService, subscribersRpc.transport).upsertSubscriber(
       { subscriberId: "wire" },
       callAs(scope),

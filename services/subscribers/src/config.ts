@@ -1,8 +1,9 @@
 import { z } from "zod";
-import { commonEnv, loadConfig, natsEnv, port, url, type Env } from "@notify/runtime";
+import { commonEnv, rpcClientEnv, loadConfig, natsEnv, port, url, type Env } from "@notify/runtime";
 
 const schema = z.object({
   ...commonEnv,
+  ...rpcClientEnv,
   SUBSCRIBERS_HOST: z.string().default("127.0.0.1"),
   SUBSCRIBERS_PORT: port(50051),
   /** Channel credentials bind to the active integrations of the integrations service. */

@@ -29,8 +29,8 @@ export async function start(config: SubscribersConfig): Promise<RunningSubscribe
   const log = createLogger("subscribers", config.LOG_LEVEL);
   const pool = createPool(config.DATABASE_URL);
   await migrate(pool, migrations, log);
-  const integrationsRpc = createRpcTransport(config.INTEGRATIONS_URL);
-  const triggersRpc = createRpcTransport(config.TRIGGERS_URL);
+  const integrationsRpc = createRpcTransport(config.INTEGRATIONS_URL, config.RPC_TIMEOUT_MS);
+  const triggersRpc = createRpcTransport(config.TRIGGERS_URL, config.RPC_TIMEOUT_MS);
   const integrations = createClient(integrationsV1.IntegrationService, integrationsRpc.transport);
   const workflows = createClient(workflowsV1.WorkflowService, triggersRpc.transport);
   const nats = await connectNatsInBackground(config.NATS_URL, "subscribers");

@@ -20,7 +20,7 @@ afterAll(async () => {
 
 describe("over the wire (h2c)", () => {
   it("serves the gRPC health check and the service to a connect-node client", async () => {
-    const rpc = createRpcTransport(`http://127.0.0.1:${server.port}`);
+    const rpc = createRpcTransport(`http://127.0.0.1:${server.port}`, 10_000);
     try {
       const health = await createClient(Health, rpc.transport).check({});
       expect(health.status).toBe(HealthCheckResponse_ServingStatus.SERVING);
@@ -38,7 +38,7 @@ describe("over the wire (h2c)", () => {
     const method = SubscriberService.method.getSubscriber;
     const client = new grpc.Client(`127.0.0.1:${server.port}`, grpc.credentials.createInsecure());
     const scope = newScope();
-    const rpc = createRpcTransport(`http://127.0.0.1:${server.port}`);
+    const rpc = createRpcTransport(`http://127.0.0.1:${server.port}`, 10_000);
     await createClient(SubscriberService, rpc.transport).upsertSubscriber({ subscriberId: "interop", fields: { lastName: "Grpc" } }, { headers: scopeHeaders(scope) });
     rpc.close();
     const metadata = new grpc.Metadata();

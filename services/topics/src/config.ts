@@ -1,8 +1,9 @@
 import { z } from "zod";
-import { commonEnv, loadConfig, port, url, type Env } from "@notify/runtime";
+import { commonEnv, rpcClientEnv, loadConfig, port, url, type Env } from "@notify/runtime";
 
 const schema = z.object({
   ...commonEnv,
+  ...rpcClientEnv,
   TOPICS_HOST: z.string().default("127.0.0.1"),
   TOPICS_PORT: port(50053),
   /** Topics resolve subscriber ids through the subscribers service. */

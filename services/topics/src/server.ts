@@ -26,7 +26,7 @@ export async function start(config: TopicsConfig): Promise<RunningTopics> {
   const log = createLogger("topics", config.LOG_LEVEL);
   const pool = createPool(config.DATABASE_URL);
   await migrate(pool, migrations, log);
-  const subscribersRpc = createRpcTransport(config.SUBSCRIBERS_URL);
+  const subscribersRpc = createRpcTransport(config.SUBSCRIBERS_URL, config.RPC_TIMEOUT_MS);
   const subscribers = createClient(subscribersV1.SubscriberService, subscribersRpc.transport);
   const server = await serveRpc({ host: config.TOPICS_HOST, port: config.TOPICS_PORT, log, routes: routes({ pool, log, subscribers }) });
   return {

@@ -18,7 +18,7 @@ afterAll(async () => {
 
 describe("over the wire (h2c)", () => {
   it("serves the health check and both services on one port", async () => {
-    const rpc = createRpcTransport(`http://127.0.0.1:${server.port}`);
+    const rpc = createRpcTransport(`http://127.0.0.1:${server.port}`, 10_000);
     try {
       expect((await createClient(Health, rpc.transport).check({})).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
       const call = { headers: scopeHeaders(newScope()) };

@@ -1,8 +1,9 @@
 import { z } from "zod";
-import { commonEnv, jobStreamEnv, loadConfig, port, url, type Env } from "@notify/runtime";
+import { commonEnv, rpcClientEnv, jobStreamEnv, loadConfig, port, url, type Env } from "@notify/runtime";
 
 const schema = z.object({
   ...commonEnv,
+  ...rpcClientEnv,
   ...jobStreamEnv,
   /** Batches of jobs processed at once. */
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),

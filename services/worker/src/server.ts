@@ -38,11 +38,11 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
   const nats = await connectNats(config.NATS_URL, "worker");
   const stream: JobStream = { name: config.JOBS_STREAM, subjectPrefix: config.JOBS_SUBJECT_PREFIX };
 
-  const subscribers = createRpcTransport(config.SUBSCRIBERS_URL);
-  const topics = createRpcTransport(config.TOPICS_URL);
-  const integrations = createRpcTransport(config.INTEGRATIONS_URL);
-  const messages = createRpcTransport(config.MESSAGES_URL);
-  const triggers = createRpcTransport(config.TRIGGERS_URL);
+  const subscribers = createRpcTransport(config.SUBSCRIBERS_URL, config.RPC_TIMEOUT_MS);
+  const topics = createRpcTransport(config.TOPICS_URL, config.RPC_TIMEOUT_MS);
+  const integrations = createRpcTransport(config.INTEGRATIONS_URL, config.RPC_TIMEOUT_MS);
+  const messages = createRpcTransport(config.MESSAGES_URL, config.RPC_TIMEOUT_MS);
+  const triggers = createRpcTransport(config.TRIGGERS_URL, config.RPC_TIMEOUT_MS);
   const transports = [subscribers, topics, integrations, messages, triggers];
   const clients = {
     triggers: createClient(triggersV1.TriggerService, triggers.transport),

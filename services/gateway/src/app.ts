@@ -8,7 +8,7 @@ import type { Clients } from "./clients.js";
 import { errorMiddleware } from "./errors.js";
 import { livez, readyz, type ReadinessDeps } from "./health.js";
 import { idempotencyMiddleware, type IdempotencyDeps } from "./idempotency.js";
-import type { Route } from "./route.js";
+import { JsonBytes, type Route } from "./route.js";
 import { parseOrThrow } from "./validation.js";
 
 export interface AppDeps {
@@ -87,7 +87,11 @@ function execute(route: Route, clients: Clients) {
     const result = replayOf === undefined ? await route.handle(input) : await route.sensitive!.replay(replayOf, input);
     if (route.sensitive) ctx.state.outcomeRef = route.sensitive.ref(result);
     ctx.status = route.status;
-    if (route.status !== 204) ctx.body = route.envelope ? { data: result } : result;
+    if (route.status === 204) return;
+    if (result instanceof JsonBytes) {
+      ctx.type = "application/json";
+      ctx.body = result.bytes;
+    } else ctx.body = route.envelope ? { data: result } : result;
   };
 }
 

@@ -100,7 +100,7 @@ import {
   triggerBody,
 } from "./mappers/triggers.js";
 import { MIB } from "./body.js";
-import { route, type Route, type RouteInput, type Sensitive } from "./route.js";
+import { jsonOnce, route, type Route, type RouteInput, type Sensitive } from "./route.js";
 import { parseOrThrow, queryBool } from "./validation.js";
 
 // Handlers that v1 and v2 share.
@@ -256,7 +256,8 @@ export const routes: Route[] = [
         },
         call,
       );
-      return offsetPage(feedToJson(reply), query.page, query.limit, reply.totalCount, reply.hasMore);
+      // Callers of one batch asking the same share `reply` (messages-client.ts), and so its bytes.
+      return jsonOnce(reply, () => offsetPage(feedToJson(reply), query.page, query.limit, reply.totalCount, reply.hasMore));
     },
   }),
   route({

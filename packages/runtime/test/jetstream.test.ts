@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connectNats, consumeJobs, createLogger, ensureJobStream, jobSubject, publishJob, type JobStream, type NatsConnection } from "../src/index.js";
+import { connectNats, consumeJobs, createLogger, ensureJobStream, jobSubject, publishJobs, type JobStream, type NatsConnection } from "../src/index.js";
 import { until } from "./until.js";
 
 let nats: NatsConnection;
@@ -23,10 +23,11 @@ const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
 
 describe("job stream", () => {
   it("drops a re-publish with the same msgID and delivers each job once", async () => {
-    const js = nats.jetstream();
-    await publishJob(js, jobSubject(stream, "a"), encode("one"), "id-1");
-    await publishJob(js, jobSubject(stream, "a"), encode("one again"), "id-1");
-    await publishJob(js, jobSubject(stream, "a"), encode("two"), "id-2");
+    await publishJobs(nats, [
+      { subject: jobSubject(stream, "a"), data: encode("one"), msgID: "id-1" },
+      { subject: jobSubject(stream, "a"), data: encode("two"), msgID: "id-2" },
+    ]);
+    await publishJobs(nats, [{ subject: jobSubject(stream, "a"), data: encode("one again"), msgID: "id-1" }]);
     const seen: string[] = [];
     const consumption = await consumeJobs(nats, {
       stream,
@@ -47,11 +48,17 @@ describe("job stream", () => {
     expect(seen.sort()).toEqual(["one", "two"]);
   });
 
+  it("fails a publish no stream acknowledges, whatever else the batch held", async () => {
+    const nowhere = { subject: `nowhere.${Date.now()}`, data: encode("lost"), msgID: "n-1" };
+    await expect(publishJobs(nats, [{ subject: jobSubject(stream, "b"), data: encode("fine"), msgID: "n-0" }, nowhere])).rejects.toThrow(/503/);
+    await expect(publishJobs(nats, [nowhere], 500)).rejects.toThrow();
+  });
+
   it("retries a failing job with back-off and dead-letters it after max deliveries", async () => {
     const retryStream: JobStream = { name: `${stream.name}_R`, subjectPrefix: `test.${suffix}.retry` };
     await ensureJobStream(nats, retryStream);
-    await publishJob(nats.jetstream(), jobSubject(retryStream, "x"), encode("flaky"), "f-1");
-    await publishJob(nats.jetstream(), jobSubject(retryStream, "x"), encode("broken"), "b-1");
+    await publishJobs(nats, [{ subject: jobSubject(retryStream, "x"), data: encode("flaky"), msgID: "f-1" }]);
+    await publishJobs(nats, [{ subject: jobSubject(retryStream, "x"), data: encode("broken"), msgID: "b-1" }]);
     const attempts = new Map<string, number>();
     const deadLettered: string[] = [];
     const done: string[] = [];
@@ -87,7 +94,7 @@ describe("job stream", () => {
     const batchStream: JobStream = { name: `${stream.name}_B`, subjectPrefix: `test.${suffix}.batch` };
     await ensureJobStream(nats, batchStream);
     for (let index = 0; index < 20; index += 1) {
-      await publishJob(nats.jetstream(), jobSubject(batchStream, "x"), encode(index === 7 ? "poison" : `job-${index}`), `b-${index}`);
+      await publishJobs(nats, [{ subject: jobSubject(batchStream, "x"), data: encode(index === 7 ? "poison" : `job-${index}`), msgID: `b-${index}` }]);
     }
     const batchSizes: number[] = [];
     const done: string[] = [];
@@ -127,7 +134,7 @@ describe("job stream", () => {
   it("keeps a job that runs longer than its first back-off to one delivery", async () => {
     const longStream: JobStream = { name: `${stream.name}_L`, subjectPrefix: `test.${suffix}.long` };
     await ensureJobStream(nats, longStream);
-    await publishJob(nats.jetstream(), jobSubject(longStream, "x"), encode("long"), "l-1");
+    await publishJobs(nats, [{ subject: jobSubject(longStream, "x"), data: encode("long"), msgID: "l-1" }]);
     let deliveries = 0;
     let finished = false;
     const consumption = await consumeJobs(nats, {

@@ -2,7 +2,7 @@ import pg from "pg";
 import {
   connectNats,
   ensureJobStream,
-  publishJob,
+  publishJobs,
   withTransaction,
   type JobStream,
   type Logger,
@@ -91,11 +91,10 @@ export function startRelay(options: RelayOptions): Relay {
 
   /** Publishes one batch; answers how many rows went out. */
   async function drainOnce(connection: NatsConnection): Promise<number> {
-    const js = connection.jetstream();
     return withTransaction(pool, async (tx) => {
       // Deleted rows stay until the commit: a failed publish rolls them back into the outbox.
       const rows = await store.takeOutboxBatch(tx, batchSize);
-      await Promise.all(rows.map((row) => publishJob(js, row.subject, row.job, row.message_id)));
+      await publishJobs(connection, rows.map((row) => ({ subject: row.subject, data: row.job, msgID: row.message_id })));
       return rows.length;
     });
   }

@@ -1,4 +1,4 @@
-import { create, toBinary, type DescMessage, type MessageInitShape } from "@bufbuild/protobuf";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, type CallOptions, type Client } from "@connectrpc/connect";
 import { messagesV1 } from "@notify/proto";
 import { createCoalescer, scopeKeyOf } from "./coalesce.js";
@@ -29,15 +29,14 @@ function answerOf<T>(result: { case: string; value: T | messagesV1.BatchError } 
  * A request never joins a batch already sent, so it always sees every write that finished
  * before it arrived.
  */
-function batched<Schema extends DescMessage, Answer>(
-  schema: Schema,
-  send: (requests: MessageInitShape<Schema>[], headers: CallOptions["headers"]) => Promise<Answer[]>,
-) {
-  type Request = MessageInitShape<Schema>;
+function batched<Request, Answer>(send: (requests: Request[], headers: CallOptions["headers"]) => Promise<Answer[]>) {
   const waiting = new Map<string, Promise<Answer>>();
   const coalescer = createCoalescer<Pending<Request>, Answer>({
     maxBatch: 200,
-    maxInFlight: 4,
+    // One batch under way at a time, as for triggers: the next is as large as it can be. Heavy
+    // subscriber's feed at 100 connections: 5,070 and 4,973 req/s against 4,195 and 3,929 with
+    // four in flight; the unseen count and the spread loads did not move.
+    maxInFlight: 1,
     run: (_, items) => {
       for (const item of items) waiting.delete(item.key);
       return send(
@@ -48,7 +47,9 @@ function batched<Schema extends DescMessage, Answer>(
   });
   return (request: Request, options: CallOptions | undefined): Promise<Answer> => {
     const scope = scopeKeyOf(options);
-    const key = `${scope}\n${Buffer.from(toBinary(schema, create(schema, request))).toString("base64")}`;
+    // The routes build a request's fields in one order, so equal requests have equal JSON (a
+    // protobuf encoding per request cost more than the rest of the batching).
+    const key = `${scope}\n${JSON.stringify(request)}`;
     let answer = waiting.get(key);
     if (!answer) {
       answer = coalescer.submit(scope, { request, headers: options?.headers, key });
@@ -64,11 +65,11 @@ function batched<Schema extends DescMessage, Answer>(
  * each caller still gets its own answer or its own error.
  */
 export function coalescingMessagesClient(client: MessagesClient): MessagesClient {
-  const count = batched(messagesV1.CountMessagesRequestSchema, async (counts, headers) => {
+  const count = batched(async (counts: MessageInitShape<typeof messagesV1.CountMessagesRequestSchema>[], headers) => {
     const reply = await client.batchCountMessages({ counts }, { headers });
     return reply.results;
   });
-  const feed = batched(messagesV1.GetFeedRequestSchema, async (feeds, headers) => {
+  const feed = batched(async (feeds: MessageInitShape<typeof messagesV1.GetFeedRequestSchema>[], headers) => {
     const reply = await client.batchGetFeed({ feeds }, { headers });
     return reply.results;
   });

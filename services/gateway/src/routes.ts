@@ -1,7 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { z } from "zod";
 import { HttpError } from "./errors.js";
-import { cursorPage, offsetPage } from "./mappers/common.js";
+import { cursorPage, offsetPage, offsetPageText } from "./mappers/common.js";
 import {
   channelWriteOf,
   createSubscriberBody,
@@ -25,8 +25,8 @@ import {
   channelOf,
   deleteTransactionQuery,
   feedQuery,
-  feedToJson,
-  listedMessagesToJson,
+  feedText,
+  listedMessagesText,
   listMessagesQuery,
   markAllBody,
   markAsBody,
@@ -100,7 +100,7 @@ import {
   triggerBody,
 } from "./mappers/triggers.js";
 import { MIB } from "./body.js";
-import { jsonOnce, route, type Route, type RouteInput, type Sensitive } from "./route.js";
+import { JsonBytes, jsonOnce, route, type Route, type RouteInput, type Sensitive } from "./route.js";
 import { parseOrThrow, queryBool } from "./validation.js";
 
 // Handlers that v1 and v2 share.
@@ -257,7 +257,7 @@ export const routes: Route[] = [
         call,
       );
       // Callers of one batch asking the same share `reply` (messages-client.ts), and so its bytes.
-      return jsonOnce(reply, () => offsetPage(feedToJson(reply), query.page, query.limit, reply.totalCount, reply.hasMore));
+      return jsonOnce(reply, () => offsetPageText(feedText(reply), query.page, query.limit, reply.totalCount, reply.hasMore));
     },
   }),
   route({
@@ -276,7 +276,7 @@ export const routes: Route[] = [
         },
         call,
       );
-      return offsetPage(listedMessagesToJson(reply), query.page, query.limit, reply.totalCount, reply.hasMore);
+      return new JsonBytes(offsetPageText(listedMessagesText(reply), query.page, query.limit, reply.totalCount, reply.hasMore));
     },
   }),
   route({

@@ -18,6 +18,11 @@ export function offsetPage<T>(data: T[], page: number, pageSize: number, totalCo
   return { data, page, pageSize, totalCount, hasMore };
 }
 
+/** As offsetPage, around `data` that is JSON text already. */
+export function offsetPageText(data: string, page: number, pageSize: number, totalCount: number, hasMore: boolean): string {
+  return `{"data":${data},${JSON.stringify({ page, pageSize, totalCount, hasMore }).slice(1)}`;
+}
+
 // The closed sets of a StepFilter, shared by workflow step filters and integration conditions.
 export const FILTER_TYPES = ["BOOLEAN", "TEXT", "DATE", "NUMBER", "STATEMENT", "LIST", "MULTI_LIST", "GROUP"] as const;
 export const FILTER_VALUES = ["AND", "OR"] as const;

@@ -71,28 +71,34 @@ function refusal(ack: Msg): Error | undefined {
 export async function publishJobs(nats: NatsConnection, jobs: readonly OutgoingJob[], timeoutMs = 5_000): Promise<void> {
   if (jobs.length === 0) return;
   const inbox = createInbox();
+  let waiting = jobs.length;
+  let settle: (error?: Error) => void = () => undefined;
   const acknowledged = new Promise<void>((resolve, reject) => {
-    let waiting = jobs.length;
-    const settle = (error?: Error) => {
+    settle = (error) => {
       clearTimeout(timer);
       subscription.unsubscribe();
       if (error) reject(error);
       else resolve();
     };
-    const timer = setTimeout(() => settle(new Error(`${waiting} of ${jobs.length} publishes unacknowledged after ${timeoutMs} ms`)), timeoutMs);
-    const subscription = nats.subscribe(`${inbox}.*`, {
-      callback: (error, ack) => {
-        const failure = error ?? refusal(ack);
-        if (failure) settle(failure);
-        else if (--waiting === 0) settle();
-      },
+  });
+  const subscription = nats.subscribe(`${inbox}.*`, {
+    callback: (error, ack) => {
+      const failure = error ?? refusal(ack);
+      if (failure) settle(failure);
+      else if (--waiting === 0) settle();
+    },
+  });
+  const timer = setTimeout(() => settle(new Error(`${waiting} of ${jobs.length} publishes unacknowledged after ${timeoutMs} ms`)), timeoutMs);
+  try {
+    jobs.forEach((job, index) => {
+      const header = headers();
+      header.set("Nats-Msg-Id", job.msgID);
+      nats.publish(job.subject, job.data, { reply: `${inbox}.${index}`, headers: header });
     });
-  });
-  jobs.forEach((job, index) => {
-    const header = headers();
-    header.set("Nats-Msg-Id", job.msgID);
-    nats.publish(job.subject, job.data, { reply: `${inbox}.${index}`, headers: header });
-  });
+  } catch (error) {
+    // A connection closed under us: fail now, leaving no timer to reject into the void later.
+    settle(error as Error);
+  }
   await acknowledged;
 }
 

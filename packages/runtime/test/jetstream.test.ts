@@ -54,6 +54,12 @@ describe("job stream", () => {
     await expect(publishJobs(nats, [nowhere], 500)).rejects.toThrow();
   });
 
+  it("fails at once on a closed connection", async () => {
+    const closed = await connectNats("nats://127.0.0.1:4222", "closed");
+    await closed.close();
+    await expect(publishJobs(closed, [{ subject: jobSubject(stream, "c"), data: encode("late"), msgID: "c-1" }], 200)).rejects.toThrow(/CLOSED/);
+  });
+
   it("retries a failing job with back-off and dead-letters it after max deliveries", async () => {
     const retryStream: JobStream = { name: `${stream.name}_R`, subjectPrefix: `test.${suffix}.retry` };
     await ensureJobStream(nats, retryStream);

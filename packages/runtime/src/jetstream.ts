@@ -6,14 +6,13 @@ import {
   createInbox,
   headers,
   nanos,
-  type JetStreamClient,
   type JsMsg,
   type Msg,
   type NatsConnection,
 } from "nats";
 import type { Logger } from "./log.js";
 
-export type { JetStreamClient, JsMsg };
+export type { JsMsg };
 
 /** A work-queue stream: each job is kept until one consumer acknowledges it. */
 export interface JobStream {

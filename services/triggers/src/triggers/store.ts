@@ -18,7 +18,7 @@ export interface TriggerRecordRow {
 /**
  * Records accepted triggers, once per (environment, transactionId), and queues the job of each one
  * it recorded, in one statement (its own transaction when run on the pool). The unique key decides,
- * not a prior read, so concurrent repeats cannot both pass. Answers the transaction ids it recorded.
+ * not a prior read, so concurrent repeats cannot both pass.
  */
 export async function recordTriggers(
   db: Queryable,
@@ -26,23 +26,20 @@ export async function recordTriggers(
   organizationId: string,
   subject: string,
   rows: readonly AcceptedTrigger[],
-): Promise<Set<string>> {
-  const { rows: recorded } = await db.query<{ transaction_id: string }>(
+): Promise<void> {
+  await db.query(
     `WITH recorded AS (
        INSERT INTO triggers.trigger_records (environment_id, organization_id, id, transaction_id, workflow_id, status)
        SELECT $1, $2, v.id, v.transaction_id, v.workflow_id, 'processed'
          FROM unnest($4::text[], $5::text[], $6::text[]) AS v(id, transaction_id, workflow_id)
        ON CONFLICT (environment_id, transaction_id) DO NOTHING
-       RETURNING id, transaction_id
-     ),
-     queued AS (
-       INSERT INTO triggers.outbox (environment_id, trigger_id, subject, job)
-       SELECT $1, j.trigger_id, $3, j.job
-         FROM unnest($4::text[], $7::bytea[]) WITH ORDINALITY AS j(trigger_id, job, n)
-         JOIN recorded r ON r.id = j.trigger_id
-        ORDER BY j.n
+       RETURNING id
      )
-     SELECT transaction_id FROM recorded`,
+     INSERT INTO triggers.outbox (environment_id, trigger_id, subject, job)
+     SELECT $1, j.trigger_id, $3, j.job
+       FROM unnest($4::text[], $7::bytea[]) WITH ORDINALITY AS j(trigger_id, job, n)
+       JOIN recorded r ON r.id = j.trigger_id
+      ORDER BY j.n`,
     [
       environmentId,
       organizationId,
@@ -53,7 +50,6 @@ export async function recordTriggers(
       rows.map((row) => Buffer.from(row.job)),
     ],
   );
-  return new Set(recorded.map((row) => row.transaction_id));
 }
 
 /** Wakes the relay's scheduler (LISTEN triggers_schedules) once the transaction commits. */

@@ -20,6 +20,11 @@ export function textArray(values: readonly string[]): string {
   return quoted.length === 0 ? "{}" : `{"${quoted.join('","')}"}`;
 }
 
+/** Postgres' unique_violation: a concurrent or earlier write holds the key. */
+export function isUniqueViolation(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === "23505";
+}
+
 // int8 (counts) as numbers: every count we return is far below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 

@@ -4,6 +4,7 @@ import type { integrationsV1 } from "@notify/proto";
 import {
   alreadyExists,
   failedPrecondition,
+  isUniqueViolation,
   notFound,
   objectId,
   scopeOf,
@@ -50,8 +51,8 @@ function defaultIdentifier(name: string): string {
 
 /** The unique-index violations a client can cause, as the errors Novu answers for them. */
 function conflictOf(error: unknown): ConnectError | undefined {
-  const { code, constraint } = error as { code?: string; constraint?: string };
-  if (code !== "23505") return undefined;
+  if (!isUniqueViolation(error)) return undefined;
+  const { constraint } = error as { constraint?: string };
   if (constraint === "integrations_identifier_key") return alreadyExists("Integration with identifier already exists");
   if (constraint === "integrations_novu_in_app_key") return failedPrecondition("One environment can only have one In app provider");
   return undefined;

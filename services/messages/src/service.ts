@@ -1,7 +1,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { messagesV1 } from "@notify/proto";
-import { invalidField, isObjectId, notFound, objectId, scopeOf, withTransaction, type Logger, type Pool, type Scope } from "@notify/runtime";
+import { invalidField, isObjectId, isUniqueViolation, notFound, objectId, scopeOf, withTransaction, type Logger, type Pool, type Scope } from "@notify/runtime";
 import { channelName, markAsName, messageFromRow, messageGroupRow } from "./mapping.js";
 import * as store from "./store.js";
 import type { SubscriberDirectory } from "./subscribers.js";
@@ -135,21 +135,33 @@ export function createMessageService({ pool, subscribers, workflows, markAllChun
             notification = { id: objectId(), transaction_id: shared.transaction_id, subscriber_id: recipient.subscriberId, external_subscriber_id: recipient.externalSubscriberId, grp };
             notifications.set(notificationKey, notification);
           }
-          return { id: objectId(), notification, notification_id: "", subscriber_id: recipient.subscriberId, external_subscriber_id: recipient.externalSubscriberId, grp };
+          return { id: objectId(), notification, notification_id: notification.id, subscriber_id: recipient.subscriberId, external_subscriber_id: recipient.externalSubscriberId, grp };
         });
       });
+      const notificationRows = [...notifications.values()];
+      // Nearly always everything is new (a job's first delivery): plain INSERTs, with no conflict
+      // check per row and no ids to read back. A redelivered job, or a step after a delay whose
+      // notification an earlier step made, fails them on a unique key; then the careful path below.
+      try {
+        await withTransaction(pool, async (tx) => {
+          await store.insertNewNotifications(tx, scope.environmentId, scope.organizationId, groupRows, notificationRows);
+          await store.insertNewMessages(tx, scope.environmentId, scope.organizationId, groupRows, rows);
+        });
+        return { messages: rows.map((row) => ({ id: row.id, notificationId: row.notification_id, created: true })) };
+      } catch (error) {
+        if (!isUniqueViolation(error)) throw error;
+      }
       // Every id is chosen here, so what an insert does not answer existed before this call (or
-      // earlier in it): those few are read back; the common case needs no lookup by key.
+      // earlier in it): those few are read back.
       return withTransaction(pool, async (tx) => {
-        const notificationRows = [...notifications.values()];
-        const newNotifications = await store.insertNotifications(tx, scope.environmentId, scope.organizationId, groupRows, notificationRows);
+        const newNotifications = await store.insertMissingNotifications(tx, scope.environmentId, scope.organizationId, groupRows, notificationRows);
         const earlier = notificationRows.filter((row) => !newNotifications.has(row.id));
         if (earlier.length > 0) {
           const found = new Map((await store.selectNotificationIds(tx, scope.environmentId, earlier)).map((row) => [keyOf([row.transaction_id, row.subscriber_id]), row.id]));
           for (const row of earlier) row.id = found.get(keyOf([row.transaction_id, row.subscriber_id]))!;
         }
         for (const row of rows) row.notification_id = row.notification.id;
-        const inserted = await store.insertMessages(tx, scope.environmentId, scope.organizationId, groupRows, rows);
+        const inserted = await store.insertMissingMessages(tx, scope.environmentId, scope.organizationId, groupRows, rows);
         const keyOfRow = (row: store.RecipientRow) => {
           const shared = groupRows[row.grp]!;
           return { transaction_id: shared.transaction_id, subscriber_id: row.subscriber_id, step_id: shared.step_id, channel: shared.channel };

@@ -130,27 +130,25 @@ export interface MessageKey {
 type NotificationKey = { id: string; transaction_id: string; subscriber_id: string };
 
 /**
- * Creates the notifications that do not exist yet, in one statement, and answers the ids of those
- * it created (the caller chose every id, so an id missing from the answer names a notification
- * that existed). Per-row values travel as arrays and the few groups as one JSON document, so the
- * database parses each shared value (payload above all) once per group, not once per row.
+ * The notifications INSERT: per-row values travel as arrays and the few groups as one JSON
+ * document, so the database parses each shared value (payload above all) once per group, not
+ * once per row. `tail` decides what an existing notification does to it.
  */
-export async function insertNotifications(
-  db: Queryable,
+function insertNotificationsStatement(
+  tail: string,
   environmentId: string,
   organizationId: string,
   groups: readonly MessageGroupRow[],
   rows: readonly NewNotificationRow[],
-): Promise<Set<string>> {
-  const { rows: inserted } = await db.query<{ id: string }>(
+): [string, unknown[]] {
+  return [
     `INSERT INTO messages.notifications
        (environment_id, organization_id, id, transaction_id, subscriber_id, external_subscriber_id, template_id, template_identifier, payload)
      SELECT $1, $2, r.id, g.transaction_id, r.subscriber_id, r.external_subscriber_id, g.template_id, g.template_identifier, g.payload
        FROM unnest($4::text[], $5::text[], $6::text[], $7::int[]) AS r(id, subscriber_id, external_subscriber_id, grp)
        JOIN jsonb_to_recordset($3::jsonb) AS g(grp int, transaction_id text, template_id text, template_identifier text, payload jsonb)
          ON g.grp = r.grp
-     ON CONFLICT (environment_id, transaction_id, subscriber_id) DO NOTHING
-     RETURNING id`,
+     ${tail}`,
     [
       environmentId,
       organizationId,
@@ -160,6 +158,37 @@ export async function insertNotifications(
       textArray(rows.map((row) => row.external_subscriber_id)),
       rows.map((row) => row.grp),
     ],
+  ];
+}
+
+/**
+ * Creates notifications that are all new, in one statement: one that exists already fails it
+ * with a unique violation (Postgres then needs no conflict check per row, nor ids answered).
+ */
+export async function insertNewNotifications(
+  db: Queryable,
+  environmentId: string,
+  organizationId: string,
+  groups: readonly MessageGroupRow[],
+  rows: readonly NewNotificationRow[],
+): Promise<void> {
+  await db.query(...insertNotificationsStatement("", environmentId, organizationId, groups, rows));
+}
+
+/**
+ * Creates the notifications that do not exist yet, in one statement, and answers the ids of those
+ * it created (the caller chose every id, so an id missing from the answer names a notification
+ * that existed).
+ */
+export async function insertMissingNotifications(
+  db: Queryable,
+  environmentId: string,
+  organizationId: string,
+  groups: readonly MessageGroupRow[],
+  rows: readonly NewNotificationRow[],
+): Promise<Set<string>> {
+  const { rows: inserted } = await db.query<{ id: string }>(
+    ...insertNotificationsStatement("ON CONFLICT (environment_id, transaction_id, subscriber_id) DO NOTHING RETURNING id", environmentId, organizationId, groups, rows),
   );
   return new Set(inserted.map((row) => row.id));
 }
@@ -179,26 +208,22 @@ export async function selectNotificationIds(
   return rows;
 }
 
-/**
- * Inserts in one statement (groups as for notifications); rows whose key exists already are
- * skipped. Answers the ids of the rows it inserted.
- */
-export async function insertMessages(
-  db: Queryable,
+/** The messages INSERT, groups as for notifications; `tail` decides what an existing key does to it. */
+function insertMessagesStatement(
+  tail: string,
   environmentId: string,
   organizationId: string,
   groups: readonly MessageGroupRow[],
   rows: readonly RecipientRow[],
-): Promise<Set<string>> {
+): [string, unknown[]] {
   const names = GROUP_COLUMNS.map(([name]) => name);
   const record = GROUP_COLUMNS.map(([name, type]) => `${name} ${type}`).join(", ");
-  const { rows: inserted } = await db.query<{ id: string }>(
+  return [
     `INSERT INTO messages.messages (environment_id, organization_id, id, notification_id, subscriber_id, external_subscriber_id, ${names.join(", ")})
      SELECT $1, $2, r.id, r.notification_id, r.subscriber_id, r.external_subscriber_id, ${names.map((name) => `g.${name}`).join(", ")}
        FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::int[]) AS r(id, notification_id, subscriber_id, external_subscriber_id, grp)
        JOIN jsonb_to_recordset($3::jsonb) AS g(grp int, ${record}) ON g.grp = r.grp
-     ON CONFLICT (environment_id, transaction_id, subscriber_id, step_id, channel) DO NOTHING
-     RETURNING id`,
+     ${tail}`,
     [
       environmentId,
       organizationId,
@@ -209,6 +234,30 @@ export async function insertMessages(
       textArray(rows.map((row) => row.external_subscriber_id)),
       rows.map((row) => row.grp),
     ],
+  ];
+}
+
+/** Inserts messages that are all new, in one statement: an existing key fails it with a unique violation. */
+export async function insertNewMessages(
+  db: Queryable,
+  environmentId: string,
+  organizationId: string,
+  groups: readonly MessageGroupRow[],
+  rows: readonly RecipientRow[],
+): Promise<void> {
+  await db.query(...insertMessagesStatement("", environmentId, organizationId, groups, rows));
+}
+
+/** Inserts in one statement, skipping rows whose key exists already; answers the ids of the rows it inserted. */
+export async function insertMissingMessages(
+  db: Queryable,
+  environmentId: string,
+  organizationId: string,
+  groups: readonly MessageGroupRow[],
+  rows: readonly RecipientRow[],
+): Promise<Set<string>> {
+  const { rows: inserted } = await db.query<{ id: string }>(
+    ...insertMessagesStatement("ON CONFLICT (environment_id, transaction_id, subscriber_id, step_id, channel) DO NOTHING RETURNING id", environmentId, organizationId, groups, rows),
   );
   return new Set(inserted.map((row) => row.id));
 }

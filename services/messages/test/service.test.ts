@@ -104,6 +104,20 @@ describe("MessageService (in memory)", () => {
       expect(reply.messages[0]!.id).toBe(reply.messages[1]!.id);
     });
 
+    it("creates each message once when the same batch arrives twice at the same time", async () => {
+      const { call, subscriber, scope } = setUp();
+      const others = ["bob", "cy"].map((id) => subscribers.add(scope, id));
+      const request = {
+        groups: [{ message: newMessage(subscriber, { transactionId: "txn-twice" }), recipients: [subscriber, ...others].map((recipient) => ({ subscriberId: recipient.id, externalSubscriberId: recipient.subscriberId })) }],
+      };
+      const [one, two] = await Promise.all([client.createMessages(request, call), client.createMessages(request, call)]);
+      // Whichever call came second waited for the first and found its messages.
+      expect(one.messages.map((message) => message.id)).toEqual(two.messages.map((message) => message.id));
+      expect(one.messages.map((message, index) => Number(message.created) + Number(two.messages[index]!.created))).toEqual([1, 1, 1]);
+      const count = await fixture.pool.query("SELECT count(*)::int AS n FROM messages.messages WHERE environment_id = $1", [scope.environmentId]);
+      expect(count.rows[0].n).toBe(3);
+    });
+
     it("takes thousands of messages in one call", async () => {
       const { call, subscriber } = setUp();
       const reply = await client.createMessages({ messages: Array.from({ length: 5_000 }, () => newMessage(subscriber)) }, call);

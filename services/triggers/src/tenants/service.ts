@@ -1,8 +1,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import type { tenantsV1 } from "@notify/proto";
-import { alreadyExists, invalidArgument, invalidField, notFound, objectId, scopeOf, type FieldErrors } from "@notify/runtime";
-import { isUniqueViolation } from "../pg-errors.js";
+import { alreadyExists, invalidArgument, invalidField, isUniqueViolation, notFound, objectId, scopeOf, type FieldErrors } from "@notify/runtime";
 import type { ServiceDeps } from "../routes.js";
 import { tenantFromRow } from "./mapping.js";
 import * as store from "./store.js";

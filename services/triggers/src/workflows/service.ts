@@ -8,6 +8,7 @@ import {
   invalidArgument,
   invalidField,
   isObjectId,
+  isUniqueViolation,
   notFound,
   objectId,
   scopeOf,
@@ -16,7 +17,6 @@ import {
   type Queryable,
   type Scope,
 } from "@notify/runtime";
-import { isUniqueViolation } from "../pg-errors.js";
 import type { RouteDeps } from "../routes.js";
 import {
   activeWorkflowFromRow,

@@ -1,9 +1,9 @@
 import { create, fromJson, toJson, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { subscribersV1 } from "@notify/proto";
-import type { ProfileColumns, StoredChannel, SubscriberRow } from "./store.js";
+import type { ProfileColumns, RecipientRow, StoredChannel, SubscriberRow } from "./store.js";
 
-const { SubscriberSchema, ChannelSettingsSchema, ScheduleSchema } = subscribersV1;
+const { SubscriberSchema, RecipientSchema, ChannelSettingsSchema, ScheduleSchema } = subscribersV1;
 
 function channelFromStored(channel: StoredChannel): subscribersV1.ChannelSettings {
   return create(ChannelSettingsSchema, {
@@ -20,11 +20,10 @@ export const scheduleFromStored = (stored: unknown) => fromJson(ScheduleSchema, 
 /** A schedule as the schedule column holds it: its proto JSON, every field written out. */
 export const scheduleToStored = (schedule: subscribersV1.Schedule) => toJson(ScheduleSchema, schedule, { alwaysEmitImplicit: true });
 
-export function subscriberFromRow(row: SubscriberRow): subscribersV1.Subscriber {
-  return create(SubscriberSchema, {
+/** The fields a Subscriber and a Recipient share. */
+function recipientFields(row: RecipientRow) {
+  return {
     id: row.id,
-    organizationId: row.organization_id,
-    environmentId: row.environment_id,
     subscriberId: row.subscriber_id,
     ...optional("firstName", row.first_name),
     ...optional("lastName", row.last_name),
@@ -36,6 +35,16 @@ export function subscriberFromRow(row: SubscriberRow): subscribersV1.Subscriber 
     ...(row.data ? { data: row.data as JsonObject } : {}),
     channels: row.channels.map(channelFromStored),
     ...optional("isOnline", row.is_online),
+  };
+}
+
+export const recipientFromRow = (row: RecipientRow): subscribersV1.Recipient => create(RecipientSchema, recipientFields(row));
+
+export function subscriberFromRow(row: SubscriberRow): subscribersV1.Subscriber {
+  return create(SubscriberSchema, {
+    ...recipientFields(row),
+    organizationId: row.organization_id,
+    environmentId: row.environment_id,
     ...(row.last_online_at ? { lastOnlineAt: timestampFromDate(row.last_online_at) } : {}),
     version: row.version,
     deleted: false,

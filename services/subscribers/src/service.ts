@@ -15,7 +15,7 @@ import {
   type Queryable,
   type Scope,
 } from "@notify/runtime";
-import { EMPTY_PROFILE, applyFields, isFieldName, profileOf, sameProfile, subscriberFromRow, type FieldName } from "./mapping.js";
+import { EMPTY_PROFILE, applyFields, isFieldName, profileOf, recipientFromRow, sameProfile, subscriberFromRow, type FieldName } from "./mapping.js";
 import { createChannelHandlers, createChannelWriter, type ChannelHandlerDeps, type PreparedWrites } from "./channel-handlers.js";
 import { subscriberNotFound } from "./errors.js";
 import { createPreferenceHandlers, type PreferenceHandlerDeps } from "./preference-handlers.js";
@@ -150,6 +150,21 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
       return { subscribers: rows.map(subscriberFromRow) };
     },
 
+    async pageRecipients(request, context) {
+      const scope = scopeOf(context);
+      const limit = pageSize(request.limit);
+      const fetched = await store.selectRecipientPage(pool, scope.environmentId, request.after, limit + 1);
+      const page = fetched.slice(0, limit);
+      return { recipients: page.map(recipientFromRow), ...(fetched.length > limit ? { next: page.at(-1)!.id } : {}) };
+    },
+
+    async batchGetRecipients(request, context) {
+      const scope = scopeOf(context);
+      if (request.ids.length > MAX_BATCH) throw invalidField("ids", `at most ${MAX_BATCH} ids per call`, request.ids.length);
+      if (request.ids.length === 0) return { recipients: [] };
+      return { recipients: (await store.selectRecipientsByIds(pool, scope.environmentId, request.ids)).map(recipientFromRow) };
+    },
+
     async ensureSubscribers(request, context) {
       const scope = scopeOf(context);
       if (request.subscribers.length > MAX_BATCH) {
@@ -208,7 +223,7 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
           limit,
           filters,
         }),
-        request.skipTotal ? Promise.resolve(0) : store.countSubscribers(pool, scope.environmentId, COUNT_CAP, filters),
+        store.countSubscribers(pool, scope.environmentId, COUNT_CAP, filters),
       ]);
       const { page, cursors } = keysetPage(fetched, limit, request);
       return {

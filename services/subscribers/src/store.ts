@@ -110,6 +110,31 @@ export async function selectSubscribersByIds(
   return rows;
 }
 
+/** What a message is composed from: a subscriber without its scope, version and timestamps. */
+export type RecipientRow = Pick<SubscriberRow, "id" | "subscriber_id" | "channels" | keyof ProfileColumns>;
+
+const RECIPIENT_COLUMNS = `id, subscriber_id, channels, ${PROFILE_COLUMNS.join(", ")}`;
+
+/** The environment's subscribers after `after` (all when undefined), in id order: the (environment_id, id) index. */
+export async function selectRecipientPage(db: Queryable, environmentId: string, after: string | undefined, limit: number): Promise<RecipientRow[]> {
+  const { rows } = await db.query<RecipientRow>(
+    `SELECT ${RECIPIENT_COLUMNS} FROM subscribers.subscribers
+      WHERE environment_id = $1 AND ($2::text IS NULL OR id > $2)
+      ORDER BY id
+      LIMIT $3`,
+    [environmentId, after ?? null, limit],
+  );
+  return rows;
+}
+
+export async function selectRecipientsByIds(db: Queryable, environmentId: string, ids: readonly string[]): Promise<RecipientRow[]> {
+  const { rows } = await db.query<RecipientRow>(`SELECT ${RECIPIENT_COLUMNS} FROM subscribers.subscribers WHERE environment_id = $1 AND id = ANY($2)`, [
+    environmentId,
+    ids,
+  ]);
+  return rows;
+}
+
 /** Creates the subscribers that do not exist yet, with the given profiles, in one statement. */
 export async function insertMissingSubscribers(
   db: Queryable,

@@ -88,20 +88,34 @@ describe("SubscriberService (in memory)", () => {
     expect(again.subscribers[0]?.version).toBe(1);
   });
 
-  it("serves pages of up to 1000 for fan-out, in id order, without a total when asked", async () => {
+  it("pages every recipient of the environment for fan-out, up to 1000 at a time, in id order", async () => {
     const scope = newScope();
     const as = { headers: scopeHeaders(scope) };
     for (const offset of [0, 600]) {
       await client.ensureSubscribers({ subscribers: Array.from({ length: 600 }, (_, index) => ({ subscriberId: `fan-${offset + index}` })) }, as);
     }
-    const first = await client.searchSubscribers({ limit: 1000, direction: 1, skipTotal: true }, as);
-    expect(first.subscribers).toHaveLength(1000);
-    expect(first.totalCount).toBe(0);
-    const second = await client.searchSubscribers({ limit: 1000, direction: 1, skipTotal: true, after: first.next! }, as);
-    expect(second.subscribers).toHaveLength(200);
+    await client.ensureSubscribers({ subscribers: [{ subscriberId: "elsewhere" }] }, { headers: scopeHeaders(newScope()) });
+    const first = await client.pageRecipients({ limit: 1000 }, as);
+    expect(first.recipients).toHaveLength(1000);
+    const second = await client.pageRecipients({ limit: 1000, after: first.next! }, as);
+    expect(second.recipients).toHaveLength(200);
     expect(second.next).toBeUndefined();
-    const ids = [...first.subscribers, ...second.subscribers].map((subscriber) => subscriber.id);
-    expect(ids).toEqual([...ids].sort());
-    expect((await rpcError(client.searchSubscribers({ limit: 1001 }, as))).code).toBe(Code.InvalidArgument);
+    const recipients = [...first.recipients, ...second.recipients];
+    expect(recipients.map((recipient) => recipient.id)).toEqual(recipients.map((recipient) => recipient.id).sort());
+    expect(new Set(recipients.map((recipient) => recipient.subscriberId))).toEqual(new Set(Array.from({ length: 1200 }, (_, index) => `fan-${index}`)));
+    expect((await rpcError(client.pageRecipients({ limit: 1001 }, as))).code).toBe(Code.InvalidArgument);
+  });
+
+  it("answers recipients by internal id with the profile, data and channels a message is composed from", async () => {
+    const scope = newScope();
+    const as = { headers: scopeHeaders(scope) };
+    const { subscriber } = await client.upsertSubscriber({ subscriberId: "rec-a", fields: { firstName: "Ada", email: "ada@example.com", data: { plan: "pro" }, isOnline: true } }, as);
+    const { subscriber: other } = await client.upsertSubscriber({ subscriberId: "rec-b" }, { headers: scopeHeaders(newScope()) });
+    const reply = await client.batchGetRecipients({ ids: [subscriber!.id, other!.id, "0".repeat(24)] }, as);
+    expect(reply.recipients).toHaveLength(1);
+    expect(reply.recipients[0]).toMatchObject({ id: subscriber!.id, subscriberId: "rec-a", firstName: "Ada", email: "ada@example.com", data: { plan: "pro" }, isOnline: true, channels: [] });
+    expect(reply.recipients[0]!.lastName).toBeUndefined();
+    const tooMany = await rpcError(client.batchGetRecipients({ ids: Array.from({ length: 1001 }, String) }, as));
+    expect(tooMany.code).toBe(Code.InvalidArgument);
   });
 });

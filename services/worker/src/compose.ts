@@ -17,8 +17,14 @@ export const CHANNEL_BY_STEP_TYPE: Record<string, messagesV1.Channel | undefined
 const CHAT_PROVIDERS = new Set(["slack", "discord", "msteams", "mattermost", "ryver", "zulip", "grafana-on-call", "getstream", "rocket-chat", "whatsapp-business", "chat-webhook", "novu-slack"]);
 const PUSH_PROVIDERS = new Set(["fcm", "apns", "expo", "one-signal", "pushpad", "push-webhook", "pusher-beams"]);
 
+/**
+ * What composing reads of a recipient: a Recipient of a fan-out page, or a Subscriber (named
+ * recipients and actors), which has every field of it.
+ */
+export type RecipientProfile = Omit<subscribersV1.Recipient, "$typeName" | "$unknown">;
+
 /** What templates and filters see of a subscriber. */
-export function subscriberVariables(subscriber: subscribersV1.Subscriber): Record<string, unknown> {
+export function subscriberVariables(subscriber: RecipientProfile): Record<string, unknown> {
   return {
     _id: subscriber.id,
     subscriberId: subscriber.subscriberId,
@@ -38,7 +44,7 @@ export function subscriberVariables(subscriber: subscribersV1.Subscriber): Recor
 export interface RunContext {
   job: triggersV1.TriggerJob;
   workflow: workflowsV1.Workflow;
-  subscriber: subscribersV1.Subscriber;
+  subscriber: RecipientProfile;
   data: Record<string, unknown>;
   payload: JsonObject;
   overrides: JsonObject;

@@ -3,7 +3,7 @@ import { clone, create, type JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { messagesV1, subscribersV1, triggersV1, type integrationsV1, type topicsV1, type workflowsV1 } from "@notify/proto";
 import { scopeHeaders, type Logger } from "@notify/runtime";
-import { composeMessages, subscriberVariables, type NewMessage, type RunContext } from "./compose.js";
+import { composeMessages, subscriberVariables, type NewMessage, type RecipientProfile, type RunContext } from "./compose.js";
 import { stepPasses, type StepFilter } from "./filters.js";
 import { delayUntil } from "./delay.js";
 import { writeMessages } from "./message-groups.js";
@@ -100,7 +100,7 @@ export interface JobRun {
 /** Some subscribers of one job: a fan-out page, the recipients a job names, or those a delay resumes. */
 interface Share {
   run: JobRun;
-  subscribers: subscribersV1.Subscriber[];
+  subscribers: RecipientProfile[];
 }
 
 /** Where a run of the steps stopped at a delay: the steps from `fromStep` run at `runAt`. */
@@ -119,7 +119,7 @@ interface DigestStop {
 /** One subscriber's run of a share's job, from step `from` with `step` as the template's `step`. */
 interface SubscriberRun {
   share: Share;
-  subscriber: subscribersV1.Subscriber;
+  subscriber: RecipientProfile;
   from: number;
   step: Record<string, unknown>;
   /** The digest that resumed this run; a later delay carries it on. */
@@ -205,9 +205,9 @@ async function runEnvironmentJobs(jobs: triggersV1.TriggerJob[], call: CallOptio
     return { job, actor: actorId ? subscribers.get(actorId) : undefined };
   });
   // Subscribers a delay paused, by internal id.
-  const resumed = new Map<string, subscribersV1.Subscriber>();
+  const resumed = new Map<string, RecipientProfile>();
   for (const part of chunks(live.flatMap((job) => job.resumption?.subscriberIds ?? []))) {
-    for (const subscriber of (await clients.subscribers.batchGetSubscribers({ ids: part }, call)).subscribers) resumed.set(subscriber.id, subscriber);
+    for (const recipient of (await clients.subscribers.batchGetRecipients({ ids: part }, call)).recipients) resumed.set(recipient.id, recipient);
   }
   const shares: Share[] = runs.flatMap((run) => {
     const recipients = run.job.resumption
@@ -234,7 +234,7 @@ async function fanOut(run: JobRun, namedIds: string[], call: CallOptions, deps: 
   const { clients } = deps;
   const totals = { subscribers: 0, messages: 0 };
   const writing = new Set<Promise<void>>();
-  const page = async (subscribers: subscribersV1.Subscriber[]) => {
+  const page = async (subscribers: RecipientProfile[]) => {
     totals.subscribers += subscribers.length;
     const write: Promise<void> = deliverShares([{ run, subscribers }], call, deps).then((created) => {
       totals.messages += created;
@@ -248,11 +248,8 @@ async function fanOut(run: JobRun, namedIds: string[], call: CallOptions, deps: 
     let after: string | undefined;
     if (run.job.event?.broadcast) {
       do {
-        const reply = await clients.subscribers.searchSubscribers(
-          { limit: deps.pageSize, direction: subscribersV1.SortDirection.ASC, skipTotal: true, ...(after ? { after } : {}) },
-          call,
-        );
-        await page(reply.subscribers);
+        const reply = await clients.subscribers.pageRecipients({ limit: deps.pageSize, ...(after ? { after } : {}) }, call);
+        await page(reply.recipients);
         after = reply.next;
       } while (after);
     } else {
@@ -261,8 +258,8 @@ async function fanOut(run: JobRun, namedIds: string[], call: CallOptions, deps: 
       do {
         const reply = await clients.topics.pageMembers({ topicKeys, excludeSubscriberIds: exclude, limit: deps.pageSize, ...(after ? { after } : {}) }, call);
         if (reply.members.length > 0) {
-          const found = await clients.subscribers.batchGetSubscribers({ ids: reply.members.map((member) => member.internalSubscriberId) }, call);
-          await page(found.subscribers);
+          const found = await clients.subscribers.batchGetRecipients({ ids: reply.members.map((member) => member.internalSubscriberId) }, call);
+          await page(found.recipients);
         }
         after = reply.next;
       } while (after);
@@ -398,7 +395,7 @@ async function enterDigests(stops: readonly { run: SubscriberRun; stop: DigestSt
  * next delay step (saying when the rest runs) or digest step (saying how the event digests).
  */
 async function composeForSubscriber(
-  subscriber: subscribersV1.Subscriber,
+  subscriber: RecipientProfile,
   run: JobRun,
   channels: subscribersV1.ChannelPreferences | undefined,
   lookups: ReturnType<typeof integrationLookups>,

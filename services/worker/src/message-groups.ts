@@ -78,7 +78,8 @@ export function groupMessages(messages: readonly messagesV1.NewMessage[]): messa
       group = create(messagesV1.MessageGroupSchema, { message });
       groups.set(key, group);
     }
-    group.recipients.push(create(messagesV1.MessageRecipientSchema, { subscriberId: message.subscriberId, externalSubscriberId: message.externalSubscriberId }));
+    // A literal, as for the message itself (compose.ts): one per recipient of a broadcast.
+    group.recipients.push({ $typeName: "notify.messages.v1.MessageRecipient", subscriberId: message.subscriberId, externalSubscriberId: message.externalSubscriberId });
   }
   return [...groups.values()];
 }

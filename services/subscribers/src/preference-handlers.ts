@@ -121,7 +121,9 @@ export function createPreferenceHandlers({ pool, workflows }: PreferenceHandlerD
       if (request.subscriberIds.length > MAX_RESOLVE_BATCH) {
         throw invalidField("subscriberIds", `at most ${MAX_RESOLVE_BATCH} subscribers per call`, request.subscriberIds.length);
       }
-      const workflow = await workflowFacts(scope, context, request.workflowId);
+      const workflow: WorkflowFacts = request.workflow
+        ? { id: request.workflowId, critical: request.workflow.critical, settings: choicesOf(request.workflow.settings) }
+        : await workflowFacts(scope, context, request.workflowId);
       // Critical workflows ignore subscriber choices, so there is nothing to read.
       const rows =
         workflow.critical || request.subscriberIds.length === 0

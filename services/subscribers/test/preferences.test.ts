@@ -124,6 +124,21 @@ describe("preferences (in memory)", () => {
     expect((await rpcError(client.resolveChannelPreferences({ workflowId: news.id, subscriberIds: tooMany }, call))).code).toBe(Code.InvalidArgument);
   });
 
+  it("takes the workflow's facts from the caller when given, without looking the workflow up", async () => {
+    const ensured = await client.ensureSubscribers({ subscribers: [{ subscriberId: "f1" }] }, call);
+    const f1 = ensured.subscribers[0]!.id;
+    await client.updateSubscriberPreferences({ subscriberId: "f1", workflowId: alerts.identifier, channels: { push: false } }, call);
+    // The job's snapshot says email is off and sms on, whatever the stored workflow says now.
+    const reply = await client.resolveChannelPreferences({ workflowId: alerts.id, subscriberIds: [f1], workflow: { critical: false, settings: { email: false } } }, call);
+    expect(reply.defaults).toMatchObject({ inApp: true, email: false, sms: true, chat: true, push: true });
+    expect(reply.subscribers).toEqual([expect.objectContaining({ subscriberId: f1, channels: expect.objectContaining({ email: false, push: false }) })]);
+    const critical = await client.resolveChannelPreferences({ workflowId: alerts.id, subscriberIds: [f1], workflow: { critical: true } }, call);
+    expect(critical).toMatchObject({ critical: true, subscribers: [], defaults: { push: true } });
+    // Not looked up: an id the catalogue no longer has is answered from the given facts.
+    const gone = await client.resolveChannelPreferences({ workflowId: "gone", subscriberIds: [f1], workflow: { critical: false } }, call);
+    expect(gone.subscribers).toEqual([]);
+  });
+
   it("pages through many active workflows", async () => {
     const many = Array.from({ length: 1205 }, (_, index) => activeWorkflow({ name: `bulk-${index}`, channels: ["in_app"] }));
     const other = { headers: scopeHeaders(newScope()) };

@@ -234,9 +234,11 @@ async function fanOut(run: JobRun, namedIds: string[], call: CallOptions, deps: 
   const { clients } = deps;
   const totals = { subscribers: 0, messages: 0 };
   const writing = new Set<Promise<void>>();
+  // The integrations are looked up once for the whole fan-out, not once per page.
+  const lookups = integrationLookups(clients, call);
   const page = async (subscribers: RecipientProfile[]) => {
     totals.subscribers += subscribers.length;
-    const write: Promise<void> = deliverShares([{ run, subscribers }], call, deps).then((created) => {
+    const write: Promise<void> = deliverShares([{ run, subscribers }], call, deps, lookups).then((created) => {
       totals.messages += created;
     });
     const tracked = write.finally(() => writing.delete(tracked));
@@ -278,13 +280,21 @@ async function fanOut(run: JobRun, namedIds: string[], call: CallOptions, deps: 
  * workflow (a critical workflow ignores subscribers' choices), integration lookups shared, and
  * the messages written in batches. Answers how many messages were new.
  */
-async function deliverShares(shares: Share[], call: CallOptions, deps: PipelineDeps): Promise<number> {
+async function deliverShares(
+  shares: Share[],
+  call: CallOptions,
+  deps: PipelineDeps,
+  lookups: ReturnType<typeof integrationLookups> = integrationLookups(deps.clients, call),
+): Promise<number> {
   if (shares.length === 0) return 0;
   const idsByWorkflow = new Map<string, Set<string>>();
+  const workflows = new Map<string, workflowsV1.Workflow>();
   for (const share of shares) {
-    const ids = idsByWorkflow.get(share.run.job.workflow!.id) ?? new Set<string>();
+    const workflow = share.run.job.workflow!;
+    const ids = idsByWorkflow.get(workflow.id) ?? new Set<string>();
     for (const subscriber of share.subscribers) ids.add(subscriber.id);
-    idsByWorkflow.set(share.run.job.workflow!.id, ids);
+    idsByWorkflow.set(workflow.id, ids);
+    workflows.set(workflow.id, workflow);
   }
   // The service lists only subscribers with choices of their own; everyone else gets the workflow's defaults.
   const preferences = new Map<string, subscribersV1.ChannelPreferences | undefined>();
@@ -292,13 +302,15 @@ async function deliverShares(shares: Share[], call: CallOptions, deps: PipelineD
   await Promise.all(
     [...idsByWorkflow].map(async ([workflowId, ids]) => {
       for (const part of chunks([...ids])) {
-        const reply = await deps.clients.subscribers.resolveChannelPreferences({ workflowId, subscriberIds: part }, call);
+        // The job's own snapshot of the workflow decides, as it does for the steps.
+        const { critical, preferenceSettings: settings } = workflows.get(workflowId)!;
+        const workflow = { critical, ...(settings ? { settings: { email: settings.email, sms: settings.sms, inApp: settings.inApp, chat: settings.chat, push: settings.push } } : {}) };
+        const reply = await deps.clients.subscribers.resolveChannelPreferences({ workflowId, subscriberIds: part, workflow }, call);
         defaults.set(workflowId, reply.defaults);
         for (const entry of reply.subscribers) preferences.set(`${workflowId}/${entry.subscriberId}`, entry.channels);
       }
     }),
   );
-  const lookups = integrationLookups(deps.clients, call);
   const digests = await digestsOf(shares, call, deps);
   const messages: NewMessage[] = [];
   // Subscribers paused at a delay, per job, resumption point and whether a digest resumed them.

@@ -121,8 +121,8 @@ export function createPreferenceHandlers({ pool, workflows }: PreferenceHandlerD
       if (request.subscriberIds.length > MAX_RESOLVE_BATCH) {
         throw invalidField("subscriberIds", `at most ${MAX_RESOLVE_BATCH} subscribers per call`, request.subscriberIds.length);
       }
-      const workflow: WorkflowFacts = request.workflow
-        ? { id: request.workflowId, critical: request.workflow.critical, settings: choicesOf(request.workflow.settings) }
+      const workflow = request.workflow
+        ? workflowFactsOf({ ...request.workflow, id: request.workflowId })
         : await workflowFacts(scope, context, request.workflowId);
       // Critical workflows ignore subscriber choices, so there is nothing to read.
       const rows =

@@ -153,9 +153,8 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
     async pageRecipients(request, context) {
       const scope = scopeOf(context);
       const limit = pageSize(request.limit);
-      const fetched = await store.selectRecipientPage(pool, scope.environmentId, request.after, limit + 1);
-      const page = fetched.slice(0, limit);
-      return { recipients: page.map(recipientFromRow), ...(fetched.length > limit ? { next: page.at(-1)!.id } : {}) };
+      const { page, cursors } = keysetPage(await store.selectRecipientPage(pool, scope.environmentId, request.after, limit), limit, request);
+      return { recipients: page.map(recipientFromRow), ...(cursors.next ? { next: cursors.next } : {}) };
     },
 
     async batchGetRecipients(request, context) {

@@ -115,14 +115,14 @@ export type RecipientRow = Pick<SubscriberRow, "id" | "subscriber_id" | "channel
 
 const RECIPIENT_COLUMNS = `id, subscriber_id, channels, ${PROFILE_COLUMNS.join(", ")}`;
 
-/** The environment's subscribers after `after` (all when undefined), in id order: the (environment_id, id) index. */
+/** The environment's subscribers after `after` (from the first when undefined), in id order (the (environment_id, id) index); one more than `limit`, to tell whether more follow. */
 export async function selectRecipientPage(db: Queryable, environmentId: string, after: string | undefined, limit: number): Promise<RecipientRow[]> {
   const { rows } = await db.query<RecipientRow>(
     `SELECT ${RECIPIENT_COLUMNS} FROM subscribers.subscribers
       WHERE environment_id = $1 AND ($2::text IS NULL OR id > $2)
       ORDER BY id
       LIMIT $3`,
-    [environmentId, after ?? null, limit],
+    [environmentId, after ?? null, limit + 1],
   );
   return rows;
 }

@@ -129,7 +129,7 @@ describe("preferences (in memory)", () => {
     const f1 = ensured.subscribers[0]!.id;
     await client.updateSubscriberPreferences({ subscriberId: "f1", workflowId: alerts.identifier, channels: { push: false } }, call);
     // The job's snapshot says email is off and sms on, whatever the stored workflow says now.
-    const reply = await client.resolveChannelPreferences({ workflowId: alerts.id, subscriberIds: [f1], workflow: { critical: false, settings: { email: false } } }, call);
+    const reply = await client.resolveChannelPreferences({ workflowId: alerts.id, subscriberIds: [f1], workflow: { critical: false, preferenceSettings: { email: false } } }, call);
     expect(reply.defaults).toMatchObject({ inApp: true, email: false, sms: true, chat: true, push: true });
     expect(reply.subscribers).toEqual([expect.objectContaining({ subscriberId: f1, channels: expect.objectContaining({ email: false, push: false }) })]);
     const critical = await client.resolveChannelPreferences({ workflowId: alerts.id, subscriberIds: [f1], workflow: { critical: true } }, call);

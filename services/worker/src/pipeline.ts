@@ -226,11 +226,6 @@ async function runEnvironmentJobs(jobs: triggersV1.TriggerJob[], call: CallOptio
   return totals;
 }
 
-/** What preferences need of a workflow, from the jobs' snapshot of it (the one their steps come from), so the subscribers service does not look it up. */
-function preferenceFacts({ critical, preferenceSettings: settings }: workflowsV1.Workflow) {
-  return { critical, ...(settings ? { settings: { email: settings.email, sms: settings.sms, inApp: settings.inApp, chat: settings.chat, push: settings.push } } : {}) };
-}
-
 /** Pages of a fan-out written at once: the next page is read while earlier ones are written. */
 const PAGES_IN_FLIGHT = 3;
 
@@ -307,7 +302,9 @@ async function deliverShares(
   await Promise.all(
     [...idsByWorkflow].map(async ([workflowId, ids]) => {
       for (const part of chunks([...ids])) {
-        const workflow = preferenceFacts(workflows.get(workflowId)!);
+        // The jobs' snapshot of the workflow (the one their steps come from): the service need not look it up.
+        const { critical, preferenceSettings } = workflows.get(workflowId)!;
+        const workflow = { critical, ...(preferenceSettings ? { preferenceSettings } : {}) };
         const reply = await deps.clients.subscribers.resolveChannelPreferences({ workflowId, subscriberIds: part, workflow }, call);
         defaults.set(workflowId, reply.defaults);
         for (const entry of reply.subscribers) preferences.set(`${workflowId}/${entry.subscriberId}`, entry.channels);

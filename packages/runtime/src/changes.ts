@@ -90,19 +90,27 @@ export function createFollowedCache<V extends object>({ max, ttlMs = COPY_TTL_MS
     },
   });
   const keyOf = (environmentId: string, key: string) => `${environmentId}\n${key}`;
+  const get = (environmentId: string, key: string): V | undefined => (live ? copies.get(keyOf(environmentId, key)) : undefined);
+  const ticket = (): Ticket => ({ sequence, at: Date.now() });
+  function set(taken: Ticket, environmentId: string, key: string, value: V): void {
+    const cacheKey = keyOf(environmentId, key);
+    if (!live || taken.sequence <= trustedAfter || Date.now() - taken.at >= ttlMs) return;
+    if ((changedAt.get(cacheKey) ?? -1) >= taken.sequence) return;
+    copies.set(cacheKey, value);
+  }
 
   return {
-    get(environmentId: string, key: string): V | undefined {
-      return live ? copies.get(keyOf(environmentId, key)) : undefined;
-    },
-    ticket(): Ticket {
-      return { sequence, at: Date.now() };
-    },
-    set(ticket: Ticket, environmentId: string, key: string, value: V): void {
-      const cacheKey = keyOf(environmentId, key);
-      if (!live || ticket.sequence <= trustedAfter || Date.now() - ticket.at >= ttlMs) return;
-      if ((changedAt.get(cacheKey) ?? -1) >= ticket.sequence) return;
-      copies.set(cacheKey, value);
+    get,
+    ticket,
+    set,
+    /** The kept copy of `key`, else what `read` finds (kept, under a ticket taken before the read). */
+    async readThrough(environmentId: string, key: string, read: () => Promise<V | undefined>): Promise<V | undefined> {
+      const copy = get(environmentId, key);
+      if (copy) return copy;
+      const taken = ticket();
+      const found = await read();
+      if (found) set(taken, environmentId, key, found);
+      return found;
     },
     forget(environmentId: string, keys: readonly string[]): void {
       for (const key of keys) {

@@ -51,6 +51,25 @@ describe("createFollowedCache", () => {
     expect(cache.get("env", "ada")).toEqual(subscriber("new Ada"));
   });
 
+  it("reads through: a kept copy spares the read, and a read that raced a change answers but is not kept", async () => {
+    const cache = live();
+    let reads = 0;
+    const read = (found: { name: string } | undefined) => async () => {
+      reads += 1;
+      return found;
+    };
+    expect(await cache.readThrough("env", "ada", read(subscriber("Ada")))).toEqual(subscriber("Ada"));
+    expect(await cache.readThrough("env", "ada", read(subscriber("other")))).toEqual(subscriber("Ada"));
+    expect(reads).toBe(1);
+    expect(await cache.readThrough("env", "nobody", read(undefined))).toBeUndefined();
+    const raced = await cache.readThrough("env", "bob", async () => {
+      cache.forget("env", ["bob"]);
+      return subscriber("old Bob");
+    });
+    expect(raced).toEqual(subscriber("old Bob"));
+    expect(cache.get("env", "bob")).toBeUndefined();
+  });
+
   it("does not keep a read begun before the announcements were lost and found again", () => {
     const cache = live();
     const before = cache.ticket();

@@ -60,13 +60,7 @@ export function createSubscriberDirectory(client: SubscribersClient, copies: Fol
   }
 
   function find(scope: Scope, subscriberId: string): Promise<subscribersV1.Subscriber | undefined> {
-    const copy = copies.get(scope.environmentId, subscriberId);
-    if (copy) return Promise.resolve(copy);
-    const ticket = copies.ticket();
-    return lookUpSoon(scope, subscriberId).then((subscriber) => {
-      if (subscriber) copies.set(ticket, scope.environmentId, subscriberId, subscriber);
-      return subscriber;
-    });
+    return copies.readThrough(scope.environmentId, subscriberId, () => lookUpSoon(scope, subscriberId));
   }
 
   function lookUpSoon(scope: Scope, subscriberId: string): Promise<subscribersV1.Subscriber | undefined> {

@@ -78,16 +78,11 @@ type Decision = { outcome: triggersV1.TriggerOutcome } | { accepted: Accepted };
 
 export function createTriggerService({ pool, jobSubject, workflowsByIdentifier }: TriggerServiceDeps): ServiceImpl<typeof triggersV1.TriggerService> {
   /** The live workflow with this trigger identifier: a kept copy (read-only), else read and kept. */
-  async function workflowNamed(environmentId: string, name: string): Promise<workflowsV1.Workflow | undefined> {
-    const copy = workflowsByIdentifier.get(environmentId, name);
-    if (copy) return copy;
-    const ticket = workflowsByIdentifier.ticket();
-    const row = await selectWorkflowByKey(pool, environmentId, { identifier: name });
-    if (!row) return undefined;
-    const workflow = workflowFromRow(row);
-    workflowsByIdentifier.set(ticket, environmentId, name, workflow);
-    return workflow;
-  }
+  const workflowNamed = (environmentId: string, name: string): Promise<workflowsV1.Workflow | undefined> =>
+    workflowsByIdentifier.readThrough(environmentId, name, async () => {
+      const row = await selectWorkflowByKey(pool, environmentId, { identifier: name });
+      return row ? workflowFromRow(row) : undefined;
+    });
 
   return {
     async triggerBatch(request, context) {

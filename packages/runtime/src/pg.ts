@@ -25,6 +25,11 @@ export function isUniqueViolation(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === "23505";
 }
 
+/** Postgres' deadlock_detected: the statement was rolled back so that another could go on. */
+export function isDeadlock(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === "40P01";
+}
+
 // int8 (counts) as numbers: every count we return is far below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 

@@ -1,7 +1,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { messagesV1 } from "@notify/proto";
-import { invalidField, isObjectId, isUniqueViolation, notFound, objectId, scopeOf, withTransaction, type Logger, type Pool, type Scope } from "@notify/runtime";
+import { invalidField, isDeadlock, isObjectId, isUniqueViolation, notFound, objectId, scopeOf, withTransaction, type Logger, type Pool, type Scope } from "@notify/runtime";
 import { channelName, markAsName, messageFromRow, messageGroupRow } from "./mapping.js";
 import * as store from "./store.js";
 import type { SubscriberDirectory } from "./subscribers.js";
@@ -28,6 +28,8 @@ export interface MessageServiceDeps {
 }
 
 const keyOf = (parts: readonly string[]) => parts.join("\u0000");
+/** Runs of one mark-all chunk before a deadlock is let through (each one rolls back at once). */
+const DEADLOCK_ATTEMPTS = 5;
 
 function markAsOf(value: messagesV1.MarkAs): store.MarkAsName {
   const name = markAsName(value);
@@ -116,6 +118,21 @@ export function createMessageService({ pool, subscribers, workflows, markAllChun
     const found = await workflows.ofMessages(scope, pages.flatMap((page) => page.messages));
     for (const page of pages) page.workflows = workflowsOf(found, page.messages);
     return answers;
+  }
+
+  /**
+   * One mark-all chunk. Concurrent mark-alls of one subscriber can lock the same rows in different
+   * orders (Postgres may walk them by index or by heap page), and Postgres then rolls one
+   * statement back: it changed nothing, so running it again keeps the count exact.
+   */
+  async function markChunk(scope: Scope, target: store.MarkAllScope, after: string, upTo: string | null): Promise<number> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await store.markAllInRange(pool, scope.environmentId, target, after, upTo);
+      } catch (error) {
+        if (!isDeadlock(error) || attempt === DEADLOCK_ATTEMPTS) throw error;
+      }
+    }
   }
 
   return {
@@ -212,7 +229,7 @@ export function createMessageService({ pool, subscribers, workflows, markAllChun
       let after = "";
       for (;;) {
         const end = await store.selectMarkAllChunkEnd(pool, scope.environmentId, target, after, markAllChunkRows);
-        changed += await store.markAllInRange(pool, scope.environmentId, target, after, end ?? null);
+        changed += await markChunk(scope, target, after, end ?? null);
         if (end === undefined) return { changed };
         after = end;
       }

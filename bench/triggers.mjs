@@ -223,18 +223,31 @@ export default async function triggersBench({ report }) {
       const childrenBefore = children.map((child) => cpuSeconds(child.pid));
       const broadcastStarted = performance.now();
       const broadcast = (await post("/v1/events/trigger/broadcast", { name: broadcastWorkflow.triggers[0].identifier, payload: {} }, otherHeaders)).data;
-      const during = await load(singleTriggers(3));
+      // The single triggers run for as long as the broadcast does, and only the ones answered
+      // meanwhile count: the broadcast is timed beside the load, not after it.
+      const singles = autocannon({ ...singleTriggers(3), duration: 600 });
+      const answered = { ok: 0, failed: 0 };
+      singles.on("response", (_client, status) => {
+        if (status >= 200 && status < 300) answered.ok += 1;
+        else answered.failed += 1;
+      });
       // The poll must not load the database it measures: it counts on the idempotency index
       // (environment, transaction), and often only near the end (a count of up to 100,000 entries
       // costs Postgres tens of ms; every 100 ms it took a fifth of the broadcast's database CPU).
       const broadcastCount = async () =>
         (await pool.query("SELECT count(*)::int AS n FROM messages.messages WHERE environment_id = $1 AND transaction_id = $2", [environmentId, broadcast.transactionId])).rows[0].n;
       const deadline = Date.now() + 600_000;
-      for (let count = await broadcastCount(); count < BROADCAST; count = await broadcastCount()) {
-        if (Date.now() > deadline) throw new Error(`broadcast committed ${count} of ${BROADCAST} messages in 600 s`);
-        await new Promise((resolve) => setTimeout(resolve, count >= 0.8 * BROADCAST ? 50 : 500));
+      try {
+        for (let count = await broadcastCount(); count < BROADCAST; count = await broadcastCount()) {
+          if (Date.now() > deadline) throw new Error(`broadcast committed ${count} of ${BROADCAST} messages in 600 s`);
+          await new Promise((resolve) => setTimeout(resolve, count >= 0.8 * BROADCAST ? 50 : 500));
+        }
+      } finally {
+        singles.stop();
       }
       const broadcastSeconds = (performance.now() - broadcastStarted) / 1000;
+      const during = { rps: answered.ok / broadcastSeconds, failed: answered.failed };
+      await singles;
       const childrenCpu = children.map((child, index) => cpuSeconds(child.pid) - childrenBefore[index]);
       const databaseCpu = (await databasePids()).reduce((sum, pid) => sum + cpuOrZero(pid) - (databaseBefore.get(pid) ?? 0), 0);
       report({
@@ -245,7 +258,7 @@ export default async function triggersBench({ report }) {
         target: "ratio ≤ 1 (within subscribers ÷ 10 % of the COPY ×1000 floor)",
       });
       console.log(`  CPU during the broadcast (the single triggers of the other environment included): ${children.map((child, index) => `${child.name} ${childrenCpu[index].toFixed(1)} s`).join(", ")}, postgres ${databaseCpu.toFixed(1)} s`);
-      report({ name: "single triggers of another environment during the broadcast", value: during.rps, unit: "req/s", floor: alone.rps, target: "ratio ≥ 0.50" });
+      report({ name: `single triggers of another environment during the broadcast (${during.failed} failed)`, value: during.rps, unit: "req/s", floor: alone.rps, target: "ratio ≥ 0.50" });
     }
 
     // 4. Idle: every process together, once every accepted trigger has left its messages.

@@ -164,7 +164,8 @@ export function createMessageService({ pool, subscribers, workflows, markAllChun
           await store.insertNewNotifications(tx, scope.environmentId, scope.organizationId, groupRows, notificationRows);
           await store.insertNewMessages(tx, scope.environmentId, scope.organizationId, groupRows, rows);
         });
-        return { messages: rows.map((row) => ({ id: row.id, notificationId: row.notification_id, created: true })) };
+        if (request.countOnly) return { createdCount: rows.length };
+        return { createdCount: rows.length, messages: rows.map((row) => ({ id: row.id, notificationId: row.notification_id, created: true })) };
       } catch (error) {
         if (!isUniqueViolation(error)) throw error;
       }
@@ -179,6 +180,7 @@ export function createMessageService({ pool, subscribers, workflows, markAllChun
         }
         for (const row of rows) row.notification_id = row.notification.id;
         const inserted = await store.insertMissingMessages(tx, scope.environmentId, scope.organizationId, groupRows, rows);
+        if (request.countOnly) return { createdCount: inserted.size };
         const keyOfRow = (row: store.RecipientRow) => {
           const shared = groupRows[row.grp]!;
           return { transaction_id: shared.transaction_id, subscriber_id: row.subscriber_id, step_id: shared.step_id, channel: shared.channel };
@@ -190,6 +192,7 @@ export function createMessageService({ pool, subscribers, workflows, markAllChun
           (repeated.length > 0 ? await store.selectMessageIdsByKeys(tx, scope.environmentId, repeated) : []).map((row) => [messageKey(row), row]),
         );
         return {
+          createdCount: inserted.size,
           messages: rows.map((row) => {
             if (inserted.has(row.id)) return { id: row.id, notificationId: row.notification_id, created: true };
             const found = existing.get(messageKey(keyOfRow(row)))!;

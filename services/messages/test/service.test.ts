@@ -78,6 +78,23 @@ describe("MessageService (in memory)", () => {
       expect(rows.rows).toEqual(["ada", "bob", "cy", "dee"].map((id) => ({ external_subscriber_id: id, payload: { order: 7 }, content: "Hello" })));
     });
 
+    it("answers only how many were new when asked for the count, on a first call and on a partial repeat", async () => {
+      const { call, subscriber, scope } = setUp();
+      const others = ["bob", "cy"].map((id) => subscribers.add(scope, id));
+      const recipients = (people: typeof others) => people.map((recipient) => ({ subscriberId: recipient.id, externalSubscriberId: recipient.subscriberId }));
+      const message = newMessage(subscriber, { transactionId: "txn-count" });
+      const first = await client.createMessages({ groups: [{ message, recipients: recipients(others) }], countOnly: true }, call);
+      expect(first).toMatchObject({ createdCount: 2, messages: [] });
+      // A repeat that adds one recipient goes the conflict-skipping way and counts only that one.
+      const again = await client.createMessages({ groups: [{ message, recipients: recipients([...others, subscriber]) }], countOnly: true }, call);
+      expect(again).toMatchObject({ createdCount: 1, messages: [] });
+      const full = await client.createMessages({ groups: [{ message, recipients: recipients([subscriber]) }] }, call);
+      expect(full.createdCount).toBe(0);
+      expect(full.messages.map((created) => created.created)).toEqual([false]);
+      const count = await fixture.pool.query("SELECT count(*)::int AS n FROM messages.messages WHERE environment_id = $1", [scope.environmentId]);
+      expect(count.rows[0].n).toBe(3);
+    });
+
     it("names the invalid fields of a group and its recipients, and writes nothing", async () => {
       const { call, subscriber, scope } = setUp();
       const error = await rpcError(

@@ -109,7 +109,7 @@ export async function writeMessages(
   if (current.length > 0) calls.push(current);
   let created = 0;
   for (const groups of calls) {
-    created += (await client.createMessages({ groups }, call)).messages.filter((message) => message.created).length;
+    created += (await client.createMessages({ groups, countOnly: true }, call)).createdCount;
   }
   return created;
 }

@@ -23,6 +23,8 @@ export interface PipelineDeps {
   log: Logger;
   /** Subscribers handled per round trip: one lookup and one message batch per page. */
   pageSize: number;
+  /** Pages of a fan-out written at once: the next page is read while earlier ones are written. */
+  pagesInFlight: number;
 }
 
 const CHANNEL_STEP_TYPES = new Set(["in_app", "email", "sms", "chat", "push"]);
@@ -226,9 +228,6 @@ async function runEnvironmentJobs(jobs: triggersV1.TriggerJob[], call: CallOptio
   return totals;
 }
 
-/** Pages of a fan-out written at once: the next page is read while earlier ones are written. */
-const PAGES_IN_FLIGHT = 3;
-
 /** A broadcast (every subscriber) or a trigger's topics (members minus named recipients and the actor), page by page. */
 async function fanOut(run: JobRun, namedIds: string[], call: CallOptions, deps: PipelineDeps) {
   const { clients } = deps;
@@ -244,7 +243,7 @@ async function fanOut(run: JobRun, namedIds: string[], call: CallOptions, deps: 
     const tracked = write.finally(() => writing.delete(tracked));
     tracked.catch(() => undefined); // observed below; must not count as an unhandled rejection meanwhile
     writing.add(tracked);
-    if (writing.size >= PAGES_IN_FLIGHT) await Promise.race(writing);
+    if (writing.size >= deps.pagesInFlight) await Promise.race(writing);
   };
   try {
     let after: string | undefined;

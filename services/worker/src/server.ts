@@ -55,7 +55,7 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
   const run = async (messages: JsMsg[]) => {
     const jobs = messages.map((message) => fromBinary(triggersV1.TriggerJobSchema, message.data));
     const started = performance.now();
-    const totals = await runTriggerJobs(jobs, { clients, log, pageSize: config.WORKER_PAGE_SIZE });
+    const totals = await runTriggerJobs(jobs, { clients, log, pageSize: config.WORKER_PAGE_SIZE, pagesInFlight: config.WORKER_PAGES_IN_FLIGHT });
     log.debug({ jobs: jobs.length, ...totals, ms: Math.round(performance.now() - started) }, "trigger jobs done");
   };
   const consume = () =>

@@ -296,6 +296,21 @@ describe("bulk and broadcast", () => {
     expect((await awaitMessages("t-bulk-99", 1))[0]?.content).toBe("Bulk 99");
   });
 
+  it("generates a distinct transactionId for each event that has none, across many bulks", async () => {
+    const generated: string[] = [];
+    for (let bulk = 0; bulk < 5; bulk += 1) {
+      const reply = await stack.request("POST", "/v1/events/trigger/bulk", { events: Array.from({ length: 100 }, () => ({ name, to: "bulk-generated" })) });
+      expect(reply.status).toBe(201);
+      for (const result of reply.body.data as { status: string; transactionId: string }[]) {
+        expect(result.status).toBe("processed");
+        generated.push(result.transactionId);
+      }
+    }
+    expect(generated).toHaveLength(500);
+    for (const id of generated) expect(id).toMatch(/^txn_[0-9a-f]{8}[0-9a-z]{12}$/);
+    expect(new Set(generated).size).toBe(500);
+  });
+
   it("refuses 101 events with 422 naming events", async () => {
     const reply = await stack.request("POST", "/v1/events/trigger/bulk", { events: Array.from({ length: 101 }, () => ({ name, to: "x" })) });
     expect(reply.status).toBe(422);

@@ -71,3 +71,22 @@ describe("TriggerBatch", () => {
     expect(await outcomeOf("renamed")).toBe("workflow_not_found");
   });
 });
+
+describe("GetCanceledTriggers", () => {
+  it("answers only the canceled ones among the given transactions, in the caller's environment", async () => {
+    const scope = newScope();
+    const call = callAs(scope);
+    const workflow = await clients.workflows.createWorkflow(
+      { name: "Cancelable", active: true, steps: [{ template: { type: "in_app", content: { case: "text", value: "Hi" } } }] },
+      call,
+    );
+    const to = [{ kind: { case: "subscriberId" as const, value: "ada" } }];
+    await triggers.triggerBatch({ events: ["keep", "drop", "drop-too"].map((transactionId) => ({ name: workflow.identifier, to, transactionId })) }, call);
+    await triggers.cancelTrigger({ transactionId: "drop" }, call);
+    await triggers.cancelTrigger({ transactionId: "drop-too" }, call);
+    const asked = ["keep", "drop", "drop-too", "never-triggered"];
+    expect((await triggers.getCanceledTriggers({ transactionIds: asked }, call)).transactionIds.sort()).toEqual(["drop", "drop-too"]);
+    // Another environment's cancelations are not this one's.
+    expect((await triggers.getCanceledTriggers({ transactionIds: asked }, callAs(newScope()))).transactionIds).toEqual([]);
+  });
+});

@@ -261,8 +261,7 @@ export function createTriggerService({ pool, jobSubject, workflowsByIdentifier }
       if (request.transactionIds.length > MAX_EVENTS) {
         throw invalidField("transactionIds", `at most ${MAX_EVENTS} per call`, request.transactionIds.length);
       }
-      const records = await store.selectTriggerRecords(pool, scope.environmentId, request.transactionIds);
-      return { transactionIds: records.filter((record) => record.canceled_at !== null).map((record) => record.transaction_id) };
+      return { transactionIds: await store.selectCanceledTransactionIds(pool, scope.environmentId, request.transactionIds) };
     },
   };
 }

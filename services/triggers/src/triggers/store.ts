@@ -8,13 +8,6 @@ export interface AcceptedTrigger {
   job: Uint8Array;
 }
 
-export interface TriggerRecordRow {
-  id: string;
-  transaction_id: string;
-  status: string;
-  canceled_at: Date | null;
-}
-
 /**
  * Records accepted triggers, once per (environment, transactionId), and queues the job of each one
  * it recorded, in one statement (its own transaction when run on the pool). The unique key decides,
@@ -57,12 +50,13 @@ export async function notifySchedules(db: Queryable): Promise<void> {
   await db.query("SELECT pg_notify('triggers_schedules', '')");
 }
 
-export async function selectTriggerRecords(db: Queryable, environmentId: string, transactionIds: readonly string[]): Promise<TriggerRecordRow[]> {
-  const { rows } = await db.query<TriggerRecordRow>(
-    "SELECT id, transaction_id, status, canceled_at FROM triggers.trigger_records WHERE environment_id = $1 AND transaction_id = ANY($2)",
+/** Which of these transactions were canceled, from the index of canceled records alone. */
+export async function selectCanceledTransactionIds(db: Queryable, environmentId: string, transactionIds: readonly string[]): Promise<string[]> {
+  const { rows } = await db.query<{ transaction_id: string }>(
+    "SELECT transaction_id FROM triggers.trigger_records WHERE environment_id = $1 AND transaction_id = ANY($2) AND canceled_at IS NOT NULL",
     [environmentId, transactionIds],
   );
-  return rows;
+  return rows.map((row) => row.transaction_id);
 }
 
 /** Marks a trigger canceled (what has not run yet is skipped); undefined when there is none. */

@@ -177,10 +177,16 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
         if (fields) for (const name of Object.keys(invalid)) delete (fields as Record<string, unknown>)[name];
         return { id: objectId(), subscriberId: entry.subscriberId, profile: applyFields(EMPTY_PROFILE, fields, []) };
       });
-      await withTransaction(pool, async (tx) => {
-        await store.insertMissingSubscribers(tx, scope.environmentId, scope.organizationId, rows);
-        await store.applyProfiles(tx, scope.environmentId, rows);
-      });
+      if (rows.every((row) => sameProfile(row.profile, EMPTY_PROFILE))) {
+        // Ids alone, a trigger's usual recipients, change no profile: the missing ones are inserted
+        // in one statement, with no transaction and no UPDATE round trips around it.
+        await store.insertMissingSubscribers(pool, scope.environmentId, scope.organizationId, rows);
+      } else {
+        await withTransaction(pool, async (tx) => {
+          await store.insertMissingSubscribers(tx, scope.environmentId, scope.organizationId, rows);
+          await store.applyProfiles(tx, scope.environmentId, rows);
+        });
+      }
       const found = await store.selectSubscribersByIds(pool, scope.environmentId, rows.map((row) => row.subscriberId), []);
       return { subscribers: found.map(subscriberFromRow) };
     },

@@ -88,6 +88,16 @@ describe("SubscriberService (in memory)", () => {
     expect(again.subscribers[0]?.version).toBe(1);
   });
 
+  it("ensures a batch of ids alone: creates the unknown ones and leaves known profiles and versions as they are", async () => {
+    const known = (await client.upsertSubscriber({ subscriberId: "ids-known", fields: { firstName: "Kept", email: "kept@example.com" } }, call)).subscriber!;
+    const reply = await client.ensureSubscribers({ subscribers: [{ subscriberId: "ids-known" }, { subscriberId: "ids-new" }, { subscriberId: "ids-new" }] }, call);
+    const byId = new Map(reply.subscribers.map((subscriber) => [subscriber.subscriberId, subscriber]));
+    expect([...byId.keys()].sort()).toEqual(["ids-known", "ids-new"]);
+    expect(byId.get("ids-known")).toMatchObject({ id: known.id, firstName: "Kept", email: "kept@example.com", version: known.version });
+    expect(byId.get("ids-new")).toMatchObject({ version: 0 });
+    expect(byId.get("ids-new")?.firstName).toBeUndefined();
+  });
+
   it("pages every recipient of the environment for fan-out, up to 1000 at a time, in id order", async () => {
     const scope = newScope();
     const as = { headers: scopeHeaders(scope) };

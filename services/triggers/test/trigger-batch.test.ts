@@ -16,7 +16,7 @@ beforeAll(async () => {
 afterAll(() => fixture?.close());
 
 describe("TriggerBatch", () => {
-  it("writes one outbox job per accepted event, each carrying its event and the whole workflow", async () => {
+  it("writes one outbox job per accepted event, each carrying its event and the workflow as it runs", async () => {
     const call = callAs(newScope());
     const orders = await clients.workflows.createWorkflow(
       { name: "Orders", active: true, steps: [{ template: { type: "in_app", content: { case: "text", value: "Order {{n}}" } } }] },
@@ -44,6 +44,10 @@ describe("TriggerBatch", () => {
     ]);
     expect(jobs[2]!.workflow).toEqual(jobs[0]!.workflow);
     expect(jobs[1]!.workflow!.steps[0]!.template).toMatchObject({ type: "email", subject: "News" });
+    // What runs read, and nothing of the catalogue's descriptive fields.
+    expect(jobs[0]!.workflow).toMatchObject({ id: orders.id, identifier: orders.identifier, critical: false, preferenceSettings: orders.preferenceSettings, steps: orders.steps });
+    expect(jobs[0]!.workflow).toMatchObject({ name: "", slug: "", organizationId: "", variables: [] });
+    expect(jobs[0]!.workflow!.createdAt).toBeUndefined();
   });
 
   it("sees a workflow's status, rename and deletion at once, though an earlier trigger kept it", async () => {

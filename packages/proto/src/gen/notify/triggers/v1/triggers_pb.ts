@@ -479,6 +479,9 @@ export type TriggerJob = Message<"notify.triggers.v1.TriggerJob"> & {
   event?: TriggerEvent | undefined;
 
   /**
+   * The workflow as the job runs it, frozen at trigger time: id, identifier, critical,
+   * preference_settings and steps (the catalogue keeps the rest).
+   *
    * @generated from field: notify.workflows.v1.Workflow workflow = 6;
    */
   workflow?: Workflow | undefined;

@@ -1,6 +1,5 @@
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { Code, ConnectError } from "@connectrpc/connect";
 import { createLogger, type Logger } from "./log.js";
 import type { MigrationSet } from "./pg.js";
 
@@ -30,23 +29,8 @@ export function stopOnSignals(log: Logger, stop: () => Promise<void>): void {
   process.once("SIGTERM", onSignal);
 }
 
-/**
- * connect-node can raise the deferred error of an HTTP/2 connection closed by GOAWAY after it
- * stopped listening for it (connectrpc/connect-es#1768, open upstream), which would crash a
- * caller whenever a service it calls restarts. Entry points ignore exactly that error; any other
- * uncaught exception still ends the process, as it would without this handler.
- */
-function ignoreDeferredGoawayErrors(): void {
-  process.on("uncaughtException", (error) => {
-    if (error instanceof ConnectError && error.code === Code.Canceled && error.rawMessage.includes("GOAWAY")) return;
-    process.stderr.write(`${error.stack ?? String(error)}\n`);
-    process.exit(1);
-  });
-}
-
 /** Starts a process from its composition root and reports a failed start clearly. */
 export function runMain(start: () => Promise<unknown>): void {
-  ignoreDeferredGoawayErrors();
   start().catch((error: unknown) => {
     process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
     process.exit(1);

@@ -1,5 +1,5 @@
-import { Code, ConnectError, createRouterTransport, type ConnectRouter, type Transport } from "@connectrpc/connect";
-import { createLogger, objectId, scopeHeaders, serverInterceptors, type Scope } from "@notify/runtime";
+import { Code, ConnectError, createRouterTransport, type Transport } from "@connectrpc/connect";
+import { createLogger, objectId, scopeHeaders, serverInterceptors, type Scope, type ServiceRegistry } from "@notify/runtime";
 
 export { Code };
 
@@ -10,7 +10,7 @@ export const newScope = (organizationId: string = objectId()): Scope => ({ organ
 export const callAs = (scope: Scope) => ({ headers: scopeHeaders(scope) });
 
 /** A service's real handlers and interceptors behind an in-memory transport: no network. */
-export function inMemoryTransport(routes: (router: ConnectRouter) => void): Transport {
+export function inMemoryTransport(routes: (registry: ServiceRegistry) => void): Transport {
   return createRouterTransport(routes, { router: { interceptors: serverInterceptors(createLogger("test", "silent")) } });
 }
 

@@ -1,9 +1,9 @@
-import type { ConnectRouter } from "@connectrpc/connect";
+import type { ServiceRegistry } from "@notify/runtime";
 import { integrationsV1 } from "@notify/proto";
 import { createIntegrationService, type IntegrationServiceDeps } from "./service.js";
 
 export function routes(deps: IntegrationServiceDeps) {
-  return (router: ConnectRouter) => {
+  return (router: ServiceRegistry) => {
     router.service(integrationsV1.IntegrationService, createIntegrationService(deps));
   };
 }

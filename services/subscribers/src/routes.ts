@@ -1,11 +1,10 @@
-import type { ConnectRouter } from "@connectrpc/connect";
 import { subscribersV1 } from "@notify/proto";
-import type { Announce } from "@notify/runtime";
+import type { Announce, ServiceRegistry } from "@notify/runtime";
 import { announcingWrites } from "./announcements.js";
 import { createSubscriberService, type SubscriberServiceDeps } from "./service.js";
 
 export function routes(deps: SubscriberServiceDeps & { announce: Announce }) {
-  return (router: ConnectRouter) => {
+  return (router: ServiceRegistry) => {
     router.service(subscribersV1.SubscriberService, announcingWrites(createSubscriberService(deps), deps.announce));
   };
 }

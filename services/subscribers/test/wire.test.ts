@@ -19,7 +19,7 @@ afterAll(async () => {
 });
 
 describe("over the wire (h2c)", () => {
-  it("serves the gRPC health check and the service to a connect-node client", async () => {
+  it("serves the gRPC health check and the service to the transport every process uses", async () => {
     const rpc = createRpcTransport(`http://127.0.0.1:${server.port}`, 10_000);
     try {
       const health = await createClient(Health, rpc.transport).check({});

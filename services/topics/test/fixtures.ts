@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import { createClient, type ConnectRouter } from "@connectrpc/connect";
+import { createClient } from "@connectrpc/connect";
 import { subscribersV1, topicsV1 } from "@notify/proto";
 import {
   createLogger,
@@ -11,7 +11,7 @@ import { openTestDatabase, type DatabaseFixture } from "@notify/testing";
 export { callAs, newScope, rpcError } from "@notify/testing";
 import { inMemoryTransport } from "@notify/testing";
 export { scopeHeaders } from "@notify/runtime";
-import type { Scope } from "@notify/runtime";
+import type { Scope, ServiceRegistry } from "@notify/runtime";
 import { routes } from "../src/routes.js";
 import { migrations } from "../src/server.js";
 
@@ -54,7 +54,7 @@ export class FakeSubscribers {
   }
 
   routes() {
-    return (router: ConnectRouter) => {
+    return (router: ServiceRegistry) => {
       router.service(subscribersV1.SubscriberService, {
         batchGetSubscribers: (request, context) => {
           this.calls += 1;
@@ -68,7 +68,7 @@ export class FakeSubscribers {
   }
 }
 
-const inMemory = (routesOf: (router: ConnectRouter) => void) =>
+const inMemory = (routesOf: (router: ServiceRegistry) => void) =>
   inMemoryTransport(routesOf);
 
 /** The topics service behind an in-memory transport, talking to `subscribers` in memory too. */

@@ -1,6 +1,5 @@
-import type { ConnectRouter } from "@connectrpc/connect";
 import { tenantsV1, triggersV1, workflowsV1 } from "@notify/proto";
-import type { Announce, FollowedCache, Logger, Pool } from "@notify/runtime";
+import type { Announce, FollowedCache, Logger, Pool, ServiceRegistry } from "@notify/runtime";
 import { createTenantService } from "./tenants/service.js";
 import { createTriggerService } from "./triggers/service.js";
 import { createWorkflowService } from "./workflows/service.js";
@@ -20,7 +19,7 @@ export interface RouteDeps extends ServiceDeps {
 }
 
 export function routes(deps: RouteDeps) {
-  return (router: ConnectRouter) => {
+  return (router: ServiceRegistry) => {
     router.service(workflowsV1.WorkflowService, createWorkflowService(deps));
     router.service(tenantsV1.TenantService, createTenantService(deps));
     router.service(triggersV1.TriggerService, createTriggerService(deps));

@@ -1,0 +1,112 @@
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { Health, HealthCheckResponse_ServingStatus, subscribersV1 } from "@notify/proto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fieldErrorsOf, invalidField } from "../src/errors.js";
+import { createLogger } from "../src/log.js";
+import { createRpcTransport, scopeHeaders, scopeOf, serveRpc, type RpcServer, type RpcTransport } from "../src/rpc.js";
+
+const scope = { organizationId: "org-1", environmentId: "env-1" };
+const headers = scopeHeaders(scope);
+
+/** How the last call that waited for its signal ended, seen from the handler. */
+let lastAbort: Promise<unknown> | undefined;
+
+let server: RpcServer;
+let rpc: RpcTransport;
+beforeAll(async () => {
+  server = await serveRpc({
+    host: "127.0.0.1",
+    port: 0,
+    log: createLogger("rpc-test", "silent"),
+    routes: (registry) => {
+      registry.service(subscribersV1.SubscriberService, {
+        getSubscriber: async (request, context) => {
+          const { environmentId } = scopeOf(context);
+          if (request.subscriberId === "invalid") throw invalidField("subscriberId", "is not valid", "invalid");
+          if (request.subscriberId === "broken") throw new Error("a bug");
+          if (request.subscriberId === "slow") {
+            const signal = context.signal;
+            lastAbort = new Promise((resolve) => signal.addEventListener("abort", () => resolve(signal.reason), { once: true }));
+            await lastAbort;
+          }
+          return { id: environmentId, subscriberId: request.subscriberId };
+        },
+      });
+    },
+  });
+  rpc = createRpcTransport(`http://127.0.0.1:${server.port}`, 10_000);
+});
+afterAll(async () => {
+  rpc?.close();
+  await server?.close();
+});
+
+const subscribers = () => createClient(subscribersV1.SubscriberService, rpc.transport);
+
+async function failure(call: Promise<unknown>): Promise<ConnectError> {
+  try {
+    await call;
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConnectError);
+    return error as ConnectError;
+  }
+  throw new Error("the call succeeded");
+}
+
+describe("gRPC between processes (grpc-js on both ends)", () => {
+  it("answers health checks and carries the caller's scope to the handler", async () => {
+    expect((await createClient(Health, rpc.transport).check({})).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
+    const subscriber = await subscribers().getSubscriber({ subscriberId: "ada" }, { headers });
+    expect(subscriber).toMatchObject({ id: "env-1", subscriberId: "ada" });
+  });
+
+  it("refuses a scoped call without scope headers", async () => {
+    const error = await failure(subscribers().getSubscriber({ subscriberId: "ada" }));
+    expect(error.code).toBe(Code.Unauthenticated);
+  });
+
+  it("carries a service error's code, message and field details", async () => {
+    const error = await failure(subscribers().getSubscriber({ subscriberId: "invalid" }, { headers }));
+    expect(error.code).toBe(Code.InvalidArgument);
+    expect(error.rawMessage).toBe("Validation failed");
+    expect(fieldErrorsOf(error)).toEqual({ subscriberId: { messages: ["is not valid"], value: "invalid" } });
+  });
+
+  it("answers an unexpected failure as internal, without its text", async () => {
+    const error = await failure(subscribers().getSubscriber({ subscriberId: "broken" }, { headers }));
+    expect(error.code).toBe(Code.Internal);
+    expect(error.rawMessage).toBe("internal error");
+  });
+
+  it("ends a call at its deadline, and the handler's signal aborts", async () => {
+    const error = await failure(subscribers().getSubscriber({ subscriberId: "slow" }, { headers, timeoutMs: 200 }));
+    expect(error.code).toBe(Code.DeadlineExceeded);
+    await expect(lastAbort).resolves.toBeInstanceOf(ConnectError);
+  });
+
+  it("cancels a call whose signal the caller aborts, and the handler's signal aborts", async () => {
+    const abort = new AbortController();
+    const call = subscribers().getSubscriber({ subscriberId: "slow" }, { headers, signal: abort.signal });
+    setTimeout(() => abort.abort(), 100);
+    expect((await failure(call)).code).toBe(Code.Canceled);
+    await expect(lastAbort).resolves.toBeInstanceOf(ConnectError);
+  });
+
+  it("answers unimplemented for a method the service does not implement", async () => {
+    const error = await failure(subscribers().deleteSubscriber({ subscriberId: "ada" }, { headers }));
+    expect(error.code).toBe(Code.Unimplemented);
+  });
+
+  it("reports a stopped server as unavailable", async () => {
+    const stopped = await serveRpc({ host: "127.0.0.1", port: 0, log: createLogger("rpc-test", "silent"), routes: () => undefined });
+    const transport = createRpcTransport(`http://127.0.0.1:${stopped.port}`, 2_000);
+    try {
+      expect((await createClient(Health, transport.transport).check({})).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
+      await stopped.close();
+      const error = await failure(createClient(Health, transport.transport).check({}));
+      expect(error.code).toBe(Code.Unavailable);
+    } finally {
+      transport.close();
+    }
+  });
+});

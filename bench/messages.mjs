@@ -134,7 +134,7 @@ export default async function messagesBench({ report }) {
     await pool.query("VACUUM ANALYZE subscribers.subscribers");
     console.log(`loaded in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s`);
 
-    const heavyScope = { subscriberId: heavy._id, feedIdentifiers: null, read: null, seen: null };
+    const heavyFirstPage = { subscriberId: heavy._id, feedIdentifiers: null, read: null, seen: null, offset: 0, limit: 20 };
     const resolve = (db) => subscribersStore.selectSubscribersByIds(db, environmentId, ["bench-heavy"], []);
 
     // Unseen count: what one request runs (resolve the subscriber, count up to 100) vs the raw
@@ -159,8 +159,8 @@ export default async function messagesBench({ report }) {
     // First feed page (20 newest): what one request runs vs the raw keyset page.
     const ourFeed = await medianDbTime(pool, async (db) => {
       await resolve(db);
-      await messagesStore.selectFeedPage(db, environmentId, heavyScope, 0, 20);
-      await messagesStore.countFeed(db, environmentId, heavyScope, 1000);
+      await messagesStore.selectFeedPages(db, environmentId, [heavyFirstPage]);
+      await messagesStore.countFeeds(db, environmentId, [heavyFirstPage], 1000);
     });
     const feedFloor = await medianDbTime(pool, (db) =>
       db.query(

@@ -54,6 +54,12 @@ function pageOffset(page: number, limit: number): number {
 
 type FeedPage = MessageInitShape<typeof messagesV1.GetFeedResponseSchema> & { messages: messagesV1.Message[] };
 
+/** A feed request that passed its checks, with its subscriber. */
+interface CheckedFeed {
+  query: store.FeedQuery;
+  subscriber: FeedPage["subscriber"];
+}
+
 export function createMessageService({ pool, subscribers, workflows, markAllChunkRows }: MessageServiceDeps): ServiceImpl<typeof messagesV1.MessageService> {
   /**
    * Counts for many requests of one environment: their subscriber lookups share one call and
@@ -81,32 +87,27 @@ export function createMessageService({ pool, subscribers, workflows, markAllChun
     return resolved.map((item) => (item.key !== undefined ? countOf.get(item.key)! : item.error));
   }
 
-  /** Feed pages for many requests of one environment; their subscriber lookups share one call, and so do their workflows. */
+  /**
+   * Feed pages for many requests of one environment: their subscriber lookups share one call,
+   * their pages one statement, their totals another, and their workflows one lookup.
+   */
   async function feedAll(scope: Scope, requests: readonly messagesV1.GetFeedRequest[]) {
-    const answers = await Promise.all(
-      requests.map(async (request): Promise<FeedPage | ConnectError> => {
+    const checked = await Promise.all(
+      requests.map(async (request): Promise<CheckedFeed | ConnectError> => {
         try {
           checkRange("limit", request.limit, 1, MAX_FEED_PAGE);
           const offset = pageOffset(request.page, request.limit);
           checkFeedIdentifiers(request.feedIdentifiers);
           const subscriber = await subscribers.require(scope, request.subscriberId);
-          const filters: store.FeedFilters = {
+          const query: store.FeedQuery = {
             subscriberId: subscriber.id,
             feedIdentifiers: request.feedIdentifiers.length > 0 ? request.feedIdentifiers : null,
             read: request.read ?? null,
             seen: request.seen ?? null,
+            offset,
+            limit: request.limit,
           };
-          const [rows, totalCount] = await Promise.all([
-            store.selectFeedPage(pool, scope.environmentId, filters, offset, request.limit),
-            store.countFeed(pool, scope.environmentId, filters, COUNT_CAP),
-          ]);
-          return {
-            messages: rows.slice(0, request.limit).map(messageFromRow),
-            hasMore: rows.length > request.limit,
-            totalCount,
-            totalCountCapped: totalCount >= COUNT_CAP,
-            subscriber,
-          };
+          return { query, subscriber };
         } catch (error) {
           // Only request-level failures answer one item; a failing database fails the whole call.
           if (error instanceof ConnectError) return error;
@@ -114,10 +115,28 @@ export function createMessageService({ pool, subscribers, workflows, markAllChun
         }
       }),
     );
-    const pages = answers.filter((answer): answer is FeedPage => !(answer instanceof ConnectError));
+    const valid = checked.filter((item): item is CheckedFeed => !(item instanceof ConnectError));
+    const queries = valid.map((item) => item.query);
+    const [rows, totals] = queries.length
+      ? await Promise.all([store.selectFeedPages(pool, scope.environmentId, queries), store.countFeeds(pool, scope.environmentId, queries, COUNT_CAP)])
+      : [[], []];
+    const rowsOf = queries.map((): store.MessageRow[] => []);
+    for (const row of rows) rowsOf[row.position - 1]!.push(row);
+    const pages = valid.map(({ query, subscriber }, index): FeedPage => {
+      const found = rowsOf[index]!;
+      const totalCount = totals[index]!;
+      return {
+        messages: found.slice(0, query.limit).map(messageFromRow),
+        hasMore: found.length > query.limit,
+        totalCount,
+        totalCountCapped: totalCount >= COUNT_CAP,
+        subscriber,
+      };
+    });
     const found = await workflows.ofMessages(scope, pages.flatMap((page) => page.messages));
     for (const page of pages) page.workflows = workflowsOf(found, page.messages);
-    return answers;
+    let next = 0;
+    return checked.map((item) => (item instanceof ConnectError ? item : pages[next++]!));
   }
 
   /**

@@ -401,41 +401,62 @@ export interface FeedFilters {
   seen: boolean | null;
 }
 
+export interface FeedQuery extends FeedFilters {
+  offset: number;
+  limit: number;
+}
+
+/**
+ * The feed queries as parallel arrays, unnested in query order. Each query's feed identifiers
+ * travel as one JSON array (a text[][] would have to be rectangular).
+ */
+const FEED_QUERIES = `unnest($2::text[], $3::jsonb[], $4::boolean[], $5::boolean[], $6::int[], $7::int[])
+  WITH ORDINALITY AS q(subscriber_id, feeds, read, seen, max, skip, position)`;
+
 const FEED_CONDITIONS = `
-  environment_id = $1 AND subscriber_id = $2 AND channel = 'in_app'
-  AND ($3::text[] IS NULL OR feed_identifier = ANY($3::text[]))
-  AND ($4::boolean IS NULL OR read = $4) AND ($5::boolean IS NULL OR seen = $5)`;
+  m.environment_id = $1 AND m.subscriber_id = q.subscriber_id AND m.channel = 'in_app'
+  AND (q.feeds IS NULL OR m.feed_identifier IN (SELECT jsonb_array_elements_text(q.feeds)))
+  AND (q.read IS NULL OR m.read = q.read) AND (q.seen IS NULL OR m.seen = q.seen)`;
 
-const feedValues = (environmentId: string, filters: FeedFilters) => [
-  environmentId,
-  filters.subscriberId,
-  filters.feedIdentifiers,
-  filters.read,
-  filters.seen,
-];
+function feedValues(environmentId: string, queries: readonly FeedQuery[], max: (query: FeedQuery) => number) {
+  return [
+    environmentId,
+    queries.map((query) => query.subscriberId),
+    queries.map((query) => (query.feedIdentifiers ? JSON.stringify(query.feedIdentifiers) : null)),
+    queries.map((query) => query.read),
+    queries.map((query) => query.seen),
+    queries.map(max),
+    queries.map((query) => query.offset),
+  ];
+}
 
-/** One feed page, newest first; fetches one extra row so the caller knows whether more follow. */
-export async function selectFeedPage(
-  db: Queryable,
-  environmentId: string,
-  filters: FeedFilters,
-  offset: number,
-  limit: number,
-): Promise<MessageRow[]> {
-  const { rows } = await db.query<MessageRow>(
-    `SELECT * FROM messages.messages WHERE ${FEED_CONDITIONS}
-      ORDER BY created_at DESC, id DESC LIMIT $6 OFFSET $7`,
-    [...feedValues(environmentId, filters), limit + 1, offset],
+/**
+ * One feed page per query (newest first, one extra row so the caller knows whether more follow),
+ * in one statement for them all; the rows of query i carry position i + 1. One statement per
+ * feed cost a round trip each: most of the service's CPU for the feeds of many subscribers.
+ */
+export async function selectFeedPages(db: Queryable, environmentId: string, queries: readonly FeedQuery[]): Promise<(MessageRow & { position: number })[]> {
+  const { rows } = await db.query<MessageRow & { position: number }>(
+    `SELECT q.position, page.* FROM ${FEED_QUERIES}
+       CROSS JOIN LATERAL (
+         SELECT m.* FROM messages.messages m WHERE ${FEED_CONDITIONS}
+          ORDER BY m.created_at DESC, m.id DESC LIMIT q.max OFFSET q.skip
+       ) page
+      ORDER BY q.position, page.created_at DESC, page.id DESC`,
+    feedValues(environmentId, queries, (query) => query.limit + 1),
   );
   return rows;
 }
 
-export async function countFeed(db: Queryable, environmentId: string, filters: FeedFilters, cap: number): Promise<number> {
+/** Each query's feed messages (whatever its page), counted up to `cap`, in one statement for them all. */
+export async function countFeeds(db: Queryable, environmentId: string, queries: readonly FeedQuery[], cap: number): Promise<number[]> {
   const { rows } = await db.query<{ count: number }>(
-    `SELECT count(*) AS count FROM (SELECT 1 FROM messages.messages WHERE ${FEED_CONDITIONS} LIMIT $6) capped`,
-    [...feedValues(environmentId, filters), cap],
+    `SELECT (SELECT count(*) FROM (SELECT 1 FROM messages.messages m WHERE ${FEED_CONDITIONS} LIMIT q.max) capped) AS count
+       FROM ${FEED_QUERIES}
+      ORDER BY q.position`,
+    feedValues(environmentId, queries, () => cap),
   );
-  return rows[0]!.count;
+  return rows.map((row) => row.count);
 }
 
 export interface ListFilters {

@@ -49,6 +49,10 @@ function rowsRead(plan: any): number {
   return own + children.reduce((sum, child) => sum + rowsRead(child), 0);
 }
 
+/** The first node of a type, depth first. */
+const nodeOf = (plan: any, type: string): any =>
+  plan["Node Type"] === type ? plan : (plan.Plans ?? []).map((child: any) => nodeOf(child, type)).find(Boolean);
+
 const hasSort = (plan: any): boolean => plan["Node Type"] === "Sort" || (plan.Plans ?? []).some(hasSort);
 
 beforeAll(async () => {
@@ -71,13 +75,34 @@ describe("store plans: the work of each statement is bounded by what it returns"
     expect(rowsRead((await planOf((db) => store.countMessages(db, environmentId, [heavyUnseen, lightUnseen]))).plan)).toBe(100);
   });
 
-  it("serves a first feed page without sorting and without reading past it", async () => {
+  it("serves first feed pages without sorting messages and without reading past them", async () => {
+    const firstPage = (subscriberId: string) => ({ subscriberId, feedIdentifiers: null, read: null, seen: null, offset: 0, limit: 10 });
     for (const subscriberId of [heavy, light]) {
-      const filters = { subscriberId, feedIdentifiers: null, read: null, seen: null };
-      const { plan } = await planOf((db) => store.selectFeedPage(db, environmentId, filters, 0, 10));
-      expect(hasSort(plan)).toBe(false);
+      const { plan } = await planOf((db) => store.selectFeedPages(db, environmentId, [firstPage(subscriberId)]));
+      // Only the rows already read are put in query order; each page comes off the feed index in order.
+      expect(hasSort(nodeOf(plan, "Nested Loop"))).toBe(false);
       expect(rowsRead(plan)).toBeLessThanOrEqual(11);
     }
+    const { plan } = await planOf((db) => store.selectFeedPages(db, environmentId, [firstPage(heavy), firstPage(light)]));
+    expect(rowsRead(plan)).toBeLessThanOrEqual(22);
+  });
+
+  it("answers feed pages and capped totals of many queries in query order, each with its own filters", async () => {
+    const query = { feedIdentifiers: null, read: null, seen: null, offset: 0, limit: 5 };
+    const queries = [
+      { ...query, subscriberId: light, seen: true },
+      { ...query, subscriberId: heavy, offset: 19_998 },
+      { ...query, subscriberId: light, seen: false },
+      { ...query, subscriberId: light, feedIdentifiers: ["nowhere"] },
+      { ...query, subscriberId: heavy },
+    ];
+    const rows = await store.selectFeedPages(fixture.pool, environmentId, queries);
+    const pages = queries.map((_, index) => rows.filter((row) => row.position === index + 1));
+    expect(pages.map((page) => page.length)).toEqual([6, 2, 0, 0, 6]);
+    expect(pages[0]!.every((row) => row.subscriber_id === light && row.seen)).toBe(true);
+    const newest = pages[4]!.map((row) => row.created_at.getTime());
+    expect(newest).toEqual([...newest].sort((a, b) => b - a));
+    expect(await store.countFeeds(fixture.pool, environmentId, queries, 1000)).toEqual([200, 1000, 0, 0, 1000]);
   });
 
   it("updates one mark-all chunk reading only that chunk's rows", async () => {

@@ -308,7 +308,10 @@ function metadataOf(header: Parameters<Transport["unary"]>[3]): grpc.Metadata {
  * `defaultTimeoutMs`; aborting a call's signal cancels it.
  */
 export function createRpcTransport(baseUrl: string, defaultTimeoutMs: number): RpcTransport {
-  const client = new grpc.Client(new URL(baseUrl).host, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
+  const url = new URL(baseUrl);
+  // An http URL without a port means port 80, as it did for the HTTP/2 transport; gRPC's own default is 443.
+  const target = url.port ? url.host : `${url.host}:80`;
+  const client = new grpc.Client(target, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
   const transport: Transport = {
     unary(method, signal, timeoutMs, header, input) {
       const message = isMessage(input, method.input) ? input : create(method.input, input);

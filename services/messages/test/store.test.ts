@@ -87,6 +87,13 @@ describe("store plans: the work of each statement is bounded by what it returns"
     expect(rowsRead(plan)).toBeLessThanOrEqual(22);
   });
 
+  it("counts an unfiltered feed from the feed index alone", async () => {
+    const unfiltered = { subscriberId: heavy, feedIdentifiers: null, read: null, seen: null, offset: 0, limit: 20 };
+    const { plan } = await planOf((db) => store.countFeeds(db, environmentId, [unfiltered], 1000));
+    const scan = nodeOf(plan, "Index Only Scan");
+    expect(scan).toMatchObject({ "Index Name": "messages_feed_idx", "Actual Loops": 1, "Actual Rows": 1000, "Heap Fetches": 0 });
+  });
+
   it("answers feed pages and capped totals of many queries in query order, each with its own filters", async () => {
     const query = { feedIdentifiers: null, read: null, seen: null, offset: 0, limit: 5 };
     const queries = [

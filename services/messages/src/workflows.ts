@@ -6,23 +6,29 @@ export type WorkflowsClient = Client<typeof workflowsV1.WorkflowService>;
 
 /** BatchGetWorkflows takes at most this many ids per call. */
 const BATCH_LIMIT = 1000;
+/** Workflow ids remembered as absent, the oldest forgotten first. */
+const MAX_ABSENT = 10_000;
 
 /** Workflows as the messages service needs them, read through the triggers process. */
 export interface WorkflowDirectory {
   /**
    * The live workflows the messages came from, each once: those kept in `copies` (which the
    * triggers process's change announcements keep current), the rest by one BatchGetWorkflows
-   * call per 1000 distinct workflows, never one per message. Deleted workflows are absent.
+   * call per 1000 distinct workflows, never one per message. Deleted workflows are absent, and
+   * are not asked for again: a deleted workflow never comes back and ids are never reused.
    */
   ofMessages(scope: Scope, messages: readonly messagesV1.Message[]): Promise<workflowsV1.Workflow[]>;
 }
 
 export function createWorkflowDirectory(client: WorkflowsClient, copies: FollowedCache<workflowsV1.Workflow>): WorkflowDirectory {
+  const absent = new Set<string>();
+  const absentKey = (environmentId: string, id: string) => `${environmentId}\n${id}`;
   return {
     async ofMessages(scope, messages) {
       const kept: workflowsV1.Workflow[] = [];
       const missing: string[] = [];
       for (const id of new Set(messages.map((message) => message.templateId))) {
+        if (absent.has(absentKey(scope.environmentId, id))) continue;
         const copy = copies.get(scope.environmentId, id);
         if (copy) kept.push(copy);
         else missing.push(id);
@@ -34,6 +40,12 @@ export function createWorkflowDirectory(client: WorkflowsClient, copies: Followe
       }
       const read = (await Promise.all(replies)).flatMap((reply) => reply.workflows);
       for (const workflow of read) copies.set(ticket, scope.environmentId, workflow.id, workflow);
+      const found = new Set(read.map((workflow) => workflow.id));
+      for (const id of missing) {
+        if (found.has(id)) continue;
+        if (absent.size >= MAX_ABSENT) absent.delete(absent.values().next().value as string);
+        absent.add(absentKey(scope.environmentId, id));
+      }
       return [...kept, ...read];
     },
   };

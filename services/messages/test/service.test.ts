@@ -267,7 +267,7 @@ describe("MessageService (in memory)", () => {
       expect(tooLong?.case === "error" && tooLong.value.code).toBe(Code.InvalidArgument);
     });
 
-    it("BatchGetFeed and ListMessages carry the workflows of their messages, one lookup per reply, deleted ones absent", async () => {
+    it("BatchGetFeed and ListMessages carry the workflows of their messages, one lookup per reply, deleted ones absent and not asked for again", async () => {
       const { call, scope, subscriber } = setUp();
       const bob = subscribers.add(scope, "bob");
       const welcome = workflows.add(scope, "Welcome");
@@ -306,6 +306,9 @@ describe("MessageService (in memory)", () => {
       const empty = workflows.calls.length;
       await client.getFeed({ subscriberId: "ada", limit: 10, page: 5 }, call);
       expect(workflows.calls.length).toBe(empty);
+      // A workflow found absent is not asked for again: deleted ones never come back.
+      await client.listMessages({ limit: 10, subscriberId: "bob" }, call);
+      expect(workflows.calls.at(-1)!.ids).toEqual([digest.id]);
     });
 
     it.each([

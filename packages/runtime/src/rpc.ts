@@ -119,8 +119,16 @@ export interface ServeOptions {
  * cost the most).
  */
 
-/** No limit on message size, as before: a page of fan-out messages can carry large payloads. */
-const CHANNEL_OPTIONS: grpc.ChannelOptions = { "grpc.max_receive_message_length": -1, "grpc.max_send_message_length": -1 };
+const CHANNEL_OPTIONS: grpc.ChannelOptions = {
+  // No limit on message size, as before: a page of fan-out messages can carry large payloads.
+  "grpc.max_receive_message_length": -1,
+  "grpc.max_send_message_length": -1,
+  // A peer that restarts is back within seconds, and calls fail fast until it is: reconnect
+  // attempts stay frequent (gRPC's default backoff grows to two minutes, which would keep a
+  // caller failing long after its peer returned from a longer outage).
+  "grpc.initial_reconnect_backoff_ms": 200,
+  "grpc.max_reconnect_backoff_ms": 2_000,
+};
 
 /** How grpc-js names, writes and reads one method's messages; made once per method. */
 interface MethodCodec {

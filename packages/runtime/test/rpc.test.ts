@@ -97,14 +97,31 @@ describe("gRPC between processes (grpc-js on both ends)", () => {
     expect(error.code).toBe(Code.Unimplemented);
   });
 
-  it("reports a stopped server as unavailable", async () => {
-    const stopped = await serveRpc({ host: "127.0.0.1", port: 0, log: createLogger("rpc-test", "silent"), routes: () => undefined });
-    const transport = createRpcTransport(`http://127.0.0.1:${stopped.port}`, 2_000);
+  it("reports a stopped server as unavailable, and reaches it again soon after it restarts", async () => {
+    const serve = (port: number) => serveRpc({ host: "127.0.0.1", port, log: createLogger("rpc-test", "silent"), routes: () => undefined });
+    const first = await serve(0);
+    const transport = createRpcTransport(`http://127.0.0.1:${first.port}`, 2_000);
+    const health = createClient(Health, transport.transport);
     try {
-      expect((await createClient(Health, transport.transport).check({})).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
-      await stopped.close();
-      const error = await failure(createClient(Health, transport.transport).check({}));
-      expect(error.code).toBe(Code.Unavailable);
+      expect((await health.check({})).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
+      await first.close();
+      for (let attempt = 0; attempt < 4; attempt++) {
+        expect((await failure(health.check({}))).code).toBe(Code.Unavailable);
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      const second = await serve(first.port);
+      try {
+        const started = Date.now();
+        let status: HealthCheckResponse_ServingStatus | undefined;
+        while (status === undefined && Date.now() - started < 5_000) {
+          status = await health.check({}).then((reply) => reply.status, () => undefined);
+          if (status === undefined) await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        expect(status).toBe(HealthCheckResponse_ServingStatus.SERVING);
+        expect(Date.now() - started).toBeLessThan(3_000);
+      } finally {
+        await second.close();
+      }
     } finally {
       transport.close();
     }

@@ -123,11 +123,11 @@ export function createMessageService({ pool, subscribers, workflows, markAllChun
     const rowsOf = queries.map((): store.MessageRow[] => []);
     for (const row of rows) rowsOf[row.position - 1]!.push(row);
     const pages = valid.map(({ query, subscriber }, index): FeedPage => {
-      const found = rowsOf[index]!;
+      const pageRows = rowsOf[index]!;
       const totalCount = totals[index]!;
       return {
-        messages: found.slice(0, query.limit).map(messageFromRow),
-        hasMore: found.length > query.limit,
+        messages: pageRows.slice(0, query.limit).map(messageFromRow),
+        hasMore: pageRows.length > query.limit,
         totalCount,
         totalCountCapped: totalCount >= COUNT_CAP,
         subscriber,

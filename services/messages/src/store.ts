@@ -394,14 +394,12 @@ export async function countMessages(db: Queryable, environmentId: string, querie
   return rows.map((row) => row.count);
 }
 
-export interface FeedFilters {
+/** One feed page to read: a subscriber's in-app messages, optionally of some feeds, read or seen. */
+export interface FeedQuery {
   subscriberId: string;
   feedIdentifiers: readonly string[] | null;
   read: boolean | null;
   seen: boolean | null;
-}
-
-export interface FeedQuery extends FeedFilters {
   offset: number;
   limit: number;
 }
@@ -413,8 +411,10 @@ export interface FeedQuery extends FeedFilters {
 const FEED_QUERIES = `unnest($2::text[], $3::jsonb[], $4::boolean[], $5::boolean[], $6::int[], $7::int[])
   WITH ORDINALITY AS q(subscriber_id, feeds, read, seen, max, skip, position)`;
 
-const FEED_CONDITIONS = `
-  m.environment_id = $1 AND m.subscriber_id = q.subscriber_id AND m.channel = 'in_app'
+/** A query's feed, whatever its filters: the range of the feed index. */
+const FEED_OF_SUBSCRIBER = "m.environment_id = $1 AND m.subscriber_id = q.subscriber_id AND m.channel = 'in_app'";
+
+const FEED_CONDITIONS = `${FEED_OF_SUBSCRIBER}
   AND (q.feeds IS NULL OR m.feed_identifier IN (SELECT jsonb_array_elements_text(q.feeds)))
   AND (q.read IS NULL OR m.read = q.read) AND (q.seen IS NULL OR m.seen = q.seen)`;
 
@@ -456,8 +456,7 @@ export async function selectFeedPages(db: Queryable, environmentId: string, quer
 export async function countFeeds(db: Queryable, environmentId: string, queries: readonly FeedQuery[], cap: number): Promise<number[]> {
   const { rows } = await db.query<{ count: number }>(
     `SELECT CASE WHEN q.feeds IS NULL AND q.read IS NULL AND q.seen IS NULL
-              THEN (SELECT count(*) FROM (SELECT 1 FROM messages.messages m
-                     WHERE m.environment_id = $1 AND m.subscriber_id = q.subscriber_id AND m.channel = 'in_app' LIMIT q.max) capped)
+              THEN (SELECT count(*) FROM (SELECT 1 FROM messages.messages m WHERE ${FEED_OF_SUBSCRIBER} LIMIT q.max) capped)
               ELSE (SELECT count(*) FROM (SELECT 1 FROM messages.messages m WHERE ${FEED_CONDITIONS} LIMIT q.max) capped)
             END AS count
        FROM ${FEED_QUERIES}

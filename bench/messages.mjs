@@ -2,8 +2,8 @@
 // messages in a 2,000,000-row table, each beside its floor measured in the same run:
 //   - DB time of what one request runs (EXPLAIN ANALYZE of our store's statements) vs the raw
 //     statement over the ideal index;
-//   - HTTP p99 at 100 connections (autocannon) through gateway → messages (→ subscribers) vs the
-//     same gateway answering /livez (no auth, no RPC) and a subscriber GET (auth + one RPC);
+//   - HTTP p99 at 100 connections (autocannon) through gateway → messages vs floor (b), Koa +
+//     router + ApiKey check + JSON with no RPC, in a process of its own;
 //   - mark-all seen (chunked, through HTTP) vs one UPDATE of the same rows, with other requests
 //     measured meanwhile.
 // The processes run as children of this one (LOG_LEVEL=warn) over a database created and dropped
@@ -11,7 +11,7 @@
 import { randomBytes } from "node:crypto";
 import { connect } from "nats";
 import { createPool } from "@notify/runtime";
-import { autocannon, benchDatabase, freePort, load as loadOnce, percentile, startProcess, stopProcess, waitFor } from "../scripts/bench-lib.mjs";
+import { autocannon, benchDatabase, freePort, load as loadOnce, percentile, startFloor, startProcess, stopProcess, waitFor } from "../scripts/bench-lib.mjs";
 
 const HEAVY_MESSAGES = Number(process.env.BENCH_HEAVY_MESSAGES ?? 1_000_000);
 const OTHER_SUBSCRIBERS = 1_000;
@@ -171,10 +171,17 @@ export default async function messagesBench({ report }) {
     );
     report({ name: "first feed page (20) DB time per request, incl. capped total", value: ourFeed, unit: "ms", floor: feedFloor });
 
-    // HTTP at 100 connections: the floors (the gateway's /livez: no auth, no RPC; a subscriber
-    // GET: auth and one plain RPC per request), then our two reads for the heavy subscriber, then
-    // the same reads spread over the 1,000 other subscribers (no two waiting requests alike).
+    // HTTP at 100 connections: floor (b) of performance-floors.md (Koa + router + ApiKey check +
+    // JSON, a process of its own) before and after our reads; the gateway's /livez (no auth, no
+    // RPC) and a subscriber GET (auth and one plain RPC per request) for where the time goes; then
+    // our two reads for the heavy subscriber, and the same reads spread over the 1,000 other
+    // subscribers (no two waiting requests alike). The issue's 10 ms target was set against the
+    // floors' machine, where (b) answered with p99 2.3 ms: 4.3× (b).
     const auth = { authorization: `ApiKey ${key}` };
+    const floorB = await startFloor("http");
+    children.push(floorB.child);
+    const floorUrl = `${floorB.origin}/v1/subscribers/bench-heavy/notifications/unseen`;
+    const floorBefore = await load(floorUrl, floorB.headers);
     const livez = await load(`${api}/livez`, {});
     const oneRpc = await load(`${api}/v1/subscribers/bench-heavy`, auth);
     const unseen = await load(`${api}/v1/subscribers/bench-heavy/notifications/unseen?limit=100`, auth);
@@ -182,13 +189,18 @@ export default async function messagesBench({ report }) {
     const anyOther = (suffix) => () => `/v1/subscribers/bench-other-${Math.floor(Math.random() * OTHER_SUBSCRIBERS)}${suffix}`;
     const unseenSpread = await load(api, auth, 100, anyOther("/notifications/unseen?limit=100"));
     const feedSpread = await load(api, auth, 100, anyOther("/notifications/feed?limit=20"));
+    const floorAfter = await load(floorUrl, floorB.headers);
+    await floorB.stop();
+    const floorP99 = (floorBefore.p99 + floorAfter.p99) / 2;
     const rps = (result) => `${Math.round(result.rps)} req/s`;
-    report({ name: `HTTP floor: /livez (no auth, no RPC), 100 connections, ${rps(livez)}: p99`, value: livez.p99, unit: "ms" });
-    report({ name: `HTTP floor: GET subscriber (auth + one RPC), ${rps(oneRpc)}: p99`, value: oneRpc.p99, unit: "ms" });
-    report({ name: `unseen count, heavy subscriber, ${rps(unseen)}: p99`, value: unseen.p99, unit: "ms", floor: oneRpc.p99, target: "≤ 10 ms" });
-    report({ name: `first feed page (20), heavy subscriber, ${rps(feed)}: p99`, value: feed.p99, unit: "ms", floor: oneRpc.p99, target: "≤ 10 ms" });
-    report({ name: `unseen count, 1,000 subscribers at random, ${rps(unseenSpread)}: p99`, value: unseenSpread.p99, unit: "ms", floor: oneRpc.p99 });
-    report({ name: `first feed page, 1,000 subscribers at random, ${rps(feedSpread)}: p99`, value: feedSpread.p99, unit: "ms", floor: oneRpc.p99 });
+    report({ name: `HTTP floor (b): Koa + router + ApiKey check + JSON, 100 connections, ${rps(floorBefore)} and ${rps(floorAfter)}: p99`, value: floorP99, unit: "ms" });
+    report({ name: `gateway /livez (no auth, no RPC), ${rps(livez)}: p99`, value: livez.p99, unit: "ms", floor: floorP99 });
+    report({ name: `GET subscriber (auth + one RPC), ${rps(oneRpc)}: p99`, value: oneRpc.p99, unit: "ms", floor: floorP99 });
+    const target = "≤ 10 ms (≤ 4.3× floor (b))";
+    report({ name: `unseen count, heavy subscriber, ${rps(unseen)}: p99`, value: unseen.p99, unit: "ms", floor: floorP99, target });
+    report({ name: `first feed page (20), heavy subscriber, ${rps(feed)}: p99`, value: feed.p99, unit: "ms", floor: floorP99, target });
+    report({ name: `unseen count, 1,000 subscribers at random, ${rps(unseenSpread)}: p99`, value: unseenSpread.p99, unit: "ms", floor: floorP99 });
+    report({ name: `first feed page, 1,000 subscribers at random, ${rps(feedSpread)}: p99`, value: feedSpread.p99, unit: "ms", floor: floorP99 });
 
     // Mark-all seen over the 1M messages: one UPDATE (the floor) vs our chunked mark-all via HTTP.
     // Meanwhile, both times: another subscriber's unseen count at 20 connections, and a mark-as

@@ -12,7 +12,7 @@ import { Readable } from "node:stream";
 import { connect } from "nats";
 import { from as copyFrom } from "pg-copy-streams";
 import { createPool } from "@notify/runtime";
-import { autocannon, benchDatabase, cpuSeconds, freePort, load, percentile, startProcess, stopProcess, waitFor } from "../scripts/bench-lib.mjs";
+import { autocannon, benchDatabase, cpuSeconds, freePort, load, percentile, startFloor, startProcess, stopProcess, waitFor } from "../scripts/bench-lib.mjs";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const E2E_SECONDS = Number(process.env.BENCH_E2E_SECONDS ?? 60);
@@ -23,13 +23,10 @@ const ACCEPTANCE_ROUNDS = 3;
 
 const { addKey } = await import(new URL("../services/gateway/dist/accounts.js", import.meta.url).href);
 
-/** A floor server (scripts/bench-floor-server.mjs) in a process of its own. */
-async function startFloor(kind, stream, databaseUrl) {
-  const port = await freePort();
-  const child = startProcess(`floor-${kind}`, { FLOOR: kind, PORT: String(port), STREAM: stream, DATABASE_URL: databaseUrl }, new URL("../scripts/bench-floor-server.mjs", import.meta.url));
-  const url = `http://127.0.0.1:${port}/v1/events/trigger`;
-  await waitFor(async () => (await fetch(url, { method: "POST", headers: { authorization: "ApiKey wrong" } })).status === 401, `floor ${kind}`);
-  return { url, headers: { authorization: "ApiKey floor-key", "content-type": "application/json" }, pid: child.pid, stop: () => stopProcess(child) };
+/** A trigger floor server: its trigger URL and headers. */
+async function startTriggerFloor(kind, stream, databaseUrl) {
+  const floor = await startFloor(kind, { STREAM: stream, DATABASE_URL: databaseUrl });
+  return { ...floor, url: `${floor.origin}/v1/events/trigger`, headers: { ...floor.headers, "content-type": "application/json" } };
 }
 
 /** CPU seconds the given processes use from now until the returned function is called. */
@@ -131,7 +128,7 @@ export default async function triggersBench({ report }) {
     // The floor and ours alternate, ACCEPTANCE_ROUNDS runs each, and the medians are compared:
     // this machine's speed drifts by a third within minutes, so one run of each is a coin toss.
     if (PHASES.has("acceptance")) {
-      const floorG = await startFloor("acceptance", `BENCH_FLOOR_G_${suffix}`);
+      const floorG = await startTriggerFloor("acceptance", `BENCH_FLOOR_G_${suffix}`);
       const floorLoad = { url: floorG.url, method: "POST", headers: floorG.headers, connections: CONNECTIONS, duration: SECONDS, body: JSON.stringify({ name, to: "bench-sub", payload: {} }) };
       /** One load run with the CPU the given processes spent per request (warm-up included). */
       const measured = async (pids, options) => {
@@ -170,7 +167,7 @@ export default async function triggersBench({ report }) {
 
     // 2. Trigger → in-app message committed, at fixed rates.
     if (PHASES.has("latency")) {
-      const floorE2e = await startFloor("e2e", `BENCH_FLOOR_E_${suffix}`, database.url);
+      const floorE2e = await startTriggerFloor("e2e", `BENCH_FLOOR_E_${suffix}`, database.url);
       for (const rate of [1000, 3000]) {
         const floorRun = await paced(floorE2e.url, floorE2e.headers, rate, Math.min(E2E_SECONDS, 20), `floor-${rate}`, name, "bench-sub");
         await waitFor(async () => (await pool.query("SELECT count(*)::int AS n FROM bench_floor_rows WHERE transaction_id LIKE $1", [`floor-${rate}-%`])).rows[0].n >= floorRun.accepted.length, "floor drained", 120_000);

@@ -83,6 +83,15 @@ export async function stopProcess(child) {
   await exited;
 }
 
+/** A floor server (bench-floor-server.mjs, FLOOR=kind) in a process of its own, once it answers. */
+export async function startFloor(kind, env = {}) {
+  const port = await freePort();
+  const child = startProcess(`floor-${kind}`, { FLOOR: kind, PORT: String(port), ...env }, new URL("./bench-floor-server.mjs", import.meta.url));
+  const origin = `http://127.0.0.1:${port}`;
+  await waitFor(async () => (await fetch(`${origin}/`)).status === 404, `floor ${kind}`);
+  return { origin, headers: { authorization: "ApiKey floor-key" }, child, pid: child.pid, stop: () => stopProcess(child) };
+}
+
 /** CPU seconds (user + system) a process has used, from /proc. */
 export function cpuSeconds(pid) {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");

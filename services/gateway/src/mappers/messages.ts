@@ -71,32 +71,33 @@ export const messageIdParam = z.object({ messageId: z.string().min(1) });
 export const transactionIdParam = z.object({ transactionId: z.string().min(1) });
 export const deleteTransactionQuery = z.object({ channel: channel.optional() });
 
+/** Sets `key` when `value` is present: the public Message leaves absent optional fields out. */
+function put(json: Record<string, unknown>, key: string, value: unknown): void {
+  if (value !== undefined) json[key] = value;
+}
+
 function ctaToJson(cta: messagesV1.MessageCta | undefined) {
+  const json: Record<string, unknown> = {};
+  put(json, "type", cta?.type);
+  json.data = cta?.url !== undefined ? { url: cta.url } : {};
   const action = cta?.action;
-  return {
-    ...(cta?.type !== undefined ? { type: cta.type } : {}),
-    data: cta?.url !== undefined ? { url: cta.url } : {},
-    ...(action
-      ? {
-          action: {
-            ...(action.status !== undefined ? { status: action.status } : {}),
-            buttons: action.buttons.map((button) => ({
-              type: button.type,
-              content: button.content,
-              ...(button.resultContent !== undefined ? { resultContent: button.resultContent } : {}),
-            })),
-            ...(action.result
-              ? {
-                  result: {
-                    ...(action.result.payload ? { payload: action.result.payload } : {}),
-                    ...(action.result.type !== undefined ? { type: action.result.type } : {}),
-                  },
-                }
-              : {}),
-          },
-        }
-      : {}),
-  };
+  if (action) {
+    const actionJson: Record<string, unknown> = {};
+    put(actionJson, "status", action.status);
+    actionJson.buttons = action.buttons.map((button) => {
+      const buttonJson: Record<string, unknown> = { type: button.type, content: button.content };
+      put(buttonJson, "resultContent", button.resultContent);
+      return buttonJson;
+    });
+    if (action.result) {
+      const result: Record<string, unknown> = {};
+      put(result, "payload", action.result.payload);
+      put(result, "type", action.result.type);
+      actionJson.result = result;
+    }
+    json.action = actionJson;
+  }
+  return json;
 }
 
 function contentToJson(content: messagesV1.Message["content"]) {
@@ -112,11 +113,13 @@ function contentToJson(content: messagesV1.Message["content"]) {
   return null;
 }
 
-const present = <K extends string, V>(key: K, value: V | undefined) => (value === undefined ? {} : ({ [key]: value } as { [P in K]: V }));
-
-/** The public Message: every field of the spec's table that the message has (`template` is embedded by the list routes). */
-export function messageToJson(message: messagesV1.Message) {
-  return {
+/**
+ * The public Message: every field of the spec's table that the message has (`template` is
+ * embedded by the list routes), in the spec's key order. Built by assignment: an object spread
+ * per optional field made this half of a feed page's mapping (3 µs a message against 1.5).
+ */
+export function messageToJson(message: messagesV1.Message): Record<string, unknown> {
+  const json: Record<string, unknown> = {
     _id: message.id,
     _templateId: message.templateId,
     _environmentId: message.environmentId,
@@ -124,34 +127,35 @@ export function messageToJson(message: messagesV1.Message) {
     _organizationId: message.organizationId,
     _notificationId: message.notificationId,
     _subscriberId: message.subscriberId,
-    ...present("_jobId", message.jobId),
-    ...present("templateIdentifier", message.templateIdentifier),
-    createdAt: iso(message.createdAt),
-    updatedAt: iso(message.updatedAt),
-    deliveredAt: message.deliveredAt.map((date) => iso(date)),
-    ...present("lastSeenDate", message.lastSeenDate && iso(message.lastSeenDate)),
-    ...present("lastReadDate", message.lastReadDate && iso(message.lastReadDate)),
-    content: contentToJson(message.content),
-    transactionId: message.transactionId,
-    ...present("subject", message.subject),
-    channel: CHANNEL_NAMES.get(message.channel) ?? "in_app",
-    read: message.read,
-    seen: message.seen,
-    ...present("snoozedUntil", message.snoozedUntil && iso(message.snoozedUntil)),
-    ...present("email", message.email),
-    ...present("phone", message.phone),
-    ...present("directWebhookUrl", message.directWebhookUrl),
-    ...present("providerId", message.providerId),
-    ...(message.deviceTokens.length > 0 ? { deviceTokens: message.deviceTokens } : {}),
-    ...present("title", message.title),
-    cta: ctaToJson(message.cta),
-    _feedId: message.feedId ?? null,
-    status: STATUS_NAMES.get(message.status) ?? "sent",
-    ...present("errorId", message.errorId),
-    ...present("errorText", message.errorText),
-    ...present("payload", message.payload),
-    ...present("overrides", message.overrides),
   };
+  put(json, "_jobId", message.jobId);
+  put(json, "templateIdentifier", message.templateIdentifier);
+  json.createdAt = iso(message.createdAt);
+  json.updatedAt = iso(message.updatedAt);
+  json.deliveredAt = message.deliveredAt.map((date) => iso(date));
+  put(json, "lastSeenDate", message.lastSeenDate && iso(message.lastSeenDate));
+  put(json, "lastReadDate", message.lastReadDate && iso(message.lastReadDate));
+  json.content = contentToJson(message.content);
+  json.transactionId = message.transactionId;
+  put(json, "subject", message.subject);
+  json.channel = CHANNEL_NAMES.get(message.channel) ?? "in_app";
+  json.read = message.read;
+  json.seen = message.seen;
+  put(json, "snoozedUntil", message.snoozedUntil && iso(message.snoozedUntil));
+  put(json, "email", message.email);
+  put(json, "phone", message.phone);
+  put(json, "directWebhookUrl", message.directWebhookUrl);
+  put(json, "providerId", message.providerId);
+  if (message.deviceTokens.length > 0) json.deviceTokens = message.deviceTokens;
+  put(json, "title", message.title);
+  json.cta = ctaToJson(message.cta);
+  json._feedId = message.feedId ?? null;
+  json.status = STATUS_NAMES.get(message.status) ?? "sent";
+  put(json, "errorId", message.errorId);
+  put(json, "errorText", message.errorText);
+  put(json, "payload", message.payload);
+  put(json, "overrides", message.overrides);
+  return json;
 }
 
 /**
@@ -176,23 +180,27 @@ function messagesText(messages: readonly messagesV1.Message[], workflows: readon
 export function listedMessagesText(reply: messagesV1.ListMessagesResponse) {
   const subscribers = new Map(reply.subscribers.map((subscriber) => [subscriber.id, subscriber]));
   return messagesText(reply.messages, reply.workflows, (message) => {
+    const item = messageToJson(message);
     const subscriber = subscribers.get(message.subscriberId);
-    return { ...messageToJson(message), ...(subscriber ? { subscriber: subscriberToJson(subscriber) } : {}) };
+    if (subscriber) item.subscriber = subscriberToJson(subscriber);
+    return item;
   });
 }
 
 /** The feed's subscriber summary, as Novu's feed items carry it. */
 function feedSubscriberToJson(subscriber: subscribersV1.Subscriber) {
-  return {
-    _id: subscriber.id,
-    subscriberId: subscriber.subscriberId,
-    ...present("firstName", subscriber.firstName),
-    ...present("lastName", subscriber.lastName),
-    ...present("avatar", subscriber.avatar),
-  };
+  const json: Record<string, unknown> = { _id: subscriber.id, subscriberId: subscriber.subscriberId };
+  put(json, "firstName", subscriber.firstName);
+  put(json, "lastName", subscriber.lastName);
+  put(json, "avatar", subscriber.avatar);
+  return json;
 }
 
 export function feedText(reply: messagesV1.GetFeedResponse) {
-  const subscriber = reply.subscriber ? { subscriber: feedSubscriberToJson(reply.subscriber) } : {};
-  return messagesText(reply.messages, reply.workflows, (message) => ({ ...messageToJson(message), ...subscriber }));
+  const subscriber = reply.subscriber && feedSubscriberToJson(reply.subscriber);
+  return messagesText(reply.messages, reply.workflows, (message) => {
+    const item = messageToJson(message);
+    if (subscriber) item.subscriber = subscriber;
+    return item;
+  });
 }

@@ -83,15 +83,75 @@ export interface MigrationSet {
 }
 
 /**
+ * First line of a migration that runs outside a transaction: CREATE INDEX CONCURRENTLY builds an
+ * index while writes go on, and Postgres refuses it inside a transaction block.
+ */
+const NO_TRANSACTION = /^--\s*notify:no-transaction\s*$/;
+
+/**
+ * A no-transaction migration's statements, sent one per query (Postgres runs a query of several
+ * statements as one implicit transaction). Each statement ends with ";" at the end of a line. If
+ * such a migration stops half-way, it runs again from its first statement at the next start, so
+ * each statement must be safe to repeat (DROP INDEX CONCURRENTLY IF EXISTS before the CREATE: a
+ * failed concurrent build leaves an invalid index behind).
+ */
+function statementsOf(sql: string): string[] {
+  return sql
+    .split(/;[ \t]*$/m)
+    .map((statement) => statement.trim())
+    .filter((statement) => statement.split("\n").some((line) => line.trim() !== "" && !line.trim().startsWith("--")));
+}
+
+const LOCK_POLL_MS = 200;
+
+/**
+ * Waits for the schema's migration lock by polling, never inside a blocked statement: a replica
+ * blocked in pg_advisory_lock holds a snapshot, which a concurrent index build in the replica
+ * holding the lock waits for, and Postgres ends that deadlock by failing the waiting replica.
+ */
+async function lockMigrations(client: PoolClient, lock: string): Promise<void> {
+  for (;;) {
+    const { rows } = await client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock(hashtext($1)) AS locked", [lock]);
+    if (rows[0]!.locked) return;
+    await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
+  }
+}
+
+async function applyInTransaction(client: PoolClient, schema: string, file: string, sql: string): Promise<void> {
+  await client.query("BEGIN");
+  try {
+    await client.query(`SET LOCAL search_path TO ${schema}`);
+    await client.query(sql);
+    await client.query(`INSERT INTO ${schema}.schema_migrations (name) VALUES ($1)`, [file]);
+    await client.query("COMMIT");
+  } catch (error) {
+    await client.query("ROLLBACK");
+    throw error;
+  }
+}
+
+async function applyWithoutTransaction(client: PoolClient, schema: string, file: string, sql: string): Promise<void> {
+  await client.query(`SET search_path TO ${schema}`);
+  try {
+    for (const statement of statementsOf(sql)) await client.query(statement);
+    await client.query(`INSERT INTO ${schema}.schema_migrations (name) VALUES ($1)`, [file]);
+  } finally {
+    await client.query("RESET search_path");
+  }
+}
+
+/**
  * Applies the pending migrations of one schema under an advisory lock, so replicas starting
- * together apply each file exactly once. Forward-only: applied files are never re-run.
+ * together apply each file exactly once. Forward-only: applied files are never re-run. Each file
+ * runs in a transaction of its own unless it starts with `-- notify:no-transaction`.
  */
 export async function migrate(pool: Pool, set: MigrationSet, log?: Logger): Promise<string[]> {
   const files = (await readdir(set.dir)).filter((file) => /^\d{3}_.+\.sql$/.test(file)).sort();
   const schema = pg.escapeIdentifier(set.schema);
   const client = await pool.connect();
+  let failed = false;
   try {
-    await client.query("SELECT pg_advisory_lock(hashtext($1))", [`notify.migrate.${set.schema}`]);
+    await lockMigrations(client, `notify.migrate.${set.schema}`);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
     await client.query(
       `CREATE TABLE IF NOT EXISTS ${schema}.schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
@@ -101,21 +161,21 @@ export async function migrate(pool: Pool, set: MigrationSet, log?: Logger): Prom
     const pending = files.filter((file) => !applied.has(file));
     for (const file of pending) {
       const sql = await readFile(join(set.dir, file), "utf8");
-      await client.query("BEGIN");
+      const apply = NO_TRANSACTION.test(sql.split("\n", 1)[0]!) ? applyWithoutTransaction : applyInTransaction;
       try {
-        await client.query(`SET LOCAL search_path TO ${schema}`);
-        await client.query(sql);
-        await client.query(`INSERT INTO ${schema}.schema_migrations (name) VALUES ($1)`, [file]);
-        await client.query("COMMIT");
+        await apply(client, schema, file, sql);
       } catch (error) {
-        await client.query("ROLLBACK");
         throw new Error(`migration ${set.schema}/${file} failed: ${(error as Error).message}`, { cause: error });
       }
       log?.info({ schema: set.schema, migration: file }, "migration applied");
     }
     return pending;
+  } catch (error) {
+    failed = true;
+    throw error;
   } finally {
     await client.query("SELECT pg_advisory_unlock(hashtext($1))", [`notify.migrate.${set.schema}`]).catch(() => undefined);
-    client.release();
+    // A connection a migration failed on (perhaps half-way, outside a transaction) is not reused.
+    client.release(failed);
   }
 }

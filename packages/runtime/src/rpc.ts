@@ -223,7 +223,12 @@ function unaryHandler(spec: Extract<MethodImplSpec, { kind: "unary" }>, intercep
     const header = new Headers();
     for (const [key, values] of Object.entries(call.metadata.getMap())) if (typeof values === "string") header.set(key, values);
     const cancel = new AbortController();
-    call.once("cancelled", () => cancel.abort(new ConnectError("the call was cancelled", Code.Canceled)));
+    let answered = false;
+    // grpc-js reports every call as cancelled once its status is sent: only a call still running
+    // is aborted (an error and an abort event per call were ~3 % of a service's CPU).
+    call.once("cancelled", () => {
+      if (!answered) cancel.abort(new ConnectError("the call was cancelled", Code.Canceled));
+    });
     const request: UnaryRequest = {
       stream: false,
       service,
@@ -236,8 +241,14 @@ function unaryHandler(spec: Extract<MethodImplSpec, { kind: "unary" }>, intercep
       message: call.request as MessageShape<DescMessage>,
     };
     invoke(request).then(
-      (response) => callback(null, (response as UnaryResponse).message),
-      (error: unknown) => callback(statusOf(ConnectError.from(error))),
+      (response) => {
+        answered = true;
+        callback(null, (response as UnaryResponse).message);
+      },
+      (error: unknown) => {
+        answered = true;
+        callback(statusOf(ConnectError.from(error)));
+      },
     );
   };
 }

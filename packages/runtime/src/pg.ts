@@ -25,6 +25,15 @@ export function isUniqueViolation(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === "23505";
 }
 
+/**
+ * Text Postgres cannot hold: a NUL character (\u0000) in a text parameter (22021) or in a JSON
+ * string bound for jsonb (22P05). Only a client's input carries one.
+ */
+export function isUnstorableText(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "22021" || code === "22P05";
+}
+
 /** Postgres' deadlock_detected: the statement was rolled back so that another could go on. */
 export function isDeadlock(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === "40P01";

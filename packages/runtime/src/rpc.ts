@@ -20,7 +20,9 @@ import {
 } from "@connectrpc/connect";
 import { findTrailerError, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { Health, HealthCheckResponse_ServingStatus } from "@notify/proto";
+import { fieldErrorsOf, invalidArgument } from "./errors.js";
 import type { Logger } from "./log.js";
+import { isUnstorableText } from "./pg.js";
 
 /** The caller's tenancy, set by the gateway on every call. */
 export interface Scope {
@@ -77,6 +79,7 @@ function errorInterceptor(log: Logger): Interceptor {
     } catch (error) {
       if (error instanceof ConnectError) throw error;
       const method = `${request.service.typeName}/${request.method.name}`;
+      if (isUnstorableText(error)) throw new ConnectError("Text with a NUL character (\\u0000) cannot be stored or searched", Code.InvalidArgument);
       if (isUnavailableError(error)) {
         log.warn({ err: error, method }, "dependency unavailable");
         throw new ConnectError("a dependency is unavailable", Code.Unavailable);
@@ -169,11 +172,31 @@ const NO_HEADERS: Headers = new Headers();
 const STATUS_DETAILS = "grpc-status-details-bin";
 
 /** A ConnectError as a gRPC status; its details travel as google.rpc.Status, as connect encodes them. */
+/**
+ * What a failed call's status may add to its trailers. Field errors echo the values they name:
+ * trailers larger than the caller's HTTP/2 session accepts (64 KiB) failed that call, and the
+ * calls after it on the channel, only at their deadlines.
+ */
+const MAX_STATUS_DETAILS = 8 * 1024;
+const MAX_STATUS_MESSAGE = 1024;
+
+/** The status details (base64) of `error`: without the echoed values if they are too large, none if even that is. */
+function statusDetailsOf(error: ConnectError): string | null {
+  const details = setTrailerStatus(new Headers(), error).get(STATUS_DETAILS);
+  if (details === null || details.length <= MAX_STATUS_DETAILS) return details;
+  const fields = fieldErrorsOf(error);
+  if (!fields) return null;
+  const withoutValues = Object.fromEntries(Object.entries(fields).map(([field, { messages }]) => [field, { messages }]));
+  const smaller = setTrailerStatus(new Headers(), invalidArgument(error.rawMessage, withoutValues)).get(STATUS_DETAILS);
+  return smaller !== null && smaller.length <= MAX_STATUS_DETAILS ? smaller : null;
+}
+
 function statusOf(error: ConnectError): Partial<grpc.StatusObject> {
   const metadata = new grpc.Metadata();
-  const details = setTrailerStatus(new Headers(), error).get(STATUS_DETAILS);
+  const details = statusDetailsOf(error);
   if (details !== null) metadata.set(STATUS_DETAILS, Buffer.from(details, "base64"));
-  return { code: error.code as number as grpc.status, details: error.rawMessage, metadata };
+  const message = error.rawMessage.length > MAX_STATUS_MESSAGE ? `${error.rawMessage.slice(0, MAX_STATUS_MESSAGE)}…` : error.rawMessage;
+  return { code: error.code as number as grpc.status, details: message, metadata };
 }
 
 /** A failed call's gRPC status back as the ConnectError the service raised. */

@@ -24,6 +24,8 @@ beforeAll(async () => {
           const { environmentId } = scopeOf(context);
           if (request.subscriberId === "invalid") throw invalidField("subscriberId", "is not valid", "invalid");
           if (request.subscriberId === "broken") throw new Error("a bug");
+          if (request.subscriberId.startsWith("long")) throw invalidField("subscriberId", "is not valid", request.subscriberId);
+          if (request.subscriberId === "nul") throw Object.assign(new Error("invalid byte sequence"), { code: "22021" });
           if (request.subscriberId === "slow") {
             const signal = context.signal;
             lastAbort = new Promise((resolve) => signal.addEventListener("abort", () => resolve(signal.reason), { once: true }));
@@ -70,6 +72,21 @@ describe("gRPC between processes (grpc-js on both ends)", () => {
     expect(error.code).toBe(Code.InvalidArgument);
     expect(error.rawMessage).toBe("Validation failed");
     expect(fieldErrorsOf(error)).toEqual({ subscriberId: { messages: ["is not valid"], value: "invalid" } });
+  });
+
+  it("drops echoed values too large for the trailers, keeping the call and the channel working", async () => {
+    const error = await failure(subscribers().getSubscriber({ subscriberId: `long${"x".repeat(100_000)}` }, { headers, timeoutMs: 3_000 }));
+    expect(error.code).toBe(Code.InvalidArgument);
+    expect(fieldErrorsOf(error)).toEqual({ subscriberId: { messages: ["is not valid"] } });
+    expect(fieldErrorsOf(await failure(subscribers().getSubscriber({ subscriberId: "long" }, { headers })))).toEqual({
+      subscriberId: { messages: ["is not valid"], value: "long" },
+    });
+  });
+
+  it("answers text Postgres cannot hold (a NUL character) as an invalid argument", async () => {
+    const error = await failure(subscribers().getSubscriber({ subscriberId: "nul" }, { headers }));
+    expect(error.code).toBe(Code.InvalidArgument);
+    expect(error.rawMessage).toMatch(/NUL character/);
   });
 
   it("answers an unexpected failure as internal, without its text", async () => {

@@ -340,6 +340,37 @@ describe("unknown subscribers", () => {
   });
 });
 
+describe("text Postgres cannot hold", () => {
+  it("answers 422 for a NUL character in a path, a query or a body, and changes nothing", async () => {
+    const ada = await freshSubscriber();
+    await seed.inApp(ada, 2);
+    for (const [method, path, body] of [
+      ["GET", "/v1/subscribers/%00/notifications/unseen"],
+      ["GET", `/v1/subscribers/${ada.subscriberId}/notifications/feed?feedIdentifier=%00`],
+      ["GET", "/v1/messages?subscriberId=a%00"],
+      ["DELETE", "/v1/messages/transaction/%00"],
+      ["POST", `/v1/subscribers/${ada.subscriberId}/messages/mark-all`, { markAs: "seen", feedIdentifier: ["\u0000"] }],
+    ] as const) {
+      const reply = await stack.request(method, path, body);
+      expect(reply.status, `${method} ${path}`).toBe(422);
+    }
+    expect(await unseen(ada.subscriberId)).toBe(2);
+  });
+
+  it("answers a mark-as naming a 100,000-character id with 422, at once, and the next request too", async () => {
+    const ada = await freshSubscriber();
+    const [id] = await seed.inApp(ada, 1);
+    // The service's field error echoes the value: travelling back whole, its trailer was larger
+    // than an HTTP/2 session takes, and this call and the next one waited for their deadlines.
+    const started = Date.now();
+    const reply = await markAs(ada.subscriberId, { messageId: "x".repeat(100_000), markAs: "read" });
+    expect(reply.status).toBe(422);
+    expect(reply.body.errors.messageId.messages).toEqual(["each messageId must be a message id (24 hex characters)"]);
+    expect((await markAs(ada.subscriberId, { messageId: id, markAs: "read" })).status).toBe(201);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});
+
 describe("subscribers the messages service has already looked up", () => {
   // The messages service keeps subscribers it found; the subscribers service's change
   // announcements must make every one of these answers current at once, with no wait.

@@ -1,15 +1,36 @@
 import getRawBody from "raw-body";
 import type { Context } from "koa";
-import { HttpError } from "./errors.js";
+import { HttpError, validationError } from "./errors.js";
+import { fieldPath } from "./validation.js";
 
 export const KIB = 1024;
 export const MIB = 1024 * KIB;
 
 const EMPTY = Buffer.alloc(0);
 
+/** How JSON writes a NUL character: it cannot hold one raw, so a body without this has none. */
+const NUL_ESCAPE = Buffer.from("\\u0000");
+
+/** The path of the first key or string in `value` that holds a NUL character, if any. */
+function nulPath(value: unknown, path: PropertyKey[]): PropertyKey[] | undefined {
+  if (typeof value === "string") return value.includes("\0") ? path : undefined;
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) {
+      const found = nulPath(item, [...path, index]);
+      if (found) return found;
+    }
+  } else if (value !== null && typeof value === "object") {
+    for (const [key, item] of Object.entries(value)) {
+      const found = key.includes("\0") ? [...path, key] : nulPath(item, [...path, key]);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
 /**
  * Reads and parses a JSON body whatever its declared type (curl's default form type included);
- * over `limit` bytes → 413, malformed → 400, empty → undefined.
+ * over `limit` bytes → 413, malformed → 400, a NUL character anywhere → 422, empty → undefined.
  */
 export async function readJsonBody(ctx: Context, limit: number): Promise<{ value: unknown; raw: Buffer }> {
   // A request without Content-Length or Transfer-Encoding has no body (RFC 9112 §6.3): most GETs.
@@ -27,9 +48,15 @@ export async function readJsonBody(ctx: Context, limit: number): Promise<{ value
     throw new HttpError(400, "Request body could not be read");
   }
   if (raw.length === 0) return { value: undefined, raw };
+  let value: unknown;
   try {
-    return { value: JSON.parse(raw.toString("utf8")) as unknown, raw };
+    value = JSON.parse(raw.toString("utf8"));
   } catch {
     throw new HttpError(400, "Request body is not valid JSON");
   }
+  // Postgres cannot store a NUL character in text or jsonb. Refused here, it cannot reach a
+  // trigger's job and fail there on every delivery, after the trigger was accepted.
+  const nul = raw.includes(NUL_ESCAPE) ? nulPath(value, []) : undefined;
+  if (nul) throw validationError({ [fieldPath(nul)]: { messages: ["must not contain a NUL character (\\u0000)"] } });
+  return { value, raw };
 }

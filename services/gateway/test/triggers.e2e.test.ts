@@ -169,6 +169,25 @@ describe("POST /v1/events/trigger", () => {
     for (let level = 0; level < 40; level += 1) deep = { deep };
     expect((await trigger({ name: welcome, to: "ada", payload: deep })).status).toBe(422);
   });
+
+  it("refuses a NUL character anywhere in the body, naming where, and accepts nothing", async () => {
+    // Postgres cannot store one: accepted, the trigger's job would fail on every delivery.
+    const transactionId = `nul-${Date.now()}`;
+    for (const [payload, field] of [
+      [{ name: "Ada\u0000" }, "payload.name"],
+      [{ list: ["ok", "a\u0000b"] }, "payload.list[1]"],
+      [{ "key\u0000": 1 }, "payload.key\u0000"],
+    ] as const) {
+      const reply = await trigger({ name: welcome, to: "ada", transactionId, payload });
+      expect(reply.status).toBe(422);
+      expect(reply.body.errors).toEqual({ [field]: { messages: ["must not contain a NUL character (\\u0000)"] } });
+    }
+    // An escaped backslash before "u0000" is text, not a NUL character.
+    const text = await trigger({ name: welcome, to: "ada", transactionId, payload: { firstName: "\\u0000" } });
+    expect(text.status).toBe(201);
+    const [message] = await awaitMessages(transactionId, 1);
+    expect(message?.content).toContain("/ \\u0000 from");
+  });
 });
 
 describe("steps", () => {

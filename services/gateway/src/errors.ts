@@ -104,9 +104,11 @@ export function errorMiddleware(log: Logger) {
   return async (ctx: Context, next: Next) => {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) {
-        ctx.body = errorBody(ctx, 404, `Cannot ${ctx.method} ${ctx.path}`);
-        ctx.status = 404; // assigning a body would otherwise turn the status into 200
+      // An unknown path (404), or a known one without the method (405, with Allow).
+      if (ctx.status >= 400 && ctx.body === undefined) {
+        const status = ctx.status;
+        ctx.body = errorBody(ctx, status, `Cannot ${ctx.method} ${ctx.path}`);
+        ctx.status = status; // assigning a body would otherwise turn the status into 200
       }
     } catch (error) {
       renderError(ctx, error, log);

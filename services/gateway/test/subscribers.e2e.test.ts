@@ -214,6 +214,13 @@ describe("bad requests change nothing", () => {
     expect(reply.status).toBe(404);
     expect(reply.body.statusCode).toBe(404);
   });
+
+  it("405 JSON naming the allowed methods for a known route with another method", async () => {
+    const reply = await stack.request("PATCH", "/v1/integrations/abc");
+    expect(reply.status).toBe(405);
+    expect(reply.headers.get("allow")).toBe("PUT, DELETE");
+    expect(reply.body).toMatchObject({ statusCode: 405, message: "Cannot PATCH /v1/integrations/abc", error: "Method Not Allowed" });
+  });
 });
 
 describe("idempotency", () => {

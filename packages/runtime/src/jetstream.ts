@@ -124,6 +124,8 @@ export interface ConsumeOptions {
   handleBatch?(messages: JsMsg[]): Promise<void>;
   /** Called instead of `handle` on the last allowed delivery's failure: record it, the job is then dropped. */
   deadLetter(message: JsMsg, error: unknown): Promise<void>;
+  /** A failure no redelivery can mend (the job's own data is refused): dead-lettered at once. */
+  isPermanent?(error: unknown): boolean;
 }
 
 export interface Consumption {
@@ -132,8 +134,9 @@ export interface Consumption {
 
 /**
  * A durable pull consumer with explicit acks and bounded in-flight work. A failed job is nak'ed
- * with the back-off delay and redelivered up to `maxDeliver` times; after the last failure it is
- * dead-lettered and terminated. A crashed process's unacknowledged jobs come back after ack wait.
+ * with the back-off delay and redelivered up to `maxDeliver` times; after the last failure, or a
+ * permanent one, it is dead-lettered and terminated. A crashed process's unacknowledged jobs
+ * come back after ack wait.
  */
 export async function consumeJobs(nats: NatsConnection, options: ConsumeOptions): Promise<Consumption> {
   const manager = await nats.jetstreamManager();
@@ -169,8 +172,9 @@ export async function consumeJobs(nats: NatsConnection, options: ConsumeOptions)
       message.ack();
     } catch (error) {
       const attempt = message.info.redeliveryCount;
-      if (attempt >= options.maxDeliver) {
-        options.log.error({ err: error, subject: message.subject, attempt }, "job exhausted its deliveries; dead-lettered");
+      const permanent = options.isPermanent?.(error) ?? false;
+      if (permanent || attempt >= options.maxDeliver) {
+        options.log.error({ err: error, subject: message.subject, attempt }, permanent ? "job refused; dead-lettered" : "job exhausted its deliveries; dead-lettered");
         await options.deadLetter(message, error).catch((deadLetterError: unknown) => {
           options.log.error({ err: deadLetterError }, "dead-letter record failed");
         });

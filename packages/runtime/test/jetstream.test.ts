@@ -96,6 +96,43 @@ describe("job stream", () => {
     await (await nats.jetstreamManager()).streams.delete(retryStream.name);
   });
 
+  it("dead-letters a job at its first failure when the failure is permanent", async () => {
+    const refusingStream: JobStream = { name: `${stream.name}_P`, subjectPrefix: `test.${suffix}.permanent` };
+    await ensureJobStream(nats, refusingStream);
+    await publishJobs(nats, [
+      { subject: jobSubject(refusingStream, "x"), data: encode("refused"), msgID: "p-1" },
+      { subject: jobSubject(refusingStream, "x"), data: encode("fine"), msgID: "p-2" },
+    ]);
+    const attempts = new Map<string, number>();
+    const deadLettered: string[] = [];
+    const done: string[] = [];
+    const consumption = await consumeJobs(nats, {
+      stream: refusingStream,
+      durable: "refusing",
+      concurrency: 2,
+      maxDeliver: 5,
+      backoffMs: [30],
+      ackWaitMs: 5_000,
+      log,
+      handle: async (message) => {
+        const body = decode(message.data);
+        attempts.set(body, (attempts.get(body) ?? 0) + 1);
+        if (body === "refused") throw Object.assign(new Error("invalid data"), { permanent: true });
+        done.push(body);
+      },
+      deadLetter: async (message) => {
+        deadLettered.push(decode(message.data));
+      },
+      isPermanent: (error) => (error as { permanent?: boolean }).permanent === true,
+    });
+    await until(() => done.length === 1 && deadLettered.length === 1);
+    await new Promise((resolve) => setTimeout(resolve, 200)); // no redelivery follows
+    await consumption.stop();
+    expect(attempts).toEqual(new Map([["refused", 1], ["fine", 1]]));
+    expect(deadLettered).toEqual(["refused"]);
+    await (await nats.jetstreamManager()).streams.delete(refusingStream.name);
+  });
+
   it("hands waiting jobs over as batches and falls back to one by one when a batch fails", async () => {
     const batchStream: JobStream = { name: `${stream.name}_B`, subjectPrefix: `test.${suffix}.batch` };
     await ensureJobStream(nats, batchStream);

@@ -1,7 +1,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fromBinary } from "@bufbuild/protobuf";
-import { createClient } from "@connectrpc/connect";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { integrationsV1, messagesV1, subscribersV1, topicsV1, triggersV1 } from "@notify/proto";
 import {
   connectNats,
@@ -70,6 +70,8 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
       log,
       handle: (message) => run([message]),
       handleBatch: run,
+      // A service refused what the job asks for: the job cannot change, so neither can the answer.
+      isPermanent: (error) => error instanceof ConnectError && error.code === Code.InvalidArgument,
       async deadLetter(message, error) {
         let scope: { organizationId: string | null; environmentId: string | null } = { organizationId: null, environmentId: null };
         try {

@@ -139,14 +139,12 @@ async function applyInTransaction(client: PoolClient, schema: string, file: stri
   }
 }
 
+/** On a failure `migrate` drops the connection, and the search_path set here with it. */
 async function applyWithoutTransaction(client: PoolClient, schema: string, file: string, sql: string): Promise<void> {
   await client.query(`SET search_path TO ${schema}`);
-  try {
-    for (const statement of statementsOf(sql)) await client.query(statement);
-    await client.query(`INSERT INTO ${schema}.schema_migrations (name) VALUES ($1)`, [file]);
-  } finally {
-    await client.query("RESET search_path");
-  }
+  for (const statement of statementsOf(sql)) await client.query(statement);
+  await client.query(`INSERT INTO ${schema}.schema_migrations (name) VALUES ($1)`, [file]);
+  await client.query("RESET search_path");
 }
 
 /**

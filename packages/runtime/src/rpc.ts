@@ -171,7 +171,6 @@ const NO_HEADERS: Headers = new Headers();
 
 const STATUS_DETAILS = "grpc-status-details-bin";
 
-/** A ConnectError as a gRPC status; its details travel as google.rpc.Status, as connect encodes them. */
 /**
  * What a failed call's status may add to its trailers. Field errors echo the values they name:
  * trailers larger than the caller's HTTP/2 session accepts (64 KiB) failed that call, and the
@@ -191,6 +190,7 @@ function statusDetailsOf(error: ConnectError): string | null {
   return smaller !== null && smaller.length <= MAX_STATUS_DETAILS ? smaller : null;
 }
 
+/** A ConnectError as a gRPC status; its details travel as google.rpc.Status, as connect encodes them. */
 function statusOf(error: ConnectError): Partial<grpc.StatusObject> {
   const metadata = new grpc.Metadata();
   const details = statusDetailsOf(error);

@@ -52,15 +52,22 @@ export function createPool(url: string, max = 10): Pool {
 export async function withTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   try {
-    await client.query("BEGIN");
-    const result = await work(client);
+    return await inTransaction(client, () => work(client));
+  } finally {
+    client.release();
+  }
+}
+
+/** Runs `work` in a transaction on `client`: committed when it resolves, rolled back when it throws. */
+async function inTransaction<T>(client: PoolClient, work: () => Promise<T>): Promise<T> {
+  await client.query("BEGIN");
+  try {
+    const result = await work();
     await client.query("COMMIT");
     return result;
   } catch (error) {
     await client.query("ROLLBACK").catch(() => undefined);
     throw error;
-  } finally {
-    client.release();
   }
 }
 
@@ -126,17 +133,12 @@ async function lockMigrations(client: PoolClient, lock: string): Promise<void> {
   }
 }
 
-async function applyInTransaction(client: PoolClient, schema: string, file: string, sql: string): Promise<void> {
-  await client.query("BEGIN");
-  try {
+function applyInTransaction(client: PoolClient, schema: string, file: string, sql: string): Promise<void> {
+  return inTransaction(client, async () => {
     await client.query(`SET LOCAL search_path TO ${schema}`);
     await client.query(sql);
     await client.query(`INSERT INTO ${schema}.schema_migrations (name) VALUES ($1)`, [file]);
-    await client.query("COMMIT");
-  } catch (error) {
-    await client.query("ROLLBACK");
-    throw error;
-  }
+  });
 }
 
 /** On a failure `migrate` drops the connection, and the search_path set here with it. */
@@ -155,10 +157,11 @@ async function applyWithoutTransaction(client: PoolClient, schema: string, file:
 export async function migrate(pool: Pool, set: MigrationSet, log?: Logger): Promise<string[]> {
   const files = (await readdir(set.dir)).filter((file) => /^\d{3}_.+\.sql$/.test(file)).sort();
   const schema = pg.escapeIdentifier(set.schema);
+  const lock = `notify.migrate.${set.schema}`;
   const client = await pool.connect();
   let failed = false;
   try {
-    await lockMigrations(client, `notify.migrate.${set.schema}`);
+    await lockMigrations(client, lock);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
     await client.query(
       `CREATE TABLE IF NOT EXISTS ${schema}.schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
@@ -181,7 +184,7 @@ export async function migrate(pool: Pool, set: MigrationSet, log?: Logger): Prom
     failed = true;
     throw error;
   } finally {
-    await client.query("SELECT pg_advisory_unlock(hashtext($1))", [`notify.migrate.${set.schema}`]).catch(() => undefined);
+    await client.query("SELECT pg_advisory_unlock(hashtext($1))", [lock]).catch(() => undefined);
     // A connection a migration failed on (perhaps half-way, outside a transaction) is not reused.
     client.release(failed);
   }

@@ -1,6 +1,7 @@
 import type { Client } from "@connectrpc/connect";
 import type { messagesV1, workflowsV1 } from "@notify/proto";
 import { scopeHeaders, type FollowedCache, type Scope } from "@notify/runtime";
+import { LRUCache } from "lru-cache";
 
 export type WorkflowsClient = Client<typeof workflowsV1.WorkflowService>;
 
@@ -21,7 +22,7 @@ export interface WorkflowDirectory {
 }
 
 export function createWorkflowDirectory(client: WorkflowsClient, copies: FollowedCache<workflowsV1.Workflow>): WorkflowDirectory {
-  const absent = new Set<string>();
+  const absent = new LRUCache<string, true>({ max: MAX_ABSENT });
   const absentKey = (environmentId: string, id: string) => `${environmentId}\n${id}`;
   return {
     async ofMessages(scope, messages) {
@@ -43,8 +44,7 @@ export function createWorkflowDirectory(client: WorkflowsClient, copies: Followe
       const found = new Set(read.map((workflow) => workflow.id));
       for (const id of missing) {
         if (found.has(id)) continue;
-        if (absent.size >= MAX_ABSENT) absent.delete(absent.values().next().value as string);
-        absent.add(absentKey(scope.environmentId, id));
+        absent.set(absentKey(scope.environmentId, id), true);
       }
       return [...kept, ...read];
     },

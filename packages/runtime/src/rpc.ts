@@ -116,9 +116,9 @@ export interface ServeOptions {
 /*
  * Calls between processes use @grpc/grpc-js on both ends, behind the connect-es service
  * definitions and handlers: DESIGN §5 asks for the faster transport. `pnpm bench rpc` (unary
- * calls, 100 in flight, medians of three runs on one machine): grpc-js 5,459 calls/s with 159 µs
- * of client and 82 µs of server CPU per call; connect-node on both ends 2,862 calls/s, 257 µs and
- * 180 µs. A grpc-js client of the connect-node server was slower than either pair.
+ * calls, 100 in flight, medians of three runs on one machine): grpc-js 5,828 calls/s with 150 µs
+ * of client and 70 µs of server CPU per call; connect-node on both ends 3,090 calls/s, 236 µs and
+ * 163 µs. A grpc-js client of the connect-node server was slower than either pair.
  */
 
 const CHANNEL_OPTIONS: grpc.ChannelOptions = {

@@ -10,7 +10,8 @@
 // here. BENCH_HEAVY_MESSAGES and BENCH_SECONDS shrink a run while working on it.
 import { randomBytes } from "node:crypto";
 import { connect } from "nats";
-import { createPool } from "@notify/runtime";
+import { createPool, createPreparedReadPool } from "@notify/runtime";
+import { explaining } from "@notify/testing";
 import { autocannon, benchDatabase, freePort, load as loadOnce, percentile, startFloor, startProcess, stopProcess, waitFor } from "../scripts/bench-lib.mjs";
 
 const HEAVY_MESSAGES = Number(process.env.BENCH_HEAVY_MESSAGES ?? 1_000_000);
@@ -23,25 +24,25 @@ const messagesStore = await import(new URL("../services/messages/dist/store.js",
 const subscribersStore = await import(new URL("../services/subscribers/dist/store.js", import.meta.url).href);
 
 /** Planning + execution time (ms) Postgres reports for every statement `run` makes, summed. */
-async function dbTime(pool, run) {
+async function dbTime(pool, preparedClient, run) {
   let total = 0;
-  const explaining = {
-    async query(text, values) {
-      const { rows } = await pool.query(`EXPLAIN (ANALYZE, TIMING OFF, SUMMARY ON, FORMAT JSON) ${text}`, values);
-      const [plan] = rows[0]["QUERY PLAN"];
-      total += plan["Planning Time"] + plan["Execution Time"];
-      return { rows: [{ count: 0 }], rowCount: 0 };
-    },
-  };
-  await run(explaining);
+  await run(explaining(pool, preparedClient, (report) => (total += report["Planning Time"] + report["Execution Time"])));
   return total;
 }
 
+/** The median dbTime; named statements run prepared on a connection like the service's prepared-read pool's. */
 async function medianDbTime(pool, run) {
-  for (let index = 0; index < 30; index++) await dbTime(pool, run);
-  const samples = [];
-  for (let index = 0; index < DB_SAMPLES; index++) samples.push(await dbTime(pool, run));
-  return percentile(samples, 50);
+  const preparedPool = createPreparedReadPool(pool.options.connectionString, 1);
+  const preparedClient = await preparedPool.connect();
+  try {
+    for (let index = 0; index < 30; index++) await dbTime(pool, preparedClient, run);
+    const samples = [];
+    for (let index = 0; index < DB_SAMPLES; index++) samples.push(await dbTime(pool, preparedClient, run));
+    return percentile(samples, 50);
+  } finally {
+    preparedClient.release();
+    await preparedPool.end();
+  }
 }
 
 /** autocannon at `connections` against one URL, or paths `pathOf` picks per request; any failed request fails the run. */

@@ -1,3 +1,4 @@
 export * from "./database.js";
 export * from "./wait.js";
 export * from "./rpc.js";
+export * from "./explain.js";

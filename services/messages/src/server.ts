@@ -7,6 +7,7 @@ import {
   followChanges,
   createLogger,
   createPool,
+  createPreparedReadPool,
   createRpcTransport,
   migrate,
   migrationsBeside,
@@ -37,6 +38,7 @@ export async function start(config: MessagesConfig): Promise<RunningMessages> {
   const log = createLogger("messages", config.LOG_LEVEL);
   const pool = createPool(config.DATABASE_URL);
   await migrate(pool, migrations, log);
+  const preparedReads = createPreparedReadPool(config.DATABASE_URL);
   const subscribersTransport = createRpcTransport(config.SUBSCRIBERS_URL, config.RPC_TIMEOUT_MS);
   // With a size of 0 nothing is followed, so the (one-entry) cache is never live and keeps nothing.
   const subscriberCopies = createFollowedCache<subscribersV1.Subscriber>({ max: Math.max(1, config.SUBSCRIBER_CACHE_SIZE) });
@@ -51,7 +53,7 @@ export async function start(config: MessagesConfig): Promise<RunningMessages> {
     host: config.MESSAGES_HOST,
     port: config.MESSAGES_PORT,
     log,
-    routes: routes({ pool, log, subscribers, workflows, markAllChunkRows: config.MARK_ALL_CHUNK_ROWS }),
+    routes: routes({ pool, preparedReads, log, subscribers, workflows, markAllChunkRows: config.MARK_ALL_CHUNK_ROWS }),
   });
   return {
     port: server.port,
@@ -59,7 +61,7 @@ export async function start(config: MessagesConfig): Promise<RunningMessages> {
       await server.close();
       subscribersTransport.close();
       triggersTransport.close();
-      await Promise.allSettled([nats.close(), pool.end()]);
+      await Promise.allSettled([nats.close(), pool.end(), preparedReads.end()]);
     },
   };
 }

@@ -20,6 +20,8 @@ export const MAX_OFFSET = 100_000;
 
 export interface MessageServiceDeps {
   pool: Pool;
+  /** The prepared hot reads (unseen counts, feed pages and their totals) run here: createPreparedReadPool. */
+  preparedReads: Pool;
   log: Logger;
   subscribers: SubscriberDirectory;
   workflows: WorkflowDirectory;
@@ -60,7 +62,7 @@ interface CheckedFeed {
   subscriber: FeedPage["subscriber"];
 }
 
-export function createMessageService({ pool, subscribers, workflows, markAllChunkRows }: MessageServiceDeps): ServiceImpl<typeof messagesV1.MessageService> {
+export function createMessageService({ pool, preparedReads, subscribers, workflows, markAllChunkRows }: MessageServiceDeps): ServiceImpl<typeof messagesV1.MessageService> {
   /**
    * Counts for many requests of one environment: their subscriber lookups share one call and
    * the counts one statement. Each request is checked on its own; a failing one yields its error
@@ -82,7 +84,7 @@ export function createMessageService({ pool, subscribers, workflows, markAllChun
     );
     const distinct = new Map<string, store.CountQuery>();
     for (const item of resolved) if (item.key !== undefined) distinct.set(item.key, item.query);
-    const counts = distinct.size > 0 ? await store.countMessages(pool, scope.environmentId, [...distinct.values()]) : [];
+    const counts = distinct.size > 0 ? await store.countMessages(preparedReads, scope.environmentId, [...distinct.values()]) : [];
     const countOf = new Map([...distinct.keys()].map((key, index) => [key, counts[index]!]));
     return resolved.map((item) => (item.key !== undefined ? countOf.get(item.key)! : item.error));
   }
@@ -118,7 +120,7 @@ export function createMessageService({ pool, subscribers, workflows, markAllChun
     const valid = checked.filter((item): item is CheckedFeed => !(item instanceof ConnectError));
     const queries = valid.map((item) => item.query);
     const [rows, totals] = queries.length
-      ? await Promise.all([store.selectFeedPages(pool, scope.environmentId, queries), store.countFeeds(pool, scope.environmentId, queries, COUNT_CAP)])
+      ? await Promise.all([store.selectFeedPages(preparedReads, scope.environmentId, queries), store.countFeeds(preparedReads, scope.environmentId, queries, COUNT_CAP)])
       : [[], []];
     const rowsOf = queries.map((): store.MessageRow[] => []);
     for (const row of rows) rowsOf[row.position - 1]!.push(row);

@@ -45,6 +45,25 @@ export interface MessageRow {
   updated_at: Date;
 }
 
+/**
+ * Every column a read answers, named rather than `*`. The hot reads (countMessages,
+ * selectFeedPages, countFeeds) are named statements, planned once per connection of the
+ * prepared-read pool; a prepared statement's result must keep its shape, and a later migration
+ * that adds a column would otherwise fail every running replica's prepared reads ("cached plan
+ * must not change result type") until it restarts.
+ */
+const MESSAGE_COLUMN_NAMES: Record<keyof MessageRow, true> = {
+  id: true, organization_id: true, environment_id: true, notification_id: true, subscriber_id: true, external_subscriber_id: true,
+  template_id: true, template_identifier: true, message_template_id: true, step_id: true, job_id: true, transaction_id: true,
+  channel: true, content: true, subject: true, title: true, email: true, phone: true, direct_webhook_url: true, provider_id: true,
+  device_tokens: true, cta: true, feed_id: true, feed_identifier: true, status: true, error_id: true, error_text: true, read: true,
+  seen: true, last_seen_date: true, last_read_date: true, delivered_at: true, snoozed_until: true, payload: true, overrides: true,
+  created_at: true, updated_at: true,
+};
+
+/** The message columns, each prefixed with a table alias when given. */
+const messageColumns = (alias = "") => Object.keys(MESSAGE_COLUMN_NAMES).map((name) => `${alias}${name}`).join(", ");
+
 /** What the messages of one group share: every written column but the recipient's. */
 export type MessageGroupRow = Pick<
   MessageRow,
@@ -307,7 +326,7 @@ export async function markMessages(
   const { rows } = await db.query<MessageRow>(
     `UPDATE messages.messages SET ${MARKS[markAs].set}, updated_at = now()
       WHERE environment_id = $1 AND subscriber_id = $2 AND id = ANY($3::text[])
-      RETURNING *`,
+      RETURNING ${messageColumns()}`,
     [environmentId, subscriberId, ids],
   );
   return rows;
@@ -381,16 +400,17 @@ export interface CountQuery {
  * limit and no further (the seen index holds them as one range), in one statement for them all.
  */
 export async function countMessages(db: Queryable, environmentId: string, queries: readonly CountQuery[]): Promise<number[]> {
-  const { rows } = await db.query<{ count: number }>(
-    `SELECT (SELECT count(*) FROM (
-               SELECT 1 FROM messages.messages m
-                WHERE m.environment_id = $1 AND m.subscriber_id = q.subscriber_id AND m.channel = 'in_app' AND m.seen = q.seen
-                LIMIT q.max
-             ) capped) AS count
-       FROM unnest($2::text[], $3::boolean[], $4::int[]) WITH ORDINALITY AS q(subscriber_id, seen, max, position)
-      ORDER BY q.position`,
-    [environmentId, queries.map((query) => query.subscriberId), queries.map((query) => query.seen), queries.map((query) => query.limit)],
-  );
+  const { rows } = await db.query<{ count: number }>({
+    name: "messages.count-messages",
+    text: `SELECT (SELECT count(*) FROM (
+                     SELECT 1 FROM messages.messages m
+                      WHERE m.environment_id = $1 AND m.subscriber_id = q.subscriber_id AND m.channel = 'in_app' AND m.seen = q.seen
+                      LIMIT q.max
+                   ) capped) AS count
+             FROM unnest($2::text[], $3::boolean[], $4::int[]) WITH ORDINALITY AS q(subscriber_id, seen, max, position)
+            ORDER BY q.position`,
+    values: [environmentId, queries.map((query) => query.subscriberId), queries.map((query) => query.seen), queries.map((query) => query.limit)],
+  });
   return rows.map((row) => row.count);
 }
 
@@ -430,21 +450,31 @@ function feedValues(environmentId: string, queries: readonly FeedQuery[], max: (
   ];
 }
 
+const SELECT_FEED_PAGES = `SELECT q.position, page.* FROM ${FEED_QUERIES}
+  CROSS JOIN LATERAL (
+    SELECT ${messageColumns("m.")} FROM messages.messages m WHERE ${FEED_CONDITIONS}
+     ORDER BY m.created_at DESC, m.id DESC LIMIT q.max OFFSET q.skip
+  ) page
+ ORDER BY q.position, page.created_at DESC, page.id DESC`;
+
+const COUNT_FEEDS = `SELECT CASE WHEN q.feeds IS NULL AND q.read IS NULL AND q.seen IS NULL
+         THEN (SELECT count(*) FROM (SELECT 1 FROM messages.messages m WHERE ${FEED_OF_SUBSCRIBER} LIMIT q.max) capped)
+         ELSE (SELECT count(*) FROM (SELECT 1 FROM messages.messages m WHERE ${FEED_CONDITIONS} LIMIT q.max) capped)
+       END AS count
+  FROM ${FEED_QUERIES}
+ ORDER BY q.position`;
+
 /**
  * One feed page per query (newest first, one extra row so the caller knows whether more follow),
  * in one statement for them all; the rows of query i carry position i + 1. One statement per
  * feed cost a round trip each: most of the service's CPU for the feeds of many subscribers.
  */
 export async function selectFeedPages(db: Queryable, environmentId: string, queries: readonly FeedQuery[]): Promise<(MessageRow & { position: number })[]> {
-  const { rows } = await db.query<MessageRow & { position: number }>(
-    `SELECT q.position, page.* FROM ${FEED_QUERIES}
-       CROSS JOIN LATERAL (
-         SELECT m.* FROM messages.messages m WHERE ${FEED_CONDITIONS}
-          ORDER BY m.created_at DESC, m.id DESC LIMIT q.max OFFSET q.skip
-       ) page
-      ORDER BY q.position, page.created_at DESC, page.id DESC`,
-    feedValues(environmentId, queries, (query) => query.limit + 1),
-  );
+  const { rows } = await db.query<MessageRow & { position: number }>({
+    name: "messages.select-feed-pages",
+    text: SELECT_FEED_PAGES,
+    values: feedValues(environmentId, queries, (query) => query.limit + 1),
+  });
   return rows;
 }
 
@@ -454,15 +484,11 @@ export async function selectFeedPages(db: Queryable, environmentId: string, quer
  * filters' columns are not in that index, and testing them read every counted row from the heap.
  */
 export async function countFeeds(db: Queryable, environmentId: string, queries: readonly FeedQuery[], cap: number): Promise<number[]> {
-  const { rows } = await db.query<{ count: number }>(
-    `SELECT CASE WHEN q.feeds IS NULL AND q.read IS NULL AND q.seen IS NULL
-              THEN (SELECT count(*) FROM (SELECT 1 FROM messages.messages m WHERE ${FEED_OF_SUBSCRIBER} LIMIT q.max) capped)
-              ELSE (SELECT count(*) FROM (SELECT 1 FROM messages.messages m WHERE ${FEED_CONDITIONS} LIMIT q.max) capped)
-            END AS count
-       FROM ${FEED_QUERIES}
-      ORDER BY q.position`,
-    feedValues(environmentId, queries, () => cap),
-  );
+  const { rows } = await db.query<{ count: number }>({
+    name: "messages.count-feeds",
+    text: COUNT_FEEDS,
+    values: feedValues(environmentId, queries, () => cap),
+  });
   return rows.map((row) => row.count);
 }
 
@@ -493,7 +519,7 @@ export async function selectMessagePage(
   limit: number,
 ): Promise<MessageRow[]> {
   const { rows } = await db.query<MessageRow>(
-    `SELECT * FROM messages.messages WHERE ${LIST_CONDITIONS}
+    `SELECT ${messageColumns()} FROM messages.messages WHERE ${LIST_CONDITIONS}
       ORDER BY created_at DESC, id DESC LIMIT $5 OFFSET $6`,
     [...listValues(environmentId, filters), limit + 1, offset],
   );

@@ -1,7 +1,7 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
 import { messagesV1, subscribersV1, workflowsV1 } from "@notify/proto";
-import { createFollowedCache, createLogger, objectId, scopeOf, type Pool, type Scope } from "@notify/runtime";
+import { createFollowedCache, createLogger, createPreparedReadPool, objectId, scopeOf, type Pool, type Scope } from "@notify/runtime";
 import { inMemoryTransport, openTestDatabase, type DatabaseFixture } from "@notify/testing";
 import { routes } from "../src/routes.js";
 import { migrations } from "../src/server.js";
@@ -10,9 +10,21 @@ import { createWorkflowDirectory } from "../src/workflows.js";
 
 export { callAs, newScope, rpcError } from "@notify/testing";
 
-export type Fixture = DatabaseFixture;
+/** The test database, with a prepared-read pool beside the ordinary one, as the service runs. */
+export type Fixture = DatabaseFixture & { preparedReads: Pool };
 
-export const openDatabase = (): Promise<Fixture> => openTestDatabase([migrations], 6);
+export async function openDatabase(): Promise<Fixture> {
+  const fixture = await openTestDatabase([migrations], 6);
+  const preparedReads = createPreparedReadPool(fixture.database.url, 2);
+  return {
+    ...fixture,
+    preparedReads,
+    async close() {
+      await preparedReads.end();
+      await fixture.close();
+    },
+  };
+}
 
 /**
  * A stand-in for the subscribers service: BatchGetSubscribers over an in-memory list, recording
@@ -90,9 +102,10 @@ export function fakeWorkflows() {
 export type FakeWorkflows = ReturnType<typeof fakeWorkflows>;
 
 /** The messages service behind an in-memory transport: the real handlers and interceptors, no network. */
-export function inMemoryClient(pool: Pool, subscribers: FakeSubscribers, markAllChunkRows = 10_000, workflows = fakeWorkflows()) {
+export function inMemoryClient(fixture: Fixture, subscribers: FakeSubscribers, markAllChunkRows = 10_000, workflows = fakeWorkflows()) {
   const service = routes({
-    pool,
+    pool: fixture.pool,
+    preparedReads: fixture.preparedReads,
     log: createLogger("test", "silent"),
     // Never live (no announcements are followed here), so every lookup reaches the fakes.
     subscribers: createSubscriberDirectory(subscribers.client, createFollowedCache({ max: 1, ttlMs: 1 })),

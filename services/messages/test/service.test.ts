@@ -17,8 +17,8 @@ let chunked: ReturnType<typeof inMemoryClient>;
 
 beforeAll(async () => {
   fixture = await openDatabase();
-  client = inMemoryClient(fixture.pool, subscribers, 10_000, workflows);
-  chunked = inMemoryClient(fixture.pool, subscribers, 7, workflows);
+  client = inMemoryClient(fixture, subscribers, 10_000, workflows);
+  chunked = inMemoryClient(fixture, subscribers, 7, workflows);
 });
 afterAll(() => fixture?.close());
 
@@ -265,6 +265,24 @@ describe("MessageService (in memory)", () => {
       expect(ghost?.case === "error" && ghost.value.code).toBe(Code.NotFound);
       expect(bobFeed?.case === "feed" && bobFeed.value.messages.map((message) => message.id)).toEqual([created.messages[2]!.id]);
       expect(tooLong?.case === "error" && tooLong.value.code).toBe(Code.InvalidArgument);
+    });
+
+    it("keep answering feeds and counts after a migration adds a column to the table they read", async () => {
+      const { call, subscriber } = setUp();
+      await client.createMessages({ messages: [newMessage(subscriber), newMessage(subscriber)] }, call);
+      const read = async () => {
+        const feed = await client.getFeed({ subscriberId: "ada", limit: 10 }, call);
+        const { count } = await client.countMessages({ subscriberId: "ada", limit: 10 }, call);
+        return [feed.messages.length, feed.totalCount, count];
+      };
+      // Each prepared-read connection holds its statements from here on.
+      await Promise.all([read(), read(), read()]);
+      await fixture.pool.query("ALTER TABLE messages.messages ADD COLUMN rolling_deploy_probe text");
+      try {
+        for (let index = 0; index < 3; index++) expect(await read()).toEqual([2, 2, 2]);
+      } finally {
+        await fixture.pool.query("ALTER TABLE messages.messages DROP COLUMN rolling_deploy_probe");
+      }
     });
 
     it("BatchGetFeed and ListMessages carry the workflows of their messages, one lookup per reply, deleted ones absent and not asked for again", async () => {

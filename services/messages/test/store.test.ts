@@ -1,4 +1,5 @@
 import { objectId, type Queryable } from "@notify/runtime";
+import { explaining } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as store from "../src/store.js";
 import { openDatabase, type Fixture } from "./fixtures.js";
@@ -26,18 +27,16 @@ async function load(db: Queryable, subscriberId: string, count: number, seen: bo
   );
 }
 
-/** The plan of one store call, as Postgres ran it. */
+/** The plan of one store call, as Postgres ran it (a prepared read as on the service's prepared-read pool). */
 async function planOf(call: (db: Queryable) => Promise<unknown>): Promise<{ plan: any }> {
-  let result: { plan: any } | undefined;
-  const explaining: Queryable = {
-    query: (async (text: string, values: unknown[]) => {
-      const { rows } = await fixture.pool.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, values);
-      result = { plan: rows[0]["QUERY PLAN"][0].Plan };
-      return { rows: [{ count: 0 }], rowCount: 0 };
-    }) as Queryable["query"],
-  };
-  await call(explaining);
-  return result!;
+  let plan: any;
+  const client = await fixture.preparedReads.connect();
+  try {
+    await call(explaining(fixture.pool, client, (report) => (plan = report.Plan)));
+  } finally {
+    client.release();
+  }
+  return { plan };
 }
 
 const SCANS = new Set(["Seq Scan", "Index Scan", "Index Only Scan", "Bitmap Heap Scan"]);

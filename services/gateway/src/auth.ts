@@ -1,6 +1,7 @@
 import { timingSafeEqual } from "node:crypto";
 import type { Pool, Redis, Scope } from "@notify/runtime";
 import type { Context, Next } from "koa";
+import { LRUCache } from "lru-cache";
 import { cacheKeyOf, hashKey } from "./accounts.js";
 import { HttpError } from "./errors.js";
 import * as store from "./store.js";
@@ -12,12 +13,11 @@ export interface AuthDeps {
 }
 
 /**
- * Key hash → scope for a few seconds in this process, in front of Redis: a busy key then costs no
- * round trip per request. Revocations are broadcast (REVOKED_CHANNEL), so they apply at once.
+ * Key hash → scope for five seconds in this process (the 10,000 most recently used keys), in front
+ * of Redis: a busy key then costs no round trip per request. Revocations are broadcast
+ * (REVOKED_CHANNEL), so they apply at once.
  */
-const LOCAL_TTL_MS = 5_000;
-const LOCAL_MAX = 10_000;
-const local = new Map<string, { scope: Scope; until: number }>();
+const local = new LRUCache<string, Scope>({ max: 10_000, ttl: 5_000 });
 
 export const REVOKED_CHANNEL = "notify:apikey:revoked";
 
@@ -32,22 +32,17 @@ export async function followRevocations(redis: Redis): Promise<() => Promise<voi
   };
 }
 
-function remember(keyHash: string, scope: Scope): void {
-  if (local.size >= LOCAL_MAX) local.delete(local.keys().next().value as string);
-  local.set(keyHash, { scope, until: Date.now() + LOCAL_TTL_MS });
-}
-
 const unauthorized = (message: string) => new HttpError(401, message);
 
 /** The environment an API key belongs to: Redis first, Postgres on a miss (and then the cache is filled). */
 async function resolveKey(deps: AuthDeps, key: string): Promise<Scope | undefined> {
   const keyHash = hashKey(key);
   const hit = local.get(keyHash);
-  if (hit && hit.until > Date.now()) return hit.scope;
+  if (hit) return hit;
   const cached = await deps.redis.get(cacheKeyOf(keyHash)).catch(() => null);
   if (cached) {
     const scope = JSON.parse(cached) as Scope;
-    remember(keyHash, scope);
+    local.set(keyHash, scope);
     return scope;
   }
   const row = await store.selectKeyScope(deps.pool, keyHash);
@@ -57,7 +52,7 @@ async function resolveKey(deps: AuthDeps, key: string): Promise<Scope | undefine
   await store.touchKey(deps.pool, row.key_id);
   if (deps.cacheSeconds > 0) {
     await deps.redis.set(cacheKeyOf(keyHash), JSON.stringify(scope), { EX: deps.cacheSeconds }).catch(() => undefined);
-    remember(keyHash, scope);
+    local.set(keyHash, scope);
   }
   return scope;
 }

@@ -34,6 +34,9 @@ export function isUnstorableText(error: unknown): boolean {
   return code === "22021" || code === "22P05";
 }
 
+/** Whether `text` holds a NUL character, which no Postgres text can: an id holding one names nothing. */
+export const holdsNul = (text: string) => text.includes("\u0000");
+
 /** Postgres' deadlock_detected: the statement was rolled back so that another could go on. */
 export function isDeadlock(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === "40P01";

@@ -3,7 +3,7 @@ import Router from "@koa/router";
 import { scopeHeaders, type Logger, type Scope } from "@notify/runtime";
 import Koa, { type Context, type Next } from "koa";
 import { authMiddleware, type AuthDeps } from "./auth.js";
-import { readJsonBody } from "./body.js";
+import { readJsonBody, refuseNul } from "./body.js";
 import type { Clients } from "./clients.js";
 import { errorMiddleware } from "./errors.js";
 import { livez, readyz, type ReadinessDeps } from "./health.js";
@@ -77,6 +77,11 @@ function disconnectSignal(ctx: Context): AbortSignal {
  */
 function execute(route: Route, clients: Clients) {
   return async (ctx: Context) => {
+    // %00 is the only way a URL carries a NUL character.
+    if (ctx.originalUrl.includes("%00")) {
+      refuseNul(ctx.params);
+      refuseNul(ctx.query);
+    }
     const params = parseOrThrow(route.params, ctx.params);
     const query = parseOrThrow(route.query, ctx.query);
     const body = parseOrThrow(route.body, ctx.state.body);

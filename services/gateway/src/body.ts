@@ -1,4 +1,5 @@
 import getRawBody from "raw-body";
+import { holdsNul } from "@notify/runtime";
 import type { Context } from "koa";
 import { HttpError, validationError } from "./errors.js";
 import { fieldPath } from "./validation.js";
@@ -13,7 +14,7 @@ const NUL_ESCAPE = Buffer.from("\\u0000");
 
 /** The path of the first key or string in `value` that holds a NUL character, if any. */
 function nulPath(value: unknown, path: PropertyKey[]): PropertyKey[] | undefined {
-  if (typeof value === "string") return value.includes("\0") ? path : undefined;
+  if (typeof value === "string") return holdsNul(value) ? path : undefined;
   if (Array.isArray(value)) {
     for (const [index, item] of value.entries()) {
       const found = nulPath(item, [...path, index]);
@@ -21,11 +22,21 @@ function nulPath(value: unknown, path: PropertyKey[]): PropertyKey[] | undefined
     }
   } else if (value !== null && typeof value === "object") {
     for (const [key, item] of Object.entries(value)) {
-      const found = key.includes("\0") ? [...path, key] : nulPath(item, [...path, key]);
+      const found = holdsNul(key) ? [...path, key] : nulPath(item, [...path, key]);
       if (found) return found;
     }
   }
   return undefined;
+}
+
+/**
+ * 422 naming the first key or string of `value` that holds a NUL character. Postgres cannot store
+ * one, and in a batched read (an unseen count, a feed page) the statement error it causes would
+ * fail every other caller of the batch.
+ */
+export function refuseNul(value: unknown): void {
+  const nul = nulPath(value, []);
+  if (nul) throw validationError({ [fieldPath(nul)]: { messages: ["must not contain a NUL character (\\u0000)"] } });
 }
 
 /**
@@ -56,7 +67,6 @@ export async function readJsonBody(ctx: Context, limit: number): Promise<{ value
   }
   // Postgres cannot store a NUL character in text or jsonb. Refused here, it cannot reach a
   // trigger's job and fail there on every delivery, after the trigger was accepted.
-  const nul = raw.includes(NUL_ESCAPE) ? nulPath(value, []) : undefined;
-  if (nul) throw validationError({ [fieldPath(nul)]: { messages: ["must not contain a NUL character (\\u0000)"] } });
+  if (raw.includes(NUL_ESCAPE)) refuseNul(value);
   return { value, raw };
 }

@@ -69,4 +69,26 @@ describe("hostile input", () => {
   it("answers every path and query with a 2xx or a JSON 4xx, whatever the segments", async () => {
     for (const segment of SEGMENTS) for (const [method, path] of PATHS(segment)) await expectAnsweredWell(method!, path!, method === "PATCH" ? {} : undefined);
   });
+
+  it("fails a request holding a NUL character alone, not the reads batched with it", async () => {
+    // Subscribers no service has seen yet: their lookups travel in one batch with the bad ones.
+    const fresh = Array.from({ length: 10 }, (_, index) => `nul-neighbour-${index}`);
+    for (const subscriberId of fresh) await stack.request("POST", "/v1/subscribers", { subscriberId });
+    const replies = await Promise.all([
+      ...fresh.flatMap((subscriberId) => [
+        stack.request("GET", `/v1/subscribers/${subscriberId}/notifications/unseen`),
+        stack.request("GET", `/v1/subscribers/${subscriberId}/notifications/feed`),
+      ]),
+      ...fresh.flatMap(() => [
+        stack.request("GET", "/v1/subscribers/a%00b/notifications/unseen"),
+        stack.request("GET", "/v1/subscribers/hostile/notifications/feed?feedIdentifier=news%00"),
+      ]),
+    ]);
+    const good = replies.slice(0, 2 * fresh.length);
+    const bad = replies.slice(2 * fresh.length);
+    expect(good.map((reply) => reply.status)).toEqual(good.map(() => 200));
+    expect(bad.map((reply) => reply.status)).toEqual(bad.map(() => 422));
+    expect(bad[0]!.body.errors).toHaveProperty("subscriberId");
+    expect(bad[1]!.body.errors).toHaveProperty("feedIdentifier");
+  });
 });

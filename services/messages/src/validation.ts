@@ -1,4 +1,4 @@
-import { invalidArgument, invalidField, isObjectId, type FieldErrors } from "@notify/runtime";
+import { holdsNul, invalidArgument, invalidField, isObjectId, type FieldErrors } from "@notify/runtime";
 import { create } from "@bufbuild/protobuf";
 import { messagesV1 } from "@notify/proto";
 import { CHANNEL_NAMES, STATUS_NAMES } from "./mapping.js";
@@ -98,6 +98,9 @@ export function checkFeedIdentifiers(identifiers: readonly string[]): void {
   if (identifiers.length > MAX_FEED_IDENTIFIERS) {
     throw invalidField("feedIdentifier", `at most ${MAX_FEED_IDENTIFIERS} feed identifiers`, identifiers.length);
   }
+  // Refused per request: in the batch's one statement it would fail every other feed read.
+  const unstorable = identifiers.find(holdsNul);
+  if (unstorable !== undefined) throw invalidField("feedIdentifier", "must not contain a NUL character (\\u0000)", unstorable);
 }
 
 /** An integer query bound, as one field error when outside [min, max]. */

@@ -242,7 +242,7 @@ describe("MessageService (in memory)", () => {
       ]);
     });
 
-    it("BatchGetFeed answers each page alone, with one subscriber lookup for the batch", async () => {
+    it("BatchGetFeed answers each page alone (a bad one fails alone), with one subscriber lookup for the batch", async () => {
       const { call, scope, subscriber } = setUp();
       const bob = subscribers.add(scope, "bob");
       const created = await client.createMessages({ messages: [newMessage(subscriber), newMessage(subscriber), newMessage(bob)] }, call);
@@ -254,12 +254,14 @@ describe("MessageService (in memory)", () => {
             { subscriberId: "ghost", limit: 10 },
             { subscriberId: "bob", limit: 10 },
             { subscriberId: "ada", limit: 101 },
+            { subscriberId: "ada", limit: 10, feedIdentifiers: ["news\u0000"] },
           ],
         },
         call,
       );
       expect(subscribers.calls.length - before).toBe(1);
-      const [ada, ghost, bobFeed, tooLong] = reply.results.map((result) => result.result);
+      const [ada, ghost, bobFeed, tooLong, nul] = reply.results.map((result) => result.result);
+      expect(nul?.case === "error" && nul.value.code).toBe(Code.InvalidArgument);
       expect(ada?.case === "feed" && ada.value.messages.map((message) => message.id)).toEqual([created.messages[1]!.id]);
       expect(ada?.case === "feed" && [ada.value.hasMore, ada.value.totalCount, ada.value.subscriber?.subscriberId]).toEqual([true, 2, "ada"]);
       expect(ghost?.case === "error" && ghost.value.code).toBe(Code.NotFound);

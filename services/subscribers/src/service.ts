@@ -4,6 +4,7 @@ import { subscribersV1 } from "@notify/proto";
 import {
   alreadyExists,
   fieldErrorsOf,
+  holdsNul,
   invalidArgument,
   invalidField,
   keysetPage,
@@ -146,7 +147,14 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
       const count = request.subscriberIds.length + request.ids.length;
       if (count > MAX_BATCH) throw invalidField("subscriberIds", `at most ${MAX_BATCH} ids per call`, count);
       if (count === 0) return { subscribers: [] };
-      const rows = await store.selectSubscribersByIds(pool, scope.environmentId, request.subscriberIds, request.ids);
+      // An id no row can hold is absent like any unknown one; sent along, it would fail the
+      // statement, and with it the lookups of every caller batched into this call.
+      const rows = await store.selectSubscribersByIds(
+        pool,
+        scope.environmentId,
+        request.subscriberIds.filter((id) => !holdsNul(id)),
+        request.ids.filter((id) => !holdsNul(id)),
+      );
       return { subscribers: rows.map(subscriberFromRow) };
     },
 

@@ -68,6 +68,12 @@ describe("SubscriberService (in memory)", () => {
     expect(tooMany.code).toBe(Code.InvalidArgument);
   });
 
+  it("answers the rest of a batch when one of its ids holds a NUL character (that one is absent)", async () => {
+    const a = (await client.upsertSubscriber({ subscriberId: "nul-neighbour" }, call)).subscriber!;
+    const reply = await client.batchGetSubscribers({ subscriberIds: ["nul-neighbour", "a\u0000b"], ids: ["\u0000"] }, call);
+    expect(reply.subscribers.map((s) => s.id)).toEqual([a.id]);
+  });
+
   it("ensures a batch: creates unknown ids, applies given fields, keeps absent ones, skips invalid values", async () => {
     await client.upsertSubscriber({ subscriberId: "known", fields: { firstName: "Known", email: "k@example.com" } }, call);
     const reply = await client.ensureSubscribers(

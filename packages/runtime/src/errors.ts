@@ -9,6 +9,8 @@ export { Code, ConnectError };
 export type FieldErrors = Record<string, { messages: string[]; value?: JsonValue }>;
 
 export const notFound = (message: string) => new ConnectError(message, Code.NotFound);
+/** The NOT_FOUND every service (and the gateway's batched lookups) answers for an unknown subscriber. */
+export const subscriberNotFound = (subscriberId: string) => notFound(`Subscriber '${subscriberId}' was not found`);
 export const alreadyExists = (message: string) => new ConnectError(message, Code.AlreadyExists);
 /** A request that is well-formed but cannot be carried out in the current state (HTTP 400). */
 export const failedPrecondition = (message: string) => new ConnectError(message, Code.FailedPrecondition);

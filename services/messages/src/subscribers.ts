@@ -1,6 +1,6 @@
 import type { Client } from "@connectrpc/connect";
 import type { subscribersV1 } from "@notify/proto";
-import { notFound, scopeHeaders, type FollowedCache, type Scope } from "@notify/runtime";
+import { scopeHeaders, subscriberNotFound, type FollowedCache, type Scope } from "@notify/runtime";
 
 export type SubscribersClient = Client<typeof subscribersV1.SubscriberService>;
 
@@ -32,8 +32,6 @@ interface PendingLookups {
   scope: Scope;
   waiters: Map<string, Waiter[]>;
 }
-
-export const subscriberNotFound = (subscriberId: string) => notFound(`Subscriber '${subscriberId}' was not found`);
 
 export function createSubscriberDirectory(client: SubscribersClient, copies: FollowedCache<subscribersV1.Subscriber>): SubscriberDirectory {
   const pending = new Map<string, PendingLookups>();

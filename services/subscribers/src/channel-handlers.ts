@@ -8,6 +8,7 @@ import {
   invalidField,
   scopeHeaders,
   scopeOf,
+  subscriberNotFound,
   withTransaction,
   type FieldErrors,
   type Pool,
@@ -15,7 +16,6 @@ import {
 } from "@notify/runtime";
 import { channelWriteErrors, describeErrors, mergeChannel, tokenLimitErrors, withoutProvider, type ChannelWrite } from "./channels.js";
 import type { StoredChannel } from "./store.js";
-import { subscriberNotFound } from "./errors.js";
 import { subscriberFromRow } from "./mapping.js";
 import * as store from "./store.js";
 

@@ -10,6 +10,7 @@ import {
   keysetPage,
   objectId,
   scopeOf,
+  subscriberNotFound,
   withTransaction,
   type Logger,
   type Pool,
@@ -18,7 +19,6 @@ import {
 } from "@notify/runtime";
 import { EMPTY_PROFILE, applyFields, isFieldName, profileOf, recipientFromRow, sameProfile, subscriberFromRow, type FieldName } from "./mapping.js";
 import { createChannelHandlers, createChannelWriter, type ChannelHandlerDeps, type PreparedWrites } from "./channel-handlers.js";
-import { subscriberNotFound } from "./errors.js";
 import { createPreferenceHandlers, type PreferenceHandlerDeps } from "./preference-handlers.js";
 import * as store from "./store.js";
 import { checkSubscriberWrite, subscriberWriteErrors } from "./validation.js";

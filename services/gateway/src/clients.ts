@@ -3,6 +3,7 @@ import { Health, integrationsV1, messagesV1, subscribersV1, tenantsV1, topicsV1,
 import { createRpcTransport } from "@notify/runtime";
 import type { GatewayConfig } from "./config.js";
 import { coalescingMessagesClient } from "./messages-client.js";
+import { coalescingSubscribersClient } from "./subscribers-client.js";
 import { coalescingTriggersClient } from "./triggers-client.js";
 
 /** One client per downstream service; every route reaches services only through these. */
@@ -37,7 +38,7 @@ export function connectClients(
   const triggers = createRpcTransport(config.TRIGGERS_URL, config.RPC_TIMEOUT_MS);
   return {
     clients: {
-      subscribers: createClient(subscribersV1.SubscriberService, subscribers.transport),
+      subscribers: coalescingSubscribersClient(createClient(subscribersV1.SubscriberService, subscribers.transport)),
       integrations: createClient(integrationsV1.IntegrationService, integrations.transport),
       topics: createClient(topicsV1.TopicService, topics.transport),
       messages: coalescingMessagesClient(createClient(messagesV1.MessageService, messages.transport)),

@@ -91,3 +91,47 @@ export function createCoalescer<I, O>(options: CoalescerOptions<I, O>) {
     },
   };
 }
+
+interface Pending<Request> {
+  request: Request;
+  headers: CallOptions["headers"];
+  /** Identical requests waiting in the same batch share this key and one item. */
+  key: string;
+}
+
+/**
+ * Batches one read method: calls of one environment that arrive while earlier batches are under
+ * way travel as one batch RPC, and identical requests waiting for the same batch share one item
+ * (and answer).
+ * A request never joins a batch already sent, so it always sees every write that finished
+ * before it arrived.
+ */
+export function batched<Request, Answer>(send: (requests: Request[], headers: CallOptions["headers"]) => Promise<Answer[]>) {
+  const waiting = new Map<string, Promise<Answer>>();
+  const coalescer = createCoalescer<Pending<Request>, Answer>({
+    maxBatch: 200,
+    // One batch under way at a time, as for triggers: the next is as large as it can be. Heavy
+    // subscriber's feed at 100 connections: 5,070 and 4,973 req/s against 4,195 and 3,929 with
+    // four in flight; the unseen count and the spread loads did not move.
+    maxInFlight: 1,
+    run: (_, items) => {
+      for (const item of items) waiting.delete(item.key);
+      return send(
+        items.map((item) => item.request),
+        items[0]!.headers,
+      );
+    },
+  });
+  return (request: Request, options: CallOptions | undefined): Promise<Answer> => {
+    const scope = scopeKeyOf(options);
+    // The routes build a request's fields in one order, so equal requests have equal JSON (a
+    // protobuf encoding per request cost more than the rest of the batching).
+    const key = `${scope}\n${JSON.stringify(request)}`;
+    let answer = waiting.get(key);
+    if (!answer) {
+      answer = coalescer.submit(scope, { request, headers: options?.headers, key });
+      waiting.set(key, answer);
+    }
+    return answer;
+  };
+}

@@ -28,15 +28,18 @@ export function explaining(ordinary: Queryable, prepared: PoolClient, onStatemen
     if (typeof statement === "string" || statement.name === undefined) {
       await explain(ordinary, typeof statement === "string" ? statement : statement.text, typeof statement === "string" ? values : statement.values);
     } else {
-      if (!names.has(statement.name)) {
-        await prepared.query(`PREPARE "${statement.name}" AS ${statement.text}`);
-        names.add(statement.name);
+      // A name of its own: pg prepares the statement's real name on this connection when a test
+      // runs it directly.
+      const name = `explained ${statement.name}`;
+      if (!names.has(name)) {
+        await prepared.query(`PREPARE "${name}" AS ${statement.text}`);
+        names.add(name);
       }
       const literals = (statement.values ?? []).map((value) => {
         const text = pgUtils.prepareValue(value);
         return text === null ? "NULL" : prepared.escapeLiteral(String(text));
       });
-      await explain(prepared, `EXECUTE "${statement.name}"(${literals.join(", ")})`);
+      await explain(prepared, `EXECUTE "${name}"(${literals.join(", ")})`);
     }
     return { rows: [{ count: 0 }], rowCount: 0 };
   };

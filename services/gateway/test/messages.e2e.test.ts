@@ -509,11 +509,12 @@ describe("GET /v1/subscribers/{subscriberId}/notifications/feed", () => {
     await seed.create([newMessage(ada, { channel: messagesV1.Channel.EMAIL, stepId: "email" })]);
     const first = await stack.request("GET", `/v1/subscribers/${ada.subscriberId}/notifications/feed`);
     expect(first.status).toBe(200);
-    expect(first.body).toMatchObject({ page: 0, pageSize: 10, totalCount: 12, hasMore: true });
+    // As the reference service counts a feed: totalCount stops at the page's limit.
+    expect(first.body).toMatchObject({ page: 0, pageSize: 10, totalCount: 10, hasMore: true });
     expect(first.body.data.map((message: { _id: string }) => message._id)).toEqual([...ids].reverse().slice(0, 10));
     expect(first.body.data[0]).toMatchObject({ channel: "in_app", subscriber: { _id: ada.id, subscriberId: ada.subscriberId, firstName: "First" } });
     const second = await stack.request("GET", `/v1/subscribers/${ada.subscriberId}/notifications/feed?page=1`);
-    expect(second.body).toMatchObject({ page: 1, hasMore: false });
+    expect(second.body).toMatchObject({ page: 1, totalCount: 2, hasMore: false });
     expect(second.body.data.map((message: { _id: string }) => message._id)).toEqual([ids[1], ids[0]]);
   });
 

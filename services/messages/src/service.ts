@@ -119,21 +119,14 @@ export function createMessageService({ pool, preparedReads, subscribers, workflo
     );
     const valid = checked.filter((item): item is CheckedFeed => !(item instanceof ConnectError));
     const queries = valid.map((item) => item.query);
-    const [rows, totals] = queries.length
-      ? await Promise.all([store.selectFeedPages(preparedReads, scope.environmentId, queries), store.countFeeds(preparedReads, scope.environmentId, queries, COUNT_CAP)])
-      : [[], []];
+    const rows = queries.length ? await store.selectFeedPages(preparedReads, scope.environmentId, queries) : [];
     const rowsOf = queries.map((): store.MessageRow[] => []);
     for (const row of rows) rowsOf[row.position - 1]!.push(row);
     const pages = valid.map(({ query, subscriber }, index): FeedPage => {
       const pageRows = rowsOf[index]!;
-      const totalCount = totals[index]!;
-      return {
-        messages: pageRows.slice(0, query.limit).map(messageFromRow),
-        hasMore: pageRows.length > query.limit,
-        totalCount,
-        totalCountCapped: totalCount >= COUNT_CAP,
-        subscriber,
-      };
+      const messages = pageRows.slice(0, query.limit).map(messageFromRow);
+      // The reference service's totalCount stops at the page's limit: it is the page's size.
+      return { messages, hasMore: pageRows.length > query.limit, totalCount: messages.length, subscriber };
     });
     const found = await workflows.ofMessages(scope, pages.flatMap((page) => page.messages));
     for (const page of pages) page.workflows = workflowsOf(found, page.messages);

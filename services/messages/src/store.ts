@@ -46,8 +46,8 @@ export interface MessageRow {
 }
 
 /**
- * Every column a read answers, named rather than `*`. The hot reads (countMessages,
- * selectFeedPages, countFeeds) are named statements, planned once per connection of the
+ * Every column a read answers, named rather than `*`. The hot reads (countMessages and
+ * selectFeedPages) are named statements, planned once per connection of the
  * prepared-read pool; a prepared statement's result must keep its shape, and a later migration
  * that adds a column would otherwise fail every running replica's prepared reads ("cached plan
  * must not change result type") until it restarts.
@@ -431,24 +431,10 @@ export interface FeedQuery {
 const FEED_QUERIES = `unnest($2::text[], $3::jsonb[], $4::boolean[], $5::boolean[], $6::int[], $7::int[])
   WITH ORDINALITY AS q(subscriber_id, feeds, read, seen, max, skip, position)`;
 
-/** A query's feed, whatever its filters: the range of the feed index. */
-const FEED_OF_SUBSCRIBER = "m.environment_id = $1 AND m.subscriber_id = q.subscriber_id AND m.channel = 'in_app'";
-
-const FEED_CONDITIONS = `${FEED_OF_SUBSCRIBER}
+/** A query's messages: the range of the feed index, then its filters. */
+const FEED_CONDITIONS = `m.environment_id = $1 AND m.subscriber_id = q.subscriber_id AND m.channel = 'in_app'
   AND (q.feeds IS NULL OR m.feed_identifier IN (SELECT jsonb_array_elements_text(q.feeds)))
   AND (q.read IS NULL OR m.read = q.read) AND (q.seen IS NULL OR m.seen = q.seen)`;
-
-function feedValues(environmentId: string, queries: readonly FeedQuery[], max: (query: FeedQuery) => number) {
-  return [
-    environmentId,
-    queries.map((query) => query.subscriberId),
-    queries.map((query) => (query.feedIdentifiers ? JSON.stringify(query.feedIdentifiers) : null)),
-    queries.map((query) => query.read),
-    queries.map((query) => query.seen),
-    queries.map(max),
-    queries.map((query) => query.offset),
-  ];
-}
 
 const SELECT_FEED_PAGES = `SELECT q.position, page.* FROM ${FEED_QUERIES}
   CROSS JOIN LATERAL (
@@ -456,13 +442,6 @@ const SELECT_FEED_PAGES = `SELECT q.position, page.* FROM ${FEED_QUERIES}
      ORDER BY m.created_at DESC, m.id DESC LIMIT q.max OFFSET q.skip
   ) page
  ORDER BY q.position, page.created_at DESC, page.id DESC`;
-
-const COUNT_FEEDS = `SELECT CASE WHEN q.feeds IS NULL AND q.read IS NULL AND q.seen IS NULL
-         THEN (SELECT count(*) FROM (SELECT 1 FROM messages.messages m WHERE ${FEED_OF_SUBSCRIBER} LIMIT q.max) capped)
-         ELSE (SELECT count(*) FROM (SELECT 1 FROM messages.messages m WHERE ${FEED_CONDITIONS} LIMIT q.max) capped)
-       END AS count
-  FROM ${FEED_QUERIES}
- ORDER BY q.position`;
 
 /**
  * One feed page per query (newest first, one extra row so the caller knows whether more follow),
@@ -473,23 +452,17 @@ export async function selectFeedPages(db: Queryable, environmentId: string, quer
   const { rows } = await db.query<MessageRow & { position: number }>({
     name: "messages.select-feed-pages",
     text: SELECT_FEED_PAGES,
-    values: feedValues(environmentId, queries, (query) => query.limit + 1),
+    values: [
+      environmentId,
+      queries.map((query) => query.subscriberId),
+      queries.map((query) => (query.feedIdentifiers ? JSON.stringify(query.feedIdentifiers) : null)),
+      queries.map((query) => query.read),
+      queries.map((query) => query.seen),
+      queries.map((query) => query.limit + 1),
+      queries.map((query) => query.offset),
+    ],
   });
   return rows;
-}
-
-/**
- * Each query's feed messages (whatever its page), counted up to `cap`, in one statement for them
- * all. A query without filters counts entries of the feed index alone (an index-only scan): its
- * filters' columns are not in that index, and testing them read every counted row from the heap.
- */
-export async function countFeeds(db: Queryable, environmentId: string, queries: readonly FeedQuery[], cap: number): Promise<number[]> {
-  const { rows } = await db.query<{ count: number }>({
-    name: "messages.count-feeds",
-    text: COUNT_FEEDS,
-    values: feedValues(environmentId, queries, () => cap),
-  });
-  return rows.map((row) => row.count);
 }
 
 export interface ListFilters {

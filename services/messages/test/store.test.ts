@@ -68,7 +68,7 @@ describe("store plans: the work of each statement is bounded by what it returns"
     const heavyUnseen = { subscriberId: heavy, seen: false, limit: 100 };
     const lightUnseen = { subscriberId: light, seen: false, limit: 1000 };
     const lightSeen = { subscriberId: light, seen: true, limit: 1000 };
-    expect(await store.countMessages(fixture.pool, environmentId, [heavyUnseen, lightSeen, lightUnseen])).toEqual([100, 200, 0]);
+    expect(await store.countMessages(fixture.preparedReads, environmentId, [heavyUnseen, lightSeen, lightUnseen])).toEqual([100, 200, 0]);
     expect(rowsRead((await planOf((db) => store.countMessages(db, environmentId, [heavyUnseen]))).plan)).toBe(100);
     expect(rowsRead((await planOf((db) => store.countMessages(db, environmentId, [lightUnseen]))).plan)).toBe(0);
     expect(rowsRead((await planOf((db) => store.countMessages(db, environmentId, [heavyUnseen, lightUnseen]))).plan)).toBe(100);
@@ -86,14 +86,7 @@ describe("store plans: the work of each statement is bounded by what it returns"
     expect(rowsRead(plan)).toBeLessThanOrEqual(22);
   });
 
-  it("counts an unfiltered feed from the feed index alone", async () => {
-    const unfiltered = { subscriberId: heavy, feedIdentifiers: null, read: null, seen: null, offset: 0, limit: 20 };
-    const { plan } = await planOf((db) => store.countFeeds(db, environmentId, [unfiltered], 1000));
-    const scan = nodeOf(plan, "Index Only Scan");
-    expect(scan).toMatchObject({ "Index Name": "messages_feed_idx", "Actual Loops": 1, "Actual Rows": 1000, "Heap Fetches": 0 });
-  });
-
-  it("answers feed pages and capped totals of many queries in query order, each with its own filters", async () => {
+  it("answers feed pages of many queries in query order, each with its own filters", async () => {
     const query = { feedIdentifiers: null, read: null, seen: null, offset: 0, limit: 5 };
     const queries = [
       { ...query, subscriberId: light, seen: true },
@@ -102,13 +95,12 @@ describe("store plans: the work of each statement is bounded by what it returns"
       { ...query, subscriberId: light, feedIdentifiers: ["nowhere"] },
       { ...query, subscriberId: heavy },
     ];
-    const rows = await store.selectFeedPages(fixture.pool, environmentId, queries);
+    const rows = await store.selectFeedPages(fixture.preparedReads, environmentId, queries);
     const pages = queries.map((_, index) => rows.filter((row) => row.position === index + 1));
     expect(pages.map((page) => page.length)).toEqual([6, 2, 0, 0, 6]);
     expect(pages[0]!.every((row) => row.subscriber_id === light && row.seen)).toBe(true);
     const newest = pages[4]!.map((row) => row.created_at.getTime());
     expect(newest).toEqual([...newest].sort((a, b) => b - a));
-    expect(await store.countFeeds(fixture.pool, environmentId, queries, 1000)).toEqual([200, 1000, 0, 0, 1000]);
   });
 
   it("updates one mark-all chunk reading only that chunk's rows", async () => {
@@ -137,6 +129,6 @@ describe("mark-all in chunks", () => {
     }
     expect(changed).toBe(2_345);
     expect(chunks).toBe(5);
-    expect(await store.countMessages(fixture.pool, environmentId, [{ subscriberId, seen: false, limit: 1000 }])).toEqual([0]);
+    expect(await store.countMessages(fixture.preparedReads, environmentId, [{ subscriberId, seen: false, limit: 1000 }])).toEqual([0]);
   });
 });

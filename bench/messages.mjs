@@ -9,6 +9,9 @@
 // The processes run as children of this one (LOG_LEVEL=warn) over a database created and dropped
 // here. BENCH_HEAVY_MESSAGES and BENCH_SECONDS shrink a run while working on it.
 import { randomBytes } from "node:crypto";
+import { rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { connect } from "nats";
 import { createPool, createPreparedReadPool } from "@notify/runtime";
 import { explaining } from "@notify/testing";
@@ -192,6 +195,16 @@ export default async function messagesBench({ report }) {
     const floorAfter = await load(floorUrl, floorB.headers);
     await floorB.stop();
     const floorP99 = (floorBefore.p99 + floorAfter.p99) / 2;
+    // Floor (b) answering the feed page's own bytes: the load generator and the kernel pay per
+    // byte, the same for both.
+    const feedPage = Buffer.from(await (await fetch(`${api}/v1/subscribers/bench-heavy/notifications/feed?limit=20`, { headers: auth })).arrayBuffer());
+    const feedPageFile = join(tmpdir(), `notify-bench-feed-${suffix}.json`);
+    await writeFile(feedPageFile, feedPage);
+    const floorSized = await startFloor("http", { BODY_FILE: feedPageFile });
+    children.push(floorSized.child);
+    const sized = await load(floorUrl.replace(floorB.origin, floorSized.origin), floorSized.headers);
+    await floorSized.stop();
+    await rm(feedPageFile);
     const rps = (result) => `${Math.round(result.rps)} req/s`;
     report({ name: `HTTP floor (b): Koa + router + ApiKey check + JSON, 100 connections, ${rps(floorBefore)} and ${rps(floorAfter)}: p99`, value: floorP99, unit: "ms" });
     report({ name: `gateway /livez (no auth, no RPC), ${rps(livez)}: p99`, value: livez.p99, unit: "ms", floor: floorP99 });
@@ -199,6 +212,7 @@ export default async function messagesBench({ report }) {
     const target = "≤ 10 ms (≤ 4.3× floor (b))";
     report({ name: `unseen count, heavy subscriber, ${rps(unseen)}: p99`, value: unseen.p99, unit: "ms", floor: floorP99, target });
     report({ name: `first feed page (20), heavy subscriber, ${rps(feed)}: p99`, value: feed.p99, unit: "ms", floor: floorP99, target });
+    report({ name: `  the same against floor (b) answering its ${feedPage.length.toLocaleString()} bytes (${rps(sized)}): p99`, value: feed.p99, unit: "ms", floor: sized.p99 });
     report({ name: `unseen count, 1,000 subscribers at random, ${rps(unseenSpread)}: p99`, value: unseenSpread.p99, unit: "ms", floor: floorP99 });
     report({ name: `first feed page, 1,000 subscribers at random, ${rps(feedSpread)}: p99`, value: feedSpread.p99, unit: "ms", floor: floorP99 });
 

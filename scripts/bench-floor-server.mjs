@@ -2,13 +2,15 @@
 // services they are compared with (a floor sharing the load generator's event loop would
 // understate itself):
 //   FLOOR=http        floor (b): Koa + router + ApiKey check + JSON body, answering an unseen
-//                     count GET with a constant (no RPC, no query);
+//                     count GET with a constant (no RPC, no query); with BODY_FILE, that file's
+//                     bytes instead (a response as large as the one it is compared with);
 //   FLOOR=acceptance  floor (g): (b) for a trigger POST + Redis SET NX EX + JetStream
 //                     publish-with-ack, no RPC hop;
 //   FLOOR=e2e         the same HTTP → JetStream path, plus a pull consumer writing each fetched
 //                     batch with one multi-row INSERT (trigger → row committed).
-// Env: FLOOR, PORT, STREAM (acceptance, e2e), DATABASE_URL (e2e). SIGTERM stops it and deletes its stream.
+// Env: FLOOR, PORT, BODY_FILE (http), STREAM (acceptance, e2e), DATABASE_URL (e2e). SIGTERM stops it and deletes its stream.
 import { createHash, randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import Router from "@koa/router";
 import Koa from "koa";
 import { AckPolicy, connect, nanos, RetentionPolicy, StorageType } from "nats";
@@ -16,7 +18,7 @@ import getRawBody from "raw-body";
 import { createClient } from "redis";
 import { createPool } from "@notify/runtime";
 
-const { FLOOR, PORT, STREAM, DATABASE_URL } = process.env;
+const { FLOOR, PORT, BODY_FILE, STREAM, DATABASE_URL } = process.env;
 
 const keyHash = createHash("sha256").update("floor-key").digest("hex");
 const checkKey = (ctx) => {
@@ -81,9 +83,13 @@ async function triggerFloor(router) {
 const router = new Router();
 const triggers = FLOOR === "http" ? undefined : await triggerFloor(router);
 if (FLOOR === "http") {
+  const body = BODY_FILE ? readFileSync(BODY_FILE) : undefined;
   router.get("/v1/subscribers/:subscriberId/notifications/unseen", (ctx) => {
     checkKey(ctx);
-    ctx.body = { data: { count: 100 } };
+    if (body) {
+      ctx.type = "application/json";
+      ctx.body = body;
+    } else ctx.body = { data: { count: 100 } };
   });
 }
 const app = new Koa();

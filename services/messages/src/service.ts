@@ -20,7 +20,7 @@ export const MAX_OFFSET = 100_000;
 
 export interface MessageServiceDeps {
   pool: Pool;
-  /** The prepared hot reads (unseen counts, feed pages and their totals) run here: createPreparedReadPool. */
+  /** The prepared hot reads (unseen counts and feed pages) run here: createPreparedReadPool. */
   preparedReads: Pool;
   log: Logger;
   subscribers: SubscriberDirectory;

@@ -131,7 +131,7 @@ export function messageFromRow(row: MessageRow): messagesV1.Message {
   if (row.last_seen_date !== null) message.lastSeenDate = timestampFromDate(row.last_seen_date);
   if (row.last_read_date !== null) message.lastReadDate = timestampFromDate(row.last_read_date);
   if (row.snoozed_until !== null) message.snoozedUntil = timestampFromDate(row.snoozed_until);
-  if (row.payload) message.payload = row.payload as JsonObject;
-  if (row.overrides) message.overrides = row.overrides as JsonObject;
+  if (row.payload !== null) message.payloadJson = row.payload;
+  if (row.overrides !== null) message.overridesJson = row.overrides;
   return message;
 }

@@ -39,8 +39,9 @@ export interface MessageRow {
   last_read_date: Date | null;
   delivered_at: Date[];
   snoozed_until: Date | null;
-  payload: Record<string, unknown> | null;
-  overrides: Record<string, unknown> | null;
+  /** JSON text, as reads answer it (see messageColumns). */
+  payload: string | null;
+  overrides: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -61,8 +62,14 @@ const MESSAGE_COLUMN_NAMES: Record<keyof MessageRow, true> = {
   created_at: true, updated_at: true,
 };
 
+/** Columns read as their JSON text: nothing here looks into them, and the RPC carries them as text. */
+const READ_AS_TEXT = new Set(["payload", "overrides"]);
+
 /** The message columns, each prefixed with a table alias when given. */
-const messageColumns = (alias = "") => Object.keys(MESSAGE_COLUMN_NAMES).map((name) => `${alias}${name}`).join(", ");
+const messageColumns = (alias = "") =>
+  Object.keys(MESSAGE_COLUMN_NAMES)
+    .map((name) => (READ_AS_TEXT.has(name) ? `${alias}${name}::text AS ${name}` : `${alias}${name}`))
+    .join(", ");
 
 /** What the messages of one group share: every written column but the recipient's. */
 export type MessageGroupRow = Pick<
@@ -89,9 +96,7 @@ export type MessageGroupRow = Pick<
   | "error_id"
   | "error_text"
   | "delivered_at"
-  | "payload"
-  | "overrides"
-> & { grp: number };
+> & { payload: Record<string, unknown> | null; overrides: Record<string, unknown> | null; grp: number };
 
 /** Each shared column with its SQL type, to read groups back out of their JSON document. */
 const GROUP_COLUMNS = [

@@ -153,8 +153,8 @@ export function messageToJson(message: messagesV1.Message): Record<string, unkno
   json.status = STATUS_NAMES.get(message.status) ?? "sent";
   put(json, "errorId", message.errorId);
   put(json, "errorText", message.errorText);
-  put(json, "payload", message.payload);
-  put(json, "overrides", message.overrides);
+  if (message.payloadJson !== undefined) json.payload = JSON.parse(message.payloadJson);
+  if (message.overridesJson !== undefined) json.overrides = JSON.parse(message.overridesJson);
   return json;
 }
 

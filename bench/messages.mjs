@@ -3,7 +3,8 @@
 //   - DB time of what one request runs (EXPLAIN ANALYZE of our store's statements) vs the raw
 //     statement over the ideal index;
 //   - HTTP p99 at 100 connections (autocannon) through gateway → messages vs floor (b), Koa +
-//     router + ApiKey check + JSON with no RPC, in a process of its own;
+//     router + ApiKey check + JSON with no RPC, in a process of its own; also feeds of 1,000
+//     inboxes whose messages look like real ones (a ~1.5 KB payload, a two-step workflow);
 //   - mark-all seen (chunked, through HTTP) vs one UPDATE of the same rows, with other requests
 //     measured meanwhile.
 // The processes run as children of this one (LOG_LEVEL=warn) over a database created and dropped
@@ -19,6 +20,12 @@ import { autocannon, benchDatabase, freePort, load as loadOnce, percentile, star
 
 const HEAVY_MESSAGES = Number(process.env.BENCH_HEAVY_MESSAGES ?? 1_000_000);
 const OTHER_SUBSCRIBERS = 1_000;
+/** Inboxes as real ones look: 20 messages each, with a ~1.5 KB payload and a two-step workflow. */
+const INBOXES = 1_000;
+const INBOX_MESSAGES = 20;
+const INBOX_PAYLOAD = Object.fromEntries(
+  Array.from({ length: 40 }, (_, index) => [`field${index}`, index % 3 === 0 ? { nested: `value ${index}`, n: index, list: [1, 2, 3] } : `some text value ${index}`]),
+);
 const TOTAL_MESSAGES = 2 * HEAVY_MESSAGES;
 const HTTP_SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const DB_SAMPLES = 300;
@@ -133,6 +140,45 @@ export default async function messagesBench({ report }) {
          FROM generate_series(1, $4) AS i`,
       [organizationId, environmentId, heavy._id, TOTAL_MESSAGES, OTHER_SUBSCRIBERS],
     );
+    const groups = await (await fetch(`${api}/v1/notification-groups`, { headers })).json();
+    const inboxWorkflow = await fetch(`${api}/v1/workflows`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({
+        name: "Bench order shipped",
+        notificationGroupId: groups.data[0]._id,
+        active: true,
+        tags: ["orders"],
+        steps: [
+          { template: { type: "in_app", content: "Your order {{orderId}} has shipped.", cta: { type: "redirect", data: { url: "https://example.com/orders/{{orderId}}" } } } },
+          { template: { type: "email", subject: "Your order {{orderId}}", content: "<p>Hello {{subscriber.firstName}}, your order {{orderId}} has shipped.</p>" } },
+        ],
+      }),
+    });
+    const inboxWorkflowId = (await inboxWorkflow.json()).data._id;
+    await pool.query(
+      `INSERT INTO subscribers.subscribers (id, organization_id, environment_id, subscriber_id)
+       SELECT 'd' || lpad(to_hex(i), 23, '0'), $1, $2, 'bench-inbox-' || i FROM generate_series(0, $3 - 1) AS i`,
+      [organizationId, environmentId, INBOXES],
+    );
+    const inboxOwner = `'d' || lpad(to_hex(i % $3::int), 23, '0')`;
+    await pool.query(
+      `INSERT INTO messages.notifications (id, organization_id, environment_id, transaction_id, subscriber_id, external_subscriber_id, template_id)
+       SELECT 'f' || lpad(to_hex(i), 23, '0'), $1, $2, 'inbox-' || i, ${inboxOwner}, 'bench-inbox-' || (i % $3), $4
+         FROM generate_series(0, $3::int * $5::int - 1) AS i`,
+      [organizationId, environmentId, INBOXES, inboxWorkflowId, INBOX_MESSAGES],
+    );
+    await pool.query(
+      `INSERT INTO messages.messages (id, organization_id, environment_id, notification_id, subscriber_id, external_subscriber_id,
+                                      template_id, template_identifier, message_template_id, step_id, transaction_id, channel,
+                                      content, provider_id, cta, feed_identifier, payload, created_at, updated_at)
+       SELECT 'e' || lpad(to_hex(i), 23, '0'), $1, $2, 'f' || lpad(to_hex(i), 23, '0'), ${inboxOwner}, 'bench-inbox-' || (i % $3),
+              $4, 'bench-order-shipped', 'step-template', 'step', 'inbox-' || i, 'in_app',
+              to_jsonb('Your order ' || i || ' has shipped.'), 'novu', '{"type":"redirect","url":"https://example.com/orders"}',
+              'general', jsonb_build_object('orderId', i) || $6::jsonb, now() - i * interval '1 millisecond', now() - i * interval '1 millisecond'
+         FROM generate_series(0, $3::int * $5::int - 1) AS i`,
+      [organizationId, environmentId, INBOXES, inboxWorkflowId, INBOX_MESSAGES, JSON.stringify(INBOX_PAYLOAD)],
+    );
     await pool.query("VACUUM ANALYZE messages.messages");
     await pool.query("VACUUM ANALYZE messages.notifications");
     await pool.query("VACUUM ANALYZE subscribers.subscribers");
@@ -192,6 +238,7 @@ export default async function messagesBench({ report }) {
     const anyOther = (suffix) => () => `/v1/subscribers/bench-other-${Math.floor(Math.random() * OTHER_SUBSCRIBERS)}${suffix}`;
     const unseenSpread = await load(api, auth, 100, anyOther("/notifications/unseen?limit=100"));
     const feedSpread = await load(api, auth, 100, anyOther("/notifications/feed?limit=20"));
+    const inboxes = await load(api, auth, 100, () => `/v1/subscribers/bench-inbox-${Math.floor(Math.random() * INBOXES)}/notifications/feed?limit=20`);
     const floorAfter = await load(floorUrl, floorB.headers);
     await floorB.stop();
     const floorP99 = (floorBefore.p99 + floorAfter.p99) / 2;
@@ -215,6 +262,8 @@ export default async function messagesBench({ report }) {
     report({ name: `  the same against floor (b) answering its ${feedPage.length.toLocaleString()} bytes (${rps(sized)}): p99`, value: feed.p99, unit: "ms", floor: sized.p99 });
     report({ name: `unseen count, 1,000 subscribers at random, ${rps(unseenSpread)}: p99`, value: unseenSpread.p99, unit: "ms", floor: floorP99 });
     report({ name: `first feed page, 1,000 subscribers at random, ${rps(feedSpread)}: p99`, value: feedSpread.p99, unit: "ms", floor: floorP99 });
+    const inboxPayload = `${(JSON.stringify(INBOX_PAYLOAD).length / 1024).toFixed(1)} KB`;
+    report({ name: `first feed page, ${INBOXES.toLocaleString()} inboxes at random (${inboxPayload} payloads, a two-step workflow), ${rps(inboxes)}: p99`, value: inboxes.p99, unit: "ms", floor: floorP99 });
 
     // Mark-all seen over the 1M messages: one UPDATE (the floor) vs our chunked mark-all via HTTP.
     // Meanwhile, both times: another subscriber's unseen count at 20 connections, and a mark-as

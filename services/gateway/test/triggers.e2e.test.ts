@@ -21,6 +21,7 @@ interface Message {
   errorId?: string;
   errorText?: string;
   email?: string;
+  payload?: unknown;
 }
 
 async function createWorkflow(body: Record<string, unknown>): Promise<string> {
@@ -65,6 +66,16 @@ describe("POST /v1/events/trigger", () => {
     expect(reply.body.data.transactionId).toMatch(/^txn_[0-9a-f]{8}[0-9a-z]{12}$/);
     const [message] = await awaitMessages(reply.body.data.transactionId, 1);
     expect(message).toMatchObject({ channel: "in_app", status: "sent", content: "Hi Payload / Payload from Ada" });
+  });
+
+  it("keeps the payload's key order, nested and unicode values as sent, in the message and the feed", async () => {
+    await stack.request("POST", "/v1/subscribers", { subscriberId: "ordered" });
+    const payload = { zeta: 1, alpha: { second: [3, { b: null, a: "\u2028é😀" }], first: true }, middle: "x" };
+    const reply = await trigger({ name: welcome, to: "ordered", payload });
+    const [message] = await awaitMessages(reply.body.data.transactionId, 1);
+    expect(JSON.stringify(message!.payload)).toBe(JSON.stringify(payload));
+    const feed = await stack.request("GET", "/v1/subscribers/ordered/notifications/feed");
+    expect(JSON.stringify(feed.body.data[0].payload)).toBe(JSON.stringify(payload));
   });
 
   it("upserts a recipient object with its fields and creates a bare subscriber for an unknown id", async () => {

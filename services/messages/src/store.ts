@@ -122,8 +122,8 @@ const GROUP_COLUMNS = [
   ["error_id", "text"],
   ["error_text", "text"],
   ["delivered_at", "timestamptz[]"],
-  ["payload", "jsonb"],
-  ["overrides", "jsonb"],
+  ["payload", "json"],
+  ["overrides", "json"],
 ] as const satisfies readonly (readonly [keyof MessageGroupRow, string])[];
 
 /** One message of a group: its own ids and recipient, and the index of its group. */
@@ -170,7 +170,7 @@ function insertNotificationsStatement(
        (environment_id, organization_id, id, transaction_id, subscriber_id, external_subscriber_id, template_id, template_identifier, payload)
      SELECT $1, $2, r.id, g.transaction_id, r.subscriber_id, r.external_subscriber_id, g.template_id, g.template_identifier, g.payload
        FROM unnest($4::text[], $5::text[], $6::text[], $7::int[]) AS r(id, subscriber_id, external_subscriber_id, grp)
-       JOIN jsonb_to_recordset($3::jsonb) AS g(grp int, transaction_id text, template_id text, template_identifier text, payload jsonb)
+       JOIN json_to_recordset($3::json) AS g(grp int, transaction_id text, template_id text, template_identifier text, payload json)
          ON g.grp = r.grp
      ${tail}`,
     [
@@ -246,7 +246,7 @@ function insertMessagesStatement(
     `INSERT INTO messages.messages (environment_id, organization_id, id, notification_id, subscriber_id, external_subscriber_id, ${names.join(", ")})
      SELECT $1, $2, r.id, r.notification_id, r.subscriber_id, r.external_subscriber_id, ${names.map((name) => `g.${name}`).join(", ")}
        FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::int[]) AS r(id, notification_id, subscriber_id, external_subscriber_id, grp)
-       JOIN jsonb_to_recordset($3::jsonb) AS g(grp int, ${record}) ON g.grp = r.grp
+       JOIN json_to_recordset($3::json) AS g(grp int, ${record}) ON g.grp = r.grp
      ${tail}`,
     [
       environmentId,

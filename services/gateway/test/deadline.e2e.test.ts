@@ -47,3 +47,25 @@ it("answers 503 with Retry-After when a call outlives its deadline, and serves t
   expect(served.status).toBe(201);
   expect(served.body.data[0]).toMatchObject({ _id: messageId, read: true, seen: true });
 });
+
+it("lets mark-all, whose work grows with the inbox, outlast the default deadline", async () => {
+  const bo = await createSubscriber(stack, "bo");
+  const seed = seeder(stack, bo.scope);
+  const [messageId] = await seed.inApp(bo, 1);
+  seed.close();
+
+  const locker = await pool.connect();
+  await locker.query("BEGIN");
+  await locker.query("SELECT 1 FROM messages.messages WHERE id = $1 FOR UPDATE", [messageId]);
+  const unlocked = new Promise((resolve) => setTimeout(resolve, DEADLINE_MS + 1_000)).then(() => locker.query("ROLLBACK"));
+  try {
+    const started = performance.now();
+    const marked = await stack.request("POST", `/v1/subscribers/bo/messages/mark-all`, { markAs: "read" });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(DEADLINE_MS + 900);
+    expect(marked.status).toBe(201);
+    expect(marked.body).toEqual({ data: 1 });
+  } finally {
+    await unlocked;
+    locker.release();
+  }
+});

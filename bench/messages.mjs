@@ -68,9 +68,13 @@ async function during(work, url, headers, connections) {
   const background = autocannon({ url, headers, connections, duration: 3600 });
   await new Promise((resolve) => setTimeout(resolve, 500));
   const started = performance.now();
-  await work();
-  const seconds = (performance.now() - started) / 1000;
-  background.stop();
+  let seconds;
+  try {
+    await work();
+    seconds = (performance.now() - started) / 1000;
+  } finally {
+    background.stop();
+  }
   const result = await background;
   return { seconds, p99: result.latency.p99, max: result.latency.max, requests: result.requests.total, failed: result.errors + result.timeouts + result.non2xx };
 }
@@ -311,10 +315,16 @@ export default async function messagesBench({ report }) {
     const measured = async (work) => {
       const stopProbe = new AbortController();
       const probe = markAsProbe(stopProbe.signal);
-      const result = await during(work, otherUnseen, auth, 20);
-      stopProbe.abort();
-      const latencies = await probe;
-      return { ...result, markAsMax: Math.max(...latencies) };
+      try {
+        const result = await during(work, otherUnseen, auth, 20);
+        stopProbe.abort();
+        return { ...result, markAsMax: Math.max(...(await probe)) };
+      } catch (error) {
+        // The work's error is the one to report, not the probe's once the services stop.
+        stopProbe.abort();
+        await probe.catch(() => undefined);
+        throw error;
+      }
     };
     // Every measured run starts from a table that has been through an update and a reset (after
     // a first, unmeasured cycle), with autovacuum off so none lands inside a run; the floor runs

@@ -69,7 +69,12 @@ export function startProcess(name, env, entry = entryOf(name)) {
     stdio: ["ignore", "ignore", "inherit"],
   });
   child.name = name;
+  // A bench that dies of an uncaught error never reaches its cleanup; its services must not
+  // outlive it, holding their database and ports.
+  const orphaned = () => child.kill("SIGTERM");
+  process.once("exit", orphaned);
   child.once("exit", (code, signal) => {
+    process.off("exit", orphaned);
     if (!child.stopping) console.error(`${name} exited (${signal ?? code})`);
   });
   return child;

@@ -315,16 +315,16 @@ export default async function messagesBench({ report }) {
     const measured = async (work) => {
       const stopProbe = new AbortController();
       const probe = markAsProbe(stopProbe.signal);
+      // When the work fails, its error is the one to report: the probe's (once the services
+      // stop) must not end the process first. A probe failure after successful work still throws below.
+      probe.catch(() => undefined);
+      let result;
       try {
-        const result = await during(work, otherUnseen, auth, 20);
+        result = await during(work, otherUnseen, auth, 20);
+      } finally {
         stopProbe.abort();
-        return { ...result, markAsMax: Math.max(...(await probe)) };
-      } catch (error) {
-        // The work's error is the one to report, not the probe's once the services stop.
-        stopProbe.abort();
-        await probe.catch(() => undefined);
-        throw error;
       }
+      return { ...result, markAsMax: Math.max(...(await probe)) };
     };
     // Every measured run starts from a table that has been through an update and a reset (after
     // a first, unmeasured cycle), with autovacuum off so none lands inside a run; the floor runs

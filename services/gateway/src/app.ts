@@ -70,6 +70,9 @@ function disconnectSignal(ctx: Context): AbortSignal {
   return signal;
 }
 
+const ENVELOPE_START = Buffer.from('{"data":');
+const ENVELOPE_END = Buffer.from("}");
+
 /**
  * Validates params, query and body, then runs the route's RPCs and writes its success response.
  * A replay of a sensitive route (`ctx.state.replayOf`, set by the idempotency middleware) reads
@@ -95,7 +98,7 @@ function execute(route: Route, clients: Clients) {
     if (route.status === 204) return;
     if (result instanceof JsonBytes) {
       ctx.type = "application/json";
-      ctx.body = result.bytes;
+      ctx.body = route.envelope ? Buffer.concat([ENVELOPE_START, result.bytes, ENVELOPE_END]) : result.bytes;
     } else ctx.body = route.envelope ? { data: result } : result;
   };
 }

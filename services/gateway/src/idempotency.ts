@@ -16,7 +16,8 @@ const IN_FLIGHT_SECONDS = 300;
 
 type Entry =
   | { state: "in-flight"; fingerprint: string }
-  | { state: "done"; fingerprint: string; status: number; body: unknown }
+  /** `json`: the response body's JSON text, whether the route answered an object or JsonBytes. */
+  | { state: "done"; fingerprint: string; status: number; json: string }
   /** A sensitive route's success: what names its outcome, never the response itself. */
   | { state: "done"; fingerprint: string; ref: string };
 
@@ -35,9 +36,14 @@ type Entry =
  */
 function outcomeOf(route: Route, ctx: Context, fingerprint: string): Entry | undefined {
   if (ctx.state.executed !== true || ctx.status >= 500) return undefined;
-  if (!route.sensitive) return { state: "done", fingerprint, status: ctx.status, body: ctx.body ?? null };
+  if (!route.sensitive) return { state: "done", fingerprint, status: ctx.status, json: jsonTextOf(ctx.body) };
   const ref = ctx.state.outcomeRef as string | undefined;
   return ctx.status < 300 && ref !== undefined ? { state: "done", fingerprint, ref } : undefined;
+}
+
+/** A response body as JSON text: a JsonBytes route's bytes as they are, anything else stringified. */
+function jsonTextOf(body: unknown): string {
+  return Buffer.isBuffer(body) ? body.toString("utf8") : JSON.stringify(body ?? null);
 }
 
 /**
@@ -68,7 +74,10 @@ export function idempotencyMiddleware(deps: IdempotencyDeps) {
         return next();
       }
       ctx.status = entry.status;
-      if (entry.status !== 204) ctx.body = entry.body;
+      if (entry.status !== 204) {
+        ctx.type = "application/json";
+        ctx.body = entry.json;
+      }
       return;
     }
     try {

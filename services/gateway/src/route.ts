@@ -35,7 +35,7 @@ export interface Route {
   path: string;
   /** Success status; 204 sends no body. */
   status: number;
-  /** Wrap the result as {"data": result} (false for paginated lists, which carry their own data, and for JsonBytes). */
+  /** Wrap the result (an object or JsonBytes) as {"data": result}; false for paginated lists, which carry their own data. */
   envelope: boolean;
   bodyLimit: number;
   params: z.ZodType;
@@ -46,10 +46,10 @@ export interface Route {
 }
 
 /**
- * A success body that is JSON text already, sent as it is (no envelope added). Requests that
- * share one downstream answer (identical polls batched together) share its bytes through
- * jsonOnce: the feed's 20 mapped messages cost the gateway ~0.5 ms of CPU to map and stringify,
- * which a hundred polling clients would otherwise pay a hundred times.
+ * A success body that is JSON text already, sent as it is (inside the route's envelope, if it has
+ * one). Requests that share one downstream answer (identical polls batched together) share its
+ * bytes through jsonOnce: the feed's 20 mapped messages cost the gateway ~0.5 ms of CPU to map
+ * and stringify, which a hundred polling clients would otherwise pay a hundred times.
  */
 export class JsonBytes {
   readonly bytes: Buffer;

@@ -31,7 +31,7 @@ import {
   markAllBody,
   markAsBody,
   messageIdParam,
-  messageToJson,
+  markedMessagesText,
   transactionIdParam,
   unseenQuery,
 } from "./mappers/messages.js";
@@ -220,7 +220,7 @@ export const routes: Route[] = [
     body: markAsBody,
     handle: async ({ params, body, clients, call }) => {
       const reply = await clients.messages.markMessages({ subscriberId: params.subscriberId, messageIds: body.messageId, markAs: body.markAs }, call);
-      return reply.messages.map(messageToJson);
+      return new JsonBytes(markedMessagesText(reply));
     },
   }),
   route({

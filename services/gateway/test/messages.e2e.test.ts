@@ -212,6 +212,26 @@ describe("POST /v1/subscribers/{subscriberId}/messages/mark-as", () => {
     expect(await unseen(ada.subscriberId)).toBe(1);
   });
 
+  it("answers a repeat with the same idempotency key with the first answer, byte for byte", async () => {
+    const ada = await freshSubscriber();
+    const [id] = await seed.inApp(ada, 1);
+    const send = () =>
+      fetch(`${stack.url}/v1/subscribers/${ada.subscriberId}/messages/mark-as`, {
+        method: "POST",
+        headers: { authorization: `ApiKey ${stack.key}`, "content-type": "application/json", "idempotency-key": `mark-${id}` },
+        body: JSON.stringify({ messageId: id, markAs: "read" }),
+      });
+    const first = await send();
+    const firstText = await first.text();
+    expect(JSON.parse(firstText).data[0]).toMatchObject({ _id: id, read: true, payload: { name: "Ada" }, overrides: { email: { subject: "x" } } });
+    await markAs(ada.subscriberId, { messageId: id, markAs: "unread" });
+    const repeat = await send();
+    expect(repeat.status).toBe(201);
+    expect(repeat.headers.get("idempotency-replay")).toBe("true");
+    expect(repeat.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(await repeat.text()).toBe(firstText);
+  });
+
   it("answers 400 for a body that is not JSON", async () => {
     const ada = await freshSubscriber();
     const reply = await stack.request("POST", `/v1/subscribers/${ada.subscriberId}/messages/mark-as`, "{not json");

@@ -156,17 +156,9 @@ function messageFieldsToJson(message: messagesV1.Message): Record<string, unknow
   return json;
 }
 
-/** The public Message: every field of the spec's table that the message has, in its key order. */
-export function messageToJson(message: messagesV1.Message): Record<string, unknown> {
-  const json = messageFieldsToJson(message);
-  if (message.payloadJson !== undefined) json.payload = JSON.parse(message.payloadJson);
-  if (message.overridesJson !== undefined) json.overrides = JSON.parse(message.overridesJson);
-  return json;
-}
-
 /**
- * The JSON text of a page of messages, as messageToJson and then the message's subscriber and
- * its workflow as `template` (the full workflow: the spec's and the SDK's required fields, also in
+ * The JSON text of a page of messages: every field of the spec's table that a message has, in its
+ * key order, then the message's subscriber and its workflow as `template` (the full workflow: the spec's and the SDK's required fields, also in
  * the feed, where Novu embeds only `{_id, tags}`: one shape of Message everywhere). Payload and
  * overrides are spliced in as the JSON text Postgres answered (parsing and re-serializing a 1.5 KB
  * payload was most of a feed item's cost), and each workflow as its text made once per page
@@ -192,6 +184,11 @@ function messagesText(
     return `${text.slice(0, -1)}${members}}`;
   });
   return `[${items.join(",")}]`;
+}
+
+/** mark-as: the messages as they are now, without subscriber or workflow. */
+export function markedMessagesText(reply: messagesV1.MarkMessagesResponse) {
+  return messagesText(reply.messages, [], () => undefined);
 }
 
 /** GET /v1/messages: each message with its subscriber and workflow, from the one lookup of each the service made for the page. */

@@ -158,11 +158,12 @@ function messageFieldsToJson(message: messagesV1.Message): Record<string, unknow
 
 /**
  * The JSON text of a page of messages: every field of the spec's table that a message has, in its
- * key order, then the message's subscriber and its workflow as `template` (the full workflow: the spec's and the SDK's required fields, also in
- * the feed, where Novu embeds only `{_id, tags}`: one shape of Message everywhere). Payload and
- * overrides are spliced in as the JSON text Postgres answered (parsing and re-serializing a 1.5 KB
- * payload was most of a feed item's cost), and each workflow as its text made once per page
- * (stringifying it for every item was a third of the gateway's CPU for a feed page).
+ * key order, then the message's subscriber and its workflow as `template` (the full workflow: the
+ * spec's and the SDK's required fields, also in the feed, where Novu embeds only `{_id, tags}`:
+ * one shape of Message everywhere). Payload and overrides are spliced in as the JSON text Postgres
+ * answered (parsing and re-serializing a 1.5 KB payload was most of a feed item's cost), and each
+ * workflow as its text made once per page (stringifying it for every item was a third of the
+ * gateway's CPU for a feed page).
  */
 function messagesText(
   messages: readonly messagesV1.Message[],

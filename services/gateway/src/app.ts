@@ -8,7 +8,7 @@ import type { Clients } from "./clients.js";
 import { errorMiddleware } from "./errors.js";
 import { livez, readyz, type ReadinessDeps } from "./health.js";
 import { idempotencyMiddleware, type IdempotencyDeps } from "./idempotency.js";
-import { JsonBytes, type Route } from "./route.js";
+import { JsonBytes, type Route, type RouteCall } from "./route.js";
 import { parseOrThrow } from "./validation.js";
 
 export interface AppDeps {
@@ -70,6 +70,24 @@ function disconnectSignal(ctx: Context): AbortSignal {
   return signal;
 }
 
+/**
+ * The options of every RPC a route makes: the caller's scope headers and the disconnect signal,
+ * made when a call first reads it. The getter sits on the class: an object literal with a getter
+ * cost ~6 µs a request to create (V8 builds it the slow way), as much as auth, validation and
+ * routing together.
+ */
+class RequestCall implements RouteCall {
+  readonly headers: Record<string, string>;
+  readonly #ctx: Context;
+  constructor(scope: Scope, ctx: Context) {
+    this.headers = scopeHeaders(scope);
+    this.#ctx = ctx;
+  }
+  get signal(): AbortSignal {
+    return disconnectSignal(this.#ctx);
+  }
+}
+
 const ENVELOPE_START = Buffer.from('{"data":');
 const ENVELOPE_END = Buffer.from("}");
 
@@ -90,7 +108,7 @@ function execute(route: Route, clients: Clients) {
     const body = parseOrThrow(route.body, ctx.state.body);
     const scope = ctx.state.scope as Scope;
     ctx.state.executed = true;
-    const input = { params, query, body, scope, clients, call: { headers: scopeHeaders(scope), get signal() { return disconnectSignal(ctx); } } };
+    const input = { params, query, body, scope, clients, call: new RequestCall(scope, ctx) };
     const replayOf = ctx.state.replayOf as string | undefined;
     const result = replayOf === undefined ? await route.handle(input) : await route.sensitive!.replay(replayOf, input);
     if (route.sensitive) ctx.state.outcomeRef = route.sensitive.ref(result);

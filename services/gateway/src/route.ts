@@ -1,4 +1,3 @@
-import type { CallOptions } from "@connectrpc/connect";
 import type { Scope } from "@notify/runtime";
 import { z } from "zod";
 import { MIB } from "./body.js";
@@ -6,14 +5,23 @@ import type { Clients } from "./clients.js";
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
+/**
+ * The caller's scope headers and the request's abort signal. `signal` is a getter of a class
+ * (made on first read), which an object spread drops: name the fields to pass them on.
+ */
+export interface RouteCall {
+  readonly headers: Record<string, string>;
+  readonly signal: AbortSignal;
+}
+
 export interface RouteInput<P, Q, B> {
   params: P;
   query: Q;
   body: B;
   scope: Scope;
   clients: Clients;
-  /** Options for every RPC the route makes: the caller's scope headers and the request's abort signal. */
-  call: CallOptions;
+  /** Options for every RPC the route makes. */
+  call: RouteCall;
 }
 
 /**

@@ -231,7 +231,7 @@ export const routes: Route[] = [
     handle: async ({ params, body, clients, call }) => {
       const reply = await clients.messages.markAllMessages(
         { subscriberId: params.subscriberId, markAs: body.markAs, feedIdentifiers: body.feedIdentifier ?? [] },
-        { ...call, timeoutMs: MARK_ALL_DEADLINE_MS },
+        { headers: call.headers, signal: call.signal, timeoutMs: MARK_ALL_DEADLINE_MS },
       );
       return reply.changed;
     },

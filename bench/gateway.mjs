@@ -8,7 +8,7 @@
 // in-process transport's encoding of the reply, which the messages service pays in real life). The
 // floor is (b) of performance-floors.md built the same way: Koa + @koa/router + an ApiKey check +
 // a JSON body.
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { IncomingMessage, ServerResponse } from "node:http";
 import { Duplex } from "node:stream";
 import Router from "@koa/router";
@@ -17,6 +17,7 @@ import Koa from "koa";
 import { messagesV1 } from "@notify/proto";
 import { connectRedis, createLogger } from "@notify/runtime";
 import { percentile } from "../scripts/bench-lib.mjs";
+import { floorKeyCheck, routeUnseenFloor } from "../scripts/floor-b.mjs";
 
 const gateway = (file) => import(new URL(`../services/gateway/dist/${file}`, import.meta.url).href);
 const { createApp } = await gateway("app.js");
@@ -68,14 +69,10 @@ async function cost(handler, url, headers, inFlight) {
   return percentile(rounds, 50);
 }
 
-/** Floor (b) in process: the same request, answered with a constant. */
+/** Floor (b) in process, as the floor server serves it. */
 function floorApp(key) {
-  const keyHash = createHash("sha256").update(key).digest("hex");
   const router = new Router();
-  router.get("/v1/subscribers/:subscriberId/notifications/unseen", (ctx) => {
-    if (createHash("sha256").update(ctx.get("authorization").slice(7)).digest("hex") !== keyHash) ctx.throw(401);
-    ctx.body = { data: { count: 5 } };
-  });
+  routeUnseenFloor(router, floorKeyCheck(key));
   return new Koa().use(router.routes()).callback();
 }
 

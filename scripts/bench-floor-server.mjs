@@ -9,7 +9,7 @@
 //   FLOOR=e2e         the same HTTP → JetStream path, plus a pull consumer writing each fetched
 //                     batch with one multi-row INSERT (trigger → row committed).
 // Env: FLOOR, PORT, BODY_FILE (http), STREAM (acceptance, e2e), DATABASE_URL (e2e). SIGTERM stops it and deletes its stream.
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import Router from "@koa/router";
 import Koa from "koa";
@@ -17,13 +17,11 @@ import { AckPolicy, connect, nanos, RetentionPolicy, StorageType } from "nats";
 import getRawBody from "raw-body";
 import { createClient } from "redis";
 import { createPool } from "@notify/runtime";
+import { floorKeyCheck, routeUnseenFloor } from "./floor-b.mjs";
 
 const { FLOOR, PORT, BODY_FILE, STREAM, DATABASE_URL } = process.env;
 
-const keyHash = createHash("sha256").update("floor-key").digest("hex");
-const checkKey = (ctx) => {
-  if (createHash("sha256").update(ctx.get("authorization").slice(7)).digest("hex") !== keyHash) ctx.throw(401);
-};
+const checkKey = floorKeyCheck("floor-key");
 
 /** Routes of the trigger floors on `router`; returns what stops them. */
 async function triggerFloor(router) {
@@ -82,16 +80,7 @@ async function triggerFloor(router) {
 
 const router = new Router();
 const triggers = FLOOR === "http" ? undefined : await triggerFloor(router);
-if (FLOOR === "http") {
-  const body = BODY_FILE ? readFileSync(BODY_FILE) : undefined;
-  router.get("/v1/subscribers/:subscriberId/notifications/unseen", (ctx) => {
-    checkKey(ctx);
-    if (body) {
-      ctx.type = "application/json";
-      ctx.body = body;
-    } else ctx.body = { data: { count: 100 } };
-  });
-}
+if (FLOOR === "http") routeUnseenFloor(router, checkKey, BODY_FILE ? readFileSync(BODY_FILE) : undefined);
 const app = new Koa();
 app.silent = true;
 app.use(router.routes());

@@ -41,7 +41,13 @@ export const jsonObject = z.record(z.string(), z.unknown(), { error: "must be an
 
 /** A query-string integer. */
 export const queryInt = (fallback: number, min: number, max: number) =>
-  z.coerce.number({ error: "must be a number" }).int("must be an integer").min(min).max(max).default(fallback);
+  z.coerce
+    .number({ error: "must be a number" })
+    .int("must be an integer")
+    // Each check names its own message: zod gives a check without one the type's ("must be a number").
+    .min(min, `must not be less than ${min}`)
+    .max(max, `must not be greater than ${max}`)
+    .default(fallback);
 
 /** A query-string boolean: "true"/"false" only. */
 export const queryBool = z.enum(["true", "false"], { error: "must be true or false" }).transform((value) => value === "true");

@@ -151,13 +151,24 @@ describe("integrations", () => {
       { providerId: "x", channel: "email", conditions: [{ isNegated: false, type: "TEXT", value: "AND", children: [{ field: "a", value: 1, operator: "EQUAL", on: "payload" }] }] },
       "conditions[0].children[0].value",
     ],
-  ])("422 for %s, with nothing stored", async (_, body, field) => {
+    [
+      "a condition with over 100 children",
+      {
+        providerId: "x",
+        channel: "email",
+        conditions: [{ isNegated: false, type: "TEXT", value: "AND", children: Array.from({ length: 101 }, () => ({ field: "a", value: "b", operator: "EQUAL", on: "payload" })) }],
+      },
+      "conditions[0].children",
+      "children must contain no more than 100 elements",
+    ],
+  ])("422 for %s, with nothing stored", async (_, body, field, message?: string) => {
     const as = await environment(`Invalid ${field} ${Object.keys(body).join()}`);
     const before = await list(as);
     const reply = await as.request("POST", "/v1/integrations", body);
     expect(reply.status).toBe(422);
     expect(reply.body.errors).toHaveProperty([field]);
     expect(reply.body.errors[field].messages.length).toBeGreaterThan(0);
+    if (message) expect(reply.body.errors[field].messages).toEqual([message]);
     expect(await list(as)).toEqual(before);
   });
 

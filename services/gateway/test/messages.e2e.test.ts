@@ -340,10 +340,17 @@ describe("GET /v1/subscribers/{subscriberId}/notifications/unseen", () => {
     expect(replies.map((reply) => reply.body.data?.count ?? reply.status)).toEqual([0, 0, 1, 1, 2, 2, 3, 2, 4, 2, 5, 2, 404, 404]);
   });
 
-  it.each([["?limit=0"], ["?limit=1001"], ["?limit=abc"], ["?seen=maybe"], ["?limit=1.5"]])("answers 422 for %s", async (query) => {
+  it.each([
+    ["?limit=0", "limit", "must not be less than 1"],
+    ["?limit=1001", "limit", "must not be greater than 1000"],
+    ["?limit=abc", "limit", "must be a number"],
+    ["?limit=1.5", "limit", "must be an integer"],
+    ["?seen=maybe", "seen", "must be true or false"],
+  ])("answers 422 for %s, saying what is wrong", async (query, field, message) => {
     const ada = await freshSubscriber();
     const reply = await stack.request("GET", `/v1/subscribers/${ada.subscriberId}/notifications/unseen${query}`);
     expect(reply.status).toBe(422);
+    expect(reply.body.errors).toEqual({ [field]: { messages: [message], value: query.split("=")[1] } });
   });
 });
 

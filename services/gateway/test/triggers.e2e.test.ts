@@ -176,6 +176,8 @@ describe("POST /v1/events/trigger", () => {
       expect(reply.status, JSON.stringify(body).slice(0, 80)).toBe(422);
       expect(Object.keys(reply.body.errors).some((key) => key.startsWith(field))).toBe(true);
     }
+    const emptyProvider = await trigger({ name: welcome, to: { subscriberId: "ada", channels: [{ providerId: "" }] } });
+    expect(emptyProvider.body.errors).toEqual({ "to.channels[0].providerId": { messages: ["providerId should not be empty"], value: "" } });
     let deep: Record<string, unknown> = { leaf: 1 };
     for (let level = 0; level < 40; level += 1) deep = { deep };
     expect((await trigger({ name: welcome, to: "ada", payload: deep })).status).toBe(422);

@@ -81,7 +81,7 @@ const stepFilter = z.object({
   isNegated: flag("isNegated"),
   type: z.enum(FILTER_TYPES, { error: "type must be a valid filter type" }),
   value: z.enum(FILTER_VALUES, { error: "value must be AND or OR" }),
-  children: z.array(fieldFilterPart, { error: "children must be an array" }).max(100),
+  children: z.array(fieldFilterPart, { error: "children must be an array" }).max(100, "children must contain no more than 100 elements"),
 });
 
 const conditions = z.array(stepFilter, { error: "conditions must be an array" }).max(100, "conditions must contain no more than 100 elements");

@@ -25,7 +25,7 @@ const freeForm = jsonObject
   .refine((value) => depthOf(value) <= MAX_DEPTH, `must be nested at most ${MAX_DEPTH} levels deep`);
 
 const channel = z.object({
-  providerId: z.string({ error: "providerId must be a string" }).min(1),
+  providerId: z.string({ error: "providerId must be a string" }).min(1, "providerId should not be empty"),
   integrationIdentifier: z.string().optional(),
   credentials: z
     .object({

@@ -101,7 +101,7 @@ import {
 } from "./mappers/triggers.js";
 import { MIB } from "./body.js";
 import { JsonBytes, jsonOnce, route, type Route, type RouteInput, type Sensitive } from "./route.js";
-import { parseOrThrow, queryBool } from "./validation.js";
+import { keyString, parseOrThrow, queryBool } from "./validation.js";
 
 // Handlers that v1 and v2 share.
 const getSubscriber = async ({ params, clients, call }: RouteInput<z.infer<typeof subscriberIdParam>, unknown, unknown>) =>
@@ -683,7 +683,7 @@ export const routes: Route[] = [
   route({
     method: "DELETE",
     path: "/v1/events/trigger/:transactionId",
-    params: z.object({ transactionId: z.string().min(1).max(255) }),
+    params: z.object({ transactionId: keyString("transactionId") }),
     handle: async ({ params, clients, call }) => (await clients.triggers.cancelTrigger(params, call)).canceled,
   }),
 

@@ -39,6 +39,13 @@ export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown): z.
 /** A JSON object (not an array, not null). */
 export const jsonObject = z.record(z.string(), z.unknown(), { error: "must be an object" });
 
+/** A key or id: a non-empty string of at most 255 characters, with messages that name the field. */
+export const keyString = (name: string) =>
+  z
+    .string({ error: `${name} must be a string` })
+    .min(1, `${name} should not be empty`)
+    .max(255, `${name} must be shorter than or equal to 255 characters`);
+
 /** A query-string integer. */
 export const queryInt = (fallback: number, min: number, max: number) =>
   z.coerce

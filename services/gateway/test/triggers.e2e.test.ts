@@ -178,6 +178,8 @@ describe("POST /v1/events/trigger", () => {
     }
     const emptyProvider = await trigger({ name: welcome, to: { subscriberId: "ada", channels: [{ providerId: "" }] } });
     expect(emptyProvider.body.errors).toEqual({ "to.channels[0].providerId": { messages: ["providerId should not be empty"], value: "" } });
+    const emptyTopic = await trigger({ name: welcome, to: { type: "Topic", topicKey: "" } });
+    expect(emptyTopic.body.errors).toEqual({ "to.topicKey": { messages: ["topicKey should not be empty"], value: "" } });
     let deep: Record<string, unknown> = { leaf: 1 };
     for (let level = 0; level < 40; level += 1) deep = { deep };
     expect((await trigger({ name: welcome, to: "ada", payload: deep })).status).toBe(422);

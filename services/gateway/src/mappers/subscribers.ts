@@ -1,7 +1,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { subscribersV1 } from "@notify/proto";
 import { z } from "zod";
-import { jsonObject, queryInt } from "../validation.js";
+import { jsonObject, keyString, queryInt } from "../validation.js";
 import { iso, isoOrNull } from "./common.js";
 
 type FieldsInit = MessageInitShape<typeof subscribersV1.SubscriberFieldsSchema>;
@@ -19,7 +19,7 @@ const profileShape = {
   data: jsonObject.nullable().optional(),
 };
 
-export const subscriberIdParam = z.object({ subscriberId: z.string().min(1).max(255) });
+export const subscriberIdParam = z.object({ subscriberId: keyString("subscriberId") });
 
 /** POST /v1/subscribers, POST /v2/subscribers; unknown fields are ignored. */
 export const createSubscriberBody = z.object({
@@ -153,7 +153,7 @@ export const credentialsBody = z.object({
   ),
 });
 
-export const credentialsProviderParams = z.object({ subscriberId: z.string().min(1).max(255), providerId: z.string().min(1).max(255) });
+export const credentialsProviderParams = z.object({ subscriberId: keyString("subscriberId"), providerId: keyString("providerId") });
 
 type CredentialsBody = z.infer<typeof credentialsBody>;
 

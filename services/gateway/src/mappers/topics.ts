@@ -1,29 +1,23 @@
 import { topicsV1 } from "@notify/proto";
 import { z } from "zod";
-import { queryBool, queryInt } from "../validation.js";
+import { keyString, queryBool, queryInt } from "../validation.js";
 import { iso } from "./common.js";
-
-const id = (name: string) =>
-  z
-    .string({ error: `${name} must be a string` })
-    .min(1, `${name} should not be empty`)
-    .max(255, `${name} must be shorter than or equal to 255 characters`);
 
 const idList = (name: string, min: number, max: number) =>
   z
-    .array(id(name), { error: `${name} must be an array` })
+    .array(keyString(name), { error: `${name} must be an array` })
     .min(min, `${name} must contain at least ${min} elements`)
     .max(max, `${name} must contain no more than ${max} elements`);
 
-export const topicKeyParam = z.object({ topicKey: id("topicKey") });
+export const topicKeyParam = z.object({ topicKey: keyString("topicKey") });
 
-export const topicSubscriberParams = z.object({ topicKey: id("topicKey"), externalSubscriberId: id("externalSubscriberId") });
+export const topicSubscriberParams = z.object({ topicKey: keyString("topicKey"), externalSubscriberId: keyString("externalSubscriberId") });
 
 /** POST /v1/topics */
-export const createTopicBody = z.object({ key: id("key"), name: id("name") });
+export const createTopicBody = z.object({ key: keyString("key"), name: keyString("name") });
 
 /** PATCH /v1/topics/{topicKey}, PATCH /v2/topics/{topicKey} */
-export const renameTopicBody = z.object({ name: id("name") });
+export const renameTopicBody = z.object({ name: keyString("name") });
 
 export const listTopicsQuery = z.object({
   page: queryInt(0, 0, 1_000_000),
@@ -38,7 +32,7 @@ export const topicSubscribersBody = z.object({ subscribers: idList("subscribers"
 export const upsertTopicQuery = z.object({ failIfExists: queryBool.default(false) });
 
 /** POST /v2/topics */
-export const upsertTopicBody = z.object({ key: id("key"), name: id("name").optional() });
+export const upsertTopicBody = z.object({ key: keyString("key"), name: keyString("name").optional() });
 
 /** POST and DELETE /v2/topics/{topicKey}/subscriptions */
 export const subscriptionsBody = z.object({ subscriberIds: idList("subscriberIds", 1, 100) });

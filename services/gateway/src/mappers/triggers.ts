@@ -3,7 +3,7 @@ import { triggersV1 } from "@notify/proto";
 import { z } from "zod";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { httpErrorFromRpc } from "../errors.js";
-import { jsonObject } from "../validation.js";
+import { jsonObject, keyString } from "../validation.js";
 import { createSubscriberBody, fieldsOf } from "./subscribers.js";
 
 
@@ -37,7 +37,7 @@ const channel = z.object({
 });
 
 const subscriberObject = createSubscriberBody.extend({ channels: z.array(channel).max(20).optional() });
-const topic = z.object({ type: z.literal("Topic"), topicKey: z.string().min(1).max(255) });
+const topic = z.object({ type: z.literal("Topic"), topicKey: keyString("topicKey") });
 const recipient = z.union([z.string({ error: "must be a subscriber id, a subscriber object or a topic" }), topic, subscriberObject]);
 
 const tenant = z.union([

@@ -180,6 +180,10 @@ describe("POST /v1/events/trigger", () => {
     expect(emptyProvider.body.errors).toEqual({ "to.channels[0].providerId": { messages: ["providerId should not be empty"], value: "" } });
     const emptyTopic = await trigger({ name: welcome, to: { type: "Topic", topicKey: "" } });
     expect(emptyTopic.body.errors).toEqual({ "to.topicKey": { messages: ["topicKey should not be empty"], value: "" } });
+    const longName = "n".repeat(256);
+    expect((await trigger({ name: longName, to: "ada" })).body.errors).toEqual({
+      name: { messages: ["name must be shorter than or equal to 255 characters"], value: longName },
+    });
     let deep: Record<string, unknown> = { leaf: 1 };
     for (let level = 0; level < 40; level += 1) deep = { deep };
     expect((await trigger({ name: welcome, to: "ada", payload: deep })).status).toBe(422);

@@ -1,7 +1,7 @@
 import { fromJson, toJson, type JsonObject } from "@bufbuild/protobuf";
 import { integrationsV1 } from "@notify/proto";
 import { z } from "zod";
-import { jsonObject } from "../validation.js";
+import { jsonObject, keyString } from "../validation.js";
 import { FILTER_ON, FILTER_TYPES, FILTER_VALUES, iso, OPERATORS } from "./common.js";
 
 const { ConfigurationsSchema, IntegrationCredentialsSchema, StepFilterSchema } = integrationsV1;
@@ -86,9 +86,6 @@ const stepFilter = z.object({
 
 const conditions = z.array(stepFilter, { error: "conditions must be an array" }).max(100, "conditions must contain no more than 100 elements");
 
-const boundedText = (field: string) =>
-  text(field).min(1, `${field} should not be empty`).max(255, `${field} must be shorter than or equal to 255 characters`);
-
 export const integrationIdParam = z.object({
   integrationId: z.string().regex(/^[0-9a-f]{24}$/, "integrationId must be a mongodb id"),
 });
@@ -96,10 +93,10 @@ export const integrationIdParam = z.object({
 /** POST /v1/integrations; `check` and `_environmentId` are accepted and ignored (no cross-environment writes). */
 export const createIntegrationBody = z.object(
   {
-    providerId: boundedText("providerId"),
+    providerId: keyString("providerId"),
     channel: z.enum(CHANNELS, { error: `channel must be one of the following values: ${CHANNELS.join(", ")}` }),
-    name: boundedText("name").optional(),
-    identifier: boundedText("identifier").optional(),
+    name: keyString("name").optional(),
+    identifier: keyString("identifier").optional(),
     credentials: credentials.optional(),
     active: flag("active").default(false),
     conditions: conditions.optional(),
@@ -111,8 +108,8 @@ export const createIntegrationBody = z.object(
 /** PUT /v1/integrations/{integrationId}: the given fields replace the stored ones. */
 export const updateIntegrationBody = z.object(
   {
-    name: boundedText("name").optional(),
-    identifier: boundedText("identifier").optional(),
+    name: keyString("name").optional(),
+    identifier: keyString("identifier").optional(),
     active: flag("active").optional(),
     credentials: credentials.optional(),
     conditions: conditions.optional(),

@@ -42,11 +42,11 @@ const recipient = z.union([z.string({ error: "must be a subscriber id, a subscri
 
 const tenant = z.union([
   z.string().min(1).max(255),
-  z.object({ identifier: z.string().min(1).max(255), name: z.string().max(255).optional(), data: jsonObject.optional() }),
+  z.object({ identifier: keyString("identifier"), name: z.string().max(255).optional(), data: jsonObject.optional() }),
 ]);
 
 export const triggerBody = z.object({
-  name: z.string({ error: "name must be a string" }).min(1, "name should not be empty").max(255),
+  name: keyString("name"),
   to: z.union([recipient, z.array(recipient).min(1, "to should not be empty").max(MAX_RECIPIENTS, `to must contain no more than ${MAX_RECIPIENTS} elements`)]),
   payload: freeForm.optional(),
   overrides: freeForm.optional(),

@@ -1,7 +1,9 @@
+import type { HandlerContext } from "@connectrpc/connect";
 import { LRUCache } from "lru-cache";
 import type { NatsConnection } from "nats";
 import type { Logger } from "./log.js";
 import type { BackgroundNats } from "./nats.js";
+import { scopeOf } from "./rpc.js";
 
 /**
  * Change announcements: the service that owns a resource tells, over NATS, which of its
@@ -13,12 +15,19 @@ export const CHANGE_SUBJECTS = {
   subscribers: "notify.changes.subscribers",
   /** Keys: workflow ids and trigger identifiers (before and after a rename). */
   workflows: "notify.changes.workflows",
+  /** Keys: external subscriberIds whose in-app feed (their messages) changed. */
+  feeds: "notify.changes.feeds",
 } as const;
+
+/** Announced instead of keys when a change may touch any key of the environment. */
+export const EVERY_KEY = "every" as const;
+
+export type ChangedKeys = readonly string[] | typeof EVERY_KEY;
 
 /** How long an announcer waits for the NATS server to take an announcement before answering anyway. */
 const ANNOUNCE_WAIT_MS = 500;
 
-export type Announce = (environmentId: string, keys: readonly string[]) => Promise<void>;
+export type Announce = (environmentId: string, keys: ChangedKeys) => Promise<void>;
 
 /**
  * Announces through the connection once there is one (none yet: nothing to tell, since no
@@ -32,7 +41,7 @@ export function announcer(nats: () => NatsConnection | undefined, subject: strin
   return async (environmentId, keys) => {
     own?.forget(environmentId, keys);
     const connection = nats();
-    if (!connection || connection.isClosed() || keys.length === 0) return;
+    if (!connection || connection.isClosed() || (keys !== EVERY_KEY && keys.length === 0)) return;
     connection.publish(`${subject}.${environmentId}`, JSON.stringify(keys));
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
@@ -48,7 +57,7 @@ export function announcer(nats: () => NatsConnection | undefined, subject: strin
  * its commit (a lost client, say) changed them all the same, and a needless announcement costs
  * only a cache miss. `changed` is read when the write ends, so a write may add keys it learns.
  */
-export async function announcedWrite<T>(announce: Announce, environmentId: string, changed: readonly string[], write: () => Promise<T>): Promise<T> {
+export async function announcedWrite<T>(announce: Announce, environmentId: string, changed: ChangedKeys, write: () => Promise<T>): Promise<T> {
   try {
     return await write();
   } finally {
@@ -56,10 +65,27 @@ export async function announcedWrite<T>(announce: Announce, environmentId: strin
   }
 }
 
-export interface FollowedCacheOptions {
+/**
+ * A service method that announces what `changed` names (read from its request) once it is done,
+ * failed or not (`announcedWrite`), in the caller's environment. The answer waits for the
+ * announcement, so a client that reads right after a write never meets an old copy.
+ */
+export function announcing<Request, Answer>(
+  announce: Announce,
+  method: (request: Request, context: HandlerContext) => Answer,
+  changed: (request: Request) => ChangedKeys,
+): (request: Request, context: HandlerContext) => Promise<Awaited<Answer>> {
+  return (request, context) => announcedWrite(announce, scopeOf(context).environmentId, changed(request), async (): Promise<Awaited<Answer>> => await method(request, context));
+}
+
+export interface FollowedCacheOptions<V> {
+  /** Keys kept (each with its parts). */
   max: number;
   /** A copy is read again after this long even if no change was announced, so a lost announcement heals. */
   ttlMs?: number;
+  /** With `sizeOf`, the kept copies' sizes add up to at most this. */
+  maxSize?: number;
+  sizeOf?: (value: V) => number;
 }
 
 const COPY_TTL_MS = 60_000;
@@ -75,13 +101,29 @@ export interface Ticket {
  * followed: `setLive(false)` (connection lost) drops every copy and no copy is kept until
  * `setLive(true)`. A copy is also kept only when no change of its key was announced since its
  * ticket, so a read that raced an update or a delete never outlives it.
+ *
+ * A key may hold several copies, told apart by `part` (the pages of one subscriber's feed, say):
+ * a change of the key drops them all, and a change of EVERY_KEY every copy of the environment.
  */
-export function createFollowedCache<V extends object>({ max, ttlMs = COPY_TTL_MS }: FollowedCacheOptions) {
-  const copies = new LRUCache<string, V>({ max, ttl: ttlMs });
+export function createFollowedCache<V extends object>({ max, ttlMs = COPY_TTL_MS, maxSize, sizeOf }: FollowedCacheOptions<V>) {
+  const sizes = new WeakMap<V, number>();
+  const sizeOfKept = (value: V) => {
+    let size = sizes.get(value);
+    if (size === undefined) sizes.set(value, (size = sizeOf!(value)));
+    return size;
+  };
+  const copies = new LRUCache<string, Map<string, V>>({
+    max,
+    ttl: ttlMs,
+    ...(maxSize !== undefined && sizeOf !== undefined
+      ? { maxSize, sizeCalculation: (parts: Map<string, V>) => Math.max(1, [...parts.values()].reduce((total, value) => total + sizeOfKept(value), 0)) }
+      : {}),
+  });
   let sequence = 0;
   let live = false;
   /** Tickets up to this sequence are refused: a change they may have missed is no longer remembered. */
   let trustedAfter = -1;
+  /** When each key last changed; an environment's own entry when EVERY_KEY did. */
   const changedAt = new LRUCache<string, number>({
     max,
     ttl: ttlMs,
@@ -90,13 +132,17 @@ export function createFollowedCache<V extends object>({ max, ttlMs = COPY_TTL_MS
     },
   });
   const keyOf = (environmentId: string, key: string) => `${environmentId}\n${key}`;
-  const get = (environmentId: string, key: string): V | undefined => (live ? copies.get(keyOf(environmentId, key)) : undefined);
+  const get = (environmentId: string, key: string, part = ""): V | undefined => (live ? copies.get(keyOf(environmentId, key))?.get(part) : undefined);
   const ticket = (): Ticket => ({ sequence, at: Date.now() });
-  function set(taken: Ticket, environmentId: string, key: string, value: V): void {
+  function set(taken: Ticket, environmentId: string, key: string, value: V, part = ""): void {
     const cacheKey = keyOf(environmentId, key);
     if (!live || taken.sequence <= trustedAfter || Date.now() - taken.at >= ttlMs) return;
-    if ((changedAt.get(cacheKey) ?? -1) >= taken.sequence) return;
-    copies.set(cacheKey, value);
+    if ((changedAt.get(cacheKey) ?? -1) >= taken.sequence || (changedAt.get(environmentId) ?? -1) >= taken.sequence) return;
+    const parts = copies.get(cacheKey);
+    if (parts?.get(part) === value) return;
+    // A new map: one that grew in place would keep the size it was first counted at. The key's
+    // copies all go when its first one would have: none outlives the TTL.
+    copies.set(cacheKey, new Map(parts).set(part, value), { noUpdateTTL: true });
   }
 
   return {
@@ -112,11 +158,17 @@ export function createFollowedCache<V extends object>({ max, ttlMs = COPY_TTL_MS
       if (found) set(taken, environmentId, key, found);
       return found;
     },
-    forget(environmentId: string, keys: readonly string[]): void {
-      for (const key of keys) {
-        const cacheKey = keyOf(environmentId, key);
-        changedAt.set(cacheKey, sequence);
-        copies.delete(cacheKey);
+    forget(environmentId: string, keys: ChangedKeys): void {
+      if (keys === EVERY_KEY) {
+        changedAt.set(environmentId, sequence);
+        const prefix = keyOf(environmentId, "");
+        for (const cacheKey of [...copies.keys()]) if (cacheKey.startsWith(prefix)) copies.delete(cacheKey);
+      } else {
+        for (const key of keys) {
+          const cacheKey = keyOf(environmentId, key);
+          changedAt.set(cacheKey, sequence);
+          copies.delete(cacheKey);
+        }
       }
       sequence += 1;
     },
@@ -132,32 +184,52 @@ export function createFollowedCache<V extends object>({ max, ttlMs = COPY_TTL_MS
 
 export type FollowedCache<V extends object> = ReturnType<typeof createFollowedCache<V>>;
 
+/** A subject whose announcements a cache follows. */
+export interface Followed {
+  subject: string;
+  /**
+   * Its keys are not the cache's keys (the copies embed those resources, as a feed page embeds
+   * its workflows): each announcement drops every copy of the environment.
+   */
+  dropsEnvironment?: boolean;
+}
+
+/** What an announcement's body says changed; undefined for a body that is not an announcement. */
+function changedKeysOf(body: unknown): ChangedKeys | undefined {
+  if (body === EVERY_KEY) return EVERY_KEY;
+  if (Array.isArray(body)) return body.filter((key): key is string => typeof key === "string");
+  return undefined;
+}
+
 /**
- * Feeds `cache` the announcements of `subject` once the connection is made, and keeps it live
- * exactly while they can arrive: from the moment the server has the subscription, off at a
- * disconnect, on again once the connection (and with it the subscription) is back. Resolves once
- * followed; a failure is logged, and the cache then stays unused (never live).
+ * Feeds `cache` the announcements of the followed subjects once the connection is made, and
+ * keeps it live exactly while they can arrive: from the moment the server has the subscriptions,
+ * off at a disconnect, on again once the connection (and with it the subscriptions) is back.
+ * Resolves once followed; a failure is logged, and the cache then stays unused (never live).
  */
 export async function followChanges(
   nats: Pick<BackgroundNats, "connected">,
-  subject: string,
+  followed: string | readonly Followed[],
   cache: Pick<FollowedCache<object>, "forget" | "setLive">,
   log: Logger,
 ): Promise<void> {
+  const subjects = typeof followed === "string" ? [{ subject: followed }] : followed;
   try {
     const connection = await nats.connected;
-    const prefix = `${subject}.`;
-    connection.subscribe(`${subject}.*`, {
-      callback: (error, message) => {
-        if (error) return;
-        try {
-          const keys = JSON.parse(message.string()) as unknown;
-          if (Array.isArray(keys)) cache.forget(message.subject.slice(prefix.length), keys.filter((key): key is string => typeof key === "string"));
-        } catch (cause) {
-          log.warn({ err: cause, subject: message.subject }, "unreadable change announcement");
-        }
-      },
-    });
+    for (const { subject, dropsEnvironment } of subjects) {
+      const prefix = `${subject}.`;
+      connection.subscribe(`${subject}.*`, {
+        callback: (error, message) => {
+          if (error) return;
+          try {
+            const keys = changedKeysOf(JSON.parse(message.string()));
+            if (keys) cache.forget(message.subject.slice(prefix.length), dropsEnvironment ? EVERY_KEY : keys);
+          } catch (cause) {
+            log.warn({ err: cause, subject: message.subject }, "unreadable change announcement");
+          }
+        },
+      });
+    }
     await connection.flush();
     cache.setLive(true);
     void (async () => {
@@ -169,6 +241,6 @@ export async function followChanges(
       cache.setLive(false);
     })();
   } catch (error) {
-    log.warn({ err: error, subject }, "changes are not followed: every lookup reads the owner");
+    log.warn({ err: error, subjects: subjects.map(({ subject }) => subject) }, "changes are not followed: every lookup reads the owner");
   }
 }

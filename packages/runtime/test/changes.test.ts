@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
-import { announcer, connectNats, createFollowedCache, createLogger, followChanges, type NatsConnection } from "../src/index.js";
+import { announcer, connectNats, createFollowedCache, createLogger, EVERY_KEY, followChanges, type NatsConnection } from "../src/index.js";
 import { until } from "./until.js";
 
 const log = createLogger("test", "silent");
@@ -90,6 +90,56 @@ describe("createFollowedCache", () => {
   });
 });
 
+describe("createFollowedCache with several copies of a key", () => {
+  const live = (options: { maxSize?: number; sizeOf?: (value: { name: string }) => number } = {}) => {
+    const cache = createFollowedCache<{ name: string }>({ max: 100, ttlMs: 60_000, ...options });
+    cache.setLive(true);
+    return cache;
+  };
+
+  it("drops every part of a key whose change is announced, and nothing else", () => {
+    const cache = live();
+    cache.set(cache.ticket(), "env", "ada", subscriber("page 1"), "1");
+    cache.set(cache.ticket(), "env", "ada", subscriber("page 2"), "2");
+    cache.set(cache.ticket(), "env", "bob", subscriber("page 1"), "1");
+    expect(cache.get("env", "ada", "2")).toEqual(subscriber("page 2"));
+    expect(cache.get("env", "ada")).toBeUndefined();
+    cache.forget("env", ["ada"]);
+    expect(cache.get("env", "ada", "1")).toBeUndefined();
+    expect(cache.get("env", "ada", "2")).toBeUndefined();
+    expect(cache.get("env", "bob", "1")).toEqual(subscriber("page 1"));
+  });
+
+  it("drops every copy of the environment when EVERY_KEY changed, and keeps no read that raced it", () => {
+    const cache = live();
+    cache.set(cache.ticket(), "env", "ada", subscriber("Ada"), "1");
+    cache.set(cache.ticket(), "env", "bob", subscriber("Bob"));
+    cache.set(cache.ticket(), "other-env", "ada", subscriber("Ada elsewhere"), "1");
+    const before = cache.ticket();
+    cache.forget("env", EVERY_KEY);
+    expect(cache.get("env", "ada", "1")).toBeUndefined();
+    expect(cache.get("env", "bob")).toBeUndefined();
+    expect(cache.get("other-env", "ada", "1")).toEqual(subscriber("Ada elsewhere"));
+    cache.set(before, "env", "cy", subscriber("old Cy"));
+    expect(cache.get("env", "cy")).toBeUndefined();
+    cache.set(cache.ticket(), "env", "cy", subscriber("Cy"));
+    expect(cache.get("env", "cy")).toEqual(subscriber("Cy"));
+  });
+
+  it("keeps the copies' sizes under maxSize, the least recently used going first", () => {
+    const cache = live({ maxSize: 100, sizeOf: (value) => value.name.length });
+    cache.set(cache.ticket(), "env", "ada", subscriber("a".repeat(40)), "1");
+    cache.set(cache.ticket(), "env", "bob", subscriber("b".repeat(40)), "1");
+    cache.set(cache.ticket(), "env", "ada", subscriber("a".repeat(30)), "2");
+    expect(cache.get("env", "bob", "1")).toBeUndefined();
+    expect(cache.get("env", "ada", "1")).toBeDefined();
+    expect(cache.get("env", "ada", "2")).toBeDefined();
+    // Larger than the whole cache: not kept.
+    cache.set(cache.ticket(), "env", "cy", subscriber("c".repeat(101)));
+    expect(cache.get("env", "cy")).toBeUndefined();
+  });
+});
+
 describe("announcer and followChanges over NATS", () => {
   let server: ChildProcess | undefined;
   const connections: NatsConnection[] = [];
@@ -144,4 +194,29 @@ describe("announcer and followChanges over NATS", () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }, 40_000);
+
+  it("follows several subjects: one drops the keys it names, the other the whole environment; EVERY_KEY travels", async () => {
+    const url = "nats://127.0.0.1:4222";
+    const follower = await connectNats(url, "follower");
+    const owner = await connectNats(url, "owner");
+    connections.push(follower, owner);
+    const keyed = `test.changes.${randomBytes(4).toString("hex")}`;
+    const embedded = `test.changes.${randomBytes(4).toString("hex")}`;
+    const cache = createFollowedCache<{ name: string }>({ max: 100, ttlMs: 60_000 });
+    await followChanges({ connected: Promise.resolve(follower) }, [{ subject: keyed }, { subject: embedded, dropsEnvironment: true }], cache, log);
+    const keep = () => {
+      for (const name of ["ada", "bob"]) cache.set(cache.ticket(), "env", name, subscriber(name), "page");
+    };
+
+    keep();
+    await announcer(() => owner, keyed)("env", ["ada"]);
+    await until(() => cache.get("env", "ada", "page") === undefined);
+    expect(cache.get("env", "bob", "page")).toEqual(subscriber("bob"));
+    await announcer(() => owner, keyed)("env", EVERY_KEY);
+    await until(() => cache.get("env", "bob", "page") === undefined);
+
+    keep();
+    await announcer(() => owner, embedded)("env", ["some-workflow"]);
+    await until(() => cache.get("env", "ada", "page") === undefined && cache.get("env", "bob", "page") === undefined);
+  });
 });

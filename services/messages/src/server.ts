@@ -1,5 +1,6 @@
 import { subscribersV1, workflowsV1 } from "@notify/proto";
 import {
+  announcer,
   CHANGE_SUBJECTS,
   connectNatsInBackground,
   createClient,
@@ -32,7 +33,8 @@ export interface RunningMessages {
 
 /**
  * Composition root: pool, migrations, the subscribers and workflows clients, the copies of
- * subscribers and workflows kept while their changes are followed over NATS, service, RPC server.
+ * subscribers and workflows kept while their changes are followed over NATS, the announcer of
+ * changed feeds, service, RPC server.
  */
 export async function start(config: MessagesConfig): Promise<RunningMessages> {
   const log = createLogger("messages", config.LOG_LEVEL);
@@ -49,11 +51,12 @@ export async function start(config: MessagesConfig): Promise<RunningMessages> {
   const nats = await connectNatsInBackground(config.NATS_URL, "messages");
   if (config.SUBSCRIBER_CACHE_SIZE > 0) void followChanges(nats, CHANGE_SUBJECTS.subscribers, subscriberCopies, log);
   void followChanges(nats, CHANGE_SUBJECTS.workflows, workflowCopies, log);
+  const announceFeeds = announcer(nats.current, CHANGE_SUBJECTS.feeds);
   const server = await serveRpc({
     host: config.MESSAGES_HOST,
     port: config.MESSAGES_PORT,
     log,
-    routes: routes({ pool, preparedReads, log, subscribers, workflows, markAllChunkRows: config.MARK_ALL_CHUNK_ROWS }),
+    routes: routes({ pool, preparedReads, log, subscribers, workflows, markAllChunkRows: config.MARK_ALL_CHUNK_ROWS, announceFeeds }),
   });
   return {
     port: server.port,

@@ -1,7 +1,7 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
 import { messagesV1, subscribersV1, workflowsV1 } from "@notify/proto";
-import { createFollowedCache, createLogger, createPreparedReadPool, objectId, scopeOf, type Pool, type Scope } from "@notify/runtime";
+import { createFollowedCache, createLogger, createPreparedReadPool, objectId, scopeOf, type Announce, type Pool, type Scope } from "@notify/runtime";
 import { inMemoryTransport, openTestDatabase, type DatabaseFixture } from "@notify/testing";
 import { routes } from "../src/routes.js";
 import { migrations } from "../src/server.js";
@@ -102,7 +102,7 @@ export function fakeWorkflows() {
 export type FakeWorkflows = ReturnType<typeof fakeWorkflows>;
 
 /** The messages service behind an in-memory transport: the real handlers and interceptors, no network. */
-export function inMemoryClient(fixture: Fixture, subscribers: FakeSubscribers, markAllChunkRows = 10_000, workflows = fakeWorkflows()) {
+export function inMemoryClient(fixture: Fixture, subscribers: FakeSubscribers, markAllChunkRows = 10_000, workflows = fakeWorkflows(), announceFeeds: Announce = async () => {}) {
   const service = routes({
     pool: fixture.pool,
     preparedReads: fixture.preparedReads,
@@ -111,6 +111,7 @@ export function inMemoryClient(fixture: Fixture, subscribers: FakeSubscribers, m
     subscribers: createSubscriberDirectory(subscribers.client, createFollowedCache({ max: 1, ttlMs: 1 })),
     workflows: createWorkflowDirectory(workflows.client, createFollowedCache({ max: 1, ttlMs: 1 })),
     markAllChunkRows,
+    announceFeeds,
   });
   return createClient(messagesV1.MessageService, inMemoryTransport(service));
 }

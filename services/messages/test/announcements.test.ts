@@ -1,0 +1,60 @@
+import { messagesV1 } from "@notify/proto";
+import { EVERY_KEY, type ChangedKeys } from "@notify/runtime";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { callAs, fakeSubscribers, fakeWorkflows, inMemoryClient, newMessage, newScope, openDatabase, type Fixture } from "./fixtures.js";
+
+const { Channel, MarkAs } = messagesV1;
+
+let fixture: Fixture;
+const subscribers = fakeSubscribers();
+const announced: { environmentId: string; keys: ChangedKeys }[] = [];
+let client: ReturnType<typeof inMemoryClient>;
+
+beforeAll(async () => {
+  fixture = await openDatabase();
+  client = inMemoryClient(fixture, subscribers, 10_000, fakeWorkflows(), async (environmentId, keys) => {
+    announced.push({ environmentId, keys });
+  });
+});
+afterAll(() => fixture?.close());
+
+/** What the calls in `act` announced. */
+async function announcements(act: () => Promise<unknown>) {
+  announced.length = 0;
+  await act().catch(() => undefined);
+  return [...announced];
+}
+
+describe("announcements of changed feeds", () => {
+  it("name the subscribers whose in-app feed each write may change, or the whole environment for deletes", async () => {
+    const scope = newScope();
+    const call = callAs(scope);
+    const { environmentId } = scope;
+    const [ada, bob, cy] = ["ada", "bob", "cy"].map((id) => subscribers.add(scope, id));
+    const transactionId = "txn-announced";
+
+    const created = await announcements(() =>
+      client.createMessages(
+        {
+          messages: [newMessage(ada!, { transactionId }), newMessage(bob!, { transactionId, channel: Channel.EMAIL, stepId: "email" })],
+          groups: [
+            { message: newMessage(ada!, { transactionId, stepId: "group" }), recipients: [{ subscriberId: cy!.id, externalSubscriberId: "cy" }] },
+            { message: newMessage(ada!, { transactionId, stepId: "sms", channel: Channel.SMS }), recipients: [{ subscriberId: bob!.id, externalSubscriberId: "bob" }] },
+          ],
+        },
+        call,
+      ),
+    );
+    expect(created).toEqual([{ environmentId, keys: ["ada", "cy"] }]);
+
+    expect(await announcements(() => client.markMessages({ subscriberId: "ada", messageIds: [], markAs: MarkAs.READ }, call))).toEqual([
+      { environmentId, keys: ["ada"] },
+    ]);
+    expect(await announcements(() => client.markAllMessages({ subscriberId: "cy", markAs: MarkAs.SEEN }, call))).toEqual([{ environmentId, keys: ["cy"] }]);
+    expect(await announcements(() => client.deleteTransactionMessages({ transactionId }, call))).toEqual([{ environmentId, keys: EVERY_KEY }]);
+    // A failed write (an unknown message: NOT_FOUND) is announced too: a write may fail after its commit.
+    expect(await announcements(() => client.deleteMessage({ id: "0".repeat(24) }, call))).toEqual([{ environmentId, keys: EVERY_KEY }]);
+    // Reads announce nothing.
+    expect(await announcements(() => client.getFeed({ subscriberId: "ada", limit: 10 }, call))).toEqual([]);
+  });
+});

@@ -4,7 +4,8 @@
 //     statement over the ideal index;
 //   - HTTP p99 at 100 connections (autocannon) through gateway → messages vs floor (b), Koa +
 //     router + ApiKey check + JSON with no RPC, in a process of its own; also feeds of 1,000
-//     inboxes whose messages look like real ones (a ~1.5 KB payload, a two-step workflow);
+//     inboxes whose messages look like real ones (a ~1.5 KB payload, a two-step workflow); feeds
+//     also through a second gateway that keeps no page, as pages that keep changing are served;
 //   - mark-all seen (chunked, through HTTP) vs one UPDATE of the same rows, with other requests
 //     measured meanwhile.
 // The processes run as children of this one (LOG_LEVEL=warn) over a database created and dropped
@@ -106,9 +107,13 @@ export default async function messagesBench({ report }) {
     children.push(startProcess("messages", { ...common, MESSAGES_PORT: String(messagesPort) }));
     await waitFor(async () => (await pool.query("SELECT to_regclass('messages.messages') AS t")).rows[0].t, "messages");
     children.push(startProcess("gateway", { ...common, GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: String(gatewayPort), BOOTSTRAP_API_KEY: key }));
+    // A second gateway that keeps no feed page: every poll takes the batched RPC.
+    const unkeptPort = await freePort();
+    children.push(startProcess("gateway", { ...common, GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: String(unkeptPort), BOOTSTRAP_API_KEY: key, FEED_CACHE_MB: "0" }));
     const api = `http://127.0.0.1:${gatewayPort}`;
+    const unkeptApi = `http://127.0.0.1:${unkeptPort}`;
     const headers = { authorization: `ApiKey ${key}`, "content-type": "application/json" };
-    await waitFor(async () => (await fetch(`${api}/livez`)).ok, "gateway");
+    await waitFor(async () => (await fetch(`${api}/livez`)).ok && (await fetch(`${unkeptApi}/livez`)).ok, "gateways");
 
     // Data: the heavy subscriber through the API, the rest straight into the tables.
     const created = await fetch(`${api}/v1/subscribers`, { method: "POST", headers, body: JSON.stringify({ subscriberId: "bench-heavy" }) });
@@ -239,11 +244,15 @@ export default async function messagesBench({ report }) {
     const subscriberGet = await load(`${api}/v1/subscribers/bench-heavy`, auth);
     const unseen = await load(`${api}/v1/subscribers/bench-heavy/notifications/unseen?limit=100`, auth);
     const feed = await load(`${api}/v1/subscribers/bench-heavy/notifications/feed?limit=20`, auth);
-    const feedOfFive = await load(`${api}/v1/subscribers/bench-heavy/notifications/feed?limit=5`, auth);
+    const feedOfFive = await load(`${unkeptApi}/v1/subscribers/bench-heavy/notifications/feed?limit=5`, auth);
+    const feedUnkept = await load(`${unkeptApi}/v1/subscribers/bench-heavy/notifications/feed?limit=20`, auth);
     const anyOther = (suffix) => () => `/v1/subscribers/bench-other-${Math.floor(Math.random() * OTHER_SUBSCRIBERS)}${suffix}`;
     const unseenSpread = await load(api, auth, 100, anyOther("/notifications/unseen?limit=100"));
     const feedSpread = await load(api, auth, 100, anyOther("/notifications/feed?limit=20"));
-    const inboxes = await load(api, auth, 100, () => `/v1/subscribers/bench-inbox-${Math.floor(Math.random() * INBOXES)}/notifications/feed?limit=20`);
+    const anyInbox = () => `/v1/subscribers/bench-inbox-${Math.floor(Math.random() * INBOXES)}/notifications/feed?limit=20`;
+    const feedSpreadUnkept = await load(unkeptApi, auth, 100, anyOther("/notifications/feed?limit=20"));
+    const inboxes = await load(api, auth, 100, anyInbox);
+    const inboxesUnkept = await load(unkeptApi, auth, 100, anyInbox);
     const floorAfter = await load(floorUrl, floorB.headers);
     await floorB.stop();
     const floorP99 = (floorBefore.p99 + floorAfter.p99) / 2;
@@ -265,13 +274,18 @@ export default async function messagesBench({ report }) {
     report({ name: `unseen count, heavy subscriber, ${rps(unseen)}: p99`, value: unseen.p99, unit: "ms", floor: floorP99, target });
     report({ name: `first feed page (20), heavy subscriber, ${rps(feed)}: p99`, value: feed.p99, unit: "ms", floor: floorP99, target });
     report({ name: `  the same against floor (b) answering its ${feedPage.length.toLocaleString()} bytes (${rps(sized)}): p99`, value: feed.p99, unit: "ms", floor: sized.p99 });
-    // The same route and the same one batched RPC per round, a quarter of the messages: how much
-    // of the page's cost is per message (decoded, mapped, encoded, written) rather than per call.
-    report({ name: `  the same page with 5 messages instead of 20 (${rps(feedOfFive)}): p99`, value: feedOfFive.p99, unit: "ms", floor: floorP99 });
+    // The gateway keeps a page polled again while nothing changed it; these two take the batched
+    // RPC every time, as a page that keeps changing would. The page of 5 is the same route and the
+    // same one RPC per round with a quarter of the messages: how much of the cost is per message
+    // (decoded, mapped, encoded, written) rather than per call.
+    report({ name: `  the same, the gateway keeping no page (${rps(feedUnkept)}): p99`, value: feedUnkept.p99, unit: "ms", floor: floorP99 });
+    report({ name: `  the same, keeping no page, 5 messages instead of 20 (${rps(feedOfFive)}): p99`, value: feedOfFive.p99, unit: "ms", floor: floorP99 });
     report({ name: `unseen count, 1,000 subscribers at random, ${rps(unseenSpread)}: p99`, value: unseenSpread.p99, unit: "ms", floor: floorP99 });
     report({ name: `first feed page, 1,000 subscribers at random, ${rps(feedSpread)}: p99`, value: feedSpread.p99, unit: "ms", floor: floorP99 });
+    report({ name: `  the same, the gateway keeping no page (${rps(feedSpreadUnkept)}): p99`, value: feedSpreadUnkept.p99, unit: "ms", floor: floorP99 });
     const inboxPayload = `${(JSON.stringify(INBOX_PAYLOAD).length / 1024).toFixed(1)} KB`;
     report({ name: `first feed page, ${INBOXES.toLocaleString()} inboxes at random (${inboxPayload} payloads, a two-step workflow), ${rps(inboxes)}: p99`, value: inboxes.p99, unit: "ms", floor: floorP99 });
+    report({ name: `  the same, the gateway keeping no page (${rps(inboxesUnkept)}): p99`, value: inboxesUnkept.p99, unit: "ms", floor: floorP99 });
 
     // Mark-all seen over the 1M messages: one UPDATE (the floor) vs our chunked mark-all via HTTP.
     // Meanwhile, both times: another subscriber's unseen count at 20 connections, and a mark-as

@@ -2,7 +2,7 @@ import { createClient, type Client } from "@connectrpc/connect";
 import { Health, integrationsV1, messagesV1, subscribersV1, tenantsV1, topicsV1, triggersV1, workflowsV1 } from "@notify/proto";
 import { createRpcTransport } from "@notify/runtime";
 import type { GatewayConfig } from "./config.js";
-import { coalescingMessagesClient } from "./messages-client.js";
+import { coalescingMessagesClient, type FeedPages, type PagingMessagesClient } from "./messages-client.js";
 import { coalescingSubscribersClient } from "./subscribers-client.js";
 import { coalescingTriggersClient } from "./triggers-client.js";
 
@@ -11,7 +11,7 @@ export interface Clients {
   subscribers: Client<typeof subscribersV1.SubscriberService>;
   integrations: Client<typeof integrationsV1.IntegrationService>;
   topics: Client<typeof topicsV1.TopicService>;
-  messages: Client<typeof messagesV1.MessageService>;
+  messages: PagingMessagesClient;
   /** Served by the triggers process, as are tenants. */
   workflows: Client<typeof workflowsV1.WorkflowService>;
   tenants: Client<typeof tenantsV1.TenantService>;
@@ -30,6 +30,7 @@ export interface ConnectedClients {
 
 export function connectClients(
   config: Pick<GatewayConfig, "SUBSCRIBERS_URL" | "MESSAGES_URL" | "TRIGGERS_URL" | "INTEGRATIONS_URL" | "TOPICS_URL" | "RPC_TIMEOUT_MS">,
+  feedPages?: FeedPages,
 ): ConnectedClients {
   const subscribers = createRpcTransport(config.SUBSCRIBERS_URL, config.RPC_TIMEOUT_MS);
   const integrations = createRpcTransport(config.INTEGRATIONS_URL, config.RPC_TIMEOUT_MS);
@@ -41,7 +42,7 @@ export function connectClients(
       subscribers: coalescingSubscribersClient(createClient(subscribersV1.SubscriberService, subscribers.transport)),
       integrations: createClient(integrationsV1.IntegrationService, integrations.transport),
       topics: createClient(topicsV1.TopicService, topics.transport),
-      messages: coalescingMessagesClient(createClient(messagesV1.MessageService, messages.transport)),
+      messages: coalescingMessagesClient(createClient(messagesV1.MessageService, messages.transport), feedPages),
       workflows: createClient(workflowsV1.WorkflowService, triggers.transport),
       tenants: createClient(tenantsV1.TenantService, triggers.transport),
       triggers: coalescingTriggersClient(createClient(triggersV1.TriggerService, triggers.transport)),

@@ -10,13 +10,17 @@
 import type { CallOptions } from "@connectrpc/connect";
 import { ENVIRONMENT_HEADER, ORGANIZATION_HEADER } from "@notify/runtime";
 
-/** Calls are only ever batched with calls of the same caller scope. */
-export function scopeKeyOf(options: CallOptions | undefined): string {
+/** A scope header of a call's options. */
+export function scopeHeaderOf(options: CallOptions | undefined, name: typeof ORGANIZATION_HEADER | typeof ENVIRONMENT_HEADER): string | undefined {
   const given = options?.headers;
   // Routes pass the plain record of scopeHeaders(); building a Headers object per request is not free.
-  const headers = given === undefined || given instanceof Headers || Array.isArray(given) ? new Headers(given) : undefined;
-  const read = (name: string) => (headers ? headers.get(name) : (given as Record<string, string>)[name]);
-  return `${read(ORGANIZATION_HEADER)}/${read(ENVIRONMENT_HEADER)}`;
+  if (given === undefined || given instanceof Headers || Array.isArray(given)) return new Headers(given).get(name) ?? undefined;
+  return (given as Record<string, string>)[name];
+}
+
+/** Calls are only ever batched with calls of the same caller scope. */
+export function scopeKeyOf(options: CallOptions | undefined): string {
+  return `${scopeHeaderOf(options, ORGANIZATION_HEADER)}/${scopeHeaderOf(options, ENVIRONMENT_HEADER)}`;
 }
 
 export interface CoalescerOptions<I, O> {

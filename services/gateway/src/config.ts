@@ -17,6 +17,11 @@ const schema = z.object({
   BOOTSTRAP_API_KEY: z.string().min(16).optional(),
   API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
   IDEMPOTENCY_TTL_SECONDS: z.coerce.number().int().min(60).default(86_400),
+  /**
+   * Memory for the feed pages kept between identical polls (messages-client.ts); 0 keeps none.
+   * A page stays only while NATS brings the changes that would make it wrong.
+   */
+  FEED_CACHE_MB: z.coerce.number().int().min(0).max(4096).default(64),
   /** Time a readiness probe waits for each dependency. */
   READINESS_TIMEOUT_MS: z.coerce.number().int().min(50).default(1_000),
 });

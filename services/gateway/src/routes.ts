@@ -252,8 +252,8 @@ export const routes: Route[] = [
     envelope: false,
     params: subscriberIdParam,
     query: feedQuery,
-    handle: async ({ params, query, clients, call }) => {
-      const reply = await clients.messages.getFeed(
+    handle: ({ params, query, clients, call }) =>
+      clients.messages.feedPage(
         {
           subscriberId: params.subscriberId,
           page: query.page,
@@ -263,10 +263,9 @@ export const routes: Route[] = [
           ...(query.seen !== undefined ? { seen: query.seen } : {}),
         },
         call,
-      );
-      // Callers of one batch asking the same share `reply` (messages-client.ts), and so its bytes.
-      return jsonOnce(reply, () => offsetPageText(feedText(reply), query.page, query.limit, reply.totalCount, reply.hasMore));
-    },
+        // Callers of one batch asking the same share a reply (messages-client.ts), and so its bytes.
+        (reply) => jsonOnce(reply, () => offsetPageText(feedText(reply), query.page, query.limit, reply.totalCount, reply.hasMore)),
+      ),
   }),
   route({
     method: "GET",

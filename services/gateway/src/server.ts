@@ -1,10 +1,12 @@
 import type { AddressInfo } from "node:net";
 import {
+  CHANGE_SUBJECTS,
   connectNatsInBackground,
   connectRedis,
   createLogger,
   createPool,
   ensureDatabase,
+  followChanges,
   isMain,
   migrate,
   migrationsBeside,
@@ -16,6 +18,7 @@ import { createApp } from "./app.js";
 import { followRevocations } from "./auth.js";
 import { connectClients } from "./clients.js";
 import { readConfig, type GatewayConfig } from "./config.js";
+import { createFeedPages } from "./messages-client.js";
 import { routes } from "./routes.js";
 
 export const migrations = migrationsBeside("gateway", import.meta.url);
@@ -27,7 +30,7 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
-/** Composition root: Postgres, Redis, NATS, downstream clients, then the HTTP server. */
+/** Composition root: Postgres, Redis, NATS, the feed pages kept, downstream clients, then the HTTP server. */
 export async function start(config: GatewayConfig): Promise<RunningGateway> {
   const log = createLogger("gateway", config.LOG_LEVEL);
   await ensureDatabase(config.DATABASE_URL);
@@ -36,9 +39,18 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
   const generatedKey = await ensureBootstrapKey(pool, config.BOOTSTRAP_API_KEY);
   const redis = await connectRedis(config.REDIS_URL);
   const stopFollowingRevocations = await followRevocations(redis);
-  // NATS only matters to readiness here: start without it and report it until it answers.
+  // Start without NATS and report it until it answers; feed pages are kept only while it does.
   const nats = await connectNatsInBackground(config.NATS_URL, "gateway");
-  const downstream = connectClients(config);
+  const feedPages = config.FEED_CACHE_MB > 0 ? createFeedPages(config.FEED_CACHE_MB * 2 ** 20) : undefined;
+  if (feedPages) {
+    void followChanges(
+      nats,
+      [{ subject: CHANGE_SUBJECTS.feeds }, { subject: CHANGE_SUBJECTS.subscribers }, { subject: CHANGE_SUBJECTS.workflows, dropsEnvironment: true }],
+      feedPages,
+      log,
+    );
+  }
+  const downstream = connectClients(config, feedPages);
   let accepting = true;
 
   const app = createApp({

@@ -1,14 +1,15 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import { messagesV1 } from "@notify/proto";
-import { scopeHeaders } from "@notify/runtime";
+import { EVERY_KEY, scopeHeaders } from "@notify/runtime";
 import { describe, expect, it } from "vitest";
-import { coalescingMessagesClient } from "../src/messages-client.js";
+import { coalescingMessagesClient, createFeedPages, type FeedPages } from "../src/messages-client.js";
+import { jsonOnce } from "../src/route.js";
 
 type MessagesClient = Client<typeof messagesV1.MessageService>;
 
 /** A messages client whose batch calls answer from the request and record what they were sent. */
-function recordingClient() {
+function recordingClient(feedPages?: FeedPages) {
   const countBatches: messagesV1.CountMessagesRequest[][] = [];
   const feedBatches: messagesV1.GetFeedRequest[][] = [];
   const client = {
@@ -29,8 +30,14 @@ function recordingClient() {
         results: request.feeds.map((feed) => ({ result: { case: "feed", value: { totalCount: feed.page } } })),
       });
     },
+    async markMessages() {
+      return create(messagesV1.MarkMessagesResponseSchema);
+    },
+    async deleteTransactionMessages() {
+      throw new ConnectError("nothing to delete", Code.NotFound);
+    },
   } as unknown as MessagesClient;
-  return { client: coalescingMessagesClient(client), countBatches, feedBatches };
+  return { client: coalescingMessagesClient(client, feedPages), countBatches, feedBatches };
 }
 
 const environment = (environmentId: string) => ({ headers: scopeHeaders({ organizationId: "org", environmentId }) });
@@ -70,5 +77,67 @@ describe("coalescingMessagesClient", () => {
     expect((await first).totalCount).toBe(1);
     expect((await second).totalCount).toBe(1);
     expect(feedBatches).toHaveLength(2);
+  });
+
+  describe("with feed pages kept", () => {
+    const livePages = () => {
+      const pages = createFeedPages(2 ** 20);
+      pages.setLive(true);
+      return pages;
+    };
+    const sentFor = (batches: messagesV1.GetFeedRequest[][]) => batches.map((batch) => batch.map((feed) => feed.subscriberId));
+    const render = (reply: messagesV1.GetFeedResponse) => jsonOnce(reply, () => JSON.stringify({ totalCount: reply.totalCount }));
+
+    it("answers a page polled again from the kept page until a change of its subscriber or environment is announced", async () => {
+      const pages = livePages();
+      const { client, feedBatches } = recordingClient(pages);
+      const call = environment("env-a");
+      const poll = (subscriberId: string, options = call) => client.feedPage({ subscriberId, limit: 10, page: 1 }, options, render);
+      const first = await poll("ada");
+      expect(await poll("ada")).toBe(first);
+      await poll("bob");
+      await poll("bob");
+      await poll("ada", environment("env-b"));
+      expect(sentFor(feedBatches)).toEqual([["ada"], ["bob"], ["ada"]]);
+
+      pages.forget("env-a", ["ada"]);
+      await poll("ada");
+      await poll("bob");
+      expect(sentFor(feedBatches)).toEqual([["ada"], ["bob"], ["ada"], ["ada"]]);
+      pages.forget("env-a", EVERY_KEY);
+      await poll("bob");
+      await poll("ada", environment("env-b"));
+      expect(sentFor(feedBatches)).toEqual([["ada"], ["bob"], ["ada"], ["ada"], ["bob"]]);
+    });
+
+    it("drops the pages its own writes may have changed, failed writes too", async () => {
+      const { client, feedBatches } = recordingClient(livePages());
+      const call = environment("env-a");
+      const poll = (subscriberId: string) => client.feedPage({ subscriberId, limit: 10, page: 1 }, call, render);
+      await poll("ada");
+      await poll("bob");
+      await client.markMessages({ subscriberId: "ada", messageIds: [] }, call);
+      await poll("ada");
+      await poll("bob");
+      expect(sentFor(feedBatches)).toEqual([["ada"], ["bob"], ["ada"]]);
+      await expect(client.deleteTransactionMessages({ transactionId: "t" }, call)).rejects.toThrow("nothing to delete");
+      await poll("ada");
+      await poll("bob");
+      expect(sentFor(feedBatches)).toEqual([["ada"], ["bob"], ["ada"], ["ada"], ["bob"]]);
+    });
+
+    it("does not keep a page read while a change of it was announced", async () => {
+      const pages = livePages();
+      const { client, feedBatches } = recordingClient(pages);
+      const call = environment("env-a");
+      const poll = () => client.feedPage({ subscriberId: "ada", limit: 10, page: 1 }, call, render);
+      const raced = poll();
+      // The batch is on its way (answered after 30 ms) when the change is announced.
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      pages.forget("env-a", ["ada"]);
+      await raced;
+      await poll();
+      expect(feedBatches).toHaveLength(2);
+    });
   });
 });

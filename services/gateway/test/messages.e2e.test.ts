@@ -582,6 +582,51 @@ describe("GET /v1/subscribers/{subscriberId}/notifications/feed", () => {
   });
 });
 
+describe("feed pages the gateway keeps between polls", () => {
+  // Each check polls first, so the page is kept, then changes what the page shows in the way a
+  // real client would, and polls again at once: no change may leave an old page behind.
+  it("are current right after a new message, a mark, a mark-all and deletes", async () => {
+    const ada = await freshSubscriber();
+    const bob = await freshSubscriber();
+    const transactionId = nextTransactionId();
+    await seed.create([newMessage(ada, { transactionId }), newMessage(bob, { transactionId })]);
+    const feed = async (subscriber: SeededSubscriber) => {
+      const reply = await stack.request("GET", `/v1/subscribers/${subscriber.subscriberId}/notifications/feed`);
+      expect(reply.status).toBe(200);
+      return reply.body.data as { _id: string; read: boolean; seen: boolean }[];
+    };
+    expect(await feed(ada)).toHaveLength(1);
+    expect(await feed(bob)).toHaveLength(1);
+
+    // Created by the messages service's own callers (the worker), not through this gateway.
+    const [newest] = await seed.inApp(ada, 1);
+    expect((await feed(ada)).map((message) => message._id)[0]).toBe(newest);
+
+    expect((await markAs(ada.subscriberId, { messageId: newest, markAs: "read" })).status).toBe(201);
+    expect((await feed(ada))[0]).toMatchObject({ _id: newest, read: true, seen: true });
+    expect((await markAll(ada.subscriberId, { markAs: "seen" })).status).toBe(201);
+    expect((await feed(ada)).map((message) => message.seen)).toEqual([true, true]);
+
+    expect((await stack.request("DELETE", `/v1/messages/${newest}`)).status).toBe(200);
+    expect(await feed(ada)).toHaveLength(1);
+    // One transaction, two subscribers' feeds.
+    expect((await stack.request("DELETE", `/v1/messages/transaction/${transactionId}`)).status).toBe(204);
+    expect(await feed(ada)).toEqual([]);
+    expect(await feed(bob)).toEqual([]);
+  });
+
+  it("are current right after their workflow changes", async () => {
+    const ada = await freshSubscriber();
+    const steps = [{ template: { type: "in_app", content: "Hi" } }];
+    const created = (await stack.request("POST", "/v1/workflows", { name: "Kept page", steps })).body.data;
+    await seed.create([newMessage(ada, { templateId: created._id })]);
+    const templateName = async () => (await stack.request("GET", `/v1/subscribers/${ada.subscriberId}/notifications/feed`)).body.data[0].template.name;
+    expect(await templateName()).toBe("Kept page");
+    expect((await stack.request("PUT", `/v1/workflows/${created._id}`, { name: "Renamed page", steps })).status).toBe(200);
+    expect(await templateName()).toBe("Renamed page");
+  });
+});
+
 describe("the message's workflow (template)", () => {
   it("is the workflow as GET /v1/workflows/{id} shows it, in the list and in the feed, and absent once deleted", async () => {
     const ada = await freshSubscriber();

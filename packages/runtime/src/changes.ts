@@ -24,6 +24,12 @@ export const EVERY_KEY = "every" as const;
 
 export type ChangedKeys = readonly string[] | typeof EVERY_KEY;
 
+/**
+ * An announcement of keys longer than this names the whole environment instead: NATS refuses a
+ * message over its max_payload (1 MB by default), which a batch of 10,000 long ids exceeds.
+ */
+const MAX_ANNOUNCEMENT_BYTES = 64 * 1024;
+
 /** How long an announcer waits for the NATS server to take an announcement before answering anyway. */
 const ANNOUNCE_WAIT_MS = 500;
 
@@ -42,7 +48,8 @@ export function announcer(nats: () => NatsConnection | undefined, subject: strin
     own?.forget(environmentId, keys);
     const connection = nats();
     if (!connection || connection.isClosed() || (keys !== EVERY_KEY && keys.length === 0)) return;
-    connection.publish(`${subject}.${environmentId}`, JSON.stringify(keys));
+    const body = JSON.stringify(keys);
+    connection.publish(`${subject}.${environmentId}`, body.length > MAX_ANNOUNCEMENT_BYTES ? JSON.stringify(EVERY_KEY) : body);
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       connection.flush().catch(() => undefined),

@@ -215,6 +215,12 @@ describe("announcer and followChanges over NATS", () => {
     await announcer(() => owner, keyed)("env", EVERY_KEY);
     await until(() => cache.get("env", "bob", "page") === undefined);
 
+    // Too many keys for one NATS message: announced as the whole environment, not lost.
+    keep();
+    const tooMany = Array.from({ length: 10_000 }, (_, index) => `${index}`.padEnd(255, "x"));
+    await announcer(() => owner, keyed)("env", tooMany);
+    await until(() => cache.get("env", "ada", "page") === undefined && cache.get("env", "bob", "page") === undefined);
+
     keep();
     await announcer(() => owner, embedded)("env", ["some-workflow"]);
     await until(() => cache.get("env", "ada", "page") === undefined && cache.get("env", "bob", "page") === undefined);

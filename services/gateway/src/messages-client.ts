@@ -19,11 +19,16 @@ export type FeedPages = FollowedCache<JsonBytes>;
 
 /** Subscribers whose pages are kept at most. */
 const KEPT_FEEDS = 10_000;
-/** What a kept page costs beyond its bytes: the JsonBytes, the Buffer and the map entry. */
+/** What a kept page costs beyond its memory: the JsonBytes, the Buffer and the map entry. */
 const PAGE_OVERHEAD_BYTES = 300;
 
 export function createFeedPages(maxBytes: number): FeedPages {
-  return createFollowedCache<JsonBytes>({ max: KEPT_FEEDS, maxSize: maxBytes, sizeOf: (page) => page.bytes.byteLength + PAGE_OVERHEAD_BYTES });
+  return createFollowedCache<JsonBytes>({
+    max: KEPT_FEEDS,
+    maxSize: maxBytes,
+    // The memory the bytes keep: a small Buffer is a slice of an 8 KB pool it keeps whole.
+    sizeOf: (page) => page.bytes.buffer.byteLength + PAGE_OVERHEAD_BYTES,
+  });
 }
 
 export interface PagingMessagesClient extends MessagesClient {

@@ -191,6 +191,13 @@ export function createFollowedCache<V extends object>({ max, ttlMs = COPY_TTL_MS
 
 export type FollowedCache<V extends object> = ReturnType<typeof createFollowedCache<V>>;
 
+/**
+ * How long a follower waits after reconnecting before it keeps copies again. The owners lost the
+ * server too, and what they announce before they are back (they retry every 500 ms, nats.ts)
+ * reaches followers only then: a copy read meanwhile could miss a write made meanwhile.
+ */
+const TRUST_AFTER_RECONNECT_MS = 2_000;
+
 /** A subject whose announcements a cache follows. */
 export interface Followed {
   subject: string;
@@ -211,7 +218,8 @@ function changedKeysOf(body: unknown): ChangedKeys | undefined {
 /**
  * Feeds `cache` the announcements of the followed subjects once the connection is made, and
  * keeps it live exactly while they can arrive: from the moment the server has the subscriptions,
- * off at a disconnect, on again once the connection (and with it the subscriptions) is back.
+ * off at a disconnect, on again once the connection (and with it the subscriptions) is back and
+ * the owners have had time to be back too (TRUST_AFTER_RECONNECT_MS).
  * Resolves once followed; a failure is logged, and the cache then stays unused (never live).
  */
 export async function followChanges(
@@ -239,13 +247,26 @@ export async function followChanges(
     }
     await connection.flush();
     cache.setLive(true);
+    let trusting: NodeJS.Timeout | undefined;
+    const distrust = () => {
+      clearTimeout(trusting);
+      cache.setLive(false);
+    };
     void (async () => {
       for await (const status of connection.status()) {
-        if (status.type === "disconnect") cache.setLive(false);
-        // A reconnect re-sends the subscriptions first; the flush's answer says the server has them.
-        else if (status.type === "reconnect") void connection.flush().then(() => cache.setLive(true), () => undefined);
+        if (status.type === "disconnect") distrust();
+        else if (status.type === "reconnect") {
+          // A reconnect re-sends the subscriptions first; the flush's answer says the server has them.
+          void connection.flush().then(
+            () => {
+              clearTimeout(trusting);
+              trusting = setTimeout(() => cache.setLive(true), TRUST_AFTER_RECONNECT_MS).unref();
+            },
+            () => undefined,
+          );
+        }
       }
-      cache.setLive(false);
+      distrust();
     })();
   } catch (error) {
     log.warn({ err: error, subjects: subjects.map(({ subject }) => subject) }, "changes are not followed: every lookup reads the owner");

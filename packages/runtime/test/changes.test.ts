@@ -182,10 +182,13 @@ describe("announcer and followChanges over NATS", () => {
     expect(cache.get("env", "bob")).toBeUndefined();
 
     startServer();
+    const restartedAt = Date.now();
     await until(() => {
       cache.set(cache.ticket(), "env", "cy", subscriber("Cy"));
       return cache.get("env", "cy") !== undefined;
     }, 20_000);
+    // Not at the reconnect itself: the owners get time to reconnect first.
+    expect(Date.now() - restartedAt).toBeGreaterThanOrEqual(2_000);
     // Both connections are back (the owner's in its own time): announcements arrive again.
     const deadline = Date.now() + 20_000;
     while (cache.get("env", "cy") !== undefined) {

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { eventually } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createSubscriber, newMessage, seeder } from "./messages-fixtures.js";
 import { startStack, type Stack } from "./stack.js";
 
 // Fault tests: a worker killed mid-job and a NATS outage. NATS here is a server of this file's
@@ -128,5 +129,27 @@ describe("faults", () => {
     await startNats();
     await eventually(async () => ((await countFor("t-outage")).total === 1 ? true : undefined), 40_000);
     worker?.kill("SIGTERM");
+  }, 60_000);
+
+  it("keeps no feed page while NATS is down, and keeps pages current again once it is back", async () => {
+    const reader = await createSubscriber(stack, "outage-reader");
+    const seed = seeder(stack, reader.scope);
+    const feedLength = async () => (await stack.request("GET", "/v1/subscribers/outage-reader/notifications/feed")).body.data.length as number;
+    try {
+      expect(await feedLength()).toBe(0);
+      await stopNats();
+      // Announced into the void: only a gateway that stopped keeping pages answers it at once.
+      await seed.create([newMessage(reader)]);
+      expect(await feedLength()).toBe(1);
+
+      await startNats();
+      await new Promise((resolve) => setTimeout(resolve, 4_000)); // reconnected and trusting again
+      expect(await feedLength()).toBe(1);
+      await seed.create([newMessage(reader)]);
+      expect(await feedLength()).toBe(2);
+    } finally {
+      seed.close();
+      if (!nats) await startNats();
+    }
   }, 60_000);
 });

@@ -192,11 +192,11 @@ export function createFollowedCache<V extends object>({ max, ttlMs = COPY_TTL_MS
 export type FollowedCache<V extends object> = ReturnType<typeof createFollowedCache<V>>;
 
 /**
- * How long a follower waits after reconnecting before it keeps copies again. The owners lost the
- * server too, and what they announce before they are back (they retry every 500 ms, nats.ts)
- * reaches followers only then: a copy read meanwhile could miss a write made meanwhile.
+ * How long a follower waits after (re)connecting before it keeps copies. An owner that was cut
+ * off too announces only once it is connected (owners retry every 500 ms, nats.ts): a copy read
+ * before then could miss a write the owner made meanwhile, and be answered until the TTL.
  */
-const TRUST_AFTER_RECONNECT_MS = 2_000;
+const TRUST_AFTER_CONNECT_MS = 2_000;
 
 /** A subject whose announcements a cache follows. */
 export interface Followed {
@@ -217,10 +217,9 @@ function changedKeysOf(body: unknown): ChangedKeys | undefined {
 
 /**
  * Feeds `cache` the announcements of the followed subjects once the connection is made, and
- * keeps it live exactly while they can arrive: from the moment the server has the subscriptions,
- * off at a disconnect, on again once the connection (and with it the subscriptions) is back and
- * the owners have had time to be back too (TRUST_AFTER_RECONNECT_MS).
- * Resolves once followed; a failure is logged, and the cache then stays unused (never live).
+ * keeps it live only while they can arrive: from TRUST_AFTER_CONNECT_MS after the server has the
+ * subscriptions, off at a disconnect, and again that long after each reconnect. Resolves once
+ * followed and trusted; a failure is logged, and the cache then stays unused (never live).
  */
 export async function followChanges(
   nats: Pick<BackgroundNats, "connected">,
@@ -245,29 +244,26 @@ export async function followChanges(
         },
       });
     }
-    await connection.flush();
-    cache.setLive(true);
     let trusting: NodeJS.Timeout | undefined;
+    const trustSoon = () => {
+      clearTimeout(trusting);
+      trusting = setTimeout(() => cache.setLive(true), TRUST_AFTER_CONNECT_MS).unref();
+    };
     const distrust = () => {
       clearTimeout(trusting);
       cache.setLive(false);
     };
+    await connection.flush();
+    trustSoon();
     void (async () => {
       for await (const status of connection.status()) {
         if (status.type === "disconnect") distrust();
-        else if (status.type === "reconnect") {
-          // A reconnect re-sends the subscriptions first; the flush's answer says the server has them.
-          void connection.flush().then(
-            () => {
-              clearTimeout(trusting);
-              trusting = setTimeout(() => cache.setLive(true), TRUST_AFTER_RECONNECT_MS).unref();
-            },
-            () => undefined,
-          );
-        }
+        // A reconnect re-sends the subscriptions first; the flush's answer says the server has them.
+        else if (status.type === "reconnect") void connection.flush().then(trustSoon, () => undefined);
       }
       distrust();
     })();
+    await new Promise((resolve) => setTimeout(resolve, TRUST_AFTER_CONNECT_MS));
   } catch (error) {
     log.warn({ err: error, subjects: subjects.map(({ subject }) => subject) }, "changes are not followed: every lookup reads the owner");
   }

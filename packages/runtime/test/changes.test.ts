@@ -206,7 +206,12 @@ describe("announcer and followChanges over NATS", () => {
     const keyed = `test.changes.${randomBytes(4).toString("hex")}`;
     const embedded = `test.changes.${randomBytes(4).toString("hex")}`;
     const cache = createFollowedCache<{ name: string }>({ max: 100, ttlMs: 60_000 });
-    await followChanges({ connected: Promise.resolve(follower) }, [{ subject: keyed }, { subject: embedded, dropsEnvironment: true }], cache, log);
+    const following = followChanges({ connected: Promise.resolve(follower) }, [{ subject: keyed }, { subject: embedded, dropsEnvironment: true }], cache, log);
+    // Connected and subscribed, but the owners get time to connect before copies are kept.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    cache.set(cache.ticket(), "env", "ada", subscriber("ada"), "page");
+    expect(cache.get("env", "ada", "page")).toBeUndefined();
+    await following;
     const keep = () => {
       for (const name of ["ada", "bob"]) cache.set(cache.ticket(), "env", name, subscriber(name), "page");
     };

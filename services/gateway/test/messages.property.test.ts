@@ -53,7 +53,7 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-it("random sequences of mark-as and mark-all keep the unseen count equal to the model's", async () => {
+it("random sequences of mark-as and mark-all keep the unseen count and the feed's pages equal to the model's", async () => {
   await fc.assert(
     fc.asyncProperty(fc.array(fc.tuple(command, check), { minLength: 1, maxLength: 12 }), async (steps) => {
       const subscriber = await createSubscriber(stack, `property-${++runs}`);
@@ -70,6 +70,18 @@ it("random sequences of mark-as and mark-all keep the unseen count equal to the 
         seen: false,
       }));
       const base = `/v1/subscribers/${subscriber.subscriberId}`;
+      // Two pages of the feed, polled after every step: the gateway keeps them between polls, and
+      // each step must leave neither behind.
+      const feedMatches = async () => {
+        const inApp = model.filter((message) => message.inApp).reverse();
+        const all = await stack.request("GET", `${base}/notifications/feed?limit=20`);
+        expect(all.body.data.map((message: { _id: string; read: boolean; seen: boolean }) => [message._id, message.read, message.seen])).toEqual(
+          inApp.map((message) => [message.id, message.read, message.seen]),
+        );
+        const unseen = await stack.request("GET", `${base}/notifications/feed?limit=20&seen=false`);
+        expect(unseen.body.data.map((message: { _id: string }) => message._id)).toEqual(inApp.filter((message) => !message.seen).map((message) => message.id));
+      };
+      await feedMatches();
 
       for (const [step, { seen, limit }] of steps) {
         if (step.kind === "mark-as") {
@@ -87,6 +99,7 @@ it("random sequences of mark-as and mark-all keep the unseen count equal to the 
         const count = await stack.request("GET", `${base}/notifications/unseen?seen=${seen}&limit=${limit}`);
         const matching = model.filter((message) => message.inApp && message.seen === seen).length;
         expect(count.body).toEqual({ data: { count: Math.min(matching, limit) } });
+        await feedMatches();
       }
     }),
     { numRuns: 40 },

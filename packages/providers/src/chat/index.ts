@@ -1,0 +1,4 @@
+import type { ProviderFactory } from "../registry.js";
+
+/** The chat providers, one module each. */
+export const chatProviders: ProviderFactory[] = [];

@@ -1,0 +1,4 @@
+import type { ProviderFactory } from "../registry.js";
+
+/** The email providers, one module each. */
+export const emailProviders: ProviderFactory[] = [];

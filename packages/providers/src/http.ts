@@ -1,0 +1,64 @@
+import type { OutboundHttp, OutboundResponse } from "./outbound.js";
+import { ProviderError } from "./types.js";
+
+/** Statuses worth another attempt: the request may succeed unchanged later. */
+const TRANSIENT = new Set([408, 425, 429, 500, 502, 503, 504]);
+
+/** Retry-After as milliseconds (seconds or an HTTP date), undefined when absent or unreadable. */
+export function retryAfterMs(value: string | string[] | undefined, now = Date.now()): number | undefined {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (!text) return undefined;
+  if (/^\d+$/.test(text.trim())) return Number(text.trim()) * 1000;
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/** Throws the ProviderError a non-2xx answer means; answers the response otherwise. */
+export function expectOk(providerId: string, response: OutboundResponse): OutboundResponse {
+  if (response.status >= 200 && response.status < 300) return response;
+  const transient = TRANSIENT.has(response.status) || response.status >= 500;
+  throw new ProviderError(`${providerId} answered ${response.status}: ${response.text.slice(0, 2000)}`, {
+    transient,
+    status: response.status,
+    retryAfterMs: retryAfterMs(response.headers["retry-after"]),
+  });
+}
+
+/** POSTs a JSON body and answers the parsed JSON reply ({} for an empty one); non-2xx throws. */
+export async function postJson<T = Record<string, unknown>>(
+  providerId: string,
+  http: OutboundHttp,
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<T> {
+  const response = expectOk(providerId, await http.request(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) }));
+  return parseJson<T>(response.text);
+}
+
+/** POSTs an application/x-www-form-urlencoded body; non-2xx throws. */
+export async function postForm<T = Record<string, unknown>>(
+  providerId: string,
+  http: OutboundHttp,
+  url: string,
+  fields: Record<string, string>,
+  headers: Record<string, string> = {},
+): Promise<T> {
+  const body = new URLSearchParams(fields).toString();
+  const response = expectOk(providerId, await http.request(url, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", ...headers }, body }));
+  return parseJson<T>(response.text);
+}
+
+function parseJson<T>(text: string): T {
+  if (!text.trim()) return {} as T;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return {} as T;
+  }
+}
+
+/** A base URL without its trailing slash, so paths can be appended as written in the vendor's docs. */
+export const trimSlash = (url: string) => url.replace(/\/+$/, "");
+
+export const basicAuth = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;

@@ -1,0 +1,4 @@
+export * from "./types.js";
+export * from "./outbound.js";
+export * from "./http.js";
+export * from "./registry.js";

@@ -1,0 +1,30 @@
+import { chatProviders } from "./chat/index.js";
+import { emailProviders } from "./email/index.js";
+import { pushProviders } from "./push/index.js";
+import { smsProviders } from "./sms/index.js";
+import type { DeliveryChannel, Provider } from "./types.js";
+
+/** Makes a provider; each registry makes its own, so pooled connections belong to one process's registry. */
+export type ProviderFactory = () => Provider;
+
+export interface Providers {
+  /** The provider of this id for this channel, or undefined when notify has no sender for it. */
+  get<C extends DeliveryChannel>(channel: C, providerId: string): Provider<C> | undefined;
+  close(): Promise<void>;
+}
+
+export function createProviders(): Providers {
+  const byKey = new Map<string, Provider>();
+  for (const factory of [...emailProviders, ...smsProviders, ...chatProviders, ...pushProviders]) {
+    const provider = factory();
+    byKey.set(`${provider.channel}/${provider.id}`, provider);
+  }
+  return {
+    get<C extends DeliveryChannel>(channel: C, providerId: string) {
+      return byKey.get(`${channel}/${providerId}`) as Provider<C> | undefined;
+    },
+    async close() {
+      await Promise.all([...byKey.values()].map((provider) => provider.close?.()));
+    },
+  };
+}

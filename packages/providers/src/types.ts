@@ -1,0 +1,168 @@
+import type { OutboundHttp } from "./outbound.js";
+
+/** The channels that leave the system through a provider. */
+export type DeliveryChannel = "email" | "sms" | "chat" | "push";
+
+/**
+ * An integration's settings, named as in the public JSON (the spec's IntegrationCredentials).
+ * Every field is optional: each provider says which ones it needs and refuses to send without them.
+ */
+export interface ProviderCredentials {
+  apiKey?: string | undefined;
+  user?: string | undefined;
+  secretKey?: string | undefined;
+  domain?: string | undefined;
+  password?: string | undefined;
+  host?: string | undefined;
+  port?: string | undefined;
+  secure?: boolean | undefined;
+  region?: string | undefined;
+  accountSid?: string | undefined;
+  messageProfileId?: string | undefined;
+  token?: string | undefined;
+  from?: string | undefined;
+  senderName?: string | undefined;
+  projectName?: string | undefined;
+  applicationId?: string | undefined;
+  clientId?: string | undefined;
+  requireTls?: boolean | undefined;
+  ignoreTls?: boolean | undefined;
+  tlsOptions?: Readonly<Record<string, unknown>> | undefined;
+  baseUrl?: string | undefined;
+  webhookUrl?: string | undefined;
+  redirectUrl?: string | undefined;
+  hmac?: boolean | undefined;
+  serviceAccount?: string | undefined;
+  ipPoolName?: string | undefined;
+  apiKeyRequestHeader?: string | undefined;
+  secretKeyRequestHeader?: string | undefined;
+  idPath?: string | undefined;
+  datePath?: string | undefined;
+  apiToken?: string | undefined;
+  authenticateByToken?: boolean | undefined;
+  authenticationTokenKey?: string | undefined;
+  instanceId?: string | undefined;
+  alertUid?: string | undefined;
+  title?: string | undefined;
+  imageUrl?: string | undefined;
+  state?: string | undefined;
+  externalLink?: string | undefined;
+  channelId?: string | undefined;
+  phoneNumberIdentification?: string | undefined;
+  accessKey?: string | undefined;
+  appSid?: string | undefined;
+  senderId?: string | undefined;
+}
+
+export interface Attachment {
+  name: string;
+  content: Uint8Array;
+  mime?: string | undefined;
+}
+
+export interface EmailMessage {
+  to: string[];
+  cc?: string[] | undefined;
+  bcc?: string[] | undefined;
+  /** Overrides the integration's `from` / `senderName` (trigger `overrides.email`). */
+  from?: string | undefined;
+  senderName?: string | undefined;
+  replyTo?: string | undefined;
+  subject: string;
+  html: string;
+  /** The plain-text alternative of `html`. */
+  text: string;
+  attachments: Attachment[];
+}
+
+export interface SmsMessage {
+  to: string;
+  content: string;
+  /** Overrides the integration's `from` (trigger `overrides.sms.from`). */
+  from?: string | undefined;
+}
+
+export interface ChatMessage {
+  /** The subscriber's channel webhook (most chat providers post to it). */
+  webhookUrl?: string | undefined;
+  /** A channel name where the provider takes one (mattermost's `channel`). */
+  channel?: string | undefined;
+  /** The subscriber's phone (whatsapp-business). */
+  phone?: string | undefined;
+  content: string;
+  /** Provider-native rich content when the step has it (Slack blocks, a Teams card, …). */
+  blocks?: readonly unknown[] | undefined;
+  title?: string | undefined;
+}
+
+export interface PushMessage {
+  /** Device tokens (or provider subscriber ids) of one subscriber channel. */
+  tokens: string[];
+  title: string;
+  content: string;
+  /** The trigger's payload, delivered as the notification's data. */
+  payload: Readonly<Record<string, unknown>>;
+  /** `overrides.<provider id>` / `overrides.push` of the trigger, merged into the provider's request as Novu does. */
+  overrides: Readonly<Record<string, unknown>>;
+  subscriber: { subscriberId: string; email?: string | undefined; phone?: string | undefined };
+}
+
+export interface MessageByChannel {
+  email: EmailMessage;
+  sms: SmsMessage;
+  chat: ChatMessage;
+  push: PushMessage;
+}
+
+export interface SendContext {
+  /** The integration whose credentials these are: providers that keep connections key them by it. */
+  integrationId: string;
+  credentials: ProviderCredentials;
+  /** Every HTTP call a provider makes goes through it (SSRF guard, timeouts, no redirects, size cap). */
+  http: OutboundHttp;
+  /** The same for every attempt at one message: providers that deduplicate receive it. */
+  idempotencyKey: string;
+  signal?: AbortSignal | undefined;
+}
+
+export interface SendResult {
+  /** The provider's id for what it accepted. */
+  id?: string | undefined;
+  /** Push tokens the provider reported as no longer valid: they are removed from the subscriber. */
+  invalidTokens?: string[] | undefined;
+}
+
+export interface Provider<C extends DeliveryChannel = DeliveryChannel> {
+  readonly id: string;
+  readonly channel: C;
+  /**
+   * Whether the provider deduplicates on `idempotencyKey`, so that a send whose outcome is unknown
+   * (a worker died mid-call) may be repeated with the same key.
+   */
+  readonly idempotent: boolean;
+  send(message: MessageByChannel[C], context: SendContext): Promise<SendResult>;
+  /** Releases what the provider keeps between sends (pooled connections). */
+  close?(): Promise<void>;
+}
+
+/**
+ * A failed send. `transient` failures (timeouts, connection errors, 429, 5xx) are retried within
+ * the delivery budget; others are final. `detail` is what the provider answered.
+ */
+export class ProviderError extends Error {
+  readonly transient: boolean;
+  readonly retryAfterMs: number | undefined;
+  readonly status: number | undefined;
+  constructor(message: string, options: { transient: boolean; retryAfterMs?: number | undefined; status?: number | undefined; cause?: unknown }) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "ProviderError";
+    this.transient = options.transient;
+    this.retryAfterMs = options.retryAfterMs;
+    this.status = options.status;
+  }
+}
+
+/** A provider cannot send with these settings (a missing field, say): final, and says which. */
+export function missingSetting(providerId: string, field: keyof ProviderCredentials | string): ProviderError {
+  return new ProviderError(`${providerId}: the integration has no ${field}`, { transient: false });
+}

@@ -108,14 +108,15 @@ export interface ConsumeOptions {
   concurrency: number;
   /** With handleBatch: the most jobs handed over in one batch. */
   maxBatch?: number;
-  /** Deliveries before a job is dead-lettered. */
+  /** Deliveries before a job is dead-lettered; -1 for no limit (the handler then decides when to give up). */
   maxDeliver: number;
   /** Waits before the 2nd, 3rd, … delivery. */
   backoffMs: number[];
   /** How long a delivery may run without `working()` before it is redelivered. */
   ackWaitMs: number;
   log: Logger;
-  handle(message: JsMsg): Promise<void>;
+  /** Resolves when the job is done, or with a later time to hand it over again (not a failure: nothing is logged). */
+  handle(message: JsMsg): Promise<void | Later>;
   /**
    * Handles the jobs that are waiting together (one round trip per stage for all of them). If it
    * throws, each job of the batch goes through `handle` on its own, so one bad job cannot fail
@@ -126,6 +127,11 @@ export interface ConsumeOptions {
   deadLetter(message: JsMsg, error: unknown): Promise<void>;
   /** A failure no redelivery can mend (the job's own data is refused): dead-lettered at once. */
   isPermanent?(error: unknown): boolean;
+}
+
+/** A job that is to come back after a while, e.g. a send that waits for its provider. */
+export interface Later {
+  retryInMs: number;
 }
 
 export interface Consumption {
@@ -168,12 +174,13 @@ export async function consumeJobs(nats: NatsConnection, options: ConsumeOptions)
   const process = async (message: JsMsg) => {
     const heartbeat = keepAlive([message]);
     try {
-      await options.handle(message);
-      message.ack();
+      const later = await options.handle(message);
+      if (later) message.nak(later.retryInMs);
+      else message.ack();
     } catch (error) {
       const attempt = message.info.redeliveryCount;
       const permanent = options.isPermanent?.(error) ?? false;
-      if (permanent || attempt >= options.maxDeliver) {
+      if (permanent || (options.maxDeliver > 0 && attempt >= options.maxDeliver)) {
         options.log.error({ err: error, subject: message.subject, attempt }, permanent ? "job refused; dead-lettered" : "job exhausted its deliveries; dead-lettered");
         await options.deadLetter(message, error).catch((deadLetterError: unknown) => {
           options.log.error({ err: deadLetterError }, "dead-letter record failed");

@@ -1,7 +1,8 @@
 import { create } from "@bufbuild/protobuf";
 import type { CallOptions, Client } from "@connectrpc/connect";
 import { triggersV1 } from "@notify/proto";
-import { createCoalescer, scopeKeyOf } from "./coalesce.js";
+import { createCoalescer } from "@notify/runtime";
+import { scopeKeyOf } from "./coalesce.js";
 
 type TriggersClient = Client<typeof triggersV1.TriggerService>;
 

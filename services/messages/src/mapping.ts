@@ -1,7 +1,7 @@
 import { create, fromJson, toJson, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { messagesV1 } from "@notify/proto";
-import type { ChannelName, MarkAsName, MessageGroupRow, MessageRow, StatusName } from "./store.js";
+import type { AttemptRow, ChannelName, ExecutionDetailRow, MarkAsName, MessageGroupRow, MessageRow, StatusName } from "./store.js";
 
 const { Channel, MarkAs, MessageStatus, MessageSchema, MessageCtaSchema, EmailBlockSchema, EmailBlocksSchema } = messagesV1;
 
@@ -134,4 +134,57 @@ export function messageFromRow(row: MessageRow): messagesV1.Message {
   if (row.payload !== null) message.payloadJson = row.payload;
   if (row.overrides !== null) message.overridesJson = row.overrides;
   return message;
+}
+
+const ATTEMPT_STATUS_NAMES: Record<Exclude<messagesV1.AttemptStatus, messagesV1.AttemptStatus.UNSPECIFIED>, AttemptRow["status"]> = {
+  [messagesV1.AttemptStatus.SUCCESS]: "success",
+  [messagesV1.AttemptStatus.FAILED]: "failed",
+};
+
+export const attemptStatusName = (status: messagesV1.AttemptStatus): AttemptRow["status"] | undefined =>
+  ATTEMPT_STATUS_NAMES[status as keyof typeof ATTEMPT_STATUS_NAMES];
+
+/** A checked attempt as its row; `id` is the new row's id. */
+export function attemptRow(attempt: messagesV1.DeliveryAttempt, status: AttemptRow["status"], id: string): AttemptRow {
+  return {
+    id,
+    message_id: attempt.messageId,
+    attempt: attempt.attempt,
+    provider_id: attempt.providerId,
+    status,
+    error_id: attempt.errorId ?? null,
+    error_text: attempt.errorText ?? null,
+    provider_message_id: attempt.providerMessageId ?? null,
+    detail: attempt.detail,
+    started_at: attempt.startedAt ? timestampDate(attempt.startedAt) : new Date(),
+    duration_ms: attempt.durationMs,
+  };
+}
+
+export function executionDetailFromRow(row: ExecutionDetailRow): messagesV1.ExecutionDetail {
+  return create(messagesV1.ExecutionDetailSchema, {
+    id: row.id,
+    organizationId: row.organization_id,
+    environmentId: row.environment_id,
+    notificationId: row.notification_id,
+    templateId: row.template_id,
+    subscriberId: row.subscriber_id,
+    messageId: row.message_id,
+    ...(row.job_id !== null ? { jobId: row.job_id } : {}),
+    transactionId: row.transaction_id,
+    channel: CHANNELS_BY_NAME[row.channel],
+    attempt: {
+      messageId: row.message_id,
+      attempt: row.attempt,
+      providerId: row.provider_id,
+      status: row.status === "success" ? messagesV1.AttemptStatus.SUCCESS : messagesV1.AttemptStatus.FAILED,
+      ...(row.error_id !== null ? { errorId: row.error_id } : {}),
+      ...(row.error_text !== null ? { errorText: row.error_text } : {}),
+      ...(row.provider_message_id !== null ? { providerMessageId: row.provider_message_id } : {}),
+      startedAt: timestampFromDate(row.started_at),
+      durationMs: row.duration_ms,
+      detail: row.detail,
+    },
+    createdAt: timestampFromDate(row.created_at),
+  });
 }

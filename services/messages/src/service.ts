@@ -2,7 +2,7 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import { ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { messagesV1 } from "@notify/proto";
 import { invalidField, isDeadlock, isObjectId, isUniqueViolation, notFound, objectId, scopeOf, withTransaction, type Logger, type Pool, type Scope } from "@notify/runtime";
-import { channelName, markAsName, messageFromRow, messageGroupRow } from "./mapping.js";
+import { attemptRow, attemptStatusName, channelName, executionDetailFromRow, markAsName, messageFromRow, messageGroupRow } from "./mapping.js";
 import * as store from "./store.js";
 import type { SubscriberDirectory } from "./subscribers.js";
 import { checkFeedIdentifiers, checkMessageIds, checkNewMessages, checkRange } from "./validation.js";
@@ -17,6 +17,9 @@ export const MAX_FEED_PAGE = 100;
 export const MAX_LIST_PAGE = 1000;
 /** Offset pages cost what they skip, so they go no deeper than this. */
 export const MAX_OFFSET = 100_000;
+export const MAX_ATTEMPT_BATCH = 2_000;
+/** One notification's attempts at one subscriber: a few per channel step, so this is never reached in practice. */
+export const MAX_EXECUTION_DETAILS = 1_000;
 
 export interface MessageServiceDeps {
   pool: Pool;
@@ -342,6 +345,27 @@ export function createMessageService({ pool, preparedReads, subscribers, workflo
       const deleted = await store.deleteTransactionMessages(pool, scope.environmentId, request.transactionId, channel);
       if (deleted === 0) throw notFound("Invalid transactionId or channel");
       return { deleted };
+    },
+
+    async recordDeliveries(request, context) {
+      if (request.attempts.length > MAX_ATTEMPT_BATCH) throw invalidField("attempts", `at most ${MAX_ATTEMPT_BATCH} attempts per call`, request.attempts.length);
+      const rows = request.attempts.map((attempt, index) => {
+        const status = attemptStatusName(attempt.status);
+        if (!status) throw invalidField(`attempts.${index}.status`, "status must be SUCCESS or FAILED", attempt.status);
+        if (!isObjectId(attempt.messageId)) throw invalidField(`attempts.${index}.messageId`, "messageId must be a message id (24 hex characters)", attempt.messageId);
+        if (attempt.attempt < 1) throw invalidField(`attempts.${index}.attempt`, "attempt counts from 1", attempt.attempt);
+        return attemptRow(attempt, status, objectId());
+      });
+      if (rows.length === 0) return { recorded: 0 };
+      return { recorded: await store.recordDeliveryAttempts(pool, scopeOf(context).environmentId, rows) };
+    },
+
+    async listExecutionDetails(request, context) {
+      const scope = scopeOf(context);
+      if (!isObjectId(request.notificationId)) throw invalidField("notificationId", "notificationId must be a notification id (24 hex characters)", request.notificationId);
+      if (request.subscriberId.length === 0) throw invalidField("subscriberId", "subscriberId must not be empty", request.subscriberId);
+      const rows = await store.selectExecutionDetails(pool, scope.environmentId, request.notificationId, request.subscriberId, MAX_EXECUTION_DETAILS);
+      return { details: rows.map(executionDetailFromRow) };
     },
   };
 }

@@ -530,3 +530,97 @@ export async function deleteTransactionMessages(
   );
   return rowCount ?? 0;
 }
+
+export interface AttemptRow {
+  id: string;
+  message_id: string;
+  attempt: number;
+  provider_id: string;
+  status: "success" | "failed";
+  error_id: string | null;
+  error_text: string | null;
+  provider_message_id: string | null;
+  detail: string;
+  started_at: Date;
+  duration_ms: number;
+}
+
+/**
+ * Records attempts of the environment's messages and moves each message's status in one
+ * statement: only attempts not recorded before change anything, a success sets `sent` and
+ * appends deliveredAt, and a failure never overrides a delivery. Answers how many were new.
+ */
+export async function recordDeliveryAttempts(db: Queryable, environmentId: string, attempts: readonly AttemptRow[]): Promise<number> {
+  const { rowCount } = await db.query(
+    `WITH input AS (
+       SELECT * FROM unnest($2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::timestamptz[], $12::int[])
+         AS a(id, message_id, attempt, provider_id, status, error_id, error_text, provider_message_id, detail, started_at, duration_ms)
+     ), recorded AS (
+       INSERT INTO messages.delivery_attempts
+         (id, organization_id, environment_id, message_id, notification_id, external_subscriber_id, attempt, provider_id, status,
+          error_id, error_text, provider_message_id, detail, started_at, duration_ms)
+       SELECT a.id, m.organization_id, m.environment_id, m.id, m.notification_id, m.external_subscriber_id, a.attempt, a.provider_id, a.status,
+              a.error_id, a.error_text, a.provider_message_id, a.detail, a.started_at, a.duration_ms
+         FROM input a JOIN messages.messages m ON m.environment_id = $1 AND m.id = a.message_id
+       ON CONFLICT (message_id, attempt) DO NOTHING
+       RETURNING message_id, status, error_id, error_text, provider_message_id, created_at
+     )
+     UPDATE messages.messages m
+        SET status = CASE WHEN r.status = 'success' THEN 'sent' ELSE 'error' END,
+            error_id = CASE WHEN r.status = 'success' THEN NULL ELSE r.error_id END,
+            error_text = CASE WHEN r.status = 'success' THEN NULL ELSE r.error_text END,
+            provider_message_id = COALESCE(r.provider_message_id, m.provider_message_id),
+            delivered_at = CASE WHEN r.status = 'success' THEN m.delivered_at || r.created_at ELSE m.delivered_at END,
+            updated_at = now()
+       FROM recorded r
+      WHERE m.environment_id = $1 AND m.id = r.message_id AND (r.status = 'success' OR cardinality(m.delivered_at) = 0)`,
+    [
+      environmentId,
+      attempts.map((row) => row.id),
+      attempts.map((row) => row.message_id),
+      attempts.map((row) => row.attempt),
+      attempts.map((row) => row.provider_id),
+      attempts.map((row) => row.status),
+      attempts.map((row) => row.error_id),
+      attempts.map((row) => row.error_text),
+      attempts.map((row) => row.provider_message_id),
+      attempts.map((row) => row.detail),
+      attempts.map((row) => row.started_at),
+      attempts.map((row) => row.duration_ms),
+    ],
+  );
+  return rowCount ?? 0;
+}
+
+export interface ExecutionDetailRow extends AttemptRow {
+  organization_id: string;
+  environment_id: string;
+  notification_id: string;
+  template_id: string;
+  subscriber_id: string;
+  job_id: string | null;
+  transaction_id: string;
+  channel: ChannelName;
+  created_at: Date;
+}
+
+/** The attempts at one notification's messages to one subscriber, oldest first (bounded). */
+export async function selectExecutionDetails(
+  db: Queryable,
+  environmentId: string,
+  notificationId: string,
+  externalSubscriberId: string,
+  limit: number,
+): Promise<ExecutionDetailRow[]> {
+  const { rows } = await db.query<ExecutionDetailRow>(
+    `SELECT a.id, a.message_id, a.attempt, a.provider_id, a.status, a.error_id, a.error_text, a.provider_message_id, a.detail,
+            a.started_at, a.duration_ms, a.created_at, a.organization_id, a.environment_id, a.notification_id,
+            m.template_id, m.subscriber_id, m.job_id, m.transaction_id, m.channel
+       FROM messages.delivery_attempts a JOIN messages.messages m ON m.id = a.message_id
+      WHERE a.environment_id = $1 AND a.notification_id = $2 AND a.external_subscriber_id = $3
+      ORDER BY a.created_at, a.id
+      LIMIT $4`,
+    [environmentId, notificationId, externalSubscriberId, limit],
+  );
+  return rows;
+}

@@ -99,6 +99,7 @@ import {
   singleOutcome,
   triggerBody,
 } from "./mappers/triggers.js";
+import { executionDetailsQuery, executionDetailToJson } from "./mappers/execution-details.js";
 import { MIB } from "./body.js";
 import { JsonBytes, jsonOnce, route, type Route, type RouteInput, type Sensitive } from "./route.js";
 import { keyString, parseOrThrow, queryBool } from "./validation.js";
@@ -284,6 +285,15 @@ export const routes: Route[] = [
         call,
       );
       return new JsonBytes(offsetPageText(listedMessagesText(reply), query.page, query.limit, reply.totalCount, reply.hasMore));
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/v1/execution-details",
+    query: executionDetailsQuery,
+    handle: async ({ query, clients, call }) => {
+      const reply = await clients.messages.listExecutionDetails({ notificationId: query.notificationId, subscriberId: query.subscriberId }, call);
+      return reply.details.map(executionDetailToJson);
     },
   }),
   route({

@@ -53,6 +53,8 @@ export interface StackOptions {
   natsUrl?: string;
   /** More variables of the gateway (a short RPC deadline, say). */
   gatewayEnv?: Record<string, string>;
+  /** More variables of the worker (a short delivery budget, say). */
+  workerEnv?: Record<string, string>;
 }
 
 /** Every service and the gateway in this process, on free ports, over a fresh database. */
@@ -69,6 +71,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   // A job stream per stack, so test files never consume each other's triggers.
   const suffix = randomBytes(6).toString("hex");
   const jobs = { NATS_URL: options.natsUrl ?? "nats://127.0.0.1:4222", JOBS_STREAM: `TEST_JOBS_${suffix}`, JOBS_SUBJECT_PREFIX: `test.${suffix}.jobs` };
+  const deliveries = { DELIVERIES_STREAM: `TEST_DELIVERIES_${suffix}`, DELIVERIES_SUBJECT_PREFIX: `test.${suffix}.deliveries` };
   // Subscribers bind credentials to integrations and resolve preferences over workflows: those start first.
   const integrations = await startIntegrations(
     readIntegrationsConfig({ ...quiet, DATABASE_URL: database.url, INTEGRATIONS_PORT: "0", INTEGRATIONS_ENCRYPTION_KEY }),
@@ -104,7 +107,17 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     MESSAGES_URL: `http://127.0.0.1:${messages.port}`,
     TRIGGERS_URL: `http://127.0.0.1:${triggers.port}`,
   };
-  const workerEnv = { ...quiet, ...jobs, ...serviceUrls, DATABASE_URL: database.url, WORKER_PORT: "0" };
+  // Local receivers stand in for providers: the tests' outbound calls may reach loopback.
+  const workerEnv = {
+    ...quiet,
+    ...jobs,
+    ...deliveries,
+    ...serviceUrls,
+    OUTBOUND_ALLOWED_CIDRS: "127.0.0.0/8",
+    DATABASE_URL: database.url,
+    WORKER_PORT: "0",
+    ...options.workerEnv,
+  };
   const worker = options.worker === false ? undefined : await startWorker(readWorkerConfig(workerEnv));
   // A key per stack: cached key lookups in the shared Redis must not leak between test files.
   const key = randomBytes(16).toString("hex");
@@ -158,7 +171,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       await subscribers.stop();
       await pool.end();
       const nats = await connectNats(jobs.NATS_URL, "test-cleanup").catch(() => undefined);
-      await (await nats?.jetstreamManager())?.streams.delete(jobs.JOBS_STREAM).catch(() => undefined);
+      const manager = await nats?.jetstreamManager();
+      await manager?.streams.delete(jobs.JOBS_STREAM).catch(() => undefined);
+      await manager?.streams.delete(deliveries.DELIVERIES_STREAM).catch(() => undefined);
       await nats?.close();
       await database.drop();
     },

@@ -1,5 +1,5 @@
 import { clone, create, type JsonObject } from "@bufbuild/protobuf";
-import { messagesV1, type integrationsV1, type subscribersV1, type triggersV1, type workflowsV1 } from "@notify/proto";
+import { deliveriesV1, messagesV1, type integrationsV1, type subscribersV1, type triggersV1, type workflowsV1 } from "@notify/proto";
 import { objectAt } from "./filters.js";
 import { render } from "./render.js";
 
@@ -60,26 +60,72 @@ interface Outcome {
   errorText: string;
 }
 
-/**
- * Delivery stage for the external channels. No provider sender exists yet (a later issue builds
- * them), so an addressable message ends in `error` naming the provider: never a pretended `sent`.
- */
-function deliver(integration: integrationsV1.Integration): Outcome {
-  return {
-    status: MessageStatus.ERROR,
-    errorId: "provider_sender_missing",
-    errorText: `No sender is available for provider "${integration.providerId}" (integration ${integration.identifier})`,
-  };
+/** What the delivery stage sends for a message, once the message is written. */
+export interface DeliveryPlan {
+  integration: integrationsV1.Integration;
+  content: deliveriesV1.DeliveryJob["content"];
+}
+
+/** A message as composed, with its send when it has one (email, sms, chat, push with an address). */
+export interface Composed {
+  message: NewMessage;
+  delivery?: DeliveryPlan | undefined;
 }
 
 const warning = (errorId: string, errorText: string): Outcome => ({ status: MessageStatus.WARNING, errorId, errorText });
 
-function settle(message: NewMessage, outcome: Outcome): NewMessage {
+function settle(message: NewMessage, outcome: Outcome): Composed {
   message.status = outcome.status;
   message.errorId = outcome.errorId;
   message.errorText = outcome.errorText;
-  return message;
+  return { message };
 }
+
+const strings = (value: unknown): string[] =>
+  (Array.isArray(value) ? value : [value]).filter((item): item is string => typeof item === "string" && item.length > 0);
+const optionalString = (value: unknown) => (typeof value === "string" && value.length > 0 ? value : undefined);
+
+/** Attachments as Novu takes them from the payload: `[{file: base64 text, name, mime}]`. */
+function attachmentsOf(payload: JsonObject): deliveriesV1.Attachment[] {
+  const given = payload["attachments"];
+  if (!Array.isArray(given)) return [];
+  return given.flatMap((item) => {
+    if (item === null || typeof item !== "object" || Array.isArray(item)) return [];
+    const { file, name, mime } = item as Record<string, unknown>;
+    if (typeof file !== "string" || typeof name !== "string") return [];
+    return [create(deliveriesV1.AttachmentSchema, { name, content: Buffer.from(file, "base64"), ...(typeof mime === "string" ? { mime } : {}) })];
+  });
+}
+
+function emailContent(message: NewMessage, context: RunContext): deliveriesV1.DeliveryJob["content"] {
+  const overrides = objectAt(context.overrides, "email");
+  const body: deliveriesV1.EmailContent["body"] =
+    message.content.case === "blocks" ? { case: "blocks", value: message.content.value } : { case: "html", value: message.content.value ?? "" };
+  const from = optionalString(overrides["from"]);
+  const senderName = optionalString(overrides["senderName"]);
+  const replyTo = optionalString(overrides["replyTo"]);
+  return {
+    case: "email",
+    value: create(deliveriesV1.EmailContentSchema, {
+      to: [message.email ?? ""],
+      subject: message.subject ?? "",
+      body,
+      cc: strings(overrides["cc"]),
+      bcc: strings(overrides["bcc"]),
+      attachments: attachmentsOf(context.payload),
+      ...(from ? { from } : {}),
+      ...(senderName ? { senderName } : {}),
+      ...(replyTo ? { replyTo } : {}),
+    }),
+  };
+}
+
+function smsContent(message: NewMessage, context: RunContext): deliveriesV1.DeliveryJob["content"] {
+  const from = optionalString(objectAt(context.overrides, "sms")["from"]);
+  return { case: "sms", value: create(deliveriesV1.SmsContentSchema, { to: message.phone ?? "", content: textOf(message), ...(from ? { from } : {}) }) };
+}
+
+const textOf = (message: NewMessage) => (message.content.case === "text" ? message.content.value : "");
 
 /**
  * The message as every channel starts it: identity, rendered subject/title/content, payload. A
@@ -150,30 +196,31 @@ function renderCta(message: NewMessage, template: workflowsV1.MessageTemplate | 
 /**
  * The messages one channel step produces for one subscriber: in-app one message; email and sms
  * one message (a warning when there is no address); chat and push one per subscriber channel
- * of that kind with an active integration (none when the subscriber has no such channel).
+ * of that kind with an active integration (none when the subscriber has no such channel). Each
+ * message with an address and an integration carries its send, which happens once it is written.
  */
-export async function composeMessages(step: workflowsV1.Step, context: RunContext): Promise<NewMessage[]> {
+export async function composeMessages(step: workflowsV1.Step, context: RunContext): Promise<Composed[]> {
   const type = step.template?.type ?? "";
   const channel = CHANNEL_BY_STEP_TYPE[type];
   if (channel === undefined) return [];
   const message = baseMessage(step, context, channel);
+  const channelOverrides = objectAt(context.overrides, type);
+  const identifier = optionalString(channelOverrides["integrationIdentifier"]);
 
   if (channel === Channel.IN_APP) {
     renderCta(message, step.template, context.data);
     if (step.template?.feedId !== undefined) message.feedId = step.template.feedId;
     const integration = await context.integrationFor("in_app");
     if (integration) message.providerId = integration.providerId;
-    return [message];
+    return [{ message }];
   }
 
   if (channel === Channel.EMAIL || channel === Channel.SMS) {
     const isEmail = channel === Channel.EMAIL;
-    const channelOverrides = objectAt(context.overrides, type);
     // Novu's address rules: overrides.email.toRecipient, else the subscriber's email; payload.phone, else theirs.
     const preferred = isEmail ? channelOverrides["toRecipient"] : context.payload["phone"];
     const address = typeof preferred === "string" && preferred ? preferred : isEmail ? context.subscriber.email : context.subscriber.phone;
-    const identifier = channelOverrides["integrationIdentifier"];
-    const integration = await context.integrationFor(typeof identifier === "string" ? `${type}:${identifier}` : type);
+    const integration = await context.integrationFor(identifier ? `${type}:${identifier}` : type);
     if (address && isEmail) message.email = address;
     if (address && !isEmail) message.phone = address;
     if (integration) message.providerId = integration.providerId;
@@ -193,28 +240,56 @@ export async function composeMessages(step: workflowsV1.Step, context: RunContex
     if (!isEmail && !integration.credentials?.from) {
       return [settle(message, warning("no_integration_from_phone", "Integration does not have a from phone number"))];
     }
-    return [settle(message, deliver(integration))];
+    return [{ message, delivery: { integration, content: isEmail ? emailContent(message, context) : smsContent(message, context) } }];
   }
 
   const kinds = channel === Channel.CHAT ? CHAT_PROVIDERS : PUSH_PROVIDERS;
-  const messages: NewMessage[] = [];
+  const composed: Composed[] = [];
   for (const settings of context.subscriber.channels.filter((item) => kinds.has(item.providerId))) {
     const integration = await context.integrationById(settings.integrationId);
     if (!integration?.active || integration.deleted) continue; // Novu skips channels whose integration is gone
+    // overrides.<channel>.integrationIdentifier narrows the subscriber's channels to that integration's.
+    if (identifier && integration.identifier !== identifier) continue;
     const perChannel = clone(NewMessageSchema, message);
     perChannel.providerId = integration.providerId;
     const credentials = settings.credentials;
     if (channel === Channel.CHAT) {
-      if (!credentials?.webhookUrl) {
-        messages.push(settle(perChannel, warning("no_subscriber_chat_channel_id", "Subscriber does not have a chat webhook URL")));
+      const isWhatsApp = integration.providerId === "whatsapp-business";
+      const phone = context.subscriber.phone;
+      if (isWhatsApp ? !phone : !credentials?.webhookUrl) {
+        composed.push(
+          settle(
+            perChannel,
+            isWhatsApp
+              ? warning("no_subscriber_chat_phone_number", "Subscriber does not have a phone number")
+              : warning("no_subscriber_chat_channel_id", "Subscriber does not have a chat webhook URL"),
+          ),
+        );
         continue;
       }
-      perChannel.directWebhookUrl = credentials.webhookUrl;
+      if (credentials?.webhookUrl) perChannel.directWebhookUrl = credentials.webhookUrl;
+      const content = create(deliveriesV1.ChatContentSchema, {
+        content: textOf(perChannel),
+        ...(credentials?.webhookUrl ? { webhookUrl: credentials.webhookUrl } : {}),
+        ...(credentials?.channel ? { channel: credentials.channel } : {}),
+        ...(isWhatsApp && phone ? { phone } : {}),
+      });
+      composed.push({ message: perChannel, delivery: { integration, content: { case: "chat", value: content } } });
     } else {
       if (!credentials || credentials.deviceTokens.length === 0) continue; // Novu skips a push channel without tokens
       perChannel.deviceTokens = [...credentials.deviceTokens];
+      const content = create(deliveriesV1.PushContentSchema, {
+        tokens: perChannel.deviceTokens,
+        title: perChannel.title ?? "",
+        content: textOf(perChannel),
+        payload: context.payload,
+        overrides: objectAt(context.overrides, integration.providerId) as JsonObject,
+        channelIntegrationId: settings.integrationId,
+        ...(context.subscriber.email ? { subscriberEmail: context.subscriber.email } : {}),
+        ...(context.subscriber.phone ? { subscriberPhone: context.subscriber.phone } : {}),
+      });
+      composed.push({ message: perChannel, delivery: { integration, content: { case: "push", value: content } } });
     }
-    messages.push(settle(perChannel, deliver(integration)));
   }
-  return messages;
+  return composed;
 }

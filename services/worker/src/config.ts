@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { parseCidrs } from "@notify/providers";
 import { commonEnv, rpcClientEnv, jobStreamEnv, loadConfig, port, url, type Env } from "@notify/runtime";
 
 const schema = z.object({
@@ -21,6 +22,19 @@ const schema = z.object({
    * and 6.5-6.9 with 12, the single triggers keeping 80-85 %, 74-80 % and 67-75 % of their rate.
    */
   WORKER_PAGES_IN_FLIGHT: z.coerce.number().int().min(1).max(32).default(8),
+  /** The stream sends travel through, apart from trigger jobs: a slow provider never holds a fan-out back. */
+  DELIVERIES_STREAM: z.string().min(1).default("NOTIFY_DELIVERIES"),
+  DELIVERIES_SUBJECT_PREFIX: z.string().min(1).default("notify.deliveries"),
+  /** Sends under way at once in this process, across integrations. */
+  DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(4096).default(256),
+  /** Sends under way at once per integration: a slow provider holds at most this many. */
+  DELIVERY_CONCURRENCY_PER_INTEGRATION: z.coerce.number().int().min(1).max(1024).default(32),
+  /** How long after a message is written its send may still be retried (transient failures). */
+  DELIVERY_BUDGET_MS: z.coerce.number().int().min(1_000).max(7 * 24 * 3_600_000).default(3_600_000),
+  /** Comma-separated ranges outbound calls may reach on top of the public internet (the project's tests allow 127.0.0.0/8). */
+  OUTBOUND_ALLOWED_CIDRS: z.string().default("").refine((value) => { try { parseCidrs(value); return true; } catch { return false; } }, "must be comma-separated CIDR ranges"),
+  OUTBOUND_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(5_000),
+  OUTBOUND_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
   /** The health endpoint (/livez, /readyz): the worker serves nothing else. */
   WORKER_HOST: z.string().default("127.0.0.1"),
   WORKER_PORT: port(50060),

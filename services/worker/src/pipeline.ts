@@ -3,10 +3,10 @@ import { clone, create, type JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { messagesV1, subscribersV1, triggersV1, type integrationsV1, type topicsV1, type workflowsV1 } from "@notify/proto";
 import { scopeHeaders, type Logger } from "@notify/runtime";
-import { composeMessages, subscriberVariables, type NewMessage, type RecipientProfile, type RunContext } from "./compose.js";
+import { composeMessages, subscriberVariables, type Composed, type RecipientProfile, type RunContext } from "./compose.js";
+import { writeAndHandOver, type PublishDeliveries } from "./deliveries.js";
 import { stepPasses, type StepFilter } from "./filters.js";
 import { delayUntil } from "./delay.js";
-import { writeMessages } from "./message-groups.js";
 import { digestPlan, digestStepData, type DigestPlan } from "./digest.js";
 import { render, templateData } from "./render.js";
 
@@ -25,6 +25,8 @@ export interface PipelineDeps {
   pageSize: number;
   /** Pages of a fan-out written at once: the next page is read while earlier ones are written. */
   pagesInFlight: number;
+  /** Hands the sends of written messages to the delivery stage. */
+  publishDeliveries: PublishDeliveries;
 }
 
 const CHANNEL_STEP_TYPES = new Set(["in_app", "email", "sms", "chat", "push"]);
@@ -311,7 +313,7 @@ async function deliverShares(
     }),
   );
   const digests = await digestsOf(shares, call, deps);
-  const messages: NewMessage[] = [];
+  const messages: Composed[] = [];
   // Subscribers paused at a delay, per job, resumption point and whether a digest resumed them.
   const paused = new Map<string, { job: triggersV1.TriggerJob; pause: Pause; subscriberIds: string[]; digestIds: string[] }>();
   let runs: SubscriberRun[] = shares.flatMap((share) => {
@@ -345,7 +347,7 @@ async function deliverShares(
       digested[index] ? [] : [{ share: run.share, subscriber: run.subscriber, from: stop.index + 1, step: digestStepData([payloadOf(run.share.run.job)], 1) }],
     );
   }
-  const created = await writeMessages(deps.clients.messages, messages, call);
+  const created = await writeAndHandOver(messages, shares[0]!.run.job, deps.clients.messages, deps.publishDeliveries, call);
   const resumptions = [...paused.values()].flatMap(({ job, pause, subscriberIds, digestIds }) =>
     chunks(subscriberIds).map((ids, part) => {
       const resumption = clone(triggersV1.TriggerJobSchema, job);
@@ -413,7 +415,7 @@ async function composeForSubscriber(
   deps: PipelineDeps,
   from: number,
   stepData: Record<string, unknown>,
-): Promise<{ messages: NewMessage[]; pause?: Pause; digest?: DigestStop }> {
+): Promise<{ messages: Composed[]; pause?: Pause; digest?: DigestStop }> {
   const { job } = run;
   const workflow = job.workflow!;
   const payload = payloadOf(job);
@@ -428,7 +430,7 @@ async function composeForSubscriber(
   });
   const context: RunContext = { job, workflow, subscriber, data, payload, overrides, ...lookups };
   const passes = (candidate: workflowsV1.Step) => stepPasses(filtersOf(candidate, data), { subscriber: variables, payload });
-  const produced: NewMessage[] = [];
+  const produced: Composed[] = [];
   const steps = activeSteps(workflow);
   for (let index = from; index < steps.length; index += 1) {
     const main = steps[index]!;
@@ -457,7 +459,7 @@ async function composeForSubscriber(
     if (!CHANNEL_STEP_TYPES.has(type)) continue;
     if (step === main && !passes(step)) continue;
     if (!channelEnabled(channels, type)) continue;
-    let messages: NewMessage[];
+    let messages: Composed[];
     try {
       messages = await composeMessages(step, context);
     } catch (error) {
@@ -467,7 +469,7 @@ async function composeForSubscriber(
       continue;
     }
     produced.push(...messages);
-    if (main.shouldStopOnFail && messages.some((message) => message.status === messagesV1.MessageStatus.ERROR)) break;
+    if (main.shouldStopOnFail && messages.some((composed) => composed.message.status === messagesV1.MessageStatus.ERROR)) break;
   }
   return { messages: produced };
 }

@@ -17,8 +17,11 @@ import {
   type JobStream,
   type JsMsg,
 } from "@notify/runtime";
+import { createOutbound, createProviders, parseCidrs } from "@notify/providers";
 import { readConfig, type WorkerConfig } from "./config.js";
+import { deliveryPublisher } from "./deliveries.js";
 import { runTriggerJobs } from "./pipeline.js";
+import { createDeliveryStage } from "./send.js";
 import * as store from "./store.js";
 
 export { readConfig };
@@ -37,6 +40,8 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
   await migrate(pool, migrations, log);
   const nats = await connectNats(config.NATS_URL, "worker");
   const stream: JobStream = { name: config.JOBS_STREAM, subjectPrefix: config.JOBS_SUBJECT_PREFIX };
+  const deliveries: JobStream = { name: config.DELIVERIES_STREAM, subjectPrefix: config.DELIVERIES_SUBJECT_PREFIX };
+  const publishDeliveries = deliveryPublisher(nats, deliveries);
 
   const subscribers = createRpcTransport(config.SUBSCRIBERS_URL, config.RPC_TIMEOUT_MS);
   const topics = createRpcTransport(config.TOPICS_URL, config.RPC_TIMEOUT_MS);
@@ -55,7 +60,13 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
   const run = async (messages: JsMsg[]) => {
     const jobs = messages.map((message) => fromBinary(triggersV1.TriggerJobSchema, message.data));
     const started = performance.now();
-    const totals = await runTriggerJobs(jobs, { clients, log, pageSize: config.WORKER_PAGE_SIZE, pagesInFlight: config.WORKER_PAGES_IN_FLIGHT });
+    const totals = await runTriggerJobs(jobs, {
+      clients,
+      log,
+      pageSize: config.WORKER_PAGE_SIZE,
+      pagesInFlight: config.WORKER_PAGES_IN_FLIGHT,
+      publishDeliveries,
+    });
     log.debug({ jobs: jobs.length, ...totals, ms: Math.round(performance.now() - started) }, "trigger jobs done");
   };
   const consume = () =>
@@ -89,11 +100,52 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
         });
       },
     });
+  const providers = createProviders();
+  const outbound = createOutbound({
+    allowedCidrs: parseCidrs(config.OUTBOUND_ALLOWED_CIDRS),
+    connectTimeoutMs: config.OUTBOUND_CONNECT_TIMEOUT_MS,
+    timeoutMs: config.OUTBOUND_TIMEOUT_MS,
+    maxResponseBytes: 1024 * 1024,
+  });
+  const stage = createDeliveryStage({
+    pool,
+    providers,
+    outbound,
+    integrations: clients.integrations,
+    messages: clients.messages,
+    log,
+    budgetMs: config.DELIVERY_BUDGET_MS,
+    perIntegration: config.DELIVERY_CONCURRENCY_PER_INTEGRATION,
+    orphanAfterMs: config.WORKER_ACK_WAIT_MS,
+  });
+  const consumeDeliveries = () =>
+    consumeJobs(nats, {
+      stream: deliveries,
+      durable: "deliveries",
+      concurrency: config.DELIVERY_CONCURRENCY,
+      // The stage gives up by its own budget, not by a count of deliveries.
+      maxDeliver: -1,
+      backoffMs: [1_000, 5_000, 15_000, 30_000, 60_000],
+      ackWaitMs: config.WORKER_ACK_WAIT_MS,
+      log,
+      handle: (message) => stage.handle(message),
+      isPermanent: (error) => error instanceof ConnectError && error.code === Code.InvalidArgument,
+      async deadLetter(message, error) {
+        await store.insertDeadLetter(pool, null, {
+          organizationId: null,
+          subject: message.subject,
+          job: message.data,
+          error: error instanceof Error ? error.message : String(error),
+          deliveries: message.info.redeliveryCount,
+        });
+      },
+    });
   // NATS may be restarting while we start: keep trying rather than exit.
-  const consumption = await retryUntilDone(
+  const [consumption, sending] = await retryUntilDone(
     async () => {
       await ensureJobStream(nats, stream);
-      return consume();
+      await ensureJobStream(nats, deliveries);
+      return Promise.all([consume(), consumeDeliveries()]);
     },
     (error, delayMs) => log.warn({ err: error, retryInMs: delayMs }, "job stream not reachable yet"),
   );
@@ -109,6 +161,9 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
     healthPort: (health.address() as AddressInfo).port,
     async stop() {
       await consumption.stop();
+      await sending.stop();
+      await providers.close();
+      await outbound.close();
       health.close();
       for (const rpc of transports) rpc.close();
       await nats.drain().catch(() => undefined);

@@ -11,3 +11,102 @@ export async function insertDeadLetter(
     [environmentId, row.organizationId, row.subject, Buffer.from(row.job), row.error, row.deliveries],
   );
 }
+
+export type LeaseState = "sending" | "retrying" | "sent" | "failed" | "unknown";
+
+export interface LeaseRequest {
+  messageId: string;
+  organizationId: string;
+  environmentId: string;
+  providerId: string;
+}
+
+export interface Lease {
+  message_id: string;
+  state: LeaseState;
+  attempts: number;
+  first_attempt_at: Date;
+  updated_at: Date;
+  provider_message_id: string | null;
+  error_id: string | null;
+  error_text: string | null;
+  /** True when this call took the lease (a first try, or a retry that was due); false: the row as it stands. */
+  claimed: boolean;
+}
+
+const LEASE_COLUMNS = "message_id, state, attempts, first_attempt_at, updated_at, provider_message_id, error_id, error_text";
+
+/**
+ * Claims the leases of messages about to be sent, in one statement: a message never tried is
+ * claimed as attempt 1, one waiting for a retry as its next attempt. Every other message answers
+ * its lease as it stands, unclaimed. Message ids must be distinct.
+ */
+export async function claimLeases(db: Queryable, requests: readonly LeaseRequest[]): Promise<Lease[]> {
+  const { rows } = await db.query<Lease>(
+    `WITH input AS (
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS i(message_id, organization_id, environment_id, provider_id)
+     ), claimed AS (
+       INSERT INTO worker.send_leases AS l (message_id, organization_id, environment_id, provider_id, state, attempts)
+       SELECT message_id, organization_id, environment_id, provider_id, 'sending', 1 FROM input
+       ON CONFLICT (message_id) DO UPDATE SET state = 'sending', attempts = l.attempts + 1, updated_at = now() WHERE l.state = 'retrying'
+       RETURNING ${LEASE_COLUMNS.split(", ").map((column) => `l.${column}`).join(", ")}, true AS claimed
+     )
+     SELECT * FROM claimed
+     UNION ALL
+     SELECT ${LEASE_COLUMNS.split(", ").map((column) => `l.${column}`).join(", ")}, false
+       FROM worker.send_leases l JOIN input i ON i.message_id = l.message_id
+      WHERE NOT EXISTS (SELECT 1 FROM claimed c WHERE c.message_id = l.message_id)`,
+    [
+      requests.map((request) => request.messageId),
+      requests.map((request) => request.organizationId),
+      requests.map((request) => request.environmentId),
+      requests.map((request) => request.providerId),
+    ],
+  );
+  return rows;
+}
+
+/** Takes over a lease whose worker died mid-call, as its next attempt; undefined when another worker took it first. */
+export async function takeOverLease(db: Queryable, messageId: string, attempts: number): Promise<Lease | undefined> {
+  const { rows } = await db.query<Lease>(
+    `UPDATE worker.send_leases SET attempts = attempts + 1, updated_at = now()
+      WHERE message_id = $1 AND state = 'sending' AND attempts = $2
+      RETURNING ${LEASE_COLUMNS}, true AS claimed`,
+    [messageId, attempts],
+  );
+  return rows[0];
+}
+
+export interface LeaseOutcome {
+  messageId: string;
+  state: Exclude<LeaseState, "sending">;
+  providerMessageId?: string | undefined;
+  errorId?: string | undefined;
+  errorText?: string | undefined;
+}
+
+/** Records how the calls of some claimed leases ended, in one statement. */
+export async function finishLeases(db: Queryable, outcomes: readonly LeaseOutcome[]): Promise<void> {
+  await db.query(
+    `UPDATE worker.send_leases l
+        SET state = o.state, provider_message_id = o.provider_message_id, error_id = o.error_id, error_text = o.error_text, updated_at = now()
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS o(message_id, state, provider_message_id, error_id, error_text)
+      WHERE l.message_id = o.message_id`,
+    [
+      outcomes.map((outcome) => outcome.messageId),
+      outcomes.map((outcome) => outcome.state),
+      outcomes.map((outcome) => outcome.providerMessageId ?? null),
+      outcomes.map((outcome) => outcome.errorId ?? null),
+      outcomes.map((outcome) => outcome.errorText ?? null),
+    ],
+  );
+}
+
+/** Sends whose outcome is unknown (a worker died mid-call), newest first: for an operator to check with the provider. */
+export async function selectUnknownSends(db: Queryable, limit: number): Promise<(Omit<Lease, "claimed"> & { environment_id: string; provider_id: string })[]> {
+  const { rows } = await db.query<Omit<Lease, "claimed"> & { environment_id: string; provider_id: string }>(
+    `SELECT ${LEASE_COLUMNS}, environment_id, provider_id FROM worker.send_leases WHERE state = 'unknown' ORDER BY updated_at DESC LIMIT $1`,
+    [limit],
+  );
+  return rows;
+}

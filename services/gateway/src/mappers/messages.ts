@@ -43,6 +43,8 @@ const stringList = (name: string) =>
       (typeof value === "string" ? value.split(",") : value).map((item) => item.trim()).filter((item) => item.length > 0),
     );
 
+export const channelNameOf = (channel: messagesV1.Channel) => CHANNEL_NAMES.get(channel) ?? "in_app";
+
 export const channelOf = (name: keyof typeof CHANNELS | undefined) => (name ? CHANNELS[name] : Channel.UNSPECIFIED);
 
 export const markAsBody = z.object({ messageId: stringList("messageId"), markAs });
@@ -138,7 +140,7 @@ function messageFieldsToJson(message: messagesV1.Message): Record<string, unknow
   json.content = contentToJson(message.content);
   json.transactionId = message.transactionId;
   put(json, "subject", message.subject);
-  json.channel = CHANNEL_NAMES.get(message.channel) ?? "in_app";
+  json.channel = channelNameOf(message.channel);
   json.read = message.read;
   json.seen = message.seen;
   put(json, "snoozedUntil", message.snoozedUntil && iso(message.snoozedUntil));

@@ -1,0 +1,359 @@
+import { fromBinary } from "@bufbuild/protobuf";
+import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError, type Client } from "@connectrpc/connect";
+import { deliveriesV1, messagesV1, type integrationsV1 } from "@notify/proto";
+import {
+  OutboundRefused,
+  ProviderError,
+  type DeliveryChannel,
+  type MessageByChannel,
+  type OutboundHttp,
+  type ProviderCredentials,
+  type Providers,
+  type SendResult,
+} from "@notify/providers";
+import { createCoalescer, scopeHeaders, type JsMsg, type Later, type Logger, type Pool } from "@notify/runtime";
+import * as store from "./store.js";
+
+export interface DeliveryStageDeps {
+  /** The worker's own schema: send leases. */
+  pool: Pool;
+  providers: Providers;
+  outbound: OutboundHttp;
+  integrations: Client<typeof integrationsV1.IntegrationService>;
+  messages: Client<typeof messagesV1.MessageService>;
+  log: Logger;
+  /** How long after its message was written a send may still be retried. */
+  budgetMs: number;
+  /** Sends under way at once per integration; more wait, and past a bound come back later. */
+  perIntegration: number;
+  /** How long a lease may stay 'sending' before its worker is taken for dead (the jobs' ack wait). */
+  orphanAfterMs: number;
+}
+
+const CHANNEL_NAMES: Partial<Record<messagesV1.Channel, DeliveryChannel>> = {
+  [messagesV1.Channel.EMAIL]: "email",
+  [messagesV1.Channel.SMS]: "sms",
+  [messagesV1.Channel.CHAT]: "chat",
+  [messagesV1.Channel.PUSH]: "push",
+};
+
+/** Novu's errorId for a provider that refused or failed, per channel. */
+const FAILURE_ERROR_IDS: Record<DeliveryChannel, string> = {
+  email: "mail_unexpected_error",
+  sms: "unexpected_sms_error",
+  chat: "unexpected_chat_error",
+  push: "unexpected_push_error",
+};
+
+export const OUTCOME_UNKNOWN = "delivery_outcome_unknown";
+
+/** Waits before the 2nd, 3rd, … attempt when the provider names no time of its own. */
+const BACKOFF_MS = [1_000, 5_000, 15_000, 30_000, 60_000, 120_000];
+/** A job whose integration is at its bound comes back after about this long. */
+const BUSY_RETRY_MS = 250;
+
+/** Errors of the connection rather than of the request: worth another attempt. */
+const TRANSIENT_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "EAI_AGAIN", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH", "ESOCKET", "ECONNECTION"]);
+
+interface Failure {
+  transient: boolean;
+  retryAfterMs: number | undefined;
+  text: string;
+}
+
+function failureOf(error: unknown): Failure {
+  if (error instanceof ProviderError) return { transient: error.transient, retryAfterMs: error.retryAfterMs, text: error.message };
+  if (error instanceof OutboundRefused) return { transient: false, retryAfterMs: undefined, text: error.message };
+  const text = error instanceof Error ? error.message : String(error);
+  const code = (error as { code?: unknown } | undefined)?.code;
+  const name = (error as { name?: unknown } | undefined)?.name;
+  const transient =
+    (typeof code === "string" && (TRANSIENT_CODES.has(code) || code.startsWith("UND_ERR"))) || name === "TimeoutError" || name === "AbortError";
+  return { transient, retryAfterMs: undefined, text };
+}
+
+/** Replaces every credential value found in a text: a provider may echo what it was sent. */
+export function redact(text: string, credentials: ProviderCredentials): string {
+  let redacted = text;
+  for (const value of Object.values(credentials)) {
+    if (typeof value === "string" && value.length >= 4) redacted = redacted.split(value).join("[redacted]");
+  }
+  return redacted.length > 2_000 ? `${redacted.slice(0, 2_000)}…` : redacted;
+}
+
+/** The integration's credentials as providers take them (a Struct of TLS options becomes a plain object). */
+function credentialsOf(integration: integrationsV1.Integration): ProviderCredentials {
+  const { $typeName: _type, tlsOptions, ...rest } = integration.credentials ?? ({} as integrationsV1.IntegrationCredentials);
+  return { ...rest, ...(tlsOptions ? { tlsOptions } : {}) };
+}
+
+// Replaced by the providers package's email body renderer when it lands.
+function emailBody(content: { html: string } | { blocks: { type: string; content: string; url?: string | undefined }[] }): { html: string; text: string } {
+  const html = "html" in content ? content.html : content.blocks.map((block) => (block.type === "button" ? `<a href="${block.url ?? ""}">${block.content}</a>` : `<p>${block.content}</p>`)).join("");
+  return { html, text: html.replace(/<[^>]+>/g, "") };
+}
+
+function messageFor(job: deliveriesV1.DeliveryJob): MessageByChannel[DeliveryChannel] | undefined {
+  const content = job.content;
+  switch (content.case) {
+    case "email": {
+      const email = content.value;
+      const body = emailBody(
+        email.body.case === "blocks"
+          ? { blocks: email.body.value.blocks.map((block) => ({ type: block.type, content: block.content, url: block.url, textAlign: block.textAlign })) }
+          : { html: email.body.value ?? "" },
+      );
+      return {
+        to: email.to,
+        cc: email.cc,
+        bcc: email.bcc,
+        from: email.from,
+        senderName: email.senderName,
+        replyTo: email.replyTo,
+        subject: email.subject,
+        html: body.html,
+        text: body.text,
+        attachments: email.attachments.map((attachment) => ({ name: attachment.name, content: attachment.content, mime: attachment.mime })),
+      };
+    }
+    case "sms":
+      return { to: content.value.to, content: content.value.content, from: content.value.from };
+    case "chat":
+      return {
+        webhookUrl: content.value.webhookUrl,
+        channel: content.value.channel,
+        phone: content.value.phone,
+        content: content.value.content,
+        title: content.value.title,
+      };
+    case "push":
+      return {
+        tokens: content.value.tokens,
+        title: content.value.title,
+        content: content.value.content,
+        payload: content.value.payload ?? {},
+        overrides: content.value.overrides ?? {},
+        subscriber: { subscriberId: job.externalSubscriberId, email: content.value.subscriberEmail, phone: content.value.subscriberPhone },
+      };
+    default:
+      return undefined;
+  }
+}
+
+interface Attempt {
+  job: deliveriesV1.DeliveryJob;
+  attempt: number;
+  status: messagesV1.AttemptStatus;
+  startedAt: Date;
+  durationMs: number;
+  detail: string;
+  errorId?: string | undefined;
+  errorText?: string | undefined;
+  providerMessageId?: string | undefined;
+}
+
+/**
+ * The delivery stage: takes one DeliveryJob at a time from JetStream and hands its message to the
+ * provider at most once. The send lease is claimed in Postgres before the call; a job seen again
+ * after its send finished only records the outcome again, and one whose worker died mid-call is
+ * sent again only through a provider that deduplicates (same idempotency key), otherwise ends as
+ * an error whose outcome is unknown. Lease claims, lease outcomes and attempt records of
+ * concurrent jobs travel in batches.
+ */
+export function createDeliveryStage(deps: DeliveryStageDeps) {
+  const { log } = deps;
+  const inFlight = new Map<string, number>();
+  const integrationCache = new Map<string, { at: number; lookup: Promise<integrationsV1.Integration | undefined> }>();
+
+  const claims = createCoalescer<store.LeaseRequest, store.Lease | undefined>({
+    maxBatch: 500,
+    maxInFlight: 2,
+    run: async (_, requests) => {
+      // A message twice in one batch (a duplicate publish) is claimed once; the other copy finds it taken.
+      const distinct = [...new Map(requests.map((request) => [request.messageId, request])).values()];
+      const leases = new Map((await store.claimLeases(deps.pool, distinct)).map((lease) => [lease.message_id, lease]));
+      const answered = new Set<string>();
+      return requests.map((request) => {
+        if (answered.has(request.messageId)) return undefined;
+        answered.add(request.messageId);
+        return leases.get(request.messageId);
+      });
+    },
+  });
+  const finishes = createCoalescer<store.LeaseOutcome, void>({
+    maxBatch: 500,
+    maxInFlight: 2,
+    run: async (_, outcomes) => {
+      await store.finishLeases(deps.pool, outcomes);
+      return outcomes.map(() => undefined);
+    },
+  });
+  const records = createCoalescer<Attempt, void>({
+    maxBatch: 500,
+    maxInFlight: 2,
+    run: async (_, attempts) => {
+      const { job } = attempts[0]!;
+      await deps.messages.recordDeliveries(
+        {
+          attempts: attempts.map((attempt) => ({
+            messageId: attempt.job.messageId,
+            attempt: attempt.attempt,
+            providerId: attempt.job.providerId,
+            status: attempt.status,
+            startedAt: timestampFromDate(attempt.startedAt),
+            durationMs: Math.round(attempt.durationMs),
+            detail: attempt.detail,
+            ...(attempt.errorId !== undefined ? { errorId: attempt.errorId } : {}),
+            ...(attempt.errorText !== undefined ? { errorText: attempt.errorText } : {}),
+            ...(attempt.providerMessageId !== undefined ? { providerMessageId: attempt.providerMessageId } : {}),
+          })),
+        },
+        { headers: scopeHeaders(job) },
+      );
+      return attempts.map(() => undefined);
+    },
+  });
+  const record = (attempt: Attempt) => records.submit(`${attempt.job.organizationId}/${attempt.job.environmentId}`, attempt);
+
+  /** An integration as its environment has it now, read at most every few seconds per process. */
+  function integrationOf(job: deliveriesV1.DeliveryJob): Promise<integrationsV1.Integration | undefined> {
+    const key = `${job.environmentId}/${job.integrationId}`;
+    const cached = integrationCache.get(key);
+    if (cached && Date.now() - cached.at < 5_000) return cached.lookup;
+    const lookup = deps.integrations.getIntegration({ id: job.integrationId }, { headers: scopeHeaders(job) }).then(
+      (integration) => integration as integrationsV1.Integration | undefined,
+      (error: unknown) => {
+        integrationCache.delete(key);
+        if (error instanceof ConnectError && error.code === Code.NotFound) return undefined;
+        throw error;
+      },
+    );
+    integrationCache.set(key, { at: Date.now(), lookup });
+    if (integrationCache.size > 10_000) integrationCache.delete(integrationCache.keys().next().value as string);
+    return lookup;
+  }
+
+  /** Ends a claimed send without a call (nothing to send with): final, recorded as a failed attempt. */
+  async function refuse(job: deliveriesV1.DeliveryJob, lease: store.Lease, errorId: string, errorText: string): Promise<void> {
+    await finishes.submit("", { messageId: job.messageId, state: "failed", errorId, errorText });
+    await record({ job, attempt: lease.attempts, status: messagesV1.AttemptStatus.FAILED, startedAt: new Date(), durationMs: 0, detail: errorText, errorId, errorText });
+  }
+
+  /** A lease that was not claimed: its send finished (record it again, in case that record was lost) or is under way elsewhere. */
+  async function settled(job: deliveriesV1.DeliveryJob, lease: store.Lease): Promise<void | Later> {
+    const base = { job, attempt: lease.attempts, startedAt: lease.updated_at, durationMs: 0 };
+    if (lease.state === "sent") {
+      await record({ ...base, status: messagesV1.AttemptStatus.SUCCESS, detail: "Message sent", providerMessageId: lease.provider_message_id ?? undefined });
+      return undefined;
+    }
+    if (lease.state === "failed" || lease.state === "unknown") {
+      const errorText = lease.error_text ?? "";
+      await record({ ...base, status: messagesV1.AttemptStatus.FAILED, detail: errorText, errorId: lease.error_id ?? undefined, errorText });
+      return undefined;
+    }
+    if (lease.state === "retrying") {
+      // Its retry is due later than this copy came: the copy waits for it.
+      return { retryInMs: BACKOFF_MS[0]! };
+    }
+    return undefined;
+  }
+
+  async function send(job: deliveriesV1.DeliveryJob, lease: store.Lease, channel: DeliveryChannel): Promise<void | Later> {
+    const integration = await integrationOf(job);
+    if (!integration || integration.deleted || !integration.active) {
+      return refuse(job, lease, "integration_not_active", `The ${job.providerId} integration is deleted or not active`);
+    }
+    const provider = deps.providers.get(channel, integration.providerId);
+    const message = messageFor(job);
+    if (!provider || !message) return refuse(job, lease, "provider_not_supported", `notify has no ${channel} sender for provider "${integration.providerId}"`);
+    const credentials = credentialsOf(integration);
+
+    const startedAt = new Date();
+    let result: SendResult;
+    try {
+      result = await provider.send(message as never, {
+        integrationId: integration.id,
+        credentials,
+        http: deps.outbound,
+        idempotencyKey: job.messageId,
+      });
+    } catch (error) {
+      const durationMs = Date.now() - startedAt.getTime();
+      const failure = failureOf(error);
+      const errorText = redact(failure.text, credentials);
+      const errorId = FAILURE_ERROR_IDS[channel];
+      const delay = failure.retryAfterMs ?? BACKOFF_MS[Math.min(lease.attempts - 1, BACKOFF_MS.length - 1)]!;
+      const written = job.createdAt ? timestampDate(job.createdAt).getTime() : lease.first_attempt_at.getTime();
+      const retry = failure.transient && Date.now() + delay - written < deps.budgetMs;
+      await finishes.submit("", { messageId: job.messageId, state: retry ? "retrying" : "failed", errorId, errorText });
+      await record({ job, attempt: lease.attempts, status: messagesV1.AttemptStatus.FAILED, startedAt, durationMs, detail: errorText, errorId, errorText });
+      log.warn({ messageId: job.messageId, providerId: job.providerId, attempt: lease.attempts, retryInMs: retry ? delay : undefined, error: errorText }, "send failed");
+      return retry ? { retryInMs: delay } : undefined;
+    }
+    const durationMs = Date.now() - startedAt.getTime();
+    await finishes.submit("", { messageId: job.messageId, state: "sent", providerMessageId: result.id });
+    await record({
+      job,
+      attempt: lease.attempts,
+      status: messagesV1.AttemptStatus.SUCCESS,
+      startedAt,
+      durationMs,
+      detail: `Message sent by ${integration.providerId}`,
+      providerMessageId: result.id,
+    });
+    return undefined;
+  }
+
+  async function deliver(job: deliveriesV1.DeliveryJob): Promise<void | Later> {
+    const channel = CHANNEL_NAMES[job.channel];
+    if (!channel) throw new ConnectError(`a delivery job of channel ${job.channel}`, Code.InvalidArgument);
+    const lease = await claims.submit("", {
+      messageId: job.messageId,
+      organizationId: job.organizationId,
+      environmentId: job.environmentId,
+      providerId: job.providerId,
+    });
+    if (!lease) return { retryInMs: BUSY_RETRY_MS };
+    if (lease.claimed) return send(job, lease, channel);
+    if (lease.state !== "sending") return settled(job, lease);
+    // Another worker holds it: under way (its lease is fresh) or dead mid-call.
+    if (Date.now() - lease.updated_at.getTime() < deps.orphanAfterMs) return { retryInMs: deps.orphanAfterMs };
+    const provider = deps.providers.get(channel, job.providerId);
+    if (provider?.idempotent) {
+      const taken = await store.takeOverLease(deps.pool, job.messageId, lease.attempts);
+      return taken ? send(job, taken, channel) : { retryInMs: BUSY_RETRY_MS };
+    }
+    const errorText = "The worker stopped while the provider was being called: the message may or may not have been delivered, and is not sent again";
+    log.error({ messageId: job.messageId, environmentId: job.environmentId, providerId: job.providerId }, "send outcome unknown");
+    await finishes.submit("", { messageId: job.messageId, state: "unknown", errorId: OUTCOME_UNKNOWN, errorText });
+    await record({
+      job,
+      attempt: lease.attempts,
+      status: messagesV1.AttemptStatus.FAILED,
+      startedAt: lease.updated_at,
+      durationMs: 0,
+      detail: errorText,
+      errorId: OUTCOME_UNKNOWN,
+      errorText,
+    });
+    return undefined;
+  }
+
+  return {
+    /** Handles one consumed DeliveryJob: done, or to come back later (a retry, or its integration is busy). */
+    async handle(message: JsMsg): Promise<void | Later> {
+      const job = fromBinary(deliveriesV1.DeliveryJobSchema, message.data);
+      const busy = inFlight.get(job.integrationId) ?? 0;
+      if (busy >= deps.perIntegration) return { retryInMs: BUSY_RETRY_MS + Math.floor(Math.random() * BUSY_RETRY_MS) };
+      inFlight.set(job.integrationId, busy + 1);
+      try {
+        return await deliver(job);
+      } finally {
+        const left = (inFlight.get(job.integrationId) ?? 1) - 1;
+        if (left === 0) inFlight.delete(job.integrationId);
+        else inFlight.set(job.integrationId, left);
+      }
+    },
+  };
+}

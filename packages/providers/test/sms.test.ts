@@ -125,11 +125,16 @@ describe("sns", () => {
     expect(request.url).toBe("/");
     expect(formOf(request.body)).toEqual({ Action: "Publish", Version: "2010-03-31", PhoneNumber: "+15550001111", Message: "Your code is 1234" });
     const authorization = String(request.headers.authorization);
-    expect(authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/sns\/aws4_request, SignedHeaders=[^,]*host[^,]*, Signature=[0-9a-f]{64}$/);
+    expect(authorization).toMatch(
+      /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/sns\/aws4_request, SignedHeaders=[^,]*host[^,]*, Signature=[0-9a-f]{64}$/,
+    );
     // What AWS does: sign the request as received, with its date, and compare.
     const signedNames = /SignedHeaders=([^,]+)/.exec(authorization)?.[1]?.split(";") ?? [];
     const headers = Object.fromEntries(signedNames.map((name) => [name, String(request.headers[name])]));
-    const expected = aws4.sign({ host: String(request.headers.host), path: "/", method: "POST", service: "sns", region: "eu-west-1", body: request.body, headers }, { accessKeyId: "AKIDEXAMPLE", secretAccessKey: "sns-secret-access-key" });
+    const expected = aws4.sign(
+      { host: String(request.headers.host), path: "/", method: "POST", service: "sns", region: "eu-west-1", body: request.body, headers },
+      { accessKeyId: "AKIDEXAMPLE", secretAccessKey: "sns-secret-access-key" },
+    );
     expect(expected.headers?.Authorization).toBe(authorization);
   });
 });
@@ -149,22 +154,29 @@ describe("telnyx", () => {
     receiver.respond = () => ({ body: { data: { id: "m2" } } });
     await send("telnyx", sms, { apiKey: "KEY-telnyx-secret", messageProfileId: "profile-1", baseUrl: receiver.url });
     expect(JSON.parse(only().body)).toEqual({ to: "+15550001111", text: "Your code is 1234", messaging_profile_id: "profile-1" });
-    await expect(send("telnyx", sms, { apiKey: "KEY-telnyx-secret", baseUrl: receiver.url })).rejects.toMatchObject({ transient: false, message: expect.stringContaining("from") });
+    await expect(send("telnyx", sms, { apiKey: "KEY-telnyx-secret", baseUrl: receiver.url })).rejects.toMatchObject({
+      transient: false,
+      message: expect.stringContaining("from"),
+    });
   });
 });
 
 describe("generic-sms", () => {
   it("posts the message with the named key headers and reads the id at idPath", async () => {
     receiver.respond = () => ({ body: { data: { message: { id: 981, date: "2026-11-25" } } } });
-    const result = await send("generic-sms", { ...sms, from: "Override" }, {
-      baseUrl: `${receiver.url}/api/sms`,
-      apiKeyRequestHeader: "X-Api-Key",
-      apiKey: "generic-key",
-      secretKeyRequestHeader: "X-Api-Secret",
-      secretKey: "generic-secret",
-      from: "Acme",
-      idPath: "data.message.id",
-    });
+    const result = await send(
+      "generic-sms",
+      { ...sms, from: "Override" },
+      {
+        baseUrl: `${receiver.url}/api/sms`,
+        apiKeyRequestHeader: "X-Api-Key",
+        apiKey: "generic-key",
+        secretKeyRequestHeader: "X-Api-Secret",
+        secretKey: "generic-secret",
+        from: "Acme",
+        idPath: "data.message.id",
+      },
+    );
     expect(result.id).toBe("981");
     const request = only();
     expect(request.url).toBe("/api/sms");
@@ -197,10 +209,26 @@ describe("generic-sms", () => {
 
 /** Each provider, set up to send to the receiver, with the settings it cannot do without. */
 const cases: { id: string; credentials: () => ProviderCredentials; required: TextSetting[] }[] = [
-  { id: "twilio", credentials: () => ({ accountSid: "AC1", token: "secret-1", from: "+1555", baseUrl: receiver.url }), required: ["accountSid", "token", "from"] },
-  { id: "vonage", credentials: () => ({ apiKey: "secret-k", secretKey: "secret-2", from: "Acme", baseUrl: receiver.url }), required: ["apiKey", "secretKey", "from"] },
-  { id: "plivo", credentials: () => ({ accountSid: "MA1", token: "secret-3", from: "+1555", baseUrl: receiver.url }), required: ["accountSid", "token", "from"] },
-  { id: "sns", credentials: () => ({ apiKey: "AKID", secretKey: "secret-4", region: "us-east-1", baseUrl: receiver.url }), required: ["apiKey", "secretKey", "region"] },
+  {
+    id: "twilio",
+    credentials: () => ({ accountSid: "AC1", token: "secret-1", from: "+1555", baseUrl: receiver.url }),
+    required: ["accountSid", "token", "from"],
+  },
+  {
+    id: "vonage",
+    credentials: () => ({ apiKey: "secret-k", secretKey: "secret-2", from: "Acme", baseUrl: receiver.url }),
+    required: ["apiKey", "secretKey", "from"],
+  },
+  {
+    id: "plivo",
+    credentials: () => ({ accountSid: "MA1", token: "secret-3", from: "+1555", baseUrl: receiver.url }),
+    required: ["accountSid", "token", "from"],
+  },
+  {
+    id: "sns",
+    credentials: () => ({ apiKey: "AKID", secretKey: "secret-4", region: "us-east-1", baseUrl: receiver.url }),
+    required: ["apiKey", "secretKey", "region"],
+  },
   { id: "telnyx", credentials: () => ({ apiKey: "secret-5", from: "+1555", baseUrl: receiver.url }), required: ["apiKey"] },
   {
     id: "generic-sms",
@@ -209,7 +237,8 @@ const cases: { id: string; credentials: () => ProviderCredentials; required: Tex
   },
 ];
 
-const secretsOf = (credentials: ProviderCredentials) => [credentials.token, credentials.secretKey, credentials.apiKey].filter((value): value is string => value !== undefined);
+const secretsOf = (credentials: ProviderCredentials) =>
+  [credentials.token, credentials.secretKey, credentials.apiKey].filter((value): value is string => value !== undefined);
 
 async function failure(id: string, credentials: ProviderCredentials): Promise<ProviderError> {
   const error = await send(id, sms, credentials).then(

@@ -46,4 +46,3 @@ export const whatsappBusiness: ProviderFactory = (): Provider<"chat"> => ({
     return { id: answer.messages?.[0]?.id };
   },
 });
-

@@ -41,7 +41,13 @@ export const genericSms: ProviderFactory = (): Provider<"sms"> => ({
       if (token === undefined) throw new ProviderError(`${ID}: the token endpoint answered without data.${tokenKey}`, { transient: false });
       headers = { [tokenKey]: token };
     }
-    const answer = await postJson<unknown>(ID, http, baseUrl, { to: message.to, content: message.content, from: message.from, sender: message.from ?? credentials.from }, headers);
+    const answer = await postJson<unknown>(
+      ID,
+      http,
+      baseUrl,
+      { to: message.to, content: message.content, from: message.from, sender: message.from ?? credentials.from },
+      headers,
+    );
     return { id: valueAt(answer, credentials.idPath || "id") };
   },
 });

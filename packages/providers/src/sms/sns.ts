@@ -22,7 +22,15 @@ export const sns: ProviderFactory = (): Provider<"sms"> => ({
     const url = new URL(`${trimSlash(credentials.baseUrl ?? `https://sns.${region}.amazonaws.com`)}/`);
     const body = new URLSearchParams({ Action: "Publish", Version: "2010-03-31", PhoneNumber: message.to, Message: message.content }).toString();
     const signed = aws4.sign(
-      { host: url.host, path: url.pathname, method: "POST", service: "sns", region, body, headers: { "content-type": "application/x-www-form-urlencoded; charset=utf-8" } },
+      {
+        host: url.host,
+        path: url.pathname,
+        method: "POST",
+        service: "sns",
+        region,
+        body,
+        headers: { "content-type": "application/x-www-form-urlencoded; charset=utf-8" },
+      },
       { accessKeyId, secretAccessKey },
     );
     const headers: Record<string, string> = {};

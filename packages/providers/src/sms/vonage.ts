@@ -27,7 +27,7 @@ function vonageAs(id: string): ProviderFactory {
       const base = trimSlash(credentials.baseUrl ?? "https://rest.nexmo.com");
       const fields: Record<string, string> = { api_key: apiKey, api_secret: apiSecret, from, to: message.to, text: message.content };
       // Text outside ASCII must be sent as unicode, or Vonage replaces the characters it cannot encode.
-      if (/[^\x00-\x7f]/.test(message.content)) fields.type = "unicode";
+      if (/[\u0080-\uffff]/.test(message.content)) fields.type = "unicode";
       const answer = await postForm<VonageAnswer>(id, http, `${base}/sms/json`, fields);
       const first = answer.messages?.[0];
       if (!first) throw new ProviderError(`${id} answered without a message status`, { transient: false });

@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { OutboundHttp } from "../src/outbound.js";
+import { createOutbound, DEFAULT_OUTBOUND_POLICY, type OutboundHttp, OutboundRefused } from "../src/outbound.js";
 import { createProviders, type Providers } from "../src/registry.js";
 import { type ChatMessage, ProviderError, type ProviderCredentials } from "../src/types.js";
 import { type Receiver, sendContext, startReceiver, testOutbound } from "./http-receiver.js";
@@ -358,5 +358,24 @@ describe.each(cases)("$id answers", ({ id, credentials, message, required }) => 
     expect(error.transient).toBe(false);
     expect(error.message).toContain(field);
     expect(receiver.received).toHaveLength(0);
+  });
+});
+
+describe("the outbound guard", () => {
+  it("keeps a webhook on a private address from being posted to, without showing its secret", async () => {
+    const strict = createOutbound(DEFAULT_OUTBOUND_POLICY);
+    const provider = providers.get("chat", "slack");
+    const error = await provider?.send({ webhookUrl: hook(), content: "x" }, sendContext(strict, {})).catch((caught: unknown) => caught);
+    await strict.close();
+    expect(error).toBeInstanceOf(OutboundRefused);
+    expect((error as Error).message).toMatch(/loopback/);
+    expect((error as Error).message).not.toContain(HOOK_SECRET);
+    expect(receiver.received).toHaveLength(0);
+  });
+
+  it("refuses a webhook URL that carries credentials without showing them", async () => {
+    const error = await send("discord", { webhookUrl: `http://user:${HOOK_SECRET}@127.0.0.1:1/x`, content: "x" }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(OutboundRefused);
+    expect((error as Error).message).not.toContain(HOOK_SECRET);
   });
 });

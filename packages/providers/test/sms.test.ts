@@ -1,6 +1,6 @@
 import aws4 from "aws4";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { OutboundHttp } from "../src/outbound.js";
+import { createOutbound, DEFAULT_OUTBOUND_POLICY, type OutboundHttp, OutboundRefused } from "../src/outbound.js";
 import { createProviders, type Providers } from "../src/registry.js";
 import type { TextSetting } from "../src/settings.js";
 import { ProviderError, type ProviderCredentials, type SmsMessage } from "../src/types.js";
@@ -272,6 +272,25 @@ describe.each(cases)("$id answers", ({ id, credentials, required }) => {
     const error = await failure(id, { ...credentials(), [field]: undefined });
     expect(error.transient).toBe(false);
     expect(error.message).toContain(field);
+    expect(receiver.received).toHaveLength(0);
+  });
+});
+
+describe("the outbound guard", () => {
+  it("covers generic-sms's token domain too: nothing reaches a private address", async () => {
+    const strict = createOutbound(DEFAULT_OUTBOUND_POLICY);
+    const provider = providers.get("sms", "generic-sms");
+    const credentials = {
+      baseUrl: "https://sms.example.com/send",
+      apiKeyRequestHeader: "x-key",
+      apiKey: "generic-key",
+      authenticateByToken: true,
+      domain: `${receiver.url}/auth`,
+      authenticationTokenKey: "token",
+    };
+    const error = await provider?.send(sms, sendContext(strict, credentials)).catch((caught: unknown) => caught);
+    await strict.close();
+    expect(error).toBeInstanceOf(OutboundRefused);
     expect(receiver.received).toHaveLength(0);
   });
 });

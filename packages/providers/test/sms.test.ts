@@ -207,6 +207,22 @@ describe("generic-sms", () => {
   });
 });
 
+describe("generic-sms token endpoint", () => {
+  it("refuses to send when the token endpoint answers no token", async () => {
+    receiver.respond = () => ({ body: { data: {} } });
+    const credentials = {
+      baseUrl: `${receiver.url}/api/sms`,
+      apiKeyRequestHeader: "X-Api-Key",
+      apiKey: "generic-key",
+      authenticateByToken: true,
+      domain: `${receiver.url}/auth`,
+      authenticationTokenKey: "accessToken",
+    };
+    await expect(send("generic-sms", sms, credentials)).rejects.toMatchObject({ transient: false, message: expect.stringContaining("data.accessToken") });
+    expect(receiver.received.map((request) => request.url)).toEqual(["/auth"]);
+  });
+});
+
 /** Each provider, set up to send to the receiver, with the settings it cannot do without. */
 const cases: { id: string; credentials: () => ProviderCredentials; required: TextSetting[] }[] = [
   {

@@ -36,9 +36,12 @@ export const genericSms: ProviderFactory = (): Provider<"sms"> => ({
     if (credentials.authenticateByToken) {
       const domain = requireSetting(ID, credentials, "domain");
       const tokenKey = requireSetting(ID, credentials, "authenticationTokenKey");
-      const answer = parseJson<unknown>(expectOk(`${ID} token endpoint`, await http.request(domain, { method: "POST", headers: keyHeaders })).text);
-      const token = valueAt(answer, `data.${tokenKey}`);
-      if (token === undefined) throw new ProviderError(`${ID}: the token endpoint answered without data.${tokenKey}`, { transient: false });
+      const reply = expectOk(`${ID} token endpoint`, await http.request(domain, { method: "POST", headers: keyHeaders }));
+      // The key is one property name, dots and all, as Novu reads it.
+      const token = parseJson<{ data?: Record<string, unknown> }>(reply.text).data?.[tokenKey];
+      if (typeof token !== "string" || token === "") {
+        throw new ProviderError(`${ID}: the token endpoint answered without data.${tokenKey}`, { transient: false });
+      }
       headers = { [tokenKey]: token };
     }
     const answer = await postJson<unknown>(

@@ -24,6 +24,17 @@ export function expectOk(providerId: string, response: OutboundResponse): Outbou
   });
 }
 
+/** POSTs a JSON body and answers the whole 2xx response, for providers that read their id from a header; non-2xx throws. */
+export async function postJsonResponse(
+  providerId: string,
+  http: OutboundHttp,
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<OutboundResponse> {
+  return expectOk(providerId, await http.request(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) }));
+}
+
 /** POSTs a JSON body and answers the parsed JSON reply ({} for an empty one); non-2xx throws. */
 export async function postJson<T = Record<string, unknown>>(
   providerId: string,
@@ -32,8 +43,7 @@ export async function postJson<T = Record<string, unknown>>(
   body: unknown,
   headers: Record<string, string> = {},
 ): Promise<T> {
-  const response = expectOk(providerId, await http.request(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) }));
-  return parseJson<T>(response.text);
+  return parseJson<T>((await postJsonResponse(providerId, http, url, body, headers)).text);
 }
 
 /** POSTs an application/x-www-form-urlencoded body; non-2xx throws. */
@@ -49,7 +59,8 @@ export async function postForm<T = Record<string, unknown>>(
   return parseJson<T>(response.text);
 }
 
-function parseJson<T>(text: string): T {
+/** A reply body as JSON; {} when it is empty or not JSON (some vendors answer "ok"). */
+export function parseJson<T>(text: string): T {
   if (!text.trim()) return {} as T;
   try {
     return JSON.parse(text) as T;
@@ -62,3 +73,9 @@ function parseJson<T>(text: string): T {
 export const trimSlash = (url: string) => url.replace(/\/+$/, "");
 
 export const basicAuth = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
+
+/** A response header's value (the first one when it is repeated). */
+export function headerOf(response: OutboundResponse, name: string): string | undefined {
+  const value = response.headers[name.toLowerCase()];
+  return Array.isArray(value) ? value[0] : value;
+}

@@ -166,6 +166,16 @@ export interface OutboundHttp {
   close(): Promise<void>;
 }
 
+/** A URL as an error may show it: scheme and host, since webhook paths, queries and user info carry secrets. */
+function shownUrl(text: string): string {
+  try {
+    const url = new URL(text);
+    return `${url.protocol}//${url.host}`;
+  } catch {
+    return "the URL";
+  }
+}
+
 export function createOutbound(policy: OutboundPolicy = DEFAULT_OUTBOUND_POLICY): OutboundHttp {
   const dispatcher = new Agent({
     connect: { lookup: vettedLookup(policy), timeout: policy.connectTimeoutMs },
@@ -176,7 +186,7 @@ export function createOutbound(policy: OutboundPolicy = DEFAULT_OUTBOUND_POLICY)
     policy,
     async request(url, init = {}) {
       const refusal = urlRefusal(url, policy);
-      if (refusal) throw new OutboundRefused(`${url}: ${refusal}`);
+      if (refusal) throw new OutboundRefused(`${shownUrl(url)}: ${refusal}`);
       const signal = AbortSignal.timeout(policy.timeoutMs);
       const response = await request(url, {
         dispatcher,

@@ -1,0 +1,35 @@
+import { createHmac } from "node:crypto";
+import { expectOk, parseJson } from "../http.js";
+import type { ProviderFactory } from "../registry.js";
+import type { Provider } from "../types.js";
+import { channelSetting } from "./subscriber.js";
+
+const ID = "chat-webhook";
+
+/**
+ * A plain webhook of the subscriber's: the chat message as JSON. With a secretKey on the
+ * integration the exact body is signed like Novu's webhook providers sign theirs
+ * (X-Novu-Signature: hex HMAC-SHA256), so the receiver can tell the post came from here; the
+ * idempotency key rides along so a receiver can drop a repeated attempt.
+ */
+export const chatWebhook: ProviderFactory = (): Provider<"chat"> => ({
+  id: ID,
+  channel: "chat",
+  // Deduplicating on the key is up to the receiver, which nothing guarantees.
+  idempotent: false,
+  async send(message, { credentials, http, idempotencyKey }) {
+    const url = channelSetting(ID, message, "webhookUrl");
+    const body = JSON.stringify({
+      content: message.content,
+      title: message.title,
+      channel: message.channel,
+      phone: message.phone,
+      blocks: message.blocks,
+    });
+    const headers: Record<string, string> = { "content-type": "application/json", "idempotency-key": idempotencyKey };
+    if (credentials.secretKey) headers["x-novu-signature"] = createHmac("sha256", credentials.secretKey).update(body, "utf8").digest("hex");
+    const response = expectOk(ID, await http.request(url, { method: "POST", headers, body }));
+    const id = parseJson<{ id?: unknown }>(response.text).id;
+    return { id: typeof id === "string" || typeof id === "number" ? String(id) : undefined };
+  },
+});

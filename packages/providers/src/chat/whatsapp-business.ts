@@ -1,0 +1,48 @@
+import { expectOk, parseJson, trimSlash } from "../http.js";
+import type { ProviderFactory } from "../registry.js";
+import { requireSetting } from "../settings.js";
+import { ProviderError, type Provider } from "../types.js";
+import { channelSetting } from "./subscriber.js";
+
+const ID = "whatsapp-business";
+
+/** A Graph API version within Meta's support window; Meta retires each about two years after release. */
+const GRAPH_VERSION = "v23.0";
+
+/**
+ * Graph error codes that mean "slow down" (application/account rate limits, Cloud API throughput,
+ * pair rate, spam rate): Meta answers them as 400s, yet the same request succeeds later.
+ */
+const RATE_LIMIT_CODES = new Set([4, 80007, 130429, 131048, 131056]);
+
+interface GraphAnswer {
+  messages?: { id?: string }[];
+  error?: { code?: number; message?: string };
+}
+
+/** The WhatsApp Cloud API: a text message to the subscriber's phone from the integration's business number. */
+export const whatsappBusiness: ProviderFactory = (): Provider<"chat"> => ({
+  id: ID,
+  channel: "chat",
+  // The Cloud API's messages endpoint takes no idempotency key.
+  idempotent: false,
+  async send(message, { credentials, http }) {
+    const token = requireSetting(ID, credentials, "apiToken");
+    const phoneNumberId = requireSetting(ID, credentials, "phoneNumberIdentification");
+    const to = channelSetting(ID, message, "phone");
+    const base = trimSlash(credentials.baseUrl ?? "https://graph.facebook.com");
+    const url = `${base}/${GRAPH_VERSION}/${encodeURIComponent(phoneNumberId)}/messages`;
+    const body = { messaging_product: "whatsapp", recipient_type: "individual", to, type: "text", text: { body: message.content, preview_url: false } };
+    const response = await http.request(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+      body: JSON.stringify(body),
+    });
+    const answer = parseJson<GraphAnswer>(response.text);
+    if (response.status === 400 && RATE_LIMIT_CODES.has(answer.error?.code ?? -1)) {
+      throw new ProviderError(`${ID} answered 400: ${response.text.slice(0, 2000)}`, { transient: true, status: 400 });
+    }
+    expectOk(ID, response);
+    return { id: answer.messages?.[0]?.id };
+  },
+});

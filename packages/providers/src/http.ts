@@ -49,7 +49,8 @@ export async function postForm<T = Record<string, unknown>>(
   return parseJson<T>(response.text);
 }
 
-function parseJson<T>(text: string): T {
+/** A JSON answer parsed, {} when it is empty or not JSON. */
+export function parseJson<T>(text: string): T {
   if (!text.trim()) return {} as T;
   try {
     return JSON.parse(text) as T;

@@ -27,7 +27,8 @@ describe("email body", () => {
   });
 
   it("uses custom HTML as is and derives its text alternative", () => {
-    const custom = "<h1>Hello</h1><p>World, see <a href='https://a.test/x'>the link</a></p><ul><li>one</li><li>two</li></ul><img src='https://a.test/p.png' alt='pixel'>";
+    const custom =
+      "<h1>Hello</h1><p>World, see <a href='https://a.test/x'>the link</a></p><ul><li>one</li><li>two</li></ul><img src='https://a.test/p.png' alt='pixel'>";
     const { html, text } = renderEmailBody(custom);
     expect(html).toBe(custom);
     expect(text).toBe("Hello\n\nWorld, see the link [https://a.test/x]\n\n * one\n * two");

@@ -87,7 +87,9 @@ describe("sendgrid", () => {
     expect(request!.headers.authorization).toBe("Bearer SG.key");
     expect(request!.headers["content-type"]).toBe("application/json");
     expect(json(request!)).toEqual({
-      personalizations: [{ to: [{ email: "ann@example.test" }, { email: "bob@example.test" }], cc: [{ email: "carl@example.test" }], bcc: [{ email: "dora@example.test" }] }],
+      personalizations: [
+        { to: [{ email: "ann@example.test" }, { email: "bob@example.test" }], cc: [{ email: "carl@example.test" }], bcc: [{ email: "dora@example.test" }] },
+      ],
       from: { email: "noreply@notify.test", name: "Notify" },
       reply_to: { email: "support@notify.test" },
       subject: "Your order",
@@ -105,13 +107,21 @@ describe("sendgrid", () => {
 describe("mailgun", () => {
   it("posts a multipart form to the domain's messages with basic auth api:key", async () => {
     answer = () => ({ status: 200, body: { id: "<20250101.1@mg.notify.test>", message: "Queued. Thank you." } });
-    const result = await send("mailgun", { apiKey: "mg-key", domain: "mg.notify.test", from: "noreply@notify.test", senderName: "Notify" }, message({ from: "orders@shop.test", senderName: "Shop" }));
+    const result = await send(
+      "mailgun",
+      { apiKey: "mg-key", domain: "mg.notify.test", from: "noreply@notify.test", senderName: "Notify" },
+      message({ from: "orders@shop.test", senderName: "Shop" }),
+    );
     expect(result.id).toBe("<20250101.1@mg.notify.test>");
     const [request] = received;
     expect(request).toMatchObject({ method: "POST", path: "/v3/mg.notify.test/messages" });
     expect(request!.headers.authorization).toBe(basic("api", "mg-key"));
     expect(request!.headers["content-type"]).toMatch(/^multipart\/form-data; boundary=/);
-    const form = await new Request("http://x.test", { method: "POST", headers: { "content-type": request!.headers["content-type"]! }, body: request!.body }).formData();
+    const form = await new Request("http://x.test", {
+      method: "POST",
+      headers: { "content-type": request!.headers["content-type"]! },
+      body: request!.body,
+    }).formData();
     expect(form.get("from")).toBe(`"Shop" <orders@shop.test>`);
     expect(form.getAll("to")).toEqual(["ann@example.test", "bob@example.test"]);
     expect(form.getAll("cc")).toEqual(["carl@example.test"]);
@@ -222,7 +232,14 @@ describe("mailjet", () => {
   it("posts /v3.1/send with basic auth key:secret and answers the first recipient's MessageID", async () => {
     answer = () => ({
       status: 200,
-      body: { Messages: [{ Status: "success", To: [{ Email: "ann@example.test", MessageUUID: "u-1", MessageID: 288230376, MessageHref: "https://api.mailjet.com/v3/message/288230376" }] }] },
+      body: {
+        Messages: [
+          {
+            Status: "success",
+            To: [{ Email: "ann@example.test", MessageUUID: "u-1", MessageID: 288230376, MessageHref: "https://api.mailjet.com/v3/message/288230376" }],
+          },
+        ],
+      },
     });
     const result = await send("mailjet", { apiKey: "mj-key", secretKey: "mj-secret", from: "noreply@notify.test", senderName: "Notify" });
     expect(result.id).toBe("288230376");
@@ -247,14 +264,19 @@ describe("mailjet", () => {
   });
 
   it("names a missing secret key", async () => {
-    await expect(send("mailjet", { apiKey: "mj-key", from: "noreply@notify.test" })).rejects.toMatchObject({ transient: false, message: "mailjet: the integration has no secretKey" });
+    await expect(send("mailjet", { apiKey: "mj-key", from: "noreply@notify.test" })).rejects.toMatchObject({
+      transient: false,
+      message: "mailjet: the integration has no secretKey",
+    });
     expect(received).toHaveLength(0);
   });
 });
 
 /** Checks a Signature Version 4 Authorization header independently of the signer the provider uses. */
 function verifySigV4(request: Received, secretKey: string): { accessKeyId: string; region: string; service: string } {
-  const match = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([^,]+), Signature=([0-9a-f]{64})$/.exec(String(request.headers.authorization));
+  const match = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([^,]+), Signature=([0-9a-f]{64})$/.exec(
+    String(request.headers.authorization),
+  );
   if (!match) throw new Error(`not a SigV4 Authorization: ${request.headers.authorization}`);
   const [, accessKeyId, date, region, service, signedHeaders, signature] = match as unknown as string[];
   const amzDate = String(request.headers["x-amz-date"]);
@@ -276,14 +298,24 @@ function verifySigV4(request: Received, secretKey: string): { accessKeyId: strin
 describe("ses", () => {
   it("posts SES v2 SendEmail with raw MIME, signed with SigV4 from apiKey/secretKey/region", async () => {
     answer = () => ({ status: 200, body: { MessageId: "0100018c-ses" } });
-    const result = await send("ses", { apiKey: "AKIDEXAMPLE", secretKey: "ses-secret", region: "eu-west-1", from: "noreply@notify.test", senderName: "Notify" });
+    const result = await send("ses", {
+      apiKey: "AKIDEXAMPLE",
+      secretKey: "ses-secret",
+      region: "eu-west-1",
+      from: "noreply@notify.test",
+      senderName: "Notify",
+    });
     expect(result.id).toBe("0100018c-ses");
     const [request] = received;
     expect(request).toMatchObject({ method: "POST", path: "/v2/email/outbound-emails" });
     expect(verifySigV4(request!, "ses-secret")).toEqual({ accessKeyId: "AKIDEXAMPLE", region: "eu-west-1", service: "ses" });
     const body = json(request!) as { FromEmailAddress: string; Destination: unknown; ReplyToAddresses: string[]; Content: { Raw: { Data: string } } };
     expect(body.FromEmailAddress).toBe("noreply@notify.test");
-    expect(body.Destination).toEqual({ ToAddresses: ["ann@example.test", "bob@example.test"], CcAddresses: ["carl@example.test"], BccAddresses: ["dora@example.test"] });
+    expect(body.Destination).toEqual({
+      ToAddresses: ["ann@example.test", "bob@example.test"],
+      CcAddresses: ["carl@example.test"],
+      BccAddresses: ["dora@example.test"],
+    });
     expect(body.ReplyToAddresses).toEqual(["support@notify.test"]);
     const raw = Buffer.from(body.Content.Raw.Data, "base64");
     expect(raw.toString("utf8")).not.toMatch(/^Bcc:/im);
@@ -298,7 +330,9 @@ describe("ses", () => {
   });
 
   it("names a missing region", async () => {
-    await expect(send("ses", { apiKey: "AKIDEXAMPLE", secretKey: "ses-secret", from: "noreply@notify.test" })).rejects.toMatchObject({ message: "ses: the integration has no region" });
+    await expect(send("ses", { apiKey: "AKIDEXAMPLE", secretKey: "ses-secret", from: "noreply@notify.test" })).rejects.toMatchObject({
+      message: "ses: the integration has no region",
+    });
   });
 });
 
@@ -328,7 +362,10 @@ describe("email API failures", () => {
   });
 
   it.each(cases)("%s: names a missing key or sender, without calling the API", async (id, credentials) => {
-    await expect(send(id, { ...credentials, from: "noreply@notify.test", apiKey: undefined })).rejects.toMatchObject({ transient: false, message: `${id}: the integration has no apiKey` });
+    await expect(send(id, { ...credentials, from: "noreply@notify.test", apiKey: undefined })).rejects.toMatchObject({
+      transient: false,
+      message: `${id}: the integration has no apiKey`,
+    });
     await expect(send(id, credentials)).rejects.toMatchObject({ transient: false, message: `${id}: the integration has no from` });
     expect(received).toHaveLength(0);
   });

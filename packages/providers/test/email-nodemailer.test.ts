@@ -88,7 +88,16 @@ afterAll(() => http.close());
 
 const context = (port: number, extra: Partial<SendContext["credentials"]> = {}, integrationId = "int-1"): SendContext => ({
   integrationId,
-  credentials: { host: "127.0.0.1", port: String(port), secure: false, user: "smtp-user", password: "smtp-pass", from: "noreply@notify.test", senderName: "Notify", ...extra },
+  credentials: {
+    host: "127.0.0.1",
+    port: String(port),
+    secure: false,
+    user: "smtp-user",
+    password: "smtp-pass",
+    from: "noreply@notify.test",
+    senderName: "Notify",
+    ...extra,
+  },
   http,
   idempotencyKey: "key-1",
 });
@@ -191,8 +200,14 @@ describe("nodemailer (custom SMTP)", () => {
   });
 
   it("names a missing host or sender", async () => {
-    await expect(provider().send(message(), context(sink.port, { host: undefined }))).rejects.toMatchObject({ transient: false, message: expect.stringContaining("host") });
-    await expect(provider().send(message(), context(sink.port, { from: undefined }))).rejects.toMatchObject({ transient: false, message: expect.stringContaining("from") });
+    await expect(provider().send(message(), context(sink.port, { host: undefined }))).rejects.toMatchObject({
+      transient: false,
+      message: expect.stringContaining("host"),
+    });
+    await expect(provider().send(message(), context(sink.port, { from: undefined }))).rejects.toMatchObject({
+      transient: false,
+      message: expect.stringContaining("from"),
+    });
   });
 
   it("refuses a host the outbound guard refuses, without connecting", async () => {
@@ -259,7 +274,27 @@ describe("nodemailer over TLS", () => {
   let ca = "";
   beforeAll(async () => {
     const dir = mkdtempSync(join(tmpdir(), "notify-smtp-tls-"));
-    execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")], { stdio: "ignore" });
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=localhost",
+        "-addext",
+        "subjectAltName=DNS:localhost",
+        "-keyout",
+        join(dir, "key.pem"),
+        "-out",
+        join(dir, "cert.pem"),
+      ],
+      { stdio: "ignore" },
+    );
     ca = readFileSync(join(dir, "cert.pem"), "utf8");
     sink = await startSink({ disabledCommands: [], key: readFileSync(join(dir, "key.pem")), cert: ca });
   });

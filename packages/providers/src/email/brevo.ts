@@ -25,7 +25,9 @@ function createBrevo(id: string): Provider<"email"> {
         subject: message.subject,
         htmlContent: message.html,
         textContent: message.text || undefined,
-        attachment: message.attachments.length ? message.attachments.map((attachment) => ({ name: attachment.name, content: base64Of(attachment.content) })) : undefined,
+        attachment: message.attachments.length
+          ? message.attachments.map((attachment) => ({ name: attachment.name, content: base64Of(attachment.content) }))
+          : undefined,
       },
       { accept: "application/json", "api-key": credentials.apiKey },
     );

@@ -24,7 +24,12 @@ async function send(message: EmailMessage, { credentials, http }: SendContext) {
     { name: "html", value: message.html },
     ...(message.text ? [{ name: "text", value: message.text }] : []),
     ...(message.replyTo ? [{ name: "h:Reply-To", value: message.replyTo }] : []),
-    ...message.attachments.map((attachment) => ({ name: "attachment", filename: attachment.name, contentType: attachment.mime || "application/octet-stream", content: attachment.content })),
+    ...message.attachments.map((attachment) => ({
+      name: "attachment",
+      filename: attachment.name,
+      contentType: attachment.mime || "application/octet-stream",
+      content: attachment.content,
+    })),
   ];
   const { body, contentType } = multipartBody(parts);
   const response = expectOk(

@@ -33,7 +33,11 @@ async function send(message: EmailMessage, { credentials, http }: SendContext) {
           HTMLPart: message.html,
           TextPart: message.text || undefined,
           Attachments: message.attachments.length
-            ? message.attachments.map((attachment) => ({ Filename: attachment.name, ContentType: attachment.mime || "application/octet-stream", Base64Content: base64Of(attachment.content) }))
+            ? message.attachments.map((attachment) => ({
+                Filename: attachment.name,
+                ContentType: attachment.mime || "application/octet-stream",
+                Base64Content: base64Of(attachment.content),
+              }))
             : undefined,
         },
       ],

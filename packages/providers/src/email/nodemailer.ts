@@ -39,14 +39,17 @@ export function smtpError(error: unknown): ProviderError {
 function portOf(credentials: ProviderCredentials): number {
   if (!credentials.port) return credentials.secure ? 465 : 587;
   const port = Number(credentials.port);
-  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new ProviderError(`${ID}: the integration's port "${credentials.port}" is not a port number`, { transient: false });
+  if (!Number.isInteger(port) || port < 1 || port > 65535)
+    throw new ProviderError(`${ID}: the integration's port "${credentials.port}" is not a port number`, { transient: false });
   return port;
 }
 
 /** Only what the connection depends on: a change of any of these makes a new pool. */
 function fingerprintOf(credentials: ProviderCredentials): string {
   const { host, port, secure, requireTls, ignoreTls, tlsOptions, user, password } = credentials;
-  return createHash("sha256").update(JSON.stringify([host, port, secure, requireTls, ignoreTls, tlsOptions, user, password])).digest("hex");
+  return createHash("sha256")
+    .update(JSON.stringify([host, port, secure, requireTls, ignoreTls, tlsOptions, user, password]))
+    .digest("hex");
 }
 
 async function makeTransport(credentials: ProviderCredentials, http: OutboundHttp): Promise<Transporter> {
@@ -56,7 +59,10 @@ async function makeTransport(credentials: ProviderCredentials, http: OutboundHtt
   // The pool connects to the vetted address only; the certificate is still checked against the name.
   const { address } = await http.resolve(host).catch((error: unknown) => {
     if (error instanceof OutboundRefused) throw error;
-    throw new ProviderError(`${ID}: ${host} could not be resolved: ${error instanceof Error ? error.message : String(error)}`, { transient: true, cause: error });
+    throw new ProviderError(`${ID}: ${host} could not be resolved: ${error instanceof Error ? error.message : String(error)}`, {
+      transient: true,
+      cause: error,
+    });
   });
   const tls: ConnectionOptions = { ...(credentials.tlsOptions ?? {}), ...(isIP(host) ? {} : { servername: host }) };
   const options: SMTPPoolOptions & { pool: true } = {
@@ -98,7 +104,7 @@ function closePool(pool: Pool): Promise<void> {
   );
 }
 
-export function createNodemailer(): Provider<"email"> {
+export function createNodemailer(): Provider<"email"> & { close(): Promise<void> } {
   const pools = new Map<string, Pool>();
 
   function poolFor(context: SendContext): Pool {

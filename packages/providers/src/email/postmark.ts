@@ -22,7 +22,11 @@ async function send(message: EmailMessage, { credentials, http }: SendContext) {
       Subject: message.subject,
       HtmlBody: message.html,
       TextBody: message.text || undefined,
-      Attachments: message.attachments.map((attachment) => ({ Name: attachment.name, Content: base64Of(attachment.content), ContentType: attachment.mime || "application/octet-stream" })),
+      Attachments: message.attachments.map((attachment) => ({
+        Name: attachment.name,
+        Content: base64Of(attachment.content),
+        ContentType: attachment.mime || "application/octet-stream",
+      })),
     },
     { accept: "application/json", "x-postmark-server-token": credentials.apiKey },
   );

@@ -18,12 +18,14 @@ async function send(message: EmailMessage, { credentials, http }: SendContext) {
     reply_to: message.replyTo ? { email: message.replyTo } : undefined,
     subject: message.subject,
     // SendGrid requires text/plain before text/html, and refuses an empty value.
-    content: [
-      ...(message.text ? [{ type: "text/plain", value: message.text }] : []),
-      { type: "text/html", value: message.html || " " },
-    ],
+    content: [...(message.text ? [{ type: "text/plain", value: message.text }] : []), { type: "text/html", value: message.html || " " }],
     attachments: message.attachments.length
-      ? message.attachments.map((attachment) => ({ content: base64Of(attachment.content), filename: attachment.name, type: attachment.mime, disposition: "attachment" }))
+      ? message.attachments.map((attachment) => ({
+          content: base64Of(attachment.content),
+          filename: attachment.name,
+          type: attachment.mime,
+          disposition: "attachment",
+        }))
       : undefined,
     ip_pool_name: credentials.ipPoolName || undefined,
   };

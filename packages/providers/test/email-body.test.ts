@@ -34,6 +34,10 @@ describe("email body", () => {
     expect(text).toBe("Hello\n\nWorld, see the link [https://a.test/x]\n\n * one\n * two");
   });
 
+  it("writes a button's link once when its text is the link", () => {
+    expect(renderEmailBody([{ type: "button", content: "https://x.test/a", url: "https://x.test/a" }]).text).toBe("https://x.test/a");
+  });
+
   it("answers empty text for empty content", () => {
     expect(renderEmailBody("").text).toBe("");
     expect(renderEmailBody([]).text).toBe("");

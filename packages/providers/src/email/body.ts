@@ -68,8 +68,22 @@ const toText = compile({
   ],
 });
 
+/** Content without markup or entities is its own text; parsing is kept for what has some (it dominates the cost of a mail). */
+const fragmentText = (html: string) => (/[<&]/.test(html) ? toText(html) : html).trim();
+
+/** The text of editor blocks, from the blocks themselves rather than from the layout around them. */
+function blocksText(blocks: readonly EmailBlock[]): string {
+  return blocks
+    .map((block) => {
+      const text = fragmentText(block.content);
+      return block.type === "button" && block.url && block.url !== text ? `${text} [${block.url}]` : text;
+    })
+    .filter((text) => text.length > 0)
+    .join("\n\n");
+}
+
 /** An email step's content (editor blocks, or the author's own HTML used as is) as HTML with its text alternative. */
 export function renderEmailBody(content: readonly EmailBlock[] | string): EmailBody {
-  const html = typeof content === "string" ? content : blocksHtml(content);
-  return { html, text: toText(html).trim() };
+  if (typeof content === "string") return { html: content, text: fragmentText(content) };
+  return { html: blocksHtml(content), text: blocksText(content) };
 }

@@ -107,14 +107,17 @@ function closePool(pool: Pool): Promise<void> {
 export function createNodemailer(): Provider<"email"> & { close(): Promise<void> } {
   const pools = new Map<string, Pool>();
 
+  function retire(integrationId: string, pool: Pool) {
+    if (pools.get(integrationId) === pool) pools.delete(integrationId);
+    pool.retired = true;
+    if (pool.sending === 0) void closePool(pool);
+  }
+
   function poolFor(context: SendContext): Pool {
     const fingerprint = fingerprintOf(context.credentials);
     const current = pools.get(context.integrationId);
     if (current && current.fingerprint === fingerprint) return current;
-    if (current) {
-      current.retired = true;
-      if (current.sending === 0) void closePool(current);
-    }
+    if (current) retire(context.integrationId, current);
     const pool: Pool = { fingerprint, transport: makeTransport(context.credentials, context.http), sending: 0, retired: false };
     // A pool that could not be made (refused host, say) is not kept: the next send tries again.
     pool.transport.catch(() => {
@@ -148,7 +151,10 @@ export function createNodemailer(): Provider<"email"> & { close(): Promise<void>
           ...(context.signal ? { signal: context.signal } : {}),
         })
         .catch((error: unknown) => {
-          throw smtpError(error);
+          const failure = smtpError(error);
+          // A server that could not be reached may have moved: the next send resolves the host again.
+          if (failure.transient && failure.status === undefined) retire(context.integrationId, pool);
+          throw failure;
         });
       const sent = info as { messageId?: string; response?: string };
       return { id: sent.messageId ?? sent.response };

@@ -167,6 +167,19 @@ describe("nodemailer (custom SMTP)", () => {
     expect(sink.connections - connectionsBefore).toBe(1);
   });
 
+  it("bounds concurrent sends of one integration to the pool's connections, and keeps a pool per integration", async () => {
+    const smtp = provider();
+    const before = sink.received.length;
+    const connectionsBefore = sink.connections;
+    await Promise.all(Array.from({ length: 20 }, (_, i) => smtp.send(message({ to: [`c${i}@example.test`] }), context(sink.port, {}, "int-a"))));
+    expect(sink.received.length - before).toBe(20);
+    const poolA = sink.connections - connectionsBefore;
+    expect(poolA).toBeGreaterThan(1);
+    expect(poolA).toBeLessThanOrEqual(5);
+    await smtp.send(message(), context(sink.port, {}, "int-b"));
+    expect(sink.connections - connectionsBefore).toBe(poolA + 1);
+  });
+
   it("lets the message's from and sender name beat the integration's", async () => {
     const before = sink.received.length;
     await provider().send(message({ from: "orders@shop.test", senderName: "Shop, Inc." }), context(sink.port));

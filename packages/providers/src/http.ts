@@ -49,7 +49,7 @@ export async function postForm<T = Record<string, unknown>>(
   return parseJson<T>(response.text);
 }
 
-/** A JSON answer parsed, {} when it is empty or not JSON. */
+/** The JSON of an answer's body; {} when it is empty or not JSON. */
 export function parseJson<T>(text: string): T {
   if (!text.trim()) return {} as T;
   try {

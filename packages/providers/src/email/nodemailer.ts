@@ -93,7 +93,7 @@ interface Pool {
   fingerprint: string;
   transport: Promise<Transporter>;
   sending: number;
-  /** Replaced by a pool with newer settings: closed once its last send is done. */
+  /** Replaced (newer settings, or a server it could not reach): closed once its last send is done. */
   retired: boolean;
 }
 

@@ -2,3 +2,4 @@ export * from "./types.js";
 export * from "./outbound.js";
 export * from "./http.js";
 export * from "./registry.js";
+export * from "./email/body.js";

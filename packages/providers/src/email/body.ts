@@ -1,0 +1,89 @@
+import { compile } from "html-to-text";
+
+/** One block of an email step's editor content, its `content` already rendered by the template engine. */
+export interface EmailBlock {
+  /** `text` or `button`. */
+  type: string;
+  content: string;
+  url?: string | undefined;
+  /** `left`, `center` or `right`. */
+  textAlign?: string | undefined;
+}
+
+export interface EmailBody {
+  html: string;
+  /** The plain-text alternative of `html`. */
+  text: string;
+}
+
+const ALIGNMENTS = new Set(["left", "center", "right"]);
+
+const escapeAttribute = (value: string) => value.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+
+/** Only the three alignments the editor offers reach a style attribute, so no content can widen it. */
+const alignOf = (block: EmailBlock) => (block.textAlign !== undefined && ALIGNMENTS.has(block.textAlign) ? block.textAlign : "left");
+
+/**
+ * A block's content is kept as rendered: the template engine has already escaped what the payload put
+ * in, and what the author wrote (links, emphasis) is the author's HTML.
+ */
+function blockHtml(block: EmailBlock): string {
+  const align = alignOf(block);
+  if (block.type === "button") {
+    const href = escapeAttribute(block.url ?? "");
+    return (
+      `<tr><td align="${align}" style="padding:12px 0;text-align:${align}">` +
+      `<a href="${href}" target="_blank" style="display:inline-block;padding:12px 24px;border-radius:4px;background-color:#1a73e8;color:#ffffff;font-weight:600;text-decoration:none">${block.content}</a>` +
+      `</td></tr>`
+    );
+  }
+  return `<tr><td style="padding:8px 0;text-align:${align}"><p style="margin:0;text-align:${align}">${block.content}</p></td></tr>`;
+}
+
+/** Tables and inline styles: what mail clients render alike. */
+function blocksHtml(blocks: readonly EmailBlock[]): string {
+  return (
+    `<!DOCTYPE html>` +
+    `<html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"></head>` +
+    `<body style="margin:0;padding:0;background-color:#f5f5f5">` +
+    `<table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0" style="background-color:#f5f5f5"><tr><td align="center" style="padding:24px 12px">` +
+    `<table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0" style="max-width:600px;background-color:#ffffff;font-family:Arial,Helvetica,sans-serif;font-size:16px;line-height:1.5;color:#222222">` +
+    `<tr><td style="padding:24px"><table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0">` +
+    blocks.map(blockHtml).join("") +
+    `</table></td></tr></table>` +
+    `</td></tr></table></body></html>`
+  );
+}
+
+/** Compiled once: the selectors and options are the same for every mail. */
+const toText = compile({
+  wordwrap: false,
+  selectors: [
+    { selector: "a", options: { hideLinkHrefIfSameAsText: true } },
+    { selector: "img", format: "skip" },
+    { selector: "table", format: "block" },
+    { selector: "tr", format: "block" },
+    { selector: "td", format: "block" },
+    ...["h1", "h2", "h3", "h4", "h5", "h6"].map((selector) => ({ selector, options: { uppercase: false } })),
+  ],
+});
+
+/** Content without markup or entities is its own text; parsing is kept for what has some (it dominates the cost of a mail). */
+const fragmentText = (html: string) => (/[<&]/.test(html) ? toText(html) : html).trim();
+
+/** The text of editor blocks, from the blocks themselves rather than from the layout around them. */
+function blocksText(blocks: readonly EmailBlock[]): string {
+  return blocks
+    .map((block) => {
+      const text = fragmentText(block.content);
+      return block.type === "button" && block.url && block.url !== text ? `${text} [${block.url}]` : text;
+    })
+    .filter((text) => text.length > 0)
+    .join("\n\n");
+}
+
+/** An email step's content (editor blocks, or the author's own HTML used as is) as HTML with its text alternative. */
+export function renderEmailBody(content: readonly EmailBlock[] | string): EmailBody {
+  if (typeof content === "string") return { html: content, text: fragmentText(content) };
+  return { html: blocksHtml(content), text: blocksText(content) };
+}

@@ -1,0 +1,41 @@
+import { postJson, trimSlash } from "../http.js";
+import type { ProviderFactory } from "../registry.js";
+import { missingSetting, type EmailMessage, type Provider, type SendContext } from "../types.js";
+import { base64Of, senderOf } from "./sender.js";
+
+const BASE_URL = "https://api.brevo.com";
+
+const addresses = (list: readonly string[] | undefined) => (list?.length ? list.map((email) => ({ email })) : undefined);
+
+/** Brevo's transactional email endpoint (Sendinblue before), authenticated by the `api-key` header. */
+function createBrevo(id: string): Provider<"email"> {
+  async function send(message: EmailMessage, { credentials, http }: SendContext) {
+    if (!credentials.apiKey) throw missingSetting(id, "apiKey");
+    const from = senderOf(id, message, credentials);
+    const answer = await postJson<{ messageId?: string }>(
+      id,
+      http,
+      `${trimSlash(credentials.baseUrl || BASE_URL)}/v3/smtp/email`,
+      {
+        sender: { email: from.address, name: from.name },
+        to: addresses(message.to),
+        cc: addresses(message.cc),
+        bcc: addresses(message.bcc),
+        replyTo: message.replyTo ? { email: message.replyTo } : undefined,
+        subject: message.subject,
+        htmlContent: message.html,
+        textContent: message.text || undefined,
+        attachment: message.attachments.length
+          ? message.attachments.map((attachment) => ({ name: attachment.name, content: base64Of(attachment.content) }))
+          : undefined,
+      },
+      { accept: "application/json", "api-key": credentials.apiKey },
+    );
+    return { id: answer.messageId };
+  }
+  return { id, channel: "email", idempotent: false, send };
+}
+
+export const brevo: ProviderFactory = () => createBrevo("brevo");
+/** Novu still names the provider by its former name: integrations made through Novu's API carry it. */
+export const sendinblue: ProviderFactory = () => createBrevo("sendinblue");

@@ -1,0 +1,51 @@
+import { basicAuth, postJson, trimSlash } from "../http.js";
+import type { ProviderFactory } from "../registry.js";
+import { missingSetting, type EmailMessage, type Provider, type SendContext } from "../types.js";
+import { base64Of, senderOf } from "./sender.js";
+
+const ID = "mailjet";
+const BASE_URL = "https://api.mailjet.com";
+
+const addresses = (list: readonly string[] | undefined) => (list?.length ? list.map((email) => ({ Email: email })) : undefined);
+
+interface MailjetAnswer {
+  Messages?: { To?: { MessageID?: number | string }[] }[];
+}
+
+/** Mailjet Send API v3.1: one message, basic auth with the API key and secret key. */
+async function send(message: EmailMessage, { credentials, http }: SendContext) {
+  if (!credentials.apiKey) throw missingSetting(ID, "apiKey");
+  if (!credentials.secretKey) throw missingSetting(ID, "secretKey");
+  const from = senderOf(ID, message, credentials);
+  const answer = await postJson<MailjetAnswer>(
+    ID,
+    http,
+    `${trimSlash(credentials.baseUrl || BASE_URL)}/v3.1/send`,
+    {
+      Messages: [
+        {
+          From: { Email: from.address, Name: from.name },
+          To: addresses(message.to),
+          Cc: addresses(message.cc),
+          Bcc: addresses(message.bcc),
+          ReplyTo: message.replyTo ? { Email: message.replyTo } : undefined,
+          Subject: message.subject,
+          HTMLPart: message.html,
+          TextPart: message.text || undefined,
+          Attachments: message.attachments.length
+            ? message.attachments.map((attachment) => ({
+                Filename: attachment.name,
+                ContentType: attachment.mime || "application/octet-stream",
+                Base64Content: base64Of(attachment.content),
+              }))
+            : undefined,
+        },
+      ],
+    },
+    { authorization: basicAuth(credentials.apiKey, credentials.secretKey) },
+  );
+  const id = answer.Messages?.[0]?.To?.[0]?.MessageID;
+  return { id: id === undefined ? undefined : String(id) };
+}
+
+export const mailjet: ProviderFactory = (): Provider<"email"> => ({ id: ID, channel: "email", idempotent: false, send });

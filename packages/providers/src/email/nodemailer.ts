@@ -1,0 +1,181 @@
+import { createHash } from "node:crypto";
+import { isIP } from "node:net";
+import type { ConnectionOptions } from "node:tls";
+import { createTransport, type SMTPPoolOptions, type Transporter } from "nodemailer";
+import { OutboundRefused, type OutboundHttp } from "../outbound.js";
+import type { ProviderFactory } from "../registry.js";
+import { missingSetting, ProviderError, type EmailMessage, type Provider, type ProviderCredentials, type SendContext } from "../types.js";
+import { senderOf } from "./sender.js";
+
+const ID = "nodemailer";
+
+/** Failures without an SMTP reply that say the server could not be reached or talked to: worth another attempt. */
+const TRANSIENT_CODES = new Set(["ECONNECTION", "ETIMEDOUT", "ESOCKET", "EDNS", "ETLS", "EPROTOCOL"]);
+
+/** A certificate the TLS check refused: the settings are wrong, and another attempt meets the same certificate. */
+const CERTIFICATE_REFUSAL = /CERT|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER/;
+
+interface SmtpFailure {
+  message: string;
+  code?: unknown;
+  originalCode?: unknown;
+  responseCode?: unknown;
+}
+
+const isSmtpFailure = (error: unknown): error is SmtpFailure => error instanceof Error;
+
+/**
+ * An SMTP reply's class decides: 4xx is a temporary refusal, 5xx a permanent one. Without a reply the
+ * error code says whether the connection failed (transient) or the message or settings are wrong (final).
+ */
+export function smtpError(error: unknown): ProviderError {
+  if (!isSmtpFailure(error)) return new ProviderError(`${ID}: ${String(error)}`, { transient: true, cause: error });
+  const reply = typeof error.responseCode === "number" ? error.responseCode : undefined;
+  const certificate = typeof error.originalCode === "string" && CERTIFICATE_REFUSAL.test(error.originalCode);
+  const transient = reply !== undefined ? reply >= 400 && reply < 500 : !certificate && typeof error.code === "string" && TRANSIENT_CODES.has(error.code);
+  return new ProviderError(`${ID}: ${error.message}`, { transient, status: reply, cause: error });
+}
+
+function portOf(credentials: ProviderCredentials): number {
+  if (!credentials.port) return credentials.secure ? 465 : 587;
+  const port = Number(credentials.port);
+  if (!Number.isInteger(port) || port < 1 || port > 65535)
+    throw new ProviderError(`${ID}: the integration's port "${credentials.port}" is not a port number`, { transient: false });
+  return port;
+}
+
+/** Only what the connection depends on: a change of any of these makes a new pool. */
+function fingerprintOf(credentials: ProviderCredentials): string {
+  const { host, port, secure, requireTls, ignoreTls, tlsOptions, user, password } = credentials;
+  return createHash("sha256")
+    .update(JSON.stringify([host, port, secure, requireTls, ignoreTls, tlsOptions, user, password]))
+    .digest("hex");
+}
+
+async function makeTransport(credentials: ProviderCredentials, http: OutboundHttp): Promise<Transporter> {
+  const host = credentials.host;
+  if (!host) throw missingSetting(ID, "host");
+  const port = portOf(credentials);
+  // The pool connects to the vetted address only; the certificate is still checked against the name.
+  const { address } = await http.resolve(host).catch((error: unknown) => {
+    if (error instanceof OutboundRefused) throw error;
+    throw new ProviderError(`${ID}: ${host} could not be resolved: ${error instanceof Error ? error.message : String(error)}`, {
+      transient: true,
+      cause: error,
+    });
+  });
+  const tls: ConnectionOptions = { ...(credentials.tlsOptions ?? {}), ...(isIP(host) ? {} : { servername: host }) };
+  const options: SMTPPoolOptions & { pool: true } = {
+    pool: true,
+    host: address,
+    port,
+    secure: credentials.secure ?? false,
+    requireTLS: credentials.requireTls ?? false,
+    ignoreTLS: credentials.ignoreTls ?? false,
+    tls,
+    ...(credentials.user && credentials.password ? { auth: { user: credentials.user, pass: credentials.password } } : {}),
+    connectionTimeout: http.policy.connectTimeoutMs,
+    greetingTimeout: http.policy.connectTimeoutMs,
+    socketTimeout: http.policy.timeoutMs,
+    // A connection lost mid-message may already have delivered it: resending is the worker's decision, recorded as an attempt.
+    maxRequeues: 0,
+    // Mail content never makes the worker read a file or fetch a URL.
+    disableFileAccess: true,
+    disableUrlAccess: true,
+  };
+  const transport = createTransport(options);
+  // Each failure also reaches the send it belongs to; unheard, the event would end the process.
+  transport.on("error", () => undefined);
+  return transport;
+}
+
+interface Pool {
+  fingerprint: string;
+  transport: Promise<Transporter>;
+  sending: number;
+  /** Replaced (newer settings, or a server it could not reach): closed once its last send is done. */
+  retired: boolean;
+}
+
+function closePool(pool: Pool): Promise<void> {
+  return pool.transport.then(
+    (transport) => transport.close(),
+    () => undefined,
+  );
+}
+
+export function createNodemailer(): Provider<"email"> & { close(): Promise<void> } {
+  const pools = new Map<string, Pool>();
+
+  function retire(integrationId: string, pool: Pool) {
+    if (pools.get(integrationId) === pool) pools.delete(integrationId);
+    pool.retired = true;
+    if (pool.sending === 0) void closePool(pool);
+  }
+
+  function poolFor(context: SendContext): Pool {
+    const fingerprint = fingerprintOf(context.credentials);
+    const current = pools.get(context.integrationId);
+    if (current && current.fingerprint === fingerprint) return current;
+    if (current) retire(context.integrationId, current);
+    const pool: Pool = { fingerprint, transport: makeTransport(context.credentials, context.http), sending: 0, retired: false };
+    // A pool that could not be made (refused host, say) is not kept: the next send tries again.
+    pool.transport.catch(() => {
+      if (pools.get(context.integrationId) === pool) pools.delete(context.integrationId);
+    });
+    pools.set(context.integrationId, pool);
+    return pool;
+  }
+
+  async function send(message: EmailMessage, context: SendContext) {
+    const from = senderOf(ID, message, context.credentials);
+    const pool = poolFor(context);
+    pool.sending += 1;
+    try {
+      const transport = await pool.transport;
+      const info = await transport
+        .sendMail({
+          from: from.name ? { name: from.name, address: from.address } : from.address,
+          to: message.to,
+          ...(message.cc?.length ? { cc: message.cc } : {}),
+          ...(message.bcc?.length ? { bcc: message.bcc } : {}),
+          ...(message.replyTo ? { replyTo: message.replyTo } : {}),
+          subject: message.subject,
+          html: message.html,
+          text: message.text,
+          attachments: message.attachments.map((attachment) => ({
+            filename: attachment.name,
+            content: Buffer.from(attachment.content),
+            ...(attachment.mime ? { contentType: attachment.mime } : {}),
+          })),
+          ...(context.signal ? { signal: context.signal } : {}),
+        })
+        .catch((error: unknown) => {
+          const failure = smtpError(error);
+          // A server that could not be reached may have moved: the next send resolves the host again.
+          if (failure.transient && failure.status === undefined) retire(context.integrationId, pool);
+          throw failure;
+        });
+      const sent = info as { messageId?: string; response?: string };
+      return { id: sent.messageId ?? sent.response };
+    } finally {
+      pool.sending -= 1;
+      if (pool.retired && pool.sending === 0) void closePool(pool);
+    }
+  }
+
+  return {
+    id: ID,
+    channel: "email",
+    // SMTP has no idempotency key: a send whose outcome is unknown cannot be repeated safely.
+    idempotent: false,
+    send,
+    async close() {
+      const all = [...pools.values()];
+      pools.clear();
+      await Promise.all(all.map(closePool));
+    },
+  };
+}
+
+export const nodemailer: ProviderFactory = createNodemailer;

@@ -1,0 +1,36 @@
+import { postJson, trimSlash } from "../http.js";
+import type { ProviderFactory } from "../registry.js";
+import { missingSetting, type EmailMessage, type Provider, type SendContext } from "../types.js";
+import { base64Of, formatSender, senderOf } from "./sender.js";
+
+const ID = "postmark";
+const BASE_URL = "https://api.postmarkapp.com";
+
+/** Postmark's single-email endpoint: recipients as comma-separated lists, the server token in its own header. */
+async function send(message: EmailMessage, { credentials, http }: SendContext) {
+  if (!credentials.apiKey) throw missingSetting(ID, "apiKey");
+  const answer = await postJson<{ MessageID?: string }>(
+    ID,
+    http,
+    `${trimSlash(credentials.baseUrl || BASE_URL)}/email`,
+    {
+      From: formatSender(senderOf(ID, message, credentials)),
+      To: message.to.join(", "),
+      Cc: message.cc?.length ? message.cc.join(", ") : undefined,
+      Bcc: message.bcc?.length ? message.bcc.join(", ") : undefined,
+      ReplyTo: message.replyTo || undefined,
+      Subject: message.subject,
+      HtmlBody: message.html,
+      TextBody: message.text || undefined,
+      Attachments: message.attachments.map((attachment) => ({
+        Name: attachment.name,
+        Content: base64Of(attachment.content),
+        ContentType: attachment.mime || "application/octet-stream",
+      })),
+    },
+    { accept: "application/json", "x-postmark-server-token": credentials.apiKey },
+  );
+  return { id: answer.MessageID };
+}
+
+export const postmark: ProviderFactory = (): Provider<"email"> => ({ id: ID, channel: "email", idempotent: false, send });

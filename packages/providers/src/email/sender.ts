@@ -1,0 +1,21 @@
+import { missingSetting, type EmailMessage, type ProviderCredentials } from "../types.js";
+
+export interface Sender {
+  address: string;
+  name: string | undefined;
+}
+
+/** The From of a mail: the trigger's `overrides.email` beat the integration's settings. */
+export function senderOf(providerId: string, message: EmailMessage, credentials: ProviderCredentials): Sender {
+  const address = message.from || credentials.from;
+  if (!address) throw missingSetting(providerId, "from");
+  return { address, name: message.senderName || credentials.senderName || undefined };
+}
+
+/** `"Name" <address>` (the name quoted, so commas and the like in it stay part of it), or the bare address. */
+export function formatSender({ address, name }: Sender): string {
+  return name ? `"${name.replace(/["\\]/g, "\\$&")}" <${address}>` : address;
+}
+
+/** An attachment's bytes as base64, the form every JSON email API takes them in. */
+export const base64Of = (content: Uint8Array) => Buffer.from(content.buffer, content.byteOffset, content.byteLength).toString("base64");

@@ -1,0 +1,45 @@
+import { describe, expect, it } from "vitest";
+import { renderEmailBody } from "../src/index.js";
+
+describe("email body", () => {
+  it("renders editor blocks as paragraphs and button links, alignment applied, content kept as is", () => {
+    const { html, text } = renderEmailBody([
+      { type: "text", content: "Hi <b>Ann</b> &amp; co", textAlign: "center" },
+      { type: "text", content: "Second line" },
+      { type: "button", content: "Open", url: "https://x.test/a?b=1&c=2", textAlign: "right" },
+    ]);
+    expect(html.startsWith("<!DOCTYPE html><html>")).toBe(true);
+    expect(html.endsWith("</html>")).toBe(true);
+    expect(html).toContain(`<p style="margin:0;text-align:center">Hi <b>Ann</b> &amp; co</p>`);
+    expect(html).toContain(`<p style="margin:0;text-align:left">Second line</p>`);
+    expect(html).toMatch(/<td align="right"[^>]*><a href="https:\/\/x\.test\/a\?b=1&amp;c=2"[^>]*display:inline-block[^>]*>Open<\/a>/);
+    expect(text).toBe("Hi Ann & co\n\nSecond line\n\nOpen [https://x.test/a?b=1&c=2]");
+  });
+
+  it("keeps alignments other than the editor's three and button URLs from breaking out of their attributes", () => {
+    const { html } = renderEmailBody([
+      { type: "text", content: "x", textAlign: 'left"><script>' },
+      { type: "button", content: "Go", url: 'https://x.test/"><script>alert(1)</script>' },
+    ]);
+    expect(html).not.toContain("<script>");
+    expect(html).toContain(`<p style="margin:0;text-align:left">x</p>`);
+    expect(html).toContain(`href="https://x.test/&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;"`);
+  });
+
+  it("uses custom HTML as is and derives its text alternative", () => {
+    const custom =
+      "<h1>Hello</h1><p>World, see <a href='https://a.test/x'>the link</a></p><ul><li>one</li><li>two</li></ul><img src='https://a.test/p.png' alt='pixel'>";
+    const { html, text } = renderEmailBody(custom);
+    expect(html).toBe(custom);
+    expect(text).toBe("Hello\n\nWorld, see the link [https://a.test/x]\n\n * one\n * two");
+  });
+
+  it("writes a button's link once when its text is the link", () => {
+    expect(renderEmailBody([{ type: "button", content: "https://x.test/a", url: "https://x.test/a" }]).text).toBe("https://x.test/a");
+  });
+
+  it("answers empty text for empty content", () => {
+    expect(renderEmailBody("").text).toBe("");
+    expect(renderEmailBody([]).text).toBe("");
+  });
+});

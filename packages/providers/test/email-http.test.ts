@@ -1,0 +1,372 @@
+import { createHash, createHmac } from "node:crypto";
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { simpleParser } from "mailparser";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createOutbound, DEFAULT_OUTBOUND_POLICY } from "../src/outbound.js";
+import { createProviders } from "../src/registry.js";
+import { ProviderError, type EmailMessage, type ProviderCredentials, type SendContext } from "../src/types.js";
+
+interface Received {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+interface Answer {
+  status: number;
+  headers?: Record<string, string>;
+  body?: unknown;
+}
+
+let server: Server;
+let baseUrl = "";
+let received: Received[] = [];
+let answer: (request: Received) => Answer = () => ({ status: 200, body: {} });
+
+beforeAll(async () => {
+  server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", () => {
+      const got: Received = { method: request.method ?? "", path: request.url ?? "", headers: request.headers, body: Buffer.concat(chunks) };
+      received.push(got);
+      const { status, headers = {}, body } = answer(got);
+      const text = body === undefined ? "" : typeof body === "string" ? body : JSON.stringify(body);
+      response.writeHead(status, { "content-type": typeof body === "string" ? "text/plain" : "application/json", ...headers }).end(text);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+beforeEach(() => {
+  received = [];
+});
+
+const http = createOutbound({ ...DEFAULT_OUTBOUND_POLICY, allowedCidrs: ["127.0.0.0/8"] });
+const providers = createProviders();
+afterAll(async () => {
+  await providers.close();
+  await http.close();
+});
+
+const PDF = new Uint8Array([37, 80, 68, 70, 0, 255]);
+const PDF_BASE64 = Buffer.from(PDF).toString("base64");
+
+const message = (extra: Partial<EmailMessage> = {}): EmailMessage => ({
+  to: ["ann@example.test", "bob@example.test"],
+  cc: ["carl@example.test"],
+  bcc: ["dora@example.test"],
+  replyTo: "support@notify.test",
+  subject: "Your order",
+  html: "<p>Hello <b>Ann</b></p>",
+  text: "Hello Ann",
+  attachments: [{ name: "report.pdf", mime: "application/pdf", content: PDF }],
+  ...extra,
+});
+
+const send = (providerId: string, credentials: ProviderCredentials, email: EmailMessage = message()) => {
+  const provider = providers.get("email", providerId);
+  if (!provider) throw new Error(`no email provider ${providerId}`);
+  const context: SendContext = { integrationId: `int-${providerId}`, credentials: { baseUrl, ...credentials }, http, idempotencyKey: "msg-123" };
+  return provider.send(email, context);
+};
+
+const json = (request: Received) => JSON.parse(request.body.toString("utf8")) as Record<string, unknown>;
+const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
+
+describe("sendgrid", () => {
+  it("posts v3 mail/send with a Bearer key and answers X-Message-Id", async () => {
+    answer = () => ({ status: 202, headers: { "x-message-id": "sg-42" } });
+    const result = await send("sendgrid", { apiKey: "SG.key", from: "noreply@notify.test", senderName: "Notify", ipPoolName: "pool-a" });
+    expect(result.id).toBe("sg-42");
+    const [request] = received;
+    expect(request).toMatchObject({ method: "POST", path: "/v3/mail/send" });
+    expect(request!.headers.authorization).toBe("Bearer SG.key");
+    expect(request!.headers["content-type"]).toBe("application/json");
+    expect(json(request!)).toEqual({
+      personalizations: [
+        { to: [{ email: "ann@example.test" }, { email: "bob@example.test" }], cc: [{ email: "carl@example.test" }], bcc: [{ email: "dora@example.test" }] },
+      ],
+      from: { email: "noreply@notify.test", name: "Notify" },
+      reply_to: { email: "support@notify.test" },
+      subject: "Your order",
+      content: [
+        { type: "text/plain", value: "Hello Ann" },
+        { type: "text/html", value: "<p>Hello <b>Ann</b></p>" },
+      ],
+      attachments: [{ content: PDF_BASE64, filename: "report.pdf", type: "application/pdf", disposition: "attachment" }],
+      ip_pool_name: "pool-a",
+    });
+    expect(providers.get("email", "sendgrid")!.idempotent).toBe(false);
+  });
+});
+
+describe("mailgun", () => {
+  it("posts a multipart form to the domain's messages with basic auth api:key", async () => {
+    answer = () => ({ status: 200, body: { id: "<20250101.1@mg.notify.test>", message: "Queued. Thank you." } });
+    const result = await send(
+      "mailgun",
+      { apiKey: "mg-key", domain: "mg.notify.test", from: "noreply@notify.test", senderName: "Notify" },
+      message({ from: "orders@shop.test", senderName: "Shop" }),
+    );
+    expect(result.id).toBe("<20250101.1@mg.notify.test>");
+    const [request] = received;
+    expect(request).toMatchObject({ method: "POST", path: "/v3/mg.notify.test/messages" });
+    expect(request!.headers.authorization).toBe(basic("api", "mg-key"));
+    expect(request!.headers["content-type"]).toMatch(/^multipart\/form-data; boundary=/);
+    const form = await new Request("http://x.test", {
+      method: "POST",
+      headers: { "content-type": request!.headers["content-type"]! },
+      body: request!.body,
+    }).formData();
+    expect(form.get("from")).toBe(`"Shop" <orders@shop.test>`);
+    expect(form.getAll("to")).toEqual(["ann@example.test", "bob@example.test"]);
+    expect(form.getAll("cc")).toEqual(["carl@example.test"]);
+    expect(form.getAll("bcc")).toEqual(["dora@example.test"]);
+    expect(form.get("subject")).toBe("Your order");
+    expect(form.get("html")).toBe("<p>Hello <b>Ann</b></p>");
+    expect(form.get("text")).toBe("Hello Ann");
+    expect(form.get("h:Reply-To")).toBe("support@notify.test");
+    const file = form.get("attachment") as File;
+    expect(file.name).toBe("report.pdf");
+    expect(file.type).toBe("application/pdf");
+    expect([...new Uint8Array(await file.arrayBuffer())]).toEqual([...PDF]);
+  });
+
+  it("uses the integration's user for basic auth and refuses a region it does not know", async () => {
+    answer = () => ({ status: 200, body: { id: "x" } });
+    await send("mailgun", { apiKey: "mg-key", domain: "mg.notify.test", user: "key-user", from: "a@b.test" });
+    expect(received[0]!.headers.authorization).toBe(basic("key-user", "mg-key"));
+    await expect(send("mailgun", { apiKey: "mg-key", domain: "mg.notify.test", region: "mars", from: "a@b.test", baseUrl: undefined })).rejects.toMatchObject({
+      transient: false,
+      message: expect.stringContaining("region"),
+    });
+  });
+});
+
+describe("postmark", () => {
+  it("posts /email with the server token and answers MessageID", async () => {
+    answer = () => ({ status: 200, body: { To: "ann@example.test", SubmittedAt: "2025-01-01T00:00:00Z", MessageID: "pm-7", ErrorCode: 0, Message: "OK" } });
+    const result = await send("postmark", { apiKey: "pm-token", from: "noreply@notify.test", senderName: "Notify" });
+    expect(result.id).toBe("pm-7");
+    const [request] = received;
+    expect(request).toMatchObject({ method: "POST", path: "/email" });
+    expect(request!.headers["x-postmark-server-token"]).toBe("pm-token");
+    expect(request!.headers.accept).toBe("application/json");
+    expect(json(request!)).toEqual({
+      From: `"Notify" <noreply@notify.test>`,
+      To: "ann@example.test, bob@example.test",
+      Cc: "carl@example.test",
+      Bcc: "dora@example.test",
+      ReplyTo: "support@notify.test",
+      Subject: "Your order",
+      HtmlBody: "<p>Hello <b>Ann</b></p>",
+      TextBody: "Hello Ann",
+      Attachments: [{ Name: "report.pdf", Content: PDF_BASE64, ContentType: "application/pdf" }],
+    });
+  });
+
+  it("fails final on a 422 with Postmark's text", async () => {
+    answer = () => ({ status: 422, body: { ErrorCode: 300, Message: "Invalid 'To' address: 'nope'." } });
+    const error = await send("postmark", { apiKey: "pm-token", from: "noreply@notify.test" }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ProviderError);
+    expect(error).toMatchObject({ transient: false, status: 422 });
+    expect((error as Error).message).toContain("Invalid 'To' address");
+    expect((error as Error).message).not.toContain("pm-token");
+  });
+});
+
+describe("resend", () => {
+  it("posts /emails with a Bearer key and the message's idempotency key", async () => {
+    answer = () => ({ status: 200, body: { id: "re-1" } });
+    const result = await send("resend", { apiKey: "re_key", from: "noreply@notify.test", senderName: "Notify" });
+    expect(result.id).toBe("re-1");
+    const [request] = received;
+    expect(request).toMatchObject({ method: "POST", path: "/emails" });
+    expect(request!.headers.authorization).toBe("Bearer re_key");
+    expect(request!.headers["idempotency-key"]).toBe("msg-123");
+    expect(json(request!)).toEqual({
+      from: `"Notify" <noreply@notify.test>`,
+      to: ["ann@example.test", "bob@example.test"],
+      cc: ["carl@example.test"],
+      bcc: ["dora@example.test"],
+      reply_to: "support@notify.test",
+      subject: "Your order",
+      html: "<p>Hello <b>Ann</b></p>",
+      text: "Hello Ann",
+      attachments: [{ filename: "report.pdf", content: PDF_BASE64, content_type: "application/pdf" }],
+    });
+    expect(providers.get("email", "resend")!.idempotent).toBe(true);
+  });
+});
+
+describe("brevo", () => {
+  it("posts /v3/smtp/email with the api-key header, also under Novu's sendinblue id", async () => {
+    answer = () => ({ status: 201, body: { messageId: "<brevo-1@smtp-relay.mailin.fr>" } });
+    for (const id of ["brevo", "sendinblue"]) {
+      received = [];
+      const result = await send(id, { apiKey: "xkeysib-1", from: "noreply@notify.test", senderName: "Notify" });
+      expect(result.id).toBe("<brevo-1@smtp-relay.mailin.fr>");
+      const [request] = received;
+      expect(request).toMatchObject({ method: "POST", path: "/v3/smtp/email" });
+      expect(request!.headers["api-key"]).toBe("xkeysib-1");
+      expect(json(request!)).toEqual({
+        sender: { email: "noreply@notify.test", name: "Notify" },
+        to: [{ email: "ann@example.test" }, { email: "bob@example.test" }],
+        cc: [{ email: "carl@example.test" }],
+        bcc: [{ email: "dora@example.test" }],
+        replyTo: { email: "support@notify.test" },
+        subject: "Your order",
+        htmlContent: "<p>Hello <b>Ann</b></p>",
+        textContent: "Hello Ann",
+        attachment: [{ name: "report.pdf", content: PDF_BASE64 }],
+      });
+    }
+  });
+});
+
+describe("mailjet", () => {
+  it("posts /v3.1/send with basic auth key:secret and answers the first recipient's MessageID", async () => {
+    answer = () => ({
+      status: 200,
+      body: {
+        Messages: [
+          {
+            Status: "success",
+            To: [{ Email: "ann@example.test", MessageUUID: "u-1", MessageID: 288230376, MessageHref: "https://api.mailjet.com/v3/message/288230376" }],
+          },
+        ],
+      },
+    });
+    const result = await send("mailjet", { apiKey: "mj-key", secretKey: "mj-secret", from: "noreply@notify.test", senderName: "Notify" });
+    expect(result.id).toBe("288230376");
+    const [request] = received;
+    expect(request).toMatchObject({ method: "POST", path: "/v3.1/send" });
+    expect(request!.headers.authorization).toBe(basic("mj-key", "mj-secret"));
+    expect(json(request!)).toEqual({
+      Messages: [
+        {
+          From: { Email: "noreply@notify.test", Name: "Notify" },
+          To: [{ Email: "ann@example.test" }, { Email: "bob@example.test" }],
+          Cc: [{ Email: "carl@example.test" }],
+          Bcc: [{ Email: "dora@example.test" }],
+          ReplyTo: { Email: "support@notify.test" },
+          Subject: "Your order",
+          HTMLPart: "<p>Hello <b>Ann</b></p>",
+          TextPart: "Hello Ann",
+          Attachments: [{ Filename: "report.pdf", ContentType: "application/pdf", Base64Content: PDF_BASE64 }],
+        },
+      ],
+    });
+  });
+
+  it("names a missing secret key", async () => {
+    await expect(send("mailjet", { apiKey: "mj-key", from: "noreply@notify.test" })).rejects.toMatchObject({
+      transient: false,
+      message: "mailjet: the integration has no secretKey",
+    });
+    expect(received).toHaveLength(0);
+  });
+});
+
+/** Checks a Signature Version 4 Authorization header independently of the signer the provider uses. */
+function verifySigV4(request: Received, secretKey: string): { accessKeyId: string; region: string; service: string } {
+  const match = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([^,]+), Signature=([0-9a-f]{64})$/.exec(
+    String(request.headers.authorization),
+  );
+  if (!match) throw new Error(`not a SigV4 Authorization: ${request.headers.authorization}`);
+  const [, accessKeyId, date, region, service, signedHeaders, signature] = match as unknown as string[];
+  const amzDate = String(request.headers["x-amz-date"]);
+  const sha256 = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
+  const canonicalHeaders = signedHeaders!
+    .split(";")
+    .map((name) => `${name}:${String(request.headers[name]).trim()}\n`)
+    .join("");
+  const canonicalRequest = [request.method, request.path, "", canonicalHeaders, signedHeaders, sha256(request.body)].join("\n");
+  const scope = `${date}/${region}/${service}/aws4_request`;
+  const stringToSign = ["AWS4-HMAC-SHA256", amzDate, scope, sha256(canonicalRequest)].join("\n");
+  const hmac = (key: string | Buffer, data: string) => createHmac("sha256", key).update(data).digest();
+  const key = hmac(hmac(hmac(hmac(`AWS4${secretKey}`, date!), region!), service!), "aws4_request");
+  expect(createHmac("sha256", key).update(stringToSign).digest("hex")).toBe(signature);
+  expect(signedHeaders!.split(";")).toEqual(expect.arrayContaining(["host", "x-amz-date", "content-type"]));
+  return { accessKeyId: accessKeyId!, region: region!, service: service! };
+}
+
+describe("ses", () => {
+  it("posts SES v2 SendEmail with raw MIME, signed with SigV4 from apiKey/secretKey/region", async () => {
+    answer = () => ({ status: 200, body: { MessageId: "0100018c-ses" } });
+    const result = await send("ses", {
+      apiKey: "AKIDEXAMPLE",
+      secretKey: "ses-secret",
+      region: "eu-west-1",
+      from: "noreply@notify.test",
+      senderName: "Notify",
+    });
+    expect(result.id).toBe("0100018c-ses");
+    const [request] = received;
+    expect(request).toMatchObject({ method: "POST", path: "/v2/email/outbound-emails" });
+    expect(verifySigV4(request!, "ses-secret")).toEqual({ accessKeyId: "AKIDEXAMPLE", region: "eu-west-1", service: "ses" });
+    const body = json(request!) as { FromEmailAddress: string; Destination: unknown; ReplyToAddresses: string[]; Content: { Raw: { Data: string } } };
+    expect(body.FromEmailAddress).toBe("noreply@notify.test");
+    expect(body.Destination).toEqual({
+      ToAddresses: ["ann@example.test", "bob@example.test"],
+      CcAddresses: ["carl@example.test"],
+      BccAddresses: ["dora@example.test"],
+    });
+    expect(body.ReplyToAddresses).toEqual(["support@notify.test"]);
+    const raw = Buffer.from(body.Content.Raw.Data, "base64");
+    expect(raw.toString("utf8")).not.toMatch(/^Bcc:/im);
+    const mail = await simpleParser(raw);
+    expect(mail.from?.value).toEqual([{ address: "noreply@notify.test", name: "Notify" }]);
+    expect(mail.subject).toBe("Your order");
+    expect(mail.html).toBe("<p>Hello <b>Ann</b></p>");
+    expect(mail.text?.trim()).toBe("Hello Ann");
+    expect(mail.replyTo?.value[0]?.address).toBe("support@notify.test");
+    expect(mail.attachments[0]).toMatchObject({ filename: "report.pdf", contentType: "application/pdf" });
+    expect([...mail.attachments[0]!.content]).toEqual([...PDF]);
+  });
+
+  it("names a missing region", async () => {
+    await expect(send("ses", { apiKey: "AKIDEXAMPLE", secretKey: "ses-secret", from: "noreply@notify.test" })).rejects.toMatchObject({
+      message: "ses: the integration has no region",
+    });
+  });
+});
+
+describe("email API failures", () => {
+  const cases: [string, ProviderCredentials][] = [
+    ["sendgrid", { apiKey: "api-key-value" }],
+    ["mailgun", { apiKey: "api-key-value", domain: "d.test" }],
+    ["postmark", { apiKey: "api-key-value" }],
+    ["resend", { apiKey: "api-key-value" }],
+    ["ses", { apiKey: "api-key-value", secretKey: "secret-key-value", region: "us-east-1" }],
+    ["brevo", { apiKey: "api-key-value" }],
+    ["mailjet", { apiKey: "api-key-value", secretKey: "secret-key-value" }],
+  ];
+
+  it.each(cases)("%s: a 500 is transient, a 429 carries Retry-After, a 400 is final with the vendor's text", async (id, credentials) => {
+    const withFrom = { ...credentials, from: "noreply@notify.test" };
+    answer = () => ({ status: 500, body: "upstream broke" });
+    await expect(send(id, withFrom)).rejects.toMatchObject({ transient: true, status: 500 });
+    answer = () => ({ status: 429, headers: { "retry-after": "7" }, body: { message: "slow down" } });
+    await expect(send(id, withFrom)).rejects.toMatchObject({ transient: true, status: 429, retryAfterMs: 7000 });
+    answer = () => ({ status: 400, body: { message: `${id} says the recipient is invalid` } });
+    const error = await send(id, withFrom).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ProviderError);
+    expect(error).toMatchObject({ transient: false, status: 400 });
+    expect((error as Error).message).toContain(`${id} says the recipient is invalid`);
+    expect((error as Error).message).not.toMatch(/api-key-value|secret-key-value/);
+  });
+
+  it.each(cases)("%s: names a missing key or sender, without calling the API", async (id, credentials) => {
+    await expect(send(id, { ...credentials, from: "noreply@notify.test", apiKey: undefined })).rejects.toMatchObject({
+      transient: false,
+      message: `${id}: the integration has no apiKey`,
+    });
+    await expect(send(id, credentials)).rejects.toMatchObject({ transient: false, message: `${id}: the integration has no from` });
+    expect(received).toHaveLength(0);
+  });
+});

@@ -49,10 +49,11 @@ export async function postForm<T = Record<string, unknown>>(
   return parseJson<T>(response.text);
 }
 
-function parseJson<T>(text: string): T {
+/** The JSON of an answer's body; {} when it is empty or not JSON. */
+export function parseJson<T>(text: string): T {
   if (!text.trim()) return {} as T;
   try {
-    return JSON.parse(text) as T;
+    return (JSON.parse(text) ?? {}) as T;
   } catch {
     return {} as T;
   }

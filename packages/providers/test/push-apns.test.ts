@@ -25,6 +25,8 @@ let publicKey: CryptoKey;
 let secretKey = "";
 let sessions = 0;
 const received: Received[] = [];
+/** The provider token the receiver calls expired (the first it sees for "stale-jwt"). */
+const refusedTokens = new Set<string>();
 let http: OutboundHttp;
 
 /** APNs' answer for one device token, as Apple words it. */
@@ -55,6 +57,13 @@ beforeAll(async () => {
       verified.catch(() => undefined);
       received.push({ headers, body: JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}") as Record<string, unknown>, verified });
       const token = String(headers[":path"]).replace("/3/device/", "");
+      if (token === "silent") return;
+      if (token === "stale-jwt" && (refusedTokens.size === 0 || refusedTokens.has(authorization))) {
+        refusedTokens.add(authorization);
+        stream.respond({ ":status": 403 });
+        stream.end(JSON.stringify({ reason: "ExpiredProviderToken" }));
+        return;
+      }
       const { status, headers: extra = {}, body } = answerFor(token);
       stream.respond({ ":status": status, ...extra });
       stream.end(body === undefined ? undefined : JSON.stringify(body));
@@ -129,6 +138,35 @@ describe("apns", () => {
       expect([empty.transient, empty.status]).toEqual([false, 400]);
       expect(empty.message).toContain("PayloadEmpty");
       expect(empty.message).not.toContain(secretKey.slice(30, 60));
+    } finally {
+      await provider.close?.();
+    }
+  });
+
+  it("gives up on a request that is never answered, as a transient failure", async () => {
+    const provider = apns() as Provider<"push">;
+    const impatient = createOutbound({ ...DEFAULT_OUTBOUND_POLICY, allowedCidrs: ["127.0.0.0/8"], timeoutMs: 300 });
+    try {
+      const silent = (await provider.send(pushMessage(["silent"]), contextFor(impatient, credentials())).catch((caught: unknown) => caught)) as ProviderError;
+      expect(silent).toBeInstanceOf(ProviderError);
+      expect(silent.transient).toBe(true);
+      expect(silent.message).toMatch(/no answer/);
+    } finally {
+      await provider.close?.();
+      await impatient.close();
+    }
+  });
+
+  it("mints a new provider token after APNs calls the kept one expired", async () => {
+    const provider = apns() as Provider<"push">;
+    try {
+      const expired = (await provider.send(pushMessage(["stale-jwt"]), contextFor(http, credentials())).catch((caught: unknown) => caught)) as ProviderError;
+      expect([expired.transient, expired.status]).toEqual([true, 403]);
+      // JWTs are stamped in whole seconds: wait for the next one so the new token differs.
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      received.length = 0;
+      await expect(provider.send(pushMessage(["stale-jwt"]), contextFor(http, credentials()))).rejects.toThrow(/PayloadEmpty/);
+      expect(refusedTokens.has(String(received[0]!.headers.authorization))).toBe(false);
     } finally {
       await provider.close?.();
     }

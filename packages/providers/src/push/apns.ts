@@ -132,16 +132,9 @@ async function openSession(base: URL, http: OutboundHttp): Promise<ClientHttp2Se
   });
 }
 
-/** One POST on the session, read as an OutboundResponse (same timeout and size cap as the outbound guard's). */
+/** One POST on the session, read as an OutboundResponse (with the outbound guard's total timeout and size cap). */
 function post(session: ClientHttp2Session, headers: OutgoingHttpHeaders, body: string, http: OutboundHttp, signal: AbortSignal | undefined): Promise<OutboundResponse> {
   return new Promise((resolve, reject) => {
-    let settled = false;
-    const fail = (error: Error) => {
-      if (settled) return;
-      settled = true;
-      stream.close(constants.NGHTTP2_CANCEL);
-      reject(error);
-    };
     let stream: ClientHttp2Stream;
     try {
       stream = session.request({ ":method": "POST", ...headers }, signal ? { signal } : {});
@@ -149,7 +142,19 @@ function post(session: ClientHttp2Session, headers: OutgoingHttpHeaders, body: s
       reject(new ProviderError(`${ID}: the connection is gone: ${(error as Error).message}`, { transient: true, cause: error }));
       return;
     }
-    stream.setTimeout(http.policy.timeoutMs, () => fail(new ProviderError(`${ID}: no answer within ${http.policy.timeoutMs} ms`, { transient: true })));
+    let settled = false;
+    const settle = (outcome: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      outcome();
+    };
+    const fail = (error: Error) =>
+      settle(() => {
+        if (!stream.closed) stream.close(constants.NGHTTP2_CANCEL);
+        reject(error);
+      });
+    const timer = setTimeout(() => fail(new ProviderError(`${ID}: no answer within ${http.policy.timeoutMs} ms`, { transient: true })), http.policy.timeoutMs);
     let answer: IncomingHttpHeaders = {};
     const chunks: Buffer[] = [];
     let size = 0;
@@ -161,13 +166,14 @@ function post(session: ClientHttp2Session, headers: OutgoingHttpHeaders, body: s
       if (size > http.policy.maxResponseBytes) fail(new OutboundRefused(`${ID} answered more than ${http.policy.maxResponseBytes} bytes`));
       else chunks.push(chunk);
     });
-    stream.on("end", () => {
-      if (settled) return;
-      settled = true;
-      const { ":status": status, ...rest } = answer;
-      resolve({ status: Number(status ?? 0), headers: rest, text: Buffer.concat(chunks).toString("utf8") });
-    });
+    stream.on("end", () =>
+      settle(() => {
+        const { ":status": status, ...rest } = answer;
+        resolve({ status: Number(status ?? 0), headers: rest, text: Buffer.concat(chunks).toString("utf8") });
+      }),
+    );
     stream.on("error", (error) => fail(new ProviderError(`${ID}: the request failed: ${error.message}`, { transient: true, cause: error })));
+    stream.on("close", () => fail(new ProviderError(`${ID}: the stream closed without an answer`, { transient: true })));
     stream.end(body);
   });
 }

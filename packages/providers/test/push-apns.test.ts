@@ -1,4 +1,8 @@
-import { createServer, type Http2Server, type IncomingHttpHeaders } from "node:http2";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createSecureServer, createServer, type Http2Server, type IncomingHttpHeaders } from "node:http2";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { AddressInfo } from "node:net";
 import { exportPKCS8, generateKeyPair, jwtVerify, type CryptoKey } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -208,4 +212,41 @@ describe("apns", () => {
       await provider.close?.();
     }
   });
+
+  it.skipIf(!hasOpenssl())("speaks TLS to the vetted address with the base's host name as SNI, and checks the certificate", async () => {
+    const directory = mkdtempSync(join(tmpdir(), "apns-tls-"));
+    execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj", "/CN=localhost", "-keyout", join(directory, "key.pem"), "-out", join(directory, "cert.pem")], { stdio: "ignore" });
+    const names: string[] = [];
+    const secure = createSecureServer({
+      key: readFileSync(join(directory, "key.pem")),
+      cert: readFileSync(join(directory, "cert.pem")),
+      SNICallback: (name, callback) => {
+        names.push(name);
+        callback(null);
+      },
+    });
+    rmSync(directory, { recursive: true });
+    await new Promise<void>((resolve) => secure.listen(0, "127.0.0.1", resolve));
+    const provider = apns() as Provider<"push">;
+    try {
+      const port = (secure.address() as AddressInfo).port;
+      const refused = (await provider.send(pushMessage(["good-1"]), contextFor(http, { ...credentials(), baseUrl: `https://localhost:${port}` })).catch((caught: unknown) => caught)) as ProviderError;
+      // A self-signed certificate is not trusted: the connection is refused, never used unverified.
+      expect(refused).toBeInstanceOf(ProviderError);
+      expect(refused.message).toMatch(/cannot connect to localhost:\d+: .*certificate/);
+      expect(names).toEqual(["localhost"]);
+    } finally {
+      await provider.close?.();
+      await new Promise<void>((resolve) => secure.close(() => resolve()));
+    }
+  });
 });
+
+function hasOpenssl(): boolean {
+  try {
+    execFileSync("openssl", ["version"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -12,6 +12,7 @@ let serviceAccount: string;
 let privateKey: string;
 let tokenCalls = 0;
 let accessToken = "access-1";
+let lifetimeSeconds = 3599;
 
 /** FCM's answer for one token, as FCM words it. */
 function fcmAnswer(token: string): Answer {
@@ -34,7 +35,7 @@ beforeAll(async () => {
       tokenCalls += 1;
       const form = new URLSearchParams(request.body);
       if (form.get("grant_type") !== "urn:ietf:params:oauth:grant-type:jwt-bearer") return { status: 400, body: { error: "unsupported_grant_type" } };
-      return { status: 200, body: { access_token: accessToken, expires_in: 3599, token_type: "Bearer" } };
+      return { status: 200, body: { access_token: accessToken, expires_in: lifetimeSeconds, token_type: "Bearer" } };
     }
     if (request.path !== "/v1/projects/project-1/messages:send") return { status: 404, body: { error: { code: 404 } } };
     if (request.headers.authorization !== `Bearer ${accessToken}`) return { status: 401, body: { error: { code: 401, status: "UNAUTHENTICATED" } } };
@@ -125,6 +126,31 @@ describe("fcm", () => {
     expect([refused.transient, refused.status]).toEqual([true, 401]);
     expect((await provider.send(pushMessage(["good-1"]), context)).id).toBe("projects/project-1/messages/good-1-id");
     expect(tokenCalls).toBe(before + 1);
+  });
+
+  it("mints one access token for concurrent sends of one integration", async () => {
+    const provider = fcm() as Provider<"push">;
+    const context = contextFor(http, { serviceAccount, baseUrl: receiver.url }, "integration-concurrent");
+    const before = tokenCalls;
+    await Promise.all([1, 2, 3].map((n) => provider.send(pushMessage([`good-${n}`]), context)));
+    expect(tokenCalls).toBe(before + 1);
+  });
+
+  it("renews the access token shortly before it expires", async () => {
+    const provider = fcm() as Provider<"push">;
+    const context = contextFor(http, { serviceAccount, baseUrl: receiver.url }, "integration-short-lived");
+    lifetimeSeconds = 1;
+    try {
+      const before = tokenCalls;
+      await provider.send(pushMessage(["good-1"]), context);
+      await provider.send(pushMessage(["good-1"]), context);
+      expect(tokenCalls).toBe(before + 1);
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      await provider.send(pushMessage(["good-1"]), context);
+      expect(tokenCalls).toBe(before + 2);
+    } finally {
+      lifetimeSeconds = 3599;
+    }
   });
 
   it("refuses missing or unreadable settings without quoting them", async () => {

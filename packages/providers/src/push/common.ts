@@ -16,12 +16,12 @@ export async function sendEachToken(
   sendOne: (token: string) => Promise<TokenOutcome>,
 ): Promise<SendResult> {
   const outcomes = await Promise.all(
-    tokens.map((token) => sendOne(token).catch((error: unknown): TokenOutcome => ({ sent: false, invalid: false, error }))),
+    tokens.map(async (token) => ({
+      token,
+      outcome: await sendOne(token).catch((error: unknown): TokenOutcome => ({ sent: false, invalid: false, error })),
+    })),
   );
-  return settle(
-    providerId,
-    tokens.map((token, index) => ({ token, outcome: outcomes[index] as TokenOutcome })),
-  );
+  return settle(providerId, outcomes);
 }
 
 /**
@@ -39,9 +39,8 @@ export function settle(providerId: string, outcomes: readonly { token: string; o
   const failures = outcomes.flatMap(({ outcome }) => (!outcome.sent && !outcome.invalid ? [outcome.error] : []));
   const first = failures[0];
   if (first === undefined) {
-    const reported = outcomes.find(({ outcome }) => !outcome.sent)?.outcome;
-    const detail = reported && !reported.sent && reported.error instanceof Error ? `: ${reported.error.message}` : "";
-    throw new ProviderError(`${providerId}: every device token is invalid${detail}`, { transient: false, invalidTokens });
+    const reported = outcomes.map(({ outcome }) => (outcome.sent ? undefined : outcome.error)).find((error) => error instanceof Error);
+    throw new ProviderError(`${providerId}: every device token is invalid${reported instanceof Error ? `: ${reported.message}` : ""}`, { transient: false, invalidTokens });
   }
   if (invalidTokens.length === 0) throw first;
   const transient = first instanceof ProviderError ? first.transient : !(first instanceof OutboundRefused);

@@ -2,7 +2,7 @@ import { connect as http2Connect, constants, type ClientHttp2Session, type Clien
 import { connect as netConnect, isIP } from "node:net";
 import { connect as tlsConnect } from "node:tls";
 import { importPKCS8, SignJWT } from "jose";
-import { expectOk, parseJson } from "../http.js";
+import { answerError, expectOk, parseJson } from "../http.js";
 import { OutboundRefused, urlRefusal, type OutboundHttp, type OutboundResponse } from "../outbound.js";
 import type { ProviderFactory } from "../registry.js";
 import type { PushMessage, SendContext } from "../types.js";
@@ -223,11 +223,11 @@ export const apns: ProviderFactory = () => {
         const reason = stringOf(parseJson<{ reason?: unknown }>(response.text).reason);
         // 410 (Unregistered, ExpiredToken): the device is gone; BadDeviceToken: not a token of this environment.
         if (response.status === 410 || reason === "BadDeviceToken") {
-          return { sent: false, invalid: true, error: new ProviderError(`${ID} answered ${response.status}: ${response.text.slice(0, 2000)}`, { transient: false, status: response.status }) };
+          return { sent: false, invalid: true, error: answerError(ID, response, false) };
         }
         if (response.status === 403 && reason === "ExpiredProviderToken") {
           tokens.drop(context.integrationId, jwt);
-          throw new ProviderError(`${ID} answered 403: ${response.text.slice(0, 2000)}`, { transient: true, status: 403 });
+          throw answerError(ID, response, true);
         }
         expectOk(ID, response);
         return { sent: true, id: stringOf(response.headers["apns-id"]) };

@@ -1,5 +1,5 @@
 import { importPKCS8, SignJWT } from "jose";
-import { expectOk, parseJson, postForm, trimSlash } from "../http.js";
+import { answerError, expectOk, parseJson, postForm, trimSlash } from "../http.js";
 import type { OutboundHttp } from "../outbound.js";
 import type { ProviderFactory } from "../registry.js";
 import type { PushMessage, SendContext } from "../types.js";
@@ -148,10 +148,10 @@ export const fcm: ProviderFactory = () => {
         if (response.status === 401) {
           // A revoked or early-expired token: the next attempt mints a new one.
           tokens.drop(context.integrationId, accessToken);
-          throw new ProviderError(`${ID} answered 401: ${response.text.slice(0, 2000)}`, { transient: true, status: 401 });
+          throw answerError(ID, response, true);
         }
         if (response.status >= 400 && response.status < 500 && tokenIsInvalid(response.text)) {
-          return { sent: false, invalid: true, error: new ProviderError(`${ID} answered ${response.status}: ${response.text.slice(0, 2000)}`, { transient: false, status: response.status }) };
+          return { sent: false, invalid: true, error: answerError(ID, response, false) };
         }
         expectOk(ID, response);
         return { sent: true, id: stringOf(parseJson<{ name?: unknown }>(response.text).name) };

@@ -91,6 +91,26 @@ describe("fcm", () => {
     });
   });
 
+  it("converts firebase-admin's forms in android and apns overrides to the v1 API's", async () => {
+    const provider = fcm() as Provider<"push">;
+    receiver.received.length = 0;
+    const overrides = {
+      android: { ttl: 3_600_000, priority: "high", notification: { imageUrl: "https://example.com/a.png", clickAction: "OPEN" } },
+      apns: { headers: { "apns-priority": "10" }, payload: { aps: { contentAvailable: true, threadId: "orders", alert: { locKey: "SHIPPED" } }, orderId: "42" }, fcmOptions: { imageUrl: "https://example.com/b.png" } },
+      webPush: { headers: { Urgency: "high" } },
+      fcmOptions: { analyticsLabel: "shipping" },
+    };
+    await provider.send(pushMessage(["good-1"], { overrides }), contextFor(http, { serviceAccount, baseUrl: receiver.url }));
+    expect(json(requestsTo("/v1/projects/project-1/messages:send")[0]!).message).toEqual({
+      token: "good-1",
+      notification: { title: "Order shipped", body: "Your order 42 is on its way" },
+      android: { ttl: "3600s", priority: "high", notification: { image: "https://example.com/a.png", clickAction: "OPEN" } },
+      apns: { headers: { "apns-priority": "10" }, payload: { aps: { "content-available": 1, "thread-id": "orders", alert: { "loc-key": "SHIPPED" } }, orderId: "42" }, fcm_options: { image: "https://example.com/b.png" } },
+      webpush: { headers: { Urgency: "high" } },
+      fcm_options: { analyticsLabel: "shipping" },
+    });
+  });
+
   it("fails as a whole only when no token was accepted, still reporting the invalid ones", async () => {
     const provider = fcm() as Provider<"push">;
     const context = contextFor(http, { serviceAccount, baseUrl: receiver.url });

@@ -75,6 +75,64 @@ function stringData(payload: Readonly<Record<string, unknown>>): Record<string, 
   return Object.fromEntries(Object.entries(payload).map(([key, value]) => [key, typeof value === "string" ? value : JSON.stringify(value)]));
 }
 
+const renamed = (value: Record<string, unknown>, names: Readonly<Record<string, string>>) =>
+  Object.fromEntries(Object.entries(value).map(([key, entry]) => [names[key] ?? key, entry]));
+
+/** firebase-admin's aps names (what Novu users write in overrides) and the ones Apple reads. */
+const APS_NAMES = { threadId: "thread-id", targetContentId: "target-content-id" };
+const ALERT_NAMES = {
+  locKey: "loc-key",
+  locArgs: "loc-args",
+  titleLocKey: "title-loc-key",
+  titleLocArgs: "title-loc-args",
+  subtitleLocKey: "subtitle-loc-key",
+  subtitleLocArgs: "subtitle-loc-args",
+  actionLocKey: "action-loc-key",
+  launchImage: "launch-image",
+};
+
+/**
+ * Novu hands `android` and `apns` to firebase-admin, which converts a few of its own forms to
+ * the v1 API's: a TTL in milliseconds, `imageUrl`, and camelCase aps keys with boolean flags.
+ * The rest is already v1 JSON (which takes camelCase field names too).
+ */
+function androidConfig(android: Record<string, unknown>): Record<string, unknown> {
+  const { ttl, notification, ...rest } = android;
+  const shown = objectOf(notification);
+  return {
+    ...rest,
+    ...(ttl === undefined ? {} : { ttl: typeof ttl === "number" ? `${ttl / 1000}s` : ttl }),
+    ...(notification === undefined ? {} : { notification: shown ? renamed(shown, { imageUrl: "image" }) : notification }),
+  };
+}
+
+function apnsConfig(apns: Record<string, unknown>): Record<string, unknown> {
+  const { payload, fcmOptions, ...rest } = apns;
+  const options = objectOf(fcmOptions);
+  return {
+    ...rest,
+    ...(payload === undefined ? {} : { payload: apnsPayload(payload) }),
+    ...(options ? { fcm_options: renamed(options, { imageUrl: "image" }) } : {}),
+  };
+}
+
+function apnsPayload(payload: unknown): unknown {
+  const body = objectOf(payload);
+  const aps = objectOf(body?.aps);
+  if (!body || !aps) return payload;
+  const { contentAvailable, mutableContent, alert, ...fields } = aps;
+  const text = objectOf(alert);
+  return {
+    ...body,
+    aps: {
+      ...renamed(fields, APS_NAMES),
+      ...(text ? { alert: renamed(text, ALERT_NAMES) } : alert === undefined ? {} : { alert }),
+      ...(contentAvailable === true ? { "content-available": 1 } : {}),
+      ...(mutableContent === true ? { "mutable-content": 1 } : {}),
+    },
+  };
+}
+
 /**
  * The HTTP v1 message for one token, as Novu builds its multicast: a `type: "data"` override sends
  * a data-only message carrying the payload; otherwise a notification whose data is
@@ -82,9 +140,11 @@ function stringData(payload: Readonly<Record<string, unknown>>): Record<string, 
  */
 function fcmMessage(message: PushMessage, token: string): Record<string, unknown> {
   const { type, android, apns, fcmOptions, webPush, data, ...notification } = providerOverrides(message);
+  const androidOverrides = objectOf(android);
+  const apnsOverrides = objectOf(apns);
   const platforms = {
-    ...(android === undefined ? {} : { android }),
-    ...(apns === undefined ? {} : { apns }),
+    ...(androidOverrides ? { android: androidConfig(androidOverrides) } : {}),
+    ...(apnsOverrides ? { apns: apnsConfig(apnsOverrides) } : {}),
     ...(fcmOptions === undefined ? {} : { fcm_options: fcmOptions }),
     ...(webPush === undefined ? {} : { webpush: webPush }),
   };

@@ -119,6 +119,29 @@ describe("apns", () => {
     }
   });
 
+  it("takes node-apn's override names: headers, aps flags and a topic of its own", async () => {
+    const provider = apns() as Provider<"push">;
+    try {
+      received.length = 0;
+      const overrides = { topic: "com.example.other", pushType: "background", priority: "normal", collapseId: "order-42", expiry: 1_900_000_000, contentAvailable: true, mutableContent: 1, category: "SHIPPING", payload: { deepLink: "/orders/42" } };
+      await provider.send(pushMessage(["good-1"], { overrides }), contextFor(http, credentials()));
+      const { headers, body } = received[0]!;
+      expect([headers["apns-topic"], headers["apns-push-type"], headers["apns-priority"], headers["apns-collapse-id"], headers["apns-expiration"]]).toEqual([
+        "com.example.other",
+        "background",
+        "5",
+        "order-42",
+        "1900000000",
+      ]);
+      expect(body).toEqual({
+        deepLink: "/orders/42",
+        aps: { alert: { title: "Order shipped", body: "Your order 42 is on its way" }, category: "SHIPPING", "content-available": 1, "mutable-content": 1 },
+      });
+    } finally {
+      await provider.close?.();
+    }
+  });
+
   it("reports BadDeviceToken and 410 as invalid, and fails only when no token was accepted", async () => {
     const provider = apns() as Provider<"push">;
     try {

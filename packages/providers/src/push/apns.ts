@@ -37,6 +37,13 @@ async function mintProviderToken(key: string, keyId: string, teamId: string) {
   return { value, renewAt: Date.now() + TOKEN_LIFETIME_MS };
 }
 
+/** APNs priorities are 10, 5 or 1; Novu's push overrides say "high" and "normal" too. */
+function priorityOf(value: unknown): string | undefined {
+  if (value === "high") return "10";
+  if (value === "normal") return "5";
+  return typeof value === "number" || (typeof value === "string" && /^\d+$/.test(value)) ? String(value) : undefined;
+}
+
 const flag = (value: unknown) => (value === true || value === 1 ? 1 : undefined);
 
 /** Drops undefined entries, so the JSON carries only what was set. */
@@ -80,14 +87,13 @@ function apnsRequest(message: PushMessage, bundleId: string | undefined) {
   const headers = defined({
     "apns-topic": topic,
     "apns-push-type": stringOf(overrides.pushType) ?? "alert",
-    "apns-priority": overrides.priority === undefined ? undefined : String(overrides.priority),
-    "apns-expiration": overrides.expiry === undefined ? undefined : String(overrides.expiry),
-    "apns-collapse-id": overrides.collapseId,
-    "apns-id": overrides.id,
+    "apns-priority": priorityOf(overrides.priority),
+    "apns-expiration": typeof overrides.expiry === "number" ? String(overrides.expiry) : stringOf(overrides.expiry),
+    "apns-collapse-id": stringOf(overrides.collapseId),
+    "apns-id": stringOf(overrides.id),
   }) as Record<string, string>;
   return { headers, body: JSON.stringify({ ...custom, aps }) };
 }
-
 
 interface Connection {
   origin: string;

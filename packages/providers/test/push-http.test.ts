@@ -19,6 +19,8 @@ function vendor(request: Received): Answer {
     case "/--/api/v2/push/send": {
       if (request.headers.authorization !== "Bearer expo-access-token") return { status: 401, body: { errors: [{ code: "UNAUTHORIZED", message: "bad token" }] } };
       const messages = JSON.parse(request.body) as { to: string }[];
+      if (messages.length > 100) return { status: 400, body: { errors: [{ code: "PUSH_TOO_MANY_NOTIFICATIONS" }] } };
+      if (messages.some(({ to }) => to.includes("crash"))) return { status: 500, body: { errors: [{ code: "INTERNAL_SERVER_ERROR" }] } };
       const data = messages.map(({ to }) =>
         to.includes("dead")
           ? { status: "error", message: `"${to}" is not a registered push notification recipient`, details: { error: "DeviceNotRegistered", expoPushToken: to } }
@@ -93,6 +95,17 @@ describe("push providers over HTTP", () => {
     expect(dead.message).toContain("DeviceNotRegistered");
     const limited = await failure(send(expo, credentials, ["ExponentPushToken[limited]"]));
     expect(limited.transient).toBe(true);
+  });
+
+  it("expo: sends in batches of 100, a failed batch failing only its own tokens", async () => {
+    const credentials = { apiKey: "expo-access-token", baseUrl: receiver.url };
+    const tokens = [...Array.from({ length: 100 }, (_, n) => `ExponentPushToken[${n}]`), "ExponentPushToken[crash]"];
+    const before = receiver.received.length;
+    const result = await send(expo, credentials, tokens);
+    expect(result).toEqual({ id: "ticket-ExponentPushToken[0]" });
+    expect(receiver.received.length - before).toBe(2);
+    const crashed = await failure(send(expo, credentials, ["ExponentPushToken[crash]"]));
+    expect([crashed.transient, crashed.status]).toEqual([true, 500]);
   });
 
   it("expo: sends without an access token when the project has none", async () => {

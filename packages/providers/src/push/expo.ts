@@ -50,9 +50,12 @@ export const expo: ProviderFactory = () => ({
     const outcomes: { token: string; outcome: TokenOutcome }[] = [];
     for (let start = 0; start < message.tokens.length; start += BATCH) {
       const batch = message.tokens.slice(start, start + BATCH);
-      const answer = await postJson<{ data?: unknown }>(ID, context.http, url, batch.map((token) => expoMessage(message, token)), headers);
-      const tickets = Array.isArray(answer.data) ? answer.data : [];
-      batch.forEach((token, index) => outcomes.push({ token, outcome: outcomeOf(objectOf(tickets[index]) as Ticket | undefined) }));
+      // A failed batch fails its own tokens: those of earlier batches were sent.
+      const tickets = await postJson<{ data?: unknown }>(ID, context.http, url, batch.map((token) => expoMessage(message, token)), headers).then(
+        (answer) => (Array.isArray(answer.data) ? answer.data.map((ticket) => outcomeOf(objectOf(ticket) as Ticket | undefined)) : []),
+        (error: unknown) => batch.map((): TokenOutcome => ({ sent: false, invalid: false, error })),
+      );
+      batch.forEach((token, index) => outcomes.push({ token, outcome: tickets[index] ?? outcomeOf(undefined) }));
     }
     return settle(ID, outcomes);
   },

@@ -16,8 +16,15 @@ export function retryAfterMs(value: string | string[] | undefined, now = Date.no
 /** Throws the ProviderError a non-2xx answer means; answers the response otherwise. */
 export function expectOk(providerId: string, response: OutboundResponse): OutboundResponse {
   if (response.status >= 200 && response.status < 300) return response;
-  const transient = TRANSIENT.has(response.status) || response.status >= 500;
-  throw new ProviderError(`${providerId} answered ${response.status}: ${response.text.slice(0, 2000)}`, {
+  throw answerError(providerId, response);
+}
+
+/**
+ * The ProviderError for a failed answer, quoting it; transient by its status unless the provider
+ * knows better (an expired token it will renew, say).
+ */
+export function answerError(providerId: string, response: OutboundResponse, transient = TRANSIENT.has(response.status) || response.status >= 500): ProviderError {
+  return new ProviderError(`${providerId} answered ${response.status}: ${response.text.slice(0, 2000)}`, {
     transient,
     status: response.status,
     retryAfterMs: retryAfterMs(response.headers["retry-after"]),
@@ -63,7 +70,7 @@ export async function postForm<T = Record<string, unknown>>(
 export function parseJson<T>(text: string): T {
   if (!text.trim()) return {} as T;
   try {
-    return JSON.parse(text) as T;
+    return (JSON.parse(text) ?? {}) as T;
   } catch {
     return {} as T;
   }

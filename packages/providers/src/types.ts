@@ -153,12 +153,18 @@ export class ProviderError extends Error {
   readonly transient: boolean;
   readonly retryAfterMs: number | undefined;
   readonly status: number | undefined;
-  constructor(message: string, options: { transient: boolean; retryAfterMs?: number | undefined; status?: number | undefined; cause?: unknown }) {
+  /** Push tokens the provider reported invalid before the send failed as a whole: removed all the same. */
+  readonly invalidTokens: string[] | undefined;
+  constructor(
+    message: string,
+    options: { transient: boolean; retryAfterMs?: number | undefined; status?: number | undefined; invalidTokens?: string[] | undefined; cause?: unknown },
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "ProviderError";
     this.transient = options.transient;
     this.retryAfterMs = options.retryAfterMs;
     this.status = options.status;
+    this.invalidTokens = options.invalidTokens;
   }
 }
 

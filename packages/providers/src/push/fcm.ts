@@ -1,0 +1,221 @@
+import { importPKCS8, SignJWT } from "jose";
+import { answerError, expectOk, parseJson, postForm, trimSlash } from "../http.js";
+import type { OutboundHttp } from "../outbound.js";
+import type { ProviderFactory } from "../registry.js";
+import type { PushMessage, SendContext } from "../types.js";
+import { missingSetting, ProviderError } from "../types.js";
+import { createTokenCache, fingerprint, objectOf, providerOverrides, requireTokens, sendEachToken, stringOf, type TokenOutcome } from "./common.js";
+
+const ID = "fcm";
+const DEFAULT_BASE = "https://fcm.googleapis.com";
+const DEFAULT_TOKEN_URI = "https://oauth2.googleapis.com/token";
+const SCOPE = "https://www.googleapis.com/auth/firebase.messaging";
+/** Google's access tokens live an hour; a new one is fetched this long before, so none expires mid-send. */
+const RENEW_BEFORE_MS = 5 * 60_000;
+
+interface ServiceAccount {
+  clientEmail: string;
+  privateKey: string;
+  projectId: string;
+  tokenUri: string;
+}
+
+/** The service account JSON (Novu also reads it from `user`); never quoted in errors: it holds the private key. */
+function serviceAccountOf(context: SendContext): ServiceAccount {
+  const text = context.credentials.serviceAccount ?? context.credentials.user;
+  if (!text) throw missingSetting(ID, "serviceAccount");
+  let parsed: Record<string, unknown> | undefined;
+  try {
+    parsed = objectOf(JSON.parse(text));
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed) throw new ProviderError(`${ID}: the integration's serviceAccount is not a JSON object`, { transient: false });
+  const field = (name: string) => {
+    const value = stringOf(parsed[name]);
+    if (!value) throw missingSetting(ID, `serviceAccount.${name}`);
+    return value;
+  };
+  return {
+    clientEmail: field("client_email"),
+    // A key pasted with its line breaks escaped once more still reads as PEM.
+    privateKey: field("private_key").replace(/\\n/g, "\n"),
+    projectId: field("project_id"),
+    tokenUri: stringOf(parsed.token_uri) ?? DEFAULT_TOKEN_URI,
+  };
+}
+
+/** Exchanges a signed assertion (RFC 7523) at the service account's token endpoint for an access token. */
+async function mintAccessToken(account: ServiceAccount, http: OutboundHttp) {
+  let key: Awaited<ReturnType<typeof importPKCS8>>;
+  try {
+    key = await importPKCS8(account.privateKey, "RS256");
+  } catch {
+    throw new ProviderError(`${ID}: the service account's private_key is not a PKCS#8 RSA key`, { transient: false });
+  }
+  const assertion = await new SignJWT({ scope: SCOPE })
+    .setProtectedHeader({ alg: "RS256", typ: "JWT" })
+    .setIssuer(account.clientEmail)
+    .setAudience(account.tokenUri)
+    .setIssuedAt()
+    .setExpirationTime("1h")
+    .sign(key);
+  const answer = await postForm<{ access_token?: unknown; expires_in?: unknown }>(`${ID} token endpoint`, http, account.tokenUri, {
+    grant_type: "urn:ietf:params:oauth:grant-type:jwt-bearer",
+    assertion,
+  });
+  const value = stringOf(answer.access_token);
+  if (!value) throw new ProviderError(`${ID}: the token endpoint answered no access_token`, { transient: false });
+  const lifetimeMs = (typeof answer.expires_in === "number" ? answer.expires_in : 3600) * 1000;
+  return { value, renewAt: Date.now() + lifetimeMs - Math.min(RENEW_BEFORE_MS, lifetimeMs / 2) };
+}
+
+/** FCM data values are strings: others travel as JSON, as Novu sends them. */
+function stringData(payload: Readonly<Record<string, unknown>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(payload).map(([key, value]) => [key, typeof value === "string" ? value : JSON.stringify(value)]));
+}
+
+const renamed = (value: Record<string, unknown>, names: Readonly<Record<string, string>>) =>
+  Object.fromEntries(Object.entries(value).map(([key, entry]) => [names[key] ?? key, entry]));
+
+/** firebase-admin's aps names (what Novu users write in overrides) and the ones Apple reads. */
+const APS_NAMES = { threadId: "thread-id", targetContentId: "target-content-id" };
+const ALERT_NAMES = {
+  locKey: "loc-key",
+  locArgs: "loc-args",
+  titleLocKey: "title-loc-key",
+  titleLocArgs: "title-loc-args",
+  subtitleLocKey: "subtitle-loc-key",
+  subtitleLocArgs: "subtitle-loc-args",
+  actionLocKey: "action-loc-key",
+  launchImage: "launch-image",
+};
+
+/**
+ * Novu hands `android` and `apns` to firebase-admin, which converts a few of its own forms to
+ * the v1 API's: a TTL in milliseconds, `imageUrl`, and camelCase aps keys with boolean flags.
+ * The rest is already v1 JSON (which takes camelCase field names too).
+ */
+function androidConfig(android: Record<string, unknown>): Record<string, unknown> {
+  const { ttl, notification, ...rest } = android;
+  const shown = objectOf(notification);
+  return {
+    ...rest,
+    ...(ttl === undefined ? {} : { ttl: typeof ttl === "number" ? `${ttl / 1000}s` : ttl }),
+    ...(notification === undefined ? {} : { notification: shown ? renamed(shown, { imageUrl: "image" }) : notification }),
+  };
+}
+
+function apnsConfig(apns: Record<string, unknown>): Record<string, unknown> {
+  const { payload, fcmOptions, ...rest } = apns;
+  const options = objectOf(fcmOptions);
+  return {
+    ...rest,
+    ...(payload === undefined ? {} : { payload: apnsPayload(payload) }),
+    ...(options ? { fcm_options: renamed(options, { imageUrl: "image" }) } : {}),
+  };
+}
+
+function apnsPayload(payload: unknown): unknown {
+  const body = objectOf(payload);
+  const aps = objectOf(body?.aps);
+  if (!body || !aps) return payload;
+  const { contentAvailable, mutableContent, alert, ...fields } = aps;
+  const text = objectOf(alert);
+  return {
+    ...body,
+    aps: {
+      ...renamed(fields, APS_NAMES),
+      ...(text ? { alert: renamed(text, ALERT_NAMES) } : alert === undefined ? {} : { alert }),
+      ...(contentAvailable === true ? { "content-available": 1 } : {}),
+      ...(mutableContent === true ? { "mutable-content": 1 } : {}),
+    },
+  };
+}
+
+/**
+ * The HTTP v1 message for one token, as Novu builds its multicast: a `type: "data"` override sends
+ * a data-only message carrying the payload; otherwise a notification whose data is
+ * `overrides.data` (the payload stays out of it, as in Novu: FCM caps a message at a few KB).
+ */
+function fcmMessage(message: PushMessage, token: string): Record<string, unknown> {
+  const { type, android, apns, fcmOptions, webPush, data, ...notification } = providerOverrides(message);
+  const androidOverrides = objectOf(android);
+  const apnsOverrides = objectOf(apns);
+  const platforms = {
+    ...(androidOverrides ? { android: androidConfig(androidOverrides) } : {}),
+    ...(apnsOverrides ? { apns: apnsConfig(apnsOverrides) } : {}),
+    ...(fcmOptions === undefined ? {} : { fcm_options: fcmOptions }),
+    ...(webPush === undefined ? {} : { webpush: webPush }),
+  };
+  if (type === "data") {
+    return { token, data: { ...stringData(message.payload), title: message.title, body: message.content, message: message.content }, ...platforms };
+  }
+  const extra = objectOf(data);
+  return {
+    token,
+    notification: {
+      title: stringOf(notification.title) ?? message.title,
+      body: stringOf(notification.body) ?? message.content,
+      ...(stringOf(notification.imageUrl) ? { image: notification.imageUrl } : {}),
+    },
+    ...(extra ? { data: stringData(extra) } : {}),
+    ...platforms,
+  };
+}
+
+interface GoogleError {
+  error?: { status?: string; message?: string; details?: { errorCode?: string; fieldViolations?: { field?: string }[] }[] };
+}
+
+/** Whether FCM's answer says the token itself is dead: unregistered, or not a registration token at all. */
+function tokenIsInvalid(text: string): boolean {
+  let error: GoogleError["error"];
+  try {
+    error = (JSON.parse(text) as GoogleError).error;
+  } catch {
+    return false;
+  }
+  if (!error) return false;
+  const details = error.details ?? [];
+  if (details.some((detail) => detail.errorCode === "UNREGISTERED")) return true;
+  if (error.status !== "INVALID_ARGUMENT") return false;
+  return (
+    details.some((detail) => (detail.fieldViolations ?? []).some((violation) => violation.field === "message.token")) ||
+    /registration token/i.test(error.message ?? "")
+  );
+}
+
+export const fcm: ProviderFactory = () => {
+  const tokens = createTokenCache();
+  return {
+    id: ID,
+    channel: "push",
+    idempotent: false,
+    async send(message: PushMessage, context: SendContext) {
+      requireTokens(ID, message);
+      const account = serviceAccountOf(context);
+      const accessToken = await tokens.get(context.integrationId, fingerprint(account.clientEmail, account.privateKey, account.tokenUri), () =>
+        mintAccessToken(account, context.http),
+      );
+      const url = `${trimSlash(context.credentials.baseUrl ?? DEFAULT_BASE)}/v1/projects/${encodeURIComponent(account.projectId)}/messages:send`;
+      return sendEachToken(ID, message.tokens, async (token): Promise<TokenOutcome> => {
+        const response = await context.http.request(url, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${accessToken}` },
+          body: JSON.stringify({ message: fcmMessage(message, token) }),
+        });
+        if (response.status === 401) {
+          // A revoked or early-expired token: the next attempt mints a new one.
+          tokens.drop(context.integrationId, accessToken);
+          throw answerError(ID, response, true);
+        }
+        if (response.status >= 400 && response.status < 500 && tokenIsInvalid(response.text)) {
+          return { sent: false, invalid: true, error: answerError(ID, response, false) };
+        }
+        expectOk(ID, response);
+        return { sent: true, id: stringOf(parseJson<{ name?: unknown }>(response.text).name) };
+      });
+    },
+  };
+};

@@ -1,0 +1,79 @@
+import { createHash } from "node:crypto";
+import { postJson, trimSlash } from "../http.js";
+import type { ProviderFactory } from "../registry.js";
+import type { PushMessage, SendContext, SendResult } from "../types.js";
+import { missingSetting, ProviderError } from "../types.js";
+import { objectOf, providerOverrides, requireTokens, stringOf } from "./common.js";
+
+const ID = "one-signal";
+const DEFAULT_BASE = "https://api.onesignal.com";
+
+/**
+ * OneSignal deduplicates on `idempotency_key` but takes only UUIDs there: the message's key is
+ * turned into one, the same for every attempt at the message.
+ */
+function uuidOf(key: string): string {
+  const bytes = createHash("sha256").update(key).digest().subarray(0, 16);
+  bytes[6] = ((bytes[6] ?? 0) & 0x0f) | 0x40;
+  bytes[8] = ((bytes[8] ?? 0) & 0x3f) | 0x80;
+  const hex = bytes.toString("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** The notification as Novu builds it (the subscriber's tokens are OneSignal player / subscription ids). */
+function notificationBody(message: PushMessage, appId: string, idempotencyKey: string): Record<string, unknown> {
+  const { sound, ...overrides } = providerOverrides(message);
+  const icon = overrides.icon;
+  return {
+    app_id: appId,
+    include_player_ids: message.tokens,
+    headings: { en: message.title },
+    contents: { en: message.content },
+    ...(overrides.subtitle === undefined ? {} : { subtitle: { en: overrides.subtitle } }),
+    data: message.payload,
+    ios_badge_type: "Increase",
+    ios_badge_count: 1,
+    ios_sound: sound,
+    android_sound: sound,
+    mutable_content: overrides.mutableContent,
+    android_channel_id: overrides.channelId,
+    small_icon: icon,
+    large_icon: icon,
+    chrome_icon: icon,
+    firefox_icon: icon,
+    ios_category: overrides.categoryId,
+    idempotency_key: uuidOf(idempotencyKey),
+  };
+}
+
+export const oneSignal: ProviderFactory = () => ({
+  id: ID,
+  channel: "push",
+  idempotent: true,
+  async send(message: PushMessage, context: SendContext): Promise<SendResult> {
+    requireTokens(ID, message);
+    const { apiKey, applicationId, baseUrl } = context.credentials;
+    if (!apiKey) throw missingSetting(ID, "apiKey");
+    if (!applicationId) throw missingSetting(ID, "applicationId");
+    // App API keys of the current kind go with the `Key` scheme; legacy REST API keys with `Basic`.
+    const authorization = apiKey.startsWith("os_v2_") ? `Key ${apiKey}` : `Basic ${apiKey}`;
+    const answer = await postJson<{ id?: unknown; errors?: unknown }>(
+      ID,
+      context.http,
+      `${trimSlash(baseUrl ?? DEFAULT_BASE)}/notifications`,
+      notificationBody(message, applicationId, context.idempotencyKey),
+      { authorization },
+    );
+    const reported = objectOf(answer.errors)?.invalid_player_ids;
+    const invalidTokens = Array.isArray(reported) ? reported.filter((token): token is string => typeof token === "string") : [];
+    const id = stringOf(answer.id);
+    // An answer without an id created nothing: none of the tokens is subscribed.
+    if (!id) {
+      throw new ProviderError(`${ID}: no notification was created: ${JSON.stringify(answer.errors ?? null).slice(0, 2000)}`, {
+        transient: false,
+        ...(invalidTokens.length > 0 ? { invalidTokens } : {}),
+      });
+    }
+    return { id, ...(invalidTokens.length > 0 ? { invalidTokens } : {}) };
+  },
+});

@@ -1,0 +1,38 @@
+import { createHmac } from "node:crypto";
+import { expectOk, parseJson } from "../http.js";
+import type { ProviderFactory } from "../registry.js";
+import type { PushMessage, SendContext } from "../types.js";
+import { missingSetting } from "../types.js";
+
+const ID = "push-webhook";
+
+/** Novu's body: the message, with the subscriber inside the payload. */
+function webhookBody(message: PushMessage): string {
+  return JSON.stringify({
+    target: message.tokens,
+    title: message.title,
+    content: message.content,
+    overrides: message.overrides,
+    payload: { ...message.payload, subscriber: message.subscriber },
+  });
+}
+
+export const pushWebhook: ProviderFactory = () => ({
+  id: ID,
+  channel: "push",
+  idempotent: false,
+  async send(message: PushMessage, context: SendContext) {
+    const { webhookUrl, secretKey } = context.credentials;
+    if (!webhookUrl) throw missingSetting(ID, "webhookUrl");
+    if (!secretKey) throw missingSetting(ID, "secretKey");
+    const body = webhookBody(message);
+    // The receiver checks the signature over the exact bytes it receives: sign the string that is sent.
+    const signature = createHmac("sha256", secretKey).update(body, "utf8").digest("hex");
+    const response = expectOk(
+      ID,
+      await context.http.request(webhookUrl, { method: "POST", headers: { "content-type": "application/json", "x-novu-signature": signature }, body }),
+    );
+    const id = parseJson<{ id?: unknown }>(response.text).id;
+    return typeof id === "string" || typeof id === "number" ? { id: String(id) } : {};
+  },
+});

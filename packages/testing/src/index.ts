@@ -2,3 +2,4 @@ export * from "./database.js";
 export * from "./wait.js";
 export * from "./rpc.js";
 export * from "./explain.js";
+export * from "./receivers.js";

@@ -4,6 +4,7 @@ import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import { deliveriesV1, messagesV1, type integrationsV1 } from "@notify/proto";
 import {
   OutboundRefused,
+  renderEmailBody,
   ProviderError,
   type DeliveryChannel,
   type MessageByChannel,
@@ -88,22 +89,12 @@ function credentialsOf(integration: integrationsV1.Integration): ProviderCredent
   return { ...rest, ...(tlsOptions ? { tlsOptions } : {}) };
 }
 
-// Replaced by the providers package's email body renderer when it lands.
-function emailBody(content: { html: string } | { blocks: { type: string; content: string; url?: string | undefined }[] }): { html: string; text: string } {
-  const html = "html" in content ? content.html : content.blocks.map((block) => (block.type === "button" ? `<a href="${block.url ?? ""}">${block.content}</a>` : `<p>${block.content}</p>`)).join("");
-  return { html, text: html.replace(/<[^>]+>/g, "") };
-}
-
 function messageFor(job: deliveriesV1.DeliveryJob): MessageByChannel[DeliveryChannel] | undefined {
   const content = job.content;
   switch (content.case) {
     case "email": {
       const email = content.value;
-      const body = emailBody(
-        email.body.case === "blocks"
-          ? { blocks: email.body.value.blocks.map((block) => ({ type: block.type, content: block.content, url: block.url, textAlign: block.textAlign })) }
-          : { html: email.body.value ?? "" },
-      );
+      const body = renderEmailBody(email.body.case === "blocks" ? email.body.value.blocks : (email.body.value ?? ""));
       return {
         to: email.to,
         cc: email.cc,

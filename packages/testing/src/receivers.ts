@@ -1,0 +1,98 @@
+import { createServer, type IncomingHttpHeaders } from "node:http";
+import type { AddressInfo } from "node:net";
+import { simpleParser, type ParsedMail } from "mailparser";
+import { SMTPServer } from "smtp-server";
+
+/** One request as a receiver saw it. */
+export interface Received {
+  method: string;
+  /** Path and query. */
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+export interface Answer {
+  status?: number;
+  headers?: Record<string, string>;
+  /** Objects are sent as JSON. */
+  body?: string | object;
+}
+
+/** A local stand-in for a vendor's API: records every request and answers what `respond` says (a promise that never settles: no answer). */
+export interface Receiver {
+  url: string;
+  received: Received[];
+  respond: (request: Received) => Answer | Promise<Answer>;
+  close(): Promise<void>;
+}
+
+export async function startReceiver(respond: Receiver["respond"] = () => ({})): Promise<Receiver> {
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", () => {
+      const seen: Received = { method: request.method ?? "", url: request.url ?? "", headers: request.headers, body: Buffer.concat(chunks).toString("utf8") };
+      receiver.received.push(seen);
+      void Promise.resolve(receiver.respond(seen)).then((answer) => {
+        const json = typeof answer.body === "object";
+        response.writeHead(answer.status ?? 200, { "content-type": json ? "application/json" : "text/plain", ...answer.headers });
+        response.end(json ? JSON.stringify(answer.body) : (answer.body ?? ""));
+      });
+    });
+  });
+  const receiver: Receiver = {
+    url: "",
+    received: [],
+    respond,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return receiver;
+}
+
+export interface ReceivedMail {
+  /** MAIL FROM and RCPT TO. */
+  envelope: { from: string; to: string[] };
+  mail: ParsedMail;
+  raw: string;
+}
+
+export interface SmtpSink {
+  port: number;
+  received: ReceivedMail[];
+  close(): Promise<void>;
+}
+
+/** A local SMTP server (no TLS, no auth required) that keeps every mail it accepts. */
+export async function startSmtpSink(): Promise<SmtpSink> {
+  const received: ReceivedMail[] = [];
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ["STARTTLS", "AUTH"],
+    logger: false,
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+      stream.on("end", () => {
+        const raw = Buffer.concat(chunks).toString("utf8");
+        simpleParser(raw).then(
+          (mail) => {
+            const from = session.envelope.mailFrom ? session.envelope.mailFrom.address : "";
+            received.push({ envelope: { from, to: session.envelope.rcptTo.map((rcpt) => rcpt.address) }, mail, raw });
+            callback();
+          },
+          (error: Error) => callback(error),
+        );
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.server.address() as AddressInfo).port;
+  return { port, received, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}

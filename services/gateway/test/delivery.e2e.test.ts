@@ -192,6 +192,25 @@ describe("chat webhooks: retries, refusals and the budget", () => {
     expect((await messagesOf("t-chat-hang", "chat"))[0]).toMatchObject({ status: "error", deliveredAt: [] });
   }, 40_000);
 
+  it("runs the steps after a shouldStopOnFail send once it succeeded, and never after it failed", async () => {
+    const stopping = await createWorkflow("Chat then inbox", [
+      { template: { type: "chat", content: "first" }, shouldStopOnFail: true },
+      { template: { type: "in_app", content: "after the chat" } },
+    ]);
+    answers.set("/refuses", [400]);
+    const send = async (subscriberId: string, hook: string, transactionId: string) => {
+      const to = { subscriberId, channels: [{ providerId: "slack", credentials: { webhookUrl: `${receiver.url}${hook}` } }] };
+      await stack.request("POST", "/v1/events/trigger", { name: stopping, to, transactionId });
+    };
+    await send("goes-on", "/accepts", "t-stop-ok");
+    await send("stops", "/refuses", "t-stop-bad");
+    await settledMessage("t-stop-ok", "in_app", () => true);
+    expect((await messagesOf("t-stop-ok", "chat"))[0]?.status).toBe("sent");
+    await settledMessage("t-stop-bad", "chat", (candidate) => candidate.status === "error");
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await messagesOf("t-stop-bad", "in_app")).toEqual([]);
+  });
+
   it("refuses a webhook on a link-local address without calling it", async () => {
     const to = { subscriberId: "metadata-user", channels: [{ providerId: "slack", credentials: { webhookUrl: "http://169.254.169.254/latest/meta-data" } }] };
     await stack.request("POST", "/v1/events/trigger", { name: workflow, to, transactionId: "t-chat-metadata" });

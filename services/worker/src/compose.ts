@@ -64,6 +64,8 @@ interface Outcome {
 export interface DeliveryPlan {
   integration: integrationsV1.Integration;
   content: deliveriesV1.DeliveryJob["content"];
+  /** The rest of the subscriber's run, when it waits for this send (shouldStopOnFail). */
+  then?: triggersV1.TriggerJob | undefined;
 }
 
 /** A message as composed, with its send when it has one (email, sms, chat, push with an address). */

@@ -71,6 +71,7 @@ export async function writeAndHandOver(
         providerId: delivery!.integration.providerId,
         createdAt,
         content: delivery!.content,
+        ...(delivery!.then ? { then: delivery!.then } : {}),
       });
     });
     await publish(jobs);

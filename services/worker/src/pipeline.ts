@@ -3,7 +3,7 @@ import { clone, create, type JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { messagesV1, subscribersV1, triggersV1, type integrationsV1, type topicsV1, type workflowsV1 } from "@notify/proto";
 import { scopeHeaders, type Logger } from "@notify/runtime";
-import { composeMessages, subscriberVariables, type Composed, type RecipientProfile, type RunContext } from "./compose.js";
+import { composeMessages, subscriberVariables, type Composed, type DeliveryPlan, type RecipientProfile, type RunContext } from "./compose.js";
 import { writeAndHandOver, type PublishDeliveries } from "./deliveries.js";
 import { stepPasses, type StepFilter } from "./filters.js";
 import { delayUntil } from "./delay.js";
@@ -118,6 +118,12 @@ interface DigestStop {
   index: number;
   stepId: string;
   plan: DigestPlan;
+}
+
+/** A step that stops on failure and has a send: the run goes on from `fromStep` once `send` succeeds. */
+interface WaitForSend {
+  fromStep: number;
+  send: DeliveryPlan;
 }
 
 /** One subscriber's run of a share's job, from step `from` with `step` as the template's `step`. */
@@ -341,6 +347,9 @@ async function deliverShares(
         paused.set(key, entry);
       }
       if (composed.digest) stops.push({ run, stop: composed.digest });
+      if (composed.waitsFor) {
+        composed.waitsFor.send.then = resumptionOf(job, [run.subscriber.id], composed.waitsFor.fromStep, run.digestId ? [run.digestId] : []);
+      }
     }
     const digested = await enterDigests(stops, call, deps);
     runs = stops.flatMap(({ run, stop }, index) =>
@@ -350,17 +359,19 @@ async function deliverShares(
   const created = await writeAndHandOver(messages, shares[0]!.run.job, deps.clients.messages, deps.publishDeliveries, call);
   const resumptions = [...paused.values()].flatMap(({ job, pause, subscriberIds, digestIds }) =>
     chunks(subscriberIds).map((ids, part) => {
-      const resumption = clone(triggersV1.TriggerJobSchema, job);
-      resumption.resumption = create(triggersV1.ResumptionSchema, {
-        subscriberIds: ids,
-        fromStep: pause.fromStep,
-        digestIds: digestIds.slice(part * CHUNK, (part + 1) * CHUNK),
-      });
+      const resumption = resumptionOf(job, ids, pause.fromStep, digestIds.slice(part * CHUNK, (part + 1) * CHUNK));
       return { runAt: timestampFromDate(pause.runAt), job: resumption };
     }),
   );
   for (const part of chunks(resumptions)) await deps.clients.triggers.scheduleJobs({ jobs: part }, call);
   return created;
+}
+
+/** The job that runs the rest of a workflow for these subscribers, from step `fromStep`. */
+function resumptionOf(job: triggersV1.TriggerJob, subscriberIds: string[], fromStep: number, digestIds: string[]): triggersV1.TriggerJob {
+  const resumption = clone(triggersV1.TriggerJobSchema, job);
+  resumption.resumption = create(triggersV1.ResumptionSchema, { subscriberIds, fromStep, digestIds });
+  return resumption;
 }
 
 const payloadOf = (job: triggersV1.TriggerJob) => (job.event?.payload ?? {}) as JsonObject;
@@ -415,7 +426,7 @@ async function composeForSubscriber(
   deps: PipelineDeps,
   from: number,
   stepData: Record<string, unknown>,
-): Promise<{ messages: Composed[]; pause?: Pause; digest?: DigestStop }> {
+): Promise<{ messages: Composed[]; pause?: Pause; digest?: DigestStop; waitsFor?: WaitForSend }> {
   const { job } = run;
   const workflow = job.workflow!;
   const payload = payloadOf(job);
@@ -470,6 +481,9 @@ async function composeForSubscriber(
     }
     produced.push(...messages);
     if (main.shouldStopOnFail && messages.some((composed) => composed.message.status === messagesV1.MessageStatus.ERROR)) break;
+    // The rest waits for the send: it runs once the provider accepted the message, never if it failed.
+    const send = main.shouldStopOnFail ? messages.find((composed) => composed.delivery)?.delivery : undefined;
+    if (send) return { messages: produced, waitsFor: { fromStep: index + 1, send } };
   }
   return { messages: produced };
 }

@@ -1,7 +1,7 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
-import { deliveriesV1, messagesV1, type integrationsV1 } from "@notify/proto";
+import { deliveriesV1, messagesV1, type integrationsV1, type triggersV1 } from "@notify/proto";
 import {
   OutboundRefused,
   renderEmailBody,
@@ -23,6 +23,8 @@ export interface DeliveryStageDeps {
   outbound: OutboundHttp;
   integrations: Client<typeof integrationsV1.IntegrationService>;
   messages: Client<typeof messagesV1.MessageService>;
+  /** Schedules the rest of a run that waited for a send. */
+  triggers: Client<typeof triggersV1.TriggerService>;
   log: Logger;
   /** How long after its message was written a send may still be retried. */
   budgetMs: number;
@@ -231,10 +233,20 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     await record({ job, attempt: lease.attempts, status: messagesV1.AttemptStatus.FAILED, startedAt: new Date(), durationMs: 0, detail: errorText, errorId, errorText });
   }
 
+  /**
+   * Runs the rest of a run that waited for this send. Scheduling the same resumption twice keeps
+   * one, so a job seen again after its send may schedule it again (the first may have been lost).
+   */
+  async function goOn(job: deliveriesV1.DeliveryJob): Promise<void> {
+    if (!job.then) return;
+    await deps.triggers.scheduleJobs({ jobs: [{ runAt: timestampFromDate(new Date()), job: job.then }] }, { headers: scopeHeaders(job) });
+  }
+
   /** A lease that was not claimed: its send finished (record it again, in case that record was lost) or is under way elsewhere. */
   async function settled(job: deliveriesV1.DeliveryJob, lease: store.Lease): Promise<void | Later> {
     const base = { job, attempt: lease.attempts, startedAt: lease.updated_at, durationMs: 0 };
     if (lease.state === "sent") {
+      await goOn(job);
       await record({ ...base, status: messagesV1.AttemptStatus.SUCCESS, detail: "Message sent", providerMessageId: lease.provider_message_id ?? undefined });
       return undefined;
     }
@@ -284,6 +296,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     }
     const durationMs = Date.now() - startedAt.getTime();
     await finishes.submit("", { messageId: job.messageId, state: "sent", providerMessageId: result.id });
+    await goOn(job);
     await record({
       job,
       attempt: lease.attempts,

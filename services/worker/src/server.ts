@@ -113,6 +113,7 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
     outbound,
     integrations: clients.integrations,
     messages: clients.messages,
+    triggers: clients.triggers,
     log,
     budgetMs: config.DELIVERY_BUDGET_MS,
     perIntegration: config.DELIVERY_CONCURRENCY_PER_INTEGRATION,

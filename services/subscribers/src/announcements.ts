@@ -15,6 +15,7 @@ export function announcingWrites(service: Service, announce: Announce): Service 
     ensureSubscribers: announcing(announce, service.ensureSubscribers, (request) => request.subscribers.map((entry) => entry.subscriberId)),
     updateChannelCredentials: announcing(announce, service.updateChannelCredentials, bySubscriberId),
     deleteChannelCredentials: announcing(announce, service.deleteChannelCredentials, bySubscriberId),
+    removeDeviceTokens: announcing(announce, service.removeDeviceTokens, bySubscriberId),
     applyChannelCredentials: announcing(announce, service.applyChannelCredentials, (request) => request.entries.map((entry) => entry.subscriberId)),
   };
 }

@@ -14,7 +14,7 @@ import {
   type Pool,
   type Scope,
 } from "@notify/runtime";
-import { channelWriteErrors, describeErrors, mergeChannel, tokenLimitErrors, withoutProvider, type ChannelWrite } from "./channels.js";
+import { channelWriteErrors, describeErrors, MAX_DEVICE_TOKENS, mergeChannel, tokenLimitErrors, withoutProvider, withoutTokens, type ChannelWrite } from "./channels.js";
 import type { StoredChannel } from "./store.js";
 import { subscriberFromRow } from "./mapping.js";
 import * as store from "./store.js";
@@ -58,7 +58,7 @@ export interface ChannelWriter {
 
 type Handlers = Pick<
   ServiceImpl<typeof subscribersV1.SubscriberService>,
-  "updateChannelCredentials" | "deleteChannelCredentials" | "applyChannelCredentials"
+  "updateChannelCredentials" | "deleteChannelCredentials" | "applyChannelCredentials" | "removeDeviceTokens"
 >;
 
 const integrationKey = (write: ChannelWrite) => JSON.stringify([write.providerId, write.integrationIdentifier ?? null]);
@@ -153,6 +153,21 @@ export function createChannelHandlers({ pool, integrations }: ChannelHandlerDeps
       const outcome = outcomes[0]!;
       if (!outcome.applied) throw outcome.error;
       return subscriberFromRow(rows.get(request.subscriberId)!);
+    },
+
+    async removeDeviceTokens(request, context) {
+      const scope = scopeOf(context);
+      if (request.tokens.length > MAX_DEVICE_TOKENS) throw invalidField("tokens", `at most ${MAX_DEVICE_TOKENS} tokens per call`, request.tokens.length);
+      const tokens = new Set(request.tokens);
+      return withTransaction(pool, async (tx) => {
+        const row = await store.selectSubscriberForUpdate(tx, scope.environmentId, request.subscriberId);
+        if (!row) return { removed: 0 };
+        const count = (channels: readonly StoredChannel[]) => channels.reduce((sum, channel) => sum + channel.credentials.deviceTokens.length, 0);
+        const remaining = withoutTokens(row.channels, request.integrationId, tokens);
+        const removed = count(row.channels) - count(remaining);
+        if (removed > 0) await store.updateChannels(tx, scope.environmentId, [{ id: row.id, channels: remaining }]);
+        return { removed };
+      });
     },
 
     async deleteChannelCredentials(request, context) {

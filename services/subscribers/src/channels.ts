@@ -134,6 +134,15 @@ export function mergeChannel(
 }
 
 /** The subscriber's channels without those of `providerId`. */
+/** The channels with these tokens gone from the channel bound to `integrationId`. */
+export function withoutTokens(channels: readonly StoredChannel[], integrationId: string, tokens: ReadonlySet<string>): StoredChannel[] {
+  return channels.map((channel) =>
+    channel.integrationId === integrationId
+      ? { ...channel, credentials: { ...channel.credentials, deviceTokens: channel.credentials.deviceTokens.filter((token) => !tokens.has(token)) } }
+      : channel,
+  );
+}
+
 export const withoutProvider = (channels: readonly StoredChannel[], providerId: string) =>
   channels.filter((channel) => channel.providerId !== providerId);
 

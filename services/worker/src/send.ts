@@ -1,7 +1,7 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
-import { deliveriesV1, messagesV1, type integrationsV1, type triggersV1 } from "@notify/proto";
+import { deliveriesV1, messagesV1, type integrationsV1, type subscribersV1, type triggersV1 } from "@notify/proto";
 import {
   OutboundRefused,
   renderEmailBody,
@@ -25,6 +25,8 @@ export interface DeliveryStageDeps {
   messages: Client<typeof messagesV1.MessageService>;
   /** Schedules the rest of a run that waited for a send. */
   triggers: Client<typeof triggersV1.TriggerService>;
+  /** Drops push tokens a provider reported invalid. */
+  subscribers: Client<typeof subscribersV1.SubscriberService>;
   log: Logger;
   /** How long after its message was written a send may still be retried. */
   budgetMs: number;
@@ -242,6 +244,15 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     await deps.triggers.scheduleJobs({ jobs: [{ runAt: timestampFromDate(new Date()), job: job.then }] }, { headers: scopeHeaders(job) });
   }
 
+  /** Removes the push tokens a provider reported invalid from the subscriber's channel; a failure here loses no send. */
+  async function dropInvalidTokens(job: deliveriesV1.DeliveryJob, tokens: readonly string[] | undefined): Promise<void> {
+    if (!tokens?.length || job.content.case !== "push") return;
+    const request = { subscriberId: job.externalSubscriberId, integrationId: job.content.value.channelIntegrationId, tokens: [...tokens] };
+    await deps.subscribers.removeDeviceTokens(request, { headers: scopeHeaders(job) }).catch((error: unknown) => {
+      log.warn({ err: error, messageId: job.messageId }, "invalid push tokens not removed");
+    });
+  }
+
   /** A lease that was not claimed: its send finished (record it again, in case that record was lost) or is under way elsewhere. */
   async function settled(job: deliveriesV1.DeliveryJob, lease: store.Lease): Promise<void | Later> {
     const base = { job, attempt: lease.attempts, startedAt: lease.updated_at, durationMs: 0 };
@@ -283,6 +294,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
       });
     } catch (error) {
       const durationMs = Date.now() - startedAt.getTime();
+      if (error instanceof ProviderError) await dropInvalidTokens(job, error.invalidTokens);
       const failure = failureOf(error);
       const errorText = redact(failure.text, credentials);
       const errorId = FAILURE_ERROR_IDS[channel];
@@ -296,6 +308,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     }
     const durationMs = Date.now() - startedAt.getTime();
     await finishes.submit("", { messageId: job.messageId, state: "sent", providerMessageId: result.id });
+    await dropInvalidTokens(job, result.invalidTokens);
     await goOn(job);
     await record({
       job,

@@ -114,6 +114,7 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
     integrations: clients.integrations,
     messages: clients.messages,
     triggers: clients.triggers,
+    subscribers: clients.subscribers,
     log,
     budgetMs: config.DELIVERY_BUDGET_MS,
     perIntegration: config.DELIVERY_CONCURRENCY_PER_INTEGRATION,

@@ -1,5 +1,6 @@
+import { parseCidrs } from "@notify/providers";
 import { z } from "zod";
-import { commonEnv, rpcClientEnv, jobStreamEnv, loadConfig, port, url, type Env } from "@notify/runtime";
+import { commonEnv, rpcClientEnv, jobStreamEnv, loadConfig, parsedText, port, url, type Env } from "@notify/runtime";
 
 const schema = z.object({
   ...commonEnv,
@@ -21,6 +22,8 @@ const schema = z.object({
    * and 6.5-6.9 with 12, the single triggers keeping 80-85 %, 74-80 % and 67-75 % of their rate.
    */
   WORKER_PAGES_IN_FLIGHT: z.coerce.number().int().min(1).max(32).default(8),
+  /** Ranges user-set URLs may reach besides the public internet (README: Outbound safety). */
+  OUTBOUND_ALLOWED_CIDRS: parsedText(parseCidrs),
   /** The health endpoint (/livez, /readyz): the worker serves nothing else. */
   WORKER_HOST: z.string().default("127.0.0.1"),
   WORKER_PORT: port(50060),

@@ -53,6 +53,11 @@ export interface StackOptions {
   natsUrl?: string;
   /** More variables of the gateway (a short RPC deadline, say). */
   gatewayEnv?: Record<string, string>;
+  /**
+   * OUTBOUND_ALLOWED_CIDRS of the gateway and the worker: none by default, so user-set URLs are
+   * vetted as in production; tests delivering to local receivers allow 127.0.0.0/8.
+   */
+  outboundAllowedCidrs?: string;
 }
 
 /** Every service and the gateway in this process, on free ports, over a fresh database. */
@@ -104,7 +109,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     MESSAGES_URL: `http://127.0.0.1:${messages.port}`,
     TRIGGERS_URL: `http://127.0.0.1:${triggers.port}`,
   };
-  const workerEnv = { ...quiet, ...jobs, ...serviceUrls, DATABASE_URL: database.url, WORKER_PORT: "0" };
+  const outbound = { OUTBOUND_ALLOWED_CIDRS: options.outboundAllowedCidrs ?? "" };
+  const workerEnv = { ...quiet, ...jobs, ...serviceUrls, ...outbound, DATABASE_URL: database.url, WORKER_PORT: "0" };
   const worker = options.worker === false ? undefined : await startWorker(readWorkerConfig(workerEnv));
   // A key per stack: cached key lookups in the shared Redis must not leak between test files.
   const key = randomBytes(16).toString("hex");
@@ -117,6 +123,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       BOOTSTRAP_API_KEY: key,
       ...serviceUrls,
       NATS_URL: jobs.NATS_URL,
+      ...outbound,
       ...options.gatewayEnv,
     }),
   );

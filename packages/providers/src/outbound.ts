@@ -65,10 +65,17 @@ type Range = [Address, number];
 const cidr = (text: string) => ipaddr.parseCIDR(text) as Range;
 
 /**
- * Link-local ranges (cloud metadata lives there) and the metadata addresses outside them stay
+ * Link-local ranges (cloud metadata lives there) and the metadata addresses outside them (AWS's
+ * IPv6 one, Alibaba's, Azure's platform endpoint, which is otherwise a public address) stay
  * refused under a broad allowed range: only an allowed range that lies inside one of these opens it.
  */
-const EXPLICIT_ONLY: readonly Range[] = [cidr("169.254.0.0/16"), cidr("fe80::/10"), cidr("fd00:ec2::254/128"), cidr("100.100.100.200/32")];
+const EXPLICIT_ONLY: readonly Range[] = [
+  cidr("169.254.0.0/16"),
+  cidr("fe80::/10"),
+  cidr("fd00:ec2::254/128"),
+  cidr("100.100.100.200/32"),
+  cidr("168.63.129.16/32"),
+];
 
 /** Parses OUTBOUND_ALLOWED_CIDRS (comma-separated); throws naming the entry that is not a range. */
 export function parseCidrs(text: string): string[] {

@@ -88,6 +88,7 @@ const FORBIDDEN: [host: string, reason: RegExp][] = [
   ["0177.0.0.1", /127\.0\.0\.1 is a loopback address/], // octal
   ["0x7f.1", /127\.0\.0\.1 is a loopback address/], // mixed, shortened
   ["127.1", /127\.0\.0\.1 is a loopback address/], // shortened
+  ["127.0.0.1.", /127\.0\.0\.1 is a loopback address/], // trailing dot
   ["10.0.0.1", /private/],
   ["172.16.0.1", /private/],
   ["192.168.1.1", /private/],
@@ -98,6 +99,7 @@ const FORBIDDEN: [host: string, reason: RegExp][] = [
   ["100.100.100.200", /metadata/], // Alibaba Cloud's metadata service, inside CGNAT
   ["[fc00::1]", /uniqueLocal/],
   ["[fd00:ec2::254]", /metadata/], // AWS's IPv6 metadata service
+  ["168.63.129.16", /metadata/], // Azure's platform endpoint, a public address otherwise
   ["224.0.0.1", /multicast/],
   ["[ff02::1]", /multicast/],
   ["0.0.0.0", /unspecified/],

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startStack, type Stack } from "./stack.js";
+import { startStack, type Reply, type Stack } from "./stack.js";
 
 /** URLs the outbound guard refuses: every form must be refused as it is written, naming the field. */
 const FORBIDDEN_URLS = [
@@ -30,7 +30,7 @@ afterAll(async () => {
 
 const channelsOf = async (subscriberId: string) => (await stack.request("GET", `/v1/subscribers/${subscriberId}`)).body.data.channels;
 
-function expectRefused(reply: { status: number; body: any }, field: string, value: string) {
+function expectRefused(reply: Reply, field: string, value: string) {
   expect(reply.status).toBe(422);
   expect(reply.body.errors[field]).toEqual({ messages: [expect.stringMatching(/ must reach a public address: /)], value });
 }

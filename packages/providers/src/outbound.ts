@@ -134,11 +134,22 @@ function refusalOfOne(address: Address, allowed: readonly Range[]): string | und
   return kind === "unicast" ? undefined : `${address.toString()} is a ${kind} address`;
 }
 
+/** Allowed ranges parsed once per list: calls to IP literals vet their address on every request. */
+const parsedAllowed = new WeakMap<readonly string[], readonly Range[]>();
+function allowedRanges(cidrs: readonly string[]): readonly Range[] {
+  let ranges = parsedAllowed.get(cidrs);
+  if (!ranges) {
+    ranges = cidrs.map(cidr);
+    parsedAllowed.set(cidrs, ranges);
+  }
+  return ranges;
+}
+
 /** Why an address (an IP literal in standard notation) may not be reached, or undefined when it may. */
 export function refusalOf(text: string, policy: AddressPolicy): string | undefined {
   if (!ipaddr.isValid(text)) return `"${text}" is not an IP address`;
   const address = ipaddr.parse(text);
-  const allowed = policy.allowedCidrs.map(cidr);
+  const allowed = allowedRanges(policy.allowedCidrs);
   for (const destination of destinations(address)) {
     const refusal = refusalOfOne(destination, allowed);
     if (refusal) return destination === address ? refusal : `${text} leads to ${refusal}`;

@@ -24,6 +24,20 @@ export const port = (fallback: number) => z.coerce.number().int().min(0).max(655
 
 export const url = (fallback: string) => z.string().url().default(fallback);
 
+/** A variable read by `parse`, whose error (it throws on what it cannot read) becomes the variable's problem. */
+export const parsedText = <T>(parse: (text: string) => T, fallback = "") =>
+  z
+    .string()
+    .default(fallback)
+    .transform((text, ctx) => {
+      try {
+        return parse(text);
+      } catch (error) {
+        ctx.addIssue({ code: "custom", message: error instanceof Error ? error.message : String(error) });
+        return z.NEVER;
+      }
+    });
+
 export const logLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info");
 
 /** Variables every process reads. */

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import Router from "@koa/router";
+import type { NamePolicy } from "@notify/providers";
 import { scopeHeaders, type Logger, type Scope } from "@notify/runtime";
 import Koa, { type Context, type Next } from "koa";
 import { authMiddleware, type AuthDeps } from "./auth.js";
@@ -9,7 +10,7 @@ import { errorMiddleware } from "./errors.js";
 import { livez, readyz, type ReadinessDeps } from "./health.js";
 import { idempotencyMiddleware, type IdempotencyDeps } from "./idempotency.js";
 import { JsonBytes, type Route, type RouteCall } from "./route.js";
-import { parseOrThrow } from "./validation.js";
+import { outboundCheck, parseOrThrow } from "./validation.js";
 
 export interface AppDeps {
   log: Logger;
@@ -18,6 +19,8 @@ export interface AppDeps {
   auth: AuthDeps;
   idempotency: IdempotencyDeps;
   readiness: ReadinessDeps;
+  /** What user-set destinations (webhook URLs, provider hosts) may be written. */
+  outbound: NamePolicy;
 }
 
 /** Request id (taken from the client when it sends a sane one) and one access-log line per request. */
@@ -96,7 +99,8 @@ const ENVELOPE_END = Buffer.from("}");
  * A replay of a sensitive route (`ctx.state.replayOf`, set by the idempotency middleware) reads
  * the outcome again instead of running the route.
  */
-function execute(route: Route, clients: Clients) {
+function execute(route: Route, clients: Clients, outbound: NamePolicy) {
+  const vetDestinations = outboundCheck(route.body);
   return async (ctx: Context) => {
     // %00 is the only way a URL carries a NUL character.
     if (ctx.originalUrl.includes("%00")) {
@@ -106,6 +110,8 @@ function execute(route: Route, clients: Clients) {
     const params = parseOrThrow(route.params, ctx.params);
     const query = parseOrThrow(route.query, ctx.query);
     const body = parseOrThrow(route.body, ctx.state.body);
+    const vetting = vetDestinations?.(body, outbound);
+    if (vetting) await vetting;
     const scope = ctx.state.scope as Scope;
     ctx.state.executed = true;
     const input = { params, query, body, scope, clients, call: new RequestCall(scope, ctx) };
@@ -138,7 +144,7 @@ export function createApp(deps: AppDeps): Koa {
   const authenticate = authMiddleware(deps.auth);
   const idempotent = idempotencyMiddleware(deps.idempotency);
   for (const route of deps.routes) {
-    router.register(route.path, [route.method], [authenticate, bodyReader(route), idempotent(route), execute(route, deps.clients)]);
+    router.register(route.path, [route.method], [authenticate, bodyReader(route), idempotent(route), execute(route, deps.clients, deps.outbound)]);
   }
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: false }));

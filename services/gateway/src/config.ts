@@ -1,5 +1,6 @@
+import { parseCidrs } from "@notify/providers";
 import { z } from "zod";
-import { commonEnv, rpcClientEnv, loadConfig, port, url, type Env } from "@notify/runtime";
+import { commonEnv, rpcClientEnv, loadConfig, parsedText, port, url, type Env } from "@notify/runtime";
 
 const schema = z.object({
   ...commonEnv,
@@ -24,6 +25,8 @@ const schema = z.object({
    * this, against a 512 MiB limit in deploy/.
    */
   FEED_CACHE_MB: z.coerce.number().int().min(0).max(4096).default(32),
+  /** Ranges user-set URLs may reach besides the public internet (README: Outbound safety). */
+  OUTBOUND_ALLOWED_CIDRS: parsedText(parseCidrs),
   /** Time a readiness probe waits for each dependency. */
   READINESS_TIMEOUT_MS: z.coerce.number().int().min(50).default(1_000),
 });

@@ -59,6 +59,7 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
     routes,
     auth: { pool, redis, cacheSeconds: config.API_KEY_CACHE_SECONDS },
     idempotency: { redis, ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS, log },
+    outbound: { allowedCidrs: config.OUTBOUND_ALLOWED_CIDRS },
     readiness: { pool, redis, nats: nats.current, services: downstream.health, timeoutMs: config.READINESS_TIMEOUT_MS, accepting: () => accepting },
   });
   const server = app.listen(config.GATEWAY_PORT, config.GATEWAY_HOST);

@@ -1,3 +1,4 @@
+import { writtenHostRefusal, writtenUrlRefusal, type NamePolicy } from "@notify/providers";
 import type { FieldErrors } from "@notify/runtime";
 import type { JsonValue } from "@bufbuild/protobuf";
 import { z } from "zod";
@@ -58,3 +59,99 @@ export const queryInt = (fallback: number, min: number, max: number) =>
 
 /** A query-string boolean: "true"/"false" only. */
 export const queryBool = z.enum(["true", "false"], { error: "must be true or false" }).transform((value) => value === "true");
+
+/** What a user-set destination is: a URL the system will call, or a host it will connect to. */
+type OutboundKind = "url" | "host";
+
+/** The body fields that name a destination, found in route schemas by `outboundCheck`. */
+const outboundFields = z.registry<{ kind: OutboundKind }>();
+
+/** A URL the system will call (a webhook, a provider's base URL): vetted when written (`outboundCheck`). */
+export const outboundUrl = (name: string) => z.string({ error: `${name} must be a string` }).register(outboundFields, { kind: "url" });
+
+/** A host the system will connect to (an SMTP server): vetted when written (`outboundCheck`). */
+export const outboundHost = (name: string) => z.string({ error: `${name} must be a string` }).register(outboundFields, { kind: "host" });
+
+const EACH = Symbol("each");
+type Step = string | typeof EACH;
+interface OutboundPath {
+  steps: Step[];
+  kind: OutboundKind;
+}
+
+/** Where `schema` holds destination fields, array items as EACH; unions contribute every option's paths. */
+function outboundPaths(schema: z.ZodType, steps: Step[]): OutboundPath[] {
+  const marked = outboundFields.get(schema);
+  if (marked) return [{ steps, kind: marked.kind }];
+  if (schema instanceof z.ZodObject) return Object.entries(schema.shape).flatMap(([key, child]) => outboundPaths(child, [...steps, key]));
+  if (schema instanceof z.ZodOptional || schema instanceof z.ZodNullable || schema instanceof z.ZodDefault) return outboundPaths(schema.unwrap() as z.ZodType, steps);
+  if (schema instanceof z.ZodArray) return outboundPaths(schema.element as z.ZodType, [...steps, EACH]);
+  if (schema instanceof z.ZodUnion) return schema.options.flatMap((option) => outboundPaths(option as z.ZodType, steps));
+  if (schema instanceof z.ZodPipe && outboundPaths(schema.in as z.ZodType, steps).length > 0) {
+    // The parsed body is the transform's output: paths read from its input could miss a field.
+    throw new Error(`destination fields under a transform (${fieldPath(steps.map(String))}) cannot be vetted`);
+  }
+  return [];
+}
+
+interface Destination {
+  path: PropertyKey[];
+  kind: OutboundKind;
+  value: string;
+}
+
+/** The destination values present in a parsed body. */
+function destinationsAt(value: unknown, { steps, kind }: OutboundPath, path: PropertyKey[] = [], found: Destination[] = []): Destination[] {
+  const [step, ...rest] = steps;
+  if (step === undefined) {
+    // An empty value sets no destination (clients send "" for a field left blank).
+    if (typeof value === "string" && value !== "") found.push({ path, kind, value });
+  } else if (step === EACH) {
+    if (Array.isArray(value)) value.forEach((item, index) => destinationsAt(item, { steps: rest, kind }, [...path, index], found));
+  } else if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+    destinationsAt((value as Record<string, unknown>)[step], { steps: rest, kind }, [...path, step], found);
+  }
+  return found;
+}
+
+/** How long a write waits for a name to resolve; a name not resolved by then is vetted when called. */
+const RESOLVE_TIMEOUT_MS = 2_000;
+
+/**
+ * The check of a route's destination fields (outboundUrl, outboundHost) against the outbound
+ * policy, or undefined when its body has none. A destination the guard would refuse when called
+ * (a literal forbidden address in any notation, or a name resolving to one) is a 422 naming the
+ * field, before anything is written; a name that does not resolve passes, and is vetted when called.
+ */
+export function outboundCheck(body: z.ZodType): ((parsed: unknown, policy: NamePolicy) => Promise<void> | undefined) | undefined {
+  const unique = new Map(outboundPaths(body, []).map((path) => [`${path.kind}:${path.steps.map(String).join("/")}`, path]));
+  const paths = [...unique.values()];
+  if (paths.length === 0) return undefined;
+  // Synchronous when the body sets no destination: a trigger naming its recipients by id waits for nothing.
+  return (parsed, policy) => {
+    const destinations = paths.flatMap((path) => destinationsAt(parsed, path));
+    return destinations.length === 0 ? undefined : vet(destinations, policy);
+  };
+}
+
+async function vet(destinations: Destination[], policy: NamePolicy): Promise<void> {
+  // One check per distinct destination: a trigger may repeat a webhook URL for each of its recipients.
+  const checks = new Map<string, Promise<string | undefined>>();
+  const refusals = await Promise.all(
+    destinations.map(({ kind, value }) => {
+      const key = `${kind} ${value}`;
+      let check = checks.get(key);
+      if (!check) {
+        check = kind === "url" ? writtenUrlRefusal(value, policy, RESOLVE_TIMEOUT_MS) : writtenHostRefusal(value, policy, RESOLVE_TIMEOUT_MS);
+        checks.set(key, check);
+      }
+      return check;
+    }),
+  );
+  const errors: FieldErrors = {};
+  destinations.forEach(({ path, value }, index) => {
+    const refusal = refusals[index];
+    if (refusal) errors[fieldPath(path)] = { messages: [`${String(path.at(-1))} ${refusal}`], value };
+  });
+  if (Object.keys(errors).length > 0) throw validationError(errors);
+}

@@ -27,7 +27,7 @@ let sink: SmtpSink;
 beforeAll(async () => {
   sink = await startSmtpSink();
   // A short budget, so a receiver that never answers ends the send within the test.
-  stack = await startStack({ workerEnv: { DELIVERY_BUDGET_MS: "4000", OUTBOUND_TIMEOUT_MS: "1000" } });
+  stack = await startStack({ outboundAllowedCidrs: "127.0.0.0/8", workerEnv: { DELIVERY_BUDGET_MS: "4000", OUTBOUND_TIMEOUT_MS: "1000" } });
 });
 afterAll(async () => {
   await stack?.stop();
@@ -211,10 +211,11 @@ describe("chat webhooks: retries, refusals and the budget", () => {
     expect(await messagesOf("t-stop-bad", "in_app")).toEqual([]);
   });
 
-  it("refuses a webhook on a link-local address without calling it", async () => {
+  it("refuses a webhook on a link-local address when it is written, even with loopback allowed", async () => {
     const to = { subscriberId: "metadata-user", channels: [{ providerId: "slack", credentials: { webhookUrl: "http://169.254.169.254/latest/meta-data" } }] };
-    await stack.request("POST", "/v1/events/trigger", { name: workflow, to, transactionId: "t-chat-metadata" });
-    const message = await settledMessage("t-chat-metadata", "chat", (candidate) => candidate.status === "error");
-    expect(message.errorText).toMatch(/link-local|metadata/);
+    const reply = await stack.request("POST", "/v1/events/trigger", { name: workflow, to, transactionId: "t-chat-metadata" });
+    expect(reply.status).toBe(422);
+    expect(Object.keys(reply.body.errors)).toEqual(["to.channels[0].credentials.webhookUrl"]);
+    expect(await messagesOf("t-chat-metadata", "chat")).toEqual([]);
   });
 });

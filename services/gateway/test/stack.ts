@@ -55,6 +55,11 @@ export interface StackOptions {
   gatewayEnv?: Record<string, string>;
   /** More variables of the worker (a short delivery budget, say). */
   workerEnv?: Record<string, string>;
+  /**
+   * OUTBOUND_ALLOWED_CIDRS of the gateway and the worker: none by default, so user-set URLs are
+   * vetted as in production; tests delivering to local receivers allow 127.0.0.0/8.
+   */
+  outboundAllowedCidrs?: string;
 }
 
 /** Every service and the gateway in this process, on free ports, over a fresh database. */
@@ -107,13 +112,13 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     MESSAGES_URL: `http://127.0.0.1:${messages.port}`,
     TRIGGERS_URL: `http://127.0.0.1:${triggers.port}`,
   };
-  // Local receivers stand in for providers: the tests' outbound calls may reach loopback.
+  const outbound = { OUTBOUND_ALLOWED_CIDRS: options.outboundAllowedCidrs ?? "" };
   const workerEnv = {
     ...quiet,
     ...jobs,
     ...deliveries,
     ...serviceUrls,
-    OUTBOUND_ALLOWED_CIDRS: "127.0.0.0/8",
+    ...outbound,
     DATABASE_URL: database.url,
     WORKER_PORT: "0",
     ...options.workerEnv,
@@ -130,6 +135,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       BOOTSTRAP_API_KEY: key,
       ...serviceUrls,
       NATS_URL: jobs.NATS_URL,
+      ...outbound,
       ...options.gatewayEnv,
     }),
   );

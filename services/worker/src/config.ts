@@ -1,6 +1,6 @@
-import { z } from "zod";
 import { parseCidrs } from "@notify/providers";
-import { commonEnv, rpcClientEnv, jobStreamEnv, loadConfig, port, url, type Env } from "@notify/runtime";
+import { z } from "zod";
+import { commonEnv, rpcClientEnv, jobStreamEnv, loadConfig, parsedText, port, url, type Env } from "@notify/runtime";
 
 const schema = z.object({
   ...commonEnv,
@@ -31,8 +31,8 @@ const schema = z.object({
   DELIVERY_CONCURRENCY_PER_INTEGRATION: z.coerce.number().int().min(1).max(1024).default(32),
   /** How long after a message is written its send may still be retried (transient failures). */
   DELIVERY_BUDGET_MS: z.coerce.number().int().min(1_000).max(7 * 24 * 3_600_000).default(3_600_000),
-  /** Comma-separated ranges outbound calls may reach on top of the public internet (the project's tests allow 127.0.0.0/8). */
-  OUTBOUND_ALLOWED_CIDRS: z.string().default("").refine((value) => { try { parseCidrs(value); return true; } catch { return false; } }, "must be comma-separated CIDR ranges"),
+  /** Ranges user-set URLs may reach besides the public internet (README: Outbound safety). */
+  OUTBOUND_ALLOWED_CIDRS: parsedText(parseCidrs),
   OUTBOUND_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(5_000),
   OUTBOUND_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
   /** The health endpoint (/livez, /readyz): the worker serves nothing else. */

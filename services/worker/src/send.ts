@@ -4,6 +4,7 @@ import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import { deliveriesV1, messagesV1, type integrationsV1, type subscribersV1, type triggersV1 } from "@notify/proto";
 import {
   OutboundRefused,
+  OutboundTimeout,
   renderEmailBody,
   ProviderError,
   type DeliveryChannel,
@@ -70,6 +71,7 @@ interface Failure {
 function failureOf(error: unknown): Failure {
   if (error instanceof ProviderError) return { transient: error.transient, retryAfterMs: error.retryAfterMs, text: error.message };
   if (error instanceof OutboundRefused) return { transient: false, retryAfterMs: undefined, text: error.message };
+  if (error instanceof OutboundTimeout) return { transient: true, retryAfterMs: undefined, text: error.message };
   const text = error instanceof Error ? error.message : String(error);
   const code = (error as { code?: unknown } | undefined)?.code;
   const name = (error as { name?: unknown } | undefined)?.name;

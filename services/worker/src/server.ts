@@ -17,7 +17,7 @@ import {
   type JobStream,
   type JsMsg,
 } from "@notify/runtime";
-import { createOutbound, createProviders, parseCidrs } from "@notify/providers";
+import { createOutbound, createProviders, DEFAULT_OUTBOUND_POLICY } from "@notify/providers";
 import { readConfig, type WorkerConfig } from "./config.js";
 import { deliveryPublisher } from "./deliveries.js";
 import { runTriggerJobs } from "./pipeline.js";
@@ -102,10 +102,10 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
     });
   const providers = createProviders();
   const outbound = createOutbound({
-    allowedCidrs: parseCidrs(config.OUTBOUND_ALLOWED_CIDRS),
+    ...DEFAULT_OUTBOUND_POLICY,
+    allowedCidrs: config.OUTBOUND_ALLOWED_CIDRS,
     connectTimeoutMs: config.OUTBOUND_CONNECT_TIMEOUT_MS,
     timeoutMs: config.OUTBOUND_TIMEOUT_MS,
-    maxResponseBytes: 1024 * 1024,
   });
   const stage = createDeliveryStage({
     pool,

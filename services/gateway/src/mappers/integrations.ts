@@ -1,7 +1,7 @@
 import { fromJson, toJson, type JsonObject } from "@bufbuild/protobuf";
 import { integrationsV1 } from "@notify/proto";
 import { z } from "zod";
-import { jsonObject, keyString } from "../validation.js";
+import { jsonObject, keyString, outboundHost, outboundUrl } from "../validation.js";
 import { FILTER_ON, FILTER_TYPES, FILTER_VALUES, iso, OPERATORS } from "./common.js";
 
 const { ConfigurationsSchema, IntegrationCredentialsSchema, StepFilterSchema } = integrationsV1;
@@ -19,7 +19,7 @@ const credentials = z.object(
     secretKey: text("secretKey").optional(),
     domain: text("domain").optional(),
     password: text("password").optional(),
-    host: text("host").optional(),
+    host: outboundHost("host").optional(),
     port: text("port").optional(),
     secure: flag("secure").optional(),
     region: text("region").optional(),
@@ -34,8 +34,8 @@ const credentials = z.object(
     requireTls: flag("requireTls").optional(),
     ignoreTls: flag("ignoreTls").optional(),
     tlsOptions: jsonObject.optional(),
-    baseUrl: text("baseUrl").optional(),
-    webhookUrl: text("webhookUrl").optional(),
+    baseUrl: outboundUrl("baseUrl").optional(),
+    webhookUrl: outboundUrl("webhookUrl").optional(),
     redirectUrl: text("redirectUrl").optional(),
     hmac: flag("hmac").optional(),
     serviceAccount: text("serviceAccount").optional(),

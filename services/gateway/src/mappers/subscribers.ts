@@ -1,7 +1,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { subscribersV1 } from "@notify/proto";
 import { z } from "zod";
-import { jsonObject, keyString, queryInt } from "../validation.js";
+import { jsonObject, keyString, outboundUrl, queryInt } from "../validation.js";
 import { iso, isoOrNull } from "./common.js";
 
 type FieldsInit = MessageInitShape<typeof subscribersV1.SubscriberFieldsSchema>;
@@ -138,7 +138,7 @@ export const credentialsBody = z.object({
   integrationIdentifier: credentialText("integrationIdentifier"),
   credentials: z.object(
     {
-      webhookUrl: credentialText("webhookUrl"),
+      webhookUrl: outboundUrl("webhookUrl").optional(),
       channel: credentialText("channel"),
       deviceTokens: z
         .array(z.string({ error: "each value in deviceTokens must be a string" }), { error: "deviceTokens must be an array" })

@@ -3,7 +3,7 @@ import { triggersV1 } from "@notify/proto";
 import { z } from "zod";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { httpErrorFromRpc } from "../errors.js";
-import { jsonObject, keyString } from "../validation.js";
+import { jsonObject, keyString, outboundUrl } from "../validation.js";
 import { createSubscriberBody, fieldsOf } from "./subscribers.js";
 
 
@@ -29,7 +29,7 @@ const channel = z.object({
   integrationIdentifier: z.string().optional(),
   credentials: z
     .object({
-      webhookUrl: z.string().optional(),
+      webhookUrl: outboundUrl("webhookUrl").optional(),
       channel: z.string().optional(),
       deviceTokens: z.array(z.string()).max(100).optional(),
     })

@@ -219,3 +219,69 @@ describe("chat webhooks: retries, refusals and the budget", () => {
     expect(await messagesOf("t-chat-metadata", "chat")).toEqual([]);
   });
 });
+
+describe("integration choice and push tokens", () => {
+  let tenantSink: SmtpSink;
+  let expo: Receiver;
+  beforeAll(async () => {
+    tenantSink = await startSmtpSink();
+    expo = await startReceiver((request) => {
+      const tokens = (JSON.parse(request.body) as { to: string }[]).map((message) => message.to);
+      // Expo answers one ticket per message: the stale token is no longer registered.
+      return {
+        body: {
+          data: tokens.map((token, index) =>
+            token === "stale-token" ? { status: "error", message: "not registered", details: { error: "DeviceNotRegistered" } } : { status: "ok", id: `ticket-${index}` },
+          ),
+        },
+      };
+    });
+  });
+  afterAll(async () => {
+    await tenantSink?.close();
+    await expo?.close();
+  });
+
+  it("sends a tenant's email through the integration whose conditions match it, others through the primary", async () => {
+    await createIntegration({
+      providerId: "nodemailer",
+      channel: "email",
+      identifier: "acme-smtp",
+      credentials: { host: "localhost", port: String(tenantSink.port), secure: false, ignoreTls: true, from: "acme@example.com" },
+      conditions: [{ isNegated: false, type: "GROUP", value: "AND", children: [{ field: "identifier", value: "acme", operator: "EQUAL", on: "tenant" }] }],
+    });
+    const workflow = await createWorkflow("Tenant mail", [{ template: { type: "email", subject: "Hi", content: "<p>Hi</p>" } }]);
+    await stack.request("POST", "/v1/subscribers", { subscriberId: "tenant-user", email: "tenant-user@example.com" });
+    await stack.request("POST", "/v1/events/trigger", { name: workflow, to: "tenant-user", tenant: { identifier: "acme", name: "Acme" }, transactionId: "t-tenant-acme" });
+    await stack.request("POST", "/v1/events/trigger", { name: workflow, to: "tenant-user", transactionId: "t-tenant-none" });
+    await settledMessage("t-tenant-acme", "email", delivered);
+    await settledMessage("t-tenant-none", "email", delivered);
+    expect(tenantSink.received.map((mail) => mail.envelope.from)).toEqual(["acme@example.com"]);
+    expect(sink.received.filter((mail) => mail.envelope.to.includes("tenant-user@example.com"))).toHaveLength(1);
+  });
+
+  it("removes the push tokens the provider reports as no longer registered", async () => {
+    await createIntegration({ providerId: "expo", channel: "push", identifier: "expo", credentials: { baseUrl: expo.url } });
+    const workflow = await createWorkflow("Push note", [{ template: { type: "push", title: "Hello", content: "New {{thing}}" } }]);
+    await stack.request("POST", "/v1/subscribers", { subscriberId: "phone-user" });
+    const credentials = await stack.request("PUT", "/v1/subscribers/phone-user/credentials", {
+      providerId: "expo",
+      credentials: { deviceTokens: ["good-token", "stale-token"] },
+    });
+    expect(credentials.status, JSON.stringify(credentials.body)).toBe(200);
+    await stack.request("POST", "/v1/events/trigger", { name: workflow, to: "phone-user", payload: { thing: "order" }, transactionId: "t-push" });
+    const message = await settledMessage("t-push", "push", delivered);
+    expect(message.status).toBe("sent");
+    const sent = JSON.parse(expo.received[0]!.body) as { to: string; title: string; body: string }[];
+    expect(sent.map((item) => [item.to, item.title, item.body])).toEqual([
+      ["good-token", "Hello", "New order"],
+      ["stale-token", "Hello", "New order"],
+    ]);
+    const channels = await eventually(async () => {
+      const subscriber = (await stack.request("GET", "/v1/subscribers/phone-user")).body.data;
+      const tokens = subscriber.channels[0].credentials.deviceTokens as string[];
+      return tokens.length === 1 ? subscriber.channels : undefined;
+    });
+    expect(channels[0].credentials.deviceTokens).toEqual(["good-token"]);
+  });
+});

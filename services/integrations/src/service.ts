@@ -281,13 +281,19 @@ export function createIntegrationService({ pool, secrets }: IntegrationServiceDe
       checks.text("identifier", request.identifier);
       checks.throwIfAny();
       const identifier = request.identifier ?? null;
-      const [row, conditional] = await Promise.all([
-        store.selectNewestActiveOfChannel(pool, scope.environmentId, request.channel, {
-          identifier,
-          primaryOnly: identifier === null && supportsPrimary(request.channel),
-        }),
+      const primaryOnly = identifier === null && supportsPrimary(request.channel);
+      const [primary, conditional] = await Promise.all([
+        store.selectNewestActiveOfChannel(pool, scope.environmentId, request.channel, { identifier, primaryOnly }),
         identifier === null ? store.selectConditionalIntegrations(pool, scope.environmentId, request.channel, MAX_CONDITIONAL) : [],
       ]);
+      // Without a primary, a channel's only active integration delivers it: there is no choice to
+      // make. One with conditions serves only the tenants they match, so it is never the default.
+      const only = async () => {
+        const active = await store.selectIntegrations(pool, scope.environmentId, { channel: request.channel, activeOnly: true }, MAX_CONDITIONAL + 2);
+        const unconditional = active.filter((row) => row.conditions.length === 0);
+        return unconditional.length === 1 ? unconditional[0] : undefined;
+      };
+      const row = primary ?? (primaryOnly ? await only() : undefined);
       return { ...(row ? { integration: toProto(row) } : {}), conditional: conditional.map(toProto) };
     },
   };

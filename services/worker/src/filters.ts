@@ -24,7 +24,7 @@ export interface FieldFilterPart {
   field: string;
   value: string;
   operator: FilterOperator;
-  on: "subscriber" | "payload";
+  on: "subscriber" | "payload" | "tenant";
 }
 
 export interface StepFilter {
@@ -34,10 +34,11 @@ export interface StepFilter {
   children: FieldFilterPart[];
 }
 
-/** What filters read: `subscriber.<field>` and `payload.<field>`. */
+/** What filters read: `subscriber.<field>`, `payload.<field>`, and for integration conditions `tenant.<field>`. */
 export interface FilterContext {
   subscriber: Record<string, unknown>;
   payload: Record<string, unknown>;
+  tenant?: Record<string, unknown> | undefined;
 }
 
 /** Reads a dotted path (`address.city`, `tags.0`) without touching prototypes. */

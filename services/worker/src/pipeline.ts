@@ -432,14 +432,24 @@ async function composeForSubscriber(
   const payload = payloadOf(job);
   const overrides = (job.event?.overrides ?? {}) as JsonObject;
   const variables = subscriberVariables(subscriber);
+  const tenant = job.tenant ? { identifier: job.tenant.identifier, name: job.tenant.name, data: job.tenant.data ?? {} } : undefined;
   const data = templateData({
     payload,
     subscriber: variables,
     ...(run.actor ? { actor: subscriberVariables(run.actor) } : {}),
-    ...(job.tenant ? { tenant: { identifier: job.tenant.identifier, name: job.tenant.name, data: job.tenant.data ?? {} } } : {}),
+    ...(tenant ? { tenant } : {}),
     step: stepData,
   });
-  const context: RunContext = { job, workflow, subscriber, data, payload, overrides, ...lookups };
+  const context: RunContext = {
+    job,
+    workflow,
+    subscriber,
+    data,
+    payload,
+    overrides,
+    integrationById: lookups.integrationById,
+    integrationFor: async (key) => chooseIntegration(await lookups.selectionFor(key), { tenant, payload, subscriber: variables }),
+  };
   const passes = (candidate: workflowsV1.Step) => stepPasses(filtersOf(candidate, data), { subscriber: variables, payload });
   const produced: Composed[] = [];
   const steps = activeSteps(workflow);
@@ -490,20 +500,19 @@ async function composeForSubscriber(
 
 /** Integration lookups cached for one delivery: one RPC per channel, not per message. */
 function integrationLookups(clients: PipelineClients, call: CallOptions) {
-  const byChannel = new Map<string, Promise<integrationsV1.Integration | undefined>>();
+  const byChannel = new Map<string, Promise<integrationsV1.SelectIntegrationResponse | undefined>>();
   const byId = new Map<string, Promise<integrationsV1.Integration | undefined>>();
   const notFoundIsNone = (error: unknown) => {
     if (error instanceof ConnectError && error.code === Code.NotFound) return undefined;
     throw error;
   };
   return {
-    integrationFor(key: string) {
+    /** The channel's selection (`<channel>` or `<channel>:<identifier>`): the default integration and those with conditions. */
+    selectionFor(key: string) {
       let lookup = byChannel.get(key);
       if (!lookup) {
         const [channel = key, identifier] = key.split(":");
-        lookup = clients.integrations
-          .selectIntegration({ channel, ...(identifier ? { identifier } : {}) }, call)
-          .then((reply) => reply.integration, notFoundIsNone);
+        lookup = clients.integrations.selectIntegration({ channel, ...(identifier ? { identifier } : {}) }, call).then((reply) => reply, notFoundIsNone);
         byChannel.set(key, lookup);
       }
       return lookup;
@@ -522,4 +531,38 @@ function integrationLookups(clients: PipelineClients, call: CallOptions) {
       return lookup;
     },
   };
+}
+
+/**
+ * The integration a run's message goes through: with a tenant, the first active integration whose
+ * conditions pass on the tenant and the payload (as Novu tries them before the primary); else the
+ * channel's default.
+ */
+function chooseIntegration(
+  selection: integrationsV1.SelectIntegrationResponse | undefined,
+  context: { tenant?: Record<string, unknown> | undefined; payload: Record<string, unknown>; subscriber: Record<string, unknown> },
+): integrationsV1.Integration | undefined {
+  if (!selection) return undefined;
+  if (context.tenant) {
+    const tenant = context.tenant;
+    const conditional = selection.conditional.find((integration) =>
+      stepPasses(filtersOfConditions(integration.conditions), { subscriber: context.subscriber, payload: context.payload, tenant }),
+    );
+    if (conditional) return conditional;
+  }
+  return selection.integration;
+}
+
+function filtersOfConditions(conditions: readonly integrationsV1.StepFilter[]): StepFilter[] {
+  return conditions.map((filter) => ({
+    isNegated: filter.isNegated,
+    type: filter.type,
+    value: filter.value === "OR" ? "OR" : "AND",
+    children: filter.children.map((part) => ({
+      field: part.field,
+      value: part.value,
+      operator: part.operator as StepFilter["children"][number]["operator"],
+      on: part.on === "subscriber" || part.on === "payload" ? part.on : "tenant",
+    })),
+  }));
 }

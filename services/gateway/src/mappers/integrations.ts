@@ -70,11 +70,14 @@ const configurations = z.object(
   { error: "configurations must be an object" },
 );
 
+/** An integration's conditions may also read the trigger's tenant, as Novu's do. */
+const CONDITION_ON = [...FILTER_ON, "tenant"] as const;
+
 const fieldFilterPart = z.object({
   field: text("field"),
   value: text("value"),
   operator: z.enum(OPERATORS, { error: "operator must be a valid operator" }),
-  on: z.enum(FILTER_ON, { error: "on must be subscriber or payload" }),
+  on: z.enum(CONDITION_ON, { error: "on must be subscriber, payload or tenant" }),
 });
 
 const stepFilter = z.object({

@@ -860,7 +860,7 @@ export const IntegrationService: GenService<{
   /**
    * The integration that delivers a channel's messages: with an identifier, the active one of
    * that identifier; otherwise the active primary for email/sms and the newest active one for
-   * the other channels. Also lists the active integrations that carry conditions, so the caller
+   * the other channels, and without a primary the only active one. Also lists the active integrations that carry conditions, so the caller
    * can try them against a tenant first.
    *
    * @generated from rpc notify.integrations.v1.IntegrationService.SelectIntegration

@@ -2,20 +2,36 @@ import { createClient, type Client } from "@connectrpc/connect";
 import { Health, integrationsV1, messagesV1, subscribersV1, tenantsV1, topicsV1, triggersV1, workflowsV1 } from "@notify/proto";
 import { createRpcTransport } from "@notify/runtime";
 import type { GatewayConfig } from "./config.js";
-import { coalescingMessagesClient, type FeedPages, type PagingMessagesClient } from "./messages-client.js";
-import { coalescingSubscribersClient } from "./subscribers-client.js";
-import { coalescingTriggersClient } from "./triggers-client.js";
+import { countUnseenBatched, feedPageBatched, forgettingFeedWrites, type CountUnseen, type FeedPage, type FeedPages } from "./messages-client.js";
+import { getSubscriberBatched, type GetSubscriber } from "./subscribers-client.js";
+import { acceptTriggerBatched, type AcceptTrigger } from "./triggers-client.js";
 
-/** One client per downstream service; every route reaches services only through these. */
+/**
+ * The hot calls, which travel batched with their concurrent peers of the same environment
+ * (DESIGN §5): each names the batch RPC it sends.
+ */
+export interface BatchedCalls {
+  /** BatchCountMessages */
+  countUnseen: CountUnseen;
+  /** BatchGetFeed, or no hop for a page kept since nothing changed it */
+  feedPage: FeedPage;
+  /** BatchGetSubscribers */
+  getSubscriber: GetSubscriber;
+  /** TriggerBatch */
+  acceptTrigger: AcceptTrigger;
+}
+
+/** One client per downstream service, and the batched calls; every route reaches services only through these. */
 export interface Clients {
   subscribers: Client<typeof subscribersV1.SubscriberService>;
   integrations: Client<typeof integrationsV1.IntegrationService>;
   topics: Client<typeof topicsV1.TopicService>;
-  messages: PagingMessagesClient;
+  messages: Client<typeof messagesV1.MessageService>;
   /** Served by the triggers process, as are tenants. */
   workflows: Client<typeof workflowsV1.WorkflowService>;
   tenants: Client<typeof tenantsV1.TenantService>;
   triggers: Client<typeof triggersV1.TriggerService>;
+  batched: BatchedCalls;
 }
 
 /** The downstream processes; the triggers process serves workflows, tenants and triggers. */
@@ -37,15 +53,24 @@ export function connectClients(
   const topics = createRpcTransport(config.TOPICS_URL, config.RPC_TIMEOUT_MS);
   const messages = createRpcTransport(config.MESSAGES_URL, config.RPC_TIMEOUT_MS);
   const triggers = createRpcTransport(config.TRIGGERS_URL, config.RPC_TIMEOUT_MS);
+  const subscribersClient = createClient(subscribersV1.SubscriberService, subscribers.transport);
+  const messagesClient = createClient(messagesV1.MessageService, messages.transport);
+  const triggersClient = createClient(triggersV1.TriggerService, triggers.transport);
   return {
     clients: {
-      subscribers: coalescingSubscribersClient(createClient(subscribersV1.SubscriberService, subscribers.transport)),
+      subscribers: subscribersClient,
       integrations: createClient(integrationsV1.IntegrationService, integrations.transport),
       topics: createClient(topicsV1.TopicService, topics.transport),
-      messages: coalescingMessagesClient(createClient(messagesV1.MessageService, messages.transport), feedPages),
+      messages: forgettingFeedWrites(messagesClient, feedPages),
       workflows: createClient(workflowsV1.WorkflowService, triggers.transport),
       tenants: createClient(tenantsV1.TenantService, triggers.transport),
-      triggers: coalescingTriggersClient(createClient(triggersV1.TriggerService, triggers.transport)),
+      triggers: triggersClient,
+      batched: {
+        countUnseen: countUnseenBatched(messagesClient),
+        feedPage: feedPageBatched(messagesClient, feedPages),
+        getSubscriber: getSubscriberBatched(subscribersClient),
+        acceptTrigger: acceptTriggerBatched(triggersClient),
+      },
     },
     health: {
       subscribers: createClient(Health, subscribers.transport),

@@ -252,12 +252,6 @@ export function createMessageService({ pool, preparedReads, subscribers, workflo
       }
     },
 
-    async countMessages(request, context) {
-      const [answer] = await countAll(scopeOf(context), [request]);
-      if (answer instanceof ConnectError) throw answer;
-      return { count: answer! };
-    },
-
     async batchCountMessages(request, context) {
       const scope = scopeOf(context);
       if (request.counts.length > MAX_COUNT_BATCH) throw invalidField("counts", `at most ${MAX_COUNT_BATCH} counts per call`, request.counts.length);
@@ -269,12 +263,6 @@ export function createMessageService({ pool, preparedReads, subscribers, workflo
             : { result: { case: "count" as const, value: answer } },
         ),
       };
-    },
-
-    async getFeed(request, context) {
-      const [answer] = await feedAll(scopeOf(context), [request]);
-      if (answer instanceof ConnectError) throw answer;
-      return answer!;
     },
 
     async batchGetFeed(request, context) {

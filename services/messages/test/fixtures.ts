@@ -1,5 +1,5 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { createClient } from "@connectrpc/connect";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { messagesV1, subscribersV1, workflowsV1 } from "@notify/proto";
 import { createFollowedCache, createLogger, createPreparedReadPool, objectId, scopeOf, type Announce, type Pool, type Scope } from "@notify/runtime";
 import { inMemoryTransport, openTestDatabase, type DatabaseFixture } from "@notify/testing";
@@ -137,4 +137,24 @@ export function newMessage(
     feedIdentifier: "general",
     ...fields,
   });
+}
+
+type MessagesClient = ReturnType<typeof inMemoryClient>;
+type CallOptions = Parameters<MessagesClient["batchCountMessages"]>[1];
+
+/** A batch item's error as the ConnectError it stands for. */
+const itemError = (error: messagesV1.BatchError) => new ConnectError(error.message, error.code as Code);
+
+/** One unseen count, asked as the gateway asks it: a batch of one. */
+export async function countOne(client: MessagesClient, request: MessageInitShape<typeof messagesV1.CountMessagesRequestSchema>, call?: CallOptions): Promise<number> {
+  const { result } = (await client.batchCountMessages({ counts: [request] }, call)).results[0]!;
+  if (result.case === "error") throw itemError(result.value);
+  return result.value!;
+}
+
+/** One feed page, asked as the gateway asks it: a batch of one. */
+export async function feedOne(client: MessagesClient, request: MessageInitShape<typeof messagesV1.GetFeedRequestSchema>, call?: CallOptions): Promise<messagesV1.GetFeedResponse> {
+  const { result } = (await client.batchGetFeed({ feeds: [request] }, call)).results[0]!;
+  if (result.case === "error") throw itemError(result.value);
+  return result.value!;
 }

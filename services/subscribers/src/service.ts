@@ -115,13 +115,6 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
       });
     },
 
-    async getSubscriber(request, context) {
-      const scope = scopeOf(context);
-      const row = await store.selectSubscriber(pool, scope.environmentId, request.subscriberId);
-      if (!row) throw subscriberNotFound(request.subscriberId);
-      return subscriberFromRow(row);
-    },
-
     async updateSubscriber(request, context) {
       const scope = scopeOf(context);
       checkSubscriberWrite(request.subscriberId, request.fields);

@@ -11,3 +11,4 @@ export * from "./struct.js";
 export * from "./jetstream.js";
 export * from "./paging.js";
 export * from "./changes.js";
+export * from "./coherence.js";

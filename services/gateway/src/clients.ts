@@ -1,8 +1,10 @@
-import { createClient, type Client } from "@connectrpc/connect";
+import type { DescService } from "@bufbuild/protobuf";
+import { createClient, type Client, type Transport } from "@connectrpc/connect";
 import { Health, integrationsV1, messagesV1, subscribersV1, tenantsV1, topicsV1, triggersV1, workflowsV1 } from "@notify/proto";
 import { createRpcTransport } from "@notify/runtime";
 import type { GatewayConfig } from "./config.js";
-import { countUnseenBatched, feedPageBatched, forgettingFeedWrites, type CountUnseen, type FeedPage, type FeedPages } from "./messages-client.js";
+import { forgettingWrites } from "./forgetting.js";
+import { countUnseenBatched, feedPageBatched, type CountUnseen, type FeedPage, type FeedPages } from "./messages-client.js";
 import { getSubscriberBatched, type GetSubscriber } from "./subscribers-client.js";
 import { acceptTriggerBatched, type AcceptTrigger } from "./triggers-client.js";
 
@@ -53,17 +55,19 @@ export function connectClients(
   const topics = createRpcTransport(config.TOPICS_URL, config.RPC_TIMEOUT_MS);
   const messages = createRpcTransport(config.MESSAGES_URL, config.RPC_TIMEOUT_MS);
   const triggers = createRpcTransport(config.TRIGGERS_URL, config.RPC_TIMEOUT_MS);
-  const subscribersClient = createClient(subscribersV1.SubscriberService, subscribers.transport);
-  const messagesClient = createClient(messagesV1.MessageService, messages.transport);
-  const triggersClient = createClient(triggersV1.TriggerService, triggers.transport);
+  /** A client of `service` whose writes drop the feed pages they change, as its contract declares. */
+  const clientOf = <S extends DescService>(service: S, transport: Transport) => forgettingWrites(service, createClient(service, transport), feedPages);
+  const subscribersClient = clientOf(subscribersV1.SubscriberService, subscribers.transport);
+  const messagesClient = clientOf(messagesV1.MessageService, messages.transport);
+  const triggersClient = clientOf(triggersV1.TriggerService, triggers.transport);
   return {
     clients: {
       subscribers: subscribersClient,
-      integrations: createClient(integrationsV1.IntegrationService, integrations.transport),
-      topics: createClient(topicsV1.TopicService, topics.transport),
-      messages: forgettingFeedWrites(messagesClient, feedPages),
-      workflows: createClient(workflowsV1.WorkflowService, triggers.transport),
-      tenants: createClient(tenantsV1.TenantService, triggers.transport),
+      integrations: clientOf(integrationsV1.IntegrationService, integrations.transport),
+      topics: clientOf(topicsV1.TopicService, topics.transport),
+      messages: messagesClient,
+      workflows: clientOf(workflowsV1.WorkflowService, triggers.transport),
+      tenants: clientOf(tenantsV1.TenantService, triggers.transport),
       triggers: triggersClient,
       batched: {
         countUnseen: countUnseenBatched(messagesClient),

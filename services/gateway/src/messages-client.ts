@@ -1,7 +1,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, type CallOptions, type Client } from "@connectrpc/connect";
 import type { messagesV1 } from "@notify/proto";
-import { createFollowedCache, ENVIRONMENT_HEADER, EVERY_KEY, type ChangedKeys, type FollowedCache } from "@notify/runtime";
+import { createFollowedCache, ENVIRONMENT_HEADER, type FollowedCache } from "@notify/runtime";
 import { batched, scopeHeaderOf } from "./coalesce.js";
 import type { JsonBytes } from "./route.js";
 
@@ -9,9 +9,9 @@ type MessagesClient = Client<typeof messagesV1.MessageService>;
 
 /**
  * Feed pages kept between polls as the bytes answered, by subscriber (external id) and request.
- * Kept only while the changes that would make them wrong are followed (server.ts): the messages
- * service announces the feeds it changes, the subscribers service changed subscribers, the
- * triggers process changed workflows (a page embeds both). Bytes, not the decoded reply: a page
+ * Kept only while the changes that would make them wrong are followed (FEED_PAGES_FOLLOW): the
+ * messages service announces the feeds it changes, the subscribers service changed subscribers,
+ * the triggers process changed workflows (a page embeds both). Bytes, not the decoded reply: a page
  * of 20 small messages holds ~64 KB as objects against its 14 KB of JSON, and objects kept are
  * what every full GC walks.
  */
@@ -81,33 +81,5 @@ export function feedPageBatched(client: MessagesClient, feedPages?: FeedPages): 
     const page = render(answerOf<messagesV1.GetFeedResponse>((await feed(query, call)).result, "feed"));
     if (ticket && environmentId !== undefined) feedPages!.set(ticket, environmentId, subscriberId, page, part);
     return page;
-  };
-}
-
-/**
- * The messages client with its writes dropping the feed pages they may have changed: the
- * messages service announces them too, but a client reading right after its own write through
- * this gateway must not depend on which of the two answers arrives first.
- */
-export function forgettingFeedWrites(client: MessagesClient, feedPages?: FeedPages): MessagesClient {
-  if (!feedPages) return client;
-  function forgetting<Request, Answer>(write: (request: Request, options?: CallOptions) => Promise<Answer>, changed: (request: Request) => ChangedKeys) {
-    return async (request: Request, options?: CallOptions): Promise<Answer> => {
-      try {
-        return await write(request, options);
-      } finally {
-        const environmentId = scopeHeaderOf(options, ENVIRONMENT_HEADER);
-        if (environmentId !== undefined) feedPages!.forget(environmentId, changed(request));
-      }
-    };
-  }
-  const bySubscriberId = (request: { subscriberId?: string }) => [request.subscriberId ?? ""];
-  const everyFeed = () => EVERY_KEY;
-  return {
-    ...client,
-    markMessages: forgetting(client.markMessages, bySubscriberId),
-    markAllMessages: forgetting(client.markAllMessages, bySubscriberId),
-    deleteMessage: forgetting(client.deleteMessage, everyFeed),
-    deleteTransactionMessages: forgetting(client.deleteTransactionMessages, everyFeed),
   };
 }

@@ -3,7 +3,8 @@ import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import { messagesV1 } from "@notify/proto";
 import { EVERY_KEY, scopeHeaders } from "@notify/runtime";
 import { describe, expect, it } from "vitest";
-import { countUnseenBatched, createFeedPages, feedPageBatched, forgettingFeedWrites, type FeedPages } from "../src/messages-client.js";
+import { forgettingWrites } from "../src/forgetting.js";
+import { countUnseenBatched, createFeedPages, feedPageBatched, type FeedPages } from "../src/messages-client.js";
 import { JsonBytes, jsonOnce } from "../src/route.js";
 
 type MessagesClient = Client<typeof messagesV1.MessageService>;
@@ -40,7 +41,7 @@ function recordingClient(feedPages?: FeedPages) {
   return {
     countUnseen: countUnseenBatched(client),
     feedPage: feedPageBatched(client, feedPages),
-    writes: forgettingFeedWrites(client, feedPages),
+    writes: forgettingWrites(messagesV1.MessageService, client, feedPages),
     countBatches,
     feedBatches,
   };
@@ -114,7 +115,7 @@ describe("the batched messages calls", () => {
       expect(sentFor(feedBatches)).toEqual([["ada"], ["bob"], ["ada"], ["ada"], ["bob"]]);
     });
 
-    it("drops the pages its own writes may have changed, failed writes too", async () => {
+    it("drops the pages its own writes may have changed, as their contract declares, failed writes too", async () => {
       const { feedPage, writes, feedBatches } = recordingClient(livePages());
       const call = environment("env-a");
       const poll = (subscriberId: string) => feedPage({ subscriberId, limit: 10, page: 1 }, call, render);

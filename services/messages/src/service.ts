@@ -1,7 +1,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { messagesV1 } from "@notify/proto";
-import { invalidField, isDeadlock, isObjectId, isUniqueViolation, notFound, objectId, scopeOf, withTransaction, type Logger, type Pool, type Scope } from "@notify/runtime";
+import { announceKeys, ChangeKind, invalidField, isDeadlock, isObjectId, isUniqueViolation, notFound, objectId, scopeOf, withTransaction, type Logger, type Pool, type Scope } from "@notify/runtime";
 import { channelName, markAsName, messageFromRow, messageGroupRow } from "./mapping.js";
 import * as store from "./store.js";
 import type { SubscriberDirectory } from "./subscribers.js";
@@ -45,6 +45,18 @@ function channelFilter(value: messagesV1.Channel): store.ChannelName | null {
   const name = channelName(value);
   if (!name) throw invalidField("channel", "channel must be one of in_app, email, sms, chat, push", value);
   return name;
+}
+
+const inApp = (message: messagesV1.NewMessage | undefined) => message?.channel === messagesV1.Channel.IN_APP;
+
+/** The subscribers whose feed a CreateMessages call can add to: recipients of its in-app messages. */
+function feedsCreatedIn(request: messagesV1.CreateMessagesRequest): string[] {
+  const subscriberIds = new Set<string>();
+  for (const message of request.messages) if (inApp(message)) subscriberIds.add(message.externalSubscriberId);
+  for (const group of request.groups) {
+    if (inApp(group.message)) for (const recipient of group.recipients) subscriberIds.add(recipient.externalSubscriberId);
+  }
+  return [...subscriberIds];
 }
 
 const batchError = (error: ConnectError) => ({ code: error.code, message: error.rawMessage });
@@ -151,6 +163,7 @@ export function createMessageService({ pool, preparedReads, subscribers, workflo
 
   return {
     async createMessages(request, context) {
+      announceKeys(context, ChangeKind.FEEDS, feedsCreatedIn(request));
       const scope = scopeOf(context);
       const groups = checkNewMessages(request);
       if (groups.length === 0) return { messages: [] };

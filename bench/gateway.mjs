@@ -15,7 +15,7 @@ import { Duplex } from "node:stream";
 import Router from "@koa/router";
 import { createClient, createRouterTransport } from "@connectrpc/connect";
 import Koa from "koa";
-import { messagesV1 } from "@notify/proto";
+import { commonV1, messagesV1 } from "@notify/proto";
 import { connectRedis, createLogger } from "@notify/runtime";
 import { percentile } from "../scripts/bench-lib.mjs";
 import { floorKeyCheck, routeUnseenFloor } from "../scripts/floor-b.mjs";
@@ -95,7 +95,7 @@ function feedPage() {
     deliveredAt: [now],
     content: { case: "text", value: `Your order ${index} has shipped` },
     transactionId: `bench-${index}`,
-    channel: messagesV1.Channel.IN_APP,
+    channel: commonV1.Channel.IN_APP,
     providerId: "novu",
     cta: { type: "redirect", url: "https://example.com/orders" },
     feedId: id(105),

@@ -6,4 +6,4 @@ export * as tenantsV1 from "./gen/notify/tenants/v1/tenants_pb.js";
 export * as topicsV1 from "./gen/notify/topics/v1/topics_pb.js";
 export * as triggersV1 from "./gen/notify/triggers/v1/triggers_pb.js";
 export * as workflowsV1 from "./gen/notify/workflows/v1/workflows_pb.js";
-export * as commonV1 from "./gen/notify/common/v1/options_pb.js";
+export * as commonV1 from "./common.js";

@@ -1,8 +1,8 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { messagesV1 } from "@notify/proto";
-import { announceKeys, ChangeKind, invalidField, isDeadlock, isObjectId, isUniqueViolation, notFound, objectId, scopeOf, withTransaction, type Logger, type Pool, type Scope } from "@notify/runtime";
-import { channelName, markAsName, messageFromRow, messageGroupRow } from "./mapping.js";
+import { announceKeys, ChangeKind, Channel, channelName, CHANNELS, invalidField, isDeadlock, isObjectId, isUniqueViolation, notFound, objectId, scopeOf, withTransaction, type ChannelName, type Logger, type Pool, type Scope } from "@notify/runtime";
+import { markAsName, messageFromRow, messageGroupRow } from "./mapping.js";
 import * as store from "./store.js";
 import type { SubscriberDirectory } from "./subscribers.js";
 import { checkFeedIdentifiers, checkMessageIds, checkNewMessages, checkRange } from "./validation.js";
@@ -40,14 +40,14 @@ function markAsOf(value: messagesV1.MarkAs): store.MarkAsName {
 }
 
 /** A channel filter: null for every channel. */
-function channelFilter(value: messagesV1.Channel): store.ChannelName | null {
-  if (value === messagesV1.Channel.UNSPECIFIED) return null;
+function channelFilter(value: Channel): ChannelName | null {
+  if (value === Channel.UNSPECIFIED) return null;
   const name = channelName(value);
-  if (!name) throw invalidField("channel", "channel must be one of in_app, email, sms, chat, push", value);
+  if (!name) throw invalidField("channel", `channel must be one of ${CHANNELS.join(", ")}`, value);
   return name;
 }
 
-const inApp = (message: messagesV1.NewMessage | undefined) => message?.channel === messagesV1.Channel.IN_APP;
+const inApp = (message: messagesV1.NewMessage | undefined) => message?.channel === Channel.IN_APP;
 
 /** The subscribers whose feed a CreateMessages call can add to: recipients of its in-app messages. */
 function feedsCreatedIn(request: messagesV1.CreateMessagesRequest): string[] {

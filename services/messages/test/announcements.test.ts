@@ -1,9 +1,10 @@
-import { messagesV1 } from "@notify/proto";
+import { commonV1, messagesV1 } from "@notify/proto";
 import { EVERY_KEY, type ChangedKeys } from "@notify/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { callAs, feedOne, fakeSubscribers, fakeWorkflows, inMemoryClient, newMessage, newScope, openDatabase, type Fixture } from "./fixtures.js";
 
-const { Channel, MarkAs } = messagesV1;
+const { MarkAs } = messagesV1;
+const { Channel } = commonV1;
 
 let fixture: Fixture;
 const subscribers = fakeSubscribers();

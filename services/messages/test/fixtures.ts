@@ -1,6 +1,6 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
-import { messagesV1, subscribersV1, workflowsV1 } from "@notify/proto";
+import { commonV1, messagesV1, subscribersV1, workflowsV1 } from "@notify/proto";
 import { createFollowedCache, createLogger, createPreparedReadPool, objectId, scopeOf, type Announce, type Pool, type Scope } from "@notify/runtime";
 import { inMemoryTransport, openTestDatabase, type DatabaseFixture } from "@notify/testing";
 import { routes } from "../src/routes.js";
@@ -132,7 +132,7 @@ export function newMessage(
     templateId: "64b7f0c2a1b2c3d4e5f60718",
     messageTemplateId: "64b7f0c2a1b2c3d4e5f60719",
     stepId: "step-in-app",
-    channel: messagesV1.Channel.IN_APP,
+    channel: commonV1.Channel.IN_APP,
     content: { case: "text", value: "Hello" },
     feedIdentifier: "general",
     ...fields,

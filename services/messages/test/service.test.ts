@@ -1,12 +1,13 @@
 import { Code } from "@connectrpc/connect";
-import { messagesV1 } from "@notify/proto";
+import { commonV1, messagesV1 } from "@notify/proto";
 import { fieldErrorsOf } from "@notify/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_OFFSET } from "../src/service.js";
 import { MAX_CREATE_BATCH } from "../src/validation.js";
 import { callAs, countOne, feedOne, fakeSubscribers, fakeWorkflows, inMemoryClient, newMessage, newScope, openDatabase, rpcError, type Fixture } from "./fixtures.js";
 
-const { Channel, MarkAs } = messagesV1;
+const { MarkAs } = messagesV1;
+const { Channel } = commonV1;
 
 let fixture: Fixture;
 const subscribers = fakeSubscribers();
@@ -358,7 +359,7 @@ describe("MessageService (in memory)", () => {
     it.each([
       ["a list page of 1001", (call: Call) => client.listMessages({ limit: 1001 }, call), "limit"],
       ["31 feeds", (call: Call) => client.markAllMessages({ subscriberId: "ada", markAs: MarkAs.SEEN, feedIdentifiers: Array(31).fill("f") }, call), "feedIdentifier"],
-      ["an unknown channel", (call: Call) => client.deleteTransactionMessages({ transactionId: "t", channel: 9 as messagesV1.Channel }, call), "channel"],
+      ["an unknown channel", (call: Call) => client.deleteTransactionMessages({ transactionId: "t", channel: 9 as commonV1.Channel }, call), "channel"],
       ["a malformed message id", (call: Call) => client.deleteMessage({ messageId: "nope" }, call), "messageId"],
     ])("refuse %s", async (_, attempt, field) => {
       const { call } = setUp();

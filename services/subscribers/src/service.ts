@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
 import type { ConnectError, HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import { subscribersV1 } from "@notify/proto";
+import { commonV1, subscribersV1 } from "@notify/proto";
 import {
   alreadyExists,
   fieldErrorsOf,
@@ -23,7 +23,7 @@ import { createPreferenceHandlers, type PreferenceHandlerDeps } from "./preferen
 import * as store from "./store.js";
 import { checkSubscriberWrite, subscriberWriteErrors } from "./validation.js";
 
-const { SortDirection } = subscribersV1;
+const { SortDirection } = commonV1;
 
 /** Counts stop here: an exact count over millions of rows would cost more than the page itself. */
 export const COUNT_CAP = 10_000;

@@ -2,7 +2,7 @@
 // and ServerResponse over a socket that discards its writes, so no syscall, load generator or
 // other process adds its noise. HTTP runs on these machines move by more than the few µs a change
 // to the gateway's request path is worth. The messages service is an in-process router transport
-// answering canned replies through the gateway's own coalescing client. Each route is measured
+// answering canned replies through the gateway's own batched calls. Each route is measured
 // with 100 requests in flight, as in the HTTP bench (identical requests share one batch: the cost
 // per request), and alone (a batch of one: what each downstream call costs the gateway, with the
 // in-process transport's encoding of the reply, which the messages service pays in real life). The
@@ -15,7 +15,7 @@ import { Duplex } from "node:stream";
 import Router from "@koa/router";
 import { createClient, createRouterTransport } from "@connectrpc/connect";
 import Koa from "koa";
-import { messagesV1 } from "@notify/proto";
+import { commonV1, messagesV1 } from "@notify/proto";
 import { connectRedis, createLogger } from "@notify/runtime";
 import { percentile } from "../scripts/bench-lib.mjs";
 import { floorKeyCheck, routeUnseenFloor } from "../scripts/floor-b.mjs";
@@ -24,7 +24,7 @@ const gateway = (file) => import(new URL(`../services/gateway/dist/${file}`, imp
 const { createApp } = await gateway("app.js");
 const { routes } = await gateway("routes.js");
 const { cacheKeyOf, hashKey } = await gateway("accounts.js");
-const { coalescingMessagesClient, createFeedPages } = await gateway("messages-client.js");
+const { countUnseenBatched, createFeedPages, feedPageBatched } = await gateway("messages-client.js");
 
 const ROUNDS = 5;
 
@@ -95,7 +95,7 @@ function feedPage() {
     deliveredAt: [now],
     content: { case: "text", value: `Your order ${index} has shipped` },
     transactionId: `bench-${index}`,
-    channel: messagesV1.Channel.IN_APP,
+    channel: commonV1.Channel.IN_APP,
     providerId: "novu",
     cta: { type: "redirect", url: "https://example.com/orders" },
     feedId: id(105),
@@ -120,7 +120,8 @@ export default async function gatewayBench({ report }) {
     });
     const log = createLogger("gateway", "warn");
     const appWith = (feedPages) => {
-      const clients = { messages: coalescingMessagesClient(createClient(messagesV1.MessageService, transport), feedPages) };
+      const messages = createClient(messagesV1.MessageService, transport);
+      const clients = { batched: { countUnseen: countUnseenBatched(messages), feedPage: feedPageBatched(messages, feedPages) } };
       return createApp({ log, clients, routes, auth: { redis, pool: undefined, cacheSeconds: 60 }, idempotency: { redis, ttlSeconds: 60, log }, readiness: {} }).callback();
     };
     const handler = appWith(undefined);

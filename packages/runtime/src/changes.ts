@@ -1,9 +1,7 @@
-import type { HandlerContext } from "@connectrpc/connect";
 import { LRUCache } from "lru-cache";
 import type { NatsConnection } from "nats";
 import type { Logger } from "./log.js";
 import type { BackgroundNats } from "./nats.js";
-import { scopeOf } from "./rpc.js";
 
 /**
  * Change announcements: the service that owns a resource tells, over NATS, which of its
@@ -57,32 +55,6 @@ export function announcer(nats: () => NatsConnection | undefined, subject: strin
     ]);
     clearTimeout(timer);
   };
-}
-
-/**
- * Runs a write and announces `changed` once it is done, failed or not: a call that failed after
- * its commit (a lost client, say) changed them all the same, and a needless announcement costs
- * only a cache miss. `changed` is read when the write ends, so a write may add keys it learns.
- */
-export async function announcedWrite<T>(announce: Announce, environmentId: string, changed: ChangedKeys, write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } finally {
-    await announce(environmentId, changed);
-  }
-}
-
-/**
- * A service method that announces what `changed` names (read from its request) once it is done,
- * failed or not (`announcedWrite`), in the caller's environment. The answer waits for the
- * announcement, so a client that reads right after a write never meets an old copy.
- */
-export function announcing<Request, Answer>(
-  announce: Announce,
-  method: (request: Request, context: HandlerContext) => Answer,
-  changed: (request: Request) => ChangedKeys,
-): (request: Request, context: HandlerContext) => Promise<Awaited<Answer>> {
-  return (request, context) => announcedWrite(announce, scopeOf(context).environmentId, changed(request), async (): Promise<Awaited<Answer>> => await method(request, context));
 }
 
 export interface FollowedCacheOptions<V> {

@@ -12,3 +12,5 @@ export * from "./jetstream.js";
 export * from "./paging.js";
 export * from "./changes.js";
 export * from "./coalesce.js";
+export * from "./coherence.js";
+export * from "./vocabulary.js";

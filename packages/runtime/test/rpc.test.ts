@@ -20,7 +20,7 @@ beforeAll(async () => {
     log: createLogger("rpc-test", "silent"),
     routes: (registry) => {
       registry.service(subscribersV1.SubscriberService, {
-        getSubscriber: async (request, context) => {
+        updateSubscriber: async (request, context) => {
           const { environmentId } = scopeOf(context);
           if (request.subscriberId === "invalid") throw invalidField("subscriberId", "is not valid", "invalid");
           if (request.subscriberId === "broken") throw new Error("a bug");
@@ -58,52 +58,52 @@ async function failure(call: Promise<unknown>): Promise<ConnectError> {
 describe("gRPC between processes (grpc-js on both ends)", () => {
   it("answers health checks and carries the caller's scope to the handler", async () => {
     expect((await createClient(Health, rpc.transport).check({})).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
-    const subscriber = await subscribers().getSubscriber({ subscriberId: "ada" }, { headers });
+    const subscriber = await subscribers().updateSubscriber({ subscriberId: "ada" }, { headers });
     expect(subscriber).toMatchObject({ id: "env-1", subscriberId: "ada" });
   });
 
   it("refuses a scoped call without scope headers", async () => {
-    const error = await failure(subscribers().getSubscriber({ subscriberId: "ada" }));
+    const error = await failure(subscribers().updateSubscriber({ subscriberId: "ada" }));
     expect(error.code).toBe(Code.Unauthenticated);
   });
 
   it("carries a service error's code, message and field details", async () => {
-    const error = await failure(subscribers().getSubscriber({ subscriberId: "invalid" }, { headers }));
+    const error = await failure(subscribers().updateSubscriber({ subscriberId: "invalid" }, { headers }));
     expect(error.code).toBe(Code.InvalidArgument);
     expect(error.rawMessage).toBe("Validation failed");
     expect(fieldErrorsOf(error)).toEqual({ subscriberId: { messages: ["is not valid"], value: "invalid" } });
   });
 
   it("drops echoed values too large for the trailers, keeping the call and the channel working", async () => {
-    const error = await failure(subscribers().getSubscriber({ subscriberId: `long${"x".repeat(100_000)}` }, { headers, timeoutMs: 3_000 }));
+    const error = await failure(subscribers().updateSubscriber({ subscriberId: `long${"x".repeat(100_000)}` }, { headers, timeoutMs: 3_000 }));
     expect(error.code).toBe(Code.InvalidArgument);
     expect(fieldErrorsOf(error)).toEqual({ subscriberId: { messages: ["is not valid"] } });
-    expect(fieldErrorsOf(await failure(subscribers().getSubscriber({ subscriberId: "long" }, { headers })))).toEqual({
+    expect(fieldErrorsOf(await failure(subscribers().updateSubscriber({ subscriberId: "long" }, { headers })))).toEqual({
       subscriberId: { messages: ["is not valid"], value: "long" },
     });
   });
 
   it("answers text Postgres cannot hold (a NUL character) as an invalid argument", async () => {
-    const error = await failure(subscribers().getSubscriber({ subscriberId: "nul" }, { headers }));
+    const error = await failure(subscribers().updateSubscriber({ subscriberId: "nul" }, { headers }));
     expect(error.code).toBe(Code.InvalidArgument);
     expect(error.rawMessage).toMatch(/NUL character/);
   });
 
   it("answers an unexpected failure as internal, without its text", async () => {
-    const error = await failure(subscribers().getSubscriber({ subscriberId: "broken" }, { headers }));
+    const error = await failure(subscribers().updateSubscriber({ subscriberId: "broken" }, { headers }));
     expect(error.code).toBe(Code.Internal);
     expect(error.rawMessage).toBe("internal error");
   });
 
   it("ends a call at its deadline, and the handler's signal aborts", async () => {
-    const error = await failure(subscribers().getSubscriber({ subscriberId: "slow" }, { headers, timeoutMs: 200 }));
+    const error = await failure(subscribers().updateSubscriber({ subscriberId: "slow" }, { headers, timeoutMs: 200 }));
     expect(error.code).toBe(Code.DeadlineExceeded);
     await expect(lastAbort).resolves.toBeInstanceOf(ConnectError);
   });
 
   it("cancels a call whose signal the caller aborts, and the handler's signal aborts", async () => {
     const abort = new AbortController();
-    const call = subscribers().getSubscriber({ subscriberId: "slow" }, { headers, signal: abort.signal });
+    const call = subscribers().updateSubscriber({ subscriberId: "slow" }, { headers, signal: abort.signal });
     setTimeout(() => abort.abort(), 100);
     expect((await failure(call)).code).toBe(Code.Canceled);
     await expect(lastAbort).resolves.toBeInstanceOf(ConnectError);

@@ -1,21 +1,39 @@
-import { createClient, type Client } from "@connectrpc/connect";
+import type { DescService } from "@bufbuild/protobuf";
+import { createClient, type Client, type Transport } from "@connectrpc/connect";
 import { Health, integrationsV1, messagesV1, subscribersV1, tenantsV1, topicsV1, triggersV1, workflowsV1 } from "@notify/proto";
 import { createRpcTransport } from "@notify/runtime";
 import type { GatewayConfig } from "./config.js";
-import { coalescingMessagesClient, type FeedPages, type PagingMessagesClient } from "./messages-client.js";
-import { coalescingSubscribersClient } from "./subscribers-client.js";
-import { coalescingTriggersClient } from "./triggers-client.js";
+import { forgettingWrites } from "./forgetting.js";
+import { countUnseenBatched, feedPageBatched, type CountUnseen, type FeedPage, type FeedPages } from "./messages-client.js";
+import { getSubscriberBatched, type GetSubscriber } from "./subscribers-client.js";
+import { acceptTriggerBatched, type AcceptTrigger } from "./triggers-client.js";
 
-/** One client per downstream service; every route reaches services only through these. */
+/**
+ * The hot calls, which travel batched with their concurrent peers of the same environment
+ * (DESIGN §5): each names the batch RPC it sends.
+ */
+export interface BatchedCalls {
+  /** BatchCountMessages */
+  countUnseen: CountUnseen;
+  /** BatchGetFeed, or no hop for a page kept since nothing changed it */
+  feedPage: FeedPage;
+  /** BatchGetSubscribers */
+  getSubscriber: GetSubscriber;
+  /** TriggerBatch */
+  acceptTrigger: AcceptTrigger;
+}
+
+/** One client per downstream service, and the batched calls; every route reaches services only through these. */
 export interface Clients {
   subscribers: Client<typeof subscribersV1.SubscriberService>;
   integrations: Client<typeof integrationsV1.IntegrationService>;
   topics: Client<typeof topicsV1.TopicService>;
-  messages: PagingMessagesClient;
+  messages: Client<typeof messagesV1.MessageService>;
   /** Served by the triggers process, as are tenants. */
   workflows: Client<typeof workflowsV1.WorkflowService>;
   tenants: Client<typeof tenantsV1.TenantService>;
   triggers: Client<typeof triggersV1.TriggerService>;
+  batched: BatchedCalls;
 }
 
 /** The downstream processes; the triggers process serves workflows, tenants and triggers. */
@@ -37,15 +55,26 @@ export function connectClients(
   const topics = createRpcTransport(config.TOPICS_URL, config.RPC_TIMEOUT_MS);
   const messages = createRpcTransport(config.MESSAGES_URL, config.RPC_TIMEOUT_MS);
   const triggers = createRpcTransport(config.TRIGGERS_URL, config.RPC_TIMEOUT_MS);
+  /** A client of `service` whose writes drop the feed pages they change, as its contract declares. */
+  const clientOf = <S extends DescService>(service: S, transport: Transport) => forgettingWrites(service, createClient(service, transport), feedPages);
+  const subscribersClient = clientOf(subscribersV1.SubscriberService, subscribers.transport);
+  const messagesClient = clientOf(messagesV1.MessageService, messages.transport);
+  const triggersClient = clientOf(triggersV1.TriggerService, triggers.transport);
   return {
     clients: {
-      subscribers: coalescingSubscribersClient(createClient(subscribersV1.SubscriberService, subscribers.transport)),
-      integrations: createClient(integrationsV1.IntegrationService, integrations.transport),
-      topics: createClient(topicsV1.TopicService, topics.transport),
-      messages: coalescingMessagesClient(createClient(messagesV1.MessageService, messages.transport), feedPages),
-      workflows: createClient(workflowsV1.WorkflowService, triggers.transport),
-      tenants: createClient(tenantsV1.TenantService, triggers.transport),
-      triggers: coalescingTriggersClient(createClient(triggersV1.TriggerService, triggers.transport)),
+      subscribers: subscribersClient,
+      integrations: clientOf(integrationsV1.IntegrationService, integrations.transport),
+      topics: clientOf(topicsV1.TopicService, topics.transport),
+      messages: messagesClient,
+      workflows: clientOf(workflowsV1.WorkflowService, triggers.transport),
+      tenants: clientOf(tenantsV1.TenantService, triggers.transport),
+      triggers: triggersClient,
+      batched: {
+        countUnseen: countUnseenBatched(messagesClient),
+        feedPage: feedPageBatched(messagesClient, feedPages),
+        getSubscriber: getSubscriberBatched(subscribersClient),
+        acceptTrigger: acceptTriggerBatched(triggersClient),
+      },
     },
     health: {
       subscribers: createClient(Health, subscribers.transport),

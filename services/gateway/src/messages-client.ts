@@ -1,7 +1,7 @@
-import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, type CallOptions, type Client } from "@connectrpc/connect";
-import { messagesV1 } from "@notify/proto";
-import { createFollowedCache, ENVIRONMENT_HEADER, EVERY_KEY, type ChangedKeys, type FollowedCache } from "@notify/runtime";
+import type { messagesV1 } from "@notify/proto";
+import { createFollowedCache, ENVIRONMENT_HEADER, type FollowedCache } from "@notify/runtime";
 import { batched, scopeHeaderOf } from "./coalesce.js";
 import type { JsonBytes } from "./route.js";
 
@@ -9,9 +9,9 @@ type MessagesClient = Client<typeof messagesV1.MessageService>;
 
 /**
  * Feed pages kept between polls as the bytes answered, by subscriber (external id) and request.
- * Kept only while the changes that would make them wrong are followed (server.ts): the messages
- * service announces the feeds it changes, the subscribers service changed subscribers, the
- * triggers process changed workflows (a page embeds both). Bytes, not the decoded reply: a page
+ * Kept only while the changes that would make them wrong are followed (FEED_PAGES_FOLLOW): the
+ * messages service announces the feeds it changes, the subscribers service changed subscribers,
+ * the triggers process changed workflows (a page embeds both). Bytes, not the decoded reply: a page
  * of 20 small messages holds ~64 KB as objects against its 14 KB of JSON, and objects kept are
  * what every full GC walks.
  */
@@ -31,17 +31,21 @@ export function createFeedPages(maxBytes: number): FeedPages {
   });
 }
 
-export interface PagingMessagesClient extends MessagesClient {
-  /**
-   * The feed page `request` asks for, as `render` writes it: the page kept for this request if
-   * nothing changed it since, else what `render` makes of a (batched) GetFeed, kept for the next
-   * poll. Callers of one batch share a reply, so `render` should make one JsonBytes per reply
-   * (jsonOnce).
-   */
-  feedPage(request: MessageInitShape<typeof messagesV1.GetFeedRequestSchema>, options: CallOptions, render: (reply: messagesV1.GetFeedResponse) => JsonBytes): Promise<JsonBytes>;
-}
+export type UnseenQuery = MessageInitShape<typeof messagesV1.CountMessagesRequestSchema>;
+export type FeedQuery = MessageInitShape<typeof messagesV1.GetFeedRequestSchema>;
 
-/** A batch item's answer, or the error its own call would have thrown. */
+/** One subscriber's unseen (or seen) count; travels in a BatchCountMessages with its concurrent peers. */
+export type CountUnseen = (query: UnseenQuery, call: CallOptions) => Promise<number>;
+
+/**
+ * One feed page as `render` writes it: the page kept for this request if nothing changed it
+ * since, else what `render` makes of the page a BatchGetFeed (shared with concurrent peers)
+ * answered, kept for the next poll. Callers of one batch share a reply, so `render` should make
+ * one JsonBytes per reply (jsonOnce).
+ */
+export type FeedPage = (query: FeedQuery, call: CallOptions, render: (reply: messagesV1.GetFeedResponse) => JsonBytes) => Promise<JsonBytes>;
+
+/** A batch item's answer, or the error the item failed with. */
 function answerOf<T>(result: { case: string; value: T | messagesV1.BatchError } | { case: undefined }, answer: string): T {
   if (result.case === answer) return result.value as T;
   if (result.case === "error") {
@@ -52,63 +56,30 @@ function answerOf<T>(result: { case: string; value: T | messagesV1.BatchError } 
 }
 
 /**
- * The messages client the routes use. The two reads every open inbox polls, the unseen count and
- * the first feed page, are batched (DESIGN §5: a hot read must not cost one RPC per request);
- * each caller still gets its own answer or its own error. Feed pages are also kept in
+ * The unseen count every open inbox polls, batched (DESIGN §5: a hot read must not cost one RPC
+ * per request); each caller still gets its own answer or its own error.
+ */
+export function countUnseenBatched(client: MessagesClient): CountUnseen {
+  const count = batched(async (counts: UnseenQuery[], headers) => (await client.batchCountMessages({ counts }, { headers })).results);
+  return async (query, call) => answerOf<number>((await count(query, call)).result, "count");
+}
+
+/**
+ * The first feed page every open inbox polls, batched like the unseen count, and kept in
  * `feedPages` when given, so a page polled again unchanged costs no hop at all.
  */
-export function coalescingMessagesClient(client: MessagesClient, feedPages?: FeedPages): PagingMessagesClient {
-  const count = batched(async (counts: MessageInitShape<typeof messagesV1.CountMessagesRequestSchema>[], headers) => {
-    const reply = await client.batchCountMessages({ counts }, { headers });
-    return reply.results;
-  });
-  const feed = batched(async (feeds: MessageInitShape<typeof messagesV1.GetFeedRequestSchema>[], headers) => {
-    const reply = await client.batchGetFeed({ feeds }, { headers });
-    return reply.results;
-  });
-  /**
-   * Runs a write of this process, then drops the pages it may have changed: the messages
-   * service announces them too, but a client reading right after its own write through this
-   * gateway must not depend on which of the two answers arrives first.
-   */
-  function forgetting<Request, Answer>(write: (request: Request, options?: CallOptions) => Promise<Answer>, changed: (request: Request) => ChangedKeys) {
-    return async (request: Request, options?: CallOptions): Promise<Answer> => {
-      try {
-        return await write(request, options);
-      } finally {
-        const environmentId = scopeHeaderOf(options, ENVIRONMENT_HEADER);
-        if (environmentId !== undefined) feedPages?.forget(environmentId, changed(request));
-      }
-    };
-  }
-  const getFeed: MessagesClient["getFeed"] = async (request, options) => {
-    const { result } = await feed(request, options);
-    return answerOf<messagesV1.GetFeedResponse>(result, "feed");
-  };
-  const bySubscriberId = (request: { subscriberId?: string }) => [request.subscriberId ?? ""];
-  const everyFeed = () => EVERY_KEY;
-  return {
-    ...client,
-    async countMessages(request, options) {
-      const { result } = await count(request, options);
-      return create(messagesV1.CountMessagesResponseSchema, { count: answerOf<number>(result, "count") });
-    },
-    getFeed,
-    async feedPage(request, options, render) {
-      const environmentId = scopeHeaderOf(options, ENVIRONMENT_HEADER);
-      const subscriberId = request.subscriberId ?? "";
-      // The routes build a request's fields in one order, so equal requests have equal JSON.
-      const part = JSON.stringify(request);
-      const kept = environmentId === undefined ? undefined : feedPages?.get(environmentId, subscriberId, part);
-      if (kept) return kept;
-      const ticket = feedPages?.ticket();
-      const page = render(await getFeed(request, options));
-      if (ticket && environmentId !== undefined) feedPages!.set(ticket, environmentId, subscriberId, page, part);
-      return page;
-    },
-    markMessages: forgetting(client.markMessages, bySubscriberId),
-    markAllMessages: forgetting(client.markAllMessages, bySubscriberId),
-    deleteMessage: forgetting(client.deleteMessage, everyFeed),
-    deleteTransactionMessages: forgetting(client.deleteTransactionMessages, everyFeed),
+export function feedPageBatched(client: MessagesClient, feedPages?: FeedPages): FeedPage {
+  const feed = batched(async (feeds: FeedQuery[], headers) => (await client.batchGetFeed({ feeds }, { headers })).results);
+  return async (query, call, render) => {
+    const environmentId = scopeHeaderOf(call, ENVIRONMENT_HEADER);
+    const subscriberId = query.subscriberId ?? "";
+    // The routes build a request's fields in one order, so equal requests have equal JSON.
+    const part = JSON.stringify(query);
+    const kept = environmentId === undefined ? undefined : feedPages?.get(environmentId, subscriberId, part);
+    if (kept) return kept;
+    const ticket = feedPages?.ticket();
+    const page = render(answerOf<messagesV1.GetFeedResponse>((await feed(query, call)).result, "feed"));
+    if (ticket && environmentId !== undefined) feedPages!.set(ticket, environmentId, subscriberId, page, part);
+    return page;
   };
 }

@@ -106,7 +106,7 @@ import { keyString, parseOrThrow, queryBool } from "./validation.js";
 
 // Handlers that v1 and v2 share.
 const getSubscriber = async ({ params, clients, call }: RouteInput<z.infer<typeof subscriberIdParam>, unknown, unknown>) =>
-  subscriberToJson(await clients.subscribers.getSubscriber(params, call));
+  subscriberToJson(await clients.batched.getSubscriber(params.subscriberId, call));
 
 /** Deleting a subscriber also ends its topic memberships. */
 const deleteSubscriber = async ({ params, clients, call }: RouteInput<z.infer<typeof subscriberIdParam>, unknown, unknown>) => {
@@ -185,7 +185,7 @@ export const routes: Route[] = [
       } catch (error) {
         if (!(error instanceof ConnectError) || error.code !== Code.AlreadyExists) throw error;
         // The SDK reads a 409 here as the existing subscriber, so the error body carries its fields too.
-        const existing = subscriberToJson(await clients.subscribers.getSubscriber({ subscriberId }, call));
+        const existing = subscriberToJson(await clients.batched.getSubscriber(subscriberId, call));
         throw new HttpError(409, error.rawMessage, existing);
       }
     },
@@ -243,8 +243,8 @@ export const routes: Route[] = [
     params: subscriberIdParam,
     query: unseenQuery,
     handle: async ({ params, query, clients, call }) => {
-      const reply = await clients.messages.countMessages({ subscriberId: params.subscriberId, seen: query.seen, limit: query.limit }, call);
-      return { count: reply.count };
+      const count = await clients.batched.countUnseen({ subscriberId: params.subscriberId, seen: query.seen, limit: query.limit }, call);
+      return { count };
     },
   }),
   route({
@@ -254,7 +254,7 @@ export const routes: Route[] = [
     params: subscriberIdParam,
     query: feedQuery,
     handle: ({ params, query, clients, call }) =>
-      clients.messages.feedPage(
+      clients.batched.feedPage(
         {
           subscriberId: params.subscriberId,
           page: query.page,
@@ -264,7 +264,7 @@ export const routes: Route[] = [
           ...(query.seen !== undefined ? { seen: query.seen } : {}),
         },
         call,
-        // Callers of one batch asking the same share a reply (messages-client.ts), and so its bytes.
+        // Callers of one batch asking the same share a reply (coalesce.ts), and so its bytes.
         (reply) => jsonOnce(reply, () => offsetPageText(feedText(reply), query.page, query.limit, reply.totalCount, reply.hasMore)),
       ),
   }),
@@ -652,8 +652,7 @@ export const routes: Route[] = [
     bodyLimit: 5 * MIB,
     body: triggerBody,
     handle: async ({ body, clients, call }) => {
-      const reply = await clients.triggers.triggerBatch({ events: [eventOf(body)] }, call);
-      return singleOutcome(reply.outcomes[0]!);
+      return singleOutcome(await clients.batched.acceptTrigger(eventOf(body), call));
     },
   }),
   route({
@@ -685,8 +684,7 @@ export const routes: Route[] = [
     bodyLimit: 5 * MIB,
     body: broadcastBody,
     handle: async ({ body, clients, call }) => {
-      const reply = await clients.triggers.triggerBatch({ events: [broadcastEventOf(body)] }, call);
-      return singleOutcome(reply.outcomes[0]!);
+      return singleOutcome(await clients.batched.acceptTrigger(broadcastEventOf(body), call));
     },
   }),
   route({

@@ -1,6 +1,5 @@
 import type { AddressInfo } from "node:net";
 import {
-  CHANGE_SUBJECTS,
   connectNatsInBackground,
   connectRedis,
   createLogger,
@@ -18,6 +17,7 @@ import { createApp } from "./app.js";
 import { followRevocations } from "./auth.js";
 import { connectClients } from "./clients.js";
 import { readConfig, type GatewayConfig } from "./config.js";
+import { feedPagesFollowed } from "./forgetting.js";
 import { createFeedPages } from "./messages-client.js";
 import { routes } from "./routes.js";
 
@@ -43,12 +43,7 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
   const nats = await connectNatsInBackground(config.NATS_URL, "gateway");
   const feedPages = config.FEED_CACHE_MB > 0 ? createFeedPages(config.FEED_CACHE_MB * 2 ** 20) : undefined;
   if (feedPages) {
-    void followChanges(
-      nats,
-      [{ subject: CHANGE_SUBJECTS.feeds }, { subject: CHANGE_SUBJECTS.subscribers }, { subject: CHANGE_SUBJECTS.workflows, dropsEnvironment: true }],
-      feedPages,
-      log,
-    );
+    void followChanges(nats, feedPagesFollowed, feedPages, log);
   }
   const downstream = connectClients(config, feedPages);
   let accepting = true;

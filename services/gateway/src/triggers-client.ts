@@ -1,4 +1,4 @@
-import { create } from "@bufbuild/protobuf";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import type { CallOptions, Client } from "@connectrpc/connect";
 import { triggersV1 } from "@notify/proto";
 import { createCoalescer } from "@notify/runtime";
@@ -6,18 +6,21 @@ import { scopeKeyOf } from "./coalesce.js";
 
 type TriggersClient = Client<typeof triggersV1.TriggerService>;
 
+/** One event's acceptance; travels in a TriggerBatch with the single triggers of its environment that arrive meanwhile. */
+export type AcceptTrigger = (event: MessageInitShape<typeof triggersV1.TriggerEventSchema>, call: CallOptions) => Promise<triggersV1.TriggerOutcome>;
+
 interface PendingTrigger {
   event: triggersV1.TriggerEvent;
   headers: CallOptions["headers"];
 }
 
 /**
- * The triggers client the routes use: single triggers of one environment that arrive while
- * earlier batches are under way travel as one TriggerBatch, which the service commits in one
- * transaction (group commit). One RPC hop per request would cap acceptance far below the publish floor
- * (DESIGN §5). Bulk and broadcast requests already carry their batch and go straight through.
+ * Single triggers of one environment that arrive while earlier batches are under way travel as
+ * one TriggerBatch, which the service commits in one transaction (group commit). One RPC hop per
+ * request would cap acceptance far below the publish floor (DESIGN §5). A bulk request carries
+ * its batch already and calls TriggerBatch itself.
  */
-export function coalescingTriggersClient(client: TriggersClient): TriggersClient {
+export function acceptTriggerBatched(client: TriggersClient): AcceptTrigger {
   const singles = createCoalescer<PendingTrigger, triggersV1.TriggerOutcome>({
     maxBatch: 200,
     // One batch under way at a time makes the next as large as possible: measured 2,220 req/s at
@@ -28,14 +31,5 @@ export function coalescingTriggersClient(client: TriggersClient): TriggersClient
       return reply.outcomes;
     },
   });
-  return {
-    ...client,
-    async triggerBatch(request, options) {
-      const events = request.events ?? [];
-      if (events.length !== 1) return client.triggerBatch(request, options);
-      const event = create(triggersV1.TriggerEventSchema, events[0]);
-      const outcome = await singles.submit(scopeKeyOf(options), { event, headers: options?.headers });
-      return create(triggersV1.TriggerBatchResponseSchema, { outcomes: [outcome] });
-    },
-  };
+  return (event, call) => singles.submit(scopeKeyOf(call), { event: create(triggersV1.TriggerEventSchema, event), headers: call.headers });
 }

@@ -3,8 +3,9 @@ import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import { messagesV1 } from "@notify/proto";
 import { EVERY_KEY, scopeHeaders } from "@notify/runtime";
 import { describe, expect, it } from "vitest";
-import { coalescingMessagesClient, createFeedPages, type FeedPages } from "../src/messages-client.js";
-import { jsonOnce } from "../src/route.js";
+import { forgettingWrites } from "../src/forgetting.js";
+import { countUnseenBatched, createFeedPages, feedPageBatched, type FeedPages } from "../src/messages-client.js";
+import { JsonBytes, jsonOnce } from "../src/route.js";
 
 type MessagesClient = Client<typeof messagesV1.MessageService>;
 
@@ -37,45 +38,49 @@ function recordingClient(feedPages?: FeedPages) {
       throw new ConnectError("nothing to delete", Code.NotFound);
     },
   } as unknown as MessagesClient;
-  return { client: coalescingMessagesClient(client, feedPages), countBatches, feedBatches };
+  return {
+    countUnseen: countUnseenBatched(client),
+    feedPage: feedPageBatched(client, feedPages),
+    writes: forgettingWrites(messagesV1.MessageService, client, feedPages),
+    countBatches,
+    feedBatches,
+  };
 }
 
 const environment = (environmentId: string) => ({ headers: scopeHeaders({ organizationId: "org", environmentId }) });
 
-describe("coalescingMessagesClient", () => {
+describe("the batched messages calls", () => {
   it("sends concurrent counts of one environment as one batch, identical ones as one item", async () => {
-    const { client, countBatches } = recordingClient();
+    const { countUnseen, countBatches } = recordingClient();
     const call = environment("env-a");
     const replies = await Promise.all([
-      client.countMessages({ subscriberId: "ada", limit: 5 }, call),
-      client.countMessages({ subscriberId: "ada", limit: 5 }, call),
-      client.countMessages({ subscriberId: "bob", limit: 7 }, call),
-      client.countMessages({ subscriberId: "ada", limit: 5 }, environment("env-b")),
+      countUnseen({ subscriberId: "ada", limit: 5 }, call),
+      countUnseen({ subscriberId: "ada", limit: 5 }, call),
+      countUnseen({ subscriberId: "bob", limit: 7 }, call),
+      countUnseen({ subscriberId: "ada", limit: 5 }, environment("env-b")),
     ]);
-    expect(replies.map((reply) => reply.count)).toEqual([5, 5, 7, 5]);
+    expect(replies).toEqual([5, 5, 7, 5]);
     expect(countBatches.map((batch) => batch.map((count) => count.subscriberId))).toEqual([["ada", "bob"], ["ada"]]);
   });
 
   it("fails only the caller whose item failed, with that item's code", async () => {
-    const { client } = recordingClient();
+    const { countUnseen } = recordingClient();
     const call = environment("env-a");
-    const [ok, failed] = await Promise.allSettled([
-      client.countMessages({ subscriberId: "ada", limit: 3 }, call),
-      client.countMessages({ subscriberId: "ghost", limit: 3 }, call),
-    ]);
-    expect(ok).toMatchObject({ status: "fulfilled", value: { count: 3 } });
+    const [ok, failed] = await Promise.allSettled([countUnseen({ subscriberId: "ada", limit: 3 }, call), countUnseen({ subscriberId: "ghost", limit: 3 }, call)]);
+    expect(ok).toMatchObject({ status: "fulfilled", value: 3 });
     expect(failed.status).toBe("rejected");
     expect(ConnectError.from((failed as PromiseRejectedResult).reason).code).toBe(Code.NotFound);
   });
 
   it("never lets a request join a batch that was already sent, even before it is answered", async () => {
-    const { client, feedBatches } = recordingClient();
+    const { feedPage, feedBatches } = recordingClient();
     const call = environment("env-a");
-    const first = client.getFeed({ subscriberId: "ada", limit: 10, page: 1 }, call);
+    const render = (reply: messagesV1.GetFeedResponse) => new JsonBytes(String(reply.totalCount));
+    const first = feedPage({ subscriberId: "ada", limit: 10, page: 1 }, call, render);
     await new Promise((resolve) => setTimeout(resolve, 5));
-    const second = client.getFeed({ subscriberId: "ada", limit: 10, page: 1 }, call);
-    expect((await first).totalCount).toBe(1);
-    expect((await second).totalCount).toBe(1);
+    const second = feedPage({ subscriberId: "ada", limit: 10, page: 1 }, call, render);
+    expect((await first).bytes.toString()).toBe("1");
+    expect((await second).bytes.toString()).toBe("1");
     expect(feedBatches).toHaveLength(2);
   });
 
@@ -90,9 +95,9 @@ describe("coalescingMessagesClient", () => {
 
     it("answers a page polled again from the kept page until a change of its subscriber or environment is announced", async () => {
       const pages = livePages();
-      const { client, feedBatches } = recordingClient(pages);
+      const { feedPage, feedBatches } = recordingClient(pages);
       const call = environment("env-a");
-      const poll = (subscriberId: string, options = call) => client.feedPage({ subscriberId, limit: 10, page: 1 }, options, render);
+      const poll = (subscriberId: string, options = call) => feedPage({ subscriberId, limit: 10, page: 1 }, options, render);
       const first = await poll("ada");
       expect(await poll("ada")).toBe(first);
       await poll("bob");
@@ -110,17 +115,17 @@ describe("coalescingMessagesClient", () => {
       expect(sentFor(feedBatches)).toEqual([["ada"], ["bob"], ["ada"], ["ada"], ["bob"]]);
     });
 
-    it("drops the pages its own writes may have changed, failed writes too", async () => {
-      const { client, feedBatches } = recordingClient(livePages());
+    it("drops the pages its own writes may have changed, as their contract declares, failed writes too", async () => {
+      const { feedPage, writes, feedBatches } = recordingClient(livePages());
       const call = environment("env-a");
-      const poll = (subscriberId: string) => client.feedPage({ subscriberId, limit: 10, page: 1 }, call, render);
+      const poll = (subscriberId: string) => feedPage({ subscriberId, limit: 10, page: 1 }, call, render);
       await poll("ada");
       await poll("bob");
-      await client.markMessages({ subscriberId: "ada", messageIds: [] }, call);
+      await writes.markMessages({ subscriberId: "ada", messageIds: [] }, call);
       await poll("ada");
       await poll("bob");
       expect(sentFor(feedBatches)).toEqual([["ada"], ["bob"], ["ada"]]);
-      await expect(client.deleteTransactionMessages({ transactionId: "t" }, call)).rejects.toThrow("nothing to delete");
+      await expect(writes.deleteTransactionMessages({ transactionId: "t" }, call)).rejects.toThrow("nothing to delete");
       await poll("ada");
       await poll("bob");
       expect(sentFor(feedBatches)).toEqual([["ada"], ["bob"], ["ada"], ["ada"], ["bob"]]);
@@ -128,9 +133,9 @@ describe("coalescingMessagesClient", () => {
 
     it("does not keep a page read while a change of it was announced", async () => {
       const pages = livePages();
-      const { client, feedBatches } = recordingClient(pages);
+      const { feedPage, feedBatches } = recordingClient(pages);
       const call = environment("env-a");
-      const poll = () => client.feedPage({ subscriberId: "ada", limit: 10, page: 1 }, call, render);
+      const poll = () => feedPage({ subscriberId: "ada", limit: 10, page: 1 }, call, render);
       const raced = poll();
       // The batch is on its way (answered after 30 ms) when the change is announced.
       await new Promise((resolve) => setTimeout(resolve, 5));

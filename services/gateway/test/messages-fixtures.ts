@@ -1,5 +1,5 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { messagesV1 } from "@notify/proto";
+import { commonV1, messagesV1 } from "@notify/proto";
 import { createClient, createRpcTransport, objectId, scopeHeaders, type Scope } from "@notify/runtime";
 import type { Stack } from "./stack.js";
 
@@ -33,7 +33,7 @@ export function newMessage(subscriber: SeededSubscriber, fields: NewMessageInit 
     templateIdentifier: "welcome",
     messageTemplateId: "64b7f0c2a1b2c3d4e5f60719",
     stepId: "step-in-app",
-    channel: messagesV1.Channel.IN_APP,
+    channel: commonV1.Channel.IN_APP,
     content: { case: "text", value: "Hello" },
     providerId: "novu",
     cta: {

@@ -1,4 +1,4 @@
-import { messagesV1 } from "@notify/proto";
+import { commonV1, messagesV1 } from "@notify/proto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSubscriber, newMessage, nextTransactionId, seeder, unknownMessageId, type Seeder, type SeededSubscriber } from "./messages-fixtures.js";
 import { startStack, type Stack } from "./stack.js";
@@ -40,7 +40,7 @@ async function messageOf(subscriber: SeededSubscriber, id: string) {
 describe("creating messages through the batch RPC", () => {
   it("creates a batch in one call and creates nothing new when the call is repeated", async () => {
     const ada = await freshSubscriber();
-    const batch = [newMessage(ada), newMessage(ada, { channel: messagesV1.Channel.EMAIL, stepId: "step-email", email: "ada@example.com" })];
+    const batch = [newMessage(ada), newMessage(ada, { channel: commonV1.Channel.EMAIL, stepId: "step-email", email: "ada@example.com" })];
     const first = await seed.create(batch);
     expect(first.messages.map((message) => message.created)).toEqual([true, true]);
     const again = await seed.create(batch);
@@ -55,7 +55,7 @@ describe("creating messages through the batch RPC", () => {
     await seed.create([
       newMessage(ada, {
         transactionId,
-        channel: messagesV1.Channel.EMAIL,
+        channel: commonV1.Channel.EMAIL,
         stepId: "step-email",
         content: {
           case: "blocks",
@@ -154,7 +154,7 @@ describe("POST /v1/subscribers/{subscriberId}/messages/mark-as", () => {
   it("takes an array or a comma-separated list, in any channel, and returns them in the order given", async () => {
     const ada = await freshSubscriber();
     const [first, second] = await seed.inApp(ada, 2);
-    const email = (await seed.create([newMessage(ada, { channel: messagesV1.Channel.EMAIL, stepId: "email" })])).messages[0]!.id;
+    const email = (await seed.create([newMessage(ada, { channel: commonV1.Channel.EMAIL, stepId: "email" })])).messages[0]!.id;
     const array = await markAs(ada.subscriberId, { messageId: [second, first, email], markAs: "seen" });
     expect(array.body.data.map((message: { _id: string }) => message._id)).toEqual([second, first, email]);
     const list = await markAs(ada.subscriberId, { messageId: `${first}, ${second}`, markAs: "read" });
@@ -243,7 +243,7 @@ describe("POST /v1/subscribers/{subscriberId}/messages/mark-all", () => {
   it("changes only in-app messages in the opposite state and returns how many changed (0 on a repeat)", async () => {
     const ada = await freshSubscriber();
     const ids = await seed.inApp(ada, 4);
-    await seed.create([newMessage(ada, { channel: messagesV1.Channel.SMS, stepId: "sms" })]);
+    await seed.create([newMessage(ada, { channel: commonV1.Channel.SMS, stepId: "sms" })]);
     await markAs(ada.subscriberId, { messageId: ids[0], markAs: "seen" });
 
     const seen = await markAll(ada.subscriberId, { markAs: "seen" });
@@ -299,7 +299,7 @@ describe("GET /v1/subscribers/{subscriberId}/notifications/unseen", () => {
   it("counts in-app messages with seen = false by default, seen = true on request, capped at limit", async () => {
     const ada = await freshSubscriber();
     const ids = await seed.inApp(ada, 5);
-    await seed.create([newMessage(ada, { channel: messagesV1.Channel.PUSH, stepId: "push" })]);
+    await seed.create([newMessage(ada, { channel: commonV1.Channel.PUSH, stepId: "push" })]);
     await markAs(ada.subscriberId, { messageId: ids.slice(0, 2), markAs: "seen" });
     expect(await unseen(ada.subscriberId)).toBe(3);
     expect(await unseen(ada.subscriberId, "?seen=false")).toBe(3);
@@ -428,7 +428,7 @@ describe("DELETE /v1/messages/transaction/{transactionId}", () => {
     await seed.create(
       subscribers.flatMap((subscriber) => [
         newMessage(subscriber, { transactionId }),
-        newMessage(subscriber, { transactionId, channel: messagesV1.Channel.EMAIL, stepId: "email" }),
+        newMessage(subscriber, { transactionId, channel: commonV1.Channel.EMAIL, stepId: "email" }),
       ]),
     );
     return transactionId;
@@ -509,7 +509,7 @@ describe("GET /v1/messages", () => {
     const [first, second] = [nextTransactionId(), nextTransactionId()];
     await seed.create([
       newMessage(ada, { transactionId: first }),
-      newMessage(ada, { transactionId: first, channel: messagesV1.Channel.CHAT, stepId: "chat" }),
+      newMessage(ada, { transactionId: first, channel: commonV1.Channel.CHAT, stepId: "chat" }),
       newMessage(bob, { transactionId: second }),
     ]);
     const count = async (query: string) => (await stack.request("GET", `/v1/messages?${query}`)).body.data.length;
@@ -533,7 +533,7 @@ describe("GET /v1/subscribers/{subscriberId}/notifications/feed", () => {
   it("lists in-app messages only, newest first, with paging and the subscriber", async () => {
     const ada = await freshSubscriber();
     const ids = await seed.inApp(ada, 12);
-    await seed.create([newMessage(ada, { channel: messagesV1.Channel.EMAIL, stepId: "email" })]);
+    await seed.create([newMessage(ada, { channel: commonV1.Channel.EMAIL, stepId: "email" })]);
     const first = await stack.request("GET", `/v1/subscribers/${ada.subscriberId}/notifications/feed`);
     expect(first.status).toBe(200);
     // As the reference service counts a feed: totalCount stops at the page's limit.

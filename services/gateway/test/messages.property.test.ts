@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { messagesV1 } from "@notify/proto";
+import { commonV1, messagesV1 } from "@notify/proto";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createSubscriber, newMessage, seeder, type Seeder } from "./messages-fixtures.js";
 import { startStack, type Stack } from "./stack.js";
@@ -60,7 +60,7 @@ it("random sequences of mark-as and mark-all keep the unseen count and the feed'
       // 12 in-app messages over three feeds, and 2 e-mails that mark-as may touch but no count includes.
       const created = await seed.create([
         ...Array.from({ length: 12 }, (_, index) => newMessage(subscriber, { feedIdentifier: FEEDS[index % 3]! })),
-        ...Array.from({ length: 2 }, () => newMessage(subscriber, { channel: messagesV1.Channel.EMAIL, stepId: "email", feedIdentifier: "news" })),
+        ...Array.from({ length: 2 }, () => newMessage(subscriber, { channel: commonV1.Channel.EMAIL, stepId: "email", feedIdentifier: "news" })),
       ]);
       const model: ModelMessage[] = created.messages.map((message, index) => ({
         id: message.id,

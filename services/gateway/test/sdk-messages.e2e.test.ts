@@ -1,6 +1,6 @@
 import { Novu } from "@novu/api";
 import * as errors from "@novu/api/models/errors";
-import { messagesV1 } from "@notify/proto";
+import { commonV1, messagesV1 } from "@notify/proto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSubscriber, newMessage, nextTransactionId, seeder, type Seeder } from "./messages-fixtures.js";
 import { startStack, type Stack } from "./stack.js";
@@ -25,7 +25,7 @@ describe("@novu/api 1.7.1 against the gateway: messages", () => {
     const transactionId = nextTransactionId();
     const created = await seed.create([
       newMessage(ada, { transactionId }),
-      newMessage(ada, { transactionId, channel: messagesV1.Channel.EMAIL, stepId: "email", email: "a@example.com" }),
+      newMessage(ada, { transactionId, channel: commonV1.Channel.EMAIL, stepId: "email", email: "a@example.com" }),
       newMessage(ada),
       newMessage(ada),
     ]);

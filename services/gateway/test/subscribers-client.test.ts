@@ -3,7 +3,7 @@ import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import { subscribersV1 } from "@notify/proto";
 import { scopeHeaders } from "@notify/runtime";
 import { describe, expect, it } from "vitest";
-import { coalescingSubscribersClient } from "../src/subscribers-client.js";
+import { getSubscriberBatched } from "../src/subscribers-client.js";
 
 type SubscribersClient = Client<typeof subscribersV1.SubscriberService>;
 
@@ -20,40 +20,40 @@ function recordingClient() {
       });
     },
   } as unknown as SubscribersClient;
-  return { client: coalescingSubscribersClient(client), batches };
+  return { getSubscriber: getSubscriberBatched(client), batches };
 }
 
 const environment = (environmentId: string) => ({ headers: scopeHeaders({ organizationId: "org", environmentId }) });
 
-describe("coalescingSubscribersClient", () => {
+describe("getSubscriberBatched", () => {
   it("reads concurrent subscribers of one environment in one batch, each id once", async () => {
-    const { client, batches } = recordingClient();
+    const { getSubscriber, batches } = recordingClient();
     const call = environment("env-a");
     const replies = await Promise.all([
-      client.getSubscriber({ subscriberId: "ada" }, call),
-      client.getSubscriber({ subscriberId: "ada" }, call),
-      client.getSubscriber({ subscriberId: "bob" }, call),
-      client.getSubscriber({ subscriberId: "ada" }, environment("env-b")),
+      getSubscriber("ada", call),
+      getSubscriber("ada", call),
+      getSubscriber("bob", call),
+      getSubscriber("ada", environment("env-b")),
     ]);
     expect(replies.map((subscriber) => subscriber.id)).toEqual(["id-ada", "id-ada", "id-bob", "id-ada"]);
     expect(batches).toEqual([["ada", "bob"], ["ada"]]);
   });
 
   it("answers an unknown subscriber with the service's own NOT_FOUND, and only that caller", async () => {
-    const { client } = recordingClient();
+    const { getSubscriber } = recordingClient();
     const call = environment("env-a");
-    const [known, unknown] = await Promise.allSettled([client.getSubscriber({ subscriberId: "ada" }, call), client.getSubscriber({ subscriberId: "ghost" }, call)]);
+    const [known, unknown] = await Promise.allSettled([getSubscriber("ada", call), getSubscriber("ghost", call)]);
     expect(known).toMatchObject({ status: "fulfilled", value: { subscriberId: "ada" } });
     const error = ConnectError.from((unknown as PromiseRejectedResult).reason);
     expect([error.code, error.rawMessage]).toEqual([Code.NotFound, "Subscriber 'ghost' was not found"]);
   });
 
   it("never lets a read join a batch that was already sent", async () => {
-    const { client, batches } = recordingClient();
+    const { getSubscriber, batches } = recordingClient();
     const call = environment("env-a");
-    const first = client.getSubscriber({ subscriberId: "ada" }, call);
+    const first = getSubscriber("ada", call);
     await new Promise((resolve) => setTimeout(resolve, 5));
-    const second = client.getSubscriber({ subscriberId: "ada" }, call);
+    const second = getSubscriber("ada", call);
     await Promise.all([first, second]);
     expect(batches).toEqual([["ada"], ["ada"]]);
   });

@@ -1,6 +1,5 @@
-import { invalidArgument, type FieldErrors } from "@notify/runtime";
+import { CHANNELS, invalidArgument, isChannelName, type FieldErrors } from "@notify/runtime";
 
-export const CHANNELS = ["in_app", "email", "sms", "chat", "push"] as const;
 /** Channels whose messages go through one primary integration (Novu's CHANNELS_WITH_PRIMARY). */
 export const CHANNELS_WITH_PRIMARY: readonly string[] = ["email", "sms"];
 
@@ -15,7 +14,7 @@ export class Checks {
   }
 
   channel(field: string, value: string): void {
-    if (!(CHANNELS as readonly string[]).includes(value)) this.fail(field, `${field} must be one of: ${CHANNELS.join(", ")}`, value);
+    if (!isChannelName(value)) this.fail(field, `${field} must be one of: ${CHANNELS.join(", ")}`, value);
   }
 
   /** 1 to 255 characters, not only whitespace. */

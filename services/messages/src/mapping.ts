@@ -1,22 +1,10 @@
 import { create, fromJson, toJson, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { messagesV1 } from "@notify/proto";
-import type { AttemptRow, ChannelName, ExecutionDetailRow, MarkAsName, MessageGroupRow, MessageRow, StatusName } from "./store.js";
+import { channelName, channelNamed } from "@notify/runtime";
+import type { AttemptRow, ExecutionDetailRow, MarkAsName, MessageGroupRow, MessageRow, StatusName } from "./store.js";
 
-const { Channel, MarkAs, MessageStatus, MessageSchema, MessageCtaSchema, EmailBlockSchema, EmailBlocksSchema } = messagesV1;
-
-export const CHANNEL_NAMES: Record<Exclude<messagesV1.Channel, messagesV1.Channel.UNSPECIFIED>, ChannelName> = {
-  [Channel.IN_APP]: "in_app",
-  [Channel.EMAIL]: "email",
-  [Channel.SMS]: "sms",
-  [Channel.CHAT]: "chat",
-  [Channel.PUSH]: "push",
-};
-
-const CHANNELS_BY_NAME = Object.fromEntries(Object.entries(CHANNEL_NAMES).map(([value, name]) => [name, Number(value)])) as Record<
-  ChannelName,
-  messagesV1.Channel
->;
+const { MarkAs, MessageStatus, MessageSchema, MessageCtaSchema, EmailBlockSchema, EmailBlocksSchema } = messagesV1;
 
 export const STATUS_NAMES: Record<Exclude<messagesV1.MessageStatus, messagesV1.MessageStatus.UNSPECIFIED>, StatusName> = {
   [MessageStatus.SENT]: "sent",
@@ -35,9 +23,6 @@ const MARK_AS_NAMES: Record<Exclude<messagesV1.MarkAs, messagesV1.MarkAs.UNSPECI
   [MarkAs.UNREAD]: "unread",
   [MarkAs.UNSEEN]: "unseen",
 };
-
-export const channelName = (channel: messagesV1.Channel): ChannelName | undefined =>
-  CHANNEL_NAMES[channel as keyof typeof CHANNEL_NAMES];
 
 export const markAsName = (markAs: messagesV1.MarkAs): MarkAsName | undefined => MARK_AS_NAMES[markAs as keyof typeof MARK_AS_NAMES];
 
@@ -105,7 +90,7 @@ export function messageFromRow(row: MessageRow): messagesV1.Message {
     messageTemplateId: row.message_template_id,
     stepId: row.step_id,
     transactionId: row.transaction_id,
-    channel: CHANNELS_BY_NAME[row.channel],
+    channel: channelNamed(row.channel)!,
     content: contentFromJson(row.content),
     deviceTokens: row.device_tokens,
     cta: fromJson(MessageCtaSchema, row.cta as JsonObject),
@@ -172,7 +157,7 @@ export function executionDetailFromRow(row: ExecutionDetailRow): messagesV1.Exec
     messageId: row.message_id,
     ...(row.job_id !== null ? { jobId: row.job_id } : {}),
     transactionId: row.transaction_id,
-    channel: CHANNELS_BY_NAME[row.channel],
+    channel: channelNamed(row.channel)!,
     attempt: {
       messageId: row.message_id,
       attempt: row.attempt,

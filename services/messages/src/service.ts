@@ -1,8 +1,8 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { messagesV1 } from "@notify/proto";
-import { invalidField, isDeadlock, isObjectId, isUniqueViolation, notFound, objectId, scopeOf, withTransaction, type Logger, type Pool, type Scope } from "@notify/runtime";
-import { attemptRow, attemptStatusName, channelName, executionDetailFromRow, markAsName, messageFromRow, messageGroupRow } from "./mapping.js";
+import { announceKeys, ChangeKind, Channel, channelName, CHANNELS, invalidField, isDeadlock, isObjectId, isUniqueViolation, notFound, objectId, scopeOf, withTransaction, type ChannelName, type Logger, type Pool, type Scope } from "@notify/runtime";
+import { attemptRow, attemptStatusName, executionDetailFromRow, markAsName, messageFromRow, messageGroupRow } from "./mapping.js";
 import * as store from "./store.js";
 import type { SubscriberDirectory } from "./subscribers.js";
 import { checkFeedIdentifiers, checkMessageIds, checkNewMessages, checkRange } from "./validation.js";
@@ -43,11 +43,23 @@ function markAsOf(value: messagesV1.MarkAs): store.MarkAsName {
 }
 
 /** A channel filter: null for every channel. */
-function channelFilter(value: messagesV1.Channel): store.ChannelName | null {
-  if (value === messagesV1.Channel.UNSPECIFIED) return null;
+function channelFilter(value: Channel): ChannelName | null {
+  if (value === Channel.UNSPECIFIED) return null;
   const name = channelName(value);
-  if (!name) throw invalidField("channel", "channel must be one of in_app, email, sms, chat, push", value);
+  if (!name) throw invalidField("channel", `channel must be one of ${CHANNELS.join(", ")}`, value);
   return name;
+}
+
+const inApp = (message: messagesV1.NewMessage | undefined) => message?.channel === Channel.IN_APP;
+
+/** The subscribers whose feed a CreateMessages call can add to: recipients of its in-app messages. */
+function feedsCreatedIn(request: messagesV1.CreateMessagesRequest): string[] {
+  const subscriberIds = new Set<string>();
+  for (const message of request.messages) if (inApp(message)) subscriberIds.add(message.externalSubscriberId);
+  for (const group of request.groups) {
+    if (inApp(group.message)) for (const recipient of group.recipients) subscriberIds.add(recipient.externalSubscriberId);
+  }
+  return [...subscriberIds];
 }
 
 const batchError = (error: ConnectError) => ({ code: error.code, message: error.rawMessage });
@@ -154,6 +166,7 @@ export function createMessageService({ pool, preparedReads, subscribers, workflo
 
   return {
     async createMessages(request, context) {
+      announceKeys(context, ChangeKind.FEEDS, feedsCreatedIn(request));
       const scope = scopeOf(context);
       const groups = checkNewMessages(request);
       if (groups.length === 0) return { messages: [] };
@@ -255,12 +268,6 @@ export function createMessageService({ pool, preparedReads, subscribers, workflo
       }
     },
 
-    async countMessages(request, context) {
-      const [answer] = await countAll(scopeOf(context), [request]);
-      if (answer instanceof ConnectError) throw answer;
-      return { count: answer! };
-    },
-
     async batchCountMessages(request, context) {
       const scope = scopeOf(context);
       if (request.counts.length > MAX_COUNT_BATCH) throw invalidField("counts", `at most ${MAX_COUNT_BATCH} counts per call`, request.counts.length);
@@ -272,12 +279,6 @@ export function createMessageService({ pool, preparedReads, subscribers, workflo
             : { result: { case: "count" as const, value: answer } },
         ),
       };
-    },
-
-    async getFeed(request, context) {
-      const [answer] = await feedAll(scopeOf(context), [request]);
-      if (answer instanceof ConnectError) throw answer;
-      return answer!;
     },
 
     async batchGetFeed(request, context) {

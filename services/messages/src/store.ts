@@ -1,6 +1,5 @@
-import { textArray, type Queryable } from "@notify/runtime";
+import { textArray, type ChannelName, type Queryable } from "@notify/runtime";
 
-export type ChannelName = "in_app" | "email" | "sms" | "chat" | "push";
 export type StatusName = "sent" | "error" | "warning";
 export type MarkAsName = "read" | "seen" | "unread" | "unseen";
 

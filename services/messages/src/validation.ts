@@ -1,7 +1,7 @@
-import { holdsNul, invalidArgument, invalidField, isObjectId, type FieldErrors } from "@notify/runtime";
+import { channelName, CHANNELS, holdsNul, invalidArgument, invalidField, isObjectId, type FieldErrors } from "@notify/runtime";
 import { create } from "@bufbuild/protobuf";
 import { messagesV1 } from "@notify/proto";
-import { CHANNEL_NAMES, STATUS_NAMES } from "./mapping.js";
+import { STATUS_NAMES } from "./mapping.js";
 
 /** Messages per CreateMessages call: thousands in one statement, never an unbounded list. */
 export const MAX_CREATE_BATCH = 10_000;
@@ -27,7 +27,7 @@ function checkMessageFields(message: messagesV1.NewMessage, fail: Fail): void {
   for (const field of ["transactionId", "templateId", "messageTemplateId", "stepId"] as const) {
     if (message[field].length === 0 || message[field].length > 255) fail(field, `${field} must be between 1 and 255 characters`, message[field]);
   }
-  if (!(message.channel in CHANNEL_NAMES)) fail("channel", "channel must be one of in_app, email, sms, chat, push", message.channel);
+  if (!channelName(message.channel)) fail("channel", `channel must be one of ${CHANNELS.join(", ")}`, message.channel);
   if (message.status !== messagesV1.MessageStatus.UNSPECIFIED && !(message.status in STATUS_NAMES)) {
     fail("status", "status must be one of sent, error, warning", message.status);
   }

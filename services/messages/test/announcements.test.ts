@@ -1,9 +1,10 @@
-import { messagesV1 } from "@notify/proto";
+import { commonV1, messagesV1 } from "@notify/proto";
 import { EVERY_KEY, type ChangedKeys } from "@notify/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { callAs, fakeSubscribers, fakeWorkflows, inMemoryClient, newMessage, newScope, openDatabase, type Fixture } from "./fixtures.js";
+import { callAs, feedOne, fakeSubscribers, fakeWorkflows, inMemoryClient, newMessage, newScope, openDatabase, type Fixture } from "./fixtures.js";
 
-const { Channel, MarkAs } = messagesV1;
+const { MarkAs } = messagesV1;
+const { Channel } = commonV1;
 
 let fixture: Fixture;
 const subscribers = fakeSubscribers();
@@ -55,6 +56,6 @@ describe("announcements of changed feeds", () => {
     // A failed write (an unknown message: NOT_FOUND) is announced too: a write may fail after its commit.
     expect(await announcements(() => client.deleteMessage({ id: "0".repeat(24) }, call))).toEqual([{ environmentId, keys: EVERY_KEY }]);
     // Reads announce nothing.
-    expect(await announcements(() => client.getFeed({ subscriberId: "ada", limit: 10 }, call))).toEqual([]);
+    expect(await announcements(() => feedOne(client, { subscriberId: "ada", limit: 10 }, call))).toEqual([]);
   });
 });

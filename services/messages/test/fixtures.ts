@@ -1,6 +1,6 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { createClient } from "@connectrpc/connect";
-import { messagesV1, subscribersV1, workflowsV1 } from "@notify/proto";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { commonV1, messagesV1, subscribersV1, workflowsV1 } from "@notify/proto";
 import { createFollowedCache, createLogger, createPreparedReadPool, objectId, scopeOf, type Announce, type Pool, type Scope } from "@notify/runtime";
 import { inMemoryTransport, openTestDatabase, type DatabaseFixture } from "@notify/testing";
 import { routes } from "../src/routes.js";
@@ -132,9 +132,29 @@ export function newMessage(
     templateId: "64b7f0c2a1b2c3d4e5f60718",
     messageTemplateId: "64b7f0c2a1b2c3d4e5f60719",
     stepId: "step-in-app",
-    channel: messagesV1.Channel.IN_APP,
+    channel: commonV1.Channel.IN_APP,
     content: { case: "text", value: "Hello" },
     feedIdentifier: "general",
     ...fields,
   });
+}
+
+type MessagesClient = ReturnType<typeof inMemoryClient>;
+type CallOptions = Parameters<MessagesClient["batchCountMessages"]>[1];
+
+/** A batch item's error as the ConnectError it stands for. */
+const itemError = (error: messagesV1.BatchError) => new ConnectError(error.message, error.code as Code);
+
+/** One unseen count, asked as the gateway asks it: a batch of one. */
+export async function countOne(client: MessagesClient, request: MessageInitShape<typeof messagesV1.CountMessagesRequestSchema>, call?: CallOptions): Promise<number> {
+  const { result } = (await client.batchCountMessages({ counts: [request] }, call)).results[0]!;
+  if (result.case === "error") throw itemError(result.value);
+  return result.value!;
+}
+
+/** One feed page, asked as the gateway asks it: a batch of one. */
+export async function feedOne(client: MessagesClient, request: MessageInitShape<typeof messagesV1.GetFeedRequestSchema>, call?: CallOptions): Promise<messagesV1.GetFeedResponse> {
+  const { result } = (await client.batchGetFeed({ feeds: [request] }, call)).results[0]!;
+  if (result.case === "error") throw itemError(result.value);
+  return result.value!;
 }

@@ -10,7 +10,7 @@ import {
 import { createTestDatabase, type TestDatabase } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrations, readConfig, start, type RunningMessages } from "../src/server.js";
-import { callAs, newMessage, newScope } from "./fixtures.js";
+import { callAs, countOne, newMessage, newScope } from "./fixtures.js";
 
 let database: TestDatabase;
 let subscribersServer: RunningSubscribers | undefined;
@@ -49,8 +49,8 @@ describe("over the wire (h2c)", () => {
     subscribersRpc.close();
     const messages = createClient(messagesV1.MessageService, rpc.transport);
     await messages.createMessages({ messages: [newMessage(subscriber!), newMessage(subscriber!)] }, callAs(scope));
-    expect((await messages.countMessages({ subscriberId: "wire", limit: 100 }, callAs(scope))).count).toBe(2);
-    const missing = await messages.countMessages({ subscriberId: "nobody", limit: 100 }, callAs(scope)).catch((error: unknown) => error);
+    expect(await countOne(messages, { subscriberId: "wire", limit: 100 }, callAs(scope))).toBe(2);
+    const missing = await countOne(messages, { subscriberId: "nobody", limit: 100 }, callAs(scope)).catch((error: unknown) => error);
     expect(ConnectError.from(missing).code).toBe(Code.NotFound);
   });
 
@@ -58,7 +58,7 @@ describe("over the wire (h2c)", () => {
     await subscribersServer!.stop();
     subscribersServer = undefined;
     const messages = createClient(messagesV1.MessageService, rpc.transport);
-    const error = await messages.countMessages({ subscriberId: "wire", limit: 100 }, callAs(newScope())).catch((failure: unknown) => failure);
+    const error = await countOne(messages, { subscriberId: "wire", limit: 100 }, callAs(newScope())).catch((failure: unknown) => failure);
     expect(ConnectError.from(error).code).toBe(Code.Unavailable);
   });
 });

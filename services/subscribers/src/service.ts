@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
 import type { ConnectError, HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import { subscribersV1 } from "@notify/proto";
+import { commonV1, subscribersV1 } from "@notify/proto";
 import {
   alreadyExists,
   fieldErrorsOf,
@@ -23,7 +23,7 @@ import { createPreferenceHandlers, type PreferenceHandlerDeps } from "./preferen
 import * as store from "./store.js";
 import { checkSubscriberWrite, subscriberWriteErrors } from "./validation.js";
 
-const { SortDirection } = subscribersV1;
+const { SortDirection } = commonV1;
 
 /** Counts stop here: an exact count over millions of rows would cost more than the page itself. */
 export const COUNT_CAP = 10_000;
@@ -113,13 +113,6 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
           : await store.updateSubscriberProfile(tx, scope.environmentId, existing.id, profile);
         return { subscriber: subscriberFromRow(await withChannels(tx, scope, row, channels)), created: false };
       });
-    },
-
-    async getSubscriber(request, context) {
-      const scope = scopeOf(context);
-      const row = await store.selectSubscriber(pool, scope.environmentId, request.subscriberId);
-      if (!row) throw subscriberNotFound(request.subscriberId);
-      return subscriberFromRow(row);
     },
 
     async updateSubscriber(request, context) {

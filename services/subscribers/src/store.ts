@@ -1,4 +1,4 @@
-import { escapeLike, type Queryable } from "@notify/runtime";
+import { CHANNELS, escapeLike, type ChannelName, type Queryable } from "@notify/runtime";
 
 /** A row of subscribers.subscribers, as pg returns it. */
 export interface SubscriberRow {
@@ -327,9 +327,10 @@ export interface PreferenceRow {
   schedule: unknown;
 }
 
-export const PREFERENCE_CHANNELS = ["in_app", "email", "sms", "chat", "push"] as const;
+/** The channels a preference row has a column for: every channel. */
+export const PREFERENCE_CHANNELS = CHANNELS;
 
-export type PreferenceChannel = (typeof PREFERENCE_CHANNELS)[number];
+export type PreferenceChannel = ChannelName;
 
 /** A value per channel: a choice to store, or for clearing, whether to clear it; null leaves it. */
 export type PerChannel<T> = Record<PreferenceChannel, T | null>;

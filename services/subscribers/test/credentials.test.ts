@@ -1,7 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { fieldErrorsOf } from "@notify/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { inMemoryClient, newNeighbours, newScope, openDatabase, scopeHeaders, type Fixture } from "./fixtures.js";
+import { inMemoryClient, newNeighbours, newScope, openDatabase, scopeHeaders, storedSubscriber, type Fixture } from "./fixtures.js";
 
 let fixture: Fixture;
 const neighbours = newNeighbours();
@@ -95,7 +95,7 @@ describe("channel credentials (in memory)", () => {
     );
     expect(updated.created).toBe(false);
     expect(updated.subscriber!.channels[0]!.credentials!.deviceTokens).toEqual(["a", "b", "c", "d"]);
-    expect((await client.getSubscriber({ subscriberId: "born-with-channels" }, call)).channels).toEqual(updated.subscriber!.channels);
+    expect((await storedSubscriber(client, "born-with-channels", call))?.channels).toEqual(updated.subscriber!.channels);
   });
 
   it("writes nothing when one of an upsert's channels cannot be applied, naming it by index", async () => {
@@ -106,7 +106,7 @@ describe("channel credentials (in memory)", () => {
       ),
     );
     expect(missing.code).toBe(Code.FailedPrecondition);
-    expect((await rpcError(client.getSubscriber({ subscriberId: "never-born" }, call))).code).toBe(Code.NotFound);
+    expect(await storedSubscriber(client, "never-born", call)).toBeUndefined();
 
     await client.upsertSubscriber({ subscriberId: "kept-as-is", fields: { firstName: "Old" } }, call);
     const invalid = await rpcError(
@@ -121,7 +121,7 @@ describe("channel credentials (in memory)", () => {
     );
     expect(invalid.code).toBe(Code.InvalidArgument);
     expect(Object.keys(fieldErrorsOf(invalid) ?? {})).toEqual(["channels[1].credentials.webhookUrl"]);
-    expect(await client.getSubscriber({ subscriberId: "kept-as-is" }, call)).toMatchObject({ firstName: "Old", channels: [] });
+    expect(await storedSubscriber(client, "kept-as-is", call)).toMatchObject({ firstName: "Old", channels: [] });
 
     const tooMany = await rpcError(
       client.upsertSubscriber({ subscriberId: "kept-as-is", channels: Array.from({ length: 101 }, () => ({ providerId: "fcm" })) }, call),
@@ -135,7 +135,7 @@ describe("channel credentials (in memory)", () => {
     await client.updateChannelCredentials({ subscriberId: "two-channels", providerId: "fcm", credentials: { deviceTokens: { tokens: ["x"] } } }, call);
     await client.updateChannelCredentials({ subscriberId: "two-channels", providerId: "slack", credentials: { webhookUrl: "https://h/1" } }, call);
     await client.deleteChannelCredentials({ subscriberId: "two-channels", providerId: "fcm" }, call);
-    const reply = await client.getSubscriber({ subscriberId: "two-channels" }, call);
+    const reply = (await storedSubscriber(client, "two-channels", call))!;
     expect(reply.channels.map((channel) => channel.providerId)).toEqual(["slack"]);
     expect((await rpcError(client.deleteChannelCredentials({ subscriberId: "ghost", providerId: "fcm" }, call))).code).toBe(Code.NotFound);
   });
@@ -176,7 +176,7 @@ describe("channel credentials (in memory)", () => {
     await Promise.all(
       tokens.map((token) => client.updateChannelCredentials({ subscriberId: "busy", providerId: "fcm", credentials: { deviceTokens: { tokens: [token] } } }, call)),
     );
-    const reply = await client.getSubscriber({ subscriberId: "busy" }, call);
+    const reply = (await storedSubscriber(client, "busy", call))!;
     expect([...reply.channels[0]!.credentials!.deviceTokens].sort()).toEqual([...tokens].sort());
   });
 

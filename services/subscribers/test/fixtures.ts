@@ -79,3 +79,12 @@ export function inMemoryClient(pool: Pool, neighbours: Neighbours = newNeighbour
   const transport = inMemoryTransport(routes({ pool, log, ...neighbourClients(neighbours), announce }));
   return createClient(subscribersV1.SubscriberService, transport);
 }
+
+/** The stored subscriber of that external id, if any, read the way callers read one: in a batch. */
+export async function storedSubscriber(
+  client: ReturnType<typeof inMemoryClient>,
+  subscriberId: string,
+  call: { headers: Record<string, string> },
+): Promise<subscribersV1.Subscriber | undefined> {
+  return (await client.batchGetSubscribers({ subscriberIds: [subscriberId] }, call)).subscribers[0];
+}

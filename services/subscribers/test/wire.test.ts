@@ -1,6 +1,6 @@
 import * as grpc from "@grpc/grpc-js";
 import { createClient } from "@connectrpc/connect";
-import { fromBinary, toBinary } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Health, HealthCheckResponse_ServingStatus, subscribersV1 } from "@notify/proto";
 import { createRpcTransport } from "@notify/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -34,8 +34,9 @@ describe("over the wire (h2c)", () => {
   });
 
   it("interoperates with a @grpc/grpc-js client", async () => {
-    const { SubscriberService, GetSubscriberRequestSchema, SubscriberSchema } = subscribersV1;
-    const method = SubscriberService.method.getSubscriber;
+    const { SubscriberService, UpdateSubscriberRequestSchema, SubscriberSchema } = subscribersV1;
+    // An update that changes nothing answers the subscriber, and NOT_FOUND for an unknown one.
+    const method = SubscriberService.method.updateSubscriber;
     const client = new grpc.Client(`127.0.0.1:${server.port}`, grpc.credentials.createInsecure());
     const scope = newScope();
     const rpc = createRpcTransport(`http://127.0.0.1:${server.port}`, 10_000);
@@ -47,9 +48,9 @@ describe("over the wire (h2c)", () => {
       const subscriber = await new Promise<subscribersV1.Subscriber>((resolve, reject) => {
         client.makeUnaryRequest(
           `/${SubscriberService.typeName}/${method.name}`,
-          (request: subscribersV1.GetSubscriberRequest) => Buffer.from(toBinary(GetSubscriberRequestSchema, request)),
+          (request: subscribersV1.UpdateSubscriberRequest) => Buffer.from(toBinary(UpdateSubscriberRequestSchema, request)),
           (bytes: Buffer) => fromBinary(SubscriberSchema, bytes),
-          { $typeName: "notify.subscribers.v1.GetSubscriberRequest", subscriberId: "interop" } as subscribersV1.GetSubscriberRequest,
+          create(UpdateSubscriberRequestSchema, { subscriberId: "interop" }),
           metadata,
           (error, value) => (error || !value ? reject(error) : resolve(value)),
         );
@@ -58,9 +59,9 @@ describe("over the wire (h2c)", () => {
       const missing = await new Promise<grpc.ServiceError>((resolve) => {
         client.makeUnaryRequest(
           `/${SubscriberService.typeName}/${method.name}`,
-          (request: subscribersV1.GetSubscriberRequest) => Buffer.from(toBinary(GetSubscriberRequestSchema, request)),
+          (request: subscribersV1.UpdateSubscriberRequest) => Buffer.from(toBinary(UpdateSubscriberRequestSchema, request)),
           (bytes: Buffer) => fromBinary(SubscriberSchema, bytes),
-          { $typeName: "notify.subscribers.v1.GetSubscriberRequest", subscriberId: "nobody" } as subscribersV1.GetSubscriberRequest,
+          create(UpdateSubscriberRequestSchema, { subscriberId: "nobody" }),
           metadata,
           (error) => resolve(error!),
         );

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Client, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
-import { topicsV1, type subscribersV1 } from "@notify/proto";
+import { commonV1, topicsV1, type subscribersV1 } from "@notify/proto";
 import {
   alreadyExists,
   failedPrecondition,
@@ -143,7 +143,7 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
       }
       const orderBy = ORDER_COLUMNS[request.orderBy];
       if (orderBy === undefined) throw invalidField("orderBy", "orderBy must be one of _id, createdAt, updatedAt, key", request.orderBy);
-      const descending = request.direction !== topicsV1.SortDirection.ASC;
+      const descending = request.direction !== commonV1.SortDirection.ASC;
       const backwards = request.before !== undefined;
       const search = { key: request.key ?? null, name: request.name ?? null };
       const [fetched, totalCount] = await Promise.all([
@@ -261,7 +261,7 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
       }
       const topic = await store.selectTopic(pool, scope.environmentId, request.topicKey);
       if (!topic) throw topicNotFound(request.topicKey);
-      const descending = request.direction !== topicsV1.SortDirection.ASC;
+      const descending = request.direction !== commonV1.SortDirection.ASC;
       const backwards = request.before !== undefined;
       const externalSubscriberId = request.subscriberId ?? null;
       const [fetched, totalCount] = await Promise.all([

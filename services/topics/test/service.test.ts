@@ -1,5 +1,5 @@
 import { Code } from "@connectrpc/connect";
-import { topicsV1 } from "@notify/proto";
+import { commonV1, topicsV1 } from "@notify/proto";
 import { fieldErrorsOf, objectId } from "@notify/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as store from "../src/store.js";
@@ -95,7 +95,7 @@ describe("topic search (v2 list)", () => {
     const back = await client.searchTopics({ limit: 2, before: third.previous! }, call);
     expect(keys(back)).toEqual(["t3", "t2"]);
     expect(keys(await client.searchTopics({ limit: 2, after: first.next!, includeCursor: true }, call))).toEqual(["t4", "t3"]);
-    const ascending = await client.searchTopics({ limit: 10, direction: topicsV1.SortDirection.ASC }, call);
+    const ascending = await client.searchTopics({ limit: 10, direction: commonV1.SortDirection.ASC }, call);
     expect(keys(ascending)).toEqual(["t1", "t2", "t3", "t4", "t5"]);
     // A cursor that names no topic of the environment gives an empty page.
     const unknown = await client.searchTopics({ after: objectId() }, call);
@@ -110,14 +110,14 @@ describe("topic search (v2 list)", () => {
     expect(keys(byUpdate)).toEqual(["alpha", "alphabet", "beta"]);
     const paged = await client.searchTopics({ orderBy: topicsV1.TopicOrder.UPDATED_AT, limit: 1, after: byUpdate.topics[0]!.id }, call);
     expect(keys(paged)).toEqual(["alphabet"]);
-    expect(keys(await client.searchTopics({ orderBy: topicsV1.TopicOrder.CREATED_AT, direction: topicsV1.SortDirection.ASC }, call))).toEqual([
+    expect(keys(await client.searchTopics({ orderBy: topicsV1.TopicOrder.CREATED_AT, direction: commonV1.SortDirection.ASC }, call))).toEqual([
       "alpha",
       "beta",
       "alphabet",
     ]);
-    const byKey = await client.searchTopics({ orderBy: topicsV1.TopicOrder.KEY, direction: topicsV1.SortDirection.ASC, limit: 2 }, call);
+    const byKey = await client.searchTopics({ orderBy: topicsV1.TopicOrder.KEY, direction: commonV1.SortDirection.ASC, limit: 2 }, call);
     expect(keys(byKey)).toEqual(["alpha", "alphabet"]);
-    expect(keys(await client.searchTopics({ orderBy: topicsV1.TopicOrder.KEY, direction: topicsV1.SortDirection.ASC, after: byKey.next! }, call))).toEqual(["beta"]);
+    expect(keys(await client.searchTopics({ orderBy: topicsV1.TopicOrder.KEY, direction: commonV1.SortDirection.ASC, after: byKey.next! }, call))).toEqual(["beta"]);
     expect(keys(await client.searchTopics({ key: "ALPHA" }, call))).toEqual(["alphabet", "alpha"]);
     expect(await client.searchTopics({ name: "team" }, call)).toMatchObject({ totalCount: 2 });
     expect(keys(await client.searchTopics({ name: "0%" }, call))).toEqual(["alphabet"]);
@@ -259,7 +259,7 @@ describe("membership", () => {
     let after: string | undefined;
     do {
       const page = await client.listSubscriptions(
-        { topicKey: "paged", limit: 2, direction: topicsV1.SortDirection.ASC, ...(after ? { after } : {}) },
+        { topicKey: "paged", limit: 2, direction: commonV1.SortDirection.ASC, ...(after ? { after } : {}) },
         call,
       );
       expect(page.totalCount).toBe(5);
@@ -268,9 +268,9 @@ describe("membership", () => {
       after = page.next;
     } while (after);
     expect(seen).toEqual(ids);
-    const newest = await client.listSubscriptions({ topicKey: "paged", limit: 2, direction: topicsV1.SortDirection.DESC }, call);
+    const newest = await client.listSubscriptions({ topicKey: "paged", limit: 2, direction: commonV1.SortDirection.DESC }, call);
     expect(newest.subscriptions.map((s) => s.externalSubscriberId)).toEqual(["p4", "p3"]);
-    const back = await client.listSubscriptions({ topicKey: "paged", limit: 2, direction: topicsV1.SortDirection.DESC, before: newest.next! }, call);
+    const back = await client.listSubscriptions({ topicKey: "paged", limit: 2, direction: commonV1.SortDirection.DESC, before: newest.next! }, call);
     expect(back.subscriptions.map((s) => s.externalSubscriberId)).toEqual(["p4"]);
     const one = await client.listSubscriptions({ topicKey: "paged", limit: 10, subscriberId: "p2" }, call);
     expect(one.subscriptions.map((s) => s.externalSubscriberId)).toEqual(["p2"]);

@@ -1,5 +1,5 @@
 import { tenantsV1, triggersV1, workflowsV1 } from "@notify/proto";
-import type { Announce, FollowedCache, Logger, Pool, ServiceRegistry } from "@notify/runtime";
+import { announcingWrites, ChangeKind, type Announce, type FollowedCache, type Logger, type Pool, type ServiceRegistry } from "@notify/runtime";
 import { createTenantService } from "./tenants/service.js";
 import { createTriggerService } from "./triggers/service.js";
 import { createWorkflowService } from "./workflows/service.js";
@@ -20,7 +20,10 @@ export interface RouteDeps extends ServiceDeps {
 
 export function routes(deps: RouteDeps) {
   return (router: ServiceRegistry) => {
-    router.service(workflowsV1.WorkflowService, createWorkflowService(deps));
+    router.service(
+      workflowsV1.WorkflowService,
+      announcingWrites(workflowsV1.WorkflowService, createWorkflowService(deps), { [ChangeKind.WORKFLOWS]: deps.announceWorkflows }),
+    );
     router.service(tenantsV1.TenantService, createTenantService(deps));
     router.service(triggersV1.TriggerService, createTriggerService(deps));
   };

@@ -1,18 +1,11 @@
 import { clone, create, type JsonObject } from "@bufbuild/protobuf";
 import { deliveriesV1, messagesV1, type integrationsV1, type subscribersV1, type triggersV1, type workflowsV1 } from "@notify/proto";
+import { Channel, channelNamed } from "@notify/runtime";
 import { objectAt } from "./filters.js";
 import { render } from "./render.js";
 
 export type NewMessage = messagesV1.NewMessage;
-const { Channel, MessageStatus, NewMessageSchema, EmailBlocksSchema, MessageCtaSchema } = messagesV1;
-
-export const CHANNEL_BY_STEP_TYPE: Record<string, messagesV1.Channel | undefined> = {
-  in_app: Channel.IN_APP,
-  email: Channel.EMAIL,
-  sms: Channel.SMS,
-  chat: Channel.CHAT,
-  push: Channel.PUSH,
-};
+const { MessageStatus, NewMessageSchema, EmailBlocksSchema, MessageCtaSchema } = messagesV1;
 
 const CHAT_PROVIDERS = new Set(["slack", "discord", "msteams", "mattermost", "ryver", "zulip", "grafana-on-call", "getstream", "rocket-chat", "whatsapp-business", "chat-webhook", "novu-slack"]);
 const PUSH_PROVIDERS = new Set(["fcm", "apns", "expo", "one-signal", "pushpad", "push-webhook", "pusher-beams"]);
@@ -134,7 +127,7 @@ const textOf = (message: NewMessage) => (message.content.case === "text" ? messa
  * literal rather than create(): protobuf-es messages are plain objects, and create() walks all
  * 27 fields reflectively, once for each of a broadcast's hundred thousand recipients.
  */
-function baseMessage(step: workflowsV1.Step, context: RunContext, channel: messagesV1.Channel): NewMessage {
+function baseMessage(step: workflowsV1.Step, context: RunContext, channel: Channel): NewMessage {
   const template = step.template;
   const message: NewMessage = {
     $typeName: "notify.messages.v1.NewMessage",
@@ -203,7 +196,7 @@ function renderCta(message: NewMessage, template: workflowsV1.MessageTemplate | 
  */
 export async function composeMessages(step: workflowsV1.Step, context: RunContext): Promise<Composed[]> {
   const type = step.template?.type ?? "";
-  const channel = CHANNEL_BY_STEP_TYPE[type];
+  const channel = channelNamed(type);
   if (channel === undefined) return [];
   const message = baseMessage(step, context, channel);
   const channelOverrides = objectAt(context.overrides, type);

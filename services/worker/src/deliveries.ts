@@ -2,7 +2,7 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import { timestampNow } from "@bufbuild/protobuf/wkt";
 import type { CallOptions, Client } from "@connectrpc/connect";
 import { deliveriesV1, messagesV1 } from "@notify/proto";
-import { jobSubject, publishJobs, type JobStream, type OutgoingJob } from "@notify/runtime";
+import { channelName, jobSubject, publishJobs, type JobStream, type OutgoingJob } from "@notify/runtime";
 import type { NatsConnection } from "nats";
 import type { Composed } from "./compose.js";
 import { writeMessages } from "./message-groups.js";
@@ -10,12 +10,6 @@ import { writeMessages } from "./message-groups.js";
 /** Messages with a send per CreateMessages call (each answers its id, so they are not grouped). */
 const SENDS_PER_CALL = 1_000;
 
-const SUBJECT_BY_CHANNEL: Partial<Record<messagesV1.Channel, string>> = {
-  [messagesV1.Channel.EMAIL]: "email",
-  [messagesV1.Channel.SMS]: "sms",
-  [messagesV1.Channel.CHAT]: "chat",
-  [messagesV1.Channel.PUSH]: "push",
-};
 
 /** Hands sends to the delivery stage: resolves once the stream has them. */
 export type PublishDeliveries = (jobs: readonly deliveriesV1.DeliveryJob[]) => Promise<void>;
@@ -26,7 +20,7 @@ export function deliveryPublisher(nats: NatsConnection, stream: JobStream): Publ
       nats,
       jobs.map(
         (job): OutgoingJob => ({
-          subject: jobSubject(stream, SUBJECT_BY_CHANNEL[job.channel] ?? "other"),
+          subject: jobSubject(stream, channelName(job.channel) ?? "unspecified"),
           data: toBinary(deliveriesV1.DeliveryJobSchema, job),
           // A redelivered trigger job writes nothing new and publishes the same ids: absorbed here,
           // and past the stream's window by the send lease.

@@ -2,7 +2,7 @@ import { Code, ConnectError, type CallOptions, type Client } from "@connectrpc/c
 import { clone, create, type JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { messagesV1, subscribersV1, triggersV1, type integrationsV1, type topicsV1, type workflowsV1 } from "@notify/proto";
-import { scopeHeaders, type Logger } from "@notify/runtime";
+import { isChannelName, scopeHeaders, type Logger } from "@notify/runtime";
 import { composeMessages, subscriberVariables, type Composed, type DeliveryPlan, type RecipientProfile, type RunContext } from "./compose.js";
 import { writeAndHandOver, type PublishDeliveries } from "./deliveries.js";
 import { stepPasses, type StepFilter } from "./filters.js";
@@ -28,8 +28,6 @@ export interface PipelineDeps {
   /** Hands the sends of written messages to the delivery stage. */
   publishDeliveries: PublishDeliveries;
 }
-
-const CHANNEL_STEP_TYPES = new Set(["in_app", "email", "sms", "chat", "push"]);
 
 /** The credentials a recipient object carries, as entries of ApplyChannelCredentials (append rules). */
 function credentialEntries(input: triggersV1.SubscriberInput) {
@@ -477,7 +475,7 @@ async function composeForSubscriber(
       // The main step's id keys the digest, whichever variant ran.
       return { messages: produced, digest: { index, stepId: main.id, plan } };
     }
-    if (!CHANNEL_STEP_TYPES.has(type)) continue;
+    if (!isChannelName(type)) continue;
     if (step === main && !passes(step)) continue;
     if (!channelEnabled(channels, type)) continue;
     let messages: Composed[];

@@ -14,7 +14,7 @@ import {
   type Providers,
   type SendResult,
 } from "@notify/providers";
-import { createCoalescer, scopeHeaders, type JsMsg, type Later, type Logger, type Pool } from "@notify/runtime";
+import { channelName, createCoalescer, scopeHeaders, type Channel, type JsMsg, type Later, type Logger, type Pool } from "@notify/runtime";
 import * as store from "./store.js";
 
 export interface DeliveryStageDeps {
@@ -37,12 +37,11 @@ export interface DeliveryStageDeps {
   orphanAfterMs: number;
 }
 
-const CHANNEL_NAMES: Partial<Record<messagesV1.Channel, DeliveryChannel>> = {
-  [messagesV1.Channel.EMAIL]: "email",
-  [messagesV1.Channel.SMS]: "sms",
-  [messagesV1.Channel.CHAT]: "chat",
-  [messagesV1.Channel.PUSH]: "push",
-};
+/** The channel a job sends on; in-app is never sent through a provider. */
+function deliveryChannelOf(channel: Channel): DeliveryChannel | undefined {
+  const name = channelName(channel);
+  return name === "in_app" ? undefined : name;
+}
 
 /** Novu's errorId for a provider that refused or failed, per channel. */
 const FAILURE_ERROR_IDS: Record<DeliveryChannel, string> = {
@@ -325,7 +324,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
   }
 
   async function deliver(job: deliveriesV1.DeliveryJob): Promise<void | Later> {
-    const channel = CHANNEL_NAMES[job.channel];
+    const channel = deliveryChannelOf(job.channel);
     if (!channel) throw new ConnectError(`a delivery job of channel ${job.channel}`, Code.InvalidArgument);
     const lease = await claims.submit("", {
       messageId: job.messageId,

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { TimestampSchema } from "@bufbuild/protobuf/wkt";
-import { messagesV1 } from "@notify/proto";
+import { commonV1, messagesV1 } from "@notify/proto";
 import { describe, expect, it } from "vitest";
 import { groupMessages } from "../src/message-groups.js";
 
@@ -11,7 +11,7 @@ const message = (subscriberId: string, fields: Partial<messagesV1.NewMessage> = 
     subscriberId,
     externalSubscriberId: `ext-${subscriberId}`,
     stepId: "step",
-    channel: messagesV1.Channel.IN_APP,
+    channel: commonV1.Channel.IN_APP,
     content: { case: "text", value: "Hello" },
     payload,
     ...fields,

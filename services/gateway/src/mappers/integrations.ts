@@ -1,12 +1,11 @@
 import { fromJson, toJson, type JsonObject } from "@bufbuild/protobuf";
 import { integrationsV1 } from "@notify/proto";
+import { CHANNELS } from "@notify/runtime";
 import { z } from "zod";
 import { jsonObject, keyString, outboundHost, outboundUrl } from "../validation.js";
 import { FILTER_ON, FILTER_TYPES, FILTER_VALUES, iso, OPERATORS } from "./common.js";
 
 const { ConfigurationsSchema, IntegrationCredentialsSchema, StepFilterSchema } = integrationsV1;
-
-export const CHANNELS = ["in_app", "email", "sms", "chat", "push"] as const;
 
 const text = (name: string) => z.string({ error: `${name} must be a string` });
 const flag = (name: string) => z.boolean({ error: `${name} must be a boolean value` });

@@ -1,21 +1,12 @@
 import { messagesV1, type subscribersV1, type workflowsV1 } from "@notify/proto";
+import { Channel, CHANNEL_NAMES, channelName, channelNamed, CHANNELS, type ChannelName } from "@notify/runtime";
 import { z } from "zod";
 import { queryBool, queryInt } from "../validation.js";
 import { iso } from "./common.js";
 import { subscriberToJson } from "./subscribers.js";
 import { workflowToJson } from "./workflows.js";
 
-const { Channel, MarkAs, MessageStatus } = messagesV1;
-
-const CHANNELS = {
-  in_app: Channel.IN_APP,
-  email: Channel.EMAIL,
-  sms: Channel.SMS,
-  chat: Channel.CHAT,
-  push: Channel.PUSH,
-} as const;
-
-const CHANNEL_NAMES = new Map(Object.entries(CHANNELS).map(([name, value]) => [value as messagesV1.Channel, name]));
+const { MarkAs, MessageStatus } = messagesV1;
 
 const STATUS_NAMES = new Map<messagesV1.MessageStatus, string>([
   [MessageStatus.SENT, "sent"],
@@ -30,7 +21,7 @@ const MARKS = {
   unseen: MarkAs.UNSEEN,
 } as const;
 
-const channel = z.enum(Object.keys(CHANNELS) as [keyof typeof CHANNELS], { error: "channel must be one of in_app, email, sms, chat, push" });
+const channel = z.enum(CHANNELS, { error: `channel must be one of ${CHANNELS.join(", ")}` });
 const markAs = z
   .enum(Object.keys(MARKS) as [keyof typeof MARKS], { error: "markAs must be one of read, seen, unread, unseen" })
   .transform((name) => MARKS[name]);
@@ -43,9 +34,9 @@ const stringList = (name: string) =>
       (typeof value === "string" ? value.split(",") : value).map((item) => item.trim()).filter((item) => item.length > 0),
     );
 
-export const channelNameOf = (channel: messagesV1.Channel) => CHANNEL_NAMES.get(channel) ?? "in_app";
+export const channelNameOf = (channel: Channel) => channelName(channel) ?? CHANNEL_NAMES[Channel.IN_APP];
 
-export const channelOf = (name: keyof typeof CHANNELS | undefined) => (name ? CHANNELS[name] : Channel.UNSPECIFIED);
+export const channelOf = (name: ChannelName | undefined): Channel => (name ? channelNamed(name)! : Channel.UNSPECIFIED);
 
 export const markAsBody = z.object({ messageId: stringList("messageId"), markAs });
 

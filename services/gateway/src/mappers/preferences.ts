@@ -1,13 +1,11 @@
 import { subscribersV1 } from "@notify/proto";
+import { perChannel } from "@notify/runtime";
 import { z } from "zod";
 import { iso } from "./common.js";
 
 const channelFlag = (name: string) => z.boolean({ error: `${name} must be a boolean value` }).optional();
 
-const channels = z.object(
-  { email: channelFlag("email"), sms: channelFlag("sms"), in_app: channelFlag("in_app"), chat: channelFlag("chat"), push: channelFlag("push") },
-  { error: "channels must be an object" },
-);
+const channels = z.object(perChannel(channelFlag), { error: "channels must be an object" });
 
 const text = (name: string) => z.string({ error: `${name} must be a string` });
 

@@ -1,5 +1,5 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { subscribersV1 } from "@notify/proto";
+import { commonV1, subscribersV1 } from "@notify/proto";
 import { z } from "zod";
 import { jsonObject, keyString, outboundUrl, queryInt } from "../validation.js";
 import { iso, isoOrNull } from "./common.js";
@@ -73,7 +73,7 @@ export const searchSubscribersQuery = z.object({
 export function searchRequestOf(query: z.infer<typeof searchSubscribersQuery>) {
   return {
     limit: query.limit,
-    direction: query.orderDirection === "ASC" ? subscribersV1.SortDirection.ASC : subscribersV1.SortDirection.DESC,
+    direction: query.orderDirection === "ASC" ? commonV1.SortDirection.ASC : commonV1.SortDirection.DESC,
     ...(query.after ? { after: query.after } : {}),
     ...(query.before ? { before: query.before } : {}),
     ...(query.email ? { email: query.email } : {}),

@@ -1,4 +1,4 @@
-import { topicsV1 } from "@notify/proto";
+import { commonV1, topicsV1 } from "@notify/proto";
 import { z } from "zod";
 import { keyString, queryBool, queryInt } from "../validation.js";
 import { iso } from "./common.js";
@@ -69,7 +69,7 @@ export const searchTopicsQuery = z.object({
 export function searchTopicsRequestOf(query: z.infer<typeof searchTopicsQuery>) {
   return {
     limit: query.limit,
-    direction: query.orderDirection === "ASC" ? topicsV1.SortDirection.ASC : topicsV1.SortDirection.DESC,
+    direction: query.orderDirection === "ASC" ? commonV1.SortDirection.ASC : commonV1.SortDirection.DESC,
     orderBy: TOPIC_ORDERS[query.orderBy],
     includeCursor: query.includeCursor,
     ...(query.after ? { after: query.after } : {}),
@@ -83,7 +83,7 @@ export function listSubscriptionsRequestOf(topicKey: string, query: z.infer<type
   return {
     topicKey,
     limit: query.limit,
-    direction: query.orderDirection === "ASC" ? topicsV1.SortDirection.ASC : topicsV1.SortDirection.DESC,
+    direction: query.orderDirection === "ASC" ? commonV1.SortDirection.ASC : commonV1.SortDirection.DESC,
     ...(query.after ? { after: query.after } : {}),
     ...(query.before ? { before: query.before } : {}),
     ...(query.subscriberId ? { subscriberId: query.subscriberId } : {}),

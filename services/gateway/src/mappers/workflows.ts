@@ -1,6 +1,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { workflowsV1 } from "@notify/proto";
+import { CHANNELS, isChannelName, perChannel } from "@notify/runtime";
 import { z } from "zod";
 import { jsonObject, queryInt } from "../validation.js";
 import { FILTER_ON, FILTER_TYPES, FILTER_VALUES, iso, offsetPage, OPERATORS } from "./common.js";
@@ -10,8 +11,7 @@ type TemplateInit = MessageInitShape<typeof workflowsV1.MessageTemplateSchema>;
 type MetadataInit = MessageInitShape<typeof workflowsV1.StepMetadataSchema>;
 
 // The closed sets of the spec. Anything else is a 422 that names the field.
-const STEP_TYPES = ["in_app", "email", "sms", "chat", "push", "digest", "delay"] as const;
-const CHANNEL_TYPES = new Set<string>(["in_app", "email", "sms", "chat", "push"]);
+const STEP_TYPES = [...CHANNELS, "digest", "delay"] as const;
 const UNITS = ["seconds", "minutes", "hours", "days", "weeks", "months"] as const;
 const WEEK_DAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"] as const;
 const ORDINALS = ["1", "2", "3", "4", "5", "last"] as const;
@@ -164,7 +164,7 @@ type Template = Omit<z.output<typeof templateFields>, "content"> & { content?: s
 const template = templateFields.transform((value, ctx): Template => {
   const { content, ...rest } = value;
   if (content === undefined || content === null) {
-    if (CHANNEL_TYPES.has(value.type)) ctx.addIssue({ code: "custom", message: "content should not be null or undefined", path: ["content"] });
+    if (isChannelName(value.type)) ctx.addIssue({ code: "custom", message: "content should not be null or undefined", path: ["content"] });
     return rest;
   }
   if (Array.isArray(content) && value.type === "email") {
@@ -220,13 +220,7 @@ type StepInput = z.output<typeof step>;
 type VariantInput = z.output<typeof variant>;
 
 const preferenceSettings = z.object(
-  {
-    email: flag("email").optional(),
-    sms: flag("sms").optional(),
-    in_app: flag("in_app").optional(),
-    chat: flag("chat").optional(),
-    push: flag("push").optional(),
-  },
+  perChannel((name) => flag(name).optional()),
   { error: "preferenceSettings must be an object" },
 );
 

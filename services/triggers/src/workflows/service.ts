@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import type { workflowsV1 } from "@notify/proto";
 import {
   alreadyExists,
-  announcedWrite,
+  announceKeys,
+  ChangeKind,
   failedPrecondition,
   invalidArgument,
   invalidField,
@@ -122,13 +123,13 @@ function throwIfAny(errors: FieldErrors): void {
   if (Object.keys(errors).length > 0) throw invalidArgument("Validation failed", errors);
 }
 
-export function createWorkflowService({ pool, announceWorkflows }: Pick<RouteDeps, "pool" | "announceWorkflows">): ServiceImpl<typeof workflowsV1.WorkflowService> {
-  /**
-   * Runs a write of one workflow and announces its id and identifiers (`changed`, filled in as
-   * the write reads them): copies elsewhere must not outlive it. A new workflow needs no
-   * announcement: only workflows that exist are ever kept.
-   */
-  const announcing = <T>(scope: Scope, changed: string[], write: () => Promise<T>) => announcedWrite(announceWorkflows, scope.environmentId, changed, write);
+/**
+ * Names a workflow's id and identifiers as changed by the running write (announced when it
+ * ends, as workflows.proto declares): copies elsewhere must not outlive it.
+ */
+const changing = (context: HandlerContext, ...keys: string[]) => announceKeys(context, ChangeKind.WORKFLOWS, keys);
+
+export function createWorkflowService({ pool }: Pick<RouteDeps, "pool">): ServiceImpl<typeof workflowsV1.WorkflowService> {
 
   /** environment id → its "General" group id; groups are never deleted, so this stays true. */
   const generalGroups = new Map<string, string>();
@@ -220,17 +221,16 @@ export function createWorkflowService({ pool, announceWorkflows }: Pick<RouteDep
       if (request.identifier !== undefined && (request.identifier.length === 0 || request.identifier.length > MAX_NAME)) {
         throw invalidField("identifier", `identifier must be between 1 and ${MAX_NAME} characters`, request.identifier);
       }
-      const changed: string[] = [];
-      return announcing(scope, changed, () => withTransaction(pool, async (tx) => {
+      return withTransaction(pool, async (tx) => {
         const existing = await resolve(tx, scope.environmentId, request.workflowId, true);
-        changed.push(existing.id, existing.trigger_identifier);
+        changing(context, existing.id, existing.trigger_identifier);
         const steps = request.steps ? prepareSteps(request.steps.steps, stepsFromJson(existing.steps)) : undefined;
         throwIfAny({
           ...steps?.errors,
           ...(await referenceErrors(tx, scope.environmentId, request.notificationGroupId, steps?.stored ?? [])),
         });
         const identifier = request.identifier ?? existing.trigger_identifier;
-        changed.push(identifier);
+        changing(context, identifier);
         const columns: store.WorkflowColumns = {
           name: request.name ?? existing.name,
           description: request.description ?? existing.description,
@@ -253,28 +253,26 @@ export function createWorkflowService({ pool, announceWorkflows }: Pick<RouteDep
           if (isUniqueViolation(error)) throw alreadyExists(`Workflow with identifier ${identifier} already exists`);
           throw error;
         }
-      }));
+      });
     },
 
     async setWorkflowStatus(request, context) {
       const scope = scopeOf(context);
       const existing = await resolve(pool, scope.environmentId, request.workflowId);
-      return announcing(scope, [existing.id, existing.trigger_identifier], async () => {
-        // Setting the status a workflow already has is not an error: retries must be harmless.
-        const row = await store.updateWorkflowStatus(pool, scope.environmentId, existing.id, request.active);
-        if (!row) throw workflowNotFound(request.workflowId);
-        return workflowFromRow(row);
-      });
+      changing(context, existing.id, existing.trigger_identifier);
+      // Setting the status a workflow already has is not an error: retries must be harmless.
+      const row = await store.updateWorkflowStatus(pool, scope.environmentId, existing.id, request.active);
+      if (!row) throw workflowNotFound(request.workflowId);
+      return workflowFromRow(row);
     },
 
     async deleteWorkflow(request, context) {
       const scope = scopeOf(context);
       const existing = await resolve(pool, scope.environmentId, request.workflowId);
-      return announcing(scope, [existing.id, existing.trigger_identifier], async () => {
-        const id = await store.softDeleteWorkflow(pool, scope.environmentId, existing.id);
-        if (!id) throw workflowNotFound(request.workflowId);
-        return { id };
-      });
+      changing(context, existing.id, existing.trigger_identifier);
+      const id = await store.softDeleteWorkflow(pool, scope.environmentId, existing.id);
+      if (!id) throw workflowNotFound(request.workflowId);
+      return { id };
     },
 
     async listActiveWorkflows(request, context) {

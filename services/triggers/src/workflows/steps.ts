@@ -1,11 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { clone } from "@bufbuild/protobuf";
 import { workflowsV1 } from "@notify/proto";
-import { objectId } from "@notify/runtime";
-
-/** The step types that deliver a message (digest and delay only shape the flow). */
-export const CHANNEL_TYPES = ["in_app", "email", "sms", "chat", "push"] as const;
-const CHANNELS = new Set<string>(CHANNEL_TYPES);
+import { isChannelName, objectId } from "@notify/runtime";
 
 /** Ids of the steps a workflow had, so an update keeps the identity of the steps it keeps. */
 export class StepIdentities {
@@ -58,7 +54,8 @@ export function identifySteps(steps: readonly workflowsV1.Step[], previous: read
 /** The channel types of the active steps, each once, in step order. */
 export function activeChannels(steps: readonly workflowsV1.Step[]): string[] {
   const types = steps.filter((step) => step.active !== false).map((step) => step.template?.type ?? "");
-  return [...new Set(types.filter((type) => CHANNELS.has(type)))];
+  // Only channel steps deliver a message (digest and delay only shape the flow).
+  return [...new Set(types.filter(isChannelName))];
 }
 
 /** Every feed a step or variant template names, with the public path of the field. */

@@ -6,6 +6,9 @@ import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobu
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import { file_notify_common_v1_options } from "../../common/v1/options_pb.js";
+import type { Channel } from "../../common/v1/vocabulary_pb.js";
+import { file_notify_common_v1_vocabulary } from "../../common/v1/vocabulary_pb.js";
 import type { Subscriber } from "../../subscribers/v1/subscribers_pb.js";
 import { file_notify_subscribers_v1_subscribers } from "../../subscribers/v1/subscribers_pb.js";
 import type { Workflow } from "../../workflows/v1/workflows_pb.js";
@@ -16,7 +19,7 @@ import type { JsonObject, Message as Message$1 } from "@bufbuild/protobuf";
  * Describes the file notify/messages/v1/messages.proto.
  */
 export const file_notify_messages_v1_messages: GenFile = /*@__PURE__*/
-  fileDesc("CiFub3RpZnkvbWVzc2FnZXMvdjEvbWVzc2FnZXMucHJvdG8SEm5vdGlmeS5tZXNzYWdlcy52MSJtCgpFbWFpbEJsb2NrEgwKBHR5cGUYASABKAkSDwoHY29udGVudBgCIAEoCRIQCgN1cmwYAyABKAlIAIgBARIXCgp0ZXh0X2FsaWduGAQgASgJSAGIAQFCBgoEX3VybEINCgtfdGV4dF9hbGlnbiI9CgtFbWFpbEJsb2NrcxIuCgZibG9ja3MYASADKAsyHi5ub3RpZnkubWVzc2FnZXMudjEuRW1haWxCbG9jayJeCg1NZXNzYWdlQnV0dG9uEgwKBHR5cGUYASABKAkSDwoHY29udGVudBgCIAEoCRIbCg5yZXN1bHRfY29udGVudBgDIAEoCUgAiAEBQhEKD19yZXN1bHRfY29udGVudCJsChNNZXNzYWdlQWN0aW9uUmVzdWx0Ei0KB3BheWxvYWQYASABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SACIAQESEQoEdHlwZRgCIAEoCUgBiAEBQgoKCF9wYXlsb2FkQgcKBV90eXBlIqwBCg1NZXNzYWdlQWN0aW9uEhMKBnN0YXR1cxgBIAEoCUgAiAEBEjIKB2J1dHRvbnMYAiADKAsyIS5ub3RpZnkubWVzc2FnZXMudjEuTWVzc2FnZUJ1dHRvbhI8CgZyZXN1bHQYAyABKAsyJy5ub3RpZnkubWVzc2FnZXMudjEuTWVzc2FnZUFjdGlvblJlc3VsdEgBiAEBQgkKB19zdGF0dXNCCQoHX3Jlc3VsdCKFAQoKTWVzc2FnZUN0YRIRCgR0eXBlGAEgASgJSACIAQESEAoDdXJsGAIgASgJSAGIAQESNgoGYWN0aW9uGAMgASgLMiEubm90aWZ5Lm1lc3NhZ2VzLnYxLk1lc3NhZ2VBY3Rpb25IAogBAUIHCgVfdHlwZUIGCgRfdXJsQgkKB19hY3Rpb24iyAsKB01lc3NhZ2USCgoCaWQYASABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJEhYKDmVudmlyb25tZW50X2lkGAMgASgJEhcKD25vdGlmaWNhdGlvbl9pZBgEIAEoCRIVCg1zdWJzY3JpYmVyX2lkGAUgASgJEh4KFmV4dGVybmFsX3N1YnNjcmliZXJfaWQYBiABKAkSEwoLdGVtcGxhdGVfaWQYByABKAkSIAoTdGVtcGxhdGVfaWRlbnRpZmllchgIIAEoCUgBiAEBEhsKE21lc3NhZ2VfdGVtcGxhdGVfaWQYCSABKAkSDwoHc3RlcF9pZBgKIAEoCRITCgZqb2JfaWQYCyABKAlIAogBARIWCg50cmFuc2FjdGlvbl9pZBgMIAEoCRIsCgdjaGFubmVsGA0gASgOMhsubm90aWZ5Lm1lc3NhZ2VzLnYxLkNoYW5uZWwSDgoEdGV4dBgOIAEoCUgAEjEKBmJsb2NrcxgPIAEoCzIfLm5vdGlmeS5tZXNzYWdlcy52MS5FbWFpbEJsb2Nrc0gAEhQKB3N1YmplY3QYECABKAlIA4gBARISCgV0aXRsZRgRIAEoCUgEiAEBEhIKBWVtYWlsGBIgASgJSAWIAQESEgoFcGhvbmUYEyABKAlIBogBARIfChJkaXJlY3Rfd2ViaG9va191cmwYFCABKAlIB4gBARIYCgtwcm92aWRlcl9pZBgVIAEoCUgIiAEBEhUKDWRldmljZV90b2tlbnMYFiADKAkSKwoDY3RhGBcgASgLMh4ubm90aWZ5Lm1lc3NhZ2VzLnYxLk1lc3NhZ2VDdGESFAoHZmVlZF9pZBgYIAEoCUgJiAEBEhwKD2ZlZWRfaWRlbnRpZmllchgZIAEoCUgKiAEBEjEKBnN0YXR1cxgaIAEoDjIhLm5vdGlmeS5tZXNzYWdlcy52MS5NZXNzYWdlU3RhdHVzEhUKCGVycm9yX2lkGBsgASgJSAuIAQESFwoKZXJyb3JfdGV4dBgcIAEoCUgMiAEBEgwKBHJlYWQYHSABKAgSDAoEc2VlbhgeIAEoCBI3Cg5sYXN0X3NlZW5fZGF0ZRgfIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIDYgBARI3Cg5sYXN0X3JlYWRfZGF0ZRggIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIDogBARIwCgxkZWxpdmVyZWRfYXQYISADKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjYKDXNub296ZWRfdW50aWwYIiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSA+IAQESGQoMcGF5bG9hZF9qc29uGCcgASgJSBCIAQESGwoOb3ZlcnJpZGVzX2pzb24YKCABKAlIEYgBARIuCgpjcmVhdGVkX2F0GCUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GCYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIJCgdjb250ZW50QhYKFF90ZW1wbGF0ZV9pZGVudGlmaWVyQgkKB19qb2JfaWRCCgoIX3N1YmplY3RCCAoGX3RpdGxlQggKBl9lbWFpbEIICgZfcGhvbmVCFQoTX2RpcmVjdF93ZWJob29rX3VybEIOCgxfcHJvdmlkZXJfaWRCCgoIX2ZlZWRfaWRCEgoQX2ZlZWRfaWRlbnRpZmllckILCglfZXJyb3JfaWRCDQoLX2Vycm9yX3RleHRCEQoPX2xhc3Rfc2Vlbl9kYXRlQhEKD19sYXN0X3JlYWRfZGF0ZUIQCg5fc25vb3plZF91bnRpbEIPCg1fcGF5bG9hZF9qc29uQhEKD19vdmVycmlkZXNfanNvbkoECCMQJEoECCQQJVIHcGF5bG9hZFIJb3ZlcnJpZGVzIpUICgpOZXdNZXNzYWdlEhYKDnRyYW5zYWN0aW9uX2lkGAEgASgJEhUKDXN1YnNjcmliZXJfaWQYAiABKAkSHgoWZXh0ZXJuYWxfc3Vic2NyaWJlcl9pZBgDIAEoCRITCgt0ZW1wbGF0ZV9pZBgEIAEoCRIgChN0ZW1wbGF0ZV9pZGVudGlmaWVyGAUgASgJSAGIAQESGwoTbWVzc2FnZV90ZW1wbGF0ZV9pZBgGIAEoCRIPCgdzdGVwX2lkGAcgASgJEhMKBmpvYl9pZBgIIAEoCUgCiAEBEiwKB2NoYW5uZWwYCSABKA4yGy5ub3RpZnkubWVzc2FnZXMudjEuQ2hhbm5lbBIOCgR0ZXh0GAogASgJSAASMQoGYmxvY2tzGAsgASgLMh8ubm90aWZ5Lm1lc3NhZ2VzLnYxLkVtYWlsQmxvY2tzSAASFAoHc3ViamVjdBgMIAEoCUgDiAEBEhIKBXRpdGxlGA0gASgJSASIAQESEgoFZW1haWwYDiABKAlIBYgBARISCgVwaG9uZRgPIAEoCUgGiAEBEh8KEmRpcmVjdF93ZWJob29rX3VybBgQIAEoCUgHiAEBEhgKC3Byb3ZpZGVyX2lkGBEgASgJSAiIAQESFQoNZGV2aWNlX3Rva2VucxgSIAMoCRIrCgNjdGEYEyABKAsyHi5ub3RpZnkubWVzc2FnZXMudjEuTWVzc2FnZUN0YRIUCgdmZWVkX2lkGBQgASgJSAmIAQESHAoPZmVlZF9pZGVudGlmaWVyGBUgASgJSAqIAQESMQoGc3RhdHVzGBYgASgOMiEubm90aWZ5Lm1lc3NhZ2VzLnYxLk1lc3NhZ2VTdGF0dXMSFQoIZXJyb3JfaWQYFyABKAlIC4gBARIXCgplcnJvcl90ZXh0GBggASgJSAyIAQESMAoMZGVsaXZlcmVkX2F0GBkgAygLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBItCgdwYXlsb2FkGBogASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEgNiAEBEi8KCW92ZXJyaWRlcxgbIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIDogBAUIJCgdjb250ZW50QhYKFF90ZW1wbGF0ZV9pZGVudGlmaWVyQgkKB19qb2JfaWRCCgoIX3N1YmplY3RCCAoGX3RpdGxlQggKBl9lbWFpbEIICgZfcGhvbmVCFQoTX2RpcmVjdF93ZWJob29rX3VybEIOCgxfcHJvdmlkZXJfaWRCCgoIX2ZlZWRfaWRCEgoQX2ZlZWRfaWRlbnRpZmllckILCglfZXJyb3JfaWRCDQoLX2Vycm9yX3RleHRCCgoIX3BheWxvYWRCDAoKX292ZXJyaWRlcyKPAQoVQ3JlYXRlTWVzc2FnZXNSZXF1ZXN0EjAKCG1lc3NhZ2VzGAEgAygLMh4ubm90aWZ5Lm1lc3NhZ2VzLnYxLk5ld01lc3NhZ2USMAoGZ3JvdXBzGAIgAygLMiAubm90aWZ5Lm1lc3NhZ2VzLnYxLk1lc3NhZ2VHcm91cBISCgpjb3VudF9vbmx5GAMgASgIInkKDE1lc3NhZ2VHcm91cBIvCgdtZXNzYWdlGAEgASgLMh4ubm90aWZ5Lm1lc3NhZ2VzLnYxLk5ld01lc3NhZ2USOAoKcmVjaXBpZW50cxgCIAMoCzIkLm5vdGlmeS5tZXNzYWdlcy52MS5NZXNzYWdlUmVjaXBpZW50IkkKEE1lc3NhZ2VSZWNpcGllbnQSFQoNc3Vic2NyaWJlcl9pZBgBIAEoCRIeChZleHRlcm5hbF9zdWJzY3JpYmVyX2lkGAIgASgJIkYKDkNyZWF0ZWRNZXNzYWdlEgoKAmlkGAEgASgJEhcKD25vdGlmaWNhdGlvbl9pZBgCIAEoCRIPCgdjcmVhdGVkGAMgASgIImUKFkNyZWF0ZU1lc3NhZ2VzUmVzcG9uc2USNAoIbWVzc2FnZXMYASADKAsyIi5ub3RpZnkubWVzc2FnZXMudjEuQ3JlYXRlZE1lc3NhZ2USFQoNY3JlYXRlZF9jb3VudBgCIAEoDSJuChNNYXJrTWVzc2FnZXNSZXF1ZXN0EhUKDXN1YnNjcmliZXJfaWQYASABKAkSEwoLbWVzc2FnZV9pZHMYAiADKAkSKwoHbWFya19hcxgDIAEoDjIaLm5vdGlmeS5tZXNzYWdlcy52MS5NYXJrQXMiRQoUTWFya01lc3NhZ2VzUmVzcG9uc2USLQoIbWVzc2FnZXMYASADKAsyGy5ub3RpZnkubWVzc2FnZXMudjEuTWVzc2FnZSJ2ChZNYXJrQWxsTWVzc2FnZXNSZXF1ZXN0EhUKDXN1YnNjcmliZXJfaWQYASABKAkSKwoHbWFya19hcxgCIAEoDjIaLm5vdGlmeS5tZXNzYWdlcy52MS5NYXJrQXMSGAoQZmVlZF9pZGVudGlmaWVycxgDIAMoCSIqChdNYXJrQWxsTWVzc2FnZXNSZXNwb25zZRIPCgdjaGFuZ2VkGAEgASgFIkoKFENvdW50TWVzc2FnZXNSZXF1ZXN0EhUKDXN1YnNjcmliZXJfaWQYASABKAkSDAoEc2VlbhgCIAEoCBINCgVsaW1pdBgDIAEoBSImChVDb3VudE1lc3NhZ2VzUmVzcG9uc2USDQoFY291bnQYASABKAUiVQoZQmF0Y2hDb3VudE1lc3NhZ2VzUmVxdWVzdBI4CgZjb3VudHMYASADKAsyKC5ub3RpZnkubWVzc2FnZXMudjEuQ291bnRNZXNzYWdlc1JlcXVlc3QiKwoKQmF0Y2hFcnJvchIMCgRjb2RlGAEgASgFEg8KB21lc3NhZ2UYAiABKAkiWQoLQ291bnRSZXN1bHQSDwoFY291bnQYASABKAVIABIvCgVlcnJvchgCIAEoCzIeLm5vdGlmeS5tZXNzYWdlcy52MS5CYXRjaEVycm9ySABCCAoGcmVzdWx0Ik4KGkJhdGNoQ291bnRNZXNzYWdlc1Jlc3BvbnNlEjAKB3Jlc3VsdHMYASADKAsyHy5ub3RpZnkubWVzc2FnZXMudjEuQ291bnRSZXN1bHQilgEKDkdldEZlZWRSZXF1ZXN0EhUKDXN1YnNjcmliZXJfaWQYASABKAkSDAoEcGFnZRgCIAEoBRINCgVsaW1pdBgDIAEoBRIYChBmZWVkX2lkZW50aWZpZXJzGAQgAygJEhEKBHJlYWQYBSABKAhIAIgBARIRCgRzZWVuGAYgASgISAGIAQFCBwoFX3JlYWRCBwoFX3NlZW4i6gEKD0dldEZlZWRSZXNwb25zZRItCghtZXNzYWdlcxgBIAMoCzIbLm5vdGlmeS5tZXNzYWdlcy52MS5NZXNzYWdlEhAKCGhhc19tb3JlGAIgASgIEhMKC3RvdGFsX2NvdW50GAMgASgFEjUKCnN1YnNjcmliZXIYBSABKAsyIS5ub3RpZnkuc3Vic2NyaWJlcnMudjEuU3Vic2NyaWJlchIwCgl3b3JrZmxvd3MYBiADKAsyHS5ub3RpZnkud29ya2Zsb3dzLnYxLldvcmtmbG93SgQIBBAFUhJ0b3RhbF9jb3VudF9jYXBwZWQiSAoTQmF0Y2hHZXRGZWVkUmVxdWVzdBIxCgVmZWVkcxgBIAMoCzIiLm5vdGlmeS5tZXNzYWdlcy52MS5HZXRGZWVkUmVxdWVzdCJ8CgpGZWVkUmVzdWx0EjMKBGZlZWQYASABKAsyIy5ub3RpZnkubWVzc2FnZXMudjEuR2V0RmVlZFJlc3BvbnNlSAASLwoFZXJyb3IYAiABKAsyHi5ub3RpZnkubWVzc2FnZXMudjEuQmF0Y2hFcnJvckgAQggKBnJlc3VsdCJHChRCYXRjaEdldEZlZWRSZXNwb25zZRIvCgdyZXN1bHRzGAEgAygLMh4ubm90aWZ5Lm1lc3NhZ2VzLnYxLkZlZWRSZXN1bHQipwEKE0xpc3RNZXNzYWdlc1JlcXVlc3QSDAoEcGFnZRgBIAEoBRINCgVsaW1pdBgCIAEoBRIsCgdjaGFubmVsGAMgASgOMhsubm90aWZ5Lm1lc3NhZ2VzLnYxLkNoYW5uZWwSGgoNc3Vic2NyaWJlcl9pZBgEIAEoCUgAiAEBEhcKD3RyYW5zYWN0aW9uX2lkcxgFIAMoCUIQCg5fc3Vic2NyaWJlcl9pZCLyAQoUTGlzdE1lc3NhZ2VzUmVzcG9uc2USLQoIbWVzc2FnZXMYASADKAsyGy5ub3RpZnkubWVzc2FnZXMudjEuTWVzc2FnZRIQCghoYXNfbW9yZRgCIAEoCBITCgt0b3RhbF9jb3VudBgDIAEoBRIaChJ0b3RhbF9jb3VudF9jYXBwZWQYBCABKAgSNgoLc3Vic2NyaWJlcnMYBSADKAsyIS5ub3RpZnkuc3Vic2NyaWJlcnMudjEuU3Vic2NyaWJlchIwCgl3b3JrZmxvd3MYBiADKAsyHS5ub3RpZnkud29ya2Zsb3dzLnYxLldvcmtmbG93IioKFERlbGV0ZU1lc3NhZ2VSZXF1ZXN0EhIKCm1lc3NhZ2VfaWQYASABKAkiFwoVRGVsZXRlTWVzc2FnZVJlc3BvbnNlImgKIERlbGV0ZVRyYW5zYWN0aW9uTWVzc2FnZXNSZXF1ZXN0EhYKDnRyYW5zYWN0aW9uX2lkGAEgASgJEiwKB2NoYW5uZWwYAiABKA4yGy5ub3RpZnkubWVzc2FnZXMudjEuQ2hhbm5lbCI0CiFEZWxldGVUcmFuc2FjdGlvbk1lc3NhZ2VzUmVzcG9uc2USDwoHZGVsZXRlZBgBIAEoBSLZAgoPRGVsaXZlcnlBdHRlbXB0EhIKCm1lc3NhZ2VfaWQYASABKAkSDwoHYXR0ZW1wdBgCIAEoDRITCgtwcm92aWRlcl9pZBgDIAEoCRIxCgZzdGF0dXMYBCABKA4yIS5ub3RpZnkubWVzc2FnZXMudjEuQXR0ZW1wdFN0YXR1cxIVCghlcnJvcl9pZBgFIAEoCUgAiAEBEhcKCmVycm9yX3RleHQYBiABKAlIAYgBARIgChNwcm92aWRlcl9tZXNzYWdlX2lkGAcgASgJSAKIAQESLgoKc3RhcnRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLZHVyYXRpb25fbXMYCSABKA0SDgoGZGV0YWlsGAogASgJQgsKCV9lcnJvcl9pZEINCgtfZXJyb3JfdGV4dEIWChRfcHJvdmlkZXJfbWVzc2FnZV9pZCJQChdSZWNvcmREZWxpdmVyaWVzUmVxdWVzdBI1CghhdHRlbXB0cxgBIAMoCzIjLm5vdGlmeS5tZXNzYWdlcy52MS5EZWxpdmVyeUF0dGVtcHQiLAoYUmVjb3JkRGVsaXZlcmllc1Jlc3BvbnNlEhAKCHJlY29yZGVkGAEgASgNIk0KG0xpc3RFeGVjdXRpb25EZXRhaWxzUmVxdWVzdBIXCg9ub3RpZmljYXRpb25faWQYASABKAkSFQoNc3Vic2NyaWJlcl9pZBgCIAEoCSLzAgoPRXhlY3V0aW9uRGV0YWlsEgoKAmlkGAEgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgCIAEoCRIWCg5lbnZpcm9ubWVudF9pZBgDIAEoCRIXCg9ub3RpZmljYXRpb25faWQYBCABKAkSEwoLdGVtcGxhdGVfaWQYBSABKAkSFQoNc3Vic2NyaWJlcl9pZBgGIAEoCRISCgptZXNzYWdlX2lkGAcgASgJEhMKBmpvYl9pZBgIIAEoCUgAiAEBEhYKDnRyYW5zYWN0aW9uX2lkGAkgASgJEiwKB2NoYW5uZWwYCiABKA4yGy5ub3RpZnkubWVzc2FnZXMudjEuQ2hhbm5lbBI0CgdhdHRlbXB0GAsgASgLMiMubm90aWZ5Lm1lc3NhZ2VzLnYxLkRlbGl2ZXJ5QXR0ZW1wdBIuCgpjcmVhdGVkX2F0GAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIJCgdfam9iX2lkIlQKHExpc3RFeGVjdXRpb25EZXRhaWxzUmVzcG9uc2USNAoHZGV0YWlscxgBIAMoCzIjLm5vdGlmeS5tZXNzYWdlcy52MS5FeGVjdXRpb25EZXRhaWwqfgoHQ2hhbm5lbBIXChNDSEFOTkVMX1VOU1BFQ0lGSUVEEAASEgoOQ0hBTk5FTF9JTl9BUFAQARIRCg1DSEFOTkVMX0VNQUlMEAISDwoLQ0hBTk5FTF9TTVMQAxIQCgxDSEFOTkVMX0NIQVQQBBIQCgxDSEFOTkVMX1BVU0gQBSp+Cg1NZXNzYWdlU3RhdHVzEh4KGk1FU1NBR0VfU1RBVFVTX1VOU1BFQ0lGSUVEEAASFwoTTUVTU0FHRV9TVEFUVVNfU0VOVBABEhgKFE1FU1NBR0VfU1RBVFVTX0VSUk9SEAISGgoWTUVTU0FHRV9TVEFUVVNfV0FSTklORxADKm0KBk1hcmtBcxIXChNNQVJLX0FTX1VOU1BFQ0lGSUVEEAASEAoMTUFSS19BU19SRUFEEAESEAoMTUFSS19BU19TRUVOEAISEgoOTUFSS19BU19VTlJFQUQQAxISCg5NQVJLX0FTX1VOU0VFThAEKmYKDUF0dGVtcHRTdGF0dXMSHgoaQVRURU1QVF9TVEFUVVNfVU5TUEVDSUZJRUQQABIaChZBVFRFTVBUX1NUQVRVU19TVUNDRVNTEAESGQoVQVRURU1QVF9TVEFUVVNfRkFJTEVEEAIymAoKDk1lc3NhZ2VTZXJ2aWNlEmcKDkNyZWF0ZU1lc3NhZ2VzEikubm90aWZ5Lm1lc3NhZ2VzLnYxLkNyZWF0ZU1lc3NhZ2VzUmVxdWVzdBoqLm5vdGlmeS5tZXNzYWdlcy52MS5DcmVhdGVNZXNzYWdlc1Jlc3BvbnNlEmEKDE1hcmtNZXNzYWdlcxInLm5vdGlmeS5tZXNzYWdlcy52MS5NYXJrTWVzc2FnZXNSZXF1ZXN0Gigubm90aWZ5Lm1lc3NhZ2VzLnYxLk1hcmtNZXNzYWdlc1Jlc3BvbnNlEmoKD01hcmtBbGxNZXNzYWdlcxIqLm5vdGlmeS5tZXNzYWdlcy52MS5NYXJrQWxsTWVzc2FnZXNSZXF1ZXN0Gisubm90aWZ5Lm1lc3NhZ2VzLnYxLk1hcmtBbGxNZXNzYWdlc1Jlc3BvbnNlEmQKDUNvdW50TWVzc2FnZXMSKC5ub3RpZnkubWVzc2FnZXMudjEuQ291bnRNZXNzYWdlc1JlcXVlc3QaKS5ub3RpZnkubWVzc2FnZXMudjEuQ291bnRNZXNzYWdlc1Jlc3BvbnNlEnMKEkJhdGNoQ291bnRNZXNzYWdlcxItLm5vdGlmeS5tZXNzYWdlcy52MS5CYXRjaENvdW50TWVzc2FnZXNSZXF1ZXN0Gi4ubm90aWZ5Lm1lc3NhZ2VzLnYxLkJhdGNoQ291bnRNZXNzYWdlc1Jlc3BvbnNlElIKB0dldEZlZWQSIi5ub3RpZnkubWVzc2FnZXMudjEuR2V0RmVlZFJlcXVlc3QaIy5ub3RpZnkubWVzc2FnZXMudjEuR2V0RmVlZFJlc3BvbnNlEmEKDEJhdGNoR2V0RmVlZBInLm5vdGlmeS5tZXNzYWdlcy52MS5CYXRjaEdldEZlZWRSZXF1ZXN0Gigubm90aWZ5Lm1lc3NhZ2VzLnYxLkJhdGNoR2V0RmVlZFJlc3BvbnNlEmEKDExpc3RNZXNzYWdlcxInLm5vdGlmeS5tZXNzYWdlcy52MS5MaXN0TWVzc2FnZXNSZXF1ZXN0Gigubm90aWZ5Lm1lc3NhZ2VzLnYxLkxpc3RNZXNzYWdlc1Jlc3BvbnNlEmQKDURlbGV0ZU1lc3NhZ2USKC5ub3RpZnkubWVzc2FnZXMudjEuRGVsZXRlTWVzc2FnZVJlcXVlc3QaKS5ub3RpZnkubWVzc2FnZXMudjEuRGVsZXRlTWVzc2FnZVJlc3BvbnNlEogBChlEZWxldGVUcmFuc2FjdGlvbk1lc3NhZ2VzEjQubm90aWZ5Lm1lc3NhZ2VzLnYxLkRlbGV0ZVRyYW5zYWN0aW9uTWVzc2FnZXNSZXF1ZXN0GjUubm90aWZ5Lm1lc3NhZ2VzLnYxLkRlbGV0ZVRyYW5zYWN0aW9uTWVzc2FnZXNSZXNwb25zZRJtChBSZWNvcmREZWxpdmVyaWVzEisubm90aWZ5Lm1lc3NhZ2VzLnYxLlJlY29yZERlbGl2ZXJpZXNSZXF1ZXN0Giwubm90aWZ5Lm1lc3NhZ2VzLnYxLlJlY29yZERlbGl2ZXJpZXNSZXNwb25zZRJ5ChRMaXN0RXhlY3V0aW9uRGV0YWlscxIvLm5vdGlmeS5tZXNzYWdlcy52MS5MaXN0RXhlY3V0aW9uRGV0YWlsc1JlcXVlc3QaMC5ub3RpZnkubWVzc2FnZXMudjEuTGlzdEV4ZWN1dGlvbkRldGFpbHNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_notify_subscribers_v1_subscribers, file_notify_workflows_v1_workflows]);
+  fileDesc("CiFub3RpZnkvbWVzc2FnZXMvdjEvbWVzc2FnZXMucHJvdG8SEm5vdGlmeS5tZXNzYWdlcy52MSJtCgpFbWFpbEJsb2NrEgwKBHR5cGUYASABKAkSDwoHY29udGVudBgCIAEoCRIQCgN1cmwYAyABKAlIAIgBARIXCgp0ZXh0X2FsaWduGAQgASgJSAGIAQFCBgoEX3VybEINCgtfdGV4dF9hbGlnbiI9CgtFbWFpbEJsb2NrcxIuCgZibG9ja3MYASADKAsyHi5ub3RpZnkubWVzc2FnZXMudjEuRW1haWxCbG9jayJeCg1NZXNzYWdlQnV0dG9uEgwKBHR5cGUYASABKAkSDwoHY29udGVudBgCIAEoCRIbCg5yZXN1bHRfY29udGVudBgDIAEoCUgAiAEBQhEKD19yZXN1bHRfY29udGVudCJsChNNZXNzYWdlQWN0aW9uUmVzdWx0Ei0KB3BheWxvYWQYASABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SACIAQESEQoEdHlwZRgCIAEoCUgBiAEBQgoKCF9wYXlsb2FkQgcKBV90eXBlIqwBCg1NZXNzYWdlQWN0aW9uEhMKBnN0YXR1cxgBIAEoCUgAiAEBEjIKB2J1dHRvbnMYAiADKAsyIS5ub3RpZnkubWVzc2FnZXMudjEuTWVzc2FnZUJ1dHRvbhI8CgZyZXN1bHQYAyABKAsyJy5ub3RpZnkubWVzc2FnZXMudjEuTWVzc2FnZUFjdGlvblJlc3VsdEgBiAEBQgkKB19zdGF0dXNCCQoHX3Jlc3VsdCKFAQoKTWVzc2FnZUN0YRIRCgR0eXBlGAEgASgJSACIAQESEAoDdXJsGAIgASgJSAGIAQESNgoGYWN0aW9uGAMgASgLMiEubm90aWZ5Lm1lc3NhZ2VzLnYxLk1lc3NhZ2VBY3Rpb25IAogBAUIHCgVfdHlwZUIGCgRfdXJsQgkKB19hY3Rpb24ixgsKB01lc3NhZ2USCgoCaWQYASABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJEhYKDmVudmlyb25tZW50X2lkGAMgASgJEhcKD25vdGlmaWNhdGlvbl9pZBgEIAEoCRIVCg1zdWJzY3JpYmVyX2lkGAUgASgJEh4KFmV4dGVybmFsX3N1YnNjcmliZXJfaWQYBiABKAkSEwoLdGVtcGxhdGVfaWQYByABKAkSIAoTdGVtcGxhdGVfaWRlbnRpZmllchgIIAEoCUgBiAEBEhsKE21lc3NhZ2VfdGVtcGxhdGVfaWQYCSABKAkSDwoHc3RlcF9pZBgKIAEoCRITCgZqb2JfaWQYCyABKAlIAogBARIWCg50cmFuc2FjdGlvbl9pZBgMIAEoCRIqCgdjaGFubmVsGA0gASgOMhkubm90aWZ5LmNvbW1vbi52MS5DaGFubmVsEg4KBHRleHQYDiABKAlIABIxCgZibG9ja3MYDyABKAsyHy5ub3RpZnkubWVzc2FnZXMudjEuRW1haWxCbG9ja3NIABIUCgdzdWJqZWN0GBAgASgJSAOIAQESEgoFdGl0bGUYESABKAlIBIgBARISCgVlbWFpbBgSIAEoCUgFiAEBEhIKBXBob25lGBMgASgJSAaIAQESHwoSZGlyZWN0X3dlYmhvb2tfdXJsGBQgASgJSAeIAQESGAoLcHJvdmlkZXJfaWQYFSABKAlICIgBARIVCg1kZXZpY2VfdG9rZW5zGBYgAygJEisKA2N0YRgXIAEoCzIeLm5vdGlmeS5tZXNzYWdlcy52MS5NZXNzYWdlQ3RhEhQKB2ZlZWRfaWQYGCABKAlICYgBARIcCg9mZWVkX2lkZW50aWZpZXIYGSABKAlICogBARIxCgZzdGF0dXMYGiABKA4yIS5ub3RpZnkubWVzc2FnZXMudjEuTWVzc2FnZVN0YXR1cxIVCghlcnJvcl9pZBgbIAEoCUgLiAEBEhcKCmVycm9yX3RleHQYHCABKAlIDIgBARIMCgRyZWFkGB0gASgIEgwKBHNlZW4YHiABKAgSNwoObGFzdF9zZWVuX2RhdGUYHyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSA2IAQESNwoObGFzdF9yZWFkX2RhdGUYICABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSA6IAQESMAoMZGVsaXZlcmVkX2F0GCEgAygLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI2Cg1zbm9vemVkX3VudGlsGCIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgPiAEBEhkKDHBheWxvYWRfanNvbhgnIAEoCUgQiAEBEhsKDm92ZXJyaWRlc19qc29uGCggASgJSBGIAQESLgoKY3JlYXRlZF9hdBglIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgmIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCCQoHY29udGVudEIWChRfdGVtcGxhdGVfaWRlbnRpZmllckIJCgdfam9iX2lkQgoKCF9zdWJqZWN0QggKBl90aXRsZUIICgZfZW1haWxCCAoGX3Bob25lQhUKE19kaXJlY3Rfd2ViaG9va191cmxCDgoMX3Byb3ZpZGVyX2lkQgoKCF9mZWVkX2lkQhIKEF9mZWVkX2lkZW50aWZpZXJCCwoJX2Vycm9yX2lkQg0KC19lcnJvcl90ZXh0QhEKD19sYXN0X3NlZW5fZGF0ZUIRCg9fbGFzdF9yZWFkX2RhdGVCEAoOX3Nub296ZWRfdW50aWxCDwoNX3BheWxvYWRfanNvbkIRCg9fb3ZlcnJpZGVzX2pzb25KBAgjECRKBAgkECVSB3BheWxvYWRSCW92ZXJyaWRlcyKTCAoKTmV3TWVzc2FnZRIWCg50cmFuc2FjdGlvbl9pZBgBIAEoCRIVCg1zdWJzY3JpYmVyX2lkGAIgASgJEh4KFmV4dGVybmFsX3N1YnNjcmliZXJfaWQYAyABKAkSEwoLdGVtcGxhdGVfaWQYBCABKAkSIAoTdGVtcGxhdGVfaWRlbnRpZmllchgFIAEoCUgBiAEBEhsKE21lc3NhZ2VfdGVtcGxhdGVfaWQYBiABKAkSDwoHc3RlcF9pZBgHIAEoCRITCgZqb2JfaWQYCCABKAlIAogBARIqCgdjaGFubmVsGAkgASgOMhkubm90aWZ5LmNvbW1vbi52MS5DaGFubmVsEg4KBHRleHQYCiABKAlIABIxCgZibG9ja3MYCyABKAsyHy5ub3RpZnkubWVzc2FnZXMudjEuRW1haWxCbG9ja3NIABIUCgdzdWJqZWN0GAwgASgJSAOIAQESEgoFdGl0bGUYDSABKAlIBIgBARISCgVlbWFpbBgOIAEoCUgFiAEBEhIKBXBob25lGA8gASgJSAaIAQESHwoSZGlyZWN0X3dlYmhvb2tfdXJsGBAgASgJSAeIAQESGAoLcHJvdmlkZXJfaWQYESABKAlICIgBARIVCg1kZXZpY2VfdG9rZW5zGBIgAygJEisKA2N0YRgTIAEoCzIeLm5vdGlmeS5tZXNzYWdlcy52MS5NZXNzYWdlQ3RhEhQKB2ZlZWRfaWQYFCABKAlICYgBARIcCg9mZWVkX2lkZW50aWZpZXIYFSABKAlICogBARIxCgZzdGF0dXMYFiABKA4yIS5ub3RpZnkubWVzc2FnZXMudjEuTWVzc2FnZVN0YXR1cxIVCghlcnJvcl9pZBgXIAEoCUgLiAEBEhcKCmVycm9yX3RleHQYGCABKAlIDIgBARIwCgxkZWxpdmVyZWRfYXQYGSADKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi0KB3BheWxvYWQYGiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SA2IAQESLwoJb3ZlcnJpZGVzGBsgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEgOiAEBQgkKB2NvbnRlbnRCFgoUX3RlbXBsYXRlX2lkZW50aWZpZXJCCQoHX2pvYl9pZEIKCghfc3ViamVjdEIICgZfdGl0bGVCCAoGX2VtYWlsQggKBl9waG9uZUIVChNfZGlyZWN0X3dlYmhvb2tfdXJsQg4KDF9wcm92aWRlcl9pZEIKCghfZmVlZF9pZEISChBfZmVlZF9pZGVudGlmaWVyQgsKCV9lcnJvcl9pZEINCgtfZXJyb3JfdGV4dEIKCghfcGF5bG9hZEIMCgpfb3ZlcnJpZGVzIo8BChVDcmVhdGVNZXNzYWdlc1JlcXVlc3QSMAoIbWVzc2FnZXMYASADKAsyHi5ub3RpZnkubWVzc2FnZXMudjEuTmV3TWVzc2FnZRIwCgZncm91cHMYAiADKAsyIC5ub3RpZnkubWVzc2FnZXMudjEuTWVzc2FnZUdyb3VwEhIKCmNvdW50X29ubHkYAyABKAgieQoMTWVzc2FnZUdyb3VwEi8KB21lc3NhZ2UYASABKAsyHi5ub3RpZnkubWVzc2FnZXMudjEuTmV3TWVzc2FnZRI4CgpyZWNpcGllbnRzGAIgAygLMiQubm90aWZ5Lm1lc3NhZ2VzLnYxLk1lc3NhZ2VSZWNpcGllbnQiSQoQTWVzc2FnZVJlY2lwaWVudBIVCg1zdWJzY3JpYmVyX2lkGAEgASgJEh4KFmV4dGVybmFsX3N1YnNjcmliZXJfaWQYAiABKAkiRgoOQ3JlYXRlZE1lc3NhZ2USCgoCaWQYASABKAkSFwoPbm90aWZpY2F0aW9uX2lkGAIgASgJEg8KB2NyZWF0ZWQYAyABKAgiZQoWQ3JlYXRlTWVzc2FnZXNSZXNwb25zZRI0CghtZXNzYWdlcxgBIAMoCzIiLm5vdGlmeS5tZXNzYWdlcy52MS5DcmVhdGVkTWVzc2FnZRIVCg1jcmVhdGVkX2NvdW50GAIgASgNIm4KE01hcmtNZXNzYWdlc1JlcXVlc3QSFQoNc3Vic2NyaWJlcl9pZBgBIAEoCRITCgttZXNzYWdlX2lkcxgCIAMoCRIrCgdtYXJrX2FzGAMgASgOMhoubm90aWZ5Lm1lc3NhZ2VzLnYxLk1hcmtBcyJFChRNYXJrTWVzc2FnZXNSZXNwb25zZRItCghtZXNzYWdlcxgBIAMoCzIbLm5vdGlmeS5tZXNzYWdlcy52MS5NZXNzYWdlInYKFk1hcmtBbGxNZXNzYWdlc1JlcXVlc3QSFQoNc3Vic2NyaWJlcl9pZBgBIAEoCRIrCgdtYXJrX2FzGAIgASgOMhoubm90aWZ5Lm1lc3NhZ2VzLnYxLk1hcmtBcxIYChBmZWVkX2lkZW50aWZpZXJzGAMgAygJIioKF01hcmtBbGxNZXNzYWdlc1Jlc3BvbnNlEg8KB2NoYW5nZWQYASABKAUiSgoUQ291bnRNZXNzYWdlc1JlcXVlc3QSFQoNc3Vic2NyaWJlcl9pZBgBIAEoCRIMCgRzZWVuGAIgASgIEg0KBWxpbWl0GAMgASgFIlUKGUJhdGNoQ291bnRNZXNzYWdlc1JlcXVlc3QSOAoGY291bnRzGAEgAygLMigubm90aWZ5Lm1lc3NhZ2VzLnYxLkNvdW50TWVzc2FnZXNSZXF1ZXN0IisKCkJhdGNoRXJyb3ISDAoEY29kZRgBIAEoBRIPCgdtZXNzYWdlGAIgASgJIlkKC0NvdW50UmVzdWx0Eg8KBWNvdW50GAEgASgFSAASLwoFZXJyb3IYAiABKAsyHi5ub3RpZnkubWVzc2FnZXMudjEuQmF0Y2hFcnJvckgAQggKBnJlc3VsdCJOChpCYXRjaENvdW50TWVzc2FnZXNSZXNwb25zZRIwCgdyZXN1bHRzGAEgAygLMh8ubm90aWZ5Lm1lc3NhZ2VzLnYxLkNvdW50UmVzdWx0IpYBCg5HZXRGZWVkUmVxdWVzdBIVCg1zdWJzY3JpYmVyX2lkGAEgASgJEgwKBHBhZ2UYAiABKAUSDQoFbGltaXQYAyABKAUSGAoQZmVlZF9pZGVudGlmaWVycxgEIAMoCRIRCgRyZWFkGAUgASgISACIAQESEQoEc2VlbhgGIAEoCEgBiAEBQgcKBV9yZWFkQgcKBV9zZWVuIuoBCg9HZXRGZWVkUmVzcG9uc2USLQoIbWVzc2FnZXMYASADKAsyGy5ub3RpZnkubWVzc2FnZXMudjEuTWVzc2FnZRIQCghoYXNfbW9yZRgCIAEoCBITCgt0b3RhbF9jb3VudBgDIAEoBRI1CgpzdWJzY3JpYmVyGAUgASgLMiEubm90aWZ5LnN1YnNjcmliZXJzLnYxLlN1YnNjcmliZXISMAoJd29ya2Zsb3dzGAYgAygLMh0ubm90aWZ5LndvcmtmbG93cy52MS5Xb3JrZmxvd0oECAQQBVISdG90YWxfY291bnRfY2FwcGVkIkgKE0JhdGNoR2V0RmVlZFJlcXVlc3QSMQoFZmVlZHMYASADKAsyIi5ub3RpZnkubWVzc2FnZXMudjEuR2V0RmVlZFJlcXVlc3QifAoKRmVlZFJlc3VsdBIzCgRmZWVkGAEgASgLMiMubm90aWZ5Lm1lc3NhZ2VzLnYxLkdldEZlZWRSZXNwb25zZUgAEi8KBWVycm9yGAIgASgLMh4ubm90aWZ5Lm1lc3NhZ2VzLnYxLkJhdGNoRXJyb3JIAEIICgZyZXN1bHQiRwoUQmF0Y2hHZXRGZWVkUmVzcG9uc2USLwoHcmVzdWx0cxgBIAMoCzIeLm5vdGlmeS5tZXNzYWdlcy52MS5GZWVkUmVzdWx0IqUBChNMaXN0TWVzc2FnZXNSZXF1ZXN0EgwKBHBhZ2UYASABKAUSDQoFbGltaXQYAiABKAUSKgoHY2hhbm5lbBgDIAEoDjIZLm5vdGlmeS5jb21tb24udjEuQ2hhbm5lbBIaCg1zdWJzY3JpYmVyX2lkGAQgASgJSACIAQESFwoPdHJhbnNhY3Rpb25faWRzGAUgAygJQhAKDl9zdWJzY3JpYmVyX2lkIvIBChRMaXN0TWVzc2FnZXNSZXNwb25zZRItCghtZXNzYWdlcxgBIAMoCzIbLm5vdGlmeS5tZXNzYWdlcy52MS5NZXNzYWdlEhAKCGhhc19tb3JlGAIgASgIEhMKC3RvdGFsX2NvdW50GAMgASgFEhoKEnRvdGFsX2NvdW50X2NhcHBlZBgEIAEoCBI2CgtzdWJzY3JpYmVycxgFIAMoCzIhLm5vdGlmeS5zdWJzY3JpYmVycy52MS5TdWJzY3JpYmVyEjAKCXdvcmtmbG93cxgGIAMoCzIdLm5vdGlmeS53b3JrZmxvd3MudjEuV29ya2Zsb3ciKgoURGVsZXRlTWVzc2FnZVJlcXVlc3QSEgoKbWVzc2FnZV9pZBgBIAEoCSIXChVEZWxldGVNZXNzYWdlUmVzcG9uc2UiZgogRGVsZXRlVHJhbnNhY3Rpb25NZXNzYWdlc1JlcXVlc3QSFgoOdHJhbnNhY3Rpb25faWQYASABKAkSKgoHY2hhbm5lbBgCIAEoDjIZLm5vdGlmeS5jb21tb24udjEuQ2hhbm5lbCI0CiFEZWxldGVUcmFuc2FjdGlvbk1lc3NhZ2VzUmVzcG9uc2USDwoHZGVsZXRlZBgBIAEoBSLZAgoPRGVsaXZlcnlBdHRlbXB0EhIKCm1lc3NhZ2VfaWQYASABKAkSDwoHYXR0ZW1wdBgCIAEoDRITCgtwcm92aWRlcl9pZBgDIAEoCRIxCgZzdGF0dXMYBCABKA4yIS5ub3RpZnkubWVzc2FnZXMudjEuQXR0ZW1wdFN0YXR1cxIVCghlcnJvcl9pZBgFIAEoCUgAiAEBEhcKCmVycm9yX3RleHQYBiABKAlIAYgBARIgChNwcm92aWRlcl9tZXNzYWdlX2lkGAcgASgJSAKIAQESLgoKc3RhcnRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLZHVyYXRpb25fbXMYCSABKA0SDgoGZGV0YWlsGAogASgJQgsKCV9lcnJvcl9pZEINCgtfZXJyb3JfdGV4dEIWChRfcHJvdmlkZXJfbWVzc2FnZV9pZCJQChdSZWNvcmREZWxpdmVyaWVzUmVxdWVzdBI1CghhdHRlbXB0cxgBIAMoCzIjLm5vdGlmeS5tZXNzYWdlcy52MS5EZWxpdmVyeUF0dGVtcHQiLAoYUmVjb3JkRGVsaXZlcmllc1Jlc3BvbnNlEhAKCHJlY29yZGVkGAEgASgNIk0KG0xpc3RFeGVjdXRpb25EZXRhaWxzUmVxdWVzdBIXCg9ub3RpZmljYXRpb25faWQYASABKAkSFQoNc3Vic2NyaWJlcl9pZBgCIAEoCSLxAgoPRXhlY3V0aW9uRGV0YWlsEgoKAmlkGAEgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgCIAEoCRIWCg5lbnZpcm9ubWVudF9pZBgDIAEoCRIXCg9ub3RpZmljYXRpb25faWQYBCABKAkSEwoLdGVtcGxhdGVfaWQYBSABKAkSFQoNc3Vic2NyaWJlcl9pZBgGIAEoCRISCgptZXNzYWdlX2lkGAcgASgJEhMKBmpvYl9pZBgIIAEoCUgAiAEBEhYKDnRyYW5zYWN0aW9uX2lkGAkgASgJEioKB2NoYW5uZWwYCiABKA4yGS5ub3RpZnkuY29tbW9uLnYxLkNoYW5uZWwSNAoHYXR0ZW1wdBgLIAEoCzIjLm5vdGlmeS5tZXNzYWdlcy52MS5EZWxpdmVyeUF0dGVtcHQSLgoKY3JlYXRlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCCQoHX2pvYl9pZCJUChxMaXN0RXhlY3V0aW9uRGV0YWlsc1Jlc3BvbnNlEjQKB2RldGFpbHMYASADKAsyIy5ub3RpZnkubWVzc2FnZXMudjEuRXhlY3V0aW9uRGV0YWlsKn4KDU1lc3NhZ2VTdGF0dXMSHgoaTUVTU0FHRV9TVEFUVVNfVU5TUEVDSUZJRUQQABIXChNNRVNTQUdFX1NUQVRVU19TRU5UEAESGAoUTUVTU0FHRV9TVEFUVVNfRVJST1IQAhIaChZNRVNTQUdFX1NUQVRVU19XQVJOSU5HEAMqbQoGTWFya0FzEhcKE01BUktfQVNfVU5TUEVDSUZJRUQQABIQCgxNQVJLX0FTX1JFQUQQARIQCgxNQVJLX0FTX1NFRU4QAhISCg5NQVJLX0FTX1VOUkVBRBADEhIKDk1BUktfQVNfVU5TRUVOEAQqZgoNQXR0ZW1wdFN0YXR1cxIeChpBVFRFTVBUX1NUQVRVU19VTlNQRUNJRklFRBAAEhoKFkFUVEVNUFRfU1RBVFVTX1NVQ0NFU1MQARIZChVBVFRFTVBUX1NUQVRVU19GQUlMRUQQAjLeCQoOTWVzc2FnZVNlcnZpY2UScwoOQ3JlYXRlTWVzc2FnZXMSKS5ub3RpZnkubWVzc2FnZXMudjEuQ3JlYXRlTWVzc2FnZXNSZXF1ZXN0Gioubm90aWZ5Lm1lc3NhZ2VzLnYxLkNyZWF0ZU1lc3NhZ2VzUmVzcG9uc2UiCsLzGAYKBAgDIAESegoMTWFya01lc3NhZ2VzEicubm90aWZ5Lm1lc3NhZ2VzLnYxLk1hcmtNZXNzYWdlc1JlcXVlc3QaKC5ub3RpZnkubWVzc2FnZXMudjEuTWFya01lc3NhZ2VzUmVzcG9uc2UiF8LzGBMKEQgDEg1zdWJzY3JpYmVyX2lkEoMBCg9NYXJrQWxsTWVzc2FnZXMSKi5ub3RpZnkubWVzc2FnZXMudjEuTWFya0FsbE1lc3NhZ2VzUmVxdWVzdBorLm5vdGlmeS5tZXNzYWdlcy52MS5NYXJrQWxsTWVzc2FnZXNSZXNwb25zZSIXwvMYEwoRCAMSDXN1YnNjcmliZXJfaWQSewoSQmF0Y2hDb3VudE1lc3NhZ2VzEi0ubm90aWZ5Lm1lc3NhZ2VzLnYxLkJhdGNoQ291bnRNZXNzYWdlc1JlcXVlc3QaLi5ub3RpZnkubWVzc2FnZXMudjEuQmF0Y2hDb3VudE1lc3NhZ2VzUmVzcG9uc2UiBsLzGAIQARJpCgxCYXRjaEdldEZlZWQSJy5ub3RpZnkubWVzc2FnZXMudjEuQmF0Y2hHZXRGZWVkUmVxdWVzdBooLm5vdGlmeS5tZXNzYWdlcy52MS5CYXRjaEdldEZlZWRSZXNwb25zZSIGwvMYAhABEmkKDExpc3RNZXNzYWdlcxInLm5vdGlmeS5tZXNzYWdlcy52MS5MaXN0TWVzc2FnZXNSZXF1ZXN0Gigubm90aWZ5Lm1lc3NhZ2VzLnYxLkxpc3RNZXNzYWdlc1Jlc3BvbnNlIgbC8xgCEAEScAoNRGVsZXRlTWVzc2FnZRIoLm5vdGlmeS5tZXNzYWdlcy52MS5EZWxldGVNZXNzYWdlUmVxdWVzdBopLm5vdGlmeS5tZXNzYWdlcy52MS5EZWxldGVNZXNzYWdlUmVzcG9uc2UiCsLzGAYKBAgDGAESlAEKGURlbGV0ZVRyYW5zYWN0aW9uTWVzc2FnZXMSNC5ub3RpZnkubWVzc2FnZXMudjEuRGVsZXRlVHJhbnNhY3Rpb25NZXNzYWdlc1JlcXVlc3QaNS5ub3RpZnkubWVzc2FnZXMudjEuRGVsZXRlVHJhbnNhY3Rpb25NZXNzYWdlc1Jlc3BvbnNlIgrC8xgGCgQIAxgBEnUKEFJlY29yZERlbGl2ZXJpZXMSKy5ub3RpZnkubWVzc2FnZXMudjEuUmVjb3JkRGVsaXZlcmllc1JlcXVlc3QaLC5ub3RpZnkubWVzc2FnZXMudjEuUmVjb3JkRGVsaXZlcmllc1Jlc3BvbnNlIgbC8xgCEAISgQEKFExpc3RFeGVjdXRpb25EZXRhaWxzEi8ubm90aWZ5Lm1lc3NhZ2VzLnYxLkxpc3RFeGVjdXRpb25EZXRhaWxzUmVxdWVzdBowLm5vdGlmeS5tZXNzYWdlcy52MS5MaXN0RXhlY3V0aW9uRGV0YWlsc1Jlc3BvbnNlIgbC8xgCEAFiBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_notify_common_v1_options, file_notify_common_v1_vocabulary, file_notify_subscribers_v1_subscribers, file_notify_workflows_v1_workflows]);
 
 /**
  * @generated from message notify.messages.v1.EmailBlock
@@ -253,7 +256,7 @@ export type Message = Message$1<"notify.messages.v1.Message"> & {
   transactionId: string;
 
   /**
-   * @generated from field: notify.messages.v1.Channel channel = 13;
+   * @generated from field: notify.common.v1.Channel channel = 13;
    */
   channel: Channel;
 
@@ -449,7 +452,7 @@ export type NewMessage = Message$1<"notify.messages.v1.NewMessage"> & {
   jobId?: string | undefined;
 
   /**
-   * @generated from field: notify.messages.v1.Channel channel = 9;
+   * @generated from field: notify.common.v1.Channel channel = 9;
    */
   channel: Channel;
 
@@ -816,23 +819,6 @@ export const CountMessagesRequestSchema: GenMessage<CountMessagesRequest> = /*@_
   messageDesc(file_notify_messages_v1_messages, 17);
 
 /**
- * @generated from message notify.messages.v1.CountMessagesResponse
- */
-export type CountMessagesResponse = Message$1<"notify.messages.v1.CountMessagesResponse"> & {
-  /**
-   * @generated from field: int32 count = 1;
-   */
-  count: number;
-};
-
-/**
- * Describes the message notify.messages.v1.CountMessagesResponse.
- * Use `create(CountMessagesResponseSchema)` to create a new message.
- */
-export const CountMessagesResponseSchema: GenMessage<CountMessagesResponse> = /*@__PURE__*/
-  messageDesc(file_notify_messages_v1_messages, 18);
-
-/**
  * @generated from message notify.messages.v1.BatchCountMessagesRequest
  */
 export type BatchCountMessagesRequest = Message$1<"notify.messages.v1.BatchCountMessagesRequest"> & {
@@ -847,10 +833,10 @@ export type BatchCountMessagesRequest = Message$1<"notify.messages.v1.BatchCount
  * Use `create(BatchCountMessagesRequestSchema)` to create a new message.
  */
 export const BatchCountMessagesRequestSchema: GenMessage<BatchCountMessagesRequest> = /*@__PURE__*/
-  messageDesc(file_notify_messages_v1_messages, 19);
+  messageDesc(file_notify_messages_v1_messages, 18);
 
 /**
- * Why one item of a batch failed: the code and message its own single call would have had.
+ * Why one item of a batch failed: the code and message the item alone would have failed with.
  *
  * @generated from message notify.messages.v1.BatchError
  */
@@ -873,7 +859,7 @@ export type BatchError = Message$1<"notify.messages.v1.BatchError"> & {
  * Use `create(BatchErrorSchema)` to create a new message.
  */
 export const BatchErrorSchema: GenMessage<BatchError> = /*@__PURE__*/
-  messageDesc(file_notify_messages_v1_messages, 20);
+  messageDesc(file_notify_messages_v1_messages, 19);
 
 /**
  * @generated from message notify.messages.v1.CountResult
@@ -902,7 +888,7 @@ export type CountResult = Message$1<"notify.messages.v1.CountResult"> & {
  * Use `create(CountResultSchema)` to create a new message.
  */
 export const CountResultSchema: GenMessage<CountResult> = /*@__PURE__*/
-  messageDesc(file_notify_messages_v1_messages, 21);
+  messageDesc(file_notify_messages_v1_messages, 20);
 
 /**
  * @generated from message notify.messages.v1.BatchCountMessagesResponse
@@ -921,7 +907,7 @@ export type BatchCountMessagesResponse = Message$1<"notify.messages.v1.BatchCoun
  * Use `create(BatchCountMessagesResponseSchema)` to create a new message.
  */
 export const BatchCountMessagesResponseSchema: GenMessage<BatchCountMessagesResponse> = /*@__PURE__*/
-  messageDesc(file_notify_messages_v1_messages, 22);
+  messageDesc(file_notify_messages_v1_messages, 21);
 
 /**
  * @generated from message notify.messages.v1.GetFeedRequest
@@ -963,7 +949,7 @@ export type GetFeedRequest = Message$1<"notify.messages.v1.GetFeedRequest"> & {
  * Use `create(GetFeedRequestSchema)` to create a new message.
  */
 export const GetFeedRequestSchema: GenMessage<GetFeedRequest> = /*@__PURE__*/
-  messageDesc(file_notify_messages_v1_messages, 23);
+  messageDesc(file_notify_messages_v1_messages, 22);
 
 /**
  * @generated from message notify.messages.v1.GetFeedResponse
@@ -1006,7 +992,7 @@ export type GetFeedResponse = Message$1<"notify.messages.v1.GetFeedResponse"> & 
  * Use `create(GetFeedResponseSchema)` to create a new message.
  */
 export const GetFeedResponseSchema: GenMessage<GetFeedResponse> = /*@__PURE__*/
-  messageDesc(file_notify_messages_v1_messages, 24);
+  messageDesc(file_notify_messages_v1_messages, 23);
 
 /**
  * @generated from message notify.messages.v1.BatchGetFeedRequest
@@ -1023,7 +1009,7 @@ export type BatchGetFeedRequest = Message$1<"notify.messages.v1.BatchGetFeedRequ
  * Use `create(BatchGetFeedRequestSchema)` to create a new message.
  */
 export const BatchGetFeedRequestSchema: GenMessage<BatchGetFeedRequest> = /*@__PURE__*/
-  messageDesc(file_notify_messages_v1_messages, 25);
+  messageDesc(file_notify_messages_v1_messages, 24);
 
 /**
  * @generated from message notify.messages.v1.FeedResult
@@ -1052,7 +1038,7 @@ export type FeedResult = Message$1<"notify.messages.v1.FeedResult"> & {
  * Use `create(FeedResultSchema)` to create a new message.
  */
 export const FeedResultSchema: GenMessage<FeedResult> = /*@__PURE__*/
-  messageDesc(file_notify_messages_v1_messages, 26);
+  messageDesc(file_notify_messages_v1_messages, 25);
 
 /**
  * @generated from message notify.messages.v1.BatchGetFeedResponse
@@ -1071,7 +1057,7 @@ export type BatchGetFeedResponse = Message$1<"notify.messages.v1.BatchGetFeedRes
  * Use `create(BatchGetFeedResponseSchema)` to create a new message.
  */
 export const BatchGetFeedResponseSchema: GenMessage<BatchGetFeedResponse> = /*@__PURE__*/
-  messageDesc(file_notify_messages_v1_messages, 27);
+  messageDesc(file_notify_messages_v1_messages, 26);
 
 /**
  * @generated from message notify.messages.v1.ListMessagesRequest
@@ -1088,7 +1074,7 @@ export type ListMessagesRequest = Message$1<"notify.messages.v1.ListMessagesRequ
   limit: number;
 
   /**
-   * @generated from field: notify.messages.v1.Channel channel = 3;
+   * @generated from field: notify.common.v1.Channel channel = 3;
    */
   channel: Channel;
 
@@ -1110,7 +1096,7 @@ export type ListMessagesRequest = Message$1<"notify.messages.v1.ListMessagesRequ
  * Use `create(ListMessagesRequestSchema)` to create a new message.
  */
 export const ListMessagesRequestSchema: GenMessage<ListMessagesRequest> = /*@__PURE__*/
-  messageDesc(file_notify_messages_v1_messages, 28);
+  messageDesc(file_notify_messages_v1_messages, 27);
 
 /**
  * @generated from message notify.messages.v1.ListMessagesResponse
@@ -1156,7 +1142,7 @@ export type ListMessagesResponse = Message$1<"notify.messages.v1.ListMessagesRes
  * Use `create(ListMessagesResponseSchema)` to create a new message.
  */
 export const ListMessagesResponseSchema: GenMessage<ListMessagesResponse> = /*@__PURE__*/
-  messageDesc(file_notify_messages_v1_messages, 29);
+  messageDesc(file_notify_messages_v1_messages, 28);
 
 /**
  * @generated from message notify.messages.v1.DeleteMessageRequest
@@ -1173,7 +1159,7 @@ export type DeleteMessageRequest = Message$1<"notify.messages.v1.DeleteMessageRe
  * Use `create(DeleteMessageRequestSchema)` to create a new message.
  */
 export const DeleteMessageRequestSchema: GenMessage<DeleteMessageRequest> = /*@__PURE__*/
-  messageDesc(file_notify_messages_v1_messages, 30);
+  messageDesc(file_notify_messages_v1_messages, 29);
 
 /**
  * @generated from message notify.messages.v1.DeleteMessageResponse
@@ -1186,7 +1172,7 @@ export type DeleteMessageResponse = Message$1<"notify.messages.v1.DeleteMessageR
  * Use `create(DeleteMessageResponseSchema)` to create a new message.
  */
 export const DeleteMessageResponseSchema: GenMessage<DeleteMessageResponse> = /*@__PURE__*/
-  messageDesc(file_notify_messages_v1_messages, 31);
+  messageDesc(file_notify_messages_v1_messages, 30);
 
 /**
  * @generated from message notify.messages.v1.DeleteTransactionMessagesRequest
@@ -1200,7 +1186,7 @@ export type DeleteTransactionMessagesRequest = Message$1<"notify.messages.v1.Del
   /**
    * Every channel when unspecified.
    *
-   * @generated from field: notify.messages.v1.Channel channel = 2;
+   * @generated from field: notify.common.v1.Channel channel = 2;
    */
   channel: Channel;
 };
@@ -1210,7 +1196,7 @@ export type DeleteTransactionMessagesRequest = Message$1<"notify.messages.v1.Del
  * Use `create(DeleteTransactionMessagesRequestSchema)` to create a new message.
  */
 export const DeleteTransactionMessagesRequestSchema: GenMessage<DeleteTransactionMessagesRequest> = /*@__PURE__*/
-  messageDesc(file_notify_messages_v1_messages, 32);
+  messageDesc(file_notify_messages_v1_messages, 31);
 
 /**
  * @generated from message notify.messages.v1.DeleteTransactionMessagesResponse
@@ -1227,7 +1213,7 @@ export type DeleteTransactionMessagesResponse = Message$1<"notify.messages.v1.De
  * Use `create(DeleteTransactionMessagesResponseSchema)` to create a new message.
  */
 export const DeleteTransactionMessagesResponseSchema: GenMessage<DeleteTransactionMessagesResponse> = /*@__PURE__*/
-  messageDesc(file_notify_messages_v1_messages, 33);
+  messageDesc(file_notify_messages_v1_messages, 32);
 
 /**
  * One try at handing a message to its provider.
@@ -1295,7 +1281,7 @@ export type DeliveryAttempt = Message$1<"notify.messages.v1.DeliveryAttempt"> & 
  * Use `create(DeliveryAttemptSchema)` to create a new message.
  */
 export const DeliveryAttemptSchema: GenMessage<DeliveryAttempt> = /*@__PURE__*/
-  messageDesc(file_notify_messages_v1_messages, 34);
+  messageDesc(file_notify_messages_v1_messages, 33);
 
 /**
  * @generated from message notify.messages.v1.RecordDeliveriesRequest
@@ -1312,7 +1298,7 @@ export type RecordDeliveriesRequest = Message$1<"notify.messages.v1.RecordDelive
  * Use `create(RecordDeliveriesRequestSchema)` to create a new message.
  */
 export const RecordDeliveriesRequestSchema: GenMessage<RecordDeliveriesRequest> = /*@__PURE__*/
-  messageDesc(file_notify_messages_v1_messages, 35);
+  messageDesc(file_notify_messages_v1_messages, 34);
 
 /**
  * @generated from message notify.messages.v1.RecordDeliveriesResponse
@@ -1331,7 +1317,7 @@ export type RecordDeliveriesResponse = Message$1<"notify.messages.v1.RecordDeliv
  * Use `create(RecordDeliveriesResponseSchema)` to create a new message.
  */
 export const RecordDeliveriesResponseSchema: GenMessage<RecordDeliveriesResponse> = /*@__PURE__*/
-  messageDesc(file_notify_messages_v1_messages, 36);
+  messageDesc(file_notify_messages_v1_messages, 35);
 
 /**
  * @generated from message notify.messages.v1.ListExecutionDetailsRequest
@@ -1355,7 +1341,7 @@ export type ListExecutionDetailsRequest = Message$1<"notify.messages.v1.ListExec
  * Use `create(ListExecutionDetailsRequestSchema)` to create a new message.
  */
 export const ListExecutionDetailsRequestSchema: GenMessage<ListExecutionDetailsRequest> = /*@__PURE__*/
-  messageDesc(file_notify_messages_v1_messages, 37);
+  messageDesc(file_notify_messages_v1_messages, 36);
 
 /**
  * @generated from message notify.messages.v1.ExecutionDetail
@@ -1409,7 +1395,7 @@ export type ExecutionDetail = Message$1<"notify.messages.v1.ExecutionDetail"> & 
   transactionId: string;
 
   /**
-   * @generated from field: notify.messages.v1.Channel channel = 10;
+   * @generated from field: notify.common.v1.Channel channel = 10;
    */
   channel: Channel;
 
@@ -1429,7 +1415,7 @@ export type ExecutionDetail = Message$1<"notify.messages.v1.ExecutionDetail"> & 
  * Use `create(ExecutionDetailSchema)` to create a new message.
  */
 export const ExecutionDetailSchema: GenMessage<ExecutionDetail> = /*@__PURE__*/
-  messageDesc(file_notify_messages_v1_messages, 38);
+  messageDesc(file_notify_messages_v1_messages, 37);
 
 /**
  * @generated from message notify.messages.v1.ListExecutionDetailsResponse
@@ -1446,48 +1432,7 @@ export type ListExecutionDetailsResponse = Message$1<"notify.messages.v1.ListExe
  * Use `create(ListExecutionDetailsResponseSchema)` to create a new message.
  */
 export const ListExecutionDetailsResponseSchema: GenMessage<ListExecutionDetailsResponse> = /*@__PURE__*/
-  messageDesc(file_notify_messages_v1_messages, 39);
-
-/**
- * @generated from enum notify.messages.v1.Channel
- */
-export enum Channel {
-  /**
-   * @generated from enum value: CHANNEL_UNSPECIFIED = 0;
-   */
-  UNSPECIFIED = 0,
-
-  /**
-   * @generated from enum value: CHANNEL_IN_APP = 1;
-   */
-  IN_APP = 1,
-
-  /**
-   * @generated from enum value: CHANNEL_EMAIL = 2;
-   */
-  EMAIL = 2,
-
-  /**
-   * @generated from enum value: CHANNEL_SMS = 3;
-   */
-  SMS = 3,
-
-  /**
-   * @generated from enum value: CHANNEL_CHAT = 4;
-   */
-  CHAT = 4,
-
-  /**
-   * @generated from enum value: CHANNEL_PUSH = 5;
-   */
-  PUSH = 5,
-}
-
-/**
- * Describes the enum notify.messages.v1.Channel.
- */
-export const ChannelSchema: GenEnum<Channel> = /*@__PURE__*/
-  enumDesc(file_notify_messages_v1_messages, 0);
+  messageDesc(file_notify_messages_v1_messages, 38);
 
 /**
  * @generated from enum notify.messages.v1.MessageStatus
@@ -1518,7 +1463,7 @@ export enum MessageStatus {
  * Describes the enum notify.messages.v1.MessageStatus.
  */
 export const MessageStatusSchema: GenEnum<MessageStatus> = /*@__PURE__*/
-  enumDesc(file_notify_messages_v1_messages, 1);
+  enumDesc(file_notify_messages_v1_messages, 0);
 
 /**
  * @generated from enum notify.messages.v1.MarkAs
@@ -1554,7 +1499,7 @@ export enum MarkAs {
  * Describes the enum notify.messages.v1.MarkAs.
  */
 export const MarkAsSchema: GenEnum<MarkAs> = /*@__PURE__*/
-  enumDesc(file_notify_messages_v1_messages, 2);
+  enumDesc(file_notify_messages_v1_messages, 1);
 
 /**
  * @generated from enum notify.messages.v1.AttemptStatus
@@ -1580,7 +1525,7 @@ export enum AttemptStatus {
  * Describes the enum notify.messages.v1.AttemptStatus.
  */
 export const AttemptStatusSchema: GenEnum<AttemptStatus> = /*@__PURE__*/
-  enumDesc(file_notify_messages_v1_messages, 3);
+  enumDesc(file_notify_messages_v1_messages, 2);
 
 /**
  * Notifications and the messages they produce, per subscriber and channel, with their read/seen
@@ -1626,17 +1571,8 @@ export const MessageService: GenService<{
     output: typeof MarkAllMessagesResponseSchema;
   },
   /**
-   * In-app messages of the subscriber with seen == the given value, counted up to a limit.
-   *
-   * @generated from rpc notify.messages.v1.MessageService.CountMessages
-   */
-  countMessages: {
-    methodKind: "unary";
-    input: typeof CountMessagesRequestSchema;
-    output: typeof CountMessagesResponseSchema;
-  },
-  /**
-   * Many counts in one call (the gateway coalesces concurrent unseen requests into one): one
+   * Counts of in-app messages, each of one subscriber with seen == the given value, up to a limit.
+   * Only ever a batch: the gateway coalesces concurrent unseen requests into one call, with one
    * subscriber lookup and one statement for the batch; each count succeeds or fails alone.
    *
    * @generated from rpc notify.messages.v1.MessageService.BatchCountMessages
@@ -1647,18 +1583,8 @@ export const MessageService: GenService<{
     output: typeof BatchCountMessagesResponseSchema;
   },
   /**
-   * The subscriber's in-app messages, newest first, one page.
-   *
-   * @generated from rpc notify.messages.v1.MessageService.GetFeed
-   */
-  getFeed: {
-    methodKind: "unary";
-    input: typeof GetFeedRequestSchema;
-    output: typeof GetFeedResponseSchema;
-  },
-  /**
-   * Many feed pages in one call (the gateway coalesces concurrent feed requests into one); each
-   * page succeeds or fails alone.
+   * Pages of subscribers' in-app messages, newest first. Only ever a batch: the gateway
+   * coalesces concurrent feed requests into one call; each page succeeds or fails alone.
    *
    * @generated from rpc notify.messages.v1.MessageService.BatchGetFeed
    */

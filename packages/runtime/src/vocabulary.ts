@@ -1,0 +1,42 @@
+/**
+ * The public API's words for the shared vocabulary (proto notify.common.v1), spelled here only.
+ * Maps are exhaustive records over the enums: a value added to an enum does not compile until it
+ * is named here, and every list below follows from the names.
+ */
+import { commonV1 } from "@notify/proto";
+
+export const { Channel, SortDirection } = commonV1;
+export type Channel = commonV1.Channel;
+export type SortDirection = commonV1.SortDirection;
+
+/** A channel a message or step can have. */
+export type KnownChannel = Exclude<Channel, commonV1.Channel.UNSPECIFIED>;
+
+/** Novu's name of each channel. */
+export const CHANNEL_NAMES = {
+  [Channel.IN_APP]: "in_app",
+  [Channel.EMAIL]: "email",
+  [Channel.SMS]: "sms",
+  [Channel.CHAT]: "chat",
+  [Channel.PUSH]: "push",
+} as const satisfies Record<KnownChannel, string>;
+
+export type ChannelName = (typeof CHANNEL_NAMES)[KnownChannel];
+
+/** Every channel's name, in the enum's order (in_app, email, sms, chat, push). */
+export const CHANNELS = Object.values(CHANNEL_NAMES) as [ChannelName, ...ChannelName[]];
+
+const CHANNELS_BY_NAME = new Map<string, KnownChannel>(Object.entries(CHANNEL_NAMES).map(([value, name]) => [name, Number(value) as KnownChannel]));
+
+/** The channel of a name; undefined for a name that is none. */
+export const channelNamed = (name: string): KnownChannel | undefined => CHANNELS_BY_NAME.get(name);
+
+export const isChannelName = (name: string): name is ChannelName => CHANNELS_BY_NAME.has(name);
+
+/** Novu's name of a channel; undefined for UNSPECIFIED or a value this build does not know. */
+export const channelName = (channel: Channel): ChannelName | undefined => CHANNEL_NAMES[channel as KnownChannel];
+
+/** A record with an entry for every channel name (a schema's fields per channel, say). */
+export function perChannel<T>(entry: (name: ChannelName) => T): Record<ChannelName, T> {
+  return Object.fromEntries(CHANNELS.map((name) => [name, entry(name)])) as Record<ChannelName, T>;
+}

@@ -1,0 +1,38 @@
+import type { DescService } from "@bufbuild/protobuf";
+import { commonV1, integrationsV1, messagesV1, subscribersV1, tenantsV1, topicsV1, triggersV1, workflowsV1 } from "@notify/proto";
+import { describe, expect, it } from "vitest";
+import { announcingWrites, ChangeKind, coherenceOf, declaredAnnouncements, EVERY_KEY } from "../src/index.js";
+
+const packages = [integrationsV1, messagesV1, subscribersV1, tenantsV1, topicsV1, triggersV1, workflowsV1];
+const services = packages.flatMap((exports) => Object.values(exports).filter((value): value is DescService => (value as DescService)?.kind === "service"));
+const methods = services.flatMap((service) => service.methods.map((method) => [`${service.typeName}.${method.name}`, method] as const));
+
+describe("the coherence every RPC declares", () => {
+  it("finds every service", () => {
+    expect(services.map((service) => service.name).sort()).toEqual(
+      ["IntegrationService", "MessageService", "SubscriberService", "TenantService", "TopicService", "TriggerService", "WorkflowService"],
+    );
+  });
+
+  it.each(methods)("%s declares what it announces, or why nothing", (_, method) => {
+    const coherence = coherenceOf(method);
+    expect(coherence, "a method without the notify.common.v1.coherence option").toBeDefined();
+    const announces = coherence!.announces.length > 0;
+    const silent = coherence!.silent !== commonV1.Silence.UNSPECIFIED;
+    expect(announces !== silent, "exactly one of announces and silent").toBe(true);
+    // Each announcement names a kind and keys that can be read from the request.
+    expect(() => declaredAnnouncements(method)).not.toThrow();
+  });
+
+  it("reads keys from the request paths declared", () => {
+    const [ensure] = declaredAnnouncements(subscribersV1.SubscriberService.method.ensureSubscribers);
+    expect(ensure!.keysOf({ subscribers: [{ subscriberId: "ada" }, { subscriberId: "bob" }] }, new Map())).toEqual(["ada", "bob"]);
+    const [remove] = declaredAnnouncements(messagesV1.MessageService.method.deleteMessage);
+    expect(remove!.keysOf({ messageId: "m" }, new Map())).toBe(EVERY_KEY);
+  });
+
+  it("refuses to serve a service whose declared announcements have no announcer", () => {
+    expect(() => announcingWrites(messagesV1.MessageService, {} as never, {})).toThrow(/announces FEEDS changes/);
+    expect(() => announcingWrites(messagesV1.MessageService, {} as never, { [ChangeKind.FEEDS]: async () => {} })).not.toThrow();
+  });
+});

@@ -4,7 +4,8 @@ import { createOutbound, DEFAULT_OUTBOUND_POLICY, type OutboundHttp, OutboundRef
 import { createProviders, type Providers } from "../src/registry.js";
 import type { TextSetting } from "../src/settings.js";
 import { ProviderError, type ProviderCredentials, type SmsMessage } from "../src/types.js";
-import { basic, formOf, type Receiver, sendContext, startReceiver, testOutbound } from "./http-receiver.js";
+import { startReceiver, type Receiver } from "@notify/testing";
+import { basic, formOf, sendContext, testOutbound } from "./helpers.js";
 
 let receiver: Receiver;
 let http: OutboundHttp;

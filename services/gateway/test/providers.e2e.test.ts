@@ -620,7 +620,9 @@ beforeAll(async () => {
     startHttp2Receiver(() => ({ headers: { "apns-id": "a5e0f2f6-7bd4-4d6c-9c4f-5d6a0e0b1c2d" } })),
     startSmtpSink(),
   ]);
-  stack = await startStack();
+  // Every stand-in listens on loopback: the worker may call it, and the gateway may store URLs pointing at it.
+  const loopback = { OUTBOUND_ALLOWED_CIDRS: "127.0.0.0/8" };
+  stack = await startStack({ gatewayEnv: loopback, workerEnv: loopback });
   const [email, sms, chat, push] = await Promise.all([
     createWorkflow(stack, "Provider mail", [
       { template: { type: "email", subject: "Invoice for {{subscriber.firstName}}", content: [{ type: "text", content: "Hello <b>{{subscriber.firstName}}</b>, your total is {{total}}." }] } },

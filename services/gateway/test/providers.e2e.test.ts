@@ -1,4 +1,5 @@
 import { createHmac, generateKeyPairSync, verify, type KeyObject } from "node:crypto";
+import { registeredProviders } from "@notify/providers";
 import {
   parseMail,
   startHttp2Receiver,
@@ -36,7 +37,7 @@ interface Case {
   /** The integration's credentials, pointing at the local receivers. */
   credentials: () => Record<string, unknown>;
   /** Chat and push: the subscriber's channel credentials (written with PUT /credentials unless `inTrigger`). */
-  channel_?: { credentials: () => Record<string, unknown>; inTrigger?: boolean };
+  subscriberChannel?: { credentials: () => Record<string, unknown>; inTrigger?: boolean };
   /** The stand-in vendor's answer to a request under `/<providerId>/` (default: 200 with `{}`). */
   answer?: (request: Received) => Answer;
   check: (delivery: Delivery) => void | Promise<void>;
@@ -344,7 +345,7 @@ const chatHook = (providerId: string, check: Case["check"], extra: Partial<Case>
   providerId,
   channel: "chat",
   credentials: () => ({}),
-  channel_: { credentials: () => ({ webhookUrl: `${api.url}/${providerId}/hook` }) },
+  subscriberChannel: { credentials: () => ({ webhookUrl: `${api.url}/${providerId}/hook` }) },
   check,
   ...extra,
 });
@@ -391,14 +392,14 @@ const chatCases: Case[] = [
       expect(pathOf(request!)).toBe("/mattermost/hook");
       expect(json(request!)).toEqual({ text: CHAT_TEXT, channel: "town-square" });
     },
-    { channel_: { credentials: () => ({ webhookUrl: `${api.url}/mattermost/hook`, channel: "town-square" }) }, answer: () => ({ body: "ok" }) },
+    { subscriberChannel: { credentials: () => ({ webhookUrl: `${api.url}/mattermost/hook`, channel: "town-square" }) }, answer: () => ({ body: "ok" }) },
   ),
   {
     providerId: "rocket-chat",
     channel: "chat",
     credentials: () => ({ token: "rocket-token", user: "rocket-user-id" }),
     // Rocket.Chat's channel is the server's base URL and the room.
-    channel_: { credentials: () => ({ webhookUrl: `${api.url}/rocket-chat`, channel: "GENERAL" }) },
+    subscriberChannel: { credentials: () => ({ webhookUrl: `${api.url}/rocket-chat`, channel: "GENERAL" }) },
     answer: () => ({ body: { success: true, message: { _id: "rocket-1", rid: "GENERAL" } } }),
     check: ({ requests: [request] }) => {
       expect(pathOf(request!)).toBe("/rocket-chat/api/v1/chat.sendMessage");
@@ -451,7 +452,7 @@ const chatCases: Case[] = [
     channel: "chat",
     credentials: () => ({ apiToken: "whatsapp-token", phoneNumberIdentification: "1098765432", baseUrl: `${api.url}/whatsapp-business` }),
     // WhatsApp sends to the subscriber's phone; the channel only binds the integration.
-    channel_: { credentials: () => ({}) },
+    subscriberChannel: { credentials: () => ({}) },
     answer: () => ({ body: { messaging_product: "whatsapp", contacts: [{ input: PHONE, wa_id: "15555550100" }], messages: [{ id: "wamid.1" }] } }),
     check: ({ requests: [request] }) => {
       expect(pathOf(request!)).toMatch(/^\/whatsapp-business\/v\d+\.\d+\/1098765432\/messages$/);
@@ -470,7 +471,7 @@ const chatCases: Case[] = [
     {
       credentials: () => ({ secretKey: "chat-webhook-secret" }),
       // This channel travels in the trigger's recipient object rather than a credentials write.
-      channel_: { credentials: () => ({ webhookUrl: `${api.url}/chat-webhook/hook` }), inTrigger: true },
+      subscriberChannel: { credentials: () => ({ webhookUrl: `${api.url}/chat-webhook/hook` }), inTrigger: true },
       answer: () => ({ body: { id: "chat-webhook-1" } }),
     },
   ),
@@ -483,7 +484,7 @@ const pushCase = (providerId: string, credentials: () => Record<string, unknown>
   providerId,
   channel: "push",
   credentials,
-  channel_: { credentials: () => ({ deviceTokens: [`${providerId}-device-1`] }) },
+  subscriberChannel: { credentials: () => ({ deviceTokens: [`${providerId}-device-1`] }) },
   ...(answer ? { answer } : {}),
   check,
 });
@@ -655,14 +656,14 @@ async function trigger(testCase: Case): Promise<{ transactionId: string; subscri
 
   const subscriberId = `${channel}-${providerId}`;
   const profile = { subscriberId, firstName: "Ada", email: `${providerId}@example.com`, phone: PHONE };
-  const channelWrite = { providerId, integrationIdentifier: identifier, credentials: testCase.channel_?.credentials() ?? {} };
+  const channelWrite = { providerId, integrationIdentifier: identifier, credentials: testCase.subscriberChannel?.credentials() ?? {} };
   let to: unknown = subscriberId;
-  if (testCase.channel_?.inTrigger) {
+  if (testCase.subscriberChannel?.inTrigger) {
     to = { ...profile, channels: [channelWrite] };
   } else {
     const created = await stack.request("POST", "/v1/subscribers", profile);
     expect(created.status, JSON.stringify(created.body)).toBe(201);
-    if (testCase.channel_) {
+    if (testCase.subscriberChannel) {
       const written = await stack.request("PUT", `/v1/subscribers/${subscriberId}/credentials`, channelWrite);
       expect(written.status, JSON.stringify(written.body)).toBe(200);
     }
@@ -686,6 +687,11 @@ const groups: [string, Case[]][] = [
   ["chat", chatCases],
   ["push", pushCases],
 ];
+
+it("has a case for every provider notify registers", () => {
+  const covered = groups.flatMap(([, cases]) => cases.map(({ channel, providerId }) => `${channel}/${providerId}`));
+  expect(covered.sort()).toEqual(registeredProviders().map(({ channel, id }) => `${channel}/${id}`).sort());
+});
 
 for (const [name, cases] of groups) {
   describe(`${name} providers`, () => {

@@ -13,9 +13,19 @@ export interface Providers {
   close(): Promise<void>;
 }
 
+const factories: readonly ProviderFactory[] = [...emailProviders, ...smsProviders, ...chatProviders, ...pushProviders];
+
+/** Every provider notify sends through, by channel and id (end-to-end tests hold a case for each). */
+export function registeredProviders(): { channel: DeliveryChannel; id: string }[] {
+  return factories.map((factory) => {
+    const { channel, id } = factory();
+    return { channel, id };
+  });
+}
+
 export function createProviders(): Providers {
   const byKey = new Map<string, Provider>();
-  for (const factory of [...emailProviders, ...smsProviders, ...chatProviders, ...pushProviders]) {
+  for (const factory of factories) {
     const provider = factory();
     byKey.set(`${provider.channel}/${provider.id}`, provider);
   }

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createOutbound, DEFAULT_OUTBOUND_POLICY, type OutboundHttp, OutboundRefused } from "../src/outbound.js";
 import { createProviders, type Providers } from "../src/registry.js";
 import { type ChatMessage, ProviderError, type ProviderCredentials } from "../src/types.js";
-import { type Receiver, sendContext, startReceiver, testOutbound } from "./http-receiver.js";
+import { startReceiver, type Receiver } from "@notify/testing";
+import { sendContext, testOutbound } from "./helpers.js";
 
 let receiver: Receiver;
 let http: OutboundHttp;

@@ -1,51 +1,20 @@
-import { createHash, createHmac } from "node:crypto";
-import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { startReceiver, verifySigV4, type Received, type Receiver } from "@notify/testing";
 import { simpleParser } from "mailparser";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createOutbound, DEFAULT_OUTBOUND_POLICY } from "../src/outbound.js";
 import { createProviders } from "../src/registry.js";
 import { ProviderError, type EmailMessage, type ProviderCredentials, type SendContext } from "../src/types.js";
+import { basic, testOutbound } from "./helpers.js";
 
-interface Received {
-  method: string;
-  path: string;
-  headers: IncomingHttpHeaders;
-  body: Buffer;
-}
-
-interface Answer {
-  status: number;
-  headers?: Record<string, string>;
-  body?: unknown;
-}
-
-let server: Server;
-let baseUrl = "";
-let received: Received[] = [];
-let answer: (request: Received) => Answer = () => ({ status: 200, body: {} });
-
+let receiver: Receiver;
 beforeAll(async () => {
-  server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on("data", (chunk: Buffer) => chunks.push(chunk));
-    request.on("end", () => {
-      const got: Received = { method: request.method ?? "", path: request.url ?? "", headers: request.headers, body: Buffer.concat(chunks) };
-      received.push(got);
-      const { status, headers = {}, body } = answer(got);
-      const text = body === undefined ? "" : typeof body === "string" ? body : JSON.stringify(body);
-      response.writeHead(status, { "content-type": typeof body === "string" ? "text/plain" : "application/json", ...headers }).end(text);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  receiver = await startReceiver(() => ({ status: 200, body: {} }));
 });
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+afterAll(() => receiver.close());
 beforeEach(() => {
-  received = [];
+  receiver.received.length = 0;
 });
 
-const http = createOutbound({ ...DEFAULT_OUTBOUND_POLICY, allowedCidrs: ["127.0.0.0/8"] });
+const http = testOutbound();
 const providers = createProviders();
 afterAll(async () => {
   await providers.close();
@@ -70,20 +39,19 @@ const message = (extra: Partial<EmailMessage> = {}): EmailMessage => ({
 const send = (providerId: string, credentials: ProviderCredentials, email: EmailMessage = message()) => {
   const provider = providers.get("email", providerId);
   if (!provider) throw new Error(`no email provider ${providerId}`);
-  const context: SendContext = { integrationId: `int-${providerId}`, credentials: { baseUrl, ...credentials }, http, idempotencyKey: "msg-123" };
+  const context: SendContext = { integrationId: `int-${providerId}`, credentials: { baseUrl: receiver.url, ...credentials }, http, idempotencyKey: "msg-123" };
   return provider.send(email, context);
 };
 
-const json = (request: Received) => JSON.parse(request.body.toString("utf8")) as Record<string, unknown>;
-const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
+const json = (request: Received) => JSON.parse(request.body) as Record<string, unknown>;
 
 describe("sendgrid", () => {
   it("posts v3 mail/send with a Bearer key and answers X-Message-Id", async () => {
-    answer = () => ({ status: 202, headers: { "x-message-id": "sg-42" } });
+    receiver.respond = () => ({ status: 202, headers: { "x-message-id": "sg-42" } });
     const result = await send("sendgrid", { apiKey: "SG.key", from: "noreply@notify.test", senderName: "Notify", ipPoolName: "pool-a" });
     expect(result.id).toBe("sg-42");
-    const [request] = received;
-    expect(request).toMatchObject({ method: "POST", path: "/v3/mail/send" });
+    const [request] = receiver.received;
+    expect(request).toMatchObject({ method: "POST", url: "/v3/mail/send" });
     expect(request!.headers.authorization).toBe("Bearer SG.key");
     expect(request!.headers["content-type"]).toBe("application/json");
     expect(json(request!)).toEqual({
@@ -106,21 +74,21 @@ describe("sendgrid", () => {
 
 describe("mailgun", () => {
   it("posts a multipart form to the domain's messages with basic auth api:key", async () => {
-    answer = () => ({ status: 200, body: { id: "<20250101.1@mg.notify.test>", message: "Queued. Thank you." } });
+    receiver.respond = () => ({ status: 200, body: { id: "<20250101.1@mg.notify.test>", message: "Queued. Thank you." } });
     const result = await send(
       "mailgun",
       { apiKey: "mg-key", domain: "mg.notify.test", from: "noreply@notify.test", senderName: "Notify" },
       message({ from: "orders@shop.test", senderName: "Shop" }),
     );
     expect(result.id).toBe("<20250101.1@mg.notify.test>");
-    const [request] = received;
-    expect(request).toMatchObject({ method: "POST", path: "/v3/mg.notify.test/messages" });
+    const [request] = receiver.received;
+    expect(request).toMatchObject({ method: "POST", url: "/v3/mg.notify.test/messages" });
     expect(request!.headers.authorization).toBe(basic("api", "mg-key"));
     expect(request!.headers["content-type"]).toMatch(/^multipart\/form-data; boundary=/);
     const form = await new Request("http://x.test", {
       method: "POST",
       headers: { "content-type": request!.headers["content-type"]! },
-      body: request!.body,
+      body: request!.raw,
     }).formData();
     expect(form.get("from")).toBe(`"Shop" <orders@shop.test>`);
     expect(form.getAll("to")).toEqual(["ann@example.test", "bob@example.test"]);
@@ -137,9 +105,9 @@ describe("mailgun", () => {
   });
 
   it("uses the integration's user for basic auth and refuses a region it does not know", async () => {
-    answer = () => ({ status: 200, body: { id: "x" } });
+    receiver.respond = () => ({ status: 200, body: { id: "x" } });
     await send("mailgun", { apiKey: "mg-key", domain: "mg.notify.test", user: "key-user", from: "a@b.test" });
-    expect(received[0]!.headers.authorization).toBe(basic("key-user", "mg-key"));
+    expect(receiver.received[0]!.headers.authorization).toBe(basic("key-user", "mg-key"));
     await expect(send("mailgun", { apiKey: "mg-key", domain: "mg.notify.test", region: "mars", from: "a@b.test", baseUrl: undefined })).rejects.toMatchObject({
       transient: false,
       message: expect.stringContaining("region"),
@@ -149,11 +117,11 @@ describe("mailgun", () => {
 
 describe("postmark", () => {
   it("posts /email with the server token and answers MessageID", async () => {
-    answer = () => ({ status: 200, body: { To: "ann@example.test", SubmittedAt: "2025-01-01T00:00:00Z", MessageID: "pm-7", ErrorCode: 0, Message: "OK" } });
+    receiver.respond = () => ({ status: 200, body: { To: "ann@example.test", SubmittedAt: "2025-01-01T00:00:00Z", MessageID: "pm-7", ErrorCode: 0, Message: "OK" } });
     const result = await send("postmark", { apiKey: "pm-token", from: "noreply@notify.test", senderName: "Notify" });
     expect(result.id).toBe("pm-7");
-    const [request] = received;
-    expect(request).toMatchObject({ method: "POST", path: "/email" });
+    const [request] = receiver.received;
+    expect(request).toMatchObject({ method: "POST", url: "/email" });
     expect(request!.headers["x-postmark-server-token"]).toBe("pm-token");
     expect(request!.headers.accept).toBe("application/json");
     expect(json(request!)).toEqual({
@@ -170,7 +138,7 @@ describe("postmark", () => {
   });
 
   it("fails final on a 422 with Postmark's text", async () => {
-    answer = () => ({ status: 422, body: { ErrorCode: 300, Message: "Invalid 'To' address: 'nope'." } });
+    receiver.respond = () => ({ status: 422, body: { ErrorCode: 300, Message: "Invalid 'To' address: 'nope'." } });
     const error = await send("postmark", { apiKey: "pm-token", from: "noreply@notify.test" }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ProviderError);
     expect(error).toMatchObject({ transient: false, status: 422 });
@@ -181,11 +149,11 @@ describe("postmark", () => {
 
 describe("resend", () => {
   it("posts /emails with a Bearer key and the message's idempotency key", async () => {
-    answer = () => ({ status: 200, body: { id: "re-1" } });
+    receiver.respond = () => ({ status: 200, body: { id: "re-1" } });
     const result = await send("resend", { apiKey: "re_key", from: "noreply@notify.test", senderName: "Notify" });
     expect(result.id).toBe("re-1");
-    const [request] = received;
-    expect(request).toMatchObject({ method: "POST", path: "/emails" });
+    const [request] = receiver.received;
+    expect(request).toMatchObject({ method: "POST", url: "/emails" });
     expect(request!.headers.authorization).toBe("Bearer re_key");
     expect(request!.headers["idempotency-key"]).toBe("msg-123");
     expect(json(request!)).toEqual({
@@ -205,13 +173,13 @@ describe("resend", () => {
 
 describe("brevo", () => {
   it("posts /v3/smtp/email with the api-key header, also under Novu's sendinblue id", async () => {
-    answer = () => ({ status: 201, body: { messageId: "<brevo-1@smtp-relay.mailin.fr>" } });
+    receiver.respond = () => ({ status: 201, body: { messageId: "<brevo-1@smtp-relay.mailin.fr>" } });
     for (const id of ["brevo", "sendinblue"]) {
-      received = [];
+      receiver.received.length = 0;
       const result = await send(id, { apiKey: "xkeysib-1", from: "noreply@notify.test", senderName: "Notify" });
       expect(result.id).toBe("<brevo-1@smtp-relay.mailin.fr>");
-      const [request] = received;
-      expect(request).toMatchObject({ method: "POST", path: "/v3/smtp/email" });
+      const [request] = receiver.received;
+      expect(request).toMatchObject({ method: "POST", url: "/v3/smtp/email" });
       expect(request!.headers["api-key"]).toBe("xkeysib-1");
       expect(json(request!)).toEqual({
         sender: { email: "noreply@notify.test", name: "Notify" },
@@ -230,7 +198,7 @@ describe("brevo", () => {
 
 describe("mailjet", () => {
   it("posts /v3.1/send with basic auth key:secret and answers the first recipient's MessageID", async () => {
-    answer = () => ({
+    receiver.respond = () => ({
       status: 200,
       body: {
         Messages: [
@@ -243,8 +211,8 @@ describe("mailjet", () => {
     });
     const result = await send("mailjet", { apiKey: "mj-key", secretKey: "mj-secret", from: "noreply@notify.test", senderName: "Notify" });
     expect(result.id).toBe("288230376");
-    const [request] = received;
-    expect(request).toMatchObject({ method: "POST", path: "/v3.1/send" });
+    const [request] = receiver.received;
+    expect(request).toMatchObject({ method: "POST", url: "/v3.1/send" });
     expect(request!.headers.authorization).toBe(basic("mj-key", "mj-secret"));
     expect(json(request!)).toEqual({
       Messages: [
@@ -268,36 +236,13 @@ describe("mailjet", () => {
       transient: false,
       message: "mailjet: the integration has no secretKey",
     });
-    expect(received).toHaveLength(0);
+    expect(receiver.received).toHaveLength(0);
   });
 });
 
-/** Checks a Signature Version 4 Authorization header independently of the signer the provider uses. */
-function verifySigV4(request: Received, secretKey: string): { accessKeyId: string; region: string; service: string } {
-  const match = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([^,]+), Signature=([0-9a-f]{64})$/.exec(
-    String(request.headers.authorization),
-  );
-  if (!match) throw new Error(`not a SigV4 Authorization: ${request.headers.authorization}`);
-  const [, accessKeyId, date, region, service, signedHeaders, signature] = match as unknown as string[];
-  const amzDate = String(request.headers["x-amz-date"]);
-  const sha256 = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
-  const canonicalHeaders = signedHeaders!
-    .split(";")
-    .map((name) => `${name}:${String(request.headers[name]).trim()}\n`)
-    .join("");
-  const canonicalRequest = [request.method, request.path, "", canonicalHeaders, signedHeaders, sha256(request.body)].join("\n");
-  const scope = `${date}/${region}/${service}/aws4_request`;
-  const stringToSign = ["AWS4-HMAC-SHA256", amzDate, scope, sha256(canonicalRequest)].join("\n");
-  const hmac = (key: string | Buffer, data: string) => createHmac("sha256", key).update(data).digest();
-  const key = hmac(hmac(hmac(hmac(`AWS4${secretKey}`, date!), region!), service!), "aws4_request");
-  expect(createHmac("sha256", key).update(stringToSign).digest("hex")).toBe(signature);
-  expect(signedHeaders!.split(";")).toEqual(expect.arrayContaining(["host", "x-amz-date", "content-type"]));
-  return { accessKeyId: accessKeyId!, region: region!, service: service! };
-}
-
 describe("ses", () => {
   it("posts SES v2 SendEmail with raw MIME, signed with SigV4 from apiKey/secretKey/region", async () => {
-    answer = () => ({ status: 200, body: { MessageId: "0100018c-ses" } });
+    receiver.respond = () => ({ status: 200, body: { MessageId: "0100018c-ses" } });
     const result = await send("ses", {
       apiKey: "AKIDEXAMPLE",
       secretKey: "ses-secret",
@@ -306,9 +251,11 @@ describe("ses", () => {
       senderName: "Notify",
     });
     expect(result.id).toBe("0100018c-ses");
-    const [request] = received;
-    expect(request).toMatchObject({ method: "POST", path: "/v2/email/outbound-emails" });
-    expect(verifySigV4(request!, "ses-secret")).toEqual({ accessKeyId: "AKIDEXAMPLE", region: "eu-west-1", service: "ses" });
+    const [request] = receiver.received;
+    expect(request).toMatchObject({ method: "POST", url: "/v2/email/outbound-emails" });
+    const signed = verifySigV4(request!, "ses-secret");
+    expect(signed).toMatchObject({ accessKeyId: "AKIDEXAMPLE", region: "eu-west-1", service: "ses" });
+    expect(signed.signedHeaders).toEqual(expect.arrayContaining(["host", "x-amz-date", "content-type"]));
     const body = json(request!) as { FromEmailAddress: string; Destination: unknown; ReplyToAddresses: string[]; Content: { Raw: { Data: string } } };
     expect(body.FromEmailAddress).toBe("noreply@notify.test");
     expect(body.Destination).toEqual({
@@ -349,11 +296,11 @@ describe("email API failures", () => {
 
   it.each(cases)("%s: a 500 is transient, a 429 carries Retry-After, a 400 is final with the vendor's text", async (id, credentials) => {
     const withFrom = { ...credentials, from: "noreply@notify.test" };
-    answer = () => ({ status: 500, body: "upstream broke" });
+    receiver.respond = () => ({ status: 500, body: "upstream broke" });
     await expect(send(id, withFrom)).rejects.toMatchObject({ transient: true, status: 500 });
-    answer = () => ({ status: 429, headers: { "retry-after": "7" }, body: { message: "slow down" } });
+    receiver.respond = () => ({ status: 429, headers: { "retry-after": "7" }, body: { message: "slow down" } });
     await expect(send(id, withFrom)).rejects.toMatchObject({ transient: true, status: 429, retryAfterMs: 7000 });
-    answer = () => ({ status: 400, body: { message: `${id} says the recipient is invalid` } });
+    receiver.respond = () => ({ status: 400, body: { message: `${id} says the recipient is invalid` } });
     const error = await send(id, withFrom).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ProviderError);
     expect(error).toMatchObject({ transient: false, status: 400 });
@@ -367,6 +314,6 @@ describe("email API failures", () => {
       message: `${id}: the integration has no apiKey`,
     });
     await expect(send(id, credentials)).rejects.toMatchObject({ transient: false, message: `${id}: the integration has no from` });
-    expect(received).toHaveLength(0);
+    expect(receiver.received).toHaveLength(0);
   });
 });

@@ -10,7 +10,8 @@ import type { OutboundHttp } from "../src/outbound.js";
 import { createOutbound, DEFAULT_OUTBOUND_POLICY, OutboundRefused } from "../src/outbound.js";
 import { apns } from "../src/push/apns.js";
 import { ProviderError, type Provider } from "../src/types.js";
-import { contextFor, localOutbound, pushMessage } from "./push-helpers.js";
+import { sendContext, testOutbound } from "./helpers.js";
+import { pushMessage } from "./push-helpers.js";
 
 const TEAM_ID = "TEAM123456";
 const KEY_ID = "KEY7654321";
@@ -75,7 +76,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  http = localOutbound();
+  http = testOutbound();
 });
 afterAll(async () => {
   await http.close();
@@ -92,7 +93,7 @@ describe("apns", () => {
       const before = sessions;
       const result = await provider.send(
         pushMessage(["good-1", "gone", "good-2"], { overrides: { badge: 3, sound: "ping.aiff", threadId: "orders" } }),
-        contextFor(http, credentials()),
+        sendContext(http, credentials()),
       );
       expect(result.id).toBe("apns-good-1");
       expect(result.invalidTokens).toEqual(["gone"]);
@@ -110,7 +111,7 @@ describe("apns", () => {
         aps: { alert: { title: "Order shipped", body: "Your order 42 is on its way" }, badge: 3, sound: "ping.aiff", "thread-id": "orders" },
       });
 
-      await provider.send(pushMessage(["good-3"]), contextFor(http, credentials()));
+      await provider.send(pushMessage(["good-3"]), sendContext(http, credentials()));
       expect(sessions - before).toBe(1);
       // The provider token is kept, not minted per request.
       expect(new Set(received.map((request) => request.headers.authorization)).size).toBe(1);
@@ -124,7 +125,7 @@ describe("apns", () => {
     try {
       received.length = 0;
       const overrides = { topic: "com.example.other", pushType: "background", priority: "normal", collapseId: "order-42", expiry: 1_900_000_000, contentAvailable: true, mutableContent: 1, category: "SHIPPING", payload: { deepLink: "/orders/42" } };
-      await provider.send(pushMessage(["good-1"], { overrides }), contextFor(http, credentials()));
+      await provider.send(pushMessage(["good-1"], { overrides }), sendContext(http, credentials()));
       const { headers, body } = received[0]!;
       expect([headers["apns-topic"], headers["apns-push-type"], headers["apns-priority"], headers["apns-collapse-id"], headers["apns-expiration"]]).toEqual([
         "com.example.other",
@@ -145,7 +146,7 @@ describe("apns", () => {
   it("reports BadDeviceToken and 410 as invalid, and fails only when no token was accepted", async () => {
     const provider = apns() as Provider<"push">;
     try {
-      const error = (await provider.send(pushMessage(["bad", "gone"]), contextFor(http, credentials())).catch((caught: unknown) => caught)) as ProviderError;
+      const error = (await provider.send(pushMessage(["bad", "gone"]), sendContext(http, credentials())).catch((caught: unknown) => caught)) as ProviderError;
       expect(error).toBeInstanceOf(ProviderError);
       expect(error.transient).toBe(false);
       expect(error.invalidTokens).toEqual(["bad", "gone"]);
@@ -157,11 +158,11 @@ describe("apns", () => {
   it("maps 429 and 5xx to transient (with Retry-After) and other 4xx to final", async () => {
     const provider = apns() as Provider<"push">;
     try {
-      const busy = (await provider.send(pushMessage(["busy"]), contextFor(http, credentials())).catch((caught: unknown) => caught)) as ProviderError;
+      const busy = (await provider.send(pushMessage(["busy"]), sendContext(http, credentials())).catch((caught: unknown) => caught)) as ProviderError;
       expect([busy.transient, busy.status, busy.retryAfterMs]).toEqual([true, 429, 3000]);
-      const down = (await provider.send(pushMessage(["down"]), contextFor(http, credentials())).catch((caught: unknown) => caught)) as ProviderError;
+      const down = (await provider.send(pushMessage(["down"]), sendContext(http, credentials())).catch((caught: unknown) => caught)) as ProviderError;
       expect([down.transient, down.status]).toEqual([true, 503]);
-      const empty = (await provider.send(pushMessage(["other"]), contextFor(http, credentials())).catch((caught: unknown) => caught)) as ProviderError;
+      const empty = (await provider.send(pushMessage(["other"]), sendContext(http, credentials())).catch((caught: unknown) => caught)) as ProviderError;
       expect([empty.transient, empty.status]).toEqual([false, 400]);
       expect(empty.message).toContain("PayloadEmpty");
       expect(empty.message).not.toContain(secretKey.slice(30, 60));
@@ -174,7 +175,7 @@ describe("apns", () => {
     const provider = apns() as Provider<"push">;
     const impatient = createOutbound({ ...DEFAULT_OUTBOUND_POLICY, allowedCidrs: ["127.0.0.0/8"], timeoutMs: 300 });
     try {
-      const silent = (await provider.send(pushMessage(["silent"]), contextFor(impatient, credentials())).catch((caught: unknown) => caught)) as ProviderError;
+      const silent = (await provider.send(pushMessage(["silent"]), sendContext(impatient, credentials())).catch((caught: unknown) => caught)) as ProviderError;
       expect(silent).toBeInstanceOf(ProviderError);
       expect(silent.transient).toBe(true);
       expect(silent.message).toMatch(/no answer/);
@@ -187,12 +188,12 @@ describe("apns", () => {
   it("mints a new provider token after APNs calls the kept one expired", async () => {
     const provider = apns() as Provider<"push">;
     try {
-      const expired = (await provider.send(pushMessage(["stale-jwt"]), contextFor(http, credentials())).catch((caught: unknown) => caught)) as ProviderError;
+      const expired = (await provider.send(pushMessage(["stale-jwt"]), sendContext(http, credentials())).catch((caught: unknown) => caught)) as ProviderError;
       expect([expired.transient, expired.status]).toEqual([true, 403]);
       // JWTs are stamped in whole seconds: wait for the next one so the new token differs.
       await new Promise((resolve) => setTimeout(resolve, 1100));
       received.length = 0;
-      await expect(provider.send(pushMessage(["stale-jwt"]), contextFor(http, credentials()))).rejects.toThrow(/PayloadEmpty/);
+      await expect(provider.send(pushMessage(["stale-jwt"]), sendContext(http, credentials()))).rejects.toThrow(/PayloadEmpty/);
       expect(refusedTokens.has(String(received[0]!.headers.authorization))).toBe(false);
     } finally {
       await provider.close?.();
@@ -202,9 +203,9 @@ describe("apns", () => {
   it("closes its sessions on close() and opens a new one afterwards", async () => {
     const provider = apns() as Provider<"push">;
     const before = sessions;
-    await provider.send(pushMessage(["good-1"]), contextFor(http, credentials()));
+    await provider.send(pushMessage(["good-1"]), sendContext(http, credentials()));
     await provider.close?.();
-    await provider.send(pushMessage(["good-1"]), contextFor(http, credentials()));
+    await provider.send(pushMessage(["good-1"]), sendContext(http, credentials()));
     await provider.close?.();
     expect(sessions - before).toBe(2);
   });
@@ -212,11 +213,11 @@ describe("apns", () => {
   it("refuses missing settings by name and never quotes the key", async () => {
     const provider = apns() as Provider<"push">;
     const { applicationId: _bundle, ...withoutBundle } = credentials();
-    await expect(provider.send(pushMessage(["good-1"]), contextFor(http, withoutBundle))).rejects.toThrow(/applicationId/);
+    await expect(provider.send(pushMessage(["good-1"]), sendContext(http, withoutBundle))).rejects.toThrow(/applicationId/);
     const { projectName: _team, ...withoutTeam } = credentials();
-    await expect(provider.send(pushMessage(["good-1"]), contextFor(http, withoutTeam))).rejects.toThrow(/projectName/);
+    await expect(provider.send(pushMessage(["good-1"]), sendContext(http, withoutTeam))).rejects.toThrow(/projectName/);
     const garbled = (await provider
-      .send(pushMessage(["good-1"]), contextFor(http, { ...credentials(), secretKey: "-----BEGIN PRIVATE KEY-----\nsecret-material\n-----END PRIVATE KEY-----" }, "integration-bad-key"))
+      .send(pushMessage(["good-1"]), sendContext(http, { ...credentials(), secretKey: "-----BEGIN PRIVATE KEY-----\nsecret-material\n-----END PRIVATE KEY-----" }, "integration-bad-key"))
       .catch((caught: unknown) => caught)) as ProviderError;
     expect(garbled.transient).toBe(false);
     expect(garbled.message).not.toContain("secret-material");
@@ -227,8 +228,8 @@ describe("apns", () => {
     const strict = createOutbound(DEFAULT_OUTBOUND_POLICY);
     const before = sessions;
     try {
-      await expect(provider.send(pushMessage(["good-1"]), contextFor(strict, credentials()))).rejects.toBeInstanceOf(OutboundRefused);
-      await expect(provider.send(pushMessage(["good-1"]), contextFor(strict, { ...credentials(), baseUrl: base.replace("127.0.0.1", "localhost") }))).rejects.toBeInstanceOf(OutboundRefused);
+      await expect(provider.send(pushMessage(["good-1"]), sendContext(strict, credentials()))).rejects.toBeInstanceOf(OutboundRefused);
+      await expect(provider.send(pushMessage(["good-1"]), sendContext(strict, { ...credentials(), baseUrl: base.replace("127.0.0.1", "localhost") }))).rejects.toBeInstanceOf(OutboundRefused);
       expect(sessions).toBe(before);
     } finally {
       await strict.close();
@@ -253,7 +254,7 @@ describe("apns", () => {
     const provider = apns() as Provider<"push">;
     try {
       const port = (secure.address() as AddressInfo).port;
-      const refused = (await provider.send(pushMessage(["good-1"]), contextFor(http, { ...credentials(), baseUrl: `https://localhost:${port}` })).catch((caught: unknown) => caught)) as ProviderError;
+      const refused = (await provider.send(pushMessage(["good-1"]), sendContext(http, { ...credentials(), baseUrl: `https://localhost:${port}` })).catch((caught: unknown) => caught)) as ProviderError;
       // A self-signed certificate is not trusted: the connection is refused, never used unverified.
       expect(refused).toBeInstanceOf(ProviderError);
       expect(refused.message).toMatch(/cannot connect to localhost:\d+: .*certificate/);

@@ -3,7 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { OutboundHttp } from "../src/outbound.js";
 import { fcm } from "../src/push/fcm.js";
 import { ProviderError, type Provider } from "../src/types.js";
-import { contextFor, json, localOutbound, pushMessage, startReceiver, type Answer, type Received, type Receiver } from "./push-helpers.js";
+import { startReceiver, type Answer, type Received, type Receiver } from "@notify/testing";
+import { sendContext, testOutbound } from "./helpers.js";
+import { json, pushMessage } from "./push-helpers.js";
 
 const CLIENT_EMAIL = "notify@project-1.iam.gserviceaccount.com";
 let receiver: Receiver;
@@ -31,23 +33,23 @@ beforeAll(async () => {
   const { publicKey, privateKey: key } = await generateKeyPair("RS256", { extractable: true });
   privateKey = await exportPKCS8(key);
   receiver = await startReceiver((request: Received): Answer => {
-    if (request.path === "/token") {
+    if (request.url === "/token") {
       tokenCalls += 1;
       const form = new URLSearchParams(request.body);
       if (form.get("grant_type") !== "urn:ietf:params:oauth:grant-type:jwt-bearer") return { status: 400, body: { error: "unsupported_grant_type" } };
       return { status: 200, body: { access_token: accessToken, expires_in: lifetimeSeconds, token_type: "Bearer" } };
     }
-    if (request.path !== "/v1/projects/project-1/messages:send") return { status: 404, body: { error: { code: 404 } } };
+    if (request.url !== "/v1/projects/project-1/messages:send") return { status: 404, body: { error: { code: 404 } } };
     if (request.headers.authorization !== `Bearer ${accessToken}`) return { status: 401, body: { error: { code: 401, status: "UNAUTHENTICATED" } } };
     const message = json(request).message as { token: string };
     return fcmAnswer(message.token);
   });
-  http = localOutbound();
+  http = testOutbound();
   serviceAccount = JSON.stringify({ type: "service_account", project_id: "project-1", client_email: CLIENT_EMAIL, private_key: privateKey, token_uri: `${receiver.url}/token` });
   // The assertion is checked where it arrives, like Google's endpoint does.
-  const answer = receiver.answer;
-  receiver.answer = (request) => {
-    if (request.path === "/token") verified.push(jwtVerify(new URLSearchParams(request.body).get("assertion") ?? "", publicKey, { issuer: CLIENT_EMAIL, audience: `${receiver.url}/token` }));
+  const answer = receiver.respond;
+  receiver.respond = (request) => {
+    if (request.url === "/token") verified.push(jwtVerify(new URLSearchParams(request.body).get("assertion") ?? "", publicKey, { issuer: CLIENT_EMAIL, audience: `${receiver.url}/token` }));
     return answer(request);
   };
 });
@@ -57,12 +59,12 @@ afterAll(async () => {
 });
 
 const verified: Promise<{ payload: Record<string, unknown>; protectedHeader: Record<string, unknown> }>[] = [];
-const requestsTo = (path: string) => receiver.received.filter((request) => request.path === path);
+const requestsTo = (path: string) => receiver.received.filter((request) => request.url === path);
 
 describe("fcm", () => {
   it("signs an RS256 assertion, exchanges it at the service account's token_uri and sends one v1 request per token", async () => {
     const provider = fcm() as Provider<"push">;
-    const context = contextFor(http, { serviceAccount, baseUrl: receiver.url });
+    const context = sendContext(http, { serviceAccount, baseUrl: receiver.url });
     const result = await provider.send(pushMessage(["good-1", "dead", "good-2"], { overrides: { data: { deepLink: "/orders/42" } } }), context);
     expect(result.id).toBe("projects/project-1/messages/good-1-id");
     expect(result.invalidTokens).toEqual(["dead"]);
@@ -82,7 +84,7 @@ describe("fcm", () => {
   it("sends a data message with the payload as strings when overrides say type data", async () => {
     const provider = fcm() as Provider<"push">;
     receiver.received.length = 0;
-    await provider.send(pushMessage(["good-1"], { overrides: { type: "data", android: { priority: "high" } } }), contextFor(http, { serviceAccount, baseUrl: receiver.url }));
+    await provider.send(pushMessage(["good-1"], { overrides: { type: "data", android: { priority: "high" } } }), sendContext(http, { serviceAccount, baseUrl: receiver.url }));
     const message = json(requestsTo("/v1/projects/project-1/messages:send")[0]!).message;
     expect(message).toEqual({
       token: "good-1",
@@ -100,7 +102,7 @@ describe("fcm", () => {
       webPush: { headers: { Urgency: "high" } },
       fcmOptions: { analyticsLabel: "shipping" },
     };
-    await provider.send(pushMessage(["good-1"], { overrides }), contextFor(http, { serviceAccount, baseUrl: receiver.url }));
+    await provider.send(pushMessage(["good-1"], { overrides }), sendContext(http, { serviceAccount, baseUrl: receiver.url }));
     expect(json(requestsTo("/v1/projects/project-1/messages:send")[0]!).message).toEqual({
       token: "good-1",
       notification: { title: "Order shipped", body: "Your order 42 is on its way" },
@@ -113,7 +115,7 @@ describe("fcm", () => {
 
   it("fails as a whole only when no token was accepted, still reporting the invalid ones", async () => {
     const provider = fcm() as Provider<"push">;
-    const context = contextFor(http, { serviceAccount, baseUrl: receiver.url });
+    const context = sendContext(http, { serviceAccount, baseUrl: receiver.url });
     const dead = await provider.send(pushMessage(["dead", "garbled"]), context).catch((error: unknown) => error);
     expect(dead).toBeInstanceOf(ProviderError);
     expect((dead as ProviderError).transient).toBe(false);
@@ -127,7 +129,7 @@ describe("fcm", () => {
 
   it("maps 5xx with Retry-After to transient and a 400 about the message to final", async () => {
     const provider = fcm() as Provider<"push">;
-    const context = contextFor(http, { serviceAccount, baseUrl: receiver.url });
+    const context = sendContext(http, { serviceAccount, baseUrl: receiver.url });
     const busy = (await provider.send(pushMessage(["busy"]), context).catch((error: unknown) => error)) as ProviderError;
     expect(busy).toBeInstanceOf(ProviderError);
     expect([busy.transient, busy.retryAfterMs, busy.status]).toEqual([true, 7000, 503]);
@@ -138,7 +140,7 @@ describe("fcm", () => {
 
   it("fetches a new access token after FCM refuses the kept one", async () => {
     const provider = fcm() as Provider<"push">;
-    const context = contextFor(http, { serviceAccount, baseUrl: receiver.url }, "integration-401");
+    const context = sendContext(http, { serviceAccount, baseUrl: receiver.url }, "integration-401");
     await provider.send(pushMessage(["good-1"]), context);
     const before = tokenCalls;
     accessToken = "access-2";
@@ -150,7 +152,7 @@ describe("fcm", () => {
 
   it("mints one access token for concurrent sends of one integration", async () => {
     const provider = fcm() as Provider<"push">;
-    const context = contextFor(http, { serviceAccount, baseUrl: receiver.url }, "integration-concurrent");
+    const context = sendContext(http, { serviceAccount, baseUrl: receiver.url }, "integration-concurrent");
     const before = tokenCalls;
     await Promise.all([1, 2, 3].map((n) => provider.send(pushMessage([`good-${n}`]), context)));
     expect(tokenCalls).toBe(before + 1);
@@ -158,7 +160,7 @@ describe("fcm", () => {
 
   it("renews the access token shortly before it expires", async () => {
     const provider = fcm() as Provider<"push">;
-    const context = contextFor(http, { serviceAccount, baseUrl: receiver.url }, "integration-short-lived");
+    const context = sendContext(http, { serviceAccount, baseUrl: receiver.url }, "integration-short-lived");
     lifetimeSeconds = 1;
     try {
       const before = tokenCalls;
@@ -175,30 +177,30 @@ describe("fcm", () => {
 
   it("refuses missing or unreadable settings without quoting them", async () => {
     const provider = fcm() as Provider<"push">;
-    await expect(provider.send(pushMessage(["good-1"]), contextFor(http, {}))).rejects.toThrow(/serviceAccount/);
-    const unreadable = (await provider.send(pushMessage(["good-1"]), contextFor(http, { serviceAccount: `{"private_key": "${privateKey.slice(40, 80)}` })).catch((error: unknown) => error)) as ProviderError;
+    await expect(provider.send(pushMessage(["good-1"]), sendContext(http, {}))).rejects.toThrow(/serviceAccount/);
+    const unreadable = (await provider.send(pushMessage(["good-1"]), sendContext(http, { serviceAccount: `{"private_key": "${privateKey.slice(40, 80)}` })).catch((error: unknown) => error)) as ProviderError;
     expect(unreadable.transient).toBe(false);
     expect(unreadable.message).not.toContain(privateKey.slice(40, 80));
     const noEmail = JSON.stringify({ project_id: "p", private_key: privateKey });
-    await expect(provider.send(pushMessage(["good-1"]), contextFor(http, { serviceAccount: noEmail }))).rejects.toThrow(/client_email/);
+    await expect(provider.send(pushMessage(["good-1"]), sendContext(http, { serviceAccount: noEmail }))).rejects.toThrow(/client_email/);
     const badKey = JSON.stringify({ project_id: "p", client_email: CLIENT_EMAIL, private_key: "-----BEGIN PRIVATE KEY-----\nsecret-material\n-----END PRIVATE KEY-----", token_uri: `${receiver.url}/token` });
-    const refused = (await provider.send(pushMessage(["good-1"]), contextFor(http, { serviceAccount: badKey }, "integration-bad-key")).catch((error: unknown) => error)) as ProviderError;
+    const refused = (await provider.send(pushMessage(["good-1"]), sendContext(http, { serviceAccount: badKey }, "integration-bad-key")).catch((error: unknown) => error)) as ProviderError;
     expect(refused.transient).toBe(false);
     expect(refused.message).not.toContain("secret-material");
   });
 
   it("reports the token endpoint's refusal as final, without the assertion", async () => {
     const provider = fcm() as Provider<"push">;
-    const answer = receiver.answer;
-    receiver.answer = (request) => (request.path === "/token" ? { status: 400, body: { error: "invalid_grant", error_description: "Invalid JWT Signature." } } : answer(request));
+    const answer = receiver.respond;
+    receiver.respond = (request) => (request.url === "/token" ? { status: 400, body: { error: "invalid_grant", error_description: "Invalid JWT Signature." } } : answer(request));
     try {
-      const refused = (await provider.send(pushMessage(["good-1"]), contextFor(http, { serviceAccount, baseUrl: receiver.url }, "integration-grant")).catch((error: unknown) => error)) as ProviderError;
+      const refused = (await provider.send(pushMessage(["good-1"]), sendContext(http, { serviceAccount, baseUrl: receiver.url }, "integration-grant")).catch((error: unknown) => error)) as ProviderError;
       expect([refused.transient, refused.status]).toEqual([false, 400]);
       expect(refused.message).toContain("invalid_grant");
       const assertion = new URLSearchParams(receiver.received.at(-1)!.body).get("assertion")!;
       expect(refused.message).not.toContain(assertion);
     } finally {
-      receiver.answer = answer;
+      receiver.respond = answer;
     }
   });
 });

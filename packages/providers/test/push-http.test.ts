@@ -8,14 +8,16 @@ import { pusherBeams } from "../src/push/pusher-beams.js";
 import { pushpad } from "../src/push/pushpad.js";
 import { createProviders } from "../src/registry.js";
 import { ProviderError, type Provider, type ProviderCredentials } from "../src/types.js";
-import { contextFor, json, localOutbound, pushMessage, startReceiver, type Answer, type Received, type Receiver } from "./push-helpers.js";
+import { startReceiver, type Answer, type Received, type Receiver } from "@notify/testing";
+import { sendContext, testOutbound } from "./helpers.js";
+import { json, pushMessage } from "./push-helpers.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const WEBHOOK_SECRET = "whsec-super-secret";
 
 /** Each vendor's documented path, auth header and answer; anything else is refused as the vendor would. */
 function vendor(request: Received): Answer {
-  switch (request.path) {
+  switch (request.url) {
     case "/--/api/v2/push/send": {
       if (request.headers.authorization !== "Bearer expo-access-token") return { status: 401, body: { errors: [{ code: "UNAUTHORIZED", message: "bad token" }] } };
       const messages = JSON.parse(request.body) as { to: string }[];
@@ -54,7 +56,7 @@ function vendor(request: Received): Answer {
     case "/down/notifications":
       return { status: 502, body: "bad gateway" };
     default:
-      return { status: 400, body: { errors: [`unknown path ${request.path}`] } };
+      return { status: 400, body: { errors: [`unknown path ${request.url}`] } };
   }
 }
 
@@ -62,7 +64,7 @@ let receiver: Receiver;
 let http: OutboundHttp;
 beforeAll(async () => {
   receiver = await startReceiver(vendor);
-  http = localOutbound();
+  http = testOutbound();
 });
 afterAll(async () => {
   await http.close();
@@ -71,7 +73,7 @@ afterAll(async () => {
 
 const last = () => receiver.received.at(-1)!;
 const send = (provider: () => Provider, credentials: ProviderCredentials, tokens: string[], overrides: Record<string, unknown> = {}) =>
-  (provider() as Provider<"push">).send(pushMessage(tokens, { overrides }), contextFor(http, credentials));
+  (provider() as Provider<"push">).send(pushMessage(tokens, { overrides }), sendContext(http, credentials));
 const failure = (promise: Promise<unknown>) => promise.then(() => expect.fail("the send succeeded"), (error: unknown) => error as ProviderError);
 
 describe("push providers over HTTP", () => {
@@ -85,7 +87,7 @@ describe("push providers over HTTP", () => {
     const result = await send(expo, credentials, ["ExponentPushToken[a]", "ExponentPushToken[dead]"], { sound: "default", badge: 2, channelId: "orders" });
     expect(result).toEqual({ id: "ticket-ExponentPushToken[a]", invalidTokens: ["ExponentPushToken[dead]"] });
     const request = last();
-    expect([request.method, request.path, request.headers["content-type"]]).toEqual(["POST", "/--/api/v2/push/send", "application/json"]);
+    expect([request.method, request.url, request.headers["content-type"]]).toEqual(["POST", "/--/api/v2/push/send", "application/json"]);
     expect(JSON.parse(request.body)).toEqual([
       { to: "ExponentPushToken[a]", title: "Order shipped", body: "Your order 42 is on its way", data: { orderId: 42, carrier: "ups" }, badge: 2, sound: "default", channelId: "orders" },
       { to: "ExponentPushToken[dead]", title: "Order shipped", body: "Your order 42 is on its way", data: { orderId: 42, carrier: "ups" }, badge: 2, sound: "default", channelId: "orders" },
@@ -121,7 +123,7 @@ describe("push providers over HTTP", () => {
     const result = await send(oneSignal, credentials, ["player-1", "player-dead"], { sound: "chime", icon: "ic_stat", subtitle: "Today" });
     expect(result).toEqual({ id: "onesignal-notification-1", invalidTokens: ["player-dead"] });
     const body = json(last());
-    expect(last().path).toBe("/notifications");
+    expect(last().url).toBe("/notifications");
     expect(body).toMatchObject({
       app_id: "app-1",
       include_player_ids: ["player-1", "player-dead"],

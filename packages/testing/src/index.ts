@@ -3,3 +3,4 @@ export * from "./wait.js";
 export * from "./rpc.js";
 export * from "./explain.js";
 export * from "./receivers.js";
+export * from "./signatures.js";

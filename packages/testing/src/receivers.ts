@@ -1,4 +1,5 @@
 import { createServer, type IncomingHttpHeaders } from "node:http";
+import { createServer as createHttp2Server, type IncomingHttpHeaders as Http2Headers, type ServerHttp2Session } from "node:http2";
 import type { AddressInfo } from "node:net";
 import { simpleParser, type ParsedMail } from "mailparser";
 import { SMTPServer } from "smtp-server";
@@ -9,7 +10,10 @@ export interface Received {
   /** Path and query. */
   url: string;
   headers: IncomingHttpHeaders;
+  /** The body as UTF-8 text. */
   body: string;
+  /** The exact body bytes (multipart bodies may carry binary attachments). */
+  raw: Buffer;
 }
 
 export interface Answer {
@@ -32,12 +36,12 @@ export async function startReceiver(respond: Receiver["respond"] = () => ({})): 
     const chunks: Buffer[] = [];
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
-      const seen: Received = { method: request.method ?? "", url: request.url ?? "", headers: request.headers, body: Buffer.concat(chunks).toString("utf8") };
+      const raw = Buffer.concat(chunks);
+      const seen: Received = { method: request.method ?? "", url: request.url ?? "", headers: request.headers, body: raw.toString("utf8"), raw };
       receiver.received.push(seen);
       void Promise.resolve(receiver.respond(seen)).then((answer) => {
-        const json = typeof answer.body === "object";
-        response.writeHead(answer.status ?? 200, { "content-type": json ? "application/json" : "text/plain", ...answer.headers });
-        response.end(json ? JSON.stringify(answer.body) : (answer.body ?? ""));
+        response.writeHead(answer.status ?? 200, answerHeaders(answer));
+        response.end(answerBody(answer));
       });
     });
   });
@@ -55,6 +59,54 @@ export async function startReceiver(respond: Receiver["respond"] = () => ({})): 
   receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return receiver;
 }
+
+const answerHeaders = (answer: Answer) => ({ "content-type": typeof answer.body === "object" ? "application/json" : "text/plain", ...answer.headers });
+const answerBody = (answer: Answer) => (typeof answer.body === "object" ? JSON.stringify(answer.body) : (answer.body ?? ""));
+
+/**
+ * The same over cleartext HTTP/2 (h2c), for vendors that speak only HTTP/2 (APNs). Pseudo-headers
+ * are left out of `headers`; `url` is the `:path`.
+ */
+export async function startHttp2Receiver(respond: Receiver["respond"] = () => ({})): Promise<Receiver> {
+  const server = createHttp2Server();
+  server.on("stream", (stream, headers: Http2Headers) => {
+    const chunks: Buffer[] = [];
+    stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+    stream.on("end", () => {
+      const raw = Buffer.concat(chunks);
+      const plain = Object.fromEntries(Object.entries(headers).filter(([name]) => !name.startsWith(":")));
+      const seen: Received = { method: String(headers[":method"] ?? ""), url: String(headers[":path"] ?? ""), headers: plain, body: raw.toString("utf8"), raw };
+      receiver.received.push(seen);
+      void Promise.resolve(receiver.respond(seen)).then((answer) => {
+        if (stream.closed) return;
+        stream.respond({ ":status": answer.status ?? 200, ...answerHeaders(answer) });
+        stream.end(answerBody(answer));
+      });
+    });
+  });
+  // Sessions the client keeps open would hold close() up: they are ended with the server.
+  const sessions = new Set<ServerHttp2Session>();
+  server.on("session", (session) => {
+    sessions.add(session);
+    session.on("close", () => sessions.delete(session));
+  });
+  const receiver: Receiver = {
+    url: "",
+    received: [],
+    respond,
+    close: () =>
+      new Promise((resolve) => {
+        for (const session of sessions) session.destroy();
+        server.close(() => resolve());
+      }),
+  };
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return receiver;
+}
+
+/** Parses a whole MIME message (a raw mail an API received, as SES takes it). */
+export const parseMail = (raw: string | Buffer): Promise<ParsedMail> => simpleParser(raw);
 
 export interface ReceivedMail {
   /** MAIL FROM and RCPT TO. */

@@ -1,32 +1,13 @@
 import { eventually, startReceiver, startSmtpSink, type Receiver, type SmtpSink } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createIntegration, createWorkflow, delivered, executionDetails, messagesOf, settledMessage } from "./delivery-helpers.js";
 import { startStack, type Stack } from "./stack.js";
-
-interface Message {
-  _id: string;
-  _notificationId: string;
-  channel: string;
-  status: string;
-  deliveredAt: string[];
-  errorId?: string;
-  errorText?: string;
-  email?: string;
-}
-
-interface ExecutionDetail {
-  _messageId: string;
-  status: string;
-  providerId: string;
-  detail: string;
-  isRetry: boolean;
-  raw: string;
-}
 
 let stack: Stack;
 let sink: SmtpSink;
 beforeAll(async () => {
   sink = await startSmtpSink();
-  // A short budget, so a receiver that never answers ends the send within the test.
+  // Local receivers stand in for providers; a short budget ends a send to a silent receiver within the test.
   stack = await startStack({ outboundAllowedCidrs: "127.0.0.0/8", workerEnv: { DELIVERY_BUDGET_MS: "4000", OUTBOUND_TIMEOUT_MS: "1000" } });
 });
 afterAll(async () => {
@@ -34,50 +15,16 @@ afterAll(async () => {
   await sink?.close();
 });
 
-async function createWorkflow(name: string, steps: unknown[]): Promise<string> {
-  const reply = await stack.request("POST", "/v1/workflows", { name, active: true, steps });
-  expect(reply.status, JSON.stringify(reply.body)).toBe(201);
-  return reply.body.data.triggers[0].identifier as string;
-}
-
-async function createIntegration(body: Record<string, unknown>): Promise<string> {
-  const reply = await stack.request("POST", "/v1/integrations", { active: true, ...body });
-  expect(reply.status, JSON.stringify(reply.body)).toBe(201);
-  return reply.body.data._id as string;
-}
-
-async function messagesOf(transactionId: string, channel: string): Promise<Message[]> {
-  const reply = await stack.request("GET", `/v1/messages?transactionId=${encodeURIComponent(transactionId)}&channel=${channel}&limit=100`);
-  expect(reply.status).toBe(200);
-  return reply.body.data as Message[];
-}
-
-/** The transaction's one message of that channel, once `done` says its delivery has settled. */
-async function settledMessage(transactionId: string, channel: string, done: (message: Message) => boolean, timeoutMs = 15_000): Promise<Message> {
-  return eventually(async () => {
-    const [message] = await messagesOf(transactionId, channel);
-    return message && done(message) ? message : undefined;
-  }, timeoutMs);
-}
-
-async function executionDetails(message: Message, subscriberId: string): Promise<ExecutionDetail[]> {
-  const reply = await stack.request("GET", `/v1/execution-details?notificationId=${message._notificationId}&subscriberId=${subscriberId}`);
-  expect(reply.status, JSON.stringify(reply.body)).toBe(200);
-  return reply.body.data as ExecutionDetail[];
-}
-
-const delivered = (message: Message) => message.deliveredAt.length > 0;
-
 describe("email through SMTP", () => {
   let workflow: string;
   beforeAll(async () => {
-    await createIntegration({
+    await createIntegration(stack, {
       providerId: "nodemailer",
       channel: "email",
       identifier: "smtp-sink",
       credentials: { host: "localhost", port: String(sink.port), secure: false, ignoreTls: true, from: "notify@example.com", senderName: "Notify" },
     });
-    workflow = await createWorkflow("Receipt", [
+    workflow = await createWorkflow(stack, "Receipt", [
       {
         template: {
           type: "email",
@@ -96,7 +43,7 @@ describe("email through SMTP", () => {
   it("sends the rendered mail once: sent, deliveredAt, one execution detail", async () => {
     const reply = await stack.request("POST", "/v1/events/trigger", { name: workflow, to: "ada", payload: { amount: "12 €", id: "r1" }, transactionId: "t-mail-1" });
     expect(reply.body.data.status).toBe("processed");
-    const message = await settledMessage("t-mail-1", "email", delivered);
+    const message = await settledMessage(stack, "t-mail-1", "email", delivered);
     expect(message).toMatchObject({ status: "sent", email: "ada@example.com" });
     const mails = sink.received.filter((mail) => mail.envelope.to.includes("ada@example.com"));
     expect(mails).toHaveLength(1);
@@ -107,14 +54,14 @@ describe("email through SMTP", () => {
     expect(mail!.mail.html).toContain("Hello <b>Ada</b>, you paid 12 €.");
     expect(mail!.mail.html).toContain("https://example.com/r/r1");
     expect(mail!.mail.text).toContain("Hello Ada, you paid 12 €.");
-    const details = await executionDetails(message, "ada");
+    const details = await executionDetails(stack, message, "ada");
     expect(details).toEqual([expect.objectContaining({ _messageId: message._id, status: "Success", providerId: "nodemailer", isRetry: false })]);
   });
 
   it("records a subscriber without an email address as a warning and sends nothing", async () => {
     const before = sink.received.length;
     await stack.request("POST", "/v1/events/trigger", { name: workflow, to: "no-address", transactionId: "t-mail-2" });
-    const message = await settledMessage("t-mail-2", "email", (candidate) => candidate.status === "warning");
+    const message = await settledMessage(stack, "t-mail-2", "email", (candidate) => candidate.status === "warning");
     expect(message).toMatchObject({ errorId: "mail_unexpected_error", errorText: "Subscriber does not have an email address", deliveredAt: [] });
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(sink.received.length).toBe(before);
@@ -134,8 +81,8 @@ describe("chat webhooks: retries, refusals and the budget", () => {
       const status = queue.shift() ?? 200;
       return status === 200 ? { body: "ok" } : { status, body: `refused with ${status}` };
     });
-    await createIntegration({ providerId: "slack", channel: "chat", identifier: "slack" });
-    workflow = await createWorkflow("Chat note", [{ template: { type: "chat", content: "Deploy {{version}} done" } }]);
+    await createIntegration(stack, { providerId: "slack", channel: "chat", identifier: "slack" });
+    workflow = await createWorkflow(stack, "Chat note", [{ template: { type: "chat", content: "Deploy {{version}} done" } }]);
   });
   afterAll(async () => {
     await receiver?.close();
@@ -150,13 +97,13 @@ describe("chat webhooks: retries, refusals and the budget", () => {
   it("retries a 500 and ends sent, with two attempts recorded", async () => {
     answers.set("/flaky", [500]);
     await triggerTo("flaky-user", "/flaky", "t-chat-flaky");
-    const message = await settledMessage("t-chat-flaky", "chat", delivered);
+    const message = await settledMessage(stack, "t-chat-flaky", "chat", delivered);
     expect(message.status).toBe("sent");
     expect(message.errorId).toBeUndefined();
     const hits = receiver.received.filter((request) => request.url.startsWith("/flaky"));
     expect(hits).toHaveLength(2);
     expect(JSON.parse(hits[1]!.body)).toMatchObject({ text: "Deploy 1.2 done" });
-    const details = await executionDetails(message, "flaky-user");
+    const details = await executionDetails(stack, message, "flaky-user");
     expect(details.map((detail) => [detail.status, detail.isRetry])).toEqual([
       ["Failed", false],
       ["Success", true],
@@ -167,33 +114,33 @@ describe("chat webhooks: retries, refusals and the budget", () => {
   it("ends a 400 as an error at once with the provider's text", async () => {
     answers.set("/bad", [400]);
     await triggerTo("bad-user", "/bad", "t-chat-bad");
-    const message = await settledMessage("t-chat-bad", "chat", (candidate) => candidate.status === "error");
+    const message = await settledMessage(stack, "t-chat-bad", "chat", (candidate) => candidate.status === "error");
     expect(message).toMatchObject({ errorId: "unexpected_chat_error", deliveredAt: [] });
     expect(message.errorText).toContain("refused with 400");
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     expect(receiver.received.filter((request) => request.url.startsWith("/bad"))).toHaveLength(1);
-    expect(await executionDetails(message, "bad-user")).toHaveLength(1);
+    expect(await executionDetails(stack, message, "bad-user")).toHaveLength(1);
   });
 
   it("ends a receiver that never answers as an error once the budget is spent", async () => {
     await triggerTo("hang-user", "/hang", "t-chat-hang");
-    const message = await settledMessage("t-chat-hang", "chat", (candidate) => candidate.status === "error");
+    const message = await settledMessage(stack, "t-chat-hang", "chat", (candidate) => candidate.status === "error");
     expect(message.errorId).toBe("unexpected_chat_error");
     // Attempts go on until the budget is spent, and then stop.
     await eventually(async () => {
-      const details = await executionDetails(message, "hang-user");
+      const details = await executionDetails(stack, message, "hang-user");
       const last = details.at(-1);
       return last && JSON.parse(last.raw).attempt >= 2 ? true : undefined;
     }, 15_000);
     await new Promise((resolve) => setTimeout(resolve, 5_000));
-    const settled = (await executionDetails(message, "hang-user")).length;
+    const settled = (await executionDetails(stack, message, "hang-user")).length;
     await new Promise((resolve) => setTimeout(resolve, 2_000));
-    expect((await executionDetails(message, "hang-user")).length).toBe(settled);
-    expect((await messagesOf("t-chat-hang", "chat"))[0]).toMatchObject({ status: "error", deliveredAt: [] });
+    expect((await executionDetails(stack, message, "hang-user")).length).toBe(settled);
+    expect((await messagesOf(stack, "t-chat-hang", "chat"))[0]).toMatchObject({ status: "error", deliveredAt: [] });
   }, 40_000);
 
   it("runs the steps after a shouldStopOnFail send once it succeeded, and never after it failed", async () => {
-    const stopping = await createWorkflow("Chat then inbox", [
+    const stopping = await createWorkflow(stack, "Chat then inbox", [
       { template: { type: "chat", content: "first" }, shouldStopOnFail: true },
       { template: { type: "in_app", content: "after the chat" } },
     ]);
@@ -204,11 +151,11 @@ describe("chat webhooks: retries, refusals and the budget", () => {
     };
     await send("goes-on", "/accepts", "t-stop-ok");
     await send("stops", "/refuses", "t-stop-bad");
-    await settledMessage("t-stop-ok", "in_app", () => true);
-    expect((await messagesOf("t-stop-ok", "chat"))[0]?.status).toBe("sent");
-    await settledMessage("t-stop-bad", "chat", (candidate) => candidate.status === "error");
+    await settledMessage(stack, "t-stop-ok", "in_app", () => true);
+    expect((await messagesOf(stack, "t-stop-ok", "chat"))[0]?.status).toBe("sent");
+    await settledMessage(stack, "t-stop-bad", "chat", (candidate) => candidate.status === "error");
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    expect(await messagesOf("t-stop-bad", "in_app")).toEqual([]);
+    expect(await messagesOf(stack, "t-stop-bad", "in_app")).toEqual([]);
   });
 
   it("refuses a webhook on a link-local address when it is written, even with loopback allowed", async () => {
@@ -216,7 +163,7 @@ describe("chat webhooks: retries, refusals and the budget", () => {
     const reply = await stack.request("POST", "/v1/events/trigger", { name: workflow, to, transactionId: "t-chat-metadata" });
     expect(reply.status).toBe(422);
     expect(Object.keys(reply.body.errors)).toEqual(["to.channels[0].credentials.webhookUrl"]);
-    expect(await messagesOf("t-chat-metadata", "chat")).toEqual([]);
+    expect(await messagesOf(stack, "t-chat-metadata", "chat")).toEqual([]);
   });
 });
 
@@ -243,26 +190,26 @@ describe("integration choice and push tokens", () => {
   });
 
   it("sends a tenant's email through the integration whose conditions match it, others through the primary", async () => {
-    await createIntegration({
+    await createIntegration(stack, {
       providerId: "nodemailer",
       channel: "email",
       identifier: "acme-smtp",
       credentials: { host: "localhost", port: String(tenantSink.port), secure: false, ignoreTls: true, from: "acme@example.com" },
       conditions: [{ isNegated: false, type: "GROUP", value: "AND", children: [{ field: "identifier", value: "acme", operator: "EQUAL", on: "tenant" }] }],
     });
-    const workflow = await createWorkflow("Tenant mail", [{ template: { type: "email", subject: "Hi", content: "<p>Hi</p>" } }]);
+    const workflow = await createWorkflow(stack, "Tenant mail", [{ template: { type: "email", subject: "Hi", content: "<p>Hi</p>" } }]);
     await stack.request("POST", "/v1/subscribers", { subscriberId: "tenant-user", email: "tenant-user@example.com" });
     await stack.request("POST", "/v1/events/trigger", { name: workflow, to: "tenant-user", tenant: { identifier: "acme", name: "Acme" }, transactionId: "t-tenant-acme" });
     await stack.request("POST", "/v1/events/trigger", { name: workflow, to: "tenant-user", transactionId: "t-tenant-none" });
-    await settledMessage("t-tenant-acme", "email", delivered);
-    await settledMessage("t-tenant-none", "email", delivered);
+    await settledMessage(stack, "t-tenant-acme", "email", delivered);
+    await settledMessage(stack, "t-tenant-none", "email", delivered);
     expect(tenantSink.received.map((mail) => mail.envelope.from)).toEqual(["acme@example.com"]);
     expect(sink.received.filter((mail) => mail.envelope.to.includes("tenant-user@example.com"))).toHaveLength(1);
   });
 
   it("removes the push tokens the provider reports as no longer registered", async () => {
-    await createIntegration({ providerId: "expo", channel: "push", identifier: "expo", credentials: { baseUrl: expo.url } });
-    const workflow = await createWorkflow("Push note", [{ template: { type: "push", title: "Hello", content: "New {{thing}}" } }]);
+    await createIntegration(stack, { providerId: "expo", channel: "push", identifier: "expo", credentials: { baseUrl: expo.url } });
+    const workflow = await createWorkflow(stack, "Push note", [{ template: { type: "push", title: "Hello", content: "New {{thing}}" } }]);
     await stack.request("POST", "/v1/subscribers", { subscriberId: "phone-user" });
     const credentials = await stack.request("PUT", "/v1/subscribers/phone-user/credentials", {
       providerId: "expo",
@@ -270,7 +217,7 @@ describe("integration choice and push tokens", () => {
     });
     expect(credentials.status, JSON.stringify(credentials.body)).toBe(200);
     await stack.request("POST", "/v1/events/trigger", { name: workflow, to: "phone-user", payload: { thing: "order" }, transactionId: "t-push" });
-    const message = await settledMessage("t-push", "push", delivered);
+    const message = await settledMessage(stack, "t-push", "push", delivered);
     expect(message.status).toBe("sent");
     const sent = JSON.parse(expo.received[0]!.body) as { to: string; title: string; body: string }[];
     expect(sent.map((item) => [item.to, item.title, item.body])).toEqual([

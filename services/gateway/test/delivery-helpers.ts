@@ -1,0 +1,68 @@
+import { eventually } from "@notify/testing";
+import { expect } from "vitest";
+import type { Stack } from "./stack.js";
+
+/** A message as GET /v1/messages answers it, the fields delivery tests read. */
+export interface Message {
+  _id: string;
+  _notificationId: string;
+  channel: string;
+  status: string;
+  deliveredAt: string[];
+  errorId?: string;
+  errorText?: string;
+  email?: string;
+  phone?: string;
+}
+
+/** One row of GET /v1/execution-details. */
+export interface ExecutionDetail {
+  _messageId: string;
+  status: string;
+  providerId: string;
+  detail: string;
+  isRetry: boolean;
+  raw: string;
+}
+
+/** Creates an active workflow and answers its trigger identifier. */
+export async function createWorkflow(stack: Stack, name: string, steps: unknown[]): Promise<string> {
+  const reply = await stack.request("POST", "/v1/workflows", { name, active: true, steps });
+  expect(reply.status, JSON.stringify(reply.body)).toBe(201);
+  return reply.body.data.triggers[0].identifier as string;
+}
+
+/** Creates an active integration (unless the body says otherwise) and answers its id. */
+export async function createIntegration(stack: Stack, body: Record<string, unknown>): Promise<string> {
+  const reply = await stack.request("POST", "/v1/integrations", { active: true, ...body });
+  expect(reply.status, JSON.stringify(reply.body)).toBe(201);
+  return reply.body.data._id as string;
+}
+
+export async function messagesOf(stack: Stack, transactionId: string, channel: string): Promise<Message[]> {
+  const reply = await stack.request("GET", `/v1/messages?transactionId=${encodeURIComponent(transactionId)}&channel=${channel}&limit=100`);
+  expect(reply.status).toBe(200);
+  return reply.body.data as Message[];
+}
+
+/** The transaction's one message of that channel, once `done` says its delivery has settled. */
+export async function settledMessage(
+  stack: Stack,
+  transactionId: string,
+  channel: string,
+  done: (message: Message) => boolean,
+  timeoutMs = 15_000,
+): Promise<Message> {
+  return eventually(async () => {
+    const [message] = await messagesOf(stack, transactionId, channel);
+    return message && done(message) ? message : undefined;
+  }, timeoutMs);
+}
+
+export async function executionDetails(stack: Stack, message: Message, subscriberId: string): Promise<ExecutionDetail[]> {
+  const reply = await stack.request("GET", `/v1/execution-details?notificationId=${message._notificationId}&subscriberId=${encodeURIComponent(subscriberId)}`);
+  expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+  return reply.body.data as ExecutionDetail[];
+}
+
+export const delivered = (message: Message) => message.deliveredAt.length > 0;

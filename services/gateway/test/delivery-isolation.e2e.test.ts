@@ -77,8 +77,14 @@ describe("a slow provider beside in-app triggers", () => {
       const reply = await stack.request("POST", "/v1/events/trigger", { name: chat, to, transactionId: `chat-${start}` });
       expect(reply.body.data.status).toBe("processed");
     }
-    // The slow receiver is busy before the measurement starts and still busy when it ends.
-    await eventually(async () => (unanswered > 0 ? true : undefined), 30_000, 5);
+    // The fan-out is over (every chat message written: what is measured is the slow provider, not
+    // the writing of 400 recipients), the slow receiver is busy before the measurement starts and
+    // still busy when it ends.
+    const chatIds = Array.from({ length: CHAT_RECIPIENTS / 100 }, (_, index) => `chat-${index * 100}`).join(",");
+    await eventually(async () => {
+      const written = await stack.request("GET", `/v1/messages?channel=chat&transactionId=${chatIds}&limit=1000`);
+      return written.body.data.length === CHAT_RECIPIENTS && unanswered > 0 ? true : undefined;
+    }, 30_000, 20);
     const loaded = await inAppLatencies(inApp, "loaded");
     expect(unanswered, "the slow sends outlasted the measurement").toBeGreaterThan(0);
 

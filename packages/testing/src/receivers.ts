@@ -117,16 +117,30 @@ export interface ReceivedMail {
 
 export interface SmtpSink {
   port: number;
+  /** Every mail whose data arrived whole, also one whose reply the client never read. */
   received: ReceivedMail[];
+  /** Mails received and not yet answered (only ever above 0 with `replyDelayMs`). */
+  readonly unanswered: number;
   close(): Promise<void>;
 }
 
+export interface SmtpSinkOptions {
+  /**
+   * How long the sink holds its reply to a whole mail. A client that dies in that window has
+   * handed the mail over without learning so: the case a fault test needs to catch in the act.
+   */
+  replyDelayMs?: number;
+}
+
 /** A local SMTP server (no TLS, no auth required) that keeps every mail it accepts. */
-export async function startSmtpSink(): Promise<SmtpSink> {
+export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<SmtpSink> {
   const received: ReceivedMail[] = [];
+  let unanswered = 0;
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ["STARTTLS", "AUTH"],
+    // The client is always local: a reverse lookup only waits on this machine's DNS (seconds when it is busy).
+    disableReverseLookup: true,
     logger: false,
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
@@ -137,7 +151,12 @@ export async function startSmtpSink(): Promise<SmtpSink> {
           (mail) => {
             const from = session.envelope.mailFrom ? session.envelope.mailFrom.address : "";
             received.push({ envelope: { from, to: session.envelope.rcptTo.map((rcpt) => rcpt.address) }, mail, raw });
-            callback();
+            if (!options.replyDelayMs) return callback();
+            unanswered += 1;
+            setTimeout(() => {
+              unanswered -= 1;
+              callback();
+            }, options.replyDelayMs);
           },
           (error: Error) => callback(error),
         );
@@ -146,5 +165,12 @@ export async function startSmtpSink(): Promise<SmtpSink> {
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.server.address() as AddressInfo).port;
-  return { port, received, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    port,
+    received,
+    get unanswered() {
+      return unanswered;
+    },
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }

@@ -18,8 +18,9 @@ import { freePort, startProcess, stopProcess, benchDatabase, waitFor } from "../
 const SUBSCRIBERS = Number(process.env.BENCH_DELIVERY_SUBSCRIBERS ?? 10_000);
 /** nodemailer's own default: the nodemailer provider does not set maxConnections. */
 const SMTP_POOL_SIZE = 5;
-/** The worker's default DELIVERY_CONCURRENCY_PER_INTEGRATION (services/worker/src/config.ts). */
-const PER_INTEGRATION = 32;
+/** Sends at once per integration: the worker's DELIVERY_CONCURRENCY_PER_INTEGRATION, as this environment sets it or by default. */
+const { readConfig: readWorkerConfig } = await import(new URL("../services/worker/dist/config.js", import.meta.url).href);
+const PER_INTEGRATION = readWorkerConfig(process.env).DELIVERY_CONCURRENCY_PER_INTEGRATION;
 const PAYLOAD = { orderId: "A-1001" };
 const FROM = { address: "notify@example.com", name: "Notify" };
 const EMAIL = { subject: "Your order {{orderId}}", content: "<p>Hello <b>{{subscriber.firstName}}</b>, your order {{orderId}} has shipped.</p>" };
@@ -181,7 +182,18 @@ export default async function deliveryBench({ report }) {
         if (Date.now() > deadline) throw new Error(`${name}: ${done} of ${SUBSCRIBERS} messages in 600 s`);
         await new Promise((resolve) => setTimeout(resolve, done >= 0.9 * SUBSCRIBERS ? 20 : 100));
       }
-      return (performance.now() - started) / 1000;
+      const seconds = (performance.now() - started) / 1000;
+      if (sent) {
+        // Failed attempts that were retried: each cost a backoff of its own.
+        const { rows } = await pool.query(
+          `SELECT a.status, count(*)::int AS n, min(a.error_text) AS example
+             FROM messages.delivery_attempts a JOIN messages.messages m ON m.id = a.message_id
+            WHERE m.environment_id = $1 AND m.transaction_id = $2 GROUP BY a.status`,
+          [environmentId, transactionId],
+        );
+        console.log(`  ${name}: attempts ${rows.map((row) => `${row.n} ${row.status}${row.example ? ` (e.g. ${row.example})` : ""}`).join(", ")}`);
+      }
+      return seconds;
     };
     const n = SUBSCRIBERS.toLocaleString("en");
 

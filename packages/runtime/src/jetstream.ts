@@ -217,13 +217,19 @@ export async function consumeJobs(nats: NatsConnection, options: ConsumeOptions)
   // the messages already received have been taken (the next turn of the event loop).
   let pending: JsMsg[] = [];
   let closing: NodeJS.Immediate | undefined;
+  // Wakes the loop when a task ends and it waits for room: racing every running task instead
+  // would cost a reaction per task for each message pulled.
+  let roomMade: (() => void) | undefined;
   const dispatch = () => {
     if (closing) clearImmediate(closing);
     closing = undefined;
     const batch = pending;
     pending = [];
     if (batch.length === 0) return;
-    const task = processBatch(batch).finally(() => running.delete(task));
+    const task = processBatch(batch).finally(() => {
+      running.delete(task);
+      roomMade?.();
+    });
     running.add(task);
   };
 
@@ -233,7 +239,12 @@ export async function consumeJobs(nats: NatsConnection, options: ConsumeOptions)
       if (pending.length >= maxBatch) dispatch();
       else closing ??= setImmediate(dispatch);
       // consume() bounds what is pulled; this bounds what runs
-      while (running.size >= options.concurrency) await Promise.race(running);
+      while (running.size >= options.concurrency) {
+        await new Promise<void>((resolve) => {
+          roomMade = resolve;
+        });
+        roomMade = undefined;
+      }
     }
     dispatch();
   })();

@@ -26,7 +26,7 @@ const schema = z.object({
   DELIVERIES_STREAM: z.string().min(1).default("NOTIFY_DELIVERIES"),
   DELIVERIES_SUBJECT_PREFIX: z.string().min(1).default("notify.deliveries"),
   /** Sends under way at once in this process, across integrations. */
-  DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(4096).default(256),
+  DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(4096).default(128),
   /** Sends under way at once per integration: a slow provider holds at most this many. */
   DELIVERY_CONCURRENCY_PER_INTEGRATION: z.coerce.number().int().min(1).max(1024).default(32),
   /** How long after a message is written its send may still be retried (transient failures). */

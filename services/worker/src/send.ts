@@ -55,8 +55,10 @@ export const OUTCOME_UNKNOWN = "delivery_outcome_unknown";
 
 /** Waits before the 2nd, 3rd, … attempt when the provider names no time of its own. */
 const BACKOFF_MS = [1_000, 5_000, 15_000, 30_000, 60_000, 120_000];
-/** A job whose integration is at its bound comes back after about this long. */
-const BUSY_RETRY_MS = 250;
+/** How long a job waits for a slot of its integration before it goes back to the stream. */
+const SLOT_WAIT_MS = 2_000;
+/** A job given back (its integration busy, its lease held elsewhere) comes back after about this long. */
+const BUSY_RETRY_MS = 1_000;
 
 /** Errors of the connection rather than of the request: worth another attempt. */
 const TRANSIENT_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "EAI_AGAIN", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH", "ESOCKET", "ECONNECTION"]);
@@ -160,6 +162,8 @@ interface Attempt {
 export function createDeliveryStage(deps: DeliveryStageDeps) {
   const { log } = deps;
   const inFlight = new Map<string, number>();
+  /** Jobs waiting for a slot of their integration, first come first served. */
+  const waiting = new Map<string, (() => void)[]>();
   const integrationCache = new Map<string, { at: number; lookup: Promise<integrationsV1.Integration | undefined> }>();
 
   const claims = createCoalescer<store.LeaseRequest, store.Lease | undefined>({
@@ -274,7 +278,8 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     return undefined;
   }
 
-  async function send(job: deliveriesV1.DeliveryJob, lease: store.Lease, channel: DeliveryChannel): Promise<void | Later> {
+  /** `release` gives the integration's slot back once the provider has answered: recording the outcome does not hold it. */
+  async function send(job: deliveriesV1.DeliveryJob, lease: store.Lease, channel: DeliveryChannel, release: () => void): Promise<void | Later> {
     const integration = await integrationOf(job);
     if (!integration || integration.deleted || !integration.active) {
       return refuse(job, lease, "integration_not_active", `The ${job.providerId} integration is deleted or not active`);
@@ -294,6 +299,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
         idempotencyKey: job.messageId,
       });
     } catch (error) {
+      release();
       const durationMs = Date.now() - startedAt.getTime();
       if (error instanceof ProviderError) await dropInvalidTokens(job, error.invalidTokens);
       const failure = failureOf(error);
@@ -307,6 +313,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
       log.warn({ messageId: job.messageId, providerId: job.providerId, attempt: lease.attempts, retryInMs: retry ? delay : undefined, error: errorText }, "send failed");
       return retry ? { retryInMs: delay } : undefined;
     }
+    release();
     const durationMs = Date.now() - startedAt.getTime();
     await finishes.submit("", { messageId: job.messageId, state: "sent", providerMessageId: result.id });
     await dropInvalidTokens(job, result.invalidTokens);
@@ -323,7 +330,48 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     return undefined;
   }
 
-  async function deliver(job: deliveriesV1.DeliveryJob): Promise<void | Later> {
+  /**
+   * Takes one of the integration's slots, waiting up to SLOT_WAIT_MS for one to come free; false
+   * when none did, or when as many jobs as it has slots wait already (a slow provider holds at
+   * most that many of the stage's jobs, and the rest go back to the stream for others' sends). A job given back at once would be replaced at once by the next one of the
+   * backlog, given back too: the consumer would spin through the backlog while the sends wait.
+   */
+  function slotOf(integrationId: string): boolean | Promise<boolean> {
+    const busy = inFlight.get(integrationId) ?? 0;
+    if (busy < deps.perIntegration) {
+      inFlight.set(integrationId, busy + 1);
+      return true;
+    }
+    if ((waiting.get(integrationId)?.length ?? 0) >= deps.perIntegration) return false;
+    return new Promise((resolve) => {
+      const queue = waiting.get(integrationId) ?? [];
+      waiting.set(integrationId, queue);
+      const take = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        const index = queue.indexOf(take);
+        if (index >= 0) queue.splice(index, 1);
+        if (queue.length === 0 && waiting.get(integrationId) === queue) waiting.delete(integrationId);
+        resolve(false);
+      }, SLOT_WAIT_MS);
+      queue.push(take);
+    });
+  }
+
+  /** Hands the slot to the integration's first waiting job, or frees it. */
+  function freeSlot(integrationId: string) {
+    const queue = waiting.get(integrationId);
+    const next = queue?.shift();
+    if (queue?.length === 0) waiting.delete(integrationId);
+    if (next) return next();
+    const left = (inFlight.get(integrationId) ?? 1) - 1;
+    if (left === 0) inFlight.delete(integrationId);
+    else inFlight.set(integrationId, left);
+  }
+
+  async function deliver(job: deliveriesV1.DeliveryJob, release: () => void): Promise<void | Later> {
     const channel = deliveryChannelOf(job.channel);
     if (!channel) throw new ConnectError(`a delivery job of channel ${job.channel}`, Code.InvalidArgument);
     const lease = await claims.submit("", {
@@ -333,14 +381,14 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
       providerId: job.providerId,
     });
     if (!lease) return { retryInMs: BUSY_RETRY_MS };
-    if (lease.claimed) return send(job, lease, channel);
+    if (lease.claimed) return send(job, lease, channel, release);
     if (lease.state !== "sending") return settled(job, lease);
     // Another worker holds it: under way (its lease is fresh) or dead mid-call.
     if (Date.now() - lease.updated_at.getTime() < deps.orphanAfterMs) return { retryInMs: deps.orphanAfterMs };
     const provider = deps.providers.get(channel, job.providerId);
     if (provider?.idempotent) {
       const taken = await store.takeOverLease(deps.pool, job.messageId, lease.attempts);
-      return taken ? send(job, taken, channel) : { retryInMs: BUSY_RETRY_MS };
+      return taken ? send(job, taken, channel, release) : { retryInMs: BUSY_RETRY_MS };
     }
     const errorText = "The worker stopped while the provider was being called: the message may or may not have been delivered, and is not sent again";
     log.error({ messageId: job.messageId, environmentId: job.environmentId, providerId: job.providerId }, "send outcome unknown");
@@ -362,15 +410,17 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     /** Handles one consumed DeliveryJob: done, or to come back later (a retry, or its integration is busy). */
     async handle(message: JsMsg): Promise<void | Later> {
       const job = fromBinary(deliveriesV1.DeliveryJobSchema, message.data);
-      const busy = inFlight.get(job.integrationId) ?? 0;
-      if (busy >= deps.perIntegration) return { retryInMs: BUSY_RETRY_MS + Math.floor(Math.random() * BUSY_RETRY_MS) };
-      inFlight.set(job.integrationId, busy + 1);
+      if (!(await slotOf(job.integrationId))) return { retryInMs: BUSY_RETRY_MS + Math.floor(Math.random() * BUSY_RETRY_MS) };
+      let held = true;
+      const release = () => {
+        if (!held) return;
+        held = false;
+        freeSlot(job.integrationId);
+      };
       try {
-        return await deliver(job);
+        return await deliver(job, release);
       } finally {
-        const left = (inFlight.get(job.integrationId) ?? 1) - 1;
-        if (left === 0) inFlight.delete(job.integrationId);
-        else inFlight.set(job.integrationId, left);
+        release();
       }
     },
   };

@@ -1,0 +1,240 @@
+// Delivery (issue 24): the same broadcast to SUBSCRIBERS subscribers as an in-app step, an email
+// step through nodemailer to a local SMTP sink and a chat step (slack) to a local webhook receiver,
+// each timed from the trigger until every message is written (in-app) or `sent` (email, chat).
+// Floors, measured in this same run from this process against the same receivers:
+//   - nodemailer alone, pooled with the provider's pool size, sending the same mails;
+//   - undici alone posting the same bodies to the same URLs, as many at once as the worker sends
+//     per integration (DELIVERY_CONCURRENCY_PER_INTEGRATION).
+// Targets: email ≤ in-app + 2× nodemailer, chat ≤ in-app + 2× undici.
+// The receivers (bench/receivers.mjs) and the services run as child processes over a database and
+// job streams of this run. BENCH_DELIVERY_SUBSCRIBERS shrinks a run while working on it.
+import { randomBytes } from "node:crypto";
+import { connect } from "nats";
+import { createTransport } from "nodemailer";
+import { Agent, request } from "undici";
+import { createPool } from "@notify/runtime";
+import { freePort, startProcess, stopProcess, benchDatabase, waitFor } from "../scripts/bench-lib.mjs";
+
+const SUBSCRIBERS = Number(process.env.BENCH_DELIVERY_SUBSCRIBERS ?? 10_000);
+/** nodemailer's own default: the nodemailer provider does not set maxConnections. */
+const SMTP_POOL_SIZE = 5;
+/** Sends at once per integration: the worker's DELIVERY_CONCURRENCY_PER_INTEGRATION, as this environment sets it or by default. */
+const { readConfig: readWorkerConfig } = await import(new URL("../services/worker/dist/config.js", import.meta.url).href);
+const PER_INTEGRATION = readWorkerConfig(process.env).DELIVERY_CONCURRENCY_PER_INTEGRATION;
+const PAYLOAD = { orderId: "A-1001" };
+const FROM = { address: "notify@example.com", name: "Notify" };
+const EMAIL = { subject: "Your order {{orderId}}", content: "<p>Hello <b>{{subscriber.firstName}}</b>, your order {{orderId}} has shipped.</p>" };
+const CHAT = "Order {{orderId}} has shipped for {{subscriber.firstName}}";
+
+const { renderEmailBody } = await import(new URL("../packages/providers/dist/index.js", import.meta.url).href);
+
+const firstName = (index) => `User${index}`;
+const emailOf = (index) => `user-${index}@example.com`;
+const hookPath = (index) => `/hook/${index}`;
+
+/** Runs `work(index)` for every index below `count`, at most `concurrency` at once. */
+async function bounded(count, concurrency, work) {
+  let next = 0;
+  const lane = async () => {
+    while (next < count) await work(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, lane));
+}
+
+/** nodemailer alone: the same mails to the same sink, pooled as the provider pools, as many at once as the worker hands it. */
+async function nodemailerAlone(smtpPort) {
+  const mails = Array.from({ length: SUBSCRIBERS }, (_, index) => {
+    const body = renderEmailBody(EMAIL.content.replace("{{subscriber.firstName}}", firstName(index)).replace("{{orderId}}", PAYLOAD.orderId));
+    return { to: emailOf(index), subject: EMAIL.subject.replace("{{orderId}}", PAYLOAD.orderId), html: body.html, text: body.text };
+  });
+  const transport = createTransport({ pool: true, maxConnections: SMTP_POOL_SIZE, host: "127.0.0.1", port: smtpPort, secure: false, ignoreTLS: true });
+  try {
+    const started = performance.now();
+    await bounded(SUBSCRIBERS, PER_INTEGRATION, (index) => transport.sendMail({ from: FROM, ...mails[index] }));
+    return (performance.now() - started) / 1000;
+  } finally {
+    transport.close();
+  }
+}
+
+/** undici alone: the same JSON bodies to the same URLs, PER_INTEGRATION at once, every answer read. */
+async function undiciAlone(httpOrigin) {
+  const bodies = Array.from({ length: SUBSCRIBERS }, (_, index) =>
+    JSON.stringify({ text: CHAT.replace("{{orderId}}", PAYLOAD.orderId).replace("{{subscriber.firstName}}", firstName(index)) }),
+  );
+  const dispatcher = new Agent();
+  try {
+    const started = performance.now();
+    await bounded(SUBSCRIBERS, PER_INTEGRATION, async (index) => {
+      const response = await request(`${httpOrigin}${hookPath(index)}`, {
+        dispatcher,
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: bodies[index],
+      });
+      await response.body.text();
+      if (response.statusCode !== 200) throw new Error(`the receiver answered ${response.statusCode}`);
+    });
+    return (performance.now() - started) / 1000;
+  } finally {
+    await dispatcher.close();
+  }
+}
+
+export default async function deliveryBench({ report }) {
+  const database = await benchDatabase("delivery");
+  const pool = createPool(database.url, 2);
+  const children = [];
+  const suffix = randomBytes(4).toString("hex");
+  const streams = {
+    JOBS_STREAM: `BENCH_JOBS_${suffix}`,
+    JOBS_SUBJECT_PREFIX: `bench.${suffix}.jobs`,
+    DELIVERIES_STREAM: `BENCH_DELIVERIES_${suffix}`,
+    DELIVERIES_SUBJECT_PREFIX: `bench.${suffix}.deliveries`,
+  };
+  try {
+    // The receivers first, in a process of their own.
+    const [smtpPort, httpPort] = [await freePort(), await freePort()];
+    const receiversOrigin = `http://127.0.0.1:${httpPort}`;
+    children.push(startProcess("receivers", { SMTP_PORT: String(smtpPort), HTTP_PORT: String(httpPort) }, new URL("./receivers.mjs", import.meta.url)));
+    const received = async () => (await fetch(`${receiversOrigin}/count`)).json();
+    await waitFor(async () => (await fetch(`${receiversOrigin}/count`)).ok, "receivers");
+
+    const names = ["subscribers", "integrations", "topics", "messages", "triggers"];
+    const ports = Object.fromEntries(await Promise.all([...names, "gateway", "worker"].map(async (name) => [name, await freePort()])));
+    const common = {
+      DATABASE_URL: database.url,
+      ...streams,
+      ...Object.fromEntries(names.map((name) => [`${name.toUpperCase()}_URL`, `http://127.0.0.1:${ports[name]}`])),
+    };
+    const schemaOf = { subscribers: "subscribers.subscribers", integrations: "integrations.integrations", topics: "topics.topics", messages: "messages.messages", triggers: "triggers.trigger_records" };
+    for (const name of names) {
+      children.push(startProcess(name, { ...common, [`${name.toUpperCase()}_PORT`]: String(ports[name]) }));
+      await waitFor(async () => (await pool.query("SELECT to_regclass($1) AS t", [schemaOf[name]])).rows[0].t, name);
+    }
+    // The receivers are on loopback: the worker may reach it.
+    children.push(startProcess("worker", { ...common, WORKER_PORT: String(ports.worker), OUTBOUND_ALLOWED_CIDRS: "127.0.0.0/8" }));
+    const key = randomBytes(16).toString("hex");
+    children.push(startProcess("gateway", { ...common, GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: String(ports.gateway), BOOTSTRAP_API_KEY: key }));
+    const api = `http://127.0.0.1:${ports.gateway}`;
+    const headers = { authorization: `ApiKey ${key}`, "content-type": "application/json" };
+    await waitFor(async () => (await fetch(`${api}/readyz`)).ok && (await fetch(`http://127.0.0.1:${ports.worker}/readyz`)).ok, "gateway and worker", 60_000);
+    const post = async (path, body) => {
+      const reply = await fetch(`${api}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
+      const answer = await reply.json();
+      if (!reply.ok) throw new Error(`POST ${path} answered ${reply.status}: ${JSON.stringify(answer)}`);
+      return answer.data;
+    };
+
+    await post("/v1/integrations", {
+      providerId: "nodemailer",
+      channel: "email",
+      identifier: "bench-smtp-sink",
+      active: true,
+      credentials: { host: "127.0.0.1", port: String(smtpPort), secure: false, ignoreTls: true, from: FROM.address, senderName: FROM.name },
+    });
+    const slack = await post("/v1/integrations", { providerId: "slack", channel: "chat", identifier: "bench-slack", active: true });
+    const workflowOf = async (name, template) => (await post("/v1/workflows", { name, active: true, steps: [{ template }] })).triggers[0].identifier;
+    const inApp = await workflowOf("Bench in-app", { type: "in_app", content: "Your order {{orderId}} has shipped." });
+    const email = await workflowOf("Bench email", { type: "email", ...EMAIL });
+    const chat = await workflowOf("Bench chat", { type: "chat", content: CHAT });
+
+    // The recipients: every subscriber of the environment (the broadcast's), each with an
+    // address and a webhook of its own on the receiver, written straight into the table.
+    const environmentId = slack._environmentId;
+    await pool.query(
+      `INSERT INTO subscribers.subscribers (id, organization_id, environment_id, subscriber_id, first_name, email, channels)
+       SELECT 'b' || lpad(to_hex(i), 23, '0'), $1, $2, 'bench-' || i, 'User' || i, 'user-' || i || '@example.com',
+              jsonb_build_array(jsonb_build_object('providerId', 'slack', 'integrationId', $4::text,
+                                                   'credentials', jsonb_build_object('webhookUrl', $5 || '/hook/' || i, 'deviceTokens', '[]'::jsonb)))
+         FROM generate_series(0, $3 - 1) AS i`,
+      [slack._organizationId, environmentId, SUBSCRIBERS, slack._id, receiversOrigin],
+    );
+    await pool.query("ANALYZE subscribers.subscribers");
+
+    /**
+     * Broadcasts `name` and answers the seconds until all SUBSCRIBERS messages exist (`sent`:
+     * until every one of them has been handed to its provider). Polled on the (environment,
+     * transaction) index, often only near the end.
+     */
+    const timed = async (name, sent) => {
+      const started = performance.now();
+      const { transactionId } = await post("/v1/events/trigger/broadcast", { name, payload: PAYLOAD });
+      const counts = async () =>
+        (
+          await pool.query(
+            `SELECT count(*)::int AS written,
+                    count(*) FILTER (WHERE cardinality(delivered_at) > 0)::int AS sent,
+                    count(*) FILTER (WHERE status <> 'sent')::int AS failed
+               FROM messages.messages WHERE environment_id = $1 AND transaction_id = $2`,
+            [environmentId, transactionId],
+          )
+        ).rows[0];
+      const deadline = Date.now() + 600_000;
+      for (;;) {
+        const count = await counts();
+        const done = sent ? count.sent : count.written;
+        if (done >= SUBSCRIBERS) break;
+        if (count.failed > 0) {
+          const { rows } = await pool.query("SELECT error_id, error_text FROM messages.messages WHERE environment_id = $1 AND transaction_id = $2 AND status <> 'sent' LIMIT 1", [environmentId, transactionId]);
+          throw new Error(`${name}: ${count.failed} messages failed, e.g. ${JSON.stringify(rows[0])}`);
+        }
+        if (Date.now() > deadline) throw new Error(`${name}: ${done} of ${SUBSCRIBERS} messages in 600 s`);
+        await new Promise((resolve) => setTimeout(resolve, done >= 0.9 * SUBSCRIBERS ? 20 : 100));
+      }
+      const seconds = (performance.now() - started) / 1000;
+      if (sent) {
+        // Failed attempts that were retried: each cost a backoff of its own.
+        const { rows } = await pool.query(
+          `SELECT a.status, count(*)::int AS n, min(a.error_text) AS example
+             FROM messages.delivery_attempts a JOIN messages.messages m ON m.id = a.message_id
+            WHERE m.environment_id = $1 AND m.transaction_id = $2 GROUP BY a.status`,
+          [environmentId, transactionId],
+        );
+        console.log(`  ${name}: attempts ${rows.map((row) => `${row.n} ${row.status}${row.example ? ` (e.g. ${row.example})` : ""}`).join(", ")}`);
+      }
+      return seconds;
+    };
+    const n = SUBSCRIBERS.toLocaleString("en");
+
+    // 1. In-app: what every channel's fan-out costs before anything leaves the system.
+    const inAppSeconds = await timed(inApp, false);
+    report({ name: `in-app step to ${n} subscribers (broadcast), all messages written`, value: inAppSeconds, unit: "s" });
+
+    // 2. Email through nodemailer to the sink, then 3. nodemailer alone to the same sink.
+    const beforeEmail = await received();
+    const emailSeconds = await timed(email, true);
+    const mailsFromUs = (await received()).smtp - beforeEmail.smtp;
+    const nodemailerSeconds = await nodemailerAlone(smtpPort);
+    const mailsInAll = (await received()).smtp - beforeEmail.smtp;
+    console.log(`  the sink received ${mailsFromUs.toLocaleString("en")} mails from the worker, ${(mailsInAll - mailsFromUs).toLocaleString("en")} from nodemailer alone`);
+    report({ name: `nodemailer alone, ${n} mails, pool of ${SMTP_POOL_SIZE}, ${PER_INTEGRATION} at once`, value: nodemailerSeconds, unit: "s" });
+    report({ name: `email step to ${n} subscribers, all sent`, value: emailSeconds, unit: "s", floor: inAppSeconds + 2 * nodemailerSeconds, target: "ratio ≤ 1 (in-app + 2× nodemailer)" });
+    report({ name: "  email − in-app, over nodemailer alone", value: emailSeconds - inAppSeconds, unit: "s", floor: nodemailerSeconds, target: "ratio ≤ 2" });
+
+    // 4. Chat through slack to the webhook receiver, then 5. undici alone to the same receiver.
+    const beforeChat = await received();
+    const chatSeconds = await timed(chat, true);
+    const postsFromUs = (await received()).http - beforeChat.http;
+    const undiciSeconds = await undiciAlone(receiversOrigin);
+    const postsInAll = (await received()).http - beforeChat.http;
+    console.log(`  the receiver answered ${postsFromUs.toLocaleString("en")} posts from the worker, ${(postsInAll - postsFromUs).toLocaleString("en")} from undici alone`);
+    report({ name: `undici alone, ${n} posts, ${PER_INTEGRATION} at once`, value: undiciSeconds, unit: "s" });
+    report({ name: `chat step (slack) to ${n} subscribers, all sent`, value: chatSeconds, unit: "s", floor: inAppSeconds + 2 * undiciSeconds, target: "ratio ≤ 1 (in-app + 2× undici)" });
+    report({ name: "  chat − in-app, over undici alone", value: chatSeconds - inAppSeconds, unit: "s", floor: undiciSeconds, target: "ratio ≤ 2" });
+
+    const verdict = (ratio) => (ratio <= 2 ? "met" : "missed");
+    console.log(`  email: (email − in-app) / nodemailer = ${((emailSeconds - inAppSeconds) / nodemailerSeconds).toFixed(2)}, ≤ 2 ${verdict((emailSeconds - inAppSeconds) / nodemailerSeconds)}`);
+    console.log(`  chat: (chat − in-app) / undici = ${((chatSeconds - inAppSeconds) / undiciSeconds).toFixed(2)}, ≤ 2 ${verdict((chatSeconds - inAppSeconds) / undiciSeconds)}`);
+  } finally {
+    // Callers first: the worker and gateway before the services they call, the receivers last.
+    for (const child of children.reverse()) await stopProcess(child);
+    const nats = await connect({ servers: "127.0.0.1:4222" });
+    const manager = await nats.jetstreamManager();
+    await manager.streams.delete(streams.JOBS_STREAM).catch(() => undefined);
+    await manager.streams.delete(streams.DELIVERIES_STREAM).catch(() => undefined);
+    await nats.close();
+    await pool.end();
+    await database.drop();
+  }
+}

@@ -1,6 +1,6 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
-import { subscribersV1 } from "@notify/proto";
+import type { subscribersV1 } from "@notify/proto";
 import { subscriberNotFound } from "@notify/runtime";
 import { batched } from "./coalesce.js";
 

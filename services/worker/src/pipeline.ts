@@ -1,7 +1,7 @@
 import { Code, ConnectError, type CallOptions, type Client } from "@connectrpc/connect";
 import { clone, create, type JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { messagesV1, subscribersV1, triggersV1, type integrationsV1, type topicsV1, type workflowsV1 } from "@notify/proto";
+import { messagesV1, type subscribersV1, triggersV1, type integrationsV1, type topicsV1, type workflowsV1 } from "@notify/proto";
 import { scopeHeaders, type Logger } from "@notify/runtime";
 import { composeMessages, subscriberVariables, type NewMessage, type RecipientProfile, type RunContext } from "./compose.js";
 import { stepPasses, type StepFilter } from "./filters.js";
@@ -269,6 +269,7 @@ async function fanOut(run: JobRun, namedIds: string[], call: CallOptions, deps: 
     // Every page written (or failed) before the job is acknowledged or retried.
     const results = await Promise.allSettled(writing);
     const failure = results.find((result) => result.status === "rejected");
+    // biome-ignore lint/correctness/noUnsafeFinally: a failed write fails the job even when the paging failed too; either way it is retried.
     if (failure) throw (failure as PromiseRejectedResult).reason;
   }
   return totals;

@@ -1,6 +1,6 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import { workflowsV1 } from "@notify/proto";
+import type { workflowsV1 } from "@notify/proto";
 import { z } from "zod";
 import { jsonObject, queryInt } from "../validation.js";
 import { FILTER_ON, FILTER_TYPES, FILTER_VALUES, iso, offsetPage, OPERATORS } from "./common.js";

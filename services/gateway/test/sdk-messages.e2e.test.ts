@@ -1,5 +1,5 @@
 import { Novu } from "@novu/api";
-import * as errors from "@novu/api/models/errors";
+import * as errors from "@novu/api/models/errors/index.js";
 import { messagesV1 } from "@notify/proto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSubscriber, newMessage, nextTransactionId, seeder, type Seeder } from "./messages-fixtures.js";

@@ -3,8 +3,8 @@
  * a batch leaves as soon as fewer than `maxInFlight` batches of that key are under way, taking
  * everything queued (up to `maxBatch`). So a lone call waits for nothing, and under load the
  * batches grow by themselves to whatever arrived while the earlier ones were in flight: a
- * per-request RPC costs ~250 µs of CPU on these machines, and a batch of a hundred little more
- * than one (DESIGN §5). A fixed wait would add its delay when idle and still send batches of one
+ * per-request RPC costs more CPU than the rest of a request, and a batch of a hundred little more
+ * than one (DESIGN §5, `pnpm bench rpc`). A fixed wait would add its delay when idle and still send batches of one
  * or two when requests arrive more slowly than one per wait.
  */
 import type { CallOptions } from "@connectrpc/connect";
@@ -114,9 +114,9 @@ export function batched<Request, Answer>(send: (requests: Request[], headers: Ca
   const waiting = new Map<string, Promise<Answer>>();
   const coalescer = createCoalescer<Pending<Request>, Answer>({
     maxBatch: 200,
-    // One batch under way at a time, as for triggers: the next is as large as it can be. Heavy
-    // subscriber's feed at 100 connections: 5,070 and 4,973 req/s against 4,195 and 3,929 with
-    // four in flight; the unseen count and the spread loads did not move.
+    // One batch under way at a time, as for triggers: the next is as large as it can be. A heavy
+    // subscriber's feed was served faster than with four in flight, and the unseen count and the
+    // spread loads did not move (`pnpm bench messages`).
     maxInFlight: 1,
     run: (_, items) => {
       for (const item of items) waiting.delete(item.key);

@@ -12,8 +12,7 @@ type MessagesClient = Client<typeof messagesV1.MessageService>;
  * Kept only while the changes that would make them wrong are followed (server.ts): the messages
  * service announces the feeds it changes, the subscribers service changed subscribers, the
  * triggers process changed workflows (a page embeds both). Bytes, not the decoded reply: a page
- * of 20 small messages holds ~64 KB as objects against its 14 KB of JSON, and objects kept are
- * what every full GC walks.
+ * held as objects takes several times its JSON, and objects kept are what every full GC walks.
  */
 export type FeedPages = FollowedCache<JsonBytes>;
 

@@ -126,7 +126,7 @@ export default async function triggersBench({ report }) {
 
     // 1. Acceptance at 100 connections, no worker running (the floor has no consumer either).
     // The floor and ours alternate, ACCEPTANCE_ROUNDS runs each, and the medians are compared:
-    // this machine's speed drifts by a third within minutes, so one run of each is a coin toss.
+    // this machine's speed drifts within minutes, so one run of each is a coin toss.
     if (PHASES.has("acceptance")) {
       const floorG = await startTriggerFloor("acceptance", `BENCH_FLOOR_G_${suffix}`);
       const floorLoad = { url: floorG.url, method: "POST", headers: floorG.headers, connections: CONNECTIONS, duration: SECONDS, body: JSON.stringify({ name, to: "bench-sub", payload: {} }) };
@@ -229,8 +229,8 @@ export default async function triggersBench({ report }) {
         else answered.failed += 1;
       });
       // The poll must not load the database it measures: it counts on the idempotency index
-      // (environment, transaction), and often only near the end (a count of up to 100,000 entries
-      // costs Postgres tens of ms; every 100 ms it took a fifth of the broadcast's database CPU).
+      // (environment, transaction), and often only near the end (a count over a whole broadcast is
+      // not cheap, and polled often it took a visible share of the broadcast's database CPU).
       const broadcastCount = async () =>
         (await pool.query("SELECT count(*)::int AS n FROM messages.messages WHERE environment_id = $1 AND transaction_id = $2", [environmentId, broadcast.transactionId])).rows[0].n;
       const deadline = Date.now() + 600_000;

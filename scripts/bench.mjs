@@ -1,6 +1,6 @@
 // `pnpm bench`: runs every bench/*.mjs (or the ones named: pnpm bench messages). Each module's
 // default export is `async ({ report }) => void`; it measures its own floors in the same run, since
-// absolute numbers move by up to a third between runs on shared machines, and reports ratios.
+// absolute numbers move a lot between runs on shared machines, and reports ratios.
 import { readdir } from "node:fs/promises";
 
 const dir = new URL("../bench/", import.meta.url);

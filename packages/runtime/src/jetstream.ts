@@ -169,7 +169,10 @@ export async function consumeJobs(nats: NatsConnection, options: ConsumeOptions)
   const running = new Set<Promise<void>>();
 
   // Long jobs (a broadcast page after page) keep their deliveries alive.
-  const keepAlive = (batch: JsMsg[]) => setInterval(() => batch.forEach((message) => message.working()), options.ackWaitMs / 3);
+  const keepAlive = (batch: JsMsg[]) =>
+    setInterval(() => {
+      for (const message of batch) message.working();
+    }, options.ackWaitMs / 3);
 
   const process = async (message: JsMsg) => {
     const heartbeat = keepAlive([message]);

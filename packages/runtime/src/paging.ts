@@ -1,3 +1,5 @@
+import { invalidField } from "./errors.js";
+
 /**
  * A keyset page as fetched (up to limit + 1 rows, in walking order) → the page in display order
  * and its cursors: going forwards there is a next page when the fetch over-ran, and a previous
@@ -13,4 +15,19 @@ export function keysetPage<Row extends { id: string }>(fetched: Row[], limit: nu
   const hasNext = backwards || hasFurther;
   const hasPrevious = backwards ? hasFurther : request.after !== undefined;
   return { page, cursors: { ...(hasNext && last ? { next: last } : {}), ...(hasPrevious && first ? { previous: first } : {}) } };
+}
+
+/**
+ * One page of an offset-paged list: rows fetched from page × limit (up to limit + 1 of them, so the
+ * over-run says whether there is more) while the total is counted, up to a cap, in parallel.
+ */
+export async function readOffsetPage<Row>(
+  request: { page: number; limit: number; countCap: number },
+  fetch: (offset: number) => Promise<Row[]>,
+  count: (cap: number) => Promise<number>,
+) {
+  const { page, limit, countCap } = request;
+  if (page < 0) throw invalidField("page", "page must not be negative", page);
+  const [rows, totalCount] = await Promise.all([fetch(page * limit), count(countCap)]);
+  return { rows: rows.slice(0, limit), hasMore: rows.length > limit, totalCount, totalCountCapped: totalCount >= countCap };
 }

@@ -115,10 +115,10 @@ export interface ServeOptions {
 
 /*
  * Calls between processes use @grpc/grpc-js on both ends, behind the connect-es service
- * definitions and handlers: DESIGN §5 asks for the faster transport. `pnpm bench rpc` (unary
- * calls, 100 in flight, medians of three runs on one machine): grpc-js 5,828 calls/s with 150 µs
- * of client and 70 µs of server CPU per call; connect-node on both ends 3,090 calls/s, 236 µs and
- * 163 µs. A grpc-js client of the connect-node server was slower than either pair.
+ * definitions and handlers: DESIGN §5 asks for the faster transport. `pnpm bench rpc` measures
+ * both: grpc-js on both ends serves more calls a second for less client and server CPU per call
+ * than connect-node on both ends, and a grpc-js client of the connect-node server was slower
+ * than either pair.
  */
 
 const CHANNEL_OPTIONS: grpc.ChannelOptions = {
@@ -248,7 +248,7 @@ function unaryHandler(spec: Extract<MethodImplSpec, { kind: "unary" }>, intercep
     const cancel = new AbortController();
     let answered = false;
     // grpc-js reports every call as cancelled once its status is sent: only a call still running
-    // is aborted (an error and an abort event per call were ~3 % of a service's CPU).
+    // is aborted (an error and an abort event per call showed in a service's CPU profile).
     call.once("cancelled", () => {
       if (!answered) cancel.abort(new ConnectError("the call was cancelled", Code.Canceled));
     });

@@ -9,11 +9,10 @@ type MessagesClient = Client<typeof messagesV1.MessageService>;
 
 /**
  * Feed pages kept between polls as the bytes answered, by subscriber (external id) and request.
- * Kept only while the changes that would make them wrong are followed (FEED_PAGES_FOLLOW): the
- * messages service announces the feeds it changes, the subscribers service changed subscribers,
- * the triggers process changed workflows (a page embeds both). Bytes, not the decoded reply: a page
- * of 20 small messages holds ~64 KB as objects against its 14 KB of JSON, and objects kept are
- * what every full GC walks.
+ * Kept only while the changes that would make them wrong are followed (FEED_PAGES_FOLLOW): the messages
+ * service announces the feeds it changes, the subscribers service changed subscribers, the
+ * triggers process changed workflows (a page embeds both). Bytes, not the decoded reply: a page
+ * held as objects takes several times its JSON, and objects kept are what every full GC walks.
  */
 export type FeedPages = FollowedCache<JsonBytes>;
 

@@ -122,10 +122,10 @@ const integrationOutcome: Sensitive<unknown, unknown, unknown, ReturnType<typeof
 };
 
 /**
- * Mark-all's work grows with the subscriber's messages: 1,000,000 took ~12 s on the floors'
- * machine and 52 s to over 60 s, the default RPC deadline, on a slower one, where the client got
- * a 503 for work that went on to finish. It runs in chunks, holding no lock for long; a hang
- * still ends, at this deadline.
+ * Mark-all's work grows with the subscriber's messages: for a subscriber with a million of them it
+ * can outlast the default RPC deadline on a slow machine, and the client would get a 503 for work
+ * that went on to finish. It runs in chunks, holding no lock for long; a hang still ends, at this
+ * deadline.
  */
 const MARK_ALL_DEADLINE_MS = 10 * 60_000;
 

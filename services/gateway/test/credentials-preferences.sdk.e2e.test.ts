@@ -1,8 +1,8 @@
 import { Novu } from "@novu/api";
-import * as errors from "@novu/api/models/errors";
-import { Criticality } from "@novu/api/models/operations";
+import * as errors from "@novu/api/models/errors/index.js";
+import { Criticality } from "@novu/api/models/operations/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startStack, type Stack } from "./stack.js";
+import { startStack, type Data, type Stack } from "./stack.js";
 
 let stack: Stack;
 let novu: Novu;
@@ -12,17 +12,22 @@ let critical: { _id: string };
 beforeAll(async () => {
   stack = await startStack({ worker: false });
   novu = new Novu({ secretKey: stack.key, serverURL: stack.url });
-  fcmId = (await stack.request("POST", "/v1/integrations", { providerId: "fcm", channel: "push", active: true })).body.data._id;
+  fcmId = (await stack.request<Data<{ _id: string }>>("POST", "/v1/integrations", { providerId: "fcm", channel: "push", active: true })).body.data._id;
   await stack.request("POST", "/v1/integrations", { providerId: "slack", channel: "chat", identifier: "team-slack", active: true });
   workflow = (
-    await stack.request("POST", "/v1/workflows", {
+    await stack.request<Data<typeof workflow>>("POST", "/v1/workflows", {
       name: "Weekly digest",
       active: true,
       steps: [{ template: { type: "in_app", content: "Hi" } }, { template: { type: "push", title: "Hi", content: "Hi" } }],
     })
   ).body.data;
   critical = (
-    await stack.request("POST", "/v1/workflows", { name: "Password reset", active: true, critical: true, steps: [{ template: { type: "email", subject: "Reset", content: "Reset" } }] })
+    await stack.request<Data<typeof critical>>("POST", "/v1/workflows", {
+      name: "Password reset",
+      active: true,
+      critical: true,
+      steps: [{ template: { type: "email", subject: "Reset", content: "Reset" } }],
+    })
   ).body.data;
   await novu.subscribers.create({ subscriberId: "sdk-user" });
 });

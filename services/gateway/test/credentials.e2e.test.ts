@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startStack, type Stack } from "./stack.js";
+import { startStack, type Data, type Stack } from "./stack.js";
 
 let stack: Stack;
 let fcm: { _id: string; identifier: string };
@@ -14,9 +14,9 @@ afterAll(async () => {
 });
 
 async function integration(body: Record<string, unknown>, headers?: Record<string, string>) {
-  const reply = await stack.request("POST", "/v1/integrations", body, headers);
+  const reply = await stack.request<Data<{ _id: string; identifier: string }>>("POST", "/v1/integrations", body, headers);
   expect(reply.status).toBe(201);
-  return reply.body.data as { _id: string; identifier: string };
+  return reply.body.data;
 }
 
 async function subscriber(subscriberId: string, headers?: Record<string, string>) {
@@ -82,7 +82,7 @@ describe("PATCH /v1/subscribers/{subscriberId}/credentials", () => {
     await integration({ providerId: "expo", channel: "push", identifier: "expo-inactive", active: false });
     await subscriber("expo-user");
     const newest = await patch("expo-user", { providerId: "expo", credentials: { deviceTokens: ["e1"] } });
-    expect(newest.body.data.channels.map((channel: { _integrationId: string }) => channel._integrationId)).toEqual([newer._id]);
+    expect(newest.body.data.channels.map((channel) => channel._integrationId)).toEqual([newer._id]);
     const chosen = await patch("expo-user", { providerId: "expo", integrationIdentifier: "expo-old", credentials: { deviceTokens: ["e2"] } });
     expect(chosen.body.data.channels).toEqual([
       { providerId: "expo", _integrationId: newer._id, credentials: { deviceTokens: ["e1"] } },
@@ -152,7 +152,7 @@ describe("PATCH /v1/subscribers/{subscriberId}/credentials", () => {
     const tokens = Array.from({ length: 60 }, (_, index) => `device-${index}`);
     const replies = await Promise.all(tokens.map((token) => patch("popular", { providerId: "fcm", credentials: { deviceTokens: [token] } })));
     expect(replies.map((reply) => reply.status)).toEqual(tokens.map(() => 200));
-    const stored: string[] = (await channelsOf("popular"))[0].credentials.deviceTokens;
+    const stored = (await channelsOf("popular"))[0].credentials.deviceTokens;
     expect([...stored].sort()).toEqual([...tokens].sort());
   });
 
@@ -182,7 +182,7 @@ describe("PUT and DELETE /v1/subscribers/{subscriberId}/credentials", () => {
     const reply = await stack.request("DELETE", "/v1/subscribers/unsubscriber/credentials/fcm");
     expect(reply.status).toBe(204);
     expect(reply.body).toBeUndefined();
-    expect((await channelsOf("unsubscriber")).map((channel: { providerId: string }) => channel.providerId)).toEqual(["slack"]);
+    expect((await channelsOf("unsubscriber")).map((channel) => channel.providerId)).toEqual(["slack"]);
     // Deleting what is not there is still a success; an unknown subscriber or provider is not.
     expect((await stack.request("DELETE", "/v1/subscribers/unsubscriber/credentials/fcm")).status).toBe(204);
     expect((await stack.request("DELETE", "/v1/subscribers/nobody-here/credentials/fcm")).status).toBe(404);

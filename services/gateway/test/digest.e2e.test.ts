@@ -1,6 +1,6 @@
 import { eventually } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startStack, type Stack } from "./stack.js";
+import { startStack, type Data, type Stack } from "./stack.js";
 
 let stack: Stack;
 beforeAll(async () => {
@@ -22,9 +22,9 @@ const digest = (metadata: Record<string, unknown>) => ({ template: { type: "dige
 const COUNTED = "{{step.total_count}}:{{#each step.events}}{{n}},{{/each}}";
 
 async function createWorkflow(name: string, steps: unknown[]): Promise<string> {
-  const reply = await stack.request("POST", "/v1/workflows", { name, active: true, steps });
+  const reply = await stack.request<Data<{ triggers: { identifier: string }[] }>>("POST", "/v1/workflows", { name, active: true, steps });
   expect(reply.status, JSON.stringify(reply.body)).toBe(201);
-  return reply.body.data.triggers[0].identifier as string;
+  return reply.body.data.triggers[0].identifier;
 }
 
 async function trigger(name: string, to: string, transactionId: string, payload: Record<string, unknown>) {
@@ -34,9 +34,9 @@ async function trigger(name: string, to: string, transactionId: string, payload:
 
 /** Every message of a subscriber, oldest first. */
 async function messagesFor(subscriberId: string): Promise<Message[]> {
-  const reply = await stack.request("GET", `/v1/messages?subscriberId=${encodeURIComponent(subscriberId)}&limit=1000`);
+  const reply = await stack.request<Data<Message[]>>("GET", `/v1/messages?subscriberId=${encodeURIComponent(subscriberId)}&limit=1000`);
   expect(reply.status).toBe(200);
-  return (reply.body.data as Message[]).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  return reply.body.data.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
 }
 
 /** Waits (bounded) for `count` messages, then a while longer so a wrong extra one would show. */

@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { eventually } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSubscriber, newMessage, seeder } from "./messages-fixtures.js";
-import { startStack, type Stack } from "./stack.js";
+import { startStack, type Data, type Stack } from "./stack.js";
 
 // Fault tests: a worker killed mid-job and a NATS outage. NATS here is a server of this file's
 // own (another port, another store), so stopping it never disturbs tests running beside it.
@@ -79,8 +79,11 @@ async function countFor(transactionId: string): Promise<{ total: number; distinc
   let page = 0;
   const subscribers: string[] = [];
   for (;;) {
-    const reply = await stack.request("GET", `/v1/messages?transactionId=${transactionId}&limit=1000&page=${page}`);
-    subscribers.push(...reply.body.data.map((message: { _subscriberId: string }) => message._subscriberId));
+    const reply = await stack.request<Data<{ _subscriberId: string }[]> & { hasMore: boolean }>(
+      "GET",
+      `/v1/messages?transactionId=${transactionId}&limit=1000&page=${page}`,
+    );
+    subscribers.push(...reply.body.data.map((message) => message._subscriberId));
     if (!reply.body.hasMore) break;
     page += 1;
   }
@@ -90,7 +93,11 @@ async function countFor(transactionId: string): Promise<{ total: number; distinc
 describe("faults", () => {
   let workflow: string;
   beforeAll(async () => {
-    const created = await stack.request("POST", "/v1/workflows", { name: "Fault note", active: true, steps: [{ template: { type: "in_app", content: "n" } }] });
+    const created = await stack.request<Data<{ triggers: { identifier: string }[] }>>("POST", "/v1/workflows", {
+      name: "Fault note",
+      active: true,
+      steps: [{ template: { type: "in_app", content: "n" } }],
+    });
     workflow = created.body.data.triggers[0].identifier;
   });
 

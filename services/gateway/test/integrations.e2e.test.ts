@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { connectRedis, createPool, type Pool, type Redis } from "@notify/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startStack, type Stack } from "./stack.js";
+import { startStack, type Data, type Json, type Stack } from "./stack.js";
 
 let stack: Stack;
 let pool: Pool;
@@ -44,6 +44,7 @@ interface Integration {
   primary: boolean;
   active: boolean;
   priority: number;
+  identifier: string;
   credentials: Record<string, unknown>;
   _environmentId: string;
 }
@@ -54,18 +55,18 @@ async function environment(name: string, organization?: string) {
   const headers = { authorization: `ApiKey ${key}` };
   return {
     key,
-    request: <T = any>(method: string, path: string, body?: unknown) => stack.request<T>(method, path, body, headers),
+    request: <T = Json>(method: string, path: string, body?: unknown) => stack.request<T>(method, path, body, headers),
   };
 }
 
 async function create(as: Awaited<ReturnType<typeof environment>>, body: Record<string, unknown>): Promise<Integration> {
-  const reply = await as.request("POST", "/v1/integrations", body);
+  const reply = await as.request<Data<Integration>>("POST", "/v1/integrations", body);
   expect(reply.status).toBe(201);
   return reply.body.data;
 }
 
 async function list(as: Awaited<ReturnType<typeof environment>>): Promise<Integration[]> {
-  const reply = await as.request("GET", "/v1/integrations");
+  const reply = await as.request<Data<Integration[]>>("GET", "/v1/integrations");
   expect(reply.status).toBe(200);
   return reply.body.data;
 }
@@ -206,11 +207,11 @@ describe("integrations", () => {
     const kept = await create(as, { providerId: "ses", channel: "email", active: true });
     const reply = await as.request("DELETE", `/v1/integrations/${doomed._id}`);
     expect(reply.status).toBe(200);
-    expect(reply.body.data.map((item: Integration) => item._id)).not.toContain(doomed._id);
-    expect(reply.body.data.map((item: Integration) => item._id)).toContain(kept._id);
+    expect(reply.body.data.map((item) => item._id)).not.toContain(doomed._id);
+    expect(reply.body.data.map((item) => item._id)).toContain(kept._id);
     expect((await list(as)).map((item) => item._id)).not.toContain(doomed._id);
     const active = await as.request("GET", "/v1/integrations/active");
-    expect(active.body.data.map((item: Integration) => item._id)).not.toContain(doomed._id);
+    expect(active.body.data.map((item) => item._id)).not.toContain(doomed._id);
     expect((await as.request("POST", `/v1/integrations/${doomed._id}/set-primary`)).status).toBe(404);
     expect((await as.request("DELETE", `/v1/integrations/${doomed._id}`)).status).toBe(404);
     const { rows } = await pool.query("SELECT deleted, deleted_at, deleted_by FROM integrations.integrations WHERE id = $1", [doomed._id]);
@@ -310,9 +311,9 @@ describe("active integrations (spec 8)", () => {
     const productionSms = await create(production, { providerId: "twilio", channel: "sms", active: true, credentials: { token: "prod-secret", from: "+1555" } });
     const foreign = await create(elsewhere, { providerId: "sendgrid", channel: "email", active: true });
 
-    const reply = await development.request("GET", "/v1/integrations/active");
+    const reply = await development.request<Data<Integration[]>>("GET", "/v1/integrations/active");
     expect(reply.status).toBe(200);
-    const active: Integration[] = reply.body.data;
+    const active = reply.body.data;
     const ids = active.map((item) => item._id);
     expect(ids).toContain(live._id);
     expect(ids).toContain(productionSms._id);
@@ -329,7 +330,7 @@ describe("active integrations (spec 8)", () => {
     expect(active.find((item) => item._id === live._id)?.credentials).toEqual({ apiKey: "dev-secret", from: "a@example.com" });
     expect(active.find((item) => item._id === productionSms._id)?.credentials).toEqual({ from: "+1555" });
 
-    const fromProduction: Integration[] = (await production.request("GET", "/v1/integrations/active")).body.data;
+    const fromProduction = (await production.request<Data<Integration[]>>("GET", "/v1/integrations/active")).body.data;
     expect(fromProduction.find((item) => item._id === productionSms._id)?.credentials).toEqual({ token: "prod-secret", from: "+1555" });
     expect(fromProduction.find((item) => item._id === live._id)?.credentials).toEqual({ from: "a@example.com" });
   });
@@ -363,14 +364,14 @@ describe("idempotency of the routes that answer secrets", () => {
     expect(first.body.data.configurations.inboundWebhookSigningKey).toBe(signingKey);
 
     const values = await redisValues();
-    expect(values.some((value) => value.includes(first.body.data._id))).toBe(true);
+    expect(values.some((value) => value.includes(String(first.body.data._id)))).toBe(true);
     for (const value of values) for (const hidden of [apiKey, password, signingKey]) expect(value).not.toContain(hidden);
 
     const replay = await stack.request("POST", "/v1/integrations", body, headers);
     expect(replay.status).toBe(201);
     expect(replay.headers.get("idempotency-replay")).toBe("true");
     expect(replay.body).toEqual(first.body);
-    expect((await as.request("GET", "/v1/integrations")).body.data.filter((one: Integration) => one.providerId === "sendgrid")).toHaveLength(1);
+    expect((await list(as)).filter((one) => one.providerId === "sendgrid")).toHaveLength(1);
 
     expect((await stack.request("POST", "/v1/integrations", { ...body, name: "Other" }, headers)).status).toBe(422);
     await as.request("PUT", `/v1/integrations/${first.body.data._id}`, { name: "Renamed" });
@@ -380,7 +381,7 @@ describe("idempotency of the routes that answer secrets", () => {
     await as.request("DELETE", `/v1/integrations/${first.body.data._id}`);
     const gone = await stack.request("POST", "/v1/integrations", body, headers);
     expect(gone.status).toBe(404);
-    expect((await as.request("GET", "/v1/integrations")).body.data.filter((one: Integration) => one.providerId === "sendgrid")).toEqual([]);
+    expect((await list(as)).filter((one) => one.providerId === "sendgrid")).toEqual([]);
   });
 
   it("keeps no failure of a sensitive route: the retry runs again", async () => {
@@ -391,7 +392,7 @@ describe("idempotency of the routes that answer secrets", () => {
     const headers = { authorization: `ApiKey ${as.key}`, "idempotency-key": `fail-${secret()}` };
     expect((await stack.request("POST", "/v1/integrations", body, headers)).status).toBe(409);
     for (const value of await redisValues()) expect(value).not.toContain(apiKey);
-    const taken = (await as.request("GET", "/v1/integrations")).body.data.find((one: Integration & { identifier: string }) => one.identifier === "taken");
+    const taken = (await list(as)).find((one) => one.identifier === "taken")!;
     await as.request("DELETE", `/v1/integrations/${taken._id}`);
     const retried = await stack.request("POST", "/v1/integrations", body, headers);
     expect(retried.status).toBe(201);

@@ -19,8 +19,8 @@ function recordingClient(feedPages?: FeedPages) {
       return create(messagesV1.BatchCountMessagesResponseSchema, {
         results: request.counts.map((count) =>
           count.subscriberId === "ghost"
-            ? { result: { case: "error", value: { code: Code.NotFound, message: "Subscriber 'ghost' was not found" } } }
-            : { result: { case: "count", value: count.limit } },
+            ? { result: { case: "error" as const, value: { code: Code.NotFound, message: "Subscriber 'ghost' was not found" } } }
+            : { result: { case: "count" as const, value: count.limit } },
         ),
       });
     },
@@ -28,7 +28,7 @@ function recordingClient(feedPages?: FeedPages) {
       feedBatches.push(request.feeds);
       await new Promise((resolve) => setTimeout(resolve, 30));
       return create(messagesV1.BatchGetFeedResponseSchema, {
-        results: request.feeds.map((feed) => ({ result: { case: "feed", value: { totalCount: feed.page } } })),
+        results: request.feeds.map((feed) => ({ result: { case: "feed" as const, value: { totalCount: feed.page } } })),
       });
     },
     async markMessages() {

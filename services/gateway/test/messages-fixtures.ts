@@ -1,7 +1,7 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { commonV1, messagesV1 } from "@notify/proto";
 import { createClient, createRpcTransport, objectId, scopeHeaders, type Scope } from "@notify/runtime";
-import type { Stack } from "./stack.js";
+import type { Data, Stack } from "./stack.js";
 
 /** Fields of a new message, as an init object. */
 export type NewMessageInit = Exclude<MessageInitShape<typeof messagesV1.NewMessageSchema>, messagesV1.NewMessage>;
@@ -51,7 +51,12 @@ export function newMessage(subscriber: SeededSubscriber, fields: NewMessageInit 
 
 /** Creates a subscriber through the API and a client of the messages service in its environment. */
 export async function createSubscriber(stack: Stack, subscriberId: string, key = stack.key): Promise<SeededSubscriber & { scope: Scope }> {
-  const reply = await stack.request("POST", "/v1/subscribers", { subscriberId, firstName: "First", lastName: "Last" }, { authorization: `ApiKey ${key}` });
+  const reply = await stack.request<Data<{ _id: string; _organizationId: string; _environmentId: string }>>(
+    "POST",
+    "/v1/subscribers",
+    { subscriberId, firstName: "First", lastName: "Last" },
+    { authorization: `ApiKey ${key}` },
+  );
   if (reply.status !== 201) throw new Error(`creating ${subscriberId}: ${reply.status} ${JSON.stringify(reply.body)}`);
   const { _id, _organizationId, _environmentId } = reply.body.data;
   return { id: _id, subscriberId, scope: { organizationId: _organizationId, environmentId: _environmentId } };

@@ -1,7 +1,7 @@
 import { commonV1, messagesV1 } from "@notify/proto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSubscriber, newMessage, nextTransactionId, seeder, unknownMessageId, type Seeder, type SeededSubscriber } from "./messages-fixtures.js";
-import { startStack, type Stack } from "./stack.js";
+import { startStack, type Data, type Stack } from "./stack.js";
 
 const OBJECT_ID = /^[0-9a-f]{24}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -24,17 +24,17 @@ afterAll(async () => {
 const freshSubscriber = () => createSubscriber(stack, `subscriber-${++subscriberCount}`);
 
 const unseen = async (subscriberId: string, query = "") => {
-  const reply = await stack.request("GET", `/v1/subscribers/${subscriberId}/notifications/unseen${query}`);
+  const reply = await stack.request<Data<{ count: number }>>("GET", `/v1/subscribers/${subscriberId}/notifications/unseen${query}`);
   expect(reply.status).toBe(200);
-  return reply.body.data.count as number;
+  return reply.body.data.count;
 };
 
 const markAs = (subscriberId: string, body: unknown) => stack.request("POST", `/v1/subscribers/${subscriberId}/messages/mark-as`, body);
 const markAll = (subscriberId: string, body: unknown) => stack.request("POST", `/v1/subscribers/${subscriberId}/messages/mark-all`, body);
 
 async function messageOf(subscriber: SeededSubscriber, id: string) {
-  const reply = await stack.request("GET", `/v1/messages?subscriberId=${subscriber.subscriberId}&limit=1000`);
-  return (reply.body.data as { _id: string }[]).find((message) => message._id === id) as Record<string, any> | undefined;
+  const reply = await stack.request<Data<{ _id: string }[]>>("GET", `/v1/messages?subscriberId=${subscriber.subscriberId}&limit=1000`);
+  return reply.body.data.find((message) => message._id === id);
 }
 
 describe("creating messages through the batch RPC", () => {
@@ -156,9 +156,9 @@ describe("POST /v1/subscribers/{subscriberId}/messages/mark-as", () => {
     const [first, second] = await seed.inApp(ada, 2);
     const email = (await seed.create([newMessage(ada, { channel: commonV1.Channel.EMAIL, stepId: "email" })])).messages[0]!.id;
     const array = await markAs(ada.subscriberId, { messageId: [second, first, email], markAs: "seen" });
-    expect(array.body.data.map((message: { _id: string }) => message._id)).toEqual([second, first, email]);
+    expect(array.body.data.map((message) => message._id)).toEqual([second, first, email]);
     const list = await markAs(ada.subscriberId, { messageId: `${first}, ${second}`, markAs: "read" });
-    expect(list.body.data.map((message: { _id: string; read: boolean }) => [message._id, message.read])).toEqual([
+    expect(list.body.data.map((message) => [message._id, message.read])).toEqual([
       [first, true],
       [second, true],
     ]);
@@ -177,7 +177,7 @@ describe("POST /v1/subscribers/{subscriberId}/messages/mark-as", () => {
 
     const reply = await markAs(ada.subscriberId, { messageId: [adaMessage, bobMessage, productionMessage, unknownMessageId()], markAs: "read" });
     expect(reply.status).toBe(201);
-    expect(reply.body.data.map((message: { _id: string }) => message._id)).toEqual([adaMessage]);
+    expect(reply.body.data.map((message) => message._id)).toEqual([adaMessage]);
     expect(await unseen(bob.subscriberId)).toBe(1);
     const productionCount = await stack.request("GET", `/v1/subscribers/${ada.subscriberId}/notifications/unseen`, undefined, {
       authorization: `ApiKey ${production}`,
@@ -433,7 +433,8 @@ describe("DELETE /v1/messages/transaction/{transactionId}", () => {
     );
     return transactionId;
   }
-  const listed = async (transactionId: string) => (await stack.request("GET", `/v1/messages?transactionId=${transactionId}`)).body.data as { channel: string }[];
+  const listed = async (transactionId: string) =>
+    (await stack.request<Data<{ channel: string }[]>>("GET", `/v1/messages?transactionId=${transactionId}`)).body.data;
 
   it("deletes the messages of one channel when a channel is given", async () => {
     const transactionId = await transaction([await freshSubscriber(), await freshSubscriber()]);
@@ -495,8 +496,8 @@ describe("GET /v1/messages", () => {
     const newestFirst = [...ids].reverse();
     const page = async (query: string) => (await stack.request("GET", `/v1/messages?subscriberId=${ada.subscriberId}${query}`)).body;
     expect(await page("&limit=2")).toMatchObject({ page: 0, pageSize: 2, totalCount: 5, hasMore: true });
-    expect((await page("&limit=2")).data.map((message: { _id: string }) => message._id)).toEqual(newestFirst.slice(0, 2));
-    expect((await page("&limit=2&page=2")).data.map((message: { _id: string }) => message._id)).toEqual(newestFirst.slice(4));
+    expect((await page("&limit=2")).data.map((message) => message._id)).toEqual(newestFirst.slice(0, 2));
+    expect((await page("&limit=2&page=2")).data.map((message) => message._id)).toEqual(newestFirst.slice(4));
     expect(await page("&limit=2&page=2")).toMatchObject({ page: 2, hasMore: false });
     expect(await page("&limit=5")).toMatchObject({ hasMore: false });
     expect((await page("&limit=2&page=3")).data).toEqual([]);
@@ -538,11 +539,11 @@ describe("GET /v1/subscribers/{subscriberId}/notifications/feed", () => {
     expect(first.status).toBe(200);
     // As the reference service counts a feed: totalCount stops at the page's limit.
     expect(first.body).toMatchObject({ page: 0, pageSize: 10, totalCount: 10, hasMore: true });
-    expect(first.body.data.map((message: { _id: string }) => message._id)).toEqual([...ids].reverse().slice(0, 10));
+    expect(first.body.data.map((message) => message._id)).toEqual([...ids].reverse().slice(0, 10));
     expect(first.body.data[0]).toMatchObject({ channel: "in_app", subscriber: { _id: ada.id, subscriberId: ada.subscriberId, firstName: "First" } });
     const second = await stack.request("GET", `/v1/subscribers/${ada.subscriberId}/notifications/feed?page=1`);
     expect(second.body).toMatchObject({ page: 1, totalCount: 2, hasMore: false });
-    expect(second.body.data.map((message: { _id: string }) => message._id)).toEqual([ids[1], ids[0]]);
+    expect(second.body.data.map((message) => message._id)).toEqual([ids[1], ids[0]]);
   });
 
   it("filters by feed identifiers, read and seen", async () => {
@@ -566,8 +567,15 @@ describe("GET /v1/subscribers/{subscriberId}/notifications/feed", () => {
     const bob = await freshSubscriber();
     const adaIds = await seed.inApp(ada, 3);
     const bobIds = await seed.inApp(bob, 2);
-    const feed = (subscriberId: string, query = "") => stack.request("GET", `/v1/subscribers/${subscriberId}/notifications/feed${query}`);
-    const replies = await Promise.all([feed(ada.subscriberId), feed(bob.subscriberId), feed(ada.subscriberId, "?limit=1"), feed(ada.subscriberId), feed("nobody")]);
+    const feed = (subscriberId: string, query = "") =>
+      stack.request<Data<{ _id: string }[]>>("GET", `/v1/subscribers/${subscriberId}/notifications/feed${query}`);
+    const replies = await Promise.all([
+      feed(ada.subscriberId),
+      feed(bob.subscriberId),
+      feed(ada.subscriberId, "?limit=1"),
+      feed(ada.subscriberId),
+      feed("nobody"),
+    ]);
     const ids = (reply: { body: { data: { _id: string }[] } }) => reply.body.data.map((message) => message._id);
     expect(ids(replies[0]!)).toEqual([...adaIds].reverse());
     expect(ids(replies[1]!)).toEqual([...bobIds].reverse());
@@ -591,9 +599,12 @@ describe("feed pages the gateway keeps between polls", () => {
     const transactionId = nextTransactionId();
     await seed.create([newMessage(ada, { transactionId }), newMessage(bob, { transactionId })]);
     const feed = async (subscriber: SeededSubscriber) => {
-      const reply = await stack.request("GET", `/v1/subscribers/${subscriber.subscriberId}/notifications/feed`);
+      const reply = await stack.request<Data<{ _id: string; read: boolean; seen: boolean }[]>>(
+        "GET",
+        `/v1/subscribers/${subscriber.subscriberId}/notifications/feed`,
+      );
       expect(reply.status).toBe(200);
-      return reply.body.data as { _id: string; read: boolean; seen: boolean }[];
+      return reply.body.data;
     };
     expect(await feed(ada)).toHaveLength(1);
     expect(await feed(bob)).toHaveLength(1);
@@ -618,7 +629,7 @@ describe("feed pages the gateway keeps between polls", () => {
   it("are current right after their workflow changes", async () => {
     const ada = await freshSubscriber();
     const steps = [{ template: { type: "in_app", content: "Hi" } }];
-    const created = (await stack.request("POST", "/v1/workflows", { name: "Kept page", steps })).body.data;
+    const created = (await stack.request<Data<{ _id: string }>>("POST", "/v1/workflows", { name: "Kept page", steps })).body.data;
     await seed.create([newMessage(ada, { templateId: created._id })]);
     const templateName = async () => (await stack.request("GET", `/v1/subscribers/${ada.subscriberId}/notifications/feed`)).body.data[0].template.name;
     expect(await templateName()).toBe("Kept page");
@@ -630,29 +641,37 @@ describe("feed pages the gateway keeps between polls", () => {
 describe("the message's workflow (template)", () => {
   it("is the workflow as GET /v1/workflows/{id} shows it, in the list and in the feed, and absent once deleted", async () => {
     const ada = await freshSubscriber();
-    const created = await stack.request("POST", "/v1/workflows", { name: "Template embed", tags: ["news"], steps: [{ template: { type: "in_app", content: "Hi" } }] });
-    const workflow = (await stack.request("GET", `/v1/workflows/${created.body.data._id}`)).body.data;
+    const created = await stack.request("POST", "/v1/workflows", {
+      name: "Template embed",
+      tags: ["news"],
+      steps: [{ template: { type: "in_app", content: "Hi" } }],
+    });
+    const workflow = (await stack.request<Data<{ _id: string }>>("GET", `/v1/workflows/${created.body.data._id}`)).body.data;
     const foreignKey = await stack.createKey("Staging");
-    const foreign = await stack.request("POST", "/v1/workflows", { name: "Elsewhere", steps: [] }, { authorization: `ApiKey ${foreignKey}` });
-    const [embedded, unknown, otherEnvironment] = await seed.create([
-      newMessage(ada, { templateId: workflow._id }),
-      newMessage(ada),
-      newMessage(ada, { templateId: foreign.body.data._id }),
-    ]).then((reply) => reply.messages.map((message) => message.id));
-    const templates = (data: { _id: string; template?: unknown }[]) => Object.fromEntries(data.map((message) => [message._id, message.template]));
+    const foreign = await stack.request<Data<{ _id: string }>>(
+      "POST",
+      "/v1/workflows",
+      { name: "Elsewhere", steps: [] },
+      { authorization: `ApiKey ${foreignKey}` },
+    );
+    const [embedded, unknown, otherEnvironment] = await seed
+      .create([newMessage(ada, { templateId: workflow._id }), newMessage(ada), newMessage(ada, { templateId: foreign.body.data._id })])
+      .then((reply) => reply.messages.map((message) => message.id));
+    type Listed = Data<{ _id: string; template?: unknown }[]>;
+    const templates = (data: Listed["data"]) => Object.fromEntries(data.map((message) => [message._id, message.template]));
 
-    const listed = templates((await stack.request("GET", `/v1/messages?subscriberId=${ada.subscriberId}`)).body.data);
+    const listed = templates((await stack.request<Listed>("GET", `/v1/messages?subscriberId=${ada.subscriberId}`)).body.data);
     expect(listed[embedded!]).toEqual(workflow);
     expect(listed[unknown!]).toBeUndefined();
     // A workflow id of another environment embeds nothing.
     expect(listed[otherEnvironment!]).toBeUndefined();
-    const feed = await stack.request("GET", `/v1/subscribers/${ada.subscriberId}/notifications/feed`);
+    const feed = await stack.request<Listed>("GET", `/v1/subscribers/${ada.subscriberId}/notifications/feed`);
     expect(templates(feed.body.data)[embedded!]).toEqual(workflow);
 
     expect((await stack.request("DELETE", `/v1/workflows/${workflow._id}`)).status).toBe(200);
     const afterDelete = await stack.request("GET", `/v1/messages?subscriberId=${ada.subscriberId}`);
     expect(afterDelete.status).toBe(200);
-    expect(afterDelete.body.data.map((message: { template?: unknown }) => message.template)).toEqual([undefined, undefined, undefined]);
+    expect(afterDelete.body.data.map((message) => message.template)).toEqual([undefined, undefined, undefined]);
     const feedAfter = await stack.request("GET", `/v1/subscribers/${ada.subscriberId}/notifications/feed`);
     expect(feedAfter.status).toBe(200);
     expect(feedAfter.body.data[0]).not.toHaveProperty("template");

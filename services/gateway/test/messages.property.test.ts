@@ -75,11 +75,11 @@ it("random sequences of mark-as and mark-all keep the unseen count and the feed'
       const feedMatches = async () => {
         const inApp = model.filter((message) => message.inApp).reverse();
         const all = await stack.request("GET", `${base}/notifications/feed?limit=20`);
-        expect(all.body.data.map((message: { _id: string; read: boolean; seen: boolean }) => [message._id, message.read, message.seen])).toEqual(
+        expect(all.body.data.map((message) => [message._id, message.read, message.seen])).toEqual(
           inApp.map((message) => [message.id, message.read, message.seen]),
         );
         const unseen = await stack.request("GET", `${base}/notifications/feed?limit=20&seen=false`);
-        expect(unseen.body.data.map((message: { _id: string }) => message._id)).toEqual(inApp.filter((message) => !message.seen).map((message) => message.id));
+        expect(unseen.body.data.map((message) => message._id)).toEqual(inApp.filter((message) => !message.seen).map((message) => message.id));
       };
       await feedMatches();
 
@@ -89,7 +89,7 @@ it("random sequences of mark-as and mark-all keep the unseen count and the feed'
           const reply = await stack.request("POST", `${base}/messages/mark-as`, { messageId: targets.map((message) => message.id), markAs: step.mark });
           expect(reply.status).toBe(201);
           for (const message of targets) apply(message, step.mark);
-          expect(reply.body.data.map((message: ModelMessage) => [message.read, message.seen])).toEqual(targets.map((message) => [message.read, message.seen]));
+          expect(reply.body.data.map((message) => [message.read, message.seen])).toEqual(targets.map((message) => [message.read, message.seen]));
         } else {
           const expected = model.filter((message) => changedByMarkAll(message, step.mark, step.feeds));
           const reply = await stack.request("POST", `${base}/messages/mark-all`, { markAs: step.mark, ...(step.feeds ? { feedIdentifier: step.feeds } : {}) });

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startStack, type Stack } from "./stack.js";
+import { startStack, type Data, type Json, type Stack } from "./stack.js";
 
 let stack: Stack;
 beforeAll(async () => {
@@ -52,7 +52,7 @@ function step(type: string) {
 }
 
 async function workflow(body: Record<string, unknown>): Promise<Workflow> {
-  const reply = await stack.request("POST", "/v1/workflows", body);
+  const reply = await stack.request<Data<Workflow>>("POST", "/v1/workflows", body);
   expect(reply.status).toBe(201);
   return reply.body.data;
 }
@@ -64,9 +64,9 @@ async function subscriber(subscriberId: string) {
 const getPreferences = (subscriberId: string, query = "") => stack.request("GET", `/v2/subscribers/${subscriberId}/preferences${query}`);
 const patchPreferences = (subscriberId: string, body: unknown) => stack.request("PATCH", `/v2/subscribers/${subscriberId}/preferences`, body);
 
-const identifiers = (body: { workflows: { workflow: { identifier: string } }[] }) => body.workflows.map((preference) => preference.workflow.identifier);
-const preferenceOf = (body: { workflows: { workflow: { identifier: string } }[] }, target: Workflow) =>
-  body.workflows.find((preference) => preference.workflow.identifier === target.triggers[0]!.identifier) as any;
+const identifiers = (body: Json) => body.workflows.map((preference) => preference.workflow.identifier);
+const preferenceOf = (body: Json, target: Workflow) =>
+  body.workflows.find((preference) => String(preference.workflow.identifier) === target.triggers[0]!.identifier)!;
 
 describe("GET /v2/subscribers/{subscriberId}/preferences", () => {
   it("answers the defaults: workflow settings over enabled, channels of active steps, non-critical workflows", async () => {
@@ -152,7 +152,7 @@ describe("PATCH /v2/subscribers/{subscriberId}/preferences", () => {
     await patchPreferences("guarded", { channels: { email: false, chat: true } });
     const critical = preferenceOf((await getPreferences("guarded", "?criticality=critical")).body.data, security);
     expect(critical.channels).toEqual({ email: true, chat: false });
-    expect(critical.overrides.map((override: { source: string }) => override.source)).toEqual(["template", "template"]);
+    expect(critical.overrides.map((override) => override.source)).toEqual(["template", "template"]);
   });
 
   it("answers 404 for an unknown workflow (before an unknown subscriber) and for an unknown subscriber", async () => {

@@ -31,7 +31,7 @@ describe("a downstream service is down", () => {
   it("readyz answers 503 naming it, livez stays 200", async () => {
     const ready = await fetch(`http://127.0.0.1:${gateway.port}/readyz`);
     expect(ready.status).toBe(503);
-    const body = await ready.json();
+    const body = (await ready.json()) as { checks: Record<string, string> };
     expect(body.checks).toMatchObject({ postgres: "up", redis: "up", nats: "up" });
     expect(body.checks.subscribers).toMatch(/^down/);
     expect((await fetch(`http://127.0.0.1:${gateway.port}/livez`)).status).toBe(200);
@@ -41,6 +41,6 @@ describe("a downstream service is down", () => {
     const reply = await fetch(`http://127.0.0.1:${gateway.port}/v1/subscribers/anyone`, { headers: { authorization: `ApiKey ${key}` } });
     expect(reply.status).toBe(503);
     expect(reply.headers.get("retry-after")).toBe("1");
-    expect((await reply.json()).statusCode).toBe(503);
+    expect(((await reply.json()) as { statusCode: number }).statusCode).toBe(503);
   });
 });

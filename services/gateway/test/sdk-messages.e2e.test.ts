@@ -1,9 +1,9 @@
 import { Novu } from "@novu/api";
-import * as errors from "@novu/api/models/errors";
+import * as errors from "@novu/api/models/errors/index.js";
 import { commonV1, messagesV1 } from "@notify/proto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSubscriber, newMessage, nextTransactionId, seeder, type Seeder } from "./messages-fixtures.js";
-import { startStack, type Stack } from "./stack.js";
+import { startStack, type Data, type Stack } from "./stack.js";
 
 let stack: Stack;
 let novu: Novu;
@@ -74,7 +74,7 @@ describe("@novu/api 1.7.1 against the gateway: messages", () => {
 
   it("parses a message's embedded workflow (template) as WorkflowResponse, in the list and the feed", async () => {
     const ada = await createSubscriber(stack, "sdk-template");
-    const workflow = await stack.request("POST", "/v1/workflows", {
+    const workflow = await stack.request<Data<{ _id: string; steps: { _id: string }[] }>>("POST", "/v1/workflows", {
       name: "SDK template",
       tags: ["sdk"],
       steps: [{ template: { type: "in_app", content: "Hi {{name}}" } }, { template: { type: "email", subject: "S", content: "E" } }],
@@ -87,7 +87,7 @@ describe("@novu/api 1.7.1 against the gateway: messages", () => {
     expect(template).toMatchObject({ id: workflow.body.data._id, name: "SDK template", tags: ["sdk"], active: false, deleted: false });
     expect(template.triggers).toEqual([{ type: "event", identifier: "sdk-template", variables: [{ name: "name" }], subscriberVariables: [{ name: "email" }] }]);
     // The SDK's MessageTemplate schema keeps no fields, so the steps are told apart by their ids.
-    expect(template.steps.map((step) => [step.active, step.id])).toEqual(workflow.body.data.steps.map((step: { _id: string }) => [true, step._id]));
+    expect(template.steps.map((step) => [step.active, step.id])).toEqual(workflow.body.data.steps.map((step) => [true, step._id]));
 
     const feed = await novu.subscribers.notifications.feed({ subscriberId: "sdk-template" });
     expect(feed.result.data.map((message) => message.id)).toEqual([created!.id]);

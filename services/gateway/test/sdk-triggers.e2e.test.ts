@@ -1,8 +1,8 @@
 import { Novu } from "@novu/api";
-import * as errors from "@novu/api/models/errors";
+import * as errors from "@novu/api/models/errors/index.js";
 import { eventually } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startStack, type Stack } from "./stack.js";
+import { startStack, type Data, type Stack } from "./stack.js";
 
 let stack: Stack;
 let novu: Novu;
@@ -10,7 +10,7 @@ let workflowId: string;
 beforeAll(async () => {
   stack = await startStack();
   novu = new Novu({ secretKey: stack.key, serverURL: stack.url });
-  const created = await stack.request("POST", "/v1/workflows", {
+  const created = await stack.request<Data<{ triggers: { identifier: string }[] }>>("POST", "/v1/workflows", {
     name: "SDK welcome",
     active: true,
     steps: [{ template: { type: "in_app", content: "Hi {{subscriber.firstName}}, #{{n}}" } }],

@@ -20,7 +20,24 @@ import { addKey } from "../src/accounts.js";
 import { migrations as gatewayMigrations, start as startGateway } from "../src/server.js";
 import { createPool } from "@notify/runtime";
 
-export interface Reply<T = any> {
+/**
+ * A reply body as a test reads it when it declares no shape of its own: a JSON value whose members
+ * and elements can be followed without narrowing, each again such a value (what is absent reads as
+ * undefined at run time, and expect checks what is there). A test that hands a value on states its
+ * shape instead: `request<Data<{ _id: string }>>(…)`.
+ */
+export type Json = JsonFields & JsonList;
+export interface JsonFields {
+  readonly [key: string]: Json;
+}
+export interface JsonList extends ReadonlyArray<Json> {}
+
+/** The wrapped success body of most routes. */
+export interface Data<T> {
+  data: T;
+}
+
+export interface Reply<T = Json> {
   status: number;
   headers: Headers;
   body: T;
@@ -36,7 +53,7 @@ export interface Stack {
   /** The messages service, for tests that create messages through its batch RPC (as the worker does). */
   readonly messagesUrl: string;
   /** Sends a JSON request with `Authorization: ApiKey <key>` unless headers say otherwise ("" drops a header). */
-  request<T = any>(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Reply<T>>;
+  request<T = Json>(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Reply<T>>;
   /** Makes a key for another environment (created if needed). */
   createKey(environment: string, organization?: string): Promise<string>;
   stop(): Promise<void>;

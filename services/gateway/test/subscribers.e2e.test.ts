@@ -132,10 +132,10 @@ describe("subscribers", () => {
     }
     const first = await stack.request("GET", "/v1/subscribers?page=0&limit=2", undefined, as);
     expect(first.body).toMatchObject({ page: 0, pageSize: 2, totalCount: 5, hasMore: true });
-    expect(first.body.data.map((s: { subscriberId: string }) => s.subscriberId)).toEqual(["p0", "p1"]);
+    expect(first.body.data.map((s) => s.subscriberId)).toEqual(["p0", "p1"]);
     const last = await stack.request("GET", "/v1/subscribers?page=2&limit=2", undefined, as);
     expect(last.body).toMatchObject({ page: 2, hasMore: false });
-    expect(last.body.data.map((s: { subscriberId: string }) => s.subscriberId)).toEqual(["p4"]);
+    expect(last.body.data.map((s) => s.subscriberId)).toEqual(["p4"]);
 
     const seen: string[] = [];
     let cursor: string | null = null;
@@ -154,9 +154,9 @@ describe("subscribers", () => {
     expect(seen).toEqual(["p0", "p1", "p2", "p3", "p4"]);
 
     const newest = await stack.request("GET", "/v2/subscribers?limit=2", undefined, as);
-    expect(newest.body.data.map((s: { subscriberId: string }) => s.subscriberId)).toEqual(["p4", "p3"]);
+    expect(newest.body.data.map((s) => s.subscriberId)).toEqual(["p4", "p3"]);
     const back = await stack.request("GET", `/v2/subscribers?limit=2&before=${newest.body.next}`, undefined, as);
-    expect(back.body.data.map((s: { subscriberId: string }) => s.subscriberId)).toEqual(["p4"]);
+    expect(back.body.data.map((s) => s.subscriberId)).toEqual(["p4"]);
     expect(back.body.previous).toBeNull();
     expect(back.body.next).toBe(back.body.data[0]._id);
   });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startStack, type Stack } from "./stack.js";
+import { startStack, type Data, type Stack } from "./stack.js";
 
 let stack: Stack;
 beforeAll(async () => {
@@ -13,13 +13,18 @@ const OBJECT_ID = /^[0-9a-f]{24}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 async function subscriber(subscriberId: string, headers: Record<string, string> = {}) {
-  const reply = await stack.request("POST", "/v1/subscribers", { subscriberId, firstName: subscriberId.toUpperCase() }, headers);
+  const reply = await stack.request<Data<{ _id: string; subscriberId: string }>>(
+    "POST",
+    "/v1/subscribers",
+    { subscriberId, firstName: subscriberId.toUpperCase() },
+    headers,
+  );
   expect(reply.status).toBe(201);
-  return reply.body.data as { _id: string; subscriberId: string };
+  return reply.body.data;
 }
 
 async function topicCount() {
-  return (await stack.request("GET", "/v1/topics?pageSize=1")).body.totalCount as number;
+  return (await stack.request<{ totalCount: number }>("GET", "/v1/topics?pageSize=1")).body.totalCount;
 }
 
 describe("topics (v1)", () => {
@@ -46,7 +51,7 @@ describe("topics (v1)", () => {
     expect(page.body.totalCount).toBeGreaterThanOrEqual(2);
     expect(page.body.data).toHaveLength(1);
     const byKey = await stack.request("GET", "/v1/topics?key=sports");
-    expect(byKey.body.data.map((topic: { key: string }) => topic.key)).toEqual(["sports"]);
+    expect(byKey.body.data.map((topic) => topic.key)).toEqual(["sports"]);
 
     const deleted = await stack.request("DELETE", "/v1/topics/sports");
     expect(deleted.status).toBe(204);
@@ -185,7 +190,7 @@ describe("topics (v2)", () => {
     expect(listed.body).toMatchObject({ totalCount: 2, totalCountCapped: false, previous: null });
     expect(listed.body.data[0]).toMatchObject({ topic: { key: "v2-members" }, subscriber: { subscriberId: "hugo" } });
     const next = await stack.request("GET", `/v2/topics/v2-members/subscriptions?limit=1&orderDirection=ASC&after=${listed.body.next}`);
-    expect(next.body.data.map((item: { subscriber: { subscriberId: string } }) => item.subscriber.subscriberId)).toEqual(["iris"]);
+    expect(next.body.data.map((item) => item.subscriber.subscriberId)).toEqual(["iris"]);
 
     const allFailed = await stack.request("POST", "/v2/topics/v2-members/subscriptions", { subscriberIds: ["ghost"] });
     expect(allFailed.status).toBe(400);
@@ -232,7 +237,7 @@ describe("GET /v2/topics", () => {
     const first = await list("?limit=3");
     expect(first).toMatchObject({ totalCount: 5, totalCountCapped: false, previous: null });
     expect(Object.keys(first).sort()).toEqual(["data", "next", "previous", "totalCount", "totalCountCapped"]);
-    expect(first.data.map((topic: { key: string }) => topic.key)).toEqual(["topic-key-5", "topic-key-4", "topic-key-3"]);
+    expect(first.data.map((topic) => topic.key)).toEqual(["topic-key-5", "topic-key-4", "topic-key-3"]);
     expect(first.data[0]).toEqual({
       _id: expect.stringMatching(OBJECT_ID),
       key: "topic-key-5",
@@ -241,17 +246,17 @@ describe("GET /v2/topics", () => {
       updatedAt: expect.stringMatching(ISO),
     });
     const second = await list(`?limit=3&after=${first.next}`);
-    expect(second.data.map((topic: { key: string }) => topic.key)).toEqual(["topic-key-2", "topic-key-1"]);
+    expect(second.data.map((topic) => topic.key)).toEqual(["topic-key-2", "topic-key-1"]);
     expect(second).toMatchObject({ next: null, previous: second.data[0]._id });
     const back = await list(`?limit=3&before=${second.previous}`);
-    expect(back.data.map((topic: { key: string }) => topic.key)).toEqual(["topic-key-5", "topic-key-4", "topic-key-3"]);
+    expect(back.data.map((topic) => topic.key)).toEqual(["topic-key-5", "topic-key-4", "topic-key-3"]);
 
-    expect((await list("?key=KEY-2")).data.map((topic: { key: string }) => topic.key)).toEqual(["topic-key-2"]);
-    expect((await list("?name=topic-key-3-name")).data.map((topic: { name: string }) => topic.name)).toEqual(["topic-key-3-name"]);
+    expect((await list("?key=KEY-2")).data.map((topic) => topic.key)).toEqual(["topic-key-2"]);
+    expect((await list("?name=topic-key-3-name")).data.map((topic) => topic.name)).toEqual(["topic-key-3-name"]);
     expect((await list("?key=%25")).data).toEqual([]);
     const byKey = await list("?orderBy=key&orderDirection=ASC&limit=2");
-    expect(byKey.data.map((topic: { key: string }) => topic.key)).toEqual(["topic-key-1", "topic-key-2"]);
-    expect((await list(`?orderBy=key&orderDirection=ASC&limit=2&after=${byKey.next}&includeCursor=true`)).data.map((topic: { key: string }) => topic.key)).toEqual([
+    expect(byKey.data.map((topic) => topic.key)).toEqual(["topic-key-1", "topic-key-2"]);
+    expect((await list(`?orderBy=key&orderDirection=ASC&limit=2&after=${byKey.next}&includeCursor=true`)).data.map((topic) => topic.key)).toEqual([
       "topic-key-2",
       "topic-key-3",
     ]);

@@ -1,6 +1,6 @@
 import { eventually } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startStack, type Stack } from "./stack.js";
+import { startStack, type Data, type Stack } from "./stack.js";
 
 let stack: Stack;
 beforeAll(async () => {
@@ -25,17 +25,17 @@ interface Message {
 }
 
 async function createWorkflow(body: Record<string, unknown>): Promise<string> {
-  const reply = await stack.request("POST", "/v1/workflows", { active: true, ...body });
+  const reply = await stack.request<Data<{ triggers: { identifier: string }[] }>>("POST", "/v1/workflows", { active: true, ...body });
   expect(reply.status, JSON.stringify(reply.body)).toBe(201);
-  return reply.body.data.triggers[0].identifier as string;
+  return reply.body.data.triggers[0].identifier;
 }
 
 const inApp = (content: string, extra: Record<string, unknown> = {}) => ({ template: { type: "in_app", content }, ...extra });
 
 async function messagesOf(transactionId: string): Promise<Message[]> {
-  const reply = await stack.request("GET", `/v1/messages?transactionId=${encodeURIComponent(transactionId)}&limit=1000`);
+  const reply = await stack.request<Data<Message[]>>("GET", `/v1/messages?transactionId=${encodeURIComponent(transactionId)}&limit=1000`);
   expect(reply.status).toBe(200);
-  return reply.body.data as Message[];
+  return reply.body.data;
 }
 
 /** Waits (bounded) until the trigger has produced `count` messages, then a moment longer to catch extras. */
@@ -64,7 +64,7 @@ describe("POST /v1/events/trigger", () => {
     expect(reply.status).toBe(201);
     expect(reply.body.data).toMatchObject({ acknowledged: true, status: "processed" });
     expect(reply.body.data.transactionId).toMatch(/^txn_[0-9a-f]{8}[0-9a-z]{12}$/);
-    const [message] = await awaitMessages(reply.body.data.transactionId, 1);
+    const [message] = await awaitMessages(String(reply.body.data.transactionId), 1);
     expect(message).toMatchObject({ channel: "in_app", status: "sent", content: "Hi Payload / Payload from Ada" });
   });
 
@@ -72,7 +72,7 @@ describe("POST /v1/events/trigger", () => {
     await stack.request("POST", "/v1/subscribers", { subscriberId: "ordered" });
     const payload = { zeta: 1, alpha: { second: [3, { b: null, a: "\u2028é😀" }], first: true }, middle: "x" };
     const reply = await trigger({ name: welcome, to: "ordered", payload });
-    const [message] = await awaitMessages(reply.body.data.transactionId, 1);
+    const [message] = await awaitMessages(String(reply.body.data.transactionId), 1);
     expect(JSON.stringify(message!.payload)).toBe(JSON.stringify(payload));
     const feed = await stack.request("GET", "/v1/subscribers/ordered/notifications/feed");
     expect(JSON.stringify(feed.body.data[0].payload)).toBe(JSON.stringify(payload));
@@ -342,16 +342,18 @@ describe("bulk and broadcast", () => {
     const reply = await stack.request("POST", "/v1/events/trigger/bulk", { events });
     expect(reply.status).toBe(201);
     expect(reply.body.data).toHaveLength(100);
-    expect(reply.body.data.map((r: { transactionId: string }) => r.transactionId)).toEqual(events.map((e) => e.transactionId));
+    expect(reply.body.data.map((r) => r.transactionId)).toEqual(events.map((e) => e.transactionId));
     expect((await awaitMessages("t-bulk-99", 1))[0]?.content).toBe("Bulk 99");
   });
 
   it("generates a distinct transactionId for each event that has none, across many bulks", async () => {
     const generated: string[] = [];
     for (let bulk = 0; bulk < 5; bulk += 1) {
-      const reply = await stack.request("POST", "/v1/events/trigger/bulk", { events: Array.from({ length: 100 }, () => ({ name, to: "bulk-generated" })) });
+      const reply = await stack.request<Data<{ status: string; transactionId: string }[]>>("POST", "/v1/events/trigger/bulk", {
+        events: Array.from({ length: 100 }, () => ({ name, to: "bulk-generated" })),
+      });
       expect(reply.status).toBe(201);
-      for (const result of reply.body.data as { status: string; transactionId: string }[]) {
+      for (const result of reply.body.data) {
         expect(result.status).toBe("processed");
         generated.push(result.transactionId);
       }
@@ -393,7 +395,7 @@ describe("bulk and broadcast", () => {
     expect(reply.status).toBe(200);
     expect(reply.body.data.status).toBe("processed");
     expect(reply.body.data.transactionId).toMatch(/^[0-9a-f-]{36}$/);
-    const transactionId = reply.body.data.transactionId as string;
+    const transactionId = String(reply.body.data.transactionId);
     const count = async () => (await stack.request("GET", `/v1/messages?transactionId=${transactionId}&limit=1000`, undefined, as)).body.data.length as number;
     await eventually(async () => ((await count()) >= 250 ? true : undefined), 20_000);
     expect(await count()).toBe(250);

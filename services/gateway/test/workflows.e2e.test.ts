@@ -1,12 +1,12 @@
 import { WorkflowResponse$inboundSchema } from "@novu/api/models/components/workflowresponse.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startStack, type Stack } from "./stack.js";
+import { startStack, type Data, type Stack } from "./stack.js";
 
 let stack: Stack;
 let feedId: string;
 beforeAll(async () => {
   stack = await startStack();
-  feedId = (await stack.request("POST", "/v1/feeds", { name: "Product updates" })).body.data._id;
+  feedId = (await stack.request<Data<{ _id: string }>>("POST", "/v1/feeds", { name: "Product updates" })).body.data._id;
 });
 afterAll(async () => {
   await stack?.stop();
@@ -123,7 +123,7 @@ describe("POST /v1/workflows", () => {
     expect(workflow.slug).toMatch(/^every-step-type_wf_[0-9A-Za-z]+$/);
 
     // Ids: every step and variant has _id = _templateId = template._id, a uuid, and a link to the one before.
-    const steps = workflow.steps as Record<string, any>[];
+    const steps = workflow.steps;
     for (const [index, step] of steps.entries()) {
       expect(step._id).toMatch(OBJECT_ID);
       expect(step._templateId).toBe(step._id);
@@ -143,7 +143,7 @@ describe("POST /v1/workflows", () => {
     expect(WorkflowResponse$inboundSchema.safeParse(workflow).success).toBe(true);
 
     for (const key of [workflow._id, workflow.triggers[0].identifier, workflow.slug]) {
-      const read = await stack.request("GET", `/v1/workflows/${encodeURIComponent(key)}`);
+      const read = await stack.request("GET", `/v1/workflows/${encodeURIComponent(String(key))}`);
       expect(read.status).toBe(200);
       expect(read.body.data).toEqual(workflow);
     }
@@ -186,48 +186,79 @@ describe("POST /v1/workflows", () => {
   });
 });
 
+/** Sets (or, given undefined, deletes) what a path such as `steps[0].filters[1].type` names in a request body. */
+function setAt(body: object, path: string, value: unknown): void {
+  const keys = path.match(/[^.[\]]+/g) ?? [];
+  let target = body as Record<string, unknown>;
+  for (const key of keys.slice(0, -1)) target = target[key] as Record<string, unknown>;
+  const last = keys.at(-1)!;
+  if (value === undefined) delete target[last];
+  else target[last] = value;
+}
+
 describe("invalid workflows", () => {
   const base = () => fullWorkflow("Invalid");
   type Body = ReturnType<typeof base>;
   const cases: [string, (body: Body) => void, string][] = [
-    ["an unknown step type", (body) => ((body.steps[2]!.template as any).type = "webhook"), "steps[2].template.type"],
-    ["an unknown digest unit", (body) => ((body.steps[5]!.metadata as any).unit = "fortnights"), "steps[5].metadata.unit"],
-    ["an unknown backoff unit", (body) => ((body.steps[6]!.metadata as any).backoffUnit = "ages"), "steps[6].metadata.backoffUnit"],
-    ["a delay metadata type on a digest step", (body) => ((body.steps[5]!.metadata as any).type = "scheduled"), "steps[5].metadata.type"],
-    ["a digest metadata type on a delay step", (body) => ((body.steps[8]!.metadata as any).type = "timed"), "steps[8].metadata.type"],
-    ["metadata on a channel step", (body) => ((body.steps[2] as any).metadata = { type: "regular", amount: 1, unit: "days" }), "steps[2].metadata"],
-    ["a scheduled delay without delayPath", (body) => delete (body.steps[9]!.metadata as any).delayPath, "steps[9].metadata.delayPath"],
-    ["a negative amount", (body) => ((body.steps[8]!.metadata as any).amount = -1), "steps[8].metadata.amount"],
-    ["an unknown week day", (body) => ((body.steps[7]!.metadata as any).timed.weekDays = ["monday", "funday"]), "steps[7].metadata.timed.weekDays[1]"],
-    ["an unknown ordinal", (body) => ((body.steps[7]!.metadata as any).timed.ordinal = "6"), "steps[7].metadata.timed.ordinal"],
-    ["an unknown ordinal value", (body) => ((body.steps[7]!.metadata as any).timed.ordinalValue = "holiday"), "steps[7].metadata.timed.ordinalValue"],
-    ["an unknown monthly type", (body) => ((body.steps[7]!.metadata as any).timed.monthlyType = "every"), "steps[7].metadata.timed.monthlyType"],
-    ["a day that is not of the month", (body) => ((body.steps[7]!.metadata as any).timed.monthDays = ["32"]), "steps[7].metadata.timed.monthDays[0]"],
-    ["a time that is not a time", (body) => ((body.steps[7]!.metadata as any).timed.atTime = "25:00"), "steps[7].metadata.timed.atTime"],
-    ["an unknown filter type", (body) => ((body.steps[0]!.filters![0] as any).type = "FUZZY"), "steps[0].filters[0].type"],
-    ["an unknown filter value", (body) => ((body.steps[0]!.filters![0] as any).value = "XOR"), "steps[0].filters[0].value"],
-    ["an unknown operator", (body) => ((body.steps[0]!.filters![1]!.children[0] as any).operator = "ROUGHLY"), "steps[0].filters[1].children[0].operator"],
-    ["an unknown filter target", (body) => ((body.steps[0]!.filters![0]!.children[0] as any).on = "tenant"), "steps[0].filters[0].children[0].on"],
-    ["a filter value that is not a string", (body) => ((body.steps[0]!.filters![0]!.children[0] as any).value = 5), "steps[0].filters[0].children[0].value"],
-    ["a variant filter with an unknown operator", (body) => ((body.steps[0]!.variants![0]!.filters[0]!.children[0] as any).operator = "NEAR"), "steps[0].variants[0].filters[0].children[0].operator"],
+    ["an unknown step type", (body) => setAt(body, "steps[2].template.type", "webhook"), "steps[2].template.type"],
+    ["an unknown digest unit", (body) => setAt(body, "steps[5].metadata.unit", "fortnights"), "steps[5].metadata.unit"],
+    ["an unknown backoff unit", (body) => setAt(body, "steps[6].metadata.backoffUnit", "ages"), "steps[6].metadata.backoffUnit"],
+    ["a delay metadata type on a digest step", (body) => setAt(body, "steps[5].metadata.type", "scheduled"), "steps[5].metadata.type"],
+    ["a digest metadata type on a delay step", (body) => setAt(body, "steps[8].metadata.type", "timed"), "steps[8].metadata.type"],
+    ["metadata on a channel step", (body) => setAt(body, "steps[2].metadata", { type: "regular", amount: 1, unit: "days" }), "steps[2].metadata"],
+    ["a scheduled delay without delayPath", (body) => setAt(body, "steps[9].metadata.delayPath", undefined), "steps[9].metadata.delayPath"],
+    ["a negative amount", (body) => setAt(body, "steps[8].metadata.amount", -1), "steps[8].metadata.amount"],
+    ["an unknown week day", (body) => setAt(body, "steps[7].metadata.timed.weekDays", ["monday", "funday"]), "steps[7].metadata.timed.weekDays[1]"],
+    ["an unknown ordinal", (body) => setAt(body, "steps[7].metadata.timed.ordinal", "6"), "steps[7].metadata.timed.ordinal"],
+    ["an unknown ordinal value", (body) => setAt(body, "steps[7].metadata.timed.ordinalValue", "holiday"), "steps[7].metadata.timed.ordinalValue"],
+    ["an unknown monthly type", (body) => setAt(body, "steps[7].metadata.timed.monthlyType", "every"), "steps[7].metadata.timed.monthlyType"],
+    ["a day that is not of the month", (body) => setAt(body, "steps[7].metadata.timed.monthDays", ["32"]), "steps[7].metadata.timed.monthDays[0]"],
+    ["a time that is not a time", (body) => setAt(body, "steps[7].metadata.timed.atTime", "25:00"), "steps[7].metadata.timed.atTime"],
+    ["an unknown filter type", (body) => setAt(body, "steps[0].filters[0].type", "FUZZY"), "steps[0].filters[0].type"],
+    ["an unknown filter value", (body) => setAt(body, "steps[0].filters[0].value", "XOR"), "steps[0].filters[0].value"],
+    ["an unknown operator", (body) => setAt(body, "steps[0].filters[1].children[0].operator", "ROUGHLY"), "steps[0].filters[1].children[0].operator"],
+    ["an unknown filter target", (body) => setAt(body, "steps[0].filters[0].children[0].on", "tenant"), "steps[0].filters[0].children[0].on"],
+    ["a filter value that is not a string", (body) => setAt(body, "steps[0].filters[0].children[0].value", 5), "steps[0].filters[0].children[0].value"],
+    [
+      "a variant filter with an unknown operator",
+      (body) => setAt(body, "steps[0].variants[0].filters[0].children[0].operator", "NEAR"),
+      "steps[0].variants[0].filters[0].children[0].operator",
+    ],
     ["a variant without conditions", (body) => (body.steps[0]!.variants![0]!.filters = []), "steps[0].variants[0].filters"],
-    ["an in-app step without content", (body) => delete (body.steps[0]!.template as any).content, "steps[0].template.content"],
-    ["email blocks on an sms step", (body) => ((body.steps[2]!.template as any).content = [{ type: "text", content: "x" }]), "steps[2].template.content"],
-    ["an unknown email block type", (body) => ((body.steps[1]!.template as any).content[1].type = "image"), "steps[1].template.content[1].type"],
-    ["an unknown text alignment", (body) => ((body.steps[1]!.template as any).content[0].styles.textAlign = "justify"), "steps[1].template.content[0].styles.textAlign"],
-    ["an unknown CTA type", (body) => ((body.steps[0]!.template as any).cta.type = "link"), "steps[0].template.cta.type"],
-    ["an unknown button type", (body) => ((body.steps[0]!.template as any).cta.action.buttons[1].type = "tertiary"), "steps[0].template.cta.action.buttons[1].type"],
-    ["an unknown actor type", (body) => ((body.steps[0]!.template as any).actor.type = "robot"), "steps[0].template.actor.type"],
-    ["an unknown content type", (body) => ((body.steps[1]!.template as any).contentType = "markdown"), "steps[1].template.contentType"],
-    ["a feedId that is not an id", (body) => ((body.steps[0]!.template as any).feedId = "news"), "steps[0].template.feedId"],
-    ["a feed the environment does not have", (body) => ((body.steps[0]!.template as any).feedId = "65a1b2c3d4e5f60718293a4b"), "steps[0].template.feedId"],
-    ["a group the environment does not have", (body) => ((body as any).notificationGroupId = "65a1b2c3d4e5f60718293a4b"), "notificationGroupId"],
-    ["a template that does not parse", (body) => ((body.steps[3]!.template as any).content = "{{#if open}}never closed"), "steps[3].template.content"],
-    ["more than 50 steps", (body) => (body.steps = Array.from({ length: 51 }, () => ({ template: { type: "sms", content: "x" } })) as any), "steps"],
+    ["an in-app step without content", (body) => setAt(body, "steps[0].template.content", undefined), "steps[0].template.content"],
+    ["email blocks on an sms step", (body) => setAt(body, "steps[2].template.content", [{ type: "text", content: "x" }]), "steps[2].template.content"],
+    ["an unknown email block type", (body) => setAt(body, "steps[1].template.content[1].type", "image"), "steps[1].template.content[1].type"],
+    [
+      "an unknown text alignment",
+      (body) => setAt(body, "steps[1].template.content[0].styles.textAlign", "justify"),
+      "steps[1].template.content[0].styles.textAlign",
+    ],
+    ["an unknown CTA type", (body) => setAt(body, "steps[0].template.cta.type", "link"), "steps[0].template.cta.type"],
+    [
+      "an unknown button type",
+      (body) => setAt(body, "steps[0].template.cta.action.buttons[1].type", "tertiary"),
+      "steps[0].template.cta.action.buttons[1].type",
+    ],
+    ["an unknown actor type", (body) => setAt(body, "steps[0].template.actor.type", "robot"), "steps[0].template.actor.type"],
+    ["an unknown content type", (body) => setAt(body, "steps[1].template.contentType", "markdown"), "steps[1].template.contentType"],
+    ["a feedId that is not an id", (body) => setAt(body, "steps[0].template.feedId", "news"), "steps[0].template.feedId"],
+    ["a feed the environment does not have", (body) => setAt(body, "steps[0].template.feedId", "65a1b2c3d4e5f60718293a4b"), "steps[0].template.feedId"],
+    ["a group the environment does not have", (body) => setAt(body, "notificationGroupId", "65a1b2c3d4e5f60718293a4b"), "notificationGroupId"],
+    ["a template that does not parse", (body) => setAt(body, "steps[3].template.content", "{{#if open}}never closed"), "steps[3].template.content"],
+    [
+      "more than 50 steps",
+      (body) =>
+        setAt(
+          body,
+          "steps",
+          Array.from({ length: 51 }, () => ({ template: { type: "sms", content: "x" } })),
+        ),
+      "steps",
+    ],
     ["a name over 255 characters", (body) => (body.name = "n".repeat(256)), "name"],
     ["a blank name", (body) => (body.name = "  "), "name"],
     ["a description over 1000 characters", (body) => (body.description = "d".repeat(1001)), "description"],
-    ["an unknown preference channel value", (body) => ((body.preferenceSettings as any).email = "no"), "preferenceSettings.email"],
+    ["an unknown preference channel value", (body) => setAt(body, "preferenceSettings.email", "no"), "preferenceSettings.email"],
   ];
 
   it.each(cases)("answers 422 for %s, naming the field, and stores nothing", async (_, mutate, field) => {
@@ -245,8 +276,8 @@ describe("invalid workflows", () => {
   it("answers 422 on an invalid update and leaves the workflow as it was", async () => {
     const created = (await stack.request("POST", "/v1/workflows", fullWorkflow("Stable"))).body.data;
     const steps = everyStep();
-    (steps[0]!.template as any).feedId = feedId;
-    (steps[5]!.metadata as any).unit = "eons";
+    setAt(steps, "[0].template.feedId", feedId);
+    setAt(steps, "[5].metadata.unit", "eons");
     const reply = await stack.request("PUT", `/v1/workflows/${created._id}`, { name: "Changed", steps });
     expect(reply.status).toBe(422);
     expect(Object.keys(reply.body.errors)).toEqual(["steps[5].metadata.unit"]);
@@ -261,10 +292,10 @@ describe("reading, updating and deleting workflows", () => {
     const page = await stack.request("GET", `/v1/workflows?page=0&limit=2&query=${encodeURIComponent(search)}`);
     expect(page.status).toBe(200);
     expect(page.body).toMatchObject({ page: 0, pageSize: 2, totalCount: 3, hasMore: true });
-    expect(page.body.data.map((workflow: { name: string }) => workflow.name)).toEqual([`${search} c`, `${search} b`]);
+    expect(page.body.data.map((workflow) => workflow.name)).toEqual([`${search} c`, `${search} b`]);
     const last = await stack.request("GET", `/v1/workflows?page=1&limit=2&query=${encodeURIComponent(search)}`);
     expect(last.body).toMatchObject({ page: 1, hasMore: false });
-    expect(last.body.data.map((workflow: { name: string }) => workflow.name)).toEqual([`${search} a`]);
+    expect(last.body.data.map((workflow) => workflow.name)).toEqual([`${search} a`]);
     expect((await stack.request("GET", "/v1/workflows?limit=101")).status).toBe(422);
   });
 
@@ -300,7 +331,7 @@ describe("reading, updating and deleting workflows", () => {
     // The trigger identifier stays what it was; the slug follows the name.
     expect(updated.triggers[0]).toEqual({ type: "event", identifier: "updatable", variables: [{ name: "newVar" }], subscriberVariables: [{ name: "phone" }] });
     expect(updated.slug).toMatch(/^updated-name_wf_/);
-    expect(updated.steps.map((step: { _id: string }) => step._id)).toEqual([second._id, first._id]);
+    expect(updated.steps.map((step) => step._id)).toEqual([second._id, first._id]);
     expect(updated.steps[1]._parentId).toBe(second._id);
     expect((await stack.request("GET", `/v1/workflows/${updated.slug}`)).body.data).toEqual(updated);
   });
@@ -366,10 +397,7 @@ describe("notification groups", () => {
     expect(created.body.data).toMatchObject({ name: "Security", _parentId: listed.body.data[0]._id });
     expect((await stack.request("POST", "/v1/notification-groups", { name: "Security" }, headers)).status).toBe(409);
     expect((await stack.request("POST", "/v1/notification-groups", { name: "" }, headers)).status).toBe(422);
-    expect((await stack.request("GET", "/v1/notification-groups", undefined, headers)).body.data.map((group: { name: string }) => group.name)).toEqual([
-      "General",
-      "Security",
-    ]);
+    expect((await stack.request("GET", "/v1/notification-groups", undefined, headers)).body.data.map((group) => group.name)).toEqual(["General", "Security"]);
   });
 });
 
@@ -384,11 +412,11 @@ describe("feeds", () => {
     expect((await stack.request("POST", "/v1/feeds", {}, headers)).status).toBe(422);
     await stack.request("POST", "/v1/feeds", { name: "Tips" }, headers);
     const listed = await stack.request("GET", "/v1/feeds", undefined, headers);
-    expect(listed.body.data.map((feed: { identifier: string }) => feed.identifier)).toEqual(["Announcements", "Tips"]);
+    expect(listed.body.data.map((feed) => feed.identifier)).toEqual(["Announcements", "Tips"]);
 
     const deleted = await stack.request("DELETE", `/v1/feeds/${created.body.data._id}`, undefined, headers);
     expect(deleted.status).toBe(200);
-    expect(deleted.body.data.map((feed: { identifier: string }) => feed.identifier)).toEqual(["Tips"]);
+    expect(deleted.body.data.map((feed) => feed.identifier)).toEqual(["Tips"]);
     expect((await stack.request("DELETE", `/v1/feeds/${created.body.data._id}`, undefined, headers)).status).toBe(404);
     expect((await stack.request("DELETE", "/v1/feeds/not-an-id", undefined, headers)).status).toBe(404);
     // Feeds of another environment are invisible.

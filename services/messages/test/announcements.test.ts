@@ -54,7 +54,7 @@ describe("announcements of changed feeds", () => {
     expect(await announcements(() => client.markAllMessages({ subscriberId: "cy", markAs: MarkAs.SEEN }, call))).toEqual([{ environmentId, keys: ["cy"] }]);
     expect(await announcements(() => client.deleteTransactionMessages({ transactionId }, call))).toEqual([{ environmentId, keys: EVERY_KEY }]);
     // A failed write (an unknown message: NOT_FOUND) is announced too: a write may fail after its commit.
-    expect(await announcements(() => client.deleteMessage({ id: "0".repeat(24) }, call))).toEqual([{ environmentId, keys: EVERY_KEY }]);
+    expect(await announcements(() => client.deleteMessage({ messageId: "0".repeat(24) }, call))).toEqual([{ environmentId, keys: EVERY_KEY }]);
     // Reads announce nothing.
     expect(await announcements(() => feedOne(client, { subscriberId: "ada", limit: 10 }, call))).toEqual([]);
   });

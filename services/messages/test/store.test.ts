@@ -28,31 +28,41 @@ async function load(db: Queryable, subscriberId: string, count: number, seen: bo
 }
 
 /** The plan of one store call, as Postgres ran it (a prepared read as on the service's prepared-read pool). */
-async function planOf(call: (db: Queryable) => Promise<unknown>): Promise<{ plan: any }> {
-  let plan: any;
+async function planOf(call: (db: Queryable) => Promise<unknown>): Promise<{ plan: PlanNode }> {
+  let plan: PlanNode | undefined;
   const client = await fixture.preparedReads.connect();
   try {
-    await call(explaining(fixture.pool, client, (report) => (plan = report.Plan)));
+    await call(explaining(fixture.pool, client, (report) => (plan = report.Plan as PlanNode)));
   } finally {
     client.release();
   }
-  return { plan };
+  return { plan: plan! };
+}
+
+/** A node of an EXPLAIN (FORMAT JSON) plan, with the fields these checks read. */
+interface PlanNode {
+  [field: string]: unknown;
+  "Node Type": string;
+  "Actual Rows": number;
+  "Actual Loops": number;
+  "Rows Removed by Filter"?: number;
+  Plans?: PlanNode[];
 }
 
 const SCANS = new Set(["Seq Scan", "Index Scan", "Index Only Scan", "Bitmap Heap Scan"]);
 
 /** Rows a plan read from tables or indexes, including those it read and then filtered out. */
-function rowsRead(plan: any): number {
-  const children: any[] = plan.Plans ?? [];
+function rowsRead(plan: PlanNode): number {
+  const children = plan.Plans ?? [];
   const own = SCANS.has(plan["Node Type"]) ? plan["Actual Rows"] * plan["Actual Loops"] + (plan["Rows Removed by Filter"] ?? 0) : 0;
   return own + children.reduce((sum, child) => sum + rowsRead(child), 0);
 }
 
 /** The first node of a type, depth first. */
-const nodeOf = (plan: any, type: string): any =>
-  plan["Node Type"] === type ? plan : (plan.Plans ?? []).map((child: any) => nodeOf(child, type)).find(Boolean);
+const nodeOf = (plan: PlanNode, type: string): PlanNode | undefined =>
+  plan["Node Type"] === type ? plan : (plan.Plans ?? []).map((child) => nodeOf(child, type)).find(Boolean);
 
-const hasSort = (plan: any): boolean => plan["Node Type"] === "Sort" || (plan.Plans ?? []).some(hasSort);
+const hasSort = (plan: PlanNode): boolean => plan["Node Type"] === "Sort" || (plan.Plans ?? []).some(hasSort);
 
 beforeAll(async () => {
   fixture = await openDatabase();
@@ -79,7 +89,7 @@ describe("store plans: the work of each statement is bounded by what it returns"
     for (const subscriberId of [heavy, light]) {
       const { plan } = await planOf((db) => store.selectFeedPages(db, environmentId, [firstPage(subscriberId)]));
       // Only the rows already read are put in query order; each page comes off the feed index in order.
-      expect(hasSort(nodeOf(plan, "Nested Loop"))).toBe(false);
+      expect(hasSort(nodeOf(plan, "Nested Loop")!)).toBe(false);
       expect(rowsRead(plan)).toBeLessThanOrEqual(11);
     }
     const { plan } = await planOf((db) => store.selectFeedPages(db, environmentId, [firstPage(heavy), firstPage(light)]));

@@ -9,6 +9,7 @@ import {
   invalidField,
   keysetPage,
   objectId,
+  readOffsetPage,
   scopeOf,
   subscriberNotFound,
   withTransaction,
@@ -195,17 +196,12 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
     async listSubscribers(request, context) {
       const scope = scopeOf(context);
       const limit = pageSize(request.limit);
-      if (request.page < 0) throw invalidField("page", "page must not be negative", request.page);
-      const [rows, totalCount] = await Promise.all([
-        store.selectSubscriberPage(pool, scope.environmentId, request.page * limit, limit),
-        store.countSubscribers(pool, scope.environmentId, COUNT_CAP),
-      ]);
-      return {
-        subscribers: rows.slice(0, limit).map(subscriberFromRow),
-        hasMore: rows.length > limit,
-        totalCount,
-        totalCountCapped: totalCount >= COUNT_CAP,
-      };
+      const { rows, ...page } = await readOffsetPage(
+        { page: request.page, limit, countCap: COUNT_CAP },
+        (offset) => store.selectSubscriberPage(pool, scope.environmentId, offset, limit),
+        (cap) => store.countSubscribers(pool, scope.environmentId, cap),
+      );
+      return { subscribers: rows.map(subscriberFromRow), ...page };
     },
 
     async searchSubscribers(request, context) {

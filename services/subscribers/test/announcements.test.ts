@@ -1,8 +1,9 @@
+import type { ChangedKeys } from "@notify/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inMemoryClient, newNeighbours, newScope, openDatabase, rpcError, scopeHeaders, type Fixture } from "./fixtures.js";
 
 let fixture: Fixture;
-const announced: { environmentId: string; keys: readonly string[] }[] = [];
+const announced: { environmentId: string; keys: ChangedKeys }[] = [];
 const neighbours = newNeighbours();
 let client: ReturnType<typeof inMemoryClient>;
 beforeAll(async () => {

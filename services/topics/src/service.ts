@@ -8,6 +8,7 @@ import {
   keysetPage,
   notFound,
   objectId,
+  readOffsetPage,
   scopeHeaders,
   scopeOf,
   withTransaction,
@@ -122,16 +123,12 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
       checkRange("pageSize", pageSize, 1, MAX_PAGE_SIZE);
       checkRange("page", request.page, 0, 1_000_000);
       const filters = { key: request.key ?? null, name: request.name ?? null };
-      const [rows, totalCount] = await Promise.all([
-        store.selectTopicPage(pool, scope.environmentId, filters, request.page * pageSize, pageSize),
-        store.countTopics(pool, scope.environmentId, filters, COUNT_CAP),
-      ]);
-      return {
-        topics: await withMembers(pool, scope, rows.slice(0, pageSize)),
-        hasMore: rows.length > pageSize,
-        totalCount,
-        totalCountCapped: totalCount >= COUNT_CAP,
-      };
+      const { rows, ...page } = await readOffsetPage(
+        { page: request.page, limit: pageSize, countCap: COUNT_CAP },
+        (offset) => store.selectTopicPage(pool, scope.environmentId, filters, offset, pageSize),
+        (cap) => store.countTopics(pool, scope.environmentId, filters, cap),
+      );
+      return { topics: await withMembers(pool, scope, rows), ...page };
     },
 
     async searchTopics(request, context) {

@@ -47,11 +47,11 @@ describe("purgeDigestState", () => {
     await key("recent", ago(1));
 
     let purged = 0;
-    for (let round; (round = await purgeDigestState(db, ago(7), 1)) > 0; ) purged += round;
+    for (let round: number; (round = await purgeDigestState(db, ago(7), 1)) > 0; ) purged += round;
     // The old digest's event goes with it (ON DELETE CASCADE), uncounted.
     expect(purged).toBe(3);
 
-    const left = async (sql: string) => (await db.query(sql + " WHERE environment_id = $1 ORDER BY 1", [environmentId])).rows.map((row) => Object.values(row)[0]);
+    const left = async (sql: string) => (await db.query(`${sql} WHERE environment_id = $1 ORDER BY 1`, [environmentId])).rows.map((row) => Object.values(row)[0]);
     expect(await left("SELECT digest_key FROM triggers.digests")).toEqual(["open", "recent"]);
     expect(await left("SELECT transaction_id FROM triggers.digest_events")).toEqual(["t2", "t3", "t5"]);
     expect(await left("SELECT digest_key FROM triggers.digest_keys")).toEqual(["recent"]);

@@ -13,13 +13,13 @@ const schema = z.object({
   WORKER_MAX_DELIVER: z.coerce.number().int().min(1).max(100).default(8),
   /** How long a delivery may go without progress before JetStream redelivers it (a crashed worker's jobs). */
   WORKER_ACK_WAIT_MS: z.coerce.number().int().min(1_000).max(600_000).default(30_000),
-  /** Subscribers per page of a fan-out: one lookup and one message batch each (1,000 measured 5–20 % faster than 500 for a broadcast). */
+  /** Subscribers per page of a fan-out: one lookup and one message batch each (the largest page was the fastest for a broadcast). */
   WORKER_PAGE_SIZE: z.coerce.number().int().min(1).max(1000).default(1000),
   /**
    * Pages of one fan-out being written at once while the next is read. Under load from other
-   * environments a broadcast gets the share of the machine its writes ask for: 100,000
-   * subscribers beside a saturating single-trigger load took 7.8-8.1 s with 3, 7.0-7.1 with 6
-   * and 6.5-6.9 with 12, the single triggers keeping 80-85 %, 74-80 % and 67-75 % of their rate.
+   * environments a broadcast gets the share of the machine its writes ask for: more pages finish
+   * a broadcast sooner and leave the single triggers beside it less of their rate (`pnpm bench
+   * triggers` runs both at once); this default sits between the two.
    */
   WORKER_PAGES_IN_FLIGHT: z.coerce.number().int().min(1).max(32).default(8),
   /** The stream sends travel through, apart from trigger jobs: a slow provider never holds a fan-out back. */

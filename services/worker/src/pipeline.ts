@@ -275,6 +275,7 @@ async function fanOut(run: JobRun, namedIds: string[], call: CallOptions, deps: 
     // Every page written (or failed) before the job is acknowledged or retried.
     const results = await Promise.allSettled(writing);
     const failure = results.find((result) => result.status === "rejected");
+    // biome-ignore lint/correctness/noUnsafeFinally: a failed write fails the job even when the paging failed too; either way it is retried.
     if (failure) throw (failure as PromiseRejectedResult).reason;
   }
   return totals;

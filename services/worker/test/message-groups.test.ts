@@ -1,11 +1,11 @@
-import { create } from "@bufbuild/protobuf";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { TimestampSchema } from "@bufbuild/protobuf/wkt";
 import { commonV1, messagesV1 } from "@notify/proto";
 import { describe, expect, it } from "vitest";
 import { groupMessages } from "../src/message-groups.js";
 
 const payload = { order: 7 };
-const message = (subscriberId: string, fields: Partial<messagesV1.NewMessage> = {}) =>
+const message = (subscriberId: string, fields: MessageInitShape<typeof messagesV1.NewMessageSchema> = {}) =>
   create(messagesV1.NewMessageSchema, {
     transactionId: "txn-1",
     subscriberId,

@@ -1,7 +1,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import type { tenantsV1 } from "@notify/proto";
-import { alreadyExists, invalidArgument, invalidField, isUniqueViolation, notFound, objectId, scopeOf, type FieldErrors } from "@notify/runtime";
+import { alreadyExists, invalidArgument, invalidField, isUniqueViolation, notFound, objectId, readOffsetPage, scopeOf, type FieldErrors } from "@notify/runtime";
 import type { ServiceDeps } from "../routes.js";
 import { tenantFromRow } from "./mapping.js";
 import * as store from "./store.js";
@@ -72,17 +72,12 @@ export function createTenantService({ pool }: ServiceDeps): ServiceImpl<typeof t
     async listTenants(request, context) {
       const scope = scopeOf(context);
       const limit = pageSize(request.limit);
-      if (request.page < 0) throw invalidField("page", "page must not be negative", request.page);
-      const [rows, totalCount] = await Promise.all([
-        store.selectTenantPage(pool, scope.environmentId, request.page * limit, limit),
-        store.countTenants(pool, scope.environmentId, COUNT_CAP),
-      ]);
-      return {
-        tenants: rows.slice(0, limit).map(tenantFromRow),
-        hasMore: rows.length > limit,
-        totalCount,
-        totalCountCapped: totalCount >= COUNT_CAP,
-      };
+      const { rows, ...page } = await readOffsetPage(
+        { page: request.page, limit, countCap: COUNT_CAP },
+        (offset) => store.selectTenantPage(pool, scope.environmentId, offset, limit),
+        (cap) => store.countTenants(pool, scope.environmentId, cap),
+      );
+      return { tenants: rows.map(tenantFromRow), ...page };
     },
 
     async updateTenant(request, context) {

@@ -33,7 +33,7 @@ const TRANSACTION_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz";
 
 /**
  * Random bytes drawn from the generator 4 KiB at a time: one call serves 341 transaction ids
- * (a call per id was 3 % of the triggers process's CPU under load).
+ * (a call per id showed in the triggers process's CPU profile under load).
  */
 const randomPool = Buffer.alloc(4096);
 let randomOffset = randomPool.length;
@@ -54,8 +54,8 @@ function generateTransactionId(): string {
 /**
  * What a job carries of its workflow, frozen at trigger time: what running it reads (identity,
  * criticality, preference defaults and the steps). Names, tags, the group, variables and
- * timestamps stay in the catalogue: they were over 40 % of every job's bytes, which travel through
- * the outbox (as hex, in and out), the WAL and JetStream.
+ * timestamps stay in the catalogue: they were a large share of every job's bytes, which travel
+ * through the outbox (as hex, in and out), the WAL and JetStream.
  */
 function jobWorkflow(workflow: workflowsV1.Workflow): workflowsV1.Workflow {
   return create(workflowsV1.WorkflowSchema, {

@@ -12,6 +12,7 @@ import {
   isUniqueViolation,
   notFound,
   objectId,
+  readOffsetPage,
   scopeOf,
   withTransaction,
   type FieldErrors,
@@ -201,18 +202,13 @@ export function createWorkflowService({ pool }: Pick<RouteDeps, "pool">): Servic
     async listWorkflows(request, context) {
       const scope = scopeOf(context);
       const limit = pageSize(request.limit, 10, MAX_PAGE_SIZE);
-      if (request.page < 0) throw invalidField("page", "page must not be negative", request.page);
       const query = request.query || undefined;
-      const [rows, totalCount] = await Promise.all([
-        store.selectWorkflowPage(pool, scope.environmentId, { offset: request.page * limit, limit, query }),
-        store.countWorkflows(pool, scope.environmentId, COUNT_CAP, query),
-      ]);
-      return {
-        workflows: rows.slice(0, limit).map(workflowFromRow),
-        hasMore: rows.length > limit,
-        totalCount,
-        totalCountCapped: totalCount >= COUNT_CAP,
-      };
+      const { rows, ...page } = await readOffsetPage(
+        { page: request.page, limit, countCap: COUNT_CAP },
+        (offset) => store.selectWorkflowPage(pool, scope.environmentId, { offset, limit, query }),
+        (cap) => store.countWorkflows(pool, scope.environmentId, cap, query),
+      );
+      return { workflows: rows.map(workflowFromRow), ...page };
     },
 
     async updateWorkflow(request, context) {

@@ -126,7 +126,7 @@ export function extractVariables(steps: readonly workflowsV1.Step[]): StepVariab
   };
   steps.forEach((step, index) => {
     visit(step, `steps[${index}]`);
-    step.variants.forEach((variant, variantIndex) => visit(variant, `steps[${index}].variants[${variantIndex}]`));
+    for (const [variantIndex, variant] of step.variants.entries()) visit(variant, `steps[${index}].variants[${variantIndex}]`);
   });
   const variables = [...new Set(found)].filter((name) => !SYSTEM_ROOTS.has(name.split(".")[0]!));
   const types = new Set(steps.map((step) => step.template?.type));

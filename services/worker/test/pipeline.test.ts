@@ -1,0 +1,280 @@
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { integrationsV1, messagesV1, subscribersV1, topicsV1, triggersV1, type workflowsV1 } from "@notify/proto";
+import { createLogger, objectId, type ServiceRegistry } from "@notify/runtime";
+import { inMemoryTransport } from "@notify/testing";
+import { describe, expect, it } from "vitest";
+import { runTriggerJobs, splitRecipients, type PipelineDeps } from "../src/pipeline.js";
+
+const organizationId = objectId();
+const environmentId = objectId();
+
+type StepInit = MessageInitShape<typeof workflowsV1.StepSchema>;
+type RecipientInit = MessageInitShape<typeof triggersV1.RecipientSchema>;
+
+const inApp = (id: string, content = `hello from ${id}`): StepInit => ({ id, template: { type: "in_app", content: { case: "text", value: content } } });
+const delayStep = (id: string, amount: number): StepInit => ({ id, template: { type: "delay" }, metadata: { type: "regular", amount, unit: "hours" } });
+const to = (...ids: string[]): RecipientInit[] => ids.map((id) => ({ kind: { case: "subscriberId", value: id } }));
+const topicKey = (key: string): RecipientInit => ({ kind: { case: "topicKey", value: key } });
+
+/** A trigger job as the triggers service publishes it: the workflow frozen into it. */
+function job(options: {
+  steps: StepInit[];
+  to?: RecipientInit[];
+  broadcast?: boolean;
+  actor?: string;
+  critical?: boolean;
+  transactionId?: string;
+  environment?: string;
+}) {
+  const transactionId = options.transactionId ?? `txn-${objectId()}`;
+  return create(triggersV1.TriggerJobSchema, {
+    triggerId: objectId(),
+    organizationId,
+    environmentId: options.environment ?? environmentId,
+    transactionId,
+    workflow: { id: objectId(), identifier: "wf", critical: options.critical ?? false, steps: options.steps },
+    event: {
+      name: "wf",
+      to: options.to ?? [],
+      transactionId,
+      broadcast: options.broadcast ?? false,
+      ...(options.actor ? { actor: { kind: { case: "subscriberId", value: options.actor } } } : {}),
+    },
+  });
+}
+
+/**
+ * The services the pipeline calls, in memory: subscribers known by external id (internal id
+ * `id-<external>`), topics as lists of external ids, no integrations, and every write recorded.
+ */
+function services(options: { subscribers?: string[]; topics?: Record<string, string[]>; inAppOff?: string[]; canceled?: string[] } = {}) {
+  const known = new Map<string, subscribersV1.Subscriber>();
+  const calls = {
+    ensured: [] as string[][],
+    credentials: 0,
+    pagedRecipients: 0,
+    pagedMembers: [] as topicsV1.PageMembersRequest[],
+    preferences: [] as subscribersV1.ResolveChannelPreferencesRequest[],
+    written: [] as { stepId: string; transactionId: string; externalSubscriberId: string; content: string }[],
+    scheduled: [] as triggersV1.ScheduledJob[],
+  };
+  const subscriberOf = (externalId: string) => {
+    let subscriber = known.get(externalId);
+    if (!subscriber) {
+      subscriber = create(subscribersV1.SubscriberSchema, { id: `id-${externalId}`, organizationId, environmentId, subscriberId: externalId });
+      known.set(externalId, subscriber);
+    }
+    return subscriber;
+  };
+  for (const id of options.subscribers ?? []) subscriberOf(id);
+  const recipient = (subscriber: subscribersV1.Subscriber) =>
+    create(subscribersV1.RecipientSchema, { id: subscriber.id, subscriberId: subscriber.subscriberId });
+  const byInternalId = () => [...known.values()].sort((a, b) => a.id.localeCompare(b.id));
+
+  const routes = (router: ServiceRegistry) => {
+    router.service(subscribersV1.SubscriberService, {
+      ensureSubscribers: (request) => {
+        calls.ensured.push(request.subscribers.map((entry) => entry.subscriberId));
+        return { subscribers: request.subscribers.map((entry) => subscriberOf(entry.subscriberId)) };
+      },
+      applyChannelCredentials: (request) => {
+        calls.credentials += request.entries.length;
+        return { subscribers: request.entries.map((entry) => subscriberOf(entry.subscriberId)) };
+      },
+      batchGetRecipients: (request) => ({
+        recipients: byInternalId()
+          .filter((subscriber) => request.ids.includes(subscriber.id))
+          .map(recipient),
+      }),
+      pageRecipients: (request) => {
+        calls.pagedRecipients += 1;
+        const rest = byInternalId().filter((subscriber) => request.after === undefined || subscriber.id > request.after);
+        const page = rest.slice(0, request.limit);
+        return { recipients: page.map(recipient), ...(rest.length > request.limit ? { next: page.at(-1)!.id } : {}) };
+      },
+      resolveChannelPreferences: (request) => {
+        calls.preferences.push(request);
+        const off = (options.inAppOff ?? []).map((id) => `id-${id}`);
+        return {
+          critical: request.workflow?.critical ?? false,
+          subscribers: request.subscriberIds.filter((id) => off.includes(id)).map((subscriberId) => ({ subscriberId, channels: { inApp: false } })),
+          defaults: {},
+        };
+      },
+    });
+    router.service(topicsV1.TopicService, {
+      pageMembers: (request) => {
+        calls.pagedMembers.push(request);
+        const members = [...new Set(request.topicKeys.flatMap((key) => options.topics?.[key] ?? []))]
+          .filter((id) => !request.excludeSubscriberIds.includes(id))
+          .map((id) => ({ internalSubscriberId: subscriberOf(id).id, externalSubscriberId: id }))
+          .sort((a, b) => a.internalSubscriberId.localeCompare(b.internalSubscriberId))
+          .filter((member) => request.after === undefined || member.internalSubscriberId > request.after);
+        const page = members.slice(0, request.limit);
+        return { members: page, ...(members.length > request.limit ? { next: page.at(-1)!.internalSubscriberId } : {}) };
+      },
+    });
+    router.service(triggersV1.TriggerService, {
+      getCanceledTriggers: (request) => ({ transactionIds: request.transactionIds.filter((id) => options.canceled?.includes(id)) }),
+      scheduleJobs: (request) => {
+        calls.scheduled.push(...request.jobs);
+        return {};
+      },
+    });
+    router.service(integrationsV1.IntegrationService, {
+      selectIntegration: () => {
+        throw new ConnectError("no integration", Code.NotFound);
+      },
+    });
+    router.service(messagesV1.MessageService, {
+      createMessages: (request) => {
+        for (const group of request.groups) {
+          for (const to of group.recipients) {
+            const message = group.message!;
+            const content = message.content.case === "text" ? message.content.value : "";
+            calls.written.push({ stepId: message.stepId, transactionId: message.transactionId, externalSubscriberId: to.externalSubscriberId, content });
+          }
+        }
+        return { createdCount: request.groups.reduce((sum, group) => sum + group.recipients.length, 0) };
+      },
+    });
+  };
+  const transport = inMemoryTransport(routes);
+  const deps: PipelineDeps = {
+    clients: {
+      triggers: createClient(triggersV1.TriggerService, transport),
+      subscribers: createClient(subscribersV1.SubscriberService, transport),
+      topics: createClient(topicsV1.TopicService, transport),
+      integrations: createClient(integrationsV1.IntegrationService, transport),
+      messages: createClient(messagesV1.MessageService, transport),
+    },
+    log: createLogger("test", "silent"),
+    pageSize: 2,
+    pagesInFlight: 2,
+  };
+  return { deps, calls };
+}
+
+const recipientsOf = (written: { externalSubscriberId: string }[]) => written.map((message) => message.externalSubscriberId).sort();
+
+describe("splitRecipients", () => {
+  it("de-duplicates named subscribers (an object's fields win over a bare id), keeps topics apart and collects channel credentials", () => {
+    const ada: RecipientInit = {
+      kind: {
+        case: "subscriber",
+        value: {
+          subscriberId: "ada",
+          fields: { firstName: "Ada" },
+          channels: [{ providerId: "slack", credentials: { webhookUrl: "https://hooks.example/ada" } }],
+        },
+      },
+    };
+    const split = splitRecipients(
+      [...to("ada"), ada, ...to("ada", "bob"), topicKey("news"), topicKey("news")].map((init) => create(triggersV1.RecipientSchema, init)),
+    );
+    expect(split.direct.map((entry) => entry.subscriberId)).toEqual(["ada", "bob"]);
+    expect(split.direct[0]!.fields?.firstName).toBe("Ada");
+    expect(split.direct[1]!.fields).toBeUndefined();
+    expect(split.topicKeys).toEqual(["news"]);
+    expect(split.credentials).toEqual([{ subscriberId: "ada", providerId: "slack", credentials: { webhookUrl: "https://hooks.example/ada" } }]);
+  });
+
+  it("lets the last object of a repeated id carry the credentials", () => {
+    const object = (url: string): RecipientInit => ({
+      kind: { case: "subscriber", value: { subscriberId: "ada", channels: [{ providerId: "slack", credentials: { webhookUrl: url } }] } },
+    });
+    const split = splitRecipients(
+      [object("https://hooks.example/1"), object("https://hooks.example/2")].map((init) => create(triggersV1.RecipientSchema, init)),
+    );
+    expect(split.credentials.map((entry) => entry.credentials.webhookUrl)).toEqual(["https://hooks.example/2"]);
+  });
+});
+
+describe("runTriggerJobs", () => {
+  it("runs the jobs of one environment together: one upsert of everyone named, one message per recipient and step", async () => {
+    const { deps, calls } = services();
+    const first = job({ steps: [inApp("s1")], to: to("ada", "bob"), actor: "cy" });
+    const second = job({ steps: [inApp("s2")], to: to("bob") });
+    const totals = await runTriggerJobs([first, second], deps);
+
+    expect(totals).toEqual({ subscribers: 3, messages: 3 });
+    expect(calls.ensured).toEqual([["cy", "ada", "bob"]]);
+    expect(calls.written.filter((message) => message.stepId === "s1").map((message) => message.externalSubscriberId)).toEqual(["ada", "bob"]);
+    expect(calls.written.filter((message) => message.stepId === "s2").map((message) => message.externalSubscriberId)).toEqual(["bob"]);
+  });
+
+  it("renders the step for each subscriber and takes other environments apart", async () => {
+    const { deps, calls } = services();
+    const elsewhere = objectId();
+    const totals = await runTriggerJobs(
+      [job({ steps: [inApp("s", "Hi {{subscriber.subscriberId}}")], to: to("ada") }), job({ steps: [inApp("s")], to: to("bob"), environment: elsewhere })],
+      deps,
+    );
+    expect(totals.messages).toBe(2);
+    expect(calls.ensured).toHaveLength(2);
+    expect(calls.written.find((message) => message.externalSubscriberId === "ada")?.content).toBe("Hi ada");
+  });
+
+  it("drops a trigger canceled after it was published", async () => {
+    const { deps, calls } = services({ canceled: ["txn-canceled"] });
+    const totals = await runTriggerJobs([job({ steps: [inApp("s")], to: to("ada"), transactionId: "txn-canceled" })], deps);
+    expect(totals).toEqual({ subscribers: 0, messages: 0 });
+    expect(calls.ensured).toEqual([]);
+    expect(calls.written).toEqual([]);
+  });
+
+  it("leaves out the channels a subscriber turned off, asking once per workflow with the job's snapshot of it", async () => {
+    const { deps, calls } = services({ inAppOff: ["bob"] });
+    const run = job({ steps: [inApp("s")], to: to("ada", "bob"), critical: true });
+    await runTriggerJobs([run], deps);
+
+    expect(recipientsOf(calls.written)).toEqual(["ada"]);
+    expect(calls.preferences).toHaveLength(1);
+    expect(calls.preferences[0]).toMatchObject({ workflowId: run.workflow!.id, subscriberIds: ["id-ada", "id-bob"], workflow: { critical: true } });
+  });
+
+  it("stops at a delay, schedules the rest for the paused subscribers, and the resumed job runs only the steps after it", async () => {
+    const { deps, calls } = services();
+    const steps = [inApp("before"), delayStep("wait", 2), inApp("after")];
+    const started = Date.now();
+    await runTriggerJobs([job({ steps, to: to("ada", "bob") })], deps);
+
+    expect(calls.written.map((message) => message.stepId)).toEqual(["before", "before"]);
+    expect(calls.scheduled).toHaveLength(1);
+    const scheduled = calls.scheduled[0]!;
+    expect(scheduled.job?.resumption).toMatchObject({ subscriberIds: ["id-ada", "id-bob"], fromStep: 2, digestIds: [] });
+    const runAt = timestampDate(scheduled.runAt!).getTime();
+    expect(runAt).toBeGreaterThanOrEqual(started + 2 * 3_600_000);
+    expect(runAt).toBeLessThanOrEqual(Date.now() + 2 * 3_600_000);
+
+    calls.written.length = 0;
+    const totals = await runTriggerJobs([scheduled.job!], deps);
+    expect(totals).toEqual({ subscribers: 2, messages: 2 });
+    expect(calls.written.map((message) => message.stepId)).toEqual(["after", "after"]);
+    expect(calls.scheduled).toHaveLength(1);
+  });
+
+  it("fans a broadcast out page by page to every subscriber of the environment", async () => {
+    const { deps, calls } = services({ subscribers: ["a", "b", "c", "d", "e"] });
+    const totals = await runTriggerJobs([job({ steps: [inApp("s")], broadcast: true })], deps);
+
+    expect(totals).toEqual({ subscribers: 5, messages: 5 });
+    expect(calls.pagedRecipients).toBe(3);
+    expect(recipientsOf(calls.written)).toEqual(["a", "b", "c", "d", "e"]);
+  });
+
+  it("fans a topic out to its members less the recipients named individually and the actor", async () => {
+    const { deps, calls } = services({ topics: { news: ["ada", "bob", "cy", "dee", "eve"] } });
+    const totals = await runTriggerJobs([job({ steps: [inApp("s")], to: [topicKey("news"), ...to("ada")], actor: "bob" })], deps);
+
+    expect(recipientsOf(calls.written)).toEqual(["ada", "cy", "dee", "eve"]);
+    expect(totals).toEqual({ subscribers: 4, messages: 4 });
+    expect(calls.pagedMembers.map((request) => request.excludeSubscriberIds)).toEqual([
+      ["ada", "bob"],
+      ["ada", "bob"],
+    ]);
+    expect(calls.pagedMembers.every((request) => request.topicKeys.join() === "news" && request.limit === 2)).toBe(true);
+  });
+});

@@ -107,7 +107,13 @@ export default async function deliveryBench({ report }) {
       ...streams,
       ...Object.fromEntries(names.map((name) => [`${name.toUpperCase()}_URL`, `http://127.0.0.1:${ports[name]}`])),
     };
-    const schemaOf = { subscribers: "subscribers.subscribers", integrations: "integrations.integrations", topics: "topics.topics", messages: "messages.messages", triggers: "triggers.trigger_records" };
+    const schemaOf = {
+      subscribers: "subscribers.subscribers",
+      integrations: "integrations.integrations",
+      topics: "topics.topics",
+      messages: "messages.messages",
+      triggers: "triggers.trigger_records",
+    };
     for (const name of names) {
       children.push(startProcess(name, { ...common, [`${name.toUpperCase()}_PORT`]: String(ports[name]) }));
       await waitFor(async () => (await pool.query("SELECT to_regclass($1) AS t", [schemaOf[name]])).rows[0].t, name);
@@ -176,7 +182,10 @@ export default async function deliveryBench({ report }) {
         const done = sent ? count.sent : count.written;
         if (done >= SUBSCRIBERS) break;
         if (count.failed > 0) {
-          const { rows } = await pool.query("SELECT error_id, error_text FROM messages.messages WHERE environment_id = $1 AND transaction_id = $2 AND status <> 'sent' LIMIT 1", [environmentId, transactionId]);
+          const { rows } = await pool.query(
+            "SELECT error_id, error_text FROM messages.messages WHERE environment_id = $1 AND transaction_id = $2 AND status <> 'sent' LIMIT 1",
+            [environmentId, transactionId],
+          );
           throw new Error(`${name}: ${count.failed} messages failed, e.g. ${JSON.stringify(rows[0])}`);
         }
         if (Date.now() > deadline) throw new Error(`${name}: ${done} of ${SUBSCRIBERS} messages in 600 s`);
@@ -207,9 +216,17 @@ export default async function deliveryBench({ report }) {
     const mailsFromUs = (await received()).smtp - beforeEmail.smtp;
     const nodemailerSeconds = await nodemailerAlone(smtpPort);
     const mailsInAll = (await received()).smtp - beforeEmail.smtp;
-    console.log(`  the sink received ${mailsFromUs.toLocaleString("en")} mails from the worker, ${(mailsInAll - mailsFromUs).toLocaleString("en")} from nodemailer alone`);
+    console.log(
+      `  the sink received ${mailsFromUs.toLocaleString("en")} mails from the worker, ${(mailsInAll - mailsFromUs).toLocaleString("en")} from nodemailer alone`,
+    );
     report({ name: `nodemailer alone, ${n} mails, pool of ${SMTP_POOL_SIZE}, ${PER_INTEGRATION} at once`, value: nodemailerSeconds, unit: "s" });
-    report({ name: `email step to ${n} subscribers, all sent`, value: emailSeconds, unit: "s", floor: inAppSeconds + 2 * nodemailerSeconds, target: "ratio ≤ 1 (in-app + 2× nodemailer)" });
+    report({
+      name: `email step to ${n} subscribers, all sent`,
+      value: emailSeconds,
+      unit: "s",
+      floor: inAppSeconds + 2 * nodemailerSeconds,
+      target: "ratio ≤ 1 (in-app + 2× nodemailer)",
+    });
     report({ name: "  email − in-app, over nodemailer alone", value: emailSeconds - inAppSeconds, unit: "s", floor: nodemailerSeconds, target: "ratio ≤ 2" });
 
     // 4. Chat through slack to the webhook receiver, then 5. undici alone to the same receiver.
@@ -218,14 +235,26 @@ export default async function deliveryBench({ report }) {
     const postsFromUs = (await received()).http - beforeChat.http;
     const undiciSeconds = await undiciAlone(receiversOrigin);
     const postsInAll = (await received()).http - beforeChat.http;
-    console.log(`  the receiver answered ${postsFromUs.toLocaleString("en")} posts from the worker, ${(postsInAll - postsFromUs).toLocaleString("en")} from undici alone`);
+    console.log(
+      `  the receiver answered ${postsFromUs.toLocaleString("en")} posts from the worker, ${(postsInAll - postsFromUs).toLocaleString("en")} from undici alone`,
+    );
     report({ name: `undici alone, ${n} posts, ${PER_INTEGRATION} at once`, value: undiciSeconds, unit: "s" });
-    report({ name: `chat step (slack) to ${n} subscribers, all sent`, value: chatSeconds, unit: "s", floor: inAppSeconds + 2 * undiciSeconds, target: "ratio ≤ 1 (in-app + 2× undici)" });
+    report({
+      name: `chat step (slack) to ${n} subscribers, all sent`,
+      value: chatSeconds,
+      unit: "s",
+      floor: inAppSeconds + 2 * undiciSeconds,
+      target: "ratio ≤ 1 (in-app + 2× undici)",
+    });
     report({ name: "  chat − in-app, over undici alone", value: chatSeconds - inAppSeconds, unit: "s", floor: undiciSeconds, target: "ratio ≤ 2" });
 
     const verdict = (ratio) => (ratio <= 2 ? "met" : "missed");
-    console.log(`  email: (email − in-app) / nodemailer = ${((emailSeconds - inAppSeconds) / nodemailerSeconds).toFixed(2)}, ≤ 2 ${verdict((emailSeconds - inAppSeconds) / nodemailerSeconds)}`);
-    console.log(`  chat: (chat − in-app) / undici = ${((chatSeconds - inAppSeconds) / undiciSeconds).toFixed(2)}, ≤ 2 ${verdict((chatSeconds - inAppSeconds) / undiciSeconds)}`);
+    console.log(
+      `  email: (email − in-app) / nodemailer = ${((emailSeconds - inAppSeconds) / nodemailerSeconds).toFixed(2)}, ≤ 2 ${verdict((emailSeconds - inAppSeconds) / nodemailerSeconds)}`,
+    );
+    console.log(
+      `  chat: (chat − in-app) / undici = ${((chatSeconds - inAppSeconds) / undiciSeconds).toFixed(2)}, ≤ 2 ${verdict((chatSeconds - inAppSeconds) / undiciSeconds)}`,
+    );
   } finally {
     // Callers first: the worker and gateway before the services they call, the receivers last.
     for (const child of children.reverse()) await stopProcess(child);

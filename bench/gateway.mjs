@@ -122,7 +122,14 @@ export default async function gatewayBench({ report }) {
     const appWith = (feedPages) => {
       const messages = createClient(messagesV1.MessageService, transport);
       const clients = { batched: { countUnseen: countUnseenBatched(messages), feedPage: feedPageBatched(messages, feedPages) } };
-      return createApp({ log, clients, routes, auth: { redis, pool: undefined, cacheSeconds: 60 }, idempotency: { redis, ttlSeconds: 60, log }, readiness: {} }).callback();
+      return createApp({
+        log,
+        clients,
+        routes,
+        auth: { redis, pool: undefined, cacheSeconds: 60 },
+        idempotency: { redis, ttlSeconds: 60, log },
+        readiness: {},
+      }).callback();
     };
     const handler = appWith(undefined);
     // Feed pages kept as while NATS is followed (server.ts): every poll after the first is a hit.

@@ -25,7 +25,10 @@ const OTHER_SUBSCRIBERS = 1_000;
 const INBOXES = 1_000;
 const INBOX_MESSAGES = 20;
 const INBOX_PAYLOAD = Object.fromEntries(
-  Array.from({ length: 40 }, (_, index) => [`field${index}`, index % 3 === 0 ? { nested: `value ${index}`, n: index, list: [1, 2, 3] } : `some text value ${index}`]),
+  Array.from({ length: 40 }, (_, index) => [
+    `field${index}`,
+    index % 3 === 0 ? { nested: `value ${index}`, n: index, list: [1, 2, 3] } : `some text value ${index}`,
+  ]),
 );
 const TOTAL_MESSAGES = 2 * HEAVY_MESSAGES;
 const HTTP_SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -77,7 +80,13 @@ async function during(work, url, headers, connections) {
     background.stop();
   }
   const result = await background;
-  return { seconds, p99: result.latency.p99, max: result.latency.max, requests: result.requests.total, failed: result.errors + result.timeouts + result.non2xx };
+  return {
+    seconds,
+    p99: result.latency.p99,
+    max: result.latency.max,
+    requests: result.requests.total,
+    failed: result.errors + result.timeouts + result.non2xx,
+  };
 }
 
 export default async function messagesBench({ report }) {
@@ -109,7 +118,9 @@ export default async function messagesBench({ report }) {
     children.push(startProcess("gateway", { ...common, GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: String(gatewayPort), BOOTSTRAP_API_KEY: key }));
     // A second gateway that keeps no feed page: every poll takes the batched RPC.
     const unkeptPort = await freePort();
-    children.push(startProcess("gateway", { ...common, GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: String(unkeptPort), BOOTSTRAP_API_KEY: key, FEED_CACHE_MB: "0" }));
+    children.push(
+      startProcess("gateway", { ...common, GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: String(unkeptPort), BOOTSTRAP_API_KEY: key, FEED_CACHE_MB: "0" }),
+    );
     const api = `http://127.0.0.1:${gatewayPort}`;
     const unkeptApi = `http://127.0.0.1:${unkeptPort}`;
     const headers = { authorization: `ApiKey ${key}`, "content-type": "application/json" };
@@ -159,8 +170,20 @@ export default async function messagesBench({ report }) {
         active: true,
         tags: ["orders"],
         steps: [
-          { template: { type: "in_app", content: "Your order {{orderId}} has shipped.", cta: { type: "redirect", data: { url: "https://example.com/orders/{{orderId}}" } } } },
-          { template: { type: "email", subject: "Your order {{orderId}}", content: "<p>Hello {{subscriber.firstName}}, your order {{orderId}} has shipped.</p>" } },
+          {
+            template: {
+              type: "in_app",
+              content: "Your order {{orderId}} has shipped.",
+              cta: { type: "redirect", data: { url: "https://example.com/orders/{{orderId}}" } },
+            },
+          },
+          {
+            template: {
+              type: "email",
+              subject: "Your order {{orderId}}",
+              content: "<p>Hello {{subscriber.firstName}}, your order {{orderId}} has shipped.</p>",
+            },
+          },
         ],
       }),
     });
@@ -202,9 +225,7 @@ export default async function messagesBench({ report }) {
       await resolve(db);
       await messagesStore.countMessages(db, environmentId, [{ subscriberId: heavy._id, seen: false, limit: 100 }]);
     });
-    await pool.query(
-      "CREATE INDEX bench_floor_unseen ON messages.messages (environment_id, subscriber_id) WHERE channel = 'in_app' AND NOT seen",
-    );
+    await pool.query("CREATE INDEX bench_floor_unseen ON messages.messages (environment_id, subscriber_id) WHERE channel = 'in_app' AND NOT seen");
     const countFloor = await medianDbTime(pool, (db) =>
       db.query(
         `SELECT count(*) FROM (SELECT 1 FROM messages.messages
@@ -213,7 +234,13 @@ export default async function messagesBench({ report }) {
       ),
     );
     await pool.query("DROP INDEX messages.bench_floor_unseen");
-    report({ name: `unseen count (limit 100) DB time per request, ${HEAVY_MESSAGES.toLocaleString()} of ${TOTAL_MESSAGES.toLocaleString()} rows`, value: ourCount, unit: "ms", floor: countFloor, target: "≤ 5× floor" });
+    report({
+      name: `unseen count (limit 100) DB time per request, ${HEAVY_MESSAGES.toLocaleString()} of ${TOTAL_MESSAGES.toLocaleString()} rows`,
+      value: ourCount,
+      unit: "ms",
+      floor: countFloor,
+      target: "≤ 5× floor",
+    });
 
     // First feed page (20 newest): what one request runs vs the raw keyset page.
     const ourFeed = await medianDbTime(pool, async (db) => {
@@ -267,13 +294,22 @@ export default async function messagesBench({ report }) {
     await floorSized.stop();
     await rm(feedPageFile);
     const rps = (result) => `${Math.round(result.rps)} req/s`;
-    report({ name: `HTTP floor (b): Koa + router + ApiKey check + JSON, 100 connections, ${rps(floorBefore)} and ${rps(floorAfter)}: p99`, value: floorP99, unit: "ms" });
+    report({
+      name: `HTTP floor (b): Koa + router + ApiKey check + JSON, 100 connections, ${rps(floorBefore)} and ${rps(floorAfter)}: p99`,
+      value: floorP99,
+      unit: "ms",
+    });
     report({ name: `gateway /livez (no auth, no RPC), ${rps(livez)}: p99`, value: livez.p99, unit: "ms", floor: floorP99 });
     report({ name: `GET subscriber (auth + batched read), ${rps(subscriberGet)}: p99`, value: subscriberGet.p99, unit: "ms", floor: floorP99 });
     const target = "≤ 10 ms (≤ 4.3× floor (b))";
     report({ name: `unseen count, heavy subscriber, ${rps(unseen)}: p99`, value: unseen.p99, unit: "ms", floor: floorP99, target });
     report({ name: `first feed page (20), heavy subscriber, ${rps(feed)}: p99`, value: feed.p99, unit: "ms", floor: floorP99, target });
-    report({ name: `  the same against floor (b) answering its ${feedPage.length.toLocaleString()} bytes (${rps(sized)}): p99`, value: feed.p99, unit: "ms", floor: sized.p99 });
+    report({
+      name: `  the same against floor (b) answering its ${feedPage.length.toLocaleString()} bytes (${rps(sized)}): p99`,
+      value: feed.p99,
+      unit: "ms",
+      floor: sized.p99,
+    });
     // The gateway keeps a page polled again while nothing changed it; these two take the batched
     // RPC every time, as a page that keeps changing would. The page of 5 is the same route and the
     // same one RPC per round with a quarter of the messages: how much of the cost is per message
@@ -284,7 +320,12 @@ export default async function messagesBench({ report }) {
     report({ name: `first feed page, 1,000 subscribers at random, ${rps(feedSpread)}: p99`, value: feedSpread.p99, unit: "ms", floor: floorP99 });
     report({ name: `  the same, the gateway keeping no page (${rps(feedSpreadUnkept)}): p99`, value: feedSpreadUnkept.p99, unit: "ms", floor: floorP99 });
     const inboxPayload = `${(JSON.stringify(INBOX_PAYLOAD).length / 1024).toFixed(1)} KB`;
-    report({ name: `first feed page, ${INBOXES.toLocaleString()} inboxes at random (${inboxPayload} payloads, a two-step workflow), ${rps(inboxes)}: p99`, value: inboxes.p99, unit: "ms", floor: floorP99 });
+    report({
+      name: `first feed page, ${INBOXES.toLocaleString()} inboxes at random (${inboxPayload} payloads, a two-step workflow), ${rps(inboxes)}: p99`,
+      value: inboxes.p99,
+      unit: "ms",
+      floor: floorP99,
+    });
     report({ name: `  the same, the gateway keeping no page (${rps(inboxesUnkept)}): p99`, value: inboxesUnkept.p99, unit: "ms", floor: floorP99 });
 
     // Mark-all seen over the 1M messages: one UPDATE (the floor) vs our chunked mark-all via HTTP.
@@ -357,8 +398,19 @@ export default async function messagesBench({ report }) {
     const floorSecond = await measured(floorUpdate);
     console.log(`one-UPDATE floor runs: ${floorFirst.seconds.toFixed(1)} s and ${floorSecond.seconds.toFixed(1)} s`);
     const floor = (pick) => (pick(floorFirst) + pick(floorSecond)) / 2;
-    report({ name: `mark-all seen, ${HEAVY_MESSAGES.toLocaleString()} messages (chunked, through HTTP)`, value: ours.seconds, unit: "s", floor: floor((run) => run.seconds), target: "≤ 2× floor" });
-    report({ name: `  meanwhile, another subscriber's unseen at 20 connections (${ours.failed} failed): p99`, value: ours.p99, unit: "ms", floor: floor((run) => run.p99) });
+    report({
+      name: `mark-all seen, ${HEAVY_MESSAGES.toLocaleString()} messages (chunked, through HTTP)`,
+      value: ours.seconds,
+      unit: "s",
+      floor: floor((run) => run.seconds),
+      target: "≤ 2× floor",
+    });
+    report({
+      name: `  meanwhile, another subscriber's unseen at 20 connections (${ours.failed} failed): p99`,
+      value: ours.p99,
+      unit: "ms",
+      floor: floor((run) => run.p99),
+    });
     report({ name: "  meanwhile, mark-as on the same subscriber: slowest", value: ours.markAsMax, unit: "ms", floor: floor((run) => run.markAsMax) });
   } finally {
     // Callers first: a client whose server goes away first can crash on the GOAWAY

@@ -14,7 +14,10 @@ const ROUNDS = 3;
 
 function connectNodeTransport(baseUrl) {
   const sessionManager = new Http2SessionManager(baseUrl);
-  return { transport: createConnectTransport({ baseUrl, httpVersion: "2", useBinaryFormat: true, sessionManager, acceptCompression: [] }), close: () => sessionManager.abort() };
+  return {
+    transport: createConnectTransport({ baseUrl, httpVersion: "2", useBinaryFormat: true, sessionManager, acceptCompression: [] }),
+    close: () => sessionManager.abort(),
+  };
 }
 
 /** Calls per second and CPU per call of client and server, for `CALLS` calls after a warm-up. */
@@ -41,7 +44,7 @@ async function measure(kind) {
     );
     const seconds = (performance.now() - started) / 1000;
     const client = process.cpuUsage(clientBefore);
-    return { rate: CALLS / seconds, clientUs: ((client.user + client.system) / CALLS), serverUs: ((cpuSeconds(server.pid) - serverBefore) * 1e6) / CALLS };
+    return { rate: CALLS / seconds, clientUs: (client.user + client.system) / CALLS, serverUs: ((cpuSeconds(server.pid) - serverBefore) * 1e6) / CALLS };
   } finally {
     rpc.close();
     await stopProcess(server);
@@ -57,7 +60,12 @@ export default async function rpcBench({ report }) {
     console.log(`rpc round ${round + 1}: ours ${Math.round(ours[round].rate)} calls/s, connect-node ${Math.round(floor[round].rate)} calls/s`);
   }
   const median = (runs, pick) => percentile(runs.map(pick), 50);
-  report({ name: `unary RPC, ${IN_FLIGHT} in flight (grpc-js both ends vs connect-node both ends)`, value: median(ours, (run) => run.rate), unit: "calls/s", floor: median(floor, (run) => run.rate) });
+  report({
+    name: `unary RPC, ${IN_FLIGHT} in flight (grpc-js both ends vs connect-node both ends)`,
+    value: median(ours, (run) => run.rate),
+    unit: "calls/s",
+    floor: median(floor, (run) => run.rate),
+  });
   report({ name: "  client CPU per call", value: median(ours, (run) => run.clientUs), unit: "µs", floor: median(floor, (run) => run.clientUs) });
   report({ name: "  server CPU per call", value: median(ours, (run) => run.serverUs), unit: "µs", floor: median(floor, (run) => run.serverUs) });
 }

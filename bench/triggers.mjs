@@ -101,7 +101,13 @@ export default async function triggersBench({ report }) {
       ...jobs,
       ...Object.fromEntries(names.map((name) => [`${name.toUpperCase()}_URL`, `http://127.0.0.1:${ports[name]}`])),
     };
-    const schemaOf = { subscribers: "subscribers.subscribers", integrations: "integrations.integrations", topics: "topics.topics", messages: "messages.messages", triggers: "triggers.trigger_records" };
+    const schemaOf = {
+      subscribers: "subscribers.subscribers",
+      integrations: "integrations.integrations",
+      topics: "topics.topics",
+      messages: "messages.messages",
+      triggers: "triggers.trigger_records",
+    };
     for (const name of names) {
       children.push(startProcess(name, { ...common, [`${name.toUpperCase()}_PORT`]: String(ports[name]) }));
       await waitFor(async () => (await pool.query("SELECT to_regclass($1) AS t", [schemaOf[name]])).rows[0].t, name);
@@ -122,14 +128,28 @@ export default async function triggersBench({ report }) {
       workerStarted = true;
       children.push(startProcess("worker", { ...common, WORKER_PORT: String(ports.worker) }));
     };
-    const singleTriggers = (n) => ({ url: `${api}/v1/events/trigger`, method: "POST", headers, connections: CONNECTIONS, duration: SECONDS, body: JSON.stringify({ name, to: "bench-sub", payload: { n } }) });
+    const singleTriggers = (n) => ({
+      url: `${api}/v1/events/trigger`,
+      method: "POST",
+      headers,
+      connections: CONNECTIONS,
+      duration: SECONDS,
+      body: JSON.stringify({ name, to: "bench-sub", payload: { n } }),
+    });
 
     // 1. Acceptance at 100 connections, no worker running (the floor has no consumer either).
     // The floor and ours alternate, ACCEPTANCE_ROUNDS runs each, and the medians are compared:
     // this machine's speed drifts within minutes, so one run of each is a coin toss.
     if (PHASES.has("acceptance")) {
       const floorG = await startTriggerFloor("acceptance", `BENCH_FLOOR_G_${suffix}`);
-      const floorLoad = { url: floorG.url, method: "POST", headers: floorG.headers, connections: CONNECTIONS, duration: SECONDS, body: JSON.stringify({ name, to: "bench-sub", payload: {} }) };
+      const floorLoad = {
+        url: floorG.url,
+        method: "POST",
+        headers: floorG.headers,
+        connections: CONNECTIONS,
+        duration: SECONDS,
+        body: JSON.stringify({ name, to: "bench-sub", payload: {} }),
+      };
       /** One load run with the CPU the given processes spent per request (warm-up included). */
       const measured = async (pids, options) => {
         const cpu = cpuUse(pids);
@@ -140,14 +160,30 @@ export default async function triggersBench({ report }) {
       const ourRuns = [];
       for (let round = 0; round < ACCEPTANCE_ROUNDS; round++) {
         floorRuns.push(await measured([floorG.pid], floorLoad));
-        ourRuns.push(await measured(children.map((child) => child.pid), singleTriggers(1)));
+        ourRuns.push(
+          await measured(
+            children.map((child) => child.pid),
+            singleTriggers(1),
+          ),
+        );
         console.log(`acceptance round ${round + 1}: ours ${Math.round(ourRuns[round].rps)} req/s, floor ${Math.round(floorRuns[round].rps)} req/s`);
       }
       await floorG.stop();
       if (ourRuns.some((run) => run.failed > 0)) throw new Error("trigger requests failed");
       const median = (runs, pick) => percentile(runs.map(pick), 50);
-      report({ name: "trigger acceptance, 100 connections", value: median(ourRuns, (run) => run.rps), unit: "req/s", floor: median(floorRuns, (run) => run.rps), target: "ratio ≥ 0.50 of floor (g)" });
-      report({ name: "trigger acceptance p99, 100 connections", value: median(ourRuns, (run) => run.p99), unit: "ms", floor: median(floorRuns, (run) => run.p99) });
+      report({
+        name: "trigger acceptance, 100 connections",
+        value: median(ourRuns, (run) => run.rps),
+        unit: "req/s",
+        floor: median(floorRuns, (run) => run.rps),
+        target: "ratio ≥ 0.50 of floor (g)",
+      });
+      report({
+        name: "trigger acceptance p99, 100 connections",
+        value: median(ourRuns, (run) => run.p99),
+        unit: "ms",
+        floor: median(floorRuns, (run) => run.p99),
+      });
       // Where throughput goes: CPU of the Node processes per accepted request (Postgres, NATS and Redis apart).
       report({
         name: "trigger acceptance, CPU of our processes per request",
@@ -161,7 +197,11 @@ export default async function triggersBench({ report }) {
       startWorker();
       const drainStarted = performance.now();
       await waitFor(async () => (await pool.query("SELECT count(*)::int AS n FROM messages.messages")).rows[0].n >= acceptedTotal, "backlog drained", 600_000);
-      report({ name: `backlog of ${acceptedTotal} triggers → in-app messages`, value: acceptedTotal / ((performance.now() - drainStarted) / 1000), unit: "messages/s" });
+      report({
+        name: `backlog of ${acceptedTotal} triggers → in-app messages`,
+        value: acceptedTotal / ((performance.now() - drainStarted) / 1000),
+        unit: "messages/s",
+      });
     }
     startWorker();
 
@@ -170,8 +210,18 @@ export default async function triggersBench({ report }) {
       const floorE2e = await startTriggerFloor("e2e", `BENCH_FLOOR_E_${suffix}`, database.url);
       for (const rate of [1000, 3000]) {
         const floorRun = await paced(floorE2e.url, floorE2e.headers, rate, Math.min(E2E_SECONDS, 20), `floor-${rate}`, name, "bench-sub");
-        await waitFor(async () => (await pool.query("SELECT count(*)::int AS n FROM bench_floor_rows WHERE transaction_id LIKE $1", [`floor-${rate}-%`])).rows[0].n >= floorRun.accepted.length, "floor drained", 120_000);
-        const floorLatencies = (await pool.query("SELECT extract(epoch FROM committed_at) * 1000 - sent_at AS ms FROM bench_floor_rows WHERE transaction_id LIKE $1", [`floor-${rate}-%`])).rows.map((row) => Number(row.ms));
+        await waitFor(
+          async () =>
+            (await pool.query("SELECT count(*)::int AS n FROM bench_floor_rows WHERE transaction_id LIKE $1", [`floor-${rate}-%`])).rows[0].n >=
+            floorRun.accepted.length,
+          "floor drained",
+          120_000,
+        );
+        const floorLatencies = (
+          await pool.query("SELECT extract(epoch FROM committed_at) * 1000 - sent_at AS ms FROM bench_floor_rows WHERE transaction_id LIKE $1", [
+            `floor-${rate}-%`,
+          ])
+        ).rows.map((row) => Number(row.ms));
 
         const run = await paced(`${api}/v1/events/trigger`, headers, rate, E2E_SECONDS, `e2e-${rate}`, name, "bench-sub");
         // Persisted: the answered triggers that left their message (one each: the idempotency key).
@@ -180,12 +230,29 @@ export default async function triggersBench({ report }) {
         await waitFor(async () => (await persistedOf()) >= run.accepted.length, "e2e drained", 300_000);
         const persisted = await persistedOf();
         const latencies = (
-          await pool.query("SELECT extract(epoch FROM created_at) * 1000 - (payload->>'sentAt')::float8 AS ms FROM messages.messages WHERE transaction_id LIKE $1", [`e2e-${rate}-%`])
+          await pool.query(
+            "SELECT extract(epoch FROM created_at) * 1000 - (payload->>'sentAt')::float8 AS ms FROM messages.messages WHERE transaction_id LIKE $1",
+            [`e2e-${rate}-%`],
+          )
         ).rows.map((row) => Number(row.ms));
-        console.log(`  offered ${rate}/s for ${E2E_SECONDS} s: ${run.rate.toFixed(0)}/s accepted (floor ${floorRun.rate.toFixed(0)}/s for ${Math.min(E2E_SECONDS, 20)} s)`);
+        console.log(
+          `  offered ${rate}/s for ${E2E_SECONDS} s: ${run.rate.toFixed(0)}/s accepted (floor ${floorRun.rate.toFixed(0)}/s for ${Math.min(E2E_SECONDS, 20)} s)`,
+        );
         report({ name: `trigger → in-app p50 at ${rate}/s`, value: percentile(latencies, 50), unit: "ms", floor: percentile(floorLatencies, 50) });
-        report({ name: `trigger → in-app p99 at ${rate}/s`, value: percentile(latencies, 99), unit: "ms", floor: percentile(floorLatencies, 99), target: "ratio ≤ 7" });
-        report({ name: `accepted = persisted at ${rate}/s (${run.accepted.length} accepted, ${run.failed} refused)`, value: persisted, unit: "messages", floor: run.accepted.length, target: "ratio = 1" });
+        report({
+          name: `trigger → in-app p99 at ${rate}/s`,
+          value: percentile(latencies, 99),
+          unit: "ms",
+          floor: percentile(floorLatencies, 99),
+          target: "ratio ≤ 7",
+        });
+        report({
+          name: `accepted = persisted at ${rate}/s (${run.accepted.length} accepted, ${run.failed} refused)`,
+          value: persisted,
+          unit: "messages",
+          floor: run.accepted.length,
+          target: "ratio = 1",
+        });
       }
       await floorE2e.stop();
     }
@@ -196,7 +263,9 @@ export default async function triggersBench({ report }) {
       const otherKey = randomBytes(16).toString("hex");
       await addKey(pool, otherKey, { environment: "Broadcast" });
       const otherHeaders = { ...headers, authorization: `ApiKey ${otherKey}` };
-      const broadcastWorkflow = (await post("/v1/workflows", { name: "Everyone", active: true, steps: [{ template: { type: "in_app", content: "Hello everyone" } }] }, otherHeaders)).data;
+      const broadcastWorkflow = (
+        await post("/v1/workflows", { name: "Everyone", active: true, steps: [{ template: { type: "in_app", content: "Hello everyone" } }] }, otherHeaders)
+      ).data;
       const environmentId = broadcastWorkflow._environmentId;
       await pool.query(
         `INSERT INTO subscribers.subscribers (id, organization_id, environment_id, subscriber_id)
@@ -232,7 +301,12 @@ export default async function triggersBench({ report }) {
       // (environment, transaction), and often only near the end (a count over a whole broadcast is
       // not cheap, and polled often it took a visible share of the broadcast's database CPU).
       const broadcastCount = async () =>
-        (await pool.query("SELECT count(*)::int AS n FROM messages.messages WHERE environment_id = $1 AND transaction_id = $2", [environmentId, broadcast.transactionId])).rows[0].n;
+        (
+          await pool.query("SELECT count(*)::int AS n FROM messages.messages WHERE environment_id = $1 AND transaction_id = $2", [
+            environmentId,
+            broadcast.transactionId,
+          ])
+        ).rows[0].n;
       const deadline = Date.now() + 600_000;
       try {
         for (let count = await broadcastCount(); count < BROADCAST; count = await broadcastCount()) {
@@ -254,8 +328,16 @@ export default async function triggersBench({ report }) {
         floor: BROADCAST / (0.1 * copyRate),
         target: "ratio ≤ 1 (within subscribers ÷ 10 % of the COPY ×1000 floor)",
       });
-      console.log(`  CPU during the broadcast (the single triggers of the other environment included): ${children.map((child, index) => `${child.name} ${childrenCpu[index].toFixed(1)} s`).join(", ")}, postgres ${databaseCpu.toFixed(1)} s`);
-      report({ name: `single triggers of another environment during the broadcast (${during.failed} failed)`, value: during.rps, unit: "req/s", floor: alone.rps, target: "ratio ≥ 0.50" });
+      console.log(
+        `  CPU during the broadcast (the single triggers of the other environment included): ${children.map((child, index) => `${child.name} ${childrenCpu[index].toFixed(1)} s`).join(", ")}, postgres ${databaseCpu.toFixed(1)} s`,
+      );
+      report({
+        name: `single triggers of another environment during the broadcast (${during.failed} failed)`,
+        value: during.rps,
+        unit: "req/s",
+        floor: alone.rps,
+        target: "ratio ≥ 0.50",
+      });
     }
 
     // 4. Idle: every process together, once every accepted trigger has left its messages.
@@ -278,7 +360,12 @@ export default async function triggersBench({ report }) {
         const before = children.map((child) => cpuSeconds(child.pid));
         await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
         const used = children.map((child, index) => cpuSeconds(child.pid) - before[index]);
-        report({ name: `idle CPU of all ${children.length} processes, ${label}`, value: (used.reduce((sum, cpu) => sum + cpu, 0) / seconds) * 100, unit: "% of one core", target: "< 2" });
+        report({
+          name: `idle CPU of all ${children.length} processes, ${label}`,
+          value: (used.reduce((sum, cpu) => sum + cpu, 0) / seconds) * 100,
+          unit: "% of one core",
+          target: "< 2",
+        });
         console.log(`  by process: ${children.map((child, index) => `${child.name} ${((used[index] / seconds) * 100).toFixed(2)} %`).join(", ")}`);
       };
       await new Promise((resolve) => setTimeout(resolve, 5_000));

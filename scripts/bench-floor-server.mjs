@@ -47,7 +47,9 @@ async function triggerFloor(router) {
   let consuming = Promise.resolve();
   const pool = withConsumer ? createPool(DATABASE_URL, 4) : undefined;
   if (pool) {
-    await pool.query("CREATE TABLE IF NOT EXISTS bench_floor_rows (transaction_id text PRIMARY KEY, sent_at double precision, committed_at timestamptz DEFAULT clock_timestamp())");
+    await pool.query(
+      "CREATE TABLE IF NOT EXISTS bench_floor_rows (transaction_id text PRIMARY KEY, sent_at double precision, committed_at timestamptz DEFAULT clock_timestamp())",
+    );
     await manager.consumers.add(STREAM, { durable_name: "floor", ack_policy: AckPolicy.Explicit, ack_wait: nanos(30_000) });
     const consumer = await js.consumers.get(STREAM, "floor");
     consuming = (async () => {

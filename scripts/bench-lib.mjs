@@ -63,7 +63,9 @@ export async function benchDatabase(label) {
  * a V8 CPU profile there when it exits (open it in Chrome DevTools or speedscope).
  */
 export function startProcess(name, env, entry = entryOf(name)) {
-  const profile = process.env.BENCH_PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`, `--cpu-prof-name=${name}.${Date.now()}.cpuprofile`] : [];
+  const profile = process.env.BENCH_PROFILE_DIR
+    ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`, `--cpu-prof-name=${name}.${Date.now()}.cpuprofile`]
+    : [];
   const child = spawn(process.execPath, [...profile, fileURLToPath(entry)], {
     env: { ...process.env, LOG_LEVEL: "warn", ...env },
     stdio: ["ignore", "ignore", "inherit"],

@@ -23,7 +23,11 @@ export function expectOk(providerId: string, response: OutboundResponse): Outbou
  * The ProviderError for a failed answer, quoting it; transient by its status unless the provider
  * knows better (an expired token it will renew, say).
  */
-export function answerError(providerId: string, response: OutboundResponse, transient = TRANSIENT.has(response.status) || response.status >= 500): ProviderError {
+export function answerError(
+  providerId: string,
+  response: OutboundResponse,
+  transient = TRANSIENT.has(response.status) || response.status >= 500,
+): ProviderError {
   return new ProviderError(`${providerId} answered ${response.status}: ${response.text.slice(0, 2000)}`, {
     transient,
     status: response.status,
@@ -39,7 +43,10 @@ export async function postJsonResponse(
   body: unknown,
   headers: Record<string, string> = {},
 ): Promise<OutboundResponse> {
-  return expectOk(providerId, await http.request(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) }));
+  return expectOk(
+    providerId,
+    await http.request(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) }),
+  );
 }
 
 /** POSTs a JSON body and answers the parsed JSON reply ({} for an empty one); non-2xx throws. */
@@ -62,7 +69,10 @@ export async function postForm<T = Record<string, unknown>>(
   headers: Record<string, string> = {},
 ): Promise<T> {
   const body = new URLSearchParams(fields).toString();
-  const response = expectOk(providerId, await http.request(url, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", ...headers }, body }));
+  const response = expectOk(
+    providerId,
+    await http.request(url, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", ...headers }, body }),
+  );
   return parseJson<T>(response.text);
 }
 

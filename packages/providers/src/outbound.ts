@@ -103,7 +103,8 @@ const SIX_TO_FOUR = cidr("2002::/16");
 const TEREDO = cidr("2001::/32");
 
 const within = (address: Address, [network, bits]: Range) => address.kind() === network.kind() && address.match(network, bits);
-const rangeInside = ([network, bits]: Range, [outer, outerBits]: Range) => network.kind() === outer.kind() && bits >= outerBits && network.match(outer, outerBits);
+const rangeInside = ([network, bits]: Range, [outer, outerBits]: Range) =>
+  network.kind() === outer.kind() && bits >= outerBits && network.match(outer, outerBits);
 
 /**
  * The addresses a connection to `address` may end at, each of which must be allowed: an IPv4
@@ -119,7 +120,15 @@ function destinations(address: Address): Address[] {
   if (v6.range() === "unspecified" || v6.range() === "loopback") return [v6];
   if (CARRIES_V4.some((range) => within(v6, range))) return [v4At(bytes, 12)];
   if (within(v6, SIX_TO_FOUR)) return [v6, v4At(bytes, 2)];
-  if (within(v6, TEREDO)) return [v6, v4At(bytes, 4), v4At(bytes.map((byte) => byte ^ 0xff), 12)];
+  if (within(v6, TEREDO))
+    return [
+      v6,
+      v4At(bytes, 4),
+      v4At(
+        bytes.map((byte) => byte ^ 0xff),
+        12,
+      ),
+    ];
   return [v6];
 }
 

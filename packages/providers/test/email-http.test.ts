@@ -117,7 +117,10 @@ describe("mailgun", () => {
 
 describe("postmark", () => {
   it("posts /email with the server token and answers MessageID", async () => {
-    receiver.respond = () => ({ status: 200, body: { To: "ann@example.test", SubmittedAt: "2025-01-01T00:00:00Z", MessageID: "pm-7", ErrorCode: 0, Message: "OK" } });
+    receiver.respond = () => ({
+      status: 200,
+      body: { To: "ann@example.test", SubmittedAt: "2025-01-01T00:00:00Z", MessageID: "pm-7", ErrorCode: 0, Message: "OK" },
+    });
     const result = await send("postmark", { apiKey: "pm-token", from: "noreply@notify.test", senderName: "Notify" });
     expect(result.id).toBe("pm-7");
     const [request] = receiver.received;

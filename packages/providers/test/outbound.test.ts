@@ -50,7 +50,8 @@ function guard(overrides: Partial<OutboundPolicy> = {}): OutboundHttp {
 beforeAll(async () => {
   server = createServer((request, response) => {
     if (request.url === "/redirect") response.writeHead(302, { location: "http://169.254.169.254/latest/meta-data/" }).end();
-    else if (request.url === "/hang") return; // never answers
+    else if (request.url === "/hang")
+      return; // never answers
     else if (request.url === "/big") response.writeHead(200, { "content-type": "text/plain" }).end("x".repeat(4096));
     else if (request.url === "/big-chunked") {
       // No Content-Length: the cap must hold while reading, not only on what the answer announces.
@@ -188,7 +189,10 @@ describe("outbound guard: allowed ranges (OUTBOUND_ALLOWED_CIDRS)", () => {
     const explicit = guard({ ...policy, connectTimeoutMs: 200, timeoutMs: 500 });
     await expect(explicit.resolve("metadata.test")).resolves.toEqual({ address: "169.254.169.254", family: 4 });
     // The call is attempted: whatever answers there (or fails to), it is not refused.
-    const outcome = await explicit.request("http://169.254.169.254/").then(() => "attempted", (error: unknown) => error);
+    const outcome = await explicit.request("http://169.254.169.254/").then(
+      () => "attempted",
+      (error: unknown) => error,
+    );
     expect(outcome).not.toBeInstanceOf(OutboundRefused);
   });
 

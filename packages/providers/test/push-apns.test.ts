@@ -124,7 +124,17 @@ describe("apns", () => {
     const provider = apns() as Provider<"push">;
     try {
       received.length = 0;
-      const overrides = { topic: "com.example.other", pushType: "background", priority: "normal", collapseId: "order-42", expiry: 1_900_000_000, contentAvailable: true, mutableContent: 1, category: "SHIPPING", payload: { deepLink: "/orders/42" } };
+      const overrides = {
+        topic: "com.example.other",
+        pushType: "background",
+        priority: "normal",
+        collapseId: "order-42",
+        expiry: 1_900_000_000,
+        contentAvailable: true,
+        mutableContent: 1,
+        category: "SHIPPING",
+        payload: { deepLink: "/orders/42" },
+      };
       await provider.send(pushMessage(["good-1"], { overrides }), sendContext(http, credentials()));
       const { headers, body } = received[0]!;
       expect([headers["apns-topic"], headers["apns-push-type"], headers["apns-priority"], headers["apns-collapse-id"], headers["apns-expiration"]]).toEqual([
@@ -217,7 +227,10 @@ describe("apns", () => {
     const { projectName: _team, ...withoutTeam } = credentials();
     await expect(provider.send(pushMessage(["good-1"]), sendContext(http, withoutTeam))).rejects.toThrow(/projectName/);
     const garbled = (await provider
-      .send(pushMessage(["good-1"]), sendContext(http, { ...credentials(), secretKey: "-----BEGIN PRIVATE KEY-----\nsecret-material\n-----END PRIVATE KEY-----" }, "integration-bad-key"))
+      .send(
+        pushMessage(["good-1"]),
+        sendContext(http, { ...credentials(), secretKey: "-----BEGIN PRIVATE KEY-----\nsecret-material\n-----END PRIVATE KEY-----" }, "integration-bad-key"),
+      )
       .catch((caught: unknown) => caught)) as ProviderError;
     expect(garbled.transient).toBe(false);
     expect(garbled.message).not.toContain("secret-material");
@@ -229,7 +242,9 @@ describe("apns", () => {
     const before = sessions;
     try {
       await expect(provider.send(pushMessage(["good-1"]), sendContext(strict, credentials()))).rejects.toBeInstanceOf(OutboundRefused);
-      await expect(provider.send(pushMessage(["good-1"]), sendContext(strict, { ...credentials(), baseUrl: base.replace("127.0.0.1", "localhost") }))).rejects.toBeInstanceOf(OutboundRefused);
+      await expect(
+        provider.send(pushMessage(["good-1"]), sendContext(strict, { ...credentials(), baseUrl: base.replace("127.0.0.1", "localhost") })),
+      ).rejects.toBeInstanceOf(OutboundRefused);
       expect(sessions).toBe(before);
     } finally {
       await strict.close();
@@ -239,7 +254,27 @@ describe("apns", () => {
 
   it.skipIf(!hasOpenssl())("speaks TLS to the vetted address with the base's host name as SNI, and checks the certificate", async () => {
     const directory = mkdtempSync(join(tmpdir(), "apns-tls-"));
-    execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj", "/CN=localhost", "-keyout", join(directory, "key.pem"), "-out", join(directory, "cert.pem")], { stdio: "ignore" });
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=localhost",
+        "-keyout",
+        join(directory, "key.pem"),
+        "-out",
+        join(directory, "cert.pem"),
+      ],
+      { stdio: "ignore" },
+    );
     const names: string[] = [];
     const secure = createSecureServer({
       key: readFileSync(join(directory, "key.pem")),
@@ -254,7 +289,9 @@ describe("apns", () => {
     const provider = apns() as Provider<"push">;
     try {
       const port = (secure.address() as AddressInfo).port;
-      const refused = (await provider.send(pushMessage(["good-1"]), sendContext(http, { ...credentials(), baseUrl: `https://localhost:${port}` })).catch((caught: unknown) => caught)) as ProviderError;
+      const refused = (await provider
+        .send(pushMessage(["good-1"]), sendContext(http, { ...credentials(), baseUrl: `https://localhost:${port}` }))
+        .catch((caught: unknown) => caught)) as ProviderError;
       // A self-signed certificate is not trusted: the connection is refused, never used unverified.
       expect(refused).toBeInstanceOf(ProviderError);
       expect(refused.message).toMatch(/cannot connect to localhost:\d+: .*certificate/);

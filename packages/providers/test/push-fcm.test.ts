@@ -20,10 +20,30 @@ let lifetimeSeconds = 3599;
 function fcmAnswer(token: string): Answer {
   if (token.startsWith("good")) return { status: 200, body: { name: `projects/project-1/messages/${token}-id` } };
   if (token === "dead") {
-    return { status: 404, body: { error: { code: 404, message: "Requested entity was not found.", status: "NOT_FOUND", details: [{ "@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", errorCode: "UNREGISTERED" }] } } };
+    return {
+      status: 404,
+      body: {
+        error: {
+          code: 404,
+          message: "Requested entity was not found.",
+          status: "NOT_FOUND",
+          details: [{ "@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", errorCode: "UNREGISTERED" }],
+        },
+      },
+    };
   }
   if (token === "garbled") {
-    return { status: 400, body: { error: { code: 400, message: "The registration token is not a valid FCM registration token", status: "INVALID_ARGUMENT", details: [{ "@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", errorCode: "INVALID_ARGUMENT" }] } } };
+    return {
+      status: 400,
+      body: {
+        error: {
+          code: 400,
+          message: "The registration token is not a valid FCM registration token",
+          status: "INVALID_ARGUMENT",
+          details: [{ "@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", errorCode: "INVALID_ARGUMENT" }],
+        },
+      },
+    };
   }
   if (token === "busy") return { status: 503, headers: { "retry-after": "7" }, body: { error: { code: 503, status: "UNAVAILABLE" } } };
   return { status: 400, body: { error: { code: 400, message: "Invalid JSON payload received.", status: "INVALID_ARGUMENT" } } };
@@ -45,11 +65,20 @@ beforeAll(async () => {
     return fcmAnswer(message.token);
   });
   http = testOutbound();
-  serviceAccount = JSON.stringify({ type: "service_account", project_id: "project-1", client_email: CLIENT_EMAIL, private_key: privateKey, token_uri: `${receiver.url}/token` });
+  serviceAccount = JSON.stringify({
+    type: "service_account",
+    project_id: "project-1",
+    client_email: CLIENT_EMAIL,
+    private_key: privateKey,
+    token_uri: `${receiver.url}/token`,
+  });
   // The assertion is checked where it arrives, like Google's endpoint does.
   const answer = receiver.respond;
   receiver.respond = (request) => {
-    if (request.url === "/token") verified.push(jwtVerify(new URLSearchParams(request.body).get("assertion") ?? "", publicKey, { issuer: CLIENT_EMAIL, audience: `${receiver.url}/token` }));
+    if (request.url === "/token")
+      verified.push(
+        jwtVerify(new URLSearchParams(request.body).get("assertion") ?? "", publicKey, { issuer: CLIENT_EMAIL, audience: `${receiver.url}/token` }),
+      );
     return answer(request);
   };
 });
@@ -84,7 +113,10 @@ describe("fcm", () => {
   it("sends a data message with the payload as strings when overrides say type data", async () => {
     const provider = fcm() as Provider<"push">;
     receiver.received.length = 0;
-    await provider.send(pushMessage(["good-1"], { overrides: { type: "data", android: { priority: "high" } } }), sendContext(http, { serviceAccount, baseUrl: receiver.url }));
+    await provider.send(
+      pushMessage(["good-1"], { overrides: { type: "data", android: { priority: "high" } } }),
+      sendContext(http, { serviceAccount, baseUrl: receiver.url }),
+    );
     const message = json(requestsTo("/v1/projects/project-1/messages:send")[0]!).message;
     expect(message).toEqual({
       token: "good-1",
@@ -98,7 +130,11 @@ describe("fcm", () => {
     receiver.received.length = 0;
     const overrides = {
       android: { ttl: 3_600_000, priority: "high", notification: { imageUrl: "https://example.com/a.png", clickAction: "OPEN" } },
-      apns: { headers: { "apns-priority": "10" }, payload: { aps: { contentAvailable: true, threadId: "orders", alert: { locKey: "SHIPPED" } }, orderId: "42" }, fcmOptions: { imageUrl: "https://example.com/b.png" } },
+      apns: {
+        headers: { "apns-priority": "10" },
+        payload: { aps: { contentAvailable: true, threadId: "orders", alert: { locKey: "SHIPPED" } }, orderId: "42" },
+        fcmOptions: { imageUrl: "https://example.com/b.png" },
+      },
       webPush: { headers: { Urgency: "high" } },
       fcmOptions: { analyticsLabel: "shipping" },
     };
@@ -107,7 +143,11 @@ describe("fcm", () => {
       token: "good-1",
       notification: { title: "Order shipped", body: "Your order 42 is on its way" },
       android: { ttl: "3600s", priority: "high", notification: { image: "https://example.com/a.png", clickAction: "OPEN" } },
-      apns: { headers: { "apns-priority": "10" }, payload: { aps: { "content-available": 1, "thread-id": "orders", alert: { "loc-key": "SHIPPED" } }, orderId: "42" }, fcm_options: { image: "https://example.com/b.png" } },
+      apns: {
+        headers: { "apns-priority": "10" },
+        payload: { aps: { "content-available": 1, "thread-id": "orders", alert: { "loc-key": "SHIPPED" } }, orderId: "42" },
+        fcm_options: { image: "https://example.com/b.png" },
+      },
       webpush: { headers: { Urgency: "high" } },
       fcm_options: { analyticsLabel: "shipping" },
     });
@@ -178,13 +218,22 @@ describe("fcm", () => {
   it("refuses missing or unreadable settings without quoting them", async () => {
     const provider = fcm() as Provider<"push">;
     await expect(provider.send(pushMessage(["good-1"]), sendContext(http, {}))).rejects.toThrow(/serviceAccount/);
-    const unreadable = (await provider.send(pushMessage(["good-1"]), sendContext(http, { serviceAccount: `{"private_key": "${privateKey.slice(40, 80)}` })).catch((error: unknown) => error)) as ProviderError;
+    const unreadable = (await provider
+      .send(pushMessage(["good-1"]), sendContext(http, { serviceAccount: `{"private_key": "${privateKey.slice(40, 80)}` }))
+      .catch((error: unknown) => error)) as ProviderError;
     expect(unreadable.transient).toBe(false);
     expect(unreadable.message).not.toContain(privateKey.slice(40, 80));
     const noEmail = JSON.stringify({ project_id: "p", private_key: privateKey });
     await expect(provider.send(pushMessage(["good-1"]), sendContext(http, { serviceAccount: noEmail }))).rejects.toThrow(/client_email/);
-    const badKey = JSON.stringify({ project_id: "p", client_email: CLIENT_EMAIL, private_key: "-----BEGIN PRIVATE KEY-----\nsecret-material\n-----END PRIVATE KEY-----", token_uri: `${receiver.url}/token` });
-    const refused = (await provider.send(pushMessage(["good-1"]), sendContext(http, { serviceAccount: badKey }, "integration-bad-key")).catch((error: unknown) => error)) as ProviderError;
+    const badKey = JSON.stringify({
+      project_id: "p",
+      client_email: CLIENT_EMAIL,
+      private_key: "-----BEGIN PRIVATE KEY-----\nsecret-material\n-----END PRIVATE KEY-----",
+      token_uri: `${receiver.url}/token`,
+    });
+    const refused = (await provider
+      .send(pushMessage(["good-1"]), sendContext(http, { serviceAccount: badKey }, "integration-bad-key"))
+      .catch((error: unknown) => error)) as ProviderError;
     expect(refused.transient).toBe(false);
     expect(refused.message).not.toContain("secret-material");
   });
@@ -192,9 +241,12 @@ describe("fcm", () => {
   it("reports the token endpoint's refusal as final, without the assertion", async () => {
     const provider = fcm() as Provider<"push">;
     const answer = receiver.respond;
-    receiver.respond = (request) => (request.url === "/token" ? { status: 400, body: { error: "invalid_grant", error_description: "Invalid JWT Signature." } } : answer(request));
+    receiver.respond = (request) =>
+      request.url === "/token" ? { status: 400, body: { error: "invalid_grant", error_description: "Invalid JWT Signature." } } : answer(request);
     try {
-      const refused = (await provider.send(pushMessage(["good-1"]), sendContext(http, { serviceAccount, baseUrl: receiver.url }, "integration-grant")).catch((error: unknown) => error)) as ProviderError;
+      const refused = (await provider
+        .send(pushMessage(["good-1"]), sendContext(http, { serviceAccount, baseUrl: receiver.url }, "integration-grant"))
+        .catch((error: unknown) => error)) as ProviderError;
       expect([refused.transient, refused.status]).toEqual([false, 400]);
       expect(refused.message).toContain("invalid_grant");
       const assertion = new URLSearchParams(receiver.received.at(-1)!.body).get("assertion")!;

@@ -7,7 +7,7 @@ import { pushWebhook } from "../src/push/push-webhook.js";
 import { pusherBeams } from "../src/push/pusher-beams.js";
 import { pushpad } from "../src/push/pushpad.js";
 import { createProviders } from "../src/registry.js";
-import { ProviderError, type Provider, type ProviderCredentials } from "../src/types.js";
+import type { ProviderError, Provider, ProviderCredentials } from "../src/types.js";
 import { startReceiver, type Answer, type Received, type Receiver } from "@notify/testing";
 import { sendContext, testOutbound } from "./helpers.js";
 import { json, pushMessage } from "./push-helpers.js";
@@ -19,13 +19,18 @@ const WEBHOOK_SECRET = "whsec-super-secret";
 function vendor(request: Received): Answer {
   switch (request.url) {
     case "/--/api/v2/push/send": {
-      if (request.headers.authorization !== "Bearer expo-access-token") return { status: 401, body: { errors: [{ code: "UNAUTHORIZED", message: "bad token" }] } };
+      if (request.headers.authorization !== "Bearer expo-access-token")
+        return { status: 401, body: { errors: [{ code: "UNAUTHORIZED", message: "bad token" }] } };
       const messages = JSON.parse(request.body) as { to: string }[];
       if (messages.length > 100) return { status: 400, body: { errors: [{ code: "PUSH_TOO_MANY_NOTIFICATIONS" }] } };
       if (messages.some(({ to }) => to.includes("crash"))) return { status: 500, body: { errors: [{ code: "INTERNAL_SERVER_ERROR" }] } };
       const data = messages.map(({ to }) =>
         to.includes("dead")
-          ? { status: "error", message: `"${to}" is not a registered push notification recipient`, details: { error: "DeviceNotRegistered", expoPushToken: to } }
+          ? {
+              status: "error",
+              message: `"${to}" is not a registered push notification recipient`,
+              details: { error: "DeviceNotRegistered", expoPushToken: to },
+            }
           : to.includes("limited")
             ? { status: "error", message: "rate exceeded", details: { error: "MessageRateExceeded" } }
             : { status: "ok", id: `ticket-${to}` },
@@ -33,7 +38,8 @@ function vendor(request: Received): Answer {
       return { status: 200, body: { data } };
     }
     case "/notifications": {
-      if (request.headers.authorization !== "Basic onesignal-rest-key") return { status: 403, body: { errors: ["Access denied. Please include an 'Authorization: ...' header with a valid API key"] } };
+      if (request.headers.authorization !== "Basic onesignal-rest-key")
+        return { status: 403, body: { errors: ["Access denied. Please include an 'Authorization: ...' header with a valid API key"] } };
       const body = json(request) as { include_player_ids: string[] };
       const dead = body.include_player_ids.filter((id) => id.includes("dead"));
       if (dead.length === body.include_player_ids.length) return { status: 200, body: { id: "", errors: ["All included players are not subscribed"] } };
@@ -74,7 +80,11 @@ afterAll(async () => {
 const last = () => receiver.received.at(-1)!;
 const send = (provider: () => Provider, credentials: ProviderCredentials, tokens: string[], overrides: Record<string, unknown> = {}) =>
   (provider() as Provider<"push">).send(pushMessage(tokens, { overrides }), sendContext(http, credentials));
-const failure = (promise: Promise<unknown>) => promise.then(() => expect.fail("the send succeeded"), (error: unknown) => error as ProviderError);
+const failure = (promise: Promise<unknown>) =>
+  promise.then(
+    () => expect.fail("the send succeeded"),
+    (error: unknown) => error as ProviderError,
+  );
 
 describe("push providers over HTTP", () => {
   it("registers every push provider", () => {
@@ -89,8 +99,24 @@ describe("push providers over HTTP", () => {
     const request = last();
     expect([request.method, request.url, request.headers["content-type"]]).toEqual(["POST", "/--/api/v2/push/send", "application/json"]);
     expect(JSON.parse(request.body)).toEqual([
-      { to: "ExponentPushToken[a]", title: "Order shipped", body: "Your order 42 is on its way", data: { orderId: 42, carrier: "ups" }, badge: 2, sound: "default", channelId: "orders" },
-      { to: "ExponentPushToken[dead]", title: "Order shipped", body: "Your order 42 is on its way", data: { orderId: 42, carrier: "ups" }, badge: 2, sound: "default", channelId: "orders" },
+      {
+        to: "ExponentPushToken[a]",
+        title: "Order shipped",
+        body: "Your order 42 is on its way",
+        data: { orderId: 42, carrier: "ups" },
+        badge: 2,
+        sound: "default",
+        channelId: "orders",
+      },
+      {
+        to: "ExponentPushToken[dead]",
+        title: "Order shipped",
+        body: "Your order 42 is on its way",
+        data: { orderId: 42, carrier: "ups" },
+        badge: 2,
+        sound: "default",
+        channelId: "orders",
+      },
     ]);
     const dead = await failure(send(expo, credentials, ["ExponentPushToken[dead]"]));
     expect([dead.transient, dead.invalidTokens]).toEqual([false, ["ExponentPushToken[dead]"]]);
@@ -150,21 +176,40 @@ describe("push providers over HTTP", () => {
   });
 
   it("pushpad: the project's notifications with the tokens as uids", async () => {
-    const result = await send(pushpad, { apiKey: "pushpad-token", applicationId: "4242", baseUrl: receiver.url }, ["user-1", "user-2"], { target_url: "https://example.com/orders/42" });
+    const result = await send(pushpad, { apiKey: "pushpad-token", applicationId: "4242", baseUrl: receiver.url }, ["user-1", "user-2"], {
+      target_url: "https://example.com/orders/42",
+    });
     expect(result).toEqual({ id: "987" });
-    expect(json(last())).toEqual({ title: "Order shipped", body: "Your order 42 is on its way", target_url: "https://example.com/orders/42", uids: ["user-1", "user-2"] });
+    expect(json(last())).toEqual({
+      title: "Order shipped",
+      body: "Your order 42 is on its way",
+      target_url: "https://example.com/orders/42",
+      uids: ["user-1", "user-2"],
+    });
     expect(last().headers.accept).toBe("application/json");
     await expect(send(pushpad, { apiKey: "pushpad-token", baseUrl: receiver.url }, ["user-1"])).rejects.toThrow(/applicationId/);
   });
 
   it("pusher-beams: publishes to users with the APNs, FCM and web parts", async () => {
-    const result = await send(pusherBeams, { instanceId: "beams-instance", secretKey: "beams-secret", baseUrl: receiver.url }, ["user-1"], { sound: "ding", icon: "ic", ttl: 60 });
+    const result = await send(pusherBeams, { instanceId: "beams-instance", secretKey: "beams-secret", baseUrl: receiver.url }, ["user-1"], {
+      sound: "ding",
+      icon: "ic",
+      ttl: 60,
+    });
     expect(result).toEqual({ id: "pubid-1" });
     expect(json(last())).toEqual({
       users: ["user-1"],
       apns: { aps: { alert: { title: "Order shipped", body: "Your order 42 is on its way" }, sound: "ding" } },
-      fcm: { notification: { title: "Order shipped", body: "Your order 42 is on its way", icon: "ic", sound: "ding" }, data: { orderId: 42, carrier: "ups" }, time_to_live: 60 },
-      web: { notification: { title: "Order shipped", body: "Your order 42 is on its way", icon: "ic" }, data: { orderId: 42, carrier: "ups" }, time_to_live: 60 },
+      fcm: {
+        notification: { title: "Order shipped", body: "Your order 42 is on its way", icon: "ic", sound: "ding" },
+        data: { orderId: 42, carrier: "ups" },
+        time_to_live: 60,
+      },
+      web: {
+        notification: { title: "Order shipped", body: "Your order 42 is on its way", icon: "ic" },
+        data: { orderId: 42, carrier: "ups" },
+        time_to_live: 60,
+      },
     });
     const refused = await failure(send(pusherBeams, { instanceId: "beams-instance", secretKey: "wrong-beams-secret", baseUrl: receiver.url }, ["user-1"]));
     expect([refused.transient, refused.status]).toEqual([false, 401]);

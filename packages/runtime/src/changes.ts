@@ -49,10 +49,7 @@ export function announcer(nats: () => NatsConnection | undefined, subject: strin
     const body = JSON.stringify(keys);
     connection.publish(`${subject}.${environmentId}`, body.length > MAX_ANNOUNCEMENT_BYTES ? JSON.stringify(EVERY_KEY) : body);
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      connection.flush().catch(() => undefined),
-      new Promise((resolve) => (timer = setTimeout(resolve, ANNOUNCE_WAIT_MS))),
-    ]);
+    await Promise.race([connection.flush().catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, ANNOUNCE_WAIT_MS)))]);
     clearTimeout(timer);
   };
 }
@@ -95,7 +92,14 @@ export function createFollowedCache<V extends object>({ max, ttlMs = COPY_TTL_MS
     max,
     ttl: ttlMs,
     ...(maxSize !== undefined && sizeOf !== undefined
-      ? { maxSize, sizeCalculation: (parts: Map<string, V>) => Math.max(1, [...parts.values()].reduce((total, value) => total + sizeOfKept(value), 0)) }
+      ? {
+          maxSize,
+          sizeCalculation: (parts: Map<string, V>) =>
+            Math.max(
+              1,
+              [...parts.values()].reduce((total, value) => total + sizeOfKept(value), 0),
+            ),
+        }
       : {}),
   });
   let sequence = 0;

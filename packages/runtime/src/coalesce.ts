@@ -79,4 +79,3 @@ export function createCoalescer<I, O>(options: CoalescerOptions<I, O>) {
     },
   };
 }
-

@@ -14,9 +14,7 @@ export class ConfigError extends Error {
 export function loadConfig<S extends z.ZodObject>(schema: S, env: Env): z.infer<S> {
   const result = schema.safeParse(env);
   if (result.success) return result.data;
-  throw new ConfigError(
-    result.error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`),
-  );
+  throw new ConfigError(result.error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`));
 }
 
 /** A TCP port; 0 asks the OS for a free one (tests). */
@@ -64,6 +62,12 @@ export const natsEnv = {
 export const jobStreamEnv = {
   ...natsEnv,
   /** The JetStream stream triggers are published to (tests use their own). */
-  JOBS_STREAM: z.string().regex(/^[A-Za-z0-9_-]+$/).default("NOTIFY_JOBS"),
-  JOBS_SUBJECT_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]+$/).default("notify.jobs"),
+  JOBS_STREAM: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .default("NOTIFY_JOBS"),
+  JOBS_SUBJECT_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]+$/)
+    .default("notify.jobs"),
 };

@@ -1,15 +1,4 @@
-import {
-  AckPolicy,
-  DeliverPolicy,
-  RetentionPolicy,
-  StorageType,
-  createInbox,
-  headers,
-  nanos,
-  type JsMsg,
-  type Msg,
-  type NatsConnection,
-} from "nats";
+import { AckPolicy, DeliverPolicy, RetentionPolicy, StorageType, createInbox, headers, nanos, type JsMsg, type Msg, type NatsConnection } from "nats";
 import type { Logger } from "./log.js";
 
 export type { JsMsg };
@@ -116,7 +105,7 @@ export interface ConsumeOptions {
   ackWaitMs: number;
   log: Logger;
   /** Resolves when the job is done, or with a later time to hand it over again (not a failure: nothing is logged). */
-  handle(message: JsMsg): Promise<void | Later>;
+  handle(message: JsMsg): Promise<Later | undefined>;
   /**
    * Handles the jobs that are waiting together (one round trip per stage for all of them). If it
    * throws, each job of the batch goes through `handle` on its own, so one bad job cannot fail
@@ -184,7 +173,10 @@ export async function consumeJobs(nats: NatsConnection, options: ConsumeOptions)
       const attempt = message.info.redeliveryCount;
       const permanent = options.isPermanent?.(error) ?? false;
       if (permanent || (options.maxDeliver > 0 && attempt >= options.maxDeliver)) {
-        options.log.error({ err: error, subject: message.subject, attempt }, permanent ? "job refused; dead-lettered" : "job exhausted its deliveries; dead-lettered");
+        options.log.error(
+          { err: error, subject: message.subject, attempt },
+          permanent ? "job refused; dead-lettered" : "job exhausted its deliveries; dead-lettered",
+        );
         await options.deadLetter(message, error).catch((deadLetterError: unknown) => {
           options.log.error({ err: deadLetterError }, "dead-letter record failed");
         });

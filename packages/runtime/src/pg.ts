@@ -177,9 +177,7 @@ export async function migrate(pool: Pool, set: MigrationSet, log?: Logger): Prom
   try {
     await lockMigrations(client, lock);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
-    await client.query(
-      `CREATE TABLE IF NOT EXISTS ${schema}.schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
-    );
+    await client.query(`CREATE TABLE IF NOT EXISTS ${schema}.schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
     const { rows } = await client.query<{ name: string }>(`SELECT name FROM ${schema}.schema_migrations`);
     const applied = new Set(rows.map((row) => row.name));
     const pending = files.filter((file) => !applied.has(file));

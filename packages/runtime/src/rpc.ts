@@ -279,8 +279,7 @@ function unaryHandler(spec: Extract<MethodImplSpec, { kind: "unary" }>, intercep
 /** Serves gRPC over h2c with the health service and the server interceptors; only unary methods are served. */
 export async function serveRpc(options: ServeOptions): Promise<RpcServer> {
   let serving = true;
-  const status = () =>
-    serving ? HealthCheckResponse_ServingStatus.SERVING : HealthCheckResponse_ServingStatus.NOT_SERVING;
+  const status = () => (serving ? HealthCheckResponse_ServingStatus.SERVING : HealthCheckResponse_ServingStatus.NOT_SERVING);
   const server = new grpc.Server(CHANNEL_OPTIONS);
   const interceptors = serverInterceptors(options.log);
   const registry: ServiceRegistry = {

@@ -9,9 +9,15 @@ const methods = services.flatMap((service) => service.methods.map((method) => [`
 
 describe("the coherence every RPC declares", () => {
   it("finds every service", () => {
-    expect(services.map((service) => service.name).sort()).toEqual(
-      ["IntegrationService", "MessageService", "SubscriberService", "TenantService", "TopicService", "TriggerService", "WorkflowService"],
-    );
+    expect(services.map((service) => service.name).sort()).toEqual([
+      "IntegrationService",
+      "MessageService",
+      "SubscriberService",
+      "TenantService",
+      "TopicService",
+      "TriggerService",
+      "WorkflowService",
+    ]);
   });
 
   it.each(methods)("%s declares what it announces, or why nothing", (_, method) => {

@@ -128,7 +128,12 @@ describe("job stream", () => {
     await until(() => done.length === 1 && deadLettered.length === 1);
     await new Promise((resolve) => setTimeout(resolve, 200)); // no redelivery follows
     await consumption.stop();
-    expect(attempts).toEqual(new Map([["refused", 1], ["fine", 1]]));
+    expect(attempts).toEqual(
+      new Map([
+        ["refused", 1],
+        ["fine", 1],
+      ]),
+    );
     expect(deadLettered).toEqual(["refused"]);
     await (await nats.jetstreamManager()).streams.delete(refusingStream.name);
   });

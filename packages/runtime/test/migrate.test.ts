@@ -92,7 +92,10 @@ describe("migrate", () => {
     const pool = newPool();
     await expect(migrate(pool, set)).rejects.toThrow(/002_index\.sql failed/);
     expect(await applied(pool, set.schema)).toEqual(["001_items.sql"]);
-    await set.write("002_index.sql", "-- notify:no-transaction\nDROP INDEX CONCURRENTLY IF EXISTS items_n_idx;\nCREATE INDEX CONCURRENTLY items_n_idx ON items (n);\n");
+    await set.write(
+      "002_index.sql",
+      "-- notify:no-transaction\nDROP INDEX CONCURRENTLY IF EXISTS items_n_idx;\nCREATE INDEX CONCURRENTLY items_n_idx ON items (n);\n",
+    );
     expect(await migrate(pool, set)).toEqual(["002_index.sql"]);
     expect(await indexState(pool, set.schema, "items_n_idx")).toEqual({ valid: true });
   });

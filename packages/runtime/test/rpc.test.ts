@@ -131,7 +131,10 @@ describe("gRPC between processes (grpc-js on both ends)", () => {
         const started = Date.now();
         let status: HealthCheckResponse_ServingStatus | undefined;
         while (status === undefined && Date.now() - started < 5_000) {
-          status = await health.check({}).then((reply) => reply.status, () => undefined);
+          status = await health.check({}).then(
+            (reply) => reply.status,
+            () => undefined,
+          );
           if (status === undefined) await new Promise((resolve) => setTimeout(resolve, 100));
         }
         expect(status).toBe(HealthCheckResponse_ServingStatus.SERVING);

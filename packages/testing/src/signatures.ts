@@ -26,7 +26,9 @@ export function verifySigV4(request: Received, secretKey: string): SigV4 {
     .map((name) => `${name}:${String(request.headers[name]).trim()}\n`)
     .join("");
   const canonicalRequest = [request.method, request.url, "", canonicalHeaders, signedHeaders, sha256(request.raw)].join("\n");
-  const stringToSign = ["AWS4-HMAC-SHA256", String(request.headers["x-amz-date"]), `${date}/${region}/${service}/aws4_request`, sha256(canonicalRequest)].join("\n");
+  const stringToSign = ["AWS4-HMAC-SHA256", String(request.headers["x-amz-date"]), `${date}/${region}/${service}/aws4_request`, sha256(canonicalRequest)].join(
+    "\n",
+  );
   const key = hmac(hmac(hmac(hmac(`AWS4${secretKey}`, date), region), service), "aws4_request");
   const expected = createHmac("sha256", key).update(stringToSign).digest("hex");
   if (expected !== signature) throw new Error(`SigV4 signature mismatch: got ${signature}, the secret key makes ${expected}`);

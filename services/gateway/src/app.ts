@@ -35,10 +35,8 @@ function requestLog(log: Logger) {
       await next();
     } finally {
       // The path only: query strings and bodies may carry personal data; headers may carry keys.
-      if (log.isLevelEnabled("info")) log.info(
-        { requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round((performance.now() - started) * 10) / 10 },
-        "request",
-      );
+      if (log.isLevelEnabled("info"))
+        log.info({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round((performance.now() - started) * 10) / 10 }, "request");
     }
   };
 }

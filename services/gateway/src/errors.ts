@@ -14,8 +14,7 @@ export class HttpError extends Error {
   }
 }
 
-export const validationError = (errors: FieldErrors, message = "Validation Error") =>
-  new HttpError(422, message, { errors });
+export const validationError = (errors: FieldErrors, message = "Validation Error") => new HttpError(422, message, { errors });
 
 /** RPC status → HTTP status. 409 is kept for "already exists": the SDK retries 409 and 5xx. */
 const STATUS_BY_CODE: Record<Code, number> = {

@@ -15,10 +15,7 @@ export interface ReadinessDeps {
 }
 
 function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
-  return Promise.race([
-    work,
-    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms).unref()),
-  ]);
+  return Promise.race([work, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms).unref())]);
 }
 
 async function check(name: string, probe: () => Promise<unknown>, ms: number): Promise<[string, string]> {

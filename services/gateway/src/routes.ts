@@ -90,15 +90,7 @@ import {
   upsertTopicBody,
   upsertTopicQuery,
 } from "./mappers/topics.js";
-import {
-  broadcastBody,
-  broadcastEventOf,
-  bulkOutcome,
-  bulkTriggerBody,
-  eventOf,
-  singleOutcome,
-  triggerBody,
-} from "./mappers/triggers.js";
+import { broadcastBody, broadcastEventOf, bulkOutcome, bulkTriggerBody, eventOf, singleOutcome, triggerBody } from "./mappers/triggers.js";
 import { executionDetailsQuery, executionDetailToJson } from "./mappers/execution-details.js";
 import { MIB } from "./body.js";
 import { JsonBytes, jsonOnce, route, type Route, type RouteInput, type Sensitive } from "./route.js";
@@ -330,14 +322,16 @@ export const routes: Route[] = [
     envelope: false,
     query: listWorkflowsQuery,
     handle: async ({ query, clients, call }) =>
-      workflowPage(await clients.workflows.listWorkflows({ page: query.page, limit: query.limit, ...(query.query ? { query: query.query } : {}) }, call), query),
+      workflowPage(
+        await clients.workflows.listWorkflows({ page: query.page, limit: query.limit, ...(query.query ? { query: query.query } : {}) }, call),
+        query,
+      ),
   }),
   route({
     method: "GET",
     path: "/v1/workflows/:workflowId",
     params: workflowIdParam,
-    handle: async ({ params, clients, call }) =>
-      workflowToJson(await clients.workflows.getWorkflow({ key: { case: "any", value: params.workflowId } }, call)),
+    handle: async ({ params, clients, call }) => workflowToJson(await clients.workflows.getWorkflow({ key: { case: "any", value: params.workflowId } }, call)),
   }),
   route({
     method: "PUT",
@@ -417,8 +411,7 @@ export const routes: Route[] = [
     path: "/v1/tenants/:identifier",
     params: tenantIdentifierParam,
     body: updateTenantBody,
-    handle: async ({ params, body, clients, call }) =>
-      tenantToJson(await clients.tenants.updateTenant(updateTenantRequestOf(params.identifier, body), call)),
+    handle: async ({ params, body, clients, call }) => tenantToJson(await clients.tenants.updateTenant(updateTenantRequestOf(params.identifier, body), call)),
   }),
   route({
     method: "DELETE",
@@ -460,8 +453,7 @@ export const routes: Route[] = [
     method: "DELETE",
     path: "/v1/integrations/:integrationId",
     params: integrationIdParam,
-    handle: async ({ params, clients, call }) =>
-      integrationsToJson(await clients.integrations.deleteIntegration({ id: params.integrationId }, call)),
+    handle: async ({ params, clients, call }) => integrationsToJson(await clients.integrations.deleteIntegration({ id: params.integrationId }, call)),
   }),
   route({
     method: "POST",
@@ -469,8 +461,7 @@ export const routes: Route[] = [
     // Novu answers 201, but @novu/api accepts only 200 here.
     status: 200,
     params: integrationIdParam,
-    handle: async ({ params, clients, call }) =>
-      integrationToJson(await clients.integrations.setPrimaryIntegration({ id: params.integrationId }, call)),
+    handle: async ({ params, clients, call }) => integrationToJson(await clients.integrations.setPrimaryIntegration({ id: params.integrationId }, call)),
     sensitive: integrationOutcome,
   }),
 
@@ -513,8 +504,7 @@ export const routes: Route[] = [
     path: "/v1/topics/:topicKey",
     params: topicKeyParam,
     body: renameTopicBody,
-    handle: async ({ params, body, clients, call }) =>
-      topicToJson(await clients.topics.renameTopic({ key: params.topicKey, name: body.name }, call)),
+    handle: async ({ params, body, clients, call }) => topicToJson(await clients.topics.renameTopic({ key: params.topicKey, name: body.name }, call)),
   }),
   route({
     method: "DELETE",
@@ -592,8 +582,7 @@ export const routes: Route[] = [
     path: "/v2/topics/:topicKey",
     params: topicKeyParam,
     body: renameTopicBody,
-    handle: async ({ params, body, clients, call }) =>
-      topicResponseToJson(await clients.topics.renameTopic({ key: params.topicKey, name: body.name }, call)),
+    handle: async ({ params, body, clients, call }) => topicResponseToJson(await clients.topics.renameTopic({ key: params.topicKey, name: body.name }, call)),
   }),
   route({
     method: "DELETE",
@@ -672,9 +661,7 @@ export const routes: Route[] = [
       const valid = parsed.flatMap((entry) => ("event" in entry ? [entry.event] : []));
       const reply = valid.length > 0 ? await clients.triggers.triggerBatch({ events: valid }, call) : { outcomes: [] };
       let next = 0;
-      return parsed.map((entry) =>
-        "event" in entry ? bulkOutcome(reply.outcomes[next++]!) : { acknowledged: true, status: "error", error: [entry.error] },
-      );
+      return parsed.map((entry) => ("event" in entry ? bulkOutcome(reply.outcomes[next++]!) : { acknowledged: true, status: "error", error: [entry.error] }));
     },
   }),
   route({
@@ -726,10 +713,9 @@ export const routes: Route[] = [
     params: subscriberIdParam,
     query: preferencesQuery,
     handle: async ({ params, query, clients, call }) =>
-      preferencesToJson(
-        await clients.subscribers.getSubscriberPreferences({ subscriberId: params.subscriberId, criticality: query.criticality }, call),
-        { schedule: true },
-      ),
+      preferencesToJson(await clients.subscribers.getSubscriberPreferences({ subscriberId: params.subscriberId, criticality: query.criticality }, call), {
+        schedule: true,
+      }),
   }),
   route({
     method: "PATCH",

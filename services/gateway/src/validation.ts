@@ -84,7 +84,8 @@ function outboundPaths(schema: z.ZodType, steps: Step[]): OutboundPath[] {
   const marked = outboundFields.get(schema);
   if (marked) return [{ steps, kind: marked.kind }];
   if (schema instanceof z.ZodObject) return Object.entries(schema.shape).flatMap(([key, child]) => outboundPaths(child, [...steps, key]));
-  if (schema instanceof z.ZodOptional || schema instanceof z.ZodNullable || schema instanceof z.ZodDefault) return outboundPaths(schema.unwrap() as z.ZodType, steps);
+  if (schema instanceof z.ZodOptional || schema instanceof z.ZodNullable || schema instanceof z.ZodDefault)
+    return outboundPaths(schema.unwrap() as z.ZodType, steps);
   if (schema instanceof z.ZodArray) return outboundPaths(schema.element as z.ZodType, [...steps, EACH]);
   if (schema instanceof z.ZodUnion) return schema.options.flatMap((option) => outboundPaths(option as z.ZodType, steps));
   if (schema instanceof z.ZodPipe && outboundPaths(schema.in as z.ZodType, steps).length > 0) {
@@ -107,7 +108,7 @@ function destinationsAt(value: unknown, { steps, kind }: OutboundPath, path: Pro
     // An empty value sets no destination (clients send "" for a field left blank).
     if (typeof value === "string" && value !== "") found.push({ path, kind, value });
   } else if (step === EACH) {
-    if (Array.isArray(value)) value.forEach((item, index) => destinationsAt(item, { steps: rest, kind }, [...path, index], found));
+    if (Array.isArray(value)) for (const [index, item] of value.entries()) destinationsAt(item, { steps: rest, kind }, [...path, index], found);
   } else if (value !== null && typeof value === "object" && !Array.isArray(value)) {
     destinationsAt((value as Record<string, unknown>)[step], { steps: rest, kind }, [...path, step], found);
   }

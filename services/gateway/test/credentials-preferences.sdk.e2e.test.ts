@@ -39,16 +39,17 @@ describe("@novu/api 1.7.1 against the gateway: credentials and preferences", () 
   it("subscribers.credentials.append binds and appends device tokens", async () => {
     const first = await novu.subscribers.credentials.append({ providerId: "fcm", credentials: { deviceTokens: ["sdk-1", "sdk-2"] } }, "sdk-user");
     expect(first.result.channels).toEqual([{ providerId: "fcm", integrationId: fcmId, credentials: { deviceTokens: ["sdk-1", "sdk-2"] } }]);
-    const second = await novu.subscribers.credentials.append(
-      { providerId: "fcm", credentials: { deviceTokens: ["sdk-2", "sdk-3"] } },
-      "sdk-user",
-    );
+    const second = await novu.subscribers.credentials.append({ providerId: "fcm", credentials: { deviceTokens: ["sdk-2", "sdk-3"] } }, "sdk-user");
     expect(second.result.channels?.[0]?.credentials.deviceTokens).toEqual(["sdk-1", "sdk-2", "sdk-3"]);
     const chat = await novu.subscribers.credentials.append(
       { providerId: "slack", integrationIdentifier: "team-slack", credentials: { webhookUrl: "https://hooks.slack.com/sdk", title: "On call" } },
       "sdk-user",
     );
-    expect(chat.result.channels?.[1]).toMatchObject({ providerId: "slack", integrationIdentifier: "team-slack", credentials: { webhookUrl: "https://hooks.slack.com/sdk", title: "On call" } });
+    expect(chat.result.channels?.[1]).toMatchObject({
+      providerId: "slack",
+      integrationIdentifier: "team-slack",
+      credentials: { webhookUrl: "https://hooks.slack.com/sdk", title: "On call" },
+    });
   });
 
   it("subscribers.credentials.update replaces tokens and credentials.delete removes the channel", async () => {
@@ -59,7 +60,9 @@ describe("@novu/api 1.7.1 against the gateway: credentials and preferences", () 
   });
 
   it("surfaces a missing integration, an unknown subscriber and bad values as typed errors", async () => {
-    const noIntegration = await novu.subscribers.credentials.append({ providerId: "apns", credentials: { deviceTokens: ["x"] } }, "sdk-user").catch((error: unknown) => error);
+    const noIntegration = await novu.subscribers.credentials
+      .append({ providerId: "apns", credentials: { deviceTokens: ["x"] } }, "sdk-user")
+      .catch((error: unknown) => error);
     expect(noIntegration).toBeInstanceOf(errors.ErrorDto);
     expect((noIntegration as errors.ErrorDto).statusCode).toBe(400);
     const unknown = await novu.subscribers.credentials.append({ providerId: "fcm", credentials: {} }, "sdk-nobody").catch((error: unknown) => error);
@@ -109,7 +112,9 @@ describe("@novu/api 1.7.1 against the gateway: credentials and preferences", () 
   });
 
   it("surfaces a critical workflow and non-boolean channels as typed errors", async () => {
-    const refused = await novu.subscribers.preferences.update({ workflowId: critical._id, channels: { email: false } }, "sdk-user").catch((error: unknown) => error);
+    const refused = await novu.subscribers.preferences
+      .update({ workflowId: critical._id, channels: { email: false } }, "sdk-user")
+      .catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(errors.ErrorDto);
     expect((refused as errors.ErrorDto).statusCode).toBe(400);
     const missing = await novu.subscribers.preferences.update({ workflowId: "no-such-workflow", channels: {} }, "sdk-user").catch((error: unknown) => error);

@@ -53,7 +53,11 @@ describe("PATCH /v1/subscribers/{subscriberId}/credentials", () => {
 
   it("replaces webhookUrl and channel, and stores the Grafana on-call fields", async () => {
     await subscriber("chatter");
-    await patch("chatter", { providerId: "slack", integrationIdentifier: "slack-main", credentials: { webhookUrl: "https://hooks.slack.com/1", channel: "general" } });
+    await patch("chatter", {
+      providerId: "slack",
+      integrationIdentifier: "slack-main",
+      credentials: { webhookUrl: "https://hooks.slack.com/1", channel: "general" },
+    });
     const replaced = await patch("chatter", { providerId: "slack", credentials: { webhookUrl: "https://hooks.slack.com/2" } });
     expect(replaced.body.data.channels).toEqual([
       {
@@ -65,7 +69,13 @@ describe("PATCH /v1/subscribers/{subscriberId}/credentials", () => {
     ]);
 
     const grafana = await integration({ providerId: "grafana-on-call", channel: "chat", active: true });
-    const grafanaFields = { alertUid: "alert-1", title: "Disk full", imageUrl: "https://img.example.com/d.png", state: "alerting", externalUrl: "https://grafana.example.com/a/1" };
+    const grafanaFields = {
+      alertUid: "alert-1",
+      title: "Disk full",
+      imageUrl: "https://img.example.com/d.png",
+      state: "alerting",
+      externalUrl: "https://grafana.example.com/a/1",
+    };
     const stored = await patch("chatter", { providerId: "grafana-on-call", credentials: { webhookUrl: "https://oncall.example.com/hook", ...grafanaFields } });
     expect(stored.status).toBe(200);
     expect(stored.body.data.channels[1]).toEqual({
@@ -233,7 +243,14 @@ describe("POST /v1/subscribers with channels", () => {
   it.each([
     ["an unknown provider", [{ providerId: "sendgrid", credentials: {} }], "channels[0].providerId"],
     ["missing credentials", [{ providerId: "fcm" }], "channels[0].credentials"],
-    ["a relative webhookUrl", [{ providerId: "fcm", credentials: {} }, { providerId: "slack", credentials: { webhookUrl: "/h" } }], "channels[1].credentials.webhookUrl"],
+    [
+      "a relative webhookUrl",
+      [
+        { providerId: "fcm", credentials: {} },
+        { providerId: "slack", credentials: { webhookUrl: "/h" } },
+      ],
+      "channels[1].credentials.webhookUrl",
+    ],
     ["channels that are not an array", { providerId: "fcm" }, "channels"],
     ["more than 100 channels", Array.from({ length: 101 }, () => ({ providerId: "fcm", credentials: {} })), "channels"],
   ])("answers 422 for %s, writing nothing", async (_, channels, field) => {

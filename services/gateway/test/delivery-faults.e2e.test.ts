@@ -132,7 +132,9 @@ async function outcomes(transactionIds: string[], expected: number, timeoutMs: n
 }
 
 async function unknownSendsListed(): Promise<string[]> {
-  const { stdout } = await run(process.execPath, [workerCli, "unknown-sends", "--limit", "1000"], { env: { ...process.env, DATABASE_URL: stack.database.url } });
+  const { stdout } = await run(process.execPath, [workerCli, "unknown-sends", "--limit", "1000"], {
+    env: { ...process.env, DATABASE_URL: stack.database.url },
+  });
   const [header, ...lines] = stdout.trim().split("\n");
   expect(header).toBe("MESSAGE\tENVIRONMENT\tPROVIDER\tSINCE\tATTEMPTS\tERROR");
   return lines.filter((line) => line.length > 0).map((line) => line.split("\t")[0]!);
@@ -252,7 +254,7 @@ describe("a worker killed mid-send", () => {
       // Nothing of this provider is left for an operator.
       const listed = new Set(await unknownSendsListed());
       expect(messages.filter((message) => listed.has(message._id)).map(brief)).toEqual([]);
-      } finally {
+    } finally {
       await receiver.close();
     }
   }, 120_000);

@@ -81,10 +81,14 @@ describe("a slow provider beside in-app triggers", () => {
     // the writing of 400 recipients), the slow receiver is busy before the measurement starts and
     // still busy when it ends.
     const chatIds = Array.from({ length: CHAT_RECIPIENTS / 100 }, (_, index) => `chat-${index * 100}`).join(",");
-    await eventually(async () => {
-      const written = await stack.request("GET", `/v1/messages?channel=chat&transactionId=${chatIds}&limit=1000`);
-      return written.body.data.length === CHAT_RECIPIENTS && unanswered > 0 ? true : undefined;
-    }, 30_000, 20);
+    await eventually(
+      async () => {
+        const written = await stack.request("GET", `/v1/messages?channel=chat&transactionId=${chatIds}&limit=1000`);
+        return written.body.data.length === CHAT_RECIPIENTS && unanswered > 0 ? true : undefined;
+      },
+      30_000,
+      20,
+    );
     const loaded = await inAppLatencies(inApp, "loaded");
     expect(unanswered, "the slow sends outlasted the measurement").toBeGreaterThan(0);
 

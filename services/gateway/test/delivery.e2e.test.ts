@@ -41,7 +41,12 @@ describe("email through SMTP", () => {
   });
 
   it("sends the rendered mail once: sent, deliveredAt, one execution detail", async () => {
-    const reply = await stack.request("POST", "/v1/events/trigger", { name: workflow, to: "ada", payload: { amount: "12 €", id: "r1" }, transactionId: "t-mail-1" });
+    const reply = await stack.request("POST", "/v1/events/trigger", {
+      name: workflow,
+      to: "ada",
+      payload: { amount: "12 €", id: "r1" },
+      transactionId: "t-mail-1",
+    });
     expect(reply.body.data.status).toBe("processed");
     const message = await settledMessage(stack, "t-mail-1", "email", delivered);
     expect(message).toMatchObject({ status: "sent", email: "ada@example.com" });
@@ -178,7 +183,9 @@ describe("integration choice and push tokens", () => {
       return {
         body: {
           data: tokens.map((token, index) =>
-            token === "stale-token" ? { status: "error", message: "not registered", details: { error: "DeviceNotRegistered" } } : { status: "ok", id: `ticket-${index}` },
+            token === "stale-token"
+              ? { status: "error", message: "not registered", details: { error: "DeviceNotRegistered" } }
+              : { status: "ok", id: `ticket-${index}` },
           ),
         },
       };
@@ -199,7 +206,12 @@ describe("integration choice and push tokens", () => {
     });
     const workflow = await createWorkflow(stack, "Tenant mail", [{ template: { type: "email", subject: "Hi", content: "<p>Hi</p>" } }]);
     await stack.request("POST", "/v1/subscribers", { subscriberId: "tenant-user", email: "tenant-user@example.com" });
-    await stack.request("POST", "/v1/events/trigger", { name: workflow, to: "tenant-user", tenant: { identifier: "acme", name: "Acme" }, transactionId: "t-tenant-acme" });
+    await stack.request("POST", "/v1/events/trigger", {
+      name: workflow,
+      to: "tenant-user",
+      tenant: { identifier: "acme", name: "Acme" },
+      transactionId: "t-tenant-acme",
+    });
     await stack.request("POST", "/v1/events/trigger", { name: workflow, to: "tenant-user", transactionId: "t-tenant-none" });
     await settledMessage(stack, "t-tenant-acme", "email", delivered);
     await settledMessage(stack, "t-tenant-none", "email", delivered);

@@ -52,7 +52,17 @@ async function awaitMessages(subscriberId: string, count: number): Promise<Messa
  * ("3:2,1,3," → "3:1,2,3,") where a test does not fix the order.
  */
 const unordered = (content: string) =>
-  content.replace(/(\d+):((?:\d+,)*)/, (_, count: string, list: string) => `${count}:${list.split(",").filter(Boolean).map(Number).sort((a, b) => a - b).map((n) => `${n},`).join("")}`);
+  content.replace(
+    /(\d+):((?:\d+,)*)/,
+    (_, count: string, list: string) =>
+      `${count}:${list
+        .split(",")
+        .filter(Boolean)
+        .map(Number)
+        .sort((a, b) => a - b)
+        .map((n) => `${n},`)
+        .join("")}`,
+  );
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, WINDOW_MS + 1_500));
 
@@ -139,8 +149,12 @@ describe("digest steps", () => {
   it("runs the steps after a digest with their filters, on the first event's payload", async () => {
     const name = await createWorkflow("Digest filtered", [
       digest({ type: "regular" }),
-      inApp("vip only", { filters: [{ isNegated: false, type: "GROUP", value: "AND", children: [{ on: "payload", field: "vip", value: "true", operator: "EQUAL" }] }] }),
-      inApp("kind {{kind}}", { filters: [{ isNegated: false, type: "GROUP", value: "AND", children: [{ on: "payload", field: "kind", value: "x", operator: "EQUAL" }] }] }),
+      inApp("vip only", {
+        filters: [{ isNegated: false, type: "GROUP", value: "AND", children: [{ on: "payload", field: "vip", value: "true", operator: "EQUAL" }] }],
+      }),
+      inApp("kind {{kind}}", {
+        filters: [{ isNegated: false, type: "GROUP", value: "AND", children: [{ on: "payload", field: "kind", value: "x", operator: "EQUAL" }] }],
+      }),
       inApp(`all ${COUNTED}`),
     ]);
     await trigger(name, "dg-filtered", "dg-filtered-1", { n: 1, vip: false, kind: "x" });
@@ -167,7 +181,11 @@ describe("digest steps", () => {
   });
 
   it("fails a subscriber's run at a digest step it cannot compute, like a bad delay", async () => {
-    const name = await createWorkflow("Digest broken", [inApp("before"), { template: { type: "digest" }, metadata: { type: "timed", amount: 1, unit: "seconds" } }, inApp("after")]);
+    const name = await createWorkflow("Digest broken", [
+      inApp("before"),
+      { template: { type: "digest" }, metadata: { type: "timed", amount: 1, unit: "seconds" } },
+      inApp("after"),
+    ]);
     await trigger(name, "dg-broken", "dg-broken-1", {});
     expect((await awaitMessages("dg-broken", 1)).map((message) => message.content)).toEqual(["before"]);
   });

@@ -144,12 +144,20 @@ describe("integrations", () => {
     ["conditions not an array", { providerId: "x", channel: "email", conditions: {} }, "conditions"],
     [
       "a condition with an unknown operator",
-      { providerId: "x", channel: "email", conditions: [{ isNegated: false, type: "TEXT", value: "AND", children: [{ field: "a", value: "b", operator: "ROUGHLY", on: "payload" }] }] },
+      {
+        providerId: "x",
+        channel: "email",
+        conditions: [{ isNegated: false, type: "TEXT", value: "AND", children: [{ field: "a", value: "b", operator: "ROUGHLY", on: "payload" }] }],
+      },
       "conditions[0].children[0].operator",
     ],
     [
       "a condition whose value is not a string",
-      { providerId: "x", channel: "email", conditions: [{ isNegated: false, type: "TEXT", value: "AND", children: [{ field: "a", value: 1, operator: "EQUAL", on: "payload" }] }] },
+      {
+        providerId: "x",
+        channel: "email",
+        conditions: [{ isNegated: false, type: "TEXT", value: "AND", children: [{ field: "a", value: 1, operator: "EQUAL", on: "payload" }] }],
+      },
       "conditions[0].children[0].value",
     ],
     [
@@ -157,7 +165,14 @@ describe("integrations", () => {
       {
         providerId: "x",
         channel: "email",
-        conditions: [{ isNegated: false, type: "TEXT", value: "AND", children: Array.from({ length: 101 }, () => ({ field: "a", value: "b", operator: "EQUAL", on: "payload" })) }],
+        conditions: [
+          {
+            isNegated: false,
+            type: "TEXT",
+            value: "AND",
+            children: Array.from({ length: 101 }, () => ({ field: "a", value: "b", operator: "EQUAL", on: "payload" })),
+          },
+        ],
       },
       "conditions[0].children",
       "children must contain no more than 100 elements",
@@ -236,7 +251,12 @@ describe("set primary (spec 7)", () => {
     const as = await environment("Primary");
     const first = await create(as, { providerId: "sendgrid", channel: "email", active: true });
     expect(first.primary).toBe(true);
-    const second = await create(as, { providerId: "mailgun", channel: "email", active: false, conditions: [{ isNegated: false, type: "TEXT", value: "AND", children: [] }] });
+    const second = await create(as, {
+      providerId: "mailgun",
+      channel: "email",
+      active: false,
+      conditions: [{ isNegated: false, type: "TEXT", value: "AND", children: [] }],
+    });
     const sms = await create(as, { providerId: "twilio", channel: "sms", active: true });
 
     const reply = await as.request("POST", `/v1/integrations/${second._id}/set-primary`);
@@ -304,11 +324,21 @@ describe("active integrations (spec 8)", () => {
     const production = await environment("Active Prod", "Active Org");
     const elsewhere = await environment("Active Else", "Another Org");
 
-    const live = await create(development, { providerId: "sendgrid", channel: "email", active: true, credentials: { apiKey: "dev-secret", from: "a@example.com" } });
+    const live = await create(development, {
+      providerId: "sendgrid",
+      channel: "email",
+      active: true,
+      credentials: { apiKey: "dev-secret", from: "a@example.com" },
+    });
     const inactive = await create(development, { providerId: "mailgun", channel: "email", active: false });
     const deleted = await create(development, { providerId: "ses", channel: "email", active: true });
     await development.request("DELETE", `/v1/integrations/${deleted._id}`);
-    const productionSms = await create(production, { providerId: "twilio", channel: "sms", active: true, credentials: { token: "prod-secret", from: "+1555" } });
+    const productionSms = await create(production, {
+      providerId: "twilio",
+      channel: "sms",
+      active: true,
+      credentials: { token: "prod-secret", from: "+1555" },
+    });
     const foreign = await create(elsewhere, { providerId: "sendgrid", channel: "email", active: true });
 
     const reply = await development.request<Data<Integration[]>>("GET", "/v1/integrations/active");
@@ -322,9 +352,12 @@ describe("active integrations (spec 8)", () => {
     expect(ids).not.toContain(foreign._id);
     expect(active.every((item) => item.active)).toBe(true);
     // Each environment's default in-app integration is listed too.
-    expect(active.filter((item) => item.providerId === "novu").map((item) => item._environmentId).sort()).toEqual(
-      [live._environmentId, productionSms._environmentId].sort(),
-    );
+    expect(
+      active
+        .filter((item) => item.providerId === "novu")
+        .map((item) => item._environmentId)
+        .sort(),
+    ).toEqual([live._environmentId, productionSms._environmentId].sort());
     for (const item of active) for (const field of INTEGRATION_FIELDS) expect(item).toHaveProperty(field);
 
     expect(active.find((item) => item._id === live._id)?.credentials).toEqual({ apiKey: "dev-secret", from: "a@example.com" });

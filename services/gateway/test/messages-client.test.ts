@@ -66,7 +66,10 @@ describe("the batched messages calls", () => {
   it("fails only the caller whose item failed, with that item's code", async () => {
     const { countUnseen } = recordingClient();
     const call = environment("env-a");
-    const [ok, failed] = await Promise.allSettled([countUnseen({ subscriberId: "ada", limit: 3 }, call), countUnseen({ subscriberId: "ghost", limit: 3 }, call)]);
+    const [ok, failed] = await Promise.allSettled([
+      countUnseen({ subscriberId: "ada", limit: 3 }, call),
+      countUnseen({ subscriberId: "ghost", limit: 3 }, call),
+    ]);
     expect(ok).toMatchObject({ status: "fulfilled", value: 3 });
     expect(failed.status).toBe("rejected");
     expect(ConnectError.from((failed as PromiseRejectedResult).reason).code).toBe(Code.NotFound);

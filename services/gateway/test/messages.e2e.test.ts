@@ -59,7 +59,12 @@ describe("creating messages through the batch RPC", () => {
         stepId: "step-email",
         content: {
           case: "blocks",
-          value: { blocks: [{ type: "text", content: "Hi", textAlign: "left" }, { type: "button", content: "Go", url: "https://x.test" }] },
+          value: {
+            blocks: [
+              { type: "text", content: "Hi", textAlign: "left" },
+              { type: "button", content: "Go", url: "https://x.test" },
+            ],
+          },
         },
         subject: "Welcome",
         email: "ada@example.com",

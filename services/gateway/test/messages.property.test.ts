@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { commonV1, messagesV1 } from "@notify/proto";
+import { commonV1 } from "@notify/proto";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createSubscriber, newMessage, seeder, type Seeder } from "./messages-fixtures.js";
 import { startStack, type Stack } from "./stack.js";

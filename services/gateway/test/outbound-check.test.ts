@@ -9,7 +9,10 @@ import { outboundCheck, outboundUrl } from "../src/validation.js";
 const strict = { allowedCidrs: [] };
 
 async function errorsOf(check: ReturnType<typeof outboundCheck>, body: unknown) {
-  const outcome = await Promise.resolve(check!(body, strict)).then(() => undefined, (error: unknown) => error);
+  const outcome = await Promise.resolve(check!(body, strict)).then(
+    () => undefined,
+    (error: unknown) => error,
+  );
   if (outcome === undefined) return undefined;
   expect(outcome).toBeInstanceOf(HttpError);
   expect((outcome as HttpError).status).toBe(422);

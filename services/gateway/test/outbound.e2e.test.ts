@@ -52,7 +52,10 @@ describe("user-set URLs are vetted when written", () => {
   });
 
   it("says why, naming the address a name resolves to", async () => {
-    const reply = await stack.request("PATCH", "/v1/subscribers/hooked/credentials", { providerId: "slack", credentials: { webhookUrl: "http://localhost:8080/x" } });
+    const reply = await stack.request("PATCH", "/v1/subscribers/hooked/credentials", {
+      providerId: "slack",
+      credentials: { webhookUrl: "http://localhost:8080/x" },
+    });
     expect(reply.body.errors["credentials.webhookUrl"].messages).toEqual([
       "webhookUrl must reach a public address: localhost resolves to a refused address: 127.0.0.1 is a loopback address",
     ]);
@@ -92,7 +95,11 @@ describe("user-set URLs are vetted when written", () => {
       });
       expectRefused(reply, "credentials.baseUrl", url);
     }
-    const smtp = await stack.request("POST", "/v1/integrations", { providerId: "nodemailer", channel: "email", credentials: { host: "2130706433", port: "25" } });
+    const smtp = await stack.request("POST", "/v1/integrations", {
+      providerId: "nodemailer",
+      channel: "email",
+      credentials: { host: "2130706433", port: "25" },
+    });
     expectRefused(smtp, "credentials.host", "2130706433");
     expect(await identifiers()).toEqual(existing);
 
@@ -109,7 +116,9 @@ describe("user-set URLs are vetted when written", () => {
     });
     expectRefused(update, "credentials.webhookUrl", "http://[::ffff:169.254.169.254]/");
     expect(update.body.errors["credentials.baseUrl"]).toBeUndefined();
-    const stored = ((await stack.request("GET", "/v1/integrations")).body.data as { _id: string; credentials: Record<string, unknown> }[]).find((item) => item._id === id);
+    const stored = ((await stack.request("GET", "/v1/integrations")).body.data as { _id: string; credentials: Record<string, unknown> }[]).find(
+      (item) => item._id === id,
+    );
     expect(stored?.credentials.baseUrl).toBe("https://api.eu.mailgun.net");
     expect((await stack.request("PUT", `/v1/integrations/${id}`, { credentials: { apiKey: "k", baseUrl: "https://api.mailgun.net" } })).status).toBe(200);
   });
@@ -127,9 +136,15 @@ describe("OUTBOUND_ALLOWED_CIDRS", () => {
   });
 
   it("accepts a listed range and still refuses metadata addresses", async () => {
-    const local = await open.request("PATCH", "/v1/subscribers/local/credentials", { providerId: "slack", credentials: { webhookUrl: "http://127.0.0.1:9999/hook" } });
+    const local = await open.request("PATCH", "/v1/subscribers/local/credentials", {
+      providerId: "slack",
+      credentials: { webhookUrl: "http://127.0.0.1:9999/hook" },
+    });
     expect(local.status).toBe(200);
-    const metadata = await open.request("PATCH", "/v1/subscribers/local/credentials", { providerId: "slack", credentials: { webhookUrl: "http://169.254.169.254/" } });
+    const metadata = await open.request("PATCH", "/v1/subscribers/local/credentials", {
+      providerId: "slack",
+      credentials: { webhookUrl: "http://169.254.169.254/" },
+    });
     expectRefused(metadata, "credentials.webhookUrl", "http://169.254.169.254/");
   });
 });

@@ -166,7 +166,12 @@ describe("PATCH /v2/subscribers/{subscriberId}/preferences", () => {
     // A workflow of another environment is unknown here.
     const production = `ApiKey ${await stack.createKey("Production")}`;
     await stack.request("POST", "/v1/subscribers", { subscriberId: "lost" }, { authorization: production });
-    const elsewhere = await stack.request("PATCH", "/v2/subscribers/lost/preferences", { workflowId: news._id, channels: { email: false } }, { authorization: production });
+    const elsewhere = await stack.request(
+      "PATCH",
+      "/v2/subscribers/lost/preferences",
+      { workflowId: news._id, channels: { email: false } },
+      { authorization: production },
+    );
     expect(elsewhere.status).toBe(404);
   });
 
@@ -220,8 +225,16 @@ describe("global schedule", () => {
 
   it.each([
     ["an unknown day", { isEnabled: true, weeklySchedule: { funday: { isEnabled: true } } }, "schedule.weeklySchedule"],
-    ["a 24-hour time out of range", { isEnabled: true, weeklySchedule: { monday: { isEnabled: true, hours: [{ start: "24:00", end: "10:00" }] } } }, "schedule.weeklySchedule.monday.hours[0].start"],
-    ["a 12-hour time without AM/PM", { isEnabled: true, weeklySchedule: { friday: { isEnabled: true, hours: [{ start: "09:00", end: "5:00" }] } } }, "schedule.weeklySchedule.friday.hours[0].end"],
+    [
+      "a 24-hour time out of range",
+      { isEnabled: true, weeklySchedule: { monday: { isEnabled: true, hours: [{ start: "24:00", end: "10:00" }] } } },
+      "schedule.weeklySchedule.monday.hours[0].start",
+    ],
+    [
+      "a 12-hour time without AM/PM",
+      { isEnabled: true, weeklySchedule: { friday: { isEnabled: true, hours: [{ start: "09:00", end: "5:00" }] } } },
+      "schedule.weeklySchedule.friday.hours[0].end",
+    ],
     ["a missing isEnabled", { weeklySchedule: {} }, "schedule.isEnabled"],
     ["a schedule on a workflow", { workflowId: "news", isEnabled: true }, "schedule"],
   ])("answers 422 for %s", async (_, given, field) => {
@@ -259,10 +272,7 @@ describe("preferences against a reference model (property)", () => {
     };
   }
 
-  const choices = fc.record(
-    { in_app: fc.boolean(), email: fc.boolean(), sms: fc.boolean(), chat: fc.boolean(), push: fc.boolean() },
-    { requiredKeys: [] },
-  );
+  const choices = fc.record({ in_app: fc.boolean(), email: fc.boolean(), sms: fc.boolean(), chat: fc.boolean(), push: fc.boolean() }, { requiredKeys: [] });
   const operation = fc.record({ workflow: fc.constantFrom<Operation["workflow"]>("news", "alerts", undefined), channels: choices });
 
   it("random sequences of global and workflow PATCHes give the GET a simple model predicts", async () => {

@@ -192,7 +192,13 @@ const emailCases: Case[] = [
       expect(request!.headers["content-type"]).toBe("application/json");
       // The same key on every attempt at this message: Resend answers a repeat with the first email.
       expect(request!.headers["idempotency-key"]).toBe(message._id);
-      expect(json(request!)).toMatchObject({ from: `"${SENDER}" <${FROM}>`, to: ["resend@example.com"], subject: SUBJECT, html: expect.stringContaining(HTML), text: TEXT });
+      expect(json(request!)).toMatchObject({
+        from: `"${SENDER}" <${FROM}>`,
+        to: ["resend@example.com"],
+        subject: SUBJECT,
+        html: expect.stringContaining(HTML),
+        text: TEXT,
+      });
     },
     () => ({ body: { id: "resend-1" } }),
   ),
@@ -430,7 +436,13 @@ const chatCases: Case[] = [
       });
     },
     {
-      credentials: () => ({ alertUid: "alert-7", title: "Deploys", imageUrl: "https://example.com/deploy.png", state: "alerting", externalLink: "https://example.com/deploys/7" }),
+      credentials: () => ({
+        alertUid: "alert-7",
+        title: "Deploys",
+        imageUrl: "https://example.com/deploy.png",
+        state: "alerting",
+        externalLink: "https://example.com/deploys/7",
+      }),
       answer: () => ({ body: "Ok." }),
     },
   ),
@@ -457,7 +469,13 @@ const chatCases: Case[] = [
     check: ({ requests: [request] }) => {
       expect(pathOf(request!)).toMatch(/^\/whatsapp-business\/v\d+\.\d+\/1098765432\/messages$/);
       expect(request!.headers.authorization).toBe("Bearer whatsapp-token");
-      expect(json(request!)).toEqual({ messaging_product: "whatsapp", recipient_type: "individual", to: PHONE, type: "text", text: { body: CHAT_TEXT, preview_url: false } });
+      expect(json(request!)).toEqual({
+        messaging_product: "whatsapp",
+        recipient_type: "individual",
+        to: PHONE,
+        type: "text",
+        text: { body: CHAT_TEXT, preview_url: false },
+      });
     },
   },
   chatHook(
@@ -626,7 +644,13 @@ beforeAll(async () => {
   stack = await startStack({ gatewayEnv: loopback, workerEnv: loopback });
   const [email, sms, chat, push] = await Promise.all([
     createWorkflow(stack, "Provider mail", [
-      { template: { type: "email", subject: "Invoice for {{subscriber.firstName}}", content: [{ type: "text", content: "Hello <b>{{subscriber.firstName}}</b>, your total is {{total}}." }] } },
+      {
+        template: {
+          type: "email",
+          subject: "Invoice for {{subscriber.firstName}}",
+          content: [{ type: "text", content: "Hello <b>{{subscriber.firstName}}</b>, your total is {{total}}." }],
+        },
+      },
     ]),
     createWorkflow(stack, "Provider sms", [{ template: { type: "sms", content: "Code {{code}} for {{subscriber.firstName}}" } }]),
     createWorkflow(stack, "Provider chat", [{ template: { type: "chat", content: "Deploy {{version}} finished" } }]),
@@ -690,7 +714,11 @@ const groups: [string, Case[]][] = [
 
 it("has a case for every provider notify registers", () => {
   const covered = groups.flatMap(([, cases]) => cases.map(({ channel, providerId }) => `${channel}/${providerId}`));
-  expect(covered.sort()).toEqual(registeredProviders().map(({ channel, id }) => `${channel}/${id}`).sort());
+  expect(covered.sort()).toEqual(
+    registeredProviders()
+      .map(({ channel, id }) => `${channel}/${id}`)
+      .sort(),
+  );
 });
 
 for (const [name, cases] of groups) {

@@ -1,6 +1,6 @@
 import { Novu } from "@novu/api";
 import * as errors from "@novu/api/models/errors/index.js";
-import { commonV1, messagesV1 } from "@notify/proto";
+import { commonV1 } from "@notify/proto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSubscriber, newMessage, nextTransactionId, seeder, type Seeder } from "./messages-fixtures.js";
 import { startStack, type Data, type Stack } from "./stack.js";
@@ -96,9 +96,7 @@ describe("@novu/api 1.7.1 against the gateway: messages", () => {
   it("surfaces an unknown subscriber as a 404 ErrorDto and a bad limit as a ValidationErrorDto", async () => {
     const missing = await novu.subscribers.notifications.unseenCount({ subscriberId: "nobody" }).catch((error: unknown) => error);
     expect(missing).toBeInstanceOf(errors.ErrorDto);
-    const invalid = await novu.subscribers.notifications
-      .unseenCount({ subscriberId: "sdk-scope", limit: 5000 })
-      .catch((error: unknown) => error);
+    const invalid = await novu.subscribers.notifications.unseenCount({ subscriberId: "sdk-scope", limit: 5000 }).catch((error: unknown) => error);
     expect(invalid).toBeInstanceOf(errors.ValidationErrorDto);
   });
 });

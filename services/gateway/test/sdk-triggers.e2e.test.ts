@@ -44,7 +44,10 @@ describe("@novu/api 1.7.1 against the gateway: triggers", () => {
 
     const listed = await novu.trigger({
       workflowId,
-      to: [{ subscriberId: "sdk-bob", firstName: "Bob" }, { type: "Topic", topicKey: "sdk-readers" }],
+      to: [
+        { subscriberId: "sdk-bob", firstName: "Bob" },
+        { type: "Topic", topicKey: "sdk-readers" },
+      ],
       payload: { n: 2 },
       transactionId: "sdk-listed",
     });

@@ -1,16 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { createTestDatabase, type TestDatabase } from "@notify/testing";
-import {
-  migrations as subscribersMigrations,
-  readConfig as readSubscribersConfig,
-  start as startSubscribers,
-} from "@notify/subscribers";
+import { migrations as subscribersMigrations, readConfig as readSubscribersConfig, start as startSubscribers } from "@notify/subscribers";
 import { migrations as messagesMigrations, readConfig as readMessagesConfig, start as startMessages } from "@notify/messages";
-import {
-  migrations as integrationsMigrations,
-  readConfig as readIntegrationsConfig,
-  start as startIntegrations,
-} from "@notify/integrations";
+import { migrations as integrationsMigrations, readConfig as readIntegrationsConfig, start as startIntegrations } from "@notify/integrations";
 import { migrations as topicsMigrations, readConfig as readTopicsConfig, start as startTopics } from "@notify/topics";
 import { migrations as triggersMigrations, readConfig as readTriggersConfig, start as startTriggers } from "@notify/triggers";
 import { migrations as workerMigrations, readConfig as readWorkerConfig, start as startWorker } from "@notify/worker";

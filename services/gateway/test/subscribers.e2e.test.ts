@@ -250,9 +250,7 @@ describe("idempotency", () => {
 
   it("answers 409 while the first request is still running", async () => {
     const headers = { "idempotency-key": "concurrent" };
-    const replies = await Promise.all(
-      Array.from({ length: 8 }, () => stack.request("POST", "/v1/subscribers", { subscriberId: "racer" }, headers)),
-    );
+    const replies = await Promise.all(Array.from({ length: 8 }, () => stack.request("POST", "/v1/subscribers", { subscriberId: "racer" }, headers)));
     const statuses = replies.map((reply) => reply.status);
     expect(statuses.every((status) => status === 201 || status === 409)).toBe(true);
     expect(statuses.filter((status) => status === 201 && true).length).toBeGreaterThanOrEqual(1);

@@ -96,6 +96,7 @@ describe("tenants", () => {
     expect(reply.status).toBe(422);
     expect(reply.body.errors).toHaveProperty(field);
     const identifier = (body as { identifier?: unknown }).identifier;
-    if (typeof identifier === "string" && identifier.trim() && identifier.length <= 255) expect((await stack.request("GET", `/v1/tenants/${identifier}`)).status).toBe(404);
+    if (typeof identifier === "string" && identifier.trim() && identifier.length <= 255)
+      expect((await stack.request("GET", `/v1/tenants/${identifier}`)).status).toBe(404);
   });
 });

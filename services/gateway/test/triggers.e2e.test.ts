@@ -79,7 +79,11 @@ describe("POST /v1/events/trigger", () => {
   });
 
   it("upserts a recipient object with its fields and creates a bare subscriber for an unknown id", async () => {
-    const reply = await trigger({ name: welcome, to: [{ subscriberId: "obj", firstName: "Obj", email: "obj@example.com" }, "bare-one"], transactionId: "t-upsert" });
+    const reply = await trigger({
+      name: welcome,
+      to: [{ subscriberId: "obj", firstName: "Obj", email: "obj@example.com" }, "bare-one"],
+      transactionId: "t-upsert",
+    });
     expect(reply.body.data.status).toBe("processed");
     const messages = await awaitMessages("t-upsert", 2);
     expect(messages.map((m) => m.content).sort()).toEqual(["Hi  /  from ", "Hi  /  from Obj"]);
@@ -244,8 +248,12 @@ describe("steps", () => {
     const name = await createWorkflow({
       name: "Subscriber filter",
       steps: [
-        inApp("for-ada", { filters: [{ isNegated: false, type: "GROUP", value: "AND", children: [{ operator: "EQUAL", field: "firstName", value: "Ada", on: "subscriber" }] }] }),
-        inApp("not-ada", { filters: [{ isNegated: true, type: "GROUP", value: "AND", children: [{ operator: "EQUAL", field: "firstName", value: "Ada", on: "subscriber" }] }] }),
+        inApp("for-ada", {
+          filters: [{ isNegated: false, type: "GROUP", value: "AND", children: [{ operator: "EQUAL", field: "firstName", value: "Ada", on: "subscriber" }] }],
+        }),
+        inApp("not-ada", {
+          filters: [{ isNegated: true, type: "GROUP", value: "AND", children: [{ operator: "EQUAL", field: "firstName", value: "Ada", on: "subscriber" }] }],
+        }),
       ],
     });
     await trigger({ name, to: "ada", transactionId: "t-subscriber-filter" });
@@ -327,7 +335,9 @@ describe("preferences and channels", () => {
     const message = await eventually(async () => (await messagesOf("t-chat")).find((m) => m.status === "error"), 15_000);
     expect(message).toMatchObject({ channel: "chat", content: "Hi Chatty", errorId: "unexpected_chat_error" });
     const subscriber = (await stack.request("GET", "/v1/subscribers/chatty")).body.data;
-    expect(subscriber.channels).toEqual([expect.objectContaining({ providerId: "slack", credentials: expect.objectContaining({ webhookUrl: "https://hooks.example.com/chatty" }) })]);
+    expect(subscriber.channels).toEqual([
+      expect.objectContaining({ providerId: "slack", credentials: expect.objectContaining({ webhookUrl: "https://hooks.example.com/chatty" }) }),
+    ]);
   });
 });
 
@@ -371,11 +381,7 @@ describe("bulk and broadcast", () => {
 
   it("fails one bad event alone", async () => {
     const reply = await stack.request("POST", "/v1/events/trigger/bulk", {
-      events: [
-        { name, to: "ada", transactionId: "t-bulk-good" },
-        { name: "missing-workflow", to: "ada" },
-        { to: "ada" },
-      ],
+      events: [{ name, to: "ada", transactionId: "t-bulk-good" }, { name: "missing-workflow", to: "ada" }, { to: "ada" }],
     });
     expect(reply.status).toBe(201);
     expect(reply.body.data[0]).toMatchObject({ acknowledged: true, status: "processed" });
@@ -389,7 +395,9 @@ describe("bulk and broadcast", () => {
     const created = await stack.request("POST", "/v1/workflows", { name: "All hands", active: true, steps: [inApp("All hands")] }, as);
     const identifier = created.body.data.triggers[0].identifier;
     for (let start = 0; start < 250; start += 50) {
-      await Promise.all(Array.from({ length: 50 }, (_, offset) => stack.request("POST", "/v1/subscribers", { subscriberId: `everyone-${start + offset}` }, as)));
+      await Promise.all(
+        Array.from({ length: 50 }, (_, offset) => stack.request("POST", "/v1/subscribers", { subscriberId: `everyone-${start + offset}` }, as)),
+      );
     }
     const reply = await stack.request("POST", "/v1/events/trigger/broadcast", { name: identifier, payload: {} }, as);
     expect(reply.status).toBe(200);

@@ -30,7 +30,10 @@ function everyStep() {
       active: true,
       shouldStopOnFail: true,
       uuid: "in-app-step",
-      filters: [filter(), { isNegated: true, type: "GROUP", value: "OR", children: [{ field: "email", value: "x@y.z", operator: "NOT_EQUAL", on: "subscriber" }] }],
+      filters: [
+        filter(),
+        { isNegated: true, type: "GROUP", value: "OR", children: [{ field: "email", value: "x@y.z", operator: "NOT_EQUAL", on: "subscriber" }] },
+      ],
       replyCallback: { active: true, url: "https://example.com/reply" },
       template: {
         type: "in_app",
@@ -39,7 +42,13 @@ function everyStep() {
         cta: {
           type: "redirect",
           data: { url: "/posts/{{post.id}}" },
-          action: { status: "pending", buttons: [{ type: "primary", content: "Accept", resultContent: "Accepted" }, { type: "secondary", content: "Decline" }] },
+          action: {
+            status: "pending",
+            buttons: [
+              { type: "primary", content: "Accept", resultContent: "Accepted" },
+              { type: "secondary", content: "Decline" },
+            ],
+          },
         },
         actor: { type: "user", data: null },
       },
@@ -65,9 +74,22 @@ function everyStep() {
     {
       name: "Digest regular",
       template: { type: "digest", content: "" },
-      metadata: { type: "regular", amount: 5, unit: "minutes", digestKey: "postId", backoff: true, backoffAmount: 1, backoffUnit: "seconds", updateMode: false },
+      metadata: {
+        type: "regular",
+        amount: 5,
+        unit: "minutes",
+        digestKey: "postId",
+        backoff: true,
+        backoffAmount: 1,
+        backoffUnit: "seconds",
+        updateMode: false,
+      },
     },
-    { name: "Digest backoff", template: { type: "digest" }, metadata: { type: "backoff", amount: 2, unit: "hours", backoffAmount: 10, backoffUnit: "minutes" } },
+    {
+      name: "Digest backoff",
+      template: { type: "digest" },
+      metadata: { type: "backoff", amount: 2, unit: "hours", backoffAmount: 10, backoffUnit: "minutes" },
+    },
     {
       name: "Digest timed",
       template: { type: "digest" },
@@ -113,9 +135,22 @@ describe("POST /v1/workflows", () => {
       {
         type: "event",
         identifier: "every-step-type",
-        variables: ["firstName", "post.title", "post.id", "plan", "proOnly", "subject", "link", "code", "message", "pushTitle", "pushBody", "postId", "threadId", "sendAt"].map(
-          (name) => ({ name }),
-        ),
+        variables: [
+          "firstName",
+          "post.title",
+          "post.id",
+          "plan",
+          "proOnly",
+          "subject",
+          "link",
+          "code",
+          "message",
+          "pushTitle",
+          "pushBody",
+          "postId",
+          "threadId",
+          "sendAt",
+        ].map((name) => ({ name })),
         subscriberVariables: [{ name: "phone" }, { name: "email" }],
       },
     ]);
@@ -391,7 +426,9 @@ describe("notification groups", () => {
     const headers = { authorization: `ApiKey ${production}` };
     const listed = await stack.request("GET", "/v1/notification-groups", undefined, headers);
     expect(listed.status).toBe(200);
-    expect(listed.body.data).toEqual([{ _id: expect.stringMatching(OBJECT_ID), name: "General", _environmentId: expect.any(String), _organizationId: expect.any(String) }]);
+    expect(listed.body.data).toEqual([
+      { _id: expect.stringMatching(OBJECT_ID), name: "General", _environmentId: expect.any(String), _organizationId: expect.any(String) },
+    ]);
     const created = await stack.request("POST", "/v1/notification-groups", { name: "Security" }, headers);
     expect(created.status).toBe(201);
     expect(created.body.data).toMatchObject({ name: "Security", _parentId: listed.body.data[0]._id });

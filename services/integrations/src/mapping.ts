@@ -64,8 +64,7 @@ export function credentialColumns(
   };
 }
 
-export const conditionsToJson = (conditions: readonly integrationsV1.StepFilter[]): JsonValue[] =>
-  conditions.map((filter) => toJson(StepFilterSchema, filter));
+export const conditionsToJson = (conditions: readonly integrationsV1.StepFilter[]): JsonValue[] => conditions.map((filter) => toJson(StepFilterSchema, filter));
 
 /** The fields a write starts from: what the row holds now. */
 export function fieldsOf(row: IntegrationRow): IntegrationFields {

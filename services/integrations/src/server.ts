@@ -1,11 +1,4 @@
-import {
-  createLogger,
-  createPool,
-  migrate,
-  migrationsBeside,
-  runWhenMain,
-  serveRpc,
-} from "@notify/runtime";
+import { createLogger, createPool, migrate, migrationsBeside, runWhenMain, serveRpc } from "@notify/runtime";
 import { readConfig, type IntegrationsConfig } from "./config.js";
 import { routes } from "./routes.js";
 import { DEVELOPMENT_KEY, createSecretBox } from "./secrets.js";
@@ -23,9 +16,7 @@ export interface RunningIntegrations {
 export async function start(config: IntegrationsConfig): Promise<RunningIntegrations> {
   const log = createLogger("integrations", config.LOG_LEVEL);
   if (!config.INTEGRATIONS_ENCRYPTION_KEY) {
-    log.warn(
-      "INTEGRATIONS_ENCRYPTION_KEY is not set: integration secrets are sealed with a public development key; set one before storing real credentials",
-    );
+    log.warn("INTEGRATIONS_ENCRYPTION_KEY is not set: integration secrets are sealed with a public development key; set one before storing real credentials");
   }
   const secrets = createSecretBox(config.INTEGRATIONS_ENCRYPTION_KEY ?? DEVELOPMENT_KEY);
   const pool = createPool(config.DATABASE_URL);

@@ -173,12 +173,7 @@ export function createIntegrationService({ pool, secrets }: IntegrationServiceDe
         checks.channel("channel", request.channel);
         checks.throwIfAny();
       }
-      const rows = await store.selectIntegrations(
-        pool,
-        scope.environmentId,
-        { channel: request.channel ?? null, activeOnly: request.activeOnly },
-        MAX_LISTED,
-      );
+      const rows = await store.selectIntegrations(pool, scope.environmentId, { channel: request.channel ?? null, activeOnly: request.activeOnly }, MAX_LISTED);
       return { integrations: rows.map(toProto) };
     },
 
@@ -209,12 +204,7 @@ export function createIntegrationService({ pool, secrets }: IntegrationServiceDe
             ...fieldsOf(existing),
             name: request.name ?? existing.name,
             identifier: request.identifier ?? existing.identifier,
-            ...credentialColumns(
-              existing.id,
-              request.credentials ?? current.credentials,
-              request.configurations ?? current.configurations,
-              secrets,
-            ),
+            ...credentialColumns(existing.id, request.credentials ?? current.credentials, request.configurations ?? current.configurations, secrets),
             conditions: request.conditions ? conditionsToJson(request.conditions.filters) : existing.conditions,
             active: request.active ?? existing.active,
           };

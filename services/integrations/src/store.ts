@@ -48,10 +48,10 @@ const fieldValues = (fields: IntegrationFields) =>
 
 /** Records that the environment is set up; false when it already was (then nothing changes). */
 export async function insertEnvironmentIfMissing(db: Queryable, environmentId: string, organizationId: string): Promise<boolean> {
-  const { rowCount } = await db.query(
-    "INSERT INTO integrations.environments (environment_id, organization_id) VALUES ($1, $2) ON CONFLICT DO NOTHING",
-    [environmentId, organizationId],
-  );
+  const { rowCount } = await db.query("INSERT INTO integrations.environments (environment_id, organization_id) VALUES ($1, $2) ON CONFLICT DO NOTHING", [
+    environmentId,
+    organizationId,
+  ]);
   return rowCount === 1;
 }
 
@@ -79,10 +79,10 @@ export async function insertIntegration(
 }
 
 export async function selectIntegration(db: Queryable, environmentId: string, id: string): Promise<IntegrationRow | undefined> {
-  const { rows } = await db.query<IntegrationRow>(
-    "SELECT * FROM integrations.integrations WHERE environment_id = $1 AND id = $2 AND NOT deleted",
-    [environmentId, id],
-  );
+  const { rows } = await db.query<IntegrationRow>("SELECT * FROM integrations.integrations WHERE environment_id = $1 AND id = $2 AND NOT deleted", [
+    environmentId,
+    id,
+  ]);
   return rows[0];
 }
 
@@ -147,10 +147,7 @@ export async function updateIntegration(db: Queryable, environmentId: string, id
 }
 
 export async function updatePriority(db: Queryable, environmentId: string, id: string, priority: number): Promise<void> {
-  await db.query(
-    "UPDATE integrations.integrations SET priority = $3, updated_at = now() WHERE environment_id = $1 AND id = $2",
-    [environmentId, id, priority],
-  );
+  await db.query("UPDATE integrations.integrations SET priority = $3, updated_at = now() WHERE environment_id = $1 AND id = $2", [environmentId, id, priority]);
 }
 
 /** Clears the primary flag of the channel's integrations; they stay active. */
@@ -180,12 +177,7 @@ export async function renumberPriorities(db: Queryable, environmentId: string, c
   );
 }
 
-export async function softDeleteIntegration(
-  db: Queryable,
-  environmentId: string,
-  id: string,
-  deletedBy: string,
-): Promise<IntegrationRow | undefined> {
+export async function softDeleteIntegration(db: Queryable, environmentId: string, id: string, deletedBy: string): Promise<IntegrationRow | undefined> {
   const { rows } = await db.query<IntegrationRow>(
     `UPDATE integrations.integrations
         SET deleted = true, deleted_at = now(), deleted_by = $3, updated_at = now()
@@ -233,12 +225,7 @@ export async function selectNewestActiveOfChannel(
 }
 
 /** The channel's active integrations that carry conditions, highest priority first. */
-export async function selectConditionalIntegrations(
-  db: Queryable,
-  environmentId: string,
-  channel: string,
-  limit: number,
-): Promise<IntegrationRow[]> {
+export async function selectConditionalIntegrations(db: Queryable, environmentId: string, channel: string, limit: number): Promise<IntegrationRow[]> {
   const { rows } = await db.query<IntegrationRow>(
     `SELECT * FROM integrations.integrations
       WHERE environment_id = $1 AND channel = $2 AND active AND NOT deleted AND conditions <> '[]'::jsonb

@@ -18,8 +18,6 @@ export const openDatabase = (): Promise<Fixture> => openTestDatabase([migrations
 
 export type TestScope = Scope;
 
-
-
 /**
  * The service behind an in-memory transport: the real handlers and interceptors, no network.
  * Each call makes a new service instance, as another replica of the process would be.
@@ -29,4 +27,3 @@ export function inMemoryClient(pool: Pool, secrets: SecretBox = createSecretBox(
   const transport = inMemoryTransport(routes({ pool, log, secrets }));
   return createClient(integrationsV1.IntegrationService, transport);
 }
-

@@ -22,7 +22,9 @@ const email = (fields: { name?: string; active?: boolean; identifier?: string } 
 
 async function channelState(scope: TestScope, channel: string) {
   const { integrations } = await client.listIntegrations({ channel }, callAs(scope));
-  return Object.fromEntries(integrations.map((integration) => [integration.name, { primary: integration.primary, priority: integration.priority, active: integration.active }]));
+  return Object.fromEntries(
+    integrations.map((integration) => [integration.name, { primary: integration.primary, priority: integration.priority, active: integration.active }]),
+  );
 }
 
 async function primaryCount(environmentId: string, channel: string): Promise<number> {
@@ -99,10 +101,14 @@ describe("creating", () => {
 
   it("does not make a conditional integration primary", async () => {
     const own = newScope();
-    const conditions = [{ isNegated: false, type: "TEXT", value: "AND", children: [{ field: "identifier", value: "acme", operator: "EQUAL", on: "subscriber" }] }];
+    const conditions = [
+      { isNegated: false, type: "TEXT", value: "AND", children: [{ field: "identifier", value: "acme", operator: "EQUAL", on: "subscriber" }] },
+    ];
     const created = await client.createIntegration({ ...email(), conditions }, callAs(own));
     expect(created.primary).toBe(false);
-    expect(created.conditions).toEqual([expect.objectContaining({ type: "TEXT", value: "AND", children: [expect.objectContaining({ field: "identifier", operator: "EQUAL" })] })]);
+    expect(created.conditions).toEqual([
+      expect.objectContaining({ type: "TEXT", value: "AND", children: [expect.objectContaining({ field: "identifier", operator: "EQUAL" })] }),
+    ]);
   });
 
   it("does not make chat, push or in-app integrations primary", async () => {
@@ -169,9 +175,7 @@ describe("set primary", () => {
     const a = await client.createIntegration(email(), callAs(scope));
     const b = await client.createIntegration(email(), callAs(scope));
     expect(a.primary && !b.primary).toBe(true);
-    await expect(
-      fixture.pool.query("UPDATE integrations.integrations SET is_primary = true WHERE id = $1", [b.id]),
-    ).rejects.toMatchObject({ code: "23505" });
+    await expect(fixture.pool.query("UPDATE integrations.integrations SET is_primary = true WHERE id = $1", [b.id])).rejects.toMatchObject({ code: "23505" });
   });
 });
 
@@ -207,7 +211,11 @@ describe("updating", () => {
   it("replaces credentials, configurations and names, keeps what is not given", async () => {
     const scope = newScope();
     const created = await client.createIntegration(
-      { ...email({ name: "old" }), credentials: { apiKey: "k1", from: "a@example.com" }, configurations: { inboundWebhookEnabled: true, inboundWebhookSigningKey: "sig" } },
+      {
+        ...email({ name: "old" }),
+        credentials: { apiKey: "k1", from: "a@example.com" },
+        configurations: { inboundWebhookEnabled: true, inboundWebhookSigningKey: "sig" },
+      },
       callAs(scope),
     );
     const renamed = await client.updateIntegration({ id: created.id, name: "new" }, callAs(scope));

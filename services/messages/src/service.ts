@@ -1,7 +1,25 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { ConnectError, type ServiceImpl } from "@connectrpc/connect";
-import { messagesV1 } from "@notify/proto";
-import { announceKeys, ChangeKind, Channel, channelName, CHANNELS, invalidField, isDeadlock, isObjectId, isUniqueViolation, notFound, objectId, scopeOf, withTransaction, type ChannelName, type Logger, type Pool, type Scope } from "@notify/runtime";
+import type { messagesV1 } from "@notify/proto";
+import {
+  announceKeys,
+  ChangeKind,
+  Channel,
+  channelName,
+  CHANNELS,
+  invalidField,
+  isDeadlock,
+  isObjectId,
+  isUniqueViolation,
+  notFound,
+  objectId,
+  scopeOf,
+  withTransaction,
+  type ChannelName,
+  type Logger,
+  type Pool,
+  type Scope,
+} from "@notify/runtime";
 import { attemptRow, attemptStatusName, executionDetailFromRow, markAsName, messageFromRow, messageGroupRow } from "./mapping.js";
 import * as store from "./store.js";
 import type { SubscriberDirectory } from "./subscribers.js";
@@ -77,7 +95,13 @@ interface CheckedFeed {
   subscriber: FeedPage["subscriber"];
 }
 
-export function createMessageService({ pool, preparedReads, subscribers, workflows, markAllChunkRows }: MessageServiceDeps): ServiceImpl<typeof messagesV1.MessageService> {
+export function createMessageService({
+  pool,
+  preparedReads,
+  subscribers,
+  workflows,
+  markAllChunkRows,
+}: MessageServiceDeps): ServiceImpl<typeof messagesV1.MessageService> {
   /**
    * Counts for many requests of one environment: their subscriber lookups share one call and
    * the counts one statement. Each request is checked on its own; a failing one yields its error
@@ -143,7 +167,10 @@ export function createMessageService({ pool, preparedReads, subscribers, workflo
       // The reference service's totalCount stops at the page's limit: it is the page's size.
       return { messages, hasMore: pageRows.length > query.limit, totalCount: messages.length, subscriber };
     });
-    const found = await workflows.ofMessages(scope, pages.flatMap((page) => page.messages));
+    const found = await workflows.ofMessages(
+      scope,
+      pages.flatMap((page) => page.messages),
+    );
     for (const page of pages) page.workflows = workflowsOf(found, page.messages);
     let next = 0;
     return checked.map((item) => (item instanceof ConnectError ? item : pages[next++]!));
@@ -179,10 +206,23 @@ export function createMessageService({ pool, preparedReads, subscribers, workflo
           const notificationKey = keyOf([shared.transaction_id, recipient.subscriberId]);
           let notification = notifications.get(notificationKey);
           if (!notification) {
-            notification = { id: objectId(), transaction_id: shared.transaction_id, subscriber_id: recipient.subscriberId, external_subscriber_id: recipient.externalSubscriberId, grp };
+            notification = {
+              id: objectId(),
+              transaction_id: shared.transaction_id,
+              subscriber_id: recipient.subscriberId,
+              external_subscriber_id: recipient.externalSubscriberId,
+              grp,
+            };
             notifications.set(notificationKey, notification);
           }
-          return { id: objectId(), notification, notification_id: notification.id, subscriber_id: recipient.subscriberId, external_subscriber_id: recipient.externalSubscriberId, grp };
+          return {
+            id: objectId(),
+            notification,
+            notification_id: notification.id,
+            subscriber_id: recipient.subscriberId,
+            external_subscriber_id: recipient.externalSubscriberId,
+            grp,
+          };
         });
       });
       const notificationRows = [...notifications.values()];
@@ -205,7 +245,9 @@ export function createMessageService({ pool, preparedReads, subscribers, workflo
         const newNotifications = await store.insertMissingNotifications(tx, scope.environmentId, scope.organizationId, groupRows, notificationRows);
         const earlier = notificationRows.filter((row) => !newNotifications.has(row.id));
         if (earlier.length > 0) {
-          const found = new Map((await store.selectNotificationIds(tx, scope.environmentId, earlier)).map((row) => [keyOf([row.transaction_id, row.subscriber_id]), row.id]));
+          const found = new Map(
+            (await store.selectNotificationIds(tx, scope.environmentId, earlier)).map((row) => [keyOf([row.transaction_id, row.subscriber_id]), row.id]),
+          );
           for (const row of earlier) row.id = found.get(keyOf([row.transaction_id, row.subscriber_id]))!;
         }
         for (const row of rows) row.notification_id = row.notification.id;
@@ -317,7 +359,10 @@ export function createMessageService({ pool, preparedReads, subscribers, workflo
       ]);
       const messages = rows.slice(0, request.limit).map(messageFromRow);
       const [pageSubscribers, pageWorkflows] = await Promise.all([
-        subscribers.findByIds(scope, messages.map((message) => message.subscriberId)),
+        subscribers.findByIds(
+          scope,
+          messages.map((message) => message.subscriberId),
+        ),
         workflows.ofMessages(scope, messages),
       ]);
       return {
@@ -349,11 +394,13 @@ export function createMessageService({ pool, preparedReads, subscribers, workflo
     },
 
     async recordDeliveries(request, context) {
-      if (request.attempts.length > MAX_ATTEMPT_BATCH) throw invalidField("attempts", `at most ${MAX_ATTEMPT_BATCH} attempts per call`, request.attempts.length);
+      if (request.attempts.length > MAX_ATTEMPT_BATCH)
+        throw invalidField("attempts", `at most ${MAX_ATTEMPT_BATCH} attempts per call`, request.attempts.length);
       const rows = request.attempts.map((attempt, index) => {
         const status = attemptStatusName(attempt.status);
         if (!status) throw invalidField(`attempts.${index}.status`, "status must be SUCCESS or FAILED", attempt.status);
-        if (!isObjectId(attempt.messageId)) throw invalidField(`attempts.${index}.messageId`, "messageId must be a message id (24 hex characters)", attempt.messageId);
+        if (!isObjectId(attempt.messageId))
+          throw invalidField(`attempts.${index}.messageId`, "messageId must be a message id (24 hex characters)", attempt.messageId);
         if (attempt.attempt < 1) throw invalidField(`attempts.${index}.attempt`, "attempt counts from 1", attempt.attempt);
         return attemptRow(attempt, status, objectId());
       });
@@ -363,7 +410,8 @@ export function createMessageService({ pool, preparedReads, subscribers, workflo
 
     async listExecutionDetails(request, context) {
       const scope = scopeOf(context);
-      if (!isObjectId(request.notificationId)) throw invalidField("notificationId", "notificationId must be a notification id (24 hex characters)", request.notificationId);
+      if (!isObjectId(request.notificationId))
+        throw invalidField("notificationId", "notificationId must be a notification id (24 hex characters)", request.notificationId);
       if (request.subscriberId.length === 0) throw invalidField("subscriberId", "subscriberId must not be empty", request.subscriberId);
       const rows = await store.selectExecutionDetails(pool, scope.environmentId, request.notificationId, request.subscriberId, MAX_EXECUTION_DETAILS);
       return { details: rows.map(executionDetailFromRow) };

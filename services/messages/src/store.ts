@@ -53,12 +53,43 @@ export interface MessageRow {
  * must not change result type") until it restarts.
  */
 const MESSAGE_COLUMN_NAMES: Record<keyof MessageRow, true> = {
-  id: true, organization_id: true, environment_id: true, notification_id: true, subscriber_id: true, external_subscriber_id: true,
-  template_id: true, template_identifier: true, message_template_id: true, step_id: true, job_id: true, transaction_id: true,
-  channel: true, content: true, subject: true, title: true, email: true, phone: true, direct_webhook_url: true, provider_id: true,
-  device_tokens: true, cta: true, feed_id: true, feed_identifier: true, status: true, error_id: true, error_text: true, read: true,
-  seen: true, last_seen_date: true, last_read_date: true, delivered_at: true, snoozed_until: true, payload: true, overrides: true,
-  created_at: true, updated_at: true,
+  id: true,
+  organization_id: true,
+  environment_id: true,
+  notification_id: true,
+  subscriber_id: true,
+  external_subscriber_id: true,
+  template_id: true,
+  template_identifier: true,
+  message_template_id: true,
+  step_id: true,
+  job_id: true,
+  transaction_id: true,
+  channel: true,
+  content: true,
+  subject: true,
+  title: true,
+  email: true,
+  phone: true,
+  direct_webhook_url: true,
+  provider_id: true,
+  device_tokens: true,
+  cta: true,
+  feed_id: true,
+  feed_identifier: true,
+  status: true,
+  error_id: true,
+  error_text: true,
+  read: true,
+  seen: true,
+  last_seen_date: true,
+  last_read_date: true,
+  delivered_at: true,
+  snoozed_until: true,
+  payload: true,
+  overrides: true,
+  created_at: true,
+  updated_at: true,
 };
 
 /** Columns read as their JSON text: nothing here looks into them, and the RPC carries them as text. */
@@ -175,7 +206,15 @@ function insertNotificationsStatement(
     [
       environmentId,
       organizationId,
-      JSON.stringify(groups.map(({ grp, transaction_id, template_id, template_identifier, payload }) => ({ grp, transaction_id, template_id, template_identifier, payload }))),
+      JSON.stringify(
+        groups.map(({ grp, transaction_id, template_id, template_identifier, payload }) => ({
+          grp,
+          transaction_id,
+          template_id,
+          template_identifier,
+          payload,
+        })),
+      ),
       textArray(rows.map((row) => row.id)),
       textArray(rows.map((row) => row.subscriber_id)),
       textArray(rows.map((row) => row.external_subscriber_id)),
@@ -211,7 +250,13 @@ export async function insertMissingNotifications(
   rows: readonly NewNotificationRow[],
 ): Promise<Set<string>> {
   const { rows: inserted } = await db.query<{ id: string }>(
-    ...insertNotificationsStatement("ON CONFLICT (environment_id, transaction_id, subscriber_id) DO NOTHING RETURNING id", environmentId, organizationId, groups, rows),
+    ...insertNotificationsStatement(
+      "ON CONFLICT (environment_id, transaction_id, subscriber_id) DO NOTHING RETURNING id",
+      environmentId,
+      organizationId,
+      groups,
+      rows,
+    ),
   );
   return new Set(inserted.map((row) => row.id));
 }
@@ -280,7 +325,13 @@ export async function insertMissingMessages(
   rows: readonly RecipientRow[],
 ): Promise<Set<string>> {
   const { rows: inserted } = await db.query<{ id: string }>(
-    ...insertMessagesStatement("ON CONFLICT (environment_id, transaction_id, subscriber_id, step_id, channel) DO NOTHING RETURNING id", environmentId, organizationId, groups, rows),
+    ...insertMessagesStatement(
+      "ON CONFLICT (environment_id, transaction_id, subscriber_id, step_id, channel) DO NOTHING RETURNING id",
+      environmentId,
+      organizationId,
+      groups,
+      rows,
+    ),
   );
   return new Set(inserted.map((row) => row.id));
 }
@@ -373,13 +424,7 @@ export async function selectMarkAllChunkEnd(
  * that are in the opposite state, in one statement; returns how many changed. A message changed
  * concurrently is re-checked by Postgres before the update, so the count is exact.
  */
-export async function markAllInRange(
-  db: Queryable,
-  environmentId: string,
-  scope: MarkAllScope,
-  after: string,
-  upTo: string | null,
-): Promise<number> {
+export async function markAllInRange(db: Queryable, environmentId: string, scope: MarkAllScope, after: string, upTo: string | null): Promise<number> {
   const { set, flag, from } = MARKS[scope.markAs];
   const { rowCount } = await db.query(
     `UPDATE messages.messages SET ${set}, updated_at = now()
@@ -480,21 +525,10 @@ const LIST_CONDITIONS = `
   environment_id = $1 AND ($2::text IS NULL OR channel = $2) AND ($3::text IS NULL OR subscriber_id = $3)
   AND ($4::text[] IS NULL OR transaction_id = ANY($4::text[]))`;
 
-const listValues = (environmentId: string, filters: ListFilters) => [
-  environmentId,
-  filters.channel,
-  filters.subscriberId,
-  filters.transactionIds,
-];
+const listValues = (environmentId: string, filters: ListFilters) => [environmentId, filters.channel, filters.subscriberId, filters.transactionIds];
 
 /** One page of the environment's messages, newest first, plus one extra row. */
-export async function selectMessagePage(
-  db: Queryable,
-  environmentId: string,
-  filters: ListFilters,
-  offset: number,
-  limit: number,
-): Promise<MessageRow[]> {
+export async function selectMessagePage(db: Queryable, environmentId: string, filters: ListFilters, offset: number, limit: number): Promise<MessageRow[]> {
   const { rows } = await db.query<MessageRow>(
     `SELECT ${messageColumns()} FROM messages.messages WHERE ${LIST_CONDITIONS}
       ORDER BY created_at DESC, id DESC LIMIT $5 OFFSET $6`,
@@ -517,12 +551,7 @@ export async function deleteMessage(db: Queryable, environmentId: string, id: st
 }
 
 /** Hard-deletes the transaction's messages (of one channel when given); returns how many. */
-export async function deleteTransactionMessages(
-  db: Queryable,
-  environmentId: string,
-  transactionId: string,
-  channel: ChannelName | null,
-): Promise<number> {
+export async function deleteTransactionMessages(db: Queryable, environmentId: string, transactionId: string, channel: ChannelName | null): Promise<number> {
   const { rowCount } = await db.query(
     "DELETE FROM messages.messages WHERE environment_id = $1 AND transaction_id = $2 AND ($3::text IS NULL OR channel = $3)",
     [environmentId, transactionId, channel],

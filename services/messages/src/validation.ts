@@ -79,7 +79,10 @@ export function checkNewMessages(request: messagesV1.CreateMessagesRequest): mes
   if (Object.keys(errors).length > 0) throw invalidArgument("Validation failed", errors);
   return [
     ...request.messages.map((message) =>
-      create(messagesV1.MessageGroupSchema, { message, recipients: [{ subscriberId: message.subscriberId, externalSubscriberId: message.externalSubscriberId }] }),
+      create(messagesV1.MessageGroupSchema, {
+        message,
+        recipients: [{ subscriberId: message.subscriberId, externalSubscriberId: message.externalSubscriberId }],
+      }),
     ),
     ...request.groups.filter((group) => group.recipients.length > 0),
   ];

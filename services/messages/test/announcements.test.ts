@@ -40,7 +40,10 @@ describe("announcements of changed feeds", () => {
           messages: [newMessage(ada!, { transactionId }), newMessage(bob!, { transactionId, channel: Channel.EMAIL, stepId: "email" })],
           groups: [
             { message: newMessage(ada!, { transactionId, stepId: "group" }), recipients: [{ subscriberId: cy!.id, externalSubscriberId: "cy" }] },
-            { message: newMessage(ada!, { transactionId, stepId: "sms", channel: Channel.SMS }), recipients: [{ subscriberId: bob!.id, externalSubscriberId: "bob" }] },
+            {
+              message: newMessage(ada!, { transactionId, stepId: "sms", channel: Channel.SMS }),
+              recipients: [{ subscriberId: bob!.id, externalSubscriberId: "bob" }],
+            },
           ],
         },
         call,

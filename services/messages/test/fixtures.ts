@@ -1,5 +1,5 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { type Code, ConnectError, createClient } from "@connectrpc/connect";
 import { commonV1, messagesV1, subscribersV1, workflowsV1 } from "@notify/proto";
 import { createFollowedCache, createLogger, createPreparedReadPool, objectId, scopeOf, type Announce, type Pool, type Scope } from "@notify/runtime";
 import { inMemoryTransport, openTestDatabase, type DatabaseFixture } from "@notify/testing";
@@ -40,8 +40,7 @@ export function fakeSubscribers() {
         const { environmentId } = scopeOf(context);
         const subscribers = known.filter(
           (subscriber) =>
-            subscriber.environmentId === environmentId &&
-            (request.subscriberIds.includes(subscriber.subscriberId) || request.ids.includes(subscriber.id)),
+            subscriber.environmentId === environmentId && (request.subscriberIds.includes(subscriber.subscriberId) || request.ids.includes(subscriber.id)),
         );
         return { subscribers };
       },
@@ -102,7 +101,13 @@ export function fakeWorkflows() {
 export type FakeWorkflows = ReturnType<typeof fakeWorkflows>;
 
 /** The messages service behind an in-memory transport: the real handlers and interceptors, no network. */
-export function inMemoryClient(fixture: Fixture, subscribers: FakeSubscribers, markAllChunkRows = 10_000, workflows = fakeWorkflows(), announceFeeds: Announce = async () => {}) {
+export function inMemoryClient(
+  fixture: Fixture,
+  subscribers: FakeSubscribers,
+  markAllChunkRows = 10_000,
+  workflows = fakeWorkflows(),
+  announceFeeds: Announce = async () => {},
+) {
   const service = routes({
     pool: fixture.pool,
     preparedReads: fixture.preparedReads,
@@ -121,10 +126,7 @@ export type NewMessageFields = Exclude<MessageInitShape<typeof messagesV1.NewMes
 
 let transactions = 0;
 
-export function newMessage(
-  subscriber: Pick<subscribersV1.Subscriber, "id" | "subscriberId">,
-  fields: NewMessageFields = {},
-): messagesV1.NewMessage {
+export function newMessage(subscriber: Pick<subscribersV1.Subscriber, "id" | "subscriberId">, fields: NewMessageFields = {}): messagesV1.NewMessage {
   return create(messagesV1.NewMessageSchema, {
     transactionId: `txn-${++transactions}`,
     subscriberId: subscriber.id,
@@ -146,14 +148,22 @@ type CallOptions = Parameters<MessagesClient["batchCountMessages"]>[1];
 const itemError = (error: messagesV1.BatchError) => new ConnectError(error.message, error.code as Code);
 
 /** One unseen count, asked as the gateway asks it: a batch of one. */
-export async function countOne(client: MessagesClient, request: MessageInitShape<typeof messagesV1.CountMessagesRequestSchema>, call?: CallOptions): Promise<number> {
+export async function countOne(
+  client: MessagesClient,
+  request: MessageInitShape<typeof messagesV1.CountMessagesRequestSchema>,
+  call?: CallOptions,
+): Promise<number> {
   const { result } = (await client.batchCountMessages({ counts: [request] }, call)).results[0]!;
   if (result.case === "error") throw itemError(result.value);
   return result.value!;
 }
 
 /** One feed page, asked as the gateway asks it: a batch of one. */
-export async function feedOne(client: MessagesClient, request: MessageInitShape<typeof messagesV1.GetFeedRequestSchema>, call?: CallOptions): Promise<messagesV1.GetFeedResponse> {
+export async function feedOne(
+  client: MessagesClient,
+  request: MessageInitShape<typeof messagesV1.GetFeedRequestSchema>,
+  call?: CallOptions,
+): Promise<messagesV1.GetFeedResponse> {
   const { result } = (await client.batchGetFeed({ feeds: [request] }, call)).results[0]!;
   if (result.case === "error") throw itemError(result.value);
   return result.value!;

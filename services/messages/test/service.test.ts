@@ -4,7 +4,19 @@ import { fieldErrorsOf } from "@notify/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_OFFSET } from "../src/service.js";
 import { MAX_CREATE_BATCH } from "../src/validation.js";
-import { callAs, countOne, feedOne, fakeSubscribers, fakeWorkflows, inMemoryClient, newMessage, newScope, openDatabase, rpcError, type Fixture } from "./fixtures.js";
+import {
+  callAs,
+  countOne,
+  feedOne,
+  fakeSubscribers,
+  fakeWorkflows,
+  inMemoryClient,
+  newMessage,
+  newScope,
+  openDatabase,
+  rpcError,
+  type Fixture,
+} from "./fixtures.js";
 
 const { MarkAs } = messagesV1;
 const { Channel } = commonV1;
@@ -63,7 +75,12 @@ describe("MessageService (in memory)", () => {
       const single = newMessage(subscriber, { transactionId: "txn-group", stepId: "first" });
       const request = {
         messages: [single],
-        groups: [{ message: shared, recipients: [subscriber, ...others].map((recipient) => ({ subscriberId: recipient.id, externalSubscriberId: recipient.subscriberId })) }],
+        groups: [
+          {
+            message: shared,
+            recipients: [subscriber, ...others].map((recipient) => ({ subscriberId: recipient.id, externalSubscriberId: recipient.subscriberId })),
+          },
+        ],
       };
       const first = await client.createMessages(request, call);
       expect(first.messages.map((message) => message.created)).toEqual([true, true, true, true, true]);
@@ -100,7 +117,17 @@ describe("MessageService (in memory)", () => {
       const { call, subscriber, scope } = setUp();
       const error = await rpcError(
         client.createMessages(
-          { groups: [{ message: newMessage(subscriber, { stepId: "" }), recipients: [{ subscriberId: subscriber.id, externalSubscriberId: "" }, { subscriberId: "nope", externalSubscriberId: "x" }] }] },
+          {
+            groups: [
+              {
+                message: newMessage(subscriber, { stepId: "" }),
+                recipients: [
+                  { subscriberId: subscriber.id, externalSubscriberId: "" },
+                  { subscriberId: "nope", externalSubscriberId: "x" },
+                ],
+              },
+            ],
+          },
           call,
         ),
       );
@@ -126,7 +153,12 @@ describe("MessageService (in memory)", () => {
       const { call, subscriber, scope } = setUp();
       const others = ["bob", "cy"].map((id) => subscribers.add(scope, id));
       const request = {
-        groups: [{ message: newMessage(subscriber, { transactionId: "txn-twice" }), recipients: [subscriber, ...others].map((recipient) => ({ subscriberId: recipient.id, externalSubscriberId: recipient.subscriberId })) }],
+        groups: [
+          {
+            message: newMessage(subscriber, { transactionId: "txn-twice" }),
+            recipients: [subscriber, ...others].map((recipient) => ({ subscriberId: recipient.id, externalSubscriberId: recipient.subscriberId })),
+          },
+        ],
       };
       const [one, two] = await Promise.all([client.createMessages(request, call), client.createMessages(request, call)]);
       // Whichever call came second waited for the first and found its messages.
@@ -358,7 +390,11 @@ describe("MessageService (in memory)", () => {
 
     it.each([
       ["a list page of 1001", (call: Call) => client.listMessages({ limit: 1001 }, call), "limit"],
-      ["31 feeds", (call: Call) => client.markAllMessages({ subscriberId: "ada", markAs: MarkAs.SEEN, feedIdentifiers: Array(31).fill("f") }, call), "feedIdentifier"],
+      [
+        "31 feeds",
+        (call: Call) => client.markAllMessages({ subscriberId: "ada", markAs: MarkAs.SEEN, feedIdentifiers: Array(31).fill("f") }, call),
+        "feedIdentifier",
+      ],
       ["an unknown channel", (call: Call) => client.deleteTransactionMessages({ transactionId: "t", channel: 9 as commonV1.Channel }, call), "channel"],
       ["a malformed message id", (call: Call) => client.deleteMessage({ messageId: "nope" }, call), "messageId"],
     ])("refuse %s", async (_, attempt, field) => {

@@ -14,7 +14,16 @@ import {
   type Pool,
   type Scope,
 } from "@notify/runtime";
-import { channelWriteErrors, describeErrors, MAX_DEVICE_TOKENS, mergeChannel, tokenLimitErrors, withoutProvider, withoutTokens, type ChannelWrite } from "./channels.js";
+import {
+  channelWriteErrors,
+  describeErrors,
+  MAX_DEVICE_TOKENS,
+  mergeChannel,
+  tokenLimitErrors,
+  withoutProvider,
+  withoutTokens,
+  type ChannelWrite,
+} from "./channels.js";
 import type { StoredChannel } from "./store.js";
 import { subscriberFromRow } from "./mapping.js";
 import * as store from "./store.js";

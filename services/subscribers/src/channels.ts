@@ -143,8 +143,7 @@ export function withoutTokens(channels: readonly StoredChannel[], integrationId:
   );
 }
 
-export const withoutProvider = (channels: readonly StoredChannel[], providerId: string) =>
-  channels.filter((channel) => channel.providerId !== providerId);
+export const withoutProvider = (channels: readonly StoredChannel[], providerId: string) => channels.filter((channel) => channel.providerId !== providerId);
 
 /** "credentials.webhookUrl: webhookUrl must be …; providerId: …", for skipped batch entries. */
 export const describeErrors = (errors: FieldErrors) =>

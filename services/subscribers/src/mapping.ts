@@ -74,11 +74,7 @@ export type FieldName = keyof typeof FIELD_COLUMNS;
 export const isFieldName = (name: string): name is FieldName => Object.hasOwn(FIELD_COLUMNS, name);
 
 /** The profile after applying the set fields and the cleared ones to `current`. */
-export function applyFields(
-  current: ProfileColumns,
-  fields: subscribersV1.SubscriberFields | undefined,
-  cleared: readonly FieldName[],
-): ProfileColumns {
+export function applyFields(current: ProfileColumns, fields: subscribersV1.SubscriberFields | undefined, cleared: readonly FieldName[]): ProfileColumns {
   const next: Record<string, unknown> = { ...current };
   for (const name of cleared) next[FIELD_COLUMNS[name]] = null;
   if (fields) {

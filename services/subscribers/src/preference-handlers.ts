@@ -1,16 +1,6 @@
 import type { Client, HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { subscribersV1, type workflowsV1 } from "@notify/proto";
-import {
-  failedPrecondition,
-  invalidArgument,
-  invalidField,
-  notFound,
-  scopeHeaders,
-  scopeOf,
-  withTransaction,
-  type Pool,
-  type Scope,
-} from "@notify/runtime";
+import { failedPrecondition, invalidArgument, invalidField, notFound, scopeHeaders, scopeOf, withTransaction, type Pool, type Scope } from "@notify/runtime";
 import { scheduleFromStored, scheduleToStored } from "./mapping.js";
 import {
   choicesOf,
@@ -50,10 +40,7 @@ export function createPreferenceHandlers({ pool, workflows }: PreferenceHandlerD
     const listed: workflowsV1.ActiveWorkflow[] = [];
     let after: string | undefined;
     do {
-      const page = await workflows.listActiveWorkflows(
-        { limit: WORKFLOW_PAGE, ...(after !== undefined ? { after } : {}) },
-        callOptions(scope, context),
-      );
+      const page = await workflows.listActiveWorkflows({ limit: WORKFLOW_PAGE, ...(after !== undefined ? { after } : {}) }, callOptions(scope, context));
       listed.push(...page.workflows);
       after = page.next;
     } while (after !== undefined && listed.length < MAX_LISTED_WORKFLOWS);

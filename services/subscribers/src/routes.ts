@@ -5,6 +5,9 @@ import { createSubscriberService, type SubscriberServiceDeps } from "./service.j
 /** The writes announce the subscribers they may change as subscribers.proto declares (CHANGE_KIND_SUBSCRIBERS). */
 export function routes(deps: SubscriberServiceDeps & { announce: Announce }) {
   return (router: ServiceRegistry) => {
-    router.service(subscribersV1.SubscriberService, announcingWrites(subscribersV1.SubscriberService, createSubscriberService(deps), { [ChangeKind.SUBSCRIBERS]: deps.announce }));
+    router.service(
+      subscribersV1.SubscriberService,
+      announcingWrites(subscribersV1.SubscriberService, createSubscriberService(deps), { [ChangeKind.SUBSCRIBERS]: deps.announce }),
+    );
   };
 }

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
 import type { ConnectError, HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import { commonV1, subscribersV1 } from "@notify/proto";
+import { commonV1, type subscribersV1 } from "@notify/proto";
 import {
   alreadyExists,
   fieldErrorsOf,
@@ -109,9 +109,7 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
         }
         if (request.failIfExists) throw alreadyExists(`Subscriber with id "${request.subscriberId}" already exists`);
         const profile = applyFields(profileOf(existing), request.fields, cleared);
-        const row = sameProfile(profile, profileOf(existing))
-          ? existing
-          : await store.updateSubscriberProfile(tx, scope.environmentId, existing.id, profile);
+        const row = sameProfile(profile, profileOf(existing)) ? existing : await store.updateSubscriberProfile(tx, scope.environmentId, existing.id, profile);
         return { subscriber: subscriberFromRow(await withChannels(tx, scope, row, channels)), created: false };
       });
     },
@@ -189,7 +187,12 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
           await store.applyProfiles(tx, scope.environmentId, rows);
         });
       }
-      const found = await store.selectSubscribersByIds(pool, scope.environmentId, rows.map((row) => row.subscriberId), []);
+      const found = await store.selectSubscribersByIds(
+        pool,
+        scope.environmentId,
+        rows.map((row) => row.subscriberId),
+        [],
+      );
       return { subscribers: found.map(subscriberFromRow) };
     },
 

@@ -43,10 +43,7 @@ export interface StoredCredentials {
 }
 
 /** The columns a client can write. */
-export type ProfileColumns = Pick<
-  SubscriberRow,
-  "first_name" | "last_name" | "email" | "phone" | "avatar" | "locale" | "timezone" | "data" | "is_online"
->;
+export type ProfileColumns = Pick<SubscriberRow, "first_name" | "last_name" | "email" | "phone" | "avatar" | "locale" | "timezone" | "data" | "is_online">;
 
 export const PROFILE_COLUMNS = [
   "first_name",
@@ -82,18 +79,18 @@ const profileColumnsOf = (profiles: readonly ProfileColumns[]) =>
   PROFILE_COLUMNS.map((column) => profiles.map((profile) => (column === "data" && profile.data ? JSON.stringify(profile.data) : profile[column])));
 
 export async function selectSubscriber(db: Queryable, environmentId: string, subscriberId: string): Promise<SubscriberRow | undefined> {
-  const { rows } = await db.query<SubscriberRow>(
-    "SELECT * FROM subscribers.subscribers WHERE environment_id = $1 AND subscriber_id = $2",
-    [environmentId, subscriberId],
-  );
+  const { rows } = await db.query<SubscriberRow>("SELECT * FROM subscribers.subscribers WHERE environment_id = $1 AND subscriber_id = $2", [
+    environmentId,
+    subscriberId,
+  ]);
   return rows[0];
 }
 
 export async function selectSubscriberForUpdate(db: Queryable, environmentId: string, subscriberId: string): Promise<SubscriberRow | undefined> {
-  const { rows } = await db.query<SubscriberRow>(
-    "SELECT * FROM subscribers.subscribers WHERE environment_id = $1 AND subscriber_id = $2 FOR UPDATE",
-    [environmentId, subscriberId],
-  );
+  const { rows } = await db.query<SubscriberRow>("SELECT * FROM subscribers.subscribers WHERE environment_id = $1 AND subscriber_id = $2 FOR UPDATE", [
+    environmentId,
+    subscriberId,
+  ]);
   return rows[0];
 }
 
@@ -147,13 +144,7 @@ export async function insertMissingSubscribers(
      SELECT $1, $2, v.* FROM unnest($3::text[], $4::text[], ${profileArrays(5)})
        AS v(id, subscriber_id, ${PROFILE_COLUMNS.join(", ")})
      ON CONFLICT (environment_id, subscriber_id) DO NOTHING`,
-    [
-      environmentId,
-      organizationId,
-      rows.map((row) => row.id),
-      rows.map((row) => row.subscriberId),
-      ...profileColumnsOf(rows.map((row) => row.profile)),
-    ],
+    [environmentId, organizationId, rows.map((row) => row.id), rows.map((row) => row.subscriberId), ...profileColumnsOf(rows.map((row) => row.profile))],
   );
 }
 
@@ -161,11 +152,7 @@ export async function insertMissingSubscribers(
  * Applies the non-null fields of each profile to the existing subscriber, bumping the version
  * only of rows that actually change, in one statement.
  */
-export async function applyProfiles(
-  db: Queryable,
-  environmentId: string,
-  rows: readonly { subscriberId: string; profile: ProfileColumns }[],
-): Promise<void> {
+export async function applyProfiles(db: Queryable, environmentId: string, rows: readonly { subscriberId: string; profile: ProfileColumns }[]): Promise<void> {
   const merged = PROFILE_COLUMNS.map((column) => `COALESCE(v.${column}, s.${column})`);
   await db.query(
     `UPDATE subscribers.subscribers s
@@ -174,11 +161,7 @@ export async function applyProfiles(
        FROM unnest($2::text[], ${profileArrays(3)}) AS v(subscriber_id, ${PROFILE_COLUMNS.join(", ")})
       WHERE s.environment_id = $1 AND s.subscriber_id = v.subscriber_id
         AND (${PROFILE_COLUMNS.map((column) => `s.${column}`).join(", ")}) IS DISTINCT FROM (${merged.join(", ")})`,
-    [
-      environmentId,
-      rows.map((row) => row.subscriberId),
-      ...profileColumnsOf(rows.map((row) => row.profile)),
-    ],
+    [environmentId, rows.map((row) => row.subscriberId), ...profileColumnsOf(rows.map((row) => row.profile))],
   );
 }
 
@@ -200,12 +183,7 @@ export async function insertSubscriber(
 }
 
 /** Writes the whole profile and bumps the version. */
-export async function updateSubscriberProfile(
-  db: Queryable,
-  environmentId: string,
-  id: string,
-  profile: ProfileColumns,
-): Promise<SubscriberRow> {
+export async function updateSubscriberProfile(db: Queryable, environmentId: string, id: string, profile: ProfileColumns): Promise<SubscriberRow> {
   const { rows } = await db.query<SubscriberRow>(
     `UPDATE subscribers.subscribers
         SET ${PROFILE_COLUMNS.map((column, index) => `${column} = $${index + 3}`).join(", ")},
@@ -218,19 +196,20 @@ export async function updateSubscriberProfile(
 }
 
 export async function deleteSubscriber(db: Queryable, environmentId: string, subscriberId: string): Promise<string | undefined> {
-  const { rows } = await db.query<{ id: string }>(
-    "DELETE FROM subscribers.subscribers WHERE environment_id = $1 AND subscriber_id = $2 RETURNING id",
-    [environmentId, subscriberId],
-  );
+  const { rows } = await db.query<{ id: string }>("DELETE FROM subscribers.subscribers WHERE environment_id = $1 AND subscriber_id = $2 RETURNING id", [
+    environmentId,
+    subscriberId,
+  ]);
   return rows[0]?.id;
 }
 
 /** One page in creation order; fetches one extra row so the caller knows whether more follow. */
 export async function selectSubscriberPage(db: Queryable, environmentId: string, offset: number, limit: number): Promise<SubscriberRow[]> {
-  const { rows } = await db.query<SubscriberRow>(
-    "SELECT * FROM subscribers.subscribers WHERE environment_id = $1 ORDER BY id LIMIT $2 OFFSET $3",
-    [environmentId, limit + 1, offset],
-  );
+  const { rows } = await db.query<SubscriberRow>("SELECT * FROM subscribers.subscribers WHERE environment_id = $1 ORDER BY id LIMIT $2 OFFSET $3", [
+    environmentId,
+    limit + 1,
+    offset,
+  ]);
   return rows;
 }
 

@@ -4,8 +4,7 @@ import { describe, expect, it } from "vitest";
 import { MAX_DEVICE_TOKENS, channelWriteErrors, mergeChannel, tokenLimitErrors } from "../src/channels.js";
 import type { StoredChannel } from "../src/store.js";
 
-const credentials = (init: Parameters<typeof create<typeof subscribersV1.CredentialsUpdateSchema>>[1]) =>
-  create(subscribersV1.CredentialsUpdateSchema, init);
+const credentials = (init: Parameters<typeof create<typeof subscribersV1.CredentialsUpdateSchema>>[1]) => create(subscribersV1.CredentialsUpdateSchema, init);
 const tokens = (...list: string[]) => ({ deviceTokens: { tokens: list } });
 
 const fcm = (deviceTokens: string[], integrationId = "i1"): StoredChannel => ({ providerId: "fcm", integrationId, credentials: { deviceTokens } });
@@ -33,7 +32,14 @@ describe("channel credential rules", () => {
       "g",
       false,
     );
-    expect(channels[0]!.credentials).toEqual({ webhookUrl: "https://new", title: "New", state: "ok", alertUid: "u1", externalUrl: "https://x", deviceTokens: [] });
+    expect(channels[0]!.credentials).toEqual({
+      webhookUrl: "https://new",
+      title: "New",
+      state: "ok",
+      alertUid: "u1",
+      externalUrl: "https://x",
+      deviceTokens: [],
+    });
   });
 
   it("keeps a channel per provider and integration, appending new ones and remembering the identifier", () => {

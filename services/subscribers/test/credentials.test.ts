@@ -101,7 +101,13 @@ describe("channel credentials (in memory)", () => {
   it("writes nothing when one of an upsert's channels cannot be applied, naming it by index", async () => {
     const missing = await rpcError(
       client.upsertSubscriber(
-        { subscriberId: "never-born", channels: [{ providerId: "fcm", credentials: {} }, { providerId: "apns", credentials: {} }] },
+        {
+          subscriberId: "never-born",
+          channels: [
+            { providerId: "fcm", credentials: {} },
+            { providerId: "apns", credentials: {} },
+          ],
+        },
         call,
       ),
     );
@@ -114,7 +120,10 @@ describe("channel credentials (in memory)", () => {
         {
           subscriberId: "kept-as-is",
           fields: { firstName: "New" },
-          channels: [{ providerId: "slack", credentials: { webhookUrl: "https://h/1" } }, { providerId: "slack", credentials: { webhookUrl: "not a url" } }],
+          channels: [
+            { providerId: "slack", credentials: { webhookUrl: "https://h/1" } },
+            { providerId: "slack", credentials: { webhookUrl: "not a url" } },
+          ],
         },
         call,
       ),
@@ -174,7 +183,9 @@ describe("channel credentials (in memory)", () => {
     await client.upsertSubscriber({ subscriberId: "busy" }, call);
     const tokens = Array.from({ length: 40 }, (_, index) => `token-${index}`);
     await Promise.all(
-      tokens.map((token) => client.updateChannelCredentials({ subscriberId: "busy", providerId: "fcm", credentials: { deviceTokens: { tokens: [token] } } }, call)),
+      tokens.map((token) =>
+        client.updateChannelCredentials({ subscriberId: "busy", providerId: "fcm", credentials: { deviceTokens: { tokens: [token] } } }, call),
+      ),
     );
     const reply = (await storedSubscriber(client, "busy", call))!;
     expect([...reply.channels[0]!.credentials!.deviceTokens].sort()).toEqual([...tokens].sort());

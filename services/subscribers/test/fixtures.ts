@@ -1,13 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { createClient, createRouterTransport } from "@connectrpc/connect";
 import { integrationsV1, subscribersV1, workflowsV1 } from "@notify/proto";
-import {
-  createLogger,
-  notFound,
-  objectId,
-  type Announce,
-  type Pool,
-} from "@notify/runtime";
+import { createLogger, notFound, objectId, type Announce, type Pool } from "@notify/runtime";
 import { openTestDatabase, type DatabaseFixture } from "@notify/testing";
 export { callAs, newScope, rpcError } from "@notify/testing";
 import { inMemoryTransport } from "@notify/testing";
@@ -19,8 +13,6 @@ export type Fixture = DatabaseFixture;
 
 export const openDatabase = (): Promise<Fixture> => openTestDatabase([migrations], 4);
 
-
-
 /** What the fake integrations and workflow services answer; tests change them as they go. */
 export interface Neighbours {
   /** Active integration ids by provider, or by `provider/identifier`. */
@@ -31,7 +23,12 @@ export interface Neighbours {
 
 export const newNeighbours = (): Neighbours => ({ integrations: new Map(), workflows: [] });
 
-export const activeWorkflow = (init: { name: string; critical?: boolean; channels: string[]; settings?: { email?: boolean; sms?: boolean; inApp?: boolean; chat?: boolean; push?: boolean } }) =>
+export const activeWorkflow = (init: {
+  name: string;
+  critical?: boolean;
+  channels: string[];
+  settings?: { email?: boolean; sms?: boolean; inApp?: boolean; chat?: boolean; push?: boolean };
+}) =>
   create(workflowsV1.ActiveWorkflowSchema, {
     id: objectId(),
     identifier: init.name,

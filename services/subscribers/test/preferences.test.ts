@@ -61,7 +61,10 @@ describe("preferences (in memory)", () => {
     const newsPreference = afterGlobal.workflows.find((preference) => preference.workflow!.id === news.id)!;
     expect(newsPreference.channels).toMatchObject({ email: true, inApp: false });
     expect(newsPreference.overrides).toEqual(
-      expect.arrayContaining([expect.objectContaining({ channel: "email", source: "subscriber" }), expect.objectContaining({ channel: "in_app", source: "subscriber" })]),
+      expect.arrayContaining([
+        expect.objectContaining({ channel: "email", source: "subscriber" }),
+        expect.objectContaining({ channel: "in_app", source: "subscriber" }),
+      ]),
     );
     // The global sms choice beats the workflow's own setting.
     expect(afterGlobal.workflows.find((preference) => preference.workflow!.id === alerts.id)!.channels).toMatchObject({ sms: true });
@@ -72,9 +75,7 @@ describe("preferences (in memory)", () => {
     const critical = await rpcError(client.updateSubscriberPreferences({ subscriberId: "p3", workflowId: security.id, channels: { email: false } }, call));
     expect(critical.code).toBe(Code.FailedPrecondition);
     expect(critical.rawMessage).toBe(`Critical workflow with id: ${security.id} can not be updated`);
-    expect((await rpcError(client.updateSubscriberPreferences({ subscriberId: "ghost", workflowId: "nope", channels: {} }, call))).code).toBe(
-      Code.NotFound,
-    );
+    expect((await rpcError(client.updateSubscriberPreferences({ subscriberId: "ghost", workflowId: "nope", channels: {} }, call))).code).toBe(Code.NotFound);
     const ghost = await rpcError(client.updateSubscriberPreferences({ subscriberId: "ghost", channels: { email: true } }, call));
     expect(ghost.rawMessage).toBe("Subscriber with id: ghost is not found");
     expect((await rpcError(client.getSubscriberPreferences({ subscriberId: "ghost" }, call))).code).toBe(Code.NotFound);
@@ -93,7 +94,10 @@ describe("preferences (in memory)", () => {
       ),
     );
     expect(bad.code).toBe(Code.InvalidArgument);
-    const schedule = { isEnabled: true, weeklySchedule: { monday: { isEnabled: true, hours: [{ start: "09:00 AM", end: "17:30" }] }, sunday: { isEnabled: false } } };
+    const schedule = {
+      isEnabled: true,
+      weeklySchedule: { monday: { isEnabled: true, hours: [{ start: "09:00 AM", end: "17:30" }] }, sunday: { isEnabled: false } },
+    };
     await client.updateSubscriberPreferences({ subscriberId: "p4", schedule }, call);
     await client.updateSubscriberPreferences({ subscriberId: "p4", channels: { push: false } }, call);
     const reply = await client.getSubscriberPreferences({ subscriberId: "p4" }, call);
@@ -129,7 +133,10 @@ describe("preferences (in memory)", () => {
     const f1 = ensured.subscribers[0]!.id;
     await client.updateSubscriberPreferences({ subscriberId: "f1", workflowId: alerts.identifier, channels: { push: false } }, call);
     // The job's snapshot says email is off and sms on, whatever the stored workflow says now.
-    const reply = await client.resolveChannelPreferences({ workflowId: alerts.id, subscriberIds: [f1], workflow: { critical: false, preferenceSettings: { email: false } } }, call);
+    const reply = await client.resolveChannelPreferences(
+      { workflowId: alerts.id, subscriberIds: [f1], workflow: { critical: false, preferenceSettings: { email: false } } },
+      call,
+    );
     expect(reply.defaults).toMatchObject({ inApp: true, email: false, sms: true, chat: true, push: true });
     expect(reply.subscribers).toEqual([expect.objectContaining({ subscriberId: f1, channels: expect.objectContaining({ email: false, push: false }) })]);
     const critical = await client.resolveChannelPreferences({ workflowId: alerts.id, subscriberIds: [f1], workflow: { critical: true } }, call);

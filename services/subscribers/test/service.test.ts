@@ -11,7 +11,6 @@ beforeAll(async () => {
 });
 afterAll(() => fixture?.close());
 
-
 describe("SubscriberService (in memory)", () => {
   const scope = newScope();
   const call = { headers: scopeHeaders(scope) };
@@ -30,9 +29,7 @@ describe("SubscriberService (in memory)", () => {
   });
 
   it("answers INVALID_ARGUMENT with field errors for bad values", async () => {
-    const error = await rpcError(
-      client.upsertSubscriber({ subscriberId: "", fields: { email: "nope", timezone: "Nowhere/City" } }, call),
-    );
+    const error = await rpcError(client.upsertSubscriber({ subscriberId: "", fields: { email: "nope", timezone: "Nowhere/City" } }, call));
     expect(error.code).toBe(Code.InvalidArgument);
     expect(Object.keys(fieldErrorsOf(error) ?? {}).sort()).toEqual(["email", "subscriberId", "timezone"]);
   });
@@ -95,7 +92,10 @@ describe("SubscriberService (in memory)", () => {
 
   it("ensures a batch of ids alone: creates the unknown ones and leaves known profiles and versions as they are", async () => {
     const known = (await client.upsertSubscriber({ subscriberId: "ids-known", fields: { firstName: "Kept", email: "kept@example.com" } }, call)).subscriber!;
-    const reply = await client.ensureSubscribers({ subscribers: [{ subscriberId: "ids-known" }, { subscriberId: "ids-new" }, { subscriberId: "ids-new" }] }, call);
+    const reply = await client.ensureSubscribers(
+      { subscribers: [{ subscriberId: "ids-known" }, { subscriberId: "ids-new" }, { subscriberId: "ids-new" }] },
+      call,
+    );
     const byId = new Map(reply.subscribers.map((subscriber) => [subscriber.subscriberId, subscriber]));
     expect([...byId.keys()].sort()).toEqual(["ids-known", "ids-new"]);
     expect(byId.get("ids-known")).toMatchObject({ id: known.id, firstName: "Kept", email: "kept@example.com", version: known.version });
@@ -124,11 +124,22 @@ describe("SubscriberService (in memory)", () => {
   it("answers recipients by internal id with the profile, data and channels a message is composed from", async () => {
     const scope = newScope();
     const as = { headers: scopeHeaders(scope) };
-    const { subscriber } = await client.upsertSubscriber({ subscriberId: "rec-a", fields: { firstName: "Ada", email: "ada@example.com", data: { plan: "pro" }, isOnline: true } }, as);
+    const { subscriber } = await client.upsertSubscriber(
+      { subscriberId: "rec-a", fields: { firstName: "Ada", email: "ada@example.com", data: { plan: "pro" }, isOnline: true } },
+      as,
+    );
     const { subscriber: other } = await client.upsertSubscriber({ subscriberId: "rec-b" }, { headers: scopeHeaders(newScope()) });
     const reply = await client.batchGetRecipients({ ids: [subscriber!.id, other!.id, "0".repeat(24)] }, as);
     expect(reply.recipients).toHaveLength(1);
-    expect(reply.recipients[0]).toMatchObject({ id: subscriber!.id, subscriberId: "rec-a", firstName: "Ada", email: "ada@example.com", data: { plan: "pro" }, isOnline: true, channels: [] });
+    expect(reply.recipients[0]).toMatchObject({
+      id: subscriber!.id,
+      subscriberId: "rec-a",
+      firstName: "Ada",
+      email: "ada@example.com",
+      data: { plan: "pro" },
+      isOnline: true,
+      channels: [],
+    });
     expect(reply.recipients[0]!.lastName).toBeUndefined();
     const tooMany = await rpcError(client.batchGetRecipients({ ids: Array.from({ length: 1001 }, String) }, as));
     expect(tooMany.code).toBe(Code.InvalidArgument);

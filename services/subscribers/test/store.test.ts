@@ -36,7 +36,12 @@ describe("subscribers store", () => {
     const env = objectId();
     const ids: string[] = [];
     for (let index = 0; index < 5; index += 1) {
-      const row = await store.insertSubscriber(fixture.pool, env, { id: objectId(), organizationId, subscriberId: `k${index}`, profile: { ...EMPTY_PROFILE, first_name: index % 2 ? "Odd" : "Even" } });
+      const row = await store.insertSubscriber(fixture.pool, env, {
+        id: objectId(),
+        organizationId,
+        subscriberId: `k${index}`,
+        profile: { ...EMPTY_PROFILE, first_name: index % 2 ? "Odd" : "Even" },
+      });
       ids.push(row!.id);
     }
     const ascending = await store.selectSubscriberKeysetPage(fixture.pool, env, { cursor: ids[1], towardsLower: false, limit: 2, filters: {} });

@@ -40,7 +40,10 @@ describe("over the wire (h2c)", () => {
     const client = new grpc.Client(`127.0.0.1:${server.port}`, grpc.credentials.createInsecure());
     const scope = newScope();
     const rpc = createRpcTransport(`http://127.0.0.1:${server.port}`, 10_000);
-    await createClient(SubscriberService, rpc.transport).upsertSubscriber({ subscriberId: "interop", fields: { lastName: "Grpc" } }, { headers: scopeHeaders(scope) });
+    await createClient(SubscriberService, rpc.transport).upsertSubscriber(
+      { subscriberId: "interop", fields: { lastName: "Grpc" } },
+      { headers: scopeHeaders(scope) },
+    );
     rpc.close();
     const metadata = new grpc.Metadata();
     for (const [key, value] of Object.entries(scopeHeaders(scope))) metadata.set(key, value);

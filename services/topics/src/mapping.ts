@@ -30,11 +30,7 @@ export function summaryOf(subscriber: subscribersV1.Subscriber): topicsV1.Subscr
   });
 }
 
-export function subscriptionFromRow(
-  row: SubscriptionRow,
-  topicKey: string,
-  subscriber: topicsV1.SubscriberSummary,
-): topicsV1.Subscription {
+export function subscriptionFromRow(row: SubscriptionRow, topicKey: string, subscriber: topicsV1.SubscriberSummary): topicsV1.Subscription {
   return create(SubscriptionSchema, {
     id: row.id,
     organizationId: row.organization_id,

@@ -1,14 +1,5 @@
 import { subscribersV1 } from "@notify/proto";
-import {
-  createClient,
-  createLogger,
-  createPool,
-  createRpcTransport,
-  migrate,
-  migrationsBeside,
-  runWhenMain,
-  serveRpc,
-} from "@notify/runtime";
+import { createClient, createLogger, createPool, createRpcTransport, migrate, migrationsBeside, runWhenMain, serveRpc } from "@notify/runtime";
 import { readConfig, type TopicsConfig } from "./config.js";
 import { routes } from "./routes.js";
 

@@ -53,7 +53,14 @@ const MEMBER_CURSOR = /^([0-9a-f]{24}):(.+)$/;
 export function createTopicService({ pool, subscribers }: TopicServiceDeps): ServiceImpl<typeof topicsV1.TopicService> {
   /** Topics as replies show them: with their first members. */
   async function withMembers(db: Queryable, scope: Scope, rows: readonly store.TopicRow[]): Promise<topicsV1.Topic[]> {
-    const members = rows.length ? await store.selectFirstMembers(db, scope.environmentId, rows.map((row) => row.id), MEMBERS_SHOWN) : [];
+    const members = rows.length
+      ? await store.selectFirstMembers(
+          db,
+          scope.environmentId,
+          rows.map((row) => row.id),
+          MEMBERS_SHOWN,
+        )
+      : [];
     return rows.map((row) =>
       topicFromRow(
         row,
@@ -83,9 +90,7 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
         name: request.name,
       });
       if (!row) {
-        throw alreadyExists(
-          `Topic exists with key ${request.key} in the environment ${scope.environmentId} of the organization ${scope.organizationId}`,
-        );
+        throw alreadyExists(`Topic exists with key ${request.key} in the environment ${scope.environmentId} of the organization ${scope.organizationId}`);
       }
       return topicFromRow(row, []);
     },
@@ -306,9 +311,7 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
           limit: request.limit - members.length,
         });
         for (const row of page) {
-          members.push(
-            create(topicsV1.MemberSchema, { internalSubscriberId: row.internal_subscriber_id, externalSubscriberId: row.external_subscriber_id }),
-          );
+          members.push(create(topicsV1.MemberSchema, { internalSubscriberId: row.internal_subscriber_id, externalSubscriberId: row.external_subscriber_id }));
         }
         if (members.length === request.limit) {
           return { members, next: `${topic.id}:${members.at(-1)!.internalSubscriberId}` };

@@ -57,36 +57,28 @@ export async function selectTopic(db: Queryable, environmentId: string, key: str
 
 /** The topic, kept from being deleted until the transaction ends (renames still pass). */
 export async function selectTopicForShare(db: Queryable, environmentId: string, key: string): Promise<TopicRow | undefined> {
-  const { rows } = await db.query<TopicRow>(
-    "SELECT * FROM topics.topics WHERE environment_id = $1 AND key = $2 FOR KEY SHARE",
-    [environmentId, key],
-  );
+  const { rows } = await db.query<TopicRow>("SELECT * FROM topics.topics WHERE environment_id = $1 AND key = $2 FOR KEY SHARE", [environmentId, key]);
   return rows[0];
 }
 
 /** The topic, locked against every change and every new member until the transaction ends. */
 export async function selectTopicForUpdate(db: Queryable, environmentId: string, key: string): Promise<TopicRow | undefined> {
-  const { rows } = await db.query<TopicRow>(
-    "SELECT * FROM topics.topics WHERE environment_id = $1 AND key = $2 FOR UPDATE",
-    [environmentId, key],
-  );
+  const { rows } = await db.query<TopicRow>("SELECT * FROM topics.topics WHERE environment_id = $1 AND key = $2 FOR UPDATE", [environmentId, key]);
   return rows[0];
 }
 
 /** Topics by key in id order; unknown keys are absent. */
 export async function selectTopicsByKeys(db: Queryable, environmentId: string, keys: readonly string[]): Promise<TopicRow[]> {
-  const { rows } = await db.query<TopicRow>(
-    "SELECT * FROM topics.topics WHERE environment_id = $1 AND key = ANY($2) ORDER BY id",
-    [environmentId, keys],
-  );
+  const { rows } = await db.query<TopicRow>("SELECT * FROM topics.topics WHERE environment_id = $1 AND key = ANY($2) ORDER BY id", [environmentId, keys]);
   return rows;
 }
 
 export async function renameTopic(db: Queryable, environmentId: string, key: string, name: string): Promise<TopicRow | undefined> {
-  const { rows } = await db.query<TopicRow>(
-    "UPDATE topics.topics SET name = $3, updated_at = now() WHERE environment_id = $1 AND key = $2 RETURNING *",
-    [environmentId, key, name],
-  );
+  const { rows } = await db.query<TopicRow>("UPDATE topics.topics SET name = $3, updated_at = now() WHERE environment_id = $1 AND key = $2 RETURNING *", [
+    environmentId,
+    key,
+    name,
+  ]);
   return rows[0];
 }
 
@@ -101,13 +93,7 @@ export interface TopicFilters {
 }
 
 /** One page in creation order; fetches one extra row so the caller knows whether more follow. */
-export async function selectTopicPage(
-  db: Queryable,
-  environmentId: string,
-  filters: TopicFilters,
-  offset: number,
-  limit: number,
-): Promise<TopicRow[]> {
+export async function selectTopicPage(db: Queryable, environmentId: string, filters: TopicFilters, offset: number, limit: number): Promise<TopicRow[]> {
   const { rows } = await db.query<TopicRow>(
     `SELECT * FROM topics.topics
       WHERE environment_id = $1 AND ($2::text IS NULL OR key = $2) AND ($3::text IS NULL OR name = $3)
@@ -181,12 +167,7 @@ export async function countTopicSearch(db: Queryable, environmentId: string, sea
 }
 
 /** The first `perTopic` members to join each topic, in joining order. */
-export async function selectFirstMembers(
-  db: Queryable,
-  environmentId: string,
-  topicIds: readonly string[],
-  perTopic: number,
-): Promise<MemberRow[]> {
+export async function selectFirstMembers(db: Queryable, environmentId: string, topicIds: readonly string[], perTopic: number): Promise<MemberRow[]> {
   const { rows } = await db.query<MemberRow>(
     `SELECT topic.id AS topic_id, first.internal_subscriber_id, first.external_subscriber_id
        FROM unnest($2::text[]) AS topic (id)
@@ -276,10 +257,10 @@ export async function deleteSubscriptionsByExternalIds(
 }
 
 export async function deleteSubscriptionsOfSubscriber(db: Queryable, environmentId: string, internalSubscriberId: string): Promise<number> {
-  const { rowCount } = await db.query(
-    "DELETE FROM topics.subscriptions WHERE environment_id = $1 AND internal_subscriber_id = $2",
-    [environmentId, internalSubscriberId],
-  );
+  const { rowCount } = await db.query("DELETE FROM topics.subscriptions WHERE environment_id = $1 AND internal_subscriber_id = $2", [
+    environmentId,
+    internalSubscriberId,
+  ]);
   return rowCount ?? 0;
 }
 

@@ -1,12 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
 import { subscribersV1, topicsV1 } from "@notify/proto";
-import {
-  createLogger,
-  objectId,
-  scopeOf,
-  type Pool,
-} from "@notify/runtime";
+import { createLogger, objectId, scopeOf, type Pool } from "@notify/runtime";
 import { openTestDatabase, type DatabaseFixture } from "@notify/testing";
 export { callAs, newScope, rpcError } from "@notify/testing";
 import { inMemoryTransport } from "@notify/testing";
@@ -22,8 +17,6 @@ export type Fixture = DatabaseFixture;
 export const openDatabase = (): Promise<Fixture> => openTestDatabase([migrations], 10);
 
 export type TestScope = Scope;
-
-
 
 /** Stands in for the subscribers service: subscribers per environment, looked up in batches. */
 export class FakeSubscribers {
@@ -68,12 +61,10 @@ export class FakeSubscribers {
   }
 }
 
-const inMemory = (routesOf: (router: ServiceRegistry) => void) =>
-  inMemoryTransport(routesOf);
+const inMemory = (routesOf: (router: ServiceRegistry) => void) => inMemoryTransport(routesOf);
 
 /** The topics service behind an in-memory transport, talking to `subscribers` in memory too. */
 export function inMemoryClient(pool: Pool, subscribers: FakeSubscribers) {
   const subscriberClient = createClient(subscribersV1.SubscriberService, inMemory(subscribers.routes()));
   return createClient(topicsV1.TopicService, inMemory(routes({ pool, log, subscribers: subscriberClient })));
 }
-

@@ -104,7 +104,12 @@ describe("topic search (v2 list)", () => {
 
   it("orders by update time and filters by key and name substrings, case-insensitively and literally", async () => {
     const call = callAs(newScope());
-    for (const [key, name] of [["alpha", "Team A"], ["beta", "Team B"], ["alphabet", "Letters 100%"]]) await client.createTopic({ key: key!, name: name! }, call);
+    for (const [key, name] of [
+      ["alpha", "Team A"],
+      ["beta", "Team B"],
+      ["alphabet", "Letters 100%"],
+    ])
+      await client.createTopic({ key: key!, name: name! }, call);
     await client.renameTopic({ key: "alpha", name: "Team A (renamed)" }, call);
     const byUpdate = await client.searchTopics({ orderBy: topicsV1.TopicOrder.UPDATED_AT }, call);
     expect(keys(byUpdate)).toEqual(["alpha", "alphabet", "beta"]);
@@ -117,7 +122,9 @@ describe("topic search (v2 list)", () => {
     ]);
     const byKey = await client.searchTopics({ orderBy: topicsV1.TopicOrder.KEY, direction: commonV1.SortDirection.ASC, limit: 2 }, call);
     expect(keys(byKey)).toEqual(["alpha", "alphabet"]);
-    expect(keys(await client.searchTopics({ orderBy: topicsV1.TopicOrder.KEY, direction: commonV1.SortDirection.ASC, after: byKey.next! }, call))).toEqual(["beta"]);
+    expect(keys(await client.searchTopics({ orderBy: topicsV1.TopicOrder.KEY, direction: commonV1.SortDirection.ASC, after: byKey.next! }, call))).toEqual([
+      "beta",
+    ]);
     expect(keys(await client.searchTopics({ key: "ALPHA" }, call))).toEqual(["alphabet", "alpha"]);
     expect(await client.searchTopics({ name: "team" }, call)).toMatchObject({ totalCount: 2 });
     expect(keys(await client.searchTopics({ name: "0%" }, call))).toEqual(["alphabet"]);
@@ -193,9 +200,7 @@ describe("membership", () => {
       expect(error.code).toBe(Code.NotFound);
       expect(error.rawMessage).toBe(`Subscriber ${externalSubscriberId} not found for topic ${topicKey} in the environment ${scope.environmentId}`);
     }
-    expect((await rpcError(client.getSubscription({ topicKey: "checked", externalSubscriberId: "carol" }, callAs(newScope())))).code).toBe(
-      Code.NotFound,
-    );
+    expect((await rpcError(client.getSubscription({ topicKey: "checked", externalSubscriberId: "carol" }, callAs(newScope())))).code).toBe(Code.NotFound);
   });
 
   it("does not count a membership left behind by a deleted subscriber", async () => {
@@ -258,10 +263,7 @@ describe("membership", () => {
     const seen: string[] = [];
     let after: string | undefined;
     do {
-      const page = await client.listSubscriptions(
-        { topicKey: "paged", limit: 2, direction: commonV1.SortDirection.ASC, ...(after ? { after } : {}) },
-        call,
-      );
+      const page = await client.listSubscriptions({ topicKey: "paged", limit: 2, direction: commonV1.SortDirection.ASC, ...(after ? { after } : {}) }, call);
       expect(page.totalCount).toBe(5);
       seen.push(...page.subscriptions.map((s) => s.externalSubscriberId));
       expect(page.subscriptions.every((s) => s.subscriber?.firstName === s.externalSubscriberId.toUpperCase())).toBe(true);

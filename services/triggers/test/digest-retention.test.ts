@@ -51,7 +51,8 @@ describe("purgeDigestState", () => {
     // The old digest's event goes with it (ON DELETE CASCADE), uncounted.
     expect(purged).toBe(3);
 
-    const left = async (sql: string) => (await db.query(`${sql} WHERE environment_id = $1 ORDER BY 1`, [environmentId])).rows.map((row) => Object.values(row)[0]);
+    const left = async (sql: string) =>
+      (await db.query(`${sql} WHERE environment_id = $1 ORDER BY 1`, [environmentId])).rows.map((row) => Object.values(row)[0]);
     expect(await left("SELECT digest_key FROM triggers.digests")).toEqual(["open", "recent"]);
     expect(await left("SELECT transaction_id FROM triggers.digest_events")).toEqual(["t2", "t3", "t5"]);
     expect(await left("SELECT digest_key FROM triggers.digest_keys")).toEqual(["recent"]);

@@ -139,13 +139,19 @@ describe("DigestEvents", () => {
     const { jobs } = create(triggersV1.DigestEventsRequestSchema, { jobs: [jobOf(scope, "b1", { n: 1 })] });
     expect((await triggers.digestEvents({ jobs, entries: [entry(0, "s1", backoff)] }, callAs(scope))).digested).toEqual([false]);
 
-    const next = await triggers.digestEvents({ jobs: [jobOf(scope, "b2", { n: 2 }), jobOf(scope, "b3", { n: 3 })], entries: [entry(0, "s1", backoff), entry(1, "s1", backoff)] }, callAs(scope));
+    const next = await triggers.digestEvents(
+      { jobs: [jobOf(scope, "b2", { n: 2 }), jobOf(scope, "b3", { n: 3 })], entries: [entry(0, "s1", backoff), entry(1, "s1", backoff)] },
+      callAs(scope),
+    );
     expect(next.digested).toEqual([true, true]);
     const [digest] = await openDigestsOf(scope);
     expect(await digestOf(scope, digest!.id)).toMatchObject({ events: [{ n: 2 }, { n: 3 }], totalCount: 2 });
 
     // Two events of a new key in one call: the first runs now, the second opens the digest.
-    const pair = await triggers.digestEvents({ jobs: [jobOf(scope, "b4"), jobOf(scope, "b5")], entries: [entry(0, "s2", backoff), entry(1, "s2", backoff)] }, callAs(scope));
+    const pair = await triggers.digestEvents(
+      { jobs: [jobOf(scope, "b4"), jobOf(scope, "b5")], entries: [entry(0, "s2", backoff), entry(1, "s2", backoff)] },
+      callAs(scope),
+    );
     expect(pair.digested).toEqual([false, true]);
     // A backoff of 0 ms: an event a moment after the last one is not digested.
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -213,7 +219,9 @@ describe("DigestEvents", () => {
   it("refuses entries that name no job, jobs of another environment and bad digest ids", async () => {
     const scope = newScope();
     expect((await rpcError(triggers.digestEvents({ jobs: [], entries: [entry(0, "s1")] }, callAs(scope)))).code).toBe(Code.InvalidArgument);
-    expect((await rpcError(triggers.digestEvents({ jobs: [jobOf(newScope(), "x")], entries: [entry(0, "s1")] }, callAs(scope)))).code).toBe(Code.InvalidArgument);
+    expect((await rpcError(triggers.digestEvents({ jobs: [jobOf(newScope(), "x")], entries: [entry(0, "s1")] }, callAs(scope)))).code).toBe(
+      Code.InvalidArgument,
+    );
     expect((await rpcError(triggers.getDigests({ digestIds: ["abc"] }, callAs(scope)))).code).toBe(Code.InvalidArgument);
     // Another environment's digest is not visible.
     const owner = newScope();

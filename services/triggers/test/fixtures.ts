@@ -12,8 +12,6 @@ export type Fixture = DatabaseFixture;
 
 export const openDatabase = (): Promise<Fixture> => openTestDatabase([migrations], 8);
 
-
-
 /**
  * The process's services over `pool`, keeping workflows as the process does; with one process
  * and no NATS, an announcement only drops this process's copies.
@@ -38,6 +36,5 @@ export function inMemoryClients(pool: Pool) {
     tenants: createClient(tenantsV1.TenantService, transport),
   };
 }
-
 
 export { Code };

@@ -22,7 +22,10 @@ describe("TriggerBatch", () => {
       { name: "Orders", active: true, steps: [{ template: { type: "in_app", content: { case: "text", value: "Order {{n}}" } } }] },
       call,
     );
-    const news = await clients.workflows.createWorkflow({ name: "News", active: true, steps: [{ template: { type: "email", content: { case: "text", value: "Hi" }, subject: "News" } }] }, call);
+    const news = await clients.workflows.createWorkflow(
+      { name: "News", active: true, steps: [{ template: { type: "email", content: { case: "text", value: "Hi" }, subject: "News" } }] },
+      call,
+    );
     const to = [{ kind: { case: "subscriberId" as const, value: "ada" } }];
     const reply = await triggers.triggerBatch(
       {
@@ -45,7 +48,13 @@ describe("TriggerBatch", () => {
     expect(jobs[2]!.workflow).toEqual(jobs[0]!.workflow);
     expect(jobs[1]!.workflow!.steps[0]!.template).toMatchObject({ type: "email", subject: "News" });
     // What runs read, and nothing of the catalogue's descriptive fields.
-    expect(jobs[0]!.workflow).toMatchObject({ id: orders.id, identifier: orders.identifier, critical: false, preferenceSettings: orders.preferenceSettings, steps: orders.steps });
+    expect(jobs[0]!.workflow).toMatchObject({
+      id: orders.id,
+      identifier: orders.identifier,
+      critical: false,
+      preferenceSettings: orders.preferenceSettings,
+      steps: orders.steps,
+    });
     expect(jobs[0]!.workflow).toMatchObject({ name: "", slug: "", organizationId: "", variables: [] });
     expect(jobs[0]!.workflow!.createdAt).toBeUndefined();
   });

@@ -19,10 +19,7 @@ describe("templateVariables", () => {
   });
 
   it("leaves out what each/with bodies read (the items), data variables and this", () => {
-    expect(templateVariables("{{#each items}}{{name}} {{@index}}{{/each}} {{#with user}}{{email}}{{/with}} {{this}}")).toEqual([
-      "items",
-      "user",
-    ]);
+    expect(templateVariables("{{#each items}}{{name}} {{@index}}{{/each}} {{#with user}}{{email}}{{/with}} {{this}}")).toEqual(["items", "user"]);
     expect(templateVariables("{{#sections}}{{title}}{{/sections}}")).toEqual(["sections"]);
   });
 

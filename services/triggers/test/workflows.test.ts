@@ -89,8 +89,14 @@ describe("workflows", () => {
     const feed = await client.createFeed({ name: "news" }, call);
     const attempts: [CreateInit, string][] = [
       [{ name: "a", notificationGroupId: "65a1b2c3d4e5f60718293a4b" }, "notificationGroupId"],
-      [{ name: "b", steps: [inApp("x"), { template: { type: "in_app", content: { case: "text", value: "y" }, feedId: "65a1b2c3d4e5f60718293a4b" } }] }, "steps[1].template.feedId"],
-      [{ name: "c", steps: [{ ...inApp("ok"), variants: [{ template: { type: "in_app", content: { case: "text", value: "v" }, feedId: "nope" } }] }] }, "steps[0].variants[0].template.feedId"],
+      [
+        { name: "b", steps: [inApp("x"), { template: { type: "in_app", content: { case: "text", value: "y" }, feedId: "65a1b2c3d4e5f60718293a4b" } }] },
+        "steps[1].template.feedId",
+      ],
+      [
+        { name: "c", steps: [{ ...inApp("ok"), variants: [{ template: { type: "in_app", content: { case: "text", value: "v" }, feedId: "nope" } }] }] },
+        "steps[0].variants[0].template.feedId",
+      ],
       [{ name: "d", steps: [inApp("{{#if open}}")] }, "steps[0].template.content"],
     ];
     for (const [request, field] of attempts) {

@@ -15,7 +15,14 @@ const USAGE = `usage:
 async function unknownSendsReport(db: Queryable, limit: number): Promise<string> {
   const rows = await store.selectUnknownSends(db, limit);
   const lines = rows.map((row) =>
-    [row.message_id, row.environment_id, row.provider_id, row.updated_at.toISOString(), String(row.attempts), `${row.error_id ?? ""}: ${row.error_text ?? ""}`].join("\t"),
+    [
+      row.message_id,
+      row.environment_id,
+      row.provider_id,
+      row.updated_at.toISOString(),
+      String(row.attempts),
+      `${row.error_id ?? ""}: ${row.error_text ?? ""}`,
+    ].join("\t"),
   );
   return `${["MESSAGE\tENVIRONMENT\tPROVIDER\tSINCE\tATTEMPTS\tERROR", ...lines].join("\n")}\n`;
 }

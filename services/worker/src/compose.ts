@@ -7,7 +7,20 @@ import { render } from "./render.js";
 export type NewMessage = messagesV1.NewMessage;
 const { MessageStatus, NewMessageSchema, EmailBlocksSchema, MessageCtaSchema } = messagesV1;
 
-const CHAT_PROVIDERS = new Set(["slack", "discord", "msteams", "mattermost", "ryver", "zulip", "grafana-on-call", "getstream", "rocket-chat", "whatsapp-business", "chat-webhook", "novu-slack"]);
+const CHAT_PROVIDERS = new Set([
+  "slack",
+  "discord",
+  "msteams",
+  "mattermost",
+  "ryver",
+  "zulip",
+  "grafana-on-call",
+  "getstream",
+  "rocket-chat",
+  "whatsapp-business",
+  "chat-webhook",
+  "novu-slack",
+]);
 const PUSH_PROVIDERS = new Set(["fcm", "apns", "expo", "one-signal", "pushpad", "push-webhook", "pusher-beams"]);
 
 /**
@@ -58,7 +71,7 @@ export interface DeliveryPlan {
   integration: integrationsV1.Integration;
   content: deliveriesV1.DeliveryJob["content"];
   /** The rest of the subscriber's run, when it waits for this send (shouldStopOnFail). */
-  then?: triggersV1.TriggerJob | undefined;
+  continuation?: triggersV1.TriggerJob | undefined;
 }
 
 /** A message as composed, with its send when it has one (email, sms, chat, push with an address). */

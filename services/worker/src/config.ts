@@ -30,7 +30,12 @@ const schema = z.object({
   /** Sends under way at once per integration: a slow provider holds at most this many. */
   DELIVERY_CONCURRENCY_PER_INTEGRATION: z.coerce.number().int().min(1).max(1024).default(32),
   /** How long after a message is written its send may still be retried (transient failures). */
-  DELIVERY_BUDGET_MS: z.coerce.number().int().min(1_000).max(7 * 24 * 3_600_000).default(3_600_000),
+  DELIVERY_BUDGET_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(7 * 24 * 3_600_000)
+    .default(3_600_000),
   /** Ranges user-set URLs may reach besides the public internet (README: Outbound safety). */
   OUTBOUND_ALLOWED_CIDRS: parsedText(parseCidrs),
   OUTBOUND_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(5_000),

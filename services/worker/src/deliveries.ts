@@ -1,7 +1,7 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { timestampNow } from "@bufbuild/protobuf/wkt";
 import type { CallOptions, Client } from "@connectrpc/connect";
-import { deliveriesV1, messagesV1 } from "@notify/proto";
+import { deliveriesV1, type messagesV1 } from "@notify/proto";
 import { channelName, jobSubject, publishJobs, type JobStream, type OutgoingJob } from "@notify/runtime";
 import type { NatsConnection } from "nats";
 import type { Composed } from "./compose.js";
@@ -9,7 +9,6 @@ import { writeMessages } from "./message-groups.js";
 
 /** Messages with a send per CreateMessages call (each answers its id, so they are not grouped). */
 const SENDS_PER_CALL = 1_000;
-
 
 /** Hands sends to the delivery stage: resolves once the stream has them. */
 export type PublishDeliveries = (jobs: readonly deliveriesV1.DeliveryJob[]) => Promise<void>;
@@ -65,7 +64,7 @@ export async function writeAndHandOver(
         providerId: delivery!.integration.providerId,
         createdAt,
         content: delivery!.content,
-        ...(delivery!.then ? { then: delivery!.then } : {}),
+        ...(delivery!.continuation ? { continuation: delivery!.continuation } : {}),
       });
     });
     await publish(jobs);

@@ -68,7 +68,10 @@ function listOf(value: string): string[] {
       // not JSON: fall through to the comma form
     }
   }
-  return trimmed.split(",").map((item) => item.trim()).filter((item) => item.length > 0);
+  return trimmed
+    .split(",")
+    .map((item) => item.trim())
+    .filter((item) => item.length > 0);
 }
 
 const itemsOf = (actual: unknown): string[] => (Array.isArray(actual) ? actual.map(String) : actual === undefined || actual === null ? [] : [String(actual)]);
@@ -110,7 +113,10 @@ function like(actual: unknown, pattern: string): boolean {
   if (actual === null || actual === undefined || typeof actual === "object") return false;
   const text = String(actual);
   if (!/[%_]/.test(pattern)) return text.toLowerCase().includes(pattern.toLowerCase());
-  const source = pattern.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/%/g, ".*").replace(/_/g, ".");
+  const source = pattern
+    .replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+    .replace(/%/g, ".*")
+    .replace(/_/g, ".");
   return new RegExp(`^${source}$`, "is").test(text);
 }
 

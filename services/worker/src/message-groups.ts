@@ -79,7 +79,11 @@ export function groupMessages(messages: readonly messagesV1.NewMessage[]): messa
       groups.set(key, group);
     }
     // A literal, as for the message itself (compose.ts): one per recipient of a broadcast.
-    group.recipients.push({ $typeName: "notify.messages.v1.MessageRecipient", subscriberId: message.subscriberId, externalSubscriberId: message.externalSubscriberId });
+    group.recipients.push({
+      $typeName: "notify.messages.v1.MessageRecipient",
+      subscriberId: message.subscriberId,
+      externalSubscriberId: message.externalSubscriberId,
+    });
   }
   return [...groups.values()];
 }

@@ -1,7 +1,7 @@
 import { Code, ConnectError, type CallOptions, type Client } from "@connectrpc/connect";
 import { clone, create, type JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { messagesV1, subscribersV1, triggersV1, type integrationsV1, type topicsV1, type workflowsV1 } from "@notify/proto";
+import { messagesV1, type subscribersV1, triggersV1, type integrationsV1, type topicsV1, type workflowsV1 } from "@notify/proto";
 import { isChannelName, scopeHeaders, type Logger } from "@notify/runtime";
 import { composeMessages, subscriberVariables, type Composed, type DeliveryPlan, type RecipientProfile, type RunContext } from "./compose.js";
 import { writeAndHandOver, type PublishDeliveries } from "./deliveries.js";
@@ -145,8 +145,7 @@ function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
 
 const callFor = (job: triggersV1.TriggerJob): CallOptions => ({ headers: scopeHeaders(job) });
 
-const hasTopics = (job: triggersV1.TriggerJob) =>
-  !job.resumption && (job.event?.to.some((recipient) => recipient.kind.case === "topicKey") ?? false);
+const hasTopics = (job: triggersV1.TriggerJob) => !job.resumption && (job.event?.to.some((recipient) => recipient.kind.case === "topicKey") ?? false);
 
 /**
  * Runs trigger jobs. Jobs of one environment that name their recipients go together: one cancel
@@ -191,20 +190,26 @@ async function runEnvironmentJobs(jobs: triggersV1.TriggerJob[], call: CallOptio
   for (const job of live) {
     const actor = job.event?.actor?.kind;
     if (actor?.case === "subscriberId" && !named.has(actor.value)) named.set(actor.value, { subscriberId: actor.value });
-    if (actor?.case === "subscriber") named.set(actor.value.subscriberId, { subscriberId: actor.value.subscriberId, ...(actor.value.fields ? { fields: actor.value.fields } : {}) });
+    if (actor?.case === "subscriber")
+      named.set(actor.value.subscriberId, { subscriberId: actor.value.subscriberId, ...(actor.value.fields ? { fields: actor.value.fields } : {}) });
     if (job.event?.broadcast || job.resumption) continue;
     const split = splitRecipients(job.event?.to ?? []);
     for (const entry of split.direct) if (entry.fields || !named.has(entry.subscriberId)) named.set(entry.subscriberId, entry);
     credentials.push(...split.credentials);
-    recipientsOf.set(job, split.direct.map((entry) => entry.subscriberId));
+    recipientsOf.set(
+      job,
+      split.direct.map((entry) => entry.subscriberId),
+    );
   }
   const subscribers = new Map<string, subscribersV1.Subscriber>();
   for (const part of chunks([...named.values()])) {
-    for (const subscriber of (await clients.subscribers.ensureSubscribers({ subscribers: part }, call)).subscribers) subscribers.set(subscriber.subscriberId, subscriber);
+    for (const subscriber of (await clients.subscribers.ensureSubscribers({ subscribers: part }, call)).subscribers)
+      subscribers.set(subscriber.subscriberId, subscriber);
   }
   // Channels of recipient objects, by the credentials rules; entries that cannot bind are skipped.
   for (const part of chunks(credentials)) {
-    for (const subscriber of (await clients.subscribers.applyChannelCredentials({ entries: part }, call)).subscribers) subscribers.set(subscriber.subscriberId, subscriber);
+    for (const subscriber of (await clients.subscribers.applyChannelCredentials({ entries: part }, call)).subscribers)
+      subscribers.set(subscriber.subscriberId, subscriber);
   }
 
   const runs = live.map((job) => {
@@ -347,7 +352,7 @@ async function deliverShares(
       }
       if (composed.digest) stops.push({ run, stop: composed.digest });
       if (composed.waitsFor) {
-        composed.waitsFor.send.then = resumptionOf(job, [run.subscriber.id], composed.waitsFor.fromStep, run.digestId ? [run.digestId] : []);
+        composed.waitsFor.send.continuation = resumptionOf(job, [run.subscriber.id], composed.waitsFor.fromStep, run.digestId ? [run.digestId] : []);
       }
     }
     const digested = await enterDigests(stops, call, deps);
@@ -519,12 +524,10 @@ function integrationLookups(clients: PipelineClients, call: CallOptions) {
     integrationById(id: string) {
       let lookup = byId.get(id);
       if (!lookup) {
-        lookup = clients.integrations
-          .listIntegrations({}, call)
-          .then((reply) => {
-            for (const integration of reply.integrations) byId.set(integration.id, Promise.resolve(integration));
-            return reply.integrations.find((integration) => integration.id === id);
-          }, notFoundIsNone);
+        lookup = clients.integrations.listIntegrations({}, call).then((reply) => {
+          for (const integration of reply.integrations) byId.set(integration.id, Promise.resolve(integration));
+          return reply.integrations.find((integration) => integration.id === id);
+        }, notFoundIsNone);
         byId.set(id, lookup);
       }
       return lookup;

@@ -61,7 +61,18 @@ const SLOT_WAIT_MS = 2_000;
 const BUSY_RETRY_MS = 1_000;
 
 /** Errors of the connection rather than of the request: worth another attempt. */
-const TRANSIENT_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "EAI_AGAIN", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH", "ESOCKET", "ECONNECTION"]);
+const TRANSIENT_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EAI_AGAIN",
+  "ENOTFOUND",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ESOCKET",
+  "ECONNECTION",
+]);
 
 interface Failure {
   transient: boolean;
@@ -76,8 +87,7 @@ function failureOf(error: unknown): Failure {
   const text = error instanceof Error ? error.message : String(error);
   const code = (error as { code?: unknown } | undefined)?.code;
   const name = (error as { name?: unknown } | undefined)?.name;
-  const transient =
-    (typeof code === "string" && (TRANSIENT_CODES.has(code) || code.startsWith("UND_ERR"))) || name === "TimeoutError" || name === "AbortError";
+  const transient = (typeof code === "string" && (TRANSIENT_CODES.has(code) || code.startsWith("UND_ERR"))) || name === "TimeoutError" || name === "AbortError";
   return { transient, retryAfterMs: undefined, text };
 }
 
@@ -237,7 +247,16 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
   /** Ends a claimed send without a call (nothing to send with): final, recorded as a failed attempt. */
   async function refuse(job: deliveriesV1.DeliveryJob, lease: store.Lease, errorId: string, errorText: string): Promise<void> {
     await finishes.submit("", { messageId: job.messageId, state: "failed", errorId, errorText });
-    await record({ job, attempt: lease.attempts, status: messagesV1.AttemptStatus.FAILED, startedAt: new Date(), durationMs: 0, detail: errorText, errorId, errorText });
+    await record({
+      job,
+      attempt: lease.attempts,
+      status: messagesV1.AttemptStatus.FAILED,
+      startedAt: new Date(),
+      durationMs: 0,
+      detail: errorText,
+      errorId,
+      errorText,
+    });
   }
 
   /**
@@ -245,8 +264,8 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
    * one, so a job seen again after its send may schedule it again (the first may have been lost).
    */
   async function goOn(job: deliveriesV1.DeliveryJob): Promise<void> {
-    if (!job.then) return;
-    await deps.triggers.scheduleJobs({ jobs: [{ runAt: timestampFromDate(new Date()), job: job.then }] }, { headers: scopeHeaders(job) });
+    if (!job.continuation) return;
+    await deps.triggers.scheduleJobs({ jobs: [{ runAt: timestampFromDate(new Date()), job: job.continuation }] }, { headers: scopeHeaders(job) });
   }
 
   /** Removes the push tokens a provider reported invalid from the subscriber's channel; a failure here loses no send. */
@@ -259,7 +278,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
   }
 
   /** A lease that was not claimed: its send finished (record it again, in case that record was lost) or is under way elsewhere. */
-  async function settled(job: deliveriesV1.DeliveryJob, lease: store.Lease): Promise<void | Later> {
+  async function settled(job: deliveriesV1.DeliveryJob, lease: store.Lease): Promise<Later | undefined> {
     const base = { job, attempt: lease.attempts, startedAt: lease.updated_at, durationMs: 0 };
     if (lease.state === "sent") {
       await goOn(job);
@@ -279,7 +298,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
   }
 
   /** `release` gives the integration's slot back once the provider has answered: recording the outcome does not hold it. */
-  async function send(job: deliveriesV1.DeliveryJob, lease: store.Lease, channel: DeliveryChannel, release: () => void): Promise<void | Later> {
+  async function send(job: deliveriesV1.DeliveryJob, lease: store.Lease, channel: DeliveryChannel, release: () => void): Promise<Later | undefined> {
     const integration = await integrationOf(job);
     if (!integration || integration.deleted || !integration.active) {
       return refuse(job, lease, "integration_not_active", `The ${job.providerId} integration is deleted or not active`);
@@ -310,7 +329,10 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
       const retry = failure.transient && Date.now() + delay - written < deps.budgetMs;
       await finishes.submit("", { messageId: job.messageId, state: retry ? "retrying" : "failed", errorId, errorText });
       await record({ job, attempt: lease.attempts, status: messagesV1.AttemptStatus.FAILED, startedAt, durationMs, detail: errorText, errorId, errorText });
-      log.warn({ messageId: job.messageId, providerId: job.providerId, attempt: lease.attempts, retryInMs: retry ? delay : undefined, error: errorText }, "send failed");
+      log.warn(
+        { messageId: job.messageId, providerId: job.providerId, attempt: lease.attempts, retryInMs: retry ? delay : undefined, error: errorText },
+        "send failed",
+      );
       return retry ? { retryInMs: delay } : undefined;
     }
     release();
@@ -371,7 +393,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     else inFlight.set(integrationId, left);
   }
 
-  async function deliver(job: deliveriesV1.DeliveryJob, release: () => void): Promise<void | Later> {
+  async function deliver(job: deliveriesV1.DeliveryJob, release: () => void): Promise<Later | undefined> {
     const channel = deliveryChannelOf(job.channel);
     if (!channel) throw new ConnectError(`a delivery job of channel ${job.channel}`, Code.InvalidArgument);
     const lease = await claims.submit("", {
@@ -408,7 +430,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
 
   return {
     /** Handles one consumed DeliveryJob: done, or to come back later (a retry, or its integration is busy). */
-    async handle(message: JsMsg): Promise<void | Later> {
+    async handle(message: JsMsg): Promise<Later | undefined> {
       const job = fromBinary(deliveriesV1.DeliveryJobSchema, message.data);
       if (!(await slotOf(job.integrationId))) return { retryInMs: BUSY_RETRY_MS + Math.floor(Math.random() * BUSY_RETRY_MS) };
       let held = true;

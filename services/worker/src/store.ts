@@ -49,11 +49,15 @@ export async function claimLeases(db: Queryable, requests: readonly LeaseRequest
        INSERT INTO worker.send_leases AS l (message_id, organization_id, environment_id, provider_id, state, attempts)
        SELECT message_id, organization_id, environment_id, provider_id, 'sending', 1 FROM input
        ON CONFLICT (message_id) DO UPDATE SET state = 'sending', attempts = l.attempts + 1, updated_at = now() WHERE l.state = 'retrying'
-       RETURNING ${LEASE_COLUMNS.split(", ").map((column) => `l.${column}`).join(", ")}, true AS claimed
+       RETURNING ${LEASE_COLUMNS.split(", ")
+         .map((column) => `l.${column}`)
+         .join(", ")}, true AS claimed
      )
      SELECT * FROM claimed
      UNION ALL
-     SELECT ${LEASE_COLUMNS.split(", ").map((column) => `l.${column}`).join(", ")}, false
+     SELECT ${LEASE_COLUMNS.split(", ")
+       .map((column) => `l.${column}`)
+       .join(", ")}, false
        FROM worker.send_leases l JOIN input i ON i.message_id = l.message_id
       WHERE NOT EXISTS (SELECT 1 FROM claimed c WHERE c.message_id = l.message_id)`,
     [

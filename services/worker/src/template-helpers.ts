@@ -54,6 +54,7 @@ export const novuHelpers: Record<string, Handlebars.HelperDelegate> = {
   /** Loose equality (`5` equals `"5"`; `eq` is the strict one), and only as a block, as in Novu. */
   equals: helper(function (this: unknown, [a, b], options) {
     if (!isBlock(options)) throw new Error("equals is a block helper: {{#equals a b}}…{{else}}…{{/equals}}");
+    // biome-ignore lint/suspicious/noDoubleEquals: Novu's equals is loose on purpose (eq is the strict one)
     return a == b ? options.fn(this) : options.inverse(this);
   }),
 

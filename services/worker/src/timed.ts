@@ -78,9 +78,9 @@ export function nextTimedBoundary(metadata: Pick<workflowsV1.StepMetadata, "amou
   const weekFilter = weekDays.length > 0 ? weekDays : unit === "weeks" ? [today.getUTCDay()] : [];
   const monthFilter = monthDays.length > 0 || weekDays.length > 0 || unit !== "months" ? monthDays : [today.getUTCDate()];
   const dayMatches = (day: Date) =>
-    (onOrdinal
+    onOrdinal
       ? isOrdinalDay(day, ordinal!, ordinalWeekdays!)
-      : (weekFilter.length === 0 || weekFilter.includes(day.getUTCDay())) && (monthFilter.length === 0 || monthFilter.includes(day.getUTCDate())));
+      : (weekFilter.length === 0 || weekFilter.includes(day.getUTCDay())) && (monthFilter.length === 0 || monthFilter.includes(day.getUTCDate()));
   const notFound: Boundary = { error: `Timed digest has no boundary within ${MAX_PERIODS} periods of ${interval} ${unit}` };
   // An interval beyond the dates JavaScript can represent has no boundary either.
   const found = (ms: number): Boundary => (Number.isNaN(new Date(ms).getTime()) ? notFound : { runAt: new Date(ms) });

@@ -13,7 +13,9 @@ describe("delayUntil", () => {
   });
 
   it("lets overrides.delay win over the step", () => {
-    expect(delayUntil(step({ type: "regular", amount: 5, unit: "minutes" }), {}, { delay: { amount: 2, unit: "seconds" } }, now)).toEqual({ runAt: new Date(now + 2_000) });
+    expect(delayUntil(step({ type: "regular", amount: 5, unit: "minutes" }), {}, { delay: { amount: 2, unit: "seconds" } }, now)).toEqual({
+      runAt: new Date(now + 2_000),
+    });
   });
 
   it("waits until the payload's date for a scheduled delay, refusing a past one", () => {

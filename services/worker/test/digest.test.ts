@@ -20,7 +20,9 @@ describe("digestPlan", () => {
   it("adds the backoff window for type backoff or backoff: true", () => {
     const expected = { key: "", runAt: new Date(now + 300_000), backoffMs: 30_000 };
     expect(digestPlan(step({ type: "backoff", amount: 5, unit: "minutes", backoffAmount: 30, backoffUnit: "seconds" }), {}, now)).toEqual(expected);
-    expect(digestPlan(step({ type: "regular", backoff: true, amount: 5, unit: "minutes", backoffAmount: 30, backoffUnit: "seconds" }), {}, now)).toEqual(expected);
+    expect(digestPlan(step({ type: "regular", backoff: true, amount: 5, unit: "minutes", backoffAmount: 30, backoffUnit: "seconds" }), {}, now)).toEqual(
+      expected,
+    );
     expect(digestPlan(step({ type: "backoff", amount: 5, unit: "minutes" }), {}, now)).toHaveProperty("error");
   });
 

@@ -7,7 +7,12 @@ const context = {
   payload: { amount: 150, plan: "pro", when: "2026-01-15T00:00:00Z", items: ["a", "b", "c"], note: "Order shipped today" },
 };
 
-const part = (operator: FilterOperator, field: string, value: string, on: "subscriber" | "payload" = "payload"): FieldFilterPart => ({ operator, field, value, on });
+const part = (operator: FilterOperator, field: string, value: string, on: "subscriber" | "payload" = "payload"): FieldFilterPart => ({
+  operator,
+  field,
+  value,
+  on,
+});
 
 describe("filter operators", () => {
   it.each([

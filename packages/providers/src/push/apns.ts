@@ -1,4 +1,11 @@
-import { connect as http2Connect, constants, type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders, type OutgoingHttpHeaders } from "node:http2";
+import {
+  connect as http2Connect,
+  constants,
+  type ClientHttp2Session,
+  type ClientHttp2Stream,
+  type IncomingHttpHeaders,
+  type OutgoingHttpHeaders,
+} from "node:http2";
 import { connect as netConnect, isIP } from "node:net";
 import { connect as tlsConnect } from "node:tls";
 import { importPKCS8, SignJWT } from "jose";
@@ -23,7 +30,13 @@ function settingsOf(context: SendContext) {
   if (!secretKey) throw missingSetting(ID, "secretKey");
   if (!apiKey) throw missingSetting(ID, "apiKey");
   if (!projectName) throw missingSetting(ID, "projectName");
-  return { key: secretKey.replace(/\\n/g, "\n"), keyId: apiKey, teamId: projectName, bundleId: applicationId, base: baseUrl ?? (secure ? PRODUCTION : SANDBOX) };
+  return {
+    key: secretKey.replace(/\\n/g, "\n"),
+    keyId: apiKey,
+    teamId: projectName,
+    bundleId: applicationId,
+    base: baseUrl ?? (secure ? PRODUCTION : SANDBOX),
+  };
 }
 
 async function mintProviderToken(key: string, keyId: string, teamId: string) {
@@ -113,9 +126,7 @@ async function openSession(base: URL, http: OutboundHttp): Promise<ClientHttp2Se
   const port = Number(base.port) || (tls ? 443 : 80);
   const session = http2Connect(base.origin, {
     createConnection: () =>
-      tls
-        ? tlsConnect({ host: address, port, ALPNProtocols: ["h2"], ...(isIP(host) ? {} : { servername: host }) })
-        : netConnect({ host: address, port }),
+      tls ? tlsConnect({ host: address, port, ALPNProtocols: ["h2"], ...(isIP(host) ? {} : { servername: host }) }) : netConnect({ host: address, port }),
   });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
@@ -139,7 +150,13 @@ async function openSession(base: URL, http: OutboundHttp): Promise<ClientHttp2Se
 }
 
 /** One POST on the session, read as an OutboundResponse (with the outbound guard's total timeout and size cap). */
-function post(session: ClientHttp2Session, headers: OutgoingHttpHeaders, body: string, http: OutboundHttp, signal: AbortSignal | undefined): Promise<OutboundResponse> {
+function post(
+  session: ClientHttp2Session,
+  headers: OutgoingHttpHeaders,
+  body: string,
+  http: OutboundHttp,
+  signal: AbortSignal | undefined,
+): Promise<OutboundResponse> {
   return new Promise((resolve, reject) => {
     let stream: ClientHttp2Stream;
     try {
@@ -192,7 +209,11 @@ export const apns: ProviderFactory = () => {
   function sessionFor(integrationId: string, base: URL, http: OutboundHttp): Promise<ClientHttp2Session> {
     const existing = connections.get(integrationId);
     if (existing && existing.origin === base.origin) return existing.session;
-    if (existing) void existing.session.then((session) => session.close(), () => undefined);
+    if (existing)
+      void existing.session.then(
+        (session) => session.close(),
+        () => undefined,
+      );
     const connection: Connection = { origin: base.origin, session: openSession(base, http) };
     connections.set(integrationId, connection);
     const forget = () => {
@@ -225,7 +246,13 @@ export const apns: ProviderFactory = () => {
       const session = await sessionFor(context.integrationId, base, context.http);
       return sendEachToken(ID, message.tokens, async (token): Promise<TokenOutcome> => {
         const path = `${base.pathname.replace(/\/+$/, "")}/3/device/${encodeURIComponent(token)}`;
-        const response = await post(session, { ":path": path, authorization: `bearer ${jwt}`, "content-type": "application/json", ...headers }, body, context.http, context.signal);
+        const response = await post(
+          session,
+          { ":path": path, authorization: `bearer ${jwt}`, "content-type": "application/json", ...headers },
+          body,
+          context.http,
+          context.signal,
+        );
         const reason = stringOf(parseJson<{ reason?: unknown }>(response.text).reason);
         // 410 (Unregistered, ExpiredToken): the device is gone; BadDeviceToken: not a token of this environment.
         if (response.status === 410 || reason === "BadDeviceToken") {

@@ -10,11 +10,7 @@ export type TokenOutcome = { sent: true; id?: string | undefined } | { sent: fal
  * Sends to every token at once (one request each) and settles the outcomes: a token that
  * failed does not fail the others.
  */
-export async function sendEachToken(
-  providerId: string,
-  tokens: readonly string[],
-  sendOne: (token: string) => Promise<TokenOutcome>,
-): Promise<SendResult> {
+export async function sendEachToken(providerId: string, tokens: readonly string[], sendOne: (token: string) => Promise<TokenOutcome>): Promise<SendResult> {
   const outcomes = await Promise.all(
     tokens.map(async (token) => ({
       token,
@@ -40,7 +36,10 @@ export function settle(providerId: string, outcomes: readonly { token: string; o
   const first = failures[0];
   if (first === undefined) {
     const reported = outcomes.map(({ outcome }) => (outcome.sent ? undefined : outcome.error)).find((error) => error instanceof Error);
-    throw new ProviderError(`${providerId}: every device token is invalid${reported instanceof Error ? `: ${reported.message}` : ""}`, { transient: false, invalidTokens });
+    throw new ProviderError(`${providerId}: every device token is invalid${reported instanceof Error ? `: ${reported.message}` : ""}`, {
+      transient: false,
+      invalidTokens,
+    });
   }
   if (invalidTokens.length === 0) throw first;
   const transient = first instanceof ProviderError ? first.transient : !(first instanceof OutboundRefused);

@@ -46,18 +46,26 @@ export const expo: ProviderFactory = () => ({
     requireTokens(ID, message);
     const url = `${trimSlash(context.credentials.baseUrl ?? DEFAULT_BASE)}/--/api/v2/push/send`;
     // The access token is optional: Expo asks for one only when the project turned on push security.
-    const headers: Record<string, string> = { accept: "application/json", ...(context.credentials.apiKey ? { authorization: `Bearer ${context.credentials.apiKey}` } : {}) };
+    const headers: Record<string, string> = {
+      accept: "application/json",
+      ...(context.credentials.apiKey ? { authorization: `Bearer ${context.credentials.apiKey}` } : {}),
+    };
     const outcomes: { token: string; outcome: TokenOutcome }[] = [];
     for (let start = 0; start < message.tokens.length; start += BATCH) {
       const batch = message.tokens.slice(start, start + BATCH);
       // A failed batch fails its own tokens: those of earlier batches were sent.
-      const tickets = await postJson<{ data?: unknown }>(ID, context.http, url, batch.map((token) => expoMessage(message, token)), headers).then(
+      const tickets = await postJson<{ data?: unknown }>(
+        ID,
+        context.http,
+        url,
+        batch.map((token) => expoMessage(message, token)),
+        headers,
+      ).then(
         (answer) => (Array.isArray(answer.data) ? answer.data.map((ticket) => outcomeOf(objectOf(ticket) as Ticket | undefined)) : []),
         (error: unknown) => batch.map((): TokenOutcome => ({ sent: false, invalid: false, error })),
       );
-      batch.forEach((token, index) => outcomes.push({ token, outcome: tickets[index] ?? outcomeOf(undefined) }));
+      for (const [index, token] of batch.entries()) outcomes.push({ token, outcome: tickets[index] ?? outcomeOf(undefined) });
     }
     return settle(ID, outcomes);
   },
 });
-

@@ -6,10 +6,7 @@ export const isoOrNull = (value: Timestamp | undefined) => (value ? timestampDat
 export const iso = (value: Timestamp | undefined) => (value ? timestampDate(value).toISOString() : new Date(0).toISOString());
 
 /** Cursor-paged (v2) lists, unwrapped: `{data, next, previous, totalCount, totalCountCapped}`. */
-export function cursorPage<T>(
-  data: T[],
-  reply: { next?: string | undefined; previous?: string | undefined; totalCount: number; totalCountCapped: boolean },
-) {
+export function cursorPage<T>(data: T[], reply: { next?: string | undefined; previous?: string | undefined; totalCount: number; totalCountCapped: boolean }) {
   return { data, next: reply.next ?? null, previous: reply.previous ?? null, totalCount: reply.totalCount, totalCountCapped: reply.totalCountCapped };
 }
 

@@ -30,9 +30,7 @@ const markAs = z
 const stringList = (name: string) =>
   z
     .union([z.string(), z.array(z.string())], { error: `${name} must be a string or an array of strings` })
-    .transform((value) =>
-      (typeof value === "string" ? value.split(",") : value).map((item) => item.trim()).filter((item) => item.length > 0),
-    );
+    .transform((value) => (typeof value === "string" ? value.split(",") : value).map((item) => item.trim()).filter((item) => item.length > 0));
 
 export const channelNameOf = (channel: Channel) => channelName(channel) ?? CHANNEL_NAMES[Channel.IN_APP];
 

@@ -19,9 +19,12 @@ const DAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday"
 /** The spec's Schedule; day keys are a closed set, time formats are checked by the service. */
 const schedule = z.object({
   isEnabled: z.boolean({ error: "isEnabled must be a boolean value" }),
-  weeklySchedule: z.strictObject(Object.fromEntries(DAYS.map((day) => [day, daySchedule.optional()])) as Record<(typeof DAYS)[number], z.ZodOptional<typeof daySchedule>>, {
-    error: (issue) => (issue.code === "unrecognized_keys" ? `weeklySchedule keys must be days of the week (${DAYS.join(", ")})` : "weeklySchedule must be an object"),
-  }).optional(),
+  weeklySchedule: z
+    .strictObject(Object.fromEntries(DAYS.map((day) => [day, daySchedule.optional()])) as Record<(typeof DAYS)[number], z.ZodOptional<typeof daySchedule>>, {
+      error: (issue) =>
+        issue.code === "unrecognized_keys" ? `weeklySchedule keys must be days of the week (${DAYS.join(", ")})` : "weeklySchedule must be an object",
+    })
+    .optional(),
 });
 
 /** PATCH /v2/subscribers/{subscriberId}/preferences. `channels` may be left out only when a schedule is sent (as the later SDK does). */
@@ -72,7 +75,11 @@ function scheduleRequestOf(given: z.infer<typeof schedule>) {
   return {
     isEnabled: given.isEnabled,
     ...(weekly
-      ? { weeklySchedule: Object.fromEntries(DAYS.flatMap((day) => (weekly[day] ? [[day, { isEnabled: weekly[day].isEnabled, hours: weekly[day].hours ?? [] }]] : []))) }
+      ? {
+          weeklySchedule: Object.fromEntries(
+            DAYS.flatMap((day) => (weekly[day] ? [[day, { isEnabled: weekly[day].isEnabled, hours: weekly[day].hours ?? [] }]] : [])),
+          ),
+        }
       : {}),
   };
 }

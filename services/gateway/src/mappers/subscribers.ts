@@ -1,12 +1,16 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { commonV1, subscribersV1 } from "@notify/proto";
+import { commonV1, type subscribersV1 } from "@notify/proto";
 import { z } from "zod";
 import { jsonObject, keyString, outboundUrl, queryInt } from "../validation.js";
 import { iso, isoOrNull } from "./common.js";
 
 type FieldsInit = MessageInitShape<typeof subscribersV1.SubscriberFieldsSchema>;
 
-const nullableText = (name: string) => z.string({ error: `${name} must be a string` }).nullable().optional();
+const nullableText = (name: string) =>
+  z
+    .string({ error: `${name} must be a string` })
+    .nullable()
+    .optional();
 
 const profileShape = {
   firstName: nullableText("firstName"),
@@ -140,9 +144,7 @@ export const credentialsBody = z.object({
     {
       webhookUrl: outboundUrl("webhookUrl").optional(),
       channel: credentialText("channel"),
-      deviceTokens: z
-        .array(z.string({ error: "each value in deviceTokens must be a string" }), { error: "deviceTokens must be an array" })
-        .optional(),
+      deviceTokens: z.array(z.string({ error: "each value in deviceTokens must be a string" }), { error: "deviceTokens must be an array" }).optional(),
       alertUid: credentialText("alertUid"),
       title: credentialText("title"),
       imageUrl: credentialText("imageUrl"),

@@ -6,7 +6,6 @@ import { httpErrorFromRpc } from "../errors.js";
 import { jsonObject, keyString, outboundUrl } from "../validation.js";
 import { createSubscriberBody, fieldsOf } from "./subscribers.js";
 
-
 export const MAX_RECIPIENTS = 100;
 export const MAX_BULK_EVENTS = 100;
 const MAX_FREE_FORM_BYTES = 512 * 1024;

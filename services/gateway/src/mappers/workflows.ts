@@ -1,6 +1,6 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import { workflowsV1 } from "@notify/proto";
+import type { workflowsV1 } from "@notify/proto";
 import { CHANNELS, isChannelName, perChannel } from "@notify/runtime";
 import { z } from "zod";
 import { jsonObject, queryInt } from "../validation.js";
@@ -44,11 +44,13 @@ const IDENTIFIER = /^[A-Za-z0-9_.:-]+$/;
 
 const oneOf = <const T extends readonly [string, ...string[]]>(name: string, values: T) =>
   z.enum(values, { error: `${name} must be one of: ${values.join(", ")}` });
-const text = (name: string, max = MAX_TEXT) =>
-  z.string({ error: `${name} must be a string` }).max(max, `${name} must be at most ${max} characters`);
+const text = (name: string, max = MAX_TEXT) => z.string({ error: `${name} must be a string` }).max(max, `${name} must be at most ${max} characters`);
 const flag = (name: string) => z.boolean({ error: `${name} must be a boolean` });
 const quantity = (name: string) =>
-  z.number({ error: `${name} must be a number` }).nonnegative(`${name} must not be negative`).max(1_000_000, `${name} is too large`);
+  z
+    .number({ error: `${name} must be a number` })
+    .nonnegative(`${name} must not be negative`)
+    .max(1_000_000, `${name} is too large`);
 const list = <T extends z.ZodType>(name: string, item: T, max: number) =>
   z.array(item, { error: `${name} must be an array` }).max(max, `${name} must contain no more than ${max} elements`);
 

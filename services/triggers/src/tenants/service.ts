@@ -1,7 +1,17 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import type { tenantsV1 } from "@notify/proto";
-import { alreadyExists, invalidArgument, invalidField, isUniqueViolation, notFound, objectId, readOffsetPage, scopeOf, type FieldErrors } from "@notify/runtime";
+import {
+  alreadyExists,
+  invalidArgument,
+  invalidField,
+  isUniqueViolation,
+  notFound,
+  objectId,
+  readOffsetPage,
+  scopeOf,
+  type FieldErrors,
+} from "@notify/runtime";
 import type { ServiceDeps } from "../routes.js";
 import { tenantFromRow } from "./mapping.js";
 import * as store from "./store.js";

@@ -22,18 +22,12 @@ export interface TenantChanges {
 }
 
 export async function selectTenant(db: Queryable, environmentId: string, identifier: string): Promise<TenantRow | undefined> {
-  const { rows } = await db.query<TenantRow>("SELECT * FROM triggers.tenants WHERE environment_id = $1 AND identifier = $2", [
-    environmentId,
-    identifier,
-  ]);
+  const { rows } = await db.query<TenantRow>("SELECT * FROM triggers.tenants WHERE environment_id = $1 AND identifier = $2", [environmentId, identifier]);
   return rows[0];
 }
 
 export async function selectTenantsByIdentifiers(db: Queryable, environmentId: string, identifiers: readonly string[]): Promise<TenantRow[]> {
-  const { rows } = await db.query<TenantRow>("SELECT * FROM triggers.tenants WHERE environment_id = $1 AND identifier = ANY($2)", [
-    environmentId,
-    identifiers,
-  ]);
+  const { rows } = await db.query<TenantRow>("SELECT * FROM triggers.tenants WHERE environment_id = $1 AND identifier = ANY($2)", [environmentId, identifiers]);
   return rows;
 }
 
@@ -57,12 +51,7 @@ export async function insertTenant(
  * Applies the given changes to the tenant with `identifier`; undefined when there is none.
  * Throws a unique violation (see isUniqueViolation) when the new identifier is taken.
  */
-export async function updateTenant(
-  db: Queryable,
-  environmentId: string,
-  identifier: string,
-  changes: TenantChanges,
-): Promise<TenantRow | undefined> {
+export async function updateTenant(db: Queryable, environmentId: string, identifier: string, changes: TenantChanges): Promise<TenantRow | undefined> {
   const { rows } = await db.query<TenantRow>(
     `UPDATE triggers.tenants
         SET identifier = coalesce($3, identifier),
@@ -85,19 +74,20 @@ export async function updateTenant(
 }
 
 export async function deleteTenant(db: Queryable, environmentId: string, identifier: string): Promise<string | undefined> {
-  const { rows } = await db.query<{ id: string }>(
-    "DELETE FROM triggers.tenants WHERE environment_id = $1 AND identifier = $2 RETURNING id",
-    [environmentId, identifier],
-  );
+  const { rows } = await db.query<{ id: string }>("DELETE FROM triggers.tenants WHERE environment_id = $1 AND identifier = $2 RETURNING id", [
+    environmentId,
+    identifier,
+  ]);
   return rows[0]?.id;
 }
 
 /** One page in creation order; fetches one extra row so the caller knows whether more follow. */
 export async function selectTenantPage(db: Queryable, environmentId: string, offset: number, limit: number): Promise<TenantRow[]> {
-  const { rows } = await db.query<TenantRow>(
-    "SELECT * FROM triggers.tenants WHERE environment_id = $1 ORDER BY id LIMIT $2 OFFSET $3",
-    [environmentId, limit + 1, offset],
-  );
+  const { rows } = await db.query<TenantRow>("SELECT * FROM triggers.tenants WHERE environment_id = $1 ORDER BY id LIMIT $2 OFFSET $3", [
+    environmentId,
+    limit + 1,
+    offset,
+  ]);
   return rows;
 }
 

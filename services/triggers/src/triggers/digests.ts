@@ -62,7 +62,10 @@ export async function digestEvents(pool: Pool, environmentId: string, request: t
     const locked = await store.lockDigestKeys(tx, environmentId, [...keys.values()]);
     const now = locked[0]!.now.getTime();
     const lastEventAt = new Map(
-      locked.map((row) => [keyId({ workflowId: row.workflow_id, subscriberId: row.subscriber_id, stepId: row.step_id, key: row.digest_key }), row.last_event_at?.getTime()]),
+      locked.map((row) => [
+        keyId({ workflowId: row.workflow_id, subscriberId: row.subscriber_id, stepId: row.step_id, key: row.digest_key }),
+        row.last_event_at?.getTime(),
+      ]),
     );
     const seen = new Map(
       (await store.selectDigestArrivals(tx, environmentId, [...arrivals.values()])).map((row) => [
@@ -96,7 +99,11 @@ export async function digestEvents(pool: Pool, environmentId: string, request: t
 
     const openers = [...firstDigested.values()];
     const digests = openers.length
-      ? await store.openDigests(tx, environmentId, openers.map((item) => ({ ...item.key, triggerId: item.job.triggerId, runAt: item.runAt })))
+      ? await store.openDigests(
+          tx,
+          environmentId,
+          openers.map((item) => ({ ...item.key, triggerId: item.job.triggerId, runAt: item.runAt })),
+        )
       : [];
     const digestOf = new Map(
       digests.map((row) => [keyId({ workflowId: row.workflow_id, subscriberId: row.subscriber_id, stepId: row.step_id, key: row.digest_key }), row]),
@@ -123,7 +130,14 @@ export async function digestEvents(pool: Pool, environmentId: string, request: t
           fromStep: item.entry.fromStep,
           digestIds: ids,
         });
-        rows.push({ triggerId: item.job.triggerId, dedupeKey: `digest:${ids[0]}`, subject: jobSubject, job: toBinary(TriggerJobSchema, job), runAt: item.runAt, digestIds: ids });
+        rows.push({
+          triggerId: item.job.triggerId,
+          dedupeKey: `digest:${ids[0]}`,
+          subject: jobSubject,
+          job: toBinary(TriggerJobSchema, job),
+          runAt: item.runAt,
+          digestIds: ids,
+        });
       }
       return rows;
     });

@@ -1,14 +1,5 @@
 import pg from "pg";
-import {
-  connectNats,
-  ensureJobStream,
-  publishJobs,
-  withTransaction,
-  type JobStream,
-  type Logger,
-  type NatsConnection,
-  type Pool,
-} from "@notify/runtime";
+import { connectNats, ensureJobStream, publishJobs, withTransaction, type JobStream, type Logger, type NatsConnection, type Pool } from "@notify/runtime";
 import * as store from "./store.js";
 
 export interface RelayOptions {
@@ -94,7 +85,10 @@ export function startRelay(options: RelayOptions): Relay {
     return withTransaction(pool, async (tx) => {
       // Deleted rows stay until the commit: a failed publish rolls them back into the outbox.
       const rows = await store.takeOutboxBatch(tx, batchSize);
-      await publishJobs(connection, rows.map((row) => ({ subject: row.subject, data: row.job, msgID: row.message_id })));
+      await publishJobs(
+        connection,
+        rows.map((row) => ({ subject: row.subject, data: row.job, msgID: row.message_id })),
+      );
       return rows.length;
     });
   }
@@ -128,12 +122,15 @@ export function startRelay(options: RelayOptions): Relay {
         // Sleep until notified, until the next schedule is due, or at most the idle check.
         const untilDue = nextDue ? Math.max(nextDue.getTime() - Date.now(), 0) : idleCheckMs;
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(() => {
-            // The slow fallback: a missed notification, or another replica's rows.
-            pending = true;
-            schedulesChanged = true;
-            resolve();
-          }, Math.min(untilDue, idleCheckMs));
+          const timer = setTimeout(
+            () => {
+              // The slow fallback: a missed notification, or another replica's rows.
+              pending = true;
+              schedulesChanged = true;
+              resolve();
+            },
+            Math.min(untilDue, idleCheckMs),
+          );
           wake = () => {
             clearTimeout(timer);
             resolve();

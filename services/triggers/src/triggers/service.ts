@@ -40,7 +40,9 @@ let randomOffset = randomPool.length;
 
 /** txn_ + 8 hex digits of Unix seconds + 12 characters of [0-9a-z], as Novu generates them. */
 function generateTransactionId(): string {
-  const seconds = Math.floor(Date.now() / 1000).toString(16).padStart(8, "0");
+  const seconds = Math.floor(Date.now() / 1000)
+    .toString(16)
+    .padStart(8, "0");
   if (randomOffset + 12 > randomPool.length) {
     randomFillSync(randomPool);
     randomOffset = 0;
@@ -124,15 +126,17 @@ export function createTriggerService({ pool, jobSubject, workflowsByIdentifier }
       const workflows = new Map(await Promise.all(names.map(async (name) => [name, await workflowNamed(scope.environmentId, name)] as const)));
       const tenantIdentifiers = [...new Set(events.flatMap((event) => (event.tenant?.kind.case === "identifier" ? [event.tenant.kind.value] : [])))];
       const tenants = new Map(
-        (tenantIdentifiers.length ? await selectTenantsByIdentifiers(pool, scope.environmentId, tenantIdentifiers) : []).map((row) => [
-          row.identifier,
-          row,
-        ]),
+        (tenantIdentifiers.length ? await selectTenantsByIdentifiers(pool, scope.environmentId, tenantIdentifiers) : []).map((row) => [row.identifier, row]),
       );
 
       const decisions: Decision[] = events.map((event) => {
         const workflow = workflows.get(event.name);
-        if (!workflow) return { outcome: create(triggersV1.TriggerOutcomeSchema, { outcome: { case: "error", value: { code: Code.InvalidArgument, message: "workflow_not_found" } } }) };
+        if (!workflow)
+          return {
+            outcome: create(triggersV1.TriggerOutcomeSchema, {
+              outcome: { case: "error", value: { code: Code.InvalidArgument, message: "workflow_not_found" } },
+            }),
+          };
         let tenant: triggersV1.TenantInput | undefined;
         if (event.tenant?.kind.case === "identifier") {
           const row = tenants.get(event.tenant.kind.value);
@@ -157,7 +161,13 @@ export function createTriggerService({ pool, jobSubject, workflowsByIdentifier }
           else invalid.push(String(id));
         }
         if (!event.broadcast && valid.length === 0) {
-          return { outcome: result("invalid_recipients", transactionId, invalid.map((id) => `Invalid recipient: ${id}`)) };
+          return {
+            outcome: result(
+              "invalid_recipients",
+              transactionId,
+              invalid.map((id) => `Invalid recipient: ${id}`),
+            ),
+          };
         }
         return { accepted: { transactionId, workflow, event, tenant, valid, invalid } };
       });
@@ -205,7 +215,12 @@ export function createTriggerService({ pool, jobSubject, workflowsByIdentifier }
               tx,
               scope.environmentId,
               scope.organizationId,
-              tenantObjects.map((tenant) => ({ id: objectId(), identifier: tenant.identifier, name: tenant.name ?? null, data: tenant.data ? JSON.stringify(tenant.data) : null })),
+              tenantObjects.map((tenant) => ({
+                id: objectId(),
+                identifier: tenant.identifier,
+                name: tenant.name ?? null,
+                data: tenant.data ? JSON.stringify(tenant.data) : null,
+              })),
             );
             await record(tx);
           });
@@ -217,7 +232,11 @@ export function createTriggerService({ pool, jobSubject, workflowsByIdentifier }
         outcomes: decisions.map((decision) => {
           if ("outcome" in decision) return decision.outcome;
           const { transactionId, invalid } = decision.accepted;
-          return result("processed", transactionId, invalid.map((id) => `Invalid recipient: ${id}`));
+          return result(
+            "processed",
+            transactionId,
+            invalid.map((id) => `Invalid recipient: ${id}`),
+          );
         }),
       };
     },
@@ -244,7 +263,10 @@ export function createTriggerService({ pool, jobSubject, workflowsByIdentifier }
         if (!job || !scheduled.runAt || job.environmentId !== scope.environmentId) return [];
         const resumption = job.resumption;
         const runAt = timestampDate(scheduled.runAt);
-        const subscribers = createHash("sha256").update((resumption?.subscriberIds ?? []).join(",")).digest("hex").slice(0, 16);
+        const subscribers = createHash("sha256")
+          .update((resumption?.subscriberIds ?? []).join(","))
+          .digest("hex")
+          .slice(0, 16);
         return [
           {
             triggerId: job.triggerId,

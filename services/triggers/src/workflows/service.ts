@@ -20,15 +20,7 @@ import {
   type Scope,
 } from "@notify/runtime";
 import type { RouteDeps } from "../routes.js";
-import {
-  activeWorkflowFromRow,
-  channelSettings,
-  feedFromRow,
-  groupFromRow,
-  stepsFromJson,
-  stepsToJson,
-  workflowFromRow,
-} from "./mapping.js";
+import { activeWorkflowFromRow, channelSettings, feedFromRow, groupFromRow, stepsFromJson, stepsToJson, workflowFromRow } from "./mapping.js";
 import { idFromSlug, slugify } from "./slug.js";
 import { activeChannels, feedReferences, identifySteps } from "./steps.js";
 import * as store from "./store.js";
@@ -53,7 +45,10 @@ const IDENTIFIER_ATTEMPTS = 5;
 const workflowNotFound = (key: string) => notFound(`Workflow with id: ${key} cannot be found`);
 
 /** `-` and six random base-36 characters, Novu's way of making a taken identifier unique. */
-const identifierSuffix = () => `-${BigInt(`0x${randomBytes(5).toString("hex")}`).toString(36).slice(-6)}`;
+const identifierSuffix = () =>
+  `-${BigInt(`0x${randomBytes(5).toString("hex")}`)
+    .toString(36)
+    .slice(-6)}`;
 
 /** Where REST's {workflowId} may point: an internal id, a trigger identifier or a slug. */
 function keyOf(workflowId: string) {
@@ -131,7 +126,6 @@ function throwIfAny(errors: FieldErrors): void {
 const changing = (context: HandlerContext, ...keys: string[]) => announceKeys(context, ChangeKind.WORKFLOWS, keys);
 
 export function createWorkflowService({ pool }: Pick<RouteDeps, "pool">): ServiceImpl<typeof workflowsV1.WorkflowService> {
-
   /** environment id → its "General" group id; groups are never deleted, so this stays true. */
   const generalGroups = new Map<string, string>();
 

@@ -125,18 +125,12 @@ export async function insertGeneralGroup(db: Queryable, environmentId: string, r
 }
 
 export async function selectGroupByName(db: Queryable, environmentId: string, name: string): Promise<GroupRow | undefined> {
-  const { rows } = await db.query<GroupRow>("SELECT * FROM triggers.notification_groups WHERE environment_id = $1 AND name = $2", [
-    environmentId,
-    name,
-  ]);
+  const { rows } = await db.query<GroupRow>("SELECT * FROM triggers.notification_groups WHERE environment_id = $1 AND name = $2", [environmentId, name]);
   return rows[0];
 }
 
 export async function selectGroup(db: Queryable, environmentId: string, id: string): Promise<GroupRow | undefined> {
-  const { rows } = await db.query<GroupRow>("SELECT * FROM triggers.notification_groups WHERE environment_id = $1 AND id = $2", [
-    environmentId,
-    id,
-  ]);
+  const { rows } = await db.query<GroupRow>("SELECT * FROM triggers.notification_groups WHERE environment_id = $1 AND id = $2", [environmentId, id]);
   return rows[0];
 }
 
@@ -158,10 +152,10 @@ export async function insertGroup(
 
 /** The environment's groups in creation order, at most `limit`. */
 export async function selectGroups(db: Queryable, environmentId: string, limit: number): Promise<GroupRow[]> {
-  const { rows } = await db.query<GroupRow>(
-    "SELECT * FROM triggers.notification_groups WHERE environment_id = $1 ORDER BY id LIMIT $2",
-    [environmentId, limit],
-  );
+  const { rows } = await db.query<GroupRow>("SELECT * FROM triggers.notification_groups WHERE environment_id = $1 ORDER BY id LIMIT $2", [
+    environmentId,
+    limit,
+  ]);
   return rows;
 }
 
@@ -180,10 +174,10 @@ export async function selectFeeds(db: Queryable, environmentId: string, identifi
 
 /** Which of `ids` are live feeds of the environment. */
 export async function selectLiveFeedIds(db: Queryable, environmentId: string, ids: readonly string[]): Promise<Set<string>> {
-  const { rows } = await db.query<{ id: string }>(
-    "SELECT id FROM triggers.feeds WHERE environment_id = $1 AND NOT deleted AND id = ANY($2)",
-    [environmentId, ids],
-  );
+  const { rows } = await db.query<{ id: string }>("SELECT id FROM triggers.feeds WHERE environment_id = $1 AND NOT deleted AND id = ANY($2)", [
+    environmentId,
+    ids,
+  ]);
   return new Set(rows.map((row) => row.id));
 }
 
@@ -206,10 +200,10 @@ export async function insertFeed(
     [environmentId, row.id, row.organizationId, row.name, cap],
   );
   if (rows[0]) return rows[0];
-  const { rows: same } = await db.query(
-    "SELECT 1 FROM triggers.feeds WHERE environment_id = $1 AND NOT deleted AND identifier = $2",
-    [environmentId, row.name],
-  );
+  const { rows: same } = await db.query("SELECT 1 FROM triggers.feeds WHERE environment_id = $1 AND NOT deleted AND identifier = $2", [
+    environmentId,
+    row.name,
+  ]);
   return same.length > 0 ? "taken" : "full";
 }
 
@@ -351,18 +345,10 @@ export async function countWorkflows(db: Queryable, environmentId: string, cap: 
 }
 
 /** What preferences need of an active workflow; the steps themselves are not read. */
-export type ActiveWorkflowRow = Pick<
-  WorkflowRow,
-  "id" | "name" | "trigger_identifier" | "critical" | "preference_settings" | "active_channels" | "updated_at"
->;
+export type ActiveWorkflowRow = Pick<WorkflowRow, "id" | "name" | "trigger_identifier" | "critical" | "preference_settings" | "active_channels" | "updated_at">;
 
 /** Active workflows after the `after` id, in id order; fetches one extra row to tell whether more follow. */
-export async function selectActiveWorkflowPage(
-  db: Queryable,
-  environmentId: string,
-  after: string | undefined,
-  limit: number,
-): Promise<ActiveWorkflowRow[]> {
+export async function selectActiveWorkflowPage(db: Queryable, environmentId: string, after: string | undefined, limit: number): Promise<ActiveWorkflowRow[]> {
   const { rows } = await db.query<ActiveWorkflowRow>(
     `SELECT id, name, trigger_identifier, critical, preference_settings, active_channels, updated_at
        FROM triggers.workflows

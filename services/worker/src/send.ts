@@ -245,7 +245,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
   }
 
   /** Ends a claimed send without a call (nothing to send with): final, recorded as a failed attempt. */
-  async function refuse(job: deliveriesV1.DeliveryJob, lease: store.Lease, errorId: string, errorText: string): Promise<void> {
+  async function refuse(job: deliveriesV1.DeliveryJob, lease: store.Lease, errorId: string, errorText: string): Promise<undefined> {
     await finishes.submit("", { messageId: job.messageId, state: "failed", errorId, errorText });
     await record({
       job,
@@ -257,6 +257,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
       errorId,
       errorText,
     });
+    return undefined;
   }
 
   /**

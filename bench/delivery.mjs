@@ -118,10 +118,11 @@ export default async function deliveryBench({ report }) {
       children.push(startProcess(name, { ...common, [`${name.toUpperCase()}_PORT`]: String(ports[name]) }));
       await waitFor(async () => (await pool.query("SELECT to_regclass($1) AS t", [schemaOf[name]])).rows[0].t, name);
     }
-    // The receivers are on loopback: the worker may reach it.
-    children.push(startProcess("worker", { ...common, WORKER_PORT: String(ports.worker), OUTBOUND_ALLOWED_CIDRS: "127.0.0.0/8" }));
+    // The receivers are on loopback: the gateway accepts it in settings and the worker reaches it.
+    const loopback = { OUTBOUND_ALLOWED_CIDRS: "127.0.0.0/8" };
+    children.push(startProcess("worker", { ...common, ...loopback, WORKER_PORT: String(ports.worker) }));
     const key = randomBytes(16).toString("hex");
-    children.push(startProcess("gateway", { ...common, GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: String(ports.gateway), BOOTSTRAP_API_KEY: key }));
+    children.push(startProcess("gateway", { ...common, ...loopback, GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: String(ports.gateway), BOOTSTRAP_API_KEY: key }));
     const api = `http://127.0.0.1:${ports.gateway}`;
     const headers = { authorization: `ApiKey ${key}`, "content-type": "application/json" };
     await waitFor(async () => (await fetch(`${api}/readyz`)).ok && (await fetch(`http://127.0.0.1:${ports.worker}/readyz`)).ok, "gateway and worker", 60_000);

@@ -55,8 +55,6 @@ export const OUTCOME_UNKNOWN = "delivery_outcome_unknown";
 
 /** Waits before the 2nd, 3rd, … attempt when the provider names no time of its own. */
 const BACKOFF_MS = [1_000, 5_000, 15_000, 30_000, 60_000, 120_000];
-/** How long a job waits for a slot of its integration before it goes back to the stream. */
-const SLOT_WAIT_MS = 2_000;
 /** A job given back (its integration busy, its lease held elsewhere) comes back after about this long. */
 const BUSY_RETRY_MS = 1_000;
 
@@ -171,8 +169,10 @@ interface Attempt {
  */
 export function createDeliveryStage(deps: DeliveryStageDeps) {
   const { log } = deps;
-  const inFlight = new Map<string, number>();
-  /** Jobs waiting for a slot of their integration, first come first served. */
+  /** Jobs of each integration being handled: claiming their lease, waiting for a send slot or sending. */
+  const admitted = new Map<string, number>();
+  /** Sends under way per integration, and the jobs waiting for one of its slots. */
+  const sending = new Map<string, number>();
   const waiting = new Map<string, (() => void)[]>();
   const integrationCache = new Map<string, { at: number; lookup: Promise<integrationsV1.Integration | undefined> }>();
 
@@ -298,8 +298,8 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     return undefined;
   }
 
-  /** `release` gives the integration's slot back once the provider has answered: recording the outcome does not hold it. */
-  async function send(job: deliveriesV1.DeliveryJob, lease: store.Lease, channel: DeliveryChannel, release: () => void): Promise<Later | undefined> {
+  /** The send slot is held only while the provider is called: claiming the lease and recording the outcome do not hold it. */
+  async function send(job: deliveriesV1.DeliveryJob, lease: store.Lease, channel: DeliveryChannel): Promise<Later | undefined> {
     const integration = await integrationOf(job);
     if (!integration || integration.deleted || !integration.active) {
       return refuse(job, lease, "integration_not_active", `The ${job.providerId} integration is deleted or not active`);
@@ -309,6 +309,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     if (!provider || !message) return refuse(job, lease, "provider_not_supported", `notify has no ${channel} sender for provider "${integration.providerId}"`);
     const credentials = credentialsOf(integration);
 
+    await acquireSlot(job.integrationId);
     const startedAt = new Date();
     let result: SendResult;
     try {
@@ -319,7 +320,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
         idempotencyKey: job.messageId,
       });
     } catch (error) {
-      release();
+      releaseSlot(job.integrationId);
       const durationMs = Date.now() - startedAt.getTime();
       if (error instanceof ProviderError) await dropInvalidTokens(job, error.invalidTokens);
       const failure = failureOf(error);
@@ -336,7 +337,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
       );
       return retry ? { retryInMs: delay } : undefined;
     }
-    release();
+    releaseSlot(job.integrationId);
     const durationMs = Date.now() - startedAt.getTime();
     await finishes.submit("", { messageId: job.messageId, state: "sent", providerMessageId: result.id });
     await dropInvalidTokens(job, result.invalidTokens);
@@ -353,48 +354,35 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     return undefined;
   }
 
-  /**
-   * Takes one of the integration's slots, waiting up to SLOT_WAIT_MS for one to come free; false
-   * when none did, or when as many jobs as it has slots wait already (a slow provider holds at
-   * most that many of the stage's jobs, and the rest go back to the stream for others' sends). A job given back at once would be replaced at once by the next one of the
-   * backlog, given back too: the consumer would spin through the backlog while the sends wait.
-   */
-  function slotOf(integrationId: string): boolean | Promise<boolean> {
-    const busy = inFlight.get(integrationId) ?? 0;
+  /** Takes one of the integration's send slots, waiting first come first served while they are all in use. */
+  function acquireSlot(integrationId: string): Promise<void> | undefined {
+    const busy = sending.get(integrationId) ?? 0;
     if (busy < deps.perIntegration) {
-      inFlight.set(integrationId, busy + 1);
-      return true;
+      sending.set(integrationId, busy + 1);
+      return undefined;
     }
-    if ((waiting.get(integrationId)?.length ?? 0) >= deps.perIntegration) return false;
     return new Promise((resolve) => {
       const queue = waiting.get(integrationId) ?? [];
       waiting.set(integrationId, queue);
-      const take = () => {
-        clearTimeout(timer);
-        resolve(true);
-      };
-      const timer = setTimeout(() => {
-        const index = queue.indexOf(take);
-        if (index >= 0) queue.splice(index, 1);
-        if (queue.length === 0 && waiting.get(integrationId) === queue) waiting.delete(integrationId);
-        resolve(false);
-      }, SLOT_WAIT_MS);
-      queue.push(take);
+      queue.push(resolve);
     });
   }
 
   /** Hands the slot to the integration's first waiting job, or frees it. */
-  function freeSlot(integrationId: string) {
+  function releaseSlot(integrationId: string): void {
     const queue = waiting.get(integrationId);
     const next = queue?.shift();
     if (queue?.length === 0) waiting.delete(integrationId);
-    if (next) return next();
-    const left = (inFlight.get(integrationId) ?? 1) - 1;
-    if (left === 0) inFlight.delete(integrationId);
-    else inFlight.set(integrationId, left);
+    if (next) {
+      next();
+      return;
+    }
+    const left = (sending.get(integrationId) ?? 1) - 1;
+    if (left === 0) sending.delete(integrationId);
+    else sending.set(integrationId, left);
   }
 
-  async function deliver(job: deliveriesV1.DeliveryJob, release: () => void): Promise<Later | undefined> {
+  async function deliver(job: deliveriesV1.DeliveryJob): Promise<Later | undefined> {
     const channel = deliveryChannelOf(job.channel);
     if (!channel) throw new ConnectError(`a delivery job of channel ${job.channel}`, Code.InvalidArgument);
     const lease = await claims.submit("", {
@@ -404,14 +392,14 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
       providerId: job.providerId,
     });
     if (!lease) return { retryInMs: BUSY_RETRY_MS };
-    if (lease.claimed) return send(job, lease, channel, release);
+    if (lease.claimed) return send(job, lease, channel);
     if (lease.state !== "sending") return settled(job, lease);
     // Another worker holds it: under way (its lease is fresh) or dead mid-call.
     if (Date.now() - lease.updated_at.getTime() < deps.orphanAfterMs) return { retryInMs: deps.orphanAfterMs };
     const provider = deps.providers.get(channel, job.providerId);
     if (provider?.idempotent) {
       const taken = await store.takeOverLease(deps.pool, job.messageId, lease.attempts);
-      return taken ? send(job, taken, channel, release) : { retryInMs: BUSY_RETRY_MS };
+      return taken ? send(job, taken, channel) : { retryInMs: BUSY_RETRY_MS };
     }
     const errorText = "The worker stopped while the provider was being called: the message may or may not have been delivered, and is not sent again";
     log.error({ messageId: job.messageId, environmentId: job.environmentId, providerId: job.providerId }, "send outcome unknown");
@@ -433,17 +421,17 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     /** Handles one consumed DeliveryJob: done, or to come back later (a retry, or its integration is busy). */
     async handle(message: JsMsg): Promise<Later | undefined> {
       const job = fromBinary(deliveriesV1.DeliveryJobSchema, message.data);
-      if (!(await slotOf(job.integrationId))) return { retryInMs: BUSY_RETRY_MS + Math.floor(Math.random() * BUSY_RETRY_MS) };
-      let held = true;
-      const release = () => {
-        if (!held) return;
-        held = false;
-        freeSlot(job.integrationId);
-      };
+      // A slow provider holds at most twice its slots of the stage's jobs (sending, or claimed and
+      // waiting): the rest go back to the stream, so other integrations' sends go on.
+      const count = admitted.get(job.integrationId) ?? 0;
+      if (count >= 2 * deps.perIntegration) return { retryInMs: BUSY_RETRY_MS + Math.floor(Math.random() * BUSY_RETRY_MS) };
+      admitted.set(job.integrationId, count + 1);
       try {
-        return await deliver(job, release);
+        return await deliver(job);
       } finally {
-        release();
+        const left = (admitted.get(job.integrationId) ?? 1) - 1;
+        if (left === 0) admitted.delete(job.integrationId);
+        else admitted.set(job.integrationId, left);
       }
     },
   };

@@ -40,3 +40,22 @@ export const channelName = (channel: Channel): ChannelName | undefined => CHANNE
 export function perChannel<T>(entry: (name: ChannelName) => T): Record<ChannelName, T> {
   return Object.fromEntries(CHANNELS.map((name) => [name, entry(name)])) as Record<ChannelName, T>;
 }
+
+/** The providers a subscriber's chat channel may name (the spec's list plus novu-slack, which the SDK sends). */
+export const CHAT_PROVIDER_IDS: ReadonlySet<string> = new Set([
+  "slack",
+  "discord",
+  "msteams",
+  "mattermost",
+  "ryver",
+  "zulip",
+  "grafana-on-call",
+  "getstream",
+  "rocket-chat",
+  "whatsapp-business",
+  "chat-webhook",
+  "novu-slack",
+]);
+
+/** The providers a subscriber's push channel may name. */
+export const PUSH_PROVIDER_IDS: ReadonlySet<string> = new Set(["fcm", "apns", "expo", "one-signal", "pushpad", "push-webhook", "pusher-beams"]);

@@ -1,29 +1,9 @@
-import type { FieldErrors } from "@notify/runtime";
+import { CHAT_PROVIDER_IDS, PUSH_PROVIDER_IDS, type FieldErrors } from "@notify/runtime";
 import type { subscribersV1 } from "@notify/proto";
 import type { StoredChannel, StoredCredentials } from "./store.js";
 
-/** The chat and push providers a subscriber channel may name (the spec's list plus novu-slack, which the SDK sends). */
-export const CHANNEL_PROVIDERS: ReadonlySet<string> = new Set([
-  "slack",
-  "discord",
-  "msteams",
-  "mattermost",
-  "ryver",
-  "zulip",
-  "grafana-on-call",
-  "getstream",
-  "rocket-chat",
-  "whatsapp-business",
-  "chat-webhook",
-  "novu-slack",
-  "fcm",
-  "apns",
-  "expo",
-  "one-signal",
-  "pushpad",
-  "push-webhook",
-  "pusher-beams",
-]);
+/** The chat and push providers a subscriber channel may name. */
+export const CHANNEL_PROVIDERS: ReadonlySet<string> = new Set([...CHAT_PROVIDER_IDS, ...PUSH_PROVIDER_IDS]);
 
 export const MAX_DEVICE_TOKENS = 100;
 export const MAX_TOKEN_LENGTH = 4096;

@@ -1,27 +1,11 @@
 import { clone, create, type JsonObject } from "@bufbuild/protobuf";
 import { deliveriesV1, messagesV1, type integrationsV1, type subscribersV1, type triggersV1, type workflowsV1 } from "@notify/proto";
-import { Channel, channelNamed } from "@notify/runtime";
+import { CHAT_PROVIDER_IDS, Channel, channelNamed, PUSH_PROVIDER_IDS } from "@notify/runtime";
 import { objectAt } from "./filters.js";
 import { render } from "./render.js";
 
 export type NewMessage = messagesV1.NewMessage;
 const { MessageStatus, NewMessageSchema, EmailBlocksSchema, MessageCtaSchema } = messagesV1;
-
-const CHAT_PROVIDERS = new Set([
-  "slack",
-  "discord",
-  "msteams",
-  "mattermost",
-  "ryver",
-  "zulip",
-  "grafana-on-call",
-  "getstream",
-  "rocket-chat",
-  "whatsapp-business",
-  "chat-webhook",
-  "novu-slack",
-]);
-const PUSH_PROVIDERS = new Set(["fcm", "apns", "expo", "one-signal", "pushpad", "push-webhook", "pusher-beams"]);
 
 /**
  * What composing reads of a recipient: a Recipient of a fan-out page, or a Subscriber (named
@@ -251,7 +235,7 @@ export async function composeMessages(step: workflowsV1.Step, context: RunContex
     return [{ message, delivery: { integration, content: isEmail ? emailContent(message, context) : smsContent(message, context) } }];
   }
 
-  const kinds = channel === Channel.CHAT ? CHAT_PROVIDERS : PUSH_PROVIDERS;
+  const kinds = channel === Channel.CHAT ? CHAT_PROVIDER_IDS : PUSH_PROVIDER_IDS;
   const composed: Composed[] = [];
   for (const settings of context.subscriber.channels.filter((item) => kinds.has(item.providerId))) {
     const integration = await context.integrationById(settings.integrationId);

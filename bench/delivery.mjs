@@ -13,7 +13,7 @@ import { connect } from "nats";
 import { createTransport } from "nodemailer";
 import { Agent, request } from "undici";
 import { createPool } from "@notify/runtime";
-import { freePort, startProcess, stopProcess, benchDatabase, waitFor } from "../scripts/bench-lib.mjs";
+import { freePort, startProcess, stopProcess, benchDatabase, waitFor, startServices } from "../scripts/bench-lib.mjs";
 
 const SUBSCRIBERS = Number(process.env.BENCH_DELIVERY_SUBSCRIBERS ?? 10_000);
 /** nodemailer's own default: the nodemailer provider does not set maxConnections. */
@@ -100,24 +100,7 @@ export default async function deliveryBench({ report }) {
     const received = async () => (await fetch(`${receiversOrigin}/count`)).json();
     await waitFor(async () => (await fetch(`${receiversOrigin}/count`)).ok, "receivers");
 
-    const names = ["subscribers", "integrations", "topics", "messages", "triggers"];
-    const ports = Object.fromEntries(await Promise.all([...names, "gateway", "worker"].map(async (name) => [name, await freePort()])));
-    const common = {
-      DATABASE_URL: database.url,
-      ...streams,
-      ...Object.fromEntries(names.map((name) => [`${name.toUpperCase()}_URL`, `http://127.0.0.1:${ports[name]}`])),
-    };
-    const schemaOf = {
-      subscribers: "subscribers.subscribers",
-      integrations: "integrations.integrations",
-      topics: "topics.topics",
-      messages: "messages.messages",
-      triggers: "triggers.trigger_records",
-    };
-    for (const name of names) {
-      children.push(startProcess(name, { ...common, [`${name.toUpperCase()}_PORT`]: String(ports[name]) }));
-      await waitFor(async () => (await pool.query("SELECT to_regclass($1) AS t", [schemaOf[name]])).rows[0].t, name);
-    }
+    const { ports, common } = await startServices(pool, children, { DATABASE_URL: database.url, ...streams });
     // The receivers are on loopback: the gateway accepts it in settings and the worker reaches it.
     const loopback = { OUTBOUND_ALLOWED_CIDRS: "127.0.0.0/8" };
     children.push(startProcess("worker", { ...common, ...loopback, WORKER_PORT: String(ports.worker) }));

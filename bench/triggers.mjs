@@ -12,7 +12,18 @@ import { Readable } from "node:stream";
 import { connect } from "nats";
 import { from as copyFrom } from "pg-copy-streams";
 import { createPool } from "@notify/runtime";
-import { autocannon, benchDatabase, cpuSeconds, freePort, load, percentile, startFloor, startProcess, stopProcess, waitFor } from "../scripts/bench-lib.mjs";
+import {
+  autocannon,
+  benchDatabase,
+  cpuSeconds,
+  load,
+  percentile,
+  startFloor,
+  startProcess,
+  stopProcess,
+  waitFor,
+  startServices,
+} from "../scripts/bench-lib.mjs";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const E2E_SECONDS = Number(process.env.BENCH_E2E_SECONDS ?? 60);
@@ -94,24 +105,7 @@ export default async function triggersBench({ report }) {
   const suffix = randomBytes(4).toString("hex");
   const jobs = { JOBS_STREAM: `BENCH_JOBS_${suffix}`, JOBS_SUBJECT_PREFIX: `bench.${suffix}.jobs` };
   try {
-    const names = ["subscribers", "integrations", "topics", "messages", "triggers"];
-    const ports = Object.fromEntries(await Promise.all([...names, "gateway", "worker"].map(async (name) => [name, await freePort()])));
-    const common = {
-      DATABASE_URL: database.url,
-      ...jobs,
-      ...Object.fromEntries(names.map((name) => [`${name.toUpperCase()}_URL`, `http://127.0.0.1:${ports[name]}`])),
-    };
-    const schemaOf = {
-      subscribers: "subscribers.subscribers",
-      integrations: "integrations.integrations",
-      topics: "topics.topics",
-      messages: "messages.messages",
-      triggers: "triggers.trigger_records",
-    };
-    for (const name of names) {
-      children.push(startProcess(name, { ...common, [`${name.toUpperCase()}_PORT`]: String(ports[name]) }));
-      await waitFor(async () => (await pool.query("SELECT to_regclass($1) AS t", [schemaOf[name]])).rows[0].t, name);
-    }
+    const { ports, common } = await startServices(pool, children, { DATABASE_URL: database.url, ...jobs });
     const key = randomBytes(16).toString("hex");
     children.push(startProcess("gateway", { ...common, GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: String(ports.gateway), BOOTSTRAP_API_KEY: key }));
     const api = `http://127.0.0.1:${ports.gateway}`;

@@ -121,3 +121,28 @@ export async function load(options) {
 }
 
 export { autocannon };
+
+/** The tables whose existence says a service has migrated its schema and is up. */
+const SCHEMA_OF = {
+  subscribers: "subscribers.subscribers",
+  integrations: "integrations.integrations",
+  topics: "topics.topics",
+  messages: "messages.messages",
+  triggers: "triggers.trigger_records",
+};
+
+/**
+ * The RPC services as child processes on free ports (added to `children`), started one after
+ * another so each migrates before the next needs it; answers the ports (the gateway's and the
+ * worker's chosen too) and the variables every process needs to reach them.
+ */
+export async function startServices(pool, children, env) {
+  const names = Object.keys(SCHEMA_OF);
+  const ports = Object.fromEntries(await Promise.all([...names, "gateway", "worker"].map(async (name) => [name, await freePort()])));
+  const common = { ...env, ...Object.fromEntries(names.map((name) => [`${name.toUpperCase()}_URL`, `http://127.0.0.1:${ports[name]}`])) };
+  for (const name of names) {
+    children.push(startProcess(name, { ...common, [`${name.toUpperCase()}_PORT`]: String(ports[name]) }));
+    await waitFor(async () => (await pool.query("SELECT to_regclass($1) AS t", [SCHEMA_OF[name]])).rows[0].t, name);
+  }
+  return { ports, common };
+}

@@ -105,7 +105,7 @@ export interface ConsumeOptions {
   ackWaitMs: number;
   log: Logger;
   /** Resolves when the job is done, or with a later time to hand it over again (not a failure: nothing is logged). */
-  handle(message: JsMsg): Promise<Later | undefined>;
+  handle(message: JsMsg): Promise<void> | Promise<Later | undefined>;
   /**
    * Handles the jobs that are waiting together (one round trip per stage for all of them). If it
    * throws, each job of the batch goes through `handle` on its own, so one bad job cannot fail

@@ -61,7 +61,8 @@ async function kill(child: ChildProcess): Promise<void> {
 beforeAll(async () => {
   // Each mail's reply is held a little, so the kill lands while mails are on the wire unanswered.
   sink = await startSmtpSink({ replyDelayMs: 25 });
-  stack = await startStack({ worker: false });
+  // The SMTP sink and the receiver are on loopback: the gateway takes them in settings and the workers reach them.
+  stack = await startStack({ worker: false, outboundAllowedCidrs: "127.0.0.0/8" });
 });
 afterEach(async () => {
   await Promise.all([...workers].map(kill));

@@ -640,8 +640,7 @@ beforeAll(async () => {
     startSmtpSink(),
   ]);
   // Every stand-in listens on loopback: the worker may call it, and the gateway may store URLs pointing at it.
-  const loopback = { OUTBOUND_ALLOWED_CIDRS: "127.0.0.0/8" };
-  stack = await startStack({ gatewayEnv: loopback, workerEnv: loopback });
+  stack = await startStack({ outboundAllowedCidrs: "127.0.0.0/8" });
   const [email, sms, chat, push] = await Promise.all([
     createWorkflow(stack, "Provider mail", [
       {

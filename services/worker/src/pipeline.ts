@@ -324,6 +324,7 @@ async function deliverShares(
   );
   const digests = await digestsOf(shares, call, deps);
   const messages: Composed[] = [];
+  const now = Date.now();
   // Subscribers paused at a delay, per job, resumption point and whether a digest resumed them.
   const paused = new Map<string, { job: triggersV1.TriggerJob; pause: Pause; subscriberIds: string[]; digestIds: string[] }>();
   let runs: SubscriberRun[] = shares.flatMap((share) => {
@@ -341,7 +342,7 @@ async function deliverShares(
     for (const run of runs) {
       const job = run.share.run.job;
       const channels = preferences.get(`${job.workflow!.id}/${run.subscriber.id}`) ?? defaults.get(job.workflow!.id);
-      const composed = await composeForSubscriber(run.subscriber, run.share.run, channels, lookups, deps, run.from, run.step);
+      const composed = await composeForSubscriber(run.subscriber, run.share.run, channels, lookups, deps, run.from, run.step, now);
       messages.push(...composed.messages);
       if (composed.pause) {
         const key = `${job.triggerId}/${composed.pause.fromStep}/${composed.pause.runAt.getTime()}/${run.digestId ? "digest" : ""}`;
@@ -430,6 +431,8 @@ async function composeForSubscriber(
   deps: PipelineDeps,
   from: number,
   stepData: Record<string, unknown>,
+  /** The time delays count from: one for the whole delivery, so subscribers paused together resume together. */
+  now: number,
 ): Promise<{ messages: Composed[]; pause?: Pause; digest?: DigestStop; waitsFor?: WaitForSend }> {
   const { job } = run;
   const workflow = job.workflow!;
@@ -463,7 +466,7 @@ async function composeForSubscriber(
     const step = main.variants.find((variant) => variant.active !== false && variant.filters.length > 0 && passes(variant)) ?? main;
     const type = step.template?.type ?? "";
     if (type === "delay" && passes(step)) {
-      const delay = delayUntil(step, payload, overrides);
+      const delay = delayUntil(step, payload, overrides, now);
       if ("error" in delay) {
         // As in Novu, a delay that cannot be computed fails the run of this subscriber here.
         deps.log.warn({ step: step.id, transactionId: job.transactionId, reason: delay.error }, "delay step failed");

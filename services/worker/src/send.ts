@@ -169,7 +169,7 @@ interface Attempt {
  */
 export function createDeliveryStage(deps: DeliveryStageDeps) {
   const { log } = deps;
-  /** Jobs of each integration being handled: claiming their lease, waiting for a send slot or sending. */
+  /** Jobs of each integration being handled: waiting for a send slot, claiming their lease, sending or recording. */
   const admitted = new Map<string, number>();
   /** Sends under way per integration, and the jobs waiting for one of its slots. */
   const sending = new Map<string, number>();
@@ -298,8 +298,12 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     return undefined;
   }
 
-  /** The send slot is held only while the provider is called: claiming the lease and recording the outcome do not hold it. */
-  async function send(job: deliveriesV1.DeliveryJob, lease: store.Lease, channel: DeliveryChannel): Promise<Later | undefined> {
+  /**
+   * `release` gives the integration's slot back once the provider has answered: recording the
+   * outcome does not hold it. The lease was claimed inside the slot, so the sends whose outcome a
+   * dead worker leaves unknown are at most those it was making.
+   */
+  async function send(job: deliveriesV1.DeliveryJob, lease: store.Lease, channel: DeliveryChannel, release: () => void): Promise<Later | undefined> {
     const integration = await integrationOf(job);
     if (!integration || integration.deleted || !integration.active) {
       return refuse(job, lease, "integration_not_active", `The ${job.providerId} integration is deleted or not active`);
@@ -309,7 +313,6 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     if (!provider || !message) return refuse(job, lease, "provider_not_supported", `notify has no ${channel} sender for provider "${integration.providerId}"`);
     const credentials = credentialsOf(integration);
 
-    await acquireSlot(job.integrationId);
     const startedAt = new Date();
     let result: SendResult;
     try {
@@ -320,7 +323,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
         idempotencyKey: job.messageId,
       });
     } catch (error) {
-      releaseSlot(job.integrationId);
+      release();
       const durationMs = Date.now() - startedAt.getTime();
       if (error instanceof ProviderError) await dropInvalidTokens(job, error.invalidTokens);
       const failure = failureOf(error);
@@ -337,7 +340,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
       );
       return retry ? { retryInMs: delay } : undefined;
     }
-    releaseSlot(job.integrationId);
+    release();
     const durationMs = Date.now() - startedAt.getTime();
     await finishes.submit("", { messageId: job.messageId, state: "sent", providerMessageId: result.id });
     await dropInvalidTokens(job, result.invalidTokens);
@@ -382,7 +385,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     else sending.set(integrationId, left);
   }
 
-  async function deliver(job: deliveriesV1.DeliveryJob): Promise<Later | undefined> {
+  async function deliver(job: deliveriesV1.DeliveryJob, release: () => void): Promise<Later | undefined> {
     const channel = deliveryChannelOf(job.channel);
     if (!channel) throw new ConnectError(`a delivery job of channel ${job.channel}`, Code.InvalidArgument);
     const lease = await claims.submit("", {
@@ -392,14 +395,14 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
       providerId: job.providerId,
     });
     if (!lease) return { retryInMs: BUSY_RETRY_MS };
-    if (lease.claimed) return send(job, lease, channel);
+    if (lease.claimed) return send(job, lease, channel, release);
     if (lease.state !== "sending") return settled(job, lease);
     // Another worker holds it: under way (its lease is fresh) or dead mid-call.
     if (Date.now() - lease.updated_at.getTime() < deps.orphanAfterMs) return { retryInMs: deps.orphanAfterMs };
     const provider = deps.providers.get(channel, job.providerId);
     if (provider?.idempotent) {
       const taken = await store.takeOverLease(deps.pool, job.messageId, lease.attempts);
-      return taken ? send(job, taken, channel) : { retryInMs: BUSY_RETRY_MS };
+      return taken ? send(job, taken, channel, release) : { retryInMs: BUSY_RETRY_MS };
     }
     const errorText = "The worker stopped while the provider was being called: the message may or may not have been delivered, and is not sent again";
     log.error({ messageId: job.messageId, environmentId: job.environmentId, providerId: job.providerId }, "send outcome unknown");
@@ -421,14 +424,22 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     /** Handles one consumed DeliveryJob: done, or to come back later (a retry, or its integration is busy). */
     async handle(message: JsMsg): Promise<Later | undefined> {
       const job = fromBinary(deliveriesV1.DeliveryJobSchema, message.data);
-      // A slow provider holds at most twice its slots of the stage's jobs (sending, or claimed and
-      // waiting): the rest go back to the stream, so other integrations' sends go on.
+      // A slow provider holds at most twice its slots of the stage's jobs (sending, or waiting for
+      // a slot): the rest go back to the stream, so other integrations' sends go on.
       const count = admitted.get(job.integrationId) ?? 0;
       if (count >= 2 * deps.perIntegration) return { retryInMs: BUSY_RETRY_MS + Math.floor(Math.random() * BUSY_RETRY_MS) };
       admitted.set(job.integrationId, count + 1);
+      let held = false;
+      const release = () => {
+        if (held) releaseSlot(job.integrationId);
+        held = false;
+      };
       try {
-        return await deliver(job);
+        await acquireSlot(job.integrationId);
+        held = true;
+        return await deliver(job, release);
       } finally {
+        release();
         const left = (admitted.get(job.integrationId) ?? 1) - 1;
         if (left === 0) admitted.delete(job.integrationId);
         else admitted.set(job.integrationId, left);

@@ -79,10 +79,7 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
       backoffMs: [500, 2_000, 10_000, 30_000, 120_000],
       ackWaitMs: config.WORKER_ACK_WAIT_MS,
       log,
-      handle: async (message) => {
-        await run([message]);
-        return undefined;
-      },
+      handle: (message) => run([message]),
       handleBatch: run,
       // A service refused what the job asks for: the job cannot change, so neither can the answer.
       isPermanent: (error) => error instanceof ConnectError && error.code === Code.InvalidArgument,

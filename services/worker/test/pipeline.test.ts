@@ -153,6 +153,10 @@ function services(options: { subscribers?: string[]; topics?: Record<string, str
     log: createLogger("test", "silent"),
     pageSize: 2,
     pagesInFlight: 2,
+    // These workflows send in-app only: nothing is handed to the delivery stage.
+    publishDeliveries: async (jobs) => {
+      if (jobs.length > 0) throw new Error(`unexpected sends: ${jobs.length}`);
+    },
   };
   return { deps, calls };
 }

@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { eventually, startReceiver, startSmtpSink, type Receiver, type SmtpSink } from "@notify/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startStack, type Stack } from "./stack.js";
+import { startStack, type Data, type Stack } from "./stack.js";
 
 // A worker killed (SIGKILL) while it hands mails to providers: nothing is sent twice, nothing is
 // lost without a trace. The worker runs as a child process so it can be killed mid-call; the
@@ -73,13 +73,13 @@ afterAll(async () => {
 });
 
 async function createWorkflow(name: string): Promise<string> {
-  const reply = await stack.request("POST", "/v1/workflows", {
+  const reply = await stack.request<Data<{ triggers: { identifier: string }[] }>>("POST", "/v1/workflows", {
     name,
     active: true,
     steps: [{ template: { type: "email", subject: "Hello {{subscriber.subscriberId}}", content: [{ type: "text", content: "One mail, once." }] } }],
   });
   expect(reply.status, JSON.stringify(reply.body)).toBe(201);
-  return reply.body.data.triggers[0].identifier as string;
+  return reply.body.data.triggers[0].identifier;
 }
 
 async function createIntegration(body: Record<string, unknown>): Promise<void> {
@@ -106,9 +106,12 @@ async function triggerMany(workflow: string, prefix: string, count: number, inte
 async function emailsOf(transactionIds: string[]): Promise<Message[]> {
   const messages: Message[] = [];
   for (let page = 0; ; page += 1) {
-    const reply = await stack.request("GET", `/v1/messages?channel=email&transactionId=${transactionIds.join(",")}&limit=1000&page=${page}`);
+    const reply = await stack.request<Data<Message[]> & { hasMore: boolean }>(
+      "GET",
+      `/v1/messages?channel=email&transactionId=${transactionIds.join(",")}&limit=1000&page=${page}`,
+    );
     expect(reply.status).toBe(200);
-    messages.push(...(reply.body.data as Message[]));
+    messages.push(...reply.body.data);
     if (!reply.body.hasMore) return messages;
   }
 }

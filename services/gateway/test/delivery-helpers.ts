@@ -1,6 +1,6 @@
 import { eventually } from "@notify/testing";
 import { expect } from "vitest";
-import type { Stack } from "./stack.js";
+import type { Data, Stack } from "./stack.js";
 
 /** A message as GET /v1/messages answers it, the fields delivery tests read. */
 export interface Message {
@@ -27,22 +27,22 @@ export interface ExecutionDetail {
 
 /** Creates an active workflow and answers its trigger identifier. */
 export async function createWorkflow(stack: Stack, name: string, steps: unknown[]): Promise<string> {
-  const reply = await stack.request("POST", "/v1/workflows", { name, active: true, steps });
+  const reply = await stack.request<Data<{ triggers: { identifier: string }[] }>>("POST", "/v1/workflows", { name, active: true, steps });
   expect(reply.status, JSON.stringify(reply.body)).toBe(201);
-  return reply.body.data.triggers[0].identifier as string;
+  return reply.body.data.triggers[0].identifier;
 }
 
 /** Creates an active integration (unless the body says otherwise) and answers its id. */
 export async function createIntegration(stack: Stack, body: Record<string, unknown>): Promise<string> {
-  const reply = await stack.request("POST", "/v1/integrations", { active: true, ...body });
+  const reply = await stack.request<Data<{ _id: string }>>("POST", "/v1/integrations", { active: true, ...body });
   expect(reply.status, JSON.stringify(reply.body)).toBe(201);
-  return reply.body.data._id as string;
+  return reply.body.data._id;
 }
 
 export async function messagesOf(stack: Stack, transactionId: string, channel: string): Promise<Message[]> {
-  const reply = await stack.request("GET", `/v1/messages?transactionId=${encodeURIComponent(transactionId)}&channel=${channel}&limit=100`);
+  const reply = await stack.request<Data<Message[]>>("GET", `/v1/messages?transactionId=${encodeURIComponent(transactionId)}&channel=${channel}&limit=100`);
   expect(reply.status).toBe(200);
-  return reply.body.data as Message[];
+  return reply.body.data;
 }
 
 /** The transaction's one message of that channel, once `done` says its delivery has settled. */
@@ -60,9 +60,12 @@ export async function settledMessage(
 }
 
 export async function executionDetails(stack: Stack, message: Message, subscriberId: string): Promise<ExecutionDetail[]> {
-  const reply = await stack.request("GET", `/v1/execution-details?notificationId=${message._notificationId}&subscriberId=${encodeURIComponent(subscriberId)}`);
+  const reply = await stack.request<Data<ExecutionDetail[]>>(
+    "GET",
+    `/v1/execution-details?notificationId=${message._notificationId}&subscriberId=${encodeURIComponent(subscriberId)}`,
+  );
   expect(reply.status, JSON.stringify(reply.body)).toBe(200);
-  return reply.body.data as ExecutionDetail[];
+  return reply.body.data;
 }
 
 export const delivered = (message: Message) => message.deliveredAt.length > 0;

@@ -1,6 +1,6 @@
 import { eventually, startReceiver, type Receiver } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startStack, type Stack } from "./stack.js";
+import { startStack, type Data, type Stack } from "./stack.js";
 
 // Sends are decoupled from fan-out: a provider that takes 2 s per call must not slow in-app
 // messages down. In-app latency (trigger accepted → message readable) is measured without chat
@@ -29,9 +29,9 @@ afterAll(async () => {
 });
 
 async function createWorkflow(name: string, steps: unknown[]): Promise<string> {
-  const reply = await stack.request("POST", "/v1/workflows", { name, active: true, steps });
+  const reply = await stack.request<Data<{ triggers: { identifier: string }[] }>>("POST", "/v1/workflows", { name, active: true, steps });
   expect(reply.status, JSON.stringify(reply.body)).toBe(201);
-  return reply.body.data.triggers[0].identifier as string;
+  return reply.body.data.triggers[0].identifier;
 }
 
 /** Milliseconds from the trigger request until its in-app message can be read, for `TRIGGERS` triggers one after another. */

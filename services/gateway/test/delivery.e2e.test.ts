@@ -1,7 +1,7 @@
 import { eventually, startReceiver, startSmtpSink, type Receiver, type SmtpSink } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createIntegration, createWorkflow, delivered, executionDetails, messagesOf, settledMessage } from "./delivery-helpers.js";
-import { startStack, type Stack } from "./stack.js";
+import { startStack, type Data, type Stack } from "./stack.js";
 
 let stack: Stack;
 let sink: SmtpSink;
@@ -237,8 +237,9 @@ describe("integration choice and push tokens", () => {
       ["stale-token", "Hello", "New order"],
     ]);
     const channels = await eventually(async () => {
-      const subscriber = (await stack.request("GET", "/v1/subscribers/phone-user")).body.data;
-      const tokens = subscriber.channels[0].credentials.deviceTokens as string[];
+      const subscriber = (await stack.request<Data<{ channels: { credentials: { deviceTokens: string[] } }[] }>>("GET", "/v1/subscribers/phone-user")).body
+        .data;
+      const tokens = subscriber.channels[0].credentials.deviceTokens;
       return tokens.length === 1 ? subscriber.channels : undefined;
     });
     expect(channels[0].credentials.deviceTokens).toEqual(["good-token"]);

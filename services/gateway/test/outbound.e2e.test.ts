@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startStack, type Reply, type Stack } from "./stack.js";
+import { startStack, type Data, type Reply, type Stack } from "./stack.js";
 
 /** URLs the outbound guard refuses: every form must be refused as it is written, naming the field. */
 const FORBIDDEN_URLS = [
@@ -84,7 +84,7 @@ describe("user-set URLs are vetted when written", () => {
   });
 
   it("refuses integrations whose baseUrl, webhookUrl or host is forbidden, on create and update", async () => {
-    const identifiers = async () => ((await stack.request("GET", "/v1/integrations")).body.data as { identifier: string }[]).map((item) => item.identifier);
+    const identifiers = async () => (await stack.request<Data<{ identifier: string }[]>>("GET", "/v1/integrations")).body.data.map((item) => item.identifier);
     const existing = await identifiers();
     for (const url of FORBIDDEN_URLS) {
       const reply = await stack.request("POST", "/v1/integrations", {
@@ -103,20 +103,20 @@ describe("user-set URLs are vetted when written", () => {
     expectRefused(smtp, "credentials.host", "2130706433");
     expect(await identifiers()).toEqual(existing);
 
-    const created = await stack.request("POST", "/v1/integrations", {
+    const created = await stack.request<Data<{ _id: string }>>("POST", "/v1/integrations", {
       providerId: "mailgun",
       channel: "email",
       identifier: "mailgun-public",
       credentials: { apiKey: "k", baseUrl: "https://api.eu.mailgun.net", domain: "" },
     });
     expect(created.status).toBe(201);
-    const id = created.body.data._id as string;
+    const id = created.body.data._id;
     const update = await stack.request("PUT", `/v1/integrations/${id}`, {
       credentials: { apiKey: "k", baseUrl: "https://api.mailgun.net", webhookUrl: "http://[::ffff:169.254.169.254]/" },
     });
     expectRefused(update, "credentials.webhookUrl", "http://[::ffff:169.254.169.254]/");
     expect(update.body.errors["credentials.baseUrl"]).toBeUndefined();
-    const stored = ((await stack.request("GET", "/v1/integrations")).body.data as { _id: string; credentials: Record<string, unknown> }[]).find(
+    const stored = (await stack.request<Data<{ _id: string; credentials: Record<string, unknown> }[]>>("GET", "/v1/integrations")).body.data.find(
       (item) => item._id === id,
     );
     expect(stored?.credentials.baseUrl).toBe("https://api.eu.mailgun.net");

@@ -1,58 +1,17 @@
+import type { integrationsV1 } from "@notify/proto";
 import type { OutboundHttp } from "./outbound.js";
 
 /** The channels that leave the system through a provider. */
 export type DeliveryChannel = "email" | "sms" | "chat" | "push";
 
 /**
- * An integration's settings, named as in the public JSON (the spec's IntegrationCredentials).
- * Every field is optional: each provider says which ones it needs and refuses to send without them.
+ * An integration's settings as the integrations service keeps them (the spec's IntegrationCredentials),
+ * TLS options as a plain object. Every field is optional: each provider says which ones it needs
+ * and refuses to send without them.
  */
-export interface ProviderCredentials {
-  apiKey?: string | undefined;
-  user?: string | undefined;
-  secretKey?: string | undefined;
-  domain?: string | undefined;
-  password?: string | undefined;
-  host?: string | undefined;
-  port?: string | undefined;
-  secure?: boolean | undefined;
-  region?: string | undefined;
-  accountSid?: string | undefined;
-  messageProfileId?: string | undefined;
-  token?: string | undefined;
-  from?: string | undefined;
-  senderName?: string | undefined;
-  projectName?: string | undefined;
-  applicationId?: string | undefined;
-  clientId?: string | undefined;
-  requireTls?: boolean | undefined;
-  ignoreTls?: boolean | undefined;
+export type ProviderCredentials = Omit<integrationsV1.IntegrationCredentials, "$typeName" | "$unknown" | "tlsOptions"> & {
   tlsOptions?: Readonly<Record<string, unknown>> | undefined;
-  baseUrl?: string | undefined;
-  webhookUrl?: string | undefined;
-  redirectUrl?: string | undefined;
-  hmac?: boolean | undefined;
-  serviceAccount?: string | undefined;
-  ipPoolName?: string | undefined;
-  apiKeyRequestHeader?: string | undefined;
-  secretKeyRequestHeader?: string | undefined;
-  idPath?: string | undefined;
-  datePath?: string | undefined;
-  apiToken?: string | undefined;
-  authenticateByToken?: boolean | undefined;
-  authenticationTokenKey?: string | undefined;
-  instanceId?: string | undefined;
-  alertUid?: string | undefined;
-  title?: string | undefined;
-  imageUrl?: string | undefined;
-  state?: string | undefined;
-  externalLink?: string | undefined;
-  channelId?: string | undefined;
-  phoneNumberIdentification?: string | undefined;
-  accessKey?: string | undefined;
-  appSid?: string | undefined;
-  senderId?: string | undefined;
-}
+};
 
 export interface Attachment {
   name: string;

@@ -142,15 +142,18 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
         });
       },
     });
-  // NATS may be restarting while we start: keep trying rather than exit.
-  const [consumption, sending] = await retryUntilDone(
-    async () => {
-      await ensureJobStream(nats, stream);
-      await ensureJobStream(nats, deliveries);
-      return Promise.all([consume(), consumeDeliveries()]);
-    },
-    (error, delayMs) => log.warn({ err: error, retryInMs: delayMs }, "job stream not reachable yet"),
-  );
+  // NATS may be restarting while we start: keep trying rather than exit. Each stream is retried
+  // on its own, so a consumer already running is never started a second time.
+  const consumeOnce = (jobStream: JobStream, start: () => ReturnType<typeof consumeJobs>) =>
+    retryUntilDone(
+      async () => {
+        await ensureJobStream(nats, jobStream);
+        return start();
+      },
+      (error, delayMs) => log.warn({ err: error, stream: jobStream.name, retryInMs: delayMs }, "job stream not reachable yet"),
+    );
+  const consumption = await consumeOnce(stream, consume);
+  const sending = await consumeOnce(deliveries, consumeDeliveries);
 
   const health = createServer((request, response) => {
     const ok = request.url === "/livez" || (request.url === "/readyz" && !nats.isClosed());

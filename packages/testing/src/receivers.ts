@@ -163,6 +163,9 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
       });
     },
   });
+  // A client killed mid-session (the fault tests SIGKILL a worker) resets its connection:
+  // smtp-server reports that on the server, and the sink goes on serving the others.
+  server.on("error", () => undefined);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.server.address() as AddressInfo).port;
   return {

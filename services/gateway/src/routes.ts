@@ -100,10 +100,9 @@ import { keyString, parseOrThrow, queryBool } from "./validation.js";
 const getSubscriber = async ({ params, clients, call }: RouteInput<z.infer<typeof subscriberIdParam>, unknown, unknown>) =>
   subscriberToJson(await clients.batched.getSubscriber(params.subscriberId, call));
 
-/** Deleting a subscriber also ends its topic memberships. */
+/** The subscribers service makes its topic memberships end too (a job it publishes with the delete). */
 const deleteSubscriber = async ({ params, clients, call }: RouteInput<z.infer<typeof subscriberIdParam>, unknown, unknown>) => {
-  const { id } = await clients.subscribers.deleteSubscriber(params, call);
-  await clients.topics.deleteSubscriberSubscriptions({ internalSubscriberId: id }, call);
+  await clients.subscribers.deleteSubscriber(params, call);
   return deletedResult;
 };
 

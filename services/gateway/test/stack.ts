@@ -96,7 +96,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       ...quiet,
       DATABASE_URL: database.url,
       SUBSCRIBERS_PORT: "0",
-      NATS_URL: jobs.NATS_URL,
+      ...jobs,
       INTEGRATIONS_URL: `http://127.0.0.1:${integrations.port}`,
       TRIGGERS_URL: `http://127.0.0.1:${triggers.port}`,
     }),

@@ -1,5 +1,5 @@
 import type { Scope } from "@notify/runtime";
-import { decodeJwt, jwtVerify, SignJWT } from "jose";
+import { decodeJwt, jwtVerify, SignJWT, type JWTPayload } from "jose";
 import type { Environments } from "./environments.js";
 
 /** A subscriber signed in to an environment's Inbox. */
@@ -14,7 +14,10 @@ export interface SubscriberSession {
 
 export interface SessionTokens {
   issue(session: SubscriberSession): Promise<string>;
-  /** undefined for a missing, forged, expired or foreign-audience token */
+  /**
+   * undefined for a missing, forged, expired or foreign-audience token; rejects only when the
+   * token's environment cannot be read (an outage, answered 503).
+   */
   verify(token: string): Promise<SubscriberSession | undefined>;
 }
 
@@ -25,6 +28,16 @@ const ALGORITHM = "HS256";
 
 /** Tokens longer than this are refused unread: ours are a few hundred bytes. */
 const MAX_TOKEN_LENGTH = 4096;
+
+/** The environmentId a token claims, unverified; undefined for what is not a JWT. */
+function claimedEnvironmentOf(token: string): string | undefined {
+  try {
+    const { environmentId } = decodeJwt(token);
+    return typeof environmentId === "string" ? environmentId : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 export interface SessionTokensDeps {
   environments: Environments;
@@ -57,27 +70,29 @@ export function createSessionTokens({ environments, ttlSeconds }: SessionTokensD
 
     async verify(token) {
       if (token.length > MAX_TOKEN_LENGTH) return undefined;
+      // Which key verifies it is named inside; nothing of it is trusted until verified.
+      const claimed = claimedEnvironmentOf(token);
+      if (claimed === undefined) return undefined;
+      // A failed lookup is an outage (503), not a bad token.
+      const environment = await environments.byId(claimed);
+      if (!environment) return undefined;
+      let payload: JWTPayload;
       try {
-        // Which key verifies it is named inside; nothing of it is trusted until verified.
-        const claimed = decodeJwt(token).environmentId;
-        if (typeof claimed !== "string") return undefined;
-        const environment = await environments.byId(claimed);
-        if (!environment) return undefined;
-        const { payload } = await jwtVerify(token, environment.signingKey, {
+        ({ payload } = await jwtVerify(token, environment.signingKey, {
           algorithms: [ALGORITHM],
           audience: SESSION_AUDIENCE,
           issuer: SESSION_ISSUER,
           requiredClaims: ["exp"],
-        });
-        const { _id, subscriberId, organizationId, environmentId } = payload;
-        if (typeof _id !== "string" || typeof subscriberId !== "string" || organizationId !== environment.organizationId || environmentId !== environment.id) {
-          return undefined;
-        }
-        return { scope: { organizationId: environment.organizationId, environmentId: environment.id }, subscriberId, subscriberDbId: _id };
+        }));
       } catch {
-        // Malformed, forged, expired or of another audience: all the same to the caller.
+        // Forged, expired or of another audience: all the same to the caller.
         return undefined;
       }
+      const { _id, subscriberId, organizationId, environmentId } = payload;
+      if (typeof _id !== "string" || typeof subscriberId !== "string" || organizationId !== environment.organizationId || environmentId !== environment.id) {
+        return undefined;
+      }
+      return { scope: { organizationId: environment.organizationId, environmentId: environment.id }, subscriberId, subscriberDbId: _id };
     },
   };
 }

@@ -1530,7 +1530,7 @@ export const WorkflowService: GenService<{
   },
   /**
    * The active workflows of the environment in pages (keyset on id), with what preferences need:
-   * the channels of their active steps, criticality and default channel settings.
+   * the channels of their active steps, criticality, default channel settings and tags.
    *
    * @generated from rpc notify.workflows.v1.WorkflowService.ListActiveWorkflows
    */

@@ -166,6 +166,19 @@ describe("Inbox preferences through @novu/js", () => {
     expect(await start(true)).toMatchObject({ isEnabled: true, weeklySchedule: { friday: { isEnabled: true } } });
     expect(await start(false)).toMatchObject({ isEnabled: true });
     expect((await serverSide("pref-default")).global.schedule).toMatchObject({ isEnabled: true });
+    // A malformed one is refused with the session, which then gives no token.
+    const refused = await stack.request(
+      "POST",
+      "/v1/inbox/session",
+      {
+        applicationIdentifier: await environmentIdentifier(stack),
+        subscriber: { subscriberId: "pref-default-bad" },
+        defaultSchedule: { weeklySchedule: { monday: { isEnabled: true, hours: [{ start: "nine", end: "17:00" }] } } },
+      },
+      { authorization: "" },
+    );
+    expect(refused.status).toBe(422);
+    expect(refused.body.data).toBeUndefined();
   });
 });
 

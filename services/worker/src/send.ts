@@ -57,6 +57,13 @@ export const OUTCOME_UNKNOWN = "delivery_outcome_unknown";
 const BACKOFF_MS = [1_000, 5_000, 15_000, 30_000, 60_000, 120_000];
 /** A job given back (its integration busy, its lease held elsewhere) comes back after about this long. */
 const BUSY_RETRY_MS = 1_000;
+/**
+ * How long a job over its integration's bound may wait in memory for one of the integration's
+ * jobs to finish, when the integration's sends are that quick: a fast integration turns over its
+ * bound many times a second, and sending its jobs back to the stream would cost every one of
+ * them a second and a redelivery.
+ */
+const ADMISSION_WAIT_MS = 200;
 
 /** Errors of the connection rather than of the request: worth another attempt. */
 const TRANSIENT_CODES = new Set([
@@ -169,11 +176,15 @@ interface Attempt {
  */
 export function createDeliveryStage(deps: DeliveryStageDeps) {
   const { log } = deps;
-  /** Jobs of each integration being handled: waiting for a send slot, claiming their lease, sending or recording. */
+  /** Jobs of each integration waiting for a send slot, claiming their lease or sending. */
   const admitted = new Map<string, number>();
   /** Sends under way per integration, and the jobs waiting for one of its slots. */
   const sending = new Map<string, number>();
   const waiting = new Map<string, (() => void)[]>();
+  /** How long each busy integration's sends have lately held their slot (claim and call), averaged. */
+  const slotHoldMs = new Map<string, number>();
+  /** Jobs over their integration's bound waiting a moment for a place (fast integrations only). */
+  const overAdmitted = new Map<string, (() => void)[]>();
   const integrationCache = new Map<string, { at: number; lookup: Promise<integrationsV1.Integration | undefined> }>();
 
   const claims = createCoalescer<store.LeaseRequest, store.Lease | undefined>({
@@ -357,6 +368,51 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     return undefined;
   }
 
+  /**
+   * Admits a job to its integration's bound (twice its slots: sending, or waiting for a slot), at
+   * once or after a short wait while a fast integration frees a place; false: the job goes back.
+   */
+  function admit(integrationId: string): boolean | Promise<boolean> {
+    const count = admitted.get(integrationId) ?? 0;
+    if (count < 2 * deps.perIntegration) {
+      admitted.set(integrationId, count + 1);
+      return true;
+    }
+    if ((slotHoldMs.get(integrationId) ?? 0) >= ADMISSION_WAIT_MS) return false;
+    return new Promise((resolve) => {
+      const queue = overAdmitted.get(integrationId) ?? [];
+      overAdmitted.set(integrationId, queue);
+      const enter = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        const at = queue.indexOf(enter);
+        if (at >= 0) queue.splice(at, 1);
+        if (queue.length === 0 && overAdmitted.get(integrationId) === queue) overAdmitted.delete(integrationId);
+        resolve(false);
+      }, ADMISSION_WAIT_MS);
+      queue.push(enter);
+    });
+  }
+
+  /** Hands a job's place to the first job waiting for one, or frees it. */
+  function leave(integrationId: string): void {
+    const queue = overAdmitted.get(integrationId);
+    const next = queue?.shift();
+    if (queue?.length === 0) overAdmitted.delete(integrationId);
+    if (next) {
+      next();
+      return;
+    }
+    const left = (admitted.get(integrationId) ?? 1) - 1;
+    if (left > 0) admitted.set(integrationId, left);
+    else {
+      admitted.delete(integrationId);
+      slotHoldMs.delete(integrationId);
+    }
+  }
+
   /** Takes one of the integration's send slots, waiting first come first served while they are all in use. */
   function acquireSlot(integrationId: string): Promise<void> | undefined {
     const busy = sending.get(integrationId) ?? 0;
@@ -424,25 +480,32 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     /** Handles one consumed DeliveryJob: done, or to come back later (a retry, or its integration is busy). */
     async handle(message: JsMsg): Promise<Later | undefined> {
       const job = fromBinary(deliveriesV1.DeliveryJobSchema, message.data);
-      // A slow provider holds at most twice its slots of the stage's jobs (sending, or waiting for
-      // a slot): the rest go back to the stream, so other integrations' sends go on.
-      const count = admitted.get(job.integrationId) ?? 0;
-      if (count >= 2 * deps.perIntegration) return { retryInMs: BUSY_RETRY_MS + Math.floor(Math.random() * BUSY_RETRY_MS) };
-      admitted.set(job.integrationId, count + 1);
+      // A slow provider holds at most twice its slots of the stage's jobs: the rest go back to the
+      // stream, so other integrations' sends go on.
+      if (!(await admit(job.integrationId))) return { retryInMs: BUSY_RETRY_MS + Math.floor(Math.random() * BUSY_RETRY_MS) };
+      let isAdmitted = true;
       let held = false;
+      let heldSince = 0;
+      // Recording the outcome is the worker's own work, not the provider's: a job stops counting
+      // against its integration's bound once the provider has answered.
       const release = () => {
-        if (held) releaseSlot(job.integrationId);
+        if (held) {
+          const heldMs = performance.now() - heldSince;
+          slotHoldMs.set(job.integrationId, 0.8 * (slotHoldMs.get(job.integrationId) ?? heldMs) + 0.2 * heldMs);
+          releaseSlot(job.integrationId);
+        }
         held = false;
+        if (!isAdmitted) return;
+        isAdmitted = false;
+        leave(job.integrationId);
       };
       try {
         await acquireSlot(job.integrationId);
         held = true;
+        heldSince = performance.now();
         return await deliver(job, release);
       } finally {
         release();
-        const left = (admitted.get(job.integrationId) ?? 1) - 1;
-        if (left === 0) admitted.delete(job.integrationId);
-        else admitted.set(job.integrationId, left);
       }
     },
   };

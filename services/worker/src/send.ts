@@ -154,6 +154,9 @@ function messageFor(job: deliveriesV1.DeliveryJob): MessageByChannel[DeliveryCha
   }
 }
 
+/** One send's part of a lease batch: the lease to claim before its call, or how its call ended. */
+type LeaseChange = { claim: store.LeaseRequest; outcome?: undefined } | { claim?: undefined; outcome: store.LeaseOutcome };
+
 interface Attempt {
   job: deliveriesV1.DeliveryJob;
   attempt: number;
@@ -187,29 +190,36 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
   const overAdmitted = new Map<string, (() => void)[]>();
   const integrationCache = new Map<string, { at: number; lookup: Promise<integrationsV1.Integration | undefined> }>();
 
-  const claims = createCoalescer<store.LeaseRequest, store.Lease | undefined>({
+  // Claims and outcomes of concurrent sends share one statement: a batch commits the outcomes of
+  // the sends that just ended with the claims of those about to start.
+  const leases = createCoalescer<LeaseChange, store.Lease | undefined>({
     maxBatch: 500,
-    maxInFlight: 2,
-    run: async (_, requests) => {
-      // A message twice in one batch (a duplicate publish) is claimed once; the other copy finds it taken.
-      const distinct = [...new Map(requests.map((request) => [request.messageId, request])).values()];
-      const leases = new Map((await store.claimLeases(deps.pool, distinct)).map((lease) => [lease.message_id, lease]));
-      const answered = new Set<string>();
-      return requests.map((request) => {
-        if (answered.has(request.messageId)) return undefined;
-        answered.add(request.messageId);
-        return leases.get(request.messageId);
+    maxInFlight: 4,
+    run: async (_, changes) => {
+      const outcomes = changes.flatMap((change) => (change.outcome ? [change.outcome] : []));
+      const finishing = new Set(outcomes.map((outcome) => outcome.messageId));
+      // A message twice in one batch (a duplicate publish), or claimed while its send is being
+      // finished, is claimed once or not at all; the other copy comes back later and finds it as it stands.
+      const claimed = new Set<string>();
+      const requests = changes.flatMap((change) => {
+        const request = change.claim;
+        if (!request || finishing.has(request.messageId) || claimed.has(request.messageId)) return [];
+        claimed.add(request.messageId);
+        return [request];
+      });
+      const answers = new Map((await store.finishAndClaimLeases(deps.pool, outcomes, requests)).map((lease) => [lease.message_id, lease]));
+      return changes.map((change) => {
+        if (!change.claim) return undefined;
+        const lease = answers.get(change.claim.messageId);
+        answers.delete(change.claim.messageId);
+        return lease;
       });
     },
   });
-  const finishes = createCoalescer<store.LeaseOutcome, void>({
-    maxBatch: 500,
-    maxInFlight: 2,
-    run: async (_, outcomes) => {
-      await store.finishLeases(deps.pool, outcomes);
-      return outcomes.map(() => undefined);
-    },
-  });
+  const claim = (request: store.LeaseRequest) => leases.submit("", { claim: request });
+  const finish = async (outcome: store.LeaseOutcome) => {
+    await leases.submit("", { outcome });
+  };
   const records = createCoalescer<Attempt, void>({
     maxBatch: 500,
     maxInFlight: 2,
@@ -257,7 +267,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
 
   /** Ends a claimed send without a call (nothing to send with): final, recorded as a failed attempt. */
   async function refuse(job: deliveriesV1.DeliveryJob, lease: store.Lease, errorId: string, errorText: string): Promise<undefined> {
-    await finishes.submit("", { messageId: job.messageId, state: "failed", errorId, errorText });
+    await finish({ messageId: job.messageId, state: "failed", errorId, errorText });
     await record({
       job,
       attempt: lease.attempts,
@@ -343,7 +353,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
       const delay = failure.retryAfterMs ?? BACKOFF_MS[Math.min(lease.attempts - 1, BACKOFF_MS.length - 1)]!;
       const written = job.createdAt ? timestampDate(job.createdAt).getTime() : lease.first_attempt_at.getTime();
       const retry = failure.transient && Date.now() + delay - written < deps.budgetMs;
-      await finishes.submit("", { messageId: job.messageId, state: retry ? "retrying" : "failed", errorId, errorText });
+      await finish({ messageId: job.messageId, state: retry ? "retrying" : "failed", errorId, errorText });
       await record({ job, attempt: lease.attempts, status: messagesV1.AttemptStatus.FAILED, startedAt, durationMs, detail: errorText, errorId, errorText });
       log.warn(
         { messageId: job.messageId, providerId: job.providerId, attempt: lease.attempts, retryInMs: retry ? delay : undefined, error: errorText },
@@ -353,7 +363,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     }
     release();
     const durationMs = Date.now() - startedAt.getTime();
-    await finishes.submit("", { messageId: job.messageId, state: "sent", providerMessageId: result.id });
+    await finish({ messageId: job.messageId, state: "sent", providerMessageId: result.id });
     await dropInvalidTokens(job, result.invalidTokens);
     await goOn(job);
     await record({
@@ -444,7 +454,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
   async function deliver(job: deliveriesV1.DeliveryJob, release: () => void): Promise<Later | undefined> {
     const channel = deliveryChannelOf(job.channel);
     if (!channel) throw new ConnectError(`a delivery job of channel ${job.channel}`, Code.InvalidArgument);
-    const lease = await claims.submit("", {
+    const lease = await claim({
       messageId: job.messageId,
       organizationId: job.organizationId,
       environmentId: job.environmentId,
@@ -462,7 +472,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     }
     const errorText = "The worker stopped while the provider was being called: the message may or may not have been delivered, and is not sent again";
     log.error({ messageId: job.messageId, environmentId: job.environmentId, providerId: job.providerId }, "send outcome unknown");
-    await finishes.submit("", { messageId: job.messageId, state: "unknown", errorId: OUTCOME_UNKNOWN, errorText });
+    await finish({ messageId: job.messageId, state: "unknown", errorId: OUTCOME_UNKNOWN, errorText });
     await record({
       job,
       attempt: lease.attempts,

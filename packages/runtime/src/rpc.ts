@@ -132,6 +132,25 @@ const CHANNEL_OPTIONS: grpc.ChannelOptions = {
   "grpc.max_reconnect_backoff_ms": 2_000,
 };
 
+/*
+ * Calls are spread over every address a service's name resolves to (a headless Service lists
+ * each ready replica), not pinned to the first. Servers end each connection after a while (the
+ * calls on it finish first), so callers resolve the name again and reach replicas added since.
+ */
+const CLIENT_OPTIONS: grpc.ChannelOptions = {
+  ...CHANNEL_OPTIONS,
+  "grpc.service_config": JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
+  // The service config is ours, not looked up in DNS TXT records.
+  "grpc.service_config_disable_resolution": 1,
+};
+
+const CONNECTION_AGE_MS = 5 * 60_000;
+
+const SERVER_OPTIONS: grpc.ChannelOptions = {
+  ...CHANNEL_OPTIONS,
+  "grpc.max_connection_age_ms": CONNECTION_AGE_MS,
+};
+
 /** How grpc-js names, writes and reads one method's messages; made once per method. */
 interface MethodCodec {
   path: string;
@@ -280,7 +299,7 @@ function unaryHandler(spec: Extract<MethodImplSpec, { kind: "unary" }>, intercep
 export async function serveRpc(options: ServeOptions): Promise<RpcServer> {
   let serving = true;
   const status = () => (serving ? HealthCheckResponse_ServingStatus.SERVING : HealthCheckResponse_ServingStatus.NOT_SERVING);
-  const server = new grpc.Server(CHANNEL_OPTIONS);
+  const server = new grpc.Server(SERVER_OPTIONS);
   const interceptors = serverInterceptors(options.log);
   const registry: ServiceRegistry = {
     service(service, implementation) {
@@ -351,7 +370,7 @@ export function createRpcTransport(baseUrl: string, defaultTimeoutMs: number): R
   const url = new URL(baseUrl);
   // An http URL without a port means port 80, as it did for the HTTP/2 transport; gRPC's own default is 443.
   const target = url.port ? url.host : `${url.host}:80`;
-  const client = new grpc.Client(target, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
+  const client = new grpc.Client(target, grpc.credentials.createInsecure(), CLIENT_OPTIONS);
   const transport: Transport = {
     unary(method, signal, timeoutMs, header, input) {
       const message = isMessage(input, method.input) ? input : create(method.input, input);

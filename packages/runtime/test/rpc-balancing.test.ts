@@ -5,11 +5,15 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createLogger } from "../src/log.js";
 import { createRpcTransport, scopeHeaders, serveRpc, type RpcServer, type RpcTransport } from "../src/rpc.js";
 
-// Two replicas of one service behind one name, as a headless Service lists them: each answers
-// with its own address, so the caller's spread of calls shows.
+// Replicas of one service behind one name, as a headless Service lists them: each answers with
+// its own address, so the caller's spread of calls shows. The name resolves to the first
+// replica only until a test adds the second, as a scale-up would.
 const REPLICAS = ["127.0.0.1", "127.0.0.2"];
 const SERVICE_NAME = "replicas.notify.test";
+// Channels are renewed quickly here, so the calls below cross many renewals.
+const CHANNEL_AGE_MS = 100;
 
+let resolved = REPLICAS.slice(0, 1);
 const servers: RpcServer[] = [];
 let rpc: RpcTransport;
 beforeAll(async () => {
@@ -28,8 +32,8 @@ beforeAll(async () => {
   }
   const lookup = dns.promises.lookup;
   vi.spyOn(dns.promises, "lookup").mockImplementation(((hostname: string, options: dns.LookupAllOptions) =>
-    hostname === SERVICE_NAME ? Promise.resolve(REPLICAS.map((address) => ({ address, family: 4 }))) : lookup(hostname, options)) as typeof lookup);
-  rpc = createRpcTransport(`http://${SERVICE_NAME}:${port}`, 5_000);
+    hostname === SERVICE_NAME ? Promise.resolve(resolved.map((address) => ({ address, family: 4 }))) : lookup(hostname, options)) as typeof lookup);
+  rpc = createRpcTransport(`http://${SERVICE_NAME}:${port}`, 5_000, CHANNEL_AGE_MS);
 });
 afterAll(async () => {
   rpc?.close();
@@ -37,14 +41,37 @@ afterAll(async () => {
   await Promise.all(servers.map((server) => server.close()));
 });
 
+const call = () =>
+  createClient(subscribersV1.SubscriberService, rpc.transport).updateSubscriber(
+    { subscriberId: "ada" },
+    { headers: scopeHeaders({ organizationId: "o", environmentId: "e" }) },
+  );
+
+async function servedBy(calls: number): Promise<string[]> {
+  const served = new Set<string>();
+  for (let attempt = 0; attempt < calls; attempt++) served.add((await call()).id);
+  return [...served].sort();
+}
+
 describe("calls to a name with several replicas", () => {
-  it("reach every replica, not only the first address", async () => {
-    const client = createClient(subscribersV1.SubscriberService, rpc.transport);
-    const served = new Set<string>();
-    for (let call = 0; call < 50 && served.size < REPLICAS.length; call++) {
-      const reply = await client.updateSubscriber({ subscriberId: "ada" }, { headers: scopeHeaders({ organizationId: "o", environmentId: "e" }) });
-      served.add(reply.id);
-    }
-    expect([...served].sort()).toEqual(REPLICAS);
+  it("reach every replica, a replica added later once the channel was renewed", async () => {
+    expect(await servedBy(10)).toEqual(REPLICAS.slice(0, 1));
+    resolved = REPLICAS;
+    await new Promise((resolve) => setTimeout(resolve, CHANNEL_AGE_MS));
+    expect(await servedBy(20)).toEqual(REPLICAS);
+  });
+
+  it("all succeed while channels are renewed under them", async () => {
+    const until = Date.now() + CHANNEL_AGE_MS * 10;
+    const callers = Array.from({ length: 8 }, async () => {
+      let answered = 0;
+      while (Date.now() < until) {
+        await call();
+        answered++;
+      }
+      return answered;
+    });
+    const answered = await Promise.all(callers);
+    expect(answered.every((count) => count > 0)).toBe(true);
   });
 });

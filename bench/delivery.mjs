@@ -108,7 +108,11 @@ export default async function deliveryBench({ report }) {
     children.push(startProcess("gateway", { ...common, ...loopback, GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: String(ports.gateway), BOOTSTRAP_API_KEY: key }));
     const api = `http://127.0.0.1:${ports.gateway}`;
     const headers = { authorization: `ApiKey ${key}`, "content-type": "application/json" };
-    await waitFor(async () => (await fetch(`${api}/readyz`)).ok && (await fetch(`http://127.0.0.1:${ports.worker}/readyz`)).ok, "gateway and worker", 60_000);
+    await waitFor(
+      async () => (await fetch(`${api}/readyz/dependencies`)).ok && (await fetch(`http://127.0.0.1:${ports.worker}/readyz`)).ok,
+      "gateway and worker",
+      60_000,
+    );
     const post = async (path, body) => {
       const reply = await fetch(`${api}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
       const answer = await reply.json();

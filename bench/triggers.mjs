@@ -113,7 +113,7 @@ export default async function triggersBench({ report }) {
     children.push(startProcess("gateway", { ...common, GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: String(ports.gateway), BOOTSTRAP_API_KEY: key }));
     const api = `http://127.0.0.1:${ports.gateway}`;
     const headers = { authorization: `ApiKey ${key}`, "content-type": "application/json" };
-    await waitFor(async () => (await fetch(`${api}/readyz`)).ok, "gateway", 60_000);
+    await waitFor(async () => (await fetch(`${api}/readyz/dependencies`)).ok, "gateway", 60_000);
     const post = async (path, body, as = headers) => (await fetch(`${api}${path}`, { method: "POST", headers: as, body: JSON.stringify(body) })).json();
     const workflow = (await post("/v1/workflows", { name: "Bench", active: true, steps: [{ template: { type: "in_app", content: "Order {{n}}" } }] })).data;
     const name = workflow.triggers[0].identifier;

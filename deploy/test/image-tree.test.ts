@@ -94,7 +94,7 @@ describe("the image's tree (scripts/image-tree.sh)", () => {
       children.push(child);
     }
     const gateway = `http://127.0.0.1:${env.GATEWAY_PORT}`;
-    await eventually(async () => ((await fetch(`${gateway}/readyz`)).status === 200 ? true : undefined), 60_000, 250);
+    await eventually(async () => ((await fetch(`${gateway}/readyz/dependencies`)).status === 200 ? true : undefined), 60_000, 250);
     await eventually(async () => ((await fetch(`http://127.0.0.1:${env.WORKER_PORT}/readyz`)).status === 200 ? true : undefined), 60_000, 250);
     const listed = await fetch(`${gateway}/v1/subscribers`, { headers: { authorization: `ApiKey ${env.BOOTSTRAP_API_KEY}` } });
     expect(listed.status).toBe(200);

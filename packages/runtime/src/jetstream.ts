@@ -132,6 +132,8 @@ export interface Later {
 }
 
 export interface Consumption {
+  /** False once the subscription ended: this process takes no more jobs of the stream. */
+  active(): boolean;
   stop(): Promise<void>;
 }
 
@@ -236,6 +238,7 @@ export async function consumeJobs(nats: NatsConnection, options: ConsumeOptions)
     running.add(task);
   };
 
+  let looping = true;
   const loop = (async () => {
     for await (const message of messages) {
       pending.push(message);
@@ -250,9 +253,12 @@ export async function consumeJobs(nats: NatsConnection, options: ConsumeOptions)
       }
     }
     dispatch();
-  })();
+  })().finally(() => {
+    looping = false;
+  });
 
   return {
+    active: () => looping,
     async stop() {
       messages.stop();
       await loop.catch(() => undefined);

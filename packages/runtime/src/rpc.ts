@@ -132,6 +132,22 @@ const CHANNEL_OPTIONS: grpc.ChannelOptions = {
   "grpc.max_reconnect_backoff_ms": 2_000,
 };
 
+/*
+ * Calls are spread over every address a service's name resolves to (a headless Service lists
+ * each ready replica), not pinned to the first. A channel resolves the name only when one of its
+ * connections drops, so callers open a fresh channel every few minutes (it shares the open
+ * connections, and the calls under way finish on the old one), which reaches replicas added
+ * since. Servers ending connections by age instead had new calls refused in the race.
+ */
+const CLIENT_OPTIONS: grpc.ChannelOptions = {
+  ...CHANNEL_OPTIONS,
+  "grpc.service_config": JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
+  // The service config is ours, not looked up in DNS TXT records.
+  "grpc.service_config_disable_resolution": 1,
+};
+
+const CHANNEL_AGE_MS = 5 * 60_000;
+
 /** How grpc-js names, writes and reads one method's messages; made once per method. */
 interface MethodCodec {
   path: string;
@@ -344,14 +360,30 @@ function metadataOf(header: Parameters<Transport["unary"]>[3]): grpc.Metadata {
 
 /**
  * A transport to one service over h2c with @grpc/grpc-js: one channel shared by all its clients
- * and calls, which reconnects on its own. A call that sets no deadline of its own gets
- * `defaultTimeoutMs`; aborting a call's signal cancels it.
+ * and calls, which reconnects on its own and is renewed every `channelAgeMs`. A call that sets no
+ * deadline of its own gets `defaultTimeoutMs`; aborting a call's signal cancels it.
  */
-export function createRpcTransport(baseUrl: string, defaultTimeoutMs: number): RpcTransport {
+export function createRpcTransport(baseUrl: string, defaultTimeoutMs: number, channelAgeMs = CHANNEL_AGE_MS): RpcTransport {
   const url = new URL(baseUrl);
   // An http URL without a port means port 80, as it did for the HTTP/2 transport; gRPC's own default is 443.
   const target = url.port ? url.host : `${url.host}:80`;
-  const client = new grpc.Client(target, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
+  const open = () => new grpc.Client(target, grpc.credentials.createInsecure(), CLIENT_OPTIONS);
+  let channel = open();
+  let renewAt = Date.now() + channelAgeMs;
+  const retired = new Set<grpc.Client>();
+  const current = () => {
+    if (Date.now() >= renewAt) {
+      const old = channel;
+      channel = open();
+      renewAt = Date.now() + channelAgeMs;
+      // Closing fails the calls still waiting for a connection: wait until their deadlines passed.
+      retired.add(old);
+      setTimeout(() => {
+        if (retired.delete(old)) old.close();
+      }, defaultTimeoutMs).unref();
+    }
+    return channel;
+  };
   const transport: Transport = {
     unary(method, signal, timeoutMs, header, input) {
       const message = isMessage(input, method.input) ? input : create(method.input, input);
@@ -362,7 +394,7 @@ export function createRpcTransport(baseUrl: string, defaultTimeoutMs: number): R
         }
         const codec = codecOf(method);
         const cancel = () => call.cancel();
-        const call = client.makeUnaryRequest(
+        const call = current().makeUnaryRequest(
           codec.path,
           codec.serializeInput,
           codec.deserializeOutput as (bytes: Buffer) => MessageShape<typeof method.output>,
@@ -382,7 +414,14 @@ export function createRpcTransport(baseUrl: string, defaultTimeoutMs: number): R
       return Promise.reject(new ConnectError("streaming calls are not served between processes", Code.Unimplemented));
     },
   };
-  return { transport, close: () => client.close() };
+  return {
+    transport,
+    close() {
+      for (const old of retired) old.close();
+      retired.clear();
+      channel.close();
+    },
+  };
 }
 
 export { createClient, type Client };

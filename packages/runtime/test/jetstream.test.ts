@@ -44,7 +44,9 @@ describe("job stream", () => {
     });
     await until(() => seen.length >= 2);
     await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(consumption.active()).toBe(true);
     await consumption.stop();
+    expect(consumption.active()).toBe(false);
     expect(seen.sort()).toEqual(["one", "two"]);
   });
 

@@ -9,7 +9,7 @@ import type { Clients } from "./clients.js";
 import { inboxCors } from "./cors.js";
 import type { Accounts } from "./environments.js";
 import { errorMiddleware } from "./errors.js";
-import { livez, readyz, type ReadinessDeps } from "./health.js";
+import { dependencyHealth, livez, readyz, type ReadinessDeps } from "./health.js";
 import { idempotencyMiddleware, type IdempotencyDeps } from "./idempotency.js";
 import { JsonBytes, type Audience, type InboxRouteInput, type PublicRouteInput, type Route, type RouteCall, type RouteInput } from "./route.js";
 import type { SubscriberSession } from "./sessions.js";
@@ -164,7 +164,8 @@ export function createApp(deps: AppDeps): Koa {
 
   const router = new Router();
   router.get("/livez", livez);
-  router.get("/readyz", readyz(deps.readiness));
+  router.get("/readyz", readyz(deps.readiness.accepting));
+  router.get("/readyz/dependencies", dependencyHealth(deps.readiness.dependencies));
   const authenticate = authMiddleware(deps.auth);
   const authenticateSession = sessionAuthMiddleware(deps.accounts.sessions);
   const idempotent = idempotencyMiddleware(deps.idempotency);

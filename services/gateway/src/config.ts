@@ -50,7 +50,7 @@ const schema = z.object({
   FEED_CACHE_MB: z.coerce.number().int().min(0).max(4096).default(32),
   /** Ranges user-set URLs may reach besides the public internet (README: Outbound safety). */
   OUTBOUND_ALLOWED_CIDRS: parsedText(parseCidrs),
-  /** Time a readiness probe waits for each dependency. */
+  /** Time /readyz/dependencies waits for each dependency. */
   READINESS_TIMEOUT_MS: z.coerce.number().int().min(50).default(1_000),
 });
 

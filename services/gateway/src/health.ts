@@ -4,14 +4,18 @@ import type { NatsConnection, Pool, Redis } from "@notify/runtime";
 import type { Context } from "koa";
 
 export interface ReadinessDeps {
+  /** False once shutdown has begun, so load balancers stop sending traffic first. */
+  accepting: () => boolean;
+  dependencies: DependencyChecks;
+}
+
+export interface DependencyChecks {
   pool: Pool;
   redis: Redis;
   /** Undefined until the first connection succeeds. */
   nats: () => NatsConnection | undefined;
   services: Record<string, Client<typeof Health>>;
   timeoutMs: number;
-  /** False once shutdown has begun, so load balancers stop sending traffic first. */
-  accepting: () => boolean;
 }
 
 function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
@@ -31,8 +35,22 @@ export const livez = (ctx: Context) => {
   ctx.body = { status: "ok" };
 };
 
-/** 200 when every dependency answers within the timeout; 503 with the failing ones otherwise. */
-export function readyz(deps: ReadinessDeps) {
+/**
+ * Whether this gateway serves: 200 until shutdown begins. Dependencies are not consulted: while
+ * one is down every gateway answers the requests that need it 503 with Retry-After, and a
+ * gateway taken out of its Service would serve nothing at all, not even what still works.
+ */
+export function readyz(accepting: () => boolean) {
+  return (ctx: Context) => {
+    const ready = accepting();
+    ctx.status = ready ? 200 : 503;
+    if (!ready) ctx.set("Retry-After", "1");
+    ctx.body = { status: ready ? "ready" : "shutting down" };
+  };
+}
+
+/** For operators and monitoring: 200 when every dependency answers within the timeout; 503 with the failing ones otherwise. */
+export function dependencyHealth(deps: DependencyChecks) {
   return async (ctx: Context) => {
     const ms = deps.timeoutMs;
     const results = await Promise.all([
@@ -57,10 +75,9 @@ export function readyz(deps: ReadinessDeps) {
         ),
       ),
     ]);
-    const checks = Object.fromEntries(results);
-    const ready = deps.accepting() && results.every(([, state]) => state === "up");
-    ctx.status = ready ? 200 : 503;
-    if (!ready) ctx.set("Retry-After", "1");
-    ctx.body = { status: ready ? "ready" : deps.accepting() ? "unavailable" : "shutting down", checks };
+    const up = results.every(([, state]) => state === "up");
+    ctx.status = up ? 200 : 503;
+    if (!up) ctx.set("Retry-After", "1");
+    ctx.body = { status: up ? "up" : "degraded", checks: Object.fromEntries(results) };
   };
 }

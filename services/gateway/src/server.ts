@@ -79,7 +79,10 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
     accounts,
     idempotency: { redis, ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS, log },
     outbound: { allowedCidrs: config.OUTBOUND_ALLOWED_CIDRS },
-    readiness: { pool, redis, nats: nats.current, services: downstream.health, timeoutMs: config.READINESS_TIMEOUT_MS, accepting: () => accepting },
+    readiness: {
+      accepting: () => accepting,
+      dependencies: { pool, redis, nats: nats.current, services: downstream.health, timeoutMs: config.READINESS_TIMEOUT_MS },
+    },
   });
   const server = app.listen(config.GATEWAY_PORT, config.GATEWAY_HOST);
   await new Promise<void>((resolve, reject) => {

@@ -1,56 +1,16 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { eventually } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSubscriber, newMessage, seeder } from "./messages-fixtures.js";
+import { privateNats } from "./private-nats.js";
 import { startStack, type Data, type Stack } from "./stack.js";
 
-// Fault tests: a worker killed mid-job and a NATS outage. NATS here is a server of this file's
-// own (another port, another store), so stopping it never disturbs tests running beside it.
+// Fault tests: a worker killed mid-job and a NATS outage, on a NATS server of this file's own.
 
 const workerEntry = fileURLToPath(new URL("../../worker/dist/server.js", import.meta.url));
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-const natsPort = await freePort();
-const natsStore = mkdtempSync(join(tmpdir(), "notify-nats-"));
-let nats: ChildProcess | undefined;
-
-async function startNats(): Promise<void> {
-  nats = spawn("nats-server", ["-a", "127.0.0.1", "-p", String(natsPort), "-js", "-sd", natsStore], { stdio: "ignore" });
-  await eventually(
-    () =>
-      new Promise<true | undefined>((resolve) => {
-        const probe = createServer();
-        probe.once("error", () => resolve(true)); // the port is taken: nats is listening
-        probe.listen(natsPort, "127.0.0.1", () => probe.close(() => resolve(undefined)));
-      }),
-    10_000,
-  );
-}
-
-async function stopNats(): Promise<void> {
-  const running = nats;
-  nats = undefined;
-  if (!running || running.exitCode !== null) return;
-  await new Promise<void>((resolve) => {
-    running.once("exit", () => resolve());
-    running.kill("SIGTERM");
-  });
-}
+const nats = await privateNats();
 
 let stack: Stack;
 let worker: ChildProcess | undefined;
@@ -65,14 +25,13 @@ function startWorker(): ChildProcess {
 }
 
 beforeAll(async () => {
-  await startNats();
-  stack = await startStack({ worker: false, natsUrl: `nats://127.0.0.1:${natsPort}` });
+  await nats.start();
+  stack = await startStack({ worker: false, natsUrl: nats.url });
 });
 afterAll(async () => {
   worker?.kill("SIGKILL");
   await stack?.stop();
-  await stopNats();
-  rmSync(natsStore, { recursive: true, force: true });
+  await nats.remove();
 });
 
 async function countFor(transactionId: string): Promise<{ total: number; distinct: number }> {
@@ -127,13 +86,13 @@ describe("faults", () => {
   it("a trigger accepted while NATS is down is delivered once NATS is back", async () => {
     startWorker();
     await stack.request("POST", "/v1/subscribers", { subscriberId: "patient" });
-    await stopNats();
+    await nats.stop();
     const reply = await stack.request("POST", "/v1/events/trigger", { name: workflow, to: "patient", transactionId: "t-outage" });
     expect(reply.status).toBe(201);
     expect(reply.body.data.status).toBe("processed");
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect((await countFor("t-outage")).total).toBe(0);
-    await startNats();
+    await nats.start();
     await eventually(async () => ((await countFor("t-outage")).total === 1 ? true : undefined), 40_000);
     worker?.kill("SIGTERM");
   }, 60_000);
@@ -144,19 +103,19 @@ describe("faults", () => {
     const feedLength = async () => (await stack.request("GET", "/v1/subscribers/outage-reader/notifications/feed")).body.data.length as number;
     try {
       expect(await feedLength()).toBe(0);
-      await stopNats();
+      await nats.stop();
       // Announced into the void: only a gateway that stopped keeping pages answers it at once.
       await seed.create([newMessage(reader)]);
       expect(await feedLength()).toBe(1);
 
-      await startNats();
+      await nats.start();
       await new Promise((resolve) => setTimeout(resolve, 4_000)); // reconnected and trusting again
       expect(await feedLength()).toBe(1);
       await seed.create([newMessage(reader)]);
       expect(await feedLength()).toBe(2);
     } finally {
       seed.close();
-      if (!nats) await startNats();
+      if (!nats.running) await nats.start();
     }
   }, 60_000);
 });

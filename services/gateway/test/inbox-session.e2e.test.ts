@@ -71,7 +71,7 @@ beforeAll(async () => {
     accounts,
     idempotency: { redis, ttlSeconds: 60, log },
     outbound: { allowedCidrs: [] },
-    readiness: { pool, redis, nats: () => undefined, services: downstream.health, timeoutMs: 100, accepting: () => true },
+    readiness: { accepting: () => true, dependencies: { pool, redis, nats: () => undefined, services: downstream.health, timeoutMs: 100 } },
   });
   const server = app.listen(0, "127.0.0.1");
   await new Promise((resolve) => server.once("listening", resolve));

@@ -451,8 +451,8 @@ describe("idempotency of the routes that answer secrets", () => {
 });
 
 describe("readiness", () => {
-  it("readyz checks the integrations and topics services", async () => {
-    const ready = await fetch(`${stack.url}/readyz`);
+  it("the dependency health checks the integrations and topics services", async () => {
+    const ready = await fetch(`${stack.url}/readyz/dependencies`);
     expect(ready.status).toBe(200);
     const body = (await ready.json()) as { checks: Record<string, string> };
     expect(body.checks).toMatchObject({ integrations: "up", topics: "up" });

@@ -264,12 +264,13 @@ describe("idempotency", () => {
 });
 
 describe("probes", () => {
-  it("livez and readyz answer without a key", async () => {
+  it("livez, readyz and the dependency health answer without a key", async () => {
     const live = await fetch(`${stack.url}/livez`);
     expect(live.status).toBe(200);
-    const ready = await fetch(`${stack.url}/readyz`);
-    expect(ready.status).toBe(200);
-    const { checks } = (await ready.json()) as { checks: Record<string, string> };
+    expect((await fetch(`${stack.url}/readyz`)).status).toBe(200);
+    const dependencies = await fetch(`${stack.url}/readyz/dependencies`);
+    expect(dependencies.status).toBe(200);
+    const { checks } = (await dependencies.json()) as { checks: Record<string, string> };
     expect(checks).toMatchObject({ postgres: "up", redis: "up", nats: "up", subscribers: "up" });
     expect(Object.values(checks).every((state) => state === "up")).toBe(true);
   });

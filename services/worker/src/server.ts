@@ -31,6 +31,9 @@ export { readConfig };
 
 export const migrations = migrationsBeside("worker", import.meta.url);
 
+/** How long /readyz waits for NATS to answer a ping. */
+const NATS_PROBE_TIMEOUT_MS = 1_000;
+
 export interface RunningWorker {
   readonly healthPort: number;
   stop(): Promise<void>;
@@ -169,9 +172,21 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
   const consumption = await consumeOnce(stream, consume);
   const sending = await consumeOnce(deliveries, consumeDeliveries);
 
+  // Live while both subscriptions run (a worker whose subscription ended takes no jobs: restart
+  // it); ready while NATS also answers, so an outage shows without restarting anything.
+  const consuming = () => consumption.active() && sending.active();
+  const natsAnswers = () =>
+    nats.isClosed()
+      ? Promise.resolve(false)
+      : Promise.race([nats.flush().then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), NATS_PROBE_TIMEOUT_MS).unref())]).catch(
+          () => false,
+        );
   const health = createServer((request, response) => {
-    const ok = request.url === "/livez" || (request.url === "/readyz" && !nats.isClosed());
-    response.writeHead(ok ? 200 : 503, { "content-type": "application/json" }).end(JSON.stringify({ status: ok ? "ok" : "unavailable" }));
+    const answer = (ok: boolean) =>
+      response.writeHead(ok ? 200 : 503, { "content-type": "application/json" }).end(JSON.stringify({ status: ok ? "ok" : "unavailable" }));
+    if (request.url === "/livez") answer(consuming());
+    else if (request.url === "/readyz") void natsAnswers().then((answers) => answer(answers && consuming()));
+    else answer(false);
   });
   await new Promise<void>((resolve) => health.listen(config.WORKER_PORT, config.WORKER_HOST, resolve));
   log.info({ stream: stream.name }, "worker consuming");

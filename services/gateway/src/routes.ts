@@ -92,6 +92,9 @@ import {
 } from "./mappers/topics.js";
 import { broadcastBody, broadcastEventOf, bulkOutcome, bulkTriggerBody, eventOf, singleOutcome, triggerBody } from "./mappers/triggers.js";
 import { executionDetailsQuery, executionDetailToJson } from "./mappers/execution-details.js";
+import { environmentToJson, parentIdOf } from "./mappers/environments.js";
+import { sessionBody } from "./mappers/inbox-session.js";
+import { startSession } from "./inbox-session.js";
 import { MIB } from "./body.js";
 import { JsonBytes, jsonOnce, route, type Route, type RouteInput, type Sensitive } from "./route.js";
 import { keyString, parseOrThrow, queryBool } from "./validation.js";
@@ -100,10 +103,9 @@ import { keyString, parseOrThrow, queryBool } from "./validation.js";
 const getSubscriber = async ({ params, clients, call }: RouteInput<z.infer<typeof subscriberIdParam>, unknown, unknown>) =>
   subscriberToJson(await clients.batched.getSubscriber(params.subscriberId, call));
 
-/** Deleting a subscriber also ends its topic memberships. */
+/** The subscribers service makes its topic memberships end too (a job it publishes with the delete). */
 const deleteSubscriber = async ({ params, clients, call }: RouteInput<z.infer<typeof subscriberIdParam>, unknown, unknown>) => {
-  const { id } = await clients.subscribers.deleteSubscriber(params, call);
-  await clients.topics.deleteSubscriberSubscriptions({ internalSubscriberId: id }, call);
+  await clients.subscribers.deleteSubscriber(params, call);
   return deletedResult;
 };
 
@@ -727,4 +729,31 @@ export const routes: Route[] = [
         schedule: false,
       }),
   }),
+
+  // Environments: the caller's, and its organization's
+  route({
+    method: "GET",
+    path: "/v1/environments/me",
+    handle: async ({ scope, accounts }) => {
+      const [environment, all] = await Promise.all([
+        accounts.environments.byId(scope.environmentId),
+        accounts.environments.listOfOrganization(scope.organizationId),
+      ]);
+      // Only a key whose environment was deleted meanwhile, which nothing does yet.
+      if (!environment) throw new HttpError(404, "Environment not found");
+      return environmentToJson(environment, parentIdOf(all));
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/v1/environments",
+    handle: async ({ scope, accounts }) => {
+      const all = await accounts.environments.listOfOrganization(scope.organizationId);
+      const parentId = parentIdOf(all);
+      return all.map((environment) => environmentToJson(environment, parentId));
+    },
+  }),
+
+  // The Inbox (@novu/js): a session for a subscriber's browser; every other Inbox route takes its token
+  route({ audience: "public", method: "POST", path: "/v1/inbox/session", body: sessionBody, handle: startSession }),
 ];

@@ -1,7 +1,9 @@
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { createPool } from "@notify/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { environmentIdentifier } from "./inbox-helpers.js";
 import { startStack, type Stack } from "./stack.js";
 
 const run = promisify(execFile);
@@ -34,6 +36,7 @@ describe("pnpm notify keys", () => {
     const listing = await notify("keys", "list");
     expect(listing).toContain(key.slice(0, 8));
     expect(listing).toContain("Default/Production");
+    expect(listing).toContain(await environmentIdentifier(stack, key));
     expect(listing).not.toContain(key);
     expect(listing).not.toContain(stack.key);
 
@@ -41,6 +44,22 @@ describe("pnpm notify keys", () => {
     const revoked = await stack.request("GET", "/v1/subscribers/prod-only", undefined, asProduction);
     expect(revoked.status).toBe(401);
     expect(await notify("keys", "list")).toMatch(/revoked/);
+  });
+
+  it("sets and clears the origins of an environment's Inbox", async () => {
+    expect(await notify("inbox", "origins", "--environment", "Development", "https://App.example.com/", "http://localhost:5173")).toContain(
+      "Default/Development: Inbox origins https://app.example.com http://localhost:5173",
+    );
+    const pool = createPool(stack.database.url, 1);
+    const origins = async () =>
+      (await pool.query<{ inbox_origins: string[] | null }>("SELECT inbox_origins FROM gateway.environments WHERE name = 'Development'")).rows[0]
+        ?.inbox_origins;
+    expect(await origins()).toEqual(["https://app.example.com", "http://localhost:5173"]);
+    expect(await notify("inbox", "origins", "--any")).toContain("Inbox origins any");
+    expect(await origins()).toBeNull();
+    await expect(notify("inbox", "origins", "not-an-origin")).rejects.toMatchObject({ stderr: expect.stringContaining("not an origin") });
+    await expect(notify("inbox", "origins", "--environment", "Nowhere", "--any")).rejects.toMatchObject({ stderr: expect.stringContaining("no environment") });
+    await pool.end();
   });
 
   it("rejects unknown commands with the usage text", async () => {

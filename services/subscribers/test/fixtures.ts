@@ -70,10 +70,17 @@ function neighbourClients(neighbours: Neighbours) {
   };
 }
 
+export type PublishDeleted = (job: subscribersV1.SubscriberDeletedJob) => Promise<void>;
+
 /** The service behind an in-memory transport: the real handlers and interceptors, no network. */
-export function inMemoryClient(pool: Pool, neighbours: Neighbours = newNeighbours(), announce: Announce = async () => undefined) {
+export function inMemoryClient(
+  pool: Pool,
+  neighbours: Neighbours = newNeighbours(),
+  announce: Announce = async () => undefined,
+  publishDeleted: PublishDeleted = async () => undefined,
+) {
   const log = createLogger("test", "silent");
-  const transport = inMemoryTransport(routes({ pool, log, ...neighbourClients(neighbours), announce }));
+  const transport = inMemoryTransport(routes({ pool, log, ...neighbourClients(neighbours), announce, publishDeleted }));
   return createClient(subscribersV1.SubscriberService, transport);
 }
 

@@ -1,8 +1,9 @@
 import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
-import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { messagesV1, type subscribersV1, type workflowsV1 } from "@notify/proto";
 import { isObjectId } from "@notify/runtime";
 import { z } from "zod";
+import { validationError } from "../errors.js";
 import { queryBool, queryInt } from "../validation.js";
 import { isoOrNull } from "./common.js";
 
@@ -211,6 +212,15 @@ export const bulkBody = z.object({
 export const snoozeBody = z.object({
   snoozeUntil: z.iso.datetime({ offset: true, error: "snoozeUntil must be an ISO 8601 date" }).transform((text) => timestampFromDate(new Date(text))),
 });
+
+/** `snoozeUntil` within the bound the Inbox session announced (maxSnoozeDurationHours); a 422 otherwise. */
+export function checkSnoozeBound(snoozeUntil: Timestamp, maxHours: number): Timestamp {
+  if (timestampDate(snoozeUntil).getTime() - Date.now() > maxHours * 3_600_000) {
+    const value = timestampDate(snoozeUntil).toISOString();
+    throw validationError({ snoozeUntil: { messages: [`snoozeUntil must be at most ${maxHours} hours ahead`], value } });
+  }
+  return snoozeUntil;
+}
 
 export const actionBody = z.object({
   actionType: z

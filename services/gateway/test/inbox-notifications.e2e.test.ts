@@ -202,7 +202,10 @@ describe("the Inbox's notifications through @novu/js", () => {
       await seed.inApp(recipient, 2, { tags: ["billing"], data: { team: "red" }, severity: Severity.HIGH });
       await seed.inApp(recipient, 1, { tags: ["news"], severity: Severity.LOW });
       const novu = await openInbox(stack, subscriberId);
-      const { token } = await openSession(stack, subscriberId);
+      const { token, unreadCount, totalUnreadCount } = await openSession(stack, subscriberId);
+      // The session's bell: unread per severity.
+      expect(unreadCount).toEqual({ total: 3, severity: { high: 2, medium: 0, low: 1, none: 0 } });
+      expect(totalUnreadCount).toBe(3);
       const filters = [{ read: false }, { seen: false }, { archived: true }, { tags: ["billing"] }, { data: { team: "red" } }, { severity: "high" }];
       expect(await counts(novu, filters)).toEqual([3, 3, 0, 2, 2, 2]);
       // The bell as <Inbox /> asks for it: unread, not archived, not snoozed, per severity.

@@ -336,7 +336,7 @@ export const routes: Route[] = [
     envelope: false,
     query: listQuery,
     handle: async ({ session, query, clients, call }) => {
-      const reply = await clients.messages.listInboxMessages(
+      const reply = await clients.batched.inboxPage(
         {
           subscriberId: session.subscriberId,
           filter: inboxFilterOf(query),

@@ -85,6 +85,37 @@ describe("the Inbox RPCs", () => {
     expect((await list(call, "ada", {}, { after: bobs!.id })).messages).toEqual([]);
   });
 
+  it("lists many subscribers' pages in one call, each succeeding or failing alone", async () => {
+    const { call, scope, subscriber } = setUp();
+    const bob = subscribers.add(scope, "bob");
+    const [mine] = await create(call, subscriber, {});
+    const [bobs] = await create(call, bob, {});
+    const { results } = await client.batchListInboxMessages(
+      {
+        lists: [
+          { subscriberId: "ada", limit: 10 },
+          { subscriberId: "nobody", limit: 10 },
+          { subscriberId: "bob", limit: 0 },
+          { subscriberId: "bob", limit: 10 },
+        ],
+      },
+      call,
+    );
+    expect(results.map((item) => item.result.case)).toEqual(["page", "error", "error", "page"]);
+    const pageOf = (index: number) => {
+      const result = results[index]!.result;
+      return result.case === "page" ? result.value : undefined;
+    };
+    expect(pageOf(0)?.messages.map((message) => message.id)).toEqual([mine]);
+    expect(pageOf(3)?.messages.map((message) => message.id)).toEqual([bobs]);
+    expect(pageOf(3)?.subscriber?.subscriberId).toBe("bob");
+    const errorOf = (index: number) => {
+      const result = results[index]!.result;
+      return result.case === "error" ? result.value.code : undefined;
+    };
+    expect([errorOf(1), errorOf(2)]).toEqual([Code.NotFound, Code.InvalidArgument]);
+  });
+
   it("filters by flags, severity, tags, data and creation time, and counts each filter up to the limit", async () => {
     const { call, subscriber } = setUp();
     const [high, billing, plain] = await create(

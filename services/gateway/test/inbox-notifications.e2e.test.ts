@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Novu } from "@novu/js";
 import { messagesV1 } from "@notify/proto";
+import { connectNats } from "@notify/runtime";
 import { eventually } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openInbox, openSession } from "./inbox-helpers.js";
@@ -112,7 +113,15 @@ describe("the Inbox's notifications through @novu/js", () => {
     const subscriberId = unique("ada");
     const novu = await openInbox(stack, subscriberId, { profile: { firstName: "Ada" } });
     const { token } = await openSession(stack, subscriberId);
-    await delivered(token, subscriberId, 7);
+    // What live events follow: the new message announced as received, by id and subscriber.
+    const environmentId = (await stack.request<Data<{ _id: string }>>("GET", "/v1/environments/me")).body.data._id;
+    const nats = await connectNats("nats://127.0.0.1:4222", "inbox-test");
+    const received: string[] = [];
+    nats.subscribe(`notify.changes.received.${environmentId}`, { callback: (_, message) => received.push(...(JSON.parse(message.string()) as string[])) });
+    await nats.flush();
+    const [delivery] = await delivered(token, subscriberId, 7);
+    await eventually(async () => (received.includes(`${delivery!.id}:${subscriberId}`) ? true : undefined));
+    await nats.close();
 
     const { data, error } = await novu.notifications.list({ limit: 10 });
     expect(error).toBeUndefined();

@@ -152,7 +152,14 @@ describe("the Inbox RPCs", () => {
 
   it("refuses malformed filters and bounds", async () => {
     const { call } = setUp();
-    for (const data of [{ $where: "x" }, { ".a": 1 }, { constructor: 1 }, { kind: { deep: { deeper: { deepest: 1 } } } }, { kind: [{ object: 1 }] }]) {
+    for (const data of [
+      { $where: "x" },
+      { ".a": 1 },
+      { a: "nul\u0000" },
+      { constructor: 1 },
+      { kind: { deep: { deeper: { deepest: 1 } } } },
+      { kind: [{ object: 1 }] },
+    ]) {
       expect((await rpcError(list(call, "ada", { data: data as JsonObject }))).code).toBe(Code.InvalidArgument);
     }
     expect((await rpcError(list(call, "ada", {}, { limit: 101 }))).code).toBe(Code.InvalidArgument);

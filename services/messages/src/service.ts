@@ -569,18 +569,25 @@ export function createMessageService({
       const filter: store.InboxFilter = { ...checkInboxFilter(undefined), tagGroups: given.tagGroups, dataGroups: given.dataGroups };
       const subscriber = await subscribers.require(scope, request.subscriberId);
       const ids = request.messageIds.length > 0 ? [...new Set(request.messageIds)] : null;
-      const changed =
-        change === "delete"
-          ? await store.deleteInboxMessages(pool, scope.environmentId, subscriber.id, ids, filter)
-          : await store.bulkUpdateInboxMessages(pool, scope.environmentId, subscriber.id, change, ids, filter);
-      return { changed };
+      // In chunks, each its own statement, as mark-all: a subscriber's million messages never
+      // hold locks and a connection in one statement. Each chunk takes only messages the change
+      // still changes, so the walk ends.
+      let changed = 0;
+      for (;;) {
+        const chunk =
+          change === "delete"
+            ? await store.deleteInboxMessages(pool, scope.environmentId, subscriber.id, ids, filter, markAllChunkRows)
+            : await store.bulkUpdateInboxMessages(pool, scope.environmentId, subscriber.id, change, ids, filter, markAllChunkRows);
+        changed += chunk;
+        if (chunk < markAllChunkRows) return { changed };
+      }
     },
 
     async deleteInboxMessage(request, context) {
       const scope = scopeOf(context);
       if (!isObjectId(request.messageId)) throw invalidField("messageId", "messageId must be a notification id (24 hex characters)", request.messageId);
       const subscriber = await subscribers.require(scope, request.subscriberId);
-      const deleted = await store.deleteInboxMessages(pool, scope.environmentId, subscriber.id, [request.messageId], checkInboxFilter(undefined));
+      const deleted = await store.deleteInboxMessages(pool, scope.environmentId, subscriber.id, [request.messageId], checkInboxFilter(undefined), 1);
       if (deleted === 0) throw notFound(`Notification with id ${request.messageId} not found`);
       return {};
     },

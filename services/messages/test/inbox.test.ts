@@ -293,6 +293,15 @@ describe("the Inbox RPCs", () => {
     expect((await list(call, "ada")).messages).toEqual([]);
     expect((await list(call, "bob")).messages[0]).toMatchObject({ read: false, archived: false });
     expect((await rpcError(bulk(InboxBulkChange.READ, { messageIds: ["bad"] }))).code).toBe(Code.InvalidArgument);
+
+    // Walked in chunks (of 7 rows here), every matching message changes once.
+    const chunked = inMemoryClient(fixture, subscribers, 7, workflows);
+    await create(call, subscriber, ...Array.from({ length: 20 }, () => ({ tags: ["many"] })));
+    const all = (change: messagesV1.InboxBulkChange) =>
+      chunked.bulkUpdateInboxMessages({ subscriberId: "ada", change, filter: { tags: [{ anyOf: ["many"] }] } }, call);
+    expect((await all(InboxBulkChange.READ)).changed).toBe(20);
+    expect((await all(InboxBulkChange.READ)).changed).toBe(0);
+    expect((await all(InboxBulkChange.DELETE)).changed).toBe(20);
     expect((await rpcError(bulk(InboxBulkChange.UNSPECIFIED))).code).toBe(Code.InvalidArgument);
   });
 

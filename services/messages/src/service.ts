@@ -130,6 +130,15 @@ type InboxPage = MessageInitShape<typeof messagesV1.ListInboxMessagesResponseSch
   workflows: workflowsV1.Workflow[];
 };
 
+/** An Inbox list request that passed its checks, with its subscriber. */
+interface CheckedInbox {
+  filter: store.InboxFilter;
+  after: string | null;
+  offset: number;
+  limit: number;
+  subscriber: subscribersV1.Subscriber;
+}
+
 type FeedPage = MessageInitShape<typeof messagesV1.GetFeedResponseSchema> & { messages: messagesV1.Message[] };
 
 /** A feed request that passed its checks, with its subscriber. */
@@ -223,32 +232,56 @@ export function createMessageService({
 
   /**
    * Inbox pages for many requests of one environment: each checked and its subscriber found on
-   * its own (an item's failure is its answer), their statements run side by side, their
-   * workflows found in one lookup.
+   * its own (an item's failure is its answer); first pages alike but for their subscriber (the
+   * same filter) read in one statement, pages after a cursor one statement each, side by side;
+   * their workflows found in one lookup.
    */
   async function inboxPagesOf(scope: Scope, requests: readonly messagesV1.ListInboxMessagesRequest[]): Promise<(InboxPage | ConnectError)[]> {
-    const pages = await Promise.all(
-      requests.map(async (request): Promise<InboxPage | ConnectError> => {
+    const checked = await Promise.all(
+      requests.map(async (request): Promise<CheckedInbox | ConnectError> => {
         try {
           checkRange("limit", request.limit, 1, MAX_INBOX_PAGE);
           checkRange("offset", request.offset, 0, MAX_OFFSET);
           const filter = checkInboxFilter(request.filter);
           const after = request.after ?? null;
           if (after !== null && !isObjectId(after)) throw invalidField("after", "after must be a notification id (24 hex characters)", after);
-          const subscriber = await subscribers.require(scope, request.subscriberId);
-          const rows = await store.selectInboxPage(preparedReads, scope.environmentId, subscriber.id, {
-            filter,
-            after,
-            offset: request.offset,
-            limit: request.limit,
-          });
-          return { messages: rows.slice(0, request.limit).map(messageFromRow), hasMore: rows.length > request.limit, subscriber, workflows: [] };
+          return { filter, after, offset: request.offset, limit: request.limit, subscriber: await subscribers.require(scope, request.subscriberId) };
         } catch (error) {
           if (error instanceof ConnectError) return error;
           throw error;
         }
       }),
     );
+    const rowsOf = new Map<CheckedInbox, store.MessageRow[]>();
+    const firstPages = new Map<string, CheckedInbox[]>();
+    const reads: Promise<void>[] = [];
+    for (const item of checked) {
+      if (item instanceof ConnectError) continue;
+      if (item.after === null) {
+        const key = JSON.stringify(item.filter);
+        const alike = firstPages.get(key);
+        if (alike) alike.push(item);
+        else firstPages.set(key, [item]);
+        continue;
+      }
+      const page = { filter: item.filter, after: item.after, offset: item.offset, limit: item.limit };
+      reads.push(store.selectInboxPage(preparedReads, scope.environmentId, item.subscriber.id, page).then((rows) => void rowsOf.set(item, rows)));
+    }
+    for (const items of firstPages.values()) {
+      const pages = items.map((item) => ({ subscriberId: item.subscriber.id, offset: item.offset, limit: item.limit }));
+      reads.push(
+        store.selectInboxFirstPages(preparedReads, scope.environmentId, items[0]!.filter, pages).then((rows) => {
+          for (const item of items) rowsOf.set(item, []);
+          for (const row of rows) rowsOf.get(items[row.position - 1]!)!.push(row);
+        }),
+      );
+    }
+    await Promise.all(reads);
+    const pages = checked.map((item): InboxPage | ConnectError => {
+      if (item instanceof ConnectError) return item;
+      const rows = rowsOf.get(item)!;
+      return { messages: rows.slice(0, item.limit).map(messageFromRow), hasMore: rows.length > item.limit, subscriber: item.subscriber, workflows: [] };
+    });
     const listed = pages.filter((page): page is InboxPage => !(page instanceof ConnectError));
     const found = await workflows.ofMessages(
       scope,

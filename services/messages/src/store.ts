@@ -756,6 +756,39 @@ export async function selectInboxPage(db: Queryable, environmentId: string, subs
   return rows;
 }
 
+/** One subscriber's first page (no cursor) of a list. */
+export interface InboxFirstPage {
+  /** Internal subscriber id. */
+  subscriberId: string;
+  offset: number;
+  limit: number;
+}
+
+/**
+ * The first pages of many subscribers' lists with one filter (newest first, one extra row each),
+ * in one statement for them all; the rows of page i carry position i + 1. A statement per page
+ * cost a round trip each: the larger part of a batch's CPU.
+ */
+export async function selectInboxFirstPages(
+  db: Queryable,
+  environmentId: string,
+  filter: InboxFilter,
+  pages: readonly InboxFirstPage[],
+): Promise<(MessageRow & { position: number })[]> {
+  const values: unknown[] = [environmentId, pages.map((page) => page.subscriberId), pages.map((page) => page.limit + 1), pages.map((page) => page.offset)];
+  const { rows } = await db.query<MessageRow & { position: number }>(
+    `SELECT q.position, page.* FROM unnest($2::text[], $3::int[], $4::int[]) WITH ORDINALITY AS q(subscriber_id, max, skip, position)
+      CROSS JOIN LATERAL (
+        SELECT ${inboxColumns("m.")} FROM messages.messages m
+         WHERE m.environment_id = $1 AND m.subscriber_id = q.subscriber_id AND m.channel = 'in_app'${inboxConditions(filter, values)}
+         ORDER BY m.created_at DESC, m.id DESC LIMIT q.max OFFSET q.skip
+      ) page
+      ORDER BY q.position, page.created_at DESC, page.id DESC`,
+    values,
+  );
+  return rows;
+}
+
 /** For each filter, the subscriber's in-app messages matching it, counted up to `limit` and no further, in one statement. */
 export async function countInboxMessages(
   db: Queryable,

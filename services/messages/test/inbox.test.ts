@@ -97,15 +97,19 @@ describe("the Inbox RPCs", () => {
           { subscriberId: "nobody", limit: 10 },
           { subscriberId: "bob", limit: 0 },
           { subscriberId: "bob", limit: 10 },
+          { subscriberId: "ada", limit: 10, filter: { read: true } },
+          { subscriberId: "ada", limit: 10, after: mine! },
         ],
       },
       call,
     );
-    expect(results.map((item) => item.result.case)).toEqual(["page", "error", "error", "page"]);
     const pageOf = (index: number) => {
       const result = results[index]!.result;
       return result.case === "page" ? result.value : undefined;
     };
+    expect(results.map((item) => item.result.case)).toEqual(["page", "error", "error", "page", "page", "page"]);
+    expect(pageOf(4)?.messages).toEqual([]);
+    expect(pageOf(5)?.messages).toEqual([]);
     expect(pageOf(0)?.messages.map((message) => message.id)).toEqual([mine]);
     expect(pageOf(3)?.messages.map((message) => message.id)).toEqual([bobs]);
     expect(pageOf(3)?.subscriber?.subscriberId).toBe("bob");

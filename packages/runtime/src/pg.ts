@@ -54,7 +54,7 @@ export function createPool(url: string, max = 10, options?: string): Pool {
 
 /**
  * A pool for named statements whose best plan does not depend on their values, such as batched
- * reads driven by unnest() of array parameters: each is planned once per connection. Postgres
+ * reads (and writes) driven by unnest() of array parameters: each is planned once per connection. Postgres
  * re-plans a prepared statement on every call while its generic plan looks costlier than a
  * custom one, and a generic plan over unnest() of a parameter always does (it assumes 100
  * elements where a custom plan sees the real few), so planning stayed half of a feed read's

@@ -21,29 +21,36 @@ export interface KeyPlacement {
 /**
  * Stores `key` for the named environment, creating the organization and environment if needed:
  * its hash, which requests are authenticated by, and the key sealed (its hash as context), which
- * Inbox subscriberHashes are checked with.
+ * Inbox subscriberHashes are checked with. A key stored and revoked before stays revoked.
  */
-export async function addKey(pool: Pool, sealer: Sealer, key: string, placement: KeyPlacement = {}): Promise<void> {
+export async function addKey(pool: Pool, sealer: Sealer, key: string, placement: KeyPlacement = {}): Promise<{ revoked: boolean }> {
   const keyHash = hashKey(key);
   const keySealed = sealer.seal(Buffer.from(key, "utf8"), keyHash);
-  await withTransaction(pool, async (tx) => {
+  return withTransaction(pool, async (tx) => {
     const organizationId = await store.upsertOrganization(tx, objectId(), placement.organization ?? DEFAULT_ORGANIZATION);
     const environmentId = await store.upsertEnvironment(tx, objectId(), organizationId, placement.environment ?? DEFAULT_ENVIRONMENT);
-    await store.insertKey(tx, { id: objectId(), environmentId, keyHash, keySealed, prefix: key.slice(0, PREFIX_LENGTH) });
+    return store.insertKey(tx, { id: objectId(), environmentId, keyHash, keySealed, prefix: key.slice(0, PREFIX_LENGTH) });
   });
 }
 
+export type BootstrapOutcome =
+  /** The configured key is accepted (again). */
+  | { kind: "configured" }
+  /** The configured key was revoked (`notify keys revoke`): it stays refused. */
+  | { kind: "revoked" }
+  /** No key was configured nor stored: this one was made, to be shown once. */
+  | { kind: "generated"; key: string }
+  /** None configured, and keys exist already. */
+  | { kind: "none" };
+
 /**
- * Makes the Development environment accept `configured`; with none configured and no key stored
- * yet (a first local start), generates one and returns it so it can be shown once.
+ * Makes the Development environment accept `configured` unless it was revoked; with none
+ * configured and no key stored yet (a first local start), generates one.
  */
-export async function ensureBootstrapKey(pool: Pool, sealer: Sealer, configured: string | undefined): Promise<string | undefined> {
-  if (configured) {
-    await addKey(pool, sealer, configured);
-    return undefined;
-  }
-  if ((await store.countKeys(pool)) > 0) return undefined;
+export async function ensureBootstrapKey(pool: Pool, sealer: Sealer, configured: string | undefined): Promise<BootstrapOutcome> {
+  if (configured) return (await addKey(pool, sealer, configured)).revoked ? { kind: "revoked" } : { kind: "configured" };
+  if ((await store.countKeys(pool)) > 0) return { kind: "none" };
   const key = generateKey();
   await addKey(pool, sealer, key);
-  return key;
+  return { kind: "generated", key };
 }

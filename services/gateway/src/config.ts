@@ -14,8 +14,11 @@ const schema = z.object({
   TOPICS_URL: url("http://127.0.0.1:50053"),
   MESSAGES_URL: url("http://127.0.0.1:50055"),
   TRIGGERS_URL: url("http://127.0.0.1:50054"),
-  /** A key the Development environment accepts, ensured at every start (deployments set it from a secret). */
-  BOOTSTRAP_API_KEY: z.string().min(16).optional(),
+  /**
+   * A key the Development environment accepts, ensured at every start (deployments set it from a
+   * secret). Empty counts as unset: compose passes a variable left blank in .env as "".
+   */
+  BOOTSTRAP_API_KEY: z.preprocess((value) => (value === "" ? undefined : value), z.string().min(16).optional()),
   /**
    * Seals the API keys at rest (so Inbox subscriberHashes can be checked with them) and is mixed
    * into every environment's session signing key; without it a public development key is used.

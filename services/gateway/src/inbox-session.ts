@@ -2,7 +2,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import type { subscribersV1 } from "@notify/proto";
 import type { Scope } from "@notify/runtime";
 import { HttpError } from "./errors.js";
-import { sessionProfile, sessionSubscriberId, sessionToJson, type SessionBody } from "./mappers/inbox-session.js";
+import { defaultScheduleRequestOf, sessionProfile, sessionSubscriberId, sessionToJson, type SessionBody } from "./mappers/inbox-session.js";
 import { fieldsOf } from "./mappers/subscribers.js";
 import type { PublicRouteInput, RouteCall } from "./route.js";
 import { keyString, parseOrThrow } from "./validation.js";
@@ -65,6 +65,7 @@ export async function startSession(input: PublicRouteInput<unknown, unknown, Ses
   const [token, bells] = await Promise.all([
     accounts.sessions.issue({ scope, subscriberId, subscriberDbId: subscriber.id }),
     input.clients.messages.batchGetInboxCounts({ subscriberIds: [subscriberId], limit: UNREAD_COUNT_CAP }, call),
+    body.defaultSchedule ? input.clients.subscribers.setDefaultSchedule(defaultScheduleRequestOf(subscriberId, body.defaultSchedule), call) : undefined,
   ]);
   const bell = bells.results[0]?.result;
   if (bell?.case !== "counts") throw new ConnectError(bell?.value?.message ?? "no counts", bell?.value?.code ?? Code.Internal);

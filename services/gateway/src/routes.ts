@@ -23,6 +23,17 @@ import {
 } from "./mappers/subscribers.js";
 import { preferencesQuery, preferencesToJson, updatePreferencesBody, updatePreferencesRequestOf } from "./mappers/preferences.js";
 import {
+  inboxBulkPreferencesBody,
+  inboxBulkRequestOf,
+  inboxGlobalToJson,
+  inboxPreferenceBody,
+  inboxPreferencesQuery,
+  inboxPreferencesToJson,
+  inboxUpdateRequestOf,
+  inboxWorkflowParam,
+  updatedWorkflowsToJson,
+} from "./mappers/inbox-preferences.js";
+import {
   channelOf,
   deleteTransactionQuery,
   feedQuery,
@@ -849,6 +860,54 @@ export const routes: Route[] = [
       preferencesToJson(await clients.subscribers.updateSubscriberPreferences(updatePreferencesRequestOf(params.subscriberId, body), call), {
         schedule: false,
       }),
+  }),
+
+  // Inbox preferences: the session's subscriber's, in the same store and with the same rules as above
+  route({
+    audience: "inbox",
+    method: "GET",
+    path: "/v1/inbox/preferences",
+    query: inboxPreferencesQuery,
+    handle: async ({ query, session, clients, call }) =>
+      inboxPreferencesToJson(await clients.subscribers.getSubscriberPreferences({ subscriberId: session.subscriberId, ...query }, call)),
+  }),
+  route({
+    audience: "inbox",
+    method: "GET",
+    path: "/v1/inbox/preferences/global",
+    handle: async ({ session, clients, call }) =>
+      inboxGlobalToJson((await clients.subscribers.getSubscriberPreferences({ subscriberId: session.subscriberId }, call)).global),
+  }),
+  route({
+    audience: "inbox",
+    method: "PATCH",
+    path: "/v1/inbox/preferences",
+    body: inboxPreferenceBody,
+    handle: async ({ body, session, clients, call }) =>
+      inboxGlobalToJson((await clients.subscribers.updateSubscriberPreferences(inboxUpdateRequestOf(session.subscriberId, body), call)).global),
+  }),
+  // Before /:workflowId, which would take "bulk" for a workflow.
+  route({
+    audience: "inbox",
+    method: "PATCH",
+    path: "/v1/inbox/preferences/bulk",
+    body: inboxBulkPreferencesBody,
+    handle: async ({ body, session, clients, call }) =>
+      updatedWorkflowsToJson(await clients.subscribers.bulkUpdateSubscriberPreferences(inboxBulkRequestOf(session.subscriberId, body), call)),
+  }),
+  route({
+    audience: "inbox",
+    method: "PATCH",
+    path: "/v1/inbox/preferences/:workflowId",
+    params: inboxWorkflowParam,
+    body: inboxPreferenceBody,
+    handle: async ({ params, body, session, clients, call }) => {
+      const reply = await clients.subscribers.updateSubscriberPreferences(inboxUpdateRequestOf(session.subscriberId, body, params.workflowId), call);
+      const [updated] = updatedWorkflowsToJson(reply);
+      // Stored, but an inactive workflow has no preference to show (the Inbox lists active ones only).
+      if (!updated) throw new HttpError(404, `Workflow with id: ${params.workflowId} is not active`);
+      return updated;
+    },
   }),
 
   // Environments: the caller's, and its organization's

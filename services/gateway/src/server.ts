@@ -51,7 +51,9 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
   await ensureDatabase(config.DATABASE_URL);
   const pool = createPool(config.DATABASE_URL);
   await migrate(pool, migrations, log);
-  const generatedKey = await ensureBootstrapKey(pool, sealer, config.BOOTSTRAP_API_KEY);
+  const bootstrap = await ensureBootstrapKey(pool, sealer, config.BOOTSTRAP_API_KEY);
+  if (bootstrap.kind === "revoked") log.warn("BOOTSTRAP_API_KEY was revoked and stays refused: set a new one, or unset it");
+  const generatedKey = bootstrap.kind === "generated" ? bootstrap.key : undefined;
   const redis = await connectRedis(config.REDIS_URL);
   const stopFollowingRevocations = await followRevocations(redis);
   // Start without NATS and report it until it answers; feed pages are kept only while it does.

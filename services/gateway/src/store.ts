@@ -52,12 +52,21 @@ export async function upsertEnvironment(db: Queryable, id: string, organizationI
 }
 
 /** Inserts the key unless its hash is stored already (a re-used bootstrap key). */
-export async function insertKey(db: Queryable, row: { id: string; environmentId: string; keyHash: string; keySealed: Buffer; prefix: string }): Promise<void> {
-  await db.query(
+/**
+ * Inserts the key, or refreshes its sealed copy when its hash is stored already (a bootstrap key
+ * given again at a restart). A revoked key stays revoked: answers whether it is.
+ */
+export async function insertKey(
+  db: Queryable,
+  row: { id: string; environmentId: string; keyHash: string; keySealed: Buffer; prefix: string },
+): Promise<{ revoked: boolean }> {
+  const { rows } = await db.query<{ revoked: boolean }>(
     `INSERT INTO gateway.api_keys (id, environment_id, key_hash, key_sealed, prefix) VALUES ($1, $2, $3, $4, $5)
-     ON CONFLICT (key_hash) DO UPDATE SET revoked_at = NULL, environment_id = EXCLUDED.environment_id, key_sealed = EXCLUDED.key_sealed`,
+     ON CONFLICT (key_hash) DO UPDATE SET key_sealed = EXCLUDED.key_sealed
+     RETURNING revoked_at IS NOT NULL AS revoked`,
     [row.id, row.environmentId, row.keyHash, row.keySealed, row.prefix],
   );
+  return rows[0]!;
 }
 
 export async function countKeys(db: Queryable): Promise<number> {

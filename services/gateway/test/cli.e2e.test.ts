@@ -3,8 +3,11 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { createPool } from "@notify/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ensureBootstrapKey } from "../src/accounts.js";
+import { readConfig } from "../src/config.js";
+import { sealerOf } from "../src/server.js";
 import { environmentIdentifier } from "./inbox-helpers.js";
-import { startStack, type Stack } from "./stack.js";
+import { GATEWAY_ENCRYPTION_KEY, startStack, type Stack } from "./stack.js";
 
 const run = promisify(execFile);
 const cli = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
@@ -44,6 +47,21 @@ describe("pnpm notify keys", () => {
     const revoked = await stack.request("GET", "/v1/subscribers/prod-only", undefined, asProduction);
     expect(revoked.status).toBe(401);
     expect(await notify("keys", "list")).toMatch(/revoked/);
+  });
+
+  it("keeps a revoked bootstrap key refused when a gateway starts with it again", async () => {
+    const key = (await notify("keys", "create")).trim();
+    const asKey = { authorization: `ApiKey ${key}` };
+    expect((await stack.request("GET", "/v1/subscribers", undefined, asKey)).status).toBe(200);
+    expect(await notify("keys", "revoke", key.slice(0, 8))).toContain("revoked 1 key");
+    const pool = createPool(stack.database.url, 1);
+    try {
+      // What a gateway does at start with BOOTSTRAP_API_KEY set to that key.
+      expect(await ensureBootstrapKey(pool, sealerOf(readConfig({ GATEWAY_ENCRYPTION_KEY })), key)).toEqual({ kind: "revoked" });
+    } finally {
+      await pool.end();
+    }
+    expect((await stack.request("GET", "/v1/subscribers", undefined, asKey)).status).toBe(401);
   });
 
   it("sets and clears the origins of an environment's Inbox", async () => {

@@ -530,7 +530,8 @@ export function createMessageService({
         return attemptRow(attempt, status, objectId());
       });
       if (rows.length === 0) return { recorded: 0 };
-      return { recorded: await store.recordDeliveryAttempts(pool, scopeOf(context).environmentId, rows) };
+      // A batch of a few sends' attempts: on the prepared pool its statement is planned once per connection.
+      return { recorded: await store.recordDeliveryAttempts(preparedReads, scopeOf(context).environmentId, rows) };
     },
 
     async listExecutionDetails(request, context) {

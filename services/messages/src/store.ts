@@ -616,8 +616,9 @@ export interface AttemptRow {
  * appends deliveredAt, and a failure never overrides a delivery. Answers how many were new.
  */
 export async function recordDeliveryAttempts(db: Queryable, environmentId: string, attempts: readonly AttemptRow[]): Promise<number> {
-  const { rowCount } = await db.query(
-    `WITH input AS (
+  const { rowCount } = await db.query({
+    name: "messages.record-delivery-attempts",
+    text: `WITH input AS (
        SELECT * FROM unnest($2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::timestamptz[], $12::int[])
          AS a(id, message_id, attempt, provider_id, status, error_id, error_text, provider_message_id, detail, started_at, duration_ms)
      ), recorded AS (
@@ -639,7 +640,7 @@ export async function recordDeliveryAttempts(db: Queryable, environmentId: strin
             updated_at = now()
        FROM recorded r
       WHERE m.environment_id = $1 AND m.id = r.message_id AND (r.status = 'success' OR cardinality(m.delivered_at) = 0)`,
-    [
+    values: [
       environmentId,
       attempts.map((row) => row.id),
       attempts.map((row) => row.message_id),
@@ -653,7 +654,7 @@ export async function recordDeliveryAttempts(db: Queryable, environmentId: strin
       attempts.map((row) => row.started_at),
       attempts.map((row) => row.duration_ms),
     ],
-  );
+  });
   return rowCount ?? 0;
 }
 

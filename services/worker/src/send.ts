@@ -57,6 +57,13 @@ export const OUTCOME_UNKNOWN = "delivery_outcome_unknown";
 const BACKOFF_MS = [1_000, 5_000, 15_000, 30_000, 60_000, 120_000];
 /** A job given back (its integration busy, its lease held elsewhere) comes back after about this long. */
 const BUSY_RETRY_MS = 1_000;
+/**
+ * How long a job over its integration's bound may wait in memory for one of the integration's
+ * jobs to finish, when the integration's sends are that quick: a fast integration turns over its
+ * bound many times a second, and sending its jobs back to the stream would cost every one of
+ * them a second and a redelivery.
+ */
+const ADMISSION_WAIT_MS = 200;
 
 /** Errors of the connection rather than of the request: worth another attempt. */
 const TRANSIENT_CODES = new Set([
@@ -147,6 +154,9 @@ function messageFor(job: deliveriesV1.DeliveryJob): MessageByChannel[DeliveryCha
   }
 }
 
+/** One send's part of a lease batch: the lease to claim before its call, or how its call ended. */
+type LeaseChange = { claim: store.LeaseRequest; outcome?: undefined } | { claim?: undefined; outcome: store.LeaseOutcome };
+
 interface Attempt {
   job: deliveriesV1.DeliveryJob;
   attempt: number;
@@ -169,36 +179,47 @@ interface Attempt {
  */
 export function createDeliveryStage(deps: DeliveryStageDeps) {
   const { log } = deps;
-  /** Jobs of each integration being handled: waiting for a send slot, claiming their lease, sending or recording. */
+  /** Jobs of each integration waiting for a send slot, claiming their lease or sending. */
   const admitted = new Map<string, number>();
   /** Sends under way per integration, and the jobs waiting for one of its slots. */
   const sending = new Map<string, number>();
   const waiting = new Map<string, (() => void)[]>();
+  /** How long each busy integration's sends have lately held their slot (claim and call), averaged. */
+  const slotHoldMs = new Map<string, number>();
+  /** Jobs over their integration's bound waiting a moment for a place (fast integrations only). */
+  const overAdmitted = new Map<string, (() => void)[]>();
   const integrationCache = new Map<string, { at: number; lookup: Promise<integrationsV1.Integration | undefined> }>();
 
-  const claims = createCoalescer<store.LeaseRequest, store.Lease | undefined>({
+  // Claims and outcomes of concurrent sends share one statement: a batch commits the outcomes of
+  // the sends that just ended with the claims of those about to start.
+  const leases = createCoalescer<LeaseChange, store.Lease | undefined>({
     maxBatch: 500,
-    maxInFlight: 2,
-    run: async (_, requests) => {
-      // A message twice in one batch (a duplicate publish) is claimed once; the other copy finds it taken.
-      const distinct = [...new Map(requests.map((request) => [request.messageId, request])).values()];
-      const leases = new Map((await store.claimLeases(deps.pool, distinct)).map((lease) => [lease.message_id, lease]));
-      const answered = new Set<string>();
-      return requests.map((request) => {
-        if (answered.has(request.messageId)) return undefined;
-        answered.add(request.messageId);
-        return leases.get(request.messageId);
+    maxInFlight: 4,
+    run: async (_, changes) => {
+      const outcomes = changes.flatMap((change) => (change.outcome ? [change.outcome] : []));
+      const finishing = new Set(outcomes.map((outcome) => outcome.messageId));
+      // A message twice in one batch (a duplicate publish), or claimed while its send is being
+      // finished, is claimed once or not at all; the other copy comes back later and finds it as it stands.
+      const claimed = new Set<string>();
+      const requests = changes.flatMap((change) => {
+        const request = change.claim;
+        if (!request || finishing.has(request.messageId) || claimed.has(request.messageId)) return [];
+        claimed.add(request.messageId);
+        return [request];
+      });
+      const answers = new Map((await store.finishAndClaimLeases(deps.pool, outcomes, requests)).map((lease) => [lease.message_id, lease]));
+      return changes.map((change) => {
+        if (!change.claim) return undefined;
+        const lease = answers.get(change.claim.messageId);
+        answers.delete(change.claim.messageId);
+        return lease;
       });
     },
   });
-  const finishes = createCoalescer<store.LeaseOutcome, void>({
-    maxBatch: 500,
-    maxInFlight: 2,
-    run: async (_, outcomes) => {
-      await store.finishLeases(deps.pool, outcomes);
-      return outcomes.map(() => undefined);
-    },
-  });
+  const claim = (request: store.LeaseRequest) => leases.submit("", { claim: request });
+  const finish = async (outcome: store.LeaseOutcome) => {
+    await leases.submit("", { outcome });
+  };
   const records = createCoalescer<Attempt, void>({
     maxBatch: 500,
     maxInFlight: 2,
@@ -246,7 +267,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
 
   /** Ends a claimed send without a call (nothing to send with): final, recorded as a failed attempt. */
   async function refuse(job: deliveriesV1.DeliveryJob, lease: store.Lease, errorId: string, errorText: string): Promise<undefined> {
-    await finishes.submit("", { messageId: job.messageId, state: "failed", errorId, errorText });
+    await finish({ messageId: job.messageId, state: "failed", errorId, errorText });
     await record({
       job,
       attempt: lease.attempts,
@@ -332,7 +353,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
       const delay = failure.retryAfterMs ?? BACKOFF_MS[Math.min(lease.attempts - 1, BACKOFF_MS.length - 1)]!;
       const written = job.createdAt ? timestampDate(job.createdAt).getTime() : lease.first_attempt_at.getTime();
       const retry = failure.transient && Date.now() + delay - written < deps.budgetMs;
-      await finishes.submit("", { messageId: job.messageId, state: retry ? "retrying" : "failed", errorId, errorText });
+      await finish({ messageId: job.messageId, state: retry ? "retrying" : "failed", errorId, errorText });
       await record({ job, attempt: lease.attempts, status: messagesV1.AttemptStatus.FAILED, startedAt, durationMs, detail: errorText, errorId, errorText });
       log.warn(
         { messageId: job.messageId, providerId: job.providerId, attempt: lease.attempts, retryInMs: retry ? delay : undefined, error: errorText },
@@ -342,7 +363,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     }
     release();
     const durationMs = Date.now() - startedAt.getTime();
-    await finishes.submit("", { messageId: job.messageId, state: "sent", providerMessageId: result.id });
+    await finish({ messageId: job.messageId, state: "sent", providerMessageId: result.id });
     await dropInvalidTokens(job, result.invalidTokens);
     await goOn(job);
     await record({
@@ -355,6 +376,51 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
       providerMessageId: result.id,
     });
     return undefined;
+  }
+
+  /**
+   * Admits a job to its integration's bound (twice its slots: sending, or waiting for a slot), at
+   * once or after a short wait while a fast integration frees a place; false: the job goes back.
+   */
+  function admit(integrationId: string): boolean | Promise<boolean> {
+    const count = admitted.get(integrationId) ?? 0;
+    if (count < 2 * deps.perIntegration) {
+      admitted.set(integrationId, count + 1);
+      return true;
+    }
+    if ((slotHoldMs.get(integrationId) ?? 0) >= ADMISSION_WAIT_MS) return false;
+    return new Promise((resolve) => {
+      const queue = overAdmitted.get(integrationId) ?? [];
+      overAdmitted.set(integrationId, queue);
+      const enter = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        const at = queue.indexOf(enter);
+        if (at >= 0) queue.splice(at, 1);
+        if (queue.length === 0 && overAdmitted.get(integrationId) === queue) overAdmitted.delete(integrationId);
+        resolve(false);
+      }, ADMISSION_WAIT_MS);
+      queue.push(enter);
+    });
+  }
+
+  /** Hands a job's place to the first job waiting for one, or frees it. */
+  function leave(integrationId: string): void {
+    const queue = overAdmitted.get(integrationId);
+    const next = queue?.shift();
+    if (queue?.length === 0) overAdmitted.delete(integrationId);
+    if (next) {
+      next();
+      return;
+    }
+    const left = (admitted.get(integrationId) ?? 1) - 1;
+    if (left > 0) admitted.set(integrationId, left);
+    else {
+      admitted.delete(integrationId);
+      slotHoldMs.delete(integrationId);
+    }
   }
 
   /** Takes one of the integration's send slots, waiting first come first served while they are all in use. */
@@ -388,7 +454,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
   async function deliver(job: deliveriesV1.DeliveryJob, release: () => void): Promise<Later | undefined> {
     const channel = deliveryChannelOf(job.channel);
     if (!channel) throw new ConnectError(`a delivery job of channel ${job.channel}`, Code.InvalidArgument);
-    const lease = await claims.submit("", {
+    const lease = await claim({
       messageId: job.messageId,
       organizationId: job.organizationId,
       environmentId: job.environmentId,
@@ -406,7 +472,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     }
     const errorText = "The worker stopped while the provider was being called: the message may or may not have been delivered, and is not sent again";
     log.error({ messageId: job.messageId, environmentId: job.environmentId, providerId: job.providerId }, "send outcome unknown");
-    await finishes.submit("", { messageId: job.messageId, state: "unknown", errorId: OUTCOME_UNKNOWN, errorText });
+    await finish({ messageId: job.messageId, state: "unknown", errorId: OUTCOME_UNKNOWN, errorText });
     await record({
       job,
       attempt: lease.attempts,
@@ -424,25 +490,32 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     /** Handles one consumed DeliveryJob: done, or to come back later (a retry, or its integration is busy). */
     async handle(message: JsMsg): Promise<Later | undefined> {
       const job = fromBinary(deliveriesV1.DeliveryJobSchema, message.data);
-      // A slow provider holds at most twice its slots of the stage's jobs (sending, or waiting for
-      // a slot): the rest go back to the stream, so other integrations' sends go on.
-      const count = admitted.get(job.integrationId) ?? 0;
-      if (count >= 2 * deps.perIntegration) return { retryInMs: BUSY_RETRY_MS + Math.floor(Math.random() * BUSY_RETRY_MS) };
-      admitted.set(job.integrationId, count + 1);
+      // A slow provider holds at most twice its slots of the stage's jobs: the rest go back to the
+      // stream, so other integrations' sends go on.
+      if (!(await admit(job.integrationId))) return { retryInMs: BUSY_RETRY_MS + Math.floor(Math.random() * BUSY_RETRY_MS) };
+      let isAdmitted = true;
       let held = false;
+      let heldSince = 0;
+      // Recording the outcome is the worker's own work, not the provider's: a job stops counting
+      // against its integration's bound once the provider has answered.
       const release = () => {
-        if (held) releaseSlot(job.integrationId);
+        if (held) {
+          const heldMs = performance.now() - heldSince;
+          slotHoldMs.set(job.integrationId, 0.8 * (slotHoldMs.get(job.integrationId) ?? heldMs) + 0.2 * heldMs);
+          releaseSlot(job.integrationId);
+        }
         held = false;
+        if (!isAdmitted) return;
+        isAdmitted = false;
+        leave(job.integrationId);
       };
       try {
         await acquireSlot(job.integrationId);
         held = true;
+        heldSince = performance.now();
         return await deliver(job, release);
       } finally {
         release();
-        const left = (admitted.get(job.integrationId) ?? 1) - 1;
-        if (left === 0) admitted.delete(job.integrationId);
-        else admitted.set(job.integrationId, left);
       }
     },
   };

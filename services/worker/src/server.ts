@@ -7,7 +7,7 @@ import {
   connectNats,
   consumeJobs,
   createLogger,
-  createPool,
+  createPreparedReadPool,
   createRpcTransport,
   ensureJobStream,
   JOB_KINDS,
@@ -39,7 +39,9 @@ export interface RunningWorker {
 /** Composition root: NATS consumer → pipeline → services over RPC; a health endpoint only. */
 export async function start(config: WorkerConfig): Promise<RunningWorker> {
   const log = createLogger("worker", config.LOG_LEVEL);
-  const pool = createPool(config.DATABASE_URL, 2);
+  // The send leases' batched statements are planned once per connection (createPreparedReadPool),
+  // and enough connections that a claim rarely waits behind another batch: it holds a send slot.
+  const pool = createPreparedReadPool(config.DATABASE_URL, 4);
   await migrate(pool, migrations, log);
   const nats = await connectNats(config.NATS_URL, "worker");
   const stream: JobStream = { name: config.JOBS_STREAM, subjectPrefix: config.JOBS_SUBJECT_PREFIX };

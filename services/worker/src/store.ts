@@ -36,37 +36,58 @@ export interface Lease {
 
 const LEASE_COLUMNS = "message_id, state, attempts, first_attempt_at, updated_at, provider_message_id, error_id, error_text";
 
+const LEASE_RETURNED = LEASE_COLUMNS.split(", ")
+  .map((column) => `l.${column}`)
+  .join(", ");
+
+export interface LeaseOutcome {
+  messageId: string;
+  state: Exclude<LeaseState, "sending">;
+  providerMessageId?: string | undefined;
+  errorId?: string | undefined;
+  errorText?: string | undefined;
+}
+
 /**
- * Claims the leases of messages about to be sent, in one statement: a message never tried is
- * claimed as attempt 1, one waiting for a retry as its next attempt. Every other message answers
- * its lease as it stands, unclaimed. Message ids must be distinct.
+ * Records how the calls of some claimed leases ended and claims the leases of messages about to
+ * be sent, in one statement (one commit for both). A message never tried is claimed as attempt 1,
+ * one waiting for a retry as its next attempt; every other message answers its lease as it stands,
+ * unclaimed. Message ids must be distinct, and none may be both finished and claimed. Named: on
+ * the worker's prepared pool it is planned once per connection.
  */
-export async function claimLeases(db: Queryable, requests: readonly LeaseRequest[]): Promise<Lease[]> {
-  const { rows } = await db.query<Lease>(
-    `WITH input AS (
+export async function finishAndClaimLeases(db: Queryable, outcomes: readonly LeaseOutcome[], requests: readonly LeaseRequest[]): Promise<Lease[]> {
+  const { rows } = await db.query<Lease>({
+    name: "worker.finish-and-claim-leases",
+    text: `WITH finished AS (
+       UPDATE worker.send_leases l
+          SET state = o.state, provider_message_id = o.provider_message_id, error_id = o.error_id, error_text = o.error_text, updated_at = now()
+         FROM unnest($5::text[], $6::text[], $7::text[], $8::text[], $9::text[]) AS o(message_id, state, provider_message_id, error_id, error_text)
+        WHERE l.message_id = o.message_id
+     ), input AS (
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS i(message_id, organization_id, environment_id, provider_id)
      ), claimed AS (
        INSERT INTO worker.send_leases AS l (message_id, organization_id, environment_id, provider_id, state, attempts)
        SELECT message_id, organization_id, environment_id, provider_id, 'sending', 1 FROM input
        ON CONFLICT (message_id) DO UPDATE SET state = 'sending', attempts = l.attempts + 1, updated_at = now() WHERE l.state = 'retrying'
-       RETURNING ${LEASE_COLUMNS.split(", ")
-         .map((column) => `l.${column}`)
-         .join(", ")}, true AS claimed
+       RETURNING ${LEASE_RETURNED}, true AS claimed
      )
      SELECT * FROM claimed
      UNION ALL
-     SELECT ${LEASE_COLUMNS.split(", ")
-       .map((column) => `l.${column}`)
-       .join(", ")}, false
+     SELECT ${LEASE_RETURNED}, false
        FROM worker.send_leases l JOIN input i ON i.message_id = l.message_id
       WHERE NOT EXISTS (SELECT 1 FROM claimed c WHERE c.message_id = l.message_id)`,
-    [
+    values: [
       requests.map((request) => request.messageId),
       requests.map((request) => request.organizationId),
       requests.map((request) => request.environmentId),
       requests.map((request) => request.providerId),
+      outcomes.map((outcome) => outcome.messageId),
+      outcomes.map((outcome) => outcome.state),
+      outcomes.map((outcome) => outcome.providerMessageId ?? null),
+      outcomes.map((outcome) => outcome.errorId ?? null),
+      outcomes.map((outcome) => outcome.errorText ?? null),
     ],
-  );
+  });
   return rows;
 }
 
@@ -79,31 +100,6 @@ export async function takeOverLease(db: Queryable, messageId: string, attempts: 
     [messageId, attempts],
   );
   return rows[0];
-}
-
-export interface LeaseOutcome {
-  messageId: string;
-  state: Exclude<LeaseState, "sending">;
-  providerMessageId?: string | undefined;
-  errorId?: string | undefined;
-  errorText?: string | undefined;
-}
-
-/** Records how the calls of some claimed leases ended, in one statement. */
-export async function finishLeases(db: Queryable, outcomes: readonly LeaseOutcome[]): Promise<void> {
-  await db.query(
-    `UPDATE worker.send_leases l
-        SET state = o.state, provider_message_id = o.provider_message_id, error_id = o.error_id, error_text = o.error_text, updated_at = now()
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS o(message_id, state, provider_message_id, error_id, error_text)
-      WHERE l.message_id = o.message_id`,
-    [
-      outcomes.map((outcome) => outcome.messageId),
-      outcomes.map((outcome) => outcome.state),
-      outcomes.map((outcome) => outcome.providerMessageId ?? null),
-      outcomes.map((outcome) => outcome.errorId ?? null),
-      outcomes.map((outcome) => outcome.errorText ?? null),
-    ],
-  );
 }
 
 /** Sends whose outcome is unknown (a worker died mid-call), newest first: for an operator to check with the provider. */

@@ -1,10 +1,11 @@
 import { z } from "zod";
+import { schedule, scheduleRequestOf } from "./preferences.js";
 import { profileShape } from "./subscribers.js";
 
 /**
- * POST /v1/inbox/session as @novu/js sends it (inbox-protocol §2.1). `context`, `contextHash` and
- * `defaultSchedule` are accepted and ignored; older clients send a top-level `subscriberId` or the
- * subscriber as a string.
+ * POST /v1/inbox/session as @novu/js sends it (inbox-protocol §2.1). `context` and `contextHash`
+ * are accepted and ignored; older clients send a top-level `subscriberId` or the subscriber as a
+ * string. `defaultSchedule` is the app's schedule for subscribers who have none yet.
  */
 export const sessionBody = z.object({
   applicationIdentifier: z.string({ error: "applicationIdentifier must be a string" }).optional(),
@@ -15,6 +16,7 @@ export const sessionBody = z.object({
       error: "subscriber must be a string or an object",
     })
     .optional(),
+  defaultSchedule: schedule.partial({ isEnabled: true }).optional(),
 });
 
 export type SessionBody = z.infer<typeof sessionBody>;
@@ -23,6 +25,11 @@ export type SessionBody = z.infer<typeof sessionBody>;
 export function sessionSubscriberId(body: SessionBody): string {
   if (typeof body.subscriber === "string") return body.subscriber;
   return body.subscriber?.subscriberId || body.subscriberId || "";
+}
+
+/** The session's default schedule as SetDefaultSchedule takes it: given, it is meant to be in force unless it says otherwise. */
+export function defaultScheduleRequestOf(subscriberId: string, given: NonNullable<SessionBody["defaultSchedule"]>) {
+  return { subscriberId, schedule: scheduleRequestOf({ ...given, isEnabled: given.isEnabled ?? true }) };
 }
 
 /** The subscriber's profile fields a session carries. */

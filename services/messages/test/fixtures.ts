@@ -5,6 +5,7 @@ import { createFollowedCache, createLogger, createPreparedReadPool, objectId, sc
 import { inMemoryTransport, openTestDatabase, type DatabaseFixture } from "@notify/testing";
 import { routes } from "../src/routes.js";
 import { migrations } from "../src/server.js";
+import type { SnoozeSchedule } from "../src/snoozes.js";
 import { createSubscriberDirectory } from "../src/subscribers.js";
 import { createWorkflowDirectory } from "../src/workflows.js";
 
@@ -107,6 +108,8 @@ export function inMemoryClient(
   markAllChunkRows = 10_000,
   workflows = fakeWorkflows(),
   announceFeeds: Announce = async () => {},
+  announceReceived: Announce = async () => {},
+  snoozes: SnoozeSchedule = { schedule: async () => {} },
 ) {
   const service = routes({
     pool: fixture.pool,
@@ -116,7 +119,10 @@ export function inMemoryClient(
     subscribers: createSubscriberDirectory(subscribers.client, createFollowedCache({ max: 1, ttlMs: 1 })),
     workflows: createWorkflowDirectory(workflows.client, createFollowedCache({ max: 1, ttlMs: 1 })),
     markAllChunkRows,
+    snoozes,
+    maxSnoozeMs: 24 * 3_600_000,
     announceFeeds,
+    announceReceived,
   });
   return createClient(messagesV1.MessageService, inMemoryTransport(service));
 }

@@ -15,7 +15,19 @@ export const CHANGE_SUBJECTS = {
   workflows: "notify.changes.workflows",
   /** Keys: external subscriberIds whose in-app feed (their messages) changed. */
   feeds: "notify.changes.feeds",
+  /**
+   * Keys: `<messageId>:<subscriberId>` of in-app messages that arrived in a feed (new, or back
+   * from a snooze). Announced with `tooMany` "split": a follower needs every id.
+   */
+  received: "notify.changes.received",
 } as const;
+
+/**
+ * What an announcement of more keys than one message holds says instead: "every", the whole
+ * environment (its followers drop every copy of it), or "split", its keys in as many messages as
+ * they need.
+ */
+export type TooMany = "every" | "split";
 
 /** Announced instead of keys when a change may touch any key of the environment. */
 export const EVERY_KEY = "every" as const;
@@ -41,17 +53,43 @@ export type Announce = (environmentId: string, keys: ChangedKeys) => Promise<voi
  * and stop trusting their copies). A process that keeps copies of what it announces (`own`)
  * drops them first: its own announcement reaches it only later.
  */
-export function announcer(nats: () => NatsConnection | undefined, subject: string, own?: Pick<FollowedCache<object>, "forget">): Announce {
+export function announcer(
+  nats: () => NatsConnection | undefined,
+  subject: string,
+  own?: Pick<FollowedCache<object>, "forget">,
+  tooMany: TooMany = "every",
+): Announce {
   return async (environmentId, keys) => {
     own?.forget(environmentId, keys);
     const connection = nats();
     if (!connection || connection.isClosed() || (keys !== EVERY_KEY && keys.length === 0)) return;
-    const body = JSON.stringify(keys);
-    connection.publish(`${subject}.${environmentId}`, body.length > MAX_ANNOUNCEMENT_BYTES ? JSON.stringify(EVERY_KEY) : body);
+    for (const body of announcementBodies(keys, tooMany)) connection.publish(`${subject}.${environmentId}`, body);
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([connection.flush().catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, ANNOUNCE_WAIT_MS)))]);
     clearTimeout(timer);
   };
+}
+
+/** The bodies that announce `keys`, each at most MAX_ANNOUNCEMENT_BYTES long (unless one key is longer). */
+function announcementBodies(keys: ChangedKeys, tooMany: TooMany): string[] {
+  const whole = JSON.stringify(keys);
+  if (whole.length <= MAX_ANNOUNCEMENT_BYTES || keys === EVERY_KEY) return [whole];
+  if (tooMany === "every") return [JSON.stringify(EVERY_KEY)];
+  const bodies: string[] = [];
+  let part: string[] = [];
+  let length = 2;
+  for (const key of keys) {
+    const size = JSON.stringify(key).length + 1;
+    if (part.length > 0 && length + size > MAX_ANNOUNCEMENT_BYTES) {
+      bodies.push(JSON.stringify(part));
+      part = [];
+      length = 2;
+    }
+    part.push(key);
+    length += size;
+  }
+  bodies.push(JSON.stringify(part));
+  return bodies;
 }
 
 export interface FollowedCacheOptions<V> {

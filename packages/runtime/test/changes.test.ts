@@ -233,4 +233,21 @@ describe("announcer and followChanges over NATS", () => {
     await announcer(() => owner, embedded)("env", ["some-workflow"]);
     await until(() => cache.get("env", "ada", "page") === undefined && cache.get("env", "bob", "page") === undefined);
   });
+
+  it("announces too many keys in parts when every key must arrive", async () => {
+    const url = "nats://127.0.0.1:4222";
+    const follower = await connectNats(url, "follower");
+    const owner = await connectNats(url, "owner");
+    connections.push(follower, owner);
+    const subject = `test.changes.${randomBytes(4).toString("hex")}`;
+    const bodies: string[][] = [];
+    follower.subscribe(`${subject}.env`, { callback: (_, message) => bodies.push(JSON.parse(message.string()) as string[]) });
+    await follower.flush();
+    const keys = Array.from({ length: 2_000 }, (_, index) => `${index}`.padEnd(100, "x"));
+    await announcer(() => owner, subject, undefined, "split")("env", keys);
+    await until(() => bodies.flat().length === keys.length);
+    expect(bodies.length).toBeGreaterThan(1);
+    expect(bodies.flat()).toEqual(keys);
+    for (const body of bodies) expect(JSON.stringify(body).length).toBeLessThanOrEqual(64 * 1024);
+  });
 });

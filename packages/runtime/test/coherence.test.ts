@@ -39,6 +39,9 @@ describe("the coherence every RPC declares", () => {
 
   it("refuses to serve a service whose declared announcements have no announcer", () => {
     expect(() => announcingWrites(messagesV1.MessageService, {} as never, {})).toThrow(/announces FEEDS changes/);
-    expect(() => announcingWrites(messagesV1.MessageService, {} as never, { [ChangeKind.FEEDS]: async () => {} })).not.toThrow();
+    expect(() => announcingWrites(messagesV1.MessageService, {} as never, { [ChangeKind.FEEDS]: async () => {} })).toThrow(/announces RECEIVED changes/);
+    expect(() =>
+      announcingWrites(messagesV1.MessageService, {} as never, { [ChangeKind.FEEDS]: async () => {}, [ChangeKind.RECEIVED]: async () => {} }),
+    ).not.toThrow();
   });
 });

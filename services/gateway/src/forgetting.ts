@@ -9,7 +9,7 @@ import type { FeedPages } from "./messages-client.js";
  * subscriber's feed or of the subscriber drop that subscriber's pages; a workflow's keys are not
  * subscribers, so its change drops every page of the environment.
  */
-const FEED_PAGES_FOLLOW: Record<AnnouncedKind, Followed> = {
+const FEED_PAGES_FOLLOW: Record<Exclude<AnnouncedKind, typeof ChangeKind.RECEIVED>, Followed> = {
   [ChangeKind.FEEDS]: { subject: CHANGE_SUBJECTS.feeds },
   [ChangeKind.SUBSCRIBERS]: { subject: CHANGE_SUBJECTS.subscribers },
   [ChangeKind.WORKFLOWS]: { subject: CHANGE_SUBJECTS.workflows, dropsEnvironment: true },
@@ -41,6 +41,8 @@ export function forgettingWrites<S extends DescService>(service: S, client: Clie
         const environmentId = scopeHeaderOf(options, ENVIRONMENT_HEADER);
         if (environmentId !== undefined) {
           for (const { kind, keysOf, namedByHandler } of announcements) {
+            // What arrived in a feed is announced as its feed's change too.
+            if (kind === ChangeKind.RECEIVED) continue;
             const dropsEnvironment = FEED_PAGES_FOLLOW[kind].dropsEnvironment === true || namedByHandler;
             feedPages.forget(environmentId, dropsEnvironment ? EVERY_KEY : keysOf(request, new Map()));
           }

@@ -52,11 +52,12 @@ export async function start(config: MessagesConfig): Promise<RunningMessages> {
   if (config.SUBSCRIBER_CACHE_SIZE > 0) void followChanges(nats, CHANGE_SUBJECTS.subscribers, subscriberCopies, log);
   void followChanges(nats, CHANGE_SUBJECTS.workflows, workflowCopies, log);
   const announceFeeds = announcer(nats.current, CHANGE_SUBJECTS.feeds);
+  const announceReceived = announcer(nats.current, CHANGE_SUBJECTS.received, undefined, "split");
   const server = await serveRpc({
     host: config.MESSAGES_HOST,
     port: config.MESSAGES_PORT,
     log,
-    routes: routes({ pool, preparedReads, log, subscribers, workflows, markAllChunkRows: config.MARK_ALL_CHUNK_ROWS, announceFeeds }),
+    routes: routes({ pool, preparedReads, log, subscribers, workflows, markAllChunkRows: config.MARK_ALL_CHUNK_ROWS, announceFeeds, announceReceived }),
   });
   return {
     port: server.port,

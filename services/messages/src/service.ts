@@ -1,5 +1,5 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import type { messagesV1 } from "@notify/proto";
 import {
   announceKeys,
@@ -416,5 +416,19 @@ export function createMessageService({
       const rows = await store.selectExecutionDetails(pool, scope.environmentId, request.notificationId, request.subscriberId, MAX_EXECUTION_DETAILS);
       return { details: rows.map(executionDetailFromRow) };
     },
+
+    listInboxMessages: notYetServed,
+    countInboxMessages: notYetServed,
+    updateInboxMessage: notYetServed,
+    bulkUpdateInboxMessages: notYetServed,
+    deleteInboxMessage: notYetServed,
+    batchGetInboxCounts: notYetServed,
+    getInAppMessages: notYetServed,
+    returnSnoozedMessage: notYetServed,
   };
+}
+
+/** The Inbox RPCs of the contract, until their handlers land. */
+function notYetServed(): never {
+  throw new ConnectError("not served yet", Code.Unimplemented);
 }

@@ -107,6 +107,7 @@ export function inMemoryClient(
   markAllChunkRows = 10_000,
   workflows = fakeWorkflows(),
   announceFeeds: Announce = async () => {},
+  announceReceived: Announce = async () => {},
 ) {
   const service = routes({
     pool: fixture.pool,
@@ -117,6 +118,7 @@ export function inMemoryClient(
     workflows: createWorkflowDirectory(workflows.client, createFollowedCache({ max: 1, ttlMs: 1 })),
     markAllChunkRows,
     announceFeeds,
+    announceReceived,
   });
   return createClient(messagesV1.MessageService, inMemoryTransport(service));
 }

@@ -5,7 +5,7 @@ import { objectAt } from "./filters.js";
 import { render } from "./render.js";
 
 export type NewMessage = messagesV1.NewMessage;
-const { MessageStatus, NewMessageSchema, EmailBlocksSchema, MessageCtaSchema } = messagesV1;
+const { MessageStatus, Severity, NewMessageSchema, EmailBlocksSchema, MessageCtaSchema } = messagesV1;
 
 /**
  * What composing reads of a recipient: a Recipient of a fan-out page, or a Subscriber (named
@@ -143,6 +143,8 @@ function baseMessage(step: workflowsV1.Step, context: RunContext, channel: Chann
     deliveredAt: [],
     payload: context.payload,
     overrides: context.overrides,
+    severity: Severity.NONE,
+    tags: context.workflow.tags,
   };
   if (template?.subject !== undefined) message.subject = render(template.subject, context.data);
   if (template?.title !== undefined) message.title = render(template.title, context.data);

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file notify/common/v1/options.proto.
  */
 export const file_notify_common_v1_options: GenFile = /*@__PURE__*/
-  fileDesc("Ch5ub3RpZnkvY29tbW9uL3YxL29wdGlvbnMucHJvdG8SEG5vdGlmeS5jb21tb24udjEijAEKDEFubm91bmNlbWVudBIqCgRraW5kGAEgASgOMhwubm90aWZ5LmNvbW1vbi52MS5DaGFuZ2VLaW5kEhcKDXJlcXVlc3RfZmllbGQYAiABKAlIABITCglldmVyeV9rZXkYAyABKAhIABIaChBuYW1lZF9ieV9oYW5kbGVyGAQgASgISABCBgoEa2V5cyJpCglDb2hlcmVuY2USMQoJYW5ub3VuY2VzGAEgAygLMh4ubm90aWZ5LmNvbW1vbi52MS5Bbm5vdW5jZW1lbnQSKQoGc2lsZW50GAIgASgOMhkubm90aWZ5LmNvbW1vbi52MS5TaWxlbmNlKngKCkNoYW5nZUtpbmQSGwoXQ0hBTkdFX0tJTkRfVU5TUEVDSUZJRUQQABIbChdDSEFOR0VfS0lORF9TVUJTQ1JJQkVSUxABEhkKFUNIQU5HRV9LSU5EX1dPUktGTE9XUxACEhUKEUNIQU5HRV9LSU5EX0ZFRURTEAMqVAoHU2lsZW5jZRIXChNTSUxFTkNFX1VOU1BFQ0lGSUVEEAASFgoSU0lMRU5DRV9SRUFEU19PTkxZEAESGAoUU0lMRU5DRV9OT1RISU5HX0tFUFQQAjpbCgljb2hlcmVuY2USHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxi4jgMgASgLMhsubm90aWZ5LmNvbW1vbi52MS5Db2hlcmVuY2VSCWNvaGVyZW5jZWIGcHJvdG8z", [file_google_protobuf_descriptor]);
+  fileDesc("Ch5ub3RpZnkvY29tbW9uL3YxL29wdGlvbnMucHJvdG8SEG5vdGlmeS5jb21tb24udjEijAEKDEFubm91bmNlbWVudBIqCgRraW5kGAEgASgOMhwubm90aWZ5LmNvbW1vbi52MS5DaGFuZ2VLaW5kEhcKDXJlcXVlc3RfZmllbGQYAiABKAlIABITCglldmVyeV9rZXkYAyABKAhIABIaChBuYW1lZF9ieV9oYW5kbGVyGAQgASgISABCBgoEa2V5cyJpCglDb2hlcmVuY2USMQoJYW5ub3VuY2VzGAEgAygLMh4ubm90aWZ5LmNvbW1vbi52MS5Bbm5vdW5jZW1lbnQSKQoGc2lsZW50GAIgASgOMhkubm90aWZ5LmNvbW1vbi52MS5TaWxlbmNlKpIBCgpDaGFuZ2VLaW5kEhsKF0NIQU5HRV9LSU5EX1VOU1BFQ0lGSUVEEAASGwoXQ0hBTkdFX0tJTkRfU1VCU0NSSUJFUlMQARIZChVDSEFOR0VfS0lORF9XT1JLRkxPV1MQAhIVChFDSEFOR0VfS0lORF9GRUVEUxADEhgKFENIQU5HRV9LSU5EX1JFQ0VJVkVEEAQqVAoHU2lsZW5jZRIXChNTSUxFTkNFX1VOU1BFQ0lGSUVEEAASFgoSU0lMRU5DRV9SRUFEU19PTkxZEAESGAoUU0lMRU5DRV9OT1RISU5HX0tFUFQQAjpbCgljb2hlcmVuY2USHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxi4jgMgASgLMhsubm90aWZ5LmNvbW1vbi52MS5Db2hlcmVuY2VSCWNvaGVyZW5jZWIGcHJvdG8z", [file_google_protobuf_descriptor]);
 
 /**
  * One announcement a write makes once it is done, failed or not (a write that failed after its
@@ -128,6 +128,16 @@ export enum ChangeKind {
    * @generated from enum value: CHANGE_KIND_FEEDS = 3;
    */
   FEEDS = 3,
+
+  /**
+   * Keys: "<messageId>:<subscriberId>" (the message's id, 24 hex, then the external
+   * subscriberId) of in-app messages that arrived in a feed: newly written, or back from a
+   * snooze. Followed by the gateway (live notification_received events). Never the whole
+   * environment: a long list of keys is announced in several parts.
+   *
+   * @generated from enum value: CHANGE_KIND_RECEIVED = 4;
+   */
+  RECEIVED = 4,
 }
 
 /**

@@ -34,9 +34,6 @@ export interface LiveReads {
 /** New in-app messages, by the external subscriberId they are for. */
 export type ReceivedIds = ReadonlyMap<string, readonly string[]>;
 
-/** Where the messages service announces new in-app messages (CHANGE_KIND_RECEIVED). */
-export const RECEIVED_SUBJECT = "notify.changes.received";
-
 /**
  * The new messages a received announcement names (its keys are `<messageId>:<subscriberId>`), by
  * subscriber; undefined for a body that is not one.
@@ -268,7 +265,7 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
       const keys = changedKeysOf(body);
       if (keys) changed(environmentId, keys);
     });
-    follow(RECEIVED_SUBJECT, (environmentId, body) => {
+    follow(CHANGE_SUBJECTS.received, (environmentId, body) => {
       const received = receivedIdsOf(body);
       if (received) changed(environmentId, [], received);
     });

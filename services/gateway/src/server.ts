@@ -18,8 +18,11 @@ import { followRevocations } from "./auth.js";
 import { connectClients } from "./clients.js";
 import { readConfig, type GatewayConfig } from "./config.js";
 import { feedPagesFollowed } from "./forgetting.js";
+import { attachLiveEvents } from "./live.js";
+import { liveReadsOf } from "./live-reads.js";
 import { createFeedPages } from "./messages-client.js";
 import { routes } from "./routes.js";
+import { createSessionTokens, PROVISIONAL_SESSION_SECRET } from "./sessions.js";
 
 export const migrations = migrationsBeside("gateway", import.meta.url);
 
@@ -63,6 +66,16 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
     server.once("error", reject);
   });
   server.keepAliveTimeout = 65_000;
+  // The Inbox's live events share the HTTP server, so one origin serves apiUrl and socketUrl.
+  const live = attachLiveEvents({
+    server,
+    sessions: createSessionTokens(PROVISIONAL_SESSION_SECRET),
+    reads: liveReadsOf(downstream.clients.messages),
+    nats,
+    log,
+    originAllowed: () => true,
+    pingIntervalMs: config.INBOX_SOCKET_PING_INTERVAL_MS,
+  });
   const port = (server.address() as AddressInfo).port;
   log.info({ port }, "gateway listening");
 
@@ -71,6 +84,7 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
     generatedKey,
     async stop() {
       accepting = false;
+      await live.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();

@@ -19,6 +19,9 @@ export interface SessionTokens {
 
 const AUDIENCE = "widget_user";
 
+/** The secret every gateway signs with until inbox-auth's per-environment secrets land. */
+export const PROVISIONAL_SESSION_SECRET = "provisional inbox session secret";
+
 export function createSessionTokens(secret: string): SessionTokens {
   const key = new TextEncoder().encode(secret);
   return {

@@ -5,7 +5,7 @@ import { eventually } from "@notify/testing";
 import Koa from "koa";
 import { io as connectSocket, type Socket } from "socket.io-client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { attachLiveEvents, RECEIVED_SUBJECT, receivedIdsOf, type InboxCounts, type LiveEvents, type LiveReads } from "../src/live.js";
+import { attachLiveEvents, receivedIdsOf, type InboxCounts, type LiveEvents, type LiveReads } from "../src/live.js";
 import { createSessionTokens } from "../src/sessions.js";
 
 const hex24 = () => randomBytes(12).toString("hex");
@@ -127,7 +127,7 @@ describe("live Inbox events", () => {
       const ada = await open(replica.url, "ada");
       const adaAgain = await open(replica.url, "ada");
       const bob = await open(replica.url, "bob");
-      await announce(RECEIVED_SUBJECT, ["m1-ada:ada", "m1-nobody:nobody"]);
+      await announce(CHANGE_SUBJECTS.received, ["m1-ada:ada", "m1-nobody:nobody"]);
       await announce(CHANGE_SUBJECTS.feeds, ["ada", "nobody"]);
       await eventually(async () => (ada.heard.length >= 3 && adaAgain.heard.length >= 3 ? true : undefined));
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -173,7 +173,7 @@ describe("live Inbox events", () => {
       const opened = await Promise.all(subscribers.map((subscriberId) => open(replica.url, subscriberId)));
       const connection = await announcer.connected;
       for (const subscriberId of subscribers) {
-        connection.publish(`${RECEIVED_SUBJECT}.${scope.environmentId}`, JSON.stringify([`m-${subscriberId}:${subscriberId}`]));
+        connection.publish(`${CHANGE_SUBJECTS.received}.${scope.environmentId}`, JSON.stringify([`m-${subscriberId}:${subscriberId}`]));
         connection.publish(`${CHANGE_SUBJECTS.feeds}.${scope.environmentId}`, JSON.stringify([subscriberId]));
       }
       await connection.flush();
@@ -192,7 +192,7 @@ describe("live Inbox events", () => {
     try {
       const onFirst = await open(first.url, "eve");
       const onSecond = await open(second.url, "eve");
-      await announce(RECEIVED_SUBJECT, ["m2-eve:eve"]);
+      await announce(CHANGE_SUBJECTS.received, ["m2-eve:eve"]);
       await eventually(async () => (onFirst.heard.length >= 3 && onSecond.heard.length >= 3 ? true : undefined));
       expect(onSecond.heard[0]).toEqual(onFirst.heard[0]);
     } finally {

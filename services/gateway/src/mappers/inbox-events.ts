@@ -1,0 +1,64 @@
+import { messagesV1, type subscribersV1, type workflowsV1 } from "@notify/proto";
+import type { InboxCounts, ReceivedMessage } from "../live.js";
+import { isoOrNull } from "./common.js";
+import { messageFieldsToJson } from "./messages.js";
+
+const { Severity } = messagesV1;
+
+export type SeverityName = "high" | "medium" | "low" | "none";
+
+const SEVERITY_NAMES = new Map<messagesV1.Severity, SeverityName>([
+  [Severity.HIGH, "high"],
+  [Severity.MEDIUM, "medium"],
+  [Severity.LOW, "low"],
+]);
+
+export const severityName = (severity: messagesV1.Severity): SeverityName => SEVERITY_NAMES.get(severity) ?? "none";
+
+/** The subscriber as the raw message entity embeds it (the client makes it the notification's `to`). */
+function subscriberOfMessage(subscriber: subscribersV1.Subscriber) {
+  const { id, subscriberId, firstName, lastName, avatar, locale, data, timezone, email, phone } = subscriber;
+  return { _id: id, subscriberId, firstName, lastName, avatar, locale, data, timezone, email, phone };
+}
+
+/**
+ * A new in-app message as `notification_received` carries it: the stored entity's field names
+ * (protocol §4.3), always with `cta` (the client reads it unguarded), the workflow as the Inbox
+ * filters tabs on it, and the subscriber (just its ids when it is gone).
+ */
+export function receivedMessageOf(
+  message: messagesV1.Message,
+  subscriber: subscribersV1.Subscriber | undefined,
+  workflow: workflowsV1.Workflow | undefined,
+): ReceivedMessage {
+  const severity = severityName(message.severity);
+  const json = messageFieldsToJson(message) as ReceivedMessage["message"];
+  json.firstSeenDate = isoOrNull(message.lastSeenDate);
+  json.archived = message.archived;
+  json.archivedAt = isoOrNull(message.archivedAt);
+  json.tags = message.tags;
+  json.data = message.data ?? {};
+  json.severity = severity;
+  if (workflow) {
+    json.workflow = { id: workflow.id, identifier: workflow.identifier, name: workflow.name, critical: workflow.critical, tags: workflow.tags, severity };
+  }
+  json.subscriber = subscriber ? subscriberOfMessage(subscriber) : { _id: message.subscriberId, subscriberId: message.externalSubscriberId };
+  return { subscriberId: message.externalSubscriberId, message: json };
+}
+
+/** One subscriber's counts as the count events carry them. */
+export function inboxCountsOf(counts: messagesV1.InboxCounts): InboxCounts {
+  const count = (capped: messagesV1.CappedCount | undefined) => capped?.count ?? 0;
+  return {
+    unseenCount: count(counts.unseen),
+    unseenHasMore: counts.unseen?.hasMore ?? false,
+    unreadCount: count(counts.unread),
+    unreadHasMore: counts.unread?.hasMore ?? false,
+    unreadBySeverity: {
+      high: count(counts.unreadHigh),
+      medium: count(counts.unreadMedium),
+      low: count(counts.unreadLow),
+      none: count(counts.unreadNone),
+    },
+  };
+}

@@ -32,7 +32,7 @@ const schema = z.object({
    * client). Each ping costs the gateway a little CPU per socket; keep it under the idle timeout
    * of any proxy in front, which cuts a silent websocket.
    */
-  INBOX_SOCKET_PING_INTERVAL_MS: z.coerce.number().int().min(1_000).max(300_000).default(25_000),
+  INBOX_SOCKET_PING_INTERVAL_MS: z.coerce.number().int().min(1_000).max(300_000).default(45_000),
   /** Time a readiness probe waits for each dependency. */
   READINESS_TIMEOUT_MS: z.coerce.number().int().min(50).default(1_000),
 });

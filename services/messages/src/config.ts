@@ -19,6 +19,13 @@ const schema = z.object({
    * while much smaller ones cost markedly more (`pnpm bench messages` times a chunked mark-all).
    */
   MARK_ALL_CHUNK_ROWS: z.coerce.number().int().min(100).max(1_000_000).default(50_000),
+  /** How far ahead an Inbox snooze may end (the Inbox session tells clients the same bound). */
+  INBOX_MAX_SNOOZE_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 366)
+    .default(24 * 90),
 });
 
 export type MessagesConfig = z.infer<typeof schema>;

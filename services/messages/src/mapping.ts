@@ -2,9 +2,19 @@ import { create, fromJson, toJson, type JsonObject, type JsonValue } from "@bufb
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { messagesV1 } from "@notify/proto";
 import { channelName, channelNamed } from "@notify/runtime";
-import type { AttemptRow, ExecutionDetailRow, MarkAsName, MessageGroupRow, MessageRow, StatusName } from "./store.js";
+import type {
+  AttemptRow,
+  ExecutionDetailRow,
+  InboxBulkChangeName,
+  InboxChangeName,
+  MarkAsName,
+  MessageGroupRow,
+  MessageRow,
+  SeverityName,
+  StatusName,
+} from "./store.js";
 
-const { MarkAs, MessageStatus, MessageSchema, MessageCtaSchema, EmailBlockSchema, EmailBlocksSchema } = messagesV1;
+const { MarkAs, MessageStatus, Severity, MessageSchema, MessageCtaSchema, EmailBlockSchema, EmailBlocksSchema } = messagesV1;
 
 export const STATUS_NAMES: Record<Exclude<messagesV1.MessageStatus, messagesV1.MessageStatus.UNSPECIFIED>, StatusName> = {
   [MessageStatus.SENT]: "sent",
@@ -23,6 +33,53 @@ const MARK_AS_NAMES: Record<Exclude<messagesV1.MarkAs, messagesV1.MarkAs.UNSPECI
   [MarkAs.UNREAD]: "unread",
   [MarkAs.UNSEEN]: "unseen",
 };
+
+const SEVERITY_NAMES: Record<Exclude<messagesV1.Severity, messagesV1.Severity.UNSPECIFIED>, SeverityName> = {
+  [Severity.NONE]: "none",
+  [Severity.LOW]: "low",
+  [Severity.MEDIUM]: "medium",
+  [Severity.HIGH]: "high",
+};
+
+const SEVERITIES_BY_NAME = Object.fromEntries(Object.entries(SEVERITY_NAMES).map(([value, name]) => [name, Number(value)])) as Record<
+  SeverityName,
+  messagesV1.Severity
+>;
+
+export const severityName = (severity: messagesV1.Severity): SeverityName | undefined => SEVERITY_NAMES[severity as keyof typeof SEVERITY_NAMES];
+
+const INBOX_CHANGE_NAMES: Record<Exclude<messagesV1.InboxChange, messagesV1.InboxChange.UNSPECIFIED>, InboxChangeName> = {
+  [messagesV1.InboxChange.READ]: "read",
+  [messagesV1.InboxChange.UNREAD]: "unread",
+  [messagesV1.InboxChange.SEEN]: "seen",
+  [messagesV1.InboxChange.ARCHIVE]: "archive",
+  [messagesV1.InboxChange.UNARCHIVE]: "unarchive",
+  [messagesV1.InboxChange.SNOOZE]: "snooze",
+  [messagesV1.InboxChange.UNSNOOZE]: "unsnooze",
+  [messagesV1.InboxChange.COMPLETE]: "complete",
+  [messagesV1.InboxChange.REVERT]: "revert",
+};
+
+export const inboxChangeOf = (change: messagesV1.InboxChange): InboxChangeName | undefined => INBOX_CHANGE_NAMES[change as keyof typeof INBOX_CHANGE_NAMES];
+
+const INBOX_BULK_CHANGE_NAMES: Record<Exclude<messagesV1.InboxBulkChange, messagesV1.InboxBulkChange.UNSPECIFIED>, InboxBulkChangeName | "delete"> = {
+  [messagesV1.InboxBulkChange.SEEN]: "seen",
+  [messagesV1.InboxBulkChange.READ]: "read",
+  [messagesV1.InboxBulkChange.ARCHIVE]: "archive",
+  [messagesV1.InboxBulkChange.ARCHIVE_READ]: "archive_read",
+  [messagesV1.InboxBulkChange.DELETE]: "delete",
+};
+
+export const inboxBulkChangeOf = (change: messagesV1.InboxBulkChange): InboxBulkChangeName | "delete" | undefined =>
+  INBOX_BULK_CHANGE_NAMES[change as keyof typeof INBOX_BULK_CHANGE_NAMES];
+
+const ACTION_TYPE_NAMES: Record<Exclude<messagesV1.InboxActionType, messagesV1.InboxActionType.UNSPECIFIED>, "primary" | "secondary"> = {
+  [messagesV1.InboxActionType.PRIMARY]: "primary",
+  [messagesV1.InboxActionType.SECONDARY]: "secondary",
+};
+
+export const actionTypeName = (type: messagesV1.InboxActionType): "primary" | "secondary" | undefined =>
+  ACTION_TYPE_NAMES[type as keyof typeof ACTION_TYPE_NAMES];
 
 export const markAsName = (markAs: messagesV1.MarkAs): MarkAsName | undefined => MARK_AS_NAMES[markAs as keyof typeof MARK_AS_NAMES];
 
@@ -70,6 +127,9 @@ export function messageGroupRow(message: messagesV1.NewMessage, grp: number): Me
     delivered_at: message.deliveredAt.map((timestamp) => timestampDate(timestamp)),
     payload: message.payload ?? null,
     overrides: message.overrides ?? null,
+    severity: severityName(message.severity) ?? "none",
+    tags: message.tags,
+    data: message.data ?? null,
   };
 }
 
@@ -100,6 +160,9 @@ export function messageFromRow(row: MessageRow): messagesV1.Message {
     deliveredAt: row.delivered_at.map((date) => timestampFromDate(date)),
     createdAt: timestampFromDate(row.created_at),
     updatedAt: timestampFromDate(row.updated_at),
+    archived: row.archived,
+    severity: SEVERITIES_BY_NAME[row.severity],
+    tags: row.tags,
   });
   if (row.template_identifier !== null) message.templateIdentifier = row.template_identifier;
   if (row.job_id !== null) message.jobId = row.job_id;
@@ -118,6 +181,9 @@ export function messageFromRow(row: MessageRow): messagesV1.Message {
   if (row.snoozed_until !== null) message.snoozedUntil = timestampFromDate(row.snoozed_until);
   if (row.payload !== null) message.payloadJson = row.payload;
   if (row.overrides !== null) message.overridesJson = row.overrides;
+  if (row.archived_at !== null) message.archivedAt = timestampFromDate(row.archived_at);
+  if (row.first_seen_date !== null) message.firstSeenDate = timestampFromDate(row.first_seen_date);
+  if (row.data !== null) message.data = row.data as JsonObject;
   return message;
 }
 

@@ -1,4 +1,4 @@
-import { subscribersV1, workflowsV1 } from "@notify/proto";
+import { subscribersV1, triggersV1, workflowsV1 } from "@notify/proto";
 import {
   announcer,
   CHANGE_SUBJECTS,
@@ -17,6 +17,7 @@ import {
 } from "@notify/runtime";
 import { readConfig, type MessagesConfig } from "./config.js";
 import { routes } from "./routes.js";
+import { createSnoozeSchedule } from "./snoozes.js";
 import { createSubscriberDirectory } from "./subscribers.js";
 import { createWorkflowDirectory } from "./workflows.js";
 
@@ -57,7 +58,18 @@ export async function start(config: MessagesConfig): Promise<RunningMessages> {
     host: config.MESSAGES_HOST,
     port: config.MESSAGES_PORT,
     log,
-    routes: routes({ pool, preparedReads, log, subscribers, workflows, markAllChunkRows: config.MARK_ALL_CHUNK_ROWS, announceFeeds, announceReceived }),
+    routes: routes({
+      pool,
+      preparedReads,
+      log,
+      subscribers,
+      workflows,
+      markAllChunkRows: config.MARK_ALL_CHUNK_ROWS,
+      snoozes: createSnoozeSchedule(createClient(triggersV1.TriggerService, triggersTransport.transport)),
+      maxSnoozeMs: config.INBOX_MAX_SNOOZE_HOURS * 3_600_000,
+      announceFeeds,
+      announceReceived,
+    }),
   });
   return {
     port: server.port,

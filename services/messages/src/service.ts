@@ -1,6 +1,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
-import type { messagesV1 } from "@notify/proto";
+import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
+import { ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import type { messagesV1, subscribersV1 } from "@notify/proto";
 import {
   announceKeys,
   ChangeKind,
@@ -20,10 +21,22 @@ import {
   type Pool,
   type Scope,
 } from "@notify/runtime";
-import { attemptRow, attemptStatusName, executionDetailFromRow, markAsName, messageFromRow, messageGroupRow } from "./mapping.js";
+import { checkInboxFilter } from "./inbox-filter.js";
+import {
+  actionTypeName,
+  attemptRow,
+  attemptStatusName,
+  executionDetailFromRow,
+  inboxBulkChangeOf,
+  inboxChangeOf,
+  markAsName,
+  messageFromRow,
+  messageGroupRow,
+} from "./mapping.js";
+import type { SnoozeSchedule } from "./snoozes.js";
 import * as store from "./store.js";
 import type { SubscriberDirectory } from "./subscribers.js";
-import { checkFeedIdentifiers, checkMessageIds, checkNewMessages, checkRange } from "./validation.js";
+import { checkFeedIdentifiers, checkMessageIds, checkNewMessages, checkRange, MAX_MARKED_IDS } from "./validation.js";
 import { workflowsOf, type WorkflowDirectory } from "./workflows.js";
 
 /** Totals stop here: an exact count over a million messages would cost more than the page itself. */
@@ -38,6 +51,11 @@ export const MAX_OFFSET = 100_000;
 export const MAX_ATTEMPT_BATCH = 2_000;
 /** One notification's attempts at one subscriber: a few per channel step, so this is never reached in practice. */
 export const MAX_EXECUTION_DETAILS = 1_000;
+export const MAX_INBOX_PAGE = 100;
+export const MAX_INBOX_FILTERS = 30;
+/** Inbox counts stop here (Novu's stop at 99, the bell's at 100). */
+export const MAX_INBOX_COUNT = 1000;
+export const MAX_MESSAGES_BY_ID = 1000;
 
 export interface MessageServiceDeps {
   pool: Pool;
@@ -48,6 +66,9 @@ export interface MessageServiceDeps {
   workflows: WorkflowDirectory;
   /** Rows per mark-all statement. */
   markAllChunkRows: number;
+  snoozes: SnoozeSchedule;
+  /** How far ahead a snooze may end. */
+  maxSnoozeMs: number;
 }
 
 const keyOf = (parts: readonly string[]) => parts.join("\u0000");
@@ -61,6 +82,18 @@ function markAsOf(value: messagesV1.MarkAs): store.MarkAsName {
 }
 
 /** A channel filter: null for every channel. */
+function inboxChangeName(value: messagesV1.InboxChange): store.InboxChangeName {
+  const name = inboxChangeOf(value);
+  if (!name) throw invalidField("change", "change must be one of read, unread, seen, archive, unarchive, snooze, unsnooze, complete, revert", value);
+  return name;
+}
+
+function inboxBulkChangeName(value: messagesV1.InboxBulkChange): store.InboxBulkChangeName | "delete" {
+  const name = inboxBulkChangeOf(value);
+  if (!name) throw invalidField("change", "change must be one of seen, read, archive, archive_read, delete", value);
+  return name;
+}
+
 function channelFilter(value: Channel): ChannelName | null {
   if (value === Channel.UNSPECIFIED) return null;
   const name = channelName(value);
@@ -78,6 +111,11 @@ function feedsCreatedIn(request: messagesV1.CreateMessagesRequest): string[] {
     if (inApp(group.message)) for (const recipient of group.recipients) subscriberIds.add(recipient.externalSubscriberId);
   }
   return [...subscriberIds];
+}
+
+/** The RECEIVED keys of the in-app messages among `rows` (options.proto). */
+function receivedKeys(groupRows: readonly store.MessageGroupRow[], rows: readonly store.RecipientRow[]): string[] {
+  return rows.filter((row) => groupRows[row.grp]!.channel === "in_app").map((row) => receivedKey(row.id, row.external_subscriber_id));
 }
 
 const batchError = (error: ConnectError) => ({ code: error.code, message: error.rawMessage });
@@ -101,6 +139,8 @@ export function createMessageService({
   subscribers,
   workflows,
   markAllChunkRows,
+  snoozes,
+  maxSnoozeMs,
 }: MessageServiceDeps): ServiceImpl<typeof messagesV1.MessageService> {
   /**
    * Counts for many requests of one environment: their subscriber lookups share one call and
@@ -234,6 +274,7 @@ export function createMessageService({
           await store.insertNewNotifications(tx, scope.environmentId, scope.organizationId, groupRows, notificationRows);
           await store.insertNewMessages(tx, scope.environmentId, scope.organizationId, groupRows, rows);
         });
+        announceKeys(context, ChangeKind.RECEIVED, receivedKeys(groupRows, rows));
         if (request.countOnly) return { createdCount: rows.length };
         return { createdCount: rows.length, messages: rows.map((row) => ({ id: row.id, notificationId: row.notification_id, created: true })) };
       } catch (error) {
@@ -252,6 +293,15 @@ export function createMessageService({
         }
         for (const row of rows) row.notification_id = row.notification.id;
         const inserted = await store.insertMissingMessages(tx, scope.environmentId, scope.organizationId, groupRows, rows);
+        // Announced when the handler ends; should the commit fail, the ids name no message a follower can find.
+        announceKeys(
+          context,
+          ChangeKind.RECEIVED,
+          receivedKeys(
+            groupRows,
+            rows.filter((row) => inserted.has(row.id)),
+          ),
+        );
         if (request.countOnly) return { createdCount: inserted.size };
         const keyOfRow = (row: store.RecipientRow) => {
           const shared = groupRows[row.grp]!;
@@ -417,18 +467,169 @@ export function createMessageService({
       return { details: rows.map(executionDetailFromRow) };
     },
 
-    listInboxMessages: notYetServed,
-    countInboxMessages: notYetServed,
-    updateInboxMessage: notYetServed,
-    bulkUpdateInboxMessages: notYetServed,
-    deleteInboxMessage: notYetServed,
-    batchGetInboxCounts: notYetServed,
-    getInAppMessages: notYetServed,
-    returnSnoozedMessage: notYetServed,
+    async listInboxMessages(request, context) {
+      const scope = scopeOf(context);
+      checkRange("limit", request.limit, 1, MAX_INBOX_PAGE);
+      checkRange("offset", request.offset, 0, MAX_OFFSET);
+      const filter = checkInboxFilter(request.filter);
+      const after = request.after ?? null;
+      if (after !== null && !isObjectId(after)) throw invalidField("after", "after must be a notification id (24 hex characters)", after);
+      const subscriber = await subscribers.require(scope, request.subscriberId);
+      const rows = await store.selectInboxPage(preparedReads, scope.environmentId, subscriber.id, {
+        filter,
+        after,
+        offset: request.offset,
+        limit: request.limit,
+      });
+      const messages = rows.slice(0, request.limit).map(messageFromRow);
+      return { messages, hasMore: rows.length > request.limit, subscriber, workflows: await workflows.ofMessages(scope, messages) };
+    },
+
+    async countInboxMessages(request, context) {
+      const scope = scopeOf(context);
+      if (request.filters.length === 0 || request.filters.length > MAX_INBOX_FILTERS) {
+        throw invalidField("filters", `between 1 and ${MAX_INBOX_FILTERS} filters`, request.filters.length);
+      }
+      checkRange("limit", request.limit, 1, MAX_INBOX_COUNT);
+      const filters = request.filters.map(checkInboxFilter);
+      const subscriber = await subscribers.require(scope, request.subscriberId);
+      const counts = await store.countInboxMessages(preparedReads, scope.environmentId, subscriber.id, filters, request.limit + 1);
+      return { counts: counts.map(cappedAt(request.limit)) };
+    },
+
+    async updateInboxMessage(request, context) {
+      const scope = scopeOf(context);
+      const change = inboxChangeName(request.change);
+      if (!isObjectId(request.messageId)) throw invalidField("messageId", "messageId must be a notification id (24 hex characters)", request.messageId);
+      const args: store.InboxChangeArguments = { snoozeUntil: null, actionType: null };
+      if (change === "snooze") args.snoozeUntil = checkSnoozeUntil(request.snoozeUntil, maxSnoozeMs);
+      if (change === "complete" || change === "revert") {
+        args.actionType = actionTypeName(request.actionType) ?? null;
+        if (!args.actionType) throw invalidField("actionType", "actionType must be primary or secondary", request.actionType);
+      }
+      const subscriber = await subscribers.require(scope, request.subscriberId);
+      const row = await store.updateInboxMessage(pool, scope.environmentId, subscriber.id, request.messageId, change, args);
+      if (!row) throw notFound(`Notification with id ${request.messageId} not found`);
+      const message = messageFromRow(row);
+      // A snooze that fails to be scheduled still ends: the lists treat a due snooze as none.
+      if (args.snoozeUntil) await snoozes.schedule(scope, { id: row.id, transactionId: row.transaction_id }, args.snoozeUntil);
+      const [workflow] = await workflows.ofMessages(scope, [message]);
+      return { message, subscriber, ...(workflow ? { workflow } : {}) };
+    },
+
+    async bulkUpdateInboxMessages(request, context) {
+      const scope = scopeOf(context);
+      const change = inboxBulkChangeName(request.change);
+      if (request.messageIds.length > MAX_MARKED_IDS) throw invalidField("notificationIds", `at most ${MAX_MARKED_IDS} ids`, request.messageIds.length);
+      const malformed = request.messageIds.find((id) => !isObjectId(id));
+      if (malformed !== undefined) throw invalidField("notificationIds", "each id must be a notification id (24 hex characters)", malformed);
+      const given = checkInboxFilter(request.filter);
+      // Only tags and data select what a bulk change changes.
+      const filter: store.InboxFilter = { ...checkInboxFilter(undefined), tagGroups: given.tagGroups, dataGroups: given.dataGroups };
+      const subscriber = await subscribers.require(scope, request.subscriberId);
+      const ids = request.messageIds.length > 0 ? [...new Set(request.messageIds)] : null;
+      const changed =
+        change === "delete"
+          ? await store.deleteInboxMessages(pool, scope.environmentId, subscriber.id, ids, filter)
+          : await store.bulkUpdateInboxMessages(pool, scope.environmentId, subscriber.id, change, ids, filter);
+      return { changed };
+    },
+
+    async deleteInboxMessage(request, context) {
+      const scope = scopeOf(context);
+      if (!isObjectId(request.messageId)) throw invalidField("messageId", "messageId must be a notification id (24 hex characters)", request.messageId);
+      const subscriber = await subscribers.require(scope, request.subscriberId);
+      const deleted = await store.deleteInboxMessages(pool, scope.environmentId, subscriber.id, [request.messageId], checkInboxFilter(undefined));
+      if (deleted === 0) throw notFound(`Notification with id ${request.messageId} not found`);
+      return {};
+    },
+
+    async batchGetInboxCounts(request, context) {
+      const scope = scopeOf(context);
+      if (request.subscriberIds.length > MAX_COUNT_BATCH) {
+        throw invalidField("subscriberIds", `at most ${MAX_COUNT_BATCH} subscribers per call`, request.subscriberIds.length);
+      }
+      checkRange("limit", request.limit, 1, MAX_INBOX_COUNT);
+      const found = await Promise.all(
+        request.subscriberIds.map(async (subscriberId) => {
+          try {
+            return await subscribers.require(scope, subscriberId);
+          } catch (error) {
+            if (error instanceof ConnectError) return error;
+            throw error;
+          }
+        }),
+      );
+      const known = found.filter((item): item is subscribersV1.Subscriber => !(item instanceof ConnectError));
+      const rows =
+        known.length > 0
+          ? await store.selectInboxCounts(preparedReads, scope.environmentId, [...new Set(known.map((item) => item.id))], request.limit + 1)
+          : [];
+      const rowOf = new Map([...new Set(known.map((item) => item.id))].map((id, index) => [id, rows[index]!]));
+      const capped = cappedAt(request.limit);
+      return {
+        results: found.map((item, index) => {
+          if (item instanceof ConnectError) return { result: { case: "error" as const, value: batchError(item) } };
+          const row = rowOf.get(item.id)!;
+          return {
+            result: {
+              case: "counts" as const,
+              value: {
+                subscriberId: request.subscriberIds[index]!,
+                unseen: capped(row.unseen),
+                unread: capped(row.unread),
+                unreadHigh: capped(row.unread_high),
+                unreadMedium: capped(row.unread_medium),
+                unreadLow: capped(row.unread_low),
+                unreadNone: capped(row.unread_none),
+              },
+            },
+          };
+        }),
+      };
+    },
+
+    async getInAppMessages(request, context) {
+      const scope = scopeOf(context);
+      if (request.messageIds.length > MAX_MESSAGES_BY_ID) throw invalidField("messageIds", `at most ${MAX_MESSAGES_BY_ID} ids`, request.messageIds.length);
+      const ids = request.messageIds.filter(isObjectId);
+      const rows = ids.length > 0 ? await store.selectInAppMessages(pool, scope.environmentId, ids) : [];
+      const byId = new Map(rows.map((row) => [row.id, messageFromRow(row)]));
+      const messages = [...new Set(ids)].flatMap((id) => byId.get(id) ?? []);
+      const [found, used] = await Promise.all([
+        subscribers.findByIds(
+          scope,
+          messages.map((message) => message.subscriberId),
+        ),
+        workflows.ofMessages(scope, messages),
+      ]);
+      return { messages, subscribers: found, workflows: used };
+    },
+
+    async returnSnoozedMessage(request, context) {
+      const scope = scopeOf(context);
+      if (!isObjectId(request.messageId)) throw invalidField("messageId", "messageId must be a message id (24 hex characters)", request.messageId);
+      if (!request.snoozedUntil) throw invalidField("snoozedUntil", "snoozedUntil is required");
+      const subscriberId = await store.returnSnoozedMessage(pool, scope.environmentId, request.messageId, timestampDate(request.snoozedUntil));
+      if (subscriberId === undefined) return { returned: false };
+      announceKeys(context, ChangeKind.FEEDS, [subscriberId]);
+      announceKeys(context, ChangeKind.RECEIVED, [receivedKey(request.messageId, subscriberId)]);
+      return { returned: true };
+    },
   };
 }
 
-/** The Inbox RPCs of the contract, until their handlers land. */
-function notYetServed(): never {
-  throw new ConnectError("not served yet", Code.Unimplemented);
+/** A count read up to `limit + 1`, as the count up to `limit` and whether more exist. */
+const cappedAt = (limit: number) => (count: number) => ({ count: Math.min(count, limit), hasMore: count > limit });
+
+/** How a RECEIVED announcement names a message that arrived (options.proto). */
+export const receivedKey = (messageId: string, externalSubscriberId: string) => `${messageId}:${externalSubscriberId}`;
+
+function checkSnoozeUntil(until: Timestamp | undefined, maxMs: number): Date {
+  if (!until) throw invalidField("snoozeUntil", "snoozeUntil is required");
+  const date = timestampDate(until);
+  const ahead = date.getTime() - Date.now();
+  if (!(ahead > 0)) throw invalidField("snoozeUntil", "snoozeUntil must be in the future", date.toISOString());
+  if (ahead > maxMs) throw invalidField("snoozeUntil", `snoozeUntil must be at most ${maxMs / 3_600_000} hours ahead`, date.toISOString());
+  return date;
 }

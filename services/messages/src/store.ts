@@ -2,6 +2,7 @@ import { textArray, type ChannelName, type Queryable } from "@notify/runtime";
 
 export type StatusName = "sent" | "error" | "warning";
 export type MarkAsName = "read" | "seen" | "unread" | "unseen";
+export type SeverityName = "none" | "low" | "medium" | "high";
 
 /** A row of messages.messages, as pg returns it. */
 export interface MessageRow {
@@ -43,6 +44,12 @@ export interface MessageRow {
   overrides: string | null;
   created_at: Date;
   updated_at: Date;
+  archived: boolean;
+  archived_at: Date | null;
+  first_seen_date: Date | null;
+  severity: SeverityName;
+  tags: string[];
+  data: Record<string, unknown> | null;
 }
 
 /**
@@ -90,6 +97,12 @@ const MESSAGE_COLUMN_NAMES: Record<keyof MessageRow, true> = {
   overrides: true,
   created_at: true,
   updated_at: true,
+  archived: true,
+  archived_at: true,
+  first_seen_date: true,
+  severity: true,
+  tags: true,
+  data: true,
 };
 
 /** Columns read as their JSON text: nothing here looks into them, and the RPC carries them as text. */
@@ -99,6 +112,12 @@ const READ_AS_TEXT = new Set(["payload", "overrides"]);
 const messageColumns = (alias = "") =>
   Object.keys(MESSAGE_COLUMN_NAMES)
     .map((name) => (READ_AS_TEXT.has(name) ? `${alias}${name}::text AS ${name}` : `${alias}${name}`))
+    .join(", ");
+
+/** The message columns the Inbox answers: payloads and overrides stay in the database. */
+const inboxColumns = (alias = "") =>
+  Object.keys(MESSAGE_COLUMN_NAMES)
+    .map((name) => (READ_AS_TEXT.has(name) ? `NULL::text AS ${name}` : `${alias}${name}`))
     .join(", ");
 
 /** What the messages of one group share: every written column but the recipient's. */
@@ -126,7 +145,14 @@ export type MessageGroupRow = Pick<
   | "error_id"
   | "error_text"
   | "delivered_at"
-> & { payload: Record<string, unknown> | null; overrides: Record<string, unknown> | null; grp: number };
+  | "severity"
+  | "tags"
+> & {
+  data: Record<string, unknown> | null;
+  payload: Record<string, unknown> | null;
+  overrides: Record<string, unknown> | null;
+  grp: number;
+};
 
 /** Each shared column with its SQL type, to read groups back out of their JSON document. */
 const GROUP_COLUMNS = [
@@ -154,6 +180,9 @@ const GROUP_COLUMNS = [
   ["delivered_at", "timestamptz[]"],
   ["payload", "json"],
   ["overrides", "json"],
+  ["severity", "text"],
+  ["tags", "text[]"],
+  ["data", "jsonb"],
 ] as const satisfies readonly (readonly [keyof MessageGroupRow, string])[];
 
 /** One message of a group: its own ids and recipient, and the index of its group. */
@@ -358,16 +387,24 @@ export async function selectMessageIdsByKeys(
   return rows;
 }
 
+/** Seeing a message: now its last seen time, and its first unless it had one. */
+const SEES = "seen = true, last_seen_date = now(), first_seen_date = COALESCE(first_seen_date, now())";
+
 /**
  * What each mark does: the columns it sets, and (for mark-all) the flag and value a message must
  * have to be changed by it, i.e. the opposite state. Setting seen stamps last_seen_date and
  * setting read stamps last_read_date; "unread" leaves an already-seen date as it was.
  */
 const MARKS: Record<MarkAsName, { set: string; flag: "read" | "seen"; from: boolean }> = {
-  read: { set: "read = true, seen = true, last_read_date = now(), last_seen_date = now()", flag: "read", from: false },
-  seen: { set: "seen = true, last_seen_date = now()", flag: "seen", from: false },
-  unread: { set: "read = false, seen = true, last_seen_date = CASE WHEN seen THEN last_seen_date ELSE now() END", flag: "read", from: true },
-  unseen: { set: "read = false, seen = false", flag: "seen", from: true },
+  read: { set: `read = true, last_read_date = now(), ${SEES}`, flag: "read", from: false },
+  seen: { set: SEES, flag: "seen", from: false },
+  unread: {
+    set: "read = false, seen = true, last_seen_date = CASE WHEN seen THEN last_seen_date ELSE now() END, first_seen_date = COALESCE(first_seen_date, now())",
+    flag: "read",
+    from: true,
+  },
+  // An archived message is never unseen: unseeing it unarchives it.
+  unseen: { set: "read = false, seen = false, archived = false, archived_at = NULL", flag: "seen", from: true },
 };
 
 /** Marks the subscriber's messages among `ids` (any channel); returns them as updated. */
@@ -651,4 +688,248 @@ export async function selectExecutionDetails(
     [environmentId, notificationId, externalSubscriberId, limit],
   );
   return rows;
+}
+
+/** Which of a subscriber's in-app messages an Inbox call concerns; null and empty lists match all. */
+export interface InboxFilter {
+  /** Every group must intersect the message's tags. */
+  tagGroups: readonly (readonly string[])[];
+  read: boolean | null;
+  seen: boolean | null;
+  archived: boolean | null;
+  /** true: snoozed until a time to come; false: not snoozed, or its snooze is due. */
+  snoozed: boolean | null;
+  severities: readonly SeverityName[] | null;
+  /** JSON documents: for every group, the message's data contains one of them. */
+  dataGroups: readonly (readonly string[])[];
+  createdGte: Date | null;
+  createdLte: Date | null;
+}
+
+/** A snooze that is still to come. */
+const SNOOZED = "(m.snoozed_until IS NOT NULL AND m.snoozed_until > now())";
+
+/**
+ * The filter as SQL over `m`, its values appended to `values`. The flags are written as
+ * literals, not parameters, so the planner can use the partial indexes whose predicates name
+ * them (the unread and not-archived ones); everything else is a parameter.
+ */
+function inboxConditions(filter: InboxFilter, values: unknown[]): string {
+  const parameter = (value: unknown, type: string) => {
+    values.push(value);
+    return `$${values.length}::${type}`;
+  };
+  const flag = (column: string, value: boolean | null) => (value === null ? "" : ` AND ${value ? "" : "NOT "}m.${column}`);
+  let sql = flag("read", filter.read) + flag("seen", filter.seen) + flag("archived", filter.archived);
+  if (filter.snoozed !== null) sql += filter.snoozed ? ` AND ${SNOOZED}` : ` AND NOT ${SNOOZED}`;
+  if (filter.severities) sql += ` AND m.severity = ANY(${parameter(filter.severities, "text[]")})`;
+  if (filter.createdGte) sql += ` AND m.created_at >= ${parameter(filter.createdGte, "timestamptz")}`;
+  if (filter.createdLte) sql += ` AND m.created_at <= ${parameter(filter.createdLte, "timestamptz")}`;
+  for (const group of filter.tagGroups) sql += ` AND m.tags && ${parameter(group, "text[]")}`;
+  for (const group of filter.dataGroups) sql += ` AND m.data @> ANY(${parameter(group, "jsonb[]")})`;
+  return sql;
+}
+
+/** The subscriber's in-app messages (parameters $1 and $2). */
+const INBOX_MESSAGES = "m.environment_id = $1 AND m.subscriber_id = $2 AND m.channel = 'in_app'";
+
+export interface InboxPage {
+  filter: InboxFilter;
+  /** Start after this message of the subscriber's (none: an empty page); null for the newest. */
+  after: string | null;
+  offset: number;
+  limit: number;
+}
+
+/** One page of the subscriber's in-app messages matching the filter, newest first, plus one extra row. */
+export async function selectInboxPage(db: Queryable, environmentId: string, subscriberId: string, page: InboxPage): Promise<MessageRow[]> {
+  const values: unknown[] = [environmentId, subscriberId];
+  let sql = `SELECT ${inboxColumns("m.")} FROM messages.messages m WHERE ${INBOX_MESSAGES}${inboxConditions(page.filter, values)}`;
+  if (page.after !== null) {
+    values.push(page.after);
+    sql += ` AND (m.created_at, m.id) < (SELECT c.created_at, c.id FROM messages.messages c
+               WHERE c.environment_id = $1 AND c.subscriber_id = $2 AND c.channel = 'in_app' AND c.id = $${values.length}::text)`;
+  }
+  values.push(page.limit + 1, page.offset);
+  sql += ` ORDER BY m.created_at DESC, m.id DESC LIMIT $${values.length - 1} OFFSET $${values.length}`;
+  const { rows } = await db.query<MessageRow>(sql, values);
+  return rows;
+}
+
+/** For each filter, the subscriber's in-app messages matching it, counted up to `limit` and no further, in one statement. */
+export async function countInboxMessages(
+  db: Queryable,
+  environmentId: string,
+  subscriberId: string,
+  filters: readonly InboxFilter[],
+  limit: number,
+): Promise<number[]> {
+  const values: unknown[] = [environmentId, subscriberId, limit];
+  const counts = filters.map(
+    (filter, index) =>
+      `(SELECT count(*) FROM (SELECT 1 FROM messages.messages m WHERE ${INBOX_MESSAGES}${inboxConditions(filter, values)} LIMIT $3) capped) AS c${index}`,
+  );
+  const { rows } = await db.query<Record<string, number>>(`SELECT ${counts.join(", ")}`, values);
+  return filters.map((_, index) => rows[0]![`c${index}`]!);
+}
+
+export type InboxChangeName = "read" | "unread" | "seen" | "archive" | "unarchive" | "snooze" | "unsnooze" | "complete" | "revert";
+
+/** What one state change sets, with the values its placeholders (from $4) stand for. */
+export interface InboxChangeArguments {
+  snoozeUntil: Date | null;
+  actionType: "primary" | "secondary" | null;
+}
+
+/** The action's status and result.type in a call to action stored as its proto JSON ($4: status, $5: type). */
+const SETS_ACTION = `cta = cta || jsonb_build_object('action',
+  COALESCE(cta->'action', '{}') || jsonb_build_object('status', $4::text, 'result', COALESCE(cta->'action'->'result', '{}') || jsonb_build_object('type', $5::text)))`;
+
+/**
+ * Each change as Novu's Inbox applies it (its message repository's transitions): the columns
+ * it sets, and the values of its placeholders.
+ */
+const INBOX_CHANGES: Record<InboxChangeName, (args: InboxChangeArguments) => [string, unknown[]]> = {
+  read: () => [`read = true, last_read_date = now(), ${SEES}`, []],
+  unread: () => [`read = false, last_read_date = NULL, archived = false, archived_at = NULL, ${SEES}`, []],
+  seen: () => [SEES, []],
+  archive: () => [`read = true, last_read_date = COALESCE(last_read_date, now()), archived = true, archived_at = now(), ${SEES}`, []],
+  unarchive: () => ["archived = false, archived_at = NULL", []],
+  snooze: (args) => [`snoozed_until = $4::timestamptz, archived = false, archived_at = NULL, ${SEES}`, [args.snoozeUntil]],
+  unsnooze: () => ["snoozed_until = NULL", []],
+  complete: (args) => [SETS_ACTION, ["done", args.actionType]],
+  revert: (args) => [SETS_ACTION, ["pending", args.actionType]],
+};
+
+/** Changes one of the subscriber's in-app messages; answers it as changed, undefined when it is not one of theirs. */
+export async function updateInboxMessage(
+  db: Queryable,
+  environmentId: string,
+  subscriberId: string,
+  id: string,
+  change: InboxChangeName,
+  args: InboxChangeArguments,
+): Promise<MessageRow | undefined> {
+  const [set, values] = INBOX_CHANGES[change](args);
+  const { rows } = await db.query<MessageRow>(
+    `UPDATE messages.messages m SET ${set}, updated_at = now()
+      WHERE m.environment_id = $1 AND m.subscriber_id = $2 AND m.id = $3 AND m.channel = 'in_app'
+      RETURNING ${inboxColumns("m.")}`,
+    [environmentId, subscriberId, id, ...values],
+  );
+  return rows[0];
+}
+
+export type InboxBulkChangeName = "seen" | "read" | "archive" | "archive_read";
+
+/** Each bulk change: what it sets, and which messages it changes (only those it changes, so the count is what changed). */
+const INBOX_BULK_CHANGES: Record<InboxBulkChangeName, { set: string; of: string }> = {
+  seen: { set: SEES, of: "NOT m.seen" },
+  read: { set: `read = true, last_read_date = now(), ${SEES}`, of: "NOT m.read" },
+  archive: { set: `read = true, last_read_date = COALESCE(last_read_date, now()), archived = true, archived_at = now(), ${SEES}`, of: "NOT m.archived" },
+  archive_read: { set: "archived = true, archived_at = now()", of: "m.read AND NOT m.archived" },
+};
+
+/** The messages a bulk change concerns: those named (when any are) that match the filter. */
+function bulkConditions(ids: readonly string[] | null, filter: InboxFilter, values: unknown[]): string {
+  let sql = inboxConditions(filter, values);
+  if (ids) {
+    values.push(ids);
+    sql += ` AND m.id = ANY($${values.length}::text[])`;
+  }
+  return sql;
+}
+
+/** Changes the subscriber's matching in-app messages in one statement; answers how many changed. */
+export async function bulkUpdateInboxMessages(
+  db: Queryable,
+  environmentId: string,
+  subscriberId: string,
+  change: InboxBulkChangeName,
+  ids: readonly string[] | null,
+  filter: InboxFilter,
+): Promise<number> {
+  const values: unknown[] = [environmentId, subscriberId];
+  const { set, of } = INBOX_BULK_CHANGES[change];
+  const { rowCount } = await db.query(
+    `UPDATE messages.messages m SET ${set}, updated_at = now()
+      WHERE ${INBOX_MESSAGES} AND ${of}${bulkConditions(ids, filter, values)}`,
+    values,
+  );
+  return rowCount ?? 0;
+}
+
+/** Deletes the subscriber's matching in-app messages in one statement; answers how many. */
+export async function deleteInboxMessages(
+  db: Queryable,
+  environmentId: string,
+  subscriberId: string,
+  ids: readonly string[] | null,
+  filter: InboxFilter,
+): Promise<number> {
+  const values: unknown[] = [environmentId, subscriberId];
+  const { rowCount } = await db.query(`DELETE FROM messages.messages m WHERE ${INBOX_MESSAGES}${bulkConditions(ids, filter, values)}`, values);
+  return rowCount ?? 0;
+}
+
+/** A subscriber's bell, each count up to the query's limit. */
+export interface InboxCountsRow {
+  unseen: number;
+  unread: number;
+  unread_high: number;
+  unread_medium: number;
+  unread_low: number;
+  unread_none: number;
+}
+
+/** Messages the bell counts: not snoozed (or due), and for unread ones not archived either. */
+const bellCount = (condition: string) =>
+  `(SELECT count(*) FROM (SELECT 1 FROM messages.messages m
+     WHERE m.environment_id = $1 AND m.subscriber_id = q.subscriber_id AND m.channel = 'in_app' AND ${condition} AND NOT ${SNOOZED}
+     LIMIT $3) capped)`;
+
+const UNREAD = "NOT m.read AND NOT m.archived";
+
+/**
+ * The bells of many subscribers (internal ids), in their order, each count up to `limit`, in
+ * one statement: the unseen ones a range of the seen index, the unread ones of the unread index.
+ */
+export async function selectInboxCounts(db: Queryable, environmentId: string, subscriberIds: readonly string[], limit: number): Promise<InboxCountsRow[]> {
+  const { rows } = await db.query<InboxCountsRow>({
+    name: "messages.select-inbox-counts",
+    text: `SELECT ${bellCount("NOT m.seen")} AS unseen, ${bellCount(UNREAD)} AS unread,
+                  ${bellCount(`${UNREAD} AND m.severity = 'high'`)} AS unread_high,
+                  ${bellCount(`${UNREAD} AND m.severity = 'medium'`)} AS unread_medium,
+                  ${bellCount(`${UNREAD} AND m.severity = 'low'`)} AS unread_low,
+                  ${bellCount(`${UNREAD} AND m.severity = 'none'`)} AS unread_none
+             FROM unnest($2::text[]) WITH ORDINALITY AS q(subscriber_id, position)
+            ORDER BY q.position`,
+    values: [environmentId, subscriberIds, limit],
+  });
+  return rows;
+}
+
+/** The environment's in-app messages among `ids`. */
+export async function selectInAppMessages(db: Queryable, environmentId: string, ids: readonly string[]): Promise<MessageRow[]> {
+  const { rows } = await db.query<MessageRow>(
+    `SELECT ${inboxColumns("m.")} FROM messages.messages m WHERE m.environment_id = $1 AND m.id = ANY($2::text[]) AND m.channel = 'in_app'`,
+    [environmentId, ids],
+  );
+  return rows;
+}
+
+/**
+ * Brings a message back from the snooze that ends at `snoozedUntil`, as newly delivered: not
+ * snoozed, unseen and unread (unless archived since), with a delivery time appended. Answers its subscriber
+ * (external id), undefined when it is gone or snoozed otherwise since.
+ */
+export async function returnSnoozedMessage(db: Queryable, environmentId: string, id: string, snoozedUntil: Date): Promise<string | undefined> {
+  const { rows } = await db.query<{ external_subscriber_id: string }>(
+    `UPDATE messages.messages
+        SET snoozed_until = NULL, seen = seen AND archived, read = read AND archived, delivered_at = delivered_at || now(), updated_at = now()
+      WHERE environment_id = $1 AND id = $2 AND snoozed_until = $3 AND channel = 'in_app'
+      RETURNING external_subscriber_id`,
+    [environmentId, id, snoozedUntil],
+  );
+  return rows[0]?.external_subscriber_id;
 }

@@ -1,12 +1,13 @@
 import { channelName, CHANNELS, holdsNul, invalidArgument, invalidField, isObjectId, type FieldErrors } from "@notify/runtime";
 import { create } from "@bufbuild/protobuf";
 import { messagesV1 } from "@notify/proto";
-import { STATUS_NAMES } from "./mapping.js";
+import { severityName, STATUS_NAMES } from "./mapping.js";
 
 /** Messages per CreateMessages call: thousands in one statement, never an unbounded list. */
 export const MAX_CREATE_BATCH = 10_000;
 export const MAX_MARKED_IDS = 100;
 export const MAX_FEED_IDENTIFIERS = 30;
+export const MAX_TAGS = 100;
 
 const BLOCK_TYPES = new Set(["button", "text"]);
 const TEXT_ALIGNS = new Set(["center", "left", "right"]);
@@ -49,6 +50,12 @@ function checkMessageFields(message: messagesV1.NewMessage, fail: Fail): void {
   if (action?.result?.type !== undefined && !BUTTON_TYPES.has(action.result.type)) {
     fail("cta.action.result.type", "type must be primary or secondary", action.result.type);
   }
+  if (message.severity !== messagesV1.Severity.UNSPECIFIED && !severityName(message.severity)) {
+    fail("severity", "severity must be one of high, medium, low, none", message.severity);
+  }
+  if (message.tags.length > MAX_TAGS) fail("tags", `at most ${MAX_TAGS} tags`, message.tags.length);
+  const badTag = message.tags.find((tag) => tag.length === 0 || tag.length > 255 || holdsNul(tag));
+  if (badTag !== undefined) fail("tags", "tags are 1 to 255 characters without NUL", badTag);
 }
 
 /**

@@ -5,6 +5,7 @@ import { createFollowedCache, createLogger, createPreparedReadPool, objectId, sc
 import { inMemoryTransport, openTestDatabase, type DatabaseFixture } from "@notify/testing";
 import { routes } from "../src/routes.js";
 import { migrations } from "../src/server.js";
+import type { SnoozeSchedule } from "../src/snoozes.js";
 import { createSubscriberDirectory } from "../src/subscribers.js";
 import { createWorkflowDirectory } from "../src/workflows.js";
 
@@ -108,6 +109,7 @@ export function inMemoryClient(
   workflows = fakeWorkflows(),
   announceFeeds: Announce = async () => {},
   announceReceived: Announce = async () => {},
+  snoozes: SnoozeSchedule = { schedule: async () => {} },
 ) {
   const service = routes({
     pool: fixture.pool,
@@ -117,6 +119,8 @@ export function inMemoryClient(
     subscribers: createSubscriberDirectory(subscribers.client, createFollowedCache({ max: 1, ttlMs: 1 })),
     workflows: createWorkflowDirectory(workflows.client, createFollowedCache({ max: 1, ttlMs: 1 })),
     markAllChunkRows,
+    snoozes,
+    maxSnoozeMs: 24 * 3_600_000,
     announceFeeds,
     announceReceived,
   });

@@ -19,7 +19,7 @@ describe("TriggerBatch", () => {
   it("writes one outbox job per accepted event, each carrying its event and the workflow as it runs", async () => {
     const call = callAs(newScope());
     const orders = await clients.workflows.createWorkflow(
-      { name: "Orders", active: true, steps: [{ template: { type: "in_app", content: { case: "text", value: "Order {{n}}" } } }] },
+      { name: "Orders", active: true, tags: ["shop"], steps: [{ template: { type: "in_app", content: { case: "text", value: "Order {{n}}" } } }] },
       call,
     );
     const news = await clients.workflows.createWorkflow(
@@ -54,6 +54,7 @@ describe("TriggerBatch", () => {
       critical: false,
       preferenceSettings: orders.preferenceSettings,
       steps: orders.steps,
+      tags: ["shop"],
     });
     expect(jobs[0]!.workflow).toMatchObject({ name: "", slug: "", organizationId: "", variables: [] });
     expect(jobs[0]!.workflow!.createdAt).toBeUndefined();

@@ -156,20 +156,28 @@ const hasTopics = (job: triggersV1.TriggerJob) => !job.resumption && (job.event?
  */
 export async function runTriggerJobs(jobs: readonly triggersV1.TriggerJob[], deps: PipelineDeps): Promise<{ subscribers: number; messages: number }> {
   const byEnvironment = new Map<string, triggersV1.TriggerJob[]>();
+  const returns: Promise<unknown>[] = [];
   for (const job of jobs) {
+    // A snooze's end runs no step: its message comes back (a repeat finds it back already).
+    if (job.snoozeReturn) {
+      const { messageId, snoozedUntil } = job.snoozeReturn;
+      returns.push(deps.clients.messages.returnSnoozedMessage({ messageId, ...(snoozedUntil ? { snoozedUntil } : {}) }, callFor(job)));
+      continue;
+    }
     const key = `${job.organizationId}/${job.environmentId}`;
     const group = byEnvironment.get(key);
     if (group) group.push(job);
     else byEnvironment.set(key, [job]);
   }
   const totals = { subscribers: 0, messages: 0 };
-  await Promise.all(
-    [...byEnvironment.values()].map(async (group) => {
+  await Promise.all([
+    ...returns,
+    ...[...byEnvironment.values()].map(async (group) => {
       const result = await runEnvironmentJobs(group, callFor(group[0]!), deps);
       totals.subscribers += result.subscribers;
       totals.messages += result.messages;
     }),
-  );
+  ]);
   return totals;
 }
 

@@ -1,5 +1,5 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { integrationsV1, messagesV1, subscribersV1, topicsV1, triggersV1, type workflowsV1 } from "@notify/proto";
 import { createLogger, objectId, type ServiceRegistry } from "@notify/runtime";
@@ -59,6 +59,7 @@ function services(options: { subscribers?: string[]; topics?: Record<string, str
     preferences: [] as subscribersV1.ResolveChannelPreferencesRequest[],
     written: [] as { stepId: string; transactionId: string; externalSubscriberId: string; content: string }[],
     scheduled: [] as triggersV1.ScheduledJob[],
+    returned: [] as messagesV1.ReturnSnoozedMessageRequest[],
   };
   const subscriberOf = (externalId: string) => {
     let subscriber = known.get(externalId);
@@ -138,6 +139,10 @@ function services(options: { subscribers?: string[]; topics?: Record<string, str
           }
         }
         return { createdCount: request.groups.reduce((sum, group) => sum + group.recipients.length, 0) };
+      },
+      returnSnoozedMessage: (request) => {
+        calls.returned.push(request);
+        return { returned: true };
       },
     });
   };
@@ -219,6 +224,21 @@ describe("runTriggerJobs", () => {
     expect(totals.messages).toBe(2);
     expect(calls.ensured).toHaveLength(2);
     expect(calls.written.find((message) => message.externalSubscriberId === "ada")?.content).toBe("Hi ada");
+  });
+
+  it("runs a snooze's end as its message's return, with no step, even for a canceled transaction", async () => {
+    const { deps, calls } = services({ canceled: ["txn-snoozed"] });
+    const snoozedUntil = timestampFromDate(new Date());
+    const ending = create(triggersV1.TriggerJobSchema, {
+      triggerId: "6a0000000000000000000001",
+      organizationId: objectId(),
+      environmentId: objectId(),
+      transactionId: "txn-snoozed",
+      snoozeReturn: { messageId: "6a0000000000000000000001", snoozedUntil },
+    });
+    const totals = await runTriggerJobs([ending, job({ steps: [inApp("s")], to: to("ada") })], deps);
+    expect(totals).toEqual({ subscribers: 1, messages: 1 });
+    expect(calls.returned).toEqual([expect.objectContaining({ messageId: "6a0000000000000000000001", snoozedUntil })]);
   });
 
   it("drops a trigger canceled after it was published", async () => {

@@ -132,6 +132,9 @@ export function messageFieldsToJson(message: messagesV1.Message): Record<string,
   json.channel = channelNameOf(message.channel);
   json.read = message.read;
   json.seen = message.seen;
+  // The Inbox's state, as Novu's messages carry it.
+  json.archived = message.archived;
+  put(json, "archivedAt", message.archivedAt && iso(message.archivedAt));
   put(json, "snoozedUntil", message.snoozedUntil && iso(message.snoozedUntil));
   put(json, "email", message.email);
   put(json, "phone", message.phone);
@@ -144,6 +147,8 @@ export function messageFieldsToJson(message: messagesV1.Message): Record<string,
   json.status = STATUS_NAMES.get(message.status) ?? "sent";
   put(json, "errorId", message.errorId);
   put(json, "errorText", message.errorText);
+  if (message.tags.length > 0) json.tags = message.tags;
+  put(json, "data", message.data);
   return json;
 }
 

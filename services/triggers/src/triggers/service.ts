@@ -55,8 +55,8 @@ function generateTransactionId(): string {
 
 /**
  * What a job carries of its workflow, frozen at trigger time: what running it reads (identity,
- * criticality, preference defaults and the steps). Names, tags, the group, variables and
- * timestamps stay in the catalogue: they were a large share of every job's bytes, which travel
+ * criticality, preference defaults, the steps, and the tags its messages are written with).
+ * Names, the group, variables and timestamps stay in the catalogue: they were a large share of every job's bytes, which travel
  * through the outbox (as hex, in and out), the WAL and JetStream.
  */
 function jobWorkflow(workflow: workflowsV1.Workflow): workflowsV1.Workflow {
@@ -64,6 +64,7 @@ function jobWorkflow(workflow: workflowsV1.Workflow): workflowsV1.Workflow {
     id: workflow.id,
     identifier: workflow.identifier,
     critical: workflow.critical,
+    tags: workflow.tags,
     ...(workflow.preferenceSettings ? { preferenceSettings: workflow.preferenceSettings } : {}),
     steps: workflow.steps,
   });

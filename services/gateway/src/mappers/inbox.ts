@@ -1,0 +1,272 @@
+import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
+import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { messagesV1, type subscribersV1, type workflowsV1 } from "@notify/proto";
+import { isObjectId } from "@notify/runtime";
+import { z } from "zod";
+import { queryBool, queryInt } from "../validation.js";
+import { isoOrNull } from "./common.js";
+
+const { Severity, InboxActionType } = messagesV1;
+
+// The Inbox's notifications (/v1/inbox/notifications, @novu/js's protocol): its filters as the
+// client encodes them, and the InboxNotification it reads.
+
+const SEVERITIES = { high: Severity.HIGH, medium: Severity.MEDIUM, low: Severity.LOW, none: Severity.NONE } as const;
+type SeverityName = keyof typeof SEVERITIES;
+const SEVERITY_NAMES = new Map<messagesV1.Severity, SeverityName>(Object.entries(SEVERITIES).map(([name, value]) => [value, name as SeverityName]));
+
+const severityName = z.enum(Object.keys(SEVERITIES) as [SeverityName, ...SeverityName[]], { error: "severity must be one of high, medium, low, none" });
+/** One severity or several. */
+const severities = z.union([severityName.transform((name) => [name]), z.array(severityName).max(4)]);
+
+const tag = z.string({ error: "tags must be strings" }).min(1, "tags must not be empty").max(255, "tags must be at most 255 characters");
+const orGroup = z.object({ or: z.array(tag).min(1).max(30) }).transform((group) => group.or);
+/**
+ * Tags as the client sends them in bodies and count filters: a list (any of them), {or: [...]},
+ * or {and: [{or: [...]}, ...]}; answered as OR-groups that must all match.
+ */
+const tagsFilter = z.union(
+  [
+    z
+      .array(tag)
+      .max(30)
+      .transform((tags) => (tags.length > 0 ? [tags] : [])),
+    orGroup.transform((group) => [group]),
+    z.object({ and: z.array(orGroup).max(30) }).transform((groups) => groups.and),
+  ],
+  { error: "tags must be a list of strings, {or: [...]} or {and: [{or: [...]}]}" },
+);
+
+const dataObject = z.record(z.string(), z.unknown(), { error: "data must be a JSON object" });
+/** `data` as a JSON text of an object (what list queries and bulk bodies carry), or the object itself. */
+const dataText = z.union([
+  dataObject,
+  z.string().transform((text, context): Record<string, unknown> => {
+    try {
+      const parsed: unknown = JSON.parse(text);
+      if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+    } catch {
+      // reported below
+    }
+    context.addIssue({ code: "custom", message: "data must be a JSON object" });
+    return z.NEVER;
+  }),
+]);
+
+const epochMs = z.coerce.number({ error: "must be a time in milliseconds" }).int("must be an integer").min(0).max(8.64e15);
+
+export const notificationIdParam = z.object({
+  id: z.string().refine(isObjectId, "id must be a notification id (24 hex characters)"),
+});
+
+/** A parsed filter: the RPC's InboxFilter, and what Novu echoes back as `filter`. */
+interface ParsedFilter {
+  tags?: string[][] | undefined;
+  read?: boolean | undefined;
+  seen?: boolean | undefined;
+  archived?: boolean | undefined;
+  snoozed?: boolean | undefined;
+  severity?: SeverityName[] | undefined;
+  data?: Record<string, unknown> | undefined;
+  createdGte?: number | undefined;
+  createdLte?: number | undefined;
+}
+
+type InboxFilterInit = MessageInitShape<typeof messagesV1.InboxFilterSchema>;
+
+export function inboxFilterOf(filter: ParsedFilter): InboxFilterInit {
+  return {
+    tags: (filter.tags ?? []).map((anyOf) => ({ anyOf })),
+    ...(filter.read !== undefined ? { read: filter.read } : {}),
+    ...(filter.seen !== undefined ? { seen: filter.seen } : {}),
+    ...(filter.archived !== undefined ? { archived: filter.archived } : {}),
+    ...(filter.snoozed !== undefined ? { snoozed: filter.snoozed } : {}),
+    severities: (filter.severity ?? []).map((name) => SEVERITIES[name]),
+    ...(filter.data ? { data: filter.data as JsonObject } : {}),
+    ...(filter.createdGte !== undefined ? { createdGte: timestampFromDate(new Date(filter.createdGte)) } : {}),
+    ...(filter.createdLte !== undefined ? { createdLte: timestampFromDate(new Date(filter.createdLte)) } : {}),
+  };
+}
+
+const filterFields = {
+  read: z.boolean().optional(),
+  seen: z.boolean().optional(),
+  archived: z.boolean().optional(),
+  snoozed: z.boolean().optional(),
+  tags: tagsFilter.optional(),
+  severity: severities.optional(),
+  data: dataText.optional(),
+  createdGte: epochMs.optional(),
+  createdLte: epochMs.optional(),
+};
+
+/** One of the count route's filters: its parsed form, and the filter exactly as sent (echoed back). */
+const countFilter = z.record(z.string(), z.unknown(), { error: "each filter must be an object" }).transform((raw, context) => {
+  const parsed = z.object(filterFields).safeParse(raw);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) context.addIssue({ code: "custom", message: issue.message, path: issue.path });
+    return z.NEVER;
+  }
+  return { raw, parsed: parsed.data };
+});
+
+/** Novu's count route answers at most this many filters at once. */
+const MAX_COUNT_FILTERS = 30;
+
+export const countQuery = z.object({
+  filters: z
+    .string({ error: "filters must be a JSON array of filters" })
+    .transform((text, context) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        context.addIssue({ code: "custom", message: "filters must be a JSON array of filters" });
+        return z.NEVER;
+      }
+    })
+    .pipe(z.array(countFilter, { error: "filters must be a JSON array of filters" }).min(1).max(MAX_COUNT_FILTERS)),
+});
+
+/** Query keys as Node parses them: "tags[]" and "tags[0][]" are keys of their own; a repeated key is an array. */
+const listOf = (value: unknown): unknown[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
+
+/** The list query's tags: `tags[]=a&tags[]=b` (any of them) or `tags[0][]=a&tags[1][]=b` (a group each), as OR-groups. */
+function queryTags(query: Record<string, unknown>): unknown {
+  const groups: unknown[][] = [];
+  const plain = [...listOf(query["tags[]"]), ...listOf(query["tags"])];
+  if (plain.length > 0) groups.push(plain);
+  for (const [key, value] of Object.entries(query)) {
+    const index = /^tags\[(\d{1,2})\]\[\]$/.exec(key)?.[1];
+    if (index !== undefined) groups[Number(index) + (plain.length > 0 ? 1 : 0)] = listOf(value);
+  }
+  return groups.filter((group) => group !== undefined);
+}
+
+export const listQuery = z.preprocess(
+  (input) => {
+    const query = (input ?? {}) as Record<string, unknown>;
+    const severity = [...listOf(query["severity[]"]), ...listOf(query["severity"])];
+    return { ...query, tags: queryTags(query), severity: severity.length > 0 ? severity : undefined };
+  },
+  z.object({
+    limit: queryInt(10, 1, 100),
+    offset: queryInt(0, 0, 100_000),
+    after: z.string().refine(isObjectId, "after must be a notification id (24 hex characters)").optional(),
+    read: queryBool.optional(),
+    seen: queryBool.optional(),
+    archived: queryBool.optional(),
+    snoozed: queryBool.optional(),
+    tags: z.array(z.array(tag).min(1).max(30)).max(30),
+    severity: z.array(severityName).max(4).optional(),
+    data: dataText.optional(),
+    createdGte: epochMs.optional(),
+    createdLte: epochMs.optional(),
+  }),
+);
+
+/** The filter a list answers with: what it applied, as Novu echoes it. */
+export function listFilterToJson(query: z.output<typeof listQuery>) {
+  const json: Record<string, unknown> = {};
+  if (query.tags.length > 0) json.tags = query.tags.length === 1 ? query.tags[0] : { and: query.tags.map((or) => ({ or })) };
+  for (const key of ["read", "archived", "snoozed", "seen", "data", "severity", "createdGte", "createdLte"] as const) {
+    if (query[key] !== undefined) json[key] = query[key];
+  }
+  return json;
+}
+
+/** The bulk routes' body: the notifications named, or those of the tags and data (a JSON text). */
+export const bulkBody = z.object({
+  notificationIds: z.array(z.string().refine(isObjectId, "each notification id must be 24 hex characters")).max(100).optional(),
+  tags: tagsFilter.optional(),
+  data: dataText.optional(),
+});
+
+export const snoozeBody = z.object({
+  snoozeUntil: z.iso.datetime({ offset: true, error: "snoozeUntil must be an ISO 8601 date" }).transform((text) => timestampFromDate(new Date(text))),
+});
+
+export const actionBody = z.object({
+  actionType: z
+    .enum(["primary", "secondary"], { error: "actionType must be primary or secondary" })
+    .transform((type) => (type === "primary" ? InboxActionType.PRIMARY : InboxActionType.SECONDARY)),
+});
+
+/** Sets `key` when `value` is present: the client tells absent fields apart. */
+function put(json: Record<string, unknown>, key: string, value: unknown): void {
+  if (value !== undefined) json[key] = value;
+}
+
+/** The notification's recipient, as `to`. */
+function recipientToJson(subscriber: subscribersV1.Subscriber) {
+  const json: Record<string, unknown> = { id: subscriber.id, subscriberId: subscriber.subscriberId };
+  put(json, "firstName", subscriber.firstName);
+  put(json, "lastName", subscriber.lastName);
+  put(json, "avatar", subscriber.avatar);
+  put(json, "locale", subscriber.locale);
+  put(json, "data", subscriber.data);
+  put(json, "timezone", subscriber.timezone);
+  put(json, "email", subscriber.email);
+  put(json, "phone", subscriber.phone);
+  return json;
+}
+
+/** A workflow as a notification names it. Workflows carry no severity here: every one is "none". */
+function workflowSummaryToJson(workflow: workflowsV1.Workflow) {
+  return { id: workflow.id, identifier: workflow.identifier, name: workflow.name, critical: workflow.critical, tags: workflow.tags, severity: "none" };
+}
+
+function actionToJson(message: messagesV1.Message, type: "primary" | "secondary") {
+  const action = message.cta?.action;
+  const button = action?.buttons.find((candidate) => candidate.type === type);
+  if (!button) return undefined;
+  return { label: button.content, isCompleted: action?.status === "done" && action.result?.type === type };
+}
+
+/** One in-app message as the Inbox client's InboxNotification. */
+export function inboxNotificationToJson(
+  message: messagesV1.Message,
+  subscriber: subscribersV1.Subscriber | undefined,
+  workflow: workflowsV1.Workflow | undefined,
+  now = Date.now(),
+) {
+  const snoozedUntil = message.snoozedUntil && timestampDate(message.snoozedUntil);
+  const isSnoozed = snoozedUntil !== undefined && snoozedUntil.getTime() > now;
+  const json: Record<string, unknown> = { id: message.id, transactionId: message.transactionId };
+  put(json, "subject", message.subject);
+  json.body = message.content.case === "text" ? message.content.value : "";
+  if (subscriber) json.to = recipientToJson(subscriber);
+  json.isRead = message.read;
+  json.isSeen = message.seen;
+  json.isArchived = message.archived;
+  json.isSnoozed = isSnoozed;
+  if (isSnoozed) json.snoozedUntil = snoozedUntil.toISOString();
+  if (message.deliveredAt.length > 0) json.deliveredAt = message.deliveredAt.map((date) => timestampDate(date).toISOString());
+  json.createdAt = isoOrNull(message.createdAt);
+  json.readAt = isoOrNull(message.lastReadDate);
+  json.firstSeenAt = isoOrNull(message.firstSeenDate);
+  json.archivedAt = isoOrNull(message.archivedAt);
+  put(json, "primaryAction", actionToJson(message, "primary"));
+  put(json, "secondaryAction", actionToJson(message, "secondary"));
+  json.channelType = "in_app";
+  json.tags = message.tags;
+  if (message.cta?.url !== undefined) json.redirect = { url: message.cta.url };
+  put(json, "data", message.data);
+  if (workflow) json.workflow = workflowSummaryToJson(workflow);
+  json.severity = SEVERITY_NAMES.get(message.severity) ?? "none";
+  return json;
+}
+
+/** A page of the list: `{data, hasMore, filter}`, not wrapped again. */
+export function inboxPageToJson(reply: messagesV1.ListInboxMessagesResponse, filter: Record<string, unknown>) {
+  const workflows = new Map(reply.workflows.map((workflow) => [workflow.id, workflow]));
+  const now = Date.now();
+  return {
+    data: reply.messages.map((message) => inboxNotificationToJson(message, reply.subscriber, workflows.get(message.templateId), now)),
+    hasMore: reply.hasMore,
+    filter,
+  };
+}
+
+/** One notification as a state route answers it. */
+export const updatedNotificationToJson = (reply: messagesV1.UpdateInboxMessageResponse) =>
+  inboxNotificationToJson(reply.message!, reply.subscriber, reply.workflow);

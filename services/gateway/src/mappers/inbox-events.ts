@@ -1,19 +1,10 @@
-import { messagesV1, type subscribersV1, type workflowsV1 } from "@notify/proto";
+import type { messagesV1, subscribersV1, workflowsV1 } from "@notify/proto";
 import type { InboxCounts, ReceivedMessage } from "../live.js";
 import { isoOrNull } from "./common.js";
+import { SEVERITY_NAMES, workflowSummaryToJson } from "./inbox.js";
 import { messageFieldsToJson } from "./messages.js";
 
-const { Severity } = messagesV1;
-
-export type SeverityName = "high" | "medium" | "low" | "none";
-
-const SEVERITY_NAMES = new Map<messagesV1.Severity, SeverityName>([
-  [Severity.HIGH, "high"],
-  [Severity.MEDIUM, "medium"],
-  [Severity.LOW, "low"],
-]);
-
-export const severityName = (severity: messagesV1.Severity): SeverityName => SEVERITY_NAMES.get(severity) ?? "none";
+// The Inbox's live events (protocol §4.2, §4.3): the payloads of the socket's events.
 
 /** The subscriber as the raw message entity embeds it (the client makes it the notification's `to`). */
 function subscriberOfMessage(subscriber: subscribersV1.Subscriber) {
@@ -23,25 +14,22 @@ function subscriberOfMessage(subscriber: subscribersV1.Subscriber) {
 
 /**
  * A new in-app message as `notification_received` carries it: the stored entity's field names
- * (protocol §4.3), always with `cta` (the client reads it unguarded), the workflow as the Inbox
- * filters tabs on it, and the subscriber (just its ids when it is gone).
+ * (the server-side Message's), always with `cta` (the client reads it unguarded), its tags, data
+ * and severity, the workflow as the Inbox filters tabs on it, and the subscriber (just its ids
+ * when it is gone).
  */
 export function receivedMessageOf(
   message: messagesV1.Message,
   subscriber: subscribersV1.Subscriber | undefined,
   workflow: workflowsV1.Workflow | undefined,
 ): ReceivedMessage {
-  const severity = severityName(message.severity);
   const json = messageFieldsToJson(message) as ReceivedMessage["message"];
-  json.firstSeenDate = isoOrNull(message.lastSeenDate);
-  json.archived = message.archived;
+  json.firstSeenDate = isoOrNull(message.firstSeenDate);
   json.archivedAt = isoOrNull(message.archivedAt);
   json.tags = message.tags;
   json.data = message.data ?? {};
-  json.severity = severity;
-  if (workflow) {
-    json.workflow = { id: workflow.id, identifier: workflow.identifier, name: workflow.name, critical: workflow.critical, tags: workflow.tags, severity };
-  }
+  json.severity = SEVERITY_NAMES.get(message.severity) ?? "none";
+  if (workflow) json.workflow = workflowSummaryToJson(workflow);
   json.subscriber = subscriber ? subscriberOfMessage(subscriber) : { _id: message.subscriberId, subscriberId: message.externalSubscriberId };
   return { subscriberId: message.externalSubscriberId, message: json };
 }

@@ -106,13 +106,8 @@ export async function liveEventsBench({ report }) {
     const idleCpuWith = await idleCpu(gateway.pid);
     const rssIdle = rssBytes(gateway.pid);
     report({ name: "gateway memory per idle socket (RSS)", value: (rssIdle - rssBefore) / SOCKETS / 1024, unit: "KB", target: "≤ 30 KB" });
-    report({
-      name: `gateway CPU with ${SOCKETS.toLocaleString()} idle sockets (floor: no socket)`,
-      value: idleCpuWith * 100,
-      unit: "% of a core",
-      floor: idleCpuWithout * 100,
-      target: "< 2 %",
-    });
+    report({ name: "gateway CPU idle, no socket", value: idleCpuWithout * 100, unit: "% of a core" });
+    report({ name: `gateway CPU with ${SOCKETS.toLocaleString()} idle sockets`, value: idleCpuWith * 100, unit: "% of a core", target: "< 2 %" });
 
     // The broadcast, as the worker writes a fan-out: pages of recipients, one CreateMessages each.
     messagesTransport = createRpcTransport(`http://127.0.0.1:${ports.messages}`, 30_000);

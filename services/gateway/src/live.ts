@@ -78,11 +78,26 @@ interface LocalEnvironment {
   subscribers: Map<string, number>;
 }
 
-/** What changed in one environment since its last flush. */
+/** What changed in one environment since its last batch left. */
 interface Pending {
   counts: Set<string> | typeof EVERY_KEY;
   received: Map<string, string[]>;
 }
+
+/** The batches of one environment under way: they emit in the order they left. */
+interface Flow {
+  inFlight: number;
+  /** Settles once the last batch that left has emitted. */
+  emitted: Promise<void>;
+}
+
+/** How long a batch waits for the rest of the announcements of the write that started it. */
+const GATHER_MS = 2;
+/**
+ * Batches of one environment read at once. A fan-out's pages are announced one after another:
+ * each page's reads overlap the next page's write instead of waiting for the batch before.
+ */
+const MAX_BATCHES_IN_FLIGHT = 4;
 
 const roomOf = (environmentId: string, subscriberId: string) => `${environmentId}:${subscriberId}`;
 
@@ -107,8 +122,9 @@ function chunks<T>(items: readonly T[]): T[][] {
  * The Inbox's live events: a socket.io endpoint on the gateway's HTTP server, one room per
  * subscriber, fed by the messages service's announcements over NATS. Nothing is kept but the
  * sockets of this process, so any replica serves any subscriber. Announcements naming nobody
- * connected here cost no read; the others are gathered per environment while a flush is under
- * way, so a burst costs a few batched reads however many messages it announced.
+ * connected here cost no read; the others travel in batches per environment (a few under way at
+ * once, the rest gathered meanwhile), so a burst costs a few batched reads however many
+ * messages it announced.
  */
 export function attachLiveEvents(deps: LiveDeps): LiveEvents {
   const { log, reads } = deps;
@@ -127,7 +143,8 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
 
   const environments = new Map<string, LocalEnvironment>();
   const pending = new Map<string, Pending>();
-  const flushing = new Set<string>();
+  const gathering = new Set<string>();
+  const flows = new Map<string, Flow>();
 
   io.use((socket, next) => {
     const token = tokenOf(socket.handshake);
@@ -167,7 +184,7 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
     return changes;
   }
 
-  /** Notes a change of the environment's feeds for the next flush, if it names anybody connected here. */
+  /** Notes a change of the environment's feeds for the next batch, if it names anybody connected here. */
   function changed(environmentId: string, keys: ChangedKeys, received?: ReceivedIds): void {
     const local = environments.get(environmentId);
     if (!local) return;
@@ -192,24 +209,50 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
     if (changes) schedule(environmentId);
   }
 
-  /** One flush per environment at a time: what arrives meanwhile waits for the next, as one batch. */
+  /**
+   * A batch leaves GATHER_MS after the first change that makes one: a write announces its feeds
+   * and its new messages as two NATS messages, which then travel as one batch.
+   */
   function schedule(environmentId: string): void {
-    if (flushing.has(environmentId)) return;
-    flushing.add(environmentId);
-    // The end of this turn: the announcements that arrived together travel together.
-    setImmediate(() => {
-      void flush(environmentId).finally(() => {
-        flushing.delete(environmentId);
-        if (pending.has(environmentId)) schedule(environmentId);
-      });
+    if (gathering.has(environmentId)) return;
+    gathering.add(environmentId);
+    setTimeout(() => {
+      gathering.delete(environmentId);
+      send(environmentId);
+    }, GATHER_MS);
+  }
+
+  /**
+   * Starts reading the environment's pending batch unless MAX_BATCHES_IN_FLIGHT are under way
+   * (then it grows until one ends). Batches read at once, so a fan-out's pages are read while
+   * later ones are still being written, but emit one after another in the order they left, so a
+   * socket never hears older counts after newer ones.
+   */
+  function send(environmentId: string): void {
+    let flow = flows.get(environmentId);
+    if (!flow) flows.set(environmentId, (flow = { inFlight: 0, emitted: Promise.resolve() }));
+    const changes = pending.get(environmentId);
+    if (!changes || flow.inFlight >= MAX_BATCHES_IN_FLIGHT) return;
+    pending.delete(environmentId);
+    const current = flow;
+    current.inFlight += 1;
+    const reading = read(environmentId, changes);
+    const previous = current.emitted;
+    current.emitted = (async () => {
+      const events = await reading;
+      await previous;
+      events?.();
+    })().finally(() => {
+      current.inFlight -= 1;
+      if (pending.has(environmentId)) send(environmentId);
+      else if (current.inFlight === 0 && flows.get(environmentId) === current) flows.delete(environmentId);
     });
   }
 
-  async function flush(environmentId: string): Promise<void> {
-    const changes = pending.get(environmentId);
-    pending.delete(environmentId);
+  /** Reads what the batch's events need; answers the function that emits them (undefined when there is nothing to say). */
+  async function read(environmentId: string, changes: Pending): Promise<(() => void) | undefined> {
     const local = environments.get(environmentId);
-    if (!changes || !local) return;
+    if (!local) return undefined;
     const scope: Scope = { organizationId: local.organizationId, environmentId };
     const counted = new Set(changes.counts === EVERY_KEY ? local.subscribers.keys() : changes.counts);
     for (const subscriberId of changes.received.keys()) counted.add(subscriberId);
@@ -219,25 +262,28 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
         Promise.all(chunks(messageIds).map((ids) => reads.received(scope, ids))),
         Promise.all(chunks([...counted]).map((subscriberIds) => reads.counts(scope, subscriberIds))),
       ]);
-      // Protocol §4.2: a new message first, then the unseen count, then the unread counts.
-      for (const { subscriberId, message } of received.flat()) {
-        if (changes.received.has(subscriberId)) io.to(roomOf(environmentId, subscriberId)).emit("notification_received", { message });
-      }
-      for (const answer of counts) {
-        for (const [subscriberId, count] of answer) {
-          if (!counted.has(subscriberId)) continue;
-          const room = io.to(roomOf(environmentId, subscriberId));
-          room.emit("unseen_count_changed", { unseenCount: count.unseenCount, hasMore: count.unseenHasMore });
-          room.emit("unread_count_changed", {
-            unreadCount: count.unreadCount,
-            counts: { total: count.unreadCount, severity: count.unreadBySeverity },
-            hasMore: count.unreadHasMore,
-          });
+      return () => {
+        // Protocol §4.2: a new message first, then the unseen count, then the unread counts.
+        for (const { subscriberId, message } of received.flat()) {
+          if (changes.received.has(subscriberId)) io.to(roomOf(environmentId, subscriberId)).emit("notification_received", { message });
         }
-      }
+        for (const answer of counts) {
+          for (const [subscriberId, count] of answer) {
+            if (!counted.has(subscriberId)) continue;
+            const room = io.to(roomOf(environmentId, subscriberId));
+            room.emit("unseen_count_changed", { unseenCount: count.unseenCount, hasMore: count.unseenHasMore });
+            room.emit("unread_count_changed", {
+              unreadCount: count.unreadCount,
+              counts: { total: count.unreadCount, severity: count.unreadBySeverity },
+              hasMore: count.unreadHasMore,
+            });
+          }
+        }
+      };
     } catch (error) {
       // Best effort, as the announcements are: the client reads its counts again as it reconnects or acts.
       log.warn({ err: error, environmentId, subscribers: counted.size }, "live events not sent");
+      return undefined;
     }
   }
 

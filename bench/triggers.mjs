@@ -33,6 +33,9 @@ const CONNECTIONS = 100;
 const ACCEPTANCE_ROUNDS = 3;
 
 const { addKey } = await import(new URL("../services/gateway/dist/accounts.js", import.meta.url).href);
+// The gateways of this benchmark run without GATEWAY_ENCRYPTION_KEY: keys are sealed with the development key.
+const { sealerOf } = await import(new URL("../services/gateway/dist/server.js", import.meta.url).href);
+const sealer = sealerOf({});
 
 /** A trigger floor server: its trigger URL and headers. */
 async function startTriggerFloor(kind, stream, databaseUrl) {
@@ -255,7 +258,7 @@ export default async function triggersBench({ report }) {
     if (PHASES.has("broadcast")) {
       const copyRate = await copyFloor(pool, BROADCAST);
       const otherKey = randomBytes(16).toString("hex");
-      await addKey(pool, otherKey, { environment: "Broadcast" });
+      await addKey(pool, sealer, otherKey, { environment: "Broadcast" });
       const otherHeaders = { ...headers, authorization: `ApiKey ${otherKey}` };
       const broadcastWorkflow = (
         await post("/v1/workflows", { name: "Everyone", active: true, steps: [{ template: { type: "in_app", content: "Hello everyone" } }] }, otherHeaders)

@@ -31,7 +31,7 @@ function stop(code = 0) {
 process.on("SIGINT", () => stop(0));
 process.on("SIGTERM", () => stop(0));
 
-const migrate = spawn(process.execPath, [fileURLToPath(new URL("./migrate.mjs", import.meta.url))], { env, stdio: "inherit" });
+const migrate = spawn(process.execPath, [fileURLToPath(new URL("../packages/migrate/dist/migrate.js", import.meta.url))], { env, stdio: "inherit" });
 migrate.on("exit", (code) => {
   if (code !== 0) process.exit(code ?? 1);
   for (const { name } of services) run(name);

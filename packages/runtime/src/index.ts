@@ -14,3 +14,4 @@ export * from "./changes.js";
 export * from "./coalesce.js";
 export * from "./coherence.js";
 export * from "./vocabulary.js";
+export * from "./sealing.js";

@@ -10,6 +10,14 @@ export interface JobStream {
   subjectPrefix: string;
 }
 
+/** What the jobs of the job stream ask for: the last token of their subjects (the deliveries stream names channels instead). */
+export const JOB_KINDS = {
+  /** An accepted trigger (triggers.v1.TriggerJob). */
+  trigger: "trigger",
+  /** A deleted subscriber whose references in other services go too (subscribers.v1.SubscriberDeletedJob). */
+  subscriberDeleted: "subscriber-deleted",
+} as const;
+
 export const jobSubject = (stream: JobStream, kind: string) => `${stream.subjectPrefix}.${kind}`;
 
 /** Creates the stream if missing (file storage: an acknowledged publish survives a NATS restart). */

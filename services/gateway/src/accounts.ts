@@ -1,5 +1,5 @@
 import { hash, randomBytes } from "node:crypto";
-import { objectId, withTransaction, type Pool } from "@notify/runtime";
+import { objectId, withTransaction, type Pool, type Sealer } from "@notify/runtime";
 import * as store from "./store.js";
 
 export const DEFAULT_ORGANIZATION = "Default";
@@ -18,26 +18,39 @@ export interface KeyPlacement {
   environment?: string | undefined;
 }
 
-/** Stores `key` (hash only) for the named environment, creating the organization and environment if needed. */
-export async function addKey(pool: Pool, key: string, placement: KeyPlacement = {}): Promise<void> {
-  await withTransaction(pool, async (tx) => {
+/**
+ * Stores `key` for the named environment, creating the organization and environment if needed:
+ * its hash, which requests are authenticated by, and the key sealed (its hash as context), which
+ * Inbox subscriberHashes are checked with. A key stored and revoked before stays revoked.
+ */
+export async function addKey(pool: Pool, sealer: Sealer, key: string, placement: KeyPlacement = {}): Promise<{ revoked: boolean }> {
+  const keyHash = hashKey(key);
+  const keySealed = sealer.seal(Buffer.from(key, "utf8"), keyHash);
+  return withTransaction(pool, async (tx) => {
     const organizationId = await store.upsertOrganization(tx, objectId(), placement.organization ?? DEFAULT_ORGANIZATION);
     const environmentId = await store.upsertEnvironment(tx, objectId(), organizationId, placement.environment ?? DEFAULT_ENVIRONMENT);
-    await store.insertKey(tx, { id: objectId(), environmentId, keyHash: hashKey(key), prefix: key.slice(0, PREFIX_LENGTH) });
+    return store.insertKey(tx, { id: objectId(), environmentId, keyHash, keySealed, prefix: key.slice(0, PREFIX_LENGTH) });
   });
 }
 
+export type BootstrapOutcome =
+  /** The configured key is accepted (again). */
+  | { kind: "configured" }
+  /** The configured key was revoked (`notify keys revoke`): it stays refused. */
+  | { kind: "revoked" }
+  /** No key was configured nor stored: this one was made, to be shown once. */
+  | { kind: "generated"; key: string }
+  /** None configured, and keys exist already. */
+  | { kind: "none" };
+
 /**
- * Makes the Development environment accept `configured`; with none configured and no key stored
- * yet (a first local start), generates one and returns it so it can be shown once.
+ * Makes the Development environment accept `configured` unless it was revoked; with none
+ * configured and no key stored yet (a first local start), generates one.
  */
-export async function ensureBootstrapKey(pool: Pool, configured: string | undefined): Promise<string | undefined> {
-  if (configured) {
-    await addKey(pool, configured);
-    return undefined;
-  }
-  if ((await store.countKeys(pool)) > 0) return undefined;
+export async function ensureBootstrapKey(pool: Pool, sealer: Sealer, configured: string | undefined): Promise<BootstrapOutcome> {
+  if (configured) return (await addKey(pool, sealer, configured)).revoked ? { kind: "revoked" } : { kind: "configured" };
+  if ((await store.countKeys(pool)) > 0) return { kind: "none" };
   const key = generateKey();
-  await addKey(pool, key);
-  return key;
+  await addKey(pool, sealer, key);
+  return { kind: "generated", key };
 }

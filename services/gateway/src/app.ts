@@ -3,13 +3,16 @@ import Router from "@koa/router";
 import type { NamePolicy } from "@notify/providers";
 import { scopeHeaders, type Logger, type Scope } from "@notify/runtime";
 import Koa, { type Context, type Next } from "koa";
-import { authMiddleware, type AuthDeps } from "./auth.js";
+import { authMiddleware, sessionAuthMiddleware, type AuthDeps } from "./auth.js";
 import { readJsonBody, refuseNul } from "./body.js";
 import type { Clients } from "./clients.js";
+import { inboxCors } from "./cors.js";
+import type { Accounts } from "./environments.js";
 import { errorMiddleware } from "./errors.js";
 import { livez, readyz, type ReadinessDeps } from "./health.js";
 import { idempotencyMiddleware, type IdempotencyDeps } from "./idempotency.js";
-import { JsonBytes, type Route, type RouteCall } from "./route.js";
+import { JsonBytes, type Audience, type InboxRouteInput, type PublicRouteInput, type Route, type RouteCall, type RouteInput } from "./route.js";
+import type { SubscriberSession } from "./sessions.js";
 import { outboundCheck, parseOrThrow } from "./validation.js";
 
 export interface AppDeps {
@@ -17,6 +20,7 @@ export interface AppDeps {
   clients: Clients;
   routes: Route[];
   auth: AuthDeps;
+  accounts: Accounts;
   idempotency: IdempotencyDeps;
   readiness: ReadinessDeps;
   /** What user-set destinations (webhook URLs, provider hosts) may be written. */
@@ -88,6 +92,27 @@ class RequestCall implements RouteCall {
   }
 }
 
+/**
+ * The handler input of a route of `audience` (route.ts InputOf), from what its authentication
+ * set; one object literal each, as the hottest routes make one per request.
+ */
+function inputOf(
+  audience: Audience,
+  { params, query, body }: { params: unknown; query: unknown; body: unknown },
+  clients: Clients,
+  accounts: Accounts,
+  ctx: Context,
+): PublicRouteInput<unknown, unknown, unknown> | RouteInput<unknown, unknown, unknown> | InboxRouteInput<unknown, unknown, unknown> {
+  if (audience === "public") {
+    return { params, query, body, clients, accounts, callAs: (scope) => new RequestCall(scope, ctx) } satisfies PublicRouteInput<unknown, unknown, unknown>;
+  }
+  const scope = ctx.state.scope as Scope;
+  const call = new RequestCall(scope, ctx);
+  if (audience === "api") return { params, query, body, clients, accounts, scope, call } satisfies RouteInput<unknown, unknown, unknown>;
+  const session = ctx.state.session as SubscriberSession;
+  return { params, query, body, clients, accounts, scope, call, session } satisfies InboxRouteInput<unknown, unknown, unknown>;
+}
+
 const ENVELOPE_START = Buffer.from('{"data":');
 const ENVELOPE_END = Buffer.from("}");
 
@@ -96,7 +121,7 @@ const ENVELOPE_END = Buffer.from("}");
  * A replay of a sensitive route (`ctx.state.replayOf`, set by the idempotency middleware) reads
  * the outcome again instead of running the route.
  */
-function execute(route: Route, clients: Clients, outbound: NamePolicy) {
+function execute(route: Route, clients: Clients, accounts: Accounts, outbound: NamePolicy) {
   const vetDestinations = outboundCheck(route.body);
   return async (ctx: Context) => {
     // %00 is the only way a URL carries a NUL character.
@@ -109,11 +134,10 @@ function execute(route: Route, clients: Clients, outbound: NamePolicy) {
     const body = parseOrThrow(route.body, ctx.state.body);
     const vetting = vetDestinations?.(body, outbound);
     if (vetting) await vetting;
-    const scope = ctx.state.scope as Scope;
     ctx.state.executed = true;
-    const input = { params, query, body, scope, clients, call: new RequestCall(scope, ctx) };
+    const input = inputOf(route.audience, { params, query, body }, clients, accounts, ctx);
     const replayOf = ctx.state.replayOf as string | undefined;
-    const result = replayOf === undefined ? await route.handle(input) : await route.sensitive!.replay(replayOf, input);
+    const result = replayOf === undefined ? await route.handle(input) : await route.sensitive!.replay(replayOf, input as RouteInput<unknown, unknown, unknown>);
     if (route.sensitive) ctx.state.outcomeRef = route.sensitive.ref(result);
     ctx.status = route.status;
     if (route.status === 204) return;
@@ -125,7 +149,9 @@ function execute(route: Route, clients: Clients, outbound: NamePolicy) {
 }
 
 /**
- * Middleware order: log → errors → one router (probes; API routes: auth → body → idempotency →
+ * Middleware order: log → errors → Inbox CORS → one router (probes; API routes: auth → body →
+ * idempotency → validate and run; Inbox routes: session → body → validate and run, without
+ * idempotency keys, which are kept per environment, not per subscriber; public routes: body →
  * validate and run). Auth runs only once a route has matched, as in the reference service: an
  * unknown path is a 404 whoever asks. One router pass per request, not one per group of routes:
  * on these machines every layer a request crosses is measurable (DESIGN §5).
@@ -134,14 +160,23 @@ export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: true });
   app.use(requestLog(deps.log));
   app.use(errorMiddleware(deps.log));
+  app.use(inboxCors(deps.accounts.environments));
 
   const router = new Router();
   router.get("/livez", livez);
   router.get("/readyz", readyz(deps.readiness));
   const authenticate = authMiddleware(deps.auth);
+  const authenticateSession = sessionAuthMiddleware(deps.accounts.sessions);
   const idempotent = idempotencyMiddleware(deps.idempotency);
   for (const route of deps.routes) {
-    router.register(route.path, [route.method], [authenticate, bodyReader(route), idempotent(route), execute(route, deps.clients, deps.outbound)]);
+    const read = bodyReader(route);
+    const run = execute(route, deps.clients, deps.accounts, deps.outbound);
+    const chains = {
+      api: () => [authenticate, read, idempotent(route), run],
+      inbox: () => [authenticateSession, read, run],
+      public: () => [read, run],
+    };
+    router.register(route.path, [route.method], chains[route.audience]());
   }
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: false }));

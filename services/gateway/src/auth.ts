@@ -4,6 +4,7 @@ import type { Context, Next } from "koa";
 import { LRUCache } from "lru-cache";
 import { cacheKeyOf, hashKey } from "./accounts.js";
 import { HttpError } from "./errors.js";
+import type { SessionTokens } from "./sessions.js";
 import * as store from "./store.js";
 
 export interface AuthDeps {
@@ -57,18 +58,38 @@ async function resolveKey(deps: AuthDeps, key: string): Promise<Scope | undefine
   return scope;
 }
 
-/** `Authorization: ApiKey <key>` → ctx.state.scope; 401 with Novu's messages otherwise. */
+/** The credential of `Authorization: <scheme> <credential>`; 401 without one, or with another scheme. */
+function credentialOf(ctx: Context, expectedScheme: "apikey" | "bearer"): string {
+  const header = ctx.get("authorization");
+  if (!header) throw unauthorized("Missing authorization header");
+  const [scheme = "", ...rest] = header.trim().split(/\s+/);
+  if (scheme.toLowerCase() !== expectedScheme) throw unauthorized(`Invalid authentication scheme: "${scheme}"`);
+  const credential = rest.join(" ");
+  if (!credential) throw unauthorized("Unauthorized");
+  return credential;
+}
+
+/** `Authorization: ApiKey <key>` → ctx.state.scope; 401 with Novu's messages otherwise (a session token included). */
 export function authMiddleware(deps: AuthDeps) {
   return async (ctx: Context, next: Next) => {
-    const header = ctx.get("authorization");
-    if (!header) throw unauthorized("Missing authorization header");
-    const [scheme = "", ...rest] = header.trim().split(/\s+/);
-    if (scheme.toLowerCase() !== "apikey") throw unauthorized(`Invalid authentication scheme: "${scheme}"`);
-    const key = rest.join(" ");
-    if (!key) throw unauthorized("Unauthorized");
+    const key = credentialOf(ctx, "apikey");
     const scope = await resolveKey(deps, key);
     if (!scope) throw unauthorized("API Key not found");
     ctx.state.scope = scope;
+    await next();
+  };
+}
+
+/**
+ * `Authorization: Bearer <session token>` → ctx.state.session and its scope; 401 otherwise (an API
+ * key included: keys belong on servers, never in the browsers the Inbox routes serve).
+ */
+export function sessionAuthMiddleware(sessions: SessionTokens) {
+  return async (ctx: Context, next: Next) => {
+    const session = await sessions.verify(credentialOf(ctx, "bearer"));
+    if (!session) throw unauthorized("Invalid or expired session token");
+    ctx.state.session = session;
+    ctx.state.scope = session.scope;
     await next();
   };
 }

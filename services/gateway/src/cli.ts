@@ -1,32 +1,60 @@
 #!/usr/bin/env node
 import { parseArgs } from "node:util";
 import { connectRedis, createPool, ensureDatabase, migrate, runMain } from "@notify/runtime";
-import { addKey, cacheKeyOf, generateKey } from "./accounts.js";
+import { addKey, cacheKeyOf, DEFAULT_ENVIRONMENT, DEFAULT_ORGANIZATION, generateKey } from "./accounts.js";
 import { REVOKED_CHANNEL } from "./auth.js";
 import { readConfig } from "./config.js";
-import { migrations } from "./server.js";
+import { normalizeOrigin } from "./cors.js";
+import { migrations, sealerOf } from "./server.js";
 import * as store from "./store.js";
 
 const USAGE = `usage:
   notify keys create [--environment NAME] [--organization NAME]   print a new API key
-  notify keys list                                                 prefix, environment, created, last used
-  notify keys revoke PREFIX                                        revoke the keys starting with PREFIX`;
+  notify keys list                                                 prefix, environment (and its applicationIdentifier), created, last used
+  notify keys revoke PREFIX                                        revoke the keys starting with PREFIX
+  notify inbox origins [--environment NAME] [--organization NAME] ORIGIN...
+                                                                   the only browser origins the environment's Inbox may be used from
+  notify inbox origins [--environment NAME] [--organization NAME] --any
+                                                                   any origin (the default)`;
+
+/** The `inbox origins` arguments as stored: null for --any, else the normalized origins. */
+function originsOf(any: boolean | undefined, given: string[]): string[] | null {
+  if (any) {
+    if (given.length > 0) throw new Error(USAGE);
+    return null;
+  }
+  if (given.length === 0) throw new Error(USAGE);
+  return given.map((text) => {
+    const origin = normalizeOrigin(text);
+    if (!origin) throw new Error(`not an origin (scheme://host[:port]): ${text}`);
+    return origin;
+  });
+}
 
 runMain(async () => {
   const { positionals, values } = parseArgs({
     allowPositionals: true,
-    options: { environment: { type: "string" }, organization: { type: "string" } },
+    options: { environment: { type: "string" }, organization: { type: "string" }, any: { type: "boolean" } },
   });
-  const [group, command, argument] = positionals;
-  if (group !== "keys" || !command) throw new Error(USAGE);
+  const [group, command, argument, ...more] = positionals;
+  if ((group !== "keys" && group !== "inbox") || !command) throw new Error(USAGE);
   const config = readConfig();
   await ensureDatabase(config.DATABASE_URL);
   const pool = createPool(config.DATABASE_URL, 1);
   try {
     await migrate(pool, migrations);
-    if (command === "create") {
+    if (group === "inbox") {
+      if (command !== "origins") throw new Error(USAGE);
+      const origins = originsOf(values.any, argument === undefined ? [] : [argument, ...more]);
+      const organization = values.organization ?? DEFAULT_ORGANIZATION;
+      const environment = values.environment ?? DEFAULT_ENVIRONMENT;
+      if (!(await store.updateInboxOrigins(pool, organization, environment, origins))) throw new Error(`no environment ${organization}/${environment}`);
+      // Gateways keep an environment for a minute (environments.ts).
+      process.stdout.write(`${organization}/${environment}: Inbox origins ${origins ? origins.join(" ") : "any"} (every gateway within a minute)\n`);
+    } else if (command === "create") {
+      if (!config.GATEWAY_ENCRYPTION_KEY) process.stderr.write("GATEWAY_ENCRYPTION_KEY is not set: the key is sealed with the public development key\n");
       const key = generateKey();
-      await addKey(pool, key, { environment: values.environment, organization: values.organization });
+      await addKey(pool, sealerOf(config), key, { environment: values.environment, organization: values.organization });
       process.stdout.write(`${key}\n`);
     } else if (command === "list") {
       const rows = await store.selectKeys(pool);
@@ -34,12 +62,13 @@ runMain(async () => {
         [
           row.prefix,
           `${row.organization}/${row.environment}`,
+          row.identifier,
           row.created_at.toISOString(),
           row.last_used_at?.toISOString() ?? "never used",
           row.revoked_at ? `revoked ${row.revoked_at.toISOString()}` : "active",
         ].join("\t"),
       );
-      process.stdout.write(`${["PREFIX\tENVIRONMENT\tCREATED\tLAST USED\tSTATE", ...lines].join("\n")}\n`);
+      process.stdout.write(`${["PREFIX\tENVIRONMENT\tAPPLICATION IDENTIFIER\tCREATED\tLAST USED\tSTATE", ...lines].join("\n")}\n`);
     } else if (command === "revoke" && argument) {
       const hashes = await store.revokeKeys(pool, argument);
       if (hashes.length === 0) throw new Error(`no active key starts with ${argument}`);

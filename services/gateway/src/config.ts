@@ -1,6 +1,6 @@
 import { parseCidrs } from "@notify/providers";
 import { z } from "zod";
-import { commonEnv, rpcClientEnv, loadConfig, parsedText, port, url, type Env } from "@notify/runtime";
+import { commonEnv, encryptionKeyVariable, rpcClientEnv, loadConfig, parsedText, port, url, type Env } from "@notify/runtime";
 
 const schema = z.object({
   ...commonEnv,
@@ -14,8 +14,31 @@ const schema = z.object({
   TOPICS_URL: url("http://127.0.0.1:50053"),
   MESSAGES_URL: url("http://127.0.0.1:50055"),
   TRIGGERS_URL: url("http://127.0.0.1:50054"),
-  /** A key the Development environment accepts, ensured at every start (deployments set it from a secret). */
-  BOOTSTRAP_API_KEY: z.string().min(16).optional(),
+  /**
+   * A key the Development environment accepts, ensured at every start (deployments set it from a
+   * secret). Empty counts as unset: compose passes a variable left blank in .env as "".
+   */
+  BOOTSTRAP_API_KEY: z.preprocess((value) => (value === "" ? undefined : value), z.string().min(16).optional()),
+  /**
+   * Seals the API keys at rest (so Inbox subscriberHashes can be checked with them) and is mixed
+   * into every environment's session signing key; without it a public development key is used.
+   * Changing it ends every Inbox session and every stored key's HMAC checks.
+   */
+  GATEWAY_ENCRYPTION_KEY: encryptionKeyVariable(),
+  /** How long an Inbox session token lasts (Novu: 15 days); the client never refreshes one, it starts a new session. */
+  INBOX_SESSION_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(365 * 86_400)
+    .default(15 * 86_400),
+  /** The longest an Inbox snooze may last (the Inbox UI offers snoozing only above zero). */
+  INBOX_MAX_SNOOZE_HOURS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(365 * 24)
+    .default(30 * 24),
   API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
   IDEMPOTENCY_TTL_SECONDS: z.coerce.number().int().min(60).default(86_400),
   /**

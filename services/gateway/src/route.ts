@@ -2,6 +2,8 @@ import type { Scope } from "@notify/runtime";
 import { z } from "zod";
 import { MIB } from "./body.js";
 import type { Clients } from "./clients.js";
+import type { Accounts } from "./environments.js";
+import type { SubscriberSession } from "./sessions.js";
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
@@ -14,15 +16,46 @@ export interface RouteCall {
   readonly signal: AbortSignal;
 }
 
-export interface RouteInput<P, Q, B> {
+/**
+ * Who may call a route: `api` takes `Authorization: ApiKey <key>` only (a server); `inbox` takes
+ * `Authorization: Bearer <session token>` only (a subscriber's browser or app); `public` takes no
+ * credentials at all (the Inbox session route, which checks its own).
+ */
+export type Audience = "api" | "inbox" | "public";
+
+/** What every handler gets. */
+export interface BaseRouteInput<P, Q, B> {
   params: P;
   query: Q;
   body: B;
-  scope: Scope;
   clients: Clients;
+  /** The gateway's own records: environments, session tokens, Inbox settings. */
+  accounts: Accounts;
+}
+
+/** The input of an `api` route: the scope of the caller's key. */
+export interface RouteInput<P, Q, B> extends BaseRouteInput<P, Q, B> {
+  scope: Scope;
   /** Options for every RPC the route makes. */
   call: RouteCall;
 }
+
+/** The input of an `inbox` route: `scope` is the session's environment, `session` its subscriber. */
+export interface InboxRouteInput<P, Q, B> extends RouteInput<P, Q, B> {
+  session: SubscriberSession;
+}
+
+/** The input of a `public` route, which finds its scope itself. */
+export interface PublicRouteInput<P, Q, B> extends BaseRouteInput<P, Q, B> {
+  /** Options for the RPCs the route makes on behalf of `scope`. */
+  callAs(scope: Scope): RouteCall;
+}
+
+export type InputOf<A extends Audience, P, Q, B> = A extends "inbox"
+  ? InboxRouteInput<P, Q, B>
+  : A extends "public"
+    ? PublicRouteInput<P, Q, B>
+    : RouteInput<P, Q, B>;
 
 /**
  * Marks a route whose responses carry decrypted secrets (integration credentials). Such responses
@@ -39,6 +72,7 @@ export interface Sensitive<P = unknown, Q = unknown, B = unknown, R = unknown> {
 
 export interface Route {
   method: Method;
+  audience: Audience;
   /** Koa path, e.g. /v1/subscribers/:subscriberId */
   path: string;
   /** Success status; 204 sends no body. */
@@ -49,7 +83,8 @@ export interface Route {
   params: z.ZodType;
   query: z.ZodType;
   body: z.ZodType;
-  handle(input: RouteInput<unknown, unknown, unknown>): Promise<unknown>;
+  /** Called with the input of the route's audience (InputOf). */
+  handle(input: BaseRouteInput<unknown, unknown, unknown>): Promise<unknown>;
   sensitive?: Sensitive;
 }
 
@@ -80,9 +115,19 @@ export function jsonOnce(answer: object, build: () => string): JsonBytes {
 
 const anything = z.unknown();
 
-/** Declares a route; schemas default to "accept anything" and types flow from them into `handle`. */
-export function route<P extends z.ZodType = typeof anything, Q extends z.ZodType = typeof anything, B extends z.ZodType = typeof anything, R = unknown>(spec: {
+/**
+ * Declares a route; schemas default to "accept anything" and types flow from them into `handle`,
+ * as does the audience (default `api`): an `inbox` handler's input carries the session.
+ */
+export function route<
+  A extends Audience = "api",
+  P extends z.ZodType = typeof anything,
+  Q extends z.ZodType = typeof anything,
+  B extends z.ZodType = typeof anything,
+  R = unknown,
+>(spec: {
   method: Method;
+  audience?: A;
   path: string;
   status?: number;
   envelope?: boolean;
@@ -90,11 +135,13 @@ export function route<P extends z.ZodType = typeof anything, Q extends z.ZodType
   params?: P;
   query?: Q;
   body?: B;
-  handle(input: RouteInput<z.output<P>, z.output<Q>, z.output<B>>): Promise<R>;
-  sensitive?: Sensitive<z.output<P>, z.output<Q>, z.output<B>, R>;
+  handle(input: InputOf<A, z.output<P>, z.output<Q>, z.output<B>>): Promise<R>;
+  /** Only on `api` routes: idempotency keys are kept per environment, not per subscriber. */
+  sensitive?: A extends "api" ? Sensitive<z.output<P>, z.output<Q>, z.output<B>, R> : never;
 }): Route {
   return {
     method: spec.method,
+    audience: spec.audience ?? "api",
     path: spec.path,
     status: spec.status ?? (spec.method === "POST" ? 201 : 200),
     envelope: spec.envelope ?? true,

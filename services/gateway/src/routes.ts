@@ -22,6 +22,17 @@ import {
 } from "./mappers/subscribers.js";
 import { preferencesQuery, preferencesToJson, updatePreferencesBody, updatePreferencesRequestOf } from "./mappers/preferences.js";
 import {
+  inboxBulkPreferencesBody,
+  inboxBulkRequestOf,
+  inboxGlobalToJson,
+  inboxPreferenceBody,
+  inboxPreferencesQuery,
+  inboxPreferencesToJson,
+  inboxUpdateRequestOf,
+  inboxWorkflowParam,
+  updatedWorkflowsToJson,
+} from "./mappers/inbox-preferences.js";
+import {
   channelOf,
   deleteTransactionQuery,
   feedQuery,
@@ -92,6 +103,9 @@ import {
 } from "./mappers/topics.js";
 import { broadcastBody, broadcastEventOf, bulkOutcome, bulkTriggerBody, eventOf, singleOutcome, triggerBody } from "./mappers/triggers.js";
 import { executionDetailsQuery, executionDetailToJson } from "./mappers/execution-details.js";
+import { environmentToJson, parentIdOf } from "./mappers/environments.js";
+import { sessionBody } from "./mappers/inbox-session.js";
+import { startSession } from "./inbox-session.js";
 import { MIB } from "./body.js";
 import { JsonBytes, jsonOnce, route, type Route, type RouteInput, type Sensitive } from "./route.js";
 import { keyString, parseOrThrow, queryBool } from "./validation.js";
@@ -100,10 +114,9 @@ import { keyString, parseOrThrow, queryBool } from "./validation.js";
 const getSubscriber = async ({ params, clients, call }: RouteInput<z.infer<typeof subscriberIdParam>, unknown, unknown>) =>
   subscriberToJson(await clients.batched.getSubscriber(params.subscriberId, call));
 
-/** Deleting a subscriber also ends its topic memberships. */
+/** The subscribers service makes its topic memberships end too (a job it publishes with the delete). */
 const deleteSubscriber = async ({ params, clients, call }: RouteInput<z.infer<typeof subscriberIdParam>, unknown, unknown>) => {
-  const { id } = await clients.subscribers.deleteSubscriber(params, call);
-  await clients.topics.deleteSubscriberSubscriptions({ internalSubscriberId: id }, call);
+  await clients.subscribers.deleteSubscriber(params, call);
   return deletedResult;
 };
 
@@ -727,4 +740,79 @@ export const routes: Route[] = [
         schedule: false,
       }),
   }),
+
+  // Inbox preferences: the session's subscriber's, in the same store and with the same rules as above
+  route({
+    audience: "inbox",
+    method: "GET",
+    path: "/v1/inbox/preferences",
+    query: inboxPreferencesQuery,
+    handle: async ({ query, session, clients, call }) =>
+      inboxPreferencesToJson(await clients.subscribers.getSubscriberPreferences({ subscriberId: session.subscriberId, ...query }, call)),
+  }),
+  route({
+    audience: "inbox",
+    method: "GET",
+    path: "/v1/inbox/preferences/global",
+    handle: async ({ session, clients, call }) =>
+      inboxGlobalToJson((await clients.subscribers.getSubscriberPreferences({ subscriberId: session.subscriberId }, call)).global),
+  }),
+  route({
+    audience: "inbox",
+    method: "PATCH",
+    path: "/v1/inbox/preferences",
+    body: inboxPreferenceBody,
+    handle: async ({ body, session, clients, call }) =>
+      inboxGlobalToJson((await clients.subscribers.updateSubscriberPreferences(inboxUpdateRequestOf(session.subscriberId, body), call)).global),
+  }),
+  // Before /:workflowId, which would take "bulk" for a workflow.
+  route({
+    audience: "inbox",
+    method: "PATCH",
+    path: "/v1/inbox/preferences/bulk",
+    body: inboxBulkPreferencesBody,
+    handle: async ({ body, session, clients, call }) =>
+      updatedWorkflowsToJson(await clients.subscribers.bulkUpdateSubscriberPreferences(inboxBulkRequestOf(session.subscriberId, body), call)),
+  }),
+  route({
+    audience: "inbox",
+    method: "PATCH",
+    path: "/v1/inbox/preferences/:workflowId",
+    params: inboxWorkflowParam,
+    body: inboxPreferenceBody,
+    handle: async ({ params, body, session, clients, call }) => {
+      const reply = await clients.subscribers.updateSubscriberPreferences(inboxUpdateRequestOf(session.subscriberId, body, params.workflowId), call);
+      const [updated] = updatedWorkflowsToJson(reply);
+      // Stored, but an inactive workflow has no preference to show (the Inbox lists active ones only).
+      if (!updated) throw new HttpError(404, `Workflow with id: ${params.workflowId} is not active`);
+      return updated;
+    },
+  }),
+
+  // Environments: the caller's, and its organization's
+  route({
+    method: "GET",
+    path: "/v1/environments/me",
+    handle: async ({ scope, accounts }) => {
+      const [environment, all] = await Promise.all([
+        accounts.environments.byId(scope.environmentId),
+        accounts.environments.listOfOrganization(scope.organizationId),
+      ]);
+      // Only a key whose environment was deleted meanwhile, which nothing does yet.
+      if (!environment) throw new HttpError(404, "Environment not found");
+      return environmentToJson(environment, parentIdOf(all));
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/v1/environments",
+    handle: async ({ scope, accounts }) => {
+      const all = await accounts.environments.listOfOrganization(scope.organizationId);
+      const parentId = parentIdOf(all);
+      return all.map((environment) => environmentToJson(environment, parentId));
+    },
+  }),
+
+  // The Inbox (@novu/js): a session for a subscriber's browser; every other Inbox route takes its token
+  route({ audience: "public", method: "POST", path: "/v1/inbox/session", body: sessionBody, handle: startSession }),
 ];

@@ -4,6 +4,8 @@ import {
   connectRedis,
   createLogger,
   createPool,
+  createSealer,
+  developmentKey,
   ensureDatabase,
   followChanges,
   isMain,
@@ -16,15 +18,21 @@ import { ensureBootstrapKey } from "./accounts.js";
 import { createApp } from "./app.js";
 import { followRevocations } from "./auth.js";
 import { connectClients } from "./clients.js";
+import { inboxOriginAllowed } from "./cors.js";
 import { readConfig, type GatewayConfig } from "./config.js";
+import { createEnvironments, type Accounts } from "./environments.js";
 import { feedPagesFollowed } from "./forgetting.js";
 import { attachLiveEvents } from "./live.js";
 import { liveReadsOf } from "./live-reads.js";
 import { createFeedPages } from "./messages-client.js";
 import { routes } from "./routes.js";
-import { createSessionTokens, PROVISIONAL_SESSION_SECRET } from "./sessions.js";
+import { createSessionTokens } from "./sessions.js";
 
 export const migrations = migrationsBeside("gateway", import.meta.url);
+
+/** What seals API keys and signs sessions: the configured key, or the public development one. */
+export const encryptionKeyOf = (config: Pick<GatewayConfig, "GATEWAY_ENCRYPTION_KEY">) => config.GATEWAY_ENCRYPTION_KEY ?? developmentKey("gateway");
+export const sealerOf = (config: Pick<GatewayConfig, "GATEWAY_ENCRYPTION_KEY">) => createSealer(encryptionKeyOf(config), "GATEWAY_ENCRYPTION_KEY");
 
 export interface RunningGateway {
   readonly port: number;
@@ -33,13 +41,22 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
-/** Composition root: Postgres, Redis, NATS, the feed pages kept, downstream clients, then the HTTP server. */
+/**
+ * Composition root: Postgres, Redis, NATS, the feed pages kept, downstream clients, environments
+ * and session tokens, then the HTTP server.
+ */
 export async function start(config: GatewayConfig): Promise<RunningGateway> {
   const log = createLogger("gateway", config.LOG_LEVEL);
+  if (!config.GATEWAY_ENCRYPTION_KEY) {
+    log.warn("GATEWAY_ENCRYPTION_KEY is not set: API keys are sealed and Inbox sessions signed with a public development key; set one before real use");
+  }
+  const sealer = sealerOf(config);
   await ensureDatabase(config.DATABASE_URL);
   const pool = createPool(config.DATABASE_URL);
   await migrate(pool, migrations, log);
-  const generatedKey = await ensureBootstrapKey(pool, config.BOOTSTRAP_API_KEY);
+  const bootstrap = await ensureBootstrapKey(pool, sealer, config.BOOTSTRAP_API_KEY);
+  if (bootstrap.kind === "revoked") log.warn("BOOTSTRAP_API_KEY was revoked and stays refused: set a new one, or unset it");
+  const generatedKey = bootstrap.kind === "generated" ? bootstrap.key : undefined;
   const redis = await connectRedis(config.REDIS_URL);
   const stopFollowingRevocations = await followRevocations(redis);
   // Start without NATS and report it until it answers; feed pages are kept only while it does.
@@ -49,6 +66,12 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
     void followChanges(nats, feedPagesFollowed, feedPages, log);
   }
   const downstream = connectClients(config, feedPages);
+  const environments = createEnvironments({ pool, sealer, encryptionKey: encryptionKeyOf(config), log });
+  const accounts: Accounts = {
+    environments,
+    sessions: createSessionTokens({ environments, ttlSeconds: config.INBOX_SESSION_TTL_SECONDS }),
+    inbox: { maxSnoozeDurationHours: config.INBOX_MAX_SNOOZE_HOURS },
+  };
   let accepting = true;
 
   const app = createApp({
@@ -56,6 +79,7 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
     clients: downstream.clients,
     routes,
     auth: { pool, redis, cacheSeconds: config.API_KEY_CACHE_SECONDS },
+    accounts,
     idempotency: { redis, ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS, log },
     outbound: { allowedCidrs: config.OUTBOUND_ALLOWED_CIDRS },
     readiness: { pool, redis, nats: nats.current, services: downstream.health, timeoutMs: config.READINESS_TIMEOUT_MS, accepting: () => accepting },
@@ -69,11 +93,11 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
   // The Inbox's live events share the HTTP server, so one origin serves apiUrl and socketUrl.
   const live = attachLiveEvents({
     server,
-    sessions: createSessionTokens(PROVISIONAL_SESSION_SECRET),
+    sessions: accounts.sessions,
     reads: liveReadsOf(downstream.clients.messages),
     nats,
     log,
-    originAllowed: () => true,
+    originAllowed: (origin, session) => inboxOriginAllowed(environments, session.scope.environmentId, origin),
     pingIntervalMs: config.INBOX_SOCKET_PING_INTERVAL_MS,
   });
   const port = (server.address() as AddressInfo).port;

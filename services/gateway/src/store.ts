@@ -11,6 +11,7 @@ export interface KeyListRow {
   prefix: string;
   organization: string;
   environment: string;
+  identifier: string;
   created_at: Date;
   last_used_at: Date | null;
   revoked_at: Date | null;
@@ -51,12 +52,21 @@ export async function upsertEnvironment(db: Queryable, id: string, organizationI
 }
 
 /** Inserts the key unless its hash is stored already (a re-used bootstrap key). */
-export async function insertKey(db: Queryable, row: { id: string; environmentId: string; keyHash: string; prefix: string }): Promise<void> {
-  await db.query(
-    `INSERT INTO gateway.api_keys (id, environment_id, key_hash, prefix) VALUES ($1, $2, $3, $4)
-     ON CONFLICT (key_hash) DO UPDATE SET revoked_at = NULL, environment_id = EXCLUDED.environment_id`,
-    [row.id, row.environmentId, row.keyHash, row.prefix],
+/**
+ * Inserts the key, or refreshes its sealed copy when its hash is stored already (a bootstrap key
+ * given again at a restart). A revoked key stays revoked: answers whether it is.
+ */
+export async function insertKey(
+  db: Queryable,
+  row: { id: string; environmentId: string; keyHash: string; keySealed: Buffer; prefix: string },
+): Promise<{ revoked: boolean }> {
+  const { rows } = await db.query<{ revoked: boolean }>(
+    `INSERT INTO gateway.api_keys (id, environment_id, key_hash, key_sealed, prefix) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (key_hash) DO UPDATE SET key_sealed = EXCLUDED.key_sealed
+     RETURNING revoked_at IS NOT NULL AS revoked`,
+    [row.id, row.environmentId, row.keyHash, row.keySealed, row.prefix],
   );
+  return rows[0]!;
 }
 
 export async function countKeys(db: Queryable): Promise<number> {
@@ -66,7 +76,7 @@ export async function countKeys(db: Queryable): Promise<number> {
 
 export async function selectKeys(db: Queryable): Promise<KeyListRow[]> {
   const { rows } = await db.query<KeyListRow>(
-    `SELECT k.prefix, o.name AS organization, e.name AS environment, k.created_at, k.last_used_at, k.revoked_at
+    `SELECT k.prefix, o.name AS organization, e.name AS environment, e.identifier, k.created_at, k.last_used_at, k.revoked_at
        FROM gateway.api_keys k
        JOIN gateway.environments e ON e.id = k.environment_id
        JOIN gateway.organizations o ON o.id = e.organization_id
@@ -82,4 +92,67 @@ export async function revokeKeys(db: Queryable, prefix: string): Promise<string[
     [prefix],
   );
   return rows.map((row) => row.key_hash);
+}
+
+export interface EnvironmentRow {
+  id: string;
+  organization_id: string;
+  name: string;
+  identifier: string;
+  session_secret: Buffer;
+  inbox_origins: string[] | null;
+}
+
+const ENVIRONMENT_COLUMNS = "id, organization_id, name, identifier, session_secret, inbox_origins";
+
+export async function selectEnvironment(db: Queryable, environmentId: string): Promise<EnvironmentRow | undefined> {
+  const { rows } = await db.query<EnvironmentRow>(`SELECT ${ENVIRONMENT_COLUMNS} FROM gateway.environments WHERE id = $1`, [environmentId]);
+  return rows[0];
+}
+
+export async function selectEnvironmentByIdentifier(db: Queryable, identifier: string): Promise<EnvironmentRow | undefined> {
+  const { rows } = await db.query<EnvironmentRow>(`SELECT ${ENVIRONMENT_COLUMNS} FROM gateway.environments WHERE identifier = $1`, [identifier]);
+  return rows[0];
+}
+
+export interface EnvironmentListRow {
+  id: string;
+  organization_id: string;
+  name: string;
+  identifier: string;
+}
+
+export async function selectOrganizationEnvironments(db: Queryable, organizationId: string, limit: number): Promise<EnvironmentListRow[]> {
+  const { rows } = await db.query<EnvironmentListRow>(
+    "SELECT id, organization_id, name, identifier FROM gateway.environments WHERE organization_id = $1 ORDER BY created_at, id LIMIT $2",
+    [organizationId, limit],
+  );
+  return rows;
+}
+
+export interface SealedKeyRow {
+  key_hash: string;
+  key_sealed: Buffer;
+}
+
+/** The environment's active keys that were stored sealed (keys stored before sealing have none). */
+export async function selectSealedKeys(db: Queryable, environmentId: string, limit: number): Promise<SealedKeyRow[]> {
+  const { rows } = await db.query<SealedKeyRow>(
+    `SELECT key_hash, key_sealed FROM gateway.api_keys
+      WHERE environment_id = $1 AND revoked_at IS NULL AND key_sealed IS NOT NULL
+      ORDER BY created_at DESC LIMIT $2`,
+    [environmentId, limit],
+  );
+  return rows;
+}
+
+/** Sets the browser origins of a named environment's Inbox (NULL: any); false when there is no such environment. */
+export async function updateInboxOrigins(db: Queryable, organization: string, environment: string, origins: string[] | null): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE gateway.environments e SET inbox_origins = $3
+       FROM gateway.organizations o
+      WHERE o.id = e.organization_id AND o.name = $1 AND e.name = $2`,
+    [organization, environment, origins],
+  );
+  return rowCount === 1;
 }

@@ -12,4 +12,10 @@ describe("gateway configuration", () => {
     expect(() => readConfig({ OUTBOUND_ALLOWED_CIDRS: "127.0.0.0/8,intranet" })).toThrow(ConfigError);
     expect(() => readConfig({ OUTBOUND_ALLOWED_CIDRS: "127.0.0.0/8,intranet" })).toThrow(/OUTBOUND_ALLOWED_CIDRS: "intranet" is not a CIDR range/);
   });
+
+  it("takes an empty BOOTSTRAP_API_KEY as none (a blank line of compose's .env), and refuses a short one", () => {
+    expect(readConfig({ BOOTSTRAP_API_KEY: "" }).BOOTSTRAP_API_KEY).toBeUndefined();
+    expect(readConfig({ BOOTSTRAP_API_KEY: "0123456789abcdef0123456789abcdef" }).BOOTSTRAP_API_KEY).toBe("0123456789abcdef0123456789abcdef");
+    expect(() => readConfig({ BOOTSTRAP_API_KEY: "short" })).toThrow(/BOOTSTRAP_API_KEY/);
+  });
 });

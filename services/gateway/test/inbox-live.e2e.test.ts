@@ -1,17 +1,20 @@
+import { randomBytes } from "node:crypto";
+import type { Novu } from "@novu/js";
 import { eventually } from "@notify/testing";
+import { SignJWT } from "jose";
 import { io as connectSocket, type Socket } from "socket.io-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSessionTokens, PROVISIONAL_SESSION_SECRET } from "../src/sessions.js";
+import { SESSION_AUDIENCE, SESSION_ISSUER } from "../src/sessions.js";
 import { createWorkflow } from "./delivery-helpers.js";
-import { createSubscriber } from "./messages-fixtures.js";
+import { openInbox, openSession } from "./inbox-helpers.js";
 import { startStack, type Data, type Stack } from "./stack.js";
 
 let stack: Stack;
 /** A second gateway of the same stack, in a process of its own. */
 let replicaUrl: string;
 let workflow: string;
-const tokens = createSessionTokens(PROVISIONAL_SESSION_SECRET);
-const opened: Socket[] = [];
+const clients: Novu[] = [];
+const sockets: Socket[] = [];
 
 beforeAll(async () => {
   stack = await startStack();
@@ -28,33 +31,45 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const socket of opened) socket.close();
+  for (const novu of clients) novu.socket.disconnect();
+  for (const socket of sockets) socket.close();
   await stack?.stop();
 });
 
-interface Heard {
-  event: string;
-  payload: Record<string, unknown>;
-}
+type Heard =
+  | { event: "notification_received"; notification: Record<string, unknown> }
+  | { event: "unseen_count_changed"; unseenCount: number }
+  | { event: "unread_count_changed"; counts: unknown };
 
-/** A socket of the subscriber on `url`, opened as @novu/js opens it, and what it hears. */
-async function listen(url: string, subscriberId: string) {
-  const subscriber = await createSubscriber(stack, subscriberId);
-  const token = await tokens.issue({ scope: subscriber.scope, subscriberId, subscriberDbId: subscriber.id });
-  const socket = connectSocket(url, { transports: ["websocket"], query: { token }, forceNew: true, reconnectionDelayMax: 10_000 });
-  opened.push(socket);
+/** The real @novu/js client of the subscriber, its apiUrl and socketUrl `url`, with its socket connected, and the live events it emits. */
+async function listen(subscriberId: string, url = stack.url) {
+  const novu = await openInbox({ ...stack, url }, subscriberId);
+  clients.push(novu);
   const heard: Heard[] = [];
-  socket.onAny((event: string, payload: Record<string, unknown>) => heard.push({ event, payload }));
+  novu.on("notifications.notification_received", ({ result }) =>
+    heard.push({ event: "notification_received", notification: JSON.parse(JSON.stringify(result)) as Record<string, unknown> }),
+  );
+  novu.on("notifications.unseen_count_changed", ({ result }) => heard.push({ event: "unseen_count_changed", unseenCount: result }));
+  novu.on("notifications.unread_count_changed", ({ result }) => heard.push({ event: "unread_count_changed", counts: result }));
   await new Promise<void>((resolve, reject) => {
-    socket.once("connect", resolve);
-    socket.once("connect_error", reject);
+    const stop = novu.on("socket.connect.resolved", ({ error }) => {
+      stop();
+      if (error) reject(error);
+      else resolve();
+    });
   });
   /** Waits for `count` events after the first `from`, and answers them. */
-  const next = async (count: number, from = heard.length) => {
+  const next = async (count: number, from: number) => {
     await eventually(async () => (heard.length >= from + count ? true : undefined), 15_000);
     return heard.slice(from, from + count);
   };
-  return { subscriber, socket, heard, next };
+  return { novu, heard, next };
+}
+
+/** The id of the notification a notification_received event brought. */
+function notificationIdOf(heard: Heard | undefined): string {
+  if (heard?.event !== "notification_received") throw new Error(`not a notification: ${JSON.stringify(heard)}`);
+  return heard.notification.id as string;
 }
 
 async function trigger(to: string, orderId: string) {
@@ -62,8 +77,9 @@ async function trigger(to: string, orderId: string) {
   expect(reply.status).toBe(201);
 }
 
-async function markRead(subscriberId: string, messageId: string, through = stack.url) {
-  const reply = await fetch(`${through}/v1/subscribers/${subscriberId}/messages/mark-as`, {
+/** Marks a message read with the server-side API, through `url`. */
+async function markRead(subscriberId: string, messageId: string, url = stack.url) {
+  const reply = await fetch(`${url}/v1/subscribers/${subscriberId}/messages/mark-as`, {
     method: "POST",
     headers: { authorization: `ApiKey ${stack.key}`, "content-type": "application/json" },
     body: JSON.stringify({ messageId, markAs: "read" }),
@@ -72,57 +88,57 @@ async function markRead(subscriberId: string, messageId: string, through = stack
 }
 
 const counts = (unread: number, unseen: number): Heard[] => [
-  { event: "unseen_count_changed", payload: { unseenCount: unseen, hasMore: false } },
-  {
-    event: "unread_count_changed",
-    payload: { unreadCount: unread, counts: { total: unread, severity: { high: 0, medium: 0, low: 0, none: unread } }, hasMore: false },
-  },
+  { event: "unseen_count_changed", unseenCount: unseen },
+  { event: "unread_count_changed", counts: { total: unread, severity: { high: 0, medium: 0, low: 0, none: unread } } },
 ];
 
-describe("live Inbox events over the gateway's socket.io endpoint", () => {
-  it("sends a triggered message, then the counts, and the counts again after a mark", async () => {
-    const ada = await listen(stack.url, "live-ada");
+describe("live Inbox events over the gateway's socket.io endpoint, with @novu/js", () => {
+  it("sends a triggered notification, then the counts, and the counts again after a mark", async () => {
+    const ada = await listen("live-ada");
     const start = ada.heard.length;
     await trigger("live-ada", "A-1");
     const [received, ...after] = await ada.next(3, start);
-    expect(received!.event).toBe("notification_received");
-    const message = received!.payload.message as Record<string, unknown>;
-    expect(message).toMatchObject({
-      content: "Order A-1 has shipped",
-      channel: "in_app",
-      read: false,
-      seen: false,
-      archived: false,
-      severity: "none",
-      cta: { type: "redirect", data: { url: "https://example.com/orders/A-1" } },
-      workflow: { identifier: workflow, name: "Live order shipped", critical: false },
-      subscriber: { _id: ada.subscriber.id, subscriberId: "live-ada", firstName: "First" },
+    expect(received).toMatchObject({
+      event: "notification_received",
+      notification: {
+        body: "Order A-1 has shipped",
+        channelType: "in_app",
+        isRead: false,
+        isSeen: false,
+        isArchived: false,
+        isSnoozed: false,
+        severity: "none",
+        redirect: { url: "https://example.com/orders/A-1" },
+        workflow: { identifier: workflow, name: "Live order shipped", critical: false },
+        to: { subscriberId: "live-ada" },
+      },
     });
-    expect(message._id).toMatch(/^[0-9a-f]{24}$/);
+    const id = notificationIdOf(received);
+    expect(id).toMatch(/^[0-9a-f]{24}$/);
     expect(after).toEqual(counts(1, 1));
 
     const marked = ada.heard.length;
-    await markRead("live-ada", message._id as string);
+    await markRead("live-ada", id);
     expect(await ada.next(2, marked)).toEqual(counts(0, 0));
   });
 
   it("serves a subscriber from a replica that neither accepted the trigger nor made the mark", async () => {
-    const bob = await listen(replicaUrl, "live-bob");
+    const bob = await listen("live-bob", replicaUrl);
     const start = bob.heard.length;
     await trigger("live-bob", "B-1");
     const [received, ...after] = await bob.next(3, start);
-    expect(received).toMatchObject({ event: "notification_received", payload: { message: { content: "Order B-1 has shipped" } } });
+    expect(received).toMatchObject({ event: "notification_received", notification: { body: "Order B-1 has shipped" } });
     expect(after).toEqual(counts(1, 1));
-    // And the other way round: a socket on the first gateway hears a mark made through the replica.
-    const bobHere = await listen(stack.url, "live-bob");
+    // And the other way round: a client of the first gateway hears a mark made through the replica.
+    const bobHere = await listen("live-bob");
     const marked = bobHere.heard.length;
-    await markRead("live-bob", (received!.payload.message as { _id: string })._id, replicaUrl);
+    await markRead("live-bob", notificationIdOf(received), replicaUrl);
     expect(await bobHere.next(2, marked)).toEqual(counts(0, 0));
   });
 
-  it("does not tell one subscriber about another's messages", async () => {
-    const carol = await listen(stack.url, "live-carol");
-    const dave = await listen(stack.url, "live-dave");
+  it("tells a subscriber nothing of another's notifications", async () => {
+    const carol = await listen("live-carol");
+    const dave = await listen("live-dave");
     const start = dave.heard.length;
     await trigger("live-carol", "C-1");
     await carol.next(3, carol.heard.length);
@@ -130,19 +146,28 @@ describe("live Inbox events over the gateway's socket.io endpoint", () => {
     expect(dave.heard.slice(start)).toEqual([]);
   });
 
-  it("refuses a socket without a valid session token", async () => {
-    const refusal = (query: Record<string, string>) =>
-      new Promise<string>((resolve, reject) => {
+  it("refuses a socket without a valid session token; a session's own token opens one", async () => {
+    const connects = (query: Record<string, string>) =>
+      new Promise<string>((resolve) => {
         const socket = connectSocket(stack.url, { transports: ["websocket"], query, forceNew: true, reconnection: false });
-        opened.push(socket);
-        socket.once("connect", () => reject(new Error("connected")));
+        sockets.push(socket);
+        socket.once("connect", () => resolve("connected"));
         socket.once("connect_error", (error) => resolve(error.message));
       });
-    expect(await refusal({})).toBe("Unauthorized");
-    expect(await refusal({ token: "forged" })).toBe("Unauthorized");
-    const subscriber = await createSubscriber(stack, "live-erin");
-    const foreign = await createSessionTokens("another secret").issue({ scope: subscriber.scope, subscriberId: "live-erin", subscriberDbId: subscriber.id });
-    expect(await refusal({ token: foreign })).toBe("Unauthorized");
+    const session = await openSession(stack, "live-erin");
+    expect(await connects({ token: session.token })).toBe("connected");
+    expect(await connects({})).toBe("Unauthorized");
+    expect(await connects({ token: "forged" })).toBe("Unauthorized");
+    // A well-formed token of the right environment and subscriber, signed with another key.
+    const [, claims] = session.token.split(".");
+    const { environmentId, organizationId, subscriberId, _id } = JSON.parse(Buffer.from(claims!, "base64url").toString()) as Record<string, string>;
+    const forged = await new SignJWT({ environmentId, organizationId, subscriberId, _id })
+      .setProtectedHeader({ alg: "HS256" })
+      .setAudience(SESSION_AUDIENCE)
+      .setIssuer(SESSION_ISSUER)
+      .setExpirationTime("1h")
+      .sign(randomBytes(32));
+    expect(await connects({ token: forged })).toBe("Unauthorized");
     // REST on the same origin is untouched by the socket server.
     const reply = await stack.request<Data<unknown[]>>("GET", "/v1/subscribers/live-erin/notifications/feed");
     expect(reply.status).toBe(200);

@@ -6,11 +6,23 @@ import Koa from "koa";
 import { io as connectSocket, type Socket } from "socket.io-client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { attachLiveEvents, receivedIdsOf, type InboxCounts, type LiveEvents, type LiveReads } from "../src/live.js";
-import { createSessionTokens } from "../src/sessions.js";
+import type { SessionTokens, SubscriberSession } from "../src/sessions.js";
 
 const hex24 = () => randomBytes(12).toString("hex");
 const scope: Scope = { organizationId: hex24(), environmentId: hex24() };
-const sessions = createSessionTokens("live events test secret");
+/** Tokens of the test's own making (the gateway's are tested with the session routes): opaque, known only to the instance that issued them. */
+function tokensOf(): SessionTokens {
+  const known = new Map<string, SubscriberSession>();
+  return {
+    async issue(session) {
+      const token = randomBytes(16).toString("hex");
+      known.set(token, session);
+      return token;
+    },
+    verify: async (token) => known.get(token),
+  };
+}
+const sessions = tokensOf();
 const log = createLogger("live-test", "silent");
 
 const countsOf = (unread: number): InboxCounts => ({
@@ -186,6 +198,32 @@ describe("live Inbox events", () => {
     }
   });
 
+  it("emits batches in the order they left, even when a later one is read sooner", async () => {
+    let calls = 0;
+    const reads: LiveReads = {
+      async counts(_, subscriberIds) {
+        const call = calls++;
+        // The first read is the slowest: its counts are the oldest.
+        await new Promise((resolve) => setTimeout(resolve, call === 0 ? 300 : 10));
+        return new Map(subscriberIds.map((subscriberId) => [subscriberId, countsOf(call)]));
+      },
+      received: async () => [],
+    };
+    const replica = await startReplica(reads);
+    try {
+      const { heard } = await open(replica.url, "ordered");
+      await announce(CHANGE_SUBJECTS.feeds, ["ordered"]);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await announce(CHANGE_SUBJECTS.feeds, ["ordered"]);
+      await eventually(async () => (heard.length === 4 ? true : undefined));
+      expect(heard.filter(({ event }) => event === "unread_count_changed").map(({ payload }) => (payload as { unreadCount: number }).unreadCount)).toEqual([
+        0, 1,
+      ]);
+    } finally {
+      await replica.stop();
+    }
+  });
+
   it("serves a subscriber on every replica: no replica needs to have written the message", async () => {
     const { reads } = fakeReads();
     const [first, second] = [await startReplica(reads), await startReplica(reads)];
@@ -216,7 +254,7 @@ describe("live Inbox events", () => {
       };
       expect(await refusal(open2.url, {})).toBe("Unauthorized");
       expect(await refusal(open2.url, { token: "not.a.token" })).toBe("Unauthorized");
-      const foreign = await createSessionTokens("another secret").issue({ scope, subscriberId: "ada", subscriberDbId: hex24() });
+      const foreign = await tokensOf().issue({ scope, subscriberId: "ada", subscriberDbId: hex24() });
       expect(await refusal(open2.url, { token: foreign })).toBe("Unauthorized");
       const valid = await sessions.issue({ scope, subscriberId: "ada", subscriberDbId: hex24() });
       expect(await refusal(replica.url, { token: valid })).toBe("Unauthorized");

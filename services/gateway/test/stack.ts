@@ -13,7 +13,7 @@ import { migrations as workerMigrations, readConfig as readWorkerConfig, start a
 import { connectNats } from "@notify/runtime";
 import { readConfig } from "../src/config.js";
 import { addKey } from "../src/accounts.js";
-import { migrations as gatewayMigrations, start as startGateway } from "../src/server.js";
+import { migrations as gatewayMigrations, sealerOf, start as startGateway } from "../src/server.js";
 import { createPool } from "@notify/runtime";
 
 /**
@@ -63,6 +63,9 @@ export interface Stack {
 const quiet = { LOG_LEVEL: "silent" };
 /** The key integration secrets are sealed with in tests (an explicit one, so no development-key warning). */
 export const INTEGRATIONS_ENCRYPTION_KEY = "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0";
+
+/** The key the gateway seals API keys and signs Inbox sessions with in tests. */
+export const GATEWAY_ENCRYPTION_KEY = "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90";
 
 export interface StackOptions {
   /** Run the worker in this process (fault tests run their own as a child process). */
@@ -117,7 +120,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       ...quiet,
       DATABASE_URL: database.url,
       SUBSCRIBERS_PORT: "0",
-      NATS_URL: jobs.NATS_URL,
+      ...jobs,
       INTEGRATIONS_URL: `http://127.0.0.1:${integrations.port}`,
       TRIGGERS_URL: `http://127.0.0.1:${triggers.port}`,
     }),
@@ -162,6 +165,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     GATEWAY_HOST: "127.0.0.1",
     GATEWAY_PORT: "0",
     BOOTSTRAP_API_KEY: key,
+    GATEWAY_ENCRYPTION_KEY,
     ...serviceUrls,
     NATS_URL: jobs.NATS_URL,
     ...outbound,
@@ -171,6 +175,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const replicas: ChildProcess[] = [];
   const url = `http://127.0.0.1:${gateway.port}`;
   const pool = createPool(database.url, 2);
+  const sealer = sealerOf(readConfig({ GATEWAY_ENCRYPTION_KEY }));
 
   return {
     url,
@@ -194,7 +199,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     },
     async createKey(environment, organization) {
       const created = randomBytes(16).toString("hex");
-      await addKey(pool, created, { environment, organization });
+      await addKey(pool, sealer, created, { environment, organization });
       return created;
     },
     async startReplica() {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { readConfig } from "../src/config.js";
-import { DEVELOPMENT_KEY, createSecretBox, parseKey } from "../src/secrets.js";
+import { parseEncryptionKey as parseKey } from "@notify/runtime";
+import { DEVELOPMENT_KEY, createSecretBox } from "../src/secrets.js";
 
 const key = Buffer.alloc(32, 1);
 

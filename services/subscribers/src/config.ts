@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { commonEnv, rpcClientEnv, loadConfig, natsEnv, port, url, type Env } from "@notify/runtime";
+import { commonEnv, jobStreamEnv, rpcClientEnv, loadConfig, port, url, type Env } from "@notify/runtime";
 
 const schema = z.object({
   ...commonEnv,
@@ -10,8 +10,11 @@ const schema = z.object({
   INTEGRATIONS_URL: url("http://127.0.0.1:50052"),
   /** Preferences resolve over the workflow catalogue, which the triggers process serves. */
   TRIGGERS_URL: url("http://127.0.0.1:50054"),
-  /** Changes of subscribers are announced here, for the copies other services keep (runtime changes.ts). */
-  ...natsEnv,
+  /**
+   * Changes of subscribers are announced on NATS, for the copies other services keep (runtime
+   * changes.ts); deletes put a job on the job stream for the worker.
+   */
+  ...jobStreamEnv,
 });
 
 export type SubscribersConfig = z.infer<typeof schema>;

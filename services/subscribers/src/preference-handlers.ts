@@ -1,17 +1,18 @@
-import type { Client, HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { Code, ConnectError, type Client, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { subscribersV1, type workflowsV1 } from "@notify/proto";
 import { failedPrecondition, invalidArgument, invalidField, notFound, scopeHeaders, scopeOf, withTransaction, type Pool, type Scope } from "@notify/runtime";
 import { scheduleFromStored, scheduleToStored } from "./mapping.js";
 import {
   choicesOf,
   choicesOfRow,
-  criticalityFilter,
   perChannel,
   resolveAll,
   scheduleErrors,
   subscriberPreferences,
   toChannelPreferences,
   workflowFactsOf,
+  workflowFilter,
+  type ChannelChoices,
   type WorkflowFacts,
 } from "./preferences.js";
 import * as store from "./store.js";
@@ -21,6 +22,8 @@ export const MAX_RESOLVE_BATCH = 1000;
 /** Active workflows read per page, and the most a preferences answer lists (Novu lists them all). */
 const WORKFLOW_PAGE = 1000;
 export const MAX_LISTED_WORKFLOWS = 10_000;
+/** Entries per BulkUpdateSubscriberPreferences call (Novu's bulk limit). */
+export const MAX_BULK_UPDATES = 100;
 
 export interface PreferenceHandlerDeps {
   pool: Pool;
@@ -30,8 +33,13 @@ export interface PreferenceHandlerDeps {
 
 type Handlers = Pick<
   ServiceImpl<typeof subscribersV1.SubscriberService>,
-  "getSubscriberPreferences" | "updateSubscriberPreferences" | "resolveChannelPreferences"
+  "getSubscriberPreferences" | "updateSubscriberPreferences" | "bulkUpdateSubscriberPreferences" | "setDefaultSchedule" | "resolveChannelPreferences"
 >;
+
+type WorkflowListed = (workflow: workflowsV1.ActiveWorkflow) => boolean;
+
+/** What updates answer: the non-critical workflows, as Novu's update answers do. */
+const NON_CRITICAL = workflowFilter({ criticality: subscribersV1.Criticality.NON_CRITICAL, tags: [], severities: [] });
 
 const callOptions = (scope: Scope, context: HandlerContext) => ({ headers: scopeHeaders(scope), signal: context.signal });
 
@@ -51,10 +59,23 @@ export function createPreferenceHandlers({ pool, workflows }: PreferenceHandlerD
     return workflowFactsOf(await workflows.getWorkflow({ key: { case: "any", value: workflowId } }, callOptions(scope, context)));
   }
 
-  /** The preferences of the subscriber with this internal id over the listed active workflows. */
-  async function preferencesOf(scope: Scope, context: HandlerContext, id: string, criticality: subscribersV1.Criticality) {
-    const [listed, rows] = await Promise.all([activeWorkflows(scope, context), store.selectPreferences(pool, scope.environmentId, id)]);
-    const { global, workflows: perWorkflow } = subscriberPreferences(listed, rows, criticalityFilter(criticality));
+  /** A workflow by any of its names, or undefined when the catalogue has none of that name. */
+  async function workflowFactsIfKnown(scope: Scope, context: HandlerContext, workflowId: string): Promise<WorkflowFacts | undefined> {
+    try {
+      return await workflowFacts(scope, context, workflowId);
+    } catch (error) {
+      if (ConnectError.from(error).code === Code.NotFound) return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * The preferences of the subscriber with this internal id over the active workflows (those of
+   * `catalogue` when the caller has read them already), listing those `listed` picks.
+   */
+  async function preferencesOf(scope: Scope, context: HandlerContext, id: string, listed: WorkflowListed, catalogue?: workflowsV1.ActiveWorkflow[]) {
+    const [active, rows] = await Promise.all([catalogue ?? activeWorkflows(scope, context), store.selectPreferences(pool, scope.environmentId, id)]);
+    const { global, workflows: perWorkflow } = subscriberPreferences(active, rows, listed);
     const schedule = rows.find((row) => row.workflow_id === null)?.schedule;
     return {
       global: { ...global, ...(schedule ? { schedule: scheduleFromStored(schedule) } : {}) },
@@ -67,7 +88,7 @@ export function createPreferenceHandlers({ pool, workflows }: PreferenceHandlerD
       const scope = scopeOf(context);
       const subscriber = await store.selectSubscriber(pool, scope.environmentId, request.subscriberId);
       if (!subscriber) throw notFound(`Subscriber ${request.subscriberId} not found`);
-      return preferencesOf(scope, context, subscriber.id, request.criticality);
+      return preferencesOf(scope, context, subscriber.id, workflowFilter(request));
     },
 
     async updateSubscriberPreferences(request, context) {
@@ -91,16 +112,60 @@ export function createPreferenceHandlers({ pool, workflows }: PreferenceHandlerD
           const cleared = Object.fromEntries(Object.keys(choices).map((channel) => [channel, true as const]));
           await store.clearWorkflowChoices(tx, scope.environmentId, subscriber.id, perChannel(cleared));
         }
-        await store.upsertPreferences(tx, scope.environmentId, {
-          organizationId: scope.organizationId,
-          subscriberId: subscriber.id,
-          workflowId: workflow?.id ?? null,
-          choices: perChannel(choices),
-          schedule: request.schedule ? scheduleToStored(request.schedule) : null,
-        });
+        await store.upsertPreferences(tx, scope.environmentId, { organizationId: scope.organizationId, subscriberId: subscriber.id }, [
+          { workflowId: workflow?.id ?? null, choices: perChannel(choices), schedule: request.schedule ? scheduleToStored(request.schedule) : null },
+        ]);
         return subscriber.id;
       });
-      return preferencesOf(scope, context, id, subscribersV1.Criticality.NON_CRITICAL);
+      return { ...(await preferencesOf(scope, context, id, NON_CRITICAL)), updatedWorkflowIds: workflow ? [workflow.id] : [] };
+    },
+
+    async bulkUpdateSubscriberPreferences(request, context) {
+      const scope = scopeOf(context);
+      if (request.updates.length === 0 || request.updates.length > MAX_BULK_UPDATES) {
+        throw invalidField("updates", `between 1 and ${MAX_BULK_UPDATES} updates per call`, request.updates.length);
+      }
+      const catalogue = await activeWorkflows(scope, context);
+      // Later names win, so a key resolves as GetWorkflow resolves it: id, then identifier, then slug.
+      const byName = new Map<string, WorkflowFacts>();
+      for (const workflow of catalogue) {
+        const facts = workflowFactsOf(workflow);
+        for (const name of [workflow.slug, workflow.identifier, workflow.id]) byName.set(name, facts);
+      }
+      const names = [...new Set(request.updates.map((update) => update.workflowId))];
+      // Inactive workflows are not in the catalogue's listing: those few are looked up one by one.
+      const resolved = await Promise.all(names.map(async (name) => [name, byName.get(name) ?? (await workflowFactsIfKnown(scope, context, name))] as const));
+      const unknown = resolved.filter(([, facts]) => facts === undefined).map(([name]) => name);
+      if (unknown.length > 0) throw notFound(`Workflows with ids: ${unknown.join(", ")} not found`);
+      const factsOf = new Map(resolved.flatMap(([name, facts]) => (facts ? [[name, facts] as const] : [])));
+      const critical = [...new Set([...factsOf.values()].filter((facts) => facts.critical).map((facts) => facts.id))];
+      if (critical.length > 0) throw failedPrecondition(`Critical workflows with ids: ${critical.join(", ")} cannot be updated`);
+      const choicesById = new Map<string, ChannelChoices>();
+      for (const update of request.updates) {
+        const { id } = factsOf.get(update.workflowId)!;
+        choicesById.set(id, { ...choicesById.get(id), ...choicesOf(update.channels) });
+      }
+      const writes = [...choicesById]
+        .filter(([, choices]) => Object.keys(choices).length > 0)
+        .map(([workflowId, choices]) => ({ workflowId, choices: perChannel(choices), schedule: null }));
+      const id = await withTransaction(pool, async (tx) => {
+        const subscriber = await store.selectSubscriberForUpdate(tx, scope.environmentId, request.subscriberId);
+        if (!subscriber) throw notFound(`Subscriber with id: ${request.subscriberId} is not found`);
+        if (writes.length > 0)
+          await store.upsertPreferences(tx, scope.environmentId, { organizationId: scope.organizationId, subscriberId: subscriber.id }, writes);
+        return subscriber.id;
+      });
+      return { ...(await preferencesOf(scope, context, id, NON_CRITICAL, catalogue)), updatedWorkflowIds: [...choicesById.keys()] };
+    },
+
+    async setDefaultSchedule(request, context) {
+      const scope = scopeOf(context);
+      if (!request.schedule) throw invalidField("schedule", "schedule should not be null or undefined");
+      const errors = scheduleErrors(request.schedule);
+      if (Object.keys(errors).length > 0) throw invalidArgument("Validation failed", errors);
+      const stored = await store.insertScheduleIfAbsent(pool, scope.environmentId, request.subscriberId, scheduleToStored(request.schedule));
+      if (!stored) throw notFound(`Subscriber with id: ${request.subscriberId} is not found`);
+      return { schedule: scheduleFromStored(stored.schedule) };
     },
 
     async resolveChannelPreferences(request, context) {

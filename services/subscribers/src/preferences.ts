@@ -77,8 +77,19 @@ export function workflowFactsOf(workflow: { id: string; critical: boolean; prefe
   return { id: workflow.id, critical: workflow.critical, settings: choicesOf(workflow.preferenceSettings) };
 }
 
-/** The Criticality filter of a listing. */
-export function criticalityFilter(criticality: subscribersV1.Criticality): (critical: boolean) => boolean {
+/** The severity every workflow has: workflows carry no severity of their own. */
+export const WORKFLOW_SEVERITY = "none";
+
+/** Which workflows a listing shows: by criticality, and by any of the tags and severities when given. */
+export function workflowFilter(request: { criticality: subscribersV1.Criticality; tags: readonly string[]; severities: readonly string[] }) {
+  const critical = criticalityFilter(request.criticality);
+  const tags = new Set(request.tags);
+  const severityListed = request.severities.length === 0 || request.severities.includes(WORKFLOW_SEVERITY);
+  return (workflow: workflowsV1.ActiveWorkflow) =>
+    critical(workflow.critical) && severityListed && (tags.size === 0 || workflow.tags.some((tag) => tags.has(tag)));
+}
+
+function criticalityFilter(criticality: subscribersV1.Criticality): (critical: boolean) => boolean {
   switch (criticality) {
     case subscribersV1.Criticality.CRITICAL:
       return (critical) => critical;
@@ -97,7 +108,7 @@ export function criticalityFilter(criticality: subscribersV1.Criticality): (crit
 export function subscriberPreferences(
   workflows: readonly workflowsV1.ActiveWorkflow[],
   rows: readonly PreferenceRow[],
-  listed: (critical: boolean) => boolean,
+  listed: (workflow: workflowsV1.ActiveWorkflow) => boolean,
 ): { global: { enabled: boolean; channels: ChannelPreferencesInit }; workflows: WorkflowPreferenceInit[] } {
   const global = choicesOfRow(rows.find((row) => row.workflow_id === null));
   const ownById = new Map(rows.filter((row) => row.workflow_id !== null).map((row) => [row.workflow_id, choicesOfRow(row)]));
@@ -106,7 +117,7 @@ export function subscriberPreferences(
   for (const workflow of workflows) {
     const channels = workflow.channels.filter(isChannel);
     if (!workflow.critical) for (const channel of channels) globalChannels.add(channel);
-    if (!listed(workflow.critical)) continue;
+    if (!listed(workflow)) continue;
     const facts = workflowFactsOf(workflow);
     const own = ownById.get(workflow.id) ?? {};
     const resolved = channels.map((channel) => ({ channel, ...resolveChannel(facts, global, own, channel) }));
@@ -121,6 +132,8 @@ export function subscriberPreferences(
         name: workflow.name,
         ...(workflow.updatedAt ? { updatedAt: workflow.updatedAt } : {}),
         critical: workflow.critical,
+        tags: workflow.tags,
+        severity: WORKFLOW_SEVERITY,
       },
     });
   }

@@ -1,14 +1,22 @@
-import { integrationsV1, workflowsV1 } from "@notify/proto";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { toBinary } from "@bufbuild/protobuf";
+import { integrationsV1, subscribersV1, workflowsV1 } from "@notify/proto";
 import {
   CHANGE_SUBJECTS,
+  JOB_KINDS,
+  type BackgroundNats,
+  type JobStream,
   announcer,
   connectNatsInBackground,
   createClient,
   createLogger,
   createPool,
   createRpcTransport,
+  ensureJobStream,
+  jobSubject,
   migrate,
   migrationsBeside,
+  publishJobs,
   runWhenMain,
   serveRpc,
 } from "@notify/runtime";
@@ -24,7 +32,29 @@ export interface RunningSubscribers {
   stop(): Promise<void>;
 }
 
-/** Composition root: pool, migrations, the integrations and workflow clients, NATS for change announcements, service, RPC server. */
+/**
+ * Publishes deletion jobs through the background connection, making sure once per connection
+ * that the stream exists (the worker or the triggers relay may not have made it yet).
+ */
+function deletionPublisher(nats: BackgroundNats, stream: JobStream) {
+  const subject = jobSubject(stream, JOB_KINDS.subscriberDeleted);
+  let ensured: object | undefined;
+  return async (job: subscribersV1.SubscriberDeletedJob) => {
+    const connection = nats.current();
+    try {
+      if (!connection || connection.isClosed()) throw new Error("not connected");
+      if (ensured !== connection) {
+        await ensureJobStream(connection, stream);
+        ensured = connection;
+      }
+      await publishJobs(connection, [{ subject, data: toBinary(subscribersV1.SubscriberDeletedJobSchema, job), msgID: `${subject}.${job.id}` }]);
+    } catch (error) {
+      throw new ConnectError("the job stream is not reachable; nothing was deleted", Code.Unavailable, undefined, undefined, error);
+    }
+  };
+}
+
+/** Composition root: pool, migrations, the integrations and workflow clients, NATS for change announcements and deletion jobs, service, RPC server. */
 export async function start(config: SubscribersConfig): Promise<RunningSubscribers> {
   const log = createLogger("subscribers", config.LOG_LEVEL);
   const pool = createPool(config.DATABASE_URL);
@@ -35,11 +65,12 @@ export async function start(config: SubscribersConfig): Promise<RunningSubscribe
   const workflows = createClient(workflowsV1.WorkflowService, triggersRpc.transport);
   const nats = await connectNatsInBackground(config.NATS_URL, "subscribers");
   const announce = announcer(nats.current, CHANGE_SUBJECTS.subscribers);
+  const publishDeleted = deletionPublisher(nats, { name: config.JOBS_STREAM, subjectPrefix: config.JOBS_SUBJECT_PREFIX });
   const server = await serveRpc({
     host: config.SUBSCRIBERS_HOST,
     port: config.SUBSCRIBERS_PORT,
     log,
-    routes: routes({ pool, log, integrations, workflows, announce }),
+    routes: routes({ pool, log, integrations, workflows, announce, publishDeleted }),
   });
   return {
     port: server.port,

@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
 import type { ConnectError, HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import { commonV1, type subscribersV1 } from "@notify/proto";
+import { create } from "@bufbuild/protobuf";
+import { commonV1, subscribersV1 } from "@notify/proto";
 import {
   alreadyExists,
   fieldErrorsOf,
@@ -37,6 +38,8 @@ export const MAX_UPSERT_CHANNELS = 100;
 export interface SubscriberServiceDeps extends ChannelHandlerDeps, PreferenceHandlerDeps {
   pool: Pool;
   log: Logger;
+  /** Puts the job on the job stream; rejects (UNAVAILABLE) when the stream has not taken it. */
+  publishDeleted(job: subscribersV1.SubscriberDeletedJob): Promise<void>;
 }
 
 function clearedNames(cleared: subscribersV1.ClearedFields | undefined): FieldName[] {
@@ -129,9 +132,21 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
 
     async deleteSubscriber(request, context) {
       const scope = scopeOf(context);
-      const id = await store.deleteSubscriber(pool, scope.environmentId, request.subscriberId);
-      if (!id) throw subscriberNotFound(request.subscriberId);
-      return { id };
+      return withTransaction(pool, async (tx) => {
+        const id = await store.deleteSubscriber(tx, scope.environmentId, request.subscriberId);
+        if (!id) throw subscriberNotFound(request.subscriberId);
+        // Published before the commit: a job the stream refuses rolls the delete back, and the
+        // worker acts on a job only once the subscriber is gone from committed data.
+        await deps.publishDeleted(
+          create(subscribersV1.SubscriberDeletedJobSchema, {
+            organizationId: scope.organizationId,
+            environmentId: scope.environmentId,
+            id,
+            subscriberId: request.subscriberId,
+          }),
+        );
+        return { id };
+      });
     },
 
     async batchGetSubscribers(request, context) {

@@ -351,27 +351,64 @@ export async function clearWorkflowChoices(db: Queryable, environmentId: string,
   );
 }
 
-/** Stores the given choices (and schedule) over the row of the subscriber and workflow (null: global), creating it when missing. */
+/** Choices (and a schedule) to store over one preference row of a subscriber; a null workflow is the global row. */
+export interface PreferenceWrite {
+  workflowId: string | null;
+  choices: PerChannel<boolean>;
+  schedule: unknown;
+}
+
+/**
+ * Stores each write over its row of the subscriber, creating rows that are missing. Writes must
+ * name distinct rows (one statement cannot update a row twice).
+ */
 export async function upsertPreferences(
   db: Queryable,
   environmentId: string,
-  row: { organizationId: string; subscriberId: string; workflowId: string | null; choices: PerChannel<boolean>; schedule: unknown },
+  subscriber: { organizationId: string; subscriberId: string },
+  writes: readonly PreferenceWrite[],
 ): Promise<void> {
   await db.query(
     `INSERT INTO subscribers.subscriber_preferences AS p
        (environment_id, organization_id, subscriber_id, workflow_id, ${PREFERENCE_CHANNELS.join(", ")}, schedule)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+     SELECT $1, $2, $3, w.workflow_id, ${PREFERENCE_CHANNELS.map((channel) => `w.${channel}`).join(", ")}, w.schedule
+       FROM unnest($4::text[], ${PREFERENCE_CHANNELS.map((_, index) => `$${index + 5}::boolean[]`).join(", ")}, $${PREFERENCE_CHANNELS.length + 5}::jsonb[])
+         AS w(workflow_id, ${PREFERENCE_CHANNELS.join(", ")}, schedule)
      ON CONFLICT ON CONSTRAINT subscriber_preferences_key DO UPDATE
         SET ${PREFERENCE_CHANNELS.map((channel) => `${channel} = COALESCE(EXCLUDED.${channel}, p.${channel})`).join(", ")},
             schedule = COALESCE(EXCLUDED.schedule, p.schedule),
             updated_at = now()`,
     [
       environmentId,
-      row.organizationId,
-      row.subscriberId,
-      row.workflowId,
-      ...PREFERENCE_CHANNELS.map((channel) => row.choices[channel]),
-      row.schedule === null ? null : JSON.stringify(row.schedule),
+      subscriber.organizationId,
+      subscriber.subscriberId,
+      writes.map((write) => write.workflowId),
+      ...PREFERENCE_CHANNELS.map((channel) => writes.map((write) => write.choices[channel])),
+      writes.map((write) => (write.schedule === null ? null : JSON.stringify(write.schedule))),
     ],
   );
+}
+
+/**
+ * Stores the schedule on the global row of the subscriber with that external id unless one is
+ * stored there already; answers the stored schedule, or undefined for an unknown subscriber.
+ */
+export async function insertScheduleIfAbsent(
+  db: Queryable,
+  environmentId: string,
+  subscriberId: string,
+  schedule: unknown,
+): Promise<{ schedule: unknown } | undefined> {
+  const { rows } = await db.query<{ schedule: unknown }>(
+    `INSERT INTO subscribers.subscriber_preferences AS p (environment_id, organization_id, subscriber_id, workflow_id, schedule)
+     SELECT s.environment_id, s.organization_id, s.id, NULL, $3::jsonb
+       FROM subscribers.subscribers s
+      WHERE s.environment_id = $1 AND s.subscriber_id = $2
+     ON CONFLICT ON CONSTRAINT subscriber_preferences_key DO UPDATE
+        SET schedule = COALESCE(p.schedule, EXCLUDED.schedule),
+            updated_at = CASE WHEN p.schedule IS NULL THEN now() ELSE p.updated_at END
+     RETURNING p.schedule`,
+    [environmentId, subscriberId, JSON.stringify(schedule)],
+  );
+  return rows[0];
 }

@@ -19,15 +19,18 @@ export interface Neighbours {
   integrations: Map<string, string>;
   /** The active workflows, in creation order. */
   workflows: workflowsV1.ActiveWorkflow[];
+  /** Workflows that exist but are not active: found by GetWorkflow, never listed. */
+  inactiveWorkflows: workflowsV1.ActiveWorkflow[];
 }
 
-export const newNeighbours = (): Neighbours => ({ integrations: new Map(), workflows: [] });
+export const newNeighbours = (): Neighbours => ({ integrations: new Map(), workflows: [], inactiveWorkflows: [] });
 
 export const activeWorkflow = (init: {
   name: string;
   critical?: boolean;
   channels: string[];
   settings?: { email?: boolean; sms?: boolean; inApp?: boolean; chat?: boolean; push?: boolean };
+  tags?: string[];
 }) =>
   create(workflowsV1.ActiveWorkflowSchema, {
     id: objectId(),
@@ -37,6 +40,7 @@ export const activeWorkflow = (init: {
     critical: init.critical ?? false,
     preferenceSettings: { email: true, sms: true, inApp: true, chat: true, push: true, ...init.settings },
     channels: init.channels,
+    tags: init.tags ?? [],
   });
 
 /** In-memory stand-ins for the integrations and workflow services, with only what subscribers call. */
@@ -52,7 +56,7 @@ function neighbourClients(neighbours: Neighbours) {
     router.service(workflowsV1.WorkflowService, {
       getWorkflow(request) {
         const key = request.key.value;
-        const found = neighbours.workflows.find((workflow) => workflow.id === key || workflow.identifier === key);
+        const found = [...neighbours.workflows, ...neighbours.inactiveWorkflows].find((workflow) => workflow.id === key || workflow.identifier === key);
         if (!found) throw notFound(`Workflow with id: ${key} cannot be found`);
         return { id: found.id, name: found.name, identifier: found.identifier, critical: found.critical, preferenceSettings: found.preferenceSettings! };
       },
@@ -70,10 +74,17 @@ function neighbourClients(neighbours: Neighbours) {
   };
 }
 
+export type PublishDeleted = (job: subscribersV1.SubscriberDeletedJob) => Promise<void>;
+
 /** The service behind an in-memory transport: the real handlers and interceptors, no network. */
-export function inMemoryClient(pool: Pool, neighbours: Neighbours = newNeighbours(), announce: Announce = async () => undefined) {
+export function inMemoryClient(
+  pool: Pool,
+  neighbours: Neighbours = newNeighbours(),
+  announce: Announce = async () => undefined,
+  publishDeleted: PublishDeleted = async () => undefined,
+) {
   const log = createLogger("test", "silent");
-  const transport = inMemoryTransport(routes({ pool, log, ...neighbourClients(neighbours), announce }));
+  const transport = inMemoryTransport(routes({ pool, log, ...neighbourClients(neighbours), announce, publishDeleted }));
   return createClient(subscribersV1.SubscriberService, transport);
 }
 

@@ -7,8 +7,8 @@ let fixture: Fixture;
 const neighbours = newNeighbours();
 let client: ReturnType<typeof inMemoryClient>;
 
-const news = activeWorkflow({ name: "news", channels: ["in_app", "email"] });
-const alerts = activeWorkflow({ name: "alerts", channels: ["sms", "push"], settings: { sms: false } });
+const news = activeWorkflow({ name: "news", channels: ["in_app", "email"], tags: ["product"] });
+const alerts = activeWorkflow({ name: "alerts", channels: ["sms", "push"], settings: { sms: false }, tags: ["ops", "billing"] });
 const security = activeWorkflow({ name: "security", critical: true, channels: ["email", "chat"], settings: { chat: false } });
 
 beforeAll(async () => {
@@ -157,6 +157,140 @@ describe("preferences (in memory)", () => {
     } finally {
       neighbours.workflows.splice(3);
     }
+  });
+
+  it("lists by tags and severity, and names each workflow's tags and severity", async () => {
+    await client.upsertSubscriber({ subscriberId: "t1" }, call);
+    const listed = async (filter: { tags?: string[]; severities?: string[]; criticality?: subscribersV1.Criticality }) =>
+      (await client.getSubscriberPreferences({ subscriberId: "t1", ...filter }, call)).workflows.map((preference) => preference.workflow!.identifier);
+    expect(await listed({ tags: ["billing", "nothing"] })).toEqual(["alerts"]);
+    expect(await listed({ tags: ["product", "ops"] })).toEqual(["news", "alerts"]);
+    expect(await listed({ tags: ["nothing"] })).toEqual([]);
+    // Workflows have no severity of their own: every one is "none".
+    expect(await listed({ severities: ["high", "none"] })).toEqual(["news", "alerts"]);
+    expect(await listed({ severities: ["high"] })).toEqual([]);
+    expect(await listed({ tags: ["product"], criticality: Criticality.ALL })).toEqual(["news"]);
+    const reply = await client.getSubscriberPreferences({ subscriberId: "t1", tags: ["ops"] }, call);
+    expect(reply.workflows[0]!.workflow).toMatchObject({ id: alerts.id, tags: ["ops", "billing"], severity: "none", critical: false });
+    // The global preference does not depend on the filter.
+    expect(reply.global!.channels).toMatchObject({ inApp: true, email: true, sms: true, push: true });
+  });
+
+  it("names the updated workflow of an update", async () => {
+    await client.upsertSubscriber({ subscriberId: "u1" }, call);
+    const byIdentifier = await client.updateSubscriberPreferences({ subscriberId: "u1", workflowId: news.identifier, channels: { email: false } }, call);
+    expect(byIdentifier.updatedWorkflowIds).toEqual([news.id]);
+    expect((await client.updateSubscriberPreferences({ subscriberId: "u1", channels: { push: false } }, call)).updatedWorkflowIds).toEqual([]);
+  });
+
+  describe("bulk updates", () => {
+    const dormant = activeWorkflow({ name: "dormant", channels: ["email"] });
+    neighbours.inactiveWorkflows.push(dormant);
+    const stored = async (subscriberId: string) => (await client.getSubscriberPreferences({ subscriberId, criticality: Criticality.ALL }, call)).workflows;
+
+    it("applies every entry in one call, by id or identifier, merging entries of one workflow in order", async () => {
+      await client.upsertSubscriber({ subscriberId: "b1" }, call);
+      const reply = await client.bulkUpdateSubscriberPreferences(
+        {
+          subscriberId: "b1",
+          updates: [
+            { workflowId: news.id, channels: { email: false, inApp: false } },
+            { workflowId: alerts.identifier, channels: { push: false } },
+            { workflowId: news.identifier, channels: { inApp: true } },
+            { workflowId: dormant.id, channels: { email: false } },
+          ],
+        },
+        call,
+      );
+      expect(reply.updatedWorkflowIds).toEqual([news.id, alerts.id, dormant.id]);
+      const byId = new Map(reply.workflows.map((preference) => [preference.workflow!.id, preference]));
+      expect(byId.get(news.id)!.channels).toMatchObject({ email: false, inApp: true });
+      expect(byId.get(alerts.id)!.channels).toMatchObject({ push: false, sms: false });
+      expect(byId.get(alerts.id)!.overrides).toMatchObject([
+        { channel: "sms", source: "template" },
+        { channel: "push", source: "subscriber" },
+      ]);
+      // The same store as single updates: a read sees it, and a global choice clears it.
+      expect((await stored("b1")).find((preference) => preference.workflow!.id === news.id)!.channels).toMatchObject({ email: false });
+      await client.updateSubscriberPreferences({ subscriberId: "b1", channels: { email: true } }, call);
+      expect((await stored("b1")).find((preference) => preference.workflow!.id === news.id)!.channels).toMatchObject({ email: true, inApp: true });
+    });
+
+    it("changes nothing when any entry names an unknown or a critical workflow, or the subscriber is unknown", async () => {
+      await client.upsertSubscriber({ subscriberId: "b2" }, call);
+      const before = await stored("b2");
+      const unknown = await rpcError(
+        client.bulkUpdateSubscriberPreferences(
+          {
+            subscriberId: "b2",
+            updates: [
+              { workflowId: news.id, channels: { email: false } },
+              { workflowId: "missing-one", channels: { email: false } },
+              { workflowId: "ffffffffffffffffffffffff", channels: {} },
+            ],
+          },
+          call,
+        ),
+      );
+      expect(unknown.code).toBe(Code.NotFound);
+      expect(unknown.rawMessage).toBe("Workflows with ids: missing-one, ffffffffffffffffffffffff not found");
+      const critical = await rpcError(
+        client.bulkUpdateSubscriberPreferences(
+          {
+            subscriberId: "b2",
+            updates: [
+              { workflowId: news.id, channels: { email: false } },
+              { workflowId: security.identifier, channels: { email: false } },
+            ],
+          },
+          call,
+        ),
+      );
+      expect(critical.code).toBe(Code.FailedPrecondition);
+      expect(critical.rawMessage).toBe(`Critical workflows with ids: ${security.id} cannot be updated`);
+      expect(await stored("b2")).toEqual(before);
+      const ghost = await rpcError(
+        client.bulkUpdateSubscriberPreferences({ subscriberId: "ghost", updates: [{ workflowId: news.id, channels: { email: false } }] }, call),
+      );
+      expect(ghost.code).toBe(Code.NotFound);
+      const none = await rpcError(client.bulkUpdateSubscriberPreferences({ subscriberId: "b2", updates: [] }, call));
+      expect(none.code).toBe(Code.InvalidArgument);
+      const tooMany = Array.from({ length: 101 }, () => ({ workflowId: news.id, channels: { email: false } }));
+      expect((await rpcError(client.bulkUpdateSubscriberPreferences({ subscriberId: "b2", updates: tooMany }, call))).code).toBe(Code.InvalidArgument);
+      expect(await stored("b2")).toEqual(before);
+    });
+  });
+
+  describe("default schedules", () => {
+    const weekdays = { isEnabled: true, weeklySchedule: { monday: { isEnabled: true, hours: [{ start: "09:00 AM", end: "05:00 PM" }] } } };
+
+    it("stores a default schedule only when the subscriber has none, and answers the one in force", async () => {
+      await client.upsertSubscriber({ subscriberId: "d1" }, call);
+      await client.updateSubscriberPreferences({ subscriberId: "d1", channels: { email: false } }, call);
+      const first = await client.setDefaultSchedule({ subscriberId: "d1", schedule: weekdays }, call);
+      expect(first.schedule).toMatchObject(weekdays);
+      const other = { isEnabled: false };
+      expect((await client.setDefaultSchedule({ subscriberId: "d1", schedule: other }, call)).schedule).toMatchObject(weekdays);
+      // The subscriber's own choice replaces it, and a later default does not undo that.
+      await client.updateSubscriberPreferences({ subscriberId: "d1", schedule: other }, call);
+      expect((await client.setDefaultSchedule({ subscriberId: "d1", schedule: weekdays }, call)).schedule).toMatchObject({ isEnabled: false });
+      const reply = await client.getSubscriberPreferences({ subscriberId: "d1" }, call);
+      expect(reply.global).toMatchObject({ schedule: { isEnabled: false }, channels: { email: false } });
+    });
+
+    it("refuses bad times and unknown subscribers", async () => {
+      await client.upsertSubscriber({ subscriberId: "d2" }, call);
+      const bad = await rpcError(
+        client.setDefaultSchedule(
+          { subscriberId: "d2", schedule: { isEnabled: true, weeklySchedule: { friday: { isEnabled: true, hours: [{ start: "9", end: "17:00" }] } } } },
+          call,
+        ),
+      );
+      expect(bad.code).toBe(Code.InvalidArgument);
+      expect((await client.getSubscriberPreferences({ subscriberId: "d2" }, call)).global!.schedule).toBeUndefined();
+      expect((await rpcError(client.setDefaultSchedule({ subscriberId: "ghost", schedule: weekdays }, call))).code).toBe(Code.NotFound);
+      expect((await rpcError(client.setDefaultSchedule({ subscriberId: "d2" }, call))).code).toBe(Code.InvalidArgument);
+    });
   });
 
   it("drops a subscriber's preferences with the subscriber", async () => {

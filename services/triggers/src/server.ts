@@ -12,14 +12,12 @@ import {
   runWhenMain,
   serveRpc,
   jobSubject,
+  JOB_KINDS,
   type JobStream,
 } from "@notify/runtime";
 import { readConfig, type TriggersConfig } from "./config.js";
 import { routes } from "./routes.js";
 import { startRelay } from "./triggers/relay.js";
-
-/** Trigger jobs go to `<prefix>.trigger`. */
-export const TRIGGER_JOB_KIND = "trigger";
 
 export { readConfig };
 
@@ -41,7 +39,7 @@ export async function start(config: TriggersConfig): Promise<RunningTriggers> {
   const pool = createPool(config.DATABASE_URL);
   await migrate(pool, migrations, log);
   const stream: JobStream = { name: config.JOBS_STREAM, subjectPrefix: config.JOBS_SUBJECT_PREFIX };
-  const jobSubjectOfTriggers = jobSubject(stream, TRIGGER_JOB_KIND);
+  const jobSubjectOfTriggers = jobSubject(stream, JOB_KINDS.trigger);
   const workflowsByIdentifier = createFollowedCache<workflowsV1.Workflow>({ max: WORKFLOW_COPIES });
   const nats = await connectNatsInBackground(config.NATS_URL, "triggers");
   void followChanges(nats, CHANGE_SUBJECTS.workflows, workflowsByIdentifier, log);

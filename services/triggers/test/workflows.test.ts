@@ -150,7 +150,7 @@ describe("workflows", () => {
     expect((await client.createWorkflow({ name: "Gone" }, call)).identifier).toBe("gone");
   });
 
-  it("lists active workflows with their active step channels, criticality and channel settings, in pages", async () => {
+  it("lists active workflows with their active step channels, criticality, channel settings and tags, in pages", async () => {
     const call = newCall();
     const mixed = await client.createWorkflow(
       {
@@ -158,6 +158,7 @@ describe("workflows", () => {
         active: true,
         critical: true,
         preferenceSettings: { email: false },
+        tags: ["billing", "ops"],
         steps: [
           { template: { type: "email", content: { case: "text", value: "e" }, subject: "s" } },
           { template: { type: "delay" }, metadata: { type: "regular", amount: 5, unit: "minutes" } },
@@ -182,8 +183,9 @@ describe("workflows", () => {
       critical: true,
       channels: ["email", "sms"],
       preferenceSettings: { email: false, sms: true, inApp: true, chat: true, push: true },
+      tags: ["billing", "ops"],
     });
-    expect(page.workflows[1]).toMatchObject({ id: second.id, channels: ["in_app"], critical: false });
+    expect(page.workflows[1]).toMatchObject({ id: second.id, channels: ["in_app"], critical: false, tags: [] });
     expect(page.next).toBe(second.id);
     const rest = await client.listActiveWorkflows({ limit: 2, after: page.next! }, call);
     expect(rest.workflows.map((workflow) => workflow.id)).toEqual([toggled.id]);

@@ -10,6 +10,8 @@ import {
   createPool,
   createRpcTransport,
   ensureJobStream,
+  JOB_KINDS,
+  jobSubject,
   migrate,
   migrationsBeside,
   runWhenMain,
@@ -22,6 +24,7 @@ import { readConfig, type WorkerConfig } from "./config.js";
 import { deliveryPublisher } from "./deliveries.js";
 import { runTriggerJobs } from "./pipeline.js";
 import { createDeliveryStage } from "./send.js";
+import { followSubscriberDeletion } from "./subscriber-deletions.js";
 import * as store from "./store.js";
 
 export { readConfig };
@@ -57,8 +60,17 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
     messages: createClient(messagesV1.MessageService, messages.transport),
   };
 
+  const deletionSubject = jobSubject(stream, JOB_KINDS.subscriberDeleted);
+  const isDeletion = (message: JsMsg) => message.subject === deletionSubject;
+  /** The scope a job acts in, read from whichever kind of job it is (for its dead letter). */
+  const scopeOfJob = (message: JsMsg) =>
+    isDeletion(message) ? fromBinary(subscribersV1.SubscriberDeletedJobSchema, message.data) : fromBinary(triggersV1.TriggerJobSchema, message.data);
+
   const run = async (messages: JsMsg[]) => {
-    const jobs = messages.map((message) => fromBinary(triggersV1.TriggerJobSchema, message.data));
+    const deletions = messages.filter(isDeletion);
+    await Promise.all(deletions.map((message) => followSubscriberDeletion(fromBinary(subscribersV1.SubscriberDeletedJobSchema, message.data), clients)));
+    const jobs = messages.filter((message) => !isDeletion(message)).map((message) => fromBinary(triggersV1.TriggerJobSchema, message.data));
+    if (jobs.length === 0) return;
     const started = performance.now();
     const totals = await runTriggerJobs(jobs, {
       clients,
@@ -86,7 +98,7 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
       async deadLetter(message, error) {
         let scope: { organizationId: string | null; environmentId: string | null } = { organizationId: null, environmentId: null };
         try {
-          const job = fromBinary(triggersV1.TriggerJobSchema, message.data);
+          const job = scopeOfJob(message);
           scope = { organizationId: job.organizationId, environmentId: job.environmentId };
         } catch {
           // an undecodable job is dead-lettered too, without a scope

@@ -5,7 +5,10 @@ import { iso } from "./common.js";
 
 const channelFlag = (name: string) => z.boolean({ error: `${name} must be a boolean value` }).optional();
 
-const channels = z.object(perChannel(channelFlag), { error: "channels must be an object" });
+/** The five channel switches, each optional; other keys are dropped. */
+export const channelFlags = perChannel(channelFlag);
+
+const channels = z.object(channelFlags, { error: "channels must be an object" });
 
 const text = (name: string) => z.string({ error: `${name} must be a string` });
 
@@ -17,7 +20,7 @@ const daySchedule = z.object({
 const DAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"] as const;
 
 /** The spec's Schedule; day keys are a closed set, time formats are checked by the service. */
-const schedule = z.object({
+export const schedule = z.object({
   isEnabled: z.boolean({ error: "isEnabled must be a boolean value" }),
   weeklySchedule: z
     .strictObject(Object.fromEntries(DAYS.map((day) => [day, daySchedule.optional()])) as Record<(typeof DAYS)[number], z.ZodOptional<typeof daySchedule>>, {
@@ -45,32 +48,37 @@ const CRITICALITY = {
   all: subscribersV1.Criticality.ALL,
 } as const;
 
-export const preferencesQuery = z.object({
-  criticality: z
-    .enum(Object.keys(CRITICALITY) as [keyof typeof CRITICALITY], { error: "criticality must be one of the following values: critical, nonCritical, all" })
-    .default("nonCritical")
-    .transform((value) => CRITICALITY[value]),
-});
+/** Which workflows a preferences listing shows, nonCritical by default. */
+export const criticality = z
+  .enum(Object.keys(CRITICALITY) as [keyof typeof CRITICALITY], { error: "criticality must be one of the following values: critical, nonCritical, all" })
+  .default("nonCritical")
+  .transform((value) => CRITICALITY[value]);
+
+export const preferencesQuery = z.object({ criticality });
 
 type UpdateBody = z.infer<typeof updatePreferencesBody>;
 
 export function updatePreferencesRequestOf(subscriberId: string, body: UpdateBody) {
-  const given = body.channels ?? {};
   return {
     subscriberId,
     ...(body.workflowId !== undefined ? { workflowId: body.workflowId } : {}),
-    channels: {
-      ...(given.email !== undefined ? { email: given.email } : {}),
-      ...(given.sms !== undefined ? { sms: given.sms } : {}),
-      ...(given.in_app !== undefined ? { inApp: given.in_app } : {}),
-      ...(given.chat !== undefined ? { chat: given.chat } : {}),
-      ...(given.push !== undefined ? { push: given.push } : {}),
-    },
+    channels: channelsRequestOf(body.channels ?? {}),
     ...(body.schedule !== undefined ? { schedule: scheduleRequestOf(body.schedule) } : {}),
   };
 }
 
-function scheduleRequestOf(given: z.infer<typeof schedule>) {
+/** Public channel switches as the proto ChannelPreferences. */
+export function channelsRequestOf(given: Partial<Record<keyof typeof channelFlags, boolean | undefined>>) {
+  return {
+    ...(given.email !== undefined ? { email: given.email } : {}),
+    ...(given.sms !== undefined ? { sms: given.sms } : {}),
+    ...(given.in_app !== undefined ? { inApp: given.in_app } : {}),
+    ...(given.chat !== undefined ? { chat: given.chat } : {}),
+    ...(given.push !== undefined ? { push: given.push } : {}),
+  };
+}
+
+export function scheduleRequestOf(given: z.infer<typeof schedule>) {
   const weekly = given.weeklySchedule;
   return {
     isEnabled: given.isEnabled,
@@ -84,7 +92,7 @@ function scheduleRequestOf(given: z.infer<typeof schedule>) {
   };
 }
 
-function channelsToJson(preferences: subscribersV1.ChannelPreferences | undefined) {
+export function channelsToJson(preferences: subscribersV1.ChannelPreferences | undefined) {
   return {
     ...(preferences?.email !== undefined ? { email: preferences.email } : {}),
     ...(preferences?.sms !== undefined ? { sms: preferences.sms } : {}),
@@ -94,7 +102,7 @@ function channelsToJson(preferences: subscribersV1.ChannelPreferences | undefine
   };
 }
 
-function scheduleToJson(stored: subscribersV1.Schedule) {
+export function scheduleToJson(stored: subscribersV1.Schedule) {
   const weekly = stored.weeklySchedule;
   return {
     isEnabled: stored.isEnabled,

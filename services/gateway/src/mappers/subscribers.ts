@@ -12,7 +12,7 @@ const nullableText = (name: string) =>
     .nullable()
     .optional();
 
-const profileShape = {
+export const profileShape = {
   firstName: nullableText("firstName"),
   lastName: nullableText("lastName"),
   email: nullableText("email"),

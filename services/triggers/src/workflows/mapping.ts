@@ -99,5 +99,6 @@ export function activeWorkflowFromRow(row: ActiveWorkflowRow): workflowsV1.Activ
     preferenceSettings: channelPreferences(row.preference_settings),
     channels: row.active_channels,
     updatedAt: timestampFromDate(row.updated_at),
+    tags: row.tags,
   });
 }

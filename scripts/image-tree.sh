@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Builds what the image holds: every process under <output>/<process>, each with only its compiled
+# code, its migrations and its production dependencies (no sources, tests or benchmarks). The
+# Dockerfile's build stage runs this, and so does the deploy package's test, on a scratch copy.
+set -euo pipefail
+out="${1:?usage: scripts/image-tree.sh <output directory>}"
+cd "$(dirname "$0")/.."
+
+PROCESSES=(gateway subscribers integrations topics triggers messages worker migrate)
+
+pnpm install --frozen-lockfile
+pnpm build
+rm -rf "$out"
+for process in "${PROCESSES[@]}"; do
+  # --legacy: workspace packages are linked in development, so deploy copies them in itself.
+  pnpm --filter "@notify/$process" deploy --prod --legacy "$out/$process"
+done

@@ -1,0 +1,77 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { subscribersV1 } from "@notify/proto";
+import type { Scope } from "@notify/runtime";
+import { HttpError } from "./errors.js";
+import { defaultScheduleRequestOf, sessionProfile, sessionSubscriberId, sessionToJson, type SessionBody } from "./mappers/inbox-session.js";
+import { fieldsOf } from "./mappers/subscribers.js";
+import type { PublicRouteInput, RouteCall } from "./route.js";
+import { keyString, parseOrThrow } from "./validation.js";
+
+/** Novu counts unread messages up to this for the bell. */
+const UNREAD_COUNT_CAP = 100;
+
+const PRODUCTION = "production";
+
+const isCode = (error: unknown, code: Code) => error instanceof ConnectError && error.code === code;
+
+/**
+ * Whether the environment requires a subscriberHash: its active in_app integration says so with
+ * `credentials.hmac`. Without an active in_app integration (deactivated: every environment gets
+ * one on its first call) nothing requires one, since a 404 would lock every browser out.
+ */
+async function hmacRequired(input: PublicRouteInput<unknown, unknown, SessionBody>, call: RouteCall): Promise<boolean> {
+  const { integration } = await input.clients.integrations.selectIntegration({ channel: "in_app" }, call);
+  return integration?.credentials?.hmac === true;
+}
+
+/**
+ * The session's subscriber. Its profile fields are written only with a valid subscriberHash;
+ * without one the subscriber is only created, with those fields, if it does not exist yet (a
+ * browser cannot prove who it is, so it must not change a known subscriber).
+ */
+async function subscriberOf(input: PublicRouteInput<unknown, unknown, SessionBody>, call: RouteCall, subscriberId: string, verified: boolean) {
+  const fields = fieldsOf(sessionProfile(input.body));
+  const { subscribers, batched } = input.clients;
+  if (verified && Object.keys(fields).length > 0) return (await subscribers.upsertSubscriber({ subscriberId, fields }, call)).subscriber!;
+  const existing = async () => batched.getSubscriber(subscriberId, call);
+  try {
+    return await existing();
+  } catch (error) {
+    if (!isCode(error, Code.NotFound)) throw error;
+  }
+  try {
+    return (await subscribers.upsertSubscriber({ subscriberId, fields, failIfExists: true }, call)).subscriber!;
+  } catch (error) {
+    // Created meanwhile by a concurrent session.
+    if (isCode(error, Code.AlreadyExists)) return existing();
+    throw error;
+  }
+}
+
+/** POST /v1/inbox/session (inbox-protocol §2.3). */
+export async function startSession(input: PublicRouteInput<unknown, unknown, SessionBody>) {
+  const { body, accounts } = input;
+  const environment = body.applicationIdentifier ? await accounts.environments.byIdentifier(body.applicationIdentifier) : undefined;
+  if (!environment) throw new HttpError(400, "Please provide a valid application identifier");
+  const scope: Scope = { organizationId: environment.organizationId, environmentId: environment.id };
+  const call = input.callAs(scope);
+  const subscriberId = parseOrThrow(keyString("subscriberId"), sessionSubscriberId(body));
+  const [required, verified] = await Promise.all([
+    hmacRequired(input, call),
+    body.subscriberHash ? accounts.environments.subscriberHashValid(environment.id, subscriberId, body.subscriberHash) : false,
+  ]);
+  if (required && !verified) throw new HttpError(400, "Please provide a valid HMAC hash");
+  const subscriber: subscribersV1.Subscriber = await subscriberOf(input, call, subscriberId, verified);
+  const [token, unread] = await Promise.all([
+    accounts.sessions.issue({ scope, subscriberId, subscriberDbId: subscriber.id }),
+    input.clients.batched.countUnseen({ subscriberId, seen: false, limit: UNREAD_COUNT_CAP }, call),
+    body.defaultSchedule ? input.clients.subscribers.setDefaultSchedule(defaultScheduleRequestOf(subscriberId, body.defaultSchedule), call) : undefined,
+  ]);
+  return sessionToJson({
+    token,
+    counts: { total: unread, severity: { high: 0, medium: 0, low: 0, none: unread } },
+    isDevelopmentMode: environment.name.toLowerCase() !== PRODUCTION,
+    maxSnoozeDurationHours: accounts.inbox.maxSnoozeDurationHours,
+    applicationIdentifier: environment.identifier,
+  });
+}

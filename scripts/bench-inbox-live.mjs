@@ -4,7 +4,7 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createClient } from "@connectrpc/connect";
 import { commonV1, messagesV1 } from "@notify/proto";
-import { createPool, createRpcTransport, scopeHeaders } from "@notify/runtime";
+import { createLogger, createPool, createRpcTransport, scopeHeaders } from "@notify/runtime";
 import { benchDatabase, cpuSeconds, startProcess, startServices, stopProcess, waitFor } from "./bench-lib.mjs";
 
 const SOCKETS = Number(process.env.BENCH_INBOX_SOCKETS ?? 10_000);
@@ -14,7 +14,10 @@ const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 60);
 const PAGE = 1_000;
 const PAYLOAD = Object.fromEntries(Array.from({ length: 40 }, (_, index) => [`field${index}`, `some text value ${index}`]));
 
-const { createSessionTokens, PROVISIONAL_SESSION_SECRET } = await import(new URL("../services/gateway/dist/sessions.js", import.meta.url).href);
+const gatewayModule = (path) => import(new URL(`../services/gateway/dist/${path}`, import.meta.url).href);
+const { createSessionTokens } = await gatewayModule("sessions.js");
+const { createEnvironments } = await gatewayModule("environments.js");
+const { encryptionKeyOf, sealerOf } = await gatewayModule("server.js");
 
 const rssBytes = (pid) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))[1]) * 1024;
 const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -90,7 +93,7 @@ export async function liveEventsBench({ report }) {
       steps: [{ template: { type: "in_app", content: "Your order {{orderId}} has shipped." } }],
     });
 
-    const tokens = new SessionTokensOf(scope);
+    const tokens = new SessionTokensOf(pool, scope);
     const tokenList = await Promise.all(recipients.map((recipient) => tokens.issue(recipient)));
 
     await pause(2_000);
@@ -125,6 +128,12 @@ export async function liveEventsBench({ report }) {
       payload: PAYLOAD,
     };
     await sockets.ask({ watch: true });
+    const messagesProcess = children.find((child) => child.name === "messages");
+    const busy = [
+      ["gateway", gateway.pid],
+      ["messages", messagesProcess.pid],
+      ["sockets", sockets.child.pid],
+    ].map(([name, pid]) => ({ name, pid, before: cpuSeconds(pid) }));
     const writeStarted = Date.now();
     let lastCommit = 0;
     for (let start = 0; start < recipients.length; start += PAGE) {
@@ -143,6 +152,7 @@ export async function liveEventsBench({ report }) {
       "every socket hearing the broadcast",
       30_000,
     ).catch((error) => console.error(`${error.message}: ${JSON.stringify(heard)}`));
+    console.log(`CPU during the broadcast: ${busy.map(({ name, pid, before }) => `${name} ${(cpuSeconds(pid) - before).toFixed(2)} s`).join(", ")}`);
     console.log(`broadcast written in ${((lastCommit - writeStarted) / 1000).toFixed(2)} s; ${heard.received} sockets heard it, ${heard.counted} their counts`);
     report({
       name: "broadcast: last socket's notification_received after the last commit",
@@ -168,11 +178,17 @@ export async function liveEventsBench({ report }) {
   }
 }
 
-/** Session tokens of the environment's subscribers, as the gateway verifies them. */
+/**
+ * Session tokens of the environment's subscribers, signed as the gateway signs them (with its
+ * environment's key, from the same database and GATEWAY_ENCRYPTION_KEY): issuing ten thousand
+ * over POST /v1/inbox/session would measure the session route, not the sockets.
+ */
 class SessionTokensOf {
-  constructor(scope) {
+  constructor(pool, scope) {
     this.scope = scope;
-    this.tokens = createSessionTokens(PROVISIONAL_SESSION_SECRET);
+    const config = { GATEWAY_ENCRYPTION_KEY: process.env.GATEWAY_ENCRYPTION_KEY };
+    const environments = createEnvironments({ pool, sealer: sealerOf(config), encryptionKey: encryptionKeyOf(config), log: createLogger("bench", "silent") });
+    this.tokens = createSessionTokens({ environments, ttlSeconds: 3600 });
   }
   issue({ subscriberId, externalSubscriberId }) {
     return this.tokens.issue({ scope: this.scope, subscriberId: externalSubscriberId, subscriberDbId: subscriberId });

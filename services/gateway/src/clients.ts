@@ -4,7 +4,7 @@ import { Health, integrationsV1, messagesV1, subscribersV1, tenantsV1, topicsV1,
 import { createRpcTransport } from "@notify/runtime";
 import type { GatewayConfig } from "./config.js";
 import { forgettingWrites } from "./forgetting.js";
-import { countUnseenBatched, feedPageBatched, type CountUnseen, type FeedPage, type FeedPages } from "./messages-client.js";
+import { countUnseenBatched, feedPageBatched, inboxPageBatched, type CountUnseen, type FeedPage, type FeedPages, type InboxPage } from "./messages-client.js";
 import { getSubscriberBatched, type GetSubscriber } from "./subscribers-client.js";
 import { acceptTriggerBatched, type AcceptTrigger } from "./triggers-client.js";
 
@@ -17,6 +17,8 @@ export interface BatchedCalls {
   countUnseen: CountUnseen;
   /** BatchGetFeed, or no hop for a page kept since nothing changed it */
   feedPage: FeedPage;
+  /** BatchListInboxMessages */
+  inboxPage: InboxPage;
   /** BatchGetSubscribers */
   getSubscriber: GetSubscriber;
   /** TriggerBatch */
@@ -72,6 +74,7 @@ export function connectClients(
       batched: {
         countUnseen: countUnseenBatched(messagesClient),
         feedPage: feedPageBatched(messagesClient, feedPages),
+        inboxPage: inboxPageBatched(messagesClient),
         getSubscriber: getSubscriberBatched(subscribersClient),
         acceptTrigger: acceptTriggerBatched(triggersClient),
       },

@@ -62,14 +62,20 @@ export async function startSession(input: PublicRouteInput<unknown, unknown, Ses
   ]);
   if (required && !verified) throw new HttpError(400, "Please provide a valid HMAC hash");
   const subscriber: subscribersV1.Subscriber = await subscriberOf(input, call, subscriberId, verified);
-  const [token, unread] = await Promise.all([
+  const [token, bells] = await Promise.all([
     accounts.sessions.issue({ scope, subscriberId, subscriberDbId: subscriber.id }),
-    input.clients.batched.countUnseen({ subscriberId, seen: false, limit: UNREAD_COUNT_CAP }, call),
+    input.clients.messages.batchGetInboxCounts({ subscriberIds: [subscriberId], limit: UNREAD_COUNT_CAP }, call),
     body.defaultSchedule ? input.clients.subscribers.setDefaultSchedule(defaultScheduleRequestOf(subscriberId, body.defaultSchedule), call) : undefined,
   ]);
+  const bell = bells.results[0]?.result;
+  if (bell?.case !== "counts") throw new ConnectError(bell?.value?.message ?? "no counts", bell?.value?.code ?? Code.Internal);
+  const { unread, unreadHigh, unreadMedium, unreadLow, unreadNone } = bell.value;
   return sessionToJson({
     token,
-    counts: { total: unread, severity: { high: 0, medium: 0, low: 0, none: unread } },
+    counts: {
+      total: unread?.count ?? 0,
+      severity: { high: unreadHigh?.count ?? 0, medium: unreadMedium?.count ?? 0, low: unreadLow?.count ?? 0, none: unreadNone?.count ?? 0 },
+    },
     isDevelopmentMode: environment.name.toLowerCase() !== PRODUCTION,
     maxSnoozeDurationHours: accounts.inbox.maxSnoozeDurationHours,
     applicationIdentifier: environment.identifier,

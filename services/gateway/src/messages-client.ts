@@ -82,3 +82,18 @@ export function feedPageBatched(client: MessagesClient, feedPages?: FeedPages): 
     return page;
   };
 }
+
+export type InboxListQuery = MessageInitShape<typeof messagesV1.ListInboxMessagesRequestSchema>;
+
+/** One subscriber's Inbox page; travels in a BatchListInboxMessages with its concurrent peers. */
+export type InboxPage = (query: InboxListQuery, call: CallOptions) => Promise<messagesV1.ListInboxMessagesResponse>;
+
+/** The Inbox list every open `<Inbox />` reads, batched like the feed (a hot read must not cost one RPC per request). */
+export function inboxPageBatched(client: MessagesClient): InboxPage {
+  const list = batched(
+    async (lists: InboxListQuery[], headers) => (await client.batchListInboxMessages({ lists }, { headers })).results,
+    // Its creation bounds are Timestamps, whose seconds are bigints.
+    (query) => JSON.stringify(query, (_, value: unknown) => (typeof value === "bigint" ? value.toString() : value)),
+  );
+  return async (query, call) => answerOf<messagesV1.ListInboxMessagesResponse>((await list(query, call)).result, "page");
+}

@@ -1,4 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
+import { messagesV1 } from "@notify/proto";
 import { z } from "zod";
 import { HttpError } from "./errors.js";
 import { cursorPage, offsetPage, offsetPageText } from "./mappers/common.js";
@@ -47,6 +48,23 @@ import {
   unseenQuery,
 } from "./mappers/messages.js";
 import { createFeedBody, feedIdParam, feedResourceToJson, feedsToJson } from "./mappers/feeds.js";
+import {
+  actionBody,
+  bulkBody,
+  countQuery,
+  checkSnoozeBound,
+  INBOX_ACTION_ROUTES,
+  INBOX_BULK_ROUTES,
+  INBOX_COUNT_CAP,
+  INBOX_STATE_ROUTES,
+  inboxFilterOf,
+  inboxPageToJson,
+  listFilterToJson,
+  listQuery,
+  notificationIdParam,
+  snoozeBody,
+  updatedNotificationToJson,
+} from "./mappers/inbox.js";
 import { createNotificationGroupBody, notificationGroupToJson } from "./mappers/notification-groups.js";
 import {
   createTenantBody,
@@ -318,6 +336,109 @@ export const routes: Route[] = [
     handle: async ({ params, clients, call }) => {
       await clients.messages.deleteMessage(params, call);
       return deletedResult;
+    },
+  }),
+
+  // The Inbox's notifications (@novu/js): the session's subscriber's in-app messages only
+  route({
+    audience: "inbox",
+    method: "GET",
+    path: "/v1/inbox/notifications",
+    envelope: false,
+    query: listQuery,
+    handle: async ({ session, query, clients, call }) => {
+      const reply = await clients.batched.inboxPage(
+        {
+          subscriberId: session.subscriberId,
+          filter: inboxFilterOf(query),
+          limit: query.limit,
+          offset: query.offset,
+          ...(query.after !== undefined ? { after: query.after } : {}),
+        },
+        call,
+      );
+      return inboxPageToJson(reply, listFilterToJson(query));
+    },
+  }),
+  route({
+    audience: "inbox",
+    method: "GET",
+    path: "/v1/inbox/notifications/count",
+    envelope: false,
+    query: countQuery,
+    handle: async ({ session, query, clients, call }) => {
+      const reply = await clients.messages.countInboxMessages(
+        { subscriberId: session.subscriberId, filters: query.filters.map((filter) => inboxFilterOf(filter.parsed)), limit: INBOX_COUNT_CAP },
+        call,
+      );
+      return { data: reply.counts.map((count, index) => ({ count: count.count, filter: query.filters[index]!.raw })) };
+    },
+  }),
+  ...INBOX_STATE_ROUTES.map(([name, change]) =>
+    route({
+      audience: "inbox",
+      method: "PATCH",
+      path: `/v1/inbox/notifications/:id/${name}`,
+      params: notificationIdParam,
+      handle: async ({ session, params, clients, call }) =>
+        updatedNotificationToJson(await clients.messages.updateInboxMessage({ subscriberId: session.subscriberId, messageId: params.id, change }, call)),
+    }),
+  ),
+  route({
+    audience: "inbox",
+    method: "PATCH",
+    path: "/v1/inbox/notifications/:id/snooze",
+    params: notificationIdParam,
+    body: snoozeBody,
+    handle: async ({ session, params, body, clients, accounts, call }) =>
+      updatedNotificationToJson(
+        await clients.messages.updateInboxMessage(
+          {
+            subscriberId: session.subscriberId,
+            messageId: params.id,
+            change: messagesV1.InboxChange.SNOOZE,
+            snoozeUntil: checkSnoozeBound(body.snoozeUntil, accounts.inbox.maxSnoozeDurationHours),
+          },
+          call,
+        ),
+      ),
+  }),
+  ...INBOX_ACTION_ROUTES.map(([name, change]) =>
+    route({
+      audience: "inbox",
+      method: "PATCH",
+      path: `/v1/inbox/notifications/:id/${name}`,
+      params: notificationIdParam,
+      body: actionBody,
+      handle: async ({ session, params, body, clients, call }) =>
+        updatedNotificationToJson(
+          await clients.messages.updateInboxMessage({ subscriberId: session.subscriberId, messageId: params.id, change, actionType: body.actionType }, call),
+        ),
+    }),
+  ),
+  ...INBOX_BULK_ROUTES.map(([name, change]) =>
+    route({
+      audience: "inbox",
+      method: "POST",
+      path: `/v1/inbox/notifications/${name}`,
+      status: 204,
+      body: bulkBody,
+      handle: async ({ session, body, clients, call }) => {
+        await clients.messages.bulkUpdateInboxMessages(
+          { subscriberId: session.subscriberId, change, messageIds: body.notificationIds ?? [], filter: inboxFilterOf(body) },
+          call,
+        );
+      },
+    }),
+  ),
+  route({
+    audience: "inbox",
+    method: "DELETE",
+    path: "/v1/inbox/notifications/:id/delete",
+    status: 204,
+    params: notificationIdParam,
+    handle: async ({ session, params, clients, call }) => {
+      await clients.messages.deleteInboxMessage({ subscriberId: session.subscriberId, messageId: params.id }, call);
     },
   }),
 

@@ -116,7 +116,25 @@ describe("live Inbox events over the gateway's socket.io endpoint, with @novu/js
     const id = notificationIdOf(received);
     expect(id).toMatch(/^[0-9a-f]{24}$/);
     expect(after).toEqual(counts(1, 1));
+    // What the client lists is the notification it was told about.
+    const listed = await ada.novu.notifications.list();
+    expect(listed.data?.notifications.map((notification) => notification.id)).toEqual([id]);
 
+    // Every change the client makes is followed by both counts.
+    const changes: [string, () => Promise<{ error?: unknown }>, Heard[]][] = [
+      ["seen all", () => ada.novu.notifications.seenAll(), counts(1, 0)],
+      ["read", () => ada.novu.notifications.read({ notificationId: id }), counts(0, 0)],
+      ["unread", () => ada.novu.notifications.unread({ notificationId: id }), counts(1, 0)],
+      ["archive", () => ada.novu.notifications.archive({ notificationId: id }), counts(0, 0)],
+      ["unarchive", () => ada.novu.notifications.unarchive({ notificationId: id }), counts(0, 0)],
+    ];
+    for (const [change, make, expected] of changes) {
+      const from = ada.heard.length;
+      const { error } = await make();
+      expect(error, change).toBeUndefined();
+      expect(await ada.next(2, from), change).toEqual(expected);
+    }
+    // And so is a change made with the server-side API.
     const marked = ada.heard.length;
     await markRead("live-ada", id);
     expect(await ada.next(2, marked)).toEqual(counts(0, 0));

@@ -39,6 +39,7 @@ export function dataGroups(filter: JsonObject): string[][] {
   const alternatives = (field: string, path: readonly string[], options: readonly JsonValue[]): string[] =>
     options.flatMap((option) => {
       if (!isScalar(option)) throw invalidField(field, "data filter values must be strings, numbers, booleans or null", JSON.stringify(option));
+      if (typeof option === "string" && holdsNul(option)) throw invalidField(field, "data filter values must not contain a NUL character (\\u0000)", option);
       values += 1;
       return [nestedDocument(path, option), nestedDocument(path, [option])];
     });

@@ -1,7 +1,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { ConnectError, type ServiceImpl } from "@connectrpc/connect";
-import type { messagesV1, subscribersV1 } from "@notify/proto";
+import type { messagesV1, subscribersV1, workflowsV1 } from "@notify/proto";
 import {
   announceKeys,
   ChangeKind,
@@ -125,6 +125,11 @@ function pageOffset(page: number, limit: number): number {
   return page * limit;
 }
 
+type InboxPage = MessageInitShape<typeof messagesV1.ListInboxMessagesResponseSchema> & {
+  messages: messagesV1.Message[];
+  workflows: workflowsV1.Workflow[];
+};
+
 type FeedPage = MessageInitShape<typeof messagesV1.GetFeedResponseSchema> & { messages: messagesV1.Message[] };
 
 /** A feed request that passed its checks, with its subscriber. */
@@ -214,6 +219,43 @@ export function createMessageService({
     for (const page of pages) page.workflows = workflowsOf(found, page.messages);
     let next = 0;
     return checked.map((item) => (item instanceof ConnectError ? item : pages[next++]!));
+  }
+
+  /**
+   * Inbox pages for many requests of one environment: each checked and its subscriber found on
+   * its own (an item's failure is its answer), their statements run side by side, their
+   * workflows found in one lookup.
+   */
+  async function inboxPagesOf(scope: Scope, requests: readonly messagesV1.ListInboxMessagesRequest[]): Promise<(InboxPage | ConnectError)[]> {
+    const pages = await Promise.all(
+      requests.map(async (request): Promise<InboxPage | ConnectError> => {
+        try {
+          checkRange("limit", request.limit, 1, MAX_INBOX_PAGE);
+          checkRange("offset", request.offset, 0, MAX_OFFSET);
+          const filter = checkInboxFilter(request.filter);
+          const after = request.after ?? null;
+          if (after !== null && !isObjectId(after)) throw invalidField("after", "after must be a notification id (24 hex characters)", after);
+          const subscriber = await subscribers.require(scope, request.subscriberId);
+          const rows = await store.selectInboxPage(preparedReads, scope.environmentId, subscriber.id, {
+            filter,
+            after,
+            offset: request.offset,
+            limit: request.limit,
+          });
+          return { messages: rows.slice(0, request.limit).map(messageFromRow), hasMore: rows.length > request.limit, subscriber, workflows: [] };
+        } catch (error) {
+          if (error instanceof ConnectError) return error;
+          throw error;
+        }
+      }),
+    );
+    const listed = pages.filter((page): page is InboxPage => !(page instanceof ConnectError));
+    const found = await workflows.ofMessages(
+      scope,
+      listed.flatMap((page) => page.messages),
+    );
+    for (const page of listed) page.workflows = workflowsOf(found, page.messages);
+    return pages;
   }
 
   /**
@@ -468,21 +510,20 @@ export function createMessageService({
     },
 
     async listInboxMessages(request, context) {
+      const [page] = await inboxPagesOf(scopeOf(context), [request]);
+      if (page instanceof ConnectError) throw page;
+      return page!;
+    },
+
+    async batchListInboxMessages(request, context) {
       const scope = scopeOf(context);
-      checkRange("limit", request.limit, 1, MAX_INBOX_PAGE);
-      checkRange("offset", request.offset, 0, MAX_OFFSET);
-      const filter = checkInboxFilter(request.filter);
-      const after = request.after ?? null;
-      if (after !== null && !isObjectId(after)) throw invalidField("after", "after must be a notification id (24 hex characters)", after);
-      const subscriber = await subscribers.require(scope, request.subscriberId);
-      const rows = await store.selectInboxPage(preparedReads, scope.environmentId, subscriber.id, {
-        filter,
-        after,
-        offset: request.offset,
-        limit: request.limit,
-      });
-      const messages = rows.slice(0, request.limit).map(messageFromRow);
-      return { messages, hasMore: rows.length > request.limit, subscriber, workflows: await workflows.ofMessages(scope, messages) };
+      if (request.lists.length > MAX_FEED_BATCH) throw invalidField("lists", `at most ${MAX_FEED_BATCH} lists per call`, request.lists.length);
+      const pages = await inboxPagesOf(scope, request.lists);
+      return {
+        results: pages.map((page) =>
+          page instanceof ConnectError ? { result: { case: "error" as const, value: batchError(page) } } : { result: { case: "page" as const, value: page } },
+        ),
+      };
     },
 
     async countInboxMessages(request, context) {
@@ -528,18 +569,25 @@ export function createMessageService({
       const filter: store.InboxFilter = { ...checkInboxFilter(undefined), tagGroups: given.tagGroups, dataGroups: given.dataGroups };
       const subscriber = await subscribers.require(scope, request.subscriberId);
       const ids = request.messageIds.length > 0 ? [...new Set(request.messageIds)] : null;
-      const changed =
-        change === "delete"
-          ? await store.deleteInboxMessages(pool, scope.environmentId, subscriber.id, ids, filter)
-          : await store.bulkUpdateInboxMessages(pool, scope.environmentId, subscriber.id, change, ids, filter);
-      return { changed };
+      // In chunks, each its own statement, as mark-all: a subscriber's million messages never
+      // hold locks and a connection in one statement. Each chunk takes only messages the change
+      // still changes, so the walk ends.
+      let changed = 0;
+      for (;;) {
+        const chunk =
+          change === "delete"
+            ? await store.deleteInboxMessages(pool, scope.environmentId, subscriber.id, ids, filter, markAllChunkRows)
+            : await store.bulkUpdateInboxMessages(pool, scope.environmentId, subscriber.id, change, ids, filter, markAllChunkRows);
+        changed += chunk;
+        if (chunk < markAllChunkRows) return { changed };
+      }
     },
 
     async deleteInboxMessage(request, context) {
       const scope = scopeOf(context);
       if (!isObjectId(request.messageId)) throw invalidField("messageId", "messageId must be a notification id (24 hex characters)", request.messageId);
       const subscriber = await subscribers.require(scope, request.subscriberId);
-      const deleted = await store.deleteInboxMessages(pool, scope.environmentId, subscriber.id, [request.messageId], checkInboxFilter(undefined));
+      const deleted = await store.deleteInboxMessages(pool, scope.environmentId, subscriber.id, [request.messageId], checkInboxFilter(undefined), 1);
       if (deleted === 0) throw notFound(`Notification with id ${request.messageId} not found`);
       return {};
     },

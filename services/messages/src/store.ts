@@ -840,7 +840,10 @@ function bulkConditions(ids: readonly string[] | null, filter: InboxFilter, valu
   return sql;
 }
 
-/** Changes the subscriber's matching in-app messages in one statement; answers how many changed. */
+/**
+ * Changes at most `limit` of the subscriber's matching in-app messages that the change would
+ * change, in one statement; answers how many changed (fewer than `limit`: none are left).
+ */
 export async function bulkUpdateInboxMessages(
   db: Queryable,
   environmentId: string,
@@ -848,27 +851,35 @@ export async function bulkUpdateInboxMessages(
   change: InboxBulkChangeName,
   ids: readonly string[] | null,
   filter: InboxFilter,
+  limit: number,
 ): Promise<number> {
-  const values: unknown[] = [environmentId, subscriberId];
+  const values: unknown[] = [environmentId, subscriberId, limit];
   const { set, of } = INBOX_BULK_CHANGES[change];
   const { rowCount } = await db.query(
-    `UPDATE messages.messages m SET ${set}, updated_at = now()
-      WHERE ${INBOX_MESSAGES} AND ${of}${bulkConditions(ids, filter, values)}`,
+    `UPDATE messages.messages t SET ${set}, updated_at = now()
+       FROM (SELECT m.id FROM messages.messages m WHERE ${INBOX_MESSAGES} AND ${of}${bulkConditions(ids, filter, values)} LIMIT $3) picked
+      WHERE t.environment_id = $1 AND t.id = picked.id`,
     values,
   );
   return rowCount ?? 0;
 }
 
-/** Deletes the subscriber's matching in-app messages in one statement; answers how many. */
+/** Deletes at most `limit` of the subscriber's matching in-app messages in one statement; answers how many. */
 export async function deleteInboxMessages(
   db: Queryable,
   environmentId: string,
   subscriberId: string,
   ids: readonly string[] | null,
   filter: InboxFilter,
+  limit: number,
 ): Promise<number> {
-  const values: unknown[] = [environmentId, subscriberId];
-  const { rowCount } = await db.query(`DELETE FROM messages.messages m WHERE ${INBOX_MESSAGES}${bulkConditions(ids, filter, values)}`, values);
+  const values: unknown[] = [environmentId, subscriberId, limit];
+  const { rowCount } = await db.query(
+    `DELETE FROM messages.messages t
+      USING (SELECT m.id FROM messages.messages m WHERE ${INBOX_MESSAGES}${bulkConditions(ids, filter, values)} LIMIT $3) picked
+      WHERE t.environment_id = $1 AND t.id = picked.id`,
+    values,
+  );
   return rowCount ?? 0;
 }
 

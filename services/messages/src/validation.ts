@@ -56,6 +56,8 @@ function checkMessageFields(message: messagesV1.NewMessage, fail: Fail): void {
   if (message.tags.length > MAX_TAGS) fail("tags", `at most ${MAX_TAGS} tags`, message.tags.length);
   const badTag = message.tags.find((tag) => tag.length === 0 || tag.length > 255 || holdsNul(tag));
   if (badTag !== undefined) fail("tags", "tags are 1 to 255 characters without NUL", badTag);
+  // jsonb, which holds the data, holds no NUL character.
+  if (message.data && JSON.stringify(message.data).includes("\\u0000")) fail("data", "data must not contain a NUL character (\\u0000)");
 }
 
 /**

@@ -60,5 +60,15 @@ describe("announcements of changed feeds", () => {
     expect(await announcements(() => client.deleteMessage({ messageId: "0".repeat(24) }, call))).toEqual([{ environmentId, keys: EVERY_KEY }]);
     // Reads announce nothing.
     expect(await announcements(() => feedOne(client, { subscriberId: "ada", limit: 10 }, call))).toEqual([]);
+    // The Inbox's writes name the session's subscriber, failed or not.
+    const messageId = "0".repeat(24);
+    expect(await announcements(() => client.updateInboxMessage({ subscriberId: "ada", messageId, change: messagesV1.InboxChange.READ }, call))).toEqual([
+      { environmentId, keys: ["ada"] },
+    ]);
+    expect(await announcements(() => client.bulkUpdateInboxMessages({ subscriberId: "bob", change: messagesV1.InboxBulkChange.ARCHIVE }, call))).toEqual([
+      { environmentId, keys: ["bob"] },
+    ]);
+    expect(await announcements(() => client.deleteInboxMessage({ subscriberId: "cy", messageId }, call))).toEqual([{ environmentId, keys: ["cy"] }]);
+    expect(await announcements(() => client.listInboxMessages({ subscriberId: "ada", limit: 10 }, call))).toEqual([]);
   });
 });

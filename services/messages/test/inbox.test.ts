@@ -85,6 +85,37 @@ describe("the Inbox RPCs", () => {
     expect((await list(call, "ada", {}, { after: bobs!.id })).messages).toEqual([]);
   });
 
+  it("lists many subscribers' pages in one call, each succeeding or failing alone", async () => {
+    const { call, scope, subscriber } = setUp();
+    const bob = subscribers.add(scope, "bob");
+    const [mine] = await create(call, subscriber, {});
+    const [bobs] = await create(call, bob, {});
+    const { results } = await client.batchListInboxMessages(
+      {
+        lists: [
+          { subscriberId: "ada", limit: 10 },
+          { subscriberId: "nobody", limit: 10 },
+          { subscriberId: "bob", limit: 0 },
+          { subscriberId: "bob", limit: 10 },
+        ],
+      },
+      call,
+    );
+    expect(results.map((item) => item.result.case)).toEqual(["page", "error", "error", "page"]);
+    const pageOf = (index: number) => {
+      const result = results[index]!.result;
+      return result.case === "page" ? result.value : undefined;
+    };
+    expect(pageOf(0)?.messages.map((message) => message.id)).toEqual([mine]);
+    expect(pageOf(3)?.messages.map((message) => message.id)).toEqual([bobs]);
+    expect(pageOf(3)?.subscriber?.subscriberId).toBe("bob");
+    const errorOf = (index: number) => {
+      const result = results[index]!.result;
+      return result.case === "error" ? result.value.code : undefined;
+    };
+    expect([errorOf(1), errorOf(2)]).toEqual([Code.NotFound, Code.InvalidArgument]);
+  });
+
   it("filters by flags, severity, tags, data and creation time, and counts each filter up to the limit", async () => {
     const { call, subscriber } = setUp();
     const [high, billing, plain] = await create(
@@ -121,7 +152,14 @@ describe("the Inbox RPCs", () => {
 
   it("refuses malformed filters and bounds", async () => {
     const { call } = setUp();
-    for (const data of [{ $where: "x" }, { ".a": 1 }, { constructor: 1 }, { kind: { deep: { deeper: { deepest: 1 } } } }, { kind: [{ object: 1 }] }]) {
+    for (const data of [
+      { $where: "x" },
+      { ".a": 1 },
+      { a: "nul\u0000" },
+      { constructor: 1 },
+      { kind: { deep: { deeper: { deepest: 1 } } } },
+      { kind: [{ object: 1 }] },
+    ]) {
       expect((await rpcError(list(call, "ada", { data: data as JsonObject }))).code).toBe(Code.InvalidArgument);
     }
     expect((await rpcError(list(call, "ada", {}, { limit: 101 }))).code).toBe(Code.InvalidArgument);
@@ -255,6 +293,15 @@ describe("the Inbox RPCs", () => {
     expect((await list(call, "ada")).messages).toEqual([]);
     expect((await list(call, "bob")).messages[0]).toMatchObject({ read: false, archived: false });
     expect((await rpcError(bulk(InboxBulkChange.READ, { messageIds: ["bad"] }))).code).toBe(Code.InvalidArgument);
+
+    // Walked in chunks (of 7 rows here), every matching message changes once.
+    const chunked = inMemoryClient(fixture, subscribers, 7, workflows);
+    await create(call, subscriber, ...Array.from({ length: 20 }, () => ({ tags: ["many"] })));
+    const all = (change: messagesV1.InboxBulkChange) =>
+      chunked.bulkUpdateInboxMessages({ subscriberId: "ada", change, filter: { tags: [{ anyOf: ["many"] }] } }, call);
+    expect((await all(InboxBulkChange.READ)).changed).toBe(20);
+    expect((await all(InboxBulkChange.READ)).changed).toBe(0);
+    expect((await all(InboxBulkChange.DELETE)).changed).toBe(20);
     expect((await rpcError(bulk(InboxBulkChange.UNSPECIFIED))).code).toBe(Code.InvalidArgument);
   });
 

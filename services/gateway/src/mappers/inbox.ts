@@ -1,12 +1,13 @@
 import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
-import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { messagesV1, type subscribersV1, type workflowsV1 } from "@notify/proto";
 import { isObjectId } from "@notify/runtime";
 import { z } from "zod";
+import { validationError } from "../errors.js";
 import { queryBool, queryInt } from "../validation.js";
 import { isoOrNull } from "./common.js";
 
-const { Severity, InboxActionType } = messagesV1;
+const { Severity, InboxActionType, InboxChange, InboxBulkChange } = messagesV1;
 
 // The Inbox's notifications (/v1/inbox/notifications, @novu/js's protocol): its filters as the
 // client encodes them, and the InboxNotification it reads.
@@ -54,6 +55,33 @@ const dataText = z.union([
 ]);
 
 const epochMs = z.coerce.number({ error: "must be a time in milliseconds" }).int("must be an integer").min(0).max(8.64e15);
+
+/** The body-less state routes, `PATCH /v1/inbox/notifications/:id/<name>`. */
+export const INBOX_STATE_ROUTES = [
+  ["read", InboxChange.READ],
+  ["unread", InboxChange.UNREAD],
+  ["archive", InboxChange.ARCHIVE],
+  ["unarchive", InboxChange.UNARCHIVE],
+  ["unsnooze", InboxChange.UNSNOOZE],
+] as const;
+
+/** The action routes, `PATCH /v1/inbox/notifications/:id/<name>` with `{actionType}`. */
+export const INBOX_ACTION_ROUTES = [
+  ["complete", InboxChange.COMPLETE],
+  ["revert", InboxChange.REVERT],
+] as const;
+
+/** The bulk routes, `POST /v1/inbox/notifications/<name>`. */
+export const INBOX_BULK_ROUTES = [
+  ["seen", InboxBulkChange.SEEN],
+  ["read", InboxBulkChange.READ],
+  ["archive", InboxBulkChange.ARCHIVE],
+  ["read-archive", InboxBulkChange.ARCHIVE_READ],
+  ["delete", InboxBulkChange.DELETE],
+] as const;
+
+/** Novu's counts stop here. */
+export const INBOX_COUNT_CAP = 99;
 
 export const notificationIdParam = z.object({
   id: z.string().refine(isObjectId, "id must be a notification id (24 hex characters)"),
@@ -184,6 +212,15 @@ export const bulkBody = z.object({
 export const snoozeBody = z.object({
   snoozeUntil: z.iso.datetime({ offset: true, error: "snoozeUntil must be an ISO 8601 date" }).transform((text) => timestampFromDate(new Date(text))),
 });
+
+/** `snoozeUntil` within the bound the Inbox session announced (maxSnoozeDurationHours); a 422 otherwise. */
+export function checkSnoozeBound(snoozeUntil: Timestamp, maxHours: number): Timestamp {
+  if (timestampDate(snoozeUntil).getTime() - Date.now() > maxHours * 3_600_000) {
+    const value = timestampDate(snoozeUntil).toISOString();
+    throw validationError({ snoozeUntil: { messages: [`snoozeUntil must be at most ${maxHours} hours ahead`], value } });
+  }
+  return snoozeUntil;
+}
 
 export const actionBody = z.object({
   actionType: z

@@ -1,0 +1,364 @@
+import { randomBytes } from "node:crypto";
+import type { Novu } from "@novu/js";
+import { messagesV1 } from "@notify/proto";
+import { connectNats } from "@notify/runtime";
+import { eventually } from "@notify/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openInbox, openSession } from "./inbox-helpers.js";
+import { createSubscriber, seeder, type Seeder } from "./messages-fixtures.js";
+import { startStack, type Data, type Json, type Stack } from "./stack.js";
+
+const { Severity } = messagesV1;
+
+let stack: Stack;
+let workflow: string;
+
+/** The InboxNotification fields these tests read. */
+interface Notification {
+  id: string;
+  transactionId: string;
+  body: string;
+  isRead: boolean;
+  isSeen: boolean;
+  isArchived: boolean;
+  isSnoozed: boolean;
+  snoozedUntil?: string;
+  deliveredAt?: string[];
+  readAt: string | null;
+  firstSeenAt: string | null;
+  archivedAt: string | null;
+  tags: string[];
+  severity: string;
+  data?: Json;
+  to?: { id: string; subscriberId: string; firstName?: string };
+  redirect?: { url: string };
+  primaryAction?: { label: string; isCompleted: boolean };
+  secondaryAction?: { label: string; isCompleted: boolean };
+  workflow?: { id: string; identifier: string; name: string; critical: boolean; tags: string[]; severity: string };
+}
+
+interface Page {
+  data: Notification[];
+  hasMore: boolean;
+  filter: Json;
+}
+
+beforeAll(async () => {
+  stack = await startStack();
+  const created = await stack.request<Data<{ triggers: { identifier: string }[] }>>("POST", "/v1/workflows", {
+    name: "Orders",
+    active: true,
+    tags: ["orders"],
+    steps: [
+      {
+        template: {
+          type: "in_app",
+          content: "Order {{order}} for {{subscriber.firstName}}",
+          cta: {
+            type: "redirect",
+            data: { url: "/orders/{{order}}" },
+            action: {
+              buttons: [
+                { type: "primary", content: "Accept" },
+                { type: "secondary", content: "Decline" },
+              ],
+            },
+          },
+        },
+      },
+    ],
+  });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  workflow = created.body.data.triggers[0]!.identifier;
+});
+afterAll(() => stack?.stop());
+
+const unique = (name: string) => `${name}-${randomBytes(4).toString("hex")}`;
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+/** The subscriber's Inbox over plain HTTP (the server's state, past any client cache). */
+async function inboxOf(token: string, query = "") {
+  const reply = await stack.request<Page>("GET", `/v1/inbox/notifications${query}`, undefined, bearer(token));
+  expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+  return reply.body;
+}
+
+async function trigger(subscriberId: string, order: number) {
+  const reply = await stack.request("POST", "/v1/events/trigger", { name: workflow, to: subscriberId, payload: { order } });
+  expect(reply.status, JSON.stringify(reply.body)).toBe(201);
+}
+
+/** Triggers `orders` for the subscriber, one at a time, and waits until the Inbox holds them all. */
+async function delivered(token: string, subscriberId: string, ...orders: number[]): Promise<Notification[]> {
+  const before = (await inboxOf(token, "?limit=100")).data.length;
+  for (const order of orders) await trigger(subscriberId, order);
+  return eventually(async () => {
+    const page = await inboxOf(token, "?limit=100");
+    return page.data.length === before + orders.length ? page.data : undefined;
+  }, 15_000);
+}
+
+/** The counts @novu/js asks for, each with the filter echoed as sent. */
+async function counts(novu: Novu, filters: Record<string, unknown>[]): Promise<number[]> {
+  const { data, error } = await novu.notifications.count({ filters });
+  expect(error).toBeUndefined();
+  expect(data!.counts.map((count) => count.filter)).toEqual(filters);
+  return data!.counts.map((count) => count.count);
+}
+
+const BELL = [{ read: false }, { seen: false }, { archived: true }, { snoozed: true }, { tags: ["orders"] }, {}];
+
+describe("the Inbox's notifications through @novu/js", () => {
+  it("lists a triggered notification rendered, unread and unseen, with its actions, workflow and recipient", async () => {
+    const subscriberId = unique("ada");
+    const novu = await openInbox(stack, subscriberId, { profile: { firstName: "Ada" } });
+    const { token } = await openSession(stack, subscriberId);
+    // What live events follow: the new message announced as received, by id and subscriber.
+    const environmentId = (await stack.request<Data<{ _id: string }>>("GET", "/v1/environments/me")).body.data._id;
+    const nats = await connectNats("nats://127.0.0.1:4222", "inbox-test");
+    const received: string[] = [];
+    nats.subscribe(`notify.changes.received.${environmentId}`, { callback: (_, message) => received.push(...(JSON.parse(message.string()) as string[])) });
+    await nats.flush();
+    const [delivery] = await delivered(token, subscriberId, 7);
+    await eventually(async () => (received.includes(`${delivery!.id}:${subscriberId}`) ? true : undefined));
+    await nats.close();
+
+    const { data, error } = await novu.notifications.list({ limit: 10 });
+    expect(error).toBeUndefined();
+    expect(data!.hasMore).toBe(false);
+    const [notification] = data!.notifications;
+    expect(notification).toMatchObject({
+      body: "Order 7 for Ada",
+      isRead: false,
+      isSeen: false,
+      isArchived: false,
+      isSnoozed: false,
+      channelType: "in_app",
+      tags: ["orders"],
+      severity: "none",
+      redirect: { url: "/orders/7" },
+      primaryAction: { label: "Accept", isCompleted: false },
+      secondaryAction: { label: "Decline", isCompleted: false },
+      to: { subscriberId, firstName: "Ada" },
+      workflow: { identifier: workflow, name: "Orders", critical: false, tags: ["orders"], severity: "none" },
+      readAt: null,
+      archivedAt: null,
+      firstSeenAt: null,
+    });
+    expect(await counts(novu, BELL)).toEqual([1, 1, 0, 0, 1, 1]);
+  });
+
+  it("applies every state route, each visible in the list and the counts, and on the server-side routes", async () => {
+    const subscriberId = unique("bo");
+    const novu = await openInbox(stack, subscriberId);
+    const { token } = await openSession(stack, subscriberId);
+    await delivered(token, subscriberId, 1, 2, 3);
+    const listed = await novu.notifications.list({ limit: 10 });
+    const [third, second, first] = listed.data!.notifications;
+    const stateOf = async (id: string) => (await inboxOf(token, "?limit=100")).data.find((item) => item.id === id);
+
+    expect((await third!.read()).data).toMatchObject({ isRead: true, isSeen: true });
+    expect(await stateOf(third!.id)).toMatchObject({ isRead: true, isSeen: true, readAt: expect.any(String), firstSeenAt: expect.any(String) });
+    expect(await counts(novu, BELL)).toEqual([2, 2, 0, 0, 3, 3]);
+
+    expect((await third!.unread()).data).toMatchObject({ isRead: false, isSeen: true });
+    expect(await counts(novu, BELL)).toEqual([3, 2, 0, 0, 3, 3]);
+
+    expect((await second!.archive()).data).toMatchObject({ isArchived: true, isRead: true });
+    expect(await counts(novu, BELL)).toEqual([2, 1, 1, 0, 3, 3]);
+    expect((await inboxOf(token, "?archived=true")).data.map((item) => item.id)).toEqual([second!.id]);
+    expect((await inboxOf(token, "?archived=false")).data.map((item) => item.id)).toEqual([third!.id, first!.id]);
+    // The server-side routes see the same state: an archived message is read, seen and marked archived.
+    const feed = await stack.request<{ data: { _id: string; archived: boolean; seen: boolean }[] }>(
+      "GET",
+      `/v1/subscribers/${subscriberId}/notifications/feed?limit=10`,
+    );
+    expect(feed.body.data.find((message) => message._id === second!.id)).toMatchObject({ archived: true, seen: true });
+    const unseen = await stack.request<Data<{ count: number }>>("GET", `/v1/subscribers/${subscriberId}/notifications/unseen`);
+    expect(unseen.body.data.count).toBe(1);
+
+    expect((await second!.unarchive()).data).toMatchObject({ isArchived: false, isRead: true });
+    expect(await counts(novu, BELL)).toEqual([2, 1, 0, 0, 3, 3]);
+
+    const later = new Date(Date.now() + 3_600_000).toISOString();
+    const snoozed = await first!.snooze(later);
+    expect(snoozed.data).toMatchObject({ isSnoozed: true, snoozedUntil: later, isSeen: true });
+    expect(await counts(novu, BELL)).toEqual([2, 0, 0, 1, 3, 3]);
+    expect((await inboxOf(token, "?snoozed=false")).data.map((item) => item.id)).toEqual([third!.id, second!.id]);
+    expect((await first!.unsnooze()).data).toMatchObject({ isSnoozed: false });
+    expect(await counts(novu, BELL)).toEqual([2, 0, 0, 0, 3, 3]);
+
+    expect((await first!.completePrimary()).data).toMatchObject({ primaryAction: { isCompleted: true }, secondaryAction: { isCompleted: false } });
+    expect((await stateOf(first!.id))!.primaryAction).toEqual({ label: "Accept", isCompleted: true });
+    expect((await first!.revertPrimary()).data).toMatchObject({ primaryAction: { isCompleted: false } });
+    expect((await first!.completeSecondary()).data).toMatchObject({ primaryAction: { isCompleted: false }, secondaryAction: { isCompleted: true } });
+    expect((await first!.revertSecondary()).data).toMatchObject({ secondaryAction: { isCompleted: false } });
+
+    expect((await first!.seen()).error).toBeUndefined();
+    expect(await counts(novu, BELL)).toEqual([2, 0, 0, 0, 3, 3]);
+
+    expect((await first!.delete()).error).toBeUndefined();
+    expect(await counts(novu, BELL)).toEqual([1, 0, 0, 0, 2, 2]);
+    expect((await inboxOf(token)).data.map((item) => item.id)).toEqual([third!.id, second!.id]);
+  });
+
+  it("applies the bulk routes: seen, read, archive, archive read and delete, by tags and data", async () => {
+    const subscriberId = unique("cy");
+    const { id, scope } = await createSubscriber(stack, subscriberId);
+    const seed: Seeder = seeder(stack, scope);
+    try {
+      const recipient = { id, subscriberId };
+      await seed.inApp(recipient, 2, { tags: ["billing"], data: { team: "red" }, severity: Severity.HIGH });
+      await seed.inApp(recipient, 1, { tags: ["news"], severity: Severity.LOW });
+      const novu = await openInbox(stack, subscriberId);
+      const { token, unreadCount, totalUnreadCount } = await openSession(stack, subscriberId);
+      // The session's bell: unread per severity.
+      expect(unreadCount).toEqual({ total: 3, severity: { high: 2, medium: 0, low: 1, none: 0 } });
+      expect(totalUnreadCount).toBe(3);
+      const filters = [{ read: false }, { seen: false }, { archived: true }, { tags: ["billing"] }, { data: { team: "red" } }, { severity: "high" }];
+      expect(await counts(novu, filters)).toEqual([3, 3, 0, 2, 2, 2]);
+      // The bell as <Inbox /> asks for it: unread, not archived, not snoozed, per severity.
+      const bell = ["high", "medium", "low", "none"].map((severity) => ({ read: false, archived: false, snoozed: false, severity }));
+      expect(await counts(novu, bell)).toEqual([2, 0, 1, 0]);
+
+      expect((await novu.notifications.seenAll({ tags: ["news"] })).error).toBeUndefined();
+      expect(await counts(novu, filters)).toEqual([3, 2, 0, 2, 2, 2]);
+      expect((await novu.notifications.readAll({ data: { team: "red" } })).error).toBeUndefined();
+      expect(await counts(novu, filters)).toEqual([1, 0, 0, 2, 2, 2]);
+      expect((await novu.notifications.archiveAllRead({ tags: ["billing"] })).error).toBeUndefined();
+      expect(await counts(novu, filters)).toEqual([1, 0, 2, 2, 2, 2]);
+      expect((await novu.notifications.archiveAll()).error).toBeUndefined();
+      expect(await counts(novu, filters)).toEqual([0, 0, 3, 2, 2, 2]);
+      expect((await inboxOf(token, "?tags[]=news&severity[]=low&archived=true")).data).toHaveLength(1);
+      expect((await novu.notifications.deleteAll({ tags: ["billing"] })).error).toBeUndefined();
+      expect(await counts(novu, filters)).toEqual([0, 0, 1, 0, 0, 0]);
+      const [remaining] = (await inboxOf(token)).data;
+      const byIds = await stack.request("POST", "/v1/inbox/notifications/seen", { notificationIds: [remaining!.id] }, bearer(token));
+      expect(byIds.status).toBe(204);
+    } finally {
+      seed.close();
+    }
+  });
+
+  it("pages with the cursor and filters by data, severity and creation time", async () => {
+    const subscriberId = unique("dee");
+    const { id, scope } = await createSubscriber(stack, subscriberId);
+    const seed = seeder(stack, scope);
+    try {
+      const recipient = { id, subscriberId };
+      const ids: string[] = [];
+      for (let index = 0; index < 5; index += 1)
+        ids.push(...(await seed.inApp(recipient, 1, { data: { index, owners: ["ann", index % 2 ? "odd" : "even"] } })));
+      const { token } = await openSession(stack, subscriberId);
+      const firstPage = await inboxOf(token, "?limit=2");
+      expect(firstPage.data.map((item) => item.id)).toEqual([ids[4], ids[3]]);
+      expect(firstPage.hasMore).toBe(true);
+      const next = await inboxOf(token, `?limit=2&after=${ids[3]}`);
+      expect(next.data.map((item) => item.id)).toEqual([ids[2], ids[1]]);
+      expect((await inboxOf(token, `?limit=2&after=${ids[1]}`)).hasMore).toBe(false);
+      const odd = await inboxOf(token, `?data=${encodeURIComponent(JSON.stringify({ owners: "odd" }))}`);
+      expect(odd.data.map((item) => item.id)).toEqual([ids[3], ids[1]]);
+      expect(odd.filter).toEqual({ data: { owners: "odd" } });
+      expect(odd.data[0]!.data).toEqual({ index: 3, owners: ["ann", "odd"] });
+      expect((await inboxOf(token, "?severity=none")).data).toHaveLength(5);
+      expect((await inboxOf(token, "?severity[]=high")).data).toHaveLength(0);
+      expect((await inboxOf(token, `?createdGte=${Date.now() + 60_000}`)).data).toHaveLength(0);
+      expect((await inboxOf(token, `?createdLte=${Date.now() + 60_000}`)).data).toHaveLength(5);
+    } finally {
+      seed.close();
+    }
+  });
+
+  it("brings a snoozed notification back when its snooze ends, through the schedule the delays use", async () => {
+    const subscriberId = unique("eve");
+    const novu = await openInbox(stack, subscriberId);
+    const { token } = await openSession(stack, subscriberId);
+    await delivered(token, subscriberId, 1);
+    const [notification] = (await novu.notifications.list({ limit: 10 })).data!.notifications;
+    await notification!.snooze(new Date(Date.now() + 1_500).toISOString());
+    expect((await inboxOf(token, "?snoozed=false")).data).toEqual([]);
+    const back = await eventually(async () => {
+      const [item] = (await inboxOf(token, "?snoozed=false")).data;
+      return item?.deliveredAt?.length === 1 ? item : undefined;
+    }, 15_000);
+    expect(back).toMatchObject({ id: notification!.id, isSnoozed: false, isSeen: false, isRead: false });
+    expect(await counts(novu, [{ seen: false }, { snoozed: true }])).toEqual([1, 0]);
+  });
+
+  it("keeps each subscriber to their own notifications, and each environment to its own", async () => {
+    const owner = unique("fay");
+    const other = unique("gus");
+    const ownerSession = await openSession(stack, owner);
+    const otherSession = await openSession(stack, other);
+    const [mine] = await delivered(ownerSession.token, owner, 1);
+    const foreignKey = await stack.createKey(unique("Elsewhere"));
+    const foreign = await openSession(stack, owner, { key: foreignKey });
+
+    for (const token of [otherSession.token, foreign.token]) {
+      expect((await inboxOf(token)).data).toEqual([]);
+      for (const [method, path, body] of [
+        ["PATCH", `/v1/inbox/notifications/${mine!.id}/read`, undefined],
+        ["PATCH", `/v1/inbox/notifications/${mine!.id}/archive`, undefined],
+        ["PATCH", `/v1/inbox/notifications/${mine!.id}/snooze`, { snoozeUntil: new Date(Date.now() + 60_000).toISOString() }],
+        ["PATCH", `/v1/inbox/notifications/${mine!.id}/complete`, { actionType: "primary" }],
+        ["DELETE", `/v1/inbox/notifications/${mine!.id}/delete`, undefined],
+      ] as const) {
+        const reply = await stack.request<{ statusCode: number; message: string }>(method, path, body, bearer(token));
+        expect(reply.status, `${method} ${path}`).toBe(404);
+        expect(reply.body.statusCode).toBe(404);
+      }
+      for (const path of ["seen", "read", "archive", "read-archive", "delete"]) {
+        const reply = await stack.request("POST", `/v1/inbox/notifications/${path}`, { notificationIds: [mine!.id] }, bearer(token));
+        expect(reply.status).toBe(204);
+      }
+      const count = await stack.request<{ data: { count: number }[] }>(
+        "GET",
+        `/v1/inbox/notifications/count?filters=${encodeURIComponent("[{}]")}`,
+        undefined,
+        bearer(token),
+      );
+      expect(count.body.data[0]!.count).toBe(0);
+    }
+    // Nothing of the owner's changed.
+    expect((await inboxOf(ownerSession.token)).data).toEqual([expect.objectContaining({ id: mine!.id, isRead: false, isSeen: false, isArchived: false })]);
+    // An API key is no session.
+    expect((await stack.request("GET", "/v1/inbox/notifications")).status).toBe(401);
+    expect((await stack.request("GET", "/v1/inbox/notifications", undefined, bearer(`${ownerSession.token}x`))).status).toBe(401);
+  });
+
+  it("answers malformed input and unknown ids with 4xx JSON, and changes nothing", async () => {
+    const subscriberId = unique("hal");
+    const { token } = await openSession(stack, subscriberId);
+    const [notification] = await delivered(token, subscriberId, 1);
+    const unknownId = "0".repeat(24);
+    const cases: [string, string, unknown, number][] = [
+      ["GET", "/v1/inbox/notifications?limit=101", undefined, 422],
+      ["GET", "/v1/inbox/notifications?read=maybe", undefined, 422],
+      ["GET", "/v1/inbox/notifications?after=nope", undefined, 422],
+      ["GET", `/v1/inbox/notifications?data=${encodeURIComponent("{nope")}`, undefined, 422],
+      ["GET", `/v1/inbox/notifications?data=${encodeURIComponent(JSON.stringify({ $where: "1" }))}`, undefined, 422],
+      ["GET", "/v1/inbox/notifications?severity=urgent", undefined, 422],
+      ["GET", "/v1/inbox/notifications/count", undefined, 422],
+      ["GET", `/v1/inbox/notifications/count?filters=${encodeURIComponent("{nope")}`, undefined, 422],
+      ["GET", `/v1/inbox/notifications/count?filters=${encodeURIComponent(JSON.stringify([{ read: "yes" }]))}`, undefined, 422],
+      ["GET", `/v1/inbox/notifications/count?filters=${encodeURIComponent(JSON.stringify([{ tags: { or: "x" } }]))}`, undefined, 422],
+      ["PATCH", "/v1/inbox/notifications/nope/read", undefined, 422],
+      ["PATCH", `/v1/inbox/notifications/${unknownId}/read`, undefined, 404],
+      ["PATCH", `/v1/inbox/notifications/${notification!.id}/snooze`, { snoozeUntil: "tomorrow" }, 422],
+      ["PATCH", `/v1/inbox/notifications/${notification!.id}/snooze`, { snoozeUntil: new Date(Date.now() - 60_000).toISOString() }, 422],
+      ["PATCH", `/v1/inbox/notifications/${notification!.id}/snooze`, { snoozeUntil: new Date(Date.now() + 400 * 86_400_000).toISOString() }, 422],
+      ["PATCH", `/v1/inbox/notifications/${notification!.id}/complete`, { actionType: "tertiary" }, 422],
+      ["PATCH", `/v1/inbox/notifications/${notification!.id}/revert`, {}, 422],
+      ["POST", "/v1/inbox/notifications/read", { notificationIds: ["nope"] }, 422],
+      ["POST", "/v1/inbox/notifications/archive", { data: "{nope" }, 422],
+      ["POST", "/v1/inbox/notifications/delete", { tags: 7 }, 422],
+      ["DELETE", `/v1/inbox/notifications/${unknownId}/delete`, undefined, 404],
+    ];
+    for (const [method, path, body, status] of cases) {
+      const reply = await stack.request<{ statusCode: number; message: string; path: string }>(method, path, body, bearer(token));
+      expect(reply.status, `${method} ${path} ${JSON.stringify(reply.body)}`).toBe(status);
+      expect(reply.body).toMatchObject({ statusCode: status, message: expect.any(String) });
+    }
+    expect((await inboxOf(token)).data).toEqual([expect.objectContaining({ id: notification!.id, isRead: false, isSeen: false, isSnoozed: false })]);
+  });
+});

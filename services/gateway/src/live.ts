@@ -154,8 +154,10 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
       socket.data = session;
       next();
     })().catch((error: unknown) => {
+      // The token could not be checked (its environment could not be read): not a refusal, which
+      // the client would take as final, but a dropped connection, which it retries with backoff.
       log.warn({ err: error }, "socket handshake failed");
-      next(new Error("Unauthorized"));
+      socket.conn.close();
     });
   });
 

@@ -58,7 +58,7 @@ interface Replica {
   stop(): Promise<void>;
 }
 
-async function startReplica(reads: LiveReads, originAllowed = () => true): Promise<Replica> {
+async function startReplica(reads: LiveReads, originAllowed = () => true, verifier: Pick<SessionTokens, "verify"> = sessions): Promise<Replica> {
   const app = new Koa();
   app.use((ctx) => {
     ctx.body = { rest: true };
@@ -66,7 +66,7 @@ async function startReplica(reads: LiveReads, originAllowed = () => true): Promi
   const server = app.listen(0, "127.0.0.1");
   await new Promise((resolve) => server.once("listening", resolve));
   const nats = await connectNatsInBackground("nats://127.0.0.1:4222", "live-test");
-  const live = attachLiveEvents({ server, sessions, reads, nats, log, originAllowed, pingIntervalMs: 25_000 });
+  const live = attachLiveEvents({ server, sessions: verifier, reads, nats, log, originAllowed, pingIntervalMs: 25_000 });
   // The subscriptions are made once the connection is: wait until the server has them.
   await (await nats.connected).flush();
   await new Promise((resolve) => setTimeout(resolve, 50));
@@ -236,6 +236,32 @@ describe("live Inbox events", () => {
     } finally {
       await first.stop();
       await second.stop();
+    }
+  });
+
+  it("drops a handshake it cannot check, so the client retries it", async () => {
+    let outage = true;
+    const flaky: Pick<SessionTokens, "verify"> = {
+      async verify(token) {
+        if (outage) {
+          outage = false;
+          throw new Error("environments cannot be read");
+        }
+        return sessions.verify(token);
+      },
+    };
+    const replica = await startReplica(fakeReads().reads, () => true, flaky);
+    try {
+      const token = await sessions.issue({ scope, subscriberId: "retry", subscriberDbId: hex24() });
+      const socket = connectSocket(replica.url, { transports: ["websocket"], query: { token }, forceNew: true, reconnectionDelay: 50 });
+      sockets.push(socket);
+      await new Promise<void>((resolve, reject) => {
+        socket.once("connect", resolve);
+        socket.once("connect_error", reject);
+      });
+      expect(outage).toBe(false);
+    } finally {
+      await replica.stop();
     }
   });
 

@@ -63,9 +63,12 @@ async function inParallel(items, width, work) {
   return results;
 }
 
+/** BENCH_INBOX_PARTS=list or =live runs one part. */
+const PARTS = (process.env.BENCH_INBOX_PARTS ?? "list,live").split(",");
+
 export default async function inboxBench({ report }) {
-  await listBench({ report });
-  await liveEventsBench({ report });
+  if (PARTS.includes("list")) await listBench({ report });
+  if (PARTS.includes("live")) await liveEventsBench({ report });
 }
 
 async function listBench({ report }) {

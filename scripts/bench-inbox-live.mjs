@@ -46,7 +46,18 @@ function startSocketProcess() {
   return { child, ask };
 }
 
+/** The soft limit of open files, which the gateway and the socket process inherit: each holds one per socket. */
+function openFilesLimit() {
+  const line = readFileSync("/proc/self/limits", "utf8")
+    .split("\n")
+    .find((text) => text.startsWith("Max open files"));
+  return Number(line?.split(/\s{2,}/)[1] ?? Number.POSITIVE_INFINITY);
+}
+
 export async function liveEventsBench({ report }) {
+  const limit = openFilesLimit();
+  if (limit < SOCKETS + 1_000)
+    throw new Error(`${SOCKETS} sockets need more open files than ulimit -n allows (${limit}): raise it, or set BENCH_INBOX_SOCKETS`);
   const database = await benchDatabase("inbox");
   const pool = createPool(database.url, 4);
   const children = [];

@@ -4,6 +4,13 @@
 // run (before and after ours): a process of its own answering the same route with the same
 // token check, the same SQL and the same JSON, with no hop (scripts/bench-inbox-floor.mjs).
 // Targets: throughput ≥ 50 % of the floor's, p99 ≤ 3× the floor's.
+// Parts (2) and (3), the live events: 10,000 sockets opened by a process of their own (as @novu/js
+// opens them) on one gateway, over the whole stack as processes: memory per idle socket (the
+// gateway's RSS with them open, less before), the gateway's CPU while they stay idle over more
+// than a ping interval, and a broadcast to those 10,000 subscribers written as the worker writes
+// a fan-out (pages of a thousand recipients through CreateMessages): the time from the last
+// page's commit to the last socket hearing its notification_received and its count events
+// (scripts/bench-inbox-live.mjs; BENCH_INBOX_SOCKETS and BENCH_IDLE_SECONDS shrink it).
 // BENCH_INBOX_SUBSCRIBERS, BENCH_INBOX_TOKENS and BENCH_SECONDS shrink a run while working on it.
 import { randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
@@ -11,6 +18,7 @@ import { pathToFileURL } from "node:url";
 import { connect } from "nats";
 import { createPool } from "@notify/runtime";
 import { benchDatabase, freePort, load, startProcess, startServices, stopProcess, waitFor } from "../scripts/bench-lib.mjs";
+import { liveEventsBench } from "../scripts/bench-inbox-live.mjs";
 
 const SUBSCRIBERS = Number(process.env.BENCH_INBOX_SUBSCRIBERS ?? 10_000);
 const MESSAGES_EACH = 100;
@@ -55,7 +63,15 @@ async function inParallel(items, width, work) {
   return results;
 }
 
+/** BENCH_INBOX_PARTS=list or =live runs one part. */
+const PARTS = (process.env.BENCH_INBOX_PARTS ?? "list,live").split(",");
+
 export default async function inboxBench({ report }) {
+  if (PARTS.includes("list")) await listBench({ report });
+  if (PARTS.includes("live")) await liveEventsBench({ report });
+}
+
+async function listBench({ report }) {
   const database = await benchDatabase("inbox");
   const children = [];
   const pool = createPool(database.url, 4);

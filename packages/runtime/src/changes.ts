@@ -223,7 +223,7 @@ export interface Followed {
 }
 
 /** What an announcement's body says changed; undefined for a body that is not an announcement. */
-function changedKeysOf(body: unknown): ChangedKeys | undefined {
+export function changedKeysOf(body: unknown): ChangedKeys | undefined {
   if (body === EVERY_KEY) return EVERY_KEY;
   if (Array.isArray(body)) return body.filter((key): key is string => typeof key === "string");
   return undefined;

@@ -50,6 +50,12 @@ const schema = z.object({
   FEED_CACHE_MB: z.coerce.number().int().min(0).max(4096).default(32),
   /** Ranges user-set URLs may reach besides the public internet (README: Outbound safety). */
   OUTBOUND_ALLOWED_CIDRS: parsedText(parseCidrs),
+  /**
+   * How often the gateway pings an idle Inbox socket (and so how soon it notices a vanished
+   * client). Each ping costs the gateway a little CPU per socket; keep it under the idle timeout
+   * of any proxy in front, which cuts a silent websocket.
+   */
+  INBOX_SOCKET_PING_INTERVAL_MS: z.coerce.number().int().min(1_000).max(300_000).default(45_000),
   /** Time /readyz/dependencies waits for each dependency. */
   READINESS_TIMEOUT_MS: z.coerce.number().int().min(50).default(1_000),
 });

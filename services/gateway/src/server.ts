@@ -18,9 +18,12 @@ import { ensureBootstrapKey } from "./accounts.js";
 import { createApp } from "./app.js";
 import { followRevocations } from "./auth.js";
 import { connectClients } from "./clients.js";
+import { inboxOriginAllowed } from "./cors.js";
 import { readConfig, type GatewayConfig } from "./config.js";
 import { createEnvironments, type Accounts } from "./environments.js";
 import { feedPagesFollowed } from "./forgetting.js";
+import { attachLiveEvents } from "./live.js";
+import { liveReadsOf } from "./live-reads.js";
 import { createFeedPages } from "./messages-client.js";
 import { routes } from "./routes.js";
 import { createSessionTokens } from "./sessions.js";
@@ -90,6 +93,16 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
     server.once("error", reject);
   });
   server.keepAliveTimeout = 65_000;
+  // The Inbox's live events share the HTTP server, so one origin serves apiUrl and socketUrl.
+  const live = attachLiveEvents({
+    server,
+    sessions: accounts.sessions,
+    reads: liveReadsOf(downstream.clients.messages),
+    nats,
+    log,
+    originAllowed: (origin, session) => inboxOriginAllowed(environments, session.scope.environmentId, origin),
+    pingIntervalMs: config.INBOX_SOCKET_PING_INTERVAL_MS,
+  });
   const port = (server.address() as AddressInfo).port;
   log.info({ port }, "gateway listening");
 
@@ -98,6 +111,7 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
     generatedKey,
     async stop() {
       accepting = false;
+      await live.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();

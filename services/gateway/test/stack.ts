@@ -1,5 +1,9 @@
+import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { createTestDatabase, type TestDatabase } from "@notify/testing";
+import { once } from "node:events";
+import { createServer, type AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
+import { createTestDatabase, eventually, type TestDatabase } from "@notify/testing";
 import { migrations as subscribersMigrations, readConfig as readSubscribersConfig, start as startSubscribers } from "@notify/subscribers";
 import { migrations as messagesMigrations, readConfig as readMessagesConfig, start as startMessages } from "@notify/messages";
 import { migrations as integrationsMigrations, readConfig as readIntegrationsConfig, start as startIntegrations } from "@notify/integrations";
@@ -46,6 +50,11 @@ export interface Stack {
   readonly messagesUrl: string;
   /** Sends a JSON request with `Authorization: ApiKey <key>` unless headers say otherwise ("" drops a header). */
   request<T = Json>(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Reply<T>>;
+  /**
+   * Starts another gateway of this stack, as a process of its own (its built dist), as a second
+   * replica behind a load balancer would run; answers its URL. Stopped with the stack.
+   */
+  startReplica(): Promise<string>;
   /** Makes a key for another environment (created if needed). */
   createKey(environment: string, organization?: string): Promise<string>;
   stop(): Promise<void>;
@@ -72,6 +81,18 @@ export interface StackOptions {
    * vetted as in production; tests delivering to local receivers allow 127.0.0.0/8.
    */
   outboundAllowedCidrs?: string;
+}
+
+/** A port free at the time of asking, for a process that must be told its port. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 /** Every service and the gateway in this process, on free ports, over a fresh database. */
@@ -138,20 +159,20 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const worker = options.worker === false ? undefined : await startWorker(readWorkerConfig(workerEnv));
   // A key per stack: cached key lookups in the shared Redis must not leak between test files.
   const key = randomBytes(16).toString("hex");
-  const gateway = await startGateway(
-    readConfig({
-      ...quiet,
-      DATABASE_URL: database.url,
-      GATEWAY_HOST: "127.0.0.1",
-      GATEWAY_PORT: "0",
-      BOOTSTRAP_API_KEY: key,
-      GATEWAY_ENCRYPTION_KEY,
-      ...serviceUrls,
-      NATS_URL: jobs.NATS_URL,
-      ...outbound,
-      ...options.gatewayEnv,
-    }),
-  );
+  const gatewayEnv = {
+    ...quiet,
+    DATABASE_URL: database.url,
+    GATEWAY_HOST: "127.0.0.1",
+    GATEWAY_PORT: "0",
+    BOOTSTRAP_API_KEY: key,
+    GATEWAY_ENCRYPTION_KEY,
+    ...serviceUrls,
+    NATS_URL: jobs.NATS_URL,
+    ...outbound,
+    ...options.gatewayEnv,
+  };
+  const gateway = await startGateway(readConfig(gatewayEnv));
+  const replicas: ChildProcess[] = [];
   const url = `http://127.0.0.1:${gateway.port}`;
   const pool = createPool(database.url, 2);
   const sealer = sealerOf(readConfig({ GATEWAY_ENCRYPTION_KEY }));
@@ -181,7 +202,25 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       await addKey(pool, sealer, created, { environment, organization });
       return created;
     },
+    async startReplica() {
+      const port = await freePort();
+      const replica = spawn(process.execPath, [fileURLToPath(new URL("../dist/server.js", import.meta.url))], {
+        env: { ...process.env, ...gatewayEnv, GATEWAY_PORT: String(port) },
+        stdio: ["ignore", "ignore", "inherit"],
+      });
+      replicas.push(replica);
+      const replicaUrl = `http://127.0.0.1:${port}`;
+      await eventually(async () => ((await fetch(`${replicaUrl}/livez`)).ok ? true : undefined), 30_000);
+      return replicaUrl;
+    },
     async stop() {
+      await Promise.all(
+        replicas.map((replica) => {
+          if (replica.exitCode !== null) return undefined;
+          replica.kill("SIGTERM");
+          return once(replica, "exit");
+        }),
+      );
       await gateway.stop();
       await worker?.stop();
       await messages.stop();

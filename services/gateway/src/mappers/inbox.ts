@@ -14,7 +14,7 @@ const { Severity, InboxActionType, InboxChange, InboxBulkChange } = messagesV1;
 
 const SEVERITIES = { high: Severity.HIGH, medium: Severity.MEDIUM, low: Severity.LOW, none: Severity.NONE } as const;
 type SeverityName = keyof typeof SEVERITIES;
-const SEVERITY_NAMES = new Map<messagesV1.Severity, SeverityName>(Object.entries(SEVERITIES).map(([name, value]) => [value, name as SeverityName]));
+export const SEVERITY_NAMES = new Map<messagesV1.Severity, SeverityName>(Object.entries(SEVERITIES).map(([name, value]) => [value, name as SeverityName]));
 
 const severityName = z.enum(Object.keys(SEVERITIES) as [SeverityName, ...SeverityName[]], { error: "severity must be one of high, medium, low, none" });
 /** One severity or several. */
@@ -248,7 +248,7 @@ function recipientToJson(subscriber: subscribersV1.Subscriber) {
 }
 
 /** A workflow as a notification names it. Workflows carry no severity here: every one is "none". */
-function workflowSummaryToJson(workflow: workflowsV1.Workflow) {
+export function workflowSummaryToJson(workflow: workflowsV1.Workflow) {
   return { id: workflow.id, identifier: workflow.identifier, name: workflow.name, critical: workflow.critical, tags: workflow.tags, severity: "none" };
 }
 

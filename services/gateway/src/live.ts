@@ -1,0 +1,335 @@
+import type { Server as HttpServer } from "node:http";
+import { CHANGE_SUBJECTS, changedKeysOf, EVERY_KEY, type BackgroundNats, type ChangedKeys, type Logger, type Scope } from "@notify/runtime";
+import type { Subscription } from "nats";
+import { Server, type Socket } from "socket.io";
+import type { SessionTokens, SubscriberSession } from "./sessions.js";
+
+/** A subscriber's counts as the count events carry them (each count capped, `hasMore` past the cap). */
+export interface InboxCounts {
+  unseenCount: number;
+  unseenHasMore: boolean;
+  unreadCount: number;
+  unreadHasMore: boolean;
+  unreadBySeverity: { high: number; medium: number; low: number; none: number };
+}
+
+/** A new in-app message as `notification_received` carries it: the raw message entity (protocol §4.3). */
+export interface ReceivedMessage {
+  /** The external subscriberId the message is for. */
+  subscriberId: string;
+  message: { _id: string } & Record<string, unknown>;
+}
+
+/**
+ * What the events are read with. Each call is one batched RPC for many subscribers of one
+ * environment, never one per socket.
+ */
+export interface LiveReads {
+  /** Counts of these subscribers (external ids); a subscriber missing from the answer gets no count events. */
+  counts(scope: Scope, subscriberIds: readonly string[]): Promise<Map<string, InboxCounts>>;
+  /** The in-app messages with these ids, in the order asked; unknown ids are left out. */
+  received(scope: Scope, messageIds: readonly string[]): Promise<ReceivedMessage[]>;
+}
+
+/** New in-app messages, by the external subscriberId they are for. */
+export type ReceivedIds = ReadonlyMap<string, readonly string[]>;
+
+/**
+ * The new messages a received announcement names (its keys are `<messageId>:<subscriberId>`), by
+ * subscriber; undefined for a body that is not one.
+ */
+export function receivedIdsOf(body: unknown): ReceivedIds | undefined {
+  if (!Array.isArray(body)) return undefined;
+  const received = new Map<string, string[]>();
+  for (const key of body) {
+    if (typeof key !== "string") continue;
+    const colon = key.indexOf(":");
+    if (colon <= 0) continue;
+    const subscriberId = key.slice(colon + 1);
+    const ids = received.get(subscriberId);
+    if (ids) ids.push(key.slice(0, colon));
+    else received.set(subscriberId, [key.slice(0, colon)]);
+  }
+  return received;
+}
+
+export interface LiveDeps {
+  server: HttpServer;
+  sessions: Pick<SessionTokens, "verify">;
+  reads: LiveReads;
+  nats: Pick<BackgroundNats, "connected">;
+  log: Logger;
+  /** Whether a page of `origin` (undefined outside browsers) may open the session's socket. */
+  originAllowed: (origin: string | undefined, session: SubscriberSession) => boolean | Promise<boolean>;
+  /** How often the server pings an idle socket (it is dropped when no pong comes back). */
+  pingIntervalMs: number;
+}
+
+export interface LiveEvents {
+  /** Sockets connected to this process. */
+  sockets(): number;
+  close(): Promise<void>;
+}
+
+/** The subscribers of one environment with sockets on this process. */
+interface LocalEnvironment {
+  organizationId: string;
+  /** Sockets per external subscriberId. */
+  subscribers: Map<string, number>;
+}
+
+/** What changed in one environment since its last batch left. */
+interface Pending {
+  counts: Set<string> | typeof EVERY_KEY;
+  received: Map<string, string[]>;
+}
+
+/** The batches of one environment under way: they emit in the order they left. */
+interface Flow {
+  inFlight: number;
+  /** Settles once the last batch that left has emitted. */
+  emitted: Promise<void>;
+}
+
+/** How long a batch waits for the rest of the announcements of the write that started it. */
+const GATHER_MS = 2;
+/**
+ * Batches of one environment read at once. A fan-out's pages are announced one after another:
+ * each page's reads overlap the next page's write instead of waiting for the batch before.
+ */
+const MAX_BATCHES_IN_FLIGHT = 4;
+
+const roomOf = (environmentId: string, subscriberId: string) => `${environmentId}:${subscriberId}`;
+
+/** A handshake's token: `auth.token` as socket.io clients send it, else `?token=` as @novu/js does. */
+function tokenOf(handshake: Socket["handshake"]): string | undefined {
+  const fromAuth: unknown = handshake.auth.token;
+  if (typeof fromAuth === "string" && fromAuth) return fromAuth;
+  const fromQuery = handshake.query.token;
+  return typeof fromQuery === "string" && fromQuery ? fromQuery : undefined;
+}
+
+/** Subscribers whose counts one batched call asks at most, and messages one call reads. */
+const READ_BATCH = 1_000;
+
+function chunks<T>(items: readonly T[]): T[][] {
+  const parts: T[][] = [];
+  for (let start = 0; start < items.length; start += READ_BATCH) parts.push(items.slice(start, start + READ_BATCH));
+  return parts;
+}
+
+/**
+ * The Inbox's live events: a socket.io endpoint on the gateway's HTTP server, one room per
+ * subscriber, fed by the messages service's announcements over NATS. Nothing is kept but the
+ * sockets of this process, so any replica serves any subscriber. Announcements naming nobody
+ * connected here cost no read; the others travel in batches per environment (a few under way at
+ * once, the rest gathered meanwhile), so a burst costs a few batched reads however many
+ * messages it announced.
+ */
+export function attachLiveEvents(deps: LiveDeps): LiveEvents {
+  const { log, reads } = deps;
+  const io = new Server(deps.server, {
+    path: "/socket.io/",
+    // The client opens a websocket directly: no long-polling buffers, no sticky sessions.
+    transports: ["websocket"],
+    serveClient: false,
+    perMessageDeflate: false,
+    httpCompression: false,
+    // Clients send nothing but their handshake.
+    maxHttpBufferSize: 16 * 1024,
+    pingInterval: deps.pingIntervalMs,
+    connectTimeout: 10_000,
+  });
+
+  const environments = new Map<string, LocalEnvironment>();
+  const pending = new Map<string, Pending>();
+  const gathering = new Set<string>();
+  const flows = new Map<string, Flow>();
+
+  io.use((socket, next) => {
+    const token = tokenOf(socket.handshake);
+    void (async () => {
+      const session = token === undefined ? undefined : await deps.sessions.verify(token);
+      if (!session || !(await deps.originAllowed(socket.handshake.headers.origin, session))) return next(new Error("Unauthorized"));
+      socket.data = session;
+      next();
+    })().catch((error: unknown) => {
+      // The token could not be checked (its environment could not be read): not a refusal, which
+      // the client would take as final, but a dropped connection, which it retries with backoff.
+      log.warn({ err: error }, "socket handshake failed");
+      socket.conn.close();
+    });
+  });
+
+  io.on("connection", (socket) => {
+    // The request the socket was upgraded from is kept by engine.io for nothing once the
+    // handshake is read: dropping it is most of an idle socket's memory.
+    (socket.conn as { request: unknown }).request = undefined;
+    const session = socket.data as SubscriberSession;
+    const { environmentId, organizationId } = session.scope;
+    const { subscriberId } = session;
+    void socket.join(roomOf(environmentId, subscriberId));
+    let local = environments.get(environmentId);
+    if (!local) environments.set(environmentId, (local = { organizationId, subscribers: new Map() }));
+    local.subscribers.set(subscriberId, (local.subscribers.get(subscriberId) ?? 0) + 1);
+    socket.once("disconnect", () => {
+      const left = (local.subscribers.get(subscriberId) ?? 1) - 1;
+      if (left > 0) local.subscribers.set(subscriberId, left);
+      else local.subscribers.delete(subscriberId);
+      if (local.subscribers.size === 0 && environments.get(environmentId) === local) environments.delete(environmentId);
+    });
+  });
+
+  function pendingOf(environmentId: string): Pending {
+    let changes = pending.get(environmentId);
+    if (!changes) pending.set(environmentId, (changes = { counts: new Set(), received: new Map() }));
+    return changes;
+  }
+
+  /** Notes a change of the environment's feeds for the next batch, if it names anybody connected here. */
+  function changed(environmentId: string, keys: ChangedKeys, received?: ReceivedIds): void {
+    const local = environments.get(environmentId);
+    if (!local) return;
+    let changes: Pending | undefined;
+    if (keys === EVERY_KEY) {
+      changes = pendingOf(environmentId);
+      changes.counts = EVERY_KEY;
+    } else {
+      for (const key of keys) {
+        if (!local.subscribers.has(key)) continue;
+        changes ??= pendingOf(environmentId);
+        if (changes.counts !== EVERY_KEY) changes.counts.add(key);
+      }
+    }
+    for (const [subscriberId, ids] of received ?? []) {
+      if (!local.subscribers.has(subscriberId) || ids.length === 0) continue;
+      changes ??= pendingOf(environmentId);
+      const known = changes.received.get(subscriberId);
+      if (known) known.push(...ids);
+      else changes.received.set(subscriberId, [...ids]);
+    }
+    if (changes) schedule(environmentId);
+  }
+
+  /**
+   * A batch leaves GATHER_MS after the first change that makes one: a write announces its feeds
+   * and its new messages as two NATS messages, which then travel as one batch.
+   */
+  function schedule(environmentId: string): void {
+    if (gathering.has(environmentId)) return;
+    gathering.add(environmentId);
+    setTimeout(() => {
+      gathering.delete(environmentId);
+      send(environmentId);
+    }, GATHER_MS);
+  }
+
+  /**
+   * Starts reading the environment's pending batch unless MAX_BATCHES_IN_FLIGHT are under way
+   * (then it grows until one ends). Batches read at once, so a fan-out's pages are read while
+   * later ones are still being written, but emit one after another in the order they left, so a
+   * socket never hears older counts after newer ones.
+   */
+  function send(environmentId: string): void {
+    let flow = flows.get(environmentId);
+    if (!flow) flows.set(environmentId, (flow = { inFlight: 0, emitted: Promise.resolve() }));
+    const changes = pending.get(environmentId);
+    if (!changes || flow.inFlight >= MAX_BATCHES_IN_FLIGHT) return;
+    pending.delete(environmentId);
+    const current = flow;
+    current.inFlight += 1;
+    const reading = read(environmentId, changes);
+    const previous = current.emitted;
+    current.emitted = (async () => {
+      const events = await reading;
+      await previous;
+      events?.();
+    })().finally(() => {
+      current.inFlight -= 1;
+      if (pending.has(environmentId)) send(environmentId);
+      else if (current.inFlight === 0 && flows.get(environmentId) === current) flows.delete(environmentId);
+    });
+  }
+
+  /** Reads what the batch's events need; answers the function that emits them (undefined when there is nothing to say). */
+  async function read(environmentId: string, changes: Pending): Promise<(() => void) | undefined> {
+    const local = environments.get(environmentId);
+    if (!local) return undefined;
+    const scope: Scope = { organizationId: local.organizationId, environmentId };
+    const counted = new Set(changes.counts === EVERY_KEY ? local.subscribers.keys() : changes.counts);
+    for (const subscriberId of changes.received.keys()) counted.add(subscriberId);
+    const messageIds = [...changes.received.values()].flat();
+    try {
+      const [received, counts] = await Promise.all([
+        Promise.all(chunks(messageIds).map((ids) => reads.received(scope, ids))),
+        Promise.all(chunks([...counted]).map((subscriberIds) => reads.counts(scope, subscriberIds))),
+      ]);
+      return () => {
+        // Protocol §4.2: a new message first, then the unseen count, then the unread counts.
+        for (const { subscriberId, message } of received.flat()) {
+          if (changes.received.has(subscriberId)) io.to(roomOf(environmentId, subscriberId)).emit("notification_received", { message });
+        }
+        for (const answer of counts) {
+          for (const [subscriberId, count] of answer) {
+            if (!counted.has(subscriberId)) continue;
+            const room = io.to(roomOf(environmentId, subscriberId));
+            room.emit("unseen_count_changed", { unseenCount: count.unseenCount, hasMore: count.unseenHasMore });
+            room.emit("unread_count_changed", {
+              unreadCount: count.unreadCount,
+              counts: { total: count.unreadCount, severity: count.unreadBySeverity },
+              hasMore: count.unreadHasMore,
+            });
+          }
+        }
+      };
+    } catch (error) {
+      // Best effort, as the announcements are: the client reads its counts again as it reconnects or acts.
+      log.warn({ err: error, environmentId, subscribers: counted.size }, "live events not sent");
+      return undefined;
+    }
+  }
+
+  const subscriptions: Subscription[] = [];
+  let closed = false;
+  void (async () => {
+    const connection = await deps.nats.connected;
+    if (closed) return;
+    const follow = (subject: string, onBody: (environmentId: string, body: unknown) => void) => {
+      const prefix = `${subject}.`;
+      subscriptions.push(
+        connection.subscribe(`${subject}.*`, {
+          callback: (error, message) => {
+            if (error) return;
+            try {
+              onBody(message.subject.slice(prefix.length), JSON.parse(message.string()));
+            } catch (cause) {
+              log.warn({ err: cause, subject: message.subject }, "unreadable change announcement");
+            }
+          },
+        }),
+      );
+    };
+    follow(CHANGE_SUBJECTS.feeds, (environmentId, body) => {
+      const keys = changedKeysOf(body);
+      if (keys) changed(environmentId, keys);
+    });
+    follow(CHANGE_SUBJECTS.received, (environmentId, body) => {
+      const received = receivedIdsOf(body);
+      if (received) changed(environmentId, [], received);
+    });
+    // Whatever was announced while NATS was away is lost: every connected subscriber's counts are read again.
+    for await (const status of connection.status()) {
+      if (status.type === "reconnect") for (const environmentId of environments.keys()) changed(environmentId, EVERY_KEY);
+    }
+  })().catch((error: unknown) => log.warn({ err: error }, "live events do not follow the feeds"));
+
+  return {
+    sockets: () => io.engine.clientsCount,
+    async close() {
+      closed = true;
+      for (const subscription of subscriptions) subscription.unsubscribe();
+      io.disconnectSockets(true);
+      io.engine.close();
+    },
+  };
+}

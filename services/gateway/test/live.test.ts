@@ -1,0 +1,293 @@
+import { randomBytes } from "node:crypto";
+import type { AddressInfo } from "node:net";
+import { CHANGE_SUBJECTS, connectNatsInBackground, createLogger, EVERY_KEY, type BackgroundNats, type Scope } from "@notify/runtime";
+import { eventually } from "@notify/testing";
+import Koa from "koa";
+import { io as connectSocket, type Socket } from "socket.io-client";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { attachLiveEvents, receivedIdsOf, type InboxCounts, type LiveEvents, type LiveReads } from "../src/live.js";
+import type { SessionTokens, SubscriberSession } from "../src/sessions.js";
+
+const hex24 = () => randomBytes(12).toString("hex");
+const scope: Scope = { organizationId: hex24(), environmentId: hex24() };
+/** Tokens of the test's own making (the gateway's are tested with the session routes): opaque, known only to the instance that issued them. */
+function tokensOf(): SessionTokens {
+  const known = new Map<string, SubscriberSession>();
+  return {
+    async issue(session) {
+      const token = randomBytes(16).toString("hex");
+      known.set(token, session);
+      return token;
+    },
+    verify: async (token) => known.get(token),
+  };
+}
+const sessions = tokensOf();
+const log = createLogger("live-test", "silent");
+
+const countsOf = (unread: number): InboxCounts => ({
+  unseenCount: unread + 1,
+  unseenHasMore: false,
+  unreadCount: unread,
+  unreadHasMore: false,
+  unreadBySeverity: { high: unread, medium: 0, low: 0, none: 0 },
+});
+
+/** Reads that answer from memory and record what they were asked. */
+function fakeReads() {
+  const calls: { counts: string[][]; received: string[][] } = { counts: [], received: [] };
+  const reads: LiveReads = {
+    async counts(asked, subscriberIds) {
+      expect(asked).toEqual(scope);
+      calls.counts.push([...subscriberIds]);
+      return new Map(subscriberIds.map((subscriberId) => [subscriberId, countsOf(subscriberId.length)]));
+    },
+    async received(asked, messageIds) {
+      expect(asked).toEqual(scope);
+      calls.received.push([...messageIds]);
+      return messageIds.map((id) => ({ subscriberId: id.split("-")[1]!, message: { _id: id, content: `hello ${id}`, cta: {} } }));
+    },
+  };
+  return { reads, calls };
+}
+
+interface Replica {
+  url: string;
+  live: LiveEvents;
+  nats: BackgroundNats;
+  stop(): Promise<void>;
+}
+
+async function startReplica(reads: LiveReads, originAllowed = () => true, verifier: Pick<SessionTokens, "verify"> = sessions): Promise<Replica> {
+  const app = new Koa();
+  app.use((ctx) => {
+    ctx.body = { rest: true };
+  });
+  const server = app.listen(0, "127.0.0.1");
+  await new Promise((resolve) => server.once("listening", resolve));
+  const nats = await connectNatsInBackground("nats://127.0.0.1:4222", "live-test");
+  const live = attachLiveEvents({ server, sessions: verifier, reads, nats, log, originAllowed, pingIntervalMs: 25_000 });
+  // The subscriptions are made once the connection is: wait until the server has them.
+  await (await nats.connected).flush();
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    live,
+    nats,
+    async stop() {
+      await live.close();
+      await new Promise((resolve) => server.close(resolve));
+      await nats.close();
+    },
+  };
+}
+
+interface Heard {
+  event: string;
+  payload: unknown;
+}
+
+const sockets: Socket[] = [];
+afterEach(() => {
+  for (const socket of sockets.splice(0)) socket.close();
+});
+
+/** A connected socket of the subscriber (as @novu/js opens it: websocket, token in the query) and what it hears. */
+async function open(url: string, subscriberId: string, token?: string) {
+  const issued = token ?? (await sessions.issue({ scope, subscriberId, subscriberDbId: hex24() }));
+  const socket = connectSocket(url, { transports: ["websocket"], query: { token: issued }, reconnection: false, forceNew: true });
+  sockets.push(socket);
+  const heard: Heard[] = [];
+  socket.onAny((event: string, payload: unknown) => heard.push({ event, payload }));
+  await new Promise<void>((resolve, reject) => {
+    socket.once("connect", resolve);
+    socket.once("connect_error", reject);
+  });
+  return { socket, heard };
+}
+
+let announcer: BackgroundNats;
+beforeAll(async () => {
+  announcer = await connectNatsInBackground("nats://127.0.0.1:4222", "live-test-announcer");
+});
+afterAll(async () => {
+  await announcer.close();
+});
+
+async function announce(subject: string, body: unknown) {
+  const connection = await announcer.connected;
+  connection.publish(`${subject}.${scope.environmentId}`, JSON.stringify(body));
+  await connection.flush();
+}
+
+describe("live Inbox events", () => {
+  it("reads received keys as message ids per subscriber", () => {
+    expect(receivedIdsOf(["m1:sub-a", "m2:sub:with:colons", "m3:sub-a", 7, "nocolon"])).toEqual(
+      new Map([
+        ["sub-a", ["m1", "m3"]],
+        ["sub:with:colons", ["m2"]],
+      ]),
+    );
+    expect(receivedIdsOf({ not: "a list" })).toBeUndefined();
+  });
+
+  it("sends a new message, then both counts, to the subscriber's sockets only; REST still answers", async () => {
+    const { reads, calls } = fakeReads();
+    const replica = await startReplica(reads);
+    try {
+      expect(await (await fetch(`${replica.url}/v1/anything`)).json()).toEqual({ rest: true });
+      const ada = await open(replica.url, "ada");
+      const adaAgain = await open(replica.url, "ada");
+      const bob = await open(replica.url, "bob");
+      await announce(CHANGE_SUBJECTS.received, ["m1-ada:ada", "m1-nobody:nobody"]);
+      await announce(CHANGE_SUBJECTS.feeds, ["ada", "nobody"]);
+      await eventually(async () => (ada.heard.length >= 3 && adaAgain.heard.length >= 3 ? true : undefined));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      for (const { heard } of [ada, adaAgain]) {
+        expect(heard.slice(0, 3)).toEqual([
+          { event: "notification_received", payload: { message: { _id: "m1-ada", content: "hello m1-ada", cta: {} } } },
+          { event: "unseen_count_changed", payload: { unseenCount: 4, hasMore: false } },
+          {
+            event: "unread_count_changed",
+            payload: { unreadCount: 3, counts: { total: 3, severity: { high: 3, medium: 0, low: 0, none: 0 } }, hasMore: false },
+          },
+        ]);
+      }
+      expect(bob.heard).toEqual([]);
+      // Nobody connected here costs no read.
+      expect(calls.received.flat()).toEqual(["m1-ada"]);
+      expect(calls.counts.flat().every((subscriberId) => subscriberId === "ada")).toBe(true);
+    } finally {
+      await replica.stop();
+    }
+  });
+
+  it("reads the counts of every subscriber connected here in one call when the whole environment changed", async () => {
+    const { reads, calls } = fakeReads();
+    const replica = await startReplica(reads);
+    try {
+      const opened = await Promise.all(["s1", "s2", "s3"].map((subscriberId) => open(replica.url, subscriberId)));
+      await announce(CHANGE_SUBJECTS.feeds, EVERY_KEY);
+      await eventually(async () => (opened.every(({ heard }) => heard.length === 2) ? true : undefined));
+      expect(calls.counts).toHaveLength(1);
+      expect([...calls.counts[0]!].sort()).toEqual(["s1", "s2", "s3"]);
+      expect(opened.map(({ heard }) => heard.map(({ event }) => event))).toEqual(Array(3).fill(["unseen_count_changed", "unread_count_changed"]));
+    } finally {
+      await replica.stop();
+    }
+  });
+
+  it("gathers a burst of announcements into few batched reads", async () => {
+    const { reads, calls } = fakeReads();
+    const replica = await startReplica(reads);
+    try {
+      const subscribers = Array.from({ length: 50 }, (_, index) => `burst${index}`);
+      const opened = await Promise.all(subscribers.map((subscriberId) => open(replica.url, subscriberId)));
+      const connection = await announcer.connected;
+      for (const subscriberId of subscribers) {
+        connection.publish(`${CHANGE_SUBJECTS.received}.${scope.environmentId}`, JSON.stringify([`m-${subscriberId}:${subscriberId}`]));
+        connection.publish(`${CHANGE_SUBJECTS.feeds}.${scope.environmentId}`, JSON.stringify([subscriberId]));
+      }
+      await connection.flush();
+      await eventually(async () => (opened.every(({ heard }) => heard.length >= 3) ? true : undefined));
+      expect(calls.received.length).toBeLessThanOrEqual(5);
+      expect(calls.received.flat().sort()).toEqual(subscribers.map((subscriberId) => `m-${subscriberId}`).sort());
+      for (const { heard } of opened) expect(heard[0]!.event).toBe("notification_received");
+    } finally {
+      await replica.stop();
+    }
+  });
+
+  it("emits batches in the order they left, even when a later one is read sooner", async () => {
+    let calls = 0;
+    const reads: LiveReads = {
+      async counts(_, subscriberIds) {
+        const call = calls++;
+        // The first read is the slowest: its counts are the oldest.
+        await new Promise((resolve) => setTimeout(resolve, call === 0 ? 300 : 10));
+        return new Map(subscriberIds.map((subscriberId) => [subscriberId, countsOf(call)]));
+      },
+      received: async () => [],
+    };
+    const replica = await startReplica(reads);
+    try {
+      const { heard } = await open(replica.url, "ordered");
+      await announce(CHANGE_SUBJECTS.feeds, ["ordered"]);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await announce(CHANGE_SUBJECTS.feeds, ["ordered"]);
+      await eventually(async () => (heard.length === 4 ? true : undefined));
+      expect(heard.filter(({ event }) => event === "unread_count_changed").map(({ payload }) => (payload as { unreadCount: number }).unreadCount)).toEqual([
+        0, 1,
+      ]);
+    } finally {
+      await replica.stop();
+    }
+  });
+
+  it("serves a subscriber on every replica: no replica needs to have written the message", async () => {
+    const { reads } = fakeReads();
+    const [first, second] = [await startReplica(reads), await startReplica(reads)];
+    try {
+      const onFirst = await open(first.url, "eve");
+      const onSecond = await open(second.url, "eve");
+      await announce(CHANGE_SUBJECTS.received, ["m2-eve:eve"]);
+      await eventually(async () => (onFirst.heard.length >= 3 && onSecond.heard.length >= 3 ? true : undefined));
+      expect(onSecond.heard[0]).toEqual(onFirst.heard[0]);
+    } finally {
+      await first.stop();
+      await second.stop();
+    }
+  });
+
+  it("drops a handshake it cannot check, so the client retries it", async () => {
+    let outage = true;
+    const flaky: Pick<SessionTokens, "verify"> = {
+      async verify(token) {
+        if (outage) {
+          outage = false;
+          throw new Error("environments cannot be read");
+        }
+        return sessions.verify(token);
+      },
+    };
+    const replica = await startReplica(fakeReads().reads, () => true, flaky);
+    try {
+      const token = await sessions.issue({ scope, subscriberId: "retry", subscriberDbId: hex24() });
+      const socket = connectSocket(replica.url, { transports: ["websocket"], query: { token }, forceNew: true, reconnectionDelay: 50 });
+      sockets.push(socket);
+      await new Promise<void>((resolve, reject) => {
+        socket.once("connect", resolve);
+        socket.once("connect_error", reject);
+      });
+      expect(outage).toBe(false);
+    } finally {
+      await replica.stop();
+    }
+  });
+
+  it("refuses a missing, forged or foreign token and a refused origin", async () => {
+    const { reads } = fakeReads();
+    const replica = await startReplica(reads, () => false);
+    const open2 = await startReplica(reads);
+    try {
+      const refusal = async (url: string, query: Record<string, string>) => {
+        const socket = connectSocket(url, { transports: ["websocket"], query, reconnection: false, forceNew: true });
+        sockets.push(socket);
+        return new Promise<string>((resolve, reject) => {
+          socket.once("connect", () => reject(new Error("connected")));
+          socket.once("connect_error", (error) => resolve(error.message));
+        });
+      };
+      expect(await refusal(open2.url, {})).toBe("Unauthorized");
+      expect(await refusal(open2.url, { token: "not.a.token" })).toBe("Unauthorized");
+      const foreign = await tokensOf().issue({ scope, subscriberId: "ada", subscriberDbId: hex24() });
+      expect(await refusal(open2.url, { token: foreign })).toBe("Unauthorized");
+      const valid = await sessions.issue({ scope, subscriberId: "ada", subscriberDbId: hex24() });
+      expect(await refusal(replica.url, { token: valid })).toBe("Unauthorized");
+      expect(open2.live.sockets()).toBe(0);
+    } finally {
+      await replica.stop();
+      await open2.stop();
+    }
+  });
+});

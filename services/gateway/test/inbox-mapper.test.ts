@@ -1,13 +1,13 @@
 import { parse } from "node:querystring";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { messagesV1, subscribersV1, workflowsV1 } from "@notify/proto";
+import { commonV1, messagesV1, subscribersV1, workflowsV1 } from "@notify/proto";
 import { describe, expect, it } from "vitest";
 import { HttpError } from "../src/errors.js";
 import { bulkBody, countQuery, inboxFilterOf, inboxNotificationToJson, listFilterToJson, listQuery } from "../src/mappers/inbox.js";
 import { parseOrThrow } from "../src/validation.js";
 
-const { Severity } = messagesV1;
+const { Severity } = commonV1;
 
 /** The query as Koa hands it over (Node's querystring). */
 const query = (text: string) => ({ ...parse(text) });

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Novu } from "@novu/js";
-import { messagesV1 } from "@notify/proto";
+import { commonV1 } from "@notify/proto";
 import { connectNats } from "@notify/runtime";
 import { eventually } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -8,7 +8,7 @@ import { openInbox, openSession } from "./inbox-helpers.js";
 import { createSubscriber, seeder, type Seeder } from "./messages-fixtures.js";
 import { startStack, type Data, type Json, type Stack } from "./stack.js";
 
-const { Severity } = messagesV1;
+const { Severity } = commonV1;
 
 let stack: Stack;
 let workflow: string;
@@ -109,6 +109,27 @@ async function counts(novu: Novu, filters: Record<string, unknown>[]): Promise<n
 const BELL = [{ read: false }, { seen: false }, { archived: true }, { snoozed: true }, { tags: ["orders"] }, {}];
 
 describe("the Inbox's notifications through @novu/js", () => {
+  it("takes a notification's severity from the trigger's overrides, and counts the bell by it", async () => {
+    const subscriberId = unique("sev");
+    const { token } = await openSession(stack, subscriberId);
+    const reply = await stack.request("POST", "/v1/events/trigger", {
+      name: workflow,
+      to: subscriberId,
+      payload: { order: 1 },
+      overrides: { severity: "high" },
+    });
+    expect(reply.status, JSON.stringify(reply.body)).toBe(201);
+    const [notification] = await eventually(async () => {
+      const page = await inboxOf(token);
+      return page.data.length === 1 ? page.data : undefined;
+    });
+    expect(notification!.severity).toBe("high");
+    expect((await inboxOf(token, "?severity=high")).data.map((listed) => listed.id)).toEqual([notification!.id]);
+    expect((await inboxOf(token, "?severity=none")).data).toEqual([]);
+    const session = await openSession(stack, subscriberId);
+    expect(session.unreadCount).toEqual({ total: 1, severity: { high: 1, medium: 0, low: 0, none: 0 } });
+  });
+
   it("lists a triggered notification rendered, unread and unseen, with its actions, workflow and recipient", async () => {
     const subscriberId = unique("ada");
     const novu = await openInbox(stack, subscriberId, { profile: { firstName: "Ada" } });

@@ -1,9 +1,8 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { messagesV1 } from "@notify/proto";
-import { holdsNul, invalidField } from "@notify/runtime";
-import { severityName } from "./mapping.js";
-import type { InboxFilter, SeverityName } from "./store.js";
+import { holdsNul, invalidField, severityName, type Severity, type SeverityName } from "@notify/runtime";
+import type { InboxFilter } from "./store.js";
 
 export const MAX_TAG_GROUPS = 30;
 export const MAX_TAGS_PER_GROUP = 30;
@@ -78,7 +77,7 @@ function checkTags(groups: readonly messagesV1.TagGroup[]): string[][] {
   });
 }
 
-function checkSeverities(severities: readonly messagesV1.Severity[]): SeverityName[] | null {
+function checkSeverities(severities: readonly Severity[]): SeverityName[] | null {
   if (severities.length === 0) return null;
   return severities.map((severity) => {
     const name = severityName(severity);

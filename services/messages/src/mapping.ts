@@ -1,20 +1,10 @@
 import { create, fromJson, toJson, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { messagesV1 } from "@notify/proto";
-import { channelName, channelNamed } from "@notify/runtime";
-import type {
-  AttemptRow,
-  ExecutionDetailRow,
-  InboxBulkChangeName,
-  InboxChangeName,
-  MarkAsName,
-  MessageGroupRow,
-  MessageRow,
-  SeverityName,
-  StatusName,
-} from "./store.js";
+import { channelName, channelNamed, Severity, severityName, severityNamed } from "@notify/runtime";
+import type { AttemptRow, ExecutionDetailRow, InboxBulkChangeName, InboxChangeName, MarkAsName, MessageGroupRow, MessageRow, StatusName } from "./store.js";
 
-const { MarkAs, MessageStatus, Severity, MessageSchema, MessageCtaSchema, EmailBlockSchema, EmailBlocksSchema } = messagesV1;
+const { MarkAs, MessageStatus, MessageSchema, MessageCtaSchema, EmailBlockSchema, EmailBlocksSchema } = messagesV1;
 
 export const STATUS_NAMES: Record<Exclude<messagesV1.MessageStatus, messagesV1.MessageStatus.UNSPECIFIED>, StatusName> = {
   [MessageStatus.SENT]: "sent",
@@ -33,20 +23,6 @@ const MARK_AS_NAMES: Record<Exclude<messagesV1.MarkAs, messagesV1.MarkAs.UNSPECI
   [MarkAs.UNREAD]: "unread",
   [MarkAs.UNSEEN]: "unseen",
 };
-
-const SEVERITY_NAMES: Record<Exclude<messagesV1.Severity, messagesV1.Severity.UNSPECIFIED>, SeverityName> = {
-  [Severity.NONE]: "none",
-  [Severity.LOW]: "low",
-  [Severity.MEDIUM]: "medium",
-  [Severity.HIGH]: "high",
-};
-
-const SEVERITIES_BY_NAME = Object.fromEntries(Object.entries(SEVERITY_NAMES).map(([value, name]) => [name, Number(value)])) as Record<
-  SeverityName,
-  messagesV1.Severity
->;
-
-export const severityName = (severity: messagesV1.Severity): SeverityName | undefined => SEVERITY_NAMES[severity as keyof typeof SEVERITY_NAMES];
 
 const INBOX_CHANGE_NAMES: Record<Exclude<messagesV1.InboxChange, messagesV1.InboxChange.UNSPECIFIED>, InboxChangeName> = {
   [messagesV1.InboxChange.READ]: "read",
@@ -161,7 +137,7 @@ export function messageFromRow(row: MessageRow): messagesV1.Message {
     createdAt: timestampFromDate(row.created_at),
     updatedAt: timestampFromDate(row.updated_at),
     archived: row.archived,
-    severity: SEVERITIES_BY_NAME[row.severity],
+    severity: severityNamed(row.severity) ?? Severity.NONE,
     tags: row.tags,
   });
   if (row.template_identifier !== null) message.templateIdentifier = row.template_identifier;

@@ -1,8 +1,7 @@
-import { textArray, type ChannelName, type Queryable } from "@notify/runtime";
+import { textArray, type ChannelName, type Queryable, type SeverityName } from "@notify/runtime";
 
 export type StatusName = "sent" | "error" | "warning";
 export type MarkAsName = "read" | "seen" | "unread" | "unseen";
-export type SeverityName = "none" | "low" | "medium" | "high";
 
 /** A row of messages.messages, as pg returns it. */
 export interface MessageRow {

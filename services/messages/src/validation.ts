@@ -1,7 +1,7 @@
-import { channelName, CHANNELS, holdsNul, invalidArgument, invalidField, isObjectId, type FieldErrors } from "@notify/runtime";
+import { channelName, CHANNELS, holdsNul, invalidArgument, invalidField, isObjectId, Severity, severityName, type FieldErrors } from "@notify/runtime";
 import { create } from "@bufbuild/protobuf";
 import { messagesV1 } from "@notify/proto";
-import { severityName, STATUS_NAMES } from "./mapping.js";
+import { STATUS_NAMES } from "./mapping.js";
 
 /** Messages per CreateMessages call: thousands in one statement, never an unbounded list. */
 export const MAX_CREATE_BATCH = 10_000;
@@ -50,7 +50,7 @@ function checkMessageFields(message: messagesV1.NewMessage, fail: Fail): void {
   if (action?.result?.type !== undefined && !BUTTON_TYPES.has(action.result.type)) {
     fail("cta.action.result.type", "type must be primary or secondary", action.result.type);
   }
-  if (message.severity !== messagesV1.Severity.UNSPECIFIED && !severityName(message.severity)) {
+  if (message.severity !== Severity.UNSPECIFIED && !severityName(message.severity)) {
     fail("severity", "severity must be one of high, medium, low, none", message.severity);
   }
   if (message.tags.length > MAX_TAGS) fail("tags", `at most ${MAX_TAGS} tags`, message.tags.length);

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SnoozeSchedule } from "../src/snoozes.js";
 import { callAs, fakeSubscribers, fakeWorkflows, inMemoryClient, newMessage, newScope, openDatabase, rpcError, type Fixture } from "./fixtures.js";
 
-const { InboxChange, InboxBulkChange, InboxActionType, Severity } = messagesV1;
+const { InboxChange, InboxBulkChange, InboxActionType } = messagesV1;
+const { Severity } = commonV1;
 
 let fixture: Fixture;
 const subscribers = fakeSubscribers();

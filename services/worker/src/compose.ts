@@ -1,11 +1,11 @@
 import { clone, create, type JsonObject } from "@bufbuild/protobuf";
 import { deliveriesV1, messagesV1, type integrationsV1, type subscribersV1, type triggersV1, type workflowsV1 } from "@notify/proto";
-import { CHAT_PROVIDER_IDS, Channel, channelNamed, PUSH_PROVIDER_IDS } from "@notify/runtime";
+import { CHAT_PROVIDER_IDS, Channel, channelNamed, PUSH_PROVIDER_IDS, Severity, severityNamed } from "@notify/runtime";
 import { objectAt } from "./filters.js";
 import { render } from "./render.js";
 
 export type NewMessage = messagesV1.NewMessage;
-const { MessageStatus, Severity, NewMessageSchema, EmailBlocksSchema, MessageCtaSchema } = messagesV1;
+const { MessageStatus, NewMessageSchema, EmailBlocksSchema, MessageCtaSchema } = messagesV1;
 
 /**
  * What composing reads of a recipient: a Recipient of a fan-out page, or a Subscriber (named
@@ -119,6 +119,12 @@ function smsContent(message: NewMessage, context: RunContext): deliveriesV1.Deli
 
 const textOf = (message: NewMessage) => (message.content.case === "text" ? message.content.value : "");
 
+/** As Novu orders it: the trigger's `overrides.severity`, else the workflow's (ours name none yet), else none. */
+function severityOf(overrides: JsonObject): Severity {
+  const named = overrides["severity"];
+  return (typeof named === "string" ? severityNamed(named) : undefined) ?? Severity.NONE;
+}
+
 /**
  * The message as every channel starts it: identity, rendered subject/title/content, payload. A
  * literal rather than create(): protobuf-es messages are plain objects, and create() walks all
@@ -143,7 +149,7 @@ function baseMessage(step: workflowsV1.Step, context: RunContext, channel: Chann
     deliveredAt: [],
     payload: context.payload,
     overrides: context.overrides,
-    severity: Severity.NONE,
+    severity: severityOf(context.overrides),
     tags: context.workflow.tags,
   };
   if (template?.subject !== undefined) message.subject = render(template.subject, context.data);

@@ -1,7 +1,8 @@
 import type { messagesV1, subscribersV1, workflowsV1 } from "@notify/proto";
 import type { InboxCounts, ReceivedMessage } from "../live.js";
 import { isoOrNull } from "./common.js";
-import { SEVERITY_NAMES, workflowSummaryToJson } from "./inbox.js";
+import { severityName } from "@notify/runtime";
+import { workflowSummaryToJson } from "./inbox.js";
 import { messageFieldsToJson } from "./messages.js";
 
 // The Inbox's live events (protocol §4.2, §4.3): the payloads of the socket's events.
@@ -28,7 +29,7 @@ export function receivedMessageOf(
   json.archivedAt = isoOrNull(message.archivedAt);
   json.tags = message.tags;
   json.data = message.data ?? {};
-  json.severity = SEVERITY_NAMES.get(message.severity) ?? "none";
+  json.severity = severityName(message.severity) ?? "none";
   if (workflow) json.workflow = workflowSummaryToJson(workflow);
   json.subscriber = subscriber ? subscriberOfMessage(subscriber) : { _id: message.subscriberId, subscriberId: message.externalSubscriberId };
   return { subscriberId: message.externalSubscriberId, message: json };

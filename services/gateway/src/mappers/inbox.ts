@@ -1,24 +1,20 @@
 import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { messagesV1, type subscribersV1, type workflowsV1 } from "@notify/proto";
-import { isObjectId } from "@notify/runtime";
+import { isObjectId, SEVERITIES, severityName, severityNamed, type SeverityName } from "@notify/runtime";
 import { z } from "zod";
 import { validationError } from "../errors.js";
 import { queryBool, queryInt } from "../validation.js";
 import { isoOrNull } from "./common.js";
 
-const { Severity, InboxActionType, InboxChange, InboxBulkChange } = messagesV1;
+const { InboxActionType, InboxChange, InboxBulkChange } = messagesV1;
 
 // The Inbox's notifications (/v1/inbox/notifications, @novu/js's protocol): its filters as the
 // client encodes them, and the InboxNotification it reads.
 
-const SEVERITIES = { high: Severity.HIGH, medium: Severity.MEDIUM, low: Severity.LOW, none: Severity.NONE } as const;
-type SeverityName = keyof typeof SEVERITIES;
-export const SEVERITY_NAMES = new Map<messagesV1.Severity, SeverityName>(Object.entries(SEVERITIES).map(([name, value]) => [value, name as SeverityName]));
-
-const severityName = z.enum(Object.keys(SEVERITIES) as [SeverityName, ...SeverityName[]], { error: "severity must be one of high, medium, low, none" });
+const severityText = z.enum(SEVERITIES, { error: `severity must be one of ${SEVERITIES.join(", ")}` });
 /** One severity or several. */
-const severities = z.union([severityName.transform((name) => [name]), z.array(severityName).max(4)]);
+const severities = z.union([severityText.transform((name) => [name]), z.array(severityText).max(SEVERITIES.length)]);
 
 const tag = z.string({ error: "tags must be strings" }).min(1, "tags must not be empty").max(255, "tags must be at most 255 characters");
 const orGroup = z.object({ or: z.array(tag).min(1).max(30) }).transform((group) => group.or);
@@ -109,7 +105,7 @@ export function inboxFilterOf(filter: ParsedFilter): InboxFilterInit {
     ...(filter.seen !== undefined ? { seen: filter.seen } : {}),
     ...(filter.archived !== undefined ? { archived: filter.archived } : {}),
     ...(filter.snoozed !== undefined ? { snoozed: filter.snoozed } : {}),
-    severities: (filter.severity ?? []).map((name) => SEVERITIES[name]),
+    severities: (filter.severity ?? []).map((name: SeverityName) => severityNamed(name)),
     ...(filter.data ? { data: filter.data as JsonObject } : {}),
     ...(filter.createdGte !== undefined ? { createdGte: timestampFromDate(new Date(filter.createdGte)) } : {}),
     ...(filter.createdLte !== undefined ? { createdLte: timestampFromDate(new Date(filter.createdLte)) } : {}),
@@ -185,7 +181,7 @@ export const listQuery = z.preprocess(
     archived: queryBool.optional(),
     snoozed: queryBool.optional(),
     tags: z.array(z.array(tag).min(1).max(30)).max(30),
-    severity: z.array(severityName).max(4).optional(),
+    severity: z.array(severityText).max(SEVERITIES.length).optional(),
     data: dataText.optional(),
     createdGte: epochMs.optional(),
     createdLte: epochMs.optional(),
@@ -289,7 +285,7 @@ export function inboxNotificationToJson(
   if (message.cta?.url !== undefined) json.redirect = { url: message.cta.url };
   put(json, "data", message.data);
   if (workflow) json.workflow = workflowSummaryToJson(workflow);
-  json.severity = SEVERITY_NAMES.get(message.severity) ?? "none";
+  json.severity = severityName(message.severity) ?? "none";
   return json;
 }
 

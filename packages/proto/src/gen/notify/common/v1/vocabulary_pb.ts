@@ -9,7 +9,7 @@ import { enumDesc, fileDesc } from "@bufbuild/protobuf/codegenv2";
  * Describes the file notify/common/v1/vocabulary.proto.
  */
 export const file_notify_common_v1_vocabulary: GenFile = /*@__PURE__*/
-  fileDesc("CiFub3RpZnkvY29tbW9uL3YxL3ZvY2FidWxhcnkucHJvdG8SEG5vdGlmeS5jb21tb24udjEqfgoHQ2hhbm5lbBIXChNDSEFOTkVMX1VOU1BFQ0lGSUVEEAASEgoOQ0hBTk5FTF9JTl9BUFAQARIRCg1DSEFOTkVMX0VNQUlMEAISDwoLQ0hBTk5FTF9TTVMQAxIQCgxDSEFOTkVMX0NIQVQQBBIQCgxDSEFOTkVMX1BVU0gQBSpgCg1Tb3J0RGlyZWN0aW9uEh4KGlNPUlRfRElSRUNUSU9OX1VOU1BFQ0lGSUVEEAASFgoSU09SVF9ESVJFQ1RJT05fQVNDEAESFwoTU09SVF9ESVJFQ1RJT05fREVTQxACYgZwcm90bzM");
+  fileDesc("CiFub3RpZnkvY29tbW9uL3YxL3ZvY2FidWxhcnkucHJvdG8SEG5vdGlmeS5jb21tb24udjEqfgoHQ2hhbm5lbBIXChNDSEFOTkVMX1VOU1BFQ0lGSUVEEAASEgoOQ0hBTk5FTF9JTl9BUFAQARIRCg1DSEFOTkVMX0VNQUlMEAISDwoLQ0hBTk5FTF9TTVMQAxIQCgxDSEFOTkVMX0NIQVQQBBIQCgxDSEFOTkVMX1BVU0gQBSpgCg1Tb3J0RGlyZWN0aW9uEh4KGlNPUlRfRElSRUNUSU9OX1VOU1BFQ0lGSUVEEAASFgoSU09SVF9ESVJFQ1RJT05fQVNDEAESFwoTU09SVF9ESVJFQ1RJT05fREVTQxACKnEKCFNldmVyaXR5EhgKFFNFVkVSSVRZX1VOU1BFQ0lGSUVEEAASEQoNU0VWRVJJVFlfTk9ORRABEhAKDFNFVkVSSVRZX0xPVxACEhMKD1NFVkVSSVRZX01FRElVTRADEhEKDVNFVkVSSVRZX0hJR0gQBGIGcHJvdG8z");
 
 /**
  * A delivery channel.
@@ -81,4 +81,42 @@ export enum SortDirection {
  */
 export const SortDirectionSchema: GenEnum<SortDirection> = /*@__PURE__*/
   enumDesc(file_notify_common_v1_vocabulary, 1);
+
+/**
+ * How urgent a notification is (the Inbox sorts and filters by it).
+ *
+ * @generated from enum notify.common.v1.Severity
+ */
+export enum Severity {
+  /**
+   * @generated from enum value: SEVERITY_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: SEVERITY_NONE = 1;
+   */
+  NONE = 1,
+
+  /**
+   * @generated from enum value: SEVERITY_LOW = 2;
+   */
+  LOW = 2,
+
+  /**
+   * @generated from enum value: SEVERITY_MEDIUM = 3;
+   */
+  MEDIUM = 3,
+
+  /**
+   * @generated from enum value: SEVERITY_HIGH = 4;
+   */
+  HIGH = 4,
+}
+
+/**
+ * Describes the enum notify.common.v1.Severity.
+ */
+export const SeveritySchema: GenEnum<Severity> = /*@__PURE__*/
+  enumDesc(file_notify_common_v1_vocabulary, 2);
 

@@ -651,6 +651,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v1/events/trigger",
+    rateLimit: { category: "trigger" },
     bodyLimit: 5 * MIB,
     body: triggerBody,
     handle: async ({ body, clients, call }) => {
@@ -660,6 +661,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v1/events/trigger/bulk",
+    rateLimit: { category: "trigger", cost: "bulk" },
     bodyLimit: 5 * MIB,
     body: bulkTriggerBody,
     handle: async ({ body, clients, call }) => {
@@ -680,6 +682,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v1/events/trigger/broadcast",
+    rateLimit: { category: "trigger", cost: "bulk" },
     status: 200,
     bodyLimit: 5 * MIB,
     body: broadcastBody,
@@ -690,6 +693,7 @@ export const routes: Route[] = [
   route({
     method: "DELETE",
     path: "/v1/events/trigger/:transactionId",
+    rateLimit: { category: "trigger" },
     params: z.object({ transactionId: keyString("transactionId") }),
     handle: async ({ params, clients, call }) => (await clients.triggers.cancelTrigger(params, call)).canceled,
   }),

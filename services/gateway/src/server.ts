@@ -18,10 +18,11 @@ import { ensureBootstrapKey } from "./accounts.js";
 import { createApp } from "./app.js";
 import { followRevocations } from "./auth.js";
 import { connectClients } from "./clients.js";
-import { readConfig, type GatewayConfig } from "./config.js";
+import { defaultRateLimits, readConfig, type GatewayConfig } from "./config.js";
 import { createEnvironments, type Accounts } from "./environments.js";
 import { feedPagesFollowed } from "./forgetting.js";
 import { createFeedPages } from "./messages-client.js";
+import { createRateLimiter } from "./rate-limits.js";
 import { routes } from "./routes.js";
 import { createSessionTokens } from "./sessions.js";
 
@@ -76,6 +77,7 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
     auth: { pool, redis, cacheSeconds: config.API_KEY_CACHE_SECONDS },
     accounts,
     idempotency: { redis, ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS, log },
+    ...(config.RATE_LIMITS === "on" ? { rateLimits: { limiter: createRateLimiter(redis), environments, defaults: defaultRateLimits(config) } } : {}),
     outbound: { allowedCidrs: config.OUTBOUND_ALLOWED_CIDRS },
     readiness: { pool, redis, nats: nats.current, services: downstream.health, timeoutMs: config.READINESS_TIMEOUT_MS, accepting: () => accepting },
   });

@@ -16,6 +16,7 @@ import {
   autocannon,
   benchDatabase,
   cpuSeconds,
+  freePort,
   load,
   percentile,
   startFloor,
@@ -30,7 +31,7 @@ const E2E_SECONDS = Number(process.env.BENCH_E2E_SECONDS ?? 60);
 const BROADCAST = Number(process.env.BENCH_BROADCAST ?? 100_000);
 const PHASES = new Set((process.env.BENCH_PHASES ?? "acceptance,latency,broadcast,idle").split(","));
 const CONNECTIONS = 100;
-const ACCEPTANCE_ROUNDS = 3;
+const ACCEPTANCE_ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
 const { addKey } = await import(new URL("../services/gateway/dist/accounts.js", import.meta.url).href);
 // The gateways of this benchmark run without GATEWAY_ENCRYPTION_KEY: keys are sealed with the development key.
@@ -110,7 +111,8 @@ export default async function triggersBench({ report }) {
   try {
     const { ports, common } = await startServices(pool, children, { DATABASE_URL: database.url, ...jobs });
     const key = randomBytes(16).toString("hex");
-    children.push(startProcess("gateway", { ...common, GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: String(ports.gateway), BOOTSTRAP_API_KEY: key }));
+    const gatewayEnv = { ...common, GATEWAY_HOST: "127.0.0.1", BOOTSTRAP_API_KEY: key };
+    children.push(startProcess("gateway", { ...gatewayEnv, GATEWAY_PORT: String(ports.gateway) }));
     const api = `http://127.0.0.1:${ports.gateway}`;
     const headers = { authorization: `ApiKey ${key}`, "content-type": "application/json" };
     await waitFor(async () => (await fetch(`${api}/readyz`)).ok, "gateway", 60_000);
@@ -125,8 +127,8 @@ export default async function triggersBench({ report }) {
       workerStarted = true;
       children.push(startProcess("worker", { ...common, WORKER_PORT: String(ports.worker) }));
     };
-    const singleTriggers = (n) => ({
-      url: `${api}/v1/events/trigger`,
+    const singleTriggers = (n, origin = api) => ({
+      url: `${origin}/v1/events/trigger`,
       method: "POST",
       headers,
       connections: CONNECTIONS,
@@ -147,26 +149,45 @@ export default async function triggersBench({ report }) {
         duration: SECONDS,
         body: JSON.stringify({ name, to: "bench-sub", payload: {} }),
       };
-      /** One load run with the CPU the given processes spent per request (warm-up included). */
-      const measured = async (pids, options) => {
+      /** One load run with the CPU the given processes, and the gateway among them, spent per request (warm-up included). */
+      const measured = async (pids, options, gatewayPid = pids[0]) => {
         const cpu = cpuUse(pids);
+        const gatewayCpu = cpuUse([gatewayPid]);
         const result = await load(options);
-        return { ...result, cpuPerRequest: cpu() / (result.total + result.warmup) };
+        const requests = result.total + result.warmup;
+        return { ...result, cpuPerRequest: cpu() / requests, gatewayCpuPerRequest: gatewayCpu() / requests };
       };
+      // What rate limiting costs: a second gateway without it, over the same services, measured
+      // beside ours in every round (which of the two goes first alternates).
+      const unlimitedPort = await freePort();
+      const unlimited = startProcess("gateway", { ...gatewayEnv, GATEWAY_PORT: String(unlimitedPort), RATE_LIMITS: "off" });
+      const unlimitedApi = `http://127.0.0.1:${unlimitedPort}`;
+      await waitFor(async () => (await fetch(`${unlimitedApi}/readyz`)).ok, "gateway without rate limits", 60_000);
       const floorRuns = [];
       const ourRuns = [];
+      const unlimitedRuns = [];
       for (let round = 0; round < ACCEPTANCE_ROUNDS; round++) {
         floorRuns.push(await measured([floorG.pid], floorLoad));
-        ourRuns.push(
-          await measured(
-            children.map((child) => child.pid),
-            singleTriggers(1),
-          ),
+        const pids = children.map((child) => child.pid);
+        const gatewayPid = children.find((child) => child.name === "gateway").pid;
+        const runOurs = async () => ourRuns.push(await measured(pids, singleTriggers(1), gatewayPid));
+        const runUnlimited = async () =>
+          unlimitedRuns.push(await measured([...pids.filter((pid) => pid !== gatewayPid), unlimited.pid], singleTriggers(1, unlimitedApi), unlimited.pid));
+        if (round % 2 === 0) {
+          await runOurs();
+          await runUnlimited();
+        } else {
+          await runUnlimited();
+          await runOurs();
+        }
+        console.log(
+          `acceptance round ${round + 1}: ours ${Math.round(ourRuns[round].rps)} req/s (gateway ${Math.round(ourRuns[round].gatewayCpuPerRequest * 1e6)} µs/request), ` +
+            `without rate limits ${Math.round(unlimitedRuns[round].rps)} req/s (${Math.round(unlimitedRuns[round].gatewayCpuPerRequest * 1e6)} µs/request), floor ${Math.round(floorRuns[round].rps)} req/s`,
         );
-        console.log(`acceptance round ${round + 1}: ours ${Math.round(ourRuns[round].rps)} req/s, floor ${Math.round(floorRuns[round].rps)} req/s`);
       }
       await floorG.stop();
-      if (ourRuns.some((run) => run.failed > 0)) throw new Error("trigger requests failed");
+      await stopProcess(unlimited);
+      if ([...ourRuns, ...unlimitedRuns].some((run) => run.failed > 0)) throw new Error("trigger requests failed");
       const median = (runs, pick) => percentile(runs.map(pick), 50);
       report({
         name: "trigger acceptance, 100 connections",
@@ -180,6 +201,21 @@ export default async function triggersBench({ report }) {
         value: median(ourRuns, (run) => run.p99),
         unit: "ms",
         floor: median(floorRuns, (run) => run.p99),
+      });
+      report({
+        name: "trigger acceptance with rate limits, against without",
+        value: median(ourRuns, (run) => run.rps),
+        unit: "req/s",
+        floor: median(unlimitedRuns, (run) => run.rps),
+        target: "ratio ≥ 0.95",
+      });
+      // Steadier than throughput on a shared machine: the gateway's own CPU per request.
+      report({
+        name: "trigger acceptance, CPU of the gateway per request with rate limits, against without",
+        value: median(ourRuns, (run) => run.gatewayCpuPerRequest) * 1e6,
+        unit: "µs",
+        floor: median(unlimitedRuns, (run) => run.gatewayCpuPerRequest) * 1e6,
+        target: "ratio ≤ 1.05",
       });
       // Where throughput goes: CPU of the Node processes per accepted request (Postgres, NATS and Redis apart).
       report({

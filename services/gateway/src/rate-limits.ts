@@ -114,7 +114,7 @@ const LEASE_DIVISOR = 20;
 const KEY_PREFIX = "notify:ratelimit";
 
 export interface RateLimiter {
-  take(environmentId: string, category: RateLimitCategory, cost: number, perSecond: number): Promise<Decision>;
+  take(environmentId: string, category: RateLimitCategory, cost: number, perSecond: number): Decision | Promise<Decision>;
 }
 
 /**
@@ -167,49 +167,53 @@ export function createRateLimiter(redis: Redis): RateLimiter {
     }
   }
 
-  return {
-    async take(environmentId, category, cost, perSecond) {
-      const { limit, burst } = budgetOf(perSecond);
-      const key = `${category}:${environmentId}`;
-      const decision = (allowed: boolean, lease: Lease): Decision => ({
-        allowed,
-        limit,
-        burst,
-        remaining: Math.min(burst, lease.spare + lease.tokens),
-        resetMs: Math.max(0, lease.until - Date.now()),
-      });
-      for (;;) {
-        const lease = leases.get(key);
-        if (lease && lease.until > Date.now()) {
-          if (lease.refilling) {
-            await lease.refilling;
-            continue;
-          }
-          if (lease.tokens >= cost) {
-            lease.tokens -= cost;
-            return decision(true, lease);
-          }
-          // The shared budget had no room for this cost when last asked: refused here, no round trip.
-          if (lease.spare < cost) return decision(false, lease);
-        }
-        const pending = refill(key, environmentId, limiterOf(category, burst), cost, burst);
-        const refilling = pending.then(
-          () => undefined,
-          () => undefined,
-        );
-        const waitedOn: Lease = lease && lease.until > Date.now() ? lease : { tokens: 0, until: Number.POSITIVE_INFINITY, spare: burst };
-        waitedOn.refilling = refilling;
-        leases.set(key, waitedOn);
-        try {
-          const allowed = await pending;
-          return decision(allowed, leases.get(key) as Lease);
-        } finally {
-          // A refill replaces the lease; one that failed must not leave its waiters waiting for good.
-          if (leases.get(key) === waitedOn) leases.delete(key);
-        }
+  /** Waits for the refill under way, or makes one, then decides again. */
+  async function afterRefill(key: string, environmentId: string, category: RateLimitCategory, cost: number, perSecond: number): Promise<Decision> {
+    const lease = leases.get(key);
+    if (lease?.refilling && lease.until > Date.now()) {
+      await lease.refilling;
+      return take(environmentId, category, cost, perSecond);
+    }
+    const { limit, burst } = budgetOf(perSecond);
+    const pending = refill(key, environmentId, limiterOf(category, burst), cost, burst);
+    const waitedOn: Lease = lease && lease.until > Date.now() ? lease : { tokens: 0, until: Number.POSITIVE_INFINITY, spare: burst };
+    waitedOn.refilling = pending.then(
+      () => undefined,
+      () => undefined,
+    );
+    leases.set(key, waitedOn);
+    try {
+      return decisionOf(await pending, limit, burst, leases.get(key) as Lease);
+    } finally {
+      // A refill replaces the lease; one that failed must not leave its waiters waiting for good.
+      if (leases.get(key) === waitedOn) leases.delete(key);
+    }
+  }
+
+  /** Decided here while the lease lasts (no promise made: the hot routes pass here on every request), else after a refill. */
+  function take(environmentId: string, category: RateLimitCategory, cost: number, perSecond: number): Decision | Promise<Decision> {
+    const key = `${category}:${environmentId}`;
+    const lease = leases.get(key);
+    if (lease && !lease.refilling && lease.until > Date.now()) {
+      if (lease.tokens >= cost) {
+        lease.tokens -= cost;
+        const { limit, burst } = budgetOf(perSecond);
+        return decisionOf(true, limit, burst, lease);
       }
-    },
-  };
+      // The shared budget had no room for this cost when last asked: refused here, no round trip.
+      if (lease.spare < cost) {
+        const { limit, burst } = budgetOf(perSecond);
+        return decisionOf(false, limit, burst, lease);
+      }
+    }
+    return afterRefill(key, environmentId, category, cost, perSecond);
+  }
+
+  return { take };
+}
+
+function decisionOf(allowed: boolean, limit: number, burst: number, lease: Lease): Decision {
+  return { allowed, limit, burst, remaining: Math.min(burst, lease.spare + lease.tokens), resetMs: Math.max(0, lease.until - Date.now()) };
 }
 
 export interface RateLimitDeps {
@@ -226,26 +230,58 @@ export interface RateLimitDeps {
  * environment is the key's) and before the body is read, so a refused request costs little.
  */
 export function rateLimitMiddleware(deps: RateLimitDeps) {
+  const settingsOfEnvironment = keptSettings(deps);
   return (route: Route) => {
     const { category, cost } = route.rateLimit;
     const tokens = COST_TOKENS[cost];
-    return async (ctx: Context, next: Next) => {
-      const scope = ctx.state.scope as Scope;
-      // Environments are kept in this process; a failed lookup limits with the defaults rather than failing the request.
-      const environment = await deps.environments.byId(scope.environmentId).catch(() => undefined);
-      const settings = settingsOf(deps.defaults, environment?.rateLimits);
-      const decision = await deps.limiter.take(scope.environmentId, category, tokens, settings.perSecond[category]);
+    const policies = new WeakMap<RateLimitSettings, string>();
+    const answer = (ctx: Context, next: Next, settings: RateLimitSettings, decision: Decision) => {
+      let policy = policies.get(settings);
+      if (policy === undefined) {
+        policy = `${decision.limit};w=${WINDOW_SECONDS};burst=${decision.burst};comment="fixed window";category="${category}";cost="${cost}";serviceLevel="${settings.serviceLevel}"`;
+        policies.set(settings, policy);
+      }
       const resetSeconds = Math.ceil(decision.resetMs / 1000);
-      ctx.set({
-        "RateLimit-Limit": String(decision.limit),
-        "RateLimit-Remaining": String(decision.remaining),
-        "RateLimit-Reset": String(resetSeconds),
-        "RateLimit-Policy": `${decision.limit};w=${WINDOW_SECONDS};burst=${decision.burst};comment="fixed window";category="${category}";cost="${cost}";serviceLevel="${settings.serviceLevel}"`,
-      });
+      ctx.set("RateLimit-Limit", String(decision.limit));
+      ctx.set("RateLimit-Remaining", String(decision.remaining));
+      ctx.set("RateLimit-Reset", String(resetSeconds));
+      ctx.set("RateLimit-Policy", policy);
       if (!decision.allowed) {
         throw new HttpError(429, "API rate limit exceeded", {}, { "Retry-After": String(Math.max(1, resetSeconds)) });
       }
-      await next();
+      return next();
     };
+    const limit = (ctx: Context, next: Next, environmentId: string, settings: RateLimitSettings) => {
+      const decision = deps.limiter.take(environmentId, category, tokens, settings.perSecond[category]);
+      return decision instanceof Promise ? decision.then((decided) => answer(ctx, next, settings, decided)) : answer(ctx, next, settings, decision);
+    };
+    // Not an async function: on the hot routes every step decides synchronously, and each
+    // promise a request makes on its way is measurable.
+    return (ctx: Context, next: Next) => {
+      const { environmentId } = ctx.state.scope as Scope;
+      const settings = settingsOfEnvironment(environmentId);
+      return settings instanceof Promise ? settings.then((found) => limit(ctx, next, environmentId, found)) : limit(ctx, next, environmentId, settings);
+    };
+  };
+}
+
+/** How long an environment's settings are kept here, as long as environments.ts keeps the environment. */
+const SETTINGS_KEPT_MS = 60_000;
+
+/** Each environment's settings, kept so that a request usually finds them without a promise. */
+function keptSettings({ environments, defaults }: RateLimitDeps) {
+  const kept = new Map<string, { settings: RateLimitSettings; until: number }>();
+  return (environmentId: string): RateLimitSettings | Promise<RateLimitSettings> => {
+    const entry = kept.get(environmentId);
+    if (entry && entry.until > Date.now()) return entry.settings;
+    return environments.byId(environmentId).then(
+      (environment) => {
+        const settings = settingsOf(defaults, environment?.rateLimits);
+        kept.set(environmentId, { settings, until: Date.now() + SETTINGS_KEPT_MS });
+        return settings;
+      },
+      // A failed lookup limits with the defaults, for this request only, rather than failing it.
+      () => defaults,
+    );
   };
 }

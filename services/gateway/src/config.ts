@@ -1,6 +1,6 @@
 import { parseCidrs } from "@notify/providers";
 import { z } from "zod";
-import { SERVICE_LEVEL_NAMES, SERVICE_LEVELS, settingsOf, type RateLimitSettings } from "./rate-limits.js";
+import { SERVICE_LEVEL_NAMES } from "./rate-limits.js";
 import { commonEnv, encryptionKeyVariable, rpcClientEnv, loadConfig, parsedText, port, url, type Env } from "@notify/runtime";
 
 const perSecond = z.preprocess((value) => (value === "" ? undefined : value), z.coerce.number().int().positive().optional());
@@ -43,6 +43,14 @@ const schema = z.object({
     .max(365 * 24)
     .default(30 * 24),
   API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
+  /** API rate limits (README: Rate limits): off only to measure what they cost. */
+  RATE_LIMITS: z.enum(["on", "off"]).default("on"),
+  /** The service level of environments without limits of their own. */
+  RATE_LIMIT_SERVICE_LEVEL: z.enum(SERVICE_LEVEL_NAMES).default("enterprise"),
+  /** Requests per second of a category, over the service level's, for environments without limits of their own. */
+  RATE_LIMIT_TRIGGER: perSecond,
+  RATE_LIMIT_CONFIGURATION: perSecond,
+  RATE_LIMIT_GLOBAL: perSecond,
   IDEMPOTENCY_TTL_SECONDS: z.coerce.number().int().min(60).default(86_400),
   /**
    * Memory for the feed pages kept between identical polls (messages-client.ts); 0 keeps none.
@@ -53,32 +61,11 @@ const schema = z.object({
   FEED_CACHE_MB: z.coerce.number().int().min(0).max(4096).default(32),
   /** Ranges user-set URLs may reach besides the public internet (README: Outbound safety). */
   OUTBOUND_ALLOWED_CIDRS: parsedText(parseCidrs),
-  /** API rate limits (README: Rate limits): off only to measure what they cost. */
-  RATE_LIMITS: z.enum(["on", "off"]).default("on"),
-  /** The service level of environments without limits of their own. */
-  RATE_LIMIT_SERVICE_LEVEL: z.enum(SERVICE_LEVEL_NAMES).default("enterprise"),
-  /** Requests per second of a category, over the service level's, for environments without limits of their own. */
-  RATE_LIMIT_TRIGGER: perSecond,
-  RATE_LIMIT_CONFIGURATION: perSecond,
-  RATE_LIMIT_GLOBAL: perSecond,
   /** Time a readiness probe waits for each dependency. */
   READINESS_TIMEOUT_MS: z.coerce.number().int().min(50).default(1_000),
 });
 
 export type GatewayConfig = z.infer<typeof schema>;
-
-/** The rate limits of environments without limits of their own. */
-export function defaultRateLimits(config: GatewayConfig): RateLimitSettings {
-  const level = config.RATE_LIMIT_SERVICE_LEVEL;
-  return settingsOf(
-    { serviceLevel: level, perSecond: SERVICE_LEVELS[level] },
-    {
-      ...(config.RATE_LIMIT_TRIGGER ? { trigger: config.RATE_LIMIT_TRIGGER } : {}),
-      ...(config.RATE_LIMIT_CONFIGURATION ? { configuration: config.RATE_LIMIT_CONFIGURATION } : {}),
-      ...(config.RATE_LIMIT_GLOBAL ? { global: config.RATE_LIMIT_GLOBAL } : {}),
-    },
-  );
-}
 
 export function readConfig(env: Env = process.env): GatewayConfig {
   return loadConfig(schema, env);

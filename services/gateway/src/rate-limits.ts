@@ -2,6 +2,7 @@ import type { Redis, Scope } from "@notify/runtime";
 import type { Context, Next } from "koa";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
 import { z } from "zod";
+import type { GatewayConfig } from "./config.js";
 import type { Environments } from "./environments.js";
 import { HttpError } from "./errors.js";
 import type { Route } from "./route.js";
@@ -75,6 +76,19 @@ export function settingsOf(base: RateLimitSettings, overrides: EnvironmentRateLi
       global: overrides.global ?? level.perSecond.global,
     },
   };
+}
+
+/** The rate limits of environments without limits of their own (the RATE_LIMIT_* variables). */
+export function defaultRateLimits(config: GatewayConfig): RateLimitSettings {
+  const level = config.RATE_LIMIT_SERVICE_LEVEL;
+  return settingsOf(
+    { serviceLevel: level, perSecond: SERVICE_LEVELS[level] },
+    {
+      ...(config.RATE_LIMIT_TRIGGER ? { trigger: config.RATE_LIMIT_TRIGGER } : {}),
+      ...(config.RATE_LIMIT_CONFIGURATION ? { configuration: config.RATE_LIMIT_CONFIGURATION } : {}),
+      ...(config.RATE_LIMIT_GLOBAL ? { global: config.RATE_LIMIT_GLOBAL } : {}),
+    },
+  );
 }
 
 /** The tokens a window grants (RateLimit-Limit) and the most it admits (the burst). */

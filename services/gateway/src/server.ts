@@ -18,11 +18,11 @@ import { ensureBootstrapKey } from "./accounts.js";
 import { createApp } from "./app.js";
 import { followRevocations } from "./auth.js";
 import { connectClients } from "./clients.js";
-import { defaultRateLimits, readConfig, type GatewayConfig } from "./config.js";
+import { readConfig, type GatewayConfig } from "./config.js";
 import { createEnvironments, type Accounts } from "./environments.js";
 import { feedPagesFollowed } from "./forgetting.js";
 import { createFeedPages } from "./messages-client.js";
-import { createRateLimiter } from "./rate-limits.js";
+import { createRateLimiter, defaultRateLimits } from "./rate-limits.js";
 import { routes } from "./routes.js";
 import { createSessionTokens } from "./sessions.js";
 

@@ -1,9 +1,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { eventually, freePort, listening, stopChild } from "@notify/testing";
+import { eventually } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSubscriber, newMessage, seeder } from "./messages-fixtures.js";
 import { startStack, type Data, type Stack } from "./stack.js";
@@ -13,19 +14,42 @@ import { startStack, type Data, type Stack } from "./stack.js";
 
 const workerEntry = fileURLToPath(new URL("../../worker/dist/server.js", import.meta.url));
 
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
 const natsPort = await freePort();
 const natsStore = mkdtempSync(join(tmpdir(), "notify-nats-"));
 let nats: ChildProcess | undefined;
 
 async function startNats(): Promise<void> {
   nats = spawn("nats-server", ["-a", "127.0.0.1", "-p", String(natsPort), "-js", "-sd", natsStore], { stdio: "ignore" });
-  await listening(natsPort);
+  await eventually(
+    () =>
+      new Promise<true | undefined>((resolve) => {
+        const probe = createServer();
+        probe.once("error", () => resolve(true)); // the port is taken: nats is listening
+        probe.listen(natsPort, "127.0.0.1", () => probe.close(() => resolve(undefined)));
+      }),
+    10_000,
+  );
 }
 
 async function stopNats(): Promise<void> {
   const running = nats;
   nats = undefined;
-  await stopChild(running);
+  if (!running || running.exitCode !== null) return;
+  await new Promise<void>((resolve) => {
+    running.once("exit", () => resolve());
+    running.kill("SIGTERM");
+  });
 }
 
 let stack: Stack;

@@ -1,7 +1,7 @@
 import { connectRedis, objectId, type Redis } from "@notify/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readConfig, defaultRateLimits } from "../src/config.js";
-import { createRateLimiter, settingsOf, SERVICE_LEVELS } from "../src/rate-limits.js";
+import { readConfig } from "../src/config.js";
+import { createRateLimiter, defaultRateLimits, settingsOf, SERVICE_LEVELS } from "../src/rate-limits.js";
 
 // Two limiters over one Redis stand for two gateways sharing an environment's budget.
 let redis: Redis;

@@ -16,6 +16,7 @@ import {
   autocannon,
   benchDatabase,
   cpuSeconds,
+  freePort,
   load,
   percentile,
   startFloor,
@@ -30,7 +31,7 @@ const E2E_SECONDS = Number(process.env.BENCH_E2E_SECONDS ?? 60);
 const BROADCAST = Number(process.env.BENCH_BROADCAST ?? 100_000);
 const PHASES = new Set((process.env.BENCH_PHASES ?? "acceptance,latency,broadcast,idle").split(","));
 const CONNECTIONS = 100;
-const ACCEPTANCE_ROUNDS = 3;
+const ACCEPTANCE_ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
 const { addKey } = await import(new URL("../services/gateway/dist/accounts.js", import.meta.url).href);
 // The gateways of this benchmark run without GATEWAY_ENCRYPTION_KEY: keys are sealed with the development key.
@@ -110,7 +111,10 @@ export default async function triggersBench({ report }) {
   try {
     const { ports, common } = await startServices(pool, children, { DATABASE_URL: database.url, ...jobs });
     const key = randomBytes(16).toString("hex");
-    children.push(startProcess("gateway", { ...common, GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: String(ports.gateway), BOOTSTRAP_API_KEY: key }));
+    // Trigger rate limits far above what a run reaches, so none is refused; leases still come
+    // from Redis several times a window.
+    const gatewayEnv = { ...common, GATEWAY_HOST: "127.0.0.1", BOOTSTRAP_API_KEY: key, RATE_LIMIT_TRIGGER: "20000" };
+    children.push(startProcess("gateway", { ...gatewayEnv, GATEWAY_PORT: String(ports.gateway) }));
     const api = `http://127.0.0.1:${ports.gateway}`;
     const headers = { authorization: `ApiKey ${key}`, "content-type": "application/json" };
     await waitFor(async () => (await fetch(`${api}/readyz/dependencies`)).ok, "gateway", 60_000);
@@ -125,8 +129,8 @@ export default async function triggersBench({ report }) {
       workerStarted = true;
       children.push(startProcess("worker", { ...common, WORKER_PORT: String(ports.worker) }));
     };
-    const singleTriggers = (n) => ({
-      url: `${api}/v1/events/trigger`,
+    const singleTriggers = (n, origin = api) => ({
+      url: `${origin}/v1/events/trigger`,
       method: "POST",
       headers,
       connections: CONNECTIONS,
@@ -147,26 +151,49 @@ export default async function triggersBench({ report }) {
         duration: SECONDS,
         body: JSON.stringify({ name, to: "bench-sub", payload: {} }),
       };
-      /** One load run with the CPU the given processes spent per request (warm-up included). */
+      /** One load run with the CPU the given processes, and the first of them (the gateway), spent per request (warm-up included). */
       const measured = async (pids, options) => {
         const cpu = cpuUse(pids);
+        const gatewayCpu = cpuUse([pids[0]]);
         const result = await load(options);
-        return { ...result, cpuPerRequest: cpu() / (result.total + result.warmup) };
+        const requests = result.total + result.warmup;
+        return { ...result, cpuPerRequest: cpu() / requests, gatewayCpuPerRequest: gatewayCpu() / requests };
       };
+      // What rate limiting costs: two more gateways over the same services, started alike, one
+      // without it, measured one after the other in every round (which goes first alternates).
+      // Not the gateway above: it served this run's setup, and a process's history moves its
+      // CPU per request by as much as what is measured here.
+      const startGateway = async (env) => {
+        const port = await freePort();
+        const child = startProcess("gateway", { ...gatewayEnv, ...env, GATEWAY_PORT: String(port) });
+        const origin = `http://127.0.0.1:${port}`;
+        await waitFor(async () => (await fetch(`${origin}/readyz`)).ok, "gateway", 60_000);
+        return { child, origin };
+      };
+      const [limited, unlimited] = await Promise.all([startGateway({}), startGateway({ RATE_LIMITS: "off" })]);
+      const servicePids = children.filter((child) => child.name !== "gateway").map((child) => child.pid);
       const floorRuns = [];
       const ourRuns = [];
+      const limitedRuns = [];
+      const unlimitedRuns = [];
       for (let round = 0; round < ACCEPTANCE_ROUNDS; round++) {
         floorRuns.push(await measured([floorG.pid], floorLoad));
-        ourRuns.push(
-          await measured(
-            children.map((child) => child.pid),
-            singleTriggers(1),
-          ),
+        ourRuns.push(await measured([children.find((child) => child.name === "gateway").pid, ...servicePids], singleTriggers(1)));
+        const pair = [
+          async () => limitedRuns.push(await measured([limited.child.pid, ...servicePids], singleTriggers(1, limited.origin))),
+          async () => unlimitedRuns.push(await measured([unlimited.child.pid, ...servicePids], singleTriggers(1, unlimited.origin))),
+        ];
+        if (round % 2 === 1) pair.reverse();
+        for (const run of pair) await run();
+        const line = (run) => `${Math.round(run.rps)} req/s (gateway ${Math.round(run.gatewayCpuPerRequest * 1e6)} µs/request)`;
+        console.log(
+          `acceptance round ${round + 1}: ours ${Math.round(ourRuns[round].rps)} req/s, floor ${Math.round(floorRuns[round].rps)} req/s; ` +
+            `rate limits on ${line(limitedRuns[round])}, off ${line(unlimitedRuns[round])}`,
         );
-        console.log(`acceptance round ${round + 1}: ours ${Math.round(ourRuns[round].rps)} req/s, floor ${Math.round(floorRuns[round].rps)} req/s`);
       }
       await floorG.stop();
-      if (ourRuns.some((run) => run.failed > 0)) throw new Error("trigger requests failed");
+      await Promise.all([stopProcess(limited.child), stopProcess(unlimited.child)]);
+      if ([...ourRuns, ...limitedRuns, ...unlimitedRuns].some((run) => run.failed > 0)) throw new Error("trigger requests failed");
       const median = (runs, pick) => percentile(runs.map(pick), 50);
       report({
         name: "trigger acceptance, 100 connections",
@@ -180,6 +207,21 @@ export default async function triggersBench({ report }) {
         value: median(ourRuns, (run) => run.p99),
         unit: "ms",
         floor: median(floorRuns, (run) => run.p99),
+      });
+      report({
+        name: "trigger acceptance with rate limits, against without",
+        value: median(limitedRuns, (run) => run.rps),
+        unit: "req/s",
+        floor: median(unlimitedRuns, (run) => run.rps),
+        target: "ratio ≥ 0.95",
+      });
+      // Steadier than throughput on a shared machine: the gateway's own CPU per request.
+      report({
+        name: "trigger acceptance, CPU of the gateway per request with rate limits, against without",
+        value: median(limitedRuns, (run) => run.gatewayCpuPerRequest) * 1e6,
+        unit: "µs",
+        floor: median(unlimitedRuns, (run) => run.gatewayCpuPerRequest) * 1e6,
+        target: "ratio ≤ 1.05",
       });
       // Where throughput goes: CPU of the Node processes per accepted request (Postgres, NATS and Redis apart).
       report({

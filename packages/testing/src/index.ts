@@ -4,3 +4,4 @@ export * from "./rpc.js";
 export * from "./explain.js";
 export * from "./receivers.js";
 export * from "./signatures.js";
+export * from "./processes.js";

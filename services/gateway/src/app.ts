@@ -11,6 +11,7 @@ import type { Accounts } from "./environments.js";
 import { errorMiddleware } from "./errors.js";
 import { dependencyHealth, livez, readyz, type ReadinessDeps } from "./health.js";
 import { idempotencyMiddleware, type IdempotencyDeps } from "./idempotency.js";
+import { rateLimitMiddleware, type RateLimitDeps } from "./rate-limits.js";
 import { JsonBytes, type Audience, type InboxRouteInput, type PublicRouteInput, type Route, type RouteCall, type RouteInput } from "./route.js";
 import type { SubscriberSession } from "./sessions.js";
 import { outboundCheck, parseOrThrow } from "./validation.js";
@@ -22,6 +23,8 @@ export interface AppDeps {
   auth: AuthDeps;
   accounts: Accounts;
   idempotency: IdempotencyDeps;
+  /** Absent: API routes are not rate limited (RATE_LIMITS=off). */
+  rateLimits?: RateLimitDeps;
   readiness: ReadinessDeps;
   /** What user-set destinations (webhook URLs, provider hosts) may be written. */
   outbound: NamePolicy;
@@ -149,9 +152,11 @@ function execute(route: Route, clients: Clients, accounts: Accounts, outbound: N
 }
 
 /**
- * Middleware order: log → errors → Inbox CORS → one router (probes; API routes: auth → body →
- * idempotency → validate and run; Inbox routes: session → body → validate and run, without
- * idempotency keys, which are kept per environment, not per subscriber; public routes: body →
+ * Middleware order: log → errors → Inbox CORS → one router (probes; API routes: auth → rate limit
+ * → body → idempotency → validate and run; Inbox routes: session → body → validate and run, without
+ * idempotency keys, which are kept per environment, not per subscriber, and without rate limits,
+ * which the reference service applies to API keys only: one budget per environment shared by every
+ * subscriber's browser would let one of them starve the others' Inboxes; public routes: body →
  * validate and run). Auth runs only once a route has matched, as in the reference service: an
  * unknown path is a 404 whoever asks. One router pass per request, not one per group of routes:
  * on these machines every layer a request crosses is measurable (DESIGN §5).
@@ -169,11 +174,12 @@ export function createApp(deps: AppDeps): Koa {
   const authenticate = authMiddleware(deps.auth);
   const authenticateSession = sessionAuthMiddleware(deps.accounts.sessions);
   const idempotent = idempotencyMiddleware(deps.idempotency);
+  const limited = deps.rateLimits ? rateLimitMiddleware(deps.rateLimits) : undefined;
   for (const route of deps.routes) {
     const read = bodyReader(route);
     const run = execute(route, deps.clients, deps.accounts, deps.outbound);
     const chains = {
-      api: () => [authenticate, read, idempotent(route), run],
+      api: () => (limited ? [authenticate, limited(route), read, idempotent(route), run] : [authenticate, read, idempotent(route), run]),
       inbox: () => [authenticateSession, read, run],
       public: () => [read, run],
     };

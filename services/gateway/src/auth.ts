@@ -28,8 +28,10 @@ export async function followRevocations(redis: Redis): Promise<() => Promise<voi
   subscriber.on("error", () => undefined); // reconnects on its own
   await subscriber.connect();
   await subscriber.subscribe(REVOKED_CHANNEL, (keyHash) => local.delete(keyHash));
+  // Destroyed, not quit: a QUIT waits for a connection, which never comes while Redis is away
+  // or still resubscribing after it came back, and a subscriber has nothing left to finish.
   return async () => {
-    await subscriber.quit().catch(() => undefined);
+    subscriber.destroy();
   };
 }
 

@@ -5,6 +5,7 @@ import { addKey, cacheKeyOf, DEFAULT_ENVIRONMENT, DEFAULT_ORGANIZATION, generate
 import { REVOKED_CHANNEL } from "./auth.js";
 import { readConfig } from "./config.js";
 import { normalizeOrigin } from "./cors.js";
+import { environmentRateLimits, SERVICE_LEVEL_NAMES, type EnvironmentRateLimits } from "./rate-limits.js";
 import { migrations, sealerOf } from "./server.js";
 import * as store from "./store.js";
 
@@ -15,7 +16,26 @@ const USAGE = `usage:
   notify inbox origins [--environment NAME] [--organization NAME] ORIGIN...
                                                                    the only browser origins the environment's Inbox may be used from
   notify inbox origins [--environment NAME] [--organization NAME] --any
-                                                                   any origin (the default)`;
+                                                                   any origin (the default)
+  notify rate-limits set [--environment NAME] [--organization NAME] [--service-level LEVEL]
+                         [--trigger N] [--configuration N] [--global N]
+                                                                   the environment's API rate limits: a service level
+                                                                   (${SERVICE_LEVEL_NAMES.join(", ")}) and/or
+                                                                   requests per second of single categories
+  notify rate-limits default [--environment NAME] [--organization NAME]
+                                                                   the gateway's defaults (RATE_LIMIT_* variables)`;
+
+/** The `rate-limits set` options as stored. */
+function rateLimitsOf(values: Record<string, string | boolean | undefined>): EnvironmentRateLimits {
+  const given = Object.fromEntries(
+    Object.entries({ serviceLevel: values["service-level"], trigger: values.trigger, configuration: values.configuration, global: values.global })
+      .filter(([, value]) => value !== undefined)
+      .map(([name, value]) => [name, name === "serviceLevel" || !/^\d+$/.test(String(value)) ? value : Number(value)]),
+  );
+  const parsed = environmentRateLimits.safeParse(given);
+  if (!parsed.success || Object.keys(given).length === 0) throw new Error(USAGE);
+  return parsed.data;
+}
 
 /** The `inbox origins` arguments as stored: null for --any, else the normalized origins. */
 function originsOf(any: boolean | undefined, given: string[]): string[] | null {
@@ -34,16 +54,34 @@ function originsOf(any: boolean | undefined, given: string[]): string[] | null {
 runMain(async () => {
   const { positionals, values } = parseArgs({
     allowPositionals: true,
-    options: { environment: { type: "string" }, organization: { type: "string" }, any: { type: "boolean" } },
+    options: {
+      environment: { type: "string" },
+      organization: { type: "string" },
+      any: { type: "boolean" },
+      "service-level": { type: "string" },
+      trigger: { type: "string" },
+      configuration: { type: "string" },
+      global: { type: "string" },
+    },
   });
   const [group, command, argument, ...more] = positionals;
-  if ((group !== "keys" && group !== "inbox") || !command) throw new Error(USAGE);
+  if ((group !== "keys" && group !== "inbox" && group !== "rate-limits") || !command) throw new Error(USAGE);
   const config = readConfig();
   await ensureDatabase(config.DATABASE_URL);
   const pool = createPool(config.DATABASE_URL, 1);
   try {
     await migrate(pool, migrations);
-    if (group === "inbox") {
+    if (group === "rate-limits") {
+      if ((command !== "set" && command !== "default") || argument !== undefined) throw new Error(USAGE);
+      const rateLimits = command === "set" ? rateLimitsOf(values) : null;
+      const organization = values.organization ?? DEFAULT_ORGANIZATION;
+      const environment = values.environment ?? DEFAULT_ENVIRONMENT;
+      if (!(await store.updateRateLimits(pool, organization, environment, rateLimits))) throw new Error(`no environment ${organization}/${environment}`);
+      // Gateways keep an environment for a minute (environments.ts).
+      process.stdout.write(
+        `${organization}/${environment}: rate limits ${rateLimits ? JSON.stringify(rateLimits) : "the gateway's defaults"} (every gateway within a minute)\n`,
+      );
+    } else if (group === "inbox") {
       if (command !== "origins") throw new Error(USAGE);
       const origins = originsOf(values.any, argument === undefined ? [] : [argument, ...more]);
       const organization = values.organization ?? DEFAULT_ORGANIZATION;

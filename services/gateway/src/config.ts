@@ -1,6 +1,9 @@
 import { parseCidrs } from "@notify/providers";
 import { z } from "zod";
+import { SERVICE_LEVEL_NAMES } from "./rate-limits.js";
 import { commonEnv, encryptionKeyVariable, rpcClientEnv, loadConfig, parsedText, port, url, type Env } from "@notify/runtime";
+
+const perSecond = z.preprocess((value) => (value === "" ? undefined : value), z.coerce.number().int().positive().optional());
 
 const schema = z.object({
   ...commonEnv,
@@ -40,6 +43,14 @@ const schema = z.object({
     .max(365 * 24)
     .default(30 * 24),
   API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
+  /** API rate limits (README: Rate limits): off only to measure what they cost. */
+  RATE_LIMITS: z.enum(["on", "off"]).default("on"),
+  /** The service level of environments without limits of their own. */
+  RATE_LIMIT_SERVICE_LEVEL: z.enum(SERVICE_LEVEL_NAMES).default("enterprise"),
+  /** Requests per second of a category, over the service level's, for environments without limits of their own. */
+  RATE_LIMIT_TRIGGER: perSecond,
+  RATE_LIMIT_CONFIGURATION: perSecond,
+  RATE_LIMIT_GLOBAL: perSecond,
   IDEMPOTENCY_TTL_SECONDS: z.coerce.number().int().min(60).default(86_400),
   /**
    * Memory for the feed pages kept between identical polls (messages-client.ts); 0 keeps none.

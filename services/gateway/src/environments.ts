@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual, webcrypto } from "node:crypto";
 import type { Logger, Pool, Sealer } from "@notify/runtime";
 import { LRUCache } from "lru-cache";
+import { environmentRateLimits, type EnvironmentRateLimits } from "./rate-limits.js";
 import type { SessionTokens } from "./sessions.js";
 import * as store from "./store.js";
 
@@ -18,6 +19,8 @@ export interface Environment extends EnvironmentSummary {
   inboxOrigins: readonly string[] | null;
   /** The HS256 key of its subscriber session tokens. */
   signingKey: webcrypto.CryptoKey;
+  /** Its own rate limits, if it has any (`pnpm notify rate-limits`). */
+  rateLimits: EnvironmentRateLimits | null;
 }
 
 export interface Environments {
@@ -84,7 +87,17 @@ export function createEnvironments({ pool, sealer, encryptionKey, log }: Environ
       identifier: row.identifier,
       inboxOrigins: row.inbox_origins,
       signingKey: await webcrypto.subtle.importKey("raw", secret, { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]),
+      rateLimits: rateLimitsOf(row),
     };
+  }
+
+  /** A column edited by hand may hold anything: what does not parse leaves the environment on the defaults. */
+  function rateLimitsOf(row: store.EnvironmentRow): EnvironmentRateLimits | null {
+    if (row.rate_limits === null) return null;
+    const parsed = environmentRateLimits.safeParse(row.rate_limits);
+    if (parsed.success) return parsed.data;
+    log.warn({ environmentId: row.id }, "gateway.environments.rate_limits does not parse: the environment has the default rate limits");
+    return null;
   }
 
   const keptBy = (load: (key: string) => Promise<store.EnvironmentRow | undefined>) =>

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { MIB } from "./body.js";
 import type { Clients } from "./clients.js";
 import type { Accounts } from "./environments.js";
+import type { RouteRateLimit } from "./rate-limits.js";
 import type { SubscriberSession } from "./sessions.js";
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -86,6 +87,8 @@ export interface Route {
   /** Called with the input of the route's audience (InputOf). */
   handle(input: BaseRouteInput<unknown, unknown, unknown>): Promise<unknown>;
   sensitive?: Sensitive;
+  /** The rate-limit category and cost of an `api` route. */
+  rateLimit: RouteRateLimit;
 }
 
 /**
@@ -138,6 +141,8 @@ export function route<
   handle(input: InputOf<A, z.output<P>, z.output<Q>, z.output<B>>): Promise<R>;
   /** Only on `api` routes: idempotency keys are kept per environment, not per subscriber. */
   sensitive?: A extends "api" ? Sensitive<z.output<P>, z.output<Q>, z.output<B>, R> : never;
+  /** Default: one token of `global` for reads, of `configuration` for writes (trigger routes name theirs). */
+  rateLimit?: Partial<RouteRateLimit>;
 }): Route {
   return {
     method: spec.method,
@@ -150,6 +155,7 @@ export function route<
     query: spec.query ?? anything,
     body: spec.body ?? anything,
     handle: spec.handle as Route["handle"],
+    rateLimit: { category: spec.method === "GET" ? "global" : "configuration", cost: "single", ...spec.rateLimit },
     ...(spec.sensitive ? { sensitive: spec.sensitive as Sensitive } : {}),
   };
 }

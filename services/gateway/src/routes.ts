@@ -772,6 +772,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v1/events/trigger",
+    rateLimit: { category: "trigger" },
     bodyLimit: 5 * MIB,
     body: triggerBody,
     handle: async ({ body, clients, call }) => {
@@ -781,6 +782,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v1/events/trigger/bulk",
+    rateLimit: { category: "trigger", cost: "bulk" },
     bodyLimit: 5 * MIB,
     body: bulkTriggerBody,
     handle: async ({ body, clients, call }) => {
@@ -801,6 +803,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v1/events/trigger/broadcast",
+    rateLimit: { category: "trigger", cost: "bulk" },
     status: 200,
     bodyLimit: 5 * MIB,
     body: broadcastBody,
@@ -811,6 +814,7 @@ export const routes: Route[] = [
   route({
     method: "DELETE",
     path: "/v1/events/trigger/:transactionId",
+    rateLimit: { category: "trigger" },
     params: z.object({ transactionId: keyString("transactionId") }),
     handle: async ({ params, clients, call }) => (await clients.triggers.cancelTrigger(params, call)).canceled,
   }),

@@ -25,6 +25,7 @@ import { feedPagesFollowed } from "./forgetting.js";
 import { attachLiveEvents } from "./live.js";
 import { liveReadsOf } from "./live-reads.js";
 import { createFeedPages } from "./messages-client.js";
+import { createRateLimiter, defaultRateLimits } from "./rate-limits.js";
 import { routes } from "./routes.js";
 import { createSessionTokens } from "./sessions.js";
 
@@ -81,6 +82,7 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
     auth: { pool, redis, cacheSeconds: config.API_KEY_CACHE_SECONDS },
     accounts,
     idempotency: { redis, ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS, log },
+    ...(config.RATE_LIMITS === "on" ? { rateLimits: { limiter: createRateLimiter(redis), environments, defaults: defaultRateLimits(config) } } : {}),
     outbound: { allowedCidrs: config.OUTBOUND_ALLOWED_CIDRS },
     readiness: {
       accepting: () => accepting,

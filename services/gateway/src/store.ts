@@ -101,9 +101,11 @@ export interface EnvironmentRow {
   identifier: string;
   session_secret: Buffer;
   inbox_origins: string[] | null;
+  /** The environment's own rate limits (rate-limits.ts environmentRateLimits); null: the gateway's defaults. */
+  rate_limits: unknown;
 }
 
-const ENVIRONMENT_COLUMNS = "id, organization_id, name, identifier, session_secret, inbox_origins";
+const ENVIRONMENT_COLUMNS = "id, organization_id, name, identifier, session_secret, inbox_origins, rate_limits";
 
 export async function selectEnvironment(db: Queryable, environmentId: string): Promise<EnvironmentRow | undefined> {
   const { rows } = await db.query<EnvironmentRow>(`SELECT ${ENVIRONMENT_COLUMNS} FROM gateway.environments WHERE id = $1`, [environmentId]);
@@ -153,6 +155,17 @@ export async function updateInboxOrigins(db: Queryable, organization: string, en
        FROM gateway.organizations o
       WHERE o.id = e.organization_id AND o.name = $1 AND e.name = $2`,
     [organization, environment, origins],
+  );
+  return rowCount === 1;
+}
+
+/** Sets the rate limits of a named environment (NULL: the gateway's defaults); false when there is no such environment. */
+export async function updateRateLimits(db: Queryable, organization: string, environment: string, rateLimits: object | null): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE gateway.environments e SET rate_limits = $3
+       FROM gateway.organizations o
+      WHERE o.id = e.organization_id AND o.name = $1 AND e.name = $2`,
+    [organization, environment, rateLimits === null ? null : JSON.stringify(rateLimits)],
   );
   return rowCount === 1;
 }

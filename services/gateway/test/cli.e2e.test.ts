@@ -80,6 +80,22 @@ describe("pnpm notify keys", () => {
     await pool.end();
   });
 
+  it("sets an environment's rate limits and puts it back on the defaults", async () => {
+    const pool = createPool(stack.database.url, 1);
+    const rateLimits = async () =>
+      (await pool.query<{ rate_limits: unknown }>("SELECT rate_limits FROM gateway.environments WHERE name = 'Development'")).rows[0]?.rate_limits;
+    expect(await notify("rate-limits", "set", "--service-level", "free", "--trigger", "100")).toContain(
+      'Default/Development: rate limits {"serviceLevel":"free","trigger":100}',
+    );
+    expect(await rateLimits()).toEqual({ serviceLevel: "free", trigger: 100 });
+    await expect(notify("rate-limits", "set", "--trigger", "many")).rejects.toMatchObject({ stderr: expect.stringContaining("usage:") });
+    await expect(notify("rate-limits", "set", "--service-level", "platinum")).rejects.toMatchObject({ stderr: expect.stringContaining("usage:") });
+    await expect(notify("rate-limits", "set")).rejects.toMatchObject({ stderr: expect.stringContaining("usage:") });
+    expect(await notify("rate-limits", "default")).toContain("the gateway's defaults");
+    expect(await rateLimits()).toBeNull();
+    await pool.end();
+  });
+
   it("rejects unknown commands with the usage text", async () => {
     await expect(notify("keys", "explode")).rejects.toMatchObject({ stderr: expect.stringContaining("usage:") });
   });

@@ -15,6 +15,7 @@ async function environmentsOf(...ids: string[]): Promise<Environments> {
       name: "Development",
       identifier: `app-${index}`,
       inboxOrigins: null,
+      rateLimits: null,
       signingKey: await signingKey(index + 1),
     });
   }

@@ -40,7 +40,9 @@ async function config(env: string): Promise<{ services: Record<string, { command
 
 const example = () => readFile(join(repository, ".env.example"), "utf8");
 const filled = async () =>
-  (await example()).replace(/^POSTGRES_PASSWORD=.*$/m, "POSTGRES_PASSWORD=secret").replace(/^(\w+_ENCRYPTION_KEY)=$/gm, `$1=${"ab".repeat(32)}`);
+  (await example())
+    .replace(/^POSTGRES_PASSWORD=.*$/m, "POSTGRES_PASSWORD=secret")
+    .replace(/^(\w+_ENCRYPTION_KEY|INTERNAL_RPC_TOKEN)=$/gm, `$1=${"ab".repeat(32)}`);
 
 describe("compose.yaml", () => {
   it("is valid with .env.example filled in, and runs migrate and every process read-only", async () => {

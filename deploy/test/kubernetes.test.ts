@@ -273,13 +273,15 @@ describe.each(overlays)("overlay %s", (overlay) => {
     expect(named(objects, "Service", "gateway")?.spec?.clusterIP).toBeUndefined();
   });
 
-  it("gives each process a Secret of its own", () => {
+  it("gives each process a Secret of its own, and every process that makes or serves internal calls the shared internal token", () => {
     const names = new Set<string>();
     for (const workload of notifyWorkloads(objectsOf(overlay))) {
       const references = (containerOf(workload).envFrom ?? []).flatMap((source) => (source.secretRef ? [source.secretRef.name ?? ""] : []));
-      expect(references, appOf(workload)).toHaveLength(1);
-      expect(references[0]).toMatch(new RegExp(`^${appOf(workload)}-secrets(-[a-z0-9]+)?$`));
-      names.add(references[0] ?? "");
+      const own = references.filter((name) => !/^internal-rpc-secrets(-[a-z0-9]+)?$/.test(name));
+      expect(own, appOf(workload)).toHaveLength(1);
+      expect(own[0]).toMatch(new RegExp(`^${appOf(workload)}-secrets(-[a-z0-9]+)?$`));
+      expect(references.length - own.length, appOf(workload)).toBe(appOf(workload) === "migrate" ? 0 : 1);
+      names.add(own[0] ?? "");
     }
     expect(names.size).toBe(NOTIFY_PODS.length);
   });

@@ -44,8 +44,19 @@ export const commonEnv = {
   DATABASE_URL: url("postgres://postgres@127.0.0.1:5432/notify"),
 };
 
+/** Variables of every process that serves internal calls or makes them. */
+export const internalRpcEnv = {
+  /**
+   * Proves that a caller is a notify process: every internal call carries it and every service
+   * refuses a call without it (the scope headers a service trusts are only as good as this).
+   * Unset: a public development token, and services warn at start.
+   */
+  INTERNAL_RPC_TOKEN: z.preprocess((value) => (value === "" ? undefined : value), z.string().min(24).optional()),
+};
+
 /** Variables of the processes that call other services. */
 export const rpcClientEnv = {
+  ...internalRpcEnv,
   /**
    * The deadline of a call that sets none: whatever hangs downstream (a lock held by a huge
    * update, a stalled peer) ends as an error the caller answers, never as a request left open.

@@ -18,6 +18,7 @@ import {
   type UnaryRequest,
   type UnaryResponse,
 } from "@connectrpc/connect";
+import { timingSafeEqual } from "node:crypto";
 import { findTrailerError, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { Health, HealthCheckResponse_ServingStatus } from "@notify/proto";
 import { fieldErrorsOf, invalidArgument } from "./errors.js";
@@ -47,6 +48,29 @@ export function scopeHeaders(scope: Scope): Record<string, string> {
 }
 
 const UNSCOPED_SERVICES = new Set([Health.typeName]);
+
+/** The header every internal call carries the process token in. */
+export const INTERNAL_TOKEN_HEADER = "notify-internal-token";
+
+/** The token of processes that set no INTERNAL_RPC_TOKEN: public, so for development only. */
+const DEVELOPMENT_INTERNAL_TOKEN = "notify-development-internal-rpc-token";
+
+/**
+ * Refuses calls that do not carry the process token, so that reaching a service's port is not
+ * enough to act for a tenant. Health answers anyone: probes carry no token.
+ */
+function internalCallerInterceptor(token: string): Interceptor {
+  const expected = Buffer.from(token);
+  return (next) => async (request) => {
+    if (!UNSCOPED_SERVICES.has(request.service.typeName)) {
+      const offered = Buffer.from(request.header.get(INTERNAL_TOKEN_HEADER) ?? "");
+      if (offered.length !== expected.length || !timingSafeEqual(offered, expected)) {
+        throw new ConnectError("internal calls need the notify process token", Code.Unauthenticated);
+      }
+    }
+    return next(request);
+  };
+}
 
 /** Reads the scope headers once per call, so handlers and stores never parse headers. */
 const scopeInterceptor: Interceptor = (next) => async (request) => {
@@ -110,6 +134,8 @@ export interface ServeOptions {
   host: string;
   port: number;
   log: Logger;
+  /** INTERNAL_RPC_TOKEN: callers must present it (unset: the development token, with a warning). */
+  internalToken: string | undefined;
   routes: (registry: ServiceRegistry) => void;
 }
 
@@ -297,7 +323,10 @@ export async function serveRpc(options: ServeOptions): Promise<RpcServer> {
   let serving = true;
   const status = () => (serving ? HealthCheckResponse_ServingStatus.SERVING : HealthCheckResponse_ServingStatus.NOT_SERVING);
   const server = new grpc.Server(CHANNEL_OPTIONS);
-  const interceptors = serverInterceptors(options.log);
+  if (options.internalToken === undefined) {
+    options.log.warn("INTERNAL_RPC_TOKEN is not set: internal calls are checked against a public development token; set one before real use");
+  }
+  const interceptors = [internalCallerInterceptor(options.internalToken ?? DEVELOPMENT_INTERNAL_TOKEN), ...serverInterceptors(options.log)];
   const registry: ServiceRegistry = {
     service(service, implementation) {
       const spec = createServiceImplSpec(service, implementation);
@@ -349,9 +378,17 @@ export interface RpcTransport {
   close(): void;
 }
 
-/** The call's headers (scope headers, as a record, most often) as gRPC metadata. */
-function metadataOf(header: Parameters<Transport["unary"]>[3]): grpc.Metadata {
+export interface RpcTransportOptions {
+  /** INTERNAL_RPC_TOKEN, sent on every call (unset: the development token). */
+  internalToken?: string | undefined;
+  /** How long one channel serves before a new one is opened (and replicas added since are found). */
+  channelAgeMs?: number;
+}
+
+/** The call's headers (scope headers, as a record, most often) and the process token as gRPC metadata. */
+function metadataOf(header: Parameters<Transport["unary"]>[3], internalToken: string): grpc.Metadata {
   const metadata = new grpc.Metadata();
+  metadata.set(INTERNAL_TOKEN_HEADER, internalToken);
   if (header === undefined) return metadata;
   const entries = header instanceof Headers ? header.entries() : Array.isArray(header) ? header : Object.entries(header);
   for (const [key, value] of entries) metadata.set(key, value);
@@ -363,7 +400,9 @@ function metadataOf(header: Parameters<Transport["unary"]>[3]): grpc.Metadata {
  * and calls, which reconnects on its own and is renewed every `channelAgeMs`. A call that sets no
  * deadline of its own gets `defaultTimeoutMs`; aborting a call's signal cancels it.
  */
-export function createRpcTransport(baseUrl: string, defaultTimeoutMs: number, channelAgeMs = CHANNEL_AGE_MS): RpcTransport {
+export function createRpcTransport(baseUrl: string, defaultTimeoutMs: number, options: RpcTransportOptions = {}): RpcTransport {
+  const channelAgeMs = options.channelAgeMs ?? CHANNEL_AGE_MS;
+  const internalToken = options.internalToken ?? DEVELOPMENT_INTERNAL_TOKEN;
   const url = new URL(baseUrl);
   // An http URL without a port means port 80, as it did for the HTTP/2 transport; gRPC's own default is 443.
   const target = url.port ? url.host : `${url.host}:80`;
@@ -399,7 +438,7 @@ export function createRpcTransport(baseUrl: string, defaultTimeoutMs: number, ch
           codec.serializeInput,
           codec.deserializeOutput as (bytes: Buffer) => MessageShape<typeof method.output>,
           message,
-          metadataOf(header),
+          metadataOf(header, internalToken),
           { deadline: Date.now() + (timeoutMs ?? defaultTimeoutMs) },
           (error, output) => {
             signal?.removeEventListener("abort", cancel);

@@ -23,6 +23,7 @@ beforeAll(async () => {
       host,
       port,
       log: createLogger("rpc-balancing-test", "silent"),
+      internalToken: undefined,
       routes: (registry) => {
         registry.service(subscribersV1.SubscriberService, { updateSubscriber: (request) => ({ id: host, subscriberId: request.subscriberId }) });
       },
@@ -33,7 +34,7 @@ beforeAll(async () => {
   const lookup = dns.promises.lookup;
   vi.spyOn(dns.promises, "lookup").mockImplementation(((hostname: string, options: dns.LookupAllOptions) =>
     hostname === SERVICE_NAME ? Promise.resolve(resolved.map((address) => ({ address, family: 4 }))) : lookup(hostname, options)) as typeof lookup);
-  rpc = createRpcTransport(`http://${SERVICE_NAME}:${port}`, 5_000, CHANNEL_AGE_MS);
+  rpc = createRpcTransport(`http://${SERVICE_NAME}:${port}`, 5_000, { channelAgeMs: CHANNEL_AGE_MS });
 });
 afterAll(async () => {
   rpc?.close();

@@ -6,6 +6,7 @@ import { createLogger } from "../src/log.js";
 import { createRpcTransport, scopeHeaders, scopeOf, serveRpc, type RpcServer, type RpcTransport } from "../src/rpc.js";
 
 const scope = { organizationId: "org-1", environmentId: "env-1" };
+const INTERNAL_TOKEN = "rpc-test-internal-token-0123456789";
 const headers = scopeHeaders(scope);
 
 /** How the last call that waited for its signal ended, seen from the handler. */
@@ -18,6 +19,7 @@ beforeAll(async () => {
     host: "127.0.0.1",
     port: 0,
     log: createLogger("rpc-test", "silent"),
+    internalToken: INTERNAL_TOKEN,
     routes: (registry) => {
       registry.service(subscribersV1.SubscriberService, {
         updateSubscriber: async (request, context) => {
@@ -36,7 +38,7 @@ beforeAll(async () => {
       });
     },
   });
-  rpc = createRpcTransport(`http://127.0.0.1:${server.port}`, 10_000);
+  rpc = createRpcTransport(`http://127.0.0.1:${server.port}`, 10_000, { internalToken: INTERNAL_TOKEN });
 });
 afterAll(async () => {
   rpc?.close();
@@ -56,6 +58,19 @@ async function failure(call: Promise<unknown>): Promise<ConnectError> {
 }
 
 describe("gRPC between processes (grpc-js on both ends)", () => {
+  it("refuses callers without the process token, whatever scope they claim, and answers health checks to anyone", async () => {
+    for (const internalToken of [undefined, "another-process-token-0123456789"]) {
+      const stranger = createRpcTransport(`http://127.0.0.1:${server.port}`, 10_000, { internalToken });
+      try {
+        const refused = await failure(createClient(subscribersV1.SubscriberService, stranger.transport).updateSubscriber({ subscriberId: "ada" }, { headers }));
+        expect(refused.code).toBe(Code.Unauthenticated);
+        expect((await createClient(Health, stranger.transport).check({})).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
+      } finally {
+        stranger.close();
+      }
+    }
+  });
+
   it("answers health checks and carries the caller's scope to the handler", async () => {
     expect((await createClient(Health, rpc.transport).check({})).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
     const subscriber = await subscribers().updateSubscriber({ subscriberId: "ada" }, { headers });
@@ -115,7 +130,8 @@ describe("gRPC between processes (grpc-js on both ends)", () => {
   });
 
   it("reports a stopped server as unavailable, and reaches it again soon after it restarts", async () => {
-    const serve = (port: number) => serveRpc({ host: "127.0.0.1", port, log: createLogger("rpc-test", "silent"), routes: () => undefined });
+    const serve = (port: number) =>
+      serveRpc({ host: "127.0.0.1", port, log: createLogger("rpc-test", "silent"), internalToken: undefined, routes: () => undefined });
     const first = await serve(0);
     const transport = createRpcTransport(`http://127.0.0.1:${first.port}`, 2_000);
     const health = createClient(Health, transport.transport);

@@ -49,14 +49,17 @@ export interface ConnectedClients {
 }
 
 export function connectClients(
-  config: Pick<GatewayConfig, "SUBSCRIBERS_URL" | "MESSAGES_URL" | "TRIGGERS_URL" | "INTEGRATIONS_URL" | "TOPICS_URL" | "RPC_TIMEOUT_MS">,
+  config: Pick<
+    GatewayConfig,
+    "SUBSCRIBERS_URL" | "MESSAGES_URL" | "TRIGGERS_URL" | "INTEGRATIONS_URL" | "TOPICS_URL" | "RPC_TIMEOUT_MS" | "INTERNAL_RPC_TOKEN"
+  >,
   feedPages?: FeedPages,
 ): ConnectedClients {
-  const subscribers = createRpcTransport(config.SUBSCRIBERS_URL, config.RPC_TIMEOUT_MS);
-  const integrations = createRpcTransport(config.INTEGRATIONS_URL, config.RPC_TIMEOUT_MS);
-  const topics = createRpcTransport(config.TOPICS_URL, config.RPC_TIMEOUT_MS);
-  const messages = createRpcTransport(config.MESSAGES_URL, config.RPC_TIMEOUT_MS);
-  const triggers = createRpcTransport(config.TRIGGERS_URL, config.RPC_TIMEOUT_MS);
+  const subscribers = createRpcTransport(config.SUBSCRIBERS_URL, config.RPC_TIMEOUT_MS, { internalToken: config.INTERNAL_RPC_TOKEN });
+  const integrations = createRpcTransport(config.INTEGRATIONS_URL, config.RPC_TIMEOUT_MS, { internalToken: config.INTERNAL_RPC_TOKEN });
+  const topics = createRpcTransport(config.TOPICS_URL, config.RPC_TIMEOUT_MS, { internalToken: config.INTERNAL_RPC_TOKEN });
+  const messages = createRpcTransport(config.MESSAGES_URL, config.RPC_TIMEOUT_MS, { internalToken: config.INTERNAL_RPC_TOKEN });
+  const triggers = createRpcTransport(config.TRIGGERS_URL, config.RPC_TIMEOUT_MS, { internalToken: config.INTERNAL_RPC_TOKEN });
   /** A client of `service` whose writes drop the feed pages they change, as its contract declares. */
   const clientOf = <S extends DescService>(service: S, transport: Transport) => forgettingWrites(service, createClient(service, transport), feedPages);
   const subscribersClient = clientOf(subscribersV1.SubscriberService, subscribers.transport);

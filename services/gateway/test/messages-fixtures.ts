@@ -1,7 +1,7 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { commonV1, messagesV1 } from "@notify/proto";
 import { createClient, createRpcTransport, objectId, scopeHeaders, type Scope } from "@notify/runtime";
-import type { Data, Stack } from "./stack.js";
+import { INTERNAL_RPC_TOKEN, type Data, type Stack } from "./stack.js";
 
 /** Fields of a new message, as an init object. */
 export type NewMessageInit = Exclude<MessageInitShape<typeof messagesV1.NewMessageSchema>, messagesV1.NewMessage>;
@@ -63,7 +63,7 @@ export async function createSubscriber(stack: Stack, subscriberId: string, key =
 }
 
 export function seeder(stack: Stack, scope: Scope): Seeder {
-  const transport = createRpcTransport(stack.messagesUrl, 10_000);
+  const transport = createRpcTransport(stack.messagesUrl, 10_000, { internalToken: INTERNAL_RPC_TOKEN });
   const client = createClient(messagesV1.MessageService, transport.transport);
   const call = { headers: scopeHeaders(scope) };
   const seed: Seeder = {

@@ -60,7 +60,11 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-const quiet = { LOG_LEVEL: "silent" };
+/** The token every process of a test stack proves itself with on internal calls. */
+export const INTERNAL_RPC_TOKEN = "test-stack-internal-rpc-token-0123456789";
+
+/** What every process of a stack is started with. */
+const quiet = { LOG_LEVEL: "silent", INTERNAL_RPC_TOKEN };
 /** The key integration secrets are sealed with in tests (an explicit one, so no development-key warning). */
 export const INTEGRATIONS_ENCRYPTION_KEY = "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0";
 

@@ -1,8 +1,9 @@
 import { z } from "zod";
-import { commonEnv, encryptionKeyVariable, loadConfig, port, type Env } from "@notify/runtime";
+import { commonEnv, encryptionKeyVariable, internalRpcEnv, loadConfig, port, type Env } from "@notify/runtime";
 
 const schema = z.object({
   ...commonEnv,
+  ...internalRpcEnv,
   INTEGRATIONS_HOST: z.string().default("127.0.0.1"),
   INTEGRATIONS_PORT: port(50052),
   /** Seals the secret credential fields at rest; without it a public development key is used. */

@@ -25,6 +25,7 @@ export async function start(config: IntegrationsConfig): Promise<RunningIntegrat
     host: config.INTEGRATIONS_HOST,
     port: config.INTEGRATIONS_PORT,
     log,
+    internalToken: config.INTERNAL_RPC_TOKEN,
     routes: routes({ pool, log, secrets }),
   });
   return {

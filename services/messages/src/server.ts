@@ -42,11 +42,11 @@ export async function start(config: MessagesConfig): Promise<RunningMessages> {
   const pool = createPool(config.DATABASE_URL);
   await migrate(pool, migrations, log);
   const preparedReads = createPreparedReadPool(config.DATABASE_URL);
-  const subscribersTransport = createRpcTransport(config.SUBSCRIBERS_URL, config.RPC_TIMEOUT_MS);
+  const subscribersTransport = createRpcTransport(config.SUBSCRIBERS_URL, config.RPC_TIMEOUT_MS, { internalToken: config.INTERNAL_RPC_TOKEN });
   // With a size of 0 nothing is followed, so the (one-entry) cache is never live and keeps nothing.
   const subscriberCopies = createFollowedCache<subscribersV1.Subscriber>({ max: Math.max(1, config.SUBSCRIBER_CACHE_SIZE) });
   const subscribers = createSubscriberDirectory(createClient(subscribersV1.SubscriberService, subscribersTransport.transport), subscriberCopies);
-  const triggersTransport = createRpcTransport(config.TRIGGERS_URL, config.RPC_TIMEOUT_MS);
+  const triggersTransport = createRpcTransport(config.TRIGGERS_URL, config.RPC_TIMEOUT_MS, { internalToken: config.INTERNAL_RPC_TOKEN });
   const workflowCopies = createFollowedCache<workflowsV1.Workflow>({ max: WORKFLOW_COPIES });
   const workflows = createWorkflowDirectory(createClient(workflowsV1.WorkflowService, triggersTransport.transport), workflowCopies);
   const nats = await connectNatsInBackground(config.NATS_URL, "messages");
@@ -58,6 +58,7 @@ export async function start(config: MessagesConfig): Promise<RunningMessages> {
     host: config.MESSAGES_HOST,
     port: config.MESSAGES_PORT,
     log,
+    internalToken: config.INTERNAL_RPC_TOKEN,
     routes: routes({
       pool,
       preparedReads,

@@ -59,8 +59,8 @@ export async function start(config: SubscribersConfig): Promise<RunningSubscribe
   const log = createLogger("subscribers", config.LOG_LEVEL);
   const pool = createPool(config.DATABASE_URL);
   await migrate(pool, migrations, log);
-  const integrationsRpc = createRpcTransport(config.INTEGRATIONS_URL, config.RPC_TIMEOUT_MS);
-  const triggersRpc = createRpcTransport(config.TRIGGERS_URL, config.RPC_TIMEOUT_MS);
+  const integrationsRpc = createRpcTransport(config.INTEGRATIONS_URL, config.RPC_TIMEOUT_MS, { internalToken: config.INTERNAL_RPC_TOKEN });
+  const triggersRpc = createRpcTransport(config.TRIGGERS_URL, config.RPC_TIMEOUT_MS, { internalToken: config.INTERNAL_RPC_TOKEN });
   const integrations = createClient(integrationsV1.IntegrationService, integrationsRpc.transport);
   const workflows = createClient(workflowsV1.WorkflowService, triggersRpc.transport);
   const nats = await connectNatsInBackground(config.NATS_URL, "subscribers");
@@ -70,6 +70,7 @@ export async function start(config: SubscribersConfig): Promise<RunningSubscribe
     host: config.SUBSCRIBERS_HOST,
     port: config.SUBSCRIBERS_PORT,
     log,
+    internalToken: config.INTERNAL_RPC_TOKEN,
     routes: routes({ pool, log, integrations, workflows, announce, publishDeleted }),
   });
   return {

@@ -2,16 +2,18 @@ import * as grpc from "@grpc/grpc-js";
 import { createClient } from "@connectrpc/connect";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Health, HealthCheckResponse_ServingStatus, subscribersV1 } from "@notify/proto";
-import { createRpcTransport } from "@notify/runtime";
+import { createRpcTransport, INTERNAL_TOKEN_HEADER } from "@notify/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readConfig, start, type RunningSubscribers } from "../src/server.js";
 import { newScope, openDatabase, scopeHeaders, type Fixture } from "./fixtures.js";
+
+const INTERNAL_RPC_TOKEN = "subscribers-wire-test-internal-token";
 
 let fixture: Fixture;
 let server: RunningSubscribers;
 beforeAll(async () => {
   fixture = await openDatabase();
-  server = await start(readConfig({ DATABASE_URL: fixture.database.url, SUBSCRIBERS_PORT: "0", LOG_LEVEL: "silent" }));
+  server = await start(readConfig({ DATABASE_URL: fixture.database.url, SUBSCRIBERS_PORT: "0", LOG_LEVEL: "silent", INTERNAL_RPC_TOKEN }));
 });
 afterAll(async () => {
   await server?.stop();
@@ -20,7 +22,7 @@ afterAll(async () => {
 
 describe("over the wire (h2c)", () => {
   it("serves the gRPC health check and the service to the transport every process uses", async () => {
-    const rpc = createRpcTransport(`http://127.0.0.1:${server.port}`, 10_000);
+    const rpc = createRpcTransport(`http://127.0.0.1:${server.port}`, 10_000, { internalToken: INTERNAL_RPC_TOKEN });
     try {
       const health = await createClient(Health, rpc.transport).check({});
       expect(health.status).toBe(HealthCheckResponse_ServingStatus.SERVING);
@@ -39,14 +41,14 @@ describe("over the wire (h2c)", () => {
     const method = SubscriberService.method.updateSubscriber;
     const client = new grpc.Client(`127.0.0.1:${server.port}`, grpc.credentials.createInsecure());
     const scope = newScope();
-    const rpc = createRpcTransport(`http://127.0.0.1:${server.port}`, 10_000);
+    const rpc = createRpcTransport(`http://127.0.0.1:${server.port}`, 10_000, { internalToken: INTERNAL_RPC_TOKEN });
     await createClient(SubscriberService, rpc.transport).upsertSubscriber(
       { subscriberId: "interop", fields: { lastName: "Grpc" } },
       { headers: scopeHeaders(scope) },
     );
     rpc.close();
     const metadata = new grpc.Metadata();
-    for (const [key, value] of Object.entries(scopeHeaders(scope))) metadata.set(key, value);
+    for (const [key, value] of Object.entries({ ...scopeHeaders(scope), [INTERNAL_TOKEN_HEADER]: INTERNAL_RPC_TOKEN })) metadata.set(key, value);
     try {
       const subscriber = await new Promise<subscribersV1.Subscriber>((resolve, reject) => {
         client.makeUnaryRequest(

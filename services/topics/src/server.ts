@@ -17,9 +17,15 @@ export async function start(config: TopicsConfig): Promise<RunningTopics> {
   const log = createLogger("topics", config.LOG_LEVEL);
   const pool = createPool(config.DATABASE_URL);
   await migrate(pool, migrations, log);
-  const subscribersRpc = createRpcTransport(config.SUBSCRIBERS_URL, config.RPC_TIMEOUT_MS);
+  const subscribersRpc = createRpcTransport(config.SUBSCRIBERS_URL, config.RPC_TIMEOUT_MS, { internalToken: config.INTERNAL_RPC_TOKEN });
   const subscribers = createClient(subscribersV1.SubscriberService, subscribersRpc.transport);
-  const server = await serveRpc({ host: config.TOPICS_HOST, port: config.TOPICS_PORT, log, routes: routes({ pool, log, subscribers }) });
+  const server = await serveRpc({
+    host: config.TOPICS_HOST,
+    port: config.TOPICS_PORT,
+    log,
+    internalToken: config.INTERNAL_RPC_TOKEN,
+    routes: routes({ pool, log, subscribers }),
+  });
   return {
     port: server.port,
     async stop() {

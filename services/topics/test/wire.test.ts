@@ -11,7 +11,13 @@ let server: RunningTopics;
 const subscribers = new FakeSubscribers();
 beforeAll(async () => {
   fixture = await openDatabase();
-  subscribersServer = await serveRpc({ host: "127.0.0.1", port: 0, log: createLogger("fake-subscribers", "silent"), routes: subscribers.routes() });
+  subscribersServer = await serveRpc({
+    host: "127.0.0.1",
+    port: 0,
+    log: createLogger("fake-subscribers", "silent"),
+    internalToken: undefined,
+    routes: subscribers.routes(),
+  });
   server = await start(
     readConfig({
       DATABASE_URL: fixture.database.url,

@@ -48,6 +48,7 @@ export async function start(config: TriggersConfig): Promise<RunningTriggers> {
     host: config.TRIGGERS_HOST,
     port: config.TRIGGERS_PORT,
     log,
+    internalToken: config.INTERNAL_RPC_TOKEN,
     routes: routes({ pool, log, jobSubject: jobSubjectOfTriggers, announceWorkflows, workflowsByIdentifier }),
   });
   // Acceptance needs only Postgres; the relay catches up whenever NATS is reachable.

@@ -51,11 +51,11 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
   const deliveries: JobStream = { name: config.DELIVERIES_STREAM, subjectPrefix: config.DELIVERIES_SUBJECT_PREFIX };
   const publishDeliveries = deliveryPublisher(nats, deliveries);
 
-  const subscribers = createRpcTransport(config.SUBSCRIBERS_URL, config.RPC_TIMEOUT_MS);
-  const topics = createRpcTransport(config.TOPICS_URL, config.RPC_TIMEOUT_MS);
-  const integrations = createRpcTransport(config.INTEGRATIONS_URL, config.RPC_TIMEOUT_MS);
-  const messages = createRpcTransport(config.MESSAGES_URL, config.RPC_TIMEOUT_MS);
-  const triggers = createRpcTransport(config.TRIGGERS_URL, config.RPC_TIMEOUT_MS);
+  const subscribers = createRpcTransport(config.SUBSCRIBERS_URL, config.RPC_TIMEOUT_MS, { internalToken: config.INTERNAL_RPC_TOKEN });
+  const topics = createRpcTransport(config.TOPICS_URL, config.RPC_TIMEOUT_MS, { internalToken: config.INTERNAL_RPC_TOKEN });
+  const integrations = createRpcTransport(config.INTEGRATIONS_URL, config.RPC_TIMEOUT_MS, { internalToken: config.INTERNAL_RPC_TOKEN });
+  const messages = createRpcTransport(config.MESSAGES_URL, config.RPC_TIMEOUT_MS, { internalToken: config.INTERNAL_RPC_TOKEN });
+  const triggers = createRpcTransport(config.TRIGGERS_URL, config.RPC_TIMEOUT_MS, { internalToken: config.INTERNAL_RPC_TOKEN });
   const transports = [subscribers, topics, integrations, messages, triggers];
   const clients = {
     triggers: createClient(triggersV1.TriggerService, triggers.transport),

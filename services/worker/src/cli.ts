@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 import { parseArgs } from "node:util";
-import { createPool, runMain, type Queryable } from "@notify/runtime";
+import { connectNats, createPool, runMain, type Queryable } from "@notify/runtime";
 import { readConfig } from "./config.js";
+import { deadLettersReport, replayDeadLetters, type WorkerStreams } from "./dead-letters.js";
 import * as store from "./store.js";
 
 const USAGE = `usage:
@@ -9,6 +10,11 @@ const USAGE = `usage:
       sends whose outcome is unknown (the worker died while the provider was being called and the
       provider cannot deduplicate a second call), newest first: message id, environment, provider,
       since, attempts, error. Check each with the provider: notify never sends them again.
+  pnpm --filter @notify/worker cli dead-letters [--limit N]
+      jobs that failed on every allowed delivery, newest first: id, since, environment,
+      deliveries, what the job asks for, the last error.
+  pnpm --filter @notify/worker cli replay ID...
+      puts those dead letters' jobs back on their streams (once the cause is fixed) and forgets them.
   pnpm --filter @notify/worker cli --help`;
 
 /** The listing an operator reads: one tab-separated line per send, under a header. */
@@ -36,12 +42,37 @@ runMain(async () => {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
+  const [command, ...ids] = positionals;
   const limit = Number(values.limit);
-  if (positionals.length !== 1 || positionals[0] !== "unknown-sends" || !Number.isInteger(limit) || limit < 1) throw new Error(USAGE);
+  const listing = command === "unknown-sends" || command === "dead-letters";
+  if (
+    !Number.isInteger(limit) ||
+    limit < 1 ||
+    (listing && ids.length > 0) ||
+    (command === "replay" && (ids.length === 0 || !ids.every((id) => /^\d+$/.test(id))))
+  ) {
+    throw new Error(USAGE);
+  }
+  if (!listing && command !== "replay") throw new Error(USAGE);
   const config = readConfig();
+  const streams: WorkerStreams = {
+    jobs: { name: config.JOBS_STREAM, subjectPrefix: config.JOBS_SUBJECT_PREFIX },
+    deliveries: { name: config.DELIVERIES_STREAM, subjectPrefix: config.DELIVERIES_SUBJECT_PREFIX },
+  };
   const pool = createPool(config.DATABASE_URL, 1);
   try {
-    process.stdout.write(await unknownSendsReport(pool, limit));
+    if (command === "unknown-sends") process.stdout.write(await unknownSendsReport(pool, limit));
+    else if (command === "dead-letters") process.stdout.write(await deadLettersReport(pool, streams, limit));
+    else {
+      const nats = await connectNats(config.NATS_URL, "worker-cli");
+      try {
+        for (const [id, replayed] of await replayDeadLetters(pool, nats, ids)) {
+          process.stdout.write(`${id}\t${replayed ? "replayed" : "no such dead letter (or being replayed)"}\n`);
+        }
+      } finally {
+        await nats.close();
+      }
+    }
   } finally {
     await pool.end();
   }

@@ -12,6 +12,38 @@ export async function insertDeadLetter(
   );
 }
 
+export interface DeadLetterRow {
+  id: string;
+  environment_id: string | null;
+  subject: string;
+  job: Buffer;
+  error: string;
+  deliveries: number;
+  created_at: Date;
+}
+
+/** The newest dead letters first. */
+export async function selectDeadLetters(db: Queryable, limit: number): Promise<DeadLetterRow[]> {
+  const { rows } = await db.query<DeadLetterRow>(
+    "SELECT id, environment_id, subject, job, error, deliveries, created_at FROM worker.dead_letters ORDER BY id DESC LIMIT $1",
+    [limit],
+  );
+  return rows;
+}
+
+/** Locks the dead letter until the transaction ends, so two replays of it cannot both publish. */
+export async function selectDeadLetterForReplay(db: Queryable, id: string): Promise<DeadLetterRow | undefined> {
+  const { rows } = await db.query<DeadLetterRow>(
+    "SELECT id, environment_id, subject, job, error, deliveries, created_at FROM worker.dead_letters WHERE id = $1 FOR UPDATE SKIP LOCKED",
+    [id],
+  );
+  return rows[0];
+}
+
+export async function deleteDeadLetter(db: Queryable, id: string): Promise<void> {
+  await db.query("DELETE FROM worker.dead_letters WHERE id = $1", [id]);
+}
+
 export type LeaseState = "sending" | "retrying" | "sent" | "failed" | "unknown";
 
 export interface LeaseRequest {

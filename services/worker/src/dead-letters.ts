@@ -1,0 +1,77 @@
+import { fromBinary } from "@bufbuild/protobuf";
+import { deliveriesV1, subscribersV1, triggersV1 } from "@notify/proto";
+import {
+  channelName,
+  JOB_KINDS,
+  jobSubject,
+  publishJobs,
+  withTransaction,
+  type JobStream,
+  type NatsConnection,
+  type Pool,
+  type Queryable,
+} from "@notify/runtime";
+import * as store from "./store.js";
+
+/** The worker's two streams: what a dead letter's subject is read against. */
+export interface WorkerStreams {
+  jobs: JobStream;
+  deliveries: JobStream;
+}
+
+/** What a dead letter's job asks for, in a few words an operator can act on. */
+export function describeJob(row: Pick<store.DeadLetterRow, "subject" | "job">, streams: WorkerStreams): string {
+  try {
+    if (row.subject === jobSubject(streams.jobs, JOB_KINDS.trigger)) {
+      const job = fromBinary(triggersV1.TriggerJobSchema, row.job);
+      const what = job.snoozeReturn ? "snooze return" : job.resumption ? "resumption" : "trigger";
+      return `${what} of ${job.workflow?.identifier ?? "?"} (transaction ${job.transactionId})`;
+    }
+    if (row.subject === jobSubject(streams.jobs, JOB_KINDS.subscriberDeleted)) {
+      const job = fromBinary(subscribersV1.SubscriberDeletedJobSchema, row.job);
+      return `deleted subscriber ${job.subscriberId} (${job.id})`;
+    }
+    if (row.subject.startsWith(`${streams.deliveries.subjectPrefix}.`)) {
+      const job = fromBinary(deliveriesV1.DeliveryJobSchema, row.job);
+      return `${channelName(job.channel) ?? "?"} send of message ${job.messageId} through ${job.providerId}`;
+    }
+  } catch {
+    return "a job that cannot be read";
+  }
+  return "a job of an unknown kind";
+}
+
+/** The listing an operator reads: one tab-separated line per dead letter, under a header. */
+export async function deadLettersReport(db: Queryable, streams: WorkerStreams, limit: number): Promise<string> {
+  const rows = await store.selectDeadLetters(db, limit);
+  const lines = rows.map((row) =>
+    [row.id, row.created_at.toISOString(), row.environment_id ?? "", String(row.deliveries), describeJob(row, streams), row.error.replace(/\s+/g, " ")].join(
+      "\t",
+    ),
+  );
+  return `${["ID\tDEAD SINCE\tENVIRONMENT\tDELIVERIES\tJOB\tERROR", ...lines].join("\n")}\n`;
+}
+
+/**
+ * Publishes each dead letter's job again on its own subject, then forgets the letter, in one
+ * transaction per letter: a letter is dropped only once its stream has acknowledged the job.
+ * The message id is new (the stream would drop the original's within its window); the
+ * handlers are idempotent, so a job that half ran before it died does not run its done part
+ * twice. Answers, per id, whether it was replayed (false: no such letter, or one being replayed).
+ */
+export async function replayDeadLetters(pool: Pool, nats: NatsConnection, ids: readonly string[]): Promise<Map<string, boolean>> {
+  const replayed = new Map<string, boolean>();
+  for (const id of ids) {
+    replayed.set(
+      id,
+      await withTransaction(pool, async (tx) => {
+        const row = await store.selectDeadLetterForReplay(tx, id);
+        if (!row) return false;
+        await publishJobs(nats, [{ subject: row.subject, data: row.job, msgID: `replay.${row.id}.${row.created_at.getTime()}` }]);
+        await store.deleteDeadLetter(tx, id);
+        return true;
+      }),
+    );
+  }
+  return replayed;
+}

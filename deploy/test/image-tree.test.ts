@@ -10,8 +10,9 @@ import { eventually } from "@notify/testing";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-// The Dockerfile's build stage is scripts/image-tree.sh. This runs the same script on a scratch
-// copy of the repository, then starts every process from its result, as the image would.
+// The README's set-up (scripts/setup.sh) runs twice on a scratch copy of the repository, changing
+// nothing the second time. The Dockerfile's build stage is scripts/image-tree.sh: this runs the
+// same script on that copy, then starts every process from its result, as the image would.
 
 const run = promisify(execFile);
 const repository = fileURLToPath(new URL("../..", import.meta.url));
@@ -20,6 +21,8 @@ const SERVICES = ["subscribers", "integrations", "topics", "triggers", "messages
 
 let scratch: string;
 let image: string;
+/** What the second run of scripts/setup.sh printed. */
+let setupAgain: string;
 const database = `image_tree_${process.pid}_${Date.now()}`;
 const databaseUrl = `postgres://postgres@127.0.0.1:5432/${database}`;
 const children: ChildProcess[] = [];
@@ -36,6 +39,9 @@ beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), "notify-image-"));
   // What the Docker build context holds: the tracked and not-ignored files, no node_modules or dist.
   await run("bash", ["-c", `git ls-files -co --exclude-standard -z | tar --null -T - -cf - | tar -xf - -C "${scratch}"`], { cwd: repository });
+  const setup = () => run("bash", [join(scratch, "scripts/setup.sh")], { cwd: scratch, env: { ...process.env, CI: "true" }, maxBuffer: 64 * 1024 * 1024 });
+  await setup();
+  setupAgain = (await setup()).stdout;
   image = join(scratch, "image");
   await run("bash", [join(scratch, "scripts/image-tree.sh"), image], { cwd: scratch, env: { ...process.env, CI: "true" }, maxBuffer: 64 * 1024 * 1024 });
 });
@@ -47,6 +53,14 @@ afterAll(async () => {
   await admin.connect();
   await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
   await admin.end();
+});
+
+describe("the README's set-up (scripts/setup.sh)", () => {
+  it("changes nothing when run again: dependencies up to date, every build step from the cache", () => {
+    expect(setupAgain).toContain("Already up to date");
+    expect(setupAgain).toMatch(/Cached:\s+[1-9]\d* cached/);
+    expect(setupAgain).not.toContain("cache miss");
+  });
 });
 
 describe("the image's tree (scripts/image-tree.sh)", () => {

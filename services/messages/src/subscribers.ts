@@ -1,5 +1,5 @@
 import type { Client } from "@connectrpc/connect";
-import type { subscribersV1 } from "@notify/proto";
+import type { messagesV1, subscribersV1 } from "@notify/proto";
 import { scopeHeaders, subscriberNotFound, type FollowedCache, type Scope } from "@notify/runtime";
 
 export type SubscribersClient = Client<typeof subscribersV1.SubscriberService>;
@@ -21,6 +21,12 @@ export interface SubscriberDirectory {
   require(scope: Scope, subscriberId: string): Promise<subscribersV1.Subscriber>;
   /** The existing subscribers among these internal ids. */
   findByIds(scope: Scope, ids: readonly string[]): Promise<subscribersV1.Subscriber[]>;
+  /**
+   * The subscribers the messages are for, each once, found as `find` finds them (by external
+   * id, through the kept copies); one that is gone, or was created again under the same
+   * subscriberId since, is left out.
+   */
+  ofMessages(scope: Scope, messages: readonly messagesV1.Message[]): Promise<subscribersV1.Subscriber[]>;
 }
 
 interface Waiter {
@@ -93,6 +99,14 @@ export function createSubscriberDirectory(client: SubscribersClient, copies: Fol
         replies.push(client.batchGetSubscribers({ ids: unique.slice(start, start + BATCH_LIMIT) }, { headers: scopeHeaders(scope) }));
       }
       return (await Promise.all(replies)).flatMap((reply) => reply.subscribers);
+    },
+
+    async ofMessages(scope, messages) {
+      const wanted = new Map(messages.map((message) => [message.subscriberId, message.externalSubscriberId]));
+      const found = await Promise.all(
+        [...wanted].map(([id, subscriberId]) => find(scope, subscriberId).then((subscriber) => (subscriber?.id === id ? subscriber : undefined))),
+      );
+      return found.filter((subscriber) => subscriber !== undefined);
     },
   };
 }

@@ -1,6 +1,6 @@
 import type { Client } from "@connectrpc/connect";
 import type { messagesV1, subscribersV1 } from "@notify/proto";
-import { scopeHeaders, subscriberNotFound, type FollowedCache, type Scope } from "@notify/runtime";
+import { scopeHeaders, subscriberNotFound, type FollowedCache, type Scope, type Ticket } from "@notify/runtime";
 
 export type SubscribersClient = Client<typeof subscribersV1.SubscriberService>;
 
@@ -14,7 +14,9 @@ export interface SubscriberDirectory {
    * `copies`, which the subscribers service's change announcements keep current (a deleted or
    * changed subscriber is dropped before its write is answered; without NATS nothing is kept).
    * Lookups made in the same turn of the event loop share one BatchGetSubscribers call per
-   * environment, so a burst of requests costs one hop, not one per request.
+   * environment, so a burst of requests costs one hop, not one per request; a lookup of a
+   * subscriber already being read joins that read unless a change of it was announced since
+   * the read began.
    */
   find(scope: Scope, subscriberId: string): Promise<subscribersV1.Subscriber | undefined>;
   /** As find, but NOT_FOUND when the subscriber does not exist. */
@@ -34,6 +36,12 @@ interface Waiter {
   reject(error: unknown): void;
 }
 
+/** A lookup under way, and the ticket taken before it began. */
+interface Flight {
+  ticket: Ticket;
+  found: Promise<subscribersV1.Subscriber | undefined>;
+}
+
 interface PendingLookups {
   scope: Scope;
   waiters: Map<string, Waiter[]>;
@@ -41,6 +49,7 @@ interface PendingLookups {
 
 export function createSubscriberDirectory(client: SubscribersClient, copies: FollowedCache<subscribersV1.Subscriber>): SubscriberDirectory {
   const pending = new Map<string, PendingLookups>();
+  const flights = new Map<string, Flight>();
   let scheduled = false;
 
   async function lookUp(batch: PendingLookups, subscriberIds: string[]): Promise<void> {
@@ -64,7 +73,20 @@ export function createSubscriberDirectory(client: SubscribersClient, copies: Fol
   }
 
   function find(scope: Scope, subscriberId: string): Promise<subscribersV1.Subscriber | undefined> {
-    return copies.readThrough(scope.environmentId, subscriberId, () => lookUpSoon(scope, subscriberId));
+    return copies.readThrough(scope.environmentId, subscriberId, () => lookUpShared(scope, subscriberId));
+  }
+
+  function lookUpShared(scope: Scope, subscriberId: string): Promise<subscribersV1.Subscriber | undefined> {
+    const key = `${scope.organizationId}/${scope.environmentId}\n${subscriberId}`;
+    const flight = flights.get(key);
+    if (flight && copies.unchangedSince(flight.ticket, scope.environmentId, subscriberId)) return flight.found;
+    const started: Flight = { ticket: copies.ticket(), found: lookUpSoon(scope, subscriberId) };
+    flights.set(key, started);
+    const landed = () => {
+      if (flights.get(key) === started) flights.delete(key);
+    };
+    started.found.then(landed, landed);
+    return started.found;
   }
 
   function lookUpSoon(scope: Scope, subscriberId: string): Promise<subscribersV1.Subscriber | undefined> {

@@ -155,10 +155,14 @@ export function createFollowedCache<V extends object>({ max, ttlMs = COPY_TTL_MS
   const keyOf = (environmentId: string, key: string) => `${environmentId}\n${key}`;
   const get = (environmentId: string, key: string, part = ""): V | undefined => (live ? copies.get(keyOf(environmentId, key))?.get(part) : undefined);
   const ticket = (): Ticket => ({ sequence, at: Date.now() });
+  /** Whether what was read of `key` under the ticket is still current: no change of it announced since, and not too old to tell. */
+  function unchangedSince(taken: Ticket, environmentId: string, key: string): boolean {
+    if (!live || taken.sequence <= trustedAfter || Date.now() - taken.at >= ttlMs) return false;
+    return (changedAt.get(keyOf(environmentId, key)) ?? -1) < taken.sequence && (changedAt.get(environmentId) ?? -1) < taken.sequence;
+  }
   function set(taken: Ticket, environmentId: string, key: string, value: V, part = ""): void {
+    if (!unchangedSince(taken, environmentId, key)) return;
     const cacheKey = keyOf(environmentId, key);
-    if (!live || taken.sequence <= trustedAfter || Date.now() - taken.at >= ttlMs) return;
-    if ((changedAt.get(cacheKey) ?? -1) >= taken.sequence || (changedAt.get(environmentId) ?? -1) >= taken.sequence) return;
     const parts = copies.get(cacheKey);
     if (parts?.get(part) === value) return;
     // A new map: one that grew in place would keep the size it was first counted at. The key's
@@ -170,6 +174,7 @@ export function createFollowedCache<V extends object>({ max, ttlMs = COPY_TTL_MS
     get,
     ticket,
     set,
+    unchangedSince,
     /** The kept copy of `key`, else what `read` finds (kept, under a ticket taken before the read). */
     async readThrough(environmentId: string, key: string, read: () => Promise<V | undefined>): Promise<V | undefined> {
       const copy = get(environmentId, key);

@@ -51,6 +51,23 @@ describe("createFollowedCache", () => {
     expect(cache.get("env", "ada")).toEqual(subscriber("new Ada"));
   });
 
+  it("tells whether a key changed since a ticket (its environment's change counts; not live tells nothing)", () => {
+    const cache = live();
+    const before = cache.ticket();
+    expect(cache.unchangedSince(before, "env", "ada")).toBe(true);
+    cache.forget("env", ["bob"]);
+    expect(cache.unchangedSince(before, "env", "ada")).toBe(true);
+    cache.forget("env", ["ada"]);
+    expect(cache.unchangedSince(before, "env", "ada")).toBe(false);
+    const after = cache.ticket();
+    cache.forget("env", EVERY_KEY);
+    expect(cache.unchangedSince(after, "env", "cy")).toBe(false);
+    const latest = cache.ticket();
+    expect(cache.unchangedSince(latest, "env", "cy")).toBe(true);
+    cache.setLive(false);
+    expect(cache.unchangedSince(latest, "env", "cy")).toBe(false);
+  });
+
   it("reads through: a kept copy spares the read, and a read that raced a change answers but is not kept", async () => {
     const cache = live();
     let reads = 0;

@@ -678,13 +678,7 @@ export function createMessageService({
       const rows = ids.length > 0 ? await store.selectInAppMessages(pool, scope.environmentId, ids) : [];
       const byId = new Map(rows.map((row) => [row.id, messageFromRow(row)]));
       const messages = [...new Set(ids)].flatMap((id) => byId.get(id) ?? []);
-      const [found, used] = await Promise.all([
-        subscribers.findByIds(
-          scope,
-          messages.map((message) => message.subscriberId),
-        ),
-        workflows.ofMessages(scope, messages),
-      ]);
+      const [found, used] = await Promise.all([subscribers.ofMessages(scope, messages), workflows.ofMessages(scope, messages)]);
       return { messages, subscribers: found, workflows: used };
     },
 

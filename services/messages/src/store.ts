@@ -927,26 +927,37 @@ export interface InboxCountsRow {
 }
 
 /** Messages the bell counts: not snoozed (or due), and for unread ones not archived either. */
-const bellCount = (condition: string) =>
-  `(SELECT count(*) FROM (SELECT 1 FROM messages.messages m
+const bellMessages = (column: string, condition: string) =>
+  `SELECT ${column} FROM messages.messages m
      WHERE m.environment_id = $1 AND m.subscriber_id = q.subscriber_id AND m.channel = 'in_app' AND ${condition} AND NOT ${SNOOZED}
-     LIMIT $3) capped)`;
+     LIMIT $3`;
 
 const UNREAD = "NOT m.read AND NOT m.archived";
 
+const SEVERITY_COUNTS = ["high", "medium", "low", "none"] as const;
+
+/**
+ * A severity's unread count: counted from the unread messages already read when they all were
+ * (fewer than the limit), else by a capped scan of its own, which only a full bell pays for.
+ */
+const unreadOfSeverity = (severity: (typeof SEVERITY_COUNTS)[number]) =>
+  `CASE WHEN unread.n < $3 THEN unread.${severity}
+        ELSE (SELECT count(*) FROM (${bellMessages("1", `${UNREAD} AND m.severity = '${severity}'`)}) capped) END AS unread_${severity}`;
+
 /**
  * The bells of many subscribers (internal ids), in their order, each count up to `limit`, in
- * one statement: the unseen ones a range of the seen index, the unread ones of the unread index.
+ * one statement: per subscriber one capped range of the seen index and one of the unread
+ * messages, whose severities give the per-severity counts.
  */
 export async function selectInboxCounts(db: Queryable, environmentId: string, subscriberIds: readonly string[], limit: number): Promise<InboxCountsRow[]> {
   const { rows } = await db.query<InboxCountsRow>({
     name: "messages.select-inbox-counts",
-    text: `SELECT ${bellCount("NOT m.seen")} AS unseen, ${bellCount(UNREAD)} AS unread,
-                  ${bellCount(`${UNREAD} AND m.severity = 'high'`)} AS unread_high,
-                  ${bellCount(`${UNREAD} AND m.severity = 'medium'`)} AS unread_medium,
-                  ${bellCount(`${UNREAD} AND m.severity = 'low'`)} AS unread_low,
-                  ${bellCount(`${UNREAD} AND m.severity = 'none'`)} AS unread_none
+    text: `SELECT unseen.n AS unseen, unread.n AS unread, ${SEVERITY_COUNTS.map(unreadOfSeverity).join(", ")}
              FROM unnest($2::text[]) WITH ORDINALITY AS q(subscriber_id, position)
+            CROSS JOIN LATERAL (SELECT count(*) AS n FROM (${bellMessages("1", "NOT m.seen")}) capped) unseen
+            CROSS JOIN LATERAL (
+              SELECT count(*) AS n, ${SEVERITY_COUNTS.map((severity) => `count(*) FILTER (WHERE capped.severity = '${severity}') AS ${severity}`).join(", ")}
+                FROM (${bellMessages("m.severity", UNREAD)}) capped) unread
             ORDER BY q.position`,
     values: [environmentId, subscriberIds, limit],
   });

@@ -1,6 +1,6 @@
 import type { Client } from "@connectrpc/connect";
-import type { subscribersV1 } from "@notify/proto";
-import { scopeHeaders, subscriberNotFound, type FollowedCache, type Scope } from "@notify/runtime";
+import type { messagesV1, subscribersV1 } from "@notify/proto";
+import { scopeHeaders, subscriberNotFound, type FollowedCache, type Scope, type Ticket } from "@notify/runtime";
 
 export type SubscribersClient = Client<typeof subscribersV1.SubscriberService>;
 
@@ -14,18 +14,32 @@ export interface SubscriberDirectory {
    * `copies`, which the subscribers service's change announcements keep current (a deleted or
    * changed subscriber is dropped before its write is answered; without NATS nothing is kept).
    * Lookups made in the same turn of the event loop share one BatchGetSubscribers call per
-   * environment, so a burst of requests costs one hop, not one per request.
+   * environment, so a burst of requests costs one hop, not one per request; a lookup of a
+   * subscriber already being read joins that read unless a change of it was announced since
+   * the read began.
    */
   find(scope: Scope, subscriberId: string): Promise<subscribersV1.Subscriber | undefined>;
   /** As find, but NOT_FOUND when the subscriber does not exist. */
   require(scope: Scope, subscriberId: string): Promise<subscribersV1.Subscriber>;
   /** The existing subscribers among these internal ids. */
   findByIds(scope: Scope, ids: readonly string[]): Promise<subscribersV1.Subscriber[]>;
+  /**
+   * The subscribers the messages are for, each once, found as `find` finds them (by external
+   * id, through the kept copies); one that is gone, or was created again under the same
+   * subscriberId since, is left out.
+   */
+  ofMessages(scope: Scope, messages: readonly messagesV1.Message[]): Promise<subscribersV1.Subscriber[]>;
 }
 
 interface Waiter {
   resolve(subscriber: subscribersV1.Subscriber | undefined): void;
   reject(error: unknown): void;
+}
+
+/** A lookup under way, and the ticket taken before it began. */
+interface Flight {
+  ticket: Ticket;
+  found: Promise<subscribersV1.Subscriber | undefined>;
 }
 
 interface PendingLookups {
@@ -35,6 +49,7 @@ interface PendingLookups {
 
 export function createSubscriberDirectory(client: SubscribersClient, copies: FollowedCache<subscribersV1.Subscriber>): SubscriberDirectory {
   const pending = new Map<string, PendingLookups>();
+  const flights = new Map<string, Flight>();
   let scheduled = false;
 
   async function lookUp(batch: PendingLookups, subscriberIds: string[]): Promise<void> {
@@ -58,7 +73,20 @@ export function createSubscriberDirectory(client: SubscribersClient, copies: Fol
   }
 
   function find(scope: Scope, subscriberId: string): Promise<subscribersV1.Subscriber | undefined> {
-    return copies.readThrough(scope.environmentId, subscriberId, () => lookUpSoon(scope, subscriberId));
+    return copies.readThrough(scope.environmentId, subscriberId, () => lookUpShared(scope, subscriberId));
+  }
+
+  function lookUpShared(scope: Scope, subscriberId: string): Promise<subscribersV1.Subscriber | undefined> {
+    const key = `${scope.organizationId}/${scope.environmentId}\n${subscriberId}`;
+    const flight = flights.get(key);
+    if (flight && copies.unchangedSince(flight.ticket, scope.environmentId, subscriberId)) return flight.found;
+    const started: Flight = { ticket: copies.ticket(), found: lookUpSoon(scope, subscriberId) };
+    flights.set(key, started);
+    const landed = () => {
+      if (flights.get(key) === started) flights.delete(key);
+    };
+    started.found.then(landed, landed);
+    return started.found;
   }
 
   function lookUpSoon(scope: Scope, subscriberId: string): Promise<subscribersV1.Subscriber | undefined> {
@@ -93,6 +121,14 @@ export function createSubscriberDirectory(client: SubscribersClient, copies: Fol
         replies.push(client.batchGetSubscribers({ ids: unique.slice(start, start + BATCH_LIMIT) }, { headers: scopeHeaders(scope) }));
       }
       return (await Promise.all(replies)).flatMap((reply) => reply.subscribers);
+    },
+
+    async ofMessages(scope, messages) {
+      const wanted = new Map(messages.map((message) => [message.subscriberId, message.externalSubscriberId]));
+      const found = await Promise.all(
+        [...wanted].map(([id, subscriberId]) => find(scope, subscriberId).then((subscriber) => (subscriber?.id === id ? subscriber : undefined))),
+      );
+      return found.filter((subscriber) => subscriber !== undefined);
     },
   };
 }

@@ -1,12 +1,11 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { eventually } from "@notify/testing";
+import { eventually, freePort } from "@notify/testing";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -26,14 +25,6 @@ let setupAgain: string;
 const database = `image_tree_${process.pid}_${Date.now()}`;
 const databaseUrl = `postgres://postgres@127.0.0.1:5432/${database}`;
 const children: ChildProcess[] = [];
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), "notify-image-"));

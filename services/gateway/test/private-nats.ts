@@ -1,9 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { eventually } from "@notify/testing";
+import { freePort, listening } from "@notify/testing";
 
 /** A NATS server of a test file's own (another port, another store): stopping it never disturbs tests running beside it. */
 export interface PrivateNats {
@@ -13,17 +12,6 @@ export interface PrivateNats {
   stop(): Promise<void>;
   /** Stops it and deletes its store. */
   remove(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 export async function privateNats(): Promise<PrivateNats> {
@@ -46,15 +34,7 @@ export async function privateNats(): Promise<PrivateNats> {
     },
     async start() {
       server = spawn("nats-server", ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", store], { stdio: "ignore" });
-      await eventually(
-        () =>
-          new Promise<true | undefined>((resolve) => {
-            const probe = createServer();
-            probe.once("error", () => resolve(true)); // the port is taken: nats is listening
-            probe.listen(port, "127.0.0.1", () => probe.close(() => resolve(undefined)));
-          }),
-        10_000,
-      );
+      await listening(port);
     },
     stop,
     async remove() {

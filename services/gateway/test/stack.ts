@@ -1,9 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
-import { createServer, type AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
-import { createTestDatabase, eventually, type TestDatabase } from "@notify/testing";
+import { createTestDatabase, eventually, freePort, type TestDatabase } from "@notify/testing";
 import { migrations as subscribersMigrations, readConfig as readSubscribersConfig, start as startSubscribers } from "@notify/subscribers";
 import { migrations as messagesMigrations, readConfig as readMessagesConfig, start as startMessages } from "@notify/messages";
 import { migrations as integrationsMigrations, readConfig as readIntegrationsConfig, start as startIntegrations } from "@notify/integrations";
@@ -85,18 +84,6 @@ export interface StackOptions {
    * vetted as in production; tests delivering to local receivers allow 127.0.0.0/8.
    */
   outboundAllowedCidrs?: string;
-}
-
-/** A port free at the time of asking, for a process that must be told its port. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Every service and the gateway in this process, on free ports, over a fresh database. */

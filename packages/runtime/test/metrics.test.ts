@@ -1,5 +1,5 @@
 import { createClient } from "@connectrpc/connect";
-import { Health } from "@notify/proto";
+import { Health, subscribersV1 } from "@notify/proto";
 import { afterAll, describe, expect, it } from "vitest";
 import { createLogger } from "../src/log.js";
 import { Counter, metricsPortOf, metricsRegistry, sampledGauge, serveMetrics } from "../src/metrics.js";
@@ -8,7 +8,7 @@ import { createRpcTransport, serveRpc } from "../src/rpc.js";
 const log = createLogger("metrics-test", "silent");
 
 /** The value of the series written exactly as `series` in a scrape, if present. */
-function valueOf(scrape: string, series: string): number | undefined {
+function sampleValue(scrape: string, series: string): number | undefined {
   const line = scrape.split("\n").find((candidate) => candidate.startsWith(`${series} `));
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
@@ -30,7 +30,7 @@ describe("metrics", () => {
     const text = await scrape();
     expect(text).toContain("# TYPE process_cpu_user_seconds_total counter");
     expect(text).toContain("nodejs_eventloop_lag_seconds");
-    expect(valueOf(text, 'notify_test_things_total{kind="a"}')).toBe(3);
+    expect(sampleValue(text, 'notify_test_things_total{kind="a"}')).toBe(3);
     expect((await fetch(`http://127.0.0.1:${server.port}/other`)).status).toBe(404);
   });
 
@@ -39,11 +39,11 @@ describe("metrics", () => {
     let backlog = 5;
     const stop = watch(async (set) => set({ queue: "q" }, backlog));
     watch(() => Promise.reject(new Error("down")));
-    expect(valueOf(await scrape(), 'notify_test_backlog{queue="q"}')).toBe(5);
+    expect(sampleValue(await scrape(), 'notify_test_backlog{queue="q"}')).toBe(5);
     backlog = 7;
-    expect(valueOf(await scrape(), 'notify_test_backlog{queue="q"}')).toBe(7);
+    expect(sampleValue(await scrape(), 'notify_test_backlog{queue="q"}')).toBe(7);
     stop();
-    expect(valueOf(await scrape(), 'notify_test_backlog{queue="q"}')).toBeUndefined();
+    expect(sampleValue(await scrape(), 'notify_test_backlog{queue="q"}')).toBeUndefined();
   });
 
   it("derives a service's metrics port from its RPC port", () => {
@@ -53,16 +53,27 @@ describe("metrics", () => {
   });
 
   it("counts the calls an RPC server answers by service, method and code, on its own metrics port", async () => {
-    const rpc = await serveRpc({ host: "127.0.0.1", port: 0, log, internalToken: undefined, routes: () => undefined });
+    const rpc = await serveRpc({
+      host: "127.0.0.1",
+      port: 0,
+      log,
+      internalToken: undefined,
+      routes: (registry) => registry.service(subscribersV1.SubscriberService, {}),
+    });
     const transport = createRpcTransport(`http://127.0.0.1:${rpc.port}`, 2_000);
+    const outsider = createRpcTransport(`http://127.0.0.1:${rpc.port}`, 2_000, { internalToken: "not-the-token-of-this-process-at-all" });
     try {
       const series = `notify_rpc_server_duration_seconds_count{service="${Health.typeName}",method="Check",code="OK"}`;
-      const before = valueOf(await scrape(rpc.metricsPort), series) ?? 0;
+      const before = sampleValue(await scrape(rpc.metricsPort), series) ?? 0;
       const health = createClient(Health, transport.transport);
       await health.check({});
       await health.check({});
-      expect(valueOf(await scrape(rpc.metricsPort), series)).toBe(before + 2);
+      expect(sampleValue(await scrape(rpc.metricsPort), series)).toBe(before + 2);
+      await expect(createClient(subscribersV1.SubscriberService, outsider.transport).deleteSubscriber({ subscriberId: "a" })).rejects.toThrow();
+      const refused = `notify_rpc_server_duration_seconds_count{service="${subscribersV1.SubscriberService.typeName}",method="DeleteSubscriber",code="Unauthenticated"}`;
+      expect(sampleValue(await scrape(rpc.metricsPort), refused)).toBe(1);
     } finally {
+      outsider.close();
       transport.close();
       await rpc.close();
     }

@@ -1,6 +1,6 @@
 import type { RouterContext } from "@koa/router";
 import { Counter, Histogram, LATENCY_BUCKETS, metricsRegistry, sampledGauge, scrapeMetrics } from "@notify/runtime";
-import type { Context, Next } from "koa";
+import type { Context } from "koa";
 
 const httpRequests = new Counter<"method" | "route" | "status">({
   name: "notify_http_requests_total",
@@ -61,7 +61,8 @@ function routeSeriesOf(method: string, route: string): RouteSeries {
   return series;
 }
 
-function countRequest(ctx: Context, started: number): void {
+/** Counts and times a request by its route's template, once its status is final. */
+export function countRequest(ctx: Context, started: number): void {
   const route = (ctx as Context & Partial<Pick<RouterContext, "routerPath">>).routerPath ?? UNMATCHED;
   const series = routeSeriesOf(ctx.method, route);
   series.duration.observe((performance.now() - started) / 1000);
@@ -72,21 +73,6 @@ function countRequest(ctx: Context, started: number): void {
     series.byStatus.set(status, requests);
   }
   requests.inc();
-}
-
-/**
- * Counts and times every request by its route's template, once the error middleware inside it
- * has set the final status. Not an async function: it adds no promise of its own to a request.
- */
-export function httpMetrics(ctx: Context, next: Next): Promise<void> {
-  const started = performance.now();
-  return next().then(
-    () => countRequest(ctx, started),
-    (error: unknown) => {
-      countRequest(ctx, started);
-      throw error;
-    },
-  );
 }
 
 /** GET /metrics: the process's metrics in the Prometheus text format, for the cluster's scraper (no API key). */

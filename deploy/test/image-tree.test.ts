@@ -93,6 +93,7 @@ describe("the image's tree (scripts/image-tree.sh)", () => {
       const port = String(await freePort());
       env[`${name.toUpperCase()}_PORT`] = port;
       env[`${name.toUpperCase()}_URL`] = `http://127.0.0.1:${port}`;
+      env[`${name.toUpperCase()}_METRICS_PORT`] = String(await freePort());
     }
     for (const name of [...SERVICES, "worker", "gateway"]) {
       const child = spawn(process.execPath, [`${name}/dist/server.js`], { cwd: image, env, stdio: "ignore" });

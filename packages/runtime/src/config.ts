@@ -20,6 +20,9 @@ export function loadConfig<S extends z.ZodObject>(schema: S, env: Env): z.infer<
 /** A TCP port; 0 asks the OS for a free one (tests). */
 export const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
 
+/** A port with no fixed default (the reader derives one). */
+export const optionalPort = z.coerce.number().int().min(0).max(65535).optional();
+
 export const url = (fallback: string) => z.string().url().default(fallback);
 
 /** A variable read by `parse`, whose error (it throws on what it cannot read) becomes the variable's problem. */

@@ -15,3 +15,4 @@ export * from "./coalesce.js";
 export * from "./coherence.js";
 export * from "./vocabulary.js";
 export * from "./sealing.js";
+export * from "./metrics.js";

@@ -1,5 +1,6 @@
 import { AckPolicy, DeliverPolicy, RetentionPolicy, StorageType, createInbox, headers, nanos, type JsMsg, type Msg, type NatsConnection } from "nats";
 import type { Logger } from "./log.js";
+import { Counter, metricsRegistry, sampledGauge } from "./metrics.js";
 
 export type { JsMsg };
 
@@ -137,6 +138,47 @@ export interface Consumption {
   stop(): Promise<void>;
 }
 
+const JOB_OUTCOMES = ["done", "deferred", "failed", "dead_lettered"] as const;
+
+const jobsTotal = new Counter<"stream" | "outcome">({
+  name: "notify_jobs_total",
+  help: "Jobs a consumer finished with, by stream and outcome (done; deferred: handed back for later; failed: to be retried; dead_lettered)",
+  labelNames: ["stream", "outcome"],
+  registers: [metricsRegistry],
+});
+
+const consumerLabels = ["stream", "consumer"] as const;
+const watchPending = sampledGauge("notify_jetstream_consumer_pending", "Messages of the stream the consumer has not been delivered yet", consumerLabels);
+const watchAckPending = sampledGauge("notify_jetstream_consumer_ack_pending", "Messages delivered to the consumer and not acknowledged yet", consumerLabels);
+const watchRedelivered = sampledGauge(
+  "notify_jetstream_consumer_redelivered",
+  "Messages delivered to the consumer more than once and not acknowledged yet",
+  consumerLabels,
+);
+
+/** How long one consumer info serves the gauges of one scrape (one request for the three). */
+const CONSUMER_INFO_KEPT_MS = 1_000;
+
+/** Samples the consumer's state at scrape time; answers the function that stops. */
+function watchConsumer(
+  read: () => Promise<{ num_pending: number; num_ack_pending: number; num_redelivered: number }>,
+  labels: Record<(typeof consumerLabels)[number], string>,
+) {
+  let kept: { at: number; info: ReturnType<typeof read> } | undefined;
+  const info = () => {
+    if (!kept || Date.now() - kept.at > CONSUMER_INFO_KEPT_MS) kept = { at: Date.now(), info: read() };
+    return kept.info;
+  };
+  const stops = [
+    watchPending(async (set) => set(labels, (await info()).num_pending)),
+    watchAckPending(async (set) => set(labels, (await info()).num_ack_pending)),
+    watchRedelivered(async (set) => set(labels, (await info()).num_redelivered)),
+  ];
+  return () => {
+    for (const stop of stops) stop();
+  };
+}
+
 /**
  * A durable pull consumer with explicit acks and bounded in-flight work. A failed job is nak'ed
  * with the back-off delay and redelivered up to `maxDeliver` times; after the last failure, or a
@@ -166,6 +208,13 @@ export async function consumeJobs(nats: NatsConnection, options: ConsumeOptions)
   const maxBatch = options.handleBatch ? Math.max(1, options.maxBatch ?? 100) : 1;
   const messages = await consumer.consume({ max_messages: options.concurrency * maxBatch });
   const running = new Set<Promise<void>>();
+  const [done, deferred, failed, deadLettered] = JOB_OUTCOMES.map((outcome) => jobsTotal.labels(options.stream.name, outcome)) as [
+    Counter.Internal,
+    Counter.Internal,
+    Counter.Internal,
+    Counter.Internal,
+  ];
+  const stopWatching = watchConsumer(() => consumer.info(), { stream: options.stream.name, consumer: options.durable });
 
   // Long jobs (a broadcast page after page) keep their deliveries alive.
   const keepAlive = (batch: JsMsg[]) =>
@@ -177,8 +226,13 @@ export async function consumeJobs(nats: NatsConnection, options: ConsumeOptions)
     const heartbeat = keepAlive([message]);
     try {
       const later = await options.handle(message);
-      if (later) message.nak(later.retryInMs);
-      else message.ack();
+      if (later) {
+        message.nak(later.retryInMs);
+        deferred.inc();
+      } else {
+        message.ack();
+        done.inc();
+      }
     } catch (error) {
       const attempt = message.info.redeliveryCount;
       const permanent = options.isPermanent?.(error) ?? false;
@@ -191,10 +245,12 @@ export async function consumeJobs(nats: NatsConnection, options: ConsumeOptions)
           options.log.error({ err: deadLetterError }, "dead-letter record failed");
         });
         message.term();
+        deadLettered.inc();
       } else {
         const delay = options.backoffMs[Math.min(attempt - 1, options.backoffMs.length - 1)] ?? 1_000;
         options.log.warn({ err: error, subject: message.subject, attempt, retryInMs: delay }, "job failed; will retry");
         message.nak(delay);
+        failed.inc();
       }
     } finally {
       clearInterval(heartbeat);
@@ -210,6 +266,7 @@ export async function consumeJobs(nats: NatsConnection, options: ConsumeOptions)
     try {
       await options.handleBatch(batch);
       for (const message of batch) message.ack();
+      done.inc(batch.length);
     } catch (error) {
       options.log.warn({ err: error, jobs: batch.length }, "batch failed; handling its jobs one by one");
       await Promise.all(batch.map(process));
@@ -260,6 +317,7 @@ export async function consumeJobs(nats: NatsConnection, options: ConsumeOptions)
   return {
     active: () => looping,
     async stop() {
+      stopWatching();
       messages.stop();
       await loop.catch(() => undefined);
       await Promise.allSettled(running);

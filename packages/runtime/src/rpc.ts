@@ -1,5 +1,15 @@
 import * as grpc from "@grpc/grpc-js";
-import { create, fromBinary, isMessage, toBinary, type DescMessage, type DescMethodUnary, type DescService, type MessageShape } from "@bufbuild/protobuf";
+import {
+  create,
+  fromBinary,
+  isMessage,
+  toBinary,
+  type DescMessage,
+  type DescMethod,
+  type DescMethodUnary,
+  type DescService,
+  type MessageShape,
+} from "@bufbuild/protobuf";
 import {
   Code,
   ConnectError,
@@ -23,6 +33,7 @@ import { findTrailerError, setTrailerStatus } from "@connectrpc/connect/protocol
 import { Health, HealthCheckResponse_ServingStatus } from "@notify/proto";
 import { fieldErrorsOf, invalidArgument } from "./errors.js";
 import type { Logger } from "./log.js";
+import { Histogram, LATENCY_BUCKETS, metricsPortOf, metricsRegistry, serveMetrics, type MetricsServer } from "./metrics.js";
 import { isUnstorableText } from "./pg.js";
 
 /** The caller's tenancy, set by the gateway on every call. */
@@ -114,6 +125,46 @@ function errorInterceptor(log: Logger): Interceptor {
   };
 }
 
+const rpcServerDuration = new Histogram<"service" | "method" | "code">({
+  name: "notify_rpc_server_duration_seconds",
+  help: "Time to answer an RPC, by service, method and gRPC status code (its _count counts calls)",
+  labelNames: ["service", "method", "code"],
+  buckets: LATENCY_BUCKETS,
+  registers: [metricsRegistry],
+});
+
+type Observer = Histogram.Internal<"service" | "method" | "code">;
+
+/** Each method's series per status code, made once: a call only looks its series up. */
+const observersOfMethod = new WeakMap<DescMethod, Map<Code | "OK", Observer>>();
+
+function observerOf(service: DescService, method: DescMethod, code: Code | "OK"): Observer {
+  let byCode = observersOfMethod.get(method);
+  if (!byCode) {
+    byCode = new Map();
+    observersOfMethod.set(method, byCode);
+  }
+  let observer = byCode.get(code);
+  if (!observer) {
+    observer = rpcServerDuration.labels(service.typeName, method.name, code === "OK" ? "OK" : Code[code]);
+    byCode.set(code, observer);
+  }
+  return observer;
+}
+
+/** Times every call served, outermost, so refused and failed calls are counted with their codes. */
+const metricsInterceptor: Interceptor = (next) => async (request) => {
+  const started = performance.now();
+  try {
+    const response = await next(request);
+    observerOf(request.service, request.method, "OK").observe((performance.now() - started) / 1000);
+    return response;
+  } catch (error) {
+    observerOf(request.service, request.method, ConnectError.from(error).code).observe((performance.now() - started) / 1000);
+    throw error;
+  }
+};
+
 /** What every service runs around its handlers; in-memory test transports use the same list. */
 export function serverInterceptors(log: Logger): Interceptor[] {
   return [errorInterceptor(log), scopeInterceptor];
@@ -121,6 +172,8 @@ export function serverInterceptors(log: Logger): Interceptor[] {
 
 export interface RpcServer {
   readonly port: number;
+  /** Where `/metrics` is served. */
+  readonly metricsPort: number;
   /** Reports NOT_SERVING on health checks, then stops accepting calls and ends the open ones. */
   close(): Promise<void>;
 }
@@ -136,6 +189,8 @@ export interface ServeOptions {
   log: Logger;
   /** INTERNAL_RPC_TOKEN: callers must present it (unset: the development token, with a warning). */
   internalToken: string | undefined;
+  /** Where `/metrics` is served (on `host`); unset: the RPC port + 1000, or a free port when that is 0. */
+  metricsPort?: number | undefined;
   routes: (registry: ServiceRegistry) => void;
 }
 
@@ -326,7 +381,7 @@ export async function serveRpc(options: ServeOptions): Promise<RpcServer> {
   if (options.internalToken === undefined) {
     options.log.warn("INTERNAL_RPC_TOKEN is not set: internal calls are checked against a public development token; set one before real use");
   }
-  const interceptors = [internalCallerInterceptor(options.internalToken ?? DEVELOPMENT_INTERNAL_TOKEN), ...serverInterceptors(options.log)];
+  const interceptors = [metricsInterceptor, internalCallerInterceptor(options.internalToken ?? DEVELOPMENT_INTERNAL_TOKEN), ...serverInterceptors(options.log)];
   const registry: ServiceRegistry = {
     service(service, implementation) {
       const spec = createServiceImplSpec(service, implementation);
@@ -358,10 +413,19 @@ export async function serveRpc(options: ServeOptions): Promise<RpcServer> {
     server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound)));
   });
   options.log.info({ port }, "rpc server listening");
+  let metrics: MetricsServer;
+  try {
+    metrics = await serveMetrics(options.host, metricsPortOf(options.port, options.metricsPort), options.log);
+  } catch (error) {
+    server.forceShutdown();
+    throw error;
+  }
   return {
     port,
+    metricsPort: metrics.port,
     async close() {
       serving = false;
+      await metrics.close();
       await new Promise<void>((resolve) => {
         const forced = setTimeout(() => server.forceShutdown(), 5_000);
         server.tryShutdown(() => {

@@ -3,6 +3,7 @@ import { Code, ConnectError, type CallOptions, type Client } from "@connectrpc/c
 import type { messagesV1 } from "@notify/proto";
 import { createFollowedCache, ENVIRONMENT_HEADER, type FollowedCache } from "@notify/runtime";
 import { batched, scopeHeaderOf } from "./coalesce.js";
+import { feedCacheHits, feedCacheMisses } from "./metrics.js";
 import type { JsonBytes } from "./route.js";
 
 type MessagesClient = Client<typeof messagesV1.MessageService>;
@@ -75,7 +76,11 @@ export function feedPageBatched(client: MessagesClient, feedPages?: FeedPages): 
     // The routes build a request's fields in one order, so equal requests have equal JSON.
     const part = JSON.stringify(query);
     const kept = environmentId === undefined ? undefined : feedPages?.get(environmentId, subscriberId, part);
-    if (kept) return kept;
+    if (kept) {
+      feedCacheHits.inc();
+      return kept;
+    }
+    if (feedPages) feedCacheMisses.inc();
     const ticket = feedPages?.ticket();
     const page = render(answerOf<messagesV1.GetFeedResponse>((await feed(query, call)).result, "feed"));
     if (ticket && environmentId !== undefined) feedPages!.set(ticket, environmentId, subscriberId, page, part);

@@ -5,6 +5,7 @@ import { z } from "zod";
 import type { GatewayConfig } from "./config.js";
 import type { Environments } from "./environments.js";
 import { HttpError } from "./errors.js";
+import { rateLimitRejections } from "./metrics.js";
 import type { Route } from "./route.js";
 
 /**
@@ -249,6 +250,7 @@ export function rateLimitMiddleware(deps: RateLimitDeps) {
     const { category, cost } = route.rateLimit;
     const tokens = COST_TOKENS[cost];
     const policies = new WeakMap<RateLimitSettings, string>();
+    const rejections = rateLimitRejections.labels(category);
     const answer = (ctx: Context, next: Next, settings: RateLimitSettings, decision: Decision) => {
       let policy = policies.get(settings);
       if (policy === undefined) {
@@ -261,6 +263,7 @@ export function rateLimitMiddleware(deps: RateLimitDeps) {
       ctx.set("RateLimit-Reset", String(resetSeconds));
       ctx.set("RateLimit-Policy", policy);
       if (!decision.allowed) {
+        rejections.inc();
         throw new HttpError(429, "API rate limit exceeded", {}, { "Retry-After": String(Math.max(1, resetSeconds)) });
       }
       return next();

@@ -24,6 +24,7 @@ import { createEnvironments, type Accounts } from "./environments.js";
 import { feedPagesFollowed } from "./forgetting.js";
 import { attachLiveEvents } from "./live.js";
 import { liveReadsOf } from "./live-reads.js";
+import { watchSocketConnections } from "./metrics.js";
 import { createFeedPages } from "./messages-client.js";
 import { createRateLimiter, defaultRateLimits } from "./rate-limits.js";
 import { routes } from "./routes.js";
@@ -105,6 +106,7 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
     originAllowed: (origin, session) => inboxOriginAllowed(environments, session.scope.environmentId, origin),
     pingIntervalMs: config.INBOX_SOCKET_PING_INTERVAL_MS,
   });
+  const stopWatchingSockets = watchSocketConnections(async (set) => set({}, live.sockets()));
   const port = (server.address() as AddressInfo).port;
   log.info({ port }, "gateway listening");
 
@@ -113,6 +115,7 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
     generatedKey,
     async stop() {
       accepting = false;
+      stopWatchingSockets();
       await live.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

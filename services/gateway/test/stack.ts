@@ -45,6 +45,10 @@ export interface Stack {
   readonly database: TestDatabase;
   /** What a worker of this stack is started with (fault tests start one as a child process). */
   readonly workerEnv: Record<string, string>;
+  /** Where each process of the stack serves /metrics (the worker's only when it runs in this process). */
+  readonly metricsUrls: Readonly<Record<"gateway" | "subscribers" | "integrations" | "topics" | "messages" | "triggers", string>> & {
+    readonly worker?: string;
+  };
   /** The messages service, for tests that create messages through its batch RPC (as the worker does). */
   readonly messagesUrl: string;
   /** Sends a JSON request with `Authorization: ApiKey <key>` unless headers say otherwise ("" drops a header). */
@@ -173,6 +177,15 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     key,
     database,
     messagesUrl: `http://127.0.0.1:${messages.port}`,
+    metricsUrls: {
+      gateway: `${url}/metrics`,
+      subscribers: `http://127.0.0.1:${subscribers.metricsPort}/metrics`,
+      integrations: `http://127.0.0.1:${integrations.metricsPort}/metrics`,
+      topics: `http://127.0.0.1:${topics.metricsPort}/metrics`,
+      messages: `http://127.0.0.1:${messages.metricsPort}/metrics`,
+      triggers: `http://127.0.0.1:${triggers.metricsPort}/metrics`,
+      ...(worker ? { worker: `http://127.0.0.1:${worker.healthPort}/metrics` } : {}),
+    },
     workerEnv,
     async request(method, path, body, headers = {}) {
       const merged: Record<string, string> = {

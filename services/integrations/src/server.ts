@@ -9,6 +9,8 @@ export const migrations = migrationsBeside("integrations", import.meta.url);
 
 export interface RunningIntegrations {
   readonly port: number;
+  /** Where /metrics is served. */
+  readonly metricsPort: number;
   stop(): Promise<void>;
 }
 
@@ -24,12 +26,14 @@ export async function start(config: IntegrationsConfig): Promise<RunningIntegrat
   const server = await serveRpc({
     host: config.INTEGRATIONS_HOST,
     port: config.INTEGRATIONS_PORT,
+    metricsPort: config.INTEGRATIONS_METRICS_PORT,
     log,
     internalToken: config.INTERNAL_RPC_TOKEN,
     routes: routes({ pool, log, secrets }),
   });
   return {
     port: server.port,
+    metricsPort: server.metricsPort,
     async stop() {
       await server.close();
       await pool.end();

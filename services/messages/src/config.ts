@@ -1,11 +1,13 @@
 import { z } from "zod";
-import { commonEnv, rpcClientEnv, loadConfig, natsEnv, port, url, type Env } from "@notify/runtime";
+import { commonEnv, rpcClientEnv, loadConfig, optionalPort, natsEnv, port, url, type Env } from "@notify/runtime";
 
 const schema = z.object({
   ...commonEnv,
   ...rpcClientEnv,
   MESSAGES_HOST: z.string().default("127.0.0.1"),
   MESSAGES_PORT: port(50055),
+  /** Where /metrics is served; unset: MESSAGES_PORT + 1000. */
+  MESSAGES_METRICS_PORT: optionalPort,
   /** Subscriber routes name subscribers by their external id; the subscribers service resolves them. */
   SUBSCRIBERS_URL: url("http://127.0.0.1:50051"),
   /** Listed messages carry their workflow (`template`); the workflow catalogue is in the triggers process. */

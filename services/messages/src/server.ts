@@ -29,6 +29,8 @@ export const migrations = migrationsBeside("messages", import.meta.url);
 
 export interface RunningMessages {
   readonly port: number;
+  /** Where /metrics is served. */
+  readonly metricsPort: number;
   stop(): Promise<void>;
 }
 
@@ -57,6 +59,7 @@ export async function start(config: MessagesConfig): Promise<RunningMessages> {
   const server = await serveRpc({
     host: config.MESSAGES_HOST,
     port: config.MESSAGES_PORT,
+    metricsPort: config.MESSAGES_METRICS_PORT,
     log,
     internalToken: config.INTERNAL_RPC_TOKEN,
     routes: routes({
@@ -74,6 +77,7 @@ export async function start(config: MessagesConfig): Promise<RunningMessages> {
   });
   return {
     port: server.port,
+    metricsPort: server.metricsPort,
     async stop() {
       await server.close();
       subscribersTransport.close();

@@ -1,11 +1,13 @@
 import { z } from "zod";
-import { commonEnv, jobStreamEnv, rpcClientEnv, loadConfig, port, url, type Env } from "@notify/runtime";
+import { commonEnv, jobStreamEnv, rpcClientEnv, loadConfig, optionalPort, port, url, type Env } from "@notify/runtime";
 
 const schema = z.object({
   ...commonEnv,
   ...rpcClientEnv,
   SUBSCRIBERS_HOST: z.string().default("127.0.0.1"),
   SUBSCRIBERS_PORT: port(50051),
+  /** Where /metrics is served; unset: SUBSCRIBERS_PORT + 1000. */
+  SUBSCRIBERS_METRICS_PORT: optionalPort,
   /** Channel credentials bind to the active integrations of the integrations service. */
   INTEGRATIONS_URL: url("http://127.0.0.1:50052"),
   /** Preferences resolve over the workflow catalogue, which the triggers process serves. */

@@ -29,6 +29,8 @@ export const migrations = migrationsBeside("subscribers", import.meta.url);
 
 export interface RunningSubscribers {
   readonly port: number;
+  /** Where /metrics is served. */
+  readonly metricsPort: number;
   stop(): Promise<void>;
 }
 
@@ -69,12 +71,14 @@ export async function start(config: SubscribersConfig): Promise<RunningSubscribe
   const server = await serveRpc({
     host: config.SUBSCRIBERS_HOST,
     port: config.SUBSCRIBERS_PORT,
+    metricsPort: config.SUBSCRIBERS_METRICS_PORT,
     log,
     internalToken: config.INTERNAL_RPC_TOKEN,
     routes: routes({ pool, log, integrations, workflows, announce, publishDeleted }),
   });
   return {
     port: server.port,
+    metricsPort: server.metricsPort,
     async stop() {
       await server.close();
       integrationsRpc.close();

@@ -9,6 +9,8 @@ export const migrations = migrationsBeside("topics", import.meta.url);
 
 export interface RunningTopics {
   readonly port: number;
+  /** Where /metrics is served. */
+  readonly metricsPort: number;
   stop(): Promise<void>;
 }
 
@@ -22,12 +24,14 @@ export async function start(config: TopicsConfig): Promise<RunningTopics> {
   const server = await serveRpc({
     host: config.TOPICS_HOST,
     port: config.TOPICS_PORT,
+    metricsPort: config.TOPICS_METRICS_PORT,
     log,
     internalToken: config.INTERNAL_RPC_TOKEN,
     routes: routes({ pool, log, subscribers }),
   });
   return {
     port: server.port,
+    metricsPort: server.metricsPort,
     async stop() {
       await server.close();
       subscribersRpc.close();

@@ -1,11 +1,13 @@
 import { z } from "zod";
-import { commonEnv, internalRpcEnv, jobStreamEnv, loadConfig, port, type Env } from "@notify/runtime";
+import { commonEnv, internalRpcEnv, jobStreamEnv, loadConfig, optionalPort, port, type Env } from "@notify/runtime";
 
 const schema = z.object({
   ...commonEnv,
   ...internalRpcEnv,
   TRIGGERS_HOST: z.string().default("127.0.0.1"),
   TRIGGERS_PORT: port(50054),
+  /** Where /metrics is served; unset: TRIGGERS_PORT + 1000. */
+  TRIGGERS_METRICS_PORT: optionalPort,
   ...jobStreamEnv,
 });
 

@@ -10,6 +10,7 @@ import {
   migrate,
   migrationsBeside,
   runWhenMain,
+  sampledGauge,
   serveRpc,
   jobSubject,
   JOB_KINDS,
@@ -18,6 +19,7 @@ import {
 import { readConfig, type TriggersConfig } from "./config.js";
 import { routes } from "./routes.js";
 import { startRelay } from "./triggers/relay.js";
+import { countOutboxBacklog } from "./triggers/store.js";
 
 export { readConfig };
 
@@ -25,10 +27,21 @@ export const migrations = migrationsBeside("triggers", import.meta.url);
 
 export interface RunningTriggers {
   readonly port: number;
+  /** Where /metrics is served. */
+  readonly metricsPort: number;
   stop(): Promise<void>;
 }
 
 const WORKFLOW_COPIES = 10_000;
+
+/** Beyond this many waiting jobs the gauge reads this many: the alert is the same, the scrape stays cheap. */
+const OUTBOX_BACKLOG_COUNTED = 100_000;
+
+const watchOutboxBacklog = sampledGauge(
+  "notify_triggers_outbox_backlog",
+  "Accepted trigger jobs waiting in the outbox to be published to JetStream (counted up to a bound)",
+  [],
+);
 
 /**
  * Composition root: pool, migrations, the workflows kept by trigger identifier (followed over
@@ -47,15 +60,19 @@ export async function start(config: TriggersConfig): Promise<RunningTriggers> {
   const server = await serveRpc({
     host: config.TRIGGERS_HOST,
     port: config.TRIGGERS_PORT,
+    metricsPort: config.TRIGGERS_METRICS_PORT,
     log,
     internalToken: config.INTERNAL_RPC_TOKEN,
     routes: routes({ pool, log, jobSubject: jobSubjectOfTriggers, announceWorkflows, workflowsByIdentifier }),
   });
   // Acceptance needs only Postgres; the relay catches up whenever NATS is reachable.
   const relay = startRelay({ pool, databaseUrl: config.DATABASE_URL, natsUrl: config.NATS_URL, stream, log });
+  const stopWatchingOutbox = watchOutboxBacklog(async (set) => set({}, await countOutboxBacklog(pool, OUTBOX_BACKLOG_COUNTED)));
   return {
     port: server.port,
+    metricsPort: server.metricsPort,
     async stop() {
+      stopWatchingOutbox();
       await server.close();
       await relay.stop();
       await Promise.allSettled([nats.close(), pool.end()]);

@@ -14,7 +14,19 @@ import {
   type Providers,
   type SendResult,
 } from "@notify/providers";
-import { channelName, createCoalescer, scopeHeaders, type Channel, type JsMsg, type Later, type Logger, type Pool } from "@notify/runtime";
+import {
+  channelName,
+  Counter,
+  createCoalescer,
+  Histogram,
+  metricsRegistry,
+  scopeHeaders,
+  type Channel,
+  type JsMsg,
+  type Later,
+  type Logger,
+  type Pool,
+} from "@notify/runtime";
 import * as store from "./store.js";
 
 export interface DeliveryStageDeps {
@@ -52,6 +64,48 @@ const FAILURE_ERROR_IDS: Record<DeliveryChannel, string> = {
 };
 
 export const OUTCOME_UNKNOWN = "delivery_outcome_unknown";
+
+const providerSends = new Counter<"channel" | "provider" | "outcome">({
+  name: "notify_provider_sends_total",
+  help: "Provider calls by channel, provider and outcome (sent; retrying: failed, to be retried; failed; unknown: the worker died during the call)",
+  labelNames: ["channel", "provider", "outcome"],
+  registers: [metricsRegistry],
+});
+
+const providerSendDuration = new Histogram<"channel" | "provider">({
+  name: "notify_provider_send_duration_seconds",
+  help: "Time a provider took to answer a send, by channel and provider",
+  labelNames: ["channel", "provider"],
+  buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  registers: [metricsRegistry],
+});
+
+const SEND_OUTCOMES = ["sent", "retrying", "failed", "unknown"] as const;
+type SendOutcome = (typeof SEND_OUTCOMES)[number];
+
+interface SendSeries {
+  outcomes: Record<SendOutcome, Counter.Internal>;
+  duration: Histogram.Internal<"channel" | "provider">;
+}
+
+const sendSeries = new Map<string, SendSeries>();
+
+/** The series of one channel's provider, made on its first send. */
+function sendSeriesOf(channel: DeliveryChannel, providerId: string): SendSeries {
+  const key = `${channel}/${providerId}`;
+  let series = sendSeries.get(key);
+  if (!series) {
+    series = {
+      outcomes: Object.fromEntries(SEND_OUTCOMES.map((outcome) => [outcome, providerSends.labels(channel, providerId, outcome)])) as Record<
+        SendOutcome,
+        Counter.Internal
+      >,
+      duration: providerSendDuration.labels(channel, providerId),
+    };
+    sendSeries.set(key, series);
+  }
+  return series;
+}
 
 /** Waits before the 2nd, 3rd, … attempt when the provider names no time of its own. */
 const BACKOFF_MS = [1_000, 5_000, 15_000, 30_000, 60_000, 120_000];
@@ -334,6 +388,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     if (!provider || !message) return refuse(job, lease, "provider_not_supported", `notify has no ${channel} sender for provider "${integration.providerId}"`);
     const credentials = credentialsOf(integration);
 
+    const series = sendSeriesOf(channel, integration.providerId);
     const startedAt = new Date();
     let result: SendResult;
     try {
@@ -346,6 +401,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     } catch (error) {
       release();
       const durationMs = Date.now() - startedAt.getTime();
+      series.duration.observe(durationMs / 1000);
       if (error instanceof ProviderError) await dropInvalidTokens(job, error.invalidTokens);
       const failure = failureOf(error);
       const errorText = redact(failure.text, credentials);
@@ -353,6 +409,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
       const delay = failure.retryAfterMs ?? BACKOFF_MS[Math.min(lease.attempts - 1, BACKOFF_MS.length - 1)]!;
       const written = job.createdAt ? timestampDate(job.createdAt).getTime() : lease.first_attempt_at.getTime();
       const retry = failure.transient && Date.now() + delay - written < deps.budgetMs;
+      series.outcomes[retry ? "retrying" : "failed"].inc();
       await finish({ messageId: job.messageId, state: retry ? "retrying" : "failed", errorId, errorText });
       await record({ job, attempt: lease.attempts, status: messagesV1.AttemptStatus.FAILED, startedAt, durationMs, detail: errorText, errorId, errorText });
       log.warn(
@@ -363,6 +420,8 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     }
     release();
     const durationMs = Date.now() - startedAt.getTime();
+    series.duration.observe(durationMs / 1000);
+    series.outcomes.sent.inc();
     await finish({ messageId: job.messageId, state: "sent", providerMessageId: result.id });
     await dropInvalidTokens(job, result.invalidTokens);
     await goOn(job);
@@ -472,6 +531,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     }
     const errorText = "The worker stopped while the provider was being called: the message may or may not have been delivered, and is not sent again";
     log.error({ messageId: job.messageId, environmentId: job.environmentId, providerId: job.providerId }, "send outcome unknown");
+    sendSeriesOf(channel, job.providerId).outcomes.unknown.inc();
     await finish({ messageId: job.messageId, state: "unknown", errorId: OUTCOME_UNKNOWN, errorText });
     await record({
       job,

@@ -12,6 +12,7 @@ import {
   ensureJobStream,
   JOB_KINDS,
   jobSubject,
+  metricsHandler,
   migrate,
   migrationsBeside,
   runWhenMain,
@@ -39,7 +40,7 @@ export interface RunningWorker {
   stop(): Promise<void>;
 }
 
-/** Composition root: NATS consumer → pipeline → services over RPC; a health endpoint only. */
+/** Composition root: NATS consumer → pipeline → services over RPC; an HTTP port for probes and /metrics only. */
 export async function start(config: WorkerConfig): Promise<RunningWorker> {
   const log = createLogger("worker", config.LOG_LEVEL);
   // The send leases' batched statements are planned once per connection (createPreparedReadPool),
@@ -184,7 +185,8 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
   const health = createServer((request, response) => {
     const answer = (ok: boolean) =>
       response.writeHead(ok ? 200 : 503, { "content-type": "application/json" }).end(JSON.stringify({ status: ok ? "ok" : "unavailable" }));
-    if (request.url === "/livez") answer(consuming());
+    if (request.url === "/metrics") metricsHandler(request, response);
+    else if (request.url === "/livez") answer(consuming());
     else if (request.url === "/readyz") void natsAnswers().then((answers) => answer(answers && consuming()));
     else answer(false);
   });

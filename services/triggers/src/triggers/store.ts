@@ -75,6 +75,15 @@ export async function deleteOutboxFor(db: Queryable, environmentId: string, trig
   return rowCount ?? 0;
 }
 
+/**
+ * How many jobs wait in the outbox, across environments (an operator's gauge, not a tenant's
+ * read), counted up to `atMost` so that a large backlog does not make each scrape slow.
+ */
+export async function countOutboxBacklog(db: Queryable, atMost: number): Promise<number> {
+  const { rows } = await db.query<{ waiting: number }>("SELECT count(*)::int AS waiting FROM (SELECT 1 FROM triggers.outbox LIMIT $1) AS waiting", [atMost]);
+  return rows[0]?.waiting ?? 0;
+}
+
 /** Creates the tenants of trigger objects, or updates their name and data, in one statement. */
 export async function upsertTenants(
   db: Queryable,

@@ -1,0 +1,101 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { Logger } from "./log.js";
+
+/**
+ * The process's one registry: every metric of every module of the process lands here, so that
+ * processes running several services (the test stack) still serve one consistent set.
+ */
+export const metricsRegistry = new Registry();
+collectDefaultMetrics({ register: metricsRegistry });
+
+export { Counter, Gauge, Histogram };
+
+/** Latency buckets (seconds) for requests and calls answered in well under a second, mostly. */
+export const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** The scrape: the registry in the Prometheus text format. */
+export async function scrapeMetrics(): Promise<{ contentType: string; body: string }> {
+  return { contentType: metricsRegistry.contentType, body: await metricsRegistry.metrics() };
+}
+
+/** Answers a node:http request with the scrape, or 500 when a collector failed. */
+export function metricsHandler(_request: IncomingMessage, response: ServerResponse): void {
+  scrapeMetrics().then(
+    ({ contentType, body }) => response.writeHead(200, { "content-type": contentType }).end(body),
+    () => response.writeHead(500, { "content-type": "text/plain" }).end("metrics collection failed\n"),
+  );
+}
+
+export interface MetricsServer {
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+/** A small HTTP server answering `/metrics` (and 404 otherwise), for processes without an HTTP port of their own. */
+export async function serveMetrics(host: string, port: number, log: Logger): Promise<MetricsServer> {
+  const server: Server = createServer((request, response) => {
+    if (request.url === "/metrics") metricsHandler(request, response);
+    else response.writeHead(404).end();
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, resolve);
+  });
+  const bound = (server.address() as AddressInfo).port;
+  log.info({ port: bound }, "metrics listening");
+  return {
+    port: bound,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+  };
+}
+
+/** A service's metrics port: the configured one, else its RPC port + 1000 (a free one when the RPC port is). */
+export function metricsPortOf(rpcPort: number, configured: number | undefined): number {
+  return configured ?? (rpcPort === 0 ? 0 : rpcPort + 1000);
+}
+
+/** Sets one sample of a sampled gauge. */
+export type SampleSetter<L extends string> = (labels: Partial<Record<L, string>>, value: number) => void;
+
+/** Reads current values for a sampled gauge; it may be slow or fail, which only skips its samples. */
+export type Sampler<L extends string> = (set: SampleSetter<L>) => Promise<void>;
+
+/** How long a scrape waits for one sampler before leaving its samples out. */
+const SAMPLE_TIMEOUT_MS = 2_000;
+
+/**
+ * A gauge whose values are read at scrape time from whatever is watched (consumers, a table),
+ * not kept up to date on the hot path. `watch` answers the function that stops watching.
+ */
+export function sampledGauge<L extends string>(name: string, help: string, labelNames: readonly L[]): (sampler: Sampler<L>) => () => void {
+  const samplers = new Set<Sampler<L>>();
+  new Gauge<L>({
+    name,
+    help,
+    labelNames,
+    registers: [metricsRegistry],
+    async collect() {
+      this.reset();
+      const set: SampleSetter<L> = (labels, value) => this.set(labels, value);
+      await Promise.all(
+        [...samplers].map((sampler) => {
+          let timer: NodeJS.Timeout | undefined;
+          const timeout = new Promise<void>((resolve) => {
+            timer = setTimeout(resolve, SAMPLE_TIMEOUT_MS);
+          });
+          return Promise.race([sampler(set).catch(() => undefined), timeout]).finally(() => clearTimeout(timer));
+        }),
+      );
+    },
+  });
+  return (sampler) => {
+    samplers.add(sampler);
+    return () => samplers.delete(sampler);
+  };
+}

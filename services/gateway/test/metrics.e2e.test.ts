@@ -1,0 +1,119 @@
+import { eventually, startSmtpSink, type SmtpSink } from "@notify/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createIntegration, createWorkflow, delivered, settledMessage } from "./delivery-helpers.js";
+import { startStack, type Stack } from "./stack.js";
+
+let stack: Stack;
+let sink: SmtpSink;
+beforeAll(async () => {
+  sink = await startSmtpSink();
+  stack = await startStack({ outboundAllowedCidrs: "127.0.0.0/8" });
+});
+afterAll(async () => {
+  await stack?.stop();
+  await sink?.close();
+});
+
+interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+/** The samples of a scrape in the Prometheus text format (label values here hold no quotes or commas). */
+function samplesOf(text: string): Sample[] {
+  return text
+    .split("\n")
+    .filter((line) => line !== "" && !line.startsWith("#"))
+    .map((line) => {
+      const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+      if (!match) throw new Error(`not a sample: ${line}`);
+      const labels = Object.fromEntries([...(match[2] ?? "").matchAll(/(\w+)="([^"]*)"/g)].map(([, key, value]) => [key!, value!]));
+      return { name: match[1]!, labels, value: Number(match[3]) };
+    });
+}
+
+/** The sum of the samples of `name` whose labels include `labels`. */
+function sampleValue(samples: Sample[], name: string, labels: Record<string, string> = {}): number | undefined {
+  const found = samples.filter((sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value));
+  return found.length === 0 ? undefined : found.reduce((sum, sample) => sum + sample.value, 0);
+}
+
+async function scrape(url: string): Promise<Sample[]> {
+  const response = await fetch(url);
+  expect(response.status).toBe(200);
+  expect(response.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
+  return samplesOf(await response.text());
+}
+
+describe("/metrics", () => {
+  it("is served by the gateway without an API key, with the process's default metrics", async () => {
+    const response = await fetch(`${stack.url}/metrics`);
+    expect(response.status).toBe(200);
+    const samples = samplesOf(await response.text());
+    expect(sampleValue(samples, "process_cpu_user_seconds_total")).toBeGreaterThan(0);
+    expect(sampleValue(samples, "nodejs_heap_size_used_bytes")).toBeGreaterThan(0);
+  });
+
+  it("counts gateway requests by route template and status, RPC calls by method and code, jobs and provider sends", async () => {
+    await createIntegration(stack, {
+      providerId: "nodemailer",
+      channel: "email",
+      identifier: "metrics-sink",
+      credentials: { host: "localhost", port: String(sink.port), secure: false, ignoreTls: true, from: "notify@example.com" },
+    });
+    const workflow = await createWorkflow(stack, "Metered", [{ template: { type: "email", subject: "Hello", content: "Hi {{subscriber.firstName}}" } }]);
+    const before = await scrape(stack.metricsUrls.gateway);
+    const subscriberRoute = { method: "GET", route: "/v1/subscribers/:subscriberId" };
+    const countedBefore = (status: string) => sampleValue(before, "notify_http_requests_total", { ...subscriberRoute, status }) ?? 0;
+    for (const subscriberId of ["ada", "grace"]) {
+      expect((await stack.request("POST", "/v1/subscribers", { subscriberId, firstName: subscriberId, email: `${subscriberId}@example.com` })).status).toBe(
+        201,
+      );
+      expect((await stack.request("GET", `/v1/subscribers/${subscriberId}`)).status).toBe(200);
+    }
+    expect((await stack.request("GET", "/v1/subscribers/nobody")).status).toBe(404);
+    expect((await stack.request("GET", "/no/such/path")).status).toBe(404);
+    const trigger = await stack.request("POST", "/v1/events/trigger", { name: workflow, to: "ada", transactionId: "t-metrics-1" });
+    expect(trigger.body.data.status).toBe("processed");
+    await settledMessage(stack, "t-metrics-1", "email", delivered);
+
+    const gateway = await scrape(stack.metricsUrls.gateway);
+    expect(sampleValue(gateway, "notify_http_requests_total", { ...subscriberRoute, status: "200" })).toBe(countedBefore("200") + 2);
+    expect(sampleValue(gateway, "notify_http_requests_total", { ...subscriberRoute, status: "404" })).toBe(countedBefore("404") + 1);
+    expect(sampleValue(gateway, "notify_http_requests_total", { method: "GET", route: "unmatched", status: "404" })).toBeGreaterThanOrEqual(1);
+    // Raw paths never become series.
+    expect(gateway.some((sample) => Object.values(sample.labels).some((value) => value.includes("ada") || value.includes("/no/such")))).toBe(false);
+    expect(sampleValue(gateway, "notify_http_request_duration_seconds_count", subscriberRoute)).toBeGreaterThanOrEqual(3);
+    expect(sampleValue(gateway, "notify_http_request_duration_seconds_count", { method: "POST", route: "/v1/events/trigger" })).toBeGreaterThanOrEqual(1);
+    expect(sampleValue(gateway, "notify_gateway_socket_connections")).toBe(0);
+
+    const triggers = await scrape(stack.metricsUrls.triggers);
+    expect(
+      sampleValue(triggers, "notify_rpc_server_duration_seconds_count", { service: "notify.triggers.v1.TriggerService", method: "TriggerBatch", code: "OK" }),
+    ).toBe(1);
+    expect(sampleValue(triggers, "notify_triggers_outbox_backlog")).toBeGreaterThanOrEqual(0);
+    const subscribers = await scrape(stack.metricsUrls.subscribers);
+    expect(
+      sampleValue(subscribers, "notify_rpc_server_duration_seconds_count", {
+        service: "notify.subscribers.v1.SubscriberService",
+        method: "UpsertSubscriber",
+        code: "OK",
+      }),
+    ).toBe(2);
+    expect(sampleValue(subscribers, "notify_rpc_server_duration_seconds_bucket", { method: "UpsertSubscriber", le: "+Inf" })).toBe(2);
+
+    const stream = stack.workerEnv.JOBS_STREAM!;
+    const deliveries = stack.workerEnv.DELIVERIES_STREAM!;
+    await eventually(async () => {
+      const worker = await scrape(stack.metricsUrls.worker!);
+      expect(sampleValue(worker, "notify_jobs_total", { stream, outcome: "done" })).toBeGreaterThanOrEqual(1);
+      expect(sampleValue(worker, "notify_jobs_total", { stream: deliveries, outcome: "done" })).toBeGreaterThanOrEqual(1);
+      expect(sampleValue(worker, "notify_provider_sends_total", { channel: "email", provider: "nodemailer", outcome: "sent" })).toBe(1);
+      expect(sampleValue(worker, "notify_provider_send_duration_seconds_count", { provider: "nodemailer" })).toBe(1);
+      expect(sampleValue(worker, "notify_jetstream_consumer_pending", { stream, consumer: "worker" })).toBe(0);
+      expect(sampleValue(worker, "notify_jetstream_consumer_ack_pending", { stream: deliveries, consumer: "deliveries" })).toBe(0);
+      return true;
+    });
+  });
+});

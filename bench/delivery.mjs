@@ -105,7 +105,16 @@ export default async function deliveryBench({ report }) {
     const loopback = { OUTBOUND_ALLOWED_CIDRS: "127.0.0.0/8" };
     children.push(startProcess("worker", { ...common, ...loopback, WORKER_PORT: String(ports.worker) }));
     const key = randomBytes(16).toString("hex");
-    children.push(startProcess("gateway", { ...common, ...loopback, GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: String(ports.gateway), BOOTSTRAP_API_KEY: key }));
+    children.push(
+      startProcess("gateway", {
+        ...common,
+        ...loopback,
+        GATEWAY_HOST: "127.0.0.1",
+        GATEWAY_METRICS_PORT: "0",
+        GATEWAY_PORT: String(ports.gateway),
+        BOOTSTRAP_API_KEY: key,
+      }),
+    );
     const api = `http://127.0.0.1:${ports.gateway}`;
     const headers = { authorization: `ApiKey ${key}`, "content-type": "application/json" };
     await waitFor(

@@ -80,7 +80,9 @@ async function listBench({ report }) {
   try {
     const { ports, common } = await startServices(pool, children, { DATABASE_URL: database.url, ...jobs });
     const key = randomBytes(16).toString("hex");
-    children.push(startProcess("gateway", { ...common, GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: String(ports.gateway), BOOTSTRAP_API_KEY: key }));
+    children.push(
+      startProcess("gateway", { ...common, GATEWAY_HOST: "127.0.0.1", GATEWAY_METRICS_PORT: "0", GATEWAY_PORT: String(ports.gateway), BOOTSTRAP_API_KEY: key }),
+    );
     const api = `http://127.0.0.1:${ports.gateway}`;
     const headers = { authorization: `ApiKey ${key}`, "content-type": "application/json" };
     await waitFor(async () => (await fetch(`${api}/livez`)).ok, "gateway");

@@ -115,11 +115,20 @@ export default async function messagesBench({ report }) {
     await waitFor(async () => (await pool.query("SELECT to_regclass('triggers.workflows') AS t")).rows[0].t, "triggers");
     children.push(startProcess("messages", { ...common, MESSAGES_PORT: String(messagesPort) }));
     await waitFor(async () => (await pool.query("SELECT to_regclass('messages.messages') AS t")).rows[0].t, "messages");
-    children.push(startProcess("gateway", { ...common, GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: String(gatewayPort), BOOTSTRAP_API_KEY: key }));
+    children.push(
+      startProcess("gateway", { ...common, GATEWAY_HOST: "127.0.0.1", GATEWAY_METRICS_PORT: "0", GATEWAY_PORT: String(gatewayPort), BOOTSTRAP_API_KEY: key }),
+    );
     // A second gateway that keeps no feed page: every poll takes the batched RPC.
     const unkeptPort = await freePort();
     children.push(
-      startProcess("gateway", { ...common, GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: String(unkeptPort), BOOTSTRAP_API_KEY: key, FEED_CACHE_MB: "0" }),
+      startProcess("gateway", {
+        ...common,
+        GATEWAY_HOST: "127.0.0.1",
+        GATEWAY_METRICS_PORT: "0",
+        GATEWAY_PORT: String(unkeptPort),
+        BOOTSTRAP_API_KEY: key,
+        FEED_CACHE_MB: "0",
+      }),
     );
     const api = `http://127.0.0.1:${gatewayPort}`;
     const unkeptApi = `http://127.0.0.1:${unkeptPort}`;

@@ -113,7 +113,7 @@ export default async function triggersBench({ report }) {
     const key = randomBytes(16).toString("hex");
     // Trigger rate limits far above what a run reaches, so none is refused; leases still come
     // from Redis several times a window.
-    const gatewayEnv = { ...common, GATEWAY_HOST: "127.0.0.1", BOOTSTRAP_API_KEY: key, RATE_LIMIT_TRIGGER: "20000" };
+    const gatewayEnv = { ...common, GATEWAY_HOST: "127.0.0.1", GATEWAY_METRICS_PORT: "0", BOOTSTRAP_API_KEY: key, RATE_LIMIT_TRIGGER: "20000" };
     children.push(startProcess("gateway", { ...gatewayEnv, GATEWAY_PORT: String(ports.gateway) }));
     const api = `http://127.0.0.1:${ports.gateway}`;
     const headers = { authorization: `ApiKey ${key}`, "content-type": "application/json" };

@@ -71,7 +71,13 @@ export async function liveEventsBench({ report }) {
       JOBS_SUBJECT_PREFIX: `bench.${suffix}.jobs`,
     });
     const key = randomBytes(16).toString("hex");
-    const gateway = startProcess("gateway", { ...common, GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: String(ports.gateway), BOOTSTRAP_API_KEY: key });
+    const gateway = startProcess("gateway", {
+      ...common,
+      GATEWAY_HOST: "127.0.0.1",
+      GATEWAY_METRICS_PORT: "0",
+      GATEWAY_PORT: String(ports.gateway),
+      BOOTSTRAP_API_KEY: key,
+    });
     children.push(gateway);
     const api = `http://127.0.0.1:${ports.gateway}`;
     const headers = { authorization: `ApiKey ${key}`, "content-type": "application/json" };

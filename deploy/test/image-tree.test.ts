@@ -87,6 +87,7 @@ describe("the image's tree (scripts/image-tree.sh)", () => {
       BOOTSTRAP_API_KEY: `image-tree-key-${suffix}`,
       GATEWAY_HOST: "127.0.0.1",
       GATEWAY_PORT: String(await freePort()),
+      GATEWAY_METRICS_PORT: String(await freePort()),
       WORKER_PORT: String(await freePort()),
     };
     for (const name of SERVICES) {

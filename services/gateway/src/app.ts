@@ -11,7 +11,7 @@ import type { Accounts } from "./environments.js";
 import { errorMiddleware } from "./errors.js";
 import { dependencyHealth, livez, readyz, type ReadinessDeps } from "./health.js";
 import { idempotencyMiddleware, type IdempotencyDeps } from "./idempotency.js";
-import { countRequest, metricsRoute } from "./metrics.js";
+import { countRequest } from "./metrics.js";
 import { rateLimitMiddleware, type RateLimitDeps } from "./rate-limits.js";
 import { JsonBytes, type Audience, type InboxRouteInput, type PublicRouteInput, type Route, type RouteCall, type RouteInput } from "./route.js";
 import type { SubscriberSession } from "./sessions.js";
@@ -157,7 +157,7 @@ function execute(route: Route, clients: Clients, accounts: Accounts, outbound: N
 }
 
 /**
- * Middleware order: log and metrics → errors → Inbox CORS → one router (probes and /metrics; API routes: auth → rate limit
+ * Middleware order: log and metrics → errors → Inbox CORS → one router (probes; API routes: auth → rate limit
  * → body → idempotency → validate and run; Inbox routes: session → body → validate and run, without
  * idempotency keys, which are kept per environment, not per subscriber, and without rate limits,
  * which the reference service applies to API keys only: one budget per environment shared by every
@@ -174,7 +174,6 @@ export function createApp(deps: AppDeps): Koa {
 
   const router = new Router();
   router.get("/livez", livez);
-  router.get("/metrics", metricsRoute);
   router.get("/readyz", readyz(deps.readiness.accepting));
   router.get("/readyz/dependencies", dependencyHealth(deps.readiness.dependencies));
   const authenticate = authMiddleware(deps.auth);

@@ -1,7 +1,7 @@
 import { parseCidrs } from "@notify/providers";
 import { z } from "zod";
 import { SERVICE_LEVEL_NAMES } from "./rate-limits.js";
-import { commonEnv, encryptionKeyVariable, rpcClientEnv, loadConfig, parsedText, port, url, type Env } from "@notify/runtime";
+import { commonEnv, encryptionKeyVariable, rpcClientEnv, loadConfig, optionalPort, parsedText, port, url, type Env } from "@notify/runtime";
 
 const perSecond = z.preprocess((value) => (value === "" ? undefined : value), z.coerce.number().int().positive().optional());
 
@@ -10,6 +10,8 @@ const schema = z.object({
   ...rpcClientEnv,
   GATEWAY_HOST: z.string().default("0.0.0.0"),
   GATEWAY_PORT: port(3000),
+  /** Where /metrics is served: not on the public port. Unset: GATEWAY_PORT + 1000 (a free port when that is 0). */
+  GATEWAY_METRICS_PORT: optionalPort,
   REDIS_URL: url("redis://127.0.0.1:6379"),
   NATS_URL: z.string().default("nats://127.0.0.1:4222"),
   SUBSCRIBERS_URL: url("http://127.0.0.1:50051"),

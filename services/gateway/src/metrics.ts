@@ -1,5 +1,5 @@
 import type { RouterContext } from "@koa/router";
-import { Counter, Histogram, LATENCY_BUCKETS, metricsRegistry, sampledGauge, scrapeMetrics } from "@notify/runtime";
+import { Counter, Histogram, LATENCY_BUCKETS, metricsRegistry, sampledGauge } from "@notify/runtime";
 import type { Context } from "koa";
 
 const httpRequests = new Counter<"method" | "route" | "status">({
@@ -73,11 +73,4 @@ export function countRequest(ctx: Context, started: number): void {
     series.byStatus.set(status, requests);
   }
   requests.inc();
-}
-
-/** GET /metrics: the process's metrics in the Prometheus text format, for the cluster's scraper (no API key). */
-export async function metricsRoute(ctx: Context): Promise<void> {
-  const { contentType, body } = await scrapeMetrics();
-  ctx.body = body;
-  ctx.set("Content-Type", contentType);
 }

@@ -9,9 +9,11 @@ import {
   ensureDatabase,
   followChanges,
   isMain,
+  metricsPortOf,
   migrate,
   migrationsBeside,
   runMain,
+  serveMetrics,
   stopOnSignals,
 } from "@notify/runtime";
 import { ensureBootstrapKey } from "./accounts.js";
@@ -38,6 +40,8 @@ export const sealerOf = (config: Pick<GatewayConfig, "GATEWAY_ENCRYPTION_KEY">) 
 
 export interface RunningGateway {
   readonly port: number;
+  /** Where /metrics is served (GATEWAY_METRICS_PORT). */
+  readonly metricsPort: number;
   /** A key generated on a first start without BOOTSTRAP_API_KEY (shown once), if any. */
   readonly generatedKey: string | undefined;
   stop(): Promise<void>;
@@ -109,13 +113,16 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
   const stopWatchingSockets = watchSocketConnections(async (set) => set({}, live.sockets()));
   const port = (server.address() as AddressInfo).port;
   log.info({ port }, "gateway listening");
+  const metrics = await serveMetrics(config.GATEWAY_HOST, metricsPortOf(config.GATEWAY_PORT, config.GATEWAY_METRICS_PORT), log);
 
   return {
     port,
+    metricsPort: metrics.port,
     generatedKey,
     async stop() {
       accepting = false;
       stopWatchingSockets();
+      await metrics.close();
       await live.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

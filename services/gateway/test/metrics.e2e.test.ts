@@ -47,8 +47,9 @@ async function scrape(url: string): Promise<Sample[]> {
 }
 
 describe("/metrics", () => {
-  it("is served by the gateway without an API key, with the process's default metrics", async () => {
-    const response = await fetch(`${stack.url}/metrics`);
+  it("is served by the gateway on its metrics port, not the public one, with the process's default metrics", async () => {
+    expect((await fetch(`${stack.url}/metrics`)).status).toBe(404);
+    const response = await fetch(stack.metricsUrls.gateway);
     expect(response.status).toBe(200);
     const samples = samplesOf(await response.text());
     expect(sampleValue(samples, "process_cpu_user_seconds_total")).toBeGreaterThan(0);

@@ -159,6 +159,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     DATABASE_URL: database.url,
     GATEWAY_HOST: "127.0.0.1",
     GATEWAY_PORT: "0",
+    GATEWAY_METRICS_PORT: "0",
     BOOTSTRAP_API_KEY: key,
     GATEWAY_ENCRYPTION_KEY,
     ...serviceUrls,
@@ -178,7 +179,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     database,
     messagesUrl: `http://127.0.0.1:${messages.port}`,
     metricsUrls: {
-      gateway: `${url}/metrics`,
+      gateway: `http://127.0.0.1:${gateway.metricsPort}/metrics`,
       subscribers: `http://127.0.0.1:${subscribers.metricsPort}/metrics`,
       integrations: `http://127.0.0.1:${integrations.metricsPort}/metrics`,
       topics: `http://127.0.0.1:${topics.metricsPort}/metrics`,

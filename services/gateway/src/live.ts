@@ -2,7 +2,7 @@ import type { Server as HttpServer } from "node:http";
 import { CHANGE_SUBJECTS, changedKeysOf, EVERY_KEY, type BackgroundNats, type ChangedKeys, type Logger, type Scope } from "@notify/runtime";
 import type { Subscription } from "nats";
 import { Server, type Socket } from "socket.io";
-import type { SessionTokens, SubscriberSession } from "./sessions.js";
+import type { SessionTokens, SubscriberSession, VerifiedSession } from "./sessions.js";
 
 /** A subscriber's counts as the count events carry them (each count capped, `hasMore` past the cap). */
 export interface InboxCounts {
@@ -107,6 +107,25 @@ const eventPacketOf = (event: string, payload: object) => `2${JSON.stringify([ev
 
 const roomOf = (environmentId: string, subscriberId: string) => `${environmentId}:${subscriberId}`;
 
+/** Node's timers wait at most this long; a later end is waited for in steps. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
+/** Disconnects the socket when its session ends (it is refused on reconnecting with the same token). */
+function closeWhenExpired(socket: Socket, expiresAt: Date): { cancel(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  const wait = () => {
+    const left = expiresAt.getTime() - Date.now();
+    if (left <= 0) {
+      socket.disconnect(true);
+      return;
+    }
+    timer = setTimeout(wait, Math.min(left, LONGEST_TIMER_MS));
+    timer.unref();
+  };
+  wait();
+  return { cancel: () => clearTimeout(timer) };
+}
+
 /** A handshake's token: `auth.token` as socket.io clients send it, else `?token=` as @novu/js does. */
 function tokenOf(handshake: Socket["handshake"]): string | undefined {
   const fromAuth: unknown = handshake.auth.token;
@@ -171,14 +190,17 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
     // The request the socket was upgraded from is kept by engine.io for nothing once the
     // handshake is read: dropping it is most of an idle socket's memory.
     (socket.conn as { request: unknown }).request = undefined;
-    const session = socket.data as SubscriberSession;
+    const session = socket.data as VerifiedSession;
     const { environmentId, organizationId } = session.scope;
     const { subscriberId } = session;
     void socket.join(roomOf(environmentId, subscriberId));
+    // A socket lives no longer than its session: the client reconnects with a new one, or not at all.
+    const expiry = closeWhenExpired(socket, session.expiresAt);
     let local = environments.get(environmentId);
     if (!local) environments.set(environmentId, (local = { organizationId, subscribers: new Map() }));
     local.subscribers.set(subscriberId, (local.subscribers.get(subscriberId) ?? 0) + 1);
     socket.once("disconnect", () => {
+      expiry.cancel();
       const left = (local.subscribers.get(subscriberId) ?? 1) - 1;
       if (left > 0) local.subscribers.set(subscriberId, left);
       else local.subscribers.delete(subscriberId);

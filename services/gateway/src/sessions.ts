@@ -12,13 +12,18 @@ export interface SubscriberSession {
   subscriberDbId: string;
 }
 
+/** A session read from a valid token, with the end the token sets. */
+export interface VerifiedSession extends SubscriberSession {
+  expiresAt: Date;
+}
+
 export interface SessionTokens {
   issue(session: SubscriberSession): Promise<string>;
   /**
    * undefined for a missing, forged, expired or foreign-audience token; rejects only when the
    * token's environment cannot be read (an outage, answered 503).
    */
-  verify(token: string): Promise<SubscriberSession | undefined>;
+  verify(token: string): Promise<VerifiedSession | undefined>;
 }
 
 /** The claims Novu's Inbox tokens carry, so its clients and ours read the same token. */
@@ -88,11 +93,17 @@ export function createSessionTokens({ environments, ttlSeconds }: SessionTokensD
         // Forged, expired or of another audience: all the same to the caller.
         return undefined;
       }
-      const { _id, subscriberId, organizationId, environmentId } = payload;
+      const { _id, subscriberId, organizationId, environmentId, exp } = payload;
       if (typeof _id !== "string" || typeof subscriberId !== "string" || organizationId !== environment.organizationId || environmentId !== environment.id) {
         return undefined;
       }
-      return { scope: { organizationId: environment.organizationId, environmentId: environment.id }, subscriberId, subscriberDbId: _id };
+      return {
+        scope: { organizationId: environment.organizationId, environmentId: environment.id },
+        subscriberId,
+        subscriberDbId: _id,
+        // Required above: a token without one does not verify.
+        expiresAt: new Date((exp ?? 0) * 1000),
+      };
     },
   };
 }

@@ -6,17 +6,17 @@ import Koa from "koa";
 import { io as connectSocket, type Socket } from "socket.io-client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { attachLiveEvents, receivedIdsOf, type InboxCounts, type LiveEvents, type LiveReads } from "../src/live.js";
-import type { SessionTokens, SubscriberSession } from "../src/sessions.js";
+import type { SessionTokens, VerifiedSession } from "../src/sessions.js";
 
 const hex24 = () => randomBytes(12).toString("hex");
 const scope: Scope = { organizationId: hex24(), environmentId: hex24() };
 /** Tokens of the test's own making (the gateway's are tested with the session routes): opaque, known only to the instance that issued them. */
-function tokensOf(): SessionTokens {
-  const known = new Map<string, SubscriberSession>();
+function tokensOf(lifetimeMs = 3_600_000): SessionTokens {
+  const known = new Map<string, VerifiedSession>();
   return {
     async issue(session) {
       const token = randomBytes(16).toString("hex");
-      known.set(token, session);
+      known.set(token, { ...session, expiresAt: new Date(Date.now() + lifetimeMs) });
       return token;
     },
     verify: async (token) => known.get(token),
@@ -288,6 +288,20 @@ describe("live Inbox events", () => {
     } finally {
       await replica.stop();
       await open2.stop();
+    }
+  });
+
+  it("closes a socket when its session ends", async () => {
+    const shortLived = tokensOf(400);
+    const replica = await startReplica(fakeReads().reads, () => true, shortLived);
+    try {
+      const token = await shortLived.issue({ scope, subscriberId: "brief", subscriberDbId: hex24() });
+      const { socket } = await open(replica.url, "brief", token);
+      const reason = await new Promise<string>((resolve) => socket.once("disconnect", resolve));
+      expect(reason).toBe("io server disconnect");
+      expect(replica.live.sockets()).toBe(0);
+    } finally {
+      await replica.stop();
     }
   });
 });

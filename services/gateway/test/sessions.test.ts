@@ -36,10 +36,13 @@ const session = (environmentId: string): SubscriberSession => ({
 });
 
 describe("session tokens", () => {
-  it("verify what they issue, in the token's own environment", async () => {
+  it("verify what they issue, in the token's own environment, with the end the lifetime sets", async () => {
     const tokens = createSessionTokens({ environments: await environmentsOf(A, B), ttlSeconds: 60 });
-    expect(await tokens.verify(await tokens.issue(session(A)))).toEqual(session(A));
-    expect(await tokens.verify(await tokens.issue(session(B)))).toEqual(session(B));
+    const issuedAt = Date.now();
+    const verified = await tokens.verify(await tokens.issue(session(A)));
+    expect(verified).toEqual({ ...session(A), expiresAt: expect.any(Date) });
+    expect(Math.abs(verified!.expiresAt.getTime() - (issuedAt + 60_000))).toBeLessThan(2_000);
+    expect(await tokens.verify(await tokens.issue(session(B)))).toEqual({ ...session(B), expiresAt: expect.any(Date) });
   });
 
   it("refuse a token of an unknown environment, one signed with another environment's key, a changed one and garbage", async () => {
@@ -67,7 +70,10 @@ describe("session tokens", () => {
     const key = (await environments.byId(A))!.signingKey;
     const claims = { _id: "c".repeat(24), subscriberId: "sub-1", organizationId: "0".repeat(24), environmentId: A };
     const sign = (build: (jwt: SignJWT) => SignJWT) => build(new SignJWT(claims).setProtectedHeader({ alg: "HS256" })).sign(key);
-    expect(await tokens.verify(await sign((jwt) => jwt.setAudience(SESSION_AUDIENCE).setIssuer(SESSION_ISSUER).setExpirationTime("1h")))).toEqual(session(A));
+    expect(await tokens.verify(await sign((jwt) => jwt.setAudience(SESSION_AUDIENCE).setIssuer(SESSION_ISSUER).setExpirationTime("1h")))).toEqual({
+      ...session(A),
+      expiresAt: expect.any(Date),
+    });
     expect(
       await tokens.verify(
         await sign((jwt) =>

@@ -107,7 +107,7 @@ describe("API rate limits", () => {
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(5);
     expect(rateLimitHeadersOf(refusal)).toMatchObject({ limit: 5, remaining: 0 });
-    const scrape = await (await fetch(`${stack.url}/metrics`)).text();
+    const scrape = await (await fetch(stack.metricsUrls.gateway)).text();
     const rejections = /^notify_gateway_rate_limit_rejections_total\{category="configuration"\} (\d+)$/m.exec(scrape);
     expect(Number(rejections?.[1])).toBeGreaterThanOrEqual(1);
   });

@@ -120,6 +120,11 @@ function receivedKeys(groupRows: readonly store.MessageGroupRow[], rows: readonl
 
 const batchError = (error: ConnectError) => ({ code: error.code, message: error.rawMessage });
 
+/** One answer of a batch RPC: its error, or its value under the result's `valueCase`. */
+function batchResult<C extends string, V>(answer: V | ConnectError, valueCase: C) {
+  return answer instanceof ConnectError ? { result: { case: "error" as const, value: batchError(answer) } } : { result: { case: valueCase, value: answer } };
+}
+
 function pageOffset(page: number, limit: number): number {
   checkRange("page", page, 0, Math.floor(MAX_OFFSET / limit));
   return page * limit;
@@ -440,11 +445,7 @@ export function createMessageService({
       if (request.counts.length > MAX_COUNT_BATCH) throw invalidField("counts", `at most ${MAX_COUNT_BATCH} counts per call`, request.counts.length);
       const answers = await countAll(scope, request.counts);
       return {
-        results: answers.map((answer) =>
-          answer instanceof ConnectError
-            ? { result: { case: "error" as const, value: batchError(answer) } }
-            : { result: { case: "count" as const, value: answer } },
-        ),
+        results: answers.map((answer) => batchResult(answer, "count")),
       };
     },
 
@@ -453,11 +454,7 @@ export function createMessageService({
       if (request.feeds.length > MAX_FEED_BATCH) throw invalidField("feeds", `at most ${MAX_FEED_BATCH} feeds per call`, request.feeds.length);
       const answers = await feedAll(scope, request.feeds);
       return {
-        results: answers.map((answer) =>
-          answer instanceof ConnectError
-            ? { result: { case: "error" as const, value: batchError(answer) } }
-            : { result: { case: "feed" as const, value: answer } },
-        ),
+        results: answers.map((answer) => batchResult(answer, "feed")),
       };
     },
 
@@ -554,9 +551,7 @@ export function createMessageService({
       if (request.lists.length > MAX_FEED_BATCH) throw invalidField("lists", `at most ${MAX_FEED_BATCH} lists per call`, request.lists.length);
       const pages = await inboxPagesOf(scope, request.lists);
       return {
-        results: pages.map((page) =>
-          page instanceof ConnectError ? { result: { case: "error" as const, value: batchError(page) } } : { result: { case: "page" as const, value: page } },
-        ),
+        results: pages.map((page) => batchResult(page, "page")),
       };
     },
 
@@ -643,11 +638,9 @@ export function createMessageService({
         }),
       );
       const known = found.filter((item): item is subscribersV1.Subscriber => !(item instanceof ConnectError));
-      const rows =
-        known.length > 0
-          ? await store.selectInboxCounts(preparedReads, scope.environmentId, [...new Set(known.map((item) => item.id))], request.limit + 1)
-          : [];
-      const rowOf = new Map([...new Set(known.map((item) => item.id))].map((id, index) => [id, rows[index]!]));
+      const ids = [...new Set(known.map((item) => item.id))];
+      const rows = ids.length > 0 ? await store.selectInboxCounts(preparedReads, scope.environmentId, ids, request.limit + 1) : [];
+      const rowOf = new Map(ids.map((id, index) => [id, rows[index]!]));
       const capped = cappedAt(request.limit);
       return {
         results: found.map((item, index) => {

@@ -1,6 +1,6 @@
-import { Novu } from "@novu/api";
-import * as errors from "@novu/api/models/errors/index.js";
-import { Criticality } from "@novu/api/models/operations/index.js";
+import { Novu } from "novu-api-v1";
+import * as errors from "novu-api-v1/models/errors/index.js";
+import { Criticality } from "novu-api-v1/models/operations/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStack, type Data, type Stack } from "./stack.js";
 

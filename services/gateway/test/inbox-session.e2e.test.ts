@@ -1,6 +1,6 @@
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
-import { Novu as NovuApi } from "@novu/api";
+import { Novu as NovuApi } from "novu-api-v1";
 import { Novu } from "@novu/js";
 import { connectRedis, createLogger, createPool, type Pool, type Redis } from "@notify/runtime";
 import { SignJWT } from "jose";

@@ -1,5 +1,5 @@
-import { Novu } from "@novu/api";
-import * as errors from "@novu/api/models/errors/index.js";
+import { Novu } from "novu-api-v1";
+import * as errors from "novu-api-v1/models/errors/index.js";
 import { commonV1 } from "@notify/proto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSubscriber, newMessage, nextTransactionId, seeder, type Seeder } from "./messages-fixtures.js";

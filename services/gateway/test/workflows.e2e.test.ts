@@ -1,4 +1,4 @@
-import { WorkflowResponse$inboundSchema } from "@novu/api/models/components/workflowresponse.js";
+import { WorkflowResponse$inboundSchema } from "novu-api-v1/models/components/workflowresponse.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStack, type Data, type Stack } from "./stack.js";
 

@@ -9,19 +9,12 @@ import { createSubscriberBody, fieldsOf } from "./subscribers.js";
 export const MAX_RECIPIENTS = 100;
 export const MAX_BULK_EVENTS = 100;
 const MAX_FREE_FORM_BYTES = 512 * 1024;
-const MAX_DEPTH = 32;
 
-function depthOf(value: unknown, depth = 0): number {
-  if (value === null || typeof value !== "object") return depth;
-  let deepest = depth + 1;
-  for (const child of Object.values(value)) deepest = Math.max(deepest, depthOf(child, depth + 1));
-  return deepest;
-}
-
-/** payload / overrides: an object of at most 512 KiB and 32 levels. */
-const freeForm = jsonObject
-  .refine((value) => Buffer.byteLength(JSON.stringify(value)) <= MAX_FREE_FORM_BYTES, `must be at most ${MAX_FREE_FORM_BYTES / 1024} KiB`)
-  .refine((value) => depthOf(value) <= MAX_DEPTH, `must be nested at most ${MAX_DEPTH} levels deep`);
+/** payload / overrides: an object of at most 512 KiB (its depth is bounded where bodies are read, body.ts). */
+const freeForm = jsonObject.refine(
+  (value) => Buffer.byteLength(JSON.stringify(value)) <= MAX_FREE_FORM_BYTES,
+  `must be at most ${MAX_FREE_FORM_BYTES / 1024} KiB`,
+);
 
 const channel = z.object({
   providerId: z.string({ error: "providerId must be a string" }).min(1, "providerId should not be empty"),

@@ -1,4 +1,4 @@
-import { escapeLike, type Queryable } from "@notify/runtime";
+import { escapeLike, type Queryable, type SeverityName } from "@notify/runtime";
 
 export const GENERAL_GROUP = "General";
 
@@ -55,6 +55,11 @@ export interface WorkflowRow {
   subscriber_variables: string[];
   notification_group_id: string;
   data: Record<string, unknown> | null;
+  severity: SeverityName;
+  validate_payload: boolean;
+  payload_schema: Record<string, unknown> | null;
+  /** PreferenceLevels in proto JSON; null when the workflow has v1's single level. */
+  preference_levels: Record<string, unknown> | null;
   deleted: boolean;
   deleted_at: Date | null;
   created_at: Date;
@@ -80,6 +85,10 @@ export interface WorkflowColumns {
   subscriber_variables: string[];
   notification_group_id: string;
   data: Record<string, unknown> | null;
+  severity: SeverityName;
+  validate_payload: boolean;
+  payload_schema: Record<string, unknown> | null;
+  preference_levels: Record<string, unknown> | null;
 }
 
 const WRITABLE = [
@@ -97,10 +106,14 @@ const WRITABLE = [
   "subscriber_variables",
   "notification_group_id",
   "data",
+  "severity",
+  "validate_payload",
+  "payload_schema",
+  "preference_levels",
 ] as const satisfies readonly (keyof WorkflowColumns)[];
 
 /** jsonb parameters are serialised here: pg would send a JS array as a Postgres array. */
-const JSONB_COLUMNS = new Set<string>(["preference_settings", "steps", "data"]);
+const JSONB_COLUMNS = new Set<string>(["preference_settings", "steps", "data", "payload_schema", "preference_levels"]);
 
 const writableValues = (columns: WorkflowColumns) =>
   WRITABLE.map((column) => {

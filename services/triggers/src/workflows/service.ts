@@ -50,6 +50,7 @@ export const MAX_FEEDS = 1000;
 /** Groups listed per environment (Novu's list is not paginated either). */
 export const MAX_GROUPS = 1000;
 export const MAX_STEPS = 50;
+const MAX_FILTER_TAGS = 50;
 const MAX_NAME = 255;
 const MAX_DESCRIPTION = 1000;
 /** Room left in a 255-character identifier for the "-xxxxxx" that makes a taken one unique. */
@@ -237,11 +238,12 @@ export function createWorkflowService({ pool }: Pick<RouteDeps, "pool">): Servic
     async listWorkflows(request, context) {
       const scope = scopeOf(context);
       const limit = pageSize(request.limit, 10, MAX_PAGE_SIZE);
-      const query = request.query || undefined;
+      if (request.tags.length > MAX_FILTER_TAGS) throw invalidField("tags", `at most ${MAX_FILTER_TAGS} tags per list`, request.tags.length);
+      const filter: store.WorkflowFilter = { query: request.query || undefined, tags: request.tags, active: request.active };
       const { rows, ...page } = await readOffsetPage(
-        { page: request.page, limit, countCap: COUNT_CAP },
-        (offset) => store.selectWorkflowPage(pool, scope.environmentId, { offset, limit, query }),
-        (cap) => store.countWorkflows(pool, scope.environmentId, cap, query),
+        { page: request.page, limit, countCap: COUNT_CAP, offset: request.offset },
+        (offset) => store.selectWorkflowPage(pool, scope.environmentId, { offset, limit, filter, oldestFirst: request.oldestFirst }),
+        (cap) => store.countWorkflows(pool, scope.environmentId, cap, filter),
       );
       return { workflows: rows.map(workflowFromRow), ...page };
     },

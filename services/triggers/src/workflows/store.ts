@@ -327,32 +327,53 @@ export async function softDeleteWorkflow(db: Queryable, environmentId: string, i
 }
 
 /** One page, newest first, optionally by name; fetches one extra row so the caller knows whether more follow. */
+/** Which live workflows a list shows: by name or identifier, by tags, by status. */
+export interface WorkflowFilter {
+  query: string | undefined;
+  tags: string[];
+  active: boolean | undefined;
+}
+
+/** The filter's condition, its parameters numbered from `first`. */
+function filterCondition(filter: WorkflowFilter, first: number) {
+  const [query, tags, active] = [first, first + 1, first + 2].map((index) => `$${index}`);
+  return {
+    sql: `(${query}::text IS NULL OR name ILIKE '%' || ${query} || '%' OR trigger_identifier ILIKE '%' || ${query} || '%')
+          AND (cardinality(${tags}::text[]) = 0 OR tags && ${tags}::text[])
+          AND (${active}::boolean IS NULL OR active = ${active})`,
+    values: [filter.query === undefined ? null : escapeLike(filter.query), filter.tags, filter.active ?? null],
+  };
+}
+
 export async function selectWorkflowPage(
   db: Queryable,
   environmentId: string,
-  page: { offset: number; limit: number; query: string | undefined },
+  page: { offset: number; limit: number; filter: WorkflowFilter; oldestFirst: boolean },
 ): Promise<WorkflowRow[]> {
+  const condition = filterCondition(page.filter, 4);
+  const direction = page.oldestFirst ? "ASC" : "DESC";
   const { rows } = await db.query<WorkflowRow>(
     `WITH w AS (
        SELECT * FROM triggers.workflows
-        WHERE environment_id = $1 AND NOT deleted AND ($4::text IS NULL OR name ILIKE '%' || $4 || '%')
-        ORDER BY id DESC LIMIT $2 OFFSET $3
+        WHERE environment_id = $1 AND NOT deleted AND ${condition.sql}
+        ORDER BY id ${direction} LIMIT $2 OFFSET $3
      )
-     SELECT ${WITH_GROUP} ORDER BY w.id DESC`,
-    [environmentId, page.limit + 1, page.offset, page.query === undefined ? null : escapeLike(page.query)],
+     SELECT ${WITH_GROUP} ORDER BY w.id ${direction}`,
+    [environmentId, page.limit + 1, page.offset, ...condition.values],
   );
   return rows;
 }
 
-/** Counts at most `cap` live workflows (optionally by name). */
-export async function countWorkflows(db: Queryable, environmentId: string, cap: number, query: string | undefined): Promise<number> {
+/** Counts at most `cap` live workflows the filter shows. */
+export async function countWorkflows(db: Queryable, environmentId: string, cap: number, filter: WorkflowFilter): Promise<number> {
+  const condition = filterCondition(filter, 3);
   const { rows } = await db.query<{ count: number }>(
     `SELECT count(*) AS count FROM (
        SELECT 1 FROM triggers.workflows
-        WHERE environment_id = $1 AND NOT deleted AND ($3::text IS NULL OR name ILIKE '%' || $3 || '%')
+        WHERE environment_id = $1 AND NOT deleted AND ${condition.sql}
         LIMIT $2
      ) capped`,
-    [environmentId, cap, query === undefined ? null : escapeLike(query)],
+    [environmentId, cap, ...condition.values],
   );
   return rows[0]!.count;
 }

@@ -89,6 +89,24 @@ import {
   workflowToJson,
 } from "./mappers/workflows.js";
 import {
+  createWorkflowV2Body,
+  createWorkflowV2RequestOf,
+  findStep,
+  getWorkflowV2Query,
+  listWorkflowsV2Query,
+  listWorkflowsV2RequestOf,
+  patchWorkflowV2Body,
+  patchWorkflowV2RequestOf,
+  stepToJson,
+  syncWorkflowBody,
+  updateWorkflowV2Body,
+  updateWorkflowV2RequestOf,
+  workflowStepParams,
+  workflowV2PageToJson,
+  workflowV2ToJson,
+} from "./mappers/workflows-v2.js";
+import { callInEnvironment, syncWorkflow } from "./workflow-environments.js";
+import {
   createIntegrationBody,
   createRequestOf,
   integrationIdParam,
@@ -491,6 +509,78 @@ export const routes: Route[] = [
     handle: async ({ params, clients, call }) => {
       await clients.workflows.deleteWorkflow(params, call);
       return true;
+    },
+  }),
+  // Workflows, Novu's v2 API: the same catalogue as /v1/workflows, in v2's shapes
+  route({
+    method: "POST",
+    path: "/v2/workflows",
+    status: 201,
+    bodyLimit: WORKFLOW_BODY_LIMIT,
+    body: createWorkflowV2Body,
+    handle: async ({ body, clients, call }) => workflowV2ToJson(await clients.workflows.createWorkflow(createWorkflowV2RequestOf(body), call)),
+  }),
+  route({
+    method: "GET",
+    path: "/v2/workflows",
+    query: listWorkflowsV2Query,
+    handle: async ({ query, clients, call }) => workflowV2PageToJson(await clients.workflows.listWorkflows(listWorkflowsV2RequestOf(query), call)),
+  }),
+  route({
+    method: "GET",
+    path: "/v2/workflows/:workflowId",
+    params: workflowIdParam,
+    query: getWorkflowV2Query,
+    handle: async (input) =>
+      workflowV2ToJson(
+        await input.clients.workflows.getWorkflow(
+          { key: { case: "any", value: input.params.workflowId } },
+          await callInEnvironment(input, input.query.environmentId),
+        ),
+      ),
+  }),
+  route({
+    method: "PUT",
+    path: "/v2/workflows/:workflowId",
+    bodyLimit: WORKFLOW_BODY_LIMIT,
+    params: workflowIdParam,
+    body: updateWorkflowV2Body,
+    handle: async ({ params, body, clients, call }) =>
+      workflowV2ToJson(await clients.workflows.updateWorkflow(updateWorkflowV2RequestOf(params.workflowId, body), call)),
+  }),
+  route({
+    method: "PATCH",
+    path: "/v2/workflows/:workflowId",
+    params: workflowIdParam,
+    body: patchWorkflowV2Body,
+    handle: async ({ params, body, clients, call }) =>
+      workflowV2ToJson(await clients.workflows.updateWorkflow(patchWorkflowV2RequestOf(params.workflowId, body), call)),
+  }),
+  route({
+    method: "DELETE",
+    path: "/v2/workflows/:workflowId",
+    status: 204,
+    params: workflowIdParam,
+    handle: async ({ params, clients, call }) => {
+      await clients.workflows.deleteWorkflow(params, call);
+    },
+  }),
+  route({
+    method: "PUT",
+    path: "/v2/workflows/:workflowId/sync",
+    params: workflowIdParam,
+    body: syncWorkflowBody,
+    handle: async (input) => workflowV2ToJson(await syncWorkflow(input)),
+  }),
+  route({
+    method: "GET",
+    path: "/v2/workflows/:workflowId/steps/:stepId",
+    params: workflowStepParams,
+    handle: async ({ params, clients, call }) => {
+      const workflow = await clients.workflows.getWorkflow({ key: { case: "any", value: params.workflowId } }, call);
+      const step = findStep(workflow, params.stepId);
+      if (!step) throw new HttpError(404, `Step with id ${params.stepId} cannot be found`);
+      return stepToJson(step, workflow);
     },
   }),
   route({

@@ -107,6 +107,9 @@ import {
   searchTopicsQuery,
   searchTopicsRequestOf,
   subscriberNotFound,
+  subscriberOfIdentifier,
+  subscriptionDetailsToJson,
+  subscriptionIdentifierParams,
   subscriptionNotFound,
   subscriptionsBody,
   subscriptionsResult,
@@ -739,6 +742,17 @@ export const routes: Route[] = [
         reply.subscriptions.map((subscription) => listedSubscriptionToJson(subscription, reply.topic!)),
         reply,
       );
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/v2/topics/:topicKey/subscriptions/:identifier",
+    params: subscriptionIdentifierParams,
+    handle: async ({ params, clients, call }) => {
+      const externalSubscriberId = subscriberOfIdentifier(params.topicKey, params.identifier);
+      if (externalSubscriberId === undefined) throw new HttpError(404, `Subscription '${params.identifier}' was not found`);
+      const subscription = await clients.topics.getSubscription({ topicKey: params.topicKey, externalSubscriberId }, call);
+      return subscriptionDetailsToJson(subscription);
     },
   }),
   route({

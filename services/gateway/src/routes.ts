@@ -4,6 +4,8 @@ import { z } from "zod";
 import { HttpError } from "./errors.js";
 import { cursorPage, offsetPage, offsetPageText } from "./mappers/common.js";
 import {
+  bulkCreatedToJson,
+  bulkSubscribersBody,
   channelWriteOf,
   createSubscriberBody,
   createSubscriberV1Body,
@@ -13,6 +15,7 @@ import {
   deletedResult,
   fieldsOf,
   listSubscribersQuery,
+  onlineStatusBody,
   searchRequestOf,
   searchSubscribersQuery,
   subscriberIdParam,
@@ -181,7 +184,30 @@ export const routes: Route[] = [
       return offsetPage(reply.subscribers.map(subscriberToJson), query.page, query.limit, reply.totalCount, reply.hasMore);
     },
   }),
+  // Before /:subscriberId routes, which would take "bulk" for a subscriber id.
+  route({
+    method: "POST",
+    path: "/v1/subscribers/bulk",
+    rateLimit: { cost: "bulk" },
+    bodyLimit: 5 * MIB,
+    body: bulkSubscribersBody,
+    handle: async ({ body, clients, call }) => {
+      const reply = await clients.subscribers.ensureSubscribers(
+        { subscribers: body.subscribers.map(({ subscriberId, ...profile }) => ({ subscriberId, fields: fieldsOf(profile) })), strict: true },
+        call,
+      );
+      return bulkCreatedToJson(body.subscribers, reply.createdSubscriberIds);
+    },
+  }),
   route({ method: "GET", path: "/v1/subscribers/:subscriberId", params: subscriberIdParam, handle: getSubscriber }),
+  route({
+    method: "PATCH",
+    path: "/v1/subscribers/:subscriberId/online-status",
+    params: subscriberIdParam,
+    body: onlineStatusBody,
+    handle: async ({ params, body, clients, call }) =>
+      subscriberToJson(await clients.subscribers.updateSubscriber({ subscriberId: params.subscriberId, fields: { isOnline: body.isOnline } }, call)),
+  }),
   route({
     method: "PUT",
     path: "/v1/subscribers/:subscriberId",

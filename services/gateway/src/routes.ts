@@ -1,4 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
+import type { JsonObject } from "@bufbuild/protobuf";
 import { messagesV1 } from "@notify/proto";
 import { z } from "zod";
 import { HttpError } from "./errors.js";
@@ -37,14 +38,19 @@ import {
   updatedWorkflowsToJson,
 } from "./mappers/inbox-preferences.js";
 import {
+  actedMessageText,
   channelOf,
   deleteTransactionQuery,
   feedQuery,
   feedText,
   listedMessagesText,
+  legacyMarkAsBody,
   listMessagesQuery,
   markAllBody,
   markAsBody,
+  marksOf,
+  messageActionBody,
+  messageActionParams,
   messageIdParam,
   markedMessagesText,
   transactionIdParam,
@@ -274,6 +280,38 @@ export const routes: Route[] = [
     handle: async ({ params, body, clients, call }) => {
       const reply = await clients.messages.markMessages({ subscriberId: params.subscriberId, messageIds: body.messageId, markAs: body.markAs }, call);
       return new JsonBytes(markedMessagesText(reply));
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/v1/subscribers/:subscriberId/messages/markAs",
+    params: subscriberIdParam,
+    body: legacyMarkAsBody,
+    handle: async ({ params, body, clients, call }) => {
+      let reply: messagesV1.MarkMessagesResponse | undefined;
+      for (const markAs of marksOf(body.mark)) {
+        reply = await clients.messages.markMessages({ subscriberId: params.subscriberId, messageIds: body.messageId, markAs }, call);
+      }
+      return new JsonBytes(markedMessagesText(reply!));
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/v1/subscribers/:subscriberId/messages/:messageId/actions/:type",
+    params: messageActionParams,
+    body: messageActionBody,
+    handle: async ({ params, body, clients, call }) => {
+      const reply = await clients.messages.updateInboxMessage(
+        {
+          subscriberId: params.subscriberId,
+          messageId: params.messageId,
+          change: body.status,
+          actionType: params.type,
+          ...(body.payload ? { actionPayload: body.payload as JsonObject } : {}),
+        },
+        call,
+      );
+      return new JsonBytes(actedMessageText(reply.message!));
     },
   }),
   route({

@@ -2,8 +2,11 @@ import { Novu } from "@novu/api";
 import * as errors from "@novu/api/models/errors/index.js";
 import { commonV1 } from "@notify/proto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSubscriber, newMessage, nextTransactionId, seeder, type Seeder } from "./messages-fixtures.js";
+import { createSubscriber, newMessage, nextTransactionId, seeder, unknownMessageId, type Seeder } from "./messages-fixtures.js";
 import { startStack, type Data, type Stack } from "./stack.js";
+
+/** SDK calls that fail must not be retried for an hour. */
+const once = { retries: { strategy: "none" as const } };
 
 let stack: Stack;
 let novu: Novu;
@@ -98,5 +101,36 @@ describe("@novu/api 3.19.1 against the gateway: messages", () => {
     expect(missing).toBeInstanceOf(errors.ErrorDto);
     const invalid = await novu.subscribers.notifications.unseenCount({ subscriberId: "sdk-scope", limit: 5000 }).catch((error: unknown) => error);
     expect(invalid).toBeInstanceOf(errors.ValidationErrorDto);
+  });
+
+  it("subscribers.messages.updateAsSeen completes and reverts a message's action", async () => {
+    const ada = await createSubscriber(stack, "sdk-action");
+    const [created] = (await seed.create([newMessage(ada)])).messages;
+    const done = await novu.subscribers.messages.updateAsSeen({
+      subscriberId: "sdk-action",
+      messageId: created!.id,
+      type: "primary",
+      // The SDK's payload type has no fields, so it sends an empty object whatever it is given.
+      markMessageActionAsSeenDto: { status: "done", payload: {} },
+    });
+    expect(done.result).toMatchObject({ id: created!.id, cta: { action: { status: "done", result: { type: "primary", payload: {} } } } });
+    const pending = await novu.subscribers.messages.updateAsSeen({
+      subscriberId: "sdk-action",
+      messageId: created!.id,
+      type: "secondary",
+      markMessageActionAsSeenDto: { status: "pending" },
+    });
+    expect(pending.result.cta.action).toMatchObject({ status: "pending", result: { type: "secondary" } });
+
+    const badType = await novu.subscribers.messages
+      .updateAsSeen({ subscriberId: "sdk-action", messageId: created!.id, type: "tertiary", markMessageActionAsSeenDto: { status: "done" } }, once)
+      .catch((error: unknown) => error);
+    expect(badType).toBeInstanceOf(errors.ValidationErrorDto);
+    const unknown = await novu.subscribers.messages
+      .updateAsSeen({ subscriberId: "sdk-action", messageId: unknownMessageId(), type: "primary", markMessageActionAsSeenDto: { status: "done" } }, once)
+      .catch((error: unknown) => error);
+    expect((unknown as errors.ErrorDto).statusCode).toBe(404);
+    const listed = await novu.messages.retrieve({ subscriberId: "sdk-action" });
+    expect(listed.result.data[0]!.cta.action).toMatchObject({ status: "pending", result: { type: "secondary" } });
   });
 });

@@ -151,6 +151,16 @@ import {
 } from "./mappers/topics.js";
 import { broadcastBody, broadcastEventOf, bulkOutcome, bulkTriggerBody, eventOf, singleOutcome, triggerBody } from "./mappers/triggers.js";
 import { executionDetailsQuery, executionDetailToJson } from "./mappers/execution-details.js";
+import {
+  activityPageToJson,
+  activityStatsToJson,
+  activityToJson,
+  graphStatsQuery,
+  graphStatsToJson,
+  listNotificationsQuery,
+  listNotificationsRequestOf,
+  activityIdParam,
+} from "./mappers/activity.js";
 import { environmentToJson, parentIdOf } from "./mappers/environments.js";
 import { sessionBody } from "./mappers/inbox-session.js";
 import { startSession } from "./inbox-session.js";
@@ -422,6 +432,32 @@ export const routes: Route[] = [
       await clients.messages.deleteMessage(params, call);
       return deletedResult;
     },
+  }),
+
+  // The activity feed: the environment's notifications with their jobs (messages) and execution details
+  route({
+    method: "GET",
+    path: "/v1/notifications",
+    envelope: false,
+    query: listNotificationsQuery,
+    handle: async ({ query, clients, call }) => activityPageToJson(await clients.messages.listNotifications(listNotificationsRequestOf(query), call), query),
+  }),
+  route({
+    method: "GET",
+    path: "/v1/notifications/stats",
+    handle: async ({ clients, call }) => activityStatsToJson(await clients.messages.getNotificationStats({}, call)),
+  }),
+  route({
+    method: "GET",
+    path: "/v1/notifications/graph/stats",
+    query: graphStatsQuery,
+    handle: async ({ query, clients, call }) => graphStatsToJson(await clients.messages.getActivityGraph({ days: query.days }, call)),
+  }),
+  route({
+    method: "GET",
+    path: "/v1/notifications/:notificationId",
+    params: activityIdParam,
+    handle: async ({ params, clients, call }) => activityToJson(await clients.messages.getNotification(params, call)),
   }),
 
   // The Inbox's notifications (@novu/js): the session's subscriber's in-app messages only

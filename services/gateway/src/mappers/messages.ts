@@ -27,7 +27,7 @@ const markAs = z
   .transform((name) => MARKS[name]);
 
 /** A string (comma-separated list) or an array of strings → the non-empty items. */
-const stringList = (name: string) =>
+export const stringList = (name: string) =>
   z
     .union([z.string(), z.array(z.string())], { error: `${name} must be a string or an array of strings` })
     .transform((value) => (typeof value === "string" ? value.split(",") : value).map((item) => item.trim()).filter((item) => item.length > 0));

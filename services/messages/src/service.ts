@@ -665,11 +665,12 @@ export function createMessageService({
       const scope = scopeOf(context);
       const change = inboxChangeName(request.change);
       if (!isObjectId(request.messageId)) throw invalidField("messageId", "messageId must be a notification id (24 hex characters)", request.messageId);
-      const args: store.InboxChangeArguments = { snoozeUntil: null, actionType: null };
+      const args: store.InboxChangeArguments = { snoozeUntil: null, actionType: null, actionPayload: null };
       if (change === "snooze") args.snoozeUntil = checkSnoozeUntil(request.snoozeUntil, maxSnoozeMs);
       if (change === "complete" || change === "revert") {
         args.actionType = actionTypeName(request.actionType) ?? null;
         if (!args.actionType) throw invalidField("actionType", "actionType must be primary or secondary", request.actionType);
+        args.actionPayload = request.actionPayload ?? null;
       }
       const subscriber = await subscribers.require(scope, request.subscriberId);
       const row = await store.updateInboxMessage(pool, scope.environmentId, subscriber.id, request.messageId, change, args);

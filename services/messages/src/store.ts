@@ -1,3 +1,4 @@
+import type { JsonObject } from "@bufbuild/protobuf";
 import { textArray, type ChannelName, type Queryable, type SeverityName } from "@notify/runtime";
 
 export type StatusName = "sent" | "error" | "warning";
@@ -971,11 +972,14 @@ export type InboxChangeName = "read" | "unread" | "seen" | "archive" | "unarchiv
 export interface InboxChangeArguments {
   snoozeUntil: Date | null;
   actionType: "primary" | "secondary" | null;
+  /** The action's result.payload; null keeps the one it has. */
+  actionPayload: JsonObject | null;
 }
 
-/** The action's status and result.type in a call to action stored as its proto JSON ($4: status, $5: type). */
+/** The action's status, result.type and result.payload in a call to action stored as its proto JSON ($4: status, $5: type, $6: payload or null). */
 const SETS_ACTION = `cta = cta || jsonb_build_object('action',
-  COALESCE(cta->'action', '{}') || jsonb_build_object('status', $4::text, 'result', COALESCE(cta->'action'->'result', '{}') || jsonb_build_object('type', $5::text)))`;
+  COALESCE(cta->'action', '{}') || jsonb_build_object('status', $4::text, 'result', COALESCE(cta->'action'->'result', '{}') || jsonb_build_object('type', $5::text)
+    || CASE WHEN $6::jsonb IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('payload', $6::jsonb) END))`;
 
 /**
  * Each change as Novu's Inbox applies it (its message repository's transitions): the columns
@@ -989,8 +993,8 @@ const INBOX_CHANGES: Record<InboxChangeName, (args: InboxChangeArguments) => [st
   unarchive: () => ["archived = false, archived_at = NULL", []],
   snooze: (args) => [`snoozed_until = $4::timestamptz, archived = false, archived_at = NULL, ${SEES}`, [args.snoozeUntil]],
   unsnooze: () => ["snoozed_until = NULL", []],
-  complete: (args) => [SETS_ACTION, ["done", args.actionType]],
-  revert: (args) => [SETS_ACTION, ["pending", args.actionType]],
+  complete: (args) => [SETS_ACTION, ["done", args.actionType, args.actionPayload]],
+  revert: (args) => [SETS_ACTION, ["pending", args.actionType, args.actionPayload]],
 };
 
 /** Changes one of the subscriber's in-app messages; answers it as changed, undefined when it is not one of theirs. */

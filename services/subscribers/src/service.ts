@@ -14,6 +14,7 @@ import {
   scopeOf,
   subscriberNotFound,
   withTransaction,
+  type FieldErrors,
   type Logger,
   type Pool,
   type Queryable,
@@ -197,6 +198,14 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
       if (request.subscribers.length > MAX_BATCH) {
         throw invalidField("subscribers", `at most ${MAX_BATCH} subscribers per call`, request.subscribers.length);
       }
+      if (request.strict) {
+        const errors: FieldErrors = {};
+        for (const [index, entry] of request.subscribers.entries()) {
+          for (const [field, error] of Object.entries(subscriberWriteErrors(entry.subscriberId, entry.fields)))
+            errors[`subscribers[${index}].${field}`] = error;
+        }
+        if (Object.keys(errors).length > 0) throw invalidArgument("Validation failed", errors);
+      }
       const wanted = request.subscribers.filter((entry) => entry.subscriberId.length > 0 && entry.subscriberId.length <= 255);
       if (wanted.length === 0) return { subscribers: [] };
       const rows = wanted.map((entry) => {
@@ -221,7 +230,12 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
         rows.map((row) => row.subscriberId),
         [],
       );
-      return { subscribers: found.map(subscriberFromRow) };
+      // An id generated here is in the table only if this call inserted its row.
+      const generated = new Set(rows.map((row) => row.id));
+      return {
+        subscribers: found.map(subscriberFromRow),
+        createdSubscriberIds: found.filter((row) => generated.has(row.id)).map((row) => row.subscriber_id),
+      };
     },
 
     async listSubscribers(request, context) {

@@ -182,11 +182,15 @@ export async function insertSubscriber(
   return rows[0];
 }
 
-/** Writes the whole profile and bumps the version. */
+/** The parameter of `updateSubscriberProfile` that holds the new is_online. */
+const IS_ONLINE_PARAMETER = `$${PROFILE_COLUMNS.indexOf("is_online") + 3}`;
+
+/** Writes the whole profile and bumps the version; a subscriber going offline was last online now (Novu's lastOnlineAt). */
 export async function updateSubscriberProfile(db: Queryable, environmentId: string, id: string, profile: ProfileColumns): Promise<SubscriberRow> {
   const { rows } = await db.query<SubscriberRow>(
     `UPDATE subscribers.subscribers
         SET ${PROFILE_COLUMNS.map((column, index) => `${column} = $${index + 3}`).join(", ")},
+            last_online_at = CASE WHEN is_online IS DISTINCT FROM false AND ${IS_ONLINE_PARAMETER}::boolean IS false THEN now() ELSE last_online_at END,
             version = version + 1, updated_at = now()
       WHERE environment_id = $1 AND id = $2
       RETURNING *`,

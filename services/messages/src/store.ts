@@ -838,13 +838,18 @@ export interface ActivityDayRow {
   channels: ChannelName[];
 }
 
-/** Per UTC day since `since`, newest first: the messages made, their workflows and channels. */
+/**
+ * Per UTC day since `since`, newest first: the messages made, their workflows and channels. The
+ * messages are counted per day, workflow and channel first (hashed, a few groups a day), so only
+ * those groups are sorted, not every message.
+ */
 export async function selectActivityDays(db: Queryable, environmentId: string, since: Date): Promise<ActivityDayRow[]> {
   const { rows } = await db.query<ActivityDayRow>(
-    `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS date, count(*)::int AS count,
-            array_agg(DISTINCT template_id) AS template_ids, array_agg(DISTINCT channel) AS channels
-       FROM messages.messages WHERE environment_id = $1 AND created_at >= $2
-      GROUP BY 1 ORDER BY 1 DESC`,
+    `SELECT g.date, sum(g.count)::int AS count, array_agg(DISTINCT g.template_id) AS template_ids, array_agg(DISTINCT g.channel) AS channels
+       FROM (SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS date, template_id, channel, count(*) AS count
+               FROM messages.messages WHERE environment_id = $1 AND created_at >= $2
+              GROUP BY 1, 2, 3) g
+      GROUP BY g.date ORDER BY g.date DESC`,
     [environmentId, since],
   );
   return rows;

@@ -484,7 +484,11 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
       inHand.add(job.messageId);
       try {
         const ticket = await lanes.enter(job.integrationId);
-        if (!ticket) return { retryInMs: BUSY_RETRY_MS + Math.floor(Math.random() * BUSY_RETRY_MS) };
+        if (!ticket) {
+          // Back when the integration has got through what it holds, spread so the jobs sent back do not all return at once.
+          const backIn = Math.max(BUSY_RETRY_MS, lanes.backlogMs(job.integrationId));
+          return { retryInMs: Math.round(backIn * (1 + Math.random())) };
+        }
         try {
           return await deliver(job, ticket);
         } finally {

@@ -7,7 +7,8 @@
  *
  * Leases are claimed ahead only as far as the lane's calls get through during one claim: a slow
  * provider's jobs claim just before a slot frees, a fast one's keep up to a slot's worth claimed.
- * A worker that dies leaves unknown only the sends under way and those claimed for the next slots.
+ * A worker that dies leaves unknown only the sends under way, those claimed for the next slots
+ * and those whose outcome was being written.
  */
 export interface LaneOptions {
   /** Calls to one integration's provider at once. */

@@ -12,7 +12,7 @@ import type { Audience, Method, Route } from "./route.js";
 type JsonSchema = Record<string, unknown>;
 type Reference = { $ref: string };
 
-interface Parameter {
+export interface Parameter {
   name: string;
   in: "path" | "query" | "header";
   required: boolean;
@@ -26,7 +26,7 @@ interface Response {
   content?: { "application/json": { schema: JsonSchema | Reference } };
 }
 
-interface Operation {
+export interface Operation {
   operationId: string;
   summary: string;
   tags: string[];

@@ -15,6 +15,8 @@ export class HttpError extends Error {
   }
 }
 
+export const isCode = (error: unknown, code: Code) => error instanceof ConnectError && error.code === code;
+
 export const validationError = (errors: FieldErrors, message = "Validation Error") => new HttpError(422, message, { errors });
 
 /** RPC status → HTTP status. 409 is kept for "already exists": the SDK retries 409 and 5xx. */

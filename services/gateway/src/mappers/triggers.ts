@@ -2,7 +2,7 @@ import { create, type JsonObject } from "@bufbuild/protobuf";
 import { triggersV1 } from "@notify/proto";
 import { z } from "zod";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { httpErrorFromRpc } from "../errors.js";
+import { HttpError, httpErrorFromRpc } from "../errors.js";
 import { jsonObject, keyString, outboundUrl } from "../validation.js";
 import { createSubscriberBody, fieldsOf } from "./subscribers.js";
 
@@ -132,6 +132,11 @@ export function resultToJson(result: triggersV1.TriggerResult) {
 export function singleOutcome(outcome: triggersV1.TriggerOutcome) {
   if (outcome.outcome.case === "result") return resultToJson(outcome.outcome.value);
   const error = outcome.outcome.value;
+  if (error && error.payloadErrors.length > 0) {
+    // Novu's PayloadValidationException: its fields at the top level and in ctx.
+    const details = { type: "PAYLOAD_VALIDATION_ERROR", errors: error.payloadErrors, schema: error.payloadSchema ?? {} };
+    throw new HttpError(400, error.message, { ...details, ctx: details });
+  }
   throw httpErrorFromRpc(new ConnectError(error?.message ?? "error", (error?.code ?? Code.Unknown) as Code));
 }
 

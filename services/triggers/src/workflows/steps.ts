@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { clone } from "@bufbuild/protobuf";
 import { workflowsV1 } from "@notify/proto";
-import { isChannelName, objectId } from "@notify/runtime";
+import { CHANNEL_NAMES, objectId, StepType, stepChannel } from "@notify/runtime";
 
 /** Ids of the steps a workflow had, so an update keeps the identity of the steps it keeps. */
 export class StepIdentities {
@@ -51,11 +51,11 @@ export function identifySteps(steps: readonly workflowsV1.Step[], previous: read
   return chain(steps, new StepIdentities(previous), false);
 }
 
-/** The channel types of the active steps, each once, in step order. */
+/** The channel names of the active steps, each once, in step order. */
 export function activeChannels(steps: readonly workflowsV1.Step[]): string[] {
-  const types = steps.filter((step) => step.active !== false).map((step) => step.template?.type ?? "");
+  const channels = steps.filter((step) => step.active !== false).map((step) => stepChannel(step.template?.type ?? StepType.UNSPECIFIED));
   // Only channel steps deliver a message (digest and delay only shape the flow).
-  return [...new Set(types.filter(isChannelName))];
+  return [...new Set(channels.flatMap((channel) => (channel === undefined ? [] : [CHANNEL_NAMES[channel]])))];
 }
 
 /** Every feed a step or variant template names, with the public path of the field. */

@@ -61,7 +61,7 @@ let before: string;
 beforeAll(async () => {
   // A database at the migration before the change, which then upgrades as a deployment does.
   before = await mkdtemp(join(tmpdir(), "triggers-migrations-"));
-  for (const file of (await readdir(migrations.dir)).filter((name) => name < "008")) await cp(join(migrations.dir, file), join(before, file));
+  for (const file of (await readdir(migrations.dir)).filter((name) => name < "009")) await cp(join(migrations.dir, file), join(before, file));
   database = await createTestDatabase([{ schema: migrations.schema, dir: before }]);
   pool = createPool(database.url, 2);
 });
@@ -71,7 +71,7 @@ afterAll(async () => {
   await rm(before, { recursive: true, force: true });
 });
 
-describe("migration 008 (step vocabulary enums)", () => {
+describe("migration 009 (step vocabulary enums)", () => {
   it("converts a workflow stored before it, which the service then reads as it was written", async () => {
     const scope = newScope();
     const groupId = objectId();
@@ -96,10 +96,14 @@ describe("migration 008 (step vocabulary enums)", () => {
         subscriber_variables: ["email"],
         notification_group_id: groupId,
         data: null,
+        severity: "none",
+        validate_payload: false,
+        payload_schema: null,
+        preference_levels: null,
       },
     });
 
-    expect(await migrate(pool, migrations)).toEqual(["008_step_vocabulary_enums.sql"]);
+    expect(await migrate(pool, migrations)).toEqual(["009_step_vocabulary_enums.sql"]);
 
     const workflow = await inMemoryClients(pool).workflows.getWorkflow({ key: { case: "any", value: id } }, callAs(scope));
     const [inApp, delay, digest, email] = workflow.steps;

@@ -7,7 +7,7 @@ import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import { file_notify_common_v1_options } from "../../common/v1/options_pb.js";
-import type { Ordinal, StepType, Weekday } from "../../common/v1/vocabulary_pb.js";
+import type { Ordinal, Severity, StepType, Weekday } from "../../common/v1/vocabulary_pb.js";
 import { file_notify_common_v1_vocabulary } from "../../common/v1/vocabulary_pb.js";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
@@ -15,7 +15,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file notify/workflows/v1/workflows.proto.
  */
 export const file_notify_workflows_v1_workflows: GenFile = /*@__PURE__*/
-  fileDesc("CiNub3RpZnkvd29ya2Zsb3dzL3YxL3dvcmtmbG93cy5wcm90bxITbm90aWZ5LndvcmtmbG93cy52MSLNBQoIV29ya2Zsb3cSCgoCaWQYASABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJEhYKDmVudmlyb25tZW50X2lkGAMgASgJEhIKCmNyZWF0b3JfaWQYBCABKAkSDAoEbmFtZRgFIAEoCRITCgtkZXNjcmlwdGlvbhgGIAEoCRIOCgZhY3RpdmUYByABKAgSDQoFZHJhZnQYCCABKAgSEAoIY3JpdGljYWwYCSABKAgSDAoEdGFncxgKIAMoCRJEChNwcmVmZXJlbmNlX3NldHRpbmdzGAsgASgLMicubm90aWZ5LndvcmtmbG93cy52MS5DaGFubmVsUHJlZmVyZW5jZXMSKAoFc3RlcHMYDCADKAsyGS5ub3RpZnkud29ya2Zsb3dzLnYxLlN0ZXASEgoKaWRlbnRpZmllchgNIAEoCRIMCgRzbHVnGA4gASgJEhEKCXZhcmlhYmxlcxgPIAMoCRIcChRzdWJzY3JpYmVyX3ZhcmlhYmxlcxgQIAMoCRIdChVub3RpZmljYXRpb25fZ3JvdXBfaWQYESABKAkSQgoSbm90aWZpY2F0aW9uX2dyb3VwGBIgASgLMiYubm90aWZ5LndvcmtmbG93cy52MS5Ob3RpZmljYXRpb25Hcm91cBIqCgRkYXRhGBMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEgAiAEBEg8KB2RlbGV0ZWQYFCABKAgSMwoKZGVsZXRlZF9hdBgVIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBARIuCgpjcmVhdGVkX2F0GBYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GBcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIHCgVfZGF0YUINCgtfZGVsZXRlZF9hdCKkAQoSQ2hhbm5lbFByZWZlcmVuY2VzEhIKBWVtYWlsGAEgASgISACIAQESEAoDc21zGAIgASgISAGIAQESEwoGaW5fYXBwGAMgASgISAKIAQESEQoEY2hhdBgEIAEoCEgDiAEBEhEKBHB1c2gYBSABKAhIBIgBAUIICgZfZW1haWxCBgoEX3Ntc0IJCgdfaW5fYXBwQgcKBV9jaGF0QgcKBV9wdXNoIu4DCgRTdGVwEgoKAmlkGAEgASgJEgwKBHV1aWQYAiABKAkSEQoEbmFtZRgDIAEoCUgAiAEBEhMKBmFjdGl2ZRgEIAEoCEgBiAEBEiAKE3Nob3VsZF9zdG9wX29uX2ZhaWwYBSABKAhIAogBARI2Cgh0ZW1wbGF0ZRgGIAEoCzIkLm5vdGlmeS53b3JrZmxvd3MudjEuTWVzc2FnZVRlbXBsYXRlEjAKB2ZpbHRlcnMYByADKAsyHy5ub3RpZnkud29ya2Zsb3dzLnYxLlN0ZXBGaWx0ZXISFgoJcGFyZW50X2lkGAggASgJSAOIAQESOAoIbWV0YWRhdGEYCSABKAsyIS5ub3RpZnkud29ya2Zsb3dzLnYxLlN0ZXBNZXRhZGF0YUgEiAEBEj8KDnJlcGx5X2NhbGxiYWNrGAogASgLMiIubm90aWZ5LndvcmtmbG93cy52MS5SZXBseUNhbGxiYWNrSAWIAQESKwoIdmFyaWFudHMYCyADKAsyGS5ub3RpZnkud29ya2Zsb3dzLnYxLlN0ZXBCBwoFX25hbWVCCQoHX2FjdGl2ZUIWChRfc2hvdWxkX3N0b3Bfb25fZmFpbEIMCgpfcGFyZW50X2lkQgsKCV9tZXRhZGF0YUIRCg9fcmVwbHlfY2FsbGJhY2siswQKD01lc3NhZ2VUZW1wbGF0ZRIKCgJpZBgBIAEoCRIXCgtsZWdhY3lfdHlwZRgCIAEoCUICGAESKAoEdHlwZRgOIAEoDjIaLm5vdGlmeS5jb21tb24udjEuU3RlcFR5cGUSDgoEdGV4dBgDIAEoCUgAEjUKBmJsb2NrcxgEIAEoCzIjLm5vdGlmeS53b3JrZmxvd3MudjEuRW1haWxCbG9ja0xpc3RIABIZCgxjb250ZW50X3R5cGUYBSABKAlIAYgBARIUCgdzdWJqZWN0GAYgASgJSAKIAQESEgoFdGl0bGUYByABKAlIA4gBARIYCgtzZW5kZXJfbmFtZRgIIAEoCUgEiAEBEhYKCXByZWhlYWRlchgJIAEoCUgFiAEBEhQKB2ZlZWRfaWQYCiABKAlIBogBARIWCglsYXlvdXRfaWQYCyABKAlIB4gBARIxCgNjdGEYDCABKAsyHy5ub3RpZnkud29ya2Zsb3dzLnYxLk1lc3NhZ2VDdGFICIgBARI2CgVhY3RvchgNIAEoCzIiLm5vdGlmeS53b3JrZmxvd3MudjEuVGVtcGxhdGVBY3RvckgJiAEBQgkKB2NvbnRlbnRCDwoNX2NvbnRlbnRfdHlwZUIKCghfc3ViamVjdEIICgZfdGl0bGVCDgoMX3NlbmRlcl9uYW1lQgwKCl9wcmVoZWFkZXJCCgoIX2ZlZWRfaWRCDAoKX2xheW91dF9pZEIGCgRfY3RhQggKBl9hY3RvciJBCg5FbWFpbEJsb2NrTGlzdBIvCgZibG9ja3MYASADKAsyHy5ub3RpZnkud29ya2Zsb3dzLnYxLkVtYWlsQmxvY2sibQoKRW1haWxCbG9jaxIMCgR0eXBlGAEgASgJEg8KB2NvbnRlbnQYAiABKAkSEAoDdXJsGAMgASgJSACIAQESFwoKdGV4dF9hbGlnbhgEIAEoCUgBiAEBQgYKBF91cmxCDQoLX3RleHRfYWxpZ24ipgEKCk1lc3NhZ2VDdGESEQoEdHlwZRgBIAEoCUgAiAEBEi8KBGRhdGEYAiABKAsyHC5ub3RpZnkud29ya2Zsb3dzLnYxLkN0YURhdGFIAYgBARI3CgZhY3Rpb24YAyABKAsyIi5ub3RpZnkud29ya2Zsb3dzLnYxLk1lc3NhZ2VBY3Rpb25IAogBAUIHCgVfdHlwZUIHCgVfZGF0YUIJCgdfYWN0aW9uIiMKB0N0YURhdGESEAoDdXJsGAEgASgJSACIAQFCBgoEX3VybCKmAQoNTWVzc2FnZUFjdGlvbhITCgZzdGF0dXMYASABKAlIAIgBARIyCgdidXR0b25zGAIgAygLMiEubm90aWZ5LndvcmtmbG93cy52MS5BY3Rpb25CdXR0b24SNgoGcmVzdWx0GAMgASgLMiEubm90aWZ5LndvcmtmbG93cy52MS5BY3Rpb25SZXN1bHRIAYgBAUIJCgdfc3RhdHVzQgkKB19yZXN1bHQiXQoMQWN0aW9uQnV0dG9uEgwKBHR5cGUYASABKAkSDwoHY29udGVudBgCIAEoCRIbCg5yZXN1bHRfY29udGVudBgDIAEoCUgAiAEBQhEKD19yZXN1bHRfY29udGVudCJlCgxBY3Rpb25SZXN1bHQSLQoHcGF5bG9hZBgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIAIgBARIRCgR0eXBlGAIgASgJSAGIAQFCCgoIX3BheWxvYWRCBwoFX3R5cGUiOQoNVGVtcGxhdGVBY3RvchIMCgR0eXBlGAEgASgJEhEKBGRhdGEYAiABKAlIAIgBAUIHCgVfZGF0YSJ1CgpTdGVwRmlsdGVyEhIKCmlzX25lZ2F0ZWQYASABKAgSDAoEdHlwZRgCIAEoCRINCgV2YWx1ZRgDIAEoCRI2CghjaGlsZHJlbhgEIAMoCzIkLm5vdGlmeS53b3JrZmxvd3MudjEuRmllbGRGaWx0ZXJQYXJ0Ik0KD0ZpZWxkRmlsdGVyUGFydBINCgVmaWVsZBgBIAEoCRINCgV2YWx1ZRgCIAEoCRIQCghvcGVyYXRvchgDIAEoCRIKCgJvbhgEIAEoCSKQAwoMU3RlcE1ldGFkYXRhEgwKBHR5cGUYASABKAkSEwoGYW1vdW50GAIgASgBSACIAQESEQoEdW5pdBgDIAEoCUgBiAEBEhcKCmRpZ2VzdF9rZXkYBCABKAlIAogBARIUCgdiYWNrb2ZmGAUgASgISAOIAQESGwoOYmFja29mZl9hbW91bnQYBiABKAFIBIgBARIZCgxiYWNrb2ZmX3VuaXQYByABKAlIBYgBARIYCgt1cGRhdGVfbW9kZRgIIAEoCEgGiAEBEjQKBXRpbWVkGAkgASgLMiAubm90aWZ5LndvcmtmbG93cy52MS5UaW1lZENvbmZpZ0gHiAEBEhcKCmRlbGF5X3BhdGgYCiABKAlICIgBAUIJCgdfYW1vdW50QgcKBV91bml0Qg0KC19kaWdlc3Rfa2V5QgoKCF9iYWNrb2ZmQhEKD19iYWNrb2ZmX2Ftb3VudEIPCg1fYmFja29mZl91bml0Qg4KDF91cGRhdGVfbW9kZUIICgZfdGltZWRCDQoLX2RlbGF5X3BhdGgijAMKC1RpbWVkQ29uZmlnEhQKB2F0X3RpbWUYASABKAlIAIgBARIcChBsZWdhY3lfd2Vla19kYXlzGAIgAygJQgIYARISCgptb250aF9kYXlzGAMgAygJEh8KDmxlZ2FjeV9vcmRpbmFsGAQgASgJQgIYAUgBiAEBEiUKFGxlZ2FjeV9vcmRpbmFsX3ZhbHVlGAUgASgJQgIYAUgCiAEBEhkKDG1vbnRobHlfdHlwZRgGIAEoCUgDiAEBEiwKCXdlZWtfZGF5cxgHIAMoDjIZLm5vdGlmeS5jb21tb24udjEuV2Vla2RheRIqCgdvcmRpbmFsGAggASgOMhkubm90aWZ5LmNvbW1vbi52MS5PcmRpbmFsEi8KDG9yZGluYWxfZGF5cxgJIAMoDjIZLm5vdGlmeS5jb21tb24udjEuV2Vla2RheUIKCghfYXRfdGltZUIRCg9fbGVnYWN5X29yZGluYWxCFwoVX2xlZ2FjeV9vcmRpbmFsX3ZhbHVlQg8KDV9tb250aGx5X3R5cGUiSQoNUmVwbHlDYWxsYmFjaxITCgZhY3RpdmUYASABKAhIAIgBARIQCgN1cmwYAiABKAlIAYgBAUIJCgdfYWN0aXZlQgYKBF91cmwihAEKEU5vdGlmaWNhdGlvbkdyb3VwEgoKAmlkGAEgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgCIAEoCRIWCg5lbnZpcm9ubWVudF9pZBgDIAEoCRIMCgRuYW1lGAQgASgJEhYKCXBhcmVudF9pZBgFIAEoCUgAiAEBQgwKCl9wYXJlbnRfaWQixQEKBEZlZWQSCgoCaWQYASABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJEhYKDmVudmlyb25tZW50X2lkGAMgASgJEgwKBG5hbWUYBCABKAkSEgoKaWRlbnRpZmllchgFIAEoCRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCI0CghTdGVwTGlzdBIoCgVzdGVwcxgBIAMoCzIZLm5vdGlmeS53b3JrZmxvd3MudjEuU3RlcCIXCgdUYWdMaXN0EgwKBHRhZ3MYASADKAkivwMKFUNyZWF0ZVdvcmtmbG93UmVxdWVzdBIMCgRuYW1lGAEgASgJEhgKC2Rlc2NyaXB0aW9uGAIgASgJSACIAQESDAoEdGFncxgDIAMoCRITCgZhY3RpdmUYBCABKAhIAYgBARISCgVkcmFmdBgFIAEoCEgCiAEBEhUKCGNyaXRpY2FsGAYgASgISAOIAQESSQoTcHJlZmVyZW5jZV9zZXR0aW5ncxgHIAEoCzInLm5vdGlmeS53b3JrZmxvd3MudjEuQ2hhbm5lbFByZWZlcmVuY2VzSASIAQESKgoEZGF0YRgIIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIBYgBARIiChVub3RpZmljYXRpb25fZ3JvdXBfaWQYCSABKAlIBogBARIoCgVzdGVwcxgKIAMoCzIZLm5vdGlmeS53b3JrZmxvd3MudjEuU3RlcEIOCgxfZGVzY3JpcHRpb25CCQoHX2FjdGl2ZUIICgZfZHJhZnRCCwoJX2NyaXRpY2FsQhYKFF9wcmVmZXJlbmNlX3NldHRpbmdzQgcKBV9kYXRhQhgKFl9ub3RpZmljYXRpb25fZ3JvdXBfaWQiQAoSR2V0V29ya2Zsb3dSZXF1ZXN0Eg0KA2FueRgBIAEoCUgAEhQKCmlkZW50aWZpZXIYAiABKAlIAEIFCgNrZXkiUQoUTGlzdFdvcmtmbG93c1JlcXVlc3QSDAoEcGFnZRgBIAEoBRINCgVsaW1pdBgCIAEoBRISCgVxdWVyeRgDIAEoCUgAiAEBQggKBl9xdWVyeSKMAQoVTGlzdFdvcmtmbG93c1Jlc3BvbnNlEjAKCXdvcmtmbG93cxgBIAMoCzIdLm5vdGlmeS53b3JrZmxvd3MudjEuV29ya2Zsb3cSEAoIaGFzX21vcmUYAiABKAgSEwoLdG90YWxfY291bnQYAyABKAUSGgoSdG90YWxfY291bnRfY2FwcGVkGAQgASgIIosEChVVcGRhdGVXb3JrZmxvd1JlcXVlc3QSEwoLd29ya2Zsb3dfaWQYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEhgKC2Rlc2NyaXB0aW9uGAMgASgJSAGIAQESLwoEdGFncxgEIAEoCzIcLm5vdGlmeS53b3JrZmxvd3MudjEuVGFnTGlzdEgCiAEBEhcKCmlkZW50aWZpZXIYBSABKAlIA4gBARIVCghjcml0aWNhbBgGIAEoCEgEiAEBEkkKE3ByZWZlcmVuY2Vfc2V0dGluZ3MYByABKAsyJy5ub3RpZnkud29ya2Zsb3dzLnYxLkNoYW5uZWxQcmVmZXJlbmNlc0gFiAEBEioKBGRhdGEYCCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAaIAQESIgoVbm90aWZpY2F0aW9uX2dyb3VwX2lkGAkgASgJSAeIAQESMQoFc3RlcHMYCiABKAsyHS5ub3RpZnkud29ya2Zsb3dzLnYxLlN0ZXBMaXN0SAiIAQFCBwoFX25hbWVCDgoMX2Rlc2NyaXB0aW9uQgcKBV90YWdzQg0KC19pZGVudGlmaWVyQgsKCV9jcml0aWNhbEIWChRfcHJlZmVyZW5jZV9zZXR0aW5nc0IHCgVfZGF0YUIYChZfbm90aWZpY2F0aW9uX2dyb3VwX2lkQggKBl9zdGVwcyI/ChhTZXRXb3JrZmxvd1N0YXR1c1JlcXVlc3QSEwoLd29ya2Zsb3dfaWQYASABKAkSDgoGYWN0aXZlGAIgASgIIiwKFURlbGV0ZVdvcmtmbG93UmVxdWVzdBITCgt3b3JrZmxvd19pZBgBIAEoCSIkChZEZWxldGVXb3JrZmxvd1Jlc3BvbnNlEgoKAmlkGAEgASgJIkkKGkxpc3RBY3RpdmVXb3JrZmxvd3NSZXF1ZXN0Eg0KBWxpbWl0GAEgASgFEhIKBWFmdGVyGAIgASgJSACIAQFCCAoGX2FmdGVyInEKG0xpc3RBY3RpdmVXb3JrZmxvd3NSZXNwb25zZRI2Cgl3b3JrZmxvd3MYASADKAsyIy5ub3RpZnkud29ya2Zsb3dzLnYxLkFjdGl2ZVdvcmtmbG93EhEKBG5leHQYAiABKAlIAIgBAUIHCgVfbmV4dCL0AQoOQWN0aXZlV29ya2Zsb3cSCgoCaWQYASABKAkSEgoKaWRlbnRpZmllchgCIAEoCRIMCgRuYW1lGAMgASgJEgwKBHNsdWcYBCABKAkSEAoIY3JpdGljYWwYBSABKAgSRAoTcHJlZmVyZW5jZV9zZXR0aW5ncxgGIAEoCzInLm5vdGlmeS53b3JrZmxvd3MudjEuQ2hhbm5lbFByZWZlcmVuY2VzEhAKCGNoYW5uZWxzGAcgAygJEi4KCnVwZGF0ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEgwKBHRhZ3MYCSADKAkiJwoYQmF0Y2hHZXRXb3JrZmxvd3NSZXF1ZXN0EgsKA2lkcxgBIAMoCSJNChlCYXRjaEdldFdvcmtmbG93c1Jlc3BvbnNlEjAKCXdvcmtmbG93cxgBIAMoCzIdLm5vdGlmeS53b3JrZmxvd3MudjEuV29ya2Zsb3ciHwodTGlzdE5vdGlmaWNhdGlvbkdyb3Vwc1JlcXVlc3QiWAoeTGlzdE5vdGlmaWNhdGlvbkdyb3Vwc1Jlc3BvbnNlEjYKBmdyb3VwcxgBIAMoCzImLm5vdGlmeS53b3JrZmxvd3MudjEuTm90aWZpY2F0aW9uR3JvdXAiLgoeQ3JlYXRlTm90aWZpY2F0aW9uR3JvdXBSZXF1ZXN0EgwKBG5hbWUYASABKAkiJwoQTGlzdEZlZWRzUmVxdWVzdBITCgtpZGVudGlmaWVycxgBIAMoCSI9ChFMaXN0RmVlZHNSZXNwb25zZRIoCgVmZWVkcxgBIAMoCzIZLm5vdGlmeS53b3JrZmxvd3MudjEuRmVlZCIhChFDcmVhdGVGZWVkUmVxdWVzdBIMCgRuYW1lGAEgASgJIh8KEURlbGV0ZUZlZWRSZXF1ZXN0EgoKAmlkGAEgASgJMsILCg9Xb3JrZmxvd1NlcnZpY2USYwoOQ3JlYXRlV29ya2Zsb3cSKi5ub3RpZnkud29ya2Zsb3dzLnYxLkNyZWF0ZVdvcmtmbG93UmVxdWVzdBodLm5vdGlmeS53b3JrZmxvd3MudjEuV29ya2Zsb3ciBsLzGAIQAhJdCgtHZXRXb3JrZmxvdxInLm5vdGlmeS53b3JrZmxvd3MudjEuR2V0V29ya2Zsb3dSZXF1ZXN0Gh0ubm90aWZ5LndvcmtmbG93cy52MS5Xb3JrZmxvdyIGwvMYAhABEm4KDUxpc3RXb3JrZmxvd3MSKS5ub3RpZnkud29ya2Zsb3dzLnYxLkxpc3RXb3JrZmxvd3NSZXF1ZXN0Gioubm90aWZ5LndvcmtmbG93cy52MS5MaXN0V29ya2Zsb3dzUmVzcG9uc2UiBsLzGAIQARJnCg5VcGRhdGVXb3JrZmxvdxIqLm5vdGlmeS53b3JrZmxvd3MudjEuVXBkYXRlV29ya2Zsb3dSZXF1ZXN0Gh0ubm90aWZ5LndvcmtmbG93cy52MS5Xb3JrZmxvdyIKwvMYBgoECAIgARJtChFTZXRXb3JrZmxvd1N0YXR1cxItLm5vdGlmeS53b3JrZmxvd3MudjEuU2V0V29ya2Zsb3dTdGF0dXNSZXF1ZXN0Gh0ubm90aWZ5LndvcmtmbG93cy52MS5Xb3JrZmxvdyIKwvMYBgoECAIgARJ1Cg5EZWxldGVXb3JrZmxvdxIqLm5vdGlmeS53b3JrZmxvd3MudjEuRGVsZXRlV29ya2Zsb3dSZXF1ZXN0Gisubm90aWZ5LndvcmtmbG93cy52MS5EZWxldGVXb3JrZmxvd1Jlc3BvbnNlIgrC8xgGCgQIAiABEoABChNMaXN0QWN0aXZlV29ya2Zsb3dzEi8ubm90aWZ5LndvcmtmbG93cy52MS5MaXN0QWN0aXZlV29ya2Zsb3dzUmVxdWVzdBowLm5vdGlmeS53b3JrZmxvd3MudjEuTGlzdEFjdGl2ZVdvcmtmbG93c1Jlc3BvbnNlIgbC8xgCEAESegoRQmF0Y2hHZXRXb3JrZmxvd3MSLS5ub3RpZnkud29ya2Zsb3dzLnYxLkJhdGNoR2V0V29ya2Zsb3dzUmVxdWVzdBouLm5vdGlmeS53b3JrZmxvd3MudjEuQmF0Y2hHZXRXb3JrZmxvd3NSZXNwb25zZSIGwvMYAhABEokBChZMaXN0Tm90aWZpY2F0aW9uR3JvdXBzEjIubm90aWZ5LndvcmtmbG93cy52MS5MaXN0Tm90aWZpY2F0aW9uR3JvdXBzUmVxdWVzdBozLm5vdGlmeS53b3JrZmxvd3MudjEuTGlzdE5vdGlmaWNhdGlvbkdyb3Vwc1Jlc3BvbnNlIgbC8xgCEAISfgoXQ3JlYXRlTm90aWZpY2F0aW9uR3JvdXASMy5ub3RpZnkud29ya2Zsb3dzLnYxLkNyZWF0ZU5vdGlmaWNhdGlvbkdyb3VwUmVxdWVzdBomLm5vdGlmeS53b3JrZmxvd3MudjEuTm90aWZpY2F0aW9uR3JvdXAiBsLzGAIQAhJiCglMaXN0RmVlZHMSJS5ub3RpZnkud29ya2Zsb3dzLnYxLkxpc3RGZWVkc1JlcXVlc3QaJi5ub3RpZnkud29ya2Zsb3dzLnYxLkxpc3RGZWVkc1Jlc3BvbnNlIgbC8xgCEAESVwoKQ3JlYXRlRmVlZBImLm5vdGlmeS53b3JrZmxvd3MudjEuQ3JlYXRlRmVlZFJlcXVlc3QaGS5ub3RpZnkud29ya2Zsb3dzLnYxLkZlZWQiBsLzGAIQAhJkCgpEZWxldGVGZWVkEiYubm90aWZ5LndvcmtmbG93cy52MS5EZWxldGVGZWVkUmVxdWVzdBomLm5vdGlmeS53b3JrZmxvd3MudjEuTGlzdEZlZWRzUmVzcG9uc2UiBsLzGAIQAmIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_notify_common_v1_options, file_notify_common_v1_vocabulary]);
+  fileDesc("CiNub3RpZnkvd29ya2Zsb3dzL3YxL3dvcmtmbG93cy5wcm90bxITbm90aWZ5LndvcmtmbG93cy52MSKaCAoIV29ya2Zsb3cSCgoCaWQYASABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJEhYKDmVudmlyb25tZW50X2lkGAMgASgJEhIKCmNyZWF0b3JfaWQYBCABKAkSDAoEbmFtZRgFIAEoCRITCgtkZXNjcmlwdGlvbhgGIAEoCRIOCgZhY3RpdmUYByABKAgSDQoFZHJhZnQYCCABKAgSEAoIY3JpdGljYWwYCSABKAgSDAoEdGFncxgKIAMoCRJEChNwcmVmZXJlbmNlX3NldHRpbmdzGAsgASgLMicubm90aWZ5LndvcmtmbG93cy52MS5DaGFubmVsUHJlZmVyZW5jZXMSKAoFc3RlcHMYDCADKAsyGS5ub3RpZnkud29ya2Zsb3dzLnYxLlN0ZXASEgoKaWRlbnRpZmllchgNIAEoCRIMCgRzbHVnGA4gASgJEhEKCXZhcmlhYmxlcxgPIAMoCRIcChRzdWJzY3JpYmVyX3ZhcmlhYmxlcxgQIAMoCRIdChVub3RpZmljYXRpb25fZ3JvdXBfaWQYESABKAkSQgoSbm90aWZpY2F0aW9uX2dyb3VwGBIgASgLMiYubm90aWZ5LndvcmtmbG93cy52MS5Ob3RpZmljYXRpb25Hcm91cBIqCgRkYXRhGBMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEgAiAEBEg8KB2RlbGV0ZWQYFCABKAgSMwoKZGVsZXRlZF9hdBgVIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBARIuCgpjcmVhdGVkX2F0GBYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GBcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCghzZXZlcml0eRgYIAEoDjIaLm5vdGlmeS5jb21tb24udjEuU2V2ZXJpdHkSGAoQdmFsaWRhdGVfcGF5bG9hZBgZIAEoCBI0Cg5wYXlsb2FkX3NjaGVtYRgaIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIAogBARJHChR3b3JrZmxvd19wcmVmZXJlbmNlcxgbIAEoCzIkLm5vdGlmeS53b3JrZmxvd3MudjEuUHJlZmVyZW5jZUxldmVsSAOIAQESQwoQdXNlcl9wcmVmZXJlbmNlcxgcIAEoCzIkLm5vdGlmeS53b3JrZmxvd3MudjEuUHJlZmVyZW5jZUxldmVsSASIAQFCBwoFX2RhdGFCDQoLX2RlbGV0ZWRfYXRCEQoPX3BheWxvYWRfc2NoZW1hQhcKFV93b3JrZmxvd19wcmVmZXJlbmNlc0ITChFfdXNlcl9wcmVmZXJlbmNlcyJwCg9QcmVmZXJlbmNlTGV2ZWwSDwoHZW5hYmxlZBgBIAEoCBIRCglyZWFkX29ubHkYAiABKAgSOQoIY2hhbm5lbHMYAyABKAsyJy5ub3RpZnkud29ya2Zsb3dzLnYxLkNoYW5uZWxQcmVmZXJlbmNlcyKkAQoSQ2hhbm5lbFByZWZlcmVuY2VzEhIKBWVtYWlsGAEgASgISACIAQESEAoDc21zGAIgASgISAGIAQESEwoGaW5fYXBwGAMgASgISAKIAQESEQoEY2hhdBgEIAEoCEgDiAEBEhEKBHB1c2gYBSABKAhIBIgBAUIICgZfZW1haWxCBgoEX3Ntc0IJCgdfaW5fYXBwQgcKBV9jaGF0QgcKBV9wdXNoIpAECgRTdGVwEgoKAmlkGAEgASgJEgwKBHV1aWQYAiABKAkSEQoEbmFtZRgDIAEoCUgAiAEBEhMKBmFjdGl2ZRgEIAEoCEgBiAEBEiAKE3Nob3VsZF9zdG9wX29uX2ZhaWwYBSABKAhIAogBARI2Cgh0ZW1wbGF0ZRgGIAEoCzIkLm5vdGlmeS53b3JrZmxvd3MudjEuTWVzc2FnZVRlbXBsYXRlEjAKB2ZpbHRlcnMYByADKAsyHy5ub3RpZnkud29ya2Zsb3dzLnYxLlN0ZXBGaWx0ZXISFgoJcGFyZW50X2lkGAggASgJSAOIAQESOAoIbWV0YWRhdGEYCSABKAsyIS5ub3RpZnkud29ya2Zsb3dzLnYxLlN0ZXBNZXRhZGF0YUgEiAEBEj8KDnJlcGx5X2NhbGxiYWNrGAogASgLMiIubm90aWZ5LndvcmtmbG93cy52MS5SZXBseUNhbGxiYWNrSAWIAQESKwoIdmFyaWFudHMYCyADKAsyGS5ub3RpZnkud29ya2Zsb3dzLnYxLlN0ZXASFAoHc3RlcF9pZBgMIAEoCUgGiAEBQgcKBV9uYW1lQgkKB19hY3RpdmVCFgoUX3Nob3VsZF9zdG9wX29uX2ZhaWxCDAoKX3BhcmVudF9pZEILCglfbWV0YWRhdGFCEQoPX3JlcGx5X2NhbGxiYWNrQgoKCF9zdGVwX2lkIugECg9NZXNzYWdlVGVtcGxhdGUSCgoCaWQYASABKAkSFwoLbGVnYWN5X3R5cGUYAiABKAlCAhgBEigKBHR5cGUYDyABKA4yGi5ub3RpZnkuY29tbW9uLnYxLlN0ZXBUeXBlEg4KBHRleHQYAyABKAlIABI1CgZibG9ja3MYBCABKAsyIy5ub3RpZnkud29ya2Zsb3dzLnYxLkVtYWlsQmxvY2tMaXN0SAASGQoMY29udGVudF90eXBlGAUgASgJSAGIAQESFAoHc3ViamVjdBgGIAEoCUgCiAEBEhIKBXRpdGxlGAcgASgJSAOIAQESGAoLc2VuZGVyX25hbWUYCCABKAlIBIgBARIWCglwcmVoZWFkZXIYCSABKAlIBYgBARIUCgdmZWVkX2lkGAogASgJSAaIAQESFgoJbGF5b3V0X2lkGAsgASgJSAeIAQESMQoDY3RhGAwgASgLMh8ubm90aWZ5LndvcmtmbG93cy52MS5NZXNzYWdlQ3RhSAiIAQESNgoFYWN0b3IYDSABKAsyIi5ub3RpZnkud29ya2Zsb3dzLnYxLlRlbXBsYXRlQWN0b3JICYgBARIqCgRkYXRhGA4gASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEgKiAEBQgkKB2NvbnRlbnRCDwoNX2NvbnRlbnRfdHlwZUIKCghfc3ViamVjdEIICgZfdGl0bGVCDgoMX3NlbmRlcl9uYW1lQgwKCl9wcmVoZWFkZXJCCgoIX2ZlZWRfaWRCDAoKX2xheW91dF9pZEIGCgRfY3RhQggKBl9hY3RvckIHCgVfZGF0YSJBCg5FbWFpbEJsb2NrTGlzdBIvCgZibG9ja3MYASADKAsyHy5ub3RpZnkud29ya2Zsb3dzLnYxLkVtYWlsQmxvY2sibQoKRW1haWxCbG9jaxIMCgR0eXBlGAEgASgJEg8KB2NvbnRlbnQYAiABKAkSEAoDdXJsGAMgASgJSACIAQESFwoKdGV4dF9hbGlnbhgEIAEoCUgBiAEBQgYKBF91cmxCDQoLX3RleHRfYWxpZ24ipgEKCk1lc3NhZ2VDdGESEQoEdHlwZRgBIAEoCUgAiAEBEi8KBGRhdGEYAiABKAsyHC5ub3RpZnkud29ya2Zsb3dzLnYxLkN0YURhdGFIAYgBARI3CgZhY3Rpb24YAyABKAsyIi5ub3RpZnkud29ya2Zsb3dzLnYxLk1lc3NhZ2VBY3Rpb25IAogBAUIHCgVfdHlwZUIHCgVfZGF0YUIJCgdfYWN0aW9uIiMKB0N0YURhdGESEAoDdXJsGAEgASgJSACIAQFCBgoEX3VybCKmAQoNTWVzc2FnZUFjdGlvbhITCgZzdGF0dXMYASABKAlIAIgBARIyCgdidXR0b25zGAIgAygLMiEubm90aWZ5LndvcmtmbG93cy52MS5BY3Rpb25CdXR0b24SNgoGcmVzdWx0GAMgASgLMiEubm90aWZ5LndvcmtmbG93cy52MS5BY3Rpb25SZXN1bHRIAYgBAUIJCgdfc3RhdHVzQgkKB19yZXN1bHQiXQoMQWN0aW9uQnV0dG9uEgwKBHR5cGUYASABKAkSDwoHY29udGVudBgCIAEoCRIbCg5yZXN1bHRfY29udGVudBgDIAEoCUgAiAEBQhEKD19yZXN1bHRfY29udGVudCJlCgxBY3Rpb25SZXN1bHQSLQoHcGF5bG9hZBgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIAIgBARIRCgR0eXBlGAIgASgJSAGIAQFCCgoIX3BheWxvYWRCBwoFX3R5cGUiOQoNVGVtcGxhdGVBY3RvchIMCgR0eXBlGAEgASgJEhEKBGRhdGEYAiABKAlIAIgBAUIHCgVfZGF0YSJ1CgpTdGVwRmlsdGVyEhIKCmlzX25lZ2F0ZWQYASABKAgSDAoEdHlwZRgCIAEoCRINCgV2YWx1ZRgDIAEoCRI2CghjaGlsZHJlbhgEIAMoCzIkLm5vdGlmeS53b3JrZmxvd3MudjEuRmllbGRGaWx0ZXJQYXJ0Ik0KD0ZpZWxkRmlsdGVyUGFydBINCgVmaWVsZBgBIAEoCRINCgV2YWx1ZRgCIAEoCRIQCghvcGVyYXRvchgDIAEoCRIKCgJvbhgEIAEoCSKQAwoMU3RlcE1ldGFkYXRhEgwKBHR5cGUYASABKAkSEwoGYW1vdW50GAIgASgBSACIAQESEQoEdW5pdBgDIAEoCUgBiAEBEhcKCmRpZ2VzdF9rZXkYBCABKAlIAogBARIUCgdiYWNrb2ZmGAUgASgISAOIAQESGwoOYmFja29mZl9hbW91bnQYBiABKAFIBIgBARIZCgxiYWNrb2ZmX3VuaXQYByABKAlIBYgBARIYCgt1cGRhdGVfbW9kZRgIIAEoCEgGiAEBEjQKBXRpbWVkGAkgASgLMiAubm90aWZ5LndvcmtmbG93cy52MS5UaW1lZENvbmZpZ0gHiAEBEhcKCmRlbGF5X3BhdGgYCiABKAlICIgBAUIJCgdfYW1vdW50QgcKBV91bml0Qg0KC19kaWdlc3Rfa2V5QgoKCF9iYWNrb2ZmQhEKD19iYWNrb2ZmX2Ftb3VudEIPCg1fYmFja29mZl91bml0Qg4KDF91cGRhdGVfbW9kZUIICgZfdGltZWRCDQoLX2RlbGF5X3BhdGgijAMKC1RpbWVkQ29uZmlnEhQKB2F0X3RpbWUYASABKAlIAIgBARIcChBsZWdhY3lfd2Vla19kYXlzGAIgAygJQgIYARISCgptb250aF9kYXlzGAMgAygJEh8KDmxlZ2FjeV9vcmRpbmFsGAQgASgJQgIYAUgBiAEBEiUKFGxlZ2FjeV9vcmRpbmFsX3ZhbHVlGAUgASgJQgIYAUgCiAEBEhkKDG1vbnRobHlfdHlwZRgGIAEoCUgDiAEBEiwKCXdlZWtfZGF5cxgHIAMoDjIZLm5vdGlmeS5jb21tb24udjEuV2Vla2RheRIqCgdvcmRpbmFsGAggASgOMhkubm90aWZ5LmNvbW1vbi52MS5PcmRpbmFsEi8KDG9yZGluYWxfZGF5cxgJIAMoDjIZLm5vdGlmeS5jb21tb24udjEuV2Vla2RheUIKCghfYXRfdGltZUIRCg9fbGVnYWN5X29yZGluYWxCFwoVX2xlZ2FjeV9vcmRpbmFsX3ZhbHVlQg8KDV9tb250aGx5X3R5cGUiSQoNUmVwbHlDYWxsYmFjaxITCgZhY3RpdmUYASABKAhIAIgBARIQCgN1cmwYAiABKAlIAYgBAUIJCgdfYWN0aXZlQgYKBF91cmwihAEKEU5vdGlmaWNhdGlvbkdyb3VwEgoKAmlkGAEgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgCIAEoCRIWCg5lbnZpcm9ubWVudF9pZBgDIAEoCRIMCgRuYW1lGAQgASgJEhYKCXBhcmVudF9pZBgFIAEoCUgAiAEBQgwKCl9wYXJlbnRfaWQixQEKBEZlZWQSCgoCaWQYASABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJEhYKDmVudmlyb25tZW50X2lkGAMgASgJEgwKBG5hbWUYBCABKAkSEgoKaWRlbnRpZmllchgFIAEoCRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCI0CghTdGVwTGlzdBIoCgVzdGVwcxgBIAMoCzIZLm5vdGlmeS53b3JrZmxvd3MudjEuU3RlcCIXCgdUYWdMaXN0EgwKBHRhZ3MYASADKAkiyQUKFUNyZWF0ZVdvcmtmbG93UmVxdWVzdBIMCgRuYW1lGAEgASgJEhgKC2Rlc2NyaXB0aW9uGAIgASgJSACIAQESDAoEdGFncxgDIAMoCRITCgZhY3RpdmUYBCABKAhIAYgBARISCgVkcmFmdBgFIAEoCEgCiAEBEhUKCGNyaXRpY2FsGAYgASgISAOIAQESSQoTcHJlZmVyZW5jZV9zZXR0aW5ncxgHIAEoCzInLm5vdGlmeS53b3JrZmxvd3MudjEuQ2hhbm5lbFByZWZlcmVuY2VzSASIAQESKgoEZGF0YRgIIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIBYgBARIiChVub3RpZmljYXRpb25fZ3JvdXBfaWQYCSABKAlIBogBARIoCgVzdGVwcxgKIAMoCzIZLm5vdGlmeS53b3JrZmxvd3MudjEuU3RlcBIXCgppZGVudGlmaWVyGAsgASgJSAeIAQESLAoIc2V2ZXJpdHkYDCABKA4yGi5ub3RpZnkuY29tbW9uLnYxLlNldmVyaXR5EhgKEHZhbGlkYXRlX3BheWxvYWQYDSABKAgSNAoOcGF5bG9hZF9zY2hlbWEYDiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAiIAQESPwoLcHJlZmVyZW5jZXMYDyABKAsyJS5ub3RpZnkud29ya2Zsb3dzLnYxLlByZWZlcmVuY2VMZXZlbHNICYgBAUIOCgxfZGVzY3JpcHRpb25CCQoHX2FjdGl2ZUIICgZfZHJhZnRCCwoJX2NyaXRpY2FsQhYKFF9wcmVmZXJlbmNlX3NldHRpbmdzQgcKBV9kYXRhQhgKFl9ub3RpZmljYXRpb25fZ3JvdXBfaWRCDQoLX2lkZW50aWZpZXJCEQoPX3BheWxvYWRfc2NoZW1hQg4KDF9wcmVmZXJlbmNlcyJAChJHZXRXb3JrZmxvd1JlcXVlc3QSDQoDYW55GAEgASgJSAASFAoKaWRlbnRpZmllchgCIAEoCUgAQgUKA2tleSK1AQoUTGlzdFdvcmtmbG93c1JlcXVlc3QSDAoEcGFnZRgBIAEoBRINCgVsaW1pdBgCIAEoBRISCgVxdWVyeRgDIAEoCUgAiAEBEhMKBm9mZnNldBgEIAEoBUgBiAEBEgwKBHRhZ3MYBSADKAkSEwoGYWN0aXZlGAYgASgISAKIAQESFAoMb2xkZXN0X2ZpcnN0GAcgASgIQggKBl9xdWVyeUIJCgdfb2Zmc2V0QgkKB19hY3RpdmUijAEKFUxpc3RXb3JrZmxvd3NSZXNwb25zZRIwCgl3b3JrZmxvd3MYASADKAsyHS5ub3RpZnkud29ya2Zsb3dzLnYxLldvcmtmbG93EhAKCGhhc19tb3JlGAIgASgIEhMKC3RvdGFsX2NvdW50GAMgASgFEhoKEnRvdGFsX2NvdW50X2NhcHBlZBgEIAEoCCK5BgoVVXBkYXRlV29ya2Zsb3dSZXF1ZXN0EhMKC3dvcmtmbG93X2lkGAEgASgJEhEKBG5hbWUYAiABKAlIAIgBARIYCgtkZXNjcmlwdGlvbhgDIAEoCUgBiAEBEi8KBHRhZ3MYBCABKAsyHC5ub3RpZnkud29ya2Zsb3dzLnYxLlRhZ0xpc3RIAogBARIXCgppZGVudGlmaWVyGAUgASgJSAOIAQESFQoIY3JpdGljYWwYBiABKAhIBIgBARJJChNwcmVmZXJlbmNlX3NldHRpbmdzGAcgASgLMicubm90aWZ5LndvcmtmbG93cy52MS5DaGFubmVsUHJlZmVyZW5jZXNIBYgBARIqCgRkYXRhGAggASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEgGiAEBEiIKFW5vdGlmaWNhdGlvbl9ncm91cF9pZBgJIAEoCUgHiAEBEjEKBXN0ZXBzGAogASgLMh0ubm90aWZ5LndvcmtmbG93cy52MS5TdGVwTGlzdEgIiAEBEhMKBmFjdGl2ZRgLIAEoCEgJiAEBEjEKCHNldmVyaXR5GAwgASgOMhoubm90aWZ5LmNvbW1vbi52MS5TZXZlcml0eUgKiAEBEh0KEHZhbGlkYXRlX3BheWxvYWQYDSABKAhIC4gBARI0Cg5wYXlsb2FkX3NjaGVtYRgOIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIDIgBARI/CgtwcmVmZXJlbmNlcxgPIAEoCzIlLm5vdGlmeS53b3JrZmxvd3MudjEuUHJlZmVyZW5jZUxldmVsc0gNiAEBQgcKBV9uYW1lQg4KDF9kZXNjcmlwdGlvbkIHCgVfdGFnc0INCgtfaWRlbnRpZmllckILCglfY3JpdGljYWxCFgoUX3ByZWZlcmVuY2Vfc2V0dGluZ3NCBwoFX2RhdGFCGAoWX25vdGlmaWNhdGlvbl9ncm91cF9pZEIICgZfc3RlcHNCCQoHX2FjdGl2ZUILCglfc2V2ZXJpdHlCEwoRX3ZhbGlkYXRlX3BheWxvYWRCEQoPX3BheWxvYWRfc2NoZW1hQg4KDF9wcmVmZXJlbmNlcyKeAQoQUHJlZmVyZW5jZUxldmVscxI7Cgh3b3JrZmxvdxgBIAEoCzIkLm5vdGlmeS53b3JrZmxvd3MudjEuUHJlZmVyZW5jZUxldmVsSACIAQESNwoEdXNlchgCIAEoCzIkLm5vdGlmeS53b3JrZmxvd3MudjEuUHJlZmVyZW5jZUxldmVsSAGIAQFCCwoJX3dvcmtmbG93QgcKBV91c2VyIj8KGFNldFdvcmtmbG93U3RhdHVzUmVxdWVzdBITCgt3b3JrZmxvd19pZBgBIAEoCRIOCgZhY3RpdmUYAiABKAgiLAoVRGVsZXRlV29ya2Zsb3dSZXF1ZXN0EhMKC3dvcmtmbG93X2lkGAEgASgJIiQKFkRlbGV0ZVdvcmtmbG93UmVzcG9uc2USCgoCaWQYASABKAkiSQoaTGlzdEFjdGl2ZVdvcmtmbG93c1JlcXVlc3QSDQoFbGltaXQYASABKAUSEgoFYWZ0ZXIYAiABKAlIAIgBAUIICgZfYWZ0ZXIicQobTGlzdEFjdGl2ZVdvcmtmbG93c1Jlc3BvbnNlEjYKCXdvcmtmbG93cxgBIAMoCzIjLm5vdGlmeS53b3JrZmxvd3MudjEuQWN0aXZlV29ya2Zsb3cSEQoEbmV4dBgCIAEoCUgAiAEBQgcKBV9uZXh0IvQBCg5BY3RpdmVXb3JrZmxvdxIKCgJpZBgBIAEoCRISCgppZGVudGlmaWVyGAIgASgJEgwKBG5hbWUYAyABKAkSDAoEc2x1ZxgEIAEoCRIQCghjcml0aWNhbBgFIAEoCBJEChNwcmVmZXJlbmNlX3NldHRpbmdzGAYgASgLMicubm90aWZ5LndvcmtmbG93cy52MS5DaGFubmVsUHJlZmVyZW5jZXMSEAoIY2hhbm5lbHMYByADKAkSLgoKdXBkYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDAoEdGFncxgJIAMoCSInChhCYXRjaEdldFdvcmtmbG93c1JlcXVlc3QSCwoDaWRzGAEgAygJIk0KGUJhdGNoR2V0V29ya2Zsb3dzUmVzcG9uc2USMAoJd29ya2Zsb3dzGAEgAygLMh0ubm90aWZ5LndvcmtmbG93cy52MS5Xb3JrZmxvdyIfCh1MaXN0Tm90aWZpY2F0aW9uR3JvdXBzUmVxdWVzdCJYCh5MaXN0Tm90aWZpY2F0aW9uR3JvdXBzUmVzcG9uc2USNgoGZ3JvdXBzGAEgAygLMiYubm90aWZ5LndvcmtmbG93cy52MS5Ob3RpZmljYXRpb25Hcm91cCIuCh5DcmVhdGVOb3RpZmljYXRpb25Hcm91cFJlcXVlc3QSDAoEbmFtZRgBIAEoCSInChBMaXN0RmVlZHNSZXF1ZXN0EhMKC2lkZW50aWZpZXJzGAEgAygJIj0KEUxpc3RGZWVkc1Jlc3BvbnNlEigKBWZlZWRzGAEgAygLMhkubm90aWZ5LndvcmtmbG93cy52MS5GZWVkIiEKEUNyZWF0ZUZlZWRSZXF1ZXN0EgwKBG5hbWUYASABKAkiHwoRRGVsZXRlRmVlZFJlcXVlc3QSCgoCaWQYASABKAkywgsKD1dvcmtmbG93U2VydmljZRJjCg5DcmVhdGVXb3JrZmxvdxIqLm5vdGlmeS53b3JrZmxvd3MudjEuQ3JlYXRlV29ya2Zsb3dSZXF1ZXN0Gh0ubm90aWZ5LndvcmtmbG93cy52MS5Xb3JrZmxvdyIGwvMYAhACEl0KC0dldFdvcmtmbG93Eicubm90aWZ5LndvcmtmbG93cy52MS5HZXRXb3JrZmxvd1JlcXVlc3QaHS5ub3RpZnkud29ya2Zsb3dzLnYxLldvcmtmbG93IgbC8xgCEAESbgoNTGlzdFdvcmtmbG93cxIpLm5vdGlmeS53b3JrZmxvd3MudjEuTGlzdFdvcmtmbG93c1JlcXVlc3QaKi5ub3RpZnkud29ya2Zsb3dzLnYxLkxpc3RXb3JrZmxvd3NSZXNwb25zZSIGwvMYAhABEmcKDlVwZGF0ZVdvcmtmbG93Eioubm90aWZ5LndvcmtmbG93cy52MS5VcGRhdGVXb3JrZmxvd1JlcXVlc3QaHS5ub3RpZnkud29ya2Zsb3dzLnYxLldvcmtmbG93IgrC8xgGCgQIAiABEm0KEVNldFdvcmtmbG93U3RhdHVzEi0ubm90aWZ5LndvcmtmbG93cy52MS5TZXRXb3JrZmxvd1N0YXR1c1JlcXVlc3QaHS5ub3RpZnkud29ya2Zsb3dzLnYxLldvcmtmbG93IgrC8xgGCgQIAiABEnUKDkRlbGV0ZVdvcmtmbG93Eioubm90aWZ5LndvcmtmbG93cy52MS5EZWxldGVXb3JrZmxvd1JlcXVlc3QaKy5ub3RpZnkud29ya2Zsb3dzLnYxLkRlbGV0ZVdvcmtmbG93UmVzcG9uc2UiCsLzGAYKBAgCIAESgAEKE0xpc3RBY3RpdmVXb3JrZmxvd3MSLy5ub3RpZnkud29ya2Zsb3dzLnYxLkxpc3RBY3RpdmVXb3JrZmxvd3NSZXF1ZXN0GjAubm90aWZ5LndvcmtmbG93cy52MS5MaXN0QWN0aXZlV29ya2Zsb3dzUmVzcG9uc2UiBsLzGAIQARJ6ChFCYXRjaEdldFdvcmtmbG93cxItLm5vdGlmeS53b3JrZmxvd3MudjEuQmF0Y2hHZXRXb3JrZmxvd3NSZXF1ZXN0Gi4ubm90aWZ5LndvcmtmbG93cy52MS5CYXRjaEdldFdvcmtmbG93c1Jlc3BvbnNlIgbC8xgCEAESiQEKFkxpc3ROb3RpZmljYXRpb25Hcm91cHMSMi5ub3RpZnkud29ya2Zsb3dzLnYxLkxpc3ROb3RpZmljYXRpb25Hcm91cHNSZXF1ZXN0GjMubm90aWZ5LndvcmtmbG93cy52MS5MaXN0Tm90aWZpY2F0aW9uR3JvdXBzUmVzcG9uc2UiBsLzGAIQAhJ+ChdDcmVhdGVOb3RpZmljYXRpb25Hcm91cBIzLm5vdGlmeS53b3JrZmxvd3MudjEuQ3JlYXRlTm90aWZpY2F0aW9uR3JvdXBSZXF1ZXN0GiYubm90aWZ5LndvcmtmbG93cy52MS5Ob3RpZmljYXRpb25Hcm91cCIGwvMYAhACEmIKCUxpc3RGZWVkcxIlLm5vdGlmeS53b3JrZmxvd3MudjEuTGlzdEZlZWRzUmVxdWVzdBomLm5vdGlmeS53b3JrZmxvd3MudjEuTGlzdEZlZWRzUmVzcG9uc2UiBsLzGAIQARJXCgpDcmVhdGVGZWVkEiYubm90aWZ5LndvcmtmbG93cy52MS5DcmVhdGVGZWVkUmVxdWVzdBoZLm5vdGlmeS53b3JrZmxvd3MudjEuRmVlZCIGwvMYAhACEmQKCkRlbGV0ZUZlZWQSJi5ub3RpZnkud29ya2Zsb3dzLnYxLkRlbGV0ZUZlZWRSZXF1ZXN0GiYubm90aWZ5LndvcmtmbG93cy52MS5MaXN0RmVlZHNSZXNwb25zZSIGwvMYAhACYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_notify_common_v1_options, file_notify_common_v1_vocabulary]);
 
 /**
  * @generated from message notify.workflows.v1.Workflow
@@ -149,6 +149,40 @@ export type Workflow = Message<"notify.workflows.v1.Workflow"> & {
    * @generated from field: google.protobuf.Timestamp updated_at = 23;
    */
   updatedAt?: Timestamp | undefined;
+
+  /**
+   * The in-app messages' severity when the trigger's overrides name none; NONE when unspecified.
+   *
+   * @generated from field: notify.common.v1.Severity severity = 24;
+   */
+  severity: Severity;
+
+  /**
+   * When set, a trigger whose payload does not validate against payload_schema is refused.
+   *
+   * @generated from field: bool validate_payload = 25;
+   */
+  validatePayload: boolean;
+
+  /**
+   * A JSON schema of trigger payloads.
+   *
+   * @generated from field: optional google.protobuf.Struct payload_schema = 26;
+   */
+  payloadSchema?: JsonObject | undefined;
+
+  /**
+   * Novu v2's two levels of preferences, when a v2 write gave them; critical and
+   * preference_settings are what they merge to (user over workflow).
+   *
+   * @generated from field: optional notify.workflows.v1.PreferenceLevel workflow_preferences = 27;
+   */
+  workflowPreferences?: PreferenceLevel | undefined;
+
+  /**
+   * @generated from field: optional notify.workflows.v1.PreferenceLevel user_preferences = 28;
+   */
+  userPreferences?: PreferenceLevel | undefined;
 };
 
 /**
@@ -157,6 +191,36 @@ export type Workflow = Message<"notify.workflows.v1.Workflow"> & {
  */
 export const WorkflowSchema: GenMessage<Workflow> = /*@__PURE__*/
   messageDesc(file_notify_workflows_v1_workflows, 0);
+
+/**
+ * One level of Novu v2's workflow preferences: `all` and the channels (a channel not given
+ * follows `enabled`).
+ *
+ * @generated from message notify.workflows.v1.PreferenceLevel
+ */
+export type PreferenceLevel = Message<"notify.workflows.v1.PreferenceLevel"> & {
+  /**
+   * @generated from field: bool enabled = 1;
+   */
+  enabled: boolean;
+
+  /**
+   * @generated from field: bool read_only = 2;
+   */
+  readOnly: boolean;
+
+  /**
+   * @generated from field: notify.workflows.v1.ChannelPreferences channels = 3;
+   */
+  channels?: ChannelPreferences | undefined;
+};
+
+/**
+ * Describes the message notify.workflows.v1.PreferenceLevel.
+ * Use `create(PreferenceLevelSchema)` to create a new message.
+ */
+export const PreferenceLevelSchema: GenMessage<PreferenceLevel> = /*@__PURE__*/
+  messageDesc(file_notify_workflows_v1_workflows, 1);
 
 /**
  * @generated from message notify.workflows.v1.ChannelPreferences
@@ -193,7 +257,7 @@ export type ChannelPreferences = Message<"notify.workflows.v1.ChannelPreferences
  * Use `create(ChannelPreferencesSchema)` to create a new message.
  */
 export const ChannelPreferencesSchema: GenMessage<ChannelPreferences> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 1);
+  messageDesc(file_notify_workflows_v1_workflows, 2);
 
 /**
  * A workflow step, or a variant of one (variants never have variants).
@@ -264,6 +328,13 @@ export type Step = Message<"notify.workflows.v1.Step"> & {
    * @generated from field: repeated notify.workflows.v1.Step variants = 11;
    */
   variants: Step[];
+
+  /**
+   * Novu v2's stepId, unique in the workflow; the slugified name when not given.
+   *
+   * @generated from field: optional string step_id = 12;
+   */
+  stepId?: string | undefined;
 };
 
 /**
@@ -271,7 +342,7 @@ export type Step = Message<"notify.workflows.v1.Step"> & {
  * Use `create(StepSchema)` to create a new message.
  */
 export const StepSchema: GenMessage<Step> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 2);
+  messageDesc(file_notify_workflows_v1_workflows, 3);
 
 /**
  * @generated from message notify.workflows.v1.MessageTemplate
@@ -291,7 +362,7 @@ export type MessageTemplate = Message<"notify.workflows.v1.MessageTemplate"> & {
   legacyType: string;
 
   /**
-   * @generated from field: notify.common.v1.StepType type = 14;
+   * @generated from field: notify.common.v1.StepType type = 15;
    */
   type: StepType;
 
@@ -362,6 +433,13 @@ export type MessageTemplate = Message<"notify.workflows.v1.MessageTemplate"> & {
    * @generated from field: optional notify.workflows.v1.TemplateActor actor = 13;
    */
   actor?: TemplateActor | undefined;
+
+  /**
+   * In-app: the message's data, its string values rendered with the trigger's variables.
+   *
+   * @generated from field: optional google.protobuf.Struct data = 14;
+   */
+  data?: JsonObject | undefined;
 };
 
 /**
@@ -369,7 +447,7 @@ export type MessageTemplate = Message<"notify.workflows.v1.MessageTemplate"> & {
  * Use `create(MessageTemplateSchema)` to create a new message.
  */
 export const MessageTemplateSchema: GenMessage<MessageTemplate> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 3);
+  messageDesc(file_notify_workflows_v1_workflows, 4);
 
 /**
  * @generated from message notify.workflows.v1.EmailBlockList
@@ -386,7 +464,7 @@ export type EmailBlockList = Message<"notify.workflows.v1.EmailBlockList"> & {
  * Use `create(EmailBlockListSchema)` to create a new message.
  */
 export const EmailBlockListSchema: GenMessage<EmailBlockList> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 4);
+  messageDesc(file_notify_workflows_v1_workflows, 5);
 
 /**
  * @generated from message notify.workflows.v1.EmailBlock
@@ -422,7 +500,7 @@ export type EmailBlock = Message<"notify.workflows.v1.EmailBlock"> & {
  * Use `create(EmailBlockSchema)` to create a new message.
  */
 export const EmailBlockSchema: GenMessage<EmailBlock> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 5);
+  messageDesc(file_notify_workflows_v1_workflows, 6);
 
 /**
  * @generated from message notify.workflows.v1.MessageCta
@@ -451,7 +529,7 @@ export type MessageCta = Message<"notify.workflows.v1.MessageCta"> & {
  * Use `create(MessageCtaSchema)` to create a new message.
  */
 export const MessageCtaSchema: GenMessage<MessageCta> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 6);
+  messageDesc(file_notify_workflows_v1_workflows, 7);
 
 /**
  * @generated from message notify.workflows.v1.CtaData
@@ -468,7 +546,7 @@ export type CtaData = Message<"notify.workflows.v1.CtaData"> & {
  * Use `create(CtaDataSchema)` to create a new message.
  */
 export const CtaDataSchema: GenMessage<CtaData> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 7);
+  messageDesc(file_notify_workflows_v1_workflows, 8);
 
 /**
  * @generated from message notify.workflows.v1.MessageAction
@@ -497,7 +575,7 @@ export type MessageAction = Message<"notify.workflows.v1.MessageAction"> & {
  * Use `create(MessageActionSchema)` to create a new message.
  */
 export const MessageActionSchema: GenMessage<MessageAction> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 8);
+  messageDesc(file_notify_workflows_v1_workflows, 9);
 
 /**
  * @generated from message notify.workflows.v1.ActionButton
@@ -526,7 +604,7 @@ export type ActionButton = Message<"notify.workflows.v1.ActionButton"> & {
  * Use `create(ActionButtonSchema)` to create a new message.
  */
 export const ActionButtonSchema: GenMessage<ActionButton> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 9);
+  messageDesc(file_notify_workflows_v1_workflows, 10);
 
 /**
  * @generated from message notify.workflows.v1.ActionResult
@@ -550,7 +628,7 @@ export type ActionResult = Message<"notify.workflows.v1.ActionResult"> & {
  * Use `create(ActionResultSchema)` to create a new message.
  */
 export const ActionResultSchema: GenMessage<ActionResult> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 10);
+  messageDesc(file_notify_workflows_v1_workflows, 11);
 
 /**
  * @generated from message notify.workflows.v1.TemplateActor
@@ -574,7 +652,7 @@ export type TemplateActor = Message<"notify.workflows.v1.TemplateActor"> & {
  * Use `create(TemplateActorSchema)` to create a new message.
  */
 export const TemplateActorSchema: GenMessage<TemplateActor> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 11);
+  messageDesc(file_notify_workflows_v1_workflows, 12);
 
 /**
  * @generated from message notify.workflows.v1.StepFilter
@@ -610,7 +688,7 @@ export type StepFilter = Message<"notify.workflows.v1.StepFilter"> & {
  * Use `create(StepFilterSchema)` to create a new message.
  */
 export const StepFilterSchema: GenMessage<StepFilter> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 12);
+  messageDesc(file_notify_workflows_v1_workflows, 13);
 
 /**
  * @generated from message notify.workflows.v1.FieldFilterPart
@@ -647,7 +725,7 @@ export type FieldFilterPart = Message<"notify.workflows.v1.FieldFilterPart"> & {
  * Use `create(FieldFilterPartSchema)` to create a new message.
  */
 export const FieldFilterPartSchema: GenMessage<FieldFilterPart> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 13);
+  messageDesc(file_notify_workflows_v1_workflows, 14);
 
 /**
  * One of the spec's four shapes, told apart by the step type and `type`: digest regular/backoff
@@ -716,7 +794,7 @@ export type StepMetadata = Message<"notify.workflows.v1.StepMetadata"> & {
  * Use `create(StepMetadataSchema)` to create a new message.
  */
 export const StepMetadataSchema: GenMessage<StepMetadata> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 14);
+  messageDesc(file_notify_workflows_v1_workflows, 15);
 
 /**
  * @generated from message notify.workflows.v1.TimedConfig
@@ -787,7 +865,7 @@ export type TimedConfig = Message<"notify.workflows.v1.TimedConfig"> & {
  * Use `create(TimedConfigSchema)` to create a new message.
  */
 export const TimedConfigSchema: GenMessage<TimedConfig> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 15);
+  messageDesc(file_notify_workflows_v1_workflows, 16);
 
 /**
  * @generated from message notify.workflows.v1.ReplyCallback
@@ -809,7 +887,7 @@ export type ReplyCallback = Message<"notify.workflows.v1.ReplyCallback"> & {
  * Use `create(ReplyCallbackSchema)` to create a new message.
  */
 export const ReplyCallbackSchema: GenMessage<ReplyCallback> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 16);
+  messageDesc(file_notify_workflows_v1_workflows, 17);
 
 /**
  * @generated from message notify.workflows.v1.NotificationGroup
@@ -846,7 +924,7 @@ export type NotificationGroup = Message<"notify.workflows.v1.NotificationGroup">
  * Use `create(NotificationGroupSchema)` to create a new message.
  */
 export const NotificationGroupSchema: GenMessage<NotificationGroup> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 17);
+  messageDesc(file_notify_workflows_v1_workflows, 18);
 
 /**
  * @generated from message notify.workflows.v1.Feed
@@ -893,7 +971,7 @@ export type Feed = Message<"notify.workflows.v1.Feed"> & {
  * Use `create(FeedSchema)` to create a new message.
  */
 export const FeedSchema: GenMessage<Feed> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 18);
+  messageDesc(file_notify_workflows_v1_workflows, 19);
 
 /**
  * @generated from message notify.workflows.v1.StepList
@@ -910,7 +988,7 @@ export type StepList = Message<"notify.workflows.v1.StepList"> & {
  * Use `create(StepListSchema)` to create a new message.
  */
 export const StepListSchema: GenMessage<StepList> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 19);
+  messageDesc(file_notify_workflows_v1_workflows, 20);
 
 /**
  * @generated from message notify.workflows.v1.TagList
@@ -927,7 +1005,7 @@ export type TagList = Message<"notify.workflows.v1.TagList"> & {
  * Use `create(TagListSchema)` to create a new message.
  */
 export const TagListSchema: GenMessage<TagList> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 20);
+  messageDesc(file_notify_workflows_v1_workflows, 21);
 
 /**
  * @generated from message notify.workflows.v1.CreateWorkflowRequest
@@ -988,6 +1066,36 @@ export type CreateWorkflowRequest = Message<"notify.workflows.v1.CreateWorkflowR
    * @generated from field: repeated notify.workflows.v1.Step steps = 10;
    */
   steps: Step[];
+
+  /**
+   * The trigger identifier (Novu v2's workflowId); ALREADY_EXISTS when taken. Derived from the
+   * name when not given.
+   *
+   * @generated from field: optional string identifier = 11;
+   */
+  identifier?: string | undefined;
+
+  /**
+   * @generated from field: notify.common.v1.Severity severity = 12;
+   */
+  severity: Severity;
+
+  /**
+   * @generated from field: bool validate_payload = 13;
+   */
+  validatePayload: boolean;
+
+  /**
+   * @generated from field: optional google.protobuf.Struct payload_schema = 14;
+   */
+  payloadSchema?: JsonObject | undefined;
+
+  /**
+   * When given, critical and preference_settings are what its levels merge to.
+   *
+   * @generated from field: optional notify.workflows.v1.PreferenceLevels preferences = 15;
+   */
+  preferences?: PreferenceLevels | undefined;
 };
 
 /**
@@ -995,7 +1103,7 @@ export type CreateWorkflowRequest = Message<"notify.workflows.v1.CreateWorkflowR
  * Use `create(CreateWorkflowRequestSchema)` to create a new message.
  */
 export const CreateWorkflowRequestSchema: GenMessage<CreateWorkflowRequest> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 21);
+  messageDesc(file_notify_workflows_v1_workflows, 22);
 
 /**
  * @generated from message notify.workflows.v1.GetWorkflowRequest
@@ -1028,7 +1136,7 @@ export type GetWorkflowRequest = Message<"notify.workflows.v1.GetWorkflowRequest
  * Use `create(GetWorkflowRequestSchema)` to create a new message.
  */
 export const GetWorkflowRequestSchema: GenMessage<GetWorkflowRequest> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 22);
+  messageDesc(file_notify_workflows_v1_workflows, 23);
 
 /**
  * @generated from message notify.workflows.v1.ListWorkflowsRequest
@@ -1045,11 +1153,39 @@ export type ListWorkflowsRequest = Message<"notify.workflows.v1.ListWorkflowsReq
   limit: number;
 
   /**
-   * Case-insensitive substring of the name.
+   * Case-insensitive substring of the name or the trigger identifier.
    *
    * @generated from field: optional string query = 3;
    */
   query?: string | undefined;
+
+  /**
+   * Rows skipped (Novu v2's offset paging); page is ignored when given.
+   *
+   * @generated from field: optional int32 offset = 4;
+   */
+  offset?: number | undefined;
+
+  /**
+   * Only workflows with any of these tags.
+   *
+   * @generated from field: repeated string tags = 5;
+   */
+  tags: string[];
+
+  /**
+   * Only active (or inactive) workflows.
+   *
+   * @generated from field: optional bool active = 6;
+   */
+  active?: boolean | undefined;
+
+  /**
+   * Oldest first instead of newest first.
+   *
+   * @generated from field: bool oldest_first = 7;
+   */
+  oldestFirst: boolean;
 };
 
 /**
@@ -1057,7 +1193,7 @@ export type ListWorkflowsRequest = Message<"notify.workflows.v1.ListWorkflowsReq
  * Use `create(ListWorkflowsRequestSchema)` to create a new message.
  */
 export const ListWorkflowsRequestSchema: GenMessage<ListWorkflowsRequest> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 23);
+  messageDesc(file_notify_workflows_v1_workflows, 24);
 
 /**
  * @generated from message notify.workflows.v1.ListWorkflowsResponse
@@ -1091,7 +1227,7 @@ export type ListWorkflowsResponse = Message<"notify.workflows.v1.ListWorkflowsRe
  * Use `create(ListWorkflowsResponseSchema)` to create a new message.
  */
 export const ListWorkflowsResponseSchema: GenMessage<ListWorkflowsResponse> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 24);
+  messageDesc(file_notify_workflows_v1_workflows, 25);
 
 /**
  * @generated from message notify.workflows.v1.UpdateWorkflowRequest
@@ -1152,6 +1288,36 @@ export type UpdateWorkflowRequest = Message<"notify.workflows.v1.UpdateWorkflowR
    * @generated from field: optional notify.workflows.v1.StepList steps = 10;
    */
   steps?: StepList | undefined;
+
+  /**
+   * @generated from field: optional bool active = 11;
+   */
+  active?: boolean | undefined;
+
+  /**
+   * @generated from field: optional notify.common.v1.Severity severity = 12;
+   */
+  severity?: Severity | undefined;
+
+  /**
+   * @generated from field: optional bool validate_payload = 13;
+   */
+  validatePayload?: boolean | undefined;
+
+  /**
+   * An empty struct clears the schema.
+   *
+   * @generated from field: optional google.protobuf.Struct payload_schema = 14;
+   */
+  payloadSchema?: JsonObject | undefined;
+
+  /**
+   * Replace both levels (and so critical and preference_settings); v1's critical or
+   * preference_settings clear them.
+   *
+   * @generated from field: optional notify.workflows.v1.PreferenceLevels preferences = 15;
+   */
+  preferences?: PreferenceLevels | undefined;
 };
 
 /**
@@ -1159,7 +1325,29 @@ export type UpdateWorkflowRequest = Message<"notify.workflows.v1.UpdateWorkflowR
  * Use `create(UpdateWorkflowRequestSchema)` to create a new message.
  */
 export const UpdateWorkflowRequestSchema: GenMessage<UpdateWorkflowRequest> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 25);
+  messageDesc(file_notify_workflows_v1_workflows, 26);
+
+/**
+ * @generated from message notify.workflows.v1.PreferenceLevels
+ */
+export type PreferenceLevels = Message<"notify.workflows.v1.PreferenceLevels"> & {
+  /**
+   * @generated from field: optional notify.workflows.v1.PreferenceLevel workflow = 1;
+   */
+  workflow?: PreferenceLevel | undefined;
+
+  /**
+   * @generated from field: optional notify.workflows.v1.PreferenceLevel user = 2;
+   */
+  user?: PreferenceLevel | undefined;
+};
+
+/**
+ * Describes the message notify.workflows.v1.PreferenceLevels.
+ * Use `create(PreferenceLevelsSchema)` to create a new message.
+ */
+export const PreferenceLevelsSchema: GenMessage<PreferenceLevels> = /*@__PURE__*/
+  messageDesc(file_notify_workflows_v1_workflows, 27);
 
 /**
  * @generated from message notify.workflows.v1.SetWorkflowStatusRequest
@@ -1181,7 +1369,7 @@ export type SetWorkflowStatusRequest = Message<"notify.workflows.v1.SetWorkflowS
  * Use `create(SetWorkflowStatusRequestSchema)` to create a new message.
  */
 export const SetWorkflowStatusRequestSchema: GenMessage<SetWorkflowStatusRequest> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 26);
+  messageDesc(file_notify_workflows_v1_workflows, 28);
 
 /**
  * @generated from message notify.workflows.v1.DeleteWorkflowRequest
@@ -1198,7 +1386,7 @@ export type DeleteWorkflowRequest = Message<"notify.workflows.v1.DeleteWorkflowR
  * Use `create(DeleteWorkflowRequestSchema)` to create a new message.
  */
 export const DeleteWorkflowRequestSchema: GenMessage<DeleteWorkflowRequest> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 27);
+  messageDesc(file_notify_workflows_v1_workflows, 29);
 
 /**
  * @generated from message notify.workflows.v1.DeleteWorkflowResponse
@@ -1215,7 +1403,7 @@ export type DeleteWorkflowResponse = Message<"notify.workflows.v1.DeleteWorkflow
  * Use `create(DeleteWorkflowResponseSchema)` to create a new message.
  */
 export const DeleteWorkflowResponseSchema: GenMessage<DeleteWorkflowResponse> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 28);
+  messageDesc(file_notify_workflows_v1_workflows, 30);
 
 /**
  * @generated from message notify.workflows.v1.ListActiveWorkflowsRequest
@@ -1241,7 +1429,7 @@ export type ListActiveWorkflowsRequest = Message<"notify.workflows.v1.ListActive
  * Use `create(ListActiveWorkflowsRequestSchema)` to create a new message.
  */
 export const ListActiveWorkflowsRequestSchema: GenMessage<ListActiveWorkflowsRequest> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 29);
+  messageDesc(file_notify_workflows_v1_workflows, 31);
 
 /**
  * @generated from message notify.workflows.v1.ListActiveWorkflowsResponse
@@ -1265,7 +1453,7 @@ export type ListActiveWorkflowsResponse = Message<"notify.workflows.v1.ListActiv
  * Use `create(ListActiveWorkflowsResponseSchema)` to create a new message.
  */
 export const ListActiveWorkflowsResponseSchema: GenMessage<ListActiveWorkflowsResponse> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 30);
+  messageDesc(file_notify_workflows_v1_workflows, 32);
 
 /**
  * @generated from message notify.workflows.v1.ActiveWorkflow
@@ -1324,7 +1512,7 @@ export type ActiveWorkflow = Message<"notify.workflows.v1.ActiveWorkflow"> & {
  * Use `create(ActiveWorkflowSchema)` to create a new message.
  */
 export const ActiveWorkflowSchema: GenMessage<ActiveWorkflow> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 31);
+  messageDesc(file_notify_workflows_v1_workflows, 33);
 
 /**
  * @generated from message notify.workflows.v1.BatchGetWorkflowsRequest
@@ -1341,7 +1529,7 @@ export type BatchGetWorkflowsRequest = Message<"notify.workflows.v1.BatchGetWork
  * Use `create(BatchGetWorkflowsRequestSchema)` to create a new message.
  */
 export const BatchGetWorkflowsRequestSchema: GenMessage<BatchGetWorkflowsRequest> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 32);
+  messageDesc(file_notify_workflows_v1_workflows, 34);
 
 /**
  * @generated from message notify.workflows.v1.BatchGetWorkflowsResponse
@@ -1358,7 +1546,7 @@ export type BatchGetWorkflowsResponse = Message<"notify.workflows.v1.BatchGetWor
  * Use `create(BatchGetWorkflowsResponseSchema)` to create a new message.
  */
 export const BatchGetWorkflowsResponseSchema: GenMessage<BatchGetWorkflowsResponse> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 33);
+  messageDesc(file_notify_workflows_v1_workflows, 35);
 
 /**
  * @generated from message notify.workflows.v1.ListNotificationGroupsRequest
@@ -1371,7 +1559,7 @@ export type ListNotificationGroupsRequest = Message<"notify.workflows.v1.ListNot
  * Use `create(ListNotificationGroupsRequestSchema)` to create a new message.
  */
 export const ListNotificationGroupsRequestSchema: GenMessage<ListNotificationGroupsRequest> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 34);
+  messageDesc(file_notify_workflows_v1_workflows, 36);
 
 /**
  * @generated from message notify.workflows.v1.ListNotificationGroupsResponse
@@ -1388,7 +1576,7 @@ export type ListNotificationGroupsResponse = Message<"notify.workflows.v1.ListNo
  * Use `create(ListNotificationGroupsResponseSchema)` to create a new message.
  */
 export const ListNotificationGroupsResponseSchema: GenMessage<ListNotificationGroupsResponse> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 35);
+  messageDesc(file_notify_workflows_v1_workflows, 37);
 
 /**
  * @generated from message notify.workflows.v1.CreateNotificationGroupRequest
@@ -1405,7 +1593,7 @@ export type CreateNotificationGroupRequest = Message<"notify.workflows.v1.Create
  * Use `create(CreateNotificationGroupRequestSchema)` to create a new message.
  */
 export const CreateNotificationGroupRequestSchema: GenMessage<CreateNotificationGroupRequest> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 36);
+  messageDesc(file_notify_workflows_v1_workflows, 38);
 
 /**
  * @generated from message notify.workflows.v1.ListFeedsRequest
@@ -1424,7 +1612,7 @@ export type ListFeedsRequest = Message<"notify.workflows.v1.ListFeedsRequest"> &
  * Use `create(ListFeedsRequestSchema)` to create a new message.
  */
 export const ListFeedsRequestSchema: GenMessage<ListFeedsRequest> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 37);
+  messageDesc(file_notify_workflows_v1_workflows, 39);
 
 /**
  * @generated from message notify.workflows.v1.ListFeedsResponse
@@ -1441,7 +1629,7 @@ export type ListFeedsResponse = Message<"notify.workflows.v1.ListFeedsResponse">
  * Use `create(ListFeedsResponseSchema)` to create a new message.
  */
 export const ListFeedsResponseSchema: GenMessage<ListFeedsResponse> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 38);
+  messageDesc(file_notify_workflows_v1_workflows, 40);
 
 /**
  * @generated from message notify.workflows.v1.CreateFeedRequest
@@ -1458,7 +1646,7 @@ export type CreateFeedRequest = Message<"notify.workflows.v1.CreateFeedRequest">
  * Use `create(CreateFeedRequestSchema)` to create a new message.
  */
 export const CreateFeedRequestSchema: GenMessage<CreateFeedRequest> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 39);
+  messageDesc(file_notify_workflows_v1_workflows, 41);
 
 /**
  * @generated from message notify.workflows.v1.DeleteFeedRequest
@@ -1475,7 +1663,7 @@ export type DeleteFeedRequest = Message<"notify.workflows.v1.DeleteFeedRequest">
  * Use `create(DeleteFeedRequestSchema)` to create a new message.
  */
 export const DeleteFeedRequestSchema: GenMessage<DeleteFeedRequest> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 40);
+  messageDesc(file_notify_workflows_v1_workflows, 42);
 
 /**
  * The workflow catalogue of one environment: workflows (Novu's v1 "notification templates"),

@@ -24,6 +24,10 @@ const columns = (identifier: string, groupId: string): store.WorkflowColumns => 
   subscriber_variables: [],
   notification_group_id: groupId,
   data: { nested: [1, 2] },
+  severity: "none",
+  validate_payload: false,
+  payload_schema: null,
+  preference_levels: null,
 });
 
 async function environment() {

@@ -15,7 +15,6 @@ import {
   objectId,
   readOffsetPage,
   scopeOf,
-  Severity,
   severityName,
   withTransaction,
   type FieldErrors,

@@ -14,14 +14,19 @@ export type StepType = commonV1.StepType;
 export type Weekday = commonV1.Weekday;
 export type Ordinal = commonV1.Ordinal;
 
+/** The value of a name: certain for a name of the vocabulary, undefined for a string that names nothing. */
+export interface NamedLookup<Name extends string, Value> {
+  (name: Name): Value;
+  (name: string): Value | undefined;
+}
+
 /** One enum's words: the list in the enum's order, and lookups both ways. */
 function wordsOf<Value extends number, const Name extends string>(names: Record<Value, Name>) {
   const byName = new Map<string, Value>(Object.entries<Name>(names).map(([value, name]) => [name, Number(value) as Value]));
   const byValue = new Map<number, Name>([...byName].map(([name, value]) => [value, name as Name]));
   return {
     list: [...byName.keys()] as [Name, ...Name[]],
-    /** The value of a name; undefined for a name that is none. */
-    named: <Given extends string>(name: Given) => byName.get(name) as Given extends Name ? Value : Value | undefined,
+    named: ((name: string) => byName.get(name)) as NamedLookup<Name, Value>,
     is: (name: string): name is Name => byName.has(name),
     /** The name of a value; undefined for UNSPECIFIED or a value this build does not know. */
     nameOf: (value: number): Name | undefined => byValue.get(value),
@@ -46,7 +51,7 @@ const channels = wordsOf(CHANNEL_NAMES);
 
 /** Every channel's name, in the enum's order (in_app, email, sms, chat, push). */
 export const CHANNELS = channels.list;
-export const channelNamed = channels.named;
+export const channelNamed: NamedLookup<ChannelName, KnownChannel> = channels.named;
 export const isChannelName = channels.is;
 export const channelName = (channel: Channel): ChannelName | undefined => channels.nameOf(channel);
 
@@ -91,7 +96,7 @@ const stepTypes = wordsOf(STEP_TYPE_NAMES);
 
 /** Every step type's name, in the enum's order. */
 export const STEP_TYPES = stepTypes.list;
-export const stepTypeNamed = stepTypes.named;
+export const stepTypeNamed: NamedLookup<StepTypeName, KnownStepType> = stepTypes.named;
 export const stepTypeName = (type: StepType): StepTypeName | undefined => stepTypes.nameOf(type);
 
 /** A day a schedule or a timed digest can name. */
@@ -114,7 +119,7 @@ const weekdays = wordsOf(WEEKDAY_NAMES);
 
 /** Every day's name, Monday first. */
 export const WEEKDAYS = weekdays.list;
-export const weekdayNamed = weekdays.named;
+export const weekdayNamed: NamedLookup<WeekdayName, KnownWeekday> = weekdays.named;
 export const weekdayName = (day: Weekday): WeekdayName | undefined => weekdays.nameOf(day);
 
 /** Which of a month's matching days an ordinal means. */
@@ -130,11 +135,13 @@ export const ORDINAL_NAMES = {
   [Ordinal.LAST]: "last",
 } as const satisfies Record<KnownOrdinal, string>;
 
+export type OrdinalName = (typeof ORDINAL_NAMES)[KnownOrdinal];
+
 const ordinals = wordsOf(ORDINAL_NAMES);
 
 export const ORDINALS = ordinals.list;
-export const ordinalNamed = ordinals.named;
-export const ordinalName = ordinals.nameOf;
+export const ordinalNamed: NamedLookup<OrdinalName, KnownOrdinal> = ordinals.named;
+export const ordinalName = (ordinal: Ordinal): OrdinalName | undefined => ordinals.nameOf(ordinal);
 
 const { MONDAY, TUESDAY, WEDNESDAY, THURSDAY, FRIDAY, SATURDAY, SUNDAY } = Weekday;
 
@@ -208,7 +215,7 @@ const severities = wordsOf(SEVERITY_NAMES);
 
 /** Every severity's name, in the enum's order (none, low, medium, high). */
 export const SEVERITIES = severities.list;
-export const severityNamed = severities.named;
+export const severityNamed: NamedLookup<SeverityName, KnownSeverity> = severities.named;
 export const severityName = (severity: Severity): SeverityName | undefined => severities.nameOf(severity);
 
 /** The providers a subscriber's chat channel may name (the spec's list plus novu-slack, which the SDK sends). */

@@ -1677,7 +1677,7 @@ export const DeleteFeedRequestSchema: GenMessage<DeleteFeedRequest> = /*@__PURE_
  *
  * Fields marked `legacy_` were strings before their enum replaced them (at a new number, since a
  * string and an enum differ on the wire). Nothing writes them: the worker moves them into the enum
- * fields of jobs queued before the change (decodeTriggerJob), and the triggers migration 008
+ * fields of jobs queued before the change (decodeTriggerJob), and the triggers migration 009
  * converted the stored steps.
  *
  * @generated from service notify.workflows.v1.WorkflowService

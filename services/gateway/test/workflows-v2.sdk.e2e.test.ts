@@ -1,5 +1,5 @@
 import { Novu } from "@novu/api";
-import * as errors from "@novu/api/models/errors";
+import * as errors from "@novu/api/models/errors/index.js";
 import { eventually } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openSession } from "./inbox-helpers.js";

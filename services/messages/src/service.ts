@@ -599,7 +599,7 @@ export function createMessageService({
       }
       const filters: store.NotificationFilters = {
         subscriberIds,
-        templateIds: request.templateIds.length > 0 ? request.templateIds : null,
+        templateIds: request.templateIds.length > 0 ? [...new Set(request.templateIds)] : null,
         transactionId: request.transactionId ?? null,
         channels: channels.length > 0 ? channels : null,
       };

@@ -725,8 +725,9 @@ const NOTIFICATION_COLUMNS = `n.id, n.organization_id, n.environment_id, n.trans
 
 /** What the activity feed narrows to; null matches every notification. */
 export interface NotificationFilters {
-  /** Internal subscriber ids. */
+  /** Internal subscriber ids, each once. */
   subscriberIds: readonly string[] | null;
+  /** Each once. */
   templateIds: readonly string[] | null;
   transactionId: string | null;
   /** Notifications with a message on any of these channels. */
@@ -734,10 +735,36 @@ export interface NotificationFilters {
 }
 
 /**
- * One page of the environment's notifications, newest first, plus one extra row. Each
- * filter left null is folded away when the statement is planned, so the planner picks the index
- * of the filters given (006_activity.sql).
+ * The notifications that pass every filter, newest first; `narrowing` adds a condition. The
+ * channel check probes each candidate's messages by their unique key (a lateral subquery with a
+ * limit, which the planner runs per candidate rather than hashing every message of the table),
+ * and is planned away when no channel is asked for.
  */
+const filteredNotifications = (narrowing: string, keyColumn?: "subscriber_id" | "template_id") => `
+  SELECT ${NOTIFICATION_COLUMNS} FROM messages.notifications n
+    LEFT JOIN LATERAL (
+      SELECT true AS found FROM messages.messages m
+       WHERE $5::text[] IS NOT NULL AND m.environment_id = $1 AND m.transaction_id = n.transaction_id
+         AND m.subscriber_id = n.subscriber_id AND m.channel = ANY($5::text[])
+       LIMIT 1) c ON true
+   WHERE n.environment_id = $1 AND ${narrowing}
+     ${keyColumn === "subscriber_id" ? "" : "AND ($2::text[] IS NULL OR n.subscriber_id = ANY($2::text[]))"}
+     ${keyColumn === "template_id" ? "" : "AND ($3::text[] IS NULL OR n.template_id = ANY($3::text[]))"}
+     AND ($4::text IS NULL OR n.transaction_id = $4)
+     AND ($5::text[] IS NULL OR c.found)
+   ORDER BY n.created_at DESC, n.id DESC`;
+
+/**
+ * The first `offset + limit` of each subscriber's (or workflow's) notifications, each list a walk
+ * of its index in order, merged: a page reads no more than that per key, however many
+ * notifications the others have, and never sorts more than those.
+ */
+const perKey = (column: "subscriber_id" | "template_id", keys: string) => `
+  SELECT p.* FROM unnest(${keys}) AS k(key)
+   CROSS JOIN LATERAL (${filteredNotifications(`n.${column} = k.key`, column)} LIMIT $6::int + $7::int) p
+   ORDER BY p.created_at DESC, p.id DESC LIMIT $6 OFFSET $7`;
+
+/** One page of the environment's notifications that pass the filters, newest first, plus one extra row. */
 export async function selectNotificationPage(
   db: Queryable,
   environmentId: string,
@@ -745,28 +772,20 @@ export async function selectNotificationPage(
   offset: number,
   limit: number,
 ): Promise<NotificationRow[]> {
-  const { rows } = await db.query<NotificationRow>(
-    `SELECT ${NOTIFICATION_COLUMNS} FROM messages.notifications n
-      WHERE n.environment_id = $1
-        AND ($2::text[] IS NULL OR n.subscriber_id = ANY($2::text[]))
-        AND ($3::text[] IS NULL OR n.template_id = ANY($3::text[]))
-        AND ($4::text IS NULL OR n.transaction_id = $4)
-        AND ($5::text[] IS NULL OR EXISTS (
-          SELECT 1 FROM messages.messages m
-           WHERE m.environment_id = n.environment_id AND m.transaction_id = n.transaction_id AND m.subscriber_id = n.subscriber_id
-             AND m.channel = ANY($5::text[])))
-      ORDER BY n.created_at DESC, n.id DESC
-      LIMIT $6 OFFSET $7`,
-    [
-      environmentId,
-      filters.subscriberIds && textArray(filters.subscriberIds),
-      filters.templateIds && textArray(filters.templateIds),
-      filters.transactionId,
-      filters.channels && textArray(filters.channels),
-      limit + 1,
-      offset,
-    ],
-  );
+  const statement = filters.subscriberIds
+    ? perKey("subscriber_id", "$2::text[]")
+    : filters.templateIds
+      ? perKey("template_id", "$3::text[]")
+      : `${filteredNotifications("true")} LIMIT $6 OFFSET $7`;
+  const { rows } = await db.query<NotificationRow>(statement, [
+    environmentId,
+    filters.subscriberIds && textArray(filters.subscriberIds),
+    filters.templateIds && textArray(filters.templateIds),
+    filters.transactionId,
+    filters.channels && textArray(filters.channels),
+    limit + 1,
+    offset,
+  ]);
   return rows;
 }
 
@@ -819,13 +838,18 @@ export interface ActivityDayRow {
   channels: ChannelName[];
 }
 
-/** Per UTC day since `since`, newest first: the messages made, their workflows and channels. */
+/**
+ * Per UTC day since `since`, newest first: the messages made, their workflows and channels. The
+ * messages are counted per day, workflow and channel first (hashed, a few groups a day), so only
+ * those groups are sorted, not every message.
+ */
 export async function selectActivityDays(db: Queryable, environmentId: string, since: Date): Promise<ActivityDayRow[]> {
   const { rows } = await db.query<ActivityDayRow>(
-    `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS date, count(*)::int AS count,
-            array_agg(DISTINCT template_id) AS template_ids, array_agg(DISTINCT channel) AS channels
-       FROM messages.messages WHERE environment_id = $1 AND created_at >= $2
-      GROUP BY 1 ORDER BY 1 DESC`,
+    `SELECT g.date, sum(g.count)::int AS count, array_agg(DISTINCT g.template_id) AS template_ids, array_agg(DISTINCT g.channel) AS channels
+       FROM (SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS date, template_id, channel, count(*) AS count
+               FROM messages.messages WHERE environment_id = $1 AND created_at >= $2
+              GROUP BY 1, 2, 3) g
+      GROUP BY g.date ORDER BY g.date DESC`,
     [environmentId, since],
   );
   return rows;

@@ -1,5 +1,5 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { FieldErrors } from "@notify/runtime";
+import { WEEKDAYS, type FieldErrors } from "@notify/runtime";
 import { subscribersV1, type workflowsV1 } from "@notify/proto";
 import { PREFERENCE_CHANNELS, type PerChannel, type PreferenceChannel, type PreferenceRow } from "./store.js";
 
@@ -143,7 +143,6 @@ export function subscriberPreferences(
   return { global: { enabled: true, channels: toChannelPreferences(globalChoices) }, workflows: listedWorkflows };
 }
 
-const DAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"] as const;
 const MAX_RANGES_PER_DAY = 24;
 const TIME_24H = /^([01]\d|2[0-3]):[0-5]\d$/;
 const TIME_12H = /^(0?[1-9]|1[0-2]):[0-5]\d ?[AaPp][Mm]$/;
@@ -153,7 +152,7 @@ export const isScheduleTime = (value: string) => TIME_24H.test(value) || TIME_12
 /** The value rules of a schedule, by public field path (e.g. schedule.weeklySchedule.monday.hours[0].start). */
 export function scheduleErrors(schedule: subscribersV1.Schedule): FieldErrors {
   const errors: FieldErrors = {};
-  for (const day of DAYS) {
+  for (const day of WEEKDAYS) {
     const hours = schedule.weeklySchedule?.[day]?.hours ?? [];
     const path = `schedule.weeklySchedule.${day}.hours`;
     if (hours.length > MAX_RANGES_PER_DAY) {

@@ -1,6 +1,7 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
 import { triggersV1, workflowsV1 } from "@notify/proto";
+import { StepType } from "@notify/runtime";
 import { inMemoryTransport } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { callAs, inMemoryClients, newScope, openDatabase, serviceRoutes, type Fixture } from "./fixtures.js";
@@ -19,11 +20,11 @@ describe("TriggerBatch", () => {
   it("writes one outbox job per accepted event, each carrying its event and the workflow as it runs", async () => {
     const call = callAs(newScope());
     const orders = await clients.workflows.createWorkflow(
-      { name: "Orders", active: true, tags: ["shop"], steps: [{ template: { type: "in_app", content: { case: "text", value: "Order {{n}}" } } }] },
+      { name: "Orders", active: true, tags: ["shop"], steps: [{ template: { type: StepType.IN_APP, content: { case: "text", value: "Order {{n}}" } } }] },
       call,
     );
     const news = await clients.workflows.createWorkflow(
-      { name: "News", active: true, steps: [{ template: { type: "email", content: { case: "text", value: "Hi" }, subject: "News" } }] },
+      { name: "News", active: true, steps: [{ template: { type: StepType.EMAIL, content: { case: "text", value: "Hi" }, subject: "News" } }] },
       call,
     );
     const to = [{ kind: { case: "subscriberId" as const, value: "ada" } }];
@@ -46,7 +47,7 @@ describe("TriggerBatch", () => {
       [{ n: 3 }, orders.id],
     ]);
     expect(jobs[2]!.workflow).toEqual(jobs[0]!.workflow);
-    expect(jobs[1]!.workflow!.steps[0]!.template).toMatchObject({ type: "email", subject: "News" });
+    expect(jobs[1]!.workflow!.steps[0]!.template).toMatchObject({ type: StepType.EMAIL, subject: "News" });
     // What runs read, and nothing of the catalogue's descriptive fields.
     expect(jobs[0]!.workflow).toMatchObject({
       id: orders.id,
@@ -66,7 +67,7 @@ describe("TriggerBatch", () => {
     const process = createClient(triggersV1.TriggerService, transport);
     const call = callAs(newScope());
     const workflow = await workflows.createWorkflow(
-      { name: "Kept", active: true, steps: [{ template: { type: "in_app", content: { case: "text", value: "Hi" } } }] },
+      { name: "Kept", active: true, steps: [{ template: { type: StepType.IN_APP, content: { case: "text", value: "Hi" } } }] },
       call,
     );
     const outcomeOf = async (name: string) => {
@@ -91,7 +92,7 @@ describe("GetCanceledTriggers", () => {
     const scope = newScope();
     const call = callAs(scope);
     const workflow = await clients.workflows.createWorkflow(
-      { name: "Cancelable", active: true, steps: [{ template: { type: "in_app", content: { case: "text", value: "Hi" } } }] },
+      { name: "Cancelable", active: true, steps: [{ template: { type: StepType.IN_APP, content: { case: "text", value: "Hi" } } }] },
       call,
     );
     const to = [{ kind: { case: "subscriberId" as const, value: "ada" } }];

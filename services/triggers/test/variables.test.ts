@@ -1,5 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { workflowsV1 } from "@notify/proto";
+import { StepType } from "@notify/runtime";
 import { describe, expect, it } from "vitest";
 import { idFromSlug, slugify, workflowSlug } from "../src/workflows/slug.js";
 import { extractVariables, templateVariables } from "../src/workflows/variables.js";
@@ -33,7 +34,7 @@ describe("extractVariables", () => {
     const steps = [
       step({
         template: {
-          type: "email",
+          type: StepType.EMAIL,
           subject: "{{subject}} for {{subscriber.firstName}}",
           content: { case: "blocks", value: { blocks: [{ type: "button", content: "{{label}}", url: "{{link}}" }] } },
           preheader: "{{teaser}}",
@@ -49,17 +50,17 @@ describe("extractVariables", () => {
           },
         ],
       }),
-      step({ template: { type: "delay" }, metadata: { type: "scheduled", delayPath: "sendAt" } }),
-      step({ template: { type: "digest" }, metadata: { type: "regular", digestKey: "postId" } }),
+      step({ template: { type: StepType.DELAY }, metadata: { type: "scheduled", delayPath: "sendAt" } }),
+      step({ template: { type: StepType.DIGEST }, metadata: { type: "regular", digestKey: "postId" } }),
       step({
         template: {
-          type: "in_app",
+          type: StepType.IN_APP,
           content: { case: "text", value: "{{actor.firstName}} {{step.total_count}} {{tenant.name}} {{count}}" },
           cta: { data: { url: "/posts/{{postId}}" }, action: { buttons: [{ type: "primary", content: "{{accept}}" }] } },
         },
-        variants: [step({ template: { type: "in_app", content: { case: "text", value: "{{variantOnly}}" } } })],
+        variants: [step({ template: { type: StepType.IN_APP, content: { case: "text", value: "{{variantOnly}}" } } })],
       }),
-      step({ template: { type: "sms", content: { case: "text", value: "{{code}}" } } }),
+      step({ template: { type: StepType.SMS, content: { case: "text", value: "{{code}}" } } }),
     ];
     const extracted = extractVariables(steps);
     expect(extracted.errors).toEqual({});
@@ -69,8 +70,8 @@ describe("extractVariables", () => {
 
   it("reports each template that does not parse at its field path", () => {
     const extracted = extractVariables([
-      step({ template: { type: "sms", content: { case: "text", value: "fine {{a}}" } } }),
-      step({ template: { type: "push", content: { case: "text", value: "ok" }, title: "{{#if x}}" } }),
+      step({ template: { type: StepType.SMS, content: { case: "text", value: "fine {{a}}" } } }),
+      step({ template: { type: StepType.PUSH, content: { case: "text", value: "ok" }, title: "{{#if x}}" } }),
     ]);
     expect(Object.keys(extracted.errors)).toEqual(["steps[1].template.title"]);
     expect(extracted.errors["steps[1].template.title"]).toMatchObject({ value: "{{#if x}}" });

@@ -1,6 +1,6 @@
 import { createClient } from "@connectrpc/connect";
 import { Health, HealthCheckResponse_ServingStatus, tenantsV1, workflowsV1 } from "@notify/proto";
-import { createRpcTransport } from "@notify/runtime";
+import { createRpcTransport, StepType } from "@notify/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readConfig, start, type RunningTriggers } from "../src/server.js";
 import { newScope, openDatabase, scopeHeaders, type Fixture } from "./fixtures.js";
@@ -23,7 +23,7 @@ describe("over the wire (h2c)", () => {
       expect((await createClient(Health, rpc.transport).check({})).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
       const call = { headers: scopeHeaders(newScope()) };
       const workflow = await createClient(workflowsV1.WorkflowService, rpc.transport).createWorkflow(
-        { name: "Wire", steps: [{ template: { type: "in_app", content: { case: "text", value: "{{greeting}}" } } }] },
+        { name: "Wire", steps: [{ template: { type: StepType.IN_APP, content: { case: "text", value: "{{greeting}}" } } }] },
         call,
       );
       expect(workflow).toMatchObject({ identifier: "wire", variables: ["greeting"] });

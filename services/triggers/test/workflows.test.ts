@@ -1,6 +1,6 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { workflowsV1 } from "@notify/proto";
-import { fieldErrorsOf } from "@notify/runtime";
+import { fieldErrorsOf, StepType } from "@notify/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code, inMemoryClients, newScope, openDatabase, rpcError, scopeHeaders, type Fixture } from "./fixtures.js";
 
@@ -16,7 +16,7 @@ afterAll(() => fixture?.close());
 
 const newCall = () => ({ headers: scopeHeaders(newScope()) });
 
-const inApp = (content: string) => ({ template: { type: "in_app", content: { case: "text" as const, value: content } } });
+const inApp = (content: string) => ({ template: { type: StepType.IN_APP, content: { case: "text" as const, value: content } } });
 
 describe("notification groups", () => {
   it("creates the General group once per environment, however many first calls race", async () => {
@@ -90,11 +90,11 @@ describe("workflows", () => {
     const attempts: [CreateInit, string][] = [
       [{ name: "a", notificationGroupId: "65a1b2c3d4e5f60718293a4b" }, "notificationGroupId"],
       [
-        { name: "b", steps: [inApp("x"), { template: { type: "in_app", content: { case: "text", value: "y" }, feedId: "65a1b2c3d4e5f60718293a4b" } }] },
+        { name: "b", steps: [inApp("x"), { template: { type: StepType.IN_APP, content: { case: "text", value: "y" }, feedId: "65a1b2c3d4e5f60718293a4b" } }] },
         "steps[1].template.feedId",
       ],
       [
-        { name: "c", steps: [{ ...inApp("ok"), variants: [{ template: { type: "in_app", content: { case: "text", value: "v" }, feedId: "nope" } }] }] },
+        { name: "c", steps: [{ ...inApp("ok"), variants: [{ template: { type: StepType.IN_APP, content: { case: "text", value: "v" }, feedId: "nope" } }] }] },
         "steps[0].variants[0].template.feedId",
       ],
       [{ name: "d", steps: [inApp("{{#if open}}")] }, "steps[0].template.content"],
@@ -106,7 +106,7 @@ describe("workflows", () => {
     }
     expect((await client.listWorkflows({ page: 0, limit: 10 }, call)).totalCount).toBe(0);
     // A live feed is accepted; a deleted one is not.
-    const withFeed = { name: "feed", steps: [{ template: { type: "in_app", content: { case: "text" as const, value: "x" }, feedId: feed.id } }] };
+    const withFeed = { name: "feed", steps: [{ template: { type: StepType.IN_APP, content: { case: "text" as const, value: "x" }, feedId: feed.id } }] };
     expect((await client.createWorkflow(withFeed, call)).steps[0]!.template!.feedId).toBe(feed.id);
     await client.deleteFeed({ id: feed.id }, call);
     expect((await rpcError(client.createWorkflow(withFeed, call))).code).toBe(Code.InvalidArgument);
@@ -160,11 +160,11 @@ describe("workflows", () => {
         preferenceSettings: { email: false },
         tags: ["billing", "ops"],
         steps: [
-          { template: { type: "email", content: { case: "text", value: "e" }, subject: "s" } },
-          { template: { type: "delay" }, metadata: { type: "regular", amount: 5, unit: "minutes" } },
+          { template: { type: StepType.EMAIL, content: { case: "text", value: "e" }, subject: "s" } },
+          { template: { type: StepType.DELAY }, metadata: { type: "regular", amount: 5, unit: "minutes" } },
           { ...inApp("i"), active: false },
-          { template: { type: "sms", content: { case: "text", value: "s" } } },
-          { template: { type: "email", content: { case: "text", value: "again" } } },
+          { template: { type: StepType.SMS, content: { case: "text", value: "s" } } },
+          { template: { type: StepType.EMAIL, content: { case: "text", value: "again" } } },
         ],
       },
       call,

@@ -1,6 +1,6 @@
 import { clone, create, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { deliveriesV1, messagesV1, type integrationsV1, type subscribersV1, type triggersV1, type workflowsV1 } from "@notify/proto";
-import { CHAT_PROVIDER_IDS, Channel, channelNamed, PUSH_PROVIDER_IDS, Severity, severityNamed } from "@notify/runtime";
+import { CHANNEL_NAMES, CHAT_PROVIDER_IDS, Channel, PUSH_PROVIDER_IDS, Severity, severityNamed, StepType, stepChannel } from "@notify/runtime";
 import { objectAt } from "./filters.js";
 import { render } from "./render.js";
 
@@ -209,9 +209,10 @@ function renderCta(message: NewMessage, template: workflowsV1.MessageTemplate | 
  * message with an address and an integration carries its send, which happens once it is written.
  */
 export async function composeMessages(step: workflowsV1.Step, context: RunContext): Promise<Composed[]> {
-  const type = step.template?.type ?? "";
-  const channel = channelNamed(type);
+  const channel = stepChannel(step.template?.type ?? StepType.UNSPECIFIED);
   if (channel === undefined) return [];
+  // Overrides and integrations are keyed by the channel's public name.
+  const type = CHANNEL_NAMES[channel];
   const message = baseMessage(step, context, channel);
   const channelOverrides = objectAt(context.overrides, type);
   const identifier = optionalString(channelOverrides["integrationIdentifier"]);
@@ -220,7 +221,7 @@ export async function composeMessages(step: workflowsV1.Step, context: RunContex
     renderCta(message, step.template, context.data);
     if (step.template?.data) message.data = renderData(step.template.data, context.data) as JsonObject;
     if (step.template?.feedId !== undefined) message.feedId = step.template.feedId;
-    const integration = await context.integrationFor("in_app");
+    const integration = await context.integrationFor(type);
     if (integration) message.providerId = integration.providerId;
     return [{ message }];
   }

@@ -2,7 +2,7 @@ import { Code, ConnectError, type CallOptions, type Client } from "@connectrpc/c
 import { clone, create, type JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { messagesV1, type subscribersV1, triggersV1, type integrationsV1, type topicsV1, type workflowsV1 } from "@notify/proto";
-import { isChannelName, scopeHeaders, type Logger } from "@notify/runtime";
+import { Channel, scopeHeaders, StepType, stepChannel, type KnownChannel, type Logger } from "@notify/runtime";
 import { composeMessages, subscriberVariables, type Composed, type DeliveryPlan, type RecipientProfile, type RunContext } from "./compose.js";
 import { writeAndHandOver, type PublishDeliveries } from "./deliveries.js";
 import { stepPasses, type StepFilter } from "./filters.js";
@@ -62,17 +62,16 @@ export function splitRecipients(to: readonly triggersV1.Recipient[]) {
   return { direct: [...direct.values()], credentials: [...channels.values()].flat(), topicKeys: [...topicKeys] };
 }
 
-const PREFERENCE_KEYS: Record<string, keyof subscribersV1.ChannelPreferences> = {
-  in_app: "inApp",
-  email: "email",
-  sms: "sms",
-  chat: "chat",
-  push: "push",
+const PREFERENCE_KEYS: Record<KnownChannel, keyof subscribersV1.ChannelPreferences> = {
+  [Channel.IN_APP]: "inApp",
+  [Channel.EMAIL]: "email",
+  [Channel.SMS]: "sms",
+  [Channel.CHAT]: "chat",
+  [Channel.PUSH]: "push",
 };
 
-function channelEnabled(channels: subscribersV1.ChannelPreferences | undefined, type: string): boolean {
-  const key = PREFERENCE_KEYS[type];
-  return !channels || !key || channels[key] !== false;
+function channelEnabled(channels: subscribersV1.ChannelPreferences | undefined, channel: KnownChannel): boolean {
+  return channels?.[PREFERENCE_KEYS[channel]] !== false;
 }
 
 /** The active steps, in order. */
@@ -482,8 +481,8 @@ async function composeForSubscriber(
     const main = steps[index]!;
     // The first active variant whose conditions pass replaces the step, as in Novu.
     const step = main.variants.find((variant) => variant.active !== false && variant.filters.length > 0 && passes(variant)) ?? main;
-    const type = step.template?.type ?? "";
-    if (type === "delay" && passes(step)) {
+    const type = step.template?.type ?? StepType.UNSPECIFIED;
+    if (type === StepType.DELAY && passes(step)) {
       const delay = delayUntil(step, payload, overrides, now);
       if ("error" in delay) {
         // As in Novu, a delay that cannot be computed fails the run of this subscriber here.
@@ -492,7 +491,7 @@ async function composeForSubscriber(
       }
       return { messages: produced, pause: { fromStep: index + 1, runAt: delay.runAt } };
     }
-    if (type === "digest" && passes(step)) {
+    if (type === StepType.DIGEST && passes(step)) {
       const plan = digestPlan(step, payload);
       if ("error" in plan) {
         // Like a bad delay: the run of this subscriber fails at the step.
@@ -502,9 +501,10 @@ async function composeForSubscriber(
       // The main step's id keys the digest, whichever variant ran.
       return { messages: produced, digest: { index, stepId: main.id, plan } };
     }
-    if (!isChannelName(type)) continue;
+    const channel = stepChannel(type);
+    if (channel === undefined) continue;
     if (step === main && !passes(step)) continue;
-    if (!channelEnabled(channels, type)) continue;
+    if (!channelEnabled(channels, channel)) continue;
     let messages: Composed[];
     try {
       messages = await composeMessages(step, context);

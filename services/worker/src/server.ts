@@ -23,6 +23,7 @@ import {
 import { createOutbound, createProviders, DEFAULT_OUTBOUND_POLICY } from "@notify/providers";
 import { readConfig, type WorkerConfig } from "./config.js";
 import { deliveryPublisher } from "./deliveries.js";
+import { decodeTriggerJob } from "./trigger-jobs.js";
 import { runTriggerJobs } from "./pipeline.js";
 import { createDeliveryStage } from "./send.js";
 import { followSubscriberDeletion } from "./subscriber-deletions.js";
@@ -75,7 +76,7 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
   const run = async (messages: JsMsg[]) => {
     const deletions = messages.filter(isDeletion);
     await Promise.all(deletions.map((message) => followSubscriberDeletion(fromBinary(subscribersV1.SubscriberDeletedJobSchema, message.data), clients)));
-    const jobs = messages.filter((message) => !isDeletion(message)).map((message) => fromBinary(triggersV1.TriggerJobSchema, message.data));
+    const jobs = messages.filter((message) => !isDeletion(message)).map((message) => decodeTriggerJob(message.data));
     if (jobs.length === 0) return;
     const started = performance.now();
     const totals = await runTriggerJobs(jobs, {

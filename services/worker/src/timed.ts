@@ -1,16 +1,34 @@
 import type { workflowsV1 } from "@notify/proto";
+import { Ordinal, Weekday, type KnownOrdinal, type KnownWeekday } from "@notify/runtime";
 
 export type Boundary = { runAt: Date } | { error: string };
 
 const DAY_MS = 86_400_000;
-const WEEK_DAYS = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"];
-const ORDINALS: Record<string, number> = { "1": 1, "2": 2, "3": 3, "4": 4, "5": 5, last: -1 };
-const WEEKDAYS_OF: Record<string, number[]> = {
-  day: [0, 1, 2, 3, 4, 5, 6],
-  weekday: [1, 2, 3, 4, 5],
-  weekend: [0, 6],
-  ...Object.fromEntries(WEEK_DAYS.map((name, index) => [name, [index]])),
-};
+/** Each day as Date.getUTCDay() numbers it. */
+const UTC_DAYS = {
+  [Weekday.SUNDAY]: 0,
+  [Weekday.MONDAY]: 1,
+  [Weekday.TUESDAY]: 2,
+  [Weekday.WEDNESDAY]: 3,
+  [Weekday.THURSDAY]: 4,
+  [Weekday.FRIDAY]: 5,
+  [Weekday.SATURDAY]: 6,
+} as const satisfies Record<KnownWeekday, number>;
+/** Each ordinal as a position among a month's matching days (Array.at: negative from the end). */
+const ORDINAL_POSITIONS = {
+  [Ordinal.FIRST]: 0,
+  [Ordinal.SECOND]: 1,
+  [Ordinal.THIRD]: 2,
+  [Ordinal.FOURTH]: 3,
+  [Ordinal.FIFTH]: 4,
+  [Ordinal.LAST]: -1,
+} as const satisfies Record<KnownOrdinal, number>;
+/** The days as getUTCDay() numbers them; undefined when one is UNSPECIFIED or of a newer build. */
+function utcDaysOf(days: readonly Weekday[]): number[] | undefined {
+  const numbered = days.map((day) => (UTC_DAYS as Partial<Record<Weekday, number>>)[day]);
+  return numbered.includes(undefined) ? undefined : (numbered as number[]);
+}
+const ordinalPosition = (ordinal: Ordinal): number | undefined => (ORDINAL_POSITIONS as Partial<Record<Ordinal, number>>)[ordinal];
 /** Periods (grid points, days, weeks or months of the interval) looked at before giving up. */
 const MAX_PERIODS = 400;
 
@@ -27,8 +45,8 @@ function timeOfDay(atTime: string | undefined): number | undefined {
   return ((hours * 60 + minutes) * 60 + seconds) * 1000;
 }
 
-/** Whether a day is the `ordinal`-th (or last) of the days of its month whose weekday is listed. */
-function isOrdinalDay(day: Date, ordinal: number, weekdays: readonly number[]): boolean {
+/** Whether a day is the one at `position` among the days of its month whose weekday is listed. */
+function isOrdinalDay(day: Date, position: number, weekdays: readonly number[]): boolean {
   const year = day.getUTCFullYear();
   const month = day.getUTCMonth();
   if (!weekdays.includes(day.getUTCDay())) return false;
@@ -36,8 +54,7 @@ function isOrdinalDay(day: Date, ordinal: number, weekdays: readonly number[]): 
   for (let date = 1; date <= daysInMonth(year, month); date += 1) {
     if (weekdays.includes(new Date(Date.UTC(year, month, date)).getUTCDay())) matching.push(date);
   }
-  const chosen = ordinal === -1 ? matching.at(-1) : matching[ordinal - 1];
-  return chosen === day.getUTCDate();
+  return matching.at(position) === day.getUTCDate();
 }
 
 /**
@@ -49,7 +66,7 @@ function isOrdinalDay(day: Date, ordinal: number, weekdays: readonly number[]): 
  *   (weeks start on Monday);
  * - months: atTime on the `monthDays` (default: today's day of the month, days a month lacks are
  *   skipped) of every amount-th month from this one, or with `monthlyType: "on"` on the
- *   `ordinal` (1–5 or last) `ordinalValue` (day, weekday, weekend or a weekday name) of it.
+ *   `ordinal` (first … fifth or last) of its days among `ordinalDays`.
  * `weekDays` and `monthDays` also restrict the boundaries of the other units to those days. As
  * in Novu's recurrence, but boundaries fall on whole seconds of atTime, and minutes and hours
  * keep their grid rather than counting from now. Answers an error for what it cannot compute.
@@ -61,17 +78,17 @@ export function nextTimedBoundary(metadata: Pick<workflowsV1.StepMetadata, "amou
   const timed = metadata.timed;
   const at = timeOfDay(timed?.atTime);
   if (at === undefined) return { error: `Timed digest atTime must be HH:mm, not ${timed?.atTime}` };
-  const weekDays = (timed?.weekDays ?? []).map((name) => WEEK_DAYS.indexOf(name));
-  if (weekDays.includes(-1)) return { error: `Timed digest weekDays must be monday … sunday, not ${timed?.weekDays.join(",")}` };
+  const weekDays = utcDaysOf(timed?.weekDays ?? []);
+  if (weekDays === undefined) return { error: `Timed digest weekDays must be days of the week, not ${timed?.weekDays.join(",")}` };
   const monthDays = (timed?.monthDays ?? []).map(Number);
   if (monthDays.some((day) => !Number.isInteger(day) || day < 1 || day > 31)) {
     return { error: `Timed digest monthDays must be 1 … 31, not ${timed?.monthDays.join(",")}` };
   }
   const onOrdinal = unit === "months" && timed?.monthlyType === "on";
-  const ordinal = ORDINALS[timed?.ordinal ?? ""];
-  const ordinalWeekdays = WEEKDAYS_OF[timed?.ordinalValue ?? ""];
-  if (onOrdinal && (ordinal === undefined || ordinalWeekdays === undefined)) {
-    return { error: `Timed digest ordinal ${timed?.ordinal} ${timed?.ordinalValue} is not a day of a month` };
+  const position = ordinalPosition(timed?.ordinal ?? Ordinal.UNSPECIFIED);
+  const ordinalWeekdays = utcDaysOf(timed?.ordinalDays ?? []);
+  if (onOrdinal && (position === undefined || !ordinalWeekdays?.length)) {
+    return { error: `Timed digest ordinal ${timed?.ordinal} of days ${timed?.ordinalDays.join(",")} is not a day of a month` };
   }
 
   const today = new Date(startOfDay(now.getTime()));
@@ -79,7 +96,7 @@ export function nextTimedBoundary(metadata: Pick<workflowsV1.StepMetadata, "amou
   const monthFilter = monthDays.length > 0 || weekDays.length > 0 || unit !== "months" ? monthDays : [today.getUTCDate()];
   const dayMatches = (day: Date) =>
     onOrdinal
-      ? isOrdinalDay(day, ordinal!, ordinalWeekdays!)
+      ? isOrdinalDay(day, position!, ordinalWeekdays!)
       : (weekFilter.length === 0 || weekFilter.includes(day.getUTCDay())) && (monthFilter.length === 0 || monthFilter.includes(day.getUTCDate()));
   const notFound: Boundary = { error: `Timed digest has no boundary within ${MAX_PERIODS} periods of ${interval} ${unit}` };
   // An interval beyond the dates JavaScript can represent has no boundary either.

@@ -1,9 +1,10 @@
 import { create } from "@bufbuild/protobuf";
 import { workflowsV1 } from "@notify/proto";
+import { StepType } from "@notify/runtime";
 import { describe, expect, it } from "vitest";
 import { delayUntil } from "../src/delay.js";
 
-const step = (metadata: Record<string, unknown>) => create(workflowsV1.StepSchema, { template: { type: "delay" }, metadata });
+const step = (metadata: Record<string, unknown>) => create(workflowsV1.StepSchema, { template: { type: StepType.DELAY }, metadata });
 const now = Date.parse("2026-01-01T00:00:00Z");
 
 describe("delayUntil", () => {

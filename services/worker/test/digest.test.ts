@@ -1,9 +1,10 @@
 import { create } from "@bufbuild/protobuf";
 import { workflowsV1 } from "@notify/proto";
+import { StepType } from "@notify/runtime";
 import { describe, expect, it } from "vitest";
 import { digestPlan } from "../src/digest.js";
 
-const step = (metadata: Record<string, unknown>) => create(workflowsV1.StepSchema, { template: { type: "digest" }, metadata });
+const step = (metadata: Record<string, unknown>) => create(workflowsV1.StepSchema, { template: { type: StepType.DIGEST }, metadata });
 const now = Date.parse("2026-01-07T10:20:30Z");
 
 describe("digestPlan", () => {
@@ -37,6 +38,6 @@ describe("digestPlan", () => {
   it("refuses a window without a valid amount and unit", () => {
     expect(digestPlan(step({ type: "regular", unit: "minutes" }), {}, now)).toHaveProperty("error");
     expect(digestPlan(step({ type: "regular", amount: 1, unit: "fortnights" }), {}, now)).toHaveProperty("error");
-    expect(digestPlan(create(workflowsV1.StepSchema, { template: { type: "digest" } }), {}, now)).toHaveProperty("error");
+    expect(digestPlan(create(workflowsV1.StepSchema, { template: { type: StepType.DIGEST } }), {}, now)).toHaveProperty("error");
   });
 });

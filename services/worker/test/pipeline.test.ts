@@ -2,10 +2,11 @@ import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { integrationsV1, messagesV1, subscribersV1, topicsV1, triggersV1, type workflowsV1 } from "@notify/proto";
-import { createLogger, objectId, type ServiceRegistry } from "@notify/runtime";
+import { createLogger, objectId, Ordinal, StepType, Weekday, type ServiceRegistry } from "@notify/runtime";
 import { inMemoryTransport } from "@notify/testing";
 import { describe, expect, it } from "vitest";
 import { runTriggerJobs, splitRecipients, type PipelineDeps } from "../src/pipeline.js";
+import { decodeTriggerJob } from "../src/trigger-jobs.js";
 
 const organizationId = objectId();
 const environmentId = objectId();
@@ -13,8 +14,8 @@ const environmentId = objectId();
 type StepInit = MessageInitShape<typeof workflowsV1.StepSchema>;
 type RecipientInit = MessageInitShape<typeof triggersV1.RecipientSchema>;
 
-const inApp = (id: string, content = `hello from ${id}`): StepInit => ({ id, template: { type: "in_app", content: { case: "text", value: content } } });
-const delayStep = (id: string, amount: number): StepInit => ({ id, template: { type: "delay" }, metadata: { type: "regular", amount, unit: "hours" } });
+const inApp = (id: string, content = `hello from ${id}`): StepInit => ({ id, template: { type: StepType.IN_APP, content: { case: "text", value: content } } });
+const delayStep = (id: string, amount: number): StepInit => ({ id, template: { type: StepType.DELAY }, metadata: { type: "regular", amount, unit: "hours" } });
 const to = (...ids: string[]): RecipientInit[] => ids.map((id) => ({ kind: { case: "subscriberId", value: id } }));
 const topicKey = (key: string): RecipientInit => ({ kind: { case: "topicKey", value: key } });
 
@@ -278,6 +279,33 @@ describe("runTriggerJobs", () => {
     expect(totals).toEqual({ subscribers: 2, messages: 2 });
     expect(calls.written.map((message) => message.stepId)).toEqual(["after", "after"]);
     expect(calls.scheduled).toHaveLength(1);
+  });
+
+  it("runs a job queued before step types, weekdays and ordinals were enums, and schedules its rest in the enums", async () => {
+    const { deps, calls } = services();
+    // Captured from that build: in-app (with an in-app variant), delay 1 hour, a timed digest on the
+    // last weekday of the month (weekDays monday, friday), email; to ada, payload { name: "Ada" }.
+    const queuedBefore = Buffer.from(
+      "Chg2NWExYjJjM2Q0ZTVmNjA3MTgyOTNhZmYSA09SRxoDRU5WIgd0eG4tb2xkKikKBmxlZ2FjeRIFCgNhZGEaDwoNCgRuYW1lEgUaA0FkYSoHdHhuLW9sZDKWBQoYNjVhMWIyYzNkNGU1ZjYwNzE4MjkzYTAwYt4BChg2NWExYjJjM2Q0ZTVmNjA3MTgyOTNhMDESAnUxIAEyMgoYNjVhMWIyYzNkNGU1ZjYwNzE4MjkzYTAxEgZpbl9hcHAaDkhlbGxvIHt7bmFtZX19WocBChg2NWExYjJjM2Q0ZTVmNjA3MTgyOTNhMDISAnUyIAEyNgoYNjVhMWIyYzNkNGU1ZjYwNzE4MjkzYTAyEgZpbl9hcHAaEkhlbGxvIFZJUCB7e25hbWV9fTotEglTVEFURU1FTlQaA0FORCIbCgN2aXASBHRydWUaBUVRVUFMIgdwYXlsb2FkYngKGDY1YTFiMmMzZDRlNWY2MDcxODI5M2EwNRICdTUgATIhChg2NWExYjJjM2Q0ZTVmNjA3MTgyOTNhMDUSBWRlbGF5Qhg2NWExYjJjM2Q0ZTVmNjA3MTgyOTNhMDFKGQoHcmVndWxhchEAAAAAAADwPxoFaG91cnNipAEKGDY1YTFiMmMzZDRlNWY2MDcxODI5M2EwMxICdTMgATIiChg2NWExYjJjM2Q0ZTVmNjA3MTgyOTNhMDMSBmRpZ2VzdEIYNjVhMWIyYzNkNGU1ZjYwNzE4MjkzYTA1SkQKBXRpbWVkEQAAAAAAAPA/GgZtb250aHNKKgoFMDk6MzASBm1vbmRheRIGZnJpZGF5IgRsYXN0Kgd3ZWVrZGF5MgJvbmJwChg2NWExYjJjM2Q0ZTVmNjA3MTgyOTNhMDQSAnU0IAEyNAoYNjVhMWIyYzNkNGU1ZjYwNzE4MjkzYTA0EgVlbWFpbBoNTWFpbCB7e25hbWV9fTICSGlCGDY1YTFiMmMzZDRlNWY2MDcxODI5M2EwM2oGbGVnYWN5",
+      "base64",
+    );
+    const totals = await runTriggerJobs([decodeTriggerJob(queuedBefore)], deps);
+
+    expect(totals.messages).toBe(1);
+    expect(calls.written).toEqual([expect.objectContaining({ stepId: "65a1b2c3d4e5f60718293a01", externalSubscriberId: "ada", content: "Hello Ada" })]);
+    const rest = calls.scheduled[0]!.job!;
+    expect(rest.resumption).toMatchObject({ subscriberIds: ["id-ada"], fromStep: 2 });
+    const steps = rest.workflow!.steps;
+    expect(steps.map((step) => step.template?.type)).toEqual([StepType.IN_APP, StepType.DELAY, StepType.DIGEST, StepType.EMAIL]);
+    expect(steps[0]!.variants[0]!.template?.type).toBe(StepType.IN_APP);
+    expect(steps[2]!.metadata?.timed).toMatchObject({
+      weekDays: [Weekday.MONDAY, Weekday.FRIDAY],
+      ordinal: Ordinal.LAST,
+      ordinalDays: [Weekday.MONDAY, Weekday.TUESDAY, Weekday.WEDNESDAY, Weekday.THURSDAY, Weekday.FRIDAY],
+      legacyWeekDays: [],
+    });
+    expect(steps[2]!.metadata?.timed?.legacyOrdinal).toBeUndefined();
+    expect(steps.map((step) => step.template?.legacyType)).toEqual(["", "", "", ""]);
   });
 
   it("fans a broadcast out page by page to every subscriber of the environment", async () => {

@@ -1,10 +1,23 @@
+import { create } from "@bufbuild/protobuf";
+import { workflowsV1 } from "@notify/proto";
+import { timedDaysNamed, type TimedDayNames } from "@notify/runtime";
 import { describe, expect, it } from "vitest";
 import { nextTimedBoundary } from "../src/timed.js";
 
 // A Wednesday.
 const now = new Date("2026-01-07T10:20:30Z");
-const at = (unit: string, amount: number | undefined, timed: Record<string, unknown> = {}, from = now) =>
-  nextTimedBoundary({ unit, ...(amount !== undefined ? { amount } : {}), timed: { weekDays: [], monthDays: [], ...timed } as never }, from);
+type TimedInNovuWords = TimedDayNames & { atTime?: string; monthDays?: string[]; monthlyType?: string };
+
+/** The boundary of a timed digest configured in Novu's words, as the gateway takes them. */
+const at = (unit: string, amount: number | undefined, { weekDays, ordinal, ordinalValue, ...timed }: TimedInNovuWords = {}, from = now) =>
+  nextTimedBoundary(
+    {
+      unit,
+      ...(amount !== undefined ? { amount } : {}),
+      timed: create(workflowsV1.TimedConfigSchema, { ...timed, ...timedDaysNamed({ weekDays, ordinal, ordinalValue }) }),
+    },
+    from,
+  );
 const runAt = (iso: string) => ({ runAt: new Date(iso) });
 
 describe("nextTimedBoundary", () => {

@@ -1,5 +1,5 @@
 import { subscribersV1 } from "@notify/proto";
-import { perChannel } from "@notify/runtime";
+import { perChannel, WEEKDAYS, type WeekdayName } from "@notify/runtime";
 import { z } from "zod";
 import { iso } from "./common.js";
 
@@ -17,15 +17,13 @@ const daySchedule = z.object({
   hours: z.array(z.object({ start: text("start"), end: text("end") }), { error: "hours must be an array" }).optional(),
 });
 
-const DAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"] as const;
-
 /** The spec's Schedule; day keys are a closed set, time formats are checked by the service. */
 export const schedule = z.object({
   isEnabled: z.boolean({ error: "isEnabled must be a boolean value" }),
   weeklySchedule: z
-    .strictObject(Object.fromEntries(DAYS.map((day) => [day, daySchedule.optional()])) as Record<(typeof DAYS)[number], z.ZodOptional<typeof daySchedule>>, {
+    .strictObject(Object.fromEntries(WEEKDAYS.map((day) => [day, daySchedule.optional()])) as Record<WeekdayName, z.ZodOptional<typeof daySchedule>>, {
       error: (issue) =>
-        issue.code === "unrecognized_keys" ? `weeklySchedule keys must be days of the week (${DAYS.join(", ")})` : "weeklySchedule must be an object",
+        issue.code === "unrecognized_keys" ? `weeklySchedule keys must be days of the week (${WEEKDAYS.join(", ")})` : "weeklySchedule must be an object",
     })
     .optional(),
 });
@@ -85,7 +83,7 @@ export function scheduleRequestOf(given: z.infer<typeof schedule>) {
     ...(weekly
       ? {
           weeklySchedule: Object.fromEntries(
-            DAYS.flatMap((day) => (weekly[day] ? [[day, { isEnabled: weekly[day].isEnabled, hours: weekly[day].hours ?? [] }]] : [])),
+            WEEKDAYS.flatMap((day) => (weekly[day] ? [[day, { isEnabled: weekly[day].isEnabled, hours: weekly[day].hours ?? [] }]] : [])),
           ),
         }
       : {}),
@@ -109,7 +107,7 @@ export function scheduleToJson(stored: subscribersV1.Schedule) {
     ...(weekly
       ? {
           weeklySchedule: Object.fromEntries(
-            DAYS.flatMap((day) => {
+            WEEKDAYS.flatMap((day) => {
               const entry = weekly[day];
               return entry ? [[day, { isEnabled: entry.isEnabled, hours: entry.hours.map(({ start, end }) => ({ start, end })) }]] : [];
             }),

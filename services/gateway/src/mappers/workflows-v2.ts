@@ -1,6 +1,17 @@
 import { clone, type JsonObject, type MessageInitShape } from "@bufbuild/protobuf";
 import { workflowsV1 } from "@notify/proto";
-import { CHANNELS, SEVERITIES, Severity, severityName, severityNamed } from "@notify/runtime";
+import {
+  CHANNELS,
+  SEVERITIES,
+  Severity,
+  severityName,
+  severityNamed,
+  STEP_TYPES,
+  StepType,
+  stepTypeName,
+  stepTypeNamed,
+  type StepTypeName,
+} from "@notify/runtime";
 import { z } from "zod";
 import { jsonObject, queryInt } from "../validation.js";
 import { iso } from "./common.js";
@@ -10,9 +21,6 @@ type StepInit = MessageInitShape<typeof workflowsV1.StepSchema>;
 type TemplateInit = MessageInitShape<typeof workflowsV1.MessageTemplateSchema>;
 type PreferenceLevelInit = MessageInitShape<typeof workflowsV1.PreferenceLevelSchema>;
 
-/** The step types of Novu's v2 API that notify runs; throttle, custom, http_request and tool steps it does not. */
-const STEP_TYPES = [...CHANNELS, "delay", "digest"] as const;
-type StepType = (typeof STEP_TYPES)[number];
 const REDIRECT_TARGETS = ["_self", "_blank", "_parent", "_top", "_unfencedTop"] as const;
 const EDITOR_TYPES = ["block", "html"] as const;
 const MAX_STEPS = 50;
@@ -69,9 +77,9 @@ const CONTROLS = {
     lookBackWindow: z.object({ amount: quantity("amount"), unit: oneOf("unit", UNITS) }).optional(),
     cron: noCron,
   }),
-} as const satisfies Record<StepType, z.ZodType>;
+} as const satisfies Record<StepTypeName, z.ZodType>;
 
-type Controls = { [Type in StepType]: { type: Type; values: z.output<(typeof CONTROLS)[Type]> } }[StepType];
+type Controls = { [Type in StepTypeName]: { type: Type; values: z.output<(typeof CONTROLS)[Type]> } }[StepTypeName];
 
 const stepFields = z.object({
   _id: text("_id", 64).optional(),
@@ -185,7 +193,7 @@ function inAppTemplate(values: z.output<typeof CONTROLS.in_app>): TemplateInit {
     ...(buttons.length > 0 ? { action: { buttons } } : {}),
   };
   return {
-    type: "in_app",
+    type: StepType.IN_APP,
     content: { case: "text", value: values.body ?? "" },
     ...(values.subject !== undefined ? { subject: values.subject } : {}),
     ...(Object.keys(cta).length > 0 ? { cta } : {}),
@@ -204,7 +212,7 @@ function stepContent(controls: Controls): Pick<StepInit, "template" | "metadata"
       const values = controls.values;
       return {
         template: {
-          type: "email",
+          type: StepType.EMAIL,
           content: text(values.body),
           subject: values.subject ?? "",
           contentType: values.editorType === "html" ? "customHtml" : "editor",
@@ -215,18 +223,18 @@ function stepContent(controls: Controls): Pick<StepInit, "template" | "metadata"
     }
     case "sms":
     case "chat":
-      return { template: { type: controls.type, content: text(controls.values.body) } };
+      return { template: { type: stepTypeNamed(controls.type), content: text(controls.values.body) } };
     case "push":
       return {
         template: {
-          type: "push",
+          type: StepType.PUSH,
           content: text(controls.values.body),
           ...(controls.values.subject !== undefined ? { title: controls.values.subject } : {}),
         },
       };
     case "delay":
       return {
-        template: { type: "delay" },
+        template: { type: StepType.DELAY },
         metadata: {
           type: "regular",
           ...(controls.values.amount !== undefined ? { amount: controls.values.amount } : {}),
@@ -237,7 +245,7 @@ function stepContent(controls: Controls): Pick<StepInit, "template" | "metadata"
       const values = controls.values;
       const window = values.lookBackWindow;
       return {
-        template: { type: "digest" },
+        template: { type: StepType.DIGEST },
         metadata: {
           type: window ? "backoff" : "regular",
           ...(values.amount !== undefined ? { amount: values.amount } : {}),
@@ -445,14 +453,16 @@ function inAppControlValues(template: workflowsV1.MessageTemplate) {
   };
 }
 
+const stepTypeNameOf = (one: workflowsV1.Step): string => stepTypeName(one.template?.type ?? StepType.UNSPECIFIED) ?? "";
+
 /** A catalogue step's control values in Novu's v2 shape (what the SDK's per-type DTOs read). */
 function controlValuesOf(one: workflowsV1.Step): Record<string, unknown> {
   const template = one.template;
   const metadata = one.metadata;
   switch (template?.type) {
-    case "in_app":
+    case StepType.IN_APP:
       return inAppControlValues(template);
-    case "email":
+    case StepType.EMAIL:
       return {
         subject: template.subject ?? "",
         body: textOf(template),
@@ -460,10 +470,10 @@ function controlValuesOf(one: workflowsV1.Step): Record<string, unknown> {
         ...(template.preheader !== undefined ? { preheader: template.preheader } : {}),
         ...(template.layoutId !== undefined ? { layoutId: template.layoutId } : {}),
       };
-    case "push":
+    case StepType.PUSH:
       return { body: textOf(template), ...(template.title !== undefined ? { subject: template.title } : {}) };
-    case "delay":
-    case "digest":
+    case StepType.DELAY:
+    case StepType.DIGEST:
       return {
         type: metadata?.type === "timed" ? "timed" : "regular",
         ...(metadata?.amount !== undefined ? { amount: metadata.amount } : {}),
@@ -502,7 +512,7 @@ export function stepToJson(one: workflowsV1.Step, workflow: workflowsV1.Workflow
     stepId,
     name: one.name ?? stepId,
     slug: `${stepId}${STEP_SLUG_MARK}${one.id}`,
-    type: one.template?.type ?? "",
+    type: stepTypeNameOf(one),
     origin: ORIGIN,
     workflowId: workflow.identifier,
     workflowDatabaseId: workflow.id,
@@ -555,8 +565,8 @@ export function workflowV2PageToJson(reply: workflowsV1.ListWorkflowsResponse) {
       status: statusOf(workflow),
       origin: ORIGIN,
       isTranslationEnabled: false,
-      stepTypeOverviews: workflow.steps.map((one) => one.template?.type ?? ""),
-      steps: workflow.steps.map((one) => ({ slug: `${stepIdOf(one)}${STEP_SLUG_MARK}${one.id}`, type: one.template?.type ?? "" })),
+      stepTypeOverviews: workflow.steps.map(stepTypeNameOf),
+      steps: workflow.steps.map((one) => ({ slug: `${stepIdOf(one)}${STEP_SLUG_MARK}${one.id}`, type: stepTypeNameOf(one) })),
       createdAt: iso(workflow.createdAt),
       updatedAt: iso(workflow.updatedAt),
     })),

@@ -1,7 +1,20 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { workflowsV1 } from "@notify/proto";
-import { CHANNELS, isChannelName, perChannel } from "@notify/runtime";
+import {
+  isChannelName,
+  ORDINAL_DAY_NAMES,
+  ORDINALS,
+  perChannel,
+  STEP_TYPE_NAMES,
+  STEP_TYPES,
+  StepType,
+  stepTypeName,
+  stepTypeNamed,
+  timedDayNames,
+  timedDaysNamed,
+  WEEKDAYS,
+} from "@notify/runtime";
 import { z } from "zod";
 import { jsonObject, queryInt } from "../validation.js";
 import { FILTER_ON, FILTER_TYPES, FILTER_VALUES, iso, offsetPage, OPERATORS } from "./common.js";
@@ -11,11 +24,7 @@ type TemplateInit = MessageInitShape<typeof workflowsV1.MessageTemplateSchema>;
 type MetadataInit = MessageInitShape<typeof workflowsV1.StepMetadataSchema>;
 
 // The closed sets of the spec. Anything else is a 422 that names the field.
-const STEP_TYPES = [...CHANNELS, "digest", "delay"] as const;
 export const UNITS = ["seconds", "minutes", "hours", "days", "weeks", "months"] as const;
-const WEEK_DAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"] as const;
-const ORDINALS = ["1", "2", "3", "4", "5", "last"] as const;
-const ORDINAL_VALUES = ["day", "weekday", "weekend", "sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"] as const;
 const MONTHLY_TYPES = ["each", "on"] as const;
 const EMAIL_BLOCK_TYPES = ["button", "text"] as const;
 const TEXT_ALIGNS = ["center", "left", "right"] as const;
@@ -70,7 +79,7 @@ const stepFilter = z.object({
 
 const timedConfig = z.object({
   atTime: z.string({ error: "atTime must be a string" }).regex(AT_TIME, "atTime must be a time of day as HH:mm").optional(),
-  weekDays: list("weekDays", oneOf("weekDays", WEEK_DAYS), 7).optional(),
+  weekDays: list("weekDays", oneOf("weekDays", WEEKDAYS), 7).optional(),
   // Novu's own dashboard sends numbers; the spec (and the SDK) have strings.
   monthDays: list(
     "monthDays",
@@ -81,7 +90,7 @@ const timedConfig = z.object({
     31,
   ).optional(),
   ordinal: oneOf("ordinal", ORDINALS).optional(),
-  ordinalValue: oneOf("ordinalValue", ORDINAL_VALUES).optional(),
+  ordinalValue: oneOf("ordinalValue", ORDINAL_DAY_NAMES).optional(),
   monthlyType: oneOf("monthlyType", MONTHLY_TYPES).optional(),
 });
 
@@ -98,12 +107,12 @@ const digestRegular = {
 
 /** The spec's four metadata shapes, by step type and metadata type; other step types take no metadata. */
 const METADATA_SHAPES = {
-  digest: {
+  [STEP_TYPE_NAMES[StepType.DIGEST]]: {
     regular: z.object({ type: z.literal("regular"), ...digestRegular }),
     backoff: z.object({ type: z.literal("backoff"), ...digestRegular }),
     timed: z.object({ type: z.literal("timed"), ...amountAndUnit, ...digestKey, timed: timedConfig.optional() }),
   },
-  delay: {
+  [STEP_TYPE_NAMES[StepType.DELAY]]: {
     regular: z.object({ type: z.literal("regular"), ...amountAndUnit }),
     scheduled: z.object({ type: z.literal("scheduled"), delayPath: text("delayPath", 255).min(1, "delayPath should not be empty") }),
   },
@@ -197,11 +206,11 @@ function withMetadata<T extends { metadata?: unknown; template: { type: string }
   const { metadata, ...rest } = step;
   if (metadata === undefined || metadata === null) return rest;
   const stepType = step.template.type;
-  if (stepType !== "digest" && stepType !== "delay") {
+  if (!Object.hasOwn(METADATA_SHAPES, stepType)) {
     ctx.addIssue({ code: "custom", message: "metadata applies to digest and delay steps only", path: ["metadata"] });
     return z.NEVER;
   }
-  const shapes: Record<string, z.ZodType<Metadata>> = METADATA_SHAPES[stepType];
+  const shapes: Record<string, z.ZodType<Metadata>> = METADATA_SHAPES[stepType as keyof MetadataShapes];
   const type = (metadata as { type?: unknown }).type;
   const shape = typeof type === "string" && Object.hasOwn(shapes, type) ? shapes[type] : undefined;
   if (!shape) {
@@ -276,7 +285,7 @@ export const listWorkflowsQuery = z.object({
 function templateInit(value: StepInput["template"]): TemplateInit {
   const { content, ...rest } = value;
   return {
-    type: rest.type,
+    type: stepTypeNamed(rest.type),
     ...(typeof content === "string" ? { content: { case: "text", value: content } } : {}),
     ...(Array.isArray(content)
       ? {
@@ -346,11 +355,9 @@ function metadataInit(value: Metadata): MetadataInit {
   if ("timed" in value && value.timed) {
     const timed = value.timed;
     init.timed = {
-      weekDays: timed.weekDays ?? [],
+      ...timedDaysNamed(timed),
       monthDays: timed.monthDays ?? [],
       ...(timed.atTime !== undefined ? { atTime: timed.atTime } : {}),
-      ...(timed.ordinal !== undefined ? { ordinal: timed.ordinal } : {}),
-      ...(timed.ordinalValue !== undefined ? { ordinalValue: timed.ordinalValue } : {}),
       ...(timed.monthlyType !== undefined ? { monthlyType: timed.monthlyType } : {}),
     };
   }
@@ -419,7 +426,7 @@ function templateToJson(value: workflowsV1.MessageTemplate, workflow: workflowsV
   const { content } = value;
   return {
     _id: value.id,
-    type: value.type,
+    type: stepTypeName(value.type),
     ...(content.case === "text" ? { content: content.value } : {}),
     ...(content.case === "blocks"
       ? {
@@ -490,10 +497,8 @@ function metadataToJson(value: workflowsV1.StepMetadata) {
       ? {
           timed: {
             ...(timed.atTime !== undefined ? { atTime: timed.atTime } : {}),
-            weekDays: timed.weekDays,
+            ...timedDayNames(timed),
             monthDays: timed.monthDays,
-            ...(timed.ordinal !== undefined ? { ordinal: timed.ordinal } : {}),
-            ...(timed.ordinalValue !== undefined ? { ordinalValue: timed.ordinalValue } : {}),
             ...(timed.monthlyType !== undefined ? { monthlyType: timed.monthlyType } : {}),
           },
         }

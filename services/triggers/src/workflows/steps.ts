@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { clone } from "@bufbuild/protobuf";
 import { workflowsV1 } from "@notify/proto";
-import { isChannelName, objectId, type FieldErrors } from "@notify/runtime";
+import { CHANNEL_NAMES, objectId, StepType, stepChannel, stepTypeName, type FieldErrors } from "@notify/runtime";
 import { slugify } from "./slug.js";
 
 /** Ids of the steps a workflow had, so an update keeps the identity of the steps it keeps. */
@@ -52,11 +52,11 @@ export function identifySteps(steps: readonly workflowsV1.Step[], previous: read
   return chain(steps, new StepIdentities(previous), false);
 }
 
-/** The channel types of the active steps, each once, in step order. */
+/** The channel names of the active steps, each once, in step order. */
 export function activeChannels(steps: readonly workflowsV1.Step[]): string[] {
-  const types = steps.filter((step) => step.active !== false).map((step) => step.template?.type ?? "");
+  const channels = steps.filter((step) => step.active !== false).map((step) => stepChannel(step.template?.type ?? StepType.UNSPECIFIED));
   // Only channel steps deliver a message (digest and delay only shape the flow).
-  return [...new Set(types.filter(isChannelName))];
+  return [...new Set(channels.flatMap((channel) => (channel === undefined ? [] : [CHANNEL_NAMES[channel]])))];
 }
 
 /** Every feed a step or variant template names, with the public path of the field. */
@@ -87,7 +87,7 @@ export function assignStepIds(steps: workflowsV1.Step[]): FieldErrors {
       taken.add(step.stepId);
       return;
     }
-    const derived = slugify(step.name ?? step.template?.type ?? "step");
+    const derived = slugify(step.name ?? stepTypeName(step.template?.type ?? StepType.UNSPECIFIED) ?? "step");
     step.stepId = taken.has(derived) || given.has(derived) ? `${derived}-${index + 1}` : derived;
     taken.add(step.stepId);
   });

@@ -1,6 +1,6 @@
 import Handlebars from "handlebars";
 import type { workflowsV1 } from "@notify/proto";
-import type { FieldErrors } from "@notify/runtime";
+import { StepType, type FieldErrors } from "@notify/runtime";
 
 /** Variables the engine provides itself (Novu's TemplateSystemVariables): never asked of a trigger. */
 const SYSTEM_ROOTS = new Set(["subscriber", "step", "branding", "tenant", "preheader", "actor"]);
@@ -95,7 +95,7 @@ function* stepPaths(step: workflowsV1.Step): Generator<string> {
     for (const child of filter.children) if (child.on === "payload") yield child.field;
   }
   if (step.metadata?.type === "scheduled" && step.metadata.delayPath) yield step.metadata.delayPath;
-  if (step.template?.type === "digest" && step.metadata?.digestKey) yield step.metadata.digestKey;
+  if (step.template?.type === StepType.DIGEST && step.metadata?.digestKey) yield step.metadata.digestKey;
 }
 
 export interface StepVariables {
@@ -130,6 +130,6 @@ export function extractVariables(steps: readonly workflowsV1.Step[]): StepVariab
   });
   const variables = [...new Set(found)].filter((name) => !SYSTEM_ROOTS.has(name.split(".")[0]!));
   const types = new Set(steps.map((step) => step.template?.type));
-  const subscriberVariables = [...(types.has("sms") ? ["phone"] : []), ...(types.has("email") ? ["email"] : [])];
+  const subscriberVariables = [...(types.has(StepType.SMS) ? ["phone"] : []), ...(types.has(StepType.EMAIL) ? ["email"] : [])];
   return { variables, subscriberVariables, errors };
 }

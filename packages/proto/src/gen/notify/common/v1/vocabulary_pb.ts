@@ -9,7 +9,7 @@ import { enumDesc, fileDesc } from "@bufbuild/protobuf/codegenv2";
  * Describes the file notify/common/v1/vocabulary.proto.
  */
 export const file_notify_common_v1_vocabulary: GenFile = /*@__PURE__*/
-  fileDesc("CiFub3RpZnkvY29tbW9uL3YxL3ZvY2FidWxhcnkucHJvdG8SEG5vdGlmeS5jb21tb24udjEqfgoHQ2hhbm5lbBIXChNDSEFOTkVMX1VOU1BFQ0lGSUVEEAASEgoOQ0hBTk5FTF9JTl9BUFAQARIRCg1DSEFOTkVMX0VNQUlMEAISDwoLQ0hBTk5FTF9TTVMQAxIQCgxDSEFOTkVMX0NIQVQQBBIQCgxDSEFOTkVMX1BVU0gQBSpgCg1Tb3J0RGlyZWN0aW9uEh4KGlNPUlRfRElSRUNUSU9OX1VOU1BFQ0lGSUVEEAASFgoSU09SVF9ESVJFQ1RJT05fQVNDEAESFwoTU09SVF9ESVJFQ1RJT05fREVTQxACKnEKCFNldmVyaXR5EhgKFFNFVkVSSVRZX1VOU1BFQ0lGSUVEEAASEQoNU0VWRVJJVFlfTk9ORRABEhAKDFNFVkVSSVRZX0xPVxACEhMKD1NFVkVSSVRZX01FRElVTRADEhEKDVNFVkVSSVRZX0hJR0gQBGIGcHJvdG8z");
+  fileDesc("CiFub3RpZnkvY29tbW9uL3YxL3ZvY2FidWxhcnkucHJvdG8SEG5vdGlmeS5jb21tb24udjEqfgoHQ2hhbm5lbBIXChNDSEFOTkVMX1VOU1BFQ0lGSUVEEAASEgoOQ0hBTk5FTF9JTl9BUFAQARIRCg1DSEFOTkVMX0VNQUlMEAISDwoLQ0hBTk5FTF9TTVMQAxIQCgxDSEFOTkVMX0NIQVQQBBIQCgxDSEFOTkVMX1BVU0gQBSpgCg1Tb3J0RGlyZWN0aW9uEh4KGlNPUlRfRElSRUNUSU9OX1VOU1BFQ0lGSUVEEAASFgoSU09SVF9ESVJFQ1RJT05fQVNDEAESFwoTU09SVF9ESVJFQ1RJT05fREVTQxACKnEKCFNldmVyaXR5EhgKFFNFVkVSSVRZX1VOU1BFQ0lGSUVEEAASEQoNU0VWRVJJVFlfTk9ORRABEhAKDFNFVkVSSVRZX0xPVxACEhMKD1NFVkVSSVRZX01FRElVTRADEhEKDVNFVkVSSVRZX0hJR0gQBCq2AQoIU3RlcFR5cGUSGQoVU1RFUF9UWVBFX1VOU1BFQ0lGSUVEEAASFAoQU1RFUF9UWVBFX0lOX0FQUBABEhMKD1NURVBfVFlQRV9FTUFJTBACEhEKDVNURVBfVFlQRV9TTVMQAxISCg5TVEVQX1RZUEVfQ0hBVBAEEhIKDlNURVBfVFlQRV9QVVNIEAUSFAoQU1RFUF9UWVBFX0RJR0VTVBAGEhMKD1NURVBfVFlQRV9ERUxBWRAHKrYBCgdXZWVrZGF5EhcKE1dFRUtEQVlfVU5TUEVDSUZJRUQQABISCg5XRUVLREFZX01PTkRBWRABEhMKD1dFRUtEQVlfVFVFU0RBWRACEhUKEVdFRUtEQVlfV0VETkVTREFZEAMSFAoQV0VFS0RBWV9USFVSU0RBWRAEEhIKDldFRUtEQVlfRlJJREFZEAUSFAoQV0VFS0RBWV9TQVRVUkRBWRAGEhIKDldFRUtEQVlfU1VOREFZEAcqlQEKB09yZGluYWwSFwoTT1JESU5BTF9VTlNQRUNJRklFRBAAEhEKDU9SRElOQUxfRklSU1QQARISCg5PUkRJTkFMX1NFQ09ORBACEhEKDU9SRElOQUxfVEhJUkQQAxISCg5PUkRJTkFMX0ZPVVJUSBAEEhEKDU9SRElOQUxfRklGVEgQBRIQCgxPUkRJTkFMX0xBU1QQBmIGcHJvdG8z");
 
 /**
  * A delivery channel.
@@ -119,4 +119,158 @@ export enum Severity {
  */
 export const SeveritySchema: GenEnum<Severity> = /*@__PURE__*/
   enumDesc(file_notify_common_v1_vocabulary, 2);
+
+/**
+ * What a workflow step does: deliver on a channel (one step type per channel), or shape the run.
+ *
+ * @generated from enum notify.common.v1.StepType
+ */
+export enum StepType {
+  /**
+   * @generated from enum value: STEP_TYPE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: STEP_TYPE_IN_APP = 1;
+   */
+  IN_APP = 1,
+
+  /**
+   * @generated from enum value: STEP_TYPE_EMAIL = 2;
+   */
+  EMAIL = 2,
+
+  /**
+   * @generated from enum value: STEP_TYPE_SMS = 3;
+   */
+  SMS = 3,
+
+  /**
+   * @generated from enum value: STEP_TYPE_CHAT = 4;
+   */
+  CHAT = 4,
+
+  /**
+   * @generated from enum value: STEP_TYPE_PUSH = 5;
+   */
+  PUSH = 5,
+
+  /**
+   * @generated from enum value: STEP_TYPE_DIGEST = 6;
+   */
+  DIGEST = 6,
+
+  /**
+   * @generated from enum value: STEP_TYPE_DELAY = 7;
+   */
+  DELAY = 7,
+}
+
+/**
+ * Describes the enum notify.common.v1.StepType.
+ */
+export const StepTypeSchema: GenEnum<StepType> = /*@__PURE__*/
+  enumDesc(file_notify_common_v1_vocabulary, 3);
+
+/**
+ * A day of the week.
+ *
+ * @generated from enum notify.common.v1.Weekday
+ */
+export enum Weekday {
+  /**
+   * @generated from enum value: WEEKDAY_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: WEEKDAY_MONDAY = 1;
+   */
+  MONDAY = 1,
+
+  /**
+   * @generated from enum value: WEEKDAY_TUESDAY = 2;
+   */
+  TUESDAY = 2,
+
+  /**
+   * @generated from enum value: WEEKDAY_WEDNESDAY = 3;
+   */
+  WEDNESDAY = 3,
+
+  /**
+   * @generated from enum value: WEEKDAY_THURSDAY = 4;
+   */
+  THURSDAY = 4,
+
+  /**
+   * @generated from enum value: WEEKDAY_FRIDAY = 5;
+   */
+  FRIDAY = 5,
+
+  /**
+   * @generated from enum value: WEEKDAY_SATURDAY = 6;
+   */
+  SATURDAY = 6,
+
+  /**
+   * @generated from enum value: WEEKDAY_SUNDAY = 7;
+   */
+  SUNDAY = 7,
+}
+
+/**
+ * Describes the enum notify.common.v1.Weekday.
+ */
+export const WeekdaySchema: GenEnum<Weekday> = /*@__PURE__*/
+  enumDesc(file_notify_common_v1_vocabulary, 4);
+
+/**
+ * Which of the days of a month that match a rule is meant (the second Tuesday, the last weekend day).
+ *
+ * @generated from enum notify.common.v1.Ordinal
+ */
+export enum Ordinal {
+  /**
+   * @generated from enum value: ORDINAL_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: ORDINAL_FIRST = 1;
+   */
+  FIRST = 1,
+
+  /**
+   * @generated from enum value: ORDINAL_SECOND = 2;
+   */
+  SECOND = 2,
+
+  /**
+   * @generated from enum value: ORDINAL_THIRD = 3;
+   */
+  THIRD = 3,
+
+  /**
+   * @generated from enum value: ORDINAL_FOURTH = 4;
+   */
+  FOURTH = 4,
+
+  /**
+   * @generated from enum value: ORDINAL_FIFTH = 5;
+   */
+  FIFTH = 5,
+
+  /**
+   * @generated from enum value: ORDINAL_LAST = 6;
+   */
+  LAST = 6,
+}
+
+/**
+ * Describes the enum notify.common.v1.Ordinal.
+ */
+export const OrdinalSchema: GenEnum<Ordinal> = /*@__PURE__*/
+  enumDesc(file_notify_common_v1_vocabulary, 5);
 

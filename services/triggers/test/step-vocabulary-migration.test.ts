@@ -1,0 +1,123 @@
+import { cp, mkdtemp, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createPool, migrate, objectId, Ordinal, StepType, Weekday, type Pool } from "@notify/runtime";
+import { createTestDatabase, type TestDatabase } from "@notify/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { migrations } from "../src/server.js";
+import * as store from "../src/workflows/store.js";
+import { callAs, inMemoryClients, newScope } from "./fixtures.js";
+
+/** Steps as the service stored them before step types, weekdays and ordinals were enums (captured from that build). */
+const STORED_BEFORE = [
+  {
+    id: "65a1b2c3d4e5f60718293a01",
+    uuid: "u1",
+    active: true,
+    template: { id: "65a1b2c3d4e5f60718293a01", type: "in_app", text: "Hello {{name}}" },
+    variants: [
+      {
+        id: "65a1b2c3d4e5f60718293a02",
+        uuid: "u2",
+        active: true,
+        template: { id: "65a1b2c3d4e5f60718293a02", type: "in_app", text: "Hello VIP {{name}}" },
+        filters: [{ type: "STATEMENT", value: "AND", children: [{ field: "vip", value: "true", operator: "EQUAL", on: "payload" }] }],
+      },
+    ],
+  },
+  {
+    id: "65a1b2c3d4e5f60718293a05",
+    uuid: "u5",
+    active: true,
+    template: { id: "65a1b2c3d4e5f60718293a05", type: "delay" },
+    parentId: "65a1b2c3d4e5f60718293a01",
+    metadata: { type: "regular", amount: 1, unit: "hours" },
+  },
+  {
+    id: "65a1b2c3d4e5f60718293a03",
+    uuid: "u3",
+    active: true,
+    template: { id: "65a1b2c3d4e5f60718293a03", type: "digest" },
+    parentId: "65a1b2c3d4e5f60718293a05",
+    metadata: {
+      type: "timed",
+      amount: 1,
+      unit: "months",
+      timed: { atTime: "09:30", weekDays: ["monday", "friday"], ordinal: "last", ordinalValue: "weekday", monthlyType: "on" },
+    },
+  },
+  {
+    id: "65a1b2c3d4e5f60718293a04",
+    uuid: "u4",
+    active: true,
+    template: { id: "65a1b2c3d4e5f60718293a04", type: "email", text: "Mail {{name}}", subject: "Hi" },
+    parentId: "65a1b2c3d4e5f60718293a03",
+  },
+];
+
+let database: TestDatabase;
+let pool: Pool;
+let before: string;
+beforeAll(async () => {
+  // A database at the migration before the change, which then upgrades as a deployment does.
+  before = await mkdtemp(join(tmpdir(), "triggers-migrations-"));
+  for (const file of (await readdir(migrations.dir)).filter((name) => name < "009")) await cp(join(migrations.dir, file), join(before, file));
+  database = await createTestDatabase([{ schema: migrations.schema, dir: before }]);
+  pool = createPool(database.url, 2);
+});
+afterAll(async () => {
+  await pool?.end();
+  await database?.drop();
+  await rm(before, { recursive: true, force: true });
+});
+
+describe("migration 009 (step vocabulary enums)", () => {
+  it("converts a workflow stored before it, which the service then reads as it was written", async () => {
+    const scope = newScope();
+    const groupId = objectId();
+    await store.insertGeneralGroup(pool, scope.environmentId, { id: groupId, organizationId: scope.organizationId });
+    const id = objectId();
+    await store.insertWorkflow(pool, scope.environmentId, {
+      id,
+      organizationId: scope.organizationId,
+      creatorId: scope.organizationId,
+      columns: {
+        name: "Legacy",
+        description: "",
+        trigger_identifier: "legacy",
+        active: true,
+        draft: false,
+        critical: false,
+        tags: [],
+        preference_settings: { email: true, sms: true, in_app: true, chat: true, push: true },
+        steps: STORED_BEFORE,
+        active_channels: ["in_app", "email"],
+        variables: ["name"],
+        subscriber_variables: ["email"],
+        notification_group_id: groupId,
+        data: null,
+        severity: "none",
+        validate_payload: false,
+        payload_schema: null,
+        preference_levels: null,
+      },
+    });
+
+    expect(await migrate(pool, migrations)).toEqual(["009_step_vocabulary_enums.sql"]);
+
+    const workflow = await inMemoryClients(pool).workflows.getWorkflow({ key: { case: "any", value: id } }, callAs(scope));
+    const [inApp, delay, digest, email] = workflow.steps;
+    expect(workflow.steps.map((step) => step.template?.type)).toEqual([StepType.IN_APP, StepType.DELAY, StepType.DIGEST, StepType.EMAIL]);
+    expect(inApp!.variants[0]!.template).toMatchObject({ type: StepType.IN_APP, content: { case: "text", value: "Hello VIP {{name}}" } });
+    expect(delay!.metadata).toMatchObject({ type: "regular", amount: 1, unit: "hours" });
+    expect(digest!.metadata?.timed).toMatchObject({
+      atTime: "09:30",
+      weekDays: [Weekday.MONDAY, Weekday.FRIDAY],
+      ordinal: Ordinal.LAST,
+      ordinalDays: [Weekday.MONDAY, Weekday.TUESDAY, Weekday.WEDNESDAY, Weekday.THURSDAY, Weekday.FRIDAY],
+      monthlyType: "on",
+    });
+    expect(email!.template).toMatchObject({ type: StepType.EMAIL, subject: "Hi", content: { case: "text", value: "Mail {{name}}" } });
+    for (const step of [...workflow.steps, ...inApp!.variants]) expect(step.template?.legacyType).toBe("");
+  });
+});

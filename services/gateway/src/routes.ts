@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { JsonObject } from "@bufbuild/protobuf";
-import { messagesV1 } from "@notify/proto";
+import { messagesV1, subscribersV1 } from "@notify/proto";
 import { z } from "zod";
 import { HttpError } from "./errors.js";
 import { cursorPage, offsetPage, offsetPageText } from "./mappers/common.js";
@@ -26,6 +26,16 @@ import {
   v2Cleared,
 } from "./mappers/subscribers.js";
 import { preferencesQuery, preferencesToJson, updatePreferencesBody, updatePreferencesRequestOf } from "./mappers/preferences.js";
+import {
+  channelChoicesOf,
+  globalPreferenceV1Body,
+  globalPreferenceV1ToJson,
+  preferenceLevelParams,
+  preferencesV1Query,
+  workflowPreferenceParams,
+  workflowPreferenceV1Body,
+  workflowPreferenceV1ToJson,
+} from "./mappers/preferences-v1.js";
 import {
   inboxBulkPreferencesBody,
   inboxBulkRequestOf,
@@ -74,7 +84,7 @@ import {
   snoozeBody,
   updatedNotificationToJson,
 } from "./mappers/inbox.js";
-import { createNotificationGroupBody, notificationGroupToJson } from "./mappers/notification-groups.js";
+import { createNotificationGroupBody, notificationGroupIdParam, notificationGroupToJson } from "./mappers/notification-groups.js";
 import {
   createTenantBody,
   createTenantRequestOf,
@@ -352,6 +362,7 @@ export const routes: Route[] = [
           feedIdentifiers: query.feedIdentifier ?? [],
           ...(query.read !== undefined ? { read: query.read } : {}),
           ...(query.seen !== undefined ? { seen: query.seen } : {}),
+          ...(query.payload !== undefined ? { payload: query.payload as JsonObject } : {}),
         },
         call,
         // Callers of one batch asking the same share a reply (coalesce.ts), and so its bytes.
@@ -570,6 +581,29 @@ export const routes: Route[] = [
     path: "/v1/notification-groups",
     body: createNotificationGroupBody,
     handle: async ({ body, clients, call }) => notificationGroupToJson(await clients.workflows.createNotificationGroup(body, call)),
+  }),
+  route({
+    method: "GET",
+    path: "/v1/notification-groups/:id",
+    params: notificationGroupIdParam,
+    handle: async ({ params, clients, call }) => notificationGroupToJson(await clients.workflows.getNotificationGroup(params, call)),
+  }),
+  route({
+    method: "PATCH",
+    path: "/v1/notification-groups/:id",
+    params: notificationGroupIdParam,
+    body: createNotificationGroupBody,
+    handle: async ({ params, body, clients, call }) =>
+      notificationGroupToJson(await clients.workflows.updateNotificationGroup({ id: params.id, name: body.name }, call)),
+  }),
+  route({
+    method: "DELETE",
+    path: "/v1/notification-groups/:id",
+    params: notificationGroupIdParam,
+    handle: async ({ params, clients, call }) => {
+      await clients.workflows.deleteNotificationGroup(params, call);
+      return deletedResult;
+    },
   }),
   route({
     method: "GET",
@@ -944,6 +978,60 @@ export const routes: Route[] = [
       }),
   }),
 
+  // v1 preferences (@novu/node): every workflow, critical ones too, as Novu's v1 lists them
+  route({
+    method: "GET",
+    path: "/v1/subscribers/:subscriberId/preferences",
+    params: subscriberIdParam,
+    query: preferencesV1Query,
+    handle: async ({ params, query, clients, call }) => {
+      const reply = await clients.subscribers.getSubscriberPreferences({ subscriberId: params.subscriberId, criticality: subscribersV1.Criticality.ALL }, call);
+      return reply.workflows.map((preference) => workflowPreferenceV1ToJson(preference, query.includeInactiveChannels));
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/v1/subscribers/:subscriberId/preferences/:level",
+    params: preferenceLevelParams,
+    query: preferencesV1Query,
+    handle: async ({ params, query, clients, call }) => {
+      const reply = await clients.subscribers.getSubscriberPreferences({ subscriberId: params.subscriberId, criticality: subscribersV1.Criticality.ALL }, call);
+      return params.level === "global"
+        ? [globalPreferenceV1ToJson(reply.global, query.includeInactiveChannels)]
+        : reply.workflows.map((preference) => workflowPreferenceV1ToJson(preference, query.includeInactiveChannels));
+    },
+  }),
+  route({
+    method: "PATCH",
+    path: "/v1/subscribers/:subscriberId/preferences",
+    params: subscriberIdParam,
+    body: globalPreferenceV1Body,
+    handle: async ({ params, body, clients, call }) => {
+      const reply = await clients.subscribers.updateSubscriberPreferences(
+        { subscriberId: params.subscriberId, channels: channelChoicesOf(body.preferences ?? []) },
+        call,
+      );
+      return globalPreferenceV1ToJson(reply.global, true);
+    },
+  }),
+  route({
+    method: "PATCH",
+    path: "/v1/subscribers/:subscriberId/preferences/:templateId",
+    params: workflowPreferenceParams,
+    body: workflowPreferenceV1Body,
+    handle: async ({ params, body, clients, call }) => {
+      const reply = await clients.subscribers.updateSubscriberPreferences(
+        { subscriberId: params.subscriberId, workflowId: params.templateId, channels: channelChoicesOf(body.channel ? [body.channel] : []) },
+        call,
+      );
+      const [updatedId] = reply.updatedWorkflowIds;
+      const updated = reply.workflows.find((preference) => preference.workflow?.id === updatedId);
+      // Stored, but an inactive workflow has no preference to show.
+      if (!updated) throw new HttpError(404, `Workflow with id: ${params.templateId} is not active`);
+      return workflowPreferenceV1ToJson(updated, true);
+    },
+  }),
+
   // Inbox preferences: the session's subscriber's, in the same store and with the same rules as above
   route({
     audience: "inbox",
@@ -1019,3 +1107,8 @@ export const routes: Route[] = [
   // The Inbox (@novu/js): a session for a subscriber's browser; every other Inbox route takes its token
   route({ audience: "public", method: "POST", path: "/v1/inbox/session", body: sessionBody, handle: startSession }),
 ];
+
+// Novu's earlier name of the v1 workflow routes, which @novu/node's notificationTemplates calls: the same routes.
+for (const workflowRoute of routes.filter((entry) => entry.path.startsWith("/v1/workflows"))) {
+  routes.push({ ...workflowRoute, path: workflowRoute.path.replace("/v1/workflows", "/v1/notification-templates") });
+}

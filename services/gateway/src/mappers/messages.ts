@@ -4,6 +4,7 @@ import { z } from "zod";
 import { jsonObject, queryBool, queryInt } from "../validation.js";
 import { iso } from "./common.js";
 import { subscriberToJson } from "./subscribers.js";
+import { freeForm } from "./triggers.js";
 import { workflowToJson } from "./workflows.js";
 
 const { InboxActionType, InboxChange, MarkAs, MessageStatus } = messagesV1;
@@ -77,12 +78,30 @@ export const markAllBody = z.object({ markAs, feedIdentifier: stringList("feedId
 
 export const unseenQuery = z.object({ seen: queryBool.default(false), limit: queryInt(100, 1, 1000) });
 
+/** Longer filters are refused unread: a feed filter names a few payload values. */
+const MAX_PAYLOAD_FILTER_CHARS = 4096;
+
+/** The feed's `payload` filter: a JSON object, base64-encoded (as @novu/node sends it). */
+const payloadFilter = z
+  .string()
+  .max(MAX_PAYLOAD_FILTER_CHARS, `payload must be at most ${MAX_PAYLOAD_FILTER_CHARS} characters`)
+  .transform((encoded, context) => {
+    try {
+      return JSON.parse(Buffer.from(encoded, "base64").toString("utf8")) as unknown;
+    } catch {
+      context.addIssue({ code: "custom", message: "payload must be a base64-encoded JSON object" });
+      return z.NEVER;
+    }
+  })
+  .pipe(freeForm);
+
 export const feedQuery = z.object({
   page: queryInt(0, 0, 100_000),
   limit: queryInt(10, 1, 100),
   feedIdentifier: stringList("feedIdentifier").optional(),
   read: queryBool.optional(),
   seen: queryBool.optional(),
+  payload: payloadFilter.optional(),
 });
 
 export const listMessagesQuery = z.object({

@@ -19,7 +19,7 @@ function depthOf(value: unknown, depth = 0): number {
 }
 
 /** payload / overrides: an object of at most 512 KiB and 32 levels. */
-const freeForm = jsonObject
+export const freeForm = jsonObject
   .refine((value) => Buffer.byteLength(JSON.stringify(value)) <= MAX_FREE_FORM_BYTES, `must be at most ${MAX_FREE_FORM_BYTES / 1024} KiB`)
   .refine((value) => depthOf(value) <= MAX_DEPTH, `must be nested at most ${MAX_DEPTH} levels deep`);
 

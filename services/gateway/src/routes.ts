@@ -25,7 +25,14 @@ import {
   v1Cleared,
   v2Cleared,
 } from "./mappers/subscribers.js";
-import { preferencesQuery, preferencesToJson, updatePreferencesBody, updatePreferencesRequestOf } from "./mappers/preferences.js";
+import {
+  bulkPreferencesBody,
+  bulkPreferencesRequestOf,
+  preferencesQuery,
+  preferencesToJson,
+  updatePreferencesBody,
+  updatePreferencesRequestOf,
+} from "./mappers/preferences.js";
 import {
   channelChoicesOf,
   globalPreferenceV1Body,
@@ -976,6 +983,15 @@ export const routes: Route[] = [
       preferencesToJson(await clients.subscribers.updateSubscriberPreferences(updatePreferencesRequestOf(params.subscriberId, body), call), {
         schedule: false,
       }),
+  }),
+
+  route({
+    method: "PATCH",
+    path: "/v2/subscribers/:subscriberId/preferences/bulk",
+    params: subscriberIdParam,
+    body: bulkPreferencesBody,
+    handle: async ({ params, body, clients, call }) =>
+      updatedWorkflowsToJson(await clients.subscribers.bulkUpdateSubscriberPreferences(bulkPreferencesRequestOf(params.subscriberId, body), call)),
   }),
 
   // v1 preferences (@novu/node): every workflow, critical ones too, as Novu's v1 lists them

@@ -134,6 +134,9 @@ import {
   searchTopicsRequestOf,
   subscriberNotFound,
   subscriberOfIdentifier,
+  subscriberSubscriptionsQuery,
+  subscriberSubscriptionsRequestOf,
+  subscriberSubscriptionsToJson,
   subscriptionDetailsToJson,
   subscriptionIdentifierParams,
   subscriptionNotFound,
@@ -287,6 +290,17 @@ export const routes: Route[] = [
       ),
   }),
   route({ method: "DELETE", path: "/v2/subscribers/:subscriberId", params: subscriberIdParam, handle: deleteSubscriber }),
+  route({
+    method: "GET",
+    path: "/v2/subscribers/:subscriberId/subscriptions",
+    envelope: false,
+    params: subscriberIdParam,
+    query: subscriberSubscriptionsQuery,
+    handle: async ({ params, query, clients, call }) => {
+      const reply = await clients.topics.listSubscriberSubscriptions(subscriberSubscriptionsRequestOf(params.subscriberId, query), call);
+      return cursorPage(subscriberSubscriptionsToJson(reply), reply);
+    },
+  }),
 
   // Messages: read/seen state, unseen counts, the in-app feed, listing and deletion
   route({

@@ -11,6 +11,7 @@ import {
   readOffsetPage,
   scopeHeaders,
   scopeOf,
+  subscriberNotFound,
   withTransaction,
   type Logger,
   type Pool,
@@ -285,6 +286,40 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
           const subscriber = byId.get(row.internal_subscriber_id);
           return subscriber ? [subscriptionFromRow(row, topic.key, subscriber)] : [];
         }),
+        ...cursors,
+        totalCount,
+        totalCountCapped: totalCount >= COUNT_CAP,
+      };
+    },
+
+    async listSubscriberSubscriptions(request, context) {
+      const scope = scopeOf(context);
+      const limit = request.limit === 0 ? 10 : request.limit;
+      checkRange("limit", limit, 1, MAX_PAGE_SIZE);
+      if (request.after !== undefined && request.before !== undefined) {
+        throw invalidField("after", "after and before cannot be used together", request.after);
+      }
+      const [subscriber] = await lookUp(scope, context, { subscriberIds: [request.subscriberId] });
+      if (!subscriber) throw subscriberNotFound(request.subscriberId);
+      const descending = request.direction !== commonV1.SortDirection.ASC;
+      const backwards = request.before !== undefined;
+      const [fetched, totalCount] = await Promise.all([
+        store.selectSubscriberSubscriptionPage(pool, scope.environmentId, subscriber.id, {
+          cursor: request.after ?? request.before,
+          towardsLower: descending !== backwards,
+          limit,
+        }),
+        store.countSubscriberSubscriptions(pool, scope.environmentId, subscriber.id, COUNT_CAP),
+      ]);
+      const { page, cursors } = keysetPage(fetched, limit, request);
+      const topics = page.length > 0 ? await store.selectTopicsByIds(pool, scope.environmentId, [...new Set(page.map((row) => row.topic_id))]) : [];
+      const keyOf = new Map(topics.map((topic) => [topic.id, topic.key]));
+      return {
+        subscriptions: page.flatMap((row) => {
+          const topicKey = keyOf.get(row.topic_id);
+          return topicKey === undefined ? [] : [subscriptionFromRow(row, topicKey, summaryOf(subscriber))];
+        }),
+        topics: topics.map((topic) => topicFromRow(topic, [])),
         ...cursors,
         totalCount,
         totalCountCapped: totalCount >= COUNT_CAP,

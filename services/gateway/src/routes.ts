@@ -1,5 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { JsonObject } from "@bufbuild/protobuf";
+import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
 import { messagesV1, subscribersV1 } from "@notify/proto";
 import { z } from "zod";
 import { HttpError } from "./errors.js";
@@ -89,6 +89,8 @@ import {
   listQuery,
   notificationIdParam,
   snoozeBody,
+  subscriberNotificationActionParams,
+  subscriberNotificationParams,
   updatedNotificationToJson,
 } from "./mappers/inbox.js";
 import { createNotificationGroupBody, notificationGroupIdParam, notificationGroupToJson } from "./mappers/notification-groups.js";
@@ -175,6 +177,60 @@ const integrationOutcome: Sensitive<unknown, unknown, unknown, ReturnType<typeof
   ref: (integration) => integration._id,
   replay: async (id, { clients, call }) => integrationToJson(await clients.integrations.getIntegration({ id }, call)),
 };
+
+/**
+ * One subscriber's in-app notifications, as the Inbox reads and changes its session's subscriber's
+ * and the API (/v2/subscribers/{subscriberId}/notifications) any subscriber's.
+ */
+async function listNotifications(subscriberId: string, { query, clients, call }: RouteInput<unknown, z.output<typeof listQuery>, unknown>) {
+  const reply = await clients.batched.inboxPage(
+    {
+      subscriberId,
+      filter: inboxFilterOf(query),
+      limit: query.limit,
+      offset: query.offset,
+      ...(query.after !== undefined ? { after: query.after } : {}),
+    },
+    call,
+  );
+  return inboxPageToJson(reply, listFilterToJson(query));
+}
+
+async function countNotifications(subscriberId: string, { query, clients, call }: RouteInput<unknown, z.output<typeof countQuery>, unknown>) {
+  const reply = await clients.messages.countInboxMessages(
+    { subscriberId, filters: query.filters.map((filter) => inboxFilterOf(filter.parsed)), limit: INBOX_COUNT_CAP },
+    call,
+  );
+  return { data: reply.counts.map((count, index) => ({ count: count.count, filter: query.filters[index]!.raw })) };
+}
+
+type NotificationChange = Pick<MessageInitShape<typeof messagesV1.UpdateInboxMessageRequestSchema>, "change" | "snoozeUntil" | "actionType">;
+
+async function changeNotification(
+  subscriberId: string,
+  messageId: string,
+  change: NotificationChange,
+  { clients, call }: RouteInput<unknown, unknown, unknown>,
+) {
+  return updatedNotificationToJson(await clients.messages.updateInboxMessage({ subscriberId, messageId, ...change }, call));
+}
+
+const snoozeChange = ({ body, accounts }: RouteInput<unknown, unknown, z.output<typeof snoozeBody>>): NotificationChange => ({
+  change: messagesV1.InboxChange.SNOOZE,
+  snoozeUntil: checkSnoozeBound(body.snoozeUntil, accounts.inbox.maxSnoozeDurationHours),
+});
+
+async function changeNotifications(
+  subscriberId: string,
+  change: messagesV1.InboxBulkChange,
+  { body, clients, call }: RouteInput<unknown, unknown, z.output<typeof bulkBody>>,
+) {
+  await clients.messages.bulkUpdateInboxMessages({ subscriberId, change, messageIds: body.notificationIds ?? [], filter: inboxFilterOf(body) }, call);
+}
+
+async function deleteNotification(subscriberId: string, messageId: string, { clients, call }: RouteInput<unknown, unknown, unknown>) {
+  await clients.messages.deleteInboxMessage({ subscriberId, messageId }, call);
+}
 
 /**
  * Mark-all's work grows with the subscriber's messages: for a subscriber with a million of them it
@@ -445,19 +501,7 @@ export const routes: Route[] = [
     path: "/v1/inbox/notifications",
     envelope: false,
     query: listQuery,
-    handle: async ({ session, query, clients, call }) => {
-      const reply = await clients.batched.inboxPage(
-        {
-          subscriberId: session.subscriberId,
-          filter: inboxFilterOf(query),
-          limit: query.limit,
-          offset: query.offset,
-          ...(query.after !== undefined ? { after: query.after } : {}),
-        },
-        call,
-      );
-      return inboxPageToJson(reply, listFilterToJson(query));
-    },
+    handle: (input) => listNotifications(input.session.subscriberId, input),
   }),
   route({
     audience: "inbox",
@@ -465,13 +509,7 @@ export const routes: Route[] = [
     path: "/v1/inbox/notifications/count",
     envelope: false,
     query: countQuery,
-    handle: async ({ session, query, clients, call }) => {
-      const reply = await clients.messages.countInboxMessages(
-        { subscriberId: session.subscriberId, filters: query.filters.map((filter) => inboxFilterOf(filter.parsed)), limit: INBOX_COUNT_CAP },
-        call,
-      );
-      return { data: reply.counts.map((count, index) => ({ count: count.count, filter: query.filters[index]!.raw })) };
-    },
+    handle: (input) => countNotifications(input.session.subscriberId, input),
   }),
   ...INBOX_STATE_ROUTES.map(([name, change]) =>
     route({
@@ -479,8 +517,7 @@ export const routes: Route[] = [
       method: "PATCH",
       path: `/v1/inbox/notifications/:id/${name}`,
       params: notificationIdParam,
-      handle: async ({ session, params, clients, call }) =>
-        updatedNotificationToJson(await clients.messages.updateInboxMessage({ subscriberId: session.subscriberId, messageId: params.id, change }, call)),
+      handle: (input) => changeNotification(input.session.subscriberId, input.params.id, { change }, input),
     }),
   ),
   route({
@@ -489,18 +526,7 @@ export const routes: Route[] = [
     path: "/v1/inbox/notifications/:id/snooze",
     params: notificationIdParam,
     body: snoozeBody,
-    handle: async ({ session, params, body, clients, accounts, call }) =>
-      updatedNotificationToJson(
-        await clients.messages.updateInboxMessage(
-          {
-            subscriberId: session.subscriberId,
-            messageId: params.id,
-            change: messagesV1.InboxChange.SNOOZE,
-            snoozeUntil: checkSnoozeBound(body.snoozeUntil, accounts.inbox.maxSnoozeDurationHours),
-          },
-          call,
-        ),
-      ),
+    handle: (input) => changeNotification(input.session.subscriberId, input.params.id, snoozeChange(input), input),
   }),
   ...INBOX_ACTION_ROUTES.map(([name, change]) =>
     route({
@@ -509,10 +535,7 @@ export const routes: Route[] = [
       path: `/v1/inbox/notifications/:id/${name}`,
       params: notificationIdParam,
       body: actionBody,
-      handle: async ({ session, params, body, clients, call }) =>
-        updatedNotificationToJson(
-          await clients.messages.updateInboxMessage({ subscriberId: session.subscriberId, messageId: params.id, change, actionType: body.actionType }, call),
-        ),
+      handle: (input) => changeNotification(input.session.subscriberId, input.params.id, { change, actionType: input.body.actionType }, input),
     }),
   ),
   ...INBOX_BULK_ROUTES.map(([name, change]) =>
@@ -522,12 +545,7 @@ export const routes: Route[] = [
       path: `/v1/inbox/notifications/${name}`,
       status: 204,
       body: bulkBody,
-      handle: async ({ session, body, clients, call }) => {
-        await clients.messages.bulkUpdateInboxMessages(
-          { subscriberId: session.subscriberId, change, messageIds: body.notificationIds ?? [], filter: inboxFilterOf(body) },
-          call,
-        );
-      },
+      handle: (input) => changeNotifications(input.session.subscriberId, change, input),
     }),
   ),
   route({
@@ -536,9 +554,65 @@ export const routes: Route[] = [
     path: "/v1/inbox/notifications/:id/delete",
     status: 204,
     params: notificationIdParam,
-    handle: async ({ session, params, clients, call }) => {
-      await clients.messages.deleteInboxMessage({ subscriberId: session.subscriberId, messageId: params.id }, call);
-    },
+    handle: (input) => deleteNotification(input.session.subscriberId, input.params.id, input),
+  }),
+
+  // The same notifications through the API (@novu/api 3.x's subscribers.notifications), any subscriber's
+  route({
+    method: "GET",
+    path: "/v2/subscribers/:subscriberId/notifications",
+    envelope: false,
+    params: subscriberIdParam,
+    query: listQuery,
+    handle: (input) => listNotifications(input.params.subscriberId, input),
+  }),
+  route({
+    method: "GET",
+    path: "/v2/subscribers/:subscriberId/notifications/count",
+    envelope: false,
+    params: subscriberIdParam,
+    query: countQuery,
+    handle: (input) => countNotifications(input.params.subscriberId, input),
+  }),
+  ...INBOX_STATE_ROUTES.map(([name, change]) =>
+    route({
+      method: "PATCH",
+      path: `/v2/subscribers/:subscriberId/notifications/:notificationId/${name}`,
+      params: subscriberNotificationParams,
+      handle: (input) => changeNotification(input.params.subscriberId, input.params.notificationId, { change }, input),
+    }),
+  ),
+  route({
+    method: "PATCH",
+    path: "/v2/subscribers/:subscriberId/notifications/:notificationId/snooze",
+    params: subscriberNotificationParams,
+    body: snoozeBody,
+    handle: (input) => changeNotification(input.params.subscriberId, input.params.notificationId, snoozeChange(input), input),
+  }),
+  ...INBOX_ACTION_ROUTES.map(([name, change]) =>
+    route({
+      method: "PATCH",
+      path: `/v2/subscribers/:subscriberId/notifications/:notificationId/actions/:actionType/${name}`,
+      params: subscriberNotificationActionParams,
+      handle: (input) => changeNotification(input.params.subscriberId, input.params.notificationId, { change, actionType: input.params.actionType }, input),
+    }),
+  ),
+  ...INBOX_BULK_ROUTES.map(([name, change]) =>
+    route({
+      method: "POST",
+      path: `/v2/subscribers/:subscriberId/notifications/${name}`,
+      status: 204,
+      params: subscriberIdParam,
+      body: bulkBody,
+      handle: (input) => changeNotifications(input.params.subscriberId, change, input),
+    }),
+  ),
+  route({
+    method: "DELETE",
+    path: "/v2/subscribers/:subscriberId/notifications/:notificationId",
+    status: 204,
+    params: subscriberNotificationParams,
+    handle: (input) => deleteNotification(input.params.subscriberId, input.params.notificationId, input),
   }),
 
   // Workflows, notification groups, feeds and tenants (the triggers service)

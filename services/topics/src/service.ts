@@ -29,6 +29,16 @@ export const MEMBERS_SHOWN = 100;
 /** Subscribers per add or remove call: one BatchGetSubscribers call resolves them all. */
 export const MAX_SUBSCRIBERS_PER_CALL = 1000;
 export const MAX_PAGE_SIZE = 100;
+
+/** A cursor page's size (10 unless given, at most MAX_PAGE_SIZE); one cursor at most. */
+function cursorPageSize(request: { limit: number; after?: string | undefined; before?: string | undefined }): number {
+  const limit = request.limit === 0 ? 10 : request.limit;
+  checkRange("limit", limit, 1, MAX_PAGE_SIZE);
+  if (request.after !== undefined && request.before !== undefined) {
+    throw invalidField("after", "after and before cannot be used together", request.after);
+  }
+  return limit;
+}
 export const MAX_MEMBER_PAGE = 1000;
 export const MAX_EXCLUDED = 10_000;
 export const MAX_TOPIC_KEYS = 100;
@@ -139,11 +149,7 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
 
     async searchTopics(request, context) {
       const scope = scopeOf(context);
-      const limit = request.limit === 0 ? 10 : request.limit;
-      checkRange("limit", limit, 1, MAX_PAGE_SIZE);
-      if (request.after !== undefined && request.before !== undefined) {
-        throw invalidField("after", "after and before cannot be used together", request.after);
-      }
+      const limit = cursorPageSize(request);
       const orderBy = ORDER_COLUMNS[request.orderBy];
       if (orderBy === undefined) throw invalidField("orderBy", "orderBy must be one of _id, createdAt, updatedAt, key", request.orderBy);
       const descending = request.direction !== commonV1.SortDirection.ASC;
@@ -257,11 +263,7 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
 
     async listSubscriptions(request, context) {
       const scope = scopeOf(context);
-      const limit = request.limit === 0 ? 10 : request.limit;
-      checkRange("limit", limit, 1, MAX_PAGE_SIZE);
-      if (request.after !== undefined && request.before !== undefined) {
-        throw invalidField("after", "after and before cannot be used together", request.after);
-      }
+      const limit = cursorPageSize(request);
       const topic = await store.selectTopic(pool, scope.environmentId, request.topicKey);
       if (!topic) throw topicNotFound(request.topicKey);
       const descending = request.direction !== commonV1.SortDirection.ASC;
@@ -294,11 +296,7 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
 
     async listSubscriberSubscriptions(request, context) {
       const scope = scopeOf(context);
-      const limit = request.limit === 0 ? 10 : request.limit;
-      checkRange("limit", limit, 1, MAX_PAGE_SIZE);
-      if (request.after !== undefined && request.before !== undefined) {
-        throw invalidField("after", "after and before cannot be used together", request.after);
-      }
+      const limit = cursorPageSize(request);
       const [subscriber] = await lookUp(scope, context, { subscriberIds: [request.subscriberId] });
       if (!subscriber) throw subscriberNotFound(request.subscriberId);
       const descending = request.direction !== commonV1.SortDirection.ASC;

@@ -1,7 +1,7 @@
 import { messagesV1, type subscribersV1, type workflowsV1 } from "@notify/proto";
 import { Channel, CHANNEL_NAMES, channelName, channelNamed, CHANNELS, type ChannelName } from "@notify/runtime";
 import { z } from "zod";
-import { jsonObject, queryBool, queryInt } from "../validation.js";
+import { queryBool, queryInt } from "../validation.js";
 import { iso } from "./common.js";
 import { subscriberToJson } from "./subscribers.js";
 import { freeForm } from "./triggers.js";
@@ -71,7 +71,7 @@ export const messageActionBody = z.object({
   status: z
     .enum(["pending", "done"], { error: "status must be pending or done" })
     .transform((status) => (status === "done" ? InboxChange.COMPLETE : InboxChange.REVERT)),
-  payload: jsonObject.optional(),
+  payload: freeForm.optional(),
 });
 
 export const markAllBody = z.object({ markAs, feedIdentifier: stringList("feedIdentifier").optional() });

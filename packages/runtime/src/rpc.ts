@@ -35,6 +35,7 @@ import { fieldErrorsOf, invalidArgument } from "./errors.js";
 import type { Logger } from "./log.js";
 import { Histogram, LATENCY_BUCKETS, metricsPortOf, metricsRegistry, serveMetrics, type MetricsServer } from "./metrics.js";
 import { isUnstorableText } from "./pg.js";
+import { isRedisUnavailable } from "./redis.js";
 
 /** The caller's tenancy, set by the gateway on every call. */
 export interface Scope {
@@ -101,10 +102,7 @@ const UNAVAILABLE_ERRORS = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "
 
 export function isUnavailableError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === "string" && UNAVAILABLE_ERRORS.has(code)) return true;
-  // node-redis rejects commands while disconnected with these
-  const name = (error as { name?: unknown } | null)?.name;
-  return name === "ClientClosedError" || name === "ClientOfflineError" || name === "ConnectionTimeoutError";
+  return (typeof code === "string" && UNAVAILABLE_ERRORS.has(code)) || isRedisUnavailable(error);
 }
 
 function errorInterceptor(log: Logger): Interceptor {

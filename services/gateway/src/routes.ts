@@ -117,6 +117,24 @@ import {
   workflowToJson,
 } from "./mappers/workflows.js";
 import {
+  createWorkflowV2Body,
+  createWorkflowV2RequestOf,
+  findStep,
+  getWorkflowV2Query,
+  listWorkflowsV2Query,
+  listWorkflowsV2RequestOf,
+  patchWorkflowV2Body,
+  patchWorkflowV2RequestOf,
+  stepToJson,
+  syncWorkflowBody,
+  updateWorkflowV2Body,
+  updateWorkflowV2RequestOf,
+  workflowStepParams,
+  workflowV2PageToJson,
+  workflowV2ToJson,
+} from "./mappers/workflows-v2.js";
+import { callInEnvironment, syncWorkflow } from "./workflow-environments.js";
+import {
   createIntegrationBody,
   createRequestOf,
   integrationIdParam,
@@ -155,6 +173,16 @@ import {
 } from "./mappers/topics.js";
 import { broadcastBody, broadcastEventOf, bulkOutcome, bulkTriggerBody, eventOf, singleOutcome, triggerBody } from "./mappers/triggers.js";
 import { executionDetailsQuery, executionDetailToJson } from "./mappers/execution-details.js";
+import {
+  activityPageToJson,
+  activityStatsToJson,
+  activityToJson,
+  graphStatsQuery,
+  graphStatsToJson,
+  listNotificationsQuery,
+  listNotificationsRequestOf,
+  activityIdParam,
+} from "./mappers/activity.js";
 import { environmentToJson, parentIdOf } from "./mappers/environments.js";
 import { sessionBody } from "./mappers/inbox-session.js";
 import { startSession } from "./inbox-session.js";
@@ -494,6 +522,32 @@ export const routes: Route[] = [
     },
   }),
 
+  // The activity feed: the environment's notifications with their jobs (messages) and execution details
+  route({
+    method: "GET",
+    path: "/v1/notifications",
+    envelope: false,
+    query: listNotificationsQuery,
+    handle: async ({ query, clients, call }) => activityPageToJson(await clients.messages.listNotifications(listNotificationsRequestOf(query), call), query),
+  }),
+  route({
+    method: "GET",
+    path: "/v1/notifications/stats",
+    handle: async ({ clients, call }) => activityStatsToJson(await clients.messages.getNotificationStats({}, call)),
+  }),
+  route({
+    method: "GET",
+    path: "/v1/notifications/graph/stats",
+    query: graphStatsQuery,
+    handle: async ({ query, clients, call }) => graphStatsToJson(await clients.messages.getActivityGraph({ days: query.days }, call)),
+  }),
+  route({
+    method: "GET",
+    path: "/v1/notifications/:notificationId",
+    params: activityIdParam,
+    handle: async ({ params, clients, call }) => activityToJson(await clients.messages.getNotification(params, call)),
+  }),
+
   // The Inbox's notifications (@novu/js): the session's subscriber's in-app messages only
   route({
     audience: "inbox",
@@ -664,6 +718,78 @@ export const routes: Route[] = [
     handle: async ({ params, clients, call }) => {
       await clients.workflows.deleteWorkflow(params, call);
       return true;
+    },
+  }),
+  // Workflows, Novu's v2 API: the same catalogue as /v1/workflows, in v2's shapes
+  route({
+    method: "POST",
+    path: "/v2/workflows",
+    status: 201,
+    bodyLimit: WORKFLOW_BODY_LIMIT,
+    body: createWorkflowV2Body,
+    handle: async ({ body, clients, call }) => workflowV2ToJson(await clients.workflows.createWorkflow(createWorkflowV2RequestOf(body), call)),
+  }),
+  route({
+    method: "GET",
+    path: "/v2/workflows",
+    query: listWorkflowsV2Query,
+    handle: async ({ query, clients, call }) => workflowV2PageToJson(await clients.workflows.listWorkflows(listWorkflowsV2RequestOf(query), call)),
+  }),
+  route({
+    method: "GET",
+    path: "/v2/workflows/:workflowId",
+    params: workflowIdParam,
+    query: getWorkflowV2Query,
+    handle: async (input) =>
+      workflowV2ToJson(
+        await input.clients.workflows.getWorkflow(
+          { key: { case: "any", value: input.params.workflowId } },
+          await callInEnvironment(input, input.query.environmentId),
+        ),
+      ),
+  }),
+  route({
+    method: "PUT",
+    path: "/v2/workflows/:workflowId",
+    bodyLimit: WORKFLOW_BODY_LIMIT,
+    params: workflowIdParam,
+    body: updateWorkflowV2Body,
+    handle: async ({ params, body, clients, call }) =>
+      workflowV2ToJson(await clients.workflows.updateWorkflow(updateWorkflowV2RequestOf(params.workflowId, body), call)),
+  }),
+  route({
+    method: "PATCH",
+    path: "/v2/workflows/:workflowId",
+    params: workflowIdParam,
+    body: patchWorkflowV2Body,
+    handle: async ({ params, body, clients, call }) =>
+      workflowV2ToJson(await clients.workflows.updateWorkflow(patchWorkflowV2RequestOf(params.workflowId, body), call)),
+  }),
+  route({
+    method: "DELETE",
+    path: "/v2/workflows/:workflowId",
+    status: 204,
+    params: workflowIdParam,
+    handle: async ({ params, clients, call }) => {
+      await clients.workflows.deleteWorkflow(params, call);
+    },
+  }),
+  route({
+    method: "PUT",
+    path: "/v2/workflows/:workflowId/sync",
+    params: workflowIdParam,
+    body: syncWorkflowBody,
+    handle: async (input) => workflowV2ToJson(await syncWorkflow(input)),
+  }),
+  route({
+    method: "GET",
+    path: "/v2/workflows/:workflowId/steps/:stepId",
+    params: workflowStepParams,
+    handle: async ({ params, clients, call }) => {
+      const workflow = await clients.workflows.getWorkflow({ key: { case: "any", value: params.workflowId } }, call);
+      const step = findStep(workflow, params.stepId);
+      if (!step) throw new HttpError(404, `Step with id ${params.stepId} cannot be found`);
+      return stepToJson(step, workflow);
     },
   }),
   route({

@@ -33,6 +33,8 @@ export const COUNT_CAP = 10_000;
 /** The gateway caps public pages at 100; internal callers (the worker's fan-out) page by up to 1000. */
 export const MAX_PAGE_SIZE = 1000;
 export const MAX_BATCH = 1000;
+/** Values of each list MatchSubscribers takes. */
+export const MAX_MATCH_VALUES = 100;
 /** Channels a subscriber is created or upserted with. */
 export const MAX_UPSERT_CHANNELS = 100;
 
@@ -164,6 +166,17 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
         request.ids.filter((id) => !holdsNul(id)),
       );
       return { subscribers: rows.map(subscriberFromRow) };
+    },
+
+    async matchSubscribers(request, context) {
+      const scope = scopeOf(context);
+      if (request.limit < 1 || request.limit > MAX_BATCH) throw invalidField("limit", `limit must be between 1 and ${MAX_BATCH}`, request.limit);
+      if (request.subscriberIds.length > MAX_MATCH_VALUES)
+        throw invalidField("subscriberIds", `at most ${MAX_MATCH_VALUES} subscriberIds`, request.subscriberIds.length);
+      if (request.emails.length > MAX_MATCH_VALUES) throw invalidField("emails", `at most ${MAX_MATCH_VALUES} emails`, request.emails.length);
+      const match: store.SubscriberMatch = { subscriberIds: request.subscriberIds, emails: request.emails, search: request.search ?? null };
+      const ids = await store.selectMatchingSubscriberIds(pool, scope.environmentId, match, request.limit + 1);
+      return { ids: ids.slice(0, request.limit), hasMore: ids.length > request.limit };
     },
 
     async pageRecipients(request, context) {

@@ -1,6 +1,7 @@
 import { messagesV1, type subscribersV1, type workflowsV1 } from "@notify/proto";
 import { Channel, CHANNEL_NAMES, channelName, channelNamed, CHANNELS, type ChannelName } from "@notify/runtime";
 import { z } from "zod";
+import { MAX_BODY_DEPTH, nestedDeeperThan } from "../body.js";
 import { queryBool, queryInt } from "../validation.js";
 import { iso } from "./common.js";
 import { subscriberToJson } from "./subscribers.js";
@@ -28,7 +29,7 @@ const markAs = z
   .transform((name) => MARKS[name]);
 
 /** A string (comma-separated list) or an array of strings → the non-empty items. */
-const stringList = (name: string) =>
+export const stringList = (name: string) =>
   z
     .union([z.string(), z.array(z.string())], { error: `${name} must be a string or an array of strings` })
     .transform((value) => (typeof value === "string" ? value.split(",") : value).map((item) => item.trim()).filter((item) => item.length > 0));
@@ -86,12 +87,15 @@ const payloadFilter = z
   .string()
   .max(MAX_PAYLOAD_FILTER_CHARS, `payload must be at most ${MAX_PAYLOAD_FILTER_CHARS} characters`)
   .transform((encoded, context) => {
+    const text = Buffer.from(encoded, "base64");
     try {
-      return JSON.parse(Buffer.from(encoded, "base64").toString("utf8")) as unknown;
+      const value = JSON.parse(text.toString("utf8")) as unknown;
+      if (!nestedDeeperThan(text, MAX_BODY_DEPTH)) return value;
+      context.addIssue({ code: "custom", message: `payload must be nested at most ${MAX_BODY_DEPTH} levels deep` });
     } catch {
       context.addIssue({ code: "custom", message: "payload must be a base64-encoded JSON object" });
-      return z.NEVER;
     }
+    return z.NEVER;
   })
   .pipe(freeForm);
 

@@ -64,7 +64,7 @@ export function apiDescription(routes: readonly Route[]): [string, Serve][] {
   const document = openApiDocument(routes, version);
   return [
     ["/openapi.json", text("application/json", JSON.stringify(document))],
-    ["/openapi.yaml", text("application/yaml", stringify(document))],
+    ["/openapi.yaml", text("application/yaml", stringify(document, { aliasDuplicateObjects: false }))],
     ["/docs", text("text/html; charset=utf-8", PAGE)],
     ["/docs/start.js", text("text/javascript; charset=utf-8", START)],
     ...Object.entries(ASSETS).map(([name, type]): [string, Serve] => [`/docs/${name}`, asset(name, type)]),

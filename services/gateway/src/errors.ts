@@ -74,7 +74,7 @@ export const errorBodySchema = z.looseObject({
   message: z.string(),
   error: z.string().optional().describe("The status's reason phrase"),
   errors: z
-    .record(z.string(), z.object({ messages: z.array(z.string()), value: z.unknown() }))
+    .record(z.string(), z.object({ messages: z.array(z.string()), value: z.unknown().optional() }))
     .optional()
     .describe("Validation failures (422): each failing field's messages and, when short, the value refused"),
   errorId: z.string().optional().describe("Unexpected failures (500): the id the failure was logged with, for support"),

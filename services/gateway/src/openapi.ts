@@ -12,7 +12,7 @@ import type { Audience, Method, Route } from "./route.js";
 type JsonSchema = Record<string, unknown>;
 type Reference = { $ref: string };
 
-interface Parameter {
+export interface Parameter {
   name: string;
   in: "path" | "query" | "header";
   required: boolean;
@@ -26,7 +26,7 @@ interface Response {
   content?: { "application/json": { schema: JsonSchema | Reference } };
 }
 
-interface Operation {
+export interface Operation {
   operationId: string;
   summary: string;
   tags: string[];
@@ -127,10 +127,16 @@ function schemaConverter(schemas: Record<string, JsonSchema>) {
   };
 }
 
-/** The parameters an object schema describes, one per property. */
-function parametersOf(schema: JsonSchema, location: "path" | "query"): Parameter[] {
+/**
+ * Whether a zod schema rewrites its input before validating it (z.preprocess): its JSON Schema
+ * describes the rewritten value, so a field it requires may be one the rewrite always fills in.
+ */
+const rewritesInput = (schema: z.ZodType) => schema instanceof z.ZodPipe && schema.in instanceof z.ZodTransform;
+
+/** The parameters an object schema describes, one per property; query parameters required as `requiredKnown` allows. */
+function parametersOf(schema: JsonSchema, location: "path" | "query", requiredKnown = true): Parameter[] {
   const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
-  const required = new Set((schema.required ?? []) as string[]);
+  const required = new Set(requiredKnown ? ((schema.required ?? []) as string[]) : []);
   return Object.entries(properties).map(([name, property]) => {
     const { description, ...rest } = property;
     return {
@@ -170,7 +176,10 @@ function operationOf(route: Route, convert: ReturnType<typeof schemaConverter>):
   const pathParameters = pathParamNames(route.path).map(
     (name): Parameter => declared.get(name) ?? { name, in: "path", required: true, schema: { type: "string" } },
   );
-  const parameters: (Parameter | Reference)[] = [...pathParameters, ...parametersOf(convert(route.query, `${operationId}Query`), "query")];
+  const parameters: (Parameter | Reference)[] = [
+    ...pathParameters,
+    ...parametersOf(convert(route.query, `${operationId}Query`), "query", !rewritesInput(route.query)),
+  ];
   if (route.audience === "api" && (route.method === "POST" || route.method === "PATCH")) parameters.push(ref("parameters", "IdempotencyKey"));
   const body = convert(route.body, `${operationId}Body`);
   const responses: Record<string, Response | Reference> = { [String(route.status)]: successOf(route) };

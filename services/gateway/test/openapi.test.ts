@@ -100,7 +100,14 @@ describe("the OpenAPI document", () => {
         body: z.object({ tree: node, meta: z.json() }),
         handle: async () => ({}),
       }),
-      route({ audience: "inbox", method: "GET", path: "/v9/things/:thingId", handle: async () => ({}) }),
+      route({
+        audience: "inbox",
+        method: "GET",
+        path: "/v9/things/:thingId",
+        // A query the route rewrites first: `filled` is required of the rewrite, not of the client.
+        query: z.preprocess((query) => ({ filled: "always", ...(query as object) }), z.object({ filled: z.string(), sent: z.string() })),
+        handle: async () => ({}),
+      }),
     ];
     const extended = openApiDocument(added, "1.2.3");
     const parts = extended.paths["/v9/things/{thingId}/parts"]!.post!;
@@ -108,7 +115,11 @@ describe("the OpenAPI document", () => {
     expect(parts.parameters).toContainEqual({ name: "dryRun", in: "query", required: false, schema: { type: "string", enum: ["true", "false"] } });
     expect(parts.responses["201"]).toBeDefined();
     // An undeclared path parameter is still described.
-    expect(extended.paths["/v9/things/{thingId}"]!.get!.parameters).toEqual([{ name: "thingId", in: "path", required: true, schema: { type: "string" } }]);
+    expect(extended.paths["/v9/things/{thingId}"]!.get!.parameters).toEqual([
+      { name: "thingId", in: "path", required: true, schema: { type: "string" } },
+      { name: "filled", in: "query", required: false, schema: { type: "string" } },
+      { name: "sent", in: "query", required: false, schema: { type: "string" } },
+    ]);
     // The recursive definitions moved into components, where the body's references find them.
     expect(Object.keys(extended.components.schemas).filter((name) => name.startsWith("postV9ThingsThingIdPartsBody_")).length).toBeGreaterThan(0);
     expect(referencesIn(parts.requestBody)).not.toEqual([]);

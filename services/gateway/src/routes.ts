@@ -89,7 +89,6 @@ import {
   listQuery,
   notificationIdParam,
   snoozeBody,
-  subscriberNotificationActionParams,
   subscriberNotificationParams,
   updatedNotificationToJson,
 } from "./mappers/inbox.js";
@@ -643,14 +642,6 @@ export const routes: Route[] = [
     body: snoozeBody,
     handle: (input) => changeNotification(input.params.subscriberId, input.params.notificationId, snoozeChange(input), input),
   }),
-  ...INBOX_ACTION_ROUTES.map(([name, change]) =>
-    route({
-      method: "PATCH",
-      path: `/v2/subscribers/:subscriberId/notifications/:notificationId/actions/:actionType/${name}`,
-      params: subscriberNotificationActionParams,
-      handle: (input) => changeNotification(input.params.subscriberId, input.params.notificationId, { change, actionType: input.params.actionType }, input),
-    }),
-  ),
   ...INBOX_BULK_ROUTES.map(([name, change]) =>
     route({
       method: "POST",
@@ -1221,12 +1212,12 @@ export const routes: Route[] = [
   }),
   route({
     method: "GET",
-    path: "/v1/subscribers/:subscriberId/preferences/:level",
+    path: "/v1/subscribers/:subscriberId/preferences/:parameter",
     params: preferenceLevelParams,
     query: preferencesV1Query,
     handle: async ({ params, query, clients, call }) => {
       const reply = await clients.subscribers.getSubscriberPreferences({ subscriberId: params.subscriberId, criticality: subscribersV1.Criticality.ALL }, call);
-      return params.level === "global"
+      return params.parameter === "global"
         ? [globalPreferenceV1ToJson(reply.global, query.includeInactiveChannels)]
         : reply.workflows.map((preference) => workflowPreferenceV1ToJson(preference, query.includeInactiveChannels));
     },
@@ -1246,18 +1237,18 @@ export const routes: Route[] = [
   }),
   route({
     method: "PATCH",
-    path: "/v1/subscribers/:subscriberId/preferences/:templateId",
+    path: "/v1/subscribers/:subscriberId/preferences/:parameter",
     params: workflowPreferenceParams,
     body: workflowPreferenceV1Body,
     handle: async ({ params, body, clients, call }) => {
       const reply = await clients.subscribers.updateSubscriberPreferences(
-        { subscriberId: params.subscriberId, workflowId: params.templateId, channels: channelChoicesOf(body.channel ? [body.channel] : []) },
+        { subscriberId: params.subscriberId, workflowId: params.parameter, channels: channelChoicesOf(body.channel ? [body.channel] : []) },
         call,
       );
       const [updatedId] = reply.updatedWorkflowIds;
       const updated = reply.workflows.find((preference) => preference.workflow?.id === updatedId);
       // Stored, but an inactive workflow has no preference to show.
-      if (!updated) throw new HttpError(404, `Workflow with id: ${params.templateId} is not active`);
+      if (!updated) throw new HttpError(404, `Workflow with id: ${params.parameter} is not active`);
       return workflowPreferenceV1ToJson(updated, true);
     },
   }),

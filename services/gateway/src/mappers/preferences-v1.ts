@@ -11,13 +11,17 @@ import { channelsRequestOf, channelsToJson } from "./preferences.js";
 
 export const preferencesV1Query = z.object({ includeInactiveChannels: queryBool.default(true) });
 
-/** GET /v1/subscribers/{subscriberId}/preferences/{level} */
+/**
+ * GET /v1/subscribers/{subscriberId}/preferences/{parameter}, the level (global or template), and
+ * PATCH …/{parameter}, the workflow: one name for both, as Novu has it, since one path cannot name
+ * its last segment twice (OpenAPI holds such paths the same).
+ */
 export const preferenceLevelParams = z.object({
   subscriberId: z.string().min(1),
-  level: z.enum(["global", "template"], { error: "level must be global or template" }),
+  parameter: z.enum(["global", "template"], { error: "the level must be global or template" }),
 });
 
-export const workflowPreferenceParams = z.object({ subscriberId: z.string().min(1), templateId: z.string().min(1) });
+export const workflowPreferenceParams = z.object({ subscriberId: z.string().min(1), parameter: z.string().min(1) });
 
 const channelType = z.enum(CHANNELS, { error: `type must be one of ${CHANNELS.join(", ")}` });
 const enabled = z.boolean({ error: "enabled must be a boolean value" });

@@ -25,6 +25,11 @@ export function isUniqueViolation(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === "23505";
 }
 
+/** Postgres' foreign_key_violation: a row still refers to the one a write removes (or names one that is gone). */
+export function isForeignKeyViolation(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === "23503";
+}
+
 /**
  * Text Postgres cannot hold: a NUL character (\u0000) in a text parameter (22021) or in a JSON
  * string bound for jsonb (22P05). Only a client's input carries one.

@@ -25,7 +25,7 @@ const CLOSE_BRACE = 0x7d;
 const CLOSE_BRACKET = 0x5d;
 
 /** Whether valid JSON text nests arrays and objects deeper than `max`, read without recursion. */
-function nestedDeeperThan(raw: Buffer, max: number): boolean {
+export function nestedDeeperThan(raw: Buffer, max: number): boolean {
   // Each level takes an opening character: a shorter text cannot be deeper.
   if (raw.length <= max) return false;
   let depth = 0;

@@ -168,8 +168,7 @@ function successOf(route: Route): Response {
   return { ...response, content: { "application/json": { schema } } };
 }
 
-function operationOf(route: Route, convert: ReturnType<typeof schemaConverter>): Operation {
-  const operationId = operationIdOf(route);
+function operationOf(route: Route, convert: ReturnType<typeof schemaConverter>, operationId: string): Operation {
   const params = convert(route.params, `${operationId}Params`);
   const declared = new Map(parametersOf(params, "path").map((parameter) => [parameter.name, parameter]));
   // Every placeholder of the path, declared by the route's params schema or not.
@@ -217,9 +216,15 @@ export function openApiDocument(routes: readonly Route[], version: string): Open
   const convert = schemaConverter(schemas);
   schemas.Error = convert(errorBodySchema, "Error");
   const paths: OpenApiDocument["paths"] = {};
+  const taken = new Set<string>();
   for (const route of routes) {
+    // Paths spelled alike but for punctuation (mark-as, markAs) make one id: the later one is numbered, as ids must be unique.
+    const base = operationIdOf(route);
+    let operationId = base;
+    for (let suffix = 2; taken.has(operationId); suffix++) operationId = `${base}${suffix}`;
+    taken.add(operationId);
     const item = (paths[openApiPath(route.path)] ??= {});
-    item[route.method.toLowerCase() as Lowercase<Method>] = operationOf(route, convert);
+    item[route.method.toLowerCase() as Lowercase<Method>] = operationOf(route, convert, operationId);
   }
   return {
     openapi: "3.1.1",

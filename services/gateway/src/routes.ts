@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { JsonObject } from "@bufbuild/protobuf";
-import { messagesV1 } from "@notify/proto";
+import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
+import { messagesV1, subscribersV1 } from "@notify/proto";
 import { z } from "zod";
 import { HttpError } from "./errors.js";
 import { cursorPage, offsetPage, offsetPageText } from "./mappers/common.js";
@@ -25,7 +25,24 @@ import {
   v1Cleared,
   v2Cleared,
 } from "./mappers/subscribers.js";
-import { preferencesQuery, preferencesToJson, updatePreferencesBody, updatePreferencesRequestOf } from "./mappers/preferences.js";
+import {
+  bulkPreferencesBody,
+  bulkPreferencesRequestOf,
+  preferencesQuery,
+  preferencesToJson,
+  updatePreferencesBody,
+  updatePreferencesRequestOf,
+} from "./mappers/preferences.js";
+import {
+  channelChoicesOf,
+  globalPreferenceV1Body,
+  globalPreferenceV1ToJson,
+  preferenceLevelParams,
+  preferencesV1Query,
+  workflowPreferenceParams,
+  workflowPreferenceV1Body,
+  workflowPreferenceV1ToJson,
+} from "./mappers/preferences-v1.js";
 import {
   inboxBulkPreferencesBody,
   inboxBulkRequestOf,
@@ -72,9 +89,10 @@ import {
   listQuery,
   notificationIdParam,
   snoozeBody,
+  subscriberNotificationParams,
   updatedNotificationToJson,
 } from "./mappers/inbox.js";
-import { createNotificationGroupBody, notificationGroupToJson } from "./mappers/notification-groups.js";
+import { createNotificationGroupBody, notificationGroupIdParam, notificationGroupToJson } from "./mappers/notification-groups.js";
 import {
   createTenantBody,
   createTenantRequestOf,
@@ -135,6 +153,9 @@ import {
   searchTopicsRequestOf,
   subscriberNotFound,
   subscriberOfIdentifier,
+  subscriberSubscriptionsQuery,
+  subscriberSubscriptionsRequestOf,
+  subscriberSubscriptionsToJson,
   subscriptionDetailsToJson,
   subscriptionIdentifierParams,
   subscriptionNotFound,
@@ -183,6 +204,60 @@ const integrationOutcome: Sensitive<unknown, unknown, unknown, ReturnType<typeof
   ref: (integration) => integration._id,
   replay: async (id, { clients, call }) => integrationToJson(await clients.integrations.getIntegration({ id }, call)),
 };
+
+/**
+ * One subscriber's in-app notifications, as the Inbox reads and changes its session's subscriber's
+ * and the API (/v2/subscribers/{subscriberId}/notifications) any subscriber's.
+ */
+async function listNotifications(subscriberId: string, { query, clients, call }: RouteInput<unknown, z.output<typeof listQuery>, unknown>) {
+  const reply = await clients.batched.inboxPage(
+    {
+      subscriberId,
+      filter: inboxFilterOf(query),
+      limit: query.limit,
+      offset: query.offset,
+      ...(query.after !== undefined ? { after: query.after } : {}),
+    },
+    call,
+  );
+  return inboxPageToJson(reply, listFilterToJson(query));
+}
+
+async function countNotifications(subscriberId: string, { query, clients, call }: RouteInput<unknown, z.output<typeof countQuery>, unknown>) {
+  const reply = await clients.messages.countInboxMessages(
+    { subscriberId, filters: query.filters.map((filter) => inboxFilterOf(filter.parsed)), limit: INBOX_COUNT_CAP },
+    call,
+  );
+  return { data: reply.counts.map((count, index) => ({ count: count.count, filter: query.filters[index]!.raw })) };
+}
+
+type NotificationChange = Pick<MessageInitShape<typeof messagesV1.UpdateInboxMessageRequestSchema>, "change" | "snoozeUntil" | "actionType">;
+
+async function changeNotification(
+  subscriberId: string,
+  messageId: string,
+  change: NotificationChange,
+  { clients, call }: RouteInput<unknown, unknown, unknown>,
+) {
+  return updatedNotificationToJson(await clients.messages.updateInboxMessage({ subscriberId, messageId, ...change }, call));
+}
+
+const snoozeChange = ({ body, accounts }: RouteInput<unknown, unknown, z.output<typeof snoozeBody>>): NotificationChange => ({
+  change: messagesV1.InboxChange.SNOOZE,
+  snoozeUntil: checkSnoozeBound(body.snoozeUntil, accounts.inbox.maxSnoozeDurationHours),
+});
+
+async function changeNotifications(
+  subscriberId: string,
+  change: messagesV1.InboxBulkChange,
+  { body, clients, call }: RouteInput<unknown, unknown, z.output<typeof bulkBody>>,
+) {
+  await clients.messages.bulkUpdateInboxMessages({ subscriberId, change, messageIds: body.notificationIds ?? [], filter: inboxFilterOf(body) }, call);
+}
+
+async function deleteNotification(subscriberId: string, messageId: string, { clients, call }: RouteInput<unknown, unknown, unknown>) {
+  await clients.messages.deleteInboxMessage({ subscriberId, messageId }, call);
+}
 
 /**
  * Mark-all's work grows with the subscriber's messages: for a subscriber with a million of them it
@@ -298,6 +373,17 @@ export const routes: Route[] = [
       ),
   }),
   route({ method: "DELETE", path: "/v2/subscribers/:subscriberId", params: subscriberIdParam, handle: deleteSubscriber }),
+  route({
+    method: "GET",
+    path: "/v2/subscribers/:subscriberId/subscriptions",
+    envelope: false,
+    params: subscriberIdParam,
+    query: subscriberSubscriptionsQuery,
+    handle: async ({ params, query, clients, call }) => {
+      const reply = await clients.topics.listSubscriberSubscriptions(subscriberSubscriptionsRequestOf(params.subscriberId, query), call);
+      return cursorPage(subscriberSubscriptionsToJson(reply), reply);
+    },
+  }),
 
   // Messages: read/seen state, unseen counts, the in-app feed, listing and deletion
   route({
@@ -380,6 +466,7 @@ export const routes: Route[] = [
           feedIdentifiers: query.feedIdentifier ?? [],
           ...(query.read !== undefined ? { read: query.read } : {}),
           ...(query.seen !== undefined ? { seen: query.seen } : {}),
+          ...(query.payload !== undefined ? { payload: query.payload as JsonObject } : {}),
         },
         call,
         // Callers of one batch asking the same share a reply (coalesce.ts), and so its bytes.
@@ -467,19 +554,7 @@ export const routes: Route[] = [
     path: "/v1/inbox/notifications",
     envelope: false,
     query: listQuery,
-    handle: async ({ session, query, clients, call }) => {
-      const reply = await clients.batched.inboxPage(
-        {
-          subscriberId: session.subscriberId,
-          filter: inboxFilterOf(query),
-          limit: query.limit,
-          offset: query.offset,
-          ...(query.after !== undefined ? { after: query.after } : {}),
-        },
-        call,
-      );
-      return inboxPageToJson(reply, listFilterToJson(query));
-    },
+    handle: (input) => listNotifications(input.session.subscriberId, input),
   }),
   route({
     audience: "inbox",
@@ -487,13 +562,7 @@ export const routes: Route[] = [
     path: "/v1/inbox/notifications/count",
     envelope: false,
     query: countQuery,
-    handle: async ({ session, query, clients, call }) => {
-      const reply = await clients.messages.countInboxMessages(
-        { subscriberId: session.subscriberId, filters: query.filters.map((filter) => inboxFilterOf(filter.parsed)), limit: INBOX_COUNT_CAP },
-        call,
-      );
-      return { data: reply.counts.map((count, index) => ({ count: count.count, filter: query.filters[index]!.raw })) };
-    },
+    handle: (input) => countNotifications(input.session.subscriberId, input),
   }),
   ...INBOX_STATE_ROUTES.map(([name, change]) =>
     route({
@@ -501,8 +570,7 @@ export const routes: Route[] = [
       method: "PATCH",
       path: `/v1/inbox/notifications/:id/${name}`,
       params: notificationIdParam,
-      handle: async ({ session, params, clients, call }) =>
-        updatedNotificationToJson(await clients.messages.updateInboxMessage({ subscriberId: session.subscriberId, messageId: params.id, change }, call)),
+      handle: (input) => changeNotification(input.session.subscriberId, input.params.id, { change }, input),
     }),
   ),
   route({
@@ -511,18 +579,7 @@ export const routes: Route[] = [
     path: "/v1/inbox/notifications/:id/snooze",
     params: notificationIdParam,
     body: snoozeBody,
-    handle: async ({ session, params, body, clients, accounts, call }) =>
-      updatedNotificationToJson(
-        await clients.messages.updateInboxMessage(
-          {
-            subscriberId: session.subscriberId,
-            messageId: params.id,
-            change: messagesV1.InboxChange.SNOOZE,
-            snoozeUntil: checkSnoozeBound(body.snoozeUntil, accounts.inbox.maxSnoozeDurationHours),
-          },
-          call,
-        ),
-      ),
+    handle: (input) => changeNotification(input.session.subscriberId, input.params.id, snoozeChange(input), input),
   }),
   ...INBOX_ACTION_ROUTES.map(([name, change]) =>
     route({
@@ -531,10 +588,7 @@ export const routes: Route[] = [
       path: `/v1/inbox/notifications/:id/${name}`,
       params: notificationIdParam,
       body: actionBody,
-      handle: async ({ session, params, body, clients, call }) =>
-        updatedNotificationToJson(
-          await clients.messages.updateInboxMessage({ subscriberId: session.subscriberId, messageId: params.id, change, actionType: body.actionType }, call),
-        ),
+      handle: (input) => changeNotification(input.session.subscriberId, input.params.id, { change, actionType: input.body.actionType }, input),
     }),
   ),
   ...INBOX_BULK_ROUTES.map(([name, change]) =>
@@ -544,12 +598,7 @@ export const routes: Route[] = [
       path: `/v1/inbox/notifications/${name}`,
       status: 204,
       body: bulkBody,
-      handle: async ({ session, body, clients, call }) => {
-        await clients.messages.bulkUpdateInboxMessages(
-          { subscriberId: session.subscriberId, change, messageIds: body.notificationIds ?? [], filter: inboxFilterOf(body) },
-          call,
-        );
-      },
+      handle: (input) => changeNotifications(input.session.subscriberId, change, input),
     }),
   ),
   route({
@@ -558,9 +607,57 @@ export const routes: Route[] = [
     path: "/v1/inbox/notifications/:id/delete",
     status: 204,
     params: notificationIdParam,
-    handle: async ({ session, params, clients, call }) => {
-      await clients.messages.deleteInboxMessage({ subscriberId: session.subscriberId, messageId: params.id }, call);
-    },
+    handle: (input) => deleteNotification(input.session.subscriberId, input.params.id, input),
+  }),
+
+  // The same notifications through the API (@novu/api 3.x's subscribers.notifications), any subscriber's
+  route({
+    method: "GET",
+    path: "/v2/subscribers/:subscriberId/notifications",
+    envelope: false,
+    params: subscriberIdParam,
+    query: listQuery,
+    handle: (input) => listNotifications(input.params.subscriberId, input),
+  }),
+  route({
+    method: "GET",
+    path: "/v2/subscribers/:subscriberId/notifications/count",
+    envelope: false,
+    params: subscriberIdParam,
+    query: countQuery,
+    handle: (input) => countNotifications(input.params.subscriberId, input),
+  }),
+  ...INBOX_STATE_ROUTES.map(([name, change]) =>
+    route({
+      method: "PATCH",
+      path: `/v2/subscribers/:subscriberId/notifications/:notificationId/${name}`,
+      params: subscriberNotificationParams,
+      handle: (input) => changeNotification(input.params.subscriberId, input.params.notificationId, { change }, input),
+    }),
+  ),
+  route({
+    method: "PATCH",
+    path: "/v2/subscribers/:subscriberId/notifications/:notificationId/snooze",
+    params: subscriberNotificationParams,
+    body: snoozeBody,
+    handle: (input) => changeNotification(input.params.subscriberId, input.params.notificationId, snoozeChange(input), input),
+  }),
+  ...INBOX_BULK_ROUTES.map(([name, change]) =>
+    route({
+      method: "POST",
+      path: `/v2/subscribers/:subscriberId/notifications/${name}`,
+      status: 204,
+      params: subscriberIdParam,
+      body: bulkBody,
+      handle: (input) => changeNotifications(input.params.subscriberId, change, input),
+    }),
+  ),
+  route({
+    method: "DELETE",
+    path: "/v2/subscribers/:subscriberId/notifications/:notificationId",
+    status: 204,
+    params: subscriberNotificationParams,
+    handle: (input) => deleteNotification(input.params.subscriberId, input.params.notificationId, input),
   }),
 
   // Workflows, notification groups, feeds and tenants (the triggers service)
@@ -696,6 +793,29 @@ export const routes: Route[] = [
     path: "/v1/notification-groups",
     body: createNotificationGroupBody,
     handle: async ({ body, clients, call }) => notificationGroupToJson(await clients.workflows.createNotificationGroup(body, call)),
+  }),
+  route({
+    method: "GET",
+    path: "/v1/notification-groups/:id",
+    params: notificationGroupIdParam,
+    handle: async ({ params, clients, call }) => notificationGroupToJson(await clients.workflows.getNotificationGroup(params, call)),
+  }),
+  route({
+    method: "PATCH",
+    path: "/v1/notification-groups/:id",
+    params: notificationGroupIdParam,
+    body: createNotificationGroupBody,
+    handle: async ({ params, body, clients, call }) =>
+      notificationGroupToJson(await clients.workflows.updateNotificationGroup({ id: params.id, name: body.name }, call)),
+  }),
+  route({
+    method: "DELETE",
+    path: "/v1/notification-groups/:id",
+    params: notificationGroupIdParam,
+    handle: async ({ params, clients, call }) => {
+      await clients.workflows.deleteNotificationGroup(params, call);
+      return deletedResult;
+    },
   }),
   route({
     method: "GET",
@@ -1070,6 +1190,69 @@ export const routes: Route[] = [
       }),
   }),
 
+  route({
+    method: "PATCH",
+    path: "/v2/subscribers/:subscriberId/preferences/bulk",
+    params: subscriberIdParam,
+    body: bulkPreferencesBody,
+    handle: async ({ params, body, clients, call }) =>
+      updatedWorkflowsToJson(await clients.subscribers.bulkUpdateSubscriberPreferences(bulkPreferencesRequestOf(params.subscriberId, body), call)),
+  }),
+
+  // v1 preferences (@novu/node): every workflow, critical ones too, as Novu's v1 lists them
+  route({
+    method: "GET",
+    path: "/v1/subscribers/:subscriberId/preferences",
+    params: subscriberIdParam,
+    query: preferencesV1Query,
+    handle: async ({ params, query, clients, call }) => {
+      const reply = await clients.subscribers.getSubscriberPreferences({ subscriberId: params.subscriberId, criticality: subscribersV1.Criticality.ALL }, call);
+      return reply.workflows.map((preference) => workflowPreferenceV1ToJson(preference, query.includeInactiveChannels));
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/v1/subscribers/:subscriberId/preferences/:parameter",
+    params: preferenceLevelParams,
+    query: preferencesV1Query,
+    handle: async ({ params, query, clients, call }) => {
+      const reply = await clients.subscribers.getSubscriberPreferences({ subscriberId: params.subscriberId, criticality: subscribersV1.Criticality.ALL }, call);
+      return params.parameter === "global"
+        ? [globalPreferenceV1ToJson(reply.global, query.includeInactiveChannels)]
+        : reply.workflows.map((preference) => workflowPreferenceV1ToJson(preference, query.includeInactiveChannels));
+    },
+  }),
+  route({
+    method: "PATCH",
+    path: "/v1/subscribers/:subscriberId/preferences",
+    params: subscriberIdParam,
+    body: globalPreferenceV1Body,
+    handle: async ({ params, body, clients, call }) => {
+      const reply = await clients.subscribers.updateSubscriberPreferences(
+        { subscriberId: params.subscriberId, channels: channelChoicesOf(body.preferences ?? []) },
+        call,
+      );
+      return globalPreferenceV1ToJson(reply.global, true);
+    },
+  }),
+  route({
+    method: "PATCH",
+    path: "/v1/subscribers/:subscriberId/preferences/:parameter",
+    params: workflowPreferenceParams,
+    body: workflowPreferenceV1Body,
+    handle: async ({ params, body, clients, call }) => {
+      const reply = await clients.subscribers.updateSubscriberPreferences(
+        { subscriberId: params.subscriberId, workflowId: params.parameter, channels: channelChoicesOf(body.channel ? [body.channel] : []) },
+        call,
+      );
+      const [updatedId] = reply.updatedWorkflowIds;
+      const updated = reply.workflows.find((preference) => preference.workflow?.id === updatedId);
+      // Stored, but an inactive workflow has no preference to show.
+      if (!updated) throw new HttpError(404, `Workflow with id: ${params.parameter} is not active`);
+      return workflowPreferenceV1ToJson(updated, true);
+    },
+  }),
+
   // Inbox preferences: the session's subscriber's, in the same store and with the same rules as above
   route({
     audience: "inbox",
@@ -1145,3 +1328,8 @@ export const routes: Route[] = [
   // The Inbox (@novu/js): a session for a subscriber's browser; every other Inbox route takes its token
   route({ audience: "public", method: "POST", path: "/v1/inbox/session", body: sessionBody, handle: startSession }),
 ];
+
+// Novu's earlier name of the v1 workflow routes, which @novu/node's notificationTemplates calls: the same routes.
+for (const workflowRoute of routes.filter((entry) => entry.path.startsWith("/v1/workflows"))) {
+  routes.push({ ...workflowRoute, path: workflowRoute.path.replace("/v1/workflows", "/v1/notification-templates") });
+}

@@ -121,4 +121,24 @@ describe("@novu/api 3.19.1 against the gateway: credentials and preferences", ()
     expect(missing).toBeInstanceOf(errors.ErrorDto);
     expect((missing as errors.ErrorDto).statusCode).toBe(404);
   });
+
+  it("subscribers.preferences.bulkUpdate changes several workflows at once, and refuses a bad batch whole", async () => {
+    const updated = await novu.subscribers.preferences.bulkUpdate(
+      { preferences: [{ workflowId: workflow.triggers[0]!.identifier, channels: { inApp: false, push: true } }] },
+      "sdk-user",
+    );
+    expect(updated.result).toEqual([
+      expect.objectContaining({
+        level: "template",
+        enabled: true,
+        channels: { inApp: false, push: true },
+        workflow: expect.objectContaining({ id: workflow._id }),
+      }),
+    ]);
+    const tooMany = Array.from({ length: 101 }, () => ({ workflowId: workflow._id, channels: { push: false } }));
+    const refused = await novu.subscribers.preferences.bulkUpdate({ preferences: tooMany }, "sdk-user").catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(errors.ValidationErrorDto);
+    const listed = await novu.subscribers.preferences.list({ subscriberId: "sdk-user" });
+    expect(listed.result.workflows[0]?.channels).toEqual({ inApp: false, push: true });
+  });
 });

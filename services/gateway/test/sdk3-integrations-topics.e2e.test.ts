@@ -136,4 +136,32 @@ describe("@novu/api 3.19.1 against the gateway: topics", () => {
     expect(removed.result.meta).toEqual({ totalCount: 1, successful: 1, failed: 0 });
     expect((await novu.topics.delete("sdk-crud")).result).toEqual({ acknowledged: true });
   });
+
+  it("subscribers.topics.list pages one subscriber's subscriptions across topics", async () => {
+    await novu.subscribers.create({ subscriberId: "sdk-reader", firstName: "R" });
+    for (const key of ["sdk-news-1", "sdk-news-2", "sdk-news-3"]) await novu.topics.subscriptions.create({ subscriptions: ["sdk-reader"] }, key);
+    const first = await novu.subscribers.topics.list({ subscriberId: "sdk-reader", limit: 2 });
+    expect(first.result).toMatchObject({ totalCount: 3, totalCountCapped: false, previous: null });
+    expect(first.result.data).toHaveLength(2);
+    const second = await novu.subscribers.topics.list({ subscriberId: "sdk-reader", limit: 2, after: first.result.next! });
+    const all = [...first.result.data, ...second.result.data];
+    expect(all.map((item) => item.topic.key).sort()).toEqual(["sdk-news-1", "sdk-news-2", "sdk-news-3"]);
+    expect(all[0]).toMatchObject({ identifier: `tk_${all[0]!.topic.key}:si_sdk-reader`, subscriber: { subscriberId: "sdk-reader", firstName: "R" } });
+    const missing = await novu.subscribers.topics.list({ subscriberId: "sdk-nobody" }, once).catch((error: unknown) => error);
+    expect((missing as errors.ErrorDto).statusCode).toBe(404);
+    const tooMany = await novu.subscribers.topics.list({ subscriberId: "sdk-reader", limit: 101 }, once).catch((error: unknown) => error);
+    expect(tooMany).toBeInstanceOf(errors.ValidationErrorDto);
+  });
+});
+
+describe("@novu/api 3.19.1 against the gateway: environments", () => {
+  it("environments.list lists the organization's environments, the key's among them", async () => {
+    await stack.createKey("Production");
+    const listed = await novu.environments.list();
+    // Other tests of this file make environments of their own.
+    expect(listed.result.map((environment) => environment.name)).toEqual(expect.arrayContaining(["Development", "Production"]));
+    const development = listed.result.find((environment) => environment.name === "Development")!;
+    expect(development.id).toMatch(/^[0-9a-f]{24}$/);
+    expect(listed.result.find((environment) => environment.name === "Production")!.parentId).toBe(development.id);
+  });
 });

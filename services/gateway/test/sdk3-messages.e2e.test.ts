@@ -133,4 +133,41 @@ describe("@novu/api 3.19.1 against the gateway: messages", () => {
     const listed = await novu.messages.retrieve({ subscriberId: "sdk-action" });
     expect(listed.result.data[0]!.cta.action).toMatchObject({ status: "pending", result: { type: "secondary" } });
   });
+
+  it("subscribers.notifications: list, count, read, unread, archive, unarchive, snooze, unsnooze, bulk changes and deletes", async () => {
+    const ada = await createSubscriber(stack, "sdk-notes");
+    const [first, second, third] = (await seed.create([newMessage(ada), newMessage(ada), newMessage(ada)])).messages.map((message) => message.id);
+    const subscriberId = "sdk-notes";
+
+    const listed = await novu.subscribers.notifications.list({ subscriberId, limit: 10 });
+    expect(listed.result.data.map((notification) => notification.id).sort()).toEqual([first, second, third].sort());
+    expect(listed.result.hasMore).toBe(false);
+    const counted = await novu.subscribers.notifications.count(subscriberId, JSON.stringify([{ read: false }, { archived: true }]));
+    expect(counted.result.map((entry) => entry.count)).toEqual([3, 0]);
+
+    const request = { subscriberId, notificationId: first! };
+    expect((await novu.subscribers.notifications.markAsRead(request)).result).toMatchObject({ id: first, isRead: true });
+    expect((await novu.subscribers.notifications.markAsUnread(request)).result.isRead).toBe(false);
+    expect((await novu.subscribers.notifications.archive(request)).result.isArchived).toBe(true);
+    expect((await novu.subscribers.notifications.unarchive(request)).result.isArchived).toBe(false);
+    const snoozeUntil = new Date(Date.now() + 3_600_000);
+    expect((await novu.subscribers.notifications.snooze({ ...request, snoozeSubscriberNotificationDto: { snoozeUntil } })).result.isSnoozed).toBe(true);
+    expect((await novu.subscribers.notifications.unsnooze(request)).result.isSnoozed).toBe(false);
+
+    await novu.subscribers.notifications.markAsSeen({ notificationIds: [second!] }, subscriberId);
+    await novu.subscribers.notifications.markAllAsRead({}, subscriberId);
+    await novu.subscribers.notifications.archiveAllRead({}, subscriberId);
+    expect((await novu.subscribers.notifications.list({ subscriberId, archived: true })).result.data).toHaveLength(3);
+    await novu.subscribers.notifications.delete({ subscriberId, notificationId: third! });
+    await novu.subscribers.notifications.archiveAll({}, subscriberId);
+    await novu.subscribers.notifications.deleteAll({}, subscriberId);
+    expect((await novu.subscribers.notifications.list({ subscriberId, archived: true })).result.data).toEqual([]);
+
+    const missing = await novu.subscribers.notifications
+      .markAsRead({ subscriberId, notificationId: unknownMessageId() }, once)
+      .catch((error: unknown) => error);
+    expect((missing as errors.ErrorDto).statusCode).toBe(404);
+    const malformed = await novu.subscribers.notifications.markAsRead({ subscriberId, notificationId: "nope" }, once).catch((error: unknown) => error);
+    expect(malformed).toBeInstanceOf(errors.ValidationErrorDto);
+  });
 });

@@ -225,6 +225,7 @@ export function createMessageService({
             feedIdentifiers: request.feedIdentifiers.length > 0 ? request.feedIdentifiers : null,
             read: request.read ?? null,
             seen: request.seen ?? null,
+            payload: request.payload ?? null,
             offset,
             limit: request.limit,
           };

@@ -500,12 +500,13 @@ export async function countMessages(db: Queryable, environmentId: string, querie
   return rows.map((row) => row.count);
 }
 
-/** One feed page to read: a subscriber's in-app messages, optionally of some feeds, read or seen. */
+/** One feed page to read: a subscriber's in-app messages, optionally of some feeds, read or seen, or with a payload containing some values. */
 export interface FeedQuery {
   subscriberId: string;
   feedIdentifiers: readonly string[] | null;
   read: boolean | null;
   seen: boolean | null;
+  payload: JsonObject | null;
   offset: number;
   limit: number;
 }
@@ -514,13 +515,14 @@ export interface FeedQuery {
  * The feed queries as parallel arrays, unnested in query order. Each query's feed identifiers
  * travel as one JSON array (a text[][] would have to be rectangular).
  */
-const FEED_QUERIES = `unnest($2::text[], $3::jsonb[], $4::boolean[], $5::boolean[], $6::int[], $7::int[])
-  WITH ORDINALITY AS q(subscriber_id, feeds, read, seen, max, skip, position)`;
+const FEED_QUERIES = `unnest($2::text[], $3::jsonb[], $4::boolean[], $5::boolean[], $6::int[], $7::int[], $8::jsonb[])
+  WITH ORDINALITY AS q(subscriber_id, feeds, read, seen, max, skip, payload, position)`;
 
 /** A query's messages: the range of the feed index, then its filters. */
 const FEED_CONDITIONS = `m.environment_id = $1 AND m.subscriber_id = q.subscriber_id AND m.channel = 'in_app'
   AND (q.feeds IS NULL OR m.feed_identifier IN (SELECT jsonb_array_elements_text(q.feeds)))
-  AND (q.read IS NULL OR m.read = q.read) AND (q.seen IS NULL OR m.seen = q.seen)`;
+  AND (q.read IS NULL OR m.read = q.read) AND (q.seen IS NULL OR m.seen = q.seen)
+  AND (q.payload IS NULL OR m.payload::jsonb @> q.payload)`;
 
 const SELECT_FEED_PAGES = `SELECT q.position, page.* FROM ${FEED_QUERIES}
   CROSS JOIN LATERAL (
@@ -546,6 +548,7 @@ export async function selectFeedPages(db: Queryable, environmentId: string, quer
       queries.map((query) => query.seen),
       queries.map((query) => query.limit + 1),
       queries.map((query) => query.offset),
+      queries.map((query) => (query.payload ? JSON.stringify(query.payload) : null)),
     ],
   });
   return rows;

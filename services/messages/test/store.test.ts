@@ -51,7 +51,7 @@ describe("store plans: the work of each statement is bounded by what it returns"
   });
 
   it("serves first feed pages without sorting messages and without reading past them", async () => {
-    const firstPage = (subscriberId: string) => ({ subscriberId, feedIdentifiers: null, read: null, seen: null, offset: 0, limit: 10 });
+    const firstPage = (subscriberId: string) => ({ subscriberId, feedIdentifiers: null, read: null, seen: null, payload: null, offset: 0, limit: 10 });
     for (const subscriberId of [heavy, light]) {
       const { plan } = await planOf((db) => store.selectFeedPages(db, environmentId, [firstPage(subscriberId)]));
       // Only the rows already read are put in query order; each page comes off the feed index in order.
@@ -63,7 +63,7 @@ describe("store plans: the work of each statement is bounded by what it returns"
   });
 
   it("answers feed pages of many queries in query order, each with its own filters", async () => {
-    const query = { feedIdentifiers: null, read: null, seen: null, offset: 0, limit: 5 };
+    const query = { feedIdentifiers: null, read: null, seen: null, payload: null, offset: 0, limit: 5 };
     const queries = [
       { ...query, subscriberId: light, seen: true },
       { ...query, subscriberId: heavy, offset: 19_998 },

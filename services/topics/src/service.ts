@@ -11,6 +11,7 @@ import {
   readOffsetPage,
   scopeHeaders,
   scopeOf,
+  subscriberNotFound,
   withTransaction,
   type Logger,
   type Pool,
@@ -28,6 +29,16 @@ export const MEMBERS_SHOWN = 100;
 /** Subscribers per add or remove call: one BatchGetSubscribers call resolves them all. */
 export const MAX_SUBSCRIBERS_PER_CALL = 1000;
 export const MAX_PAGE_SIZE = 100;
+
+/** A cursor page's size (10 unless given, at most MAX_PAGE_SIZE); one cursor at most. */
+function cursorPageSize(request: { limit: number; after?: string | undefined; before?: string | undefined }): number {
+  const limit = request.limit === 0 ? 10 : request.limit;
+  checkRange("limit", limit, 1, MAX_PAGE_SIZE);
+  if (request.after !== undefined && request.before !== undefined) {
+    throw invalidField("after", "after and before cannot be used together", request.after);
+  }
+  return limit;
+}
 export const MAX_MEMBER_PAGE = 1000;
 export const MAX_EXCLUDED = 10_000;
 export const MAX_TOPIC_KEYS = 100;
@@ -138,11 +149,7 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
 
     async searchTopics(request, context) {
       const scope = scopeOf(context);
-      const limit = request.limit === 0 ? 10 : request.limit;
-      checkRange("limit", limit, 1, MAX_PAGE_SIZE);
-      if (request.after !== undefined && request.before !== undefined) {
-        throw invalidField("after", "after and before cannot be used together", request.after);
-      }
+      const limit = cursorPageSize(request);
       const orderBy = ORDER_COLUMNS[request.orderBy];
       if (orderBy === undefined) throw invalidField("orderBy", "orderBy must be one of _id, createdAt, updatedAt, key", request.orderBy);
       const descending = request.direction !== commonV1.SortDirection.ASC;
@@ -256,11 +263,7 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
 
     async listSubscriptions(request, context) {
       const scope = scopeOf(context);
-      const limit = request.limit === 0 ? 10 : request.limit;
-      checkRange("limit", limit, 1, MAX_PAGE_SIZE);
-      if (request.after !== undefined && request.before !== undefined) {
-        throw invalidField("after", "after and before cannot be used together", request.after);
-      }
+      const limit = cursorPageSize(request);
       const topic = await store.selectTopic(pool, scope.environmentId, request.topicKey);
       if (!topic) throw topicNotFound(request.topicKey);
       const descending = request.direction !== commonV1.SortDirection.ASC;
@@ -285,6 +288,36 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
           const subscriber = byId.get(row.internal_subscriber_id);
           return subscriber ? [subscriptionFromRow(row, topic.key, subscriber)] : [];
         }),
+        ...cursors,
+        totalCount,
+        totalCountCapped: totalCount >= COUNT_CAP,
+      };
+    },
+
+    async listSubscriberSubscriptions(request, context) {
+      const scope = scopeOf(context);
+      const limit = cursorPageSize(request);
+      const [subscriber] = await lookUp(scope, context, { subscriberIds: [request.subscriberId] });
+      if (!subscriber) throw subscriberNotFound(request.subscriberId);
+      const descending = request.direction !== commonV1.SortDirection.ASC;
+      const backwards = request.before !== undefined;
+      const [fetched, totalCount] = await Promise.all([
+        store.selectSubscriberSubscriptionPage(pool, scope.environmentId, subscriber.id, {
+          cursor: request.after ?? request.before,
+          towardsLower: descending !== backwards,
+          limit,
+        }),
+        store.countSubscriberSubscriptions(pool, scope.environmentId, subscriber.id, COUNT_CAP),
+      ]);
+      const { page, cursors } = keysetPage(fetched, limit, request);
+      const topics = page.length > 0 ? await store.selectTopicsByIds(pool, scope.environmentId, [...new Set(page.map((row) => row.topic_id))]) : [];
+      const keyOf = new Map(topics.map((topic) => [topic.id, topic.key]));
+      return {
+        subscriptions: page.flatMap((row) => {
+          const topicKey = keyOf.get(row.topic_id);
+          return topicKey === undefined ? [] : [subscriptionFromRow(row, topicKey, summaryOf(subscriber))];
+        }),
+        topics: topics.map((topic) => topicFromRow(topic, [])),
         ...cursors,
         totalCount,
         totalCountCapped: totalCount >= COUNT_CAP,

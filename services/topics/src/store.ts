@@ -286,6 +286,40 @@ export async function selectSubscriptionKeysetPage(
   return rows;
 }
 
+/** One keyset page (plus one row) of a subscriber's memberships across topics, in id order. */
+export async function selectSubscriberSubscriptionPage(
+  db: Queryable,
+  environmentId: string,
+  internalSubscriberId: string,
+  query: { cursor: string | undefined; towardsLower: boolean; limit: number },
+): Promise<SubscriptionRow[]> {
+  const { rows } = await db.query<SubscriptionRow>(
+    `SELECT * FROM topics.subscriptions
+      WHERE environment_id = $1 AND internal_subscriber_id = $2
+        AND ($3::text IS NULL OR (CASE WHEN $4 THEN id < $3 ELSE id > $3 END))
+      ORDER BY CASE WHEN $4 THEN id END DESC, id ASC
+      LIMIT $5`,
+    [environmentId, internalSubscriberId, query.cursor ?? null, query.towardsLower, query.limit + 1],
+  );
+  return rows;
+}
+
+/** Counts at most `cap` memberships of a subscriber. */
+export async function countSubscriberSubscriptions(db: Queryable, environmentId: string, internalSubscriberId: string, cap: number): Promise<number> {
+  const { rows } = await db.query<{ count: number }>(
+    `SELECT count(*) AS count FROM (
+       SELECT 1 FROM topics.subscriptions WHERE environment_id = $1 AND internal_subscriber_id = $2 LIMIT $3
+     ) capped`,
+    [environmentId, internalSubscriberId, cap],
+  );
+  return rows[0]!.count;
+}
+
+export async function selectTopicsByIds(db: Queryable, environmentId: string, ids: readonly string[]): Promise<TopicRow[]> {
+  const { rows } = await db.query<TopicRow>("SELECT * FROM topics.topics WHERE environment_id = $1 AND id = ANY($2) ORDER BY id", [environmentId, ids]);
+  return rows;
+}
+
 /** Counts at most `cap` memberships of a topic. */
 export async function countSubscriptions(
   db: Queryable,

@@ -79,8 +79,20 @@ export const INBOX_BULK_ROUTES = [
 /** Novu's counts stop here. */
 export const INBOX_COUNT_CAP = 99;
 
+export const actionBody = z.object({
+  actionType: z
+    .enum(["primary", "secondary"], { error: "actionType must be primary or secondary" })
+    .transform((type) => (type === "primary" ? InboxActionType.PRIMARY : InboxActionType.SECONDARY)),
+});
+
 export const notificationIdParam = z.object({
   id: z.string().refine(isObjectId, "id must be a notification id (24 hex characters)"),
+});
+
+/** /v2/subscribers/{subscriberId}/notifications/{notificationId}…, the API's way to the same notifications. */
+export const subscriberNotificationParams = z.object({
+  subscriberId: z.string().min(1),
+  notificationId: z.string().refine(isObjectId, "notificationId must be a notification id (24 hex characters)"),
 });
 
 /** A parsed filter: the RPC's InboxFilter, and what Novu echoes back as `filter`. */
@@ -217,12 +229,6 @@ export function checkSnoozeBound(snoozeUntil: Timestamp, maxHours: number): Time
   }
   return snoozeUntil;
 }
-
-export const actionBody = z.object({
-  actionType: z
-    .enum(["primary", "secondary"], { error: "actionType must be primary or secondary" })
-    .transform((type) => (type === "primary" ? InboxActionType.PRIMARY : InboxActionType.SECONDARY)),
-});
 
 /** Sets `key` when `value` is present: the client tells absent fields apart. */
 function put(json: Record<string, unknown>, key: string, value: unknown): void {

@@ -1,9 +1,11 @@
 import { messagesV1, type subscribersV1, type workflowsV1 } from "@notify/proto";
 import { Channel, CHANNEL_NAMES, channelName, channelNamed, CHANNELS, type ChannelName } from "@notify/runtime";
 import { z } from "zod";
-import { jsonObject, queryBool, queryInt } from "../validation.js";
+import { MAX_BODY_DEPTH, nestedDeeperThan } from "../body.js";
+import { queryBool, queryInt } from "../validation.js";
 import { iso } from "./common.js";
 import { subscriberToJson } from "./subscribers.js";
+import { freeForm } from "./triggers.js";
 import { workflowToJson } from "./workflows.js";
 
 const { InboxActionType, InboxChange, MarkAs, MessageStatus } = messagesV1;
@@ -70,12 +72,32 @@ export const messageActionBody = z.object({
   status: z
     .enum(["pending", "done"], { error: "status must be pending or done" })
     .transform((status) => (status === "done" ? InboxChange.COMPLETE : InboxChange.REVERT)),
-  payload: jsonObject.optional(),
+  payload: freeForm.optional(),
 });
 
 export const markAllBody = z.object({ markAs, feedIdentifier: stringList("feedIdentifier").optional() });
 
 export const unseenQuery = z.object({ seen: queryBool.default(false), limit: queryInt(100, 1, 1000) });
+
+/** Longer filters are refused unread: a feed filter names a few payload values. */
+const MAX_PAYLOAD_FILTER_CHARS = 4096;
+
+/** The feed's `payload` filter: a JSON object, base64-encoded (as @novu/node sends it). */
+const payloadFilter = z
+  .string()
+  .max(MAX_PAYLOAD_FILTER_CHARS, `payload must be at most ${MAX_PAYLOAD_FILTER_CHARS} characters`)
+  .transform((encoded, context) => {
+    const text = Buffer.from(encoded, "base64");
+    try {
+      const value = JSON.parse(text.toString("utf8")) as unknown;
+      if (!nestedDeeperThan(text, MAX_BODY_DEPTH)) return value;
+      context.addIssue({ code: "custom", message: `payload must be nested at most ${MAX_BODY_DEPTH} levels deep` });
+    } catch {
+      context.addIssue({ code: "custom", message: "payload must be a base64-encoded JSON object" });
+    }
+    return z.NEVER;
+  })
+  .pipe(freeForm);
 
 export const feedQuery = z.object({
   page: queryInt(0, 0, 100_000),
@@ -83,6 +105,7 @@ export const feedQuery = z.object({
   feedIdentifier: stringList("feedIdentifier").optional(),
   read: queryBool.optional(),
   seen: queryBool.optional(),
+  payload: payloadFilter.optional(),
 });
 
 export const listMessagesQuery = z.object({

@@ -40,6 +40,24 @@ export const updatePreferencesBody = z
     message: "channels should not be null or undefined",
   });
 
+/** Novu's cap on PATCH /v2/subscribers/{subscriberId}/preferences/bulk. */
+const MAX_BULK_PREFERENCES = 100;
+
+/** PATCH /v2/subscribers/{subscriberId}/preferences/bulk */
+export const bulkPreferencesBody = z.object({
+  preferences: z
+    .array(z.object({ workflowId: z.string({ error: "workflowId must be a string" }).min(1, "workflowId should not be empty"), channels }), {
+      error: "preferences must be an array",
+    })
+    .min(1, "preferences should not be empty")
+    .max(MAX_BULK_PREFERENCES, `preferences must contain no more than ${MAX_BULK_PREFERENCES} elements`),
+});
+
+export const bulkPreferencesRequestOf = (subscriberId: string, body: z.infer<typeof bulkPreferencesBody>) => ({
+  subscriberId,
+  updates: body.preferences.map((entry) => ({ workflowId: entry.workflowId, channels: channelsRequestOf(entry.channels) })),
+});
+
 const CRITICALITY = {
   critical: subscribersV1.Criticality.CRITICAL,
   nonCritical: subscribersV1.Criticality.NON_CRITICAL,

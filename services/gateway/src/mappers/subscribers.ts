@@ -59,8 +59,20 @@ export function bulkCreatedToJson(requested: readonly { subscriberId: string }[]
   };
 }
 
-/** PATCH /v1/subscribers/{subscriberId}/online-status */
-export const onlineStatusBody = z.object({ isOnline: z.boolean({ error: "isOnline must be a boolean value" }) });
+/** PATCH /v1/subscribers/{subscriberId}/online-status: `isOnline` (@novu/api), or `online` as @novu/node sends it. */
+export const onlineStatusBody = z
+  .object({
+    isOnline: z.boolean({ error: "isOnline must be a boolean value" }).optional(),
+    online: z.boolean({ error: "online must be a boolean value" }).optional(),
+  })
+  .transform((body, context) => {
+    const isOnline = body.isOnline ?? body.online;
+    if (isOnline === undefined) {
+      context.addIssue({ code: "custom", path: ["isOnline"], message: "isOnline must be a boolean value" });
+      return z.NEVER;
+    }
+    return { isOnline };
+  });
 
 type Profile = z.infer<typeof updateSubscriberBody>;
 const PROFILE_KEYS = Object.keys(profileShape) as (keyof Profile)[];

@@ -92,15 +92,35 @@ export function searchTopicsRequestOf(query: z.infer<typeof searchTopicsQuery>) 
   };
 }
 
-export function listSubscriptionsRequestOf(topicKey: string, query: z.infer<typeof listSubscriptionsQuery>) {
+/** GET /v2/subscribers/{subscriberId}/subscriptions: the same paging, over one subscriber's topics. */
+export const subscriberSubscriptionsQuery = listSubscriptionsQuery.omit({ subscriberId: true });
+
+/** A subscription page's size, order and cursor. */
+function subscriptionPagingOf(query: z.infer<typeof subscriberSubscriptionsQuery>) {
   return {
-    topicKey,
     limit: query.limit,
     direction: query.orderDirection === "ASC" ? commonV1.SortDirection.ASC : commonV1.SortDirection.DESC,
     ...(query.after ? { after: query.after } : {}),
     ...(query.before ? { before: query.before } : {}),
-    ...(query.subscriberId ? { subscriberId: query.subscriberId } : {}),
   };
+}
+
+export function listSubscriptionsRequestOf(topicKey: string, query: z.infer<typeof listSubscriptionsQuery>) {
+  return { topicKey, ...subscriptionPagingOf(query), ...(query.subscriberId ? { subscriberId: query.subscriberId } : {}) };
+}
+
+export const subscriberSubscriptionsRequestOf = (subscriberId: string, query: z.infer<typeof subscriberSubscriptionsQuery>) => ({
+  subscriberId,
+  ...subscriptionPagingOf(query),
+});
+
+/** A subscriber's subscriptions, each with its topic (ListTopicSubscriptionsResponseDto's items). */
+export function subscriberSubscriptionsToJson(reply: topicsV1.ListSubscriberSubscriptionsResponse) {
+  const topics = new Map(reply.topics.map((topic) => [topic.id, topic]));
+  return reply.subscriptions.flatMap((subscription) => {
+    const topic = topics.get(subscription.topicId);
+    return topic ? [listedSubscriptionToJson(subscription, topic)] : [];
+  });
 }
 
 const nameOf = (topic: topicsV1.Topic) => (topic.name !== undefined ? { name: topic.name } : {});

@@ -11,7 +11,7 @@ export const MAX_BULK_EVENTS = 100;
 const MAX_FREE_FORM_BYTES = 512 * 1024;
 
 /** payload / overrides: an object of at most 512 KiB (its depth is bounded where bodies are read, body.ts). */
-const freeForm = jsonObject.refine(
+export const freeForm = jsonObject.refine(
   (value) => Buffer.byteLength(JSON.stringify(value)) <= MAX_FREE_FORM_BYTES,
   `must be at most ${MAX_FREE_FORM_BYTES / 1024} KiB`,
 );

@@ -9,6 +9,7 @@ import {
   failedPrecondition,
   invalidArgument,
   invalidField,
+  isForeignKeyViolation,
   isObjectId,
   isUniqueViolation,
   notFound,
@@ -144,6 +145,12 @@ async function referenceErrors(
   return errors;
 }
 
+const groupNotFound = (id: string) => notFound(`Notification group with id ${id} not found`);
+
+function checkGroupName(name: string): void {
+  if (name.trim().length === 0 || name.length > MAX_NAME) throw invalidField("name", `name must be between 1 and ${MAX_NAME} characters`, name);
+}
+
 function throwIfAny(errors: FieldErrors): void {
   if (Object.keys(errors).length > 0) throw invalidArgument("Validation failed", errors);
 }
@@ -155,8 +162,14 @@ function throwIfAny(errors: FieldErrors): void {
 const changing = (context: HandlerContext, ...keys: string[]) => announceKeys(context, ChangeKind.WORKFLOWS, keys);
 
 export function createWorkflowService({ pool }: Pick<RouteDeps, "pool">): ServiceImpl<typeof workflowsV1.WorkflowService> {
-  /** environment id → its "General" group id; groups are never deleted, so this stays true. */
+  /** environment id → its "General" group id; that group is never deleted or renamed, so this stays true. */
   const generalGroups = new Map<string, string>();
+
+  async function existingGroup(scope: Scope, id: string): Promise<store.GroupRow> {
+    const row = isObjectId(id) ? await store.selectGroup(pool, scope.environmentId, id) : undefined;
+    if (!row) throw groupNotFound(id);
+    return row;
+  }
 
   async function generalGroupId(scope: Scope): Promise<string> {
     const known = generalGroups.get(scope.environmentId);
@@ -346,9 +359,7 @@ export function createWorkflowService({ pool }: Pick<RouteDeps, "pool">): Servic
 
     async createNotificationGroup(request, context) {
       const scope = scopeOf(context);
-      if (request.name.trim().length === 0 || request.name.length > MAX_NAME) {
-        throw invalidField("name", `name must be between 1 and ${MAX_NAME} characters`, request.name);
-      }
+      checkGroupName(request.name);
       // As in Novu, a new group's parent is the environment's first group.
       const parentId = await generalGroupId(scope);
       const row = await store.insertGroup(pool, scope.environmentId, {
@@ -359,6 +370,39 @@ export function createWorkflowService({ pool }: Pick<RouteDeps, "pool">): Servic
       });
       if (!row) throw alreadyExists(`Notification group with name: ${request.name} already exists`);
       return groupFromRow(row);
+    },
+
+    async getNotificationGroup(request, context) {
+      const scope = scopeOf(context);
+      return groupFromRow(await existingGroup(scope, request.id));
+    },
+
+    async updateNotificationGroup(request, context) {
+      const scope = scopeOf(context);
+      checkGroupName(request.name);
+      if ((await existingGroup(scope, request.id)).name === store.GENERAL_GROUP) throw failedPrecondition(`The ${store.GENERAL_GROUP} group cannot be renamed`);
+      try {
+        const row = await store.updateGroupName(pool, scope.environmentId, request.id, request.name);
+        if (!row) throw groupNotFound(request.id);
+        return groupFromRow(row);
+      } catch (error) {
+        if (isUniqueViolation(error)) throw failedPrecondition(`Notification group with name: ${request.name} already exists`);
+        throw error;
+      }
+    },
+
+    async deleteNotificationGroup(request, context) {
+      const scope = scopeOf(context);
+      if ((await existingGroup(scope, request.id)).name === store.GENERAL_GROUP) throw failedPrecondition(`The ${store.GENERAL_GROUP} group cannot be deleted`);
+      const inUse = () => failedPrecondition("Notification group is used by workflows; move them to another group first");
+      try {
+        if (!(await store.deleteUnusedGroup(pool, scope.environmentId, request.id))) throw inUse();
+      } catch (error) {
+        // A workflow that named the group while the delete ran.
+        if (isForeignKeyViolation(error)) throw inUse();
+        throw error;
+      }
+      return {};
     },
 
     async listFeeds(request, context) {

@@ -163,6 +163,26 @@ export async function insertGroup(
   return rows[0];
 }
 
+/** Renames the group; undefined when the environment has no group of that id. */
+export async function updateGroupName(db: Queryable, environmentId: string, id: string, name: string): Promise<GroupRow | undefined> {
+  const { rows } = await db.query<GroupRow>(
+    "UPDATE triggers.notification_groups SET name = $3, updated_at = now() WHERE environment_id = $1 AND id = $2 RETURNING *",
+    [environmentId, id, name],
+  );
+  return rows[0];
+}
+
+/** Deletes the group unless a workflow names it; answers whether it did. */
+export async function deleteUnusedGroup(db: Queryable, environmentId: string, id: string): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `DELETE FROM triggers.notification_groups g
+      WHERE g.environment_id = $1 AND g.id = $2
+        AND NOT EXISTS (SELECT 1 FROM triggers.workflows w WHERE w.environment_id = $1 AND w.notification_group_id = g.id)`,
+    [environmentId, id],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
 /** The environment's groups in creation order, at most `limit`. */
 export async function selectGroups(db: Queryable, environmentId: string, limit: number): Promise<GroupRow[]> {
   const { rows } = await db.query<GroupRow>("SELECT * FROM triggers.notification_groups WHERE environment_id = $1 ORDER BY id LIMIT $2", [

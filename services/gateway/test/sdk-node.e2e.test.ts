@@ -1,0 +1,272 @@
+import { ChannelTypeEnum, Novu } from "@novu/node";
+import { eventually } from "@notify/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createSubscriber, newMessage, seeder, type Seeder } from "./messages-fixtures.js";
+import { startStack, type Json, type Stack } from "./stack.js";
+
+let stack: Stack;
+let novu: Novu;
+let seed: Seeder;
+let workflowId: string;
+let workflowIdentifier: string;
+
+/** @novu/node answers the raw axios response: its body is Novu's `{data}` envelope (or a page). */
+const dataOf = (response: { data: unknown }): Json => (response.data as { data: Json }).data;
+
+/** The HTTP status of a failed @novu/node call (an axios error carries the response). */
+async function statusOf(call: Promise<unknown>): Promise<number | undefined> {
+  const error = await call.then(
+    () => undefined,
+    (failure: unknown) => failure,
+  );
+  return (error as { response?: { status?: number } } | undefined)?.response?.status;
+}
+
+beforeAll(async () => {
+  stack = await startStack();
+  novu = new Novu(stack.key, { backendUrl: stack.url });
+  seed = seeder(stack, (await createSubscriber(stack, "node-scope")).scope);
+  const created = dataOf(
+    await novu.notificationTemplates.create({
+      name: "Node welcome",
+      notificationGroupId: dataOf(await novu.notificationGroups.get())[0]._id,
+      active: true,
+      steps: [{ template: { type: "in_app", content: "Hi {{subscriber.firstName}}, #{{n}}" } }, { template: { type: "push", title: "T", content: "P" } }],
+    } as never),
+  );
+  workflowId = String(String(created._id));
+  workflowIdentifier = String(created.triggers[0]!.identifier);
+});
+afterAll(async () => {
+  seed?.close();
+  await stack?.stop();
+});
+
+describe("@novu/node 2.6.6 against the gateway: subscribers", () => {
+  it("identify, get, list, update, bulkCreate, updateOnlineStatus and delete", async () => {
+    const identified = dataOf(await novu.subscribers.identify("node-ada", { firstName: "Ada", email: "ada@example.com" }));
+    expect(identified).toMatchObject({ subscriberId: "node-ada", firstName: "Ada", email: "ada@example.com" });
+    expect(dataOf(await novu.subscribers.get("node-ada"))._id).toBe(identified._id);
+    const updated = dataOf(await novu.subscribers.update("node-ada", { lastName: "Lovelace" }));
+    expect(updated).toMatchObject({ firstName: "Ada", lastName: "Lovelace" });
+
+    const bulk = dataOf(await novu.subscribers.bulkCreate([{ subscriberId: "node-bob", firstName: "Bob" }, { subscriberId: "node-ada" }]));
+    expect(bulk).toEqual({ created: [{ subscriberId: "node-bob" }], updated: [{ subscriberId: "node-ada" }], failed: [] });
+
+    const page = (await novu.subscribers.list(0, 100)).data;
+    expect(page).toMatchObject({ page: 0, pageSize: 100, hasMore: false });
+    expect(page.data.map((subscriber: Json) => subscriber.subscriberId)).toEqual(expect.arrayContaining(["node-ada", "node-bob"]));
+
+    expect(dataOf(await novu.subscribers.updateOnlineStatus("node-ada", true)).isOnline).toBe(true);
+    const offline = dataOf(await novu.subscribers.updateOnlineStatus("node-ada", false));
+    expect(offline.isOnline).toBe(false);
+    expect(offline.lastOnlineAt).toEqual(expect.any(String));
+
+    expect(dataOf(await novu.subscribers.delete("node-bob"))).toEqual({ acknowledged: true, status: "deleted" });
+    expect(await statusOf(novu.subscribers.get("node-bob"))).toBe(404);
+  });
+
+  it("setCredentials, unsetCredentials and deleteCredentials", async () => {
+    await novu.integrations.create("fcm", { channel: ChannelTypeEnum.PUSH, active: true, credentials: { serviceAccount: "{}" } });
+    await novu.subscribers.identify("node-push", {});
+    const set = dataOf(await novu.subscribers.setCredentials("node-push", "fcm", { deviceTokens: ["t1", "t2"] }));
+    expect(set.channels).toMatchObject([{ providerId: "fcm", credentials: { deviceTokens: ["t1", "t2"] } }]);
+    const unset = dataOf(await novu.subscribers.unsetCredentials("node-push", "fcm"));
+    expect(unset.channels[0].credentials.deviceTokens).toEqual([]);
+    expect((await novu.subscribers.deleteCredentials("node-push", "fcm")).status).toBe(204);
+    expect(dataOf(await novu.subscribers.get("node-push")).channels).toEqual([]);
+  });
+
+  it("getPreference, getGlobalPreference, getPreferenceByLevel, updatePreference and updateGlobalPreference", async () => {
+    await novu.subscribers.identify("node-prefs", {});
+    const listed = dataOf(await novu.subscribers.getPreference("node-prefs"));
+    expect(listed).toEqual([
+      {
+        template: {
+          _id: workflowId,
+          name: "Node welcome",
+          critical: false,
+          tags: [],
+          triggers: [{ type: "event", identifier: workflowIdentifier, variables: [] }],
+        },
+        preference: {
+          enabled: true,
+          channels: { email: true, sms: true, in_app: true, chat: true, push: true },
+          overrides: [
+            { channel: "in_app", source: "template" },
+            { channel: "push", source: "template" },
+          ],
+        },
+      },
+    ]);
+    const activeOnly = dataOf(await novu.subscribers.getPreference("node-prefs", { includeInactiveChannels: false }));
+    expect(activeOnly[0].preference.channels).toEqual({ in_app: true, push: true });
+    expect(dataOf(await novu.subscribers.getPreferenceByLevel("node-prefs", "template" as never))).toEqual(listed);
+
+    const workflow = dataOf(await novu.subscribers.updatePreference("node-prefs", workflowId, { channel: { type: ChannelTypeEnum.PUSH, enabled: false } }));
+    expect(workflow.preference.channels).toMatchObject({ in_app: true, push: false });
+    expect(workflow.preference.overrides).toContainEqual({ channel: "push", source: "subscriber" });
+
+    const global = dataOf(await novu.subscribers.updateGlobalPreference("node-prefs", { preferences: [{ type: ChannelTypeEnum.IN_APP, enabled: false }] }));
+    expect(global).toEqual({ preference: { enabled: true, channels: { email: true, sms: true, in_app: false, chat: true, push: true } } });
+    expect(dataOf(await novu.subscribers.getGlobalPreference("node-prefs"))).toEqual([
+      { preference: { enabled: true, channels: { email: true, sms: true, in_app: false, chat: true, push: true } } },
+    ]);
+
+    expect(await statusOf(novu.subscribers.updatePreference("node-prefs", workflowId, { enabled: false }))).toBe(422);
+    expect(await statusOf(novu.subscribers.updateGlobalPreference("node-prefs", { preferences: [{ type: "fax" as never, enabled: true }] }))).toBe(422);
+    expect(await statusOf(novu.subscribers.getPreferenceByLevel("node-prefs", "team" as never))).toBe(422);
+    expect(await statusOf(novu.subscribers.getPreference("nobody"))).toBe(404);
+  });
+
+  it("getNotificationsFeed, getUnseenCount, markMessageSeen, markMessageRead, markMessageAs, markAllMessagesAs and markMessageActionSeen", async () => {
+    const ada = await createSubscriber(stack, "node-feed");
+    const [first, second, third] = (
+      await seed.create([newMessage(ada, { payload: { team: "red", n: 1 } }), newMessage(ada, { payload: { team: "blue", n: 2 } }), newMessage(ada)])
+    ).messages.map((message) => message.id);
+
+    const feed = (await novu.subscribers.getNotificationsFeed("node-feed", { limit: 10 })).data;
+    expect(feed).toMatchObject({ page: 0, totalCount: 3, hasMore: false });
+    const red = (await novu.subscribers.getNotificationsFeed("node-feed", { payload: { team: "red" } })).data;
+    expect(red.data.map((message: Json) => message._id)).toEqual([first]);
+    expect(dataOf(await novu.subscribers.getUnseenCount("node-feed", false))).toEqual({ count: 3 });
+
+    const seen = dataOf(await novu.subscribers.markMessageSeen("node-feed", first!));
+    expect(seen.map((message: Json) => [message._id, message.seen, message.read])).toEqual([[first, true, false]]);
+    const read = dataOf(await novu.subscribers.markMessageRead("node-feed", second!));
+    expect(read.map((message: Json) => [message.read, message.seen])).toEqual([[true, true]]);
+    const unread = dataOf(await novu.subscribers.markMessageAs("node-feed", second!, { read: false, seen: true }));
+    expect(unread.map((message: Json) => [message.read, message.seen])).toEqual([[false, true]]);
+    expect(dataOf(await novu.subscribers.getUnseenCount("node-feed", false))).toEqual({ count: 1 });
+
+    expect(dataOf(await novu.subscribers.markAllMessagesAs("node-feed", "read" as never))).toBe(3);
+    const acted = dataOf(
+      await novu.subscribers.markMessageActionSeen("node-feed", third!, "primary" as never, { status: "done" as never, payload: { answer: 42 } }),
+    );
+    expect(acted.cta.action).toMatchObject({ status: "done", result: { type: "primary", payload: { answer: 42 } } });
+
+    expect(await statusOf(novu.subscribers.markMessageAs("node-feed", first!, {} as never))).toBe(422);
+    expect(await statusOf(novu.subscribers.getNotificationsFeed("node-feed", { payload: "not base64 json" as never }))).toBe(422);
+  });
+});
+
+describe("@novu/node 2.6.6 against the gateway: events", () => {
+  it("trigger, bulkTrigger, broadcast and cancel", async () => {
+    await novu.subscribers.identify("node-event", { firstName: "Eve" });
+    const single = dataOf(await novu.trigger(workflowIdentifier, { to: "node-event", payload: { n: 1 } }));
+    expect(single).toMatchObject({ acknowledged: true, status: "processed", transactionId: expect.any(String) });
+    const bulk = dataOf(
+      await novu.bulkTrigger([
+        { name: workflowIdentifier, to: "node-event", payload: { n: 2 } },
+        { name: "no-such-workflow", to: "node-event", payload: {} },
+      ]),
+    );
+    expect(bulk.map((outcome: Json) => outcome.status)).toEqual(["processed", "error"]);
+    const broadcast = dataOf(await novu.broadcast(workflowIdentifier, { payload: { n: 3 } }));
+    expect(broadcast).toMatchObject({ acknowledged: true, status: "processed" });
+    await eventually(async () => {
+      const feed = (await novu.subscribers.getNotificationsFeed("node-event", {})).data;
+      return feed.data.length === 3 ? feed : undefined;
+    });
+    expect(dataOf(await novu.events.cancel(String(broadcast.transactionId)))).toBe(true);
+  });
+});
+
+describe("@novu/node 2.6.6 against the gateway: topics", () => {
+  it("create, get, rename, list, addSubscribers, getSubscriber, checkSubscriber, removeSubscribers and delete", async () => {
+    await novu.subscribers.identify("node-member", {});
+    expect(dataOf(await novu.topics.create({ key: "node-topic", name: "Node topic" }))).toEqual({ _id: expect.any(String), key: "node-topic" });
+    expect(dataOf(await novu.topics.rename("node-topic", "Renamed"))).toMatchObject({ key: "node-topic", name: "Renamed" });
+    const added = dataOf(await novu.topics.addSubscribers("node-topic", { subscribers: ["node-member", "node-nobody"] }));
+    expect(added).toEqual({ succeeded: ["node-member"], failed: { notFound: ["node-nobody"] } });
+    expect(dataOf(await novu.topics.get("node-topic"))).toMatchObject({ key: "node-topic", subscribers: ["node-member"] });
+    const page = (await novu.topics.list({ page: 0, pageSize: 10, key: "node-topic" })).data;
+    expect(page.data.map((topic: Json) => topic.key)).toEqual(["node-topic"]);
+    expect(dataOf(await novu.topics.getSubscriber("node-topic", "node-member"))).toMatchObject({ topicKey: "node-topic", externalSubscriberId: "node-member" });
+    expect(dataOf(await novu.topics.checkSubscriber("node-topic", "node-member"))).toMatchObject({ externalSubscriberId: "node-member" });
+    expect((await novu.topics.removeSubscribers("node-topic", { subscribers: ["node-member"] })).status).toBe(204);
+    expect(await statusOf(novu.topics.checkSubscriber("node-topic", "node-member"))).toBe(404);
+    expect((await novu.topics.delete("node-topic")).status).toBe(204);
+  });
+});
+
+describe("@novu/node 2.6.6 against the gateway: integrations", () => {
+  it("create, getAll, getActive, update, setIntegrationAsPrimary and delete", async () => {
+    const created = dataOf(await novu.integrations.create("sendgrid", { channel: ChannelTypeEnum.EMAIL, active: true, credentials: { apiKey: "SG.node" } }));
+    expect(created).toMatchObject({ providerId: "sendgrid", channel: "email", active: true });
+    const second = dataOf(await novu.integrations.create("mailgun", { channel: ChannelTypeEnum.EMAIL, active: true, credentials: { apiKey: "key" } }));
+    expect(dataOf(await novu.integrations.getAll()).map((integration: Json) => integration._id)).toEqual(expect.arrayContaining([created._id, second._id]));
+    expect(dataOf(await novu.integrations.getActive()).map((integration: Json) => integration._id)).toContain(String(second._id));
+    expect(dataOf(await novu.integrations.update(String(second._id), { name: "Backup", credentials: { apiKey: "key2" } } as never)).name).toBe("Backup");
+    expect(dataOf(await novu.integrations.setIntegrationAsPrimary(String(second._id)))).toMatchObject({ _id: second._id, primary: true });
+    expect(dataOf(await novu.integrations.delete(String(created._id))).map((integration: Json) => integration._id)).not.toContain(String(created._id));
+  });
+});
+
+describe("@novu/node 2.6.6 against the gateway: messages", () => {
+  it("list, deleteById and deleteByTransactionId", async () => {
+    const ada = await createSubscriber(stack, "node-messages");
+    const [kept, removed] = (await seed.create([newMessage(ada, { transactionId: "node-txn-1" }), newMessage(ada, { transactionId: "node-txn-2" })])).messages;
+    const page = (await novu.messages.list({ subscriberId: "node-messages", limit: 10 })).data;
+    expect(page.data.map((message: Json) => message._id).sort()).toEqual([kept!.id, removed!.id].sort());
+    expect(dataOf(await novu.messages.deleteById(removed!.id))).toEqual({ acknowledged: true, status: "deleted" });
+    expect((await novu.messages.deleteByTransactionId("node-txn-1")).status).toBe(204);
+    expect((await novu.messages.list({ subscriberId: "node-messages" })).data.data).toEqual([]);
+  });
+});
+
+describe("@novu/node 2.6.6 against the gateway: feeds, tenants and notification groups", () => {
+  it("feeds: create, get and delete", async () => {
+    const created = dataOf(await novu.feeds.create("node-feed"));
+    expect(created).toMatchObject({ name: "node-feed", identifier: "node-feed" });
+    expect(dataOf(await novu.feeds.get()).map((feed: Json) => feed._id)).toContain(String(created._id));
+    expect(dataOf(await novu.feeds.delete(String(created._id))).map((feed: Json) => feed._id)).not.toContain(String(created._id));
+  });
+
+  it("tenants: create, get, list, update and delete", async () => {
+    expect(dataOf(await novu.tenants.create("node-tenant", { name: "Node tenant", data: { plan: "pro" } }))).toMatchObject({
+      identifier: "node-tenant",
+      name: "Node tenant",
+    });
+    expect(dataOf(await novu.tenants.get("node-tenant"))).toMatchObject({ data: { plan: "pro" } });
+    expect((await novu.tenants.list({ page: 0, limit: 10 })).data.data.map((tenant: Json) => tenant.identifier)).toContain("node-tenant");
+    expect(dataOf(await novu.tenants.update("node-tenant", { name: "Renamed" }))).toMatchObject({ name: "Renamed" });
+    expect((await novu.tenants.delete("node-tenant")).status).toBe(204);
+    expect(await statusOf(novu.tenants.get("node-tenant"))).toBe(404);
+  });
+
+  it("notificationGroups: create, get, getOne, update and delete", async () => {
+    const created = dataOf(await novu.notificationGroups.create("Node group"));
+    expect(created).toMatchObject({ name: "Node group", _environmentId: expect.any(String) });
+    expect(dataOf(await novu.notificationGroups.get()).map((group: Json) => group.name)).toEqual(expect.arrayContaining(["General", "Node group"]));
+    expect(dataOf(await novu.notificationGroups.getOne(String(created._id)))).toEqual(created);
+    expect(dataOf(await novu.notificationGroups.update(String(created._id), { name: "Renamed group" }))).toMatchObject({
+      _id: created._id,
+      name: "Renamed group",
+    });
+    expect(dataOf(await novu.notificationGroups.delete(String(created._id)))).toEqual({ acknowledged: true, status: "deleted" });
+    expect(await statusOf(novu.notificationGroups.getOne(String(created._id)))).toBe(404);
+    // A group its workflows still name stays.
+    const general = dataOf(await novu.notificationGroups.get()).find((group: Json) => String(group.name) === "General");
+    expect(await statusOf(novu.notificationGroups.delete(String(general!._id)))).toBe(400);
+  });
+});
+
+describe("@novu/node 2.6.6 against the gateway: notification templates", () => {
+  it("getAll, getOne, update, updateStatus and delete", async () => {
+    const page = (await novu.notificationTemplates.getAll(0, 10)).data;
+    expect(page.data.map((workflow: Json) => workflow._id)).toContain(workflowId);
+    expect(dataOf(await novu.notificationTemplates.getOne(workflowId))).toMatchObject({ _id: workflowId, name: "Node welcome" });
+    expect(dataOf(await novu.notificationTemplates.update(workflowId, { name: "Node renamed" } as never))).toMatchObject({ name: "Node renamed" });
+    expect(dataOf(await novu.notificationTemplates.updateStatus(workflowId, false))).toMatchObject({ active: false });
+    const other = dataOf(
+      await novu.notificationTemplates.create({
+        name: "Node other",
+        notificationGroupId: dataOf(await novu.notificationGroups.get())[0]._id,
+        steps: [{ template: { type: "in_app", content: "x" } }],
+      } as never),
+    );
+    expect(dataOf(await novu.notificationTemplates.delete(String(other._id)))).toBe(true);
+    expect(await statusOf(novu.notificationTemplates.getOne(String(other._id)))).toBe(404);
+  });
+});

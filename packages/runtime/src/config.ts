@@ -44,6 +44,8 @@ export const logLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trac
 /** Variables every process reads. */
 export const commonEnv = {
   LOG_LEVEL: logLevel,
+  /** Where spans are sent by OTLP/HTTP (…/v1/traces is appended); unset or empty: no tracing at all. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.preprocess((value) => (value === "" ? undefined : value), z.string().url().optional()),
   DATABASE_URL: url("postgres://postgres@127.0.0.1:5432/notify"),
 };
 

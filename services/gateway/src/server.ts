@@ -14,7 +14,7 @@ import {
   migrationsBeside,
   runMain,
   serveMetrics,
-  stopOnSignals,
+  runProcess,
 } from "@notify/runtime";
 import { ensureBootstrapKey } from "./accounts.js";
 import { createApp } from "./app.js";
@@ -137,8 +137,7 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
 
 if (isMain(import.meta.url)) {
   runMain(async () => {
-    const config = readConfig();
-    const running = await start(config);
+    const running = await runProcess("gateway", readConfig(), start);
     if (running.generatedKey) {
       process.stdout.write(
         `\nNo BOOTSTRAP_API_KEY was set, so an API key was generated for the Development environment.\n` +
@@ -147,6 +146,5 @@ if (isMain(import.meta.url)) {
           `More keys:  pnpm notify keys create --environment Production\n\n`,
       );
     }
-    stopOnSignals(createLogger("gateway", config.LOG_LEVEL), running.stop);
   });
 }

@@ -14,6 +14,7 @@ import {
   jobSubject,
   metricsHandler,
   migrate,
+  originOfJob,
   migrationsBeside,
   runWhenMain,
   retryUntilDone,
@@ -50,7 +51,6 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
   const nats = await connectNats(config.NATS_URL, "worker");
   const stream: JobStream = { name: config.JOBS_STREAM, subjectPrefix: config.JOBS_SUBJECT_PREFIX };
   const deliveries: JobStream = { name: config.DELIVERIES_STREAM, subjectPrefix: config.DELIVERIES_SUBJECT_PREFIX };
-  const publishDeliveries = deliveryPublisher(nats, deliveries);
 
   const subscribers = createRpcTransport(config.SUBSCRIBERS_URL, config.RPC_TIMEOUT_MS, { internalToken: config.INTERNAL_RPC_TOKEN });
   const topics = createRpcTransport(config.TOPICS_URL, config.RPC_TIMEOUT_MS, { internalToken: config.INTERNAL_RPC_TOKEN });
@@ -75,8 +75,12 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
   const run = async (messages: JsMsg[]) => {
     const deletions = messages.filter(isDeletion);
     await Promise.all(deletions.map((message) => followSubscriberDeletion(fromBinary(subscribersV1.SubscriberDeletedJobSchema, message.data), clients)));
-    const jobs = messages.filter((message) => !isDeletion(message)).map((message) => fromBinary(triggersV1.TriggerJobSchema, message.data));
+    const triggerMessages = messages.filter((message) => !isDeletion(message));
+    const jobs = triggerMessages.map((message) => fromBinary(triggersV1.TriggerJobSchema, message.data));
     if (jobs.length === 0) return;
+    // Each send continues the request of the trigger it comes from.
+    const origins = new Map(jobs.map((job, index) => [`${job.environmentId}/${job.transactionId}`, originOfJob(triggerMessages[index]!)]));
+    const publishDeliveries = deliveryPublisher(nats, deliveries, (send) => origins.get(`${send.environmentId}/${send.transactionId}`));
     const started = performance.now();
     const totals = await runTriggerJobs(jobs, {
       clients,

@@ -35,6 +35,7 @@ import { fieldErrorsOf, invalidArgument } from "./errors.js";
 import type { Logger } from "./log.js";
 import { Histogram, LATENCY_BUCKETS, metricsPortOf, metricsRegistry, serveMetrics, type MetricsServer } from "./metrics.js";
 import { isUnstorableText } from "./pg.js";
+import { processStopping } from "./lifecycle.js";
 import { continueFrom, SpanKind, tracedCall, type Origin } from "./tracing.js";
 
 /** The caller's tenancy, set by the gateway on every call. */
@@ -390,7 +391,7 @@ function unaryHandler(spec: Extract<MethodImplSpec, { kind: "unary" }>, intercep
 /** Serves gRPC over h2c with the health service and the server interceptors; only unary methods are served. */
 export async function serveRpc(options: ServeOptions): Promise<RpcServer> {
   let serving = true;
-  const status = () => (serving ? HealthCheckResponse_ServingStatus.SERVING : HealthCheckResponse_ServingStatus.NOT_SERVING);
+  const status = () => (serving && !processStopping() ? HealthCheckResponse_ServingStatus.SERVING : HealthCheckResponse_ServingStatus.NOT_SERVING);
   const server = new grpc.Server(CHANNEL_OPTIONS);
   if (options.internalToken === undefined) {
     options.log.warn("INTERNAL_RPC_TOKEN is not set: internal calls are checked against a public development token; set one before real use");

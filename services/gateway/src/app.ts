@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import Router from "@koa/router";
 import type { NamePolicy } from "@notify/providers";
-import { continueFrom, currentSpan, scopeHeaders, SpanKind, type Logger, type Scope } from "@notify/runtime";
+import { continueFrom, currentSpan, processStopping, scopeHeaders, SpanKind, type Logger, type Scope } from "@notify/runtime";
 import Koa, { type Context, type Next } from "koa";
 import { authMiddleware, sessionAuthMiddleware, type AuthDeps } from "./auth.js";
 import { readJsonBody, refuseNul } from "./body.js";
@@ -43,6 +43,9 @@ function requestLog(log: Logger) {
     const requestId = /^[\w.-]{1,64}$/.test(offered) ? offered : randomUUID();
     ctx.state.requestId = requestId;
     ctx.set("X-Request-Id", requestId);
+    // Once stopping, each answer closes its connection: clients open the next one elsewhere, and
+    // no idle connection is left for the final close to cut under a request already sent.
+    if (processStopping()) ctx.set("Connection", "close");
     return continueFrom(
       (name) => ctx.get(name) || undefined,
       { name: `HTTP ${ctx.method}`, kind: SpanKind.SERVER },

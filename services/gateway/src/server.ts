@@ -9,6 +9,7 @@ import {
   ensureDatabase,
   followChanges,
   isMain,
+  processStopping,
   metricsPortOf,
   migrate,
   migrationsBeside,
@@ -90,7 +91,7 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
     ...(config.RATE_LIMITS === "on" ? { rateLimits: { limiter: createRateLimiter(redis), environments, defaults: defaultRateLimits(config) } } : {}),
     outbound: { allowedCidrs: config.OUTBOUND_ALLOWED_CIDRS },
     readiness: {
-      accepting: () => accepting,
+      accepting: () => accepting && !processStopping(),
       dependencies: { pool, redis, nats: nats.current, services: downstream.health, timeoutMs: config.READINESS_TIMEOUT_MS },
     },
   });

@@ -26,6 +26,8 @@ export interface ProcessStack {
   readonly metricsUrls: Readonly<Record<ProcessName, string>>;
   /** Starts a process of the stack again (after a test stopped it), with more variables if given. */
   restart(name: ProcessName, env?: Record<string, string>): Promise<void>;
+  /** Starts another gateway (a replica behind the same load balancer), with more variables if given; stopped with the stack. */
+  startGatewayReplica(env?: Record<string, string>): Promise<{ url: string; child: ChildProcess }>;
   stop(): Promise<void>;
 }
 
@@ -92,6 +94,7 @@ export async function startProcessStack(options: ProcessStackOptions = {}): Prom
 
   const logs = Object.fromEntries(PROCESSES.map((name) => [name, [] as LogLine[]])) as Record<ProcessName, LogLine[]>;
   const children = {} as Record<ProcessName, ChildProcess>;
+  const replicas: ChildProcess[] = [];
   const launch = (name: ProcessName, extra: Record<string, string> = {}) => {
     const child = spawn(process.execPath, [entryOf(name)], { env: { ...env, ...extra }, stdio: ["ignore", "pipe", "inherit"] });
     let partial = "";
@@ -103,6 +106,7 @@ export async function startProcessStack(options: ProcessStackOptions = {}): Prom
       }
     });
     children[name] = child;
+    return child;
   };
   const answers = async (url: string) => (await fetch(url).catch(() => undefined))?.ok === true;
   /** Resolves once `url` answers 200; fails at once if the process exited. */
@@ -121,6 +125,7 @@ export async function startProcessStack(options: ProcessStackOptions = {}): Prom
     if (name === "worker") await answering(name, `http://127.0.0.1:${env.WORKER_PORT}/readyz`);
   };
   const stopAll = async () => {
+    for (const replica of replicas) await stopChild(replica);
     for (const name of [...PROCESSES].reverse()) await stopChild(children[name]);
   };
   try {
@@ -147,6 +152,16 @@ export async function startProcessStack(options: ProcessStackOptions = {}): Prom
       await stopChild(children[name]);
       launch(name, extra);
       await ready(name);
+    },
+    async startGatewayReplica(extra = {}) {
+      const first = children.gateway;
+      const port = String(await freePort());
+      const child = launch("gateway", { GATEWAY_PORT: port, GATEWAY_METRICS_PORT: String(await freePort()), ...extra });
+      children.gateway = first;
+      replicas.push(child);
+      const replicaUrl = `http://127.0.0.1:${port}`;
+      await eventually(async () => ((await answers(`${replicaUrl}/readyz`)) ? true : undefined), 60_000, 100);
+      return { url: replicaUrl, child };
     },
     async stop() {
       await stopAll();

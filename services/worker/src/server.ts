@@ -15,6 +15,7 @@ import {
   metricsHandler,
   migrate,
   originOfJob,
+  processStopping,
   migrationsBeside,
   runWhenMain,
   retryUntilDone,
@@ -191,7 +192,7 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
       response.writeHead(ok ? 200 : 503, { "content-type": "application/json" }).end(JSON.stringify({ status: ok ? "ok" : "unavailable" }));
     if (request.url === "/metrics") metricsHandler(request, response);
     else if (request.url === "/livez") answer(consuming());
-    else if (request.url === "/readyz") void natsAnswers().then((answers) => answer(answers && consuming()));
+    else if (request.url === "/readyz") void natsAnswers().then((answers) => answer(answers && consuming() && !processStopping()));
     else answer(false);
   });
   await new Promise<void>((resolve) => health.listen(config.WORKER_PORT, config.WORKER_HOST, resolve));

@@ -1,6 +1,6 @@
 import { once } from "node:events";
 import { eventually } from "@notify/testing";
-import pg from "pg";
+import { createPool } from "@notify/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createWorkflow } from "./delivery-helpers.js";
 import { startProcessStack, type ProcessStack } from "./process-stack.js";
@@ -18,15 +18,14 @@ afterAll(async () => {
 
 /** How many in-app messages each transaction has, read from the messages service's tables. */
 async function messagesByTransaction(): Promise<Map<string, number>> {
-  const client = new pg.Client({ connectionString: stack.database.url });
-  await client.connect();
+  const pool = createPool(stack.database.url, 1);
   try {
-    const { rows } = await client.query<{ transaction_id: string; n: number }>(
+    const { rows } = await pool.query<{ transaction_id: string; n: number }>(
       "SELECT transaction_id, count(*)::int AS n FROM messages.messages WHERE channel = 'in_app' GROUP BY transaction_id",
     );
     return new Map(rows.map((row) => [row.transaction_id, row.n]));
   } finally {
-    await client.end();
+    await pool.end();
   }
 }
 

@@ -18,16 +18,18 @@ export function keysetPage<Row extends { id: string }>(fetched: Row[], limit: nu
 }
 
 /**
- * One page of an offset-paged list: rows fetched from page × limit (up to limit + 1 of them, so the
- * over-run says whether there is more) while the total is counted, up to a cap, in parallel.
+ * One page of an offset-paged list: rows fetched from page × limit, or from `offset` when given
+ * (up to limit + 1 of them, so the over-run says whether there is more) while the total is
+ * counted, up to a cap, in parallel.
  */
 export async function readOffsetPage<Row>(
-  request: { page: number; limit: number; countCap: number },
+  request: { page: number; limit: number; countCap: number; offset?: number | undefined },
   fetch: (offset: number) => Promise<Row[]>,
   count: (cap: number) => Promise<number>,
 ) {
-  const { page, limit, countCap } = request;
+  const { page, limit, countCap, offset } = request;
   if (page < 0) throw invalidField("page", "page must not be negative", page);
-  const [rows, totalCount] = await Promise.all([fetch(page * limit), count(countCap)]);
+  if (offset !== undefined && offset < 0) throw invalidField("offset", "offset must not be negative", offset);
+  const [rows, totalCount] = await Promise.all([fetch(offset ?? page * limit), count(countCap)]);
   return { rows: rows.slice(0, limit), hasMore: rows.length > limit, totalCount, totalCountCapped: totalCount >= countCap };
 }

@@ -1,4 +1,4 @@
-import { createClient } from "redis";
+import { ClientClosedError, ClientOfflineError, ConnectionTimeoutError, createClient, SocketClosedUnexpectedlyError, SocketTimeoutError } from "redis";
 
 export type Redis = ReturnType<typeof createClient>;
 
@@ -12,4 +12,19 @@ export async function connectRedis(url: string): Promise<Redis> {
   client.on("error", () => undefined); // reconnects on its own; callers see failed commands
   await client.connect();
   return client;
+}
+
+/**
+ * Whether a command failed because Redis cannot be reached (down, restarting, or the client still
+ * reconnecting), not because of the command. Told apart by class: node-redis leaves every error's
+ * `name` as "Error".
+ */
+export function isRedisUnavailable(error: unknown): boolean {
+  return (
+    error instanceof ClientOfflineError ||
+    error instanceof ClientClosedError ||
+    error instanceof ConnectionTimeoutError ||
+    error instanceof SocketClosedUnexpectedlyError ||
+    error instanceof SocketTimeoutError
+  );
 }

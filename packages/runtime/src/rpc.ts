@@ -36,6 +36,7 @@ import type { Logger } from "./log.js";
 import { Histogram, LATENCY_BUCKETS, metricsPortOf, metricsRegistry, serveMetrics, type MetricsServer } from "./metrics.js";
 import { isUnstorableText } from "./pg.js";
 import { processStopping } from "./lifecycle.js";
+import { isRedisUnavailable } from "./redis.js";
 import { continueFrom, SpanKind, tracedCall, type Origin } from "./tracing.js";
 
 /** The caller's tenancy, set by the gateway on every call. */
@@ -103,10 +104,7 @@ const UNAVAILABLE_ERRORS = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "
 
 export function isUnavailableError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === "string" && UNAVAILABLE_ERRORS.has(code)) return true;
-  // node-redis rejects commands while disconnected with these
-  const name = (error as { name?: unknown } | null)?.name;
-  return name === "ClientClosedError" || name === "ClientOfflineError" || name === "ConnectionTimeoutError";
+  return (typeof code === "string" && UNAVAILABLE_ERRORS.has(code)) || isRedisUnavailable(error);
 }
 
 function errorInterceptor(log: Logger): Interceptor {

@@ -1,4 +1,4 @@
-import type { ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
 import { eventually } from "./wait.js";
 
@@ -34,4 +34,14 @@ export async function stopChild(child: ChildProcess | undefined): Promise<void> 
     child.once("exit", () => resolve());
     child.kill("SIGTERM");
   });
+}
+
+/**
+ * A Redis server of the test's own on `port` (no persistence), for tests that stop it to see
+ * what an outage does without disturbing tests running beside them on the shared one.
+ */
+export async function startRedisServer(port: number): Promise<ChildProcess> {
+  const server = spawn("redis-server", ["--bind", "127.0.0.1", "--port", String(port), "--save", "", "--appendonly", "no"], { stdio: "ignore" });
+  await listening(port);
+  return server;
 }

@@ -7,6 +7,7 @@ import { authMiddleware, sessionAuthMiddleware, type AuthDeps } from "./auth.js"
 import { readJsonBody, refuseNul } from "./body.js";
 import type { Clients } from "./clients.js";
 import { inboxCors } from "./cors.js";
+import { apiDescription } from "./docs.js";
 import type { Accounts } from "./environments.js";
 import { errorMiddleware } from "./errors.js";
 import { dependencyHealth, livez, readyz, type ReadinessDeps } from "./health.js";
@@ -175,7 +176,7 @@ function execute(route: Route, clients: Clients, accounts: Accounts, outbound: N
 }
 
 /**
- * Middleware order: log and metrics → errors → Inbox CORS → one router (probes; API routes: auth → rate limit
+ * Middleware order: log and metrics → errors → Inbox CORS → one router (probes and the API description; API routes: auth → rate limit
  * → body → idempotency → validate and run; Inbox routes: session → body → validate and run, without
  * idempotency keys, which are kept per environment, not per subscriber, and without rate limits,
  * which the reference service applies to API keys only: one budget per environment shared by every
@@ -194,6 +195,7 @@ export function createApp(deps: AppDeps): Koa {
   router.get("/livez", livez);
   router.get("/readyz", readyz(deps.readiness.accepting));
   router.get("/readyz/dependencies", dependencyHealth(deps.readiness.dependencies));
+  for (const [path, serve] of apiDescription(deps.routes)) router.get(path, serve);
   const authenticate = authMiddleware(deps.auth);
   const authenticateSession = sessionAuthMiddleware(deps.accounts.sessions);
   const idempotent = idempotencyMiddleware(deps.idempotency);

@@ -9,6 +9,40 @@ export const MIB = 1024 * KIB;
 
 const EMPTY = Buffer.alloc(0);
 
+/**
+ * The deepest a body's arrays and objects may nest. Far deeper values overflow the stack of every
+ * recursive walk (serializing an error that echoes one, measuring a payload); a free-form field
+ * (`payload`, `data`) travels as a protobuf Struct, two messages per level, and protobuf decoding
+ * refuses a hundred nested messages, so one nested a few dozen levels already fails downstream.
+ */
+export const MAX_BODY_DEPTH = 32;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACE = 0x7b;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACE = 0x7d;
+const CLOSE_BRACKET = 0x5d;
+
+/** Whether valid JSON text nests arrays and objects deeper than `max`, read without recursion. */
+function nestedDeeperThan(raw: Buffer, max: number): boolean {
+  // Each level takes an opening character: a shorter text cannot be deeper.
+  if (raw.length <= max) return false;
+  let depth = 0;
+  let inString = false;
+  for (let index = 0; index < raw.length; index++) {
+    const byte = raw[index];
+    if (inString) {
+      if (byte === BACKSLASH) index++;
+      else if (byte === QUOTE) inString = false;
+    } else if (byte === QUOTE) inString = true;
+    else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) {
+      if (++depth > max) return true;
+    } else if (byte === CLOSE_BRACE || byte === CLOSE_BRACKET) depth--;
+  }
+  return false;
+}
+
 /** How JSON writes a NUL character: it cannot hold one raw, so a body without this has none. */
 const NUL_ESCAPE = Buffer.from("\\u0000");
 
@@ -41,7 +75,8 @@ export function refuseNul(value: unknown): void {
 
 /**
  * Reads and parses a JSON body whatever its declared type (curl's default form type included);
- * over `limit` bytes → 413, malformed → 400, a NUL character anywhere → 422, empty → undefined.
+ * over `limit` bytes → 413, malformed or nested deeper than MAX_BODY_DEPTH → 400, a NUL character
+ * anywhere → 422, empty → undefined.
  */
 export async function readJsonBody(ctx: Context, limit: number): Promise<{ value: unknown; raw: Buffer }> {
   // A request without Content-Length or Transfer-Encoding has no body (RFC 9112 §6.3): most GETs.
@@ -65,6 +100,8 @@ export async function readJsonBody(ctx: Context, limit: number): Promise<{ value
   } catch {
     throw new HttpError(400, "Request body is not valid JSON");
   }
+  // JSON.parse itself does not recurse, so the depth is checked on text known to be valid.
+  if (nestedDeeperThan(raw, MAX_BODY_DEPTH)) throw new HttpError(400, `Request body is nested too deeply: at most ${MAX_BODY_DEPTH} levels`);
   // Postgres cannot store a NUL character in text or jsonb. Refused here, it cannot reach a
   // trigger's job and fail there on every delivery, after the trigger was accepted.
   if (raw.includes(NUL_ESCAPE)) refuseNul(value);

@@ -1,6 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { fieldErrorsOf, isUnavailableError, objectId, type FieldErrors, type Logger } from "@notify/runtime";
 import type { Context, Next } from "koa";
+import { z } from "zod";
 
 /** An error answered with `status` and the error body, plus any extra top-level fields. */
 export class HttpError extends Error {
@@ -13,6 +14,8 @@ export class HttpError extends Error {
     super(message);
   }
 }
+
+export const isCode = (error: unknown, code: Code) => error instanceof ConnectError && error.code === code;
 
 export const validationError = (errors: FieldErrors, message = "Validation Error") => new HttpError(422, message, { errors });
 
@@ -60,8 +63,26 @@ export function httpErrorFromRpc(error: ConnectError): HttpError {
   return new HttpError(status, error.rawMessage);
 }
 
+/**
+ * Every error answer's body (never wrapped), as the API description documents it. Loose: some
+ * errors carry more, as the SDK reads them (a 409 on a create carries the existing resource).
+ */
+export const errorBodySchema = z.looseObject({
+  statusCode: z.int().min(400).max(599),
+  timestamp: z.iso.datetime(),
+  path: z.string().describe("The request's path and query"),
+  message: z.string(),
+  error: z.string().optional().describe("The status's reason phrase"),
+  errors: z
+    .record(z.string(), z.object({ messages: z.array(z.string()), value: z.unknown().optional() }))
+    .optional()
+    .describe("Validation failures (422): each failing field's messages and, when short, the value refused"),
+  errorId: z.string().optional().describe("Unexpected failures (500): the id the failure was logged with, for support"),
+});
+export type ErrorBody = z.infer<typeof errorBodySchema>;
+
 /** Errors are never wrapped: `{statusCode, timestamp, path, message, error?, errors?}`. */
-export function errorBody(ctx: Context, status: number, message: string, extra: Record<string, unknown> = {}) {
+export function errorBody(ctx: Context, status: number, message: string, extra: Record<string, unknown> = {}): ErrorBody {
   return {
     statusCode: status,
     timestamp: new Date().toISOString(),

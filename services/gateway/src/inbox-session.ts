@@ -1,7 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { subscribersV1 } from "@notify/proto";
 import type { Scope } from "@notify/runtime";
-import { HttpError } from "./errors.js";
+import { HttpError, isCode } from "./errors.js";
 import { defaultScheduleRequestOf, sessionProfile, sessionSubscriberId, sessionToJson, type SessionBody } from "./mappers/inbox-session.js";
 import { fieldsOf } from "./mappers/subscribers.js";
 import type { PublicRouteInput, RouteCall } from "./route.js";
@@ -11,8 +11,6 @@ import { keyString, parseOrThrow } from "./validation.js";
 const UNREAD_COUNT_CAP = 100;
 
 const PRODUCTION = "production";
-
-const isCode = (error: unknown, code: Code) => error instanceof ConnectError && error.code === code;
 
 /**
  * Whether the environment requires a subscriberHash: its active in_app integration says so with

@@ -1,9 +1,12 @@
 import { Code, ConnectError } from "@connectrpc/connect";
+import type { JsonObject } from "@bufbuild/protobuf";
 import { messagesV1 } from "@notify/proto";
 import { z } from "zod";
 import { HttpError } from "./errors.js";
 import { cursorPage, offsetPage, offsetPageText } from "./mappers/common.js";
 import {
+  bulkCreatedToJson,
+  bulkSubscribersBody,
   channelWriteOf,
   createSubscriberBody,
   createSubscriberV1Body,
@@ -13,6 +16,7 @@ import {
   deletedResult,
   fieldsOf,
   listSubscribersQuery,
+  onlineStatusBody,
   searchRequestOf,
   searchSubscribersQuery,
   subscriberIdParam,
@@ -34,14 +38,19 @@ import {
   updatedWorkflowsToJson,
 } from "./mappers/inbox-preferences.js";
 import {
+  actedMessageText,
   channelOf,
   deleteTransactionQuery,
   feedQuery,
   feedText,
   listedMessagesText,
+  legacyMarkAsBody,
   listMessagesQuery,
   markAllBody,
   markAsBody,
+  marksOf,
+  messageActionBody,
+  messageActionParams,
   messageIdParam,
   markedMessagesText,
   transactionIdParam,
@@ -89,6 +98,24 @@ import {
   workflowToJson,
 } from "./mappers/workflows.js";
 import {
+  createWorkflowV2Body,
+  createWorkflowV2RequestOf,
+  findStep,
+  getWorkflowV2Query,
+  listWorkflowsV2Query,
+  listWorkflowsV2RequestOf,
+  patchWorkflowV2Body,
+  patchWorkflowV2RequestOf,
+  stepToJson,
+  syncWorkflowBody,
+  updateWorkflowV2Body,
+  updateWorkflowV2RequestOf,
+  workflowStepParams,
+  workflowV2PageToJson,
+  workflowV2ToJson,
+} from "./mappers/workflows-v2.js";
+import { callInEnvironment, syncWorkflow } from "./workflow-environments.js";
+import {
   createIntegrationBody,
   createRequestOf,
   integrationIdParam,
@@ -107,6 +134,9 @@ import {
   searchTopicsQuery,
   searchTopicsRequestOf,
   subscriberNotFound,
+  subscriberOfIdentifier,
+  subscriptionDetailsToJson,
+  subscriptionIdentifierParams,
   subscriptionNotFound,
   subscriptionsBody,
   subscriptionsResult,
@@ -121,6 +151,16 @@ import {
 } from "./mappers/topics.js";
 import { broadcastBody, broadcastEventOf, bulkOutcome, bulkTriggerBody, eventOf, singleOutcome, triggerBody } from "./mappers/triggers.js";
 import { executionDetailsQuery, executionDetailToJson } from "./mappers/execution-details.js";
+import {
+  activityPageToJson,
+  activityStatsToJson,
+  activityToJson,
+  graphStatsQuery,
+  graphStatsToJson,
+  listNotificationsQuery,
+  listNotificationsRequestOf,
+  activityIdParam,
+} from "./mappers/activity.js";
 import { environmentToJson, parentIdOf } from "./mappers/environments.js";
 import { sessionBody } from "./mappers/inbox-session.js";
 import { startSession } from "./inbox-session.js";
@@ -178,7 +218,30 @@ export const routes: Route[] = [
       return offsetPage(reply.subscribers.map(subscriberToJson), query.page, query.limit, reply.totalCount, reply.hasMore);
     },
   }),
+  // Before /:subscriberId routes, which would take "bulk" for a subscriber id.
+  route({
+    method: "POST",
+    path: "/v1/subscribers/bulk",
+    rateLimit: { cost: "bulk" },
+    bodyLimit: 5 * MIB,
+    body: bulkSubscribersBody,
+    handle: async ({ body, clients, call }) => {
+      const reply = await clients.subscribers.ensureSubscribers(
+        { subscribers: body.subscribers.map(({ subscriberId, ...profile }) => ({ subscriberId, fields: fieldsOf(profile) })), strict: true },
+        call,
+      );
+      return bulkCreatedToJson(body.subscribers, reply.createdSubscriberIds);
+    },
+  }),
   route({ method: "GET", path: "/v1/subscribers/:subscriberId", params: subscriberIdParam, handle: getSubscriber }),
+  route({
+    method: "PATCH",
+    path: "/v1/subscribers/:subscriberId/online-status",
+    params: subscriberIdParam,
+    body: onlineStatusBody,
+    handle: async ({ params, body, clients, call }) =>
+      subscriberToJson(await clients.subscribers.updateSubscriber({ subscriberId: params.subscriberId, fields: { isOnline: body.isOnline } }, call)),
+  }),
   route({
     method: "PUT",
     path: "/v1/subscribers/:subscriberId",
@@ -245,6 +308,38 @@ export const routes: Route[] = [
     handle: async ({ params, body, clients, call }) => {
       const reply = await clients.messages.markMessages({ subscriberId: params.subscriberId, messageIds: body.messageId, markAs: body.markAs }, call);
       return new JsonBytes(markedMessagesText(reply));
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/v1/subscribers/:subscriberId/messages/markAs",
+    params: subscriberIdParam,
+    body: legacyMarkAsBody,
+    handle: async ({ params, body, clients, call }) => {
+      let reply: messagesV1.MarkMessagesResponse | undefined;
+      for (const markAs of marksOf(body.mark)) {
+        reply = await clients.messages.markMessages({ subscriberId: params.subscriberId, messageIds: body.messageId, markAs }, call);
+      }
+      return new JsonBytes(markedMessagesText(reply!));
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/v1/subscribers/:subscriberId/messages/:messageId/actions/:type",
+    params: messageActionParams,
+    body: messageActionBody,
+    handle: async ({ params, body, clients, call }) => {
+      const reply = await clients.messages.updateInboxMessage(
+        {
+          subscriberId: params.subscriberId,
+          messageId: params.messageId,
+          change: body.status,
+          actionType: params.type,
+          ...(body.payload ? { actionPayload: body.payload as JsonObject } : {}),
+        },
+        call,
+      );
+      return new JsonBytes(actedMessageText(reply.message!));
     },
   }),
   route({
@@ -337,6 +432,32 @@ export const routes: Route[] = [
       await clients.messages.deleteMessage(params, call);
       return deletedResult;
     },
+  }),
+
+  // The activity feed: the environment's notifications with their jobs (messages) and execution details
+  route({
+    method: "GET",
+    path: "/v1/notifications",
+    envelope: false,
+    query: listNotificationsQuery,
+    handle: async ({ query, clients, call }) => activityPageToJson(await clients.messages.listNotifications(listNotificationsRequestOf(query), call), query),
+  }),
+  route({
+    method: "GET",
+    path: "/v1/notifications/stats",
+    handle: async ({ clients, call }) => activityStatsToJson(await clients.messages.getNotificationStats({}, call)),
+  }),
+  route({
+    method: "GET",
+    path: "/v1/notifications/graph/stats",
+    query: graphStatsQuery,
+    handle: async ({ query, clients, call }) => graphStatsToJson(await clients.messages.getActivityGraph({ days: query.days }, call)),
+  }),
+  route({
+    method: "GET",
+    path: "/v1/notifications/:notificationId",
+    params: activityIdParam,
+    handle: async ({ params, clients, call }) => activityToJson(await clients.messages.getNotification(params, call)),
   }),
 
   // The Inbox's notifications (@novu/js): the session's subscriber's in-app messages only
@@ -491,6 +612,78 @@ export const routes: Route[] = [
     handle: async ({ params, clients, call }) => {
       await clients.workflows.deleteWorkflow(params, call);
       return true;
+    },
+  }),
+  // Workflows, Novu's v2 API: the same catalogue as /v1/workflows, in v2's shapes
+  route({
+    method: "POST",
+    path: "/v2/workflows",
+    status: 201,
+    bodyLimit: WORKFLOW_BODY_LIMIT,
+    body: createWorkflowV2Body,
+    handle: async ({ body, clients, call }) => workflowV2ToJson(await clients.workflows.createWorkflow(createWorkflowV2RequestOf(body), call)),
+  }),
+  route({
+    method: "GET",
+    path: "/v2/workflows",
+    query: listWorkflowsV2Query,
+    handle: async ({ query, clients, call }) => workflowV2PageToJson(await clients.workflows.listWorkflows(listWorkflowsV2RequestOf(query), call)),
+  }),
+  route({
+    method: "GET",
+    path: "/v2/workflows/:workflowId",
+    params: workflowIdParam,
+    query: getWorkflowV2Query,
+    handle: async (input) =>
+      workflowV2ToJson(
+        await input.clients.workflows.getWorkflow(
+          { key: { case: "any", value: input.params.workflowId } },
+          await callInEnvironment(input, input.query.environmentId),
+        ),
+      ),
+  }),
+  route({
+    method: "PUT",
+    path: "/v2/workflows/:workflowId",
+    bodyLimit: WORKFLOW_BODY_LIMIT,
+    params: workflowIdParam,
+    body: updateWorkflowV2Body,
+    handle: async ({ params, body, clients, call }) =>
+      workflowV2ToJson(await clients.workflows.updateWorkflow(updateWorkflowV2RequestOf(params.workflowId, body), call)),
+  }),
+  route({
+    method: "PATCH",
+    path: "/v2/workflows/:workflowId",
+    params: workflowIdParam,
+    body: patchWorkflowV2Body,
+    handle: async ({ params, body, clients, call }) =>
+      workflowV2ToJson(await clients.workflows.updateWorkflow(patchWorkflowV2RequestOf(params.workflowId, body), call)),
+  }),
+  route({
+    method: "DELETE",
+    path: "/v2/workflows/:workflowId",
+    status: 204,
+    params: workflowIdParam,
+    handle: async ({ params, clients, call }) => {
+      await clients.workflows.deleteWorkflow(params, call);
+    },
+  }),
+  route({
+    method: "PUT",
+    path: "/v2/workflows/:workflowId/sync",
+    params: workflowIdParam,
+    body: syncWorkflowBody,
+    handle: async (input) => workflowV2ToJson(await syncWorkflow(input)),
+  }),
+  route({
+    method: "GET",
+    path: "/v2/workflows/:workflowId/steps/:stepId",
+    params: workflowStepParams,
+    handle: async ({ params, clients, call }) => {
+      const workflow = await clients.workflows.getWorkflow({ key: { case: "any", value: params.workflowId } }, call);
+      const step = findStep(workflow, params.stepId);
+      if (!step) throw new HttpError(404, `Step with id ${params.stepId} cannot be found`);
+      return stepToJson(step, workflow);
     },
   }),
   route({
@@ -739,6 +932,17 @@ export const routes: Route[] = [
         reply.subscriptions.map((subscription) => listedSubscriptionToJson(subscription, reply.topic!)),
         reply,
       );
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/v2/topics/:topicKey/subscriptions/:identifier",
+    params: subscriptionIdentifierParams,
+    handle: async ({ params, clients, call }) => {
+      const externalSubscriberId = subscriberOfIdentifier(params.topicKey, params.identifier);
+      if (externalSubscriberId === undefined) throw new HttpError(404, `Subscription '${params.identifier}' was not found`);
+      const subscription = await clients.topics.getSubscription({ topicKey: params.topicKey, externalSubscriberId }, call);
+      return subscriptionDetailsToJson(subscription);
     },
   }),
   route({

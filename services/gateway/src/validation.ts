@@ -23,15 +23,34 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
   return current;
 }
 
-/** Parses `input` or throws a 422 whose `errors` name every failing field with its value. */
+/** The longest string a field error shows as the value it refuses. */
+const MAX_ECHOED_LENGTH = 256;
+
+/**
+ * What a field error shows of a refused value: a number, boolean, null or short string as sent;
+ * nothing of a longer string, an array or an object, whose size and depth are the client's to
+ * choose (an error must not cost more to answer than the request cost to send).
+ */
+function echoed(value: unknown): JsonValue | undefined {
+  if (typeof value === "string") return value.length <= MAX_ECHOED_LENGTH ? value : undefined;
+  if (typeof value === "number" || typeof value === "boolean" || value === null) return value;
+  return undefined;
+}
+
+/** A field error: its messages, and the refused value where it is shown (echoed). */
+function fieldError(value: unknown, messages: string[] = []): FieldErrors[string] {
+  const shown = echoed(value);
+  return shown === undefined ? { messages } : { messages, value: shown };
+}
+
+/** Parses `input` or throws a 422 whose `errors` name every failing field, with its value when short (echoed). */
 export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   const errors: FieldErrors = {};
   for (const issue of result.error.issues) {
     const field = fieldPath(issue.path);
-    const value = valueAt(input, issue.path);
-    const entry = (errors[field] ??= value === undefined ? { messages: [] } : { messages: [], value: value as JsonValue });
+    const entry = (errors[field] ??= fieldError(valueAt(input, issue.path)));
     entry.messages.push(issue.message);
   }
   throw validationError(errors);
@@ -152,7 +171,7 @@ async function vet(destinations: Destination[], policy: NamePolicy): Promise<voi
   const errors: FieldErrors = {};
   destinations.forEach(({ path, value }, index) => {
     const refusal = refusals[index];
-    if (refusal) errors[fieldPath(path)] = { messages: [`${String(path.at(-1))} ${refusal}`], value };
+    if (refusal) errors[fieldPath(path)] = fieldError(value, [`${String(path.at(-1))} ${refusal}`]);
   });
   if (Object.keys(errors).length > 0) throw validationError(errors);
 }

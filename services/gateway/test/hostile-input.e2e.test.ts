@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_BODY_DEPTH } from "../src/body.js";
 import { startStack, type Stack } from "./stack.js";
 
 // Whatever a client sends, the answer is a 2xx or a 4xx with the JSON error body, never a 5xx,
@@ -68,6 +69,29 @@ describe("hostile input", () => {
 
   it("answers every path and query with a 2xx or a JSON 4xx, whatever the segments", async () => {
     for (const segment of SEGMENTS) for (const [method, path] of PATHS(segment)) await expectAnsweredWell(method!, path!, method === "PATCH" ? {} : undefined);
+  });
+
+  it("refuses bodies nested deeper than the bound with a JSON 400, however deep, and never echoes a nested value", async () => {
+    // JSON text built as text: the test's own JSON.stringify would overflow on these values.
+    const arrays = (depth: number) => `${"[".repeat(depth)}1${"]".repeat(depth)}`;
+    const objects = (depth: number) => `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
+    const deep: [string, string][] = [
+      ["/v1/subscribers", `{"subscriberId":${arrays(4_500)}}`],
+      ["/v1/events/trigger", `{"name":"hostile","to":"hostile","payload":${objects(5_000)}}`],
+      ["/v1/events/trigger", `{"name":"hostile","to":"hostile","payload":{"list":${arrays(100_000)}}}`],
+      ["/v1/subscribers", `{"subscriberId":"deep","data":${objects(MAX_BODY_DEPTH)}}`],
+    ];
+    for (const [path, text] of deep) {
+      const reply = await stack.request("POST", path, text);
+      expect(reply.status, path).toBe(400);
+      expect(reply.body).toMatchObject({ statusCode: 400, path, message: `Request body is nested too deeply: at most ${MAX_BODY_DEPTH} levels` });
+    }
+    // At the bound, a body is read and validated as any other: the nested value is refused, not echoed.
+    const atBound = await stack.request("POST", "/v1/subscribers", `{"subscriberId":${arrays(MAX_BODY_DEPTH - 1)}}`);
+    expect(atBound.status).toBe(422);
+    expect(atBound.body.errors.subscriberId).toEqual({ messages: ["subscriberId must be a string"] });
+    const stored = await stack.request("POST", "/v1/subscribers", `{"subscriberId":"deep","data":${objects(MAX_BODY_DEPTH - 1)}}`);
+    expect(stored.status).toBe(201);
   });
 
   it("fails a request holding a NUL character alone, not the reads batched with it", async () => {

@@ -1,7 +1,7 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createPool, type Pool } from "@notify/runtime";
-import { eventually, freePort, listening, stopChild } from "@notify/testing";
+import { eventually, freePort, startRedisServer, stopChild } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_ORGANIZATION } from "../src/accounts.js";
 import type { EnvironmentRateLimits } from "../src/rate-limits.js";
@@ -18,8 +18,7 @@ let stack: Stack;
 let pool: Pool;
 
 async function startRedis(): Promise<void> {
-  redis = spawn("redis-server", ["--bind", "127.0.0.1", "--port", String(redisPort), "--save", "", "--appendonly", "no"], { stdio: "ignore" });
-  await listening(redisPort);
+  redis = await startRedisServer(redisPort);
 }
 
 beforeAll(async () => {

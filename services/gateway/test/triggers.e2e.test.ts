@@ -190,7 +190,8 @@ describe("POST /v1/events/trigger", () => {
     });
     let deep: Record<string, unknown> = { leaf: 1 };
     for (let level = 0; level < 40; level += 1) deep = { deep };
-    expect((await trigger({ name: welcome, to: "ada", payload: deep })).status).toBe(422);
+    // Refused where the body is read, deeper than any body may nest.
+    expect((await trigger({ name: welcome, to: "ada", payload: deep })).status).toBe(400);
   });
 
   it("refuses a NUL character anywhere in the body, naming where, and accepts nothing", async () => {

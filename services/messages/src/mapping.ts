@@ -2,7 +2,18 @@ import { create, fromJson, toJson, type JsonObject, type JsonValue } from "@bufb
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { messagesV1 } from "@notify/proto";
 import { channelName, channelNamed, Severity, severityName, severityNamed } from "@notify/runtime";
-import type { AttemptRow, ExecutionDetailRow, InboxBulkChangeName, InboxChangeName, MarkAsName, MessageGroupRow, MessageRow, StatusName } from "./store.js";
+import type {
+  ActivityDayRow,
+  AttemptRow,
+  ExecutionDetailRow,
+  InboxBulkChangeName,
+  InboxChangeName,
+  MarkAsName,
+  MessageGroupRow,
+  MessageRow,
+  NotificationRow,
+  StatusName,
+} from "./store.js";
 
 const { MarkAs, MessageStatus, MessageSchema, MessageCtaSchema, EmailBlockSchema, EmailBlocksSchema } = messagesV1;
 
@@ -213,5 +224,31 @@ export function executionDetailFromRow(row: ExecutionDetailRow): messagesV1.Exec
       detail: row.detail,
     },
     createdAt: timestampFromDate(row.created_at),
+  });
+}
+
+export function notificationFromRow(row: NotificationRow, messages: readonly MessageRow[], details: readonly ExecutionDetailRow[]): messagesV1.Notification {
+  return create(messagesV1.NotificationSchema, {
+    id: row.id,
+    organizationId: row.organization_id,
+    environmentId: row.environment_id,
+    transactionId: row.transaction_id,
+    subscriberId: row.subscriber_id,
+    externalSubscriberId: row.external_subscriber_id,
+    templateId: row.template_id,
+    ...(row.template_identifier !== null ? { templateIdentifier: row.template_identifier } : {}),
+    ...(row.payload !== null ? { payloadJson: row.payload } : {}),
+    createdAt: timestampFromDate(row.created_at),
+    messages: messages.map(messageFromRow),
+    executionDetails: details.map(executionDetailFromRow),
+  });
+}
+
+export function activityDayFromRow(row: ActivityDayRow): messagesV1.ActivityDay {
+  return create(messagesV1.ActivityDaySchema, {
+    date: row.date,
+    count: row.count,
+    templateIds: row.template_ids,
+    channels: row.channels.map((channel) => channelNamed(channel)!),
   });
 }

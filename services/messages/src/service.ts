@@ -24,6 +24,7 @@ import {
 import { checkInboxFilter } from "./inbox-filter.js";
 import {
   actionTypeName,
+  activityDayFromRow,
   attemptRow,
   attemptStatusName,
   executionDetailFromRow,
@@ -32,6 +33,7 @@ import {
   markAsName,
   messageFromRow,
   messageGroupRow,
+  notificationFromRow,
 } from "./mapping.js";
 import type { SnoozeSchedule } from "./snoozes.js";
 import * as store from "./store.js";
@@ -56,6 +58,14 @@ export const MAX_INBOX_FILTERS = 30;
 /** Inbox counts stop here (Novu's stop at 99, the bell's at 100). */
 export const MAX_INBOX_COUNT = 1000;
 export const MAX_MESSAGES_BY_ID = 1000;
+export const MAX_ACTIVITY_PAGE = 100;
+export const MAX_ACTIVITY_FILTER_VALUES = 100;
+/** A notification's messages: one per channel step of its workflow, so this is never reached in practice. */
+export const MAX_NOTIFICATION_MESSAGES = 100;
+/** The subscribers the activity feed's subscriber filters may name at once (each page reads their notifications). */
+export const MAX_MATCHED_SUBSCRIBERS = 1000;
+export const MAX_GRAPH_DAYS = 366;
+const DAY_MS = 86_400_000;
 
 export interface MessageServiceDeps {
   pool: Pool;
@@ -99,6 +109,17 @@ function channelFilter(value: Channel): ChannelName | null {
   const name = channelName(value);
   if (!name) throw invalidField("channel", `channel must be one of ${CHANNELS.join(", ")}`, value);
   return name;
+}
+
+/** Rows by the notification they belong to, in their order. */
+function byNotification<R extends { notification_id: string }>(rows: readonly R[]): Map<string, R[]> {
+  const grouped = new Map<string, R[]>();
+  for (const row of rows) {
+    const group = grouped.get(row.notification_id);
+    if (group) group.push(row);
+    else grouped.set(row.notification_id, [row]);
+  }
+  return grouped;
 }
 
 const inApp = (message: messagesV1.NewMessage | undefined) => message?.channel === Channel.IN_APP;
@@ -294,6 +315,19 @@ export function createMessageService({
     );
     for (const page of listed) page.workflows = workflowsOf(found, page.messages);
     return pages;
+  }
+
+  /** The notifications with their messages and the attempts at them: two statements for a page. */
+  async function activityOf(scope: Scope, rows: readonly store.NotificationRow[]): Promise<messagesV1.Notification[]> {
+    if (rows.length === 0) return [];
+    const named = rows.map((row) => ({ notificationId: row.id, externalSubscriberId: row.external_subscriber_id }));
+    const [messageRows, detailRows] = await Promise.all([
+      store.selectNotificationMessages(pool, scope.environmentId, rows, MAX_NOTIFICATION_MESSAGES),
+      store.selectExecutionDetails(pool, scope.environmentId, named, MAX_EXECUTION_DETAILS),
+    ]);
+    const messagesOf = byNotification(messageRows);
+    const detailsOf = byNotification(detailRows);
+    return rows.map((row) => notificationFromRow(row, messagesOf.get(row.id) ?? [], detailsOf.get(row.id) ?? []));
   }
 
   /**
@@ -536,8 +570,68 @@ export function createMessageService({
       if (!isObjectId(request.notificationId))
         throw invalidField("notificationId", "notificationId must be a notification id (24 hex characters)", request.notificationId);
       if (request.subscriberId.length === 0) throw invalidField("subscriberId", "subscriberId must not be empty", request.subscriberId);
-      const rows = await store.selectExecutionDetails(pool, scope.environmentId, request.notificationId, request.subscriberId, MAX_EXECUTION_DETAILS);
+      const notification = { notificationId: request.notificationId, externalSubscriberId: request.subscriberId };
+      const rows = await store.selectExecutionDetails(pool, scope.environmentId, [notification], MAX_EXECUTION_DETAILS);
       return { details: rows.map(executionDetailFromRow) };
+    },
+
+    async listNotifications(request, context) {
+      const scope = scopeOf(context);
+      checkRange("limit", request.limit, 1, MAX_ACTIVITY_PAGE);
+      const offset = pageOffset(request.page, request.limit);
+      if (request.templateIds.length > MAX_ACTIVITY_FILTER_VALUES)
+        throw invalidField("templateIds", `at most ${MAX_ACTIVITY_FILTER_VALUES} templateIds`, request.templateIds.length);
+      const channels = request.channels.map((channel, index) => {
+        const name = channelName(channel);
+        if (!name) throw invalidField(`channels.${index}`, `channels must be of ${CHANNELS.join(", ")}`, channel);
+        return name;
+      });
+      let subscriberIds: string[] | null = null;
+      if (request.subscriberIds.length > 0 || request.emails.length > 0 || request.search !== undefined) {
+        const matched = await subscribers.match(scope, request, MAX_MATCHED_SUBSCRIBERS);
+        if (matched.hasMore) {
+          const field = request.search !== undefined ? "search" : "emails";
+          throw invalidField(field, `${field} matches more than ${MAX_MATCHED_SUBSCRIBERS} subscribers: narrow it`, request.search ?? request.emails.length);
+        }
+        // Filters naming nobody match nothing.
+        if (matched.ids.length === 0) return { notifications: [], hasMore: false };
+        subscriberIds = matched.ids;
+      }
+      const filters: store.NotificationFilters = {
+        subscriberIds,
+        templateIds: request.templateIds.length > 0 ? [...new Set(request.templateIds)] : null,
+        transactionId: request.transactionId ?? null,
+        channels: channels.length > 0 ? channels : null,
+      };
+      const rows = await store.selectNotificationPage(pool, scope.environmentId, filters, offset, request.limit);
+      const notifications = await activityOf(scope, rows.slice(0, request.limit));
+      const [pageSubscribers, pageWorkflows] = await Promise.all([subscribers.ofMessages(scope, notifications), workflows.ofMessages(scope, notifications)]);
+      return { notifications, hasMore: rows.length > request.limit, subscribers: pageSubscribers, workflows: pageWorkflows };
+    },
+
+    async getNotification(request, context) {
+      const scope = scopeOf(context);
+      if (!isObjectId(request.notificationId))
+        throw invalidField("notificationId", "notificationId must be a notification id (24 hex characters)", request.notificationId);
+      const row = await store.selectNotification(pool, scope.environmentId, request.notificationId);
+      if (!row) throw notFound(`Notification with id ${request.notificationId} not found`);
+      const [notification] = await activityOf(scope, [row]);
+      const [[subscriber], [workflow]] = await Promise.all([subscribers.ofMessages(scope, [notification!]), workflows.ofMessages(scope, [notification!])]);
+      return { notification, ...(subscriber ? { subscriber } : {}), ...(workflow ? { workflow } : {}) };
+    },
+
+    async getNotificationStats(_request, context) {
+      const now = Date.now();
+      const weekAgo = new Date(now - 7 * DAY_MS);
+      const monthAgo = new Date(now);
+      monthAgo.setUTCMonth(monthAgo.getUTCMonth() - 1);
+      return store.countNotificationsSince(pool, scopeOf(context).environmentId, weekAgo, monthAgo);
+    },
+
+    async getActivityGraph(request, context) {
+      checkRange("days", request.days, 1, MAX_GRAPH_DAYS);
+      const rows = await store.selectActivityDays(pool, scopeOf(context).environmentId, new Date(Date.now() - request.days * DAY_MS));
+      return { days: rows.map(activityDayFromRow) };
     },
 
     async listInboxMessages(request, context) {
@@ -571,11 +665,12 @@ export function createMessageService({
       const scope = scopeOf(context);
       const change = inboxChangeName(request.change);
       if (!isObjectId(request.messageId)) throw invalidField("messageId", "messageId must be a notification id (24 hex characters)", request.messageId);
-      const args: store.InboxChangeArguments = { snoozeUntil: null, actionType: null };
+      const args: store.InboxChangeArguments = { snoozeUntil: null, actionType: null, actionPayload: null };
       if (change === "snooze") args.snoozeUntil = checkSnoozeUntil(request.snoozeUntil, maxSnoozeMs);
       if (change === "complete" || change === "revert") {
         args.actionType = actionTypeName(request.actionType) ?? null;
         if (!args.actionType) throw invalidField("actionType", "actionType must be primary or secondary", request.actionType);
+        args.actionPayload = request.actionPayload ?? null;
       }
       const subscriber = await subscribers.require(scope, request.subscriberId);
       const row = await store.updateInboxMessage(pool, scope.environmentId, subscriber.id, request.messageId, change, args);

@@ -1,3 +1,4 @@
+import type { JsonObject } from "@bufbuild/protobuf";
 import { textArray, type ChannelName, type Queryable, type SeverityName } from "@notify/runtime";
 
 export type StatusName = "sent" | "error" | "warning";
@@ -669,23 +670,187 @@ export interface ExecutionDetailRow extends AttemptRow {
   created_at: Date;
 }
 
-/** The attempts at one notification's messages to one subscriber, oldest first (bounded). */
+/** A notification named with its subscriber's subscriberId (execution details are kept under both). */
+export interface SubscriberNotification {
+  notificationId: string;
+  externalSubscriberId: string;
+}
+
+/**
+ * The attempts at each notification's messages to its subscriber, oldest first, at most `limit`
+ * per notification: each a range of the attempts' notification index.
+ */
 export async function selectExecutionDetails(
   db: Queryable,
   environmentId: string,
-  notificationId: string,
-  externalSubscriberId: string,
+  notifications: readonly SubscriberNotification[],
   limit: number,
 ): Promise<ExecutionDetailRow[]> {
   const { rows } = await db.query<ExecutionDetailRow>(
-    `SELECT a.id, a.message_id, a.attempt, a.provider_id, a.status, a.error_id, a.error_text, a.provider_message_id, a.detail,
-            a.started_at, a.duration_ms, a.created_at, a.organization_id, a.environment_id, a.notification_id,
-            m.template_id, m.subscriber_id, m.job_id, m.transaction_id, m.channel
-       FROM messages.delivery_attempts a JOIN messages.messages m ON m.id = a.message_id
-      WHERE a.environment_id = $1 AND a.notification_id = $2 AND a.external_subscriber_id = $3
-      ORDER BY a.created_at, a.id
-      LIMIT $4`,
-    [environmentId, notificationId, externalSubscriberId, limit],
+    `SELECT d.* FROM unnest($2::text[], $3::text[]) AS k(notification_id, external_subscriber_id)
+       CROSS JOIN LATERAL (
+         SELECT a.id, a.message_id, a.attempt, a.provider_id, a.status, a.error_id, a.error_text, a.provider_message_id, a.detail,
+                a.started_at, a.duration_ms, a.created_at, a.organization_id, a.environment_id, a.notification_id,
+                m.template_id, m.subscriber_id, m.job_id, m.transaction_id, m.channel
+           FROM messages.delivery_attempts a JOIN messages.messages m ON m.id = a.message_id
+          WHERE a.environment_id = $1 AND a.notification_id = k.notification_id AND a.external_subscriber_id = k.external_subscriber_id
+          ORDER BY a.created_at, a.id
+          LIMIT $4) d`,
+    [
+      environmentId,
+      textArray(notifications.map((notification) => notification.notificationId)),
+      textArray(notifications.map((notification) => notification.externalSubscriberId)),
+      limit,
+    ],
+  );
+  return rows;
+}
+
+/** A row of messages.notifications, its payload as JSON text. */
+export interface NotificationRow {
+  id: string;
+  organization_id: string;
+  environment_id: string;
+  transaction_id: string;
+  subscriber_id: string;
+  external_subscriber_id: string;
+  template_id: string;
+  template_identifier: string | null;
+  payload: string | null;
+  created_at: Date;
+}
+
+const NOTIFICATION_COLUMNS = `n.id, n.organization_id, n.environment_id, n.transaction_id, n.subscriber_id, n.external_subscriber_id,
+  n.template_id, n.template_identifier, n.payload::text AS payload, n.created_at`;
+
+/** What the activity feed narrows to; null matches every notification. */
+export interface NotificationFilters {
+  /** Internal subscriber ids, each once. */
+  subscriberIds: readonly string[] | null;
+  /** Each once. */
+  templateIds: readonly string[] | null;
+  transactionId: string | null;
+  /** Notifications with a message on any of these channels. */
+  channels: readonly ChannelName[] | null;
+}
+
+/**
+ * The notifications that pass every filter, newest first; `narrowing` adds a condition. The
+ * channel check probes each candidate's messages by their unique key (a lateral subquery with a
+ * limit, which the planner runs per candidate rather than hashing every message of the table),
+ * and is planned away when no channel is asked for.
+ */
+const filteredNotifications = (narrowing: string, keyColumn?: "subscriber_id" | "template_id") => `
+  SELECT ${NOTIFICATION_COLUMNS} FROM messages.notifications n
+    LEFT JOIN LATERAL (
+      SELECT true AS found FROM messages.messages m
+       WHERE $5::text[] IS NOT NULL AND m.environment_id = $1 AND m.transaction_id = n.transaction_id
+         AND m.subscriber_id = n.subscriber_id AND m.channel = ANY($5::text[])
+       LIMIT 1) c ON true
+   WHERE n.environment_id = $1 AND ${narrowing}
+     ${keyColumn === "subscriber_id" ? "" : "AND ($2::text[] IS NULL OR n.subscriber_id = ANY($2::text[]))"}
+     ${keyColumn === "template_id" ? "" : "AND ($3::text[] IS NULL OR n.template_id = ANY($3::text[]))"}
+     AND ($4::text IS NULL OR n.transaction_id = $4)
+     AND ($5::text[] IS NULL OR c.found)
+   ORDER BY n.created_at DESC, n.id DESC`;
+
+/**
+ * The first `offset + limit` of each subscriber's (or workflow's) notifications, each list a walk
+ * of its index in order, merged: a page reads no more than that per key, however many
+ * notifications the others have, and never sorts more than those.
+ */
+const perKey = (column: "subscriber_id" | "template_id", keys: string) => `
+  SELECT p.* FROM unnest(${keys}) AS k(key)
+   CROSS JOIN LATERAL (${filteredNotifications(`n.${column} = k.key`, column)} LIMIT $6::int + $7::int) p
+   ORDER BY p.created_at DESC, p.id DESC LIMIT $6 OFFSET $7`;
+
+/** One page of the environment's notifications that pass the filters, newest first, plus one extra row. */
+export async function selectNotificationPage(
+  db: Queryable,
+  environmentId: string,
+  filters: NotificationFilters,
+  offset: number,
+  limit: number,
+): Promise<NotificationRow[]> {
+  const statement = filters.subscriberIds
+    ? perKey("subscriber_id", "$2::text[]")
+    : filters.templateIds
+      ? perKey("template_id", "$3::text[]")
+      : `${filteredNotifications("true")} LIMIT $6 OFFSET $7`;
+  const { rows } = await db.query<NotificationRow>(statement, [
+    environmentId,
+    filters.subscriberIds && textArray(filters.subscriberIds),
+    filters.templateIds && textArray(filters.templateIds),
+    filters.transactionId,
+    filters.channels && textArray(filters.channels),
+    limit + 1,
+    offset,
+  ]);
+  return rows;
+}
+
+export async function selectNotification(db: Queryable, environmentId: string, id: string): Promise<NotificationRow | undefined> {
+  const { rows } = await db.query<NotificationRow>(`SELECT ${NOTIFICATION_COLUMNS} FROM messages.notifications n WHERE n.environment_id = $1 AND n.id = $2`, [
+    environmentId,
+    id,
+  ]);
+  return rows[0];
+}
+
+/** The messages of each notification, oldest first, at most `limit` per notification (by the messages' unique key). */
+export async function selectNotificationMessages(
+  db: Queryable,
+  environmentId: string,
+  notifications: readonly Pick<NotificationRow, "transaction_id" | "subscriber_id">[],
+  limit: number,
+): Promise<MessageRow[]> {
+  const { rows } = await db.query<MessageRow>(
+    `SELECT m.* FROM unnest($2::text[], $3::text[]) AS k(transaction_id, subscriber_id)
+       CROSS JOIN LATERAL (
+         SELECT ${messageColumns()} FROM messages.messages
+          WHERE environment_id = $1 AND transaction_id = k.transaction_id AND subscriber_id = k.subscriber_id
+          ORDER BY created_at, id
+          LIMIT $4) m`,
+    [
+      environmentId,
+      textArray(notifications.map((notification) => notification.transaction_id)),
+      textArray(notifications.map((notification) => notification.subscriber_id)),
+      limit,
+    ],
+  );
+  return rows;
+}
+
+/** How many notifications the environment made since each of two times (`week` later than `month`). */
+export async function countNotificationsSince(db: Queryable, environmentId: string, week: Date, month: Date): Promise<{ weekly: number; monthly: number }> {
+  const { rows } = await db.query<{ weekly: number; monthly: number }>(
+    `SELECT (count(*) FILTER (WHERE created_at >= $2))::int AS weekly, count(*)::int AS monthly
+       FROM messages.notifications WHERE environment_id = $1 AND created_at >= $3`,
+    [environmentId, week, month],
+  );
+  return rows[0]!;
+}
+
+export interface ActivityDayRow {
+  date: string;
+  count: number;
+  template_ids: string[];
+  channels: ChannelName[];
+}
+
+/**
+ * Per UTC day since `since`, newest first: the messages made, their workflows and channels. The
+ * messages are counted per day, workflow and channel first (hashed, a few groups a day), so only
+ * those groups are sorted, not every message.
+ */
+export async function selectActivityDays(db: Queryable, environmentId: string, since: Date): Promise<ActivityDayRow[]> {
+  const { rows } = await db.query<ActivityDayRow>(
+    `SELECT g.date, sum(g.count)::int AS count, array_agg(DISTINCT g.template_id) AS template_ids, array_agg(DISTINCT g.channel) AS channels
+       FROM (SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS date, template_id, channel, count(*) AS count
+               FROM messages.messages WHERE environment_id = $1 AND created_at >= $2
+              GROUP BY 1, 2, 3) g
+      GROUP BY g.date ORDER BY g.date DESC`,
+    [environmentId, since],
   );
   return rows;
 }
@@ -812,11 +977,14 @@ export type InboxChangeName = "read" | "unread" | "seen" | "archive" | "unarchiv
 export interface InboxChangeArguments {
   snoozeUntil: Date | null;
   actionType: "primary" | "secondary" | null;
+  /** The action's result.payload; null keeps the one it has. */
+  actionPayload: JsonObject | null;
 }
 
-/** The action's status and result.type in a call to action stored as its proto JSON ($4: status, $5: type). */
+/** The action's status, result.type and result.payload in a call to action stored as its proto JSON ($4: status, $5: type, $6: payload or null). */
 const SETS_ACTION = `cta = cta || jsonb_build_object('action',
-  COALESCE(cta->'action', '{}') || jsonb_build_object('status', $4::text, 'result', COALESCE(cta->'action'->'result', '{}') || jsonb_build_object('type', $5::text)))`;
+  COALESCE(cta->'action', '{}') || jsonb_build_object('status', $4::text, 'result', COALESCE(cta->'action'->'result', '{}') || jsonb_build_object('type', $5::text)
+    || CASE WHEN $6::jsonb IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('payload', $6::jsonb) END))`;
 
 /**
  * Each change as Novu's Inbox applies it (its message repository's transitions): the columns
@@ -830,8 +998,8 @@ const INBOX_CHANGES: Record<InboxChangeName, (args: InboxChangeArguments) => [st
   unarchive: () => ["archived = false, archived_at = NULL", []],
   snooze: (args) => [`snoozed_until = $4::timestamptz, archived = false, archived_at = NULL, ${SEES}`, [args.snoozeUntil]],
   unsnooze: () => ["snoozed_until = NULL", []],
-  complete: (args) => [SETS_ACTION, ["done", args.actionType]],
-  revert: (args) => [SETS_ACTION, ["pending", args.actionType]],
+  complete: (args) => [SETS_ACTION, ["done", args.actionType, args.actionPayload]],
+  revert: (args) => [SETS_ACTION, ["pending", args.actionType, args.actionPayload]],
 };
 
 /** Changes one of the subscriber's in-app messages; answers it as changed, undefined when it is not one of theirs. */

@@ -24,11 +24,20 @@ export interface SubscriberDirectory {
   /** The existing subscribers among these internal ids. */
   findByIds(scope: Scope, ids: readonly string[]): Promise<subscribersV1.Subscriber[]>;
   /**
-   * The subscribers the messages are for, each once, found as `find` finds them (by external
+   * The subscribers the messages (or notifications) are for, each once, found as `find` finds them (by external
    * id, through the kept copies); one that is gone, or was created again under the same
    * subscriberId since, is left out.
    */
-  ofMessages(scope: Scope, messages: readonly messagesV1.Message[]): Promise<subscribersV1.Subscriber[]>;
+  ofMessages(scope: Scope, messages: readonly Pick<messagesV1.Message, "subscriberId" | "externalSubscriberId">[]): Promise<subscribersV1.Subscriber[]>;
+  /** The internal ids of up to `limit` subscribers matching any part of `match` (MatchSubscribers), and whether more match. */
+  match(scope: Scope, match: SubscriberMatch, limit: number): Promise<{ ids: string[]; hasMore: boolean }>;
+}
+
+/** Whom the activity feed's subscriber filters name. */
+export interface SubscriberMatch {
+  subscriberIds: readonly string[];
+  emails: readonly string[];
+  search?: string | undefined;
 }
 
 interface Waiter {
@@ -121,6 +130,14 @@ export function createSubscriberDirectory(client: SubscribersClient, copies: Fol
         replies.push(client.batchGetSubscribers({ ids: unique.slice(start, start + BATCH_LIMIT) }, { headers: scopeHeaders(scope) }));
       }
       return (await Promise.all(replies)).flatMap((reply) => reply.subscribers);
+    },
+
+    async match(scope, { subscriberIds, emails, search }, limit) {
+      const reply = await client.matchSubscribers(
+        { subscriberIds: [...subscriberIds], emails: [...emails], ...(search !== undefined ? { search } : {}), limit },
+        { headers: scopeHeaders(scope) },
+      );
+      return { ids: reply.ids, hasMore: reply.hasMore };
     },
 
     async ofMessages(scope, messages) {

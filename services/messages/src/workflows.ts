@@ -13,12 +13,12 @@ const MAX_ABSENT = 10_000;
 /** Workflows as the messages service needs them, read through the triggers process. */
 export interface WorkflowDirectory {
   /**
-   * The live workflows the messages came from, each once: those kept in `copies` (which the
+   * The live workflows the messages (or notifications) came from, each once: those kept in `copies` (which the
    * triggers process's change announcements keep current), the rest by one BatchGetWorkflows
    * call per 1000 distinct workflows, never one per message. Deleted workflows are absent, and
    * are not asked for again: a deleted workflow never comes back and ids are never reused.
    */
-  ofMessages(scope: Scope, messages: readonly messagesV1.Message[]): Promise<workflowsV1.Workflow[]>;
+  ofMessages(scope: Scope, messages: readonly Pick<messagesV1.Message, "templateId">[]): Promise<workflowsV1.Workflow[]>;
 }
 
 export function createWorkflowDirectory(client: WorkflowsClient, copies: FollowedCache<workflowsV1.Workflow>): WorkflowDirectory {

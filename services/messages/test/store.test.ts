@@ -1,8 +1,8 @@
 import { objectId, type Queryable } from "@notify/runtime";
-import { explaining } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as store from "../src/store.js";
 import { openDatabase, type Fixture } from "./fixtures.js";
+import { hasSort, nodeOf, planner, rowsRead } from "./plans.js";
 
 let fixture: Fixture;
 const environmentId = objectId();
@@ -27,45 +27,11 @@ async function load(db: Queryable, subscriberId: string, count: number, seen: bo
   );
 }
 
-/** The plan of one store call, as Postgres ran it (a prepared read as on the service's prepared-read pool). */
-async function planOf(call: (db: Queryable) => Promise<unknown>): Promise<{ plan: PlanNode }> {
-  let plan: PlanNode | undefined;
-  const client = await fixture.preparedReads.connect();
-  try {
-    await call(explaining(fixture.pool, client, (report) => (plan = report.Plan as PlanNode)));
-  } finally {
-    client.release();
-  }
-  return { plan: plan! };
-}
-
-/** A node of an EXPLAIN (FORMAT JSON) plan, with the fields these checks read. */
-interface PlanNode {
-  [field: string]: unknown;
-  "Node Type": string;
-  "Actual Rows": number;
-  "Actual Loops": number;
-  "Rows Removed by Filter"?: number;
-  Plans?: PlanNode[];
-}
-
-const SCANS = new Set(["Seq Scan", "Index Scan", "Index Only Scan", "Bitmap Heap Scan"]);
-
-/** Rows a plan read from tables or indexes, including those it read and then filtered out. */
-function rowsRead(plan: PlanNode): number {
-  const children = plan.Plans ?? [];
-  const own = SCANS.has(plan["Node Type"]) ? plan["Actual Rows"] * plan["Actual Loops"] + (plan["Rows Removed by Filter"] ?? 0) : 0;
-  return own + children.reduce((sum, child) => sum + rowsRead(child), 0);
-}
-
-/** The first node of a type, depth first. */
-const nodeOf = (plan: PlanNode, type: string): PlanNode | undefined =>
-  plan["Node Type"] === type ? plan : (plan.Plans ?? []).map((child) => nodeOf(child, type)).find(Boolean);
-
-const hasSort = (plan: PlanNode): boolean => plan["Node Type"] === "Sort" || (plan.Plans ?? []).some(hasSort);
+let planOf: ReturnType<typeof planner>;
 
 beforeAll(async () => {
   fixture = await openDatabase();
+  planOf = planner(fixture);
   await load(fixture.pool, heavy, 20_000, false);
   await load(fixture.pool, light, 200, true);
   for (let index = 0; index < 50; index++) await load(fixture.pool, objectId(), 200, index % 2 === 0);

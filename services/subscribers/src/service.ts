@@ -14,6 +14,7 @@ import {
   scopeOf,
   subscriberNotFound,
   withTransaction,
+  type FieldErrors,
   type Logger,
   type Pool,
   type Queryable,
@@ -32,6 +33,8 @@ export const COUNT_CAP = 10_000;
 /** The gateway caps public pages at 100; internal callers (the worker's fan-out) page by up to 1000. */
 export const MAX_PAGE_SIZE = 1000;
 export const MAX_BATCH = 1000;
+/** Values of each list MatchSubscribers takes. */
+export const MAX_MATCH_VALUES = 100;
 /** Channels a subscriber is created or upserted with. */
 export const MAX_UPSERT_CHANNELS = 100;
 
@@ -165,6 +168,17 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
       return { subscribers: rows.map(subscriberFromRow) };
     },
 
+    async matchSubscribers(request, context) {
+      const scope = scopeOf(context);
+      if (request.limit < 1 || request.limit > MAX_BATCH) throw invalidField("limit", `limit must be between 1 and ${MAX_BATCH}`, request.limit);
+      if (request.subscriberIds.length > MAX_MATCH_VALUES)
+        throw invalidField("subscriberIds", `at most ${MAX_MATCH_VALUES} subscriberIds`, request.subscriberIds.length);
+      if (request.emails.length > MAX_MATCH_VALUES) throw invalidField("emails", `at most ${MAX_MATCH_VALUES} emails`, request.emails.length);
+      const match: store.SubscriberMatch = { subscriberIds: request.subscriberIds, emails: request.emails, search: request.search ?? null };
+      const ids = await store.selectMatchingSubscriberIds(pool, scope.environmentId, match, request.limit + 1);
+      return { ids: ids.slice(0, request.limit), hasMore: ids.length > request.limit };
+    },
+
     async pageRecipients(request, context) {
       const scope = scopeOf(context);
       const limit = pageSize(request.limit);
@@ -183,6 +197,14 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
       const scope = scopeOf(context);
       if (request.subscribers.length > MAX_BATCH) {
         throw invalidField("subscribers", `at most ${MAX_BATCH} subscribers per call`, request.subscribers.length);
+      }
+      if (request.strict) {
+        const errors: FieldErrors = {};
+        for (const [index, entry] of request.subscribers.entries()) {
+          for (const [field, error] of Object.entries(subscriberWriteErrors(entry.subscriberId, entry.fields)))
+            errors[`subscribers[${index}].${field}`] = error;
+        }
+        if (Object.keys(errors).length > 0) throw invalidArgument("Validation failed", errors);
       }
       const wanted = request.subscribers.filter((entry) => entry.subscriberId.length > 0 && entry.subscriberId.length <= 255);
       if (wanted.length === 0) return { subscribers: [] };
@@ -208,7 +230,12 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
         rows.map((row) => row.subscriberId),
         [],
       );
-      return { subscribers: found.map(subscriberFromRow) };
+      // An id generated here is in the table only if this call inserted its row.
+      const generated = new Set(rows.map((row) => row.id));
+      return {
+        subscribers: found.map(subscriberFromRow),
+        createdSubscriberIds: found.filter((row) => generated.has(row.id)).map((row) => row.subscriber_id),
+      };
     },
 
     async listSubscribers(request, context) {

@@ -182,11 +182,15 @@ export async function insertSubscriber(
   return rows[0];
 }
 
-/** Writes the whole profile and bumps the version. */
+/** The parameter of `updateSubscriberProfile` that holds the new is_online. */
+const IS_ONLINE_PARAMETER = `$${PROFILE_COLUMNS.indexOf("is_online") + 3}`;
+
+/** Writes the whole profile and bumps the version; a subscriber going offline was last online now (Novu's lastOnlineAt). */
 export async function updateSubscriberProfile(db: Queryable, environmentId: string, id: string, profile: ProfileColumns): Promise<SubscriberRow> {
   const { rows } = await db.query<SubscriberRow>(
     `UPDATE subscribers.subscribers
         SET ${PROFILE_COLUMNS.map((column, index) => `${column} = $${index + 3}`).join(", ")},
+            last_online_at = CASE WHEN is_online IS DISTINCT FROM false AND ${IS_ONLINE_PARAMETER}::boolean IS false THEN now() ELSE last_online_at END,
             version = version + 1, updated_at = now()
       WHERE environment_id = $1 AND id = $2
       RETURNING *`,
@@ -268,6 +272,26 @@ export async function countSubscribers(db: Queryable, environmentId: string, cap
 }
 
 /** Locks the environment's subscribers among these external ids, in id order so concurrent batches cannot deadlock. */
+export interface SubscriberMatch {
+  subscriberIds: readonly string[];
+  emails: readonly string[];
+  /** An email containing it (whatever the case) or a subscriberId equal to it. */
+  search: string | null;
+}
+
+/** The ids of up to `limit` subscribers that match any part of `match`. */
+export async function selectMatchingSubscriberIds(db: Queryable, environmentId: string, match: SubscriberMatch, limit: number): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT id FROM subscribers.subscribers
+      WHERE environment_id = $1
+        AND (subscriber_id = ANY($2) OR email = ANY($3)
+             OR ($4::text IS NOT NULL AND (subscriber_id = $4 OR email ILIKE '%' || $5 || '%')))
+      LIMIT $6`,
+    [environmentId, match.subscriberIds, match.emails, match.search, match.search === null ? null : escapeLike(match.search), limit],
+  );
+  return rows.map((row) => row.id);
+}
+
 export async function selectSubscribersForUpdate(db: Queryable, environmentId: string, subscriberIds: readonly string[]): Promise<SubscriberRow[]> {
   const { rows } = await db.query<SubscriberRow>(
     "SELECT * FROM subscribers.subscribers WHERE environment_id = $1 AND subscriber_id = ANY($2) ORDER BY id FOR UPDATE",

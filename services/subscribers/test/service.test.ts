@@ -64,6 +64,36 @@ describe("SubscriberService (in memory)", () => {
     expect(tooMany.code).toBe(Code.InvalidArgument);
   });
 
+  it("matches subscribers by subscriberIds, emails or a search, in the caller's environment only, up to the limit", async () => {
+    const scoped = { headers: scopeHeaders(newScope()) };
+    const ids = new Map<string, string>();
+    for (const [subscriberId, email] of [
+      ["match-ada", "Ada@Example.com"],
+      ["match-bob", "bob@corp.test"],
+      ["match-cy", "cy@corp.test"],
+      ["match-dee", undefined],
+    ] as const) {
+      ids.set(subscriberId, (await client.upsertSubscriber({ subscriberId, fields: email ? { email } : {} }, scoped)).subscriber!.id);
+    }
+    await client.upsertSubscriber({ subscriberId: "match-ada", fields: { email: "Ada@Example.com" } }, call);
+    const match = async (request: { subscriberIds?: string[]; emails?: string[]; search?: string; limit?: number }) => {
+      const reply = await client.matchSubscribers({ limit: 10, ...request }, scoped);
+      return { ids: [...reply.ids].sort(), hasMore: reply.hasMore };
+    };
+    const idsOf = (...subscriberIds: string[]) => subscriberIds.map((id) => ids.get(id)!).sort();
+    expect(await match({ subscriberIds: ["match-dee", "nobody"] })).toEqual({ ids: idsOf("match-dee"), hasMore: false });
+    expect(await match({ emails: ["bob@corp.test"], subscriberIds: ["match-dee"] })).toEqual({ ids: idsOf("match-bob", "match-dee"), hasMore: false });
+    // Emails are exact; a search finds an email containing it in any case, or an equal subscriberId.
+    expect((await match({ emails: ["ada@example.com"] })).ids).toEqual([]);
+    expect((await match({ search: "EXAMPLE" })).ids).toEqual(idsOf("match-ada"));
+    expect((await match({ search: "match-cy" })).ids).toEqual(idsOf("match-cy"));
+    expect((await match({ search: "_" })).ids).toEqual([]);
+    expect(await match({ search: "corp.test", limit: 1 })).toEqual({ ids: [expect.any(String)], hasMore: true });
+    expect((await rpcError(client.matchSubscribers({ limit: 0 }, scoped))).code).toBe(Code.InvalidArgument);
+    const tooMany = await rpcError(client.matchSubscribers({ limit: 10, emails: Array.from({ length: 101 }, String) }, scoped));
+    expect(tooMany.code).toBe(Code.InvalidArgument);
+  });
+
   it("answers the rest of a batch when one of its ids holds a NUL character (that one is absent)", async () => {
     const a = (await client.upsertSubscriber({ subscriberId: "nul-neighbour" }, call)).subscriber!;
     const reply = await client.batchGetSubscribers({ subscriberIds: ["nul-neighbour", "a\u0000b"], ids: ["\u0000"] }, call);

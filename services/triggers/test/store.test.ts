@@ -24,6 +24,10 @@ const columns = (identifier: string, groupId: string): store.WorkflowColumns => 
   subscriber_variables: [],
   notification_group_id: groupId,
   data: { nested: [1, 2] },
+  severity: "high",
+  validate_payload: true,
+  payload_schema: { type: "object", required: ["a"] },
+  preference_levels: { user: { enabled: true, channels: { email: false } } },
 });
 
 async function environment() {
@@ -46,7 +50,29 @@ describe("workflow store", () => {
       data: { nested: [1, 2] },
       active_channels: ["in_app"],
       group_name: "General",
+      severity: "high",
+      validate_payload: true,
+      payload_schema: { type: "object", required: ["a"] },
+      preference_levels: { user: { enabled: true, channels: { email: false } } },
     });
+  });
+
+  it("lists by name or identifier, tags and status, newest or oldest first, and counts the same rows", async () => {
+    const env = await environment();
+    const [first, second, third] = [await env.insert("first-one"), await env.insert("second-one"), await env.insert("third")];
+    await fixture.pool.query("UPDATE triggers.workflows SET tags = '{x}', active = false WHERE id = $1", [second!.id]);
+    const list = async (filter: Partial<store.WorkflowFilter>, oldestFirst = false) => {
+      const full = { query: undefined, tags: [], active: undefined, ...filter };
+      const rows = await store.selectWorkflowPage(fixture.pool, env.environmentId, { offset: 0, limit: 10, filter: full, oldestFirst });
+      expect(await store.countWorkflows(fixture.pool, env.environmentId, 100, full)).toBe(rows.length);
+      return rows.map((row) => row.id);
+    };
+    expect(await list({})).toEqual([third!.id, second!.id, first!.id]);
+    expect(await list({}, true)).toEqual([first!.id, second!.id, third!.id]);
+    expect(await list({ query: "-ONE" })).toEqual([second!.id, first!.id]);
+    expect(await list({ tags: ["x", "nothing"] })).toEqual([second!.id]);
+    expect(await list({ active: true })).toEqual([third!.id, first!.id]);
+    expect(await list({ active: false, query: "first" })).toEqual([]);
   });
 
   it("inserts nothing for a trigger identifier a live workflow has, and frees it on soft delete", async () => {

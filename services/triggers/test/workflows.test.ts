@@ -235,3 +235,66 @@ describe("feeds", () => {
     expect((await client.listFeeds({}, newCall())).feeds).toEqual([]);
   });
 });
+
+describe("Novu v2's fields", () => {
+  it("merges the user level of preferences over the workflow level, and a v1 write replaces both", async () => {
+    const call = newCall();
+    const workflow = await client.createWorkflow(
+      {
+        name: "Levels",
+        identifier: "levels",
+        preferences: {
+          workflow: { enabled: false, readOnly: false, channels: { email: true } },
+          user: { enabled: true, readOnly: true, channels: { sms: false } },
+        },
+      },
+      call,
+    );
+    expect(workflow.identifier).toBe("levels");
+    expect(workflow.critical).toBe(true);
+    // The user level names no email: its own `enabled` decides before the workflow level is asked.
+    expect(workflow.preferenceSettings).toMatchObject({ email: true, sms: false, inApp: true, chat: true, push: true });
+    expect(workflow.workflowPreferences?.enabled).toBe(false);
+    expect(workflow.userPreferences?.channels?.sms).toBe(false);
+
+    const workflowOnly = await client.updateWorkflow({ workflowId: "levels", preferences: { workflow: { enabled: false, readOnly: false } } }, call);
+    expect(workflowOnly.critical).toBe(false);
+    expect(workflowOnly.preferenceSettings).toMatchObject({ email: false, sms: false, inApp: false, chat: false, push: false });
+    expect(workflowOnly.userPreferences).toBeUndefined();
+
+    const v1 = await client.updateWorkflow({ workflowId: "levels", preferenceSettings: { email: false } }, call);
+    expect(v1.workflowPreferences).toBeUndefined();
+    expect(v1.preferenceSettings).toMatchObject({ email: false, sms: true, inApp: true });
+  });
+
+  it("refuses a taken identifier, a payload schema ajv cannot compile and a stepId given twice", async () => {
+    const call = newCall();
+    await client.createWorkflow({ name: "One", identifier: "taken" }, call);
+    expect((await rpcError(client.createWorkflow({ name: "Two", identifier: "taken" }, call))).code).toBe(Code.AlreadyExists);
+    const badSchema = await rpcError(client.createWorkflow({ name: "Three", payloadSchema: { type: "not-a-type" } }, call));
+    expect(Object.keys(fieldErrorsOf(badSchema) ?? {})).toEqual(["payloadSchema"]);
+    const twice = await rpcError(
+      client.createWorkflow(
+        {
+          name: "Four",
+          steps: [
+            { ...inApp("a"), stepId: "s" },
+            { ...inApp("b"), stepId: "s" },
+          ],
+        },
+        call,
+      ),
+    );
+    expect(Object.keys(fieldErrorsOf(twice) ?? {})).toEqual(["steps[1].stepId"]);
+    const { workflows } = await client.listWorkflows({ limit: 10 }, call);
+    expect(workflows.map((one) => one.identifier)).toEqual(["taken"]);
+  });
+
+  it("derives stepIds from step names, numbering the ones taken", async () => {
+    const workflow = await client.createWorkflow(
+      { name: "Named", steps: [{ ...inApp("a"), name: "Hello World" }, { ...inApp("b"), name: "Hello world" }, inApp("c")] },
+      newCall(),
+    );
+    expect(workflow.steps.map((one) => one.stepId)).toEqual(["hello-world", "hello-world-2", "in-app"]);
+  });
+});

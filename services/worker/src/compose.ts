@@ -1,4 +1,4 @@
-import { clone, create, type JsonObject } from "@bufbuild/protobuf";
+import { clone, create, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { deliveriesV1, messagesV1, type integrationsV1, type subscribersV1, type triggersV1, type workflowsV1 } from "@notify/proto";
 import { CHAT_PROVIDER_IDS, Channel, channelNamed, PUSH_PROVIDER_IDS, Severity, severityNamed } from "@notify/runtime";
 import { objectAt } from "./filters.js";
@@ -119,10 +119,19 @@ function smsContent(message: NewMessage, context: RunContext): deliveriesV1.Deli
 
 const textOf = (message: NewMessage) => (message.content.case === "text" ? message.content.value : "");
 
-/** As Novu orders it: the trigger's `overrides.severity`, else the workflow's (ours name none yet), else none. */
-function severityOf(overrides: JsonObject): Severity {
+/** As Novu orders it: the trigger's `overrides.severity`, else the workflow's, else none. */
+function severityOf(overrides: JsonObject, workflow: workflowsV1.Workflow): Severity {
   const named = overrides["severity"];
-  return (typeof named === "string" ? severityNamed(named) : undefined) ?? Severity.NONE;
+  const overridden = typeof named === "string" ? severityNamed(named) : undefined;
+  return overridden ?? (workflow.severity === Severity.UNSPECIFIED ? Severity.NONE : workflow.severity);
+}
+
+/** The in-app step's data with every string in it rendered (keys and other values as they are). */
+function renderData(value: JsonValue, data: Record<string, unknown>): JsonValue {
+  if (typeof value === "string") return render(value, data);
+  if (Array.isArray(value)) return value.map((item) => renderData(item, data));
+  if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, renderData(item, data)]));
+  return value;
 }
 
 /**
@@ -149,7 +158,7 @@ function baseMessage(step: workflowsV1.Step, context: RunContext, channel: Chann
     deliveredAt: [],
     payload: context.payload,
     overrides: context.overrides,
-    severity: severityOf(context.overrides),
+    severity: severityOf(context.overrides, context.workflow),
     tags: context.workflow.tags,
   };
   if (template?.subject !== undefined) message.subject = render(template.subject, context.data);
@@ -209,6 +218,7 @@ export async function composeMessages(step: workflowsV1.Step, context: RunContex
 
   if (channel === Channel.IN_APP) {
     renderCta(message, step.template, context.data);
+    if (step.template?.data) message.data = renderData(step.template.data, context.data) as JsonObject;
     if (step.template?.feedId !== undefined) message.feedId = step.template.feedId;
     const integration = await context.integrationFor("in_app");
     if (integration) message.providerId = integration.providerId;

@@ -25,7 +25,12 @@ const schema = z.object({
   /** The stream sends travel through, apart from trigger jobs: a slow provider never holds a fan-out back. */
   DELIVERIES_STREAM: z.string().min(1).default("NOTIFY_DELIVERIES"),
   DELIVERIES_SUBJECT_PREFIX: z.string().min(1).default("notify.deliveries"),
-  /** Sends under way at once in this process, across integrations. */
+  /**
+   * Delivery jobs this process holds at once, across integrations: waiting for a place, claiming
+   * their lease, calling their provider or recording the outcome. More lets a quick provider's
+   * outcomes be recorded while its next calls run, but a job its integration has no room for goes
+   * back to the stream, and on a busy machine taking such jobs again and again costs more than it gains.
+   */
   DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(4096).default(128),
   /** Sends under way at once per integration: a slow provider holds at most this many. */
   DELIVERY_CONCURRENCY_PER_INTEGRATION: z.coerce.number().int().min(1).max(1024).default(32),

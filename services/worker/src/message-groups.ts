@@ -60,6 +60,8 @@ function keyOf(message: messagesV1.NewMessage, identityOf: (value: object | unde
     message.errorId,
     message.errorText,
     message.deliveredAt.map((at) => `${at.seconds}.${at.nanos}`).join(","),
+    message.severity,
+    message.data ? JSON.stringify(message.data) : "",
   ].join("\u0000");
 }
 

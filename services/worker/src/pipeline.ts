@@ -136,6 +136,11 @@ interface SubscriberRun {
 
 /** The most ids or messages one RPC carries. */
 const CHUNK = 1000;
+/**
+ * How long composing a page may hold the event loop before it lets waiting I/O through: the
+ * delivery stage shares this process, and a provider's answer read late holds its send slot.
+ */
+const COMPOSE_SLICE_MS = 5;
 
 function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
   const out: T[][] = [];
@@ -347,7 +352,12 @@ async function deliverShares(
   // decides for all of them, and those not digested go on from the next step in another round.
   while (runs.length > 0) {
     const stops: { run: SubscriberRun; stop: DigestStop }[] = [];
+    let sliceStarted = performance.now();
     for (const run of runs) {
+      if (performance.now() - sliceStarted > COMPOSE_SLICE_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        sliceStarted = performance.now();
+      }
       const job = run.share.run.job;
       const channels = preferences.get(`${job.workflow!.id}/${run.subscriber.id}`) ?? defaults.get(job.workflow!.id);
       const composed = await composeForSubscriber(run.subscriber, run.share.run, channels, lookups, deps, run.from, run.step, now);

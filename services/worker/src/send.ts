@@ -29,6 +29,7 @@ import {
   type Logger,
   type Pool,
 } from "@notify/runtime";
+import { createLanes, type LaneTicket } from "./lanes.js";
 import * as store from "./store.js";
 
 export interface DeliveryStageDeps {
@@ -114,12 +115,10 @@ const BACKOFF_MS = [1_000, 5_000, 15_000, 30_000, 60_000, 120_000];
 /** A job given back (its integration busy, its lease held elsewhere) comes back after about this long. */
 const BUSY_RETRY_MS = 1_000;
 /**
- * How long a job over its integration's bound may wait in memory for one of the integration's
- * jobs to finish, when the integration's sends are that quick: a fast integration turns over its
- * bound many times a second, and sending its jobs back to the stream would cost every one of
- * them a second and a redelivery.
+ * How long a job over its integration's bound may expect to wait in memory for a place: what
+ * going back to the stream would cost it anyway, without the redelivery.
  */
-const ADMISSION_WAIT_MS = 200;
+const ADMISSION_WAIT_MS = BUSY_RETRY_MS;
 
 /** Errors of the connection rather than of the request: worth another attempt. */
 const TRANSIENT_CODES = new Set([
@@ -235,15 +234,13 @@ interface Attempt {
  */
 export function createDeliveryStage(deps: DeliveryStageDeps) {
   const { log } = deps;
-  /** Jobs of each integration waiting for a send slot, claiming their lease or sending. */
-  const admitted = new Map<string, number>();
-  /** Sends under way per integration, and the jobs waiting for one of its slots. */
-  const sending = new Map<string, number>();
-  const waiting = new Map<string, (() => void)[]>();
-  /** How long each busy integration's sends have lately held their slot (claim and call), averaged. */
-  const slotHoldMs = new Map<string, number>();
-  /** Jobs over their integration's bound waiting a moment for a place (fast integrations only). */
-  const overAdmitted = new Map<string, (() => void)[]>();
+  const lanes = createLanes({ slots: deps.perIntegration, admissionWaitMs: ADMISSION_WAIT_MS });
+  /**
+   * Messages whose job this process is handling. A second copy of one (JetStream delivers a job
+   * again when its heartbeat came late) waits until the first is done: seeing the first's lease
+   * 'sending', it would take it for a dead worker's.
+   */
+  const inHand = new Set<string>();
   const integrationCache = new Map<string, { at: number; lookup: Promise<integrationsV1.Integration | undefined> }>();
 
   // Claims and outcomes of concurrent sends share one statement: a batch commits the outcomes of
@@ -272,7 +269,12 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
       });
     },
   });
-  const claim = (request: store.LeaseRequest) => leases.submit("", { claim: request });
+  const claim = async (request: store.LeaseRequest) => {
+    const started = performance.now();
+    const lease = await leases.submit("", { claim: request });
+    lanes.claimTook(performance.now() - started);
+    return lease;
+  };
   const finish = async (outcome: store.LeaseOutcome) => {
     await leases.submit("", { outcome });
   };
@@ -376,11 +378,10 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
   }
 
   /**
-   * `release` gives the integration's slot back once the provider has answered: recording the
-   * outcome does not hold it. The lease was claimed inside the slot, so the sends whose outcome a
-   * dead worker leaves unknown are at most those it was making.
+   * The call takes one of the integration's slots, given back once the provider has answered
+   * (`ticket.done()`): recording the outcome does not hold it.
    */
-  async function send(job: deliveriesV1.DeliveryJob, lease: store.Lease, channel: DeliveryChannel, release: () => void): Promise<Later | undefined> {
+  async function send(job: deliveriesV1.DeliveryJob, lease: store.Lease, channel: DeliveryChannel, ticket: LaneTicket): Promise<Later | undefined> {
     const integration = await integrationOf(job);
     if (!integration || integration.deleted || !integration.active) {
       return refuse(job, lease, "integration_not_active", `The ${job.providerId} integration is deleted or not active`);
@@ -391,6 +392,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     const credentials = credentialsOf(integration);
 
     const series = sendSeriesOf(channel, integration.providerId);
+    await ticket.slot();
     const startedAt = new Date();
     let result: SendResult;
     try {
@@ -409,7 +411,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
           }),
       );
     } catch (error) {
-      release();
+      ticket.done();
       const durationMs = Date.now() - startedAt.getTime();
       series.duration.observe(durationMs / 1000);
       if (error instanceof ProviderError) await dropInvalidTokens(job, error.invalidTokens);
@@ -428,7 +430,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
       );
       return retry ? { retryInMs: delay } : undefined;
     }
-    release();
+    ticket.done();
     const durationMs = Date.now() - startedAt.getTime();
     series.duration.observe(durationMs / 1000);
     series.outcomes.sent.inc();
@@ -447,82 +449,10 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     return undefined;
   }
 
-  /**
-   * Admits a job to its integration's bound (twice its slots: sending, or waiting for a slot), at
-   * once or after a short wait while a fast integration frees a place; false: the job goes back.
-   */
-  function admit(integrationId: string): boolean | Promise<boolean> {
-    const count = admitted.get(integrationId) ?? 0;
-    if (count < 2 * deps.perIntegration) {
-      admitted.set(integrationId, count + 1);
-      return true;
-    }
-    if ((slotHoldMs.get(integrationId) ?? 0) >= ADMISSION_WAIT_MS) return false;
-    return new Promise((resolve) => {
-      const queue = overAdmitted.get(integrationId) ?? [];
-      overAdmitted.set(integrationId, queue);
-      const enter = () => {
-        clearTimeout(timer);
-        resolve(true);
-      };
-      const timer = setTimeout(() => {
-        const at = queue.indexOf(enter);
-        if (at >= 0) queue.splice(at, 1);
-        if (queue.length === 0 && overAdmitted.get(integrationId) === queue) overAdmitted.delete(integrationId);
-        resolve(false);
-      }, ADMISSION_WAIT_MS);
-      queue.push(enter);
-    });
-  }
-
-  /** Hands a job's place to the first job waiting for one, or frees it. */
-  function leave(integrationId: string): void {
-    const queue = overAdmitted.get(integrationId);
-    const next = queue?.shift();
-    if (queue?.length === 0) overAdmitted.delete(integrationId);
-    if (next) {
-      next();
-      return;
-    }
-    const left = (admitted.get(integrationId) ?? 1) - 1;
-    if (left > 0) admitted.set(integrationId, left);
-    else {
-      admitted.delete(integrationId);
-      slotHoldMs.delete(integrationId);
-    }
-  }
-
-  /** Takes one of the integration's send slots, waiting first come first served while they are all in use. */
-  function acquireSlot(integrationId: string): Promise<void> | undefined {
-    const busy = sending.get(integrationId) ?? 0;
-    if (busy < deps.perIntegration) {
-      sending.set(integrationId, busy + 1);
-      return undefined;
-    }
-    return new Promise((resolve) => {
-      const queue = waiting.get(integrationId) ?? [];
-      waiting.set(integrationId, queue);
-      queue.push(resolve);
-    });
-  }
-
-  /** Hands the slot to the integration's first waiting job, or frees it. */
-  function releaseSlot(integrationId: string): void {
-    const queue = waiting.get(integrationId);
-    const next = queue?.shift();
-    if (queue?.length === 0) waiting.delete(integrationId);
-    if (next) {
-      next();
-      return;
-    }
-    const left = (sending.get(integrationId) ?? 1) - 1;
-    if (left === 0) sending.delete(integrationId);
-    else sending.set(integrationId, left);
-  }
-
-  async function deliver(job: deliveriesV1.DeliveryJob, release: () => void): Promise<Later | undefined> {
+  async function deliver(job: deliveriesV1.DeliveryJob, ticket: LaneTicket): Promise<Later | undefined> {
     const channel = deliveryChannelOf(job.channel);
     if (!channel) throw new ConnectError(`a delivery job of channel ${job.channel}`, Code.InvalidArgument);
+    await ticket.claimTurn();
     const lease = await claim({
       messageId: job.messageId,
       organizationId: job.organizationId,
@@ -530,14 +460,14 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
       providerId: job.providerId,
     });
     if (!lease) return { retryInMs: BUSY_RETRY_MS };
-    if (lease.claimed) return send(job, lease, channel, release);
+    if (lease.claimed) return send(job, lease, channel, ticket);
     if (lease.state !== "sending") return settled(job, lease);
     // Another worker holds it: under way (its lease is fresh) or dead mid-call.
     if (Date.now() - lease.updated_at.getTime() < deps.orphanAfterMs) return { retryInMs: deps.orphanAfterMs };
     const provider = deps.providers.get(channel, job.providerId);
     if (provider?.idempotent) {
       const taken = await store.takeOverLease(deps.pool, job.messageId, lease.attempts);
-      return taken ? send(job, taken, channel, release) : { retryInMs: BUSY_RETRY_MS };
+      return taken ? send(job, taken, channel, ticket) : { retryInMs: BUSY_RETRY_MS };
     }
     const errorText = "The worker stopped while the provider was being called: the message may or may not have been delivered, and is not sent again";
     log.error({ messageId: job.messageId, environmentId: job.environmentId, providerId: job.providerId }, "send outcome unknown");
@@ -560,32 +490,22 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     /** Handles one consumed DeliveryJob: done, or to come back later (a retry, or its integration is busy). */
     async handle(message: JsMsg): Promise<Later | undefined> {
       const job = fromBinary(deliveriesV1.DeliveryJobSchema, message.data);
-      // A slow provider holds at most twice its slots of the stage's jobs: the rest go back to the
-      // stream, so other integrations' sends go on.
-      if (!(await admit(job.integrationId))) return { retryInMs: BUSY_RETRY_MS + Math.floor(Math.random() * BUSY_RETRY_MS) };
-      let isAdmitted = true;
-      let held = false;
-      let heldSince = 0;
-      // Recording the outcome is the worker's own work, not the provider's: a job stops counting
-      // against its integration's bound once the provider has answered.
-      const release = () => {
-        if (held) {
-          const heldMs = performance.now() - heldSince;
-          slotHoldMs.set(job.integrationId, 0.8 * (slotHoldMs.get(job.integrationId) ?? heldMs) + 0.2 * heldMs);
-          releaseSlot(job.integrationId);
-        }
-        held = false;
-        if (!isAdmitted) return;
-        isAdmitted = false;
-        leave(job.integrationId);
-      };
+      if (inHand.has(job.messageId)) return { retryInMs: BUSY_RETRY_MS };
+      inHand.add(job.messageId);
       try {
-        await acquireSlot(job.integrationId);
-        held = true;
-        heldSince = performance.now();
-        return await deliver(job, release);
+        const ticket = await lanes.enter(job.integrationId);
+        if (!ticket) {
+          // Back when the integration has got through what it holds, spread so the jobs sent back do not all return at once.
+          const backIn = Math.max(BUSY_RETRY_MS, lanes.backlogMs(job.integrationId));
+          return { retryInMs: Math.round(backIn * (1 + Math.random())) };
+        }
+        try {
+          return await deliver(job, ticket);
+        } finally {
+          ticket.done();
+        }
       } finally {
-        release();
+        inHand.delete(job.messageId);
       }
     },
   };

@@ -45,4 +45,14 @@ describe("groupMessages", () => {
     ]);
     expect(groups.map((group) => group.recipients.map((recipient) => recipient.subscriberId))).toEqual([["a", "b"], ["c"]]);
   });
+
+  it("keeps messages apart whose rendered data or severity differ", () => {
+    const groups = groupMessages([
+      message("a", { data: { name: "Ada" } }),
+      message("b", { data: { name: "Bob" } }),
+      message("c", { data: { name: "Ada" } }),
+      message("d", { data: { name: "Ada" }, severity: commonV1.Severity.HIGH }),
+    ]);
+    expect(groups.map((group) => group.recipients.map((recipient) => recipient.subscriberId))).toEqual([["a", "c"], ["b"], ["d"]]);
+  });
 });

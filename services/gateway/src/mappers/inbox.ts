@@ -243,9 +243,16 @@ function recipientToJson(subscriber: subscribersV1.Subscriber) {
   return json;
 }
 
-/** A workflow as a notification names it. Workflows carry no severity here: every one is "none". */
+/** A workflow as a notification names it. */
 export function workflowSummaryToJson(workflow: workflowsV1.Workflow) {
-  return { id: workflow.id, identifier: workflow.identifier, name: workflow.name, critical: workflow.critical, tags: workflow.tags, severity: "none" };
+  return {
+    id: workflow.id,
+    identifier: workflow.identifier,
+    name: workflow.name,
+    critical: workflow.critical,
+    tags: workflow.tags,
+    severity: severityName(workflow.severity) ?? "none",
+  };
 }
 
 function actionToJson(message: messagesV1.Message, type: "primary" | "secondary") {

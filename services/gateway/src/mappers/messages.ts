@@ -1,12 +1,12 @@
 import { messagesV1, type subscribersV1, type workflowsV1 } from "@notify/proto";
 import { Channel, CHANNEL_NAMES, channelName, channelNamed, CHANNELS, type ChannelName } from "@notify/runtime";
 import { z } from "zod";
-import { queryBool, queryInt } from "../validation.js";
+import { jsonObject, queryBool, queryInt } from "../validation.js";
 import { iso } from "./common.js";
 import { subscriberToJson } from "./subscribers.js";
 import { workflowToJson } from "./workflows.js";
 
-const { MarkAs, MessageStatus } = messagesV1;
+const { InboxActionType, InboxChange, MarkAs, MessageStatus } = messagesV1;
 
 const STATUS_NAMES = new Map<messagesV1.MessageStatus, string>([
   [MessageStatus.SENT, "sent"],
@@ -27,7 +27,7 @@ const markAs = z
   .transform((name) => MARKS[name]);
 
 /** A string (comma-separated list) or an array of strings → the non-empty items. */
-const stringList = (name: string) =>
+export const stringList = (name: string) =>
   z
     .union([z.string(), z.array(z.string())], { error: `${name} must be a string or an array of strings` })
     .transform((value) => (typeof value === "string" ? value.split(",") : value).map((item) => item.trim()).filter((item) => item.length > 0));
@@ -37,6 +37,41 @@ export const channelNameOf = (channel: Channel) => channelName(channel) ?? CHANN
 export const channelOf = (name: ChannelName | undefined): Channel => (name ? channelNamed(name)! : Channel.UNSPECIFIED);
 
 export const markAsBody = z.object({ messageId: stringList("messageId"), markAs });
+
+/**
+ * POST /v1/subscribers/{subscriberId}/messages/markAs (deprecated; @novu/node's markMessageAs,
+ * markMessageSeen and markMessageRead): `mark` names the flags to set or clear.
+ */
+export const legacyMarkAsBody = z.object({
+  messageId: stringList("messageId"),
+  mark: z
+    .object({ seen: z.boolean({ error: "mark.seen must be a boolean" }).optional(), read: z.boolean({ error: "mark.read must be a boolean" }).optional() })
+    .refine((mark) => mark.seen !== undefined || mark.read !== undefined, "mark must set seen or read"),
+});
+
+/** The marks a legacy `mark` stands for, seen first: a read also sees, so `read` has the last word. */
+export function marksOf(mark: z.infer<typeof legacyMarkAsBody>["mark"]): messagesV1.MarkAs[] {
+  const marks: messagesV1.MarkAs[] = [];
+  if (mark.seen !== undefined) marks.push(mark.seen ? MarkAs.SEEN : MarkAs.UNSEEN);
+  if (mark.read !== undefined) marks.push(mark.read ? MarkAs.READ : MarkAs.UNREAD);
+  return marks;
+}
+
+/** POST /v1/subscribers/{subscriberId}/messages/{messageId}/actions/{type} */
+export const messageActionParams = z.object({
+  subscriberId: z.string().min(1),
+  messageId: z.string().min(1),
+  type: z
+    .enum(["primary", "secondary"], { error: "type must be primary or secondary" })
+    .transform((type) => (type === "primary" ? InboxActionType.PRIMARY : InboxActionType.SECONDARY)),
+});
+
+export const messageActionBody = z.object({
+  status: z
+    .enum(["pending", "done"], { error: "status must be pending or done" })
+    .transform((status) => (status === "done" ? InboxChange.COMPLETE : InboxChange.REVERT)),
+  payload: jsonObject.optional(),
+});
 
 export const markAllBody = z.object({ markAs, feedIdentifier: stringList("feedIdentifier").optional() });
 
@@ -186,6 +221,11 @@ function messagesText(
 /** mark-as: the messages as they are now, without subscriber or workflow. */
 export function markedMessagesText(reply: messagesV1.MarkMessagesResponse) {
   return messagesText(reply.messages, [], () => undefined);
+}
+
+/** A v1 message action's reply: the message as it is now, without subscriber or workflow. */
+export function actedMessageText(message: messagesV1.Message) {
+  return messagesText([message], [], () => undefined).slice(1, -1);
 }
 
 /** GET /v1/messages: each message with its subscriber and workflow, from the one lookup of each the service made for the page. */

@@ -37,6 +37,31 @@ export const createSubscriberBody = z.object({
 
 export const updateSubscriberBody = z.object(profileShape);
 
+/** Novu's cap on POST /v1/subscribers/bulk. */
+const MAX_BULK_SUBSCRIBERS = 500;
+
+/** POST /v1/subscribers/bulk: every entry is checked before any is written. */
+export const bulkSubscribersBody = z.object({
+  subscribers: z
+    .array(createSubscriberBody, { error: "subscribers must be an array" })
+    .min(1, "subscribers must contain at least 1 elements")
+    .max(MAX_BULK_SUBSCRIBERS, `subscribers must contain no more than ${MAX_BULK_SUBSCRIBERS} elements`),
+});
+
+/** The bulk create's answer (BulkCreateSubscriberResponseDto): which were created and which updated. */
+export function bulkCreatedToJson(requested: readonly { subscriberId: string }[], createdIds: readonly string[]) {
+  const created = new Set(createdIds);
+  const unique = [...new Set(requested.map((entry) => entry.subscriberId))];
+  return {
+    created: unique.filter((id) => created.has(id)).map((subscriberId) => ({ subscriberId })),
+    updated: unique.filter((id) => !created.has(id)).map((subscriberId) => ({ subscriberId })),
+    failed: [],
+  };
+}
+
+/** PATCH /v1/subscribers/{subscriberId}/online-status */
+export const onlineStatusBody = z.object({ isOnline: z.boolean({ error: "isOnline must be a boolean value" }) });
+
 type Profile = z.infer<typeof updateSubscriberBody>;
 const PROFILE_KEYS = Object.keys(profileShape) as (keyof Profile)[];
 

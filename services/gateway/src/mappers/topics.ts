@@ -35,7 +35,20 @@ export const upsertTopicQuery = z.object({ failIfExists: queryBool.default(false
 export const upsertTopicBody = z.object({ key: keyString("key"), name: keyString("name").optional() });
 
 /** POST and DELETE /v2/topics/{topicKey}/subscriptions */
-export const subscriptionsBody = z.object({ subscriberIds: idList("subscriberIds", 1, 100) });
+/**
+ * POST/DELETE /v2/topics/{topicKey}/subscriptions: `subscriptions` (@novu/api 3.x) or the deprecated
+ * `subscriberIds` (1.x). Only plain subscriber ids: notify keeps one subscription per subscriber and
+ * topic, so it has no named subscriptions ({identifier, subscriberId}) to create or delete.
+ */
+export const subscriptionsBody = z
+  .object({
+    subscriberIds: idList("subscriberIds", 1, 100).optional(),
+    subscriptions: idList("subscriptions", 1, 100).optional(),
+  })
+  .refine((body) => (body.subscriberIds === undefined) !== (body.subscriptions === undefined), {
+    message: "exactly one of subscriptions and subscriberIds must be given",
+  })
+  .transform((body) => ({ subscriberIds: body.subscriptions ?? body.subscriberIds ?? [] }));
 
 export const listSubscriptionsQuery = z.object({
   limit: queryInt(10, 1, 100),
@@ -135,10 +148,31 @@ function subscriberToJson(subscription: topicsV1.Subscription) {
   };
 }
 
+/**
+ * A subscription's identifier, as Novu names a subscription made from a bare subscriber id. Notify
+ * keeps one subscription per topic and subscriber, so the identifier is derived, never stored.
+ */
+export const subscriptionIdentifier = (topicKey: string, subscriberId: string) => `tk_${topicKey}:si_${subscriberId}`;
+
+/** GET /v2/topics/{topicKey}/subscriptions/{identifier}: the subscriber an identifier names, if any. */
+export const subscriptionIdentifierParams = z.object({ topicKey: keyString("topicKey"), identifier: keyString("identifier") });
+
+export function subscriberOfIdentifier(topicKey: string, identifier: string): string | undefined {
+  const prefix = subscriptionIdentifier(topicKey, "");
+  return identifier.startsWith(prefix) && identifier.length > prefix.length ? identifier.slice(prefix.length) : undefined;
+}
+
+/** One subscription as GET /v2/topics/{topicKey}/subscriptions/{identifier} answers it (SubscriptionDetailsResponseDto). */
+export const subscriptionDetailsToJson = (subscription: topicsV1.Subscription) => ({
+  id: subscription.id,
+  identifier: subscriptionIdentifier(subscription.topicKey, subscription.externalSubscriberId),
+});
+
 /** A v2 subscription as the create and delete replies list it (SubscriptionDto). */
 export function subscriptionToJson(subscription: topicsV1.Subscription, topic: topicsV1.Topic) {
   return {
     _id: subscription.id,
+    identifier: subscriptionIdentifier(topic.key, subscription.externalSubscriberId),
     topic: { _id: topic.id, key: topic.key, ...nameOf(topic) },
     subscriber: subscriberToJson(subscription),
     createdAt: iso(subscription.createdAt),
@@ -150,6 +184,7 @@ export function subscriptionToJson(subscription: topicsV1.Subscription, topic: t
 export function listedSubscriptionToJson(subscription: topicsV1.Subscription, topic: topicsV1.Topic) {
   return {
     _id: subscription.id,
+    identifier: subscriptionIdentifier(topic.key, subscription.externalSubscriberId),
     createdAt: iso(subscription.createdAt),
     topic: topicResponseToJson(topic),
     subscriber: subscriberToJson(subscription),

@@ -2,26 +2,19 @@ import { create, type JsonObject } from "@bufbuild/protobuf";
 import { triggersV1 } from "@notify/proto";
 import { z } from "zod";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { httpErrorFromRpc } from "../errors.js";
+import { HttpError, httpErrorFromRpc } from "../errors.js";
 import { jsonObject, keyString, outboundUrl } from "../validation.js";
 import { createSubscriberBody, fieldsOf } from "./subscribers.js";
 
 export const MAX_RECIPIENTS = 100;
 export const MAX_BULK_EVENTS = 100;
 const MAX_FREE_FORM_BYTES = 512 * 1024;
-const MAX_DEPTH = 32;
 
-function depthOf(value: unknown, depth = 0): number {
-  if (value === null || typeof value !== "object") return depth;
-  let deepest = depth + 1;
-  for (const child of Object.values(value)) deepest = Math.max(deepest, depthOf(child, depth + 1));
-  return deepest;
-}
-
-/** payload / overrides: an object of at most 512 KiB and 32 levels. */
-const freeForm = jsonObject
-  .refine((value) => Buffer.byteLength(JSON.stringify(value)) <= MAX_FREE_FORM_BYTES, `must be at most ${MAX_FREE_FORM_BYTES / 1024} KiB`)
-  .refine((value) => depthOf(value) <= MAX_DEPTH, `must be nested at most ${MAX_DEPTH} levels deep`);
+/** payload / overrides: an object of at most 512 KiB (its depth is bounded where bodies are read, body.ts). */
+const freeForm = jsonObject.refine(
+  (value) => Buffer.byteLength(JSON.stringify(value)) <= MAX_FREE_FORM_BYTES,
+  `must be at most ${MAX_FREE_FORM_BYTES / 1024} KiB`,
+);
 
 const channel = z.object({
   providerId: z.string({ error: "providerId must be a string" }).min(1, "providerId should not be empty"),
@@ -139,6 +132,11 @@ export function resultToJson(result: triggersV1.TriggerResult) {
 export function singleOutcome(outcome: triggersV1.TriggerOutcome) {
   if (outcome.outcome.case === "result") return resultToJson(outcome.outcome.value);
   const error = outcome.outcome.value;
+  if (error && error.payloadErrors.length > 0) {
+    // Novu's PayloadValidationException: its fields at the top level and in ctx.
+    const details = { type: "PAYLOAD_VALIDATION_ERROR", errors: error.payloadErrors, schema: error.payloadSchema ?? {} };
+    throw new HttpError(400, error.message, { ...details, ctx: details });
+  }
   throw httpErrorFromRpc(new ConnectError(error?.message ?? "error", (error?.code ?? Code.Unknown) as Code));
 }
 

@@ -12,7 +12,7 @@ type MetadataInit = MessageInitShape<typeof workflowsV1.StepMetadataSchema>;
 
 // The closed sets of the spec. Anything else is a 422 that names the field.
 const STEP_TYPES = [...CHANNELS, "digest", "delay"] as const;
-const UNITS = ["seconds", "minutes", "hours", "days", "weeks", "months"] as const;
+export const UNITS = ["seconds", "minutes", "hours", "days", "weeks", "months"] as const;
 const WEEK_DAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"] as const;
 const ORDINALS = ["1", "2", "3", "4", "5", "last"] as const;
 const ORDINAL_VALUES = ["day", "weekday", "weekend", "sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"] as const;
@@ -31,27 +31,27 @@ const MAX_VARIANTS = 20;
 const MAX_FILTERS = 20;
 const MAX_CHILDREN = 50;
 const MAX_BLOCKS = 100;
-const MAX_TAGS = 50;
-const MAX_CONTENT = 256 * 1024;
-const MAX_TEXT = 1024;
-const MAX_URL = 2048;
+export const MAX_TAGS = 50;
+export const MAX_CONTENT = 256 * 1024;
+export const MAX_TEXT = 1024;
+export const MAX_URL = 2048;
 export const WORKFLOW_BODY_LIMIT = 8 * 1024 * 1024;
 
 const OBJECT_ID = /^[0-9a-f]{24}$/;
 const AT_TIME = /^([01]?\d|2[0-3]):[0-5]\d$/;
 const MONTH_DAY = /^([1-9]|[12]\d|3[01])$/;
-const IDENTIFIER = /^[A-Za-z0-9_.:-]+$/;
+export const IDENTIFIER = /^[A-Za-z0-9_.:-]+$/;
 
-const oneOf = <const T extends readonly [string, ...string[]]>(name: string, values: T) =>
+export const oneOf = <const T extends readonly [string, ...string[]]>(name: string, values: T) =>
   z.enum(values, { error: `${name} must be one of: ${values.join(", ")}` });
-const text = (name: string, max = MAX_TEXT) => z.string({ error: `${name} must be a string` }).max(max, `${name} must be at most ${max} characters`);
-const flag = (name: string) => z.boolean({ error: `${name} must be a boolean` });
-const quantity = (name: string) =>
+export const text = (name: string, max = MAX_TEXT) => z.string({ error: `${name} must be a string` }).max(max, `${name} must be at most ${max} characters`);
+export const flag = (name: string) => z.boolean({ error: `${name} must be a boolean` });
+export const quantity = (name: string) =>
   z
     .number({ error: `${name} must be a number` })
     .nonnegative(`${name} must not be negative`)
     .max(1_000_000, `${name} is too large`);
-const list = <T extends z.ZodType>(name: string, item: T, max: number) =>
+export const list = <T extends z.ZodType>(name: string, item: T, max: number) =>
   z.array(item, { error: `${name} must be an array` }).max(max, `${name} must contain no more than ${max} elements`);
 
 const fieldFilterPart = z.object({
@@ -116,7 +116,7 @@ type Metadata = {
 }[keyof MetadataShapes];
 
 /** Parses `value` with `schema`, reporting its issues under `path`; undefined when it fails. */
-function parseAt<S extends z.ZodType>(ctx: z.RefinementCtx, schema: S, value: unknown, path: PropertyKey[]): z.output<S> | undefined {
+export function parseAt<S extends z.ZodType>(ctx: z.RefinementCtx, schema: S, value: unknown, path: PropertyKey[]): z.output<S> | undefined {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   for (const issue of result.error.issues) ctx.addIssue({ code: "custom", message: issue.message, path: [...path, ...issue.path] });

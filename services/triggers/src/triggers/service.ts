@@ -18,6 +18,7 @@ import {
 } from "@notify/runtime";
 import { selectTenantsByIdentifiers } from "../tenants/store.js";
 import { workflowFromRow } from "../workflows/mapping.js";
+import { payloadErrorMessage, payloadErrors } from "../workflows/payload-schema.js";
 import { selectWorkflowByKey } from "../workflows/store.js";
 import { digestEvents, getDigests } from "./digests.js";
 import * as store from "./store.js";
@@ -66,7 +67,7 @@ function generateTransactionId(): string {
 
 /**
  * What a job carries of its workflow, frozen at trigger time: what running it reads (identity,
- * criticality, preference defaults, the steps, and the tags its messages are written with).
+ * criticality, preference defaults, the steps, and the tags and severity its messages are written with).
  * Names, the group, variables and timestamps stay in the catalogue: they were a large share of every job's bytes, which travel
  * through the outbox (as hex, in and out), the WAL and JetStream.
  */
@@ -76,6 +77,7 @@ function jobWorkflow(workflow: workflowsV1.Workflow): workflowsV1.Workflow {
     identifier: workflow.identifier,
     critical: workflow.critical,
     tags: workflow.tags,
+    severity: workflow.severity,
     ...(workflow.preferenceSettings ? { preferenceSettings: workflow.preferenceSettings } : {}),
     steps: workflow.steps,
   });
@@ -104,6 +106,28 @@ function recipientId(recipient: triggersV1.Recipient): string | undefined {
   if (kind.case === "subscriberId" || kind.case === "topicKey") return kind.value;
   if (kind.case === "subscriber") return kind.value.subscriberId;
   return undefined;
+}
+
+/**
+ * Novu's check of a payload against the workflow's schema when the workflow asks for it: the
+ * refusal, or nothing (the schema's defaults then filled into the payload).
+ */
+function payloadRefusal(workflow: workflowsV1.Workflow, event: triggersV1.TriggerEvent): triggersV1.TriggerOutcome | undefined {
+  if (!workflow.validatePayload || !workflow.payloadSchema) return undefined;
+  event.payload ??= {};
+  const errors = payloadErrors(workflow.payloadSchema, event.payload);
+  if (errors.length === 0) return undefined;
+  return create(triggersV1.TriggerOutcomeSchema, {
+    outcome: {
+      case: "error",
+      value: {
+        code: Code.FailedPrecondition,
+        message: payloadErrorMessage(errors),
+        payloadErrors: errors.map((error) => ({ ...error })),
+        payloadSchema: workflow.payloadSchema,
+      },
+    },
+  });
 }
 
 interface Accepted {
@@ -149,6 +173,8 @@ export function createTriggerService({ pool, jobSubject, workflowsByIdentifier }
               outcome: { case: "error", value: { code: Code.InvalidArgument, message: "workflow_not_found" } },
             }),
           };
+        const refused = payloadRefusal(workflow, event);
+        if (refused) return { outcome: refused };
         let tenant: triggersV1.TenantInput | undefined;
         if (event.tenant?.kind.case === "identifier") {
           const row = tenants.get(event.tenant.kind.value);

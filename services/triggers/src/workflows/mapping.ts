@@ -1,6 +1,7 @@
 import { create, fromJson, toJson, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { workflowsV1 } from "@notify/proto";
+import { Severity, severityNamed } from "@notify/runtime";
 import { workflowSlug } from "./slug.js";
 import type { ActiveWorkflowRow, ChannelSettings, FeedRow, GroupRow, WorkflowRow } from "./store.js";
 
@@ -23,6 +24,27 @@ export function channelSettings(given: workflowsV1.ChannelPreferences | undefine
     push: given?.push ?? true,
   };
 }
+
+/** What v2's two preference levels merge to: the user level over the workflow level, a channel not named following its level's `enabled`. */
+type ChannelField = "email" | "sms" | "inApp" | "chat" | "push";
+
+/** A level's setting for a channel: the channel's own, else the level's `enabled`; undefined without the level. */
+const levelChannel = (level: workflowsV1.PreferenceLevel | undefined, name: ChannelField) => (level ? (level.channels?.[name] ?? level.enabled) : undefined);
+
+/** What v2's two preference levels merge to: the user level over the workflow level. */
+export function mergedPreferences(levels: workflowsV1.PreferenceLevels): { critical: boolean; settings: ChannelSettings } {
+  const merged = (name: ChannelField) => levelChannel(levels.user, name) ?? levelChannel(levels.workflow, name) ?? true;
+  return {
+    critical: levels.user?.readOnly ?? levels.workflow?.readOnly ?? false,
+    settings: { email: merged("email"), sms: merged("sms"), in_app: merged("inApp"), chat: merged("chat"), push: merged("push") },
+  };
+}
+
+export const preferenceLevelsToJson = (levels: workflowsV1.PreferenceLevels): Record<string, unknown> =>
+  toJson(workflowsV1.PreferenceLevelsSchema, levels) as Record<string, unknown>;
+
+const preferenceLevelsFromJson = (stored: Record<string, unknown>) =>
+  fromJson(workflowsV1.PreferenceLevelsSchema, stored as JsonValue, { ignoreUnknownFields: true });
 
 const channelPreferences = (settings: ChannelSettings) =>
   create(workflowsV1.ChannelPreferencesSchema, {
@@ -55,6 +77,12 @@ export function feedFromRow(row: FeedRow): workflowsV1.Feed {
   });
 }
 
+function preferenceLevelsOf(stored: Record<string, unknown> | null) {
+  if (stored === null) return {};
+  const levels = preferenceLevelsFromJson(stored);
+  return { ...(levels.workflow ? { workflowPreferences: levels.workflow } : {}), ...(levels.user ? { userPreferences: levels.user } : {}) };
+}
+
 export function workflowFromRow(row: WorkflowRow): workflowsV1.Workflow {
   return create(workflowsV1.WorkflowSchema, {
     id: row.id,
@@ -82,6 +110,10 @@ export function workflowFromRow(row: WorkflowRow): workflowsV1.Workflow {
       ...(row.group_parent_id === null ? {} : { parentId: row.group_parent_id }),
     },
     ...(row.data === null ? {} : { data: row.data as JsonObject }),
+    severity: severityNamed(row.severity) ?? Severity.NONE,
+    validatePayload: row.validate_payload,
+    ...(row.payload_schema === null ? {} : { payloadSchema: row.payload_schema as JsonObject }),
+    ...preferenceLevelsOf(row.preference_levels),
     deleted: row.deleted,
     ...(row.deleted_at === null ? {} : { deletedAt: timestampFromDate(row.deleted_at) }),
     createdAt: timestampFromDate(row.created_at),

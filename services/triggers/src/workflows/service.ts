@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import type { JsonObject } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import type { workflowsV1 } from "@notify/proto";
 import {
@@ -14,15 +15,27 @@ import {
   objectId,
   readOffsetPage,
   scopeOf,
+  severityName,
   withTransaction,
   type FieldErrors,
   type Queryable,
   type Scope,
 } from "@notify/runtime";
 import type { RouteDeps } from "../routes.js";
-import { activeWorkflowFromRow, channelSettings, feedFromRow, groupFromRow, stepsFromJson, stepsToJson, workflowFromRow } from "./mapping.js";
+import {
+  activeWorkflowFromRow,
+  channelSettings,
+  feedFromRow,
+  groupFromRow,
+  mergedPreferences,
+  preferenceLevelsToJson,
+  stepsFromJson,
+  stepsToJson,
+  workflowFromRow,
+} from "./mapping.js";
+import { payloadSchemaProblem } from "./payload-schema.js";
 import { idFromSlug, slugify } from "./slug.js";
-import { activeChannels, feedReferences, identifySteps } from "./steps.js";
+import { activeChannels, assignStepIds, feedReferences, identifySteps } from "./steps.js";
 import * as store from "./store.js";
 import { extractVariables } from "./variables.js";
 
@@ -36,6 +49,7 @@ export const MAX_FEEDS = 1000;
 /** Groups listed per environment (Novu's list is not paginated either). */
 export const MAX_GROUPS = 1000;
 export const MAX_STEPS = 50;
+const MAX_FILTER_TAGS = 50;
 const MAX_NAME = 255;
 const MAX_DESCRIPTION = 1000;
 /** Room left in a 255-character identifier for the "-xxxxxx" that makes a taken one unique. */
@@ -67,8 +81,19 @@ function lookupOf(request: workflowsV1.GetWorkflowRequest) {
 }
 
 /** Length rules the table enforces too; checked here so a bad value is a 422, never a 500. */
-function checkWorkflowWrite(fields: { name?: string | undefined; description?: string | undefined; steps?: readonly unknown[] | undefined }) {
+function checkWorkflowWrite(fields: {
+  name?: string | undefined;
+  description?: string | undefined;
+  steps?: readonly unknown[] | undefined;
+  identifier?: string | undefined;
+  payloadSchema?: JsonObject | undefined;
+}) {
   const errors: FieldErrors = {};
+  if (fields.identifier !== undefined && (fields.identifier.length === 0 || fields.identifier.length > MAX_NAME)) {
+    errors.identifier = { messages: [`identifier must be between 1 and ${MAX_NAME} characters`], value: fields.identifier };
+  }
+  const schemaProblem = fields.payloadSchema && Object.keys(fields.payloadSchema).length > 0 ? payloadSchemaProblem(fields.payloadSchema) : undefined;
+  if (schemaProblem !== undefined) errors.payloadSchema = { messages: [`payloadSchema is not a valid JSON schema: ${schemaProblem}`] };
   if (fields.name !== undefined && (fields.name.trim().length === 0 || fields.name.length > MAX_NAME)) {
     errors.name = { messages: [`name must be between 1 and ${MAX_NAME} characters`], value: fields.name };
   }
@@ -81,6 +106,9 @@ function checkWorkflowWrite(fields: { name?: string | undefined; description?: s
   if (Object.keys(errors).length > 0) throw invalidArgument("Validation failed", errors);
 }
 
+/** A payload schema as stored: an empty one is none. */
+const nonEmpty = (schema: JsonObject | undefined) => (schema && Object.keys(schema).length > 0 ? schema : null);
+
 function pageSize(limit: number, fallback: number, max: number): number {
   if (limit < 0 || limit > max) throw invalidField("limit", `limit must be between 1 and ${max}`, limit);
   return limit === 0 ? fallback : limit;
@@ -89,8 +117,9 @@ function pageSize(limit: number, fallback: number, max: number): number {
 /** The steps as stored, with what is derived from them. */
 function prepareSteps(steps: readonly workflowsV1.Step[], previous: readonly workflowsV1.Step[] = []) {
   const stored = identifySteps(steps, previous);
+  const stepIdErrors = assignStepIds(stored);
   const { variables, subscriberVariables, errors } = extractVariables(stored);
-  return { stored, variables, subscriberVariables, errors };
+  return { stored, variables, subscriberVariables, errors: { ...stepIdErrors, ...errors } };
 }
 
 /** Field errors for a notification group or feeds the environment does not have. */
@@ -155,31 +184,43 @@ export function createWorkflowService({ pool }: Pick<RouteDeps, "pool">): Servic
       const steps = prepareSteps(request.steps);
       throwIfAny({ ...steps.errors, ...(await referenceErrors(pool, scope.environmentId, request.notificationGroupId, steps.stored)) });
       const active = request.active ?? false;
+      const preferences = request.preferences ? mergedPreferences(request.preferences) : undefined;
       const columns: store.WorkflowColumns = {
         name: request.name,
         description: request.description ?? "",
         trigger_identifier: "",
         active,
         draft: request.draft ?? !active,
-        critical: request.critical ?? false,
+        critical: preferences?.critical ?? request.critical ?? false,
         tags: request.tags,
-        preference_settings: channelSettings(request.preferenceSettings),
+        preference_settings: preferences?.settings ?? channelSettings(request.preferenceSettings),
         steps: stepsToJson(steps.stored),
         active_channels: activeChannels(steps.stored),
         variables: steps.variables,
         subscriber_variables: steps.subscriberVariables,
         notification_group_id: request.notificationGroupId ?? (await generalGroupId(scope)),
         data: request.data ?? null,
+        severity: severityName(request.severity) ?? "none",
+        validate_payload: request.validatePayload,
+        payload_schema: nonEmpty(request.payloadSchema),
+        preference_levels: request.preferences ? preferenceLevelsToJson(request.preferences) : null,
       };
-      const base = slugify(request.name).slice(0, IDENTIFIER_BASE);
-      // The unique index decides: a taken identifier inserts nothing and we try a suffixed one.
-      for (let attempt = 0; attempt < IDENTIFIER_ATTEMPTS; attempt++) {
-        const row = await store.insertWorkflow(pool, scope.environmentId, {
+      const insert = (identifier: string) =>
+        store.insertWorkflow(pool, scope.environmentId, {
           id: objectId(),
           organizationId: scope.organizationId,
           creatorId: scope.organizationId,
-          columns: { ...columns, trigger_identifier: attempt === 0 ? base : `${base}${identifierSuffix()}` },
+          columns: { ...columns, trigger_identifier: identifier },
         });
+      if (request.identifier !== undefined) {
+        const row = await insert(request.identifier);
+        if (!row) throw alreadyExists(`Workflow with id ${request.identifier} already exists`);
+        return workflowFromRow(row);
+      }
+      const base = slugify(request.name).slice(0, IDENTIFIER_BASE);
+      // The unique index decides: a taken identifier inserts nothing and we try a suffixed one.
+      for (let attempt = 0; attempt < IDENTIFIER_ATTEMPTS; attempt++) {
+        const row = await insert(attempt === 0 ? base : `${base}${identifierSuffix()}`);
         if (row) return workflowFromRow(row);
       }
       throw new ConnectError("no free trigger identifier was found, retry", Code.Aborted);
@@ -196,21 +237,25 @@ export function createWorkflowService({ pool }: Pick<RouteDeps, "pool">): Servic
     async listWorkflows(request, context) {
       const scope = scopeOf(context);
       const limit = pageSize(request.limit, 10, MAX_PAGE_SIZE);
-      const query = request.query || undefined;
+      if (request.tags.length > MAX_FILTER_TAGS) throw invalidField("tags", `at most ${MAX_FILTER_TAGS} tags per list`, request.tags.length);
+      const filter: store.WorkflowFilter = { query: request.query || undefined, tags: request.tags, active: request.active };
       const { rows, ...page } = await readOffsetPage(
-        { page: request.page, limit, countCap: COUNT_CAP },
-        (offset) => store.selectWorkflowPage(pool, scope.environmentId, { offset, limit, query }),
-        (cap) => store.countWorkflows(pool, scope.environmentId, cap, query),
+        { page: request.page, limit, countCap: COUNT_CAP, offset: request.offset },
+        (offset) => store.selectWorkflowPage(pool, scope.environmentId, { offset, limit, filter, oldestFirst: request.oldestFirst }),
+        (cap) => store.countWorkflows(pool, scope.environmentId, cap, filter),
       );
       return { workflows: rows.map(workflowFromRow), ...page };
     },
 
     async updateWorkflow(request, context) {
       const scope = scopeOf(context);
-      checkWorkflowWrite({ name: request.name, description: request.description, steps: request.steps?.steps });
-      if (request.identifier !== undefined && (request.identifier.length === 0 || request.identifier.length > MAX_NAME)) {
-        throw invalidField("identifier", `identifier must be between 1 and ${MAX_NAME} characters`, request.identifier);
-      }
+      checkWorkflowWrite({
+        name: request.name,
+        description: request.description,
+        steps: request.steps?.steps,
+        identifier: request.identifier,
+        payloadSchema: request.payloadSchema,
+      });
       return withTransaction(pool, async (tx) => {
         const existing = await resolve(tx, scope.environmentId, request.workflowId, true);
         changing(context, existing.id, existing.trigger_identifier);
@@ -221,21 +266,29 @@ export function createWorkflowService({ pool }: Pick<RouteDeps, "pool">): Servic
         });
         const identifier = request.identifier ?? existing.trigger_identifier;
         changing(context, identifier);
+        const preferences = request.preferences ? mergedPreferences(request.preferences) : undefined;
+        // v1's single level replaces v2's two: what they merged to is no longer what is stored.
+        const v1Preferences = request.critical !== undefined || request.preferenceSettings !== undefined;
         const columns: store.WorkflowColumns = {
           name: request.name ?? existing.name,
           description: request.description ?? existing.description,
           trigger_identifier: identifier,
-          active: existing.active,
-          draft: existing.draft,
-          critical: request.critical ?? existing.critical,
+          active: request.active ?? existing.active,
+          draft: request.active === undefined ? existing.draft : !request.active,
+          critical: preferences?.critical ?? request.critical ?? existing.critical,
           tags: request.tags?.tags ?? existing.tags,
-          preference_settings: request.preferenceSettings ? channelSettings(request.preferenceSettings) : existing.preference_settings,
+          preference_settings:
+            preferences?.settings ?? (request.preferenceSettings ? channelSettings(request.preferenceSettings) : existing.preference_settings),
           steps: steps ? stepsToJson(steps.stored) : existing.steps,
           active_channels: steps ? activeChannels(steps.stored) : existing.active_channels,
           variables: steps?.variables ?? existing.variables,
           subscriber_variables: steps?.subscriberVariables ?? existing.subscriber_variables,
           notification_group_id: request.notificationGroupId ?? existing.notification_group_id,
           data: request.data ?? existing.data,
+          severity: request.severity === undefined ? existing.severity : (severityName(request.severity) ?? "none"),
+          validate_payload: request.validatePayload ?? existing.validate_payload,
+          payload_schema: request.payloadSchema ? nonEmpty(request.payloadSchema) : existing.payload_schema,
+          preference_levels: request.preferences ? preferenceLevelsToJson(request.preferences) : v1Preferences ? null : existing.preference_levels,
         };
         try {
           return workflowFromRow(await store.updateWorkflow(tx, scope.environmentId, existing.id, columns));

@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { clone } from "@bufbuild/protobuf";
 import { workflowsV1 } from "@notify/proto";
-import { isChannelName, objectId } from "@notify/runtime";
+import { isChannelName, objectId, type FieldErrors } from "@notify/runtime";
+import { slugify } from "./slug.js";
 
 /** Ids of the steps a workflow had, so an update keeps the identity of the steps it keeps. */
 export class StepIdentities {
@@ -70,4 +71,25 @@ export function feedReferences(steps: readonly workflowsV1.Step[]): { path: stri
     });
   });
   return references;
+}
+
+/**
+ * Gives every step Novu v2's stepId: the one given, else its slugified name (with its position
+ * appended when that is taken). A given stepId that repeats is an error of that step.
+ */
+export function assignStepIds(steps: workflowsV1.Step[]): FieldErrors {
+  const errors: FieldErrors = {};
+  const given = new Set(steps.flatMap((step) => (step.stepId ? [step.stepId] : [])));
+  const taken = new Set<string>();
+  steps.forEach((step, index) => {
+    if (step.stepId) {
+      if (taken.has(step.stepId)) errors[`steps[${index}].stepId`] = { messages: ["stepId must be unique in the workflow"], value: step.stepId };
+      taken.add(step.stepId);
+      return;
+    }
+    const derived = slugify(step.name ?? step.template?.type ?? "step");
+    step.stepId = taken.has(derived) || given.has(derived) ? `${derived}-${index + 1}` : derived;
+    taken.add(step.stepId);
+  });
+  return errors;
 }

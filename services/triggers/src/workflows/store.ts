@@ -1,4 +1,4 @@
-import { escapeLike, type Queryable } from "@notify/runtime";
+import { escapeLike, type Queryable, type SeverityName } from "@notify/runtime";
 
 export const GENERAL_GROUP = "General";
 
@@ -55,6 +55,11 @@ export interface WorkflowRow {
   subscriber_variables: string[];
   notification_group_id: string;
   data: Record<string, unknown> | null;
+  severity: SeverityName;
+  validate_payload: boolean;
+  payload_schema: Record<string, unknown> | null;
+  /** PreferenceLevels in proto JSON; null when the workflow has v1's single level. */
+  preference_levels: Record<string, unknown> | null;
   deleted: boolean;
   deleted_at: Date | null;
   created_at: Date;
@@ -80,6 +85,10 @@ export interface WorkflowColumns {
   subscriber_variables: string[];
   notification_group_id: string;
   data: Record<string, unknown> | null;
+  severity: SeverityName;
+  validate_payload: boolean;
+  payload_schema: Record<string, unknown> | null;
+  preference_levels: Record<string, unknown> | null;
 }
 
 const WRITABLE = [
@@ -97,10 +106,14 @@ const WRITABLE = [
   "subscriber_variables",
   "notification_group_id",
   "data",
+  "severity",
+  "validate_payload",
+  "payload_schema",
+  "preference_levels",
 ] as const satisfies readonly (keyof WorkflowColumns)[];
 
 /** jsonb parameters are serialised here: pg would send a JS array as a Postgres array. */
-const JSONB_COLUMNS = new Set<string>(["preference_settings", "steps", "data"]);
+const JSONB_COLUMNS = new Set<string>(["preference_settings", "steps", "data", "payload_schema", "preference_levels"]);
 
 const writableValues = (columns: WorkflowColumns) =>
   WRITABLE.map((column) => {
@@ -314,32 +327,53 @@ export async function softDeleteWorkflow(db: Queryable, environmentId: string, i
 }
 
 /** One page, newest first, optionally by name; fetches one extra row so the caller knows whether more follow. */
+/** Which live workflows a list shows: by name or identifier, by tags, by status. */
+export interface WorkflowFilter {
+  query: string | undefined;
+  tags: string[];
+  active: boolean | undefined;
+}
+
+/** The filter's condition, its parameters numbered from `first`. */
+function filterCondition(filter: WorkflowFilter, first: number) {
+  const [query, tags, active] = [first, first + 1, first + 2].map((index) => `$${index}`);
+  return {
+    sql: `(${query}::text IS NULL OR name ILIKE '%' || ${query} || '%' OR trigger_identifier ILIKE '%' || ${query} || '%')
+          AND (cardinality(${tags}::text[]) = 0 OR tags && ${tags}::text[])
+          AND (${active}::boolean IS NULL OR active = ${active})`,
+    values: [filter.query === undefined ? null : escapeLike(filter.query), filter.tags, filter.active ?? null],
+  };
+}
+
 export async function selectWorkflowPage(
   db: Queryable,
   environmentId: string,
-  page: { offset: number; limit: number; query: string | undefined },
+  page: { offset: number; limit: number; filter: WorkflowFilter; oldestFirst: boolean },
 ): Promise<WorkflowRow[]> {
+  const condition = filterCondition(page.filter, 4);
+  const direction = page.oldestFirst ? "ASC" : "DESC";
   const { rows } = await db.query<WorkflowRow>(
     `WITH w AS (
        SELECT * FROM triggers.workflows
-        WHERE environment_id = $1 AND NOT deleted AND ($4::text IS NULL OR name ILIKE '%' || $4 || '%')
-        ORDER BY id DESC LIMIT $2 OFFSET $3
+        WHERE environment_id = $1 AND NOT deleted AND ${condition.sql}
+        ORDER BY id ${direction} LIMIT $2 OFFSET $3
      )
-     SELECT ${WITH_GROUP} ORDER BY w.id DESC`,
-    [environmentId, page.limit + 1, page.offset, page.query === undefined ? null : escapeLike(page.query)],
+     SELECT ${WITH_GROUP} ORDER BY w.id ${direction}`,
+    [environmentId, page.limit + 1, page.offset, ...condition.values],
   );
   return rows;
 }
 
-/** Counts at most `cap` live workflows (optionally by name). */
-export async function countWorkflows(db: Queryable, environmentId: string, cap: number, query: string | undefined): Promise<number> {
+/** Counts at most `cap` live workflows the filter shows. */
+export async function countWorkflows(db: Queryable, environmentId: string, cap: number, filter: WorkflowFilter): Promise<number> {
+  const condition = filterCondition(filter, 3);
   const { rows } = await db.query<{ count: number }>(
     `SELECT count(*) AS count FROM (
        SELECT 1 FROM triggers.workflows
-        WHERE environment_id = $1 AND NOT deleted AND ($3::text IS NULL OR name ILIKE '%' || $3 || '%')
+        WHERE environment_id = $1 AND NOT deleted AND ${condition.sql}
         LIMIT $2
      ) capped`,
-    [environmentId, cap, query === undefined ? null : escapeLike(query)],
+    [environmentId, cap, ...condition.values],
   );
   return rows[0]!.count;
 }

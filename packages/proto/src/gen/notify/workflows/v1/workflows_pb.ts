@@ -7,13 +7,15 @@ import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import { file_notify_common_v1_options } from "../../common/v1/options_pb.js";
+import type { Severity } from "../../common/v1/vocabulary_pb.js";
+import { file_notify_common_v1_vocabulary } from "../../common/v1/vocabulary_pb.js";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file notify/workflows/v1/workflows.proto.
  */
 export const file_notify_workflows_v1_workflows: GenFile = /*@__PURE__*/
-  fileDesc("CiNub3RpZnkvd29ya2Zsb3dzL3YxL3dvcmtmbG93cy5wcm90bxITbm90aWZ5LndvcmtmbG93cy52MSLNBQoIV29ya2Zsb3cSCgoCaWQYASABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJEhYKDmVudmlyb25tZW50X2lkGAMgASgJEhIKCmNyZWF0b3JfaWQYBCABKAkSDAoEbmFtZRgFIAEoCRITCgtkZXNjcmlwdGlvbhgGIAEoCRIOCgZhY3RpdmUYByABKAgSDQoFZHJhZnQYCCABKAgSEAoIY3JpdGljYWwYCSABKAgSDAoEdGFncxgKIAMoCRJEChNwcmVmZXJlbmNlX3NldHRpbmdzGAsgASgLMicubm90aWZ5LndvcmtmbG93cy52MS5DaGFubmVsUHJlZmVyZW5jZXMSKAoFc3RlcHMYDCADKAsyGS5ub3RpZnkud29ya2Zsb3dzLnYxLlN0ZXASEgoKaWRlbnRpZmllchgNIAEoCRIMCgRzbHVnGA4gASgJEhEKCXZhcmlhYmxlcxgPIAMoCRIcChRzdWJzY3JpYmVyX3ZhcmlhYmxlcxgQIAMoCRIdChVub3RpZmljYXRpb25fZ3JvdXBfaWQYESABKAkSQgoSbm90aWZpY2F0aW9uX2dyb3VwGBIgASgLMiYubm90aWZ5LndvcmtmbG93cy52MS5Ob3RpZmljYXRpb25Hcm91cBIqCgRkYXRhGBMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEgAiAEBEg8KB2RlbGV0ZWQYFCABKAgSMwoKZGVsZXRlZF9hdBgVIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBARIuCgpjcmVhdGVkX2F0GBYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GBcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIHCgVfZGF0YUINCgtfZGVsZXRlZF9hdCKkAQoSQ2hhbm5lbFByZWZlcmVuY2VzEhIKBWVtYWlsGAEgASgISACIAQESEAoDc21zGAIgASgISAGIAQESEwoGaW5fYXBwGAMgASgISAKIAQESEQoEY2hhdBgEIAEoCEgDiAEBEhEKBHB1c2gYBSABKAhIBIgBAUIICgZfZW1haWxCBgoEX3Ntc0IJCgdfaW5fYXBwQgcKBV9jaGF0QgcKBV9wdXNoIu4DCgRTdGVwEgoKAmlkGAEgASgJEgwKBHV1aWQYAiABKAkSEQoEbmFtZRgDIAEoCUgAiAEBEhMKBmFjdGl2ZRgEIAEoCEgBiAEBEiAKE3Nob3VsZF9zdG9wX29uX2ZhaWwYBSABKAhIAogBARI2Cgh0ZW1wbGF0ZRgGIAEoCzIkLm5vdGlmeS53b3JrZmxvd3MudjEuTWVzc2FnZVRlbXBsYXRlEjAKB2ZpbHRlcnMYByADKAsyHy5ub3RpZnkud29ya2Zsb3dzLnYxLlN0ZXBGaWx0ZXISFgoJcGFyZW50X2lkGAggASgJSAOIAQESOAoIbWV0YWRhdGEYCSABKAsyIS5ub3RpZnkud29ya2Zsb3dzLnYxLlN0ZXBNZXRhZGF0YUgEiAEBEj8KDnJlcGx5X2NhbGxiYWNrGAogASgLMiIubm90aWZ5LndvcmtmbG93cy52MS5SZXBseUNhbGxiYWNrSAWIAQESKwoIdmFyaWFudHMYCyADKAsyGS5ub3RpZnkud29ya2Zsb3dzLnYxLlN0ZXBCBwoFX25hbWVCCQoHX2FjdGl2ZUIWChRfc2hvdWxkX3N0b3Bfb25fZmFpbEIMCgpfcGFyZW50X2lkQgsKCV9tZXRhZGF0YUIRCg9fcmVwbHlfY2FsbGJhY2si/gMKD01lc3NhZ2VUZW1wbGF0ZRIKCgJpZBgBIAEoCRIMCgR0eXBlGAIgASgJEg4KBHRleHQYAyABKAlIABI1CgZibG9ja3MYBCABKAsyIy5ub3RpZnkud29ya2Zsb3dzLnYxLkVtYWlsQmxvY2tMaXN0SAASGQoMY29udGVudF90eXBlGAUgASgJSAGIAQESFAoHc3ViamVjdBgGIAEoCUgCiAEBEhIKBXRpdGxlGAcgASgJSAOIAQESGAoLc2VuZGVyX25hbWUYCCABKAlIBIgBARIWCglwcmVoZWFkZXIYCSABKAlIBYgBARIUCgdmZWVkX2lkGAogASgJSAaIAQESFgoJbGF5b3V0X2lkGAsgASgJSAeIAQESMQoDY3RhGAwgASgLMh8ubm90aWZ5LndvcmtmbG93cy52MS5NZXNzYWdlQ3RhSAiIAQESNgoFYWN0b3IYDSABKAsyIi5ub3RpZnkud29ya2Zsb3dzLnYxLlRlbXBsYXRlQWN0b3JICYgBAUIJCgdjb250ZW50Qg8KDV9jb250ZW50X3R5cGVCCgoIX3N1YmplY3RCCAoGX3RpdGxlQg4KDF9zZW5kZXJfbmFtZUIMCgpfcHJlaGVhZGVyQgoKCF9mZWVkX2lkQgwKCl9sYXlvdXRfaWRCBgoEX2N0YUIICgZfYWN0b3IiQQoORW1haWxCbG9ja0xpc3QSLwoGYmxvY2tzGAEgAygLMh8ubm90aWZ5LndvcmtmbG93cy52MS5FbWFpbEJsb2NrIm0KCkVtYWlsQmxvY2sSDAoEdHlwZRgBIAEoCRIPCgdjb250ZW50GAIgASgJEhAKA3VybBgDIAEoCUgAiAEBEhcKCnRleHRfYWxpZ24YBCABKAlIAYgBAUIGCgRfdXJsQg0KC190ZXh0X2FsaWduIqYBCgpNZXNzYWdlQ3RhEhEKBHR5cGUYASABKAlIAIgBARIvCgRkYXRhGAIgASgLMhwubm90aWZ5LndvcmtmbG93cy52MS5DdGFEYXRhSAGIAQESNwoGYWN0aW9uGAMgASgLMiIubm90aWZ5LndvcmtmbG93cy52MS5NZXNzYWdlQWN0aW9uSAKIAQFCBwoFX3R5cGVCBwoFX2RhdGFCCQoHX2FjdGlvbiIjCgdDdGFEYXRhEhAKA3VybBgBIAEoCUgAiAEBQgYKBF91cmwipgEKDU1lc3NhZ2VBY3Rpb24SEwoGc3RhdHVzGAEgASgJSACIAQESMgoHYnV0dG9ucxgCIAMoCzIhLm5vdGlmeS53b3JrZmxvd3MudjEuQWN0aW9uQnV0dG9uEjYKBnJlc3VsdBgDIAEoCzIhLm5vdGlmeS53b3JrZmxvd3MudjEuQWN0aW9uUmVzdWx0SAGIAQFCCQoHX3N0YXR1c0IJCgdfcmVzdWx0Il0KDEFjdGlvbkJ1dHRvbhIMCgR0eXBlGAEgASgJEg8KB2NvbnRlbnQYAiABKAkSGwoOcmVzdWx0X2NvbnRlbnQYAyABKAlIAIgBAUIRCg9fcmVzdWx0X2NvbnRlbnQiZQoMQWN0aW9uUmVzdWx0Ei0KB3BheWxvYWQYASABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SACIAQESEQoEdHlwZRgCIAEoCUgBiAEBQgoKCF9wYXlsb2FkQgcKBV90eXBlIjkKDVRlbXBsYXRlQWN0b3ISDAoEdHlwZRgBIAEoCRIRCgRkYXRhGAIgASgJSACIAQFCBwoFX2RhdGEidQoKU3RlcEZpbHRlchISCgppc19uZWdhdGVkGAEgASgIEgwKBHR5cGUYAiABKAkSDQoFdmFsdWUYAyABKAkSNgoIY2hpbGRyZW4YBCADKAsyJC5ub3RpZnkud29ya2Zsb3dzLnYxLkZpZWxkRmlsdGVyUGFydCJNCg9GaWVsZEZpbHRlclBhcnQSDQoFZmllbGQYASABKAkSDQoFdmFsdWUYAiABKAkSEAoIb3BlcmF0b3IYAyABKAkSCgoCb24YBCABKAkikAMKDFN0ZXBNZXRhZGF0YRIMCgR0eXBlGAEgASgJEhMKBmFtb3VudBgCIAEoAUgAiAEBEhEKBHVuaXQYAyABKAlIAYgBARIXCgpkaWdlc3Rfa2V5GAQgASgJSAKIAQESFAoHYmFja29mZhgFIAEoCEgDiAEBEhsKDmJhY2tvZmZfYW1vdW50GAYgASgBSASIAQESGQoMYmFja29mZl91bml0GAcgASgJSAWIAQESGAoLdXBkYXRlX21vZGUYCCABKAhIBogBARI0CgV0aW1lZBgJIAEoCzIgLm5vdGlmeS53b3JrZmxvd3MudjEuVGltZWRDb25maWdIB4gBARIXCgpkZWxheV9wYXRoGAogASgJSAiIAQFCCQoHX2Ftb3VudEIHCgVfdW5pdEINCgtfZGlnZXN0X2tleUIKCghfYmFja29mZkIRCg9fYmFja29mZl9hbW91bnRCDwoNX2JhY2tvZmZfdW5pdEIOCgxfdXBkYXRlX21vZGVCCAoGX3RpbWVkQg0KC19kZWxheV9wYXRoItIBCgtUaW1lZENvbmZpZxIUCgdhdF90aW1lGAEgASgJSACIAQESEQoJd2Vla19kYXlzGAIgAygJEhIKCm1vbnRoX2RheXMYAyADKAkSFAoHb3JkaW5hbBgEIAEoCUgBiAEBEhoKDW9yZGluYWxfdmFsdWUYBSABKAlIAogBARIZCgxtb250aGx5X3R5cGUYBiABKAlIA4gBAUIKCghfYXRfdGltZUIKCghfb3JkaW5hbEIQCg5fb3JkaW5hbF92YWx1ZUIPCg1fbW9udGhseV90eXBlIkkKDVJlcGx5Q2FsbGJhY2sSEwoGYWN0aXZlGAEgASgISACIAQESEAoDdXJsGAIgASgJSAGIAQFCCQoHX2FjdGl2ZUIGCgRfdXJsIoQBChFOb3RpZmljYXRpb25Hcm91cBIKCgJpZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSFgoOZW52aXJvbm1lbnRfaWQYAyABKAkSDAoEbmFtZRgEIAEoCRIWCglwYXJlbnRfaWQYBSABKAlIAIgBAUIMCgpfcGFyZW50X2lkIsUBCgRGZWVkEgoKAmlkGAEgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgCIAEoCRIWCg5lbnZpcm9ubWVudF9pZBgDIAEoCRIMCgRuYW1lGAQgASgJEhIKCmlkZW50aWZpZXIYBSABKAkSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiNAoIU3RlcExpc3QSKAoFc3RlcHMYASADKAsyGS5ub3RpZnkud29ya2Zsb3dzLnYxLlN0ZXAiFwoHVGFnTGlzdBIMCgR0YWdzGAEgAygJIr8DChVDcmVhdGVXb3JrZmxvd1JlcXVlc3QSDAoEbmFtZRgBIAEoCRIYCgtkZXNjcmlwdGlvbhgCIAEoCUgAiAEBEgwKBHRhZ3MYAyADKAkSEwoGYWN0aXZlGAQgASgISAGIAQESEgoFZHJhZnQYBSABKAhIAogBARIVCghjcml0aWNhbBgGIAEoCEgDiAEBEkkKE3ByZWZlcmVuY2Vfc2V0dGluZ3MYByABKAsyJy5ub3RpZnkud29ya2Zsb3dzLnYxLkNoYW5uZWxQcmVmZXJlbmNlc0gEiAEBEioKBGRhdGEYCCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAWIAQESIgoVbm90aWZpY2F0aW9uX2dyb3VwX2lkGAkgASgJSAaIAQESKAoFc3RlcHMYCiADKAsyGS5ub3RpZnkud29ya2Zsb3dzLnYxLlN0ZXBCDgoMX2Rlc2NyaXB0aW9uQgkKB19hY3RpdmVCCAoGX2RyYWZ0QgsKCV9jcml0aWNhbEIWChRfcHJlZmVyZW5jZV9zZXR0aW5nc0IHCgVfZGF0YUIYChZfbm90aWZpY2F0aW9uX2dyb3VwX2lkIkAKEkdldFdvcmtmbG93UmVxdWVzdBINCgNhbnkYASABKAlIABIUCgppZGVudGlmaWVyGAIgASgJSABCBQoDa2V5IlEKFExpc3RXb3JrZmxvd3NSZXF1ZXN0EgwKBHBhZ2UYASABKAUSDQoFbGltaXQYAiABKAUSEgoFcXVlcnkYAyABKAlIAIgBAUIICgZfcXVlcnkijAEKFUxpc3RXb3JrZmxvd3NSZXNwb25zZRIwCgl3b3JrZmxvd3MYASADKAsyHS5ub3RpZnkud29ya2Zsb3dzLnYxLldvcmtmbG93EhAKCGhhc19tb3JlGAIgASgIEhMKC3RvdGFsX2NvdW50GAMgASgFEhoKEnRvdGFsX2NvdW50X2NhcHBlZBgEIAEoCCKLBAoVVXBkYXRlV29ya2Zsb3dSZXF1ZXN0EhMKC3dvcmtmbG93X2lkGAEgASgJEhEKBG5hbWUYAiABKAlIAIgBARIYCgtkZXNjcmlwdGlvbhgDIAEoCUgBiAEBEi8KBHRhZ3MYBCABKAsyHC5ub3RpZnkud29ya2Zsb3dzLnYxLlRhZ0xpc3RIAogBARIXCgppZGVudGlmaWVyGAUgASgJSAOIAQESFQoIY3JpdGljYWwYBiABKAhIBIgBARJJChNwcmVmZXJlbmNlX3NldHRpbmdzGAcgASgLMicubm90aWZ5LndvcmtmbG93cy52MS5DaGFubmVsUHJlZmVyZW5jZXNIBYgBARIqCgRkYXRhGAggASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEgGiAEBEiIKFW5vdGlmaWNhdGlvbl9ncm91cF9pZBgJIAEoCUgHiAEBEjEKBXN0ZXBzGAogASgLMh0ubm90aWZ5LndvcmtmbG93cy52MS5TdGVwTGlzdEgIiAEBQgcKBV9uYW1lQg4KDF9kZXNjcmlwdGlvbkIHCgVfdGFnc0INCgtfaWRlbnRpZmllckILCglfY3JpdGljYWxCFgoUX3ByZWZlcmVuY2Vfc2V0dGluZ3NCBwoFX2RhdGFCGAoWX25vdGlmaWNhdGlvbl9ncm91cF9pZEIICgZfc3RlcHMiPwoYU2V0V29ya2Zsb3dTdGF0dXNSZXF1ZXN0EhMKC3dvcmtmbG93X2lkGAEgASgJEg4KBmFjdGl2ZRgCIAEoCCIsChVEZWxldGVXb3JrZmxvd1JlcXVlc3QSEwoLd29ya2Zsb3dfaWQYASABKAkiJAoWRGVsZXRlV29ya2Zsb3dSZXNwb25zZRIKCgJpZBgBIAEoCSJJChpMaXN0QWN0aXZlV29ya2Zsb3dzUmVxdWVzdBINCgVsaW1pdBgBIAEoBRISCgVhZnRlchgCIAEoCUgAiAEBQggKBl9hZnRlciJxChtMaXN0QWN0aXZlV29ya2Zsb3dzUmVzcG9uc2USNgoJd29ya2Zsb3dzGAEgAygLMiMubm90aWZ5LndvcmtmbG93cy52MS5BY3RpdmVXb3JrZmxvdxIRCgRuZXh0GAIgASgJSACIAQFCBwoFX25leHQi9AEKDkFjdGl2ZVdvcmtmbG93EgoKAmlkGAEgASgJEhIKCmlkZW50aWZpZXIYAiABKAkSDAoEbmFtZRgDIAEoCRIMCgRzbHVnGAQgASgJEhAKCGNyaXRpY2FsGAUgASgIEkQKE3ByZWZlcmVuY2Vfc2V0dGluZ3MYBiABKAsyJy5ub3RpZnkud29ya2Zsb3dzLnYxLkNoYW5uZWxQcmVmZXJlbmNlcxIQCghjaGFubmVscxgHIAMoCRIuCgp1cGRhdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIMCgR0YWdzGAkgAygJIicKGEJhdGNoR2V0V29ya2Zsb3dzUmVxdWVzdBILCgNpZHMYASADKAkiTQoZQmF0Y2hHZXRXb3JrZmxvd3NSZXNwb25zZRIwCgl3b3JrZmxvd3MYASADKAsyHS5ub3RpZnkud29ya2Zsb3dzLnYxLldvcmtmbG93Ih8KHUxpc3ROb3RpZmljYXRpb25Hcm91cHNSZXF1ZXN0IlgKHkxpc3ROb3RpZmljYXRpb25Hcm91cHNSZXNwb25zZRI2CgZncm91cHMYASADKAsyJi5ub3RpZnkud29ya2Zsb3dzLnYxLk5vdGlmaWNhdGlvbkdyb3VwIi4KHkNyZWF0ZU5vdGlmaWNhdGlvbkdyb3VwUmVxdWVzdBIMCgRuYW1lGAEgASgJIicKEExpc3RGZWVkc1JlcXVlc3QSEwoLaWRlbnRpZmllcnMYASADKAkiPQoRTGlzdEZlZWRzUmVzcG9uc2USKAoFZmVlZHMYASADKAsyGS5ub3RpZnkud29ya2Zsb3dzLnYxLkZlZWQiIQoRQ3JlYXRlRmVlZFJlcXVlc3QSDAoEbmFtZRgBIAEoCSIfChFEZWxldGVGZWVkUmVxdWVzdBIKCgJpZBgBIAEoCTLCCwoPV29ya2Zsb3dTZXJ2aWNlEmMKDkNyZWF0ZVdvcmtmbG93Eioubm90aWZ5LndvcmtmbG93cy52MS5DcmVhdGVXb3JrZmxvd1JlcXVlc3QaHS5ub3RpZnkud29ya2Zsb3dzLnYxLldvcmtmbG93IgbC8xgCEAISXQoLR2V0V29ya2Zsb3cSJy5ub3RpZnkud29ya2Zsb3dzLnYxLkdldFdvcmtmbG93UmVxdWVzdBodLm5vdGlmeS53b3JrZmxvd3MudjEuV29ya2Zsb3ciBsLzGAIQARJuCg1MaXN0V29ya2Zsb3dzEikubm90aWZ5LndvcmtmbG93cy52MS5MaXN0V29ya2Zsb3dzUmVxdWVzdBoqLm5vdGlmeS53b3JrZmxvd3MudjEuTGlzdFdvcmtmbG93c1Jlc3BvbnNlIgbC8xgCEAESZwoOVXBkYXRlV29ya2Zsb3cSKi5ub3RpZnkud29ya2Zsb3dzLnYxLlVwZGF0ZVdvcmtmbG93UmVxdWVzdBodLm5vdGlmeS53b3JrZmxvd3MudjEuV29ya2Zsb3ciCsLzGAYKBAgCIAESbQoRU2V0V29ya2Zsb3dTdGF0dXMSLS5ub3RpZnkud29ya2Zsb3dzLnYxLlNldFdvcmtmbG93U3RhdHVzUmVxdWVzdBodLm5vdGlmeS53b3JrZmxvd3MudjEuV29ya2Zsb3ciCsLzGAYKBAgCIAESdQoORGVsZXRlV29ya2Zsb3cSKi5ub3RpZnkud29ya2Zsb3dzLnYxLkRlbGV0ZVdvcmtmbG93UmVxdWVzdBorLm5vdGlmeS53b3JrZmxvd3MudjEuRGVsZXRlV29ya2Zsb3dSZXNwb25zZSIKwvMYBgoECAIgARKAAQoTTGlzdEFjdGl2ZVdvcmtmbG93cxIvLm5vdGlmeS53b3JrZmxvd3MudjEuTGlzdEFjdGl2ZVdvcmtmbG93c1JlcXVlc3QaMC5ub3RpZnkud29ya2Zsb3dzLnYxLkxpc3RBY3RpdmVXb3JrZmxvd3NSZXNwb25zZSIGwvMYAhABEnoKEUJhdGNoR2V0V29ya2Zsb3dzEi0ubm90aWZ5LndvcmtmbG93cy52MS5CYXRjaEdldFdvcmtmbG93c1JlcXVlc3QaLi5ub3RpZnkud29ya2Zsb3dzLnYxLkJhdGNoR2V0V29ya2Zsb3dzUmVzcG9uc2UiBsLzGAIQARKJAQoWTGlzdE5vdGlmaWNhdGlvbkdyb3VwcxIyLm5vdGlmeS53b3JrZmxvd3MudjEuTGlzdE5vdGlmaWNhdGlvbkdyb3Vwc1JlcXVlc3QaMy5ub3RpZnkud29ya2Zsb3dzLnYxLkxpc3ROb3RpZmljYXRpb25Hcm91cHNSZXNwb25zZSIGwvMYAhACEn4KF0NyZWF0ZU5vdGlmaWNhdGlvbkdyb3VwEjMubm90aWZ5LndvcmtmbG93cy52MS5DcmVhdGVOb3RpZmljYXRpb25Hcm91cFJlcXVlc3QaJi5ub3RpZnkud29ya2Zsb3dzLnYxLk5vdGlmaWNhdGlvbkdyb3VwIgbC8xgCEAISYgoJTGlzdEZlZWRzEiUubm90aWZ5LndvcmtmbG93cy52MS5MaXN0RmVlZHNSZXF1ZXN0GiYubm90aWZ5LndvcmtmbG93cy52MS5MaXN0RmVlZHNSZXNwb25zZSIGwvMYAhABElcKCkNyZWF0ZUZlZWQSJi5ub3RpZnkud29ya2Zsb3dzLnYxLkNyZWF0ZUZlZWRSZXF1ZXN0Ghkubm90aWZ5LndvcmtmbG93cy52MS5GZWVkIgbC8xgCEAISZAoKRGVsZXRlRmVlZBImLm5vdGlmeS53b3JrZmxvd3MudjEuRGVsZXRlRmVlZFJlcXVlc3QaJi5ub3RpZnkud29ya2Zsb3dzLnYxLkxpc3RGZWVkc1Jlc3BvbnNlIgbC8xgCEAJiBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_notify_common_v1_options]);
+  fileDesc("CiNub3RpZnkvd29ya2Zsb3dzL3YxL3dvcmtmbG93cy5wcm90bxITbm90aWZ5LndvcmtmbG93cy52MSKaCAoIV29ya2Zsb3cSCgoCaWQYASABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJEhYKDmVudmlyb25tZW50X2lkGAMgASgJEhIKCmNyZWF0b3JfaWQYBCABKAkSDAoEbmFtZRgFIAEoCRITCgtkZXNjcmlwdGlvbhgGIAEoCRIOCgZhY3RpdmUYByABKAgSDQoFZHJhZnQYCCABKAgSEAoIY3JpdGljYWwYCSABKAgSDAoEdGFncxgKIAMoCRJEChNwcmVmZXJlbmNlX3NldHRpbmdzGAsgASgLMicubm90aWZ5LndvcmtmbG93cy52MS5DaGFubmVsUHJlZmVyZW5jZXMSKAoFc3RlcHMYDCADKAsyGS5ub3RpZnkud29ya2Zsb3dzLnYxLlN0ZXASEgoKaWRlbnRpZmllchgNIAEoCRIMCgRzbHVnGA4gASgJEhEKCXZhcmlhYmxlcxgPIAMoCRIcChRzdWJzY3JpYmVyX3ZhcmlhYmxlcxgQIAMoCRIdChVub3RpZmljYXRpb25fZ3JvdXBfaWQYESABKAkSQgoSbm90aWZpY2F0aW9uX2dyb3VwGBIgASgLMiYubm90aWZ5LndvcmtmbG93cy52MS5Ob3RpZmljYXRpb25Hcm91cBIqCgRkYXRhGBMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEgAiAEBEg8KB2RlbGV0ZWQYFCABKAgSMwoKZGVsZXRlZF9hdBgVIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBARIuCgpjcmVhdGVkX2F0GBYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GBcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCghzZXZlcml0eRgYIAEoDjIaLm5vdGlmeS5jb21tb24udjEuU2V2ZXJpdHkSGAoQdmFsaWRhdGVfcGF5bG9hZBgZIAEoCBI0Cg5wYXlsb2FkX3NjaGVtYRgaIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIAogBARJHChR3b3JrZmxvd19wcmVmZXJlbmNlcxgbIAEoCzIkLm5vdGlmeS53b3JrZmxvd3MudjEuUHJlZmVyZW5jZUxldmVsSAOIAQESQwoQdXNlcl9wcmVmZXJlbmNlcxgcIAEoCzIkLm5vdGlmeS53b3JrZmxvd3MudjEuUHJlZmVyZW5jZUxldmVsSASIAQFCBwoFX2RhdGFCDQoLX2RlbGV0ZWRfYXRCEQoPX3BheWxvYWRfc2NoZW1hQhcKFV93b3JrZmxvd19wcmVmZXJlbmNlc0ITChFfdXNlcl9wcmVmZXJlbmNlcyJwCg9QcmVmZXJlbmNlTGV2ZWwSDwoHZW5hYmxlZBgBIAEoCBIRCglyZWFkX29ubHkYAiABKAgSOQoIY2hhbm5lbHMYAyABKAsyJy5ub3RpZnkud29ya2Zsb3dzLnYxLkNoYW5uZWxQcmVmZXJlbmNlcyKkAQoSQ2hhbm5lbFByZWZlcmVuY2VzEhIKBWVtYWlsGAEgASgISACIAQESEAoDc21zGAIgASgISAGIAQESEwoGaW5fYXBwGAMgASgISAKIAQESEQoEY2hhdBgEIAEoCEgDiAEBEhEKBHB1c2gYBSABKAhIBIgBAUIICgZfZW1haWxCBgoEX3Ntc0IJCgdfaW5fYXBwQgcKBV9jaGF0QgcKBV9wdXNoIpAECgRTdGVwEgoKAmlkGAEgASgJEgwKBHV1aWQYAiABKAkSEQoEbmFtZRgDIAEoCUgAiAEBEhMKBmFjdGl2ZRgEIAEoCEgBiAEBEiAKE3Nob3VsZF9zdG9wX29uX2ZhaWwYBSABKAhIAogBARI2Cgh0ZW1wbGF0ZRgGIAEoCzIkLm5vdGlmeS53b3JrZmxvd3MudjEuTWVzc2FnZVRlbXBsYXRlEjAKB2ZpbHRlcnMYByADKAsyHy5ub3RpZnkud29ya2Zsb3dzLnYxLlN0ZXBGaWx0ZXISFgoJcGFyZW50X2lkGAggASgJSAOIAQESOAoIbWV0YWRhdGEYCSABKAsyIS5ub3RpZnkud29ya2Zsb3dzLnYxLlN0ZXBNZXRhZGF0YUgEiAEBEj8KDnJlcGx5X2NhbGxiYWNrGAogASgLMiIubm90aWZ5LndvcmtmbG93cy52MS5SZXBseUNhbGxiYWNrSAWIAQESKwoIdmFyaWFudHMYCyADKAsyGS5ub3RpZnkud29ya2Zsb3dzLnYxLlN0ZXASFAoHc3RlcF9pZBgMIAEoCUgGiAEBQgcKBV9uYW1lQgkKB19hY3RpdmVCFgoUX3Nob3VsZF9zdG9wX29uX2ZhaWxCDAoKX3BhcmVudF9pZEILCglfbWV0YWRhdGFCEQoPX3JlcGx5X2NhbGxiYWNrQgoKCF9zdGVwX2lkIrMECg9NZXNzYWdlVGVtcGxhdGUSCgoCaWQYASABKAkSDAoEdHlwZRgCIAEoCRIOCgR0ZXh0GAMgASgJSAASNQoGYmxvY2tzGAQgASgLMiMubm90aWZ5LndvcmtmbG93cy52MS5FbWFpbEJsb2NrTGlzdEgAEhkKDGNvbnRlbnRfdHlwZRgFIAEoCUgBiAEBEhQKB3N1YmplY3QYBiABKAlIAogBARISCgV0aXRsZRgHIAEoCUgDiAEBEhgKC3NlbmRlcl9uYW1lGAggASgJSASIAQESFgoJcHJlaGVhZGVyGAkgASgJSAWIAQESFAoHZmVlZF9pZBgKIAEoCUgGiAEBEhYKCWxheW91dF9pZBgLIAEoCUgHiAEBEjEKA2N0YRgMIAEoCzIfLm5vdGlmeS53b3JrZmxvd3MudjEuTWVzc2FnZUN0YUgIiAEBEjYKBWFjdG9yGA0gASgLMiIubm90aWZ5LndvcmtmbG93cy52MS5UZW1wbGF0ZUFjdG9ySAmIAQESKgoEZGF0YRgOIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RICogBAUIJCgdjb250ZW50Qg8KDV9jb250ZW50X3R5cGVCCgoIX3N1YmplY3RCCAoGX3RpdGxlQg4KDF9zZW5kZXJfbmFtZUIMCgpfcHJlaGVhZGVyQgoKCF9mZWVkX2lkQgwKCl9sYXlvdXRfaWRCBgoEX2N0YUIICgZfYWN0b3JCBwoFX2RhdGEiQQoORW1haWxCbG9ja0xpc3QSLwoGYmxvY2tzGAEgAygLMh8ubm90aWZ5LndvcmtmbG93cy52MS5FbWFpbEJsb2NrIm0KCkVtYWlsQmxvY2sSDAoEdHlwZRgBIAEoCRIPCgdjb250ZW50GAIgASgJEhAKA3VybBgDIAEoCUgAiAEBEhcKCnRleHRfYWxpZ24YBCABKAlIAYgBAUIGCgRfdXJsQg0KC190ZXh0X2FsaWduIqYBCgpNZXNzYWdlQ3RhEhEKBHR5cGUYASABKAlIAIgBARIvCgRkYXRhGAIgASgLMhwubm90aWZ5LndvcmtmbG93cy52MS5DdGFEYXRhSAGIAQESNwoGYWN0aW9uGAMgASgLMiIubm90aWZ5LndvcmtmbG93cy52MS5NZXNzYWdlQWN0aW9uSAKIAQFCBwoFX3R5cGVCBwoFX2RhdGFCCQoHX2FjdGlvbiIjCgdDdGFEYXRhEhAKA3VybBgBIAEoCUgAiAEBQgYKBF91cmwipgEKDU1lc3NhZ2VBY3Rpb24SEwoGc3RhdHVzGAEgASgJSACIAQESMgoHYnV0dG9ucxgCIAMoCzIhLm5vdGlmeS53b3JrZmxvd3MudjEuQWN0aW9uQnV0dG9uEjYKBnJlc3VsdBgDIAEoCzIhLm5vdGlmeS53b3JrZmxvd3MudjEuQWN0aW9uUmVzdWx0SAGIAQFCCQoHX3N0YXR1c0IJCgdfcmVzdWx0Il0KDEFjdGlvbkJ1dHRvbhIMCgR0eXBlGAEgASgJEg8KB2NvbnRlbnQYAiABKAkSGwoOcmVzdWx0X2NvbnRlbnQYAyABKAlIAIgBAUIRCg9fcmVzdWx0X2NvbnRlbnQiZQoMQWN0aW9uUmVzdWx0Ei0KB3BheWxvYWQYASABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SACIAQESEQoEdHlwZRgCIAEoCUgBiAEBQgoKCF9wYXlsb2FkQgcKBV90eXBlIjkKDVRlbXBsYXRlQWN0b3ISDAoEdHlwZRgBIAEoCRIRCgRkYXRhGAIgASgJSACIAQFCBwoFX2RhdGEidQoKU3RlcEZpbHRlchISCgppc19uZWdhdGVkGAEgASgIEgwKBHR5cGUYAiABKAkSDQoFdmFsdWUYAyABKAkSNgoIY2hpbGRyZW4YBCADKAsyJC5ub3RpZnkud29ya2Zsb3dzLnYxLkZpZWxkRmlsdGVyUGFydCJNCg9GaWVsZEZpbHRlclBhcnQSDQoFZmllbGQYASABKAkSDQoFdmFsdWUYAiABKAkSEAoIb3BlcmF0b3IYAyABKAkSCgoCb24YBCABKAkikAMKDFN0ZXBNZXRhZGF0YRIMCgR0eXBlGAEgASgJEhMKBmFtb3VudBgCIAEoAUgAiAEBEhEKBHVuaXQYAyABKAlIAYgBARIXCgpkaWdlc3Rfa2V5GAQgASgJSAKIAQESFAoHYmFja29mZhgFIAEoCEgDiAEBEhsKDmJhY2tvZmZfYW1vdW50GAYgASgBSASIAQESGQoMYmFja29mZl91bml0GAcgASgJSAWIAQESGAoLdXBkYXRlX21vZGUYCCABKAhIBogBARI0CgV0aW1lZBgJIAEoCzIgLm5vdGlmeS53b3JrZmxvd3MudjEuVGltZWRDb25maWdIB4gBARIXCgpkZWxheV9wYXRoGAogASgJSAiIAQFCCQoHX2Ftb3VudEIHCgVfdW5pdEINCgtfZGlnZXN0X2tleUIKCghfYmFja29mZkIRCg9fYmFja29mZl9hbW91bnRCDwoNX2JhY2tvZmZfdW5pdEIOCgxfdXBkYXRlX21vZGVCCAoGX3RpbWVkQg0KC19kZWxheV9wYXRoItIBCgtUaW1lZENvbmZpZxIUCgdhdF90aW1lGAEgASgJSACIAQESEQoJd2Vla19kYXlzGAIgAygJEhIKCm1vbnRoX2RheXMYAyADKAkSFAoHb3JkaW5hbBgEIAEoCUgBiAEBEhoKDW9yZGluYWxfdmFsdWUYBSABKAlIAogBARIZCgxtb250aGx5X3R5cGUYBiABKAlIA4gBAUIKCghfYXRfdGltZUIKCghfb3JkaW5hbEIQCg5fb3JkaW5hbF92YWx1ZUIPCg1fbW9udGhseV90eXBlIkkKDVJlcGx5Q2FsbGJhY2sSEwoGYWN0aXZlGAEgASgISACIAQESEAoDdXJsGAIgASgJSAGIAQFCCQoHX2FjdGl2ZUIGCgRfdXJsIoQBChFOb3RpZmljYXRpb25Hcm91cBIKCgJpZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSFgoOZW52aXJvbm1lbnRfaWQYAyABKAkSDAoEbmFtZRgEIAEoCRIWCglwYXJlbnRfaWQYBSABKAlIAIgBAUIMCgpfcGFyZW50X2lkIsUBCgRGZWVkEgoKAmlkGAEgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgCIAEoCRIWCg5lbnZpcm9ubWVudF9pZBgDIAEoCRIMCgRuYW1lGAQgASgJEhIKCmlkZW50aWZpZXIYBSABKAkSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiNAoIU3RlcExpc3QSKAoFc3RlcHMYASADKAsyGS5ub3RpZnkud29ya2Zsb3dzLnYxLlN0ZXAiFwoHVGFnTGlzdBIMCgR0YWdzGAEgAygJIskFChVDcmVhdGVXb3JrZmxvd1JlcXVlc3QSDAoEbmFtZRgBIAEoCRIYCgtkZXNjcmlwdGlvbhgCIAEoCUgAiAEBEgwKBHRhZ3MYAyADKAkSEwoGYWN0aXZlGAQgASgISAGIAQESEgoFZHJhZnQYBSABKAhIAogBARIVCghjcml0aWNhbBgGIAEoCEgDiAEBEkkKE3ByZWZlcmVuY2Vfc2V0dGluZ3MYByABKAsyJy5ub3RpZnkud29ya2Zsb3dzLnYxLkNoYW5uZWxQcmVmZXJlbmNlc0gEiAEBEioKBGRhdGEYCCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAWIAQESIgoVbm90aWZpY2F0aW9uX2dyb3VwX2lkGAkgASgJSAaIAQESKAoFc3RlcHMYCiADKAsyGS5ub3RpZnkud29ya2Zsb3dzLnYxLlN0ZXASFwoKaWRlbnRpZmllchgLIAEoCUgHiAEBEiwKCHNldmVyaXR5GAwgASgOMhoubm90aWZ5LmNvbW1vbi52MS5TZXZlcml0eRIYChB2YWxpZGF0ZV9wYXlsb2FkGA0gASgIEjQKDnBheWxvYWRfc2NoZW1hGA4gASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEgIiAEBEj8KC3ByZWZlcmVuY2VzGA8gASgLMiUubm90aWZ5LndvcmtmbG93cy52MS5QcmVmZXJlbmNlTGV2ZWxzSAmIAQFCDgoMX2Rlc2NyaXB0aW9uQgkKB19hY3RpdmVCCAoGX2RyYWZ0QgsKCV9jcml0aWNhbEIWChRfcHJlZmVyZW5jZV9zZXR0aW5nc0IHCgVfZGF0YUIYChZfbm90aWZpY2F0aW9uX2dyb3VwX2lkQg0KC19pZGVudGlmaWVyQhEKD19wYXlsb2FkX3NjaGVtYUIOCgxfcHJlZmVyZW5jZXMiQAoSR2V0V29ya2Zsb3dSZXF1ZXN0Eg0KA2FueRgBIAEoCUgAEhQKCmlkZW50aWZpZXIYAiABKAlIAEIFCgNrZXkitQEKFExpc3RXb3JrZmxvd3NSZXF1ZXN0EgwKBHBhZ2UYASABKAUSDQoFbGltaXQYAiABKAUSEgoFcXVlcnkYAyABKAlIAIgBARITCgZvZmZzZXQYBCABKAVIAYgBARIMCgR0YWdzGAUgAygJEhMKBmFjdGl2ZRgGIAEoCEgCiAEBEhQKDG9sZGVzdF9maXJzdBgHIAEoCEIICgZfcXVlcnlCCQoHX29mZnNldEIJCgdfYWN0aXZlIowBChVMaXN0V29ya2Zsb3dzUmVzcG9uc2USMAoJd29ya2Zsb3dzGAEgAygLMh0ubm90aWZ5LndvcmtmbG93cy52MS5Xb3JrZmxvdxIQCghoYXNfbW9yZRgCIAEoCBITCgt0b3RhbF9jb3VudBgDIAEoBRIaChJ0b3RhbF9jb3VudF9jYXBwZWQYBCABKAgiuQYKFVVwZGF0ZVdvcmtmbG93UmVxdWVzdBITCgt3b3JrZmxvd19pZBgBIAEoCRIRCgRuYW1lGAIgASgJSACIAQESGAoLZGVzY3JpcHRpb24YAyABKAlIAYgBARIvCgR0YWdzGAQgASgLMhwubm90aWZ5LndvcmtmbG93cy52MS5UYWdMaXN0SAKIAQESFwoKaWRlbnRpZmllchgFIAEoCUgDiAEBEhUKCGNyaXRpY2FsGAYgASgISASIAQESSQoTcHJlZmVyZW5jZV9zZXR0aW5ncxgHIAEoCzInLm5vdGlmeS53b3JrZmxvd3MudjEuQ2hhbm5lbFByZWZlcmVuY2VzSAWIAQESKgoEZGF0YRgIIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIBogBARIiChVub3RpZmljYXRpb25fZ3JvdXBfaWQYCSABKAlIB4gBARIxCgVzdGVwcxgKIAEoCzIdLm5vdGlmeS53b3JrZmxvd3MudjEuU3RlcExpc3RICIgBARITCgZhY3RpdmUYCyABKAhICYgBARIxCghzZXZlcml0eRgMIAEoDjIaLm5vdGlmeS5jb21tb24udjEuU2V2ZXJpdHlICogBARIdChB2YWxpZGF0ZV9wYXlsb2FkGA0gASgISAuIAQESNAoOcGF5bG9hZF9zY2hlbWEYDiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAyIAQESPwoLcHJlZmVyZW5jZXMYDyABKAsyJS5ub3RpZnkud29ya2Zsb3dzLnYxLlByZWZlcmVuY2VMZXZlbHNIDYgBAUIHCgVfbmFtZUIOCgxfZGVzY3JpcHRpb25CBwoFX3RhZ3NCDQoLX2lkZW50aWZpZXJCCwoJX2NyaXRpY2FsQhYKFF9wcmVmZXJlbmNlX3NldHRpbmdzQgcKBV9kYXRhQhgKFl9ub3RpZmljYXRpb25fZ3JvdXBfaWRCCAoGX3N0ZXBzQgkKB19hY3RpdmVCCwoJX3NldmVyaXR5QhMKEV92YWxpZGF0ZV9wYXlsb2FkQhEKD19wYXlsb2FkX3NjaGVtYUIOCgxfcHJlZmVyZW5jZXMingEKEFByZWZlcmVuY2VMZXZlbHMSOwoId29ya2Zsb3cYASABKAsyJC5ub3RpZnkud29ya2Zsb3dzLnYxLlByZWZlcmVuY2VMZXZlbEgAiAEBEjcKBHVzZXIYAiABKAsyJC5ub3RpZnkud29ya2Zsb3dzLnYxLlByZWZlcmVuY2VMZXZlbEgBiAEBQgsKCV93b3JrZmxvd0IHCgVfdXNlciI/ChhTZXRXb3JrZmxvd1N0YXR1c1JlcXVlc3QSEwoLd29ya2Zsb3dfaWQYASABKAkSDgoGYWN0aXZlGAIgASgIIiwKFURlbGV0ZVdvcmtmbG93UmVxdWVzdBITCgt3b3JrZmxvd19pZBgBIAEoCSIkChZEZWxldGVXb3JrZmxvd1Jlc3BvbnNlEgoKAmlkGAEgASgJIkkKGkxpc3RBY3RpdmVXb3JrZmxvd3NSZXF1ZXN0Eg0KBWxpbWl0GAEgASgFEhIKBWFmdGVyGAIgASgJSACIAQFCCAoGX2FmdGVyInEKG0xpc3RBY3RpdmVXb3JrZmxvd3NSZXNwb25zZRI2Cgl3b3JrZmxvd3MYASADKAsyIy5ub3RpZnkud29ya2Zsb3dzLnYxLkFjdGl2ZVdvcmtmbG93EhEKBG5leHQYAiABKAlIAIgBAUIHCgVfbmV4dCL0AQoOQWN0aXZlV29ya2Zsb3cSCgoCaWQYASABKAkSEgoKaWRlbnRpZmllchgCIAEoCRIMCgRuYW1lGAMgASgJEgwKBHNsdWcYBCABKAkSEAoIY3JpdGljYWwYBSABKAgSRAoTcHJlZmVyZW5jZV9zZXR0aW5ncxgGIAEoCzInLm5vdGlmeS53b3JrZmxvd3MudjEuQ2hhbm5lbFByZWZlcmVuY2VzEhAKCGNoYW5uZWxzGAcgAygJEi4KCnVwZGF0ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEgwKBHRhZ3MYCSADKAkiJwoYQmF0Y2hHZXRXb3JrZmxvd3NSZXF1ZXN0EgsKA2lkcxgBIAMoCSJNChlCYXRjaEdldFdvcmtmbG93c1Jlc3BvbnNlEjAKCXdvcmtmbG93cxgBIAMoCzIdLm5vdGlmeS53b3JrZmxvd3MudjEuV29ya2Zsb3ciHwodTGlzdE5vdGlmaWNhdGlvbkdyb3Vwc1JlcXVlc3QiWAoeTGlzdE5vdGlmaWNhdGlvbkdyb3Vwc1Jlc3BvbnNlEjYKBmdyb3VwcxgBIAMoCzImLm5vdGlmeS53b3JrZmxvd3MudjEuTm90aWZpY2F0aW9uR3JvdXAiLgoeQ3JlYXRlTm90aWZpY2F0aW9uR3JvdXBSZXF1ZXN0EgwKBG5hbWUYASABKAkiJwoQTGlzdEZlZWRzUmVxdWVzdBITCgtpZGVudGlmaWVycxgBIAMoCSI9ChFMaXN0RmVlZHNSZXNwb25zZRIoCgVmZWVkcxgBIAMoCzIZLm5vdGlmeS53b3JrZmxvd3MudjEuRmVlZCIhChFDcmVhdGVGZWVkUmVxdWVzdBIMCgRuYW1lGAEgASgJIh8KEURlbGV0ZUZlZWRSZXF1ZXN0EgoKAmlkGAEgASgJMsILCg9Xb3JrZmxvd1NlcnZpY2USYwoOQ3JlYXRlV29ya2Zsb3cSKi5ub3RpZnkud29ya2Zsb3dzLnYxLkNyZWF0ZVdvcmtmbG93UmVxdWVzdBodLm5vdGlmeS53b3JrZmxvd3MudjEuV29ya2Zsb3ciBsLzGAIQAhJdCgtHZXRXb3JrZmxvdxInLm5vdGlmeS53b3JrZmxvd3MudjEuR2V0V29ya2Zsb3dSZXF1ZXN0Gh0ubm90aWZ5LndvcmtmbG93cy52MS5Xb3JrZmxvdyIGwvMYAhABEm4KDUxpc3RXb3JrZmxvd3MSKS5ub3RpZnkud29ya2Zsb3dzLnYxLkxpc3RXb3JrZmxvd3NSZXF1ZXN0Gioubm90aWZ5LndvcmtmbG93cy52MS5MaXN0V29ya2Zsb3dzUmVzcG9uc2UiBsLzGAIQARJnCg5VcGRhdGVXb3JrZmxvdxIqLm5vdGlmeS53b3JrZmxvd3MudjEuVXBkYXRlV29ya2Zsb3dSZXF1ZXN0Gh0ubm90aWZ5LndvcmtmbG93cy52MS5Xb3JrZmxvdyIKwvMYBgoECAIgARJtChFTZXRXb3JrZmxvd1N0YXR1cxItLm5vdGlmeS53b3JrZmxvd3MudjEuU2V0V29ya2Zsb3dTdGF0dXNSZXF1ZXN0Gh0ubm90aWZ5LndvcmtmbG93cy52MS5Xb3JrZmxvdyIKwvMYBgoECAIgARJ1Cg5EZWxldGVXb3JrZmxvdxIqLm5vdGlmeS53b3JrZmxvd3MudjEuRGVsZXRlV29ya2Zsb3dSZXF1ZXN0Gisubm90aWZ5LndvcmtmbG93cy52MS5EZWxldGVXb3JrZmxvd1Jlc3BvbnNlIgrC8xgGCgQIAiABEoABChNMaXN0QWN0aXZlV29ya2Zsb3dzEi8ubm90aWZ5LndvcmtmbG93cy52MS5MaXN0QWN0aXZlV29ya2Zsb3dzUmVxdWVzdBowLm5vdGlmeS53b3JrZmxvd3MudjEuTGlzdEFjdGl2ZVdvcmtmbG93c1Jlc3BvbnNlIgbC8xgCEAESegoRQmF0Y2hHZXRXb3JrZmxvd3MSLS5ub3RpZnkud29ya2Zsb3dzLnYxLkJhdGNoR2V0V29ya2Zsb3dzUmVxdWVzdBouLm5vdGlmeS53b3JrZmxvd3MudjEuQmF0Y2hHZXRXb3JrZmxvd3NSZXNwb25zZSIGwvMYAhABEokBChZMaXN0Tm90aWZpY2F0aW9uR3JvdXBzEjIubm90aWZ5LndvcmtmbG93cy52MS5MaXN0Tm90aWZpY2F0aW9uR3JvdXBzUmVxdWVzdBozLm5vdGlmeS53b3JrZmxvd3MudjEuTGlzdE5vdGlmaWNhdGlvbkdyb3Vwc1Jlc3BvbnNlIgbC8xgCEAISfgoXQ3JlYXRlTm90aWZpY2F0aW9uR3JvdXASMy5ub3RpZnkud29ya2Zsb3dzLnYxLkNyZWF0ZU5vdGlmaWNhdGlvbkdyb3VwUmVxdWVzdBomLm5vdGlmeS53b3JrZmxvd3MudjEuTm90aWZpY2F0aW9uR3JvdXAiBsLzGAIQAhJiCglMaXN0RmVlZHMSJS5ub3RpZnkud29ya2Zsb3dzLnYxLkxpc3RGZWVkc1JlcXVlc3QaJi5ub3RpZnkud29ya2Zsb3dzLnYxLkxpc3RGZWVkc1Jlc3BvbnNlIgbC8xgCEAESVwoKQ3JlYXRlRmVlZBImLm5vdGlmeS53b3JrZmxvd3MudjEuQ3JlYXRlRmVlZFJlcXVlc3QaGS5ub3RpZnkud29ya2Zsb3dzLnYxLkZlZWQiBsLzGAIQAhJkCgpEZWxldGVGZWVkEiYubm90aWZ5LndvcmtmbG93cy52MS5EZWxldGVGZWVkUmVxdWVzdBomLm5vdGlmeS53b3JrZmxvd3MudjEuTGlzdEZlZWRzUmVzcG9uc2UiBsLzGAIQAmIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_notify_common_v1_options, file_notify_common_v1_vocabulary]);
 
 /**
  * @generated from message notify.workflows.v1.Workflow
@@ -147,6 +149,40 @@ export type Workflow = Message<"notify.workflows.v1.Workflow"> & {
    * @generated from field: google.protobuf.Timestamp updated_at = 23;
    */
   updatedAt?: Timestamp | undefined;
+
+  /**
+   * The in-app messages' severity when the trigger's overrides name none; NONE when unspecified.
+   *
+   * @generated from field: notify.common.v1.Severity severity = 24;
+   */
+  severity: Severity;
+
+  /**
+   * When set, a trigger whose payload does not validate against payload_schema is refused.
+   *
+   * @generated from field: bool validate_payload = 25;
+   */
+  validatePayload: boolean;
+
+  /**
+   * A JSON schema of trigger payloads.
+   *
+   * @generated from field: optional google.protobuf.Struct payload_schema = 26;
+   */
+  payloadSchema?: JsonObject | undefined;
+
+  /**
+   * Novu v2's two levels of preferences, when a v2 write gave them; critical and
+   * preference_settings are what they merge to (user over workflow).
+   *
+   * @generated from field: optional notify.workflows.v1.PreferenceLevel workflow_preferences = 27;
+   */
+  workflowPreferences?: PreferenceLevel | undefined;
+
+  /**
+   * @generated from field: optional notify.workflows.v1.PreferenceLevel user_preferences = 28;
+   */
+  userPreferences?: PreferenceLevel | undefined;
 };
 
 /**
@@ -155,6 +191,36 @@ export type Workflow = Message<"notify.workflows.v1.Workflow"> & {
  */
 export const WorkflowSchema: GenMessage<Workflow> = /*@__PURE__*/
   messageDesc(file_notify_workflows_v1_workflows, 0);
+
+/**
+ * One level of Novu v2's workflow preferences: `all` and the channels (a channel not given
+ * follows `enabled`).
+ *
+ * @generated from message notify.workflows.v1.PreferenceLevel
+ */
+export type PreferenceLevel = Message<"notify.workflows.v1.PreferenceLevel"> & {
+  /**
+   * @generated from field: bool enabled = 1;
+   */
+  enabled: boolean;
+
+  /**
+   * @generated from field: bool read_only = 2;
+   */
+  readOnly: boolean;
+
+  /**
+   * @generated from field: notify.workflows.v1.ChannelPreferences channels = 3;
+   */
+  channels?: ChannelPreferences | undefined;
+};
+
+/**
+ * Describes the message notify.workflows.v1.PreferenceLevel.
+ * Use `create(PreferenceLevelSchema)` to create a new message.
+ */
+export const PreferenceLevelSchema: GenMessage<PreferenceLevel> = /*@__PURE__*/
+  messageDesc(file_notify_workflows_v1_workflows, 1);
 
 /**
  * @generated from message notify.workflows.v1.ChannelPreferences
@@ -191,7 +257,7 @@ export type ChannelPreferences = Message<"notify.workflows.v1.ChannelPreferences
  * Use `create(ChannelPreferencesSchema)` to create a new message.
  */
 export const ChannelPreferencesSchema: GenMessage<ChannelPreferences> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 1);
+  messageDesc(file_notify_workflows_v1_workflows, 2);
 
 /**
  * A workflow step, or a variant of one (variants never have variants).
@@ -262,6 +328,13 @@ export type Step = Message<"notify.workflows.v1.Step"> & {
    * @generated from field: repeated notify.workflows.v1.Step variants = 11;
    */
   variants: Step[];
+
+  /**
+   * Novu v2's stepId, unique in the workflow; the slugified name when not given.
+   *
+   * @generated from field: optional string step_id = 12;
+   */
+  stepId?: string | undefined;
 };
 
 /**
@@ -269,7 +342,7 @@ export type Step = Message<"notify.workflows.v1.Step"> & {
  * Use `create(StepSchema)` to create a new message.
  */
 export const StepSchema: GenMessage<Step> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 2);
+  messageDesc(file_notify_workflows_v1_workflows, 3);
 
 /**
  * @generated from message notify.workflows.v1.MessageTemplate
@@ -356,6 +429,13 @@ export type MessageTemplate = Message<"notify.workflows.v1.MessageTemplate"> & {
    * @generated from field: optional notify.workflows.v1.TemplateActor actor = 13;
    */
   actor?: TemplateActor | undefined;
+
+  /**
+   * In-app: the message's data, its string values rendered with the trigger's variables.
+   *
+   * @generated from field: optional google.protobuf.Struct data = 14;
+   */
+  data?: JsonObject | undefined;
 };
 
 /**
@@ -363,7 +443,7 @@ export type MessageTemplate = Message<"notify.workflows.v1.MessageTemplate"> & {
  * Use `create(MessageTemplateSchema)` to create a new message.
  */
 export const MessageTemplateSchema: GenMessage<MessageTemplate> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 3);
+  messageDesc(file_notify_workflows_v1_workflows, 4);
 
 /**
  * @generated from message notify.workflows.v1.EmailBlockList
@@ -380,7 +460,7 @@ export type EmailBlockList = Message<"notify.workflows.v1.EmailBlockList"> & {
  * Use `create(EmailBlockListSchema)` to create a new message.
  */
 export const EmailBlockListSchema: GenMessage<EmailBlockList> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 4);
+  messageDesc(file_notify_workflows_v1_workflows, 5);
 
 /**
  * @generated from message notify.workflows.v1.EmailBlock
@@ -416,7 +496,7 @@ export type EmailBlock = Message<"notify.workflows.v1.EmailBlock"> & {
  * Use `create(EmailBlockSchema)` to create a new message.
  */
 export const EmailBlockSchema: GenMessage<EmailBlock> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 5);
+  messageDesc(file_notify_workflows_v1_workflows, 6);
 
 /**
  * @generated from message notify.workflows.v1.MessageCta
@@ -445,7 +525,7 @@ export type MessageCta = Message<"notify.workflows.v1.MessageCta"> & {
  * Use `create(MessageCtaSchema)` to create a new message.
  */
 export const MessageCtaSchema: GenMessage<MessageCta> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 6);
+  messageDesc(file_notify_workflows_v1_workflows, 7);
 
 /**
  * @generated from message notify.workflows.v1.CtaData
@@ -462,7 +542,7 @@ export type CtaData = Message<"notify.workflows.v1.CtaData"> & {
  * Use `create(CtaDataSchema)` to create a new message.
  */
 export const CtaDataSchema: GenMessage<CtaData> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 7);
+  messageDesc(file_notify_workflows_v1_workflows, 8);
 
 /**
  * @generated from message notify.workflows.v1.MessageAction
@@ -491,7 +571,7 @@ export type MessageAction = Message<"notify.workflows.v1.MessageAction"> & {
  * Use `create(MessageActionSchema)` to create a new message.
  */
 export const MessageActionSchema: GenMessage<MessageAction> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 8);
+  messageDesc(file_notify_workflows_v1_workflows, 9);
 
 /**
  * @generated from message notify.workflows.v1.ActionButton
@@ -520,7 +600,7 @@ export type ActionButton = Message<"notify.workflows.v1.ActionButton"> & {
  * Use `create(ActionButtonSchema)` to create a new message.
  */
 export const ActionButtonSchema: GenMessage<ActionButton> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 9);
+  messageDesc(file_notify_workflows_v1_workflows, 10);
 
 /**
  * @generated from message notify.workflows.v1.ActionResult
@@ -544,7 +624,7 @@ export type ActionResult = Message<"notify.workflows.v1.ActionResult"> & {
  * Use `create(ActionResultSchema)` to create a new message.
  */
 export const ActionResultSchema: GenMessage<ActionResult> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 10);
+  messageDesc(file_notify_workflows_v1_workflows, 11);
 
 /**
  * @generated from message notify.workflows.v1.TemplateActor
@@ -568,7 +648,7 @@ export type TemplateActor = Message<"notify.workflows.v1.TemplateActor"> & {
  * Use `create(TemplateActorSchema)` to create a new message.
  */
 export const TemplateActorSchema: GenMessage<TemplateActor> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 11);
+  messageDesc(file_notify_workflows_v1_workflows, 12);
 
 /**
  * @generated from message notify.workflows.v1.StepFilter
@@ -604,7 +684,7 @@ export type StepFilter = Message<"notify.workflows.v1.StepFilter"> & {
  * Use `create(StepFilterSchema)` to create a new message.
  */
 export const StepFilterSchema: GenMessage<StepFilter> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 12);
+  messageDesc(file_notify_workflows_v1_workflows, 13);
 
 /**
  * @generated from message notify.workflows.v1.FieldFilterPart
@@ -641,7 +721,7 @@ export type FieldFilterPart = Message<"notify.workflows.v1.FieldFilterPart"> & {
  * Use `create(FieldFilterPartSchema)` to create a new message.
  */
 export const FieldFilterPartSchema: GenMessage<FieldFilterPart> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 13);
+  messageDesc(file_notify_workflows_v1_workflows, 14);
 
 /**
  * One of the spec's four shapes, told apart by the step type and `type`: digest regular/backoff
@@ -710,7 +790,7 @@ export type StepMetadata = Message<"notify.workflows.v1.StepMetadata"> & {
  * Use `create(StepMetadataSchema)` to create a new message.
  */
 export const StepMetadataSchema: GenMessage<StepMetadata> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 14);
+  messageDesc(file_notify_workflows_v1_workflows, 15);
 
 /**
  * @generated from message notify.workflows.v1.TimedConfig
@@ -764,7 +844,7 @@ export type TimedConfig = Message<"notify.workflows.v1.TimedConfig"> & {
  * Use `create(TimedConfigSchema)` to create a new message.
  */
 export const TimedConfigSchema: GenMessage<TimedConfig> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 15);
+  messageDesc(file_notify_workflows_v1_workflows, 16);
 
 /**
  * @generated from message notify.workflows.v1.ReplyCallback
@@ -786,7 +866,7 @@ export type ReplyCallback = Message<"notify.workflows.v1.ReplyCallback"> & {
  * Use `create(ReplyCallbackSchema)` to create a new message.
  */
 export const ReplyCallbackSchema: GenMessage<ReplyCallback> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 16);
+  messageDesc(file_notify_workflows_v1_workflows, 17);
 
 /**
  * @generated from message notify.workflows.v1.NotificationGroup
@@ -823,7 +903,7 @@ export type NotificationGroup = Message<"notify.workflows.v1.NotificationGroup">
  * Use `create(NotificationGroupSchema)` to create a new message.
  */
 export const NotificationGroupSchema: GenMessage<NotificationGroup> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 17);
+  messageDesc(file_notify_workflows_v1_workflows, 18);
 
 /**
  * @generated from message notify.workflows.v1.Feed
@@ -870,7 +950,7 @@ export type Feed = Message<"notify.workflows.v1.Feed"> & {
  * Use `create(FeedSchema)` to create a new message.
  */
 export const FeedSchema: GenMessage<Feed> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 18);
+  messageDesc(file_notify_workflows_v1_workflows, 19);
 
 /**
  * @generated from message notify.workflows.v1.StepList
@@ -887,7 +967,7 @@ export type StepList = Message<"notify.workflows.v1.StepList"> & {
  * Use `create(StepListSchema)` to create a new message.
  */
 export const StepListSchema: GenMessage<StepList> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 19);
+  messageDesc(file_notify_workflows_v1_workflows, 20);
 
 /**
  * @generated from message notify.workflows.v1.TagList
@@ -904,7 +984,7 @@ export type TagList = Message<"notify.workflows.v1.TagList"> & {
  * Use `create(TagListSchema)` to create a new message.
  */
 export const TagListSchema: GenMessage<TagList> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 20);
+  messageDesc(file_notify_workflows_v1_workflows, 21);
 
 /**
  * @generated from message notify.workflows.v1.CreateWorkflowRequest
@@ -965,6 +1045,36 @@ export type CreateWorkflowRequest = Message<"notify.workflows.v1.CreateWorkflowR
    * @generated from field: repeated notify.workflows.v1.Step steps = 10;
    */
   steps: Step[];
+
+  /**
+   * The trigger identifier (Novu v2's workflowId); ALREADY_EXISTS when taken. Derived from the
+   * name when not given.
+   *
+   * @generated from field: optional string identifier = 11;
+   */
+  identifier?: string | undefined;
+
+  /**
+   * @generated from field: notify.common.v1.Severity severity = 12;
+   */
+  severity: Severity;
+
+  /**
+   * @generated from field: bool validate_payload = 13;
+   */
+  validatePayload: boolean;
+
+  /**
+   * @generated from field: optional google.protobuf.Struct payload_schema = 14;
+   */
+  payloadSchema?: JsonObject | undefined;
+
+  /**
+   * When given, critical and preference_settings are what its levels merge to.
+   *
+   * @generated from field: optional notify.workflows.v1.PreferenceLevels preferences = 15;
+   */
+  preferences?: PreferenceLevels | undefined;
 };
 
 /**
@@ -972,7 +1082,7 @@ export type CreateWorkflowRequest = Message<"notify.workflows.v1.CreateWorkflowR
  * Use `create(CreateWorkflowRequestSchema)` to create a new message.
  */
 export const CreateWorkflowRequestSchema: GenMessage<CreateWorkflowRequest> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 21);
+  messageDesc(file_notify_workflows_v1_workflows, 22);
 
 /**
  * @generated from message notify.workflows.v1.GetWorkflowRequest
@@ -1005,7 +1115,7 @@ export type GetWorkflowRequest = Message<"notify.workflows.v1.GetWorkflowRequest
  * Use `create(GetWorkflowRequestSchema)` to create a new message.
  */
 export const GetWorkflowRequestSchema: GenMessage<GetWorkflowRequest> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 22);
+  messageDesc(file_notify_workflows_v1_workflows, 23);
 
 /**
  * @generated from message notify.workflows.v1.ListWorkflowsRequest
@@ -1022,11 +1132,39 @@ export type ListWorkflowsRequest = Message<"notify.workflows.v1.ListWorkflowsReq
   limit: number;
 
   /**
-   * Case-insensitive substring of the name.
+   * Case-insensitive substring of the name or the trigger identifier.
    *
    * @generated from field: optional string query = 3;
    */
   query?: string | undefined;
+
+  /**
+   * Rows skipped (Novu v2's offset paging); page is ignored when given.
+   *
+   * @generated from field: optional int32 offset = 4;
+   */
+  offset?: number | undefined;
+
+  /**
+   * Only workflows with any of these tags.
+   *
+   * @generated from field: repeated string tags = 5;
+   */
+  tags: string[];
+
+  /**
+   * Only active (or inactive) workflows.
+   *
+   * @generated from field: optional bool active = 6;
+   */
+  active?: boolean | undefined;
+
+  /**
+   * Oldest first instead of newest first.
+   *
+   * @generated from field: bool oldest_first = 7;
+   */
+  oldestFirst: boolean;
 };
 
 /**
@@ -1034,7 +1172,7 @@ export type ListWorkflowsRequest = Message<"notify.workflows.v1.ListWorkflowsReq
  * Use `create(ListWorkflowsRequestSchema)` to create a new message.
  */
 export const ListWorkflowsRequestSchema: GenMessage<ListWorkflowsRequest> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 23);
+  messageDesc(file_notify_workflows_v1_workflows, 24);
 
 /**
  * @generated from message notify.workflows.v1.ListWorkflowsResponse
@@ -1068,7 +1206,7 @@ export type ListWorkflowsResponse = Message<"notify.workflows.v1.ListWorkflowsRe
  * Use `create(ListWorkflowsResponseSchema)` to create a new message.
  */
 export const ListWorkflowsResponseSchema: GenMessage<ListWorkflowsResponse> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 24);
+  messageDesc(file_notify_workflows_v1_workflows, 25);
 
 /**
  * @generated from message notify.workflows.v1.UpdateWorkflowRequest
@@ -1129,6 +1267,36 @@ export type UpdateWorkflowRequest = Message<"notify.workflows.v1.UpdateWorkflowR
    * @generated from field: optional notify.workflows.v1.StepList steps = 10;
    */
   steps?: StepList | undefined;
+
+  /**
+   * @generated from field: optional bool active = 11;
+   */
+  active?: boolean | undefined;
+
+  /**
+   * @generated from field: optional notify.common.v1.Severity severity = 12;
+   */
+  severity?: Severity | undefined;
+
+  /**
+   * @generated from field: optional bool validate_payload = 13;
+   */
+  validatePayload?: boolean | undefined;
+
+  /**
+   * An empty struct clears the schema.
+   *
+   * @generated from field: optional google.protobuf.Struct payload_schema = 14;
+   */
+  payloadSchema?: JsonObject | undefined;
+
+  /**
+   * Replace both levels (and so critical and preference_settings); v1's critical or
+   * preference_settings clear them.
+   *
+   * @generated from field: optional notify.workflows.v1.PreferenceLevels preferences = 15;
+   */
+  preferences?: PreferenceLevels | undefined;
 };
 
 /**
@@ -1136,7 +1304,29 @@ export type UpdateWorkflowRequest = Message<"notify.workflows.v1.UpdateWorkflowR
  * Use `create(UpdateWorkflowRequestSchema)` to create a new message.
  */
 export const UpdateWorkflowRequestSchema: GenMessage<UpdateWorkflowRequest> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 25);
+  messageDesc(file_notify_workflows_v1_workflows, 26);
+
+/**
+ * @generated from message notify.workflows.v1.PreferenceLevels
+ */
+export type PreferenceLevels = Message<"notify.workflows.v1.PreferenceLevels"> & {
+  /**
+   * @generated from field: optional notify.workflows.v1.PreferenceLevel workflow = 1;
+   */
+  workflow?: PreferenceLevel | undefined;
+
+  /**
+   * @generated from field: optional notify.workflows.v1.PreferenceLevel user = 2;
+   */
+  user?: PreferenceLevel | undefined;
+};
+
+/**
+ * Describes the message notify.workflows.v1.PreferenceLevels.
+ * Use `create(PreferenceLevelsSchema)` to create a new message.
+ */
+export const PreferenceLevelsSchema: GenMessage<PreferenceLevels> = /*@__PURE__*/
+  messageDesc(file_notify_workflows_v1_workflows, 27);
 
 /**
  * @generated from message notify.workflows.v1.SetWorkflowStatusRequest
@@ -1158,7 +1348,7 @@ export type SetWorkflowStatusRequest = Message<"notify.workflows.v1.SetWorkflowS
  * Use `create(SetWorkflowStatusRequestSchema)` to create a new message.
  */
 export const SetWorkflowStatusRequestSchema: GenMessage<SetWorkflowStatusRequest> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 26);
+  messageDesc(file_notify_workflows_v1_workflows, 28);
 
 /**
  * @generated from message notify.workflows.v1.DeleteWorkflowRequest
@@ -1175,7 +1365,7 @@ export type DeleteWorkflowRequest = Message<"notify.workflows.v1.DeleteWorkflowR
  * Use `create(DeleteWorkflowRequestSchema)` to create a new message.
  */
 export const DeleteWorkflowRequestSchema: GenMessage<DeleteWorkflowRequest> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 27);
+  messageDesc(file_notify_workflows_v1_workflows, 29);
 
 /**
  * @generated from message notify.workflows.v1.DeleteWorkflowResponse
@@ -1192,7 +1382,7 @@ export type DeleteWorkflowResponse = Message<"notify.workflows.v1.DeleteWorkflow
  * Use `create(DeleteWorkflowResponseSchema)` to create a new message.
  */
 export const DeleteWorkflowResponseSchema: GenMessage<DeleteWorkflowResponse> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 28);
+  messageDesc(file_notify_workflows_v1_workflows, 30);
 
 /**
  * @generated from message notify.workflows.v1.ListActiveWorkflowsRequest
@@ -1218,7 +1408,7 @@ export type ListActiveWorkflowsRequest = Message<"notify.workflows.v1.ListActive
  * Use `create(ListActiveWorkflowsRequestSchema)` to create a new message.
  */
 export const ListActiveWorkflowsRequestSchema: GenMessage<ListActiveWorkflowsRequest> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 29);
+  messageDesc(file_notify_workflows_v1_workflows, 31);
 
 /**
  * @generated from message notify.workflows.v1.ListActiveWorkflowsResponse
@@ -1242,7 +1432,7 @@ export type ListActiveWorkflowsResponse = Message<"notify.workflows.v1.ListActiv
  * Use `create(ListActiveWorkflowsResponseSchema)` to create a new message.
  */
 export const ListActiveWorkflowsResponseSchema: GenMessage<ListActiveWorkflowsResponse> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 30);
+  messageDesc(file_notify_workflows_v1_workflows, 32);
 
 /**
  * @generated from message notify.workflows.v1.ActiveWorkflow
@@ -1301,7 +1491,7 @@ export type ActiveWorkflow = Message<"notify.workflows.v1.ActiveWorkflow"> & {
  * Use `create(ActiveWorkflowSchema)` to create a new message.
  */
 export const ActiveWorkflowSchema: GenMessage<ActiveWorkflow> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 31);
+  messageDesc(file_notify_workflows_v1_workflows, 33);
 
 /**
  * @generated from message notify.workflows.v1.BatchGetWorkflowsRequest
@@ -1318,7 +1508,7 @@ export type BatchGetWorkflowsRequest = Message<"notify.workflows.v1.BatchGetWork
  * Use `create(BatchGetWorkflowsRequestSchema)` to create a new message.
  */
 export const BatchGetWorkflowsRequestSchema: GenMessage<BatchGetWorkflowsRequest> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 32);
+  messageDesc(file_notify_workflows_v1_workflows, 34);
 
 /**
  * @generated from message notify.workflows.v1.BatchGetWorkflowsResponse
@@ -1335,7 +1525,7 @@ export type BatchGetWorkflowsResponse = Message<"notify.workflows.v1.BatchGetWor
  * Use `create(BatchGetWorkflowsResponseSchema)` to create a new message.
  */
 export const BatchGetWorkflowsResponseSchema: GenMessage<BatchGetWorkflowsResponse> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 33);
+  messageDesc(file_notify_workflows_v1_workflows, 35);
 
 /**
  * @generated from message notify.workflows.v1.ListNotificationGroupsRequest
@@ -1348,7 +1538,7 @@ export type ListNotificationGroupsRequest = Message<"notify.workflows.v1.ListNot
  * Use `create(ListNotificationGroupsRequestSchema)` to create a new message.
  */
 export const ListNotificationGroupsRequestSchema: GenMessage<ListNotificationGroupsRequest> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 34);
+  messageDesc(file_notify_workflows_v1_workflows, 36);
 
 /**
  * @generated from message notify.workflows.v1.ListNotificationGroupsResponse
@@ -1365,7 +1555,7 @@ export type ListNotificationGroupsResponse = Message<"notify.workflows.v1.ListNo
  * Use `create(ListNotificationGroupsResponseSchema)` to create a new message.
  */
 export const ListNotificationGroupsResponseSchema: GenMessage<ListNotificationGroupsResponse> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 35);
+  messageDesc(file_notify_workflows_v1_workflows, 37);
 
 /**
  * @generated from message notify.workflows.v1.CreateNotificationGroupRequest
@@ -1382,7 +1572,7 @@ export type CreateNotificationGroupRequest = Message<"notify.workflows.v1.Create
  * Use `create(CreateNotificationGroupRequestSchema)` to create a new message.
  */
 export const CreateNotificationGroupRequestSchema: GenMessage<CreateNotificationGroupRequest> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 36);
+  messageDesc(file_notify_workflows_v1_workflows, 38);
 
 /**
  * @generated from message notify.workflows.v1.ListFeedsRequest
@@ -1401,7 +1591,7 @@ export type ListFeedsRequest = Message<"notify.workflows.v1.ListFeedsRequest"> &
  * Use `create(ListFeedsRequestSchema)` to create a new message.
  */
 export const ListFeedsRequestSchema: GenMessage<ListFeedsRequest> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 37);
+  messageDesc(file_notify_workflows_v1_workflows, 39);
 
 /**
  * @generated from message notify.workflows.v1.ListFeedsResponse
@@ -1418,7 +1608,7 @@ export type ListFeedsResponse = Message<"notify.workflows.v1.ListFeedsResponse">
  * Use `create(ListFeedsResponseSchema)` to create a new message.
  */
 export const ListFeedsResponseSchema: GenMessage<ListFeedsResponse> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 38);
+  messageDesc(file_notify_workflows_v1_workflows, 40);
 
 /**
  * @generated from message notify.workflows.v1.CreateFeedRequest
@@ -1435,7 +1625,7 @@ export type CreateFeedRequest = Message<"notify.workflows.v1.CreateFeedRequest">
  * Use `create(CreateFeedRequestSchema)` to create a new message.
  */
 export const CreateFeedRequestSchema: GenMessage<CreateFeedRequest> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 39);
+  messageDesc(file_notify_workflows_v1_workflows, 41);
 
 /**
  * @generated from message notify.workflows.v1.DeleteFeedRequest
@@ -1452,7 +1642,7 @@ export type DeleteFeedRequest = Message<"notify.workflows.v1.DeleteFeedRequest">
  * Use `create(DeleteFeedRequestSchema)` to create a new message.
  */
 export const DeleteFeedRequestSchema: GenMessage<DeleteFeedRequest> = /*@__PURE__*/
-  messageDesc(file_notify_workflows_v1_workflows, 40);
+  messageDesc(file_notify_workflows_v1_workflows, 42);
 
 /**
  * The workflow catalogue of one environment: workflows (Novu's v1 "notification templates"),

@@ -1,0 +1,173 @@
+import { messagesV1, type subscribersV1, type workflowsV1 } from "@notify/proto";
+import { Channel, channelNamed, CHANNELS, type ChannelName } from "@notify/runtime";
+import { z } from "zod";
+import { keyString, queryInt } from "../validation.js";
+import { iso } from "./common.js";
+import { executionDetailToJson } from "./execution-details.js";
+import { channelNameOf, stringList } from "./messages.js";
+import { workflowToJson } from "./workflows.js";
+
+/** Values each list filter takes, as the messages service checks them. */
+const MAX_FILTER_VALUES = 100;
+
+const boundedList = (name: string) =>
+  stringList(name).pipe(z.array(z.string()).max(MAX_FILTER_VALUES, `${name} must contain no more than ${MAX_FILTER_VALUES} elements`));
+
+const channelList = stringList("channels").pipe(
+  z.array(z.enum(CHANNELS, { error: `each value in channels must be one of ${CHANNELS.join(", ")}` })).max(CHANNELS.length),
+);
+
+export const listNotificationsQuery = z.object({
+  page: queryInt(0, 0, 100_000),
+  limit: queryInt(10, 1, 100),
+  channels: channelList.optional(),
+  templates: boundedList("templates").optional(),
+  emails: boundedList("emails").optional(),
+  subscriberIds: boundedList("subscriberIds").optional(),
+  search: keyString("search").optional(),
+  transactionId: keyString("transactionId").optional(),
+});
+
+export function listNotificationsRequestOf(query: z.output<typeof listNotificationsQuery>) {
+  return {
+    page: query.page,
+    limit: query.limit,
+    channels: (query.channels ?? []).map((name: ChannelName) => channelNamed(name)!),
+    templateIds: query.templates ?? [],
+    emails: query.emails ?? [],
+    subscriberIds: query.subscriberIds ?? [],
+    ...(query.search !== undefined ? { search: query.search } : {}),
+    ...(query.transactionId !== undefined ? { transactionId: query.transactionId } : {}),
+  };
+}
+
+export const activityIdParam = z.object({
+  notificationId: z.string().regex(/^[0-9a-f]{24}$/, "notificationId must be a notification id (24 hex characters)"),
+});
+
+export const graphStatsQuery = z.object({ days: queryInt(32, 1, 366) });
+
+/**
+ * The provider a job shows when its message went through no integration: the SDK requires one of
+ * its known ids, and these are the reference service's own providers of each channel.
+ */
+const NO_INTEGRATION_PROVIDER: Record<ChannelName, string> = {
+  in_app: "novu",
+  email: "novu-email",
+  sms: "novu-sms",
+  chat: "chat-webhook",
+  push: "push-webhook",
+};
+
+const parsed = (json: string | undefined): Record<string, unknown> | undefined => (json === undefined ? undefined : JSON.parse(json));
+
+/**
+ * Novu's job status of a message: a failed send is "failed"; an email, SMS, chat or push message
+ * not delivered yet (nor settled without a send, as a missing address is) is "pending".
+ */
+function jobStatusOf(message: messagesV1.Message): string {
+  if (message.status === messagesV1.MessageStatus.ERROR) return "failed";
+  const awaitsSend = message.channel !== Channel.IN_APP && message.status === messagesV1.MessageStatus.SENT && message.deliveredAt.length === 0;
+  return awaitsSend ? "pending" : "completed";
+}
+
+/** A page's workflows as the activity shows them: the template and each step, by id. */
+function workflowViews(workflows: readonly workflowsV1.Workflow[]) {
+  return new Map(
+    workflows.map((workflow) => {
+      const json = workflowToJson(workflow);
+      const steps = new Map<string, Record<string, unknown>>();
+      for (const step of json.steps) {
+        steps.set(String(step["_id"]), step);
+        for (const variant of (step["variants"] as Record<string, unknown>[] | undefined) ?? []) steps.set(String(variant["_id"]), variant);
+      }
+      return [workflow.id, { template: { _id: json._id, name: json.name, triggers: json.triggers }, steps }];
+    }),
+  );
+}
+
+type WorkflowView = ReturnType<typeof workflowViews> extends Map<string, infer V> ? V : never;
+
+/** One of the notification's messages as Novu's activity job, with the attempts at sending it. */
+function jobToJson(message: messagesV1.Message, details: readonly messagesV1.ExecutionDetail[], workflow: WorkflowView | undefined) {
+  const channel = channelNameOf(message.channel);
+  const step = workflow?.steps.get(message.stepId);
+  const overrides = parsed(message.overridesJson);
+  const payload = parsed(message.payloadJson);
+  return {
+    _id: message.id,
+    type: channel,
+    executionDetails: details.filter((detail) => detail.messageId === message.id).map(executionDetailToJson),
+    step: {
+      _id: message.stepId,
+      active: step?.["active"] ?? true,
+      filters: step?.["filters"] ?? [],
+      _templateId: message.messageTemplateId,
+      ...(step?.["name"] !== undefined ? { name: step["name"] } : {}),
+      ...(step?.["_parentId"] !== undefined ? { _parentId: step["_parentId"] } : {}),
+    },
+    ...(overrides ? { overrides } : {}),
+    ...(payload ? { payload } : {}),
+    providerId: message.providerId ?? NO_INTEGRATION_PROVIDER[channel],
+    status: jobStatusOf(message),
+    updatedAt: iso(message.updatedAt),
+  };
+}
+
+function activitySubscriberToJson(subscriber: subscribersV1.Subscriber) {
+  return {
+    _id: subscriber.id,
+    subscriberId: subscriber.subscriberId,
+    ...(subscriber.firstName !== undefined ? { firstName: subscriber.firstName } : {}),
+    ...(subscriber.lastName !== undefined ? { lastName: subscriber.lastName } : {}),
+    ...(subscriber.email !== undefined ? { email: subscriber.email } : {}),
+    ...(subscriber.phone !== undefined ? { phone: subscriber.phone } : {}),
+  };
+}
+
+/** A notification as Novu's ActivityNotificationResponseDto: its subscriber, its workflow and its jobs. */
+function notificationToJson(notification: messagesV1.Notification, subscriber: subscribersV1.Subscriber | undefined, workflow: WorkflowView | undefined) {
+  const created = iso(notification.createdAt);
+  const payload = parsed(notification.payloadJson);
+  return {
+    _id: notification.id,
+    _environmentId: notification.environmentId,
+    _organizationId: notification.organizationId,
+    _subscriberId: notification.subscriberId,
+    transactionId: notification.transactionId,
+    _templateId: notification.templateId,
+    createdAt: created,
+    updatedAt: created,
+    channels: [...new Set(notification.messages.map((message) => channelNameOf(message.channel)))],
+    ...(subscriber ? { subscriber: activitySubscriberToJson(subscriber) } : {}),
+    ...(workflow ? { template: workflow.template } : {}),
+    jobs: notification.messages.map((message) => jobToJson(message, notification.executionDetails, workflow)),
+    ...(payload ? { payload } : {}),
+  };
+}
+
+/** A page of the activity feed as Novu's ActivitiesResponseDto (no total: the reference service counts none). */
+export function activityPageToJson(reply: messagesV1.ListNotificationsResponse, query: z.output<typeof listNotificationsQuery>) {
+  const subscribers = new Map(reply.subscribers.map((subscriber) => [subscriber.id, subscriber]));
+  const workflows = workflowViews(reply.workflows);
+  return {
+    hasMore: reply.hasMore,
+    data: reply.notifications.map((notification) =>
+      notificationToJson(notification, subscribers.get(notification.subscriberId), workflows.get(notification.templateId)),
+    ),
+    pageSize: query.limit,
+    page: query.page,
+  };
+}
+
+export function activityToJson(reply: messagesV1.GetNotificationResponse) {
+  const workflows = workflowViews(reply.workflow ? [reply.workflow] : []);
+  const notification = reply.notification!;
+  return notificationToJson(notification, reply.subscriber, workflows.get(notification.templateId));
+}
+
+export function graphStatsToJson(reply: messagesV1.GetActivityGraphResponse) {
+  return reply.days.map((day) => ({ _id: day.date, count: day.count, templates: day.templateIds, channels: day.channels.map(channelNameOf) }));
+}
+
+export const activityStatsToJson = (reply: messagesV1.GetNotificationStatsResponse) => ({ weeklySent: reply.weekly, monthlySent: reply.monthly });

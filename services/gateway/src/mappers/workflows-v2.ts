@@ -1,0 +1,565 @@
+import { clone, type JsonObject, type MessageInitShape } from "@bufbuild/protobuf";
+import { workflowsV1 } from "@notify/proto";
+import { CHANNELS, SEVERITIES, Severity, severityName, severityNamed } from "@notify/runtime";
+import { z } from "zod";
+import { jsonObject, queryInt } from "../validation.js";
+import { iso } from "./common.js";
+import { flag, IDENTIFIER, list, MAX_CONTENT, MAX_TAGS, MAX_URL, nonBlankText, oneOf, parseAt, quantity, text, UNITS } from "./workflows.js";
+
+type StepInit = MessageInitShape<typeof workflowsV1.StepSchema>;
+type TemplateInit = MessageInitShape<typeof workflowsV1.MessageTemplateSchema>;
+type PreferenceLevelInit = MessageInitShape<typeof workflowsV1.PreferenceLevelSchema>;
+
+/** The step types of Novu's v2 API that notify runs; throttle, custom, http_request and tool steps it does not. */
+const STEP_TYPES = [...CHANNELS, "delay", "digest"] as const;
+type StepType = (typeof STEP_TYPES)[number];
+const REDIRECT_TARGETS = ["_self", "_blank", "_parent", "_top", "_unfencedTop"] as const;
+const EDITOR_TYPES = ["block", "html"] as const;
+const MAX_STEPS = 50;
+const MAX_FILTER_TAGS = 50;
+/** Novu's origin for workflows made in its own API and dashboard (not synced from code). */
+const ORIGIN = "novu-cloud";
+
+// Requests
+
+/** Novu's JSON-logic `skip` conditions are not evaluated here: a step that asks for them is refused rather than sent anyway. */
+const skip = jsonObject.refine((value) => Object.keys(value).length === 0, "skip conditions are not supported").optional();
+const body = text("body", MAX_CONTENT).optional();
+const redirect = z.object({ url: text("url", MAX_URL), target: oneOf("target", REDIRECT_TARGETS).optional() });
+const action = z.object({ label: text("label").optional(), redirect: redirect.optional() });
+const onlyRegular = (name: string) => z.literal("regular", { error: `${name}: only regular (amount and unit) schedules are supported` });
+const noCron = z.undefined({ error: "cron schedules are not supported" }).optional();
+
+/** The control values notify runs, per step type; other keys are ignored, as Novu stores but does not read them. */
+const CONTROLS = {
+  in_app: z.object({
+    skip,
+    body,
+    subject: text("subject").optional(),
+    avatar: text("avatar", MAX_URL).optional(),
+    primaryAction: action.optional(),
+    secondaryAction: action.optional(),
+    redirect: redirect.optional(),
+    data: jsonObject.optional(),
+  }),
+  email: z.object({
+    skip,
+    subject: text("subject").optional(),
+    body,
+    editorType: oneOf("editorType", EDITOR_TYPES).optional(),
+    preheader: text("preheader").optional(),
+    layoutId: text("layoutId", 255).nullable().optional(),
+  }),
+  sms: z.object({ skip, body }),
+  chat: z.object({ skip, body }),
+  push: z.object({ skip, subject: text("subject").optional(), body }),
+  delay: z.object({
+    skip,
+    type: onlyRegular("type").default("regular"),
+    amount: quantity("amount").optional(),
+    unit: oneOf("unit", UNITS).optional(),
+    cron: noCron,
+  }),
+  digest: z.object({
+    skip,
+    type: onlyRegular("type").optional(),
+    amount: quantity("amount").optional(),
+    unit: oneOf("unit", UNITS).optional(),
+    digestKey: text("digestKey", 255).optional(),
+    lookBackWindow: z.object({ amount: quantity("amount"), unit: oneOf("unit", UNITS) }).optional(),
+    cron: noCron,
+  }),
+} as const satisfies Record<StepType, z.ZodType>;
+
+type Controls = { [Type in StepType]: { type: Type; values: z.output<(typeof CONTROLS)[Type]> } }[StepType];
+
+const stepFields = z.object({
+  _id: text("_id", 64).optional(),
+  stepId: text("stepId", 255).regex(IDENTIFIER, "stepId may contain letters, digits and _ . : - only").optional(),
+  name: nonBlankText("name"),
+  type: oneOf("type", STEP_TYPES),
+  controlValues: jsonObject.optional(),
+});
+
+/** A step with its control values checked against its type. */
+const step = stepFields.transform((value, ctx) => {
+  const values = parseAt(ctx, CONTROLS[value.type], value.controlValues ?? {}, ["controlValues"]);
+  if (values === undefined) return z.NEVER;
+  return { _id: value._id, stepId: value.stepId, name: value.name, controls: { type: value.type, values } as Controls };
+});
+
+type StepInput = z.output<typeof step>;
+
+const preferenceLevel = z.object({
+  all: z.object({ enabled: flag("enabled").default(true), readOnly: flag("readOnly").default(false) }).default({ enabled: true, readOnly: false }),
+  channels: z.partialRecord(oneOf("channels", CHANNELS), z.object({ enabled: flag("enabled").default(true) })).default({}),
+});
+
+const preferences = z.object({ user: preferenceLevel.nullable().optional(), workflow: preferenceLevel.nullable().optional() });
+
+const workflowIdField = text("workflowId", 255)
+  .min(1, "workflowId should not be empty")
+  .regex(IDENTIFIER, "workflowId may contain letters, digits and _ . : - only");
+const tags = list("tags", text("tags", 255), MAX_TAGS);
+const severity = oneOf("severity", SEVERITIES);
+/** null clears the schema. */
+const payloadSchema = jsonObject.nullable();
+
+/** POST /v2/workflows (CreateWorkflowDto); fields notify does not keep (source, agent, translations) are ignored. */
+export const createWorkflowV2Body = z.object({
+  name: nonBlankText("name"),
+  workflowId: workflowIdField,
+  description: text("description", 1000).optional(),
+  tags: tags.optional(),
+  active: flag("active").default(false),
+  validatePayload: flag("validatePayload").optional(),
+  payloadSchema: payloadSchema.optional(),
+  steps: list("steps", step, MAX_STEPS).default([]),
+  preferences: preferences.optional(),
+  severity: severity.optional(),
+});
+
+/** PUT /v2/workflows/{workflowId} (UpdateWorkflowDto): the workflow as a whole; a new workflowId renames its trigger identifier. */
+export const updateWorkflowV2Body = createWorkflowV2Body.extend({
+  workflowId: workflowIdField.optional(),
+  steps: list("steps", step, MAX_STEPS),
+  preferences: preferences.default({}),
+});
+
+/** PATCH /v2/workflows/{workflowId} (PatchWorkflowDto): the fields given. */
+export const patchWorkflowV2Body = z.object({
+  active: flag("active").optional(),
+  name: nonBlankText("name").optional(),
+  description: text("description", 1000).optional(),
+  tags: tags.optional(),
+  payloadSchema: payloadSchema.optional(),
+  validatePayload: flag("validatePayload").optional(),
+});
+
+export const syncWorkflowBody = z.object({ targetEnvironmentId: z.string({ error: "targetEnvironmentId must be a string" }).min(1).max(64) });
+
+export const workflowStepParams = z.object({ workflowId: z.string().min(1).max(512), stepId: z.string().min(1).max(512) });
+
+export const getWorkflowV2Query = z.object({ environmentId: z.string().max(64).optional() });
+
+const queryList = (name: string, item: z.ZodType<string>) =>
+  z
+    .union([item, z.array(item)])
+    .transform((value) => (Array.isArray(value) ? value : [value]))
+    .pipe(z.array(z.string()).max(MAX_FILTER_TAGS, `${name} must contain no more than ${MAX_FILTER_TAGS} elements`));
+
+/** GET /v2/workflows: offset paging, search by name or workflowId, tags and status filters, by creation date. */
+export const listWorkflowsV2Query = z.object({
+  offset: queryInt(0, 0, 1_000_000),
+  limit: queryInt(50, 1, 100),
+  query: z.string().max(255).optional(),
+  tags: queryList("tags", z.string().max(255)).optional(),
+  status: queryList("status", oneOf("status", ["ACTIVE", "INACTIVE", "ERROR"])).optional(),
+  orderDirection: oneOf("orderDirection", ["ASC", "DESC"]).default("DESC"),
+  orderBy: oneOf("orderBy", ["createdAt"]).default("createdAt"),
+});
+
+export function listWorkflowsV2RequestOf(query: z.output<typeof listWorkflowsV2Query>): MessageInitShape<typeof workflowsV1.ListWorkflowsRequestSchema> {
+  // No workflow is in ERROR here, so a status filter is whether ACTIVE, INACTIVE or both are asked for.
+  const statuses = new Set(query.status ?? ["ACTIVE", "INACTIVE"]);
+  const onlyActive = statuses.has("ACTIVE") === statuses.has("INACTIVE") ? undefined : statuses.has("ACTIVE");
+  return {
+    offset: query.offset,
+    limit: query.limit,
+    tags: query.tags ?? [],
+    oldestFirst: query.orderDirection === "ASC",
+    ...(query.query ? { query: query.query } : {}),
+    ...(onlyActive !== undefined ? { active: onlyActive } : {}),
+  };
+}
+
+function inAppTemplate(values: z.output<typeof CONTROLS.in_app>): TemplateInit {
+  const buttons = (
+    [
+      ["primary", values.primaryAction],
+      ["secondary", values.secondaryAction],
+    ] as const
+  ).flatMap(([type, given]) => (given?.label !== undefined ? [{ type, content: given.label }] : []));
+  const cta = {
+    ...(values.redirect ? { type: "redirect", data: { url: values.redirect.url } } : {}),
+    ...(buttons.length > 0 ? { action: { buttons } } : {}),
+  };
+  return {
+    type: "in_app",
+    content: { case: "text", value: values.body ?? "" },
+    ...(values.subject !== undefined ? { subject: values.subject } : {}),
+    ...(Object.keys(cta).length > 0 ? { cta } : {}),
+    ...(values.avatar !== undefined ? { actor: { type: "system_custom", data: values.avatar } } : {}),
+    ...(values.data ? { data: values.data as JsonObject } : {}),
+  };
+}
+
+/** A step's controls as the catalogue's template and metadata. */
+function stepContent(controls: Controls): Pick<StepInit, "template" | "metadata"> {
+  const text = (value: string | undefined) => ({ case: "text" as const, value: value ?? "" });
+  switch (controls.type) {
+    case "in_app":
+      return { template: inAppTemplate(controls.values) };
+    case "email": {
+      const values = controls.values;
+      return {
+        template: {
+          type: "email",
+          content: text(values.body),
+          subject: values.subject ?? "",
+          contentType: values.editorType === "html" ? "customHtml" : "editor",
+          ...(values.preheader !== undefined ? { preheader: values.preheader } : {}),
+          ...(values.layoutId ? { layoutId: values.layoutId } : {}),
+        },
+      };
+    }
+    case "sms":
+    case "chat":
+      return { template: { type: controls.type, content: text(controls.values.body) } };
+    case "push":
+      return {
+        template: {
+          type: "push",
+          content: text(controls.values.body),
+          ...(controls.values.subject !== undefined ? { title: controls.values.subject } : {}),
+        },
+      };
+    case "delay":
+      return {
+        template: { type: "delay" },
+        metadata: {
+          type: "regular",
+          ...(controls.values.amount !== undefined ? { amount: controls.values.amount } : {}),
+          ...(controls.values.unit !== undefined ? { unit: controls.values.unit } : {}),
+        },
+      };
+    case "digest": {
+      const values = controls.values;
+      const window = values.lookBackWindow;
+      return {
+        template: { type: "digest" },
+        metadata: {
+          type: window ? "backoff" : "regular",
+          ...(values.amount !== undefined ? { amount: values.amount } : {}),
+          ...(values.unit !== undefined ? { unit: values.unit } : {}),
+          ...(values.digestKey !== undefined ? { digestKey: values.digestKey } : {}),
+          ...(window ? { backoff: true, backoffAmount: window.amount, backoffUnit: window.unit } : {}),
+        },
+      };
+    }
+  }
+}
+
+function stepInit(value: StepInput): StepInit {
+  return {
+    id: value._id ?? "",
+    uuid: "",
+    name: value.name,
+    ...(value.stepId !== undefined ? { stepId: value.stepId } : {}),
+    ...stepContent(value.controls),
+  };
+}
+
+function levelInit(level: z.output<typeof preferenceLevel>): PreferenceLevelInit {
+  const channels = level.channels;
+  return {
+    enabled: level.all.enabled,
+    readOnly: level.all.readOnly,
+    channels: {
+      ...(channels.email ? { email: channels.email.enabled } : {}),
+      ...(channels.sms ? { sms: channels.sms.enabled } : {}),
+      ...(channels.in_app ? { inApp: channels.in_app.enabled } : {}),
+      ...(channels.chat ? { chat: channels.chat.enabled } : {}),
+      ...(channels.push ? { push: channels.push.enabled } : {}),
+    },
+  };
+}
+
+const preferencesInit = (value: z.output<typeof preferences>) => ({
+  ...(value.workflow ? { workflow: levelInit(value.workflow) } : {}),
+  ...(value.user ? { user: levelInit(value.user) } : {}),
+});
+
+/** The fields create and a whole update share. */
+function workflowFields(body: z.output<typeof createWorkflowV2Body> | z.output<typeof updateWorkflowV2Body>) {
+  return {
+    name: body.name,
+    ...(body.description !== undefined ? { description: body.description } : {}),
+    ...(body.severity !== undefined ? { severity: severityNamed(body.severity) } : {}),
+    ...(body.validatePayload !== undefined ? { validatePayload: body.validatePayload } : {}),
+    ...(body.preferences ? { preferences: preferencesInit(body.preferences) } : {}),
+  };
+}
+
+/** A schema as the catalogue takes it: an empty one clears it. */
+const schemaInit = (value: Record<string, unknown> | null) => (value ?? {}) as JsonObject;
+
+export function createWorkflowV2RequestOf(body: z.output<typeof createWorkflowV2Body>): MessageInitShape<typeof workflowsV1.CreateWorkflowRequestSchema> {
+  return {
+    ...workflowFields(body),
+    identifier: body.workflowId,
+    active: body.active,
+    tags: body.tags ?? [],
+    steps: body.steps.map(stepInit),
+    ...(body.payloadSchema ? { payloadSchema: body.payloadSchema as JsonObject } : {}),
+  };
+}
+
+export function updateWorkflowV2RequestOf(
+  workflowId: string,
+  body: z.output<typeof updateWorkflowV2Body>,
+): MessageInitShape<typeof workflowsV1.UpdateWorkflowRequestSchema> {
+  return {
+    ...workflowFields(body),
+    workflowId,
+    active: body.active,
+    steps: { steps: body.steps.map(stepInit) },
+    ...(body.workflowId !== undefined ? { identifier: body.workflowId } : {}),
+    ...(body.tags ? { tags: { tags: body.tags } } : {}),
+    ...(body.payloadSchema !== undefined ? { payloadSchema: schemaInit(body.payloadSchema) } : {}),
+  };
+}
+
+export function patchWorkflowV2RequestOf(
+  workflowId: string,
+  body: z.output<typeof patchWorkflowV2Body>,
+): MessageInitShape<typeof workflowsV1.UpdateWorkflowRequestSchema> {
+  return {
+    workflowId,
+    ...(body.active !== undefined ? { active: body.active } : {}),
+    ...(body.name !== undefined ? { name: body.name } : {}),
+    ...(body.description !== undefined ? { description: body.description } : {}),
+    ...(body.tags ? { tags: { tags: body.tags } } : {}),
+    ...(body.validatePayload !== undefined ? { validatePayload: body.validatePayload } : {}),
+    ...(body.payloadSchema !== undefined ? { payloadSchema: schemaInit(body.payloadSchema) } : {}),
+  };
+}
+
+/**
+ * The workflow, as it is, for another environment: its trigger identifier kept, step ids of the
+ * target's steps with the same stepId kept, and what only the source environment has (feeds,
+ * layouts, its notification group) left out.
+ */
+export function syncedWorkflowOf(
+  source: workflowsV1.Workflow,
+  target: workflowsV1.Workflow | undefined,
+): { create: MessageInitShape<typeof workflowsV1.CreateWorkflowRequestSchema>; update: MessageInitShape<typeof workflowsV1.UpdateWorkflowRequestSchema> } {
+  const targetIds = new Map((target?.steps ?? []).map((one) => [one.stepId, one.id]));
+  const steps = source.steps.map((one) => {
+    const copy = clone(workflowsV1.StepSchema, one);
+    copy.id = (one.stepId && targetIds.get(one.stepId)) || "";
+    copy.uuid = "";
+    for (const template of [copy.template, ...copy.variants.map((variant) => variant.template)]) {
+      delete template?.feedId;
+      delete template?.layoutId;
+    }
+    return copy;
+  });
+  const preferences =
+    source.workflowPreferences || source.userPreferences
+      ? {
+          preferences: {
+            ...(source.workflowPreferences ? { workflow: source.workflowPreferences } : {}),
+            ...(source.userPreferences ? { user: source.userPreferences } : {}),
+          },
+        }
+      : undefined;
+  const common = {
+    name: source.name,
+    description: source.description,
+    active: source.active,
+    critical: source.critical,
+    ...(source.preferenceSettings ? { preferenceSettings: source.preferenceSettings } : {}),
+    ...(source.data ? { data: source.data } : {}),
+    severity: source.severity,
+    validatePayload: source.validatePayload,
+    payloadSchema: source.payloadSchema ?? {},
+  };
+  return {
+    create: { ...common, ...preferences, identifier: source.identifier, tags: source.tags, steps },
+    update: { ...common, ...preferences, workflowId: target?.id ?? source.identifier, tags: { tags: source.tags }, steps: { steps } },
+  };
+}
+
+// Replies
+
+const channelEnabled = (channels: workflowsV1.ChannelPreferences | undefined, all: boolean) => ({
+  in_app: { enabled: channels?.inApp ?? all },
+  email: { enabled: channels?.email ?? all },
+  sms: { enabled: channels?.sms ?? all },
+  chat: { enabled: channels?.chat ?? all },
+  push: { enabled: channels?.push ?? all },
+});
+
+const levelToJson = (level: workflowsV1.PreferenceLevel) => ({
+  all: { enabled: level.enabled, readOnly: level.readOnly },
+  channels: channelEnabled(level.channels, level.enabled),
+});
+
+const SYSTEM_DEFAULT = { all: { enabled: true, readOnly: false }, channels: channelEnabled(undefined, true) };
+
+/** Novu's preferences: the workflow level as `default` and the user level, if any; a v1 workflow's single level is its default. */
+function preferencesToJson(workflow: workflowsV1.Workflow) {
+  if (!workflow.workflowPreferences && !workflow.userPreferences) {
+    const settings = workflow.preferenceSettings;
+    return {
+      user: null,
+      default: {
+        all: { enabled: true, readOnly: workflow.critical },
+        channels: {
+          in_app: { enabled: settings?.inApp ?? true },
+          email: { enabled: settings?.email ?? true },
+          sms: { enabled: settings?.sms ?? true },
+          chat: { enabled: settings?.chat ?? true },
+          push: { enabled: settings?.push ?? true },
+        },
+      },
+    };
+  }
+  return {
+    user: workflow.userPreferences ? levelToJson(workflow.userPreferences) : null,
+    default: workflow.workflowPreferences ? levelToJson(workflow.workflowPreferences) : SYSTEM_DEFAULT,
+  };
+}
+
+const textOf = (template: workflowsV1.MessageTemplate) => {
+  const content = template.content;
+  if (content.case === "text") return content.value;
+  if (content.case === "blocks") return content.value.blocks.map((block) => block.content).join("\n");
+  return "";
+};
+
+function inAppControlValues(template: workflowsV1.MessageTemplate) {
+  const buttons = template.cta?.action?.buttons ?? [];
+  const label = (type: string) => buttons.find((button) => button.type === type)?.content;
+  const [primary, secondary] = [label("primary"), label("secondary")];
+  const url = template.cta?.data?.url;
+  return {
+    body: textOf(template),
+    ...(template.subject !== undefined ? { subject: template.subject } : {}),
+    ...(template.actor?.type === "system_custom" && template.actor.data ? { avatar: template.actor.data } : {}),
+    ...(primary !== undefined ? { primaryAction: { label: primary } } : {}),
+    ...(secondary !== undefined ? { secondaryAction: { label: secondary } } : {}),
+    ...(url !== undefined ? { redirect: { url } } : {}),
+    ...(template.data ? { data: template.data } : {}),
+  };
+}
+
+/** A catalogue step's control values in Novu's v2 shape (what the SDK's per-type DTOs read). */
+function controlValuesOf(one: workflowsV1.Step): Record<string, unknown> {
+  const template = one.template;
+  const metadata = one.metadata;
+  switch (template?.type) {
+    case "in_app":
+      return inAppControlValues(template);
+    case "email":
+      return {
+        subject: template.subject ?? "",
+        body: textOf(template),
+        editorType: template.contentType === "customHtml" ? "html" : "block",
+        ...(template.preheader !== undefined ? { preheader: template.preheader } : {}),
+        ...(template.layoutId !== undefined ? { layoutId: template.layoutId } : {}),
+      };
+    case "push":
+      return { body: textOf(template), ...(template.title !== undefined ? { subject: template.title } : {}) };
+    case "delay":
+    case "digest":
+      return {
+        type: metadata?.type === "timed" ? "timed" : "regular",
+        ...(metadata?.amount !== undefined ? { amount: metadata.amount } : {}),
+        ...(metadata?.unit !== undefined ? { unit: metadata.unit } : {}),
+        ...(metadata?.digestKey !== undefined ? { digestKey: metadata.digestKey } : {}),
+        ...(metadata?.backoff && metadata.backoffAmount !== undefined && metadata.backoffUnit !== undefined
+          ? { lookBackWindow: { amount: metadata.backoffAmount, unit: metadata.backoffUnit } }
+          : {}),
+      };
+    default:
+      return { body: template ? textOf(template) : "" };
+  }
+}
+
+/** Steps written before stepIds were kept are named by their uuid. */
+const stepIdOf = (one: workflowsV1.Step) => one.stepId ?? one.uuid;
+
+/** Novu's step slug: its stepId and, after `_st_`, its internal id. */
+const STEP_SLUG_MARK = "_st_";
+
+/**
+ * The variables a step's templates may use: the payload (its schema when the workflow has one,
+ * else the variables its templates name, as v1's {{name}} or v2's {{payload.name}}) and the subscriber.
+ */
+function variablesOf(workflow: workflowsV1.Workflow) {
+  const names = new Set(workflow.variables.map((name) => name.replace(/^payload\./, "")));
+  const payload = workflow.payloadSchema ?? { type: "object", properties: Object.fromEntries([...names].map((name) => [name, { type: "string" }])) };
+  return { type: "object", properties: { payload, subscriber: { type: "object" } } };
+}
+
+export function stepToJson(one: workflowsV1.Step, workflow: workflowsV1.Workflow) {
+  const stepId = stepIdOf(one);
+  const controlValues = controlValuesOf(one);
+  return {
+    _id: one.id,
+    stepId,
+    name: one.name ?? stepId,
+    slug: `${stepId}${STEP_SLUG_MARK}${one.id}`,
+    type: one.template?.type ?? "",
+    origin: ORIGIN,
+    workflowId: workflow.identifier,
+    workflowDatabaseId: workflow.id,
+    controls: { values: controlValues },
+    controlValues,
+    variables: variablesOf(workflow),
+  };
+}
+
+/** The step `stepId` names: by _id, stepId or slug; undefined when none. */
+export function findStep(workflow: workflowsV1.Workflow, stepId: string): workflowsV1.Step | undefined {
+  const internal = stepId.includes(STEP_SLUG_MARK) ? stepId.slice(stepId.lastIndexOf(STEP_SLUG_MARK) + STEP_SLUG_MARK.length) : undefined;
+  return workflow.steps.find((one) => one.id === stepId || stepIdOf(one) === stepId || one.id === internal);
+}
+
+const statusOf = (workflow: workflowsV1.Workflow) => (workflow.active ? "ACTIVE" : "INACTIVE");
+
+/** Novu's WorkflowResponseDto. */
+export function workflowV2ToJson(workflow: workflowsV1.Workflow) {
+  return {
+    _id: workflow.id,
+    workflowId: workflow.identifier,
+    slug: workflow.slug,
+    name: workflow.name,
+    description: workflow.description,
+    tags: workflow.tags,
+    active: workflow.active,
+    status: statusOf(workflow),
+    validatePayload: workflow.validatePayload,
+    payloadSchema: workflow.payloadSchema ?? null,
+    isTranslationEnabled: false,
+    origin: ORIGIN,
+    severity: severityName(workflow.severity === Severity.UNSPECIFIED ? Severity.NONE : workflow.severity) ?? "none",
+    preferences: preferencesToJson(workflow),
+    steps: workflow.steps.map((one) => stepToJson(one, workflow)),
+    createdAt: iso(workflow.createdAt),
+    updatedAt: iso(workflow.updatedAt),
+  };
+}
+
+/** Novu's ListWorkflowResponse: summaries and the total. */
+export function workflowV2PageToJson(reply: workflowsV1.ListWorkflowsResponse) {
+  return {
+    workflows: reply.workflows.map((workflow) => ({
+      _id: workflow.id,
+      workflowId: workflow.identifier,
+      slug: workflow.slug,
+      name: workflow.name,
+      tags: workflow.tags,
+      status: statusOf(workflow),
+      origin: ORIGIN,
+      isTranslationEnabled: false,
+      stepTypeOverviews: workflow.steps.map((one) => one.template?.type ?? ""),
+      steps: workflow.steps.map((one) => ({ slug: `${stepIdOf(one)}${STEP_SLUG_MARK}${one.id}`, type: one.template?.type ?? "" })),
+      createdAt: iso(workflow.createdAt),
+      updatedAt: iso(workflow.updatedAt),
+    })),
+    totalCount: reply.totalCount,
+  };
+}

@@ -1,0 +1,73 @@
+import { chromium, type Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { openApiDocument } from "../src/openapi.js";
+import { routes } from "../src/routes.js";
+import { startStack, type Stack } from "./stack.js";
+
+// The gateway serves its API description, and a reference page whose every file comes from the
+// gateway itself, rendered in Debian's Chromium.
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+
+let stack: Stack;
+let browser: Browser;
+
+beforeAll(async () => {
+  stack = await startStack({ worker: false });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"],
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await stack?.stop();
+});
+
+describe("the API description", () => {
+  it("serves the route table's OpenAPI document as JSON and as YAML, without credentials", async () => {
+    const expected = JSON.parse(JSON.stringify(openApiDocument(routes, "0.0.0")));
+    const json = await fetch(`${stack.url}/openapi.json`);
+    expect(json.status).toBe(200);
+    expect(json.headers.get("content-type")).toContain("application/json");
+    expect(await json.json()).toEqual(expected);
+    const yaml = await fetch(`${stack.url}/openapi.yaml`);
+    expect(yaml.status).toBe(200);
+    expect(yaml.headers.get("content-type")).toContain("application/yaml");
+    const text = await yaml.text();
+    expect(parse(text)).toEqual(expected);
+    // Written out in full: no anchors and aliases for the parts operations share.
+    expect(text).not.toMatch(/[&*]a\d+\b/);
+  });
+
+  it("renders the reference page at /docs with every operation, requesting nothing but the gateway", async () => {
+    const page = await browser.newPage();
+    const requested: string[] = [];
+    page.on("request", (request) => requested.push(request.url()));
+    const failed: string[] = [];
+    page.on("requestfailed", (request) => failed.push(request.url()));
+    const errors: string[] = [];
+    page.on("pageerror", (error) => errors.push(error.message));
+    try {
+      const response = await page.goto(`${stack.url}/docs`, { waitUntil: "networkidle" });
+      expect(response?.status()).toBe(200);
+      await page.locator(".opblock").first().waitFor({ timeout: 30_000 });
+      expect(await page.locator(".opblock").count()).toBe(routes.length);
+      await expect(page.locator(".info .title").textContent()).resolves.toContain("notify");
+      // Opening an operation shows its parameters, from the route's zod schemas.
+      const operation = page.locator("#operations-subscribers-postV1Subscribers");
+      await operation.locator(".opblock-summary").click();
+      await operation.locator(".opblock-body").waitFor();
+      await expect(operation.locator(".opblock-body").textContent()).resolves.toContain("subscriberId");
+    } finally {
+      await page.close();
+    }
+    expect(errors).toEqual([]);
+    expect(failed).toEqual([]);
+    expect(requested.length).toBeGreaterThan(3);
+    expect(requested.filter((url) => new URL(url).origin !== stack.url)).toEqual([]);
+    expect(requested).toContain(`${stack.url}/openapi.json`);
+  }, 60_000);
+});

@@ -1,0 +1,105 @@
+import { describe, expect, it } from "vitest";
+import { createLanes, type LaneTicket } from "../src/lanes.js";
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Admits a job that must get its place at once. */
+function admitted(lanes: ReturnType<typeof createLanes>, integrationId = "a"): LaneTicket {
+  const ticket = lanes.enter(integrationId);
+  if (!ticket || ticket instanceof Promise) throw new Error("expected a place at once");
+  return ticket;
+}
+
+/** Runs a job's turns up to its call: claim turn, claim, slot; answers when it calls. */
+async function toCall(ticket: LaneTicket): Promise<void> {
+  await ticket.claimTurn();
+  await ticket.slot();
+}
+
+/** Teaches a lane how long its calls take: one job called for `ms`. */
+async function oneCall(lanes: ReturnType<typeof createLanes>, ms: number, integrationId = "a"): Promise<void> {
+  const ticket = admitted(lanes, integrationId);
+  await toCall(ticket);
+  await pause(ms);
+  ticket.done();
+}
+
+describe("delivery lanes", () => {
+  it("lets at most `slots` calls run at once; the next job calls when one ends", async () => {
+    const lanes = createLanes({ slots: 2, admissionWaitMs: 1_000 });
+    const tickets = [admitted(lanes), admitted(lanes), admitted(lanes)];
+    const calling: number[] = [];
+    const runs = tickets.map((ticket, index) => toCall(ticket).then(() => calling.push(index)));
+    await pause(10);
+    expect(calling).toEqual([0, 1]);
+    tickets[0]!.done();
+    await runs[2];
+    expect(calling).toEqual([0, 1, 2]);
+    tickets[1]!.done();
+    tickets[2]!.done();
+  });
+
+  it("keeps as many leases claimed ahead as the calls use up during one claim", async () => {
+    // Calls far quicker than a claim: a slot's worth of jobs claims ahead of the busy slots.
+    const fast = createLanes({ slots: 4, admissionWaitMs: 1_000 });
+    await oneCall(fast, 1);
+    fast.claimTook(200);
+    const calls = [admitted(fast), admitted(fast), admitted(fast), admitted(fast)];
+    for (const ticket of calls) await toCall(ticket);
+    const waiting = [admitted(fast), admitted(fast), admitted(fast), admitted(fast)];
+    const turns = waiting.map((ticket) => ticket.claimTurn());
+    expect(turns.every((turn) => turn === undefined)).toBe(true);
+
+    // Calls far slower than a claim: one job at a time claims ahead.
+    const slow = createLanes({ slots: 4, admissionWaitMs: 1_000 });
+    await oneCall(slow, 50);
+    slow.claimTook(1);
+    const busy = [admitted(slow), admitted(slow), admitted(slow), admitted(slow)];
+    for (const ticket of busy) await toCall(ticket);
+    const next = [admitted(slow), admitted(slow)];
+    expect(next[0]!.claimTurn()).toBeUndefined();
+    let secondClaims = false;
+    const second = next[1]!.claimTurn()!.then(() => {
+      secondClaims = true;
+    });
+    await pause(10);
+    expect(secondClaims).toBe(false);
+    // The first claimed job gets a slot: the turn to claim passes on.
+    const firstCalls = next[0]!.slot();
+    busy[0]!.done();
+    await firstCalls;
+    await second;
+    expect(secondClaims).toBe(true);
+    for (const ticket of [...calls, ...waiting, ...busy, ...next]) ticket.done();
+  });
+
+  it("gives a job over twice the slots a place when one frees, while the lane moves", async () => {
+    const lanes = createLanes({ slots: 1, admissionWaitMs: 200 });
+    await oneCall(lanes, 1);
+    const inside = [admitted(lanes), admitted(lanes)];
+    const over = lanes.enter("a");
+    expect(over).toBeInstanceOf(Promise);
+    inside[0]!.done();
+    const ticket = await over;
+    expect(ticket).toBeDefined();
+    ticket!.done();
+    inside[1]!.done();
+  });
+
+  it("sends jobs over the bound back when the lane is slow, or when it stalls", async () => {
+    const slow = createLanes({ slots: 1, admissionWaitMs: 20 });
+    await oneCall(slow, 30);
+    const slowInside = [admitted(slow), admitted(slow)];
+    expect(slow.enter("a")).toBeUndefined();
+    // Another integration is not held back by it.
+    expect(slow.enter("b")).toBeDefined();
+
+    const stalled = createLanes({ slots: 1, admissionWaitMs: 30 });
+    await oneCall(stalled, 1);
+    const stalledInside = [admitted(stalled), admitted(stalled)];
+    const started = performance.now();
+    expect(await stalled.enter("a")).toBeUndefined();
+    expect(performance.now() - started).toBeGreaterThanOrEqual(25);
+    for (const ticket of [...slowInside, ...stalledInside]) ticket.done();
+  });
+});

@@ -25,6 +25,16 @@ const NOTIFY_PODS = [...PROCESSES, "migrate"];
 
 /** Who calls whom, from each process's *_URL variables (services/<name>/src/config.ts). */
 const RPC_PORTS: Partial<Record<Process, number>> = { subscribers: 50051, integrations: 50052, topics: 50053, triggers: 50054, messages: 50055 };
+/** Where each process serves /metrics: the RPC port + 1000 (runtime metricsPortOf), the worker's health port. */
+const METRICS_PORTS: Record<Process, number> = {
+  gateway: 4000,
+  subscribers: 51051,
+  integrations: 51052,
+  topics: 51053,
+  triggers: 51054,
+  messages: 51055,
+  worker: 50060,
+};
 const CALLERS: Partial<Record<Process, Process[]>> = {
   subscribers: ["gateway", "worker", "topics", "messages"],
   integrations: ["gateway", "worker", "subscribers"],
@@ -244,7 +254,10 @@ describe.each(overlays)("overlay %s", (overlay) => {
       const port = RPC_PORTS[process];
       if (port !== undefined) {
         for (const probe of [startupProbe, readinessProbe, livenessProbe]) expect(probe.grpc, process).toEqual({ port });
-        expect(ports).toEqual([{ name: "grpc", containerPort: port }]);
+        expect(ports).toEqual([
+          { name: "grpc", containerPort: port },
+          { name: "metrics", containerPort: METRICS_PORTS[process] },
+        ]);
       }
     }
     const gateway = containerOf(deploymentOf(objects, "gateway"));
@@ -259,6 +272,36 @@ describe.each(overlays)("overlay %s", (overlay) => {
     const config = configOf(objects);
     expect(config.WORKER_HOST).toBe("0.0.0.0");
     for (const process of Object.keys(RPC_PORTS)) expect(config[`${process.toUpperCase()}_HOST`]).toBe("0.0.0.0");
+  });
+
+  it("declares each process's metrics port for Prometheus's pod discovery, lets a labelled namespace scrape it and no one else", () => {
+    const objects = objectsOf(overlay);
+    const policies = ofKind(objects, "NetworkPolicy");
+    for (const process of PROCESSES) {
+      const deployment = deploymentOf(objects, process);
+      const port = METRICS_PORTS[process];
+      expect(deployment.spec?.template.metadata?.annotations, process).toEqual({
+        "prometheus.io/scrape": "true",
+        "prometheus.io/port": String(port),
+        "prometheus.io/path": "/metrics",
+      });
+      expect(
+        containerOf(deployment).ports?.map((entry) => entry.containerPort),
+        process,
+      ).toContain(port);
+      const scrapers = policies.filter((policy) => selects(policy.spec?.podSelector, { app: process }) && policy.spec?.policyTypes?.includes("Ingress"));
+      const scraped = scrapers.some((policy) =>
+        (policy.spec?.ingress ?? []).some(
+          (rule) =>
+            portMatches(rule.ports, port) && (rule.from ?? []).some((peer) => peer.namespaceSelector?.matchLabels?.["notify.io/metrics-scraper"] === "true"),
+        ),
+      );
+      expect(scraped, process).toBe(true);
+      // Neither another notify pod nor an outside address reaches it.
+      expect(allowed(policies, "Ingress", process, { address: "203.0.113.7" }, port), process).toBe(false);
+      for (const other of NOTIFY_PODS) expect(allowed(policies, "Ingress", process, { app: other }, port), `${other} → ${process}:${port}`).toBe(false);
+    }
+    expect(Number(configOf(objects).SHUTDOWN_DRAIN_MS)).toBeLessThan(30_000);
   });
 
   it("serves each RPC service headless, so callers spread calls over every ready replica", () => {

@@ -44,6 +44,13 @@ export const logLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trac
 /** Variables every process reads. */
 export const commonEnv = {
   LOG_LEVEL: logLevel,
+  /** Where spans are sent by OTLP/HTTP (…/v1/traces is appended); unset or empty: no tracing at all. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.preprocess((value) => (value === "" ? undefined : value), z.string().url().optional()),
+  /**
+   * After SIGTERM, how long the process reports not ready while it goes on serving, before it
+   * stops accepting: the time a load balancer (a Kubernetes Service) takes to drop it. deploy/ sets it.
+   */
+  SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).max(600_000).default(0),
   DATABASE_URL: url("postgres://postgres@127.0.0.1:5432/notify"),
 };
 

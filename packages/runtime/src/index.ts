@@ -16,3 +16,4 @@ export * from "./coherence.js";
 export * from "./vocabulary.js";
 export * from "./sealing.js";
 export * from "./metrics.js";
+export * from "./tracing.js";

@@ -1,6 +1,7 @@
 import { AckPolicy, DeliverPolicy, RetentionPolicy, StorageType, createInbox, headers, nanos, type JsMsg, type Msg, type NatsConnection } from "nats";
 import type { Logger } from "./log.js";
 import { Counter, metricsRegistry, sampledGauge } from "./metrics.js";
+import { continueFrom, currentOrigin, originFrom, SpanKind, startSpanFrom, type Origin, type ReadHeader } from "./tracing.js";
 
 export type { JsMsg };
 
@@ -49,6 +50,8 @@ export interface OutgoingJob {
   data: Uint8Array;
   /** The stream's de-duplication id: a re-publish with the same id is acknowledged and dropped. */
   msgID: string;
+  /** The request that caused the job (its id, its trace), carried in the message's headers. */
+  origin?: Origin | undefined;
 }
 
 /** Why the stream refused a publish, if its acknowledgement says it did. */
@@ -74,10 +77,13 @@ export async function publishJobs(nats: NatsConnection, jobs: readonly OutgoingJ
     settle = (error) => {
       clearTimeout(timer);
       subscription.unsubscribe();
+      for (const span of spans.splice(0)) span?.end(error);
       if (error) reject(error);
       else resolve();
     };
   });
+  // With tracing on, each job's publish is a producer span of its request's trace, ended when the stream has them all.
+  const spans = jobs.map((job) => (job.origin ? startSpanFrom(job.origin, { name: `${job.subject} publish`, kind: SpanKind.PRODUCER }) : undefined));
   const subscription = nats.subscribe(`${inbox}.*`, {
     callback: (error, ack) => {
       const failure = error ?? refusal(ack);
@@ -90,6 +96,8 @@ export async function publishJobs(nats: NatsConnection, jobs: readonly OutgoingJ
     jobs.forEach((job, index) => {
       const header = headers();
       header.set("Nats-Msg-Id", job.msgID);
+      const origin = spans[index]?.origin;
+      if (origin) for (const key in origin) header.set(key, origin[key]!);
       nats.publish(job.subject, job.data, { reply: `${inbox}.${index}`, headers: header });
     });
   } catch (error) {
@@ -126,6 +134,19 @@ export interface ConsumeOptions {
   /** A failure no redelivery can mend (the job's own data is refused): dead-lettered at once. */
   isPermanent?(error: unknown): boolean;
 }
+
+/** The origin of each job under way: its request id and, with tracing on, its consumer span. */
+const jobOrigins = new WeakMap<JsMsg, Origin>();
+
+/** The origin a job being handled hands on to the work it causes (e.g. the jobs it publishes). */
+export function originOfJob(message: JsMsg): Origin | undefined {
+  return jobOrigins.get(message);
+}
+
+const headerReader =
+  (message: JsMsg): ReadHeader =>
+  (name) =>
+    message.headers?.get(name) || undefined;
 
 /** A job that is to come back after a while, e.g. a send that waits for its provider. */
 export interface Later {
@@ -222,7 +243,16 @@ export async function consumeJobs(nats: NatsConnection, options: ConsumeOptions)
       for (const message of batch) message.working();
     }, options.ackWaitMs / 3);
 
-  const process = async (message: JsMsg) => {
+  const spanOf = (message: JsMsg) => ({ name: `${message.subject} process`, kind: SpanKind.CONSUMER });
+
+  // Each job is handled under the request id it carries and, with tracing on, in a consumer span of its request's trace.
+  const process = (message: JsMsg) =>
+    continueFrom(headerReader(message), spanOf(message), () => {
+      jobOrigins.set(message, currentOrigin());
+      return processOne(message);
+    });
+
+  const processOne = async (message: JsMsg) => {
     const heartbeat = keepAlive([message]);
     try {
       const later = await options.handle(message);
@@ -263,14 +293,22 @@ export async function consumeJobs(nats: NatsConnection, options: ConsumeOptions)
       return;
     }
     const heartbeat = keepAlive(batch);
+    const spans = batch.map((message) => startSpanFrom(originFrom(headerReader(message)), spanOf(message)));
+    batch.forEach((message, index) => {
+      jobOrigins.set(message, spans[index]!.origin);
+    });
     try {
-      await options.handleBatch(batch);
+      // The batch's log lines name its first job's request.
+      await spans[0]!.run(() => options.handleBatch!(batch));
       for (const message of batch) message.ack();
       done.inc(batch.length);
     } catch (error) {
       options.log.warn({ err: error, jobs: batch.length }, "batch failed; handling its jobs one by one");
+      for (const span of spans) span.end(error);
+      spans.length = 0;
       await Promise.all(batch.map(process));
     } finally {
+      for (const span of spans) span.end();
       clearInterval(heartbeat);
     }
   };

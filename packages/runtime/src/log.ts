@@ -1,4 +1,5 @@
 import { pino, type Logger } from "pino";
+import { currentRequestId, currentTraceId } from "./tracing.js";
 
 export type { Logger };
 
@@ -27,5 +28,13 @@ export function createLogger(name: string, level: string): Logger {
     base: { service: name },
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: REDACTED, censor: "[redacted]" },
+    // Every line says which request caused it (and which trace, with tracing on), in whichever
+    // process the request's work runs.
+    mixin: () => {
+      const requestId = currentRequestId();
+      if (!requestId) return {};
+      const traceId = currentTraceId();
+      return traceId ? { requestId, traceId } : { requestId };
+    },
   });
 }

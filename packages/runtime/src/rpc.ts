@@ -35,7 +35,9 @@ import { fieldErrorsOf, invalidArgument } from "./errors.js";
 import type { Logger } from "./log.js";
 import { Histogram, LATENCY_BUCKETS, metricsPortOf, metricsRegistry, serveMetrics, type MetricsServer } from "./metrics.js";
 import { isUnstorableText } from "./pg.js";
+import { processStopping } from "./lifecycle.js";
 import { isRedisUnavailable } from "./redis.js";
+import { continueFrom, SpanKind, tracedCall, type Origin } from "./tracing.js";
 
 /** The caller's tenancy, set by the gateway on every call. */
 export interface Scope {
@@ -162,6 +164,19 @@ const metricsInterceptor: Interceptor = (next) => async (request) => {
     throw error;
   }
 };
+
+/**
+ * Serves each call under the request id its metadata carries (every log line of the call names
+ * it) and, with tracing on, in a server span continuing the caller's trace.
+ */
+const originInterceptor: Interceptor = (next) => (request) =>
+  UNSCOPED_SERVICES.has(request.service.typeName)
+    ? next(request)
+    : continueFrom(
+        (name) => request.header.get(name),
+        { name: `${request.service.typeName}/${request.method.name}`, kind: SpanKind.SERVER },
+        () => next(request),
+      );
 
 /** What every service runs around its handlers; in-memory test transports use the same list. */
 export function serverInterceptors(log: Logger): Interceptor[] {
@@ -374,12 +389,17 @@ function unaryHandler(spec: Extract<MethodImplSpec, { kind: "unary" }>, intercep
 /** Serves gRPC over h2c with the health service and the server interceptors; only unary methods are served. */
 export async function serveRpc(options: ServeOptions): Promise<RpcServer> {
   let serving = true;
-  const status = () => (serving ? HealthCheckResponse_ServingStatus.SERVING : HealthCheckResponse_ServingStatus.NOT_SERVING);
+  const status = () => (serving && !processStopping() ? HealthCheckResponse_ServingStatus.SERVING : HealthCheckResponse_ServingStatus.NOT_SERVING);
   const server = new grpc.Server(CHANNEL_OPTIONS);
   if (options.internalToken === undefined) {
     options.log.warn("INTERNAL_RPC_TOKEN is not set: internal calls are checked against a public development token; set one before real use");
   }
-  const interceptors = [metricsInterceptor, internalCallerInterceptor(options.internalToken ?? DEVELOPMENT_INTERNAL_TOKEN), ...serverInterceptors(options.log)];
+  const interceptors = [
+    metricsInterceptor,
+    originInterceptor,
+    internalCallerInterceptor(options.internalToken ?? DEVELOPMENT_INTERNAL_TOKEN),
+    ...serverInterceptors(options.log),
+  ];
   const registry: ServiceRegistry = {
     service(service, implementation) {
       const spec = createServiceImplSpec(service, implementation);
@@ -447,10 +467,11 @@ export interface RpcTransportOptions {
   channelAgeMs?: number;
 }
 
-/** The call's headers (scope headers, as a record, most often) and the process token as gRPC metadata. */
-function metadataOf(header: Parameters<Transport["unary"]>[3], internalToken: string): grpc.Metadata {
+/** The call's headers (scope headers, as a record, most often), its origin and the process token as gRPC metadata. */
+function metadataOf(header: Parameters<Transport["unary"]>[3], internalToken: string, origin: Origin): grpc.Metadata {
   const metadata = new grpc.Metadata();
   metadata.set(INTERNAL_TOKEN_HEADER, internalToken);
+  for (const key in origin) metadata.set(key, origin[key]!);
   if (header === undefined) return metadata;
   const entries = header instanceof Headers ? header.entries() : Array.isArray(header) ? header : Object.entries(header);
   for (const [key, value] of entries) metadata.set(key, value);
@@ -488,28 +509,32 @@ export function createRpcTransport(baseUrl: string, defaultTimeoutMs: number, op
   const transport: Transport = {
     unary(method, signal, timeoutMs, header, input) {
       const message = isMessage(input, method.input) ? input : create(method.input, input);
-      return new Promise((resolve, reject) => {
-        if (signal?.aborted) {
-          reject(ConnectError.from(signal.reason, Code.Canceled));
-          return;
-        }
-        const codec = codecOf(method);
-        const cancel = () => call.cancel();
-        const call = current().makeUnaryRequest(
-          codec.path,
-          codec.serializeInput,
-          codec.deserializeOutput as (bytes: Buffer) => MessageShape<typeof method.output>,
-          message,
-          metadataOf(header, internalToken),
-          { deadline: Date.now() + (timeoutMs ?? defaultTimeoutMs) },
-          (error, output) => {
-            signal?.removeEventListener("abort", cancel);
-            if (error || output === undefined) reject(error ? connectErrorOf(error) : new ConnectError("empty response", Code.Internal));
-            else resolve({ stream: false, service: method.parent, method, header: NO_HEADERS, trailer: NO_HEADERS, message: output });
-          },
-        );
-        signal?.addEventListener("abort", cancel, { once: true });
-      });
+      const codec = codecOf(method);
+      return tracedCall(
+        { name: codec.path.slice(1), kind: SpanKind.CLIENT },
+        (origin) =>
+          new Promise((resolve, reject) => {
+            if (signal?.aborted) {
+              reject(ConnectError.from(signal.reason, Code.Canceled));
+              return;
+            }
+            const cancel = () => call.cancel();
+            const call = current().makeUnaryRequest(
+              codec.path,
+              codec.serializeInput,
+              codec.deserializeOutput as (bytes: Buffer) => MessageShape<typeof method.output>,
+              message,
+              metadataOf(header, internalToken, origin),
+              { deadline: Date.now() + (timeoutMs ?? defaultTimeoutMs) },
+              (error, output) => {
+                signal?.removeEventListener("abort", cancel);
+                if (error || output === undefined) reject(error ? connectErrorOf(error) : new ConnectError("empty response", Code.Internal));
+                else resolve({ stream: false, service: method.parent, method, header: NO_HEADERS, trailer: NO_HEADERS, message: output });
+              },
+            );
+            signal?.addEventListener("abort", cancel, { once: true });
+          }),
+      );
     },
     stream() {
       return Promise.reject(new ConnectError("streaming calls are not served between processes", Code.Unimplemented));

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import Router from "@koa/router";
 import type { NamePolicy } from "@notify/providers";
-import { scopeHeaders, type Logger, type Scope } from "@notify/runtime";
+import { continueFrom, currentSpan, processStopping, scopeHeaders, SpanKind, type Logger, type Scope } from "@notify/runtime";
 import Koa, { type Context, type Next } from "koa";
 import { authMiddleware, sessionAuthMiddleware, type AuthDeps } from "./auth.js";
 import { readJsonBody, refuseNul } from "./body.js";
@@ -34,24 +34,42 @@ export interface AppDeps {
 
 /**
  * Request id (taken from the client when it sends a sane one), one access-log line and the
- * request's metrics, per request (outermost, so the status is the one answered).
+ * request's metrics, per request (outermost, so the status is the one answered). The request runs
+ * under its id, which every log line and every call it makes carries on, and, with tracing on, in
+ * a server span (continuing the client's trace when it sends a traceparent).
  */
 function requestLog(log: Logger) {
-  return async (ctx: Context, next: Next) => {
+  return (ctx: Context, next: Next) => {
     const offered = ctx.get("x-request-id");
     const requestId = /^[\w.-]{1,64}$/.test(offered) ? offered : randomUUID();
     ctx.state.requestId = requestId;
     ctx.set("X-Request-Id", requestId);
+    // Once stopping, each answer closes its connection: clients open the next one elsewhere, and
+    // no idle connection is left for the final close to cut under a request already sent.
+    if (processStopping()) ctx.set("Connection", "close");
+    return continueFrom(
+      (name) => ctx.get(name) || undefined,
+      { name: `HTTP ${ctx.method}`, kind: SpanKind.SERVER },
+      () => answer(ctx, next),
+      requestId,
+    );
+  };
+
+  async function answer(ctx: Context, next: Next) {
     const started = performance.now();
     try {
       await next();
     } finally {
       countRequest(ctx, started);
+      const route = (ctx as Context & { routerPath?: string }).routerPath;
+      currentSpan()
+        ?.updateName(`${ctx.method} ${route ?? ctx.path}`)
+        .setAttributes({ "http.request.method": ctx.method, "http.response.status_code": ctx.status, ...(route ? { "http.route": route } : {}) });
       // The path only: query strings and bodies may carry personal data; headers may carry keys.
       if (log.isLevelEnabled("info"))
-        log.info({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round((performance.now() - started) * 10) / 10 }, "request");
+        log.info({ method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round((performance.now() - started) * 10) / 10 }, "request");
     }
-  };
+  }
 }
 
 /** Reads the body with the route's size limit; the raw bytes are kept for the idempotency fingerprint. */

@@ -62,8 +62,17 @@ runMain(async () => {
       trigger: { type: "string" },
       configuration: { type: "string" },
       global: { type: "string" },
+      help: { type: "boolean", short: "h" },
     },
   });
+  if (values.help) {
+    // The lines of the commands named (all of them for a bare --help), then their continuations.
+    const named = positionals.join(" ");
+    const entries = USAGE.split(/\n(?= {2}notify )/).slice(1);
+    const chosen = entries.filter((entry) => entry.trimStart().startsWith(`notify ${named}`));
+    process.stdout.write(`usage:\n${(chosen.length > 0 ? chosen : entries).join("\n")}\n`);
+    return;
+  }
   const [group, command, argument, ...more] = positionals;
   if ((group !== "keys" && group !== "inbox" && group !== "rate-limits") || !command) throw new Error(USAGE);
   const config = readConfig();

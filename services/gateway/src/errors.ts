@@ -114,7 +114,7 @@ export function renderError(ctx: Context, error: unknown, log: Logger): void {
     return;
   }
   const errorId = objectId();
-  log.error({ err: error, errorId, requestId: ctx.state.requestId }, "request failed");
+  log.error({ err: error, errorId }, "request failed");
   ctx.status = 500;
   ctx.body = errorBody(ctx, 500, "Internal server error, contact support and provide them with the errorId", { errorId });
 }

@@ -9,12 +9,13 @@ import {
   ensureDatabase,
   followChanges,
   isMain,
+  processStopping,
   metricsPortOf,
   migrate,
   migrationsBeside,
   runMain,
   serveMetrics,
-  stopOnSignals,
+  runProcess,
 } from "@notify/runtime";
 import { ensureBootstrapKey } from "./accounts.js";
 import { createApp } from "./app.js";
@@ -90,7 +91,7 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
     ...(config.RATE_LIMITS === "on" ? { rateLimits: { limiter: createRateLimiter(redis), environments, defaults: defaultRateLimits(config) } } : {}),
     outbound: { allowedCidrs: config.OUTBOUND_ALLOWED_CIDRS },
     readiness: {
-      accepting: () => accepting,
+      accepting: () => accepting && !processStopping(),
       dependencies: { pool, redis, nats: nats.current, services: downstream.health, timeoutMs: config.READINESS_TIMEOUT_MS },
     },
   });
@@ -137,8 +138,7 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
 
 if (isMain(import.meta.url)) {
   runMain(async () => {
-    const config = readConfig();
-    const running = await start(config);
+    const running = await runProcess("gateway", readConfig(), start);
     if (running.generatedKey) {
       process.stdout.write(
         `\nNo BOOTSTRAP_API_KEY was set, so an API key was generated for the Development environment.\n` +
@@ -147,6 +147,5 @@ if (isMain(import.meta.url)) {
           `More keys:  pnpm notify keys create --environment Production\n\n`,
       );
     }
-    stopOnSignals(createLogger("gateway", config.LOG_LEVEL), running.stop);
   });
 }

@@ -1,6 +1,6 @@
 import { eventually } from "@notify/testing";
 import { expect } from "vitest";
-import type { Data, Stack } from "./stack.js";
+import type { Data, Requester } from "./stack.js";
 
 /** A message as GET /v1/messages answers it, the fields delivery tests read. */
 export interface Message {
@@ -26,20 +26,20 @@ export interface ExecutionDetail {
 }
 
 /** Creates an active workflow and answers its trigger identifier. */
-export async function createWorkflow(stack: Stack, name: string, steps: unknown[]): Promise<string> {
+export async function createWorkflow(stack: Requester, name: string, steps: unknown[]): Promise<string> {
   const reply = await stack.request<Data<{ triggers: { identifier: string }[] }>>("POST", "/v1/workflows", { name, active: true, steps });
   expect(reply.status, JSON.stringify(reply.body)).toBe(201);
   return reply.body.data.triggers[0].identifier;
 }
 
 /** Creates an active integration (unless the body says otherwise) and answers its id. */
-export async function createIntegration(stack: Stack, body: Record<string, unknown>): Promise<string> {
+export async function createIntegration(stack: Requester, body: Record<string, unknown>): Promise<string> {
   const reply = await stack.request<Data<{ _id: string }>>("POST", "/v1/integrations", { active: true, ...body });
   expect(reply.status, JSON.stringify(reply.body)).toBe(201);
   return reply.body.data._id;
 }
 
-export async function messagesOf(stack: Stack, transactionId: string, channel: string): Promise<Message[]> {
+export async function messagesOf(stack: Requester, transactionId: string, channel: string): Promise<Message[]> {
   const reply = await stack.request<Data<Message[]>>("GET", `/v1/messages?transactionId=${encodeURIComponent(transactionId)}&channel=${channel}&limit=100`);
   expect(reply.status).toBe(200);
   return reply.body.data;
@@ -47,7 +47,7 @@ export async function messagesOf(stack: Stack, transactionId: string, channel: s
 
 /** The transaction's one message of that channel, once `done` says its delivery has settled. */
 export async function settledMessage(
-  stack: Stack,
+  stack: Requester,
   transactionId: string,
   channel: string,
   done: (message: Message) => boolean,
@@ -59,7 +59,7 @@ export async function settledMessage(
   }, timeoutMs);
 }
 
-export async function executionDetails(stack: Stack, message: Message, subscriberId: string): Promise<ExecutionDetail[]> {
+export async function executionDetails(stack: Requester, message: Message, subscriberId: string): Promise<ExecutionDetail[]> {
   const reply = await stack.request<Data<ExecutionDetail[]>>(
     "GET",
     `/v1/execution-details?notificationId=${message._notificationId}&subscriberId=${encodeURIComponent(subscriberId)}`,

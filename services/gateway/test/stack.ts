@@ -63,6 +63,38 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
+/** What sends requests to a stack's gateway (the delivery helpers need nothing else). */
+export type Requester = Pick<Stack, "request">;
+
+/** Requests to the gateway at `url` with `Authorization: ApiKey <key>` unless headers say otherwise ("" drops a header). */
+export function requestAs(url: string, key: string): Stack["request"] {
+  return async (method, path, body, headers = {}) => {
+    const merged: Record<string, string> = {
+      authorization: `ApiKey ${key}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+      ...headers,
+    };
+    const response = await fetch(`${url}${path}`, {
+      method,
+      headers: Object.fromEntries(Object.entries(merged).filter(([, value]) => value !== "")),
+      ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+  };
+}
+
+/** Every schema of a stack, in the order a fresh database is migrated. */
+export const STACK_MIGRATIONS = [
+  gatewayMigrations,
+  subscribersMigrations,
+  messagesMigrations,
+  triggersMigrations,
+  integrationsMigrations,
+  topicsMigrations,
+  workerMigrations,
+];
+
 /** The token every process of a test stack proves itself with on internal calls. */
 export const INTERNAL_RPC_TOKEN = "test-stack-internal-rpc-token-0123456789";
 
@@ -92,15 +124,7 @@ export interface StackOptions {
 
 /** Every service and the gateway in this process, on free ports, over a fresh database. */
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
-  const database = await createTestDatabase([
-    gatewayMigrations,
-    subscribersMigrations,
-    messagesMigrations,
-    triggersMigrations,
-    integrationsMigrations,
-    topicsMigrations,
-    workerMigrations,
-  ]);
+  const database = await createTestDatabase(STACK_MIGRATIONS);
   // A job stream per stack, so test files never consume each other's triggers.
   const suffix = randomBytes(6).toString("hex");
   const jobs = { NATS_URL: options.natsUrl ?? "nats://127.0.0.1:4222", JOBS_STREAM: `TEST_JOBS_${suffix}`, JOBS_SUBJECT_PREFIX: `test.${suffix}.jobs` };
@@ -188,20 +212,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       ...(worker ? { worker: `http://127.0.0.1:${worker.healthPort}/metrics` } : {}),
     },
     workerEnv,
-    async request(method, path, body, headers = {}) {
-      const merged: Record<string, string> = {
-        authorization: `ApiKey ${key}`,
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-        ...headers,
-      };
-      const response = await fetch(`${url}${path}`, {
-        method,
-        headers: Object.fromEntries(Object.entries(merged).filter(([, value]) => value !== "")),
-        ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
-      });
-      const text = await response.text();
-      return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
-    },
+    request: requestAs(url, key),
     async createKey(environment, organization) {
       const created = randomBytes(16).toString("hex");
       await addKey(pool, sealer, created, { environment, organization });

@@ -186,7 +186,7 @@ describe("DigestEvents", () => {
       scope.environmentId,
       scope.organizationId,
       "test.jobs",
-      jobs.map((job) => ({ id: job.triggerId, transactionId: job.transactionId, workflowId: WORKFLOW, job: new Uint8Array() })),
+      jobs.map((job) => ({ id: job.triggerId, transactionId: job.transactionId, workflowId: WORKFLOW, job: new Uint8Array(), origin: null })),
     );
     await triggers.digestEvents({ jobs, entries: [entry(0, "s1"), entry(1, "s1"), entry(0, "s2"), entry(2, "s2")] }, callAs(scope));
     const [forS1, forS2] = await openDigestsOf(scope);

@@ -1,4 +1,4 @@
-import { fromBinary } from "@bufbuild/protobuf";
+import { fromBinary, toJson, type DescMessage, type JsonValue } from "@bufbuild/protobuf";
 import { deliveriesV1, subscribersV1, triggersV1 } from "@notify/proto";
 import {
   channelName,
@@ -19,19 +19,52 @@ export interface WorkerStreams {
   deliveries: JobStream;
 }
 
+/** The message a job of this subject is, if it is a job of the worker's streams. */
+function jobSchemaOf(subject: string, streams: WorkerStreams): DescMessage | undefined {
+  if (subject === jobSubject(streams.jobs, JOB_KINDS.trigger)) return triggersV1.TriggerJobSchema;
+  if (subject === jobSubject(streams.jobs, JOB_KINDS.subscriberDeleted)) return subscribersV1.SubscriberDeletedJobSchema;
+  if (subject.startsWith(`${streams.deliveries.subjectPrefix}.`)) return deliveriesV1.DeliveryJobSchema;
+  return undefined;
+}
+
+/** A dead letter as `dead-letters show` prints it: its job decoded (JSON) and its last error. */
+export async function deadLetterShown(db: Queryable, streams: WorkerStreams, id: string): Promise<string | undefined> {
+  const row = await store.selectDeadLetter(db, id);
+  if (!row) return undefined;
+  const schema = jobSchemaOf(row.subject, streams);
+  let job: JsonValue;
+  try {
+    job = schema ? toJson(schema, fromBinary(schema, row.job)) : { undecoded: row.job.toString("base64") };
+  } catch {
+    job = { unreadable: row.job.toString("base64") };
+  }
+  const shown = {
+    id: row.id,
+    deadSince: row.created_at.toISOString(),
+    environmentId: row.environment_id,
+    deliveries: row.deliveries,
+    subject: row.subject,
+    summary: describeJob(row, streams),
+    lastError: row.error,
+    job,
+  };
+  return `${JSON.stringify(shown, null, 2)}\n`;
+}
+
 /** What a dead letter's job asks for, in a few words an operator can act on. */
 export function describeJob(row: Pick<store.DeadLetterRow, "subject" | "job">, streams: WorkerStreams): string {
+  const schema = jobSchemaOf(row.subject, streams);
   try {
-    if (row.subject === jobSubject(streams.jobs, JOB_KINDS.trigger)) {
+    if (schema === triggersV1.TriggerJobSchema) {
       const job = fromBinary(triggersV1.TriggerJobSchema, row.job);
       const what = job.snoozeReturn ? "snooze return" : job.resumption ? "resumption" : "trigger";
       return `${what} of ${job.workflow?.identifier ?? "?"} (transaction ${job.transactionId})`;
     }
-    if (row.subject === jobSubject(streams.jobs, JOB_KINDS.subscriberDeleted)) {
+    if (schema === subscribersV1.SubscriberDeletedJobSchema) {
       const job = fromBinary(subscribersV1.SubscriberDeletedJobSchema, row.job);
       return `deleted subscriber ${job.subscriberId} (${job.id})`;
     }
-    if (row.subject.startsWith(`${streams.deliveries.subjectPrefix}.`)) {
+    if (schema === deliveriesV1.DeliveryJobSchema) {
       const job = fromBinary(deliveriesV1.DeliveryJobSchema, row.job);
       return `${channelName(job.channel) ?? "?"} send of message ${job.messageId} through ${job.providerId}`;
     }

@@ -2,7 +2,7 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import { timestampNow } from "@bufbuild/protobuf/wkt";
 import type { CallOptions, Client } from "@connectrpc/connect";
 import { deliveriesV1, type messagesV1 } from "@notify/proto";
-import { channelName, jobSubject, publishJobs, type JobStream, type OutgoingJob } from "@notify/runtime";
+import { channelName, jobSubject, publishJobs, type JobStream, type Origin, type OutgoingJob } from "@notify/runtime";
 import type { NatsConnection } from "nats";
 import type { Composed } from "./compose.js";
 import { writeMessages } from "./message-groups.js";
@@ -13,7 +13,10 @@ const SENDS_PER_CALL = 1_000;
 /** Hands sends to the delivery stage: resolves once the stream has them. */
 export type PublishDeliveries = (jobs: readonly deliveriesV1.DeliveryJob[]) => Promise<void>;
 
-export function deliveryPublisher(nats: NatsConnection, stream: JobStream): PublishDeliveries {
+/** The origin of the trigger job a send comes from (its request id and trace), if it has one. */
+export type OriginOfSend = (job: deliveriesV1.DeliveryJob) => Origin | undefined;
+
+export function deliveryPublisher(nats: NatsConnection, stream: JobStream, originOf: OriginOfSend): PublishDeliveries {
   return (jobs) =>
     publishJobs(
       nats,
@@ -24,6 +27,7 @@ export function deliveryPublisher(nats: NatsConnection, stream: JobStream): Publ
           // A redelivered trigger job writes nothing new and publishes the same ids: absorbed here,
           // and past the stream's window by the send lease.
           msgID: job.messageId,
+          origin: originOf(job),
         }),
       ),
     );

@@ -19,6 +19,8 @@ import {
   Counter,
   createCoalescer,
   Histogram,
+  inSpan,
+  SpanKind,
   metricsRegistry,
   scopeHeaders,
   type Channel,
@@ -394,12 +396,20 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     const startedAt = new Date();
     let result: SendResult;
     try {
-      result = await provider.send(message as never, {
-        integrationId: integration.id,
-        credentials,
-        http: deps.outbound,
-        idempotencyKey: job.messageId,
-      });
+      result = await inSpan(
+        {
+          name: `${channel} send`,
+          kind: SpanKind.CLIENT,
+          attributes: { "notify.channel": channel, "notify.provider": integration.providerId, "notify.message_id": job.messageId },
+        },
+        () =>
+          provider.send(message as never, {
+            integrationId: integration.id,
+            credentials,
+            http: deps.outbound,
+            idempotencyKey: job.messageId,
+          }),
+      );
     } catch (error) {
       ticket.done();
       const durationMs = Date.now() - startedAt.getTime();

@@ -14,6 +14,8 @@ import {
   jobSubject,
   metricsHandler,
   migrate,
+  originOfJob,
+  processStopping,
   migrationsBeside,
   runWhenMain,
   retryUntilDone,
@@ -51,7 +53,6 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
   const nats = await connectNats(config.NATS_URL, "worker");
   const stream: JobStream = { name: config.JOBS_STREAM, subjectPrefix: config.JOBS_SUBJECT_PREFIX };
   const deliveries: JobStream = { name: config.DELIVERIES_STREAM, subjectPrefix: config.DELIVERIES_SUBJECT_PREFIX };
-  const publishDeliveries = deliveryPublisher(nats, deliveries);
 
   const subscribers = createRpcTransport(config.SUBSCRIBERS_URL, config.RPC_TIMEOUT_MS, { internalToken: config.INTERNAL_RPC_TOKEN });
   const topics = createRpcTransport(config.TOPICS_URL, config.RPC_TIMEOUT_MS, { internalToken: config.INTERNAL_RPC_TOKEN });
@@ -76,8 +77,12 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
   const run = async (messages: JsMsg[]) => {
     const deletions = messages.filter(isDeletion);
     await Promise.all(deletions.map((message) => followSubscriberDeletion(fromBinary(subscribersV1.SubscriberDeletedJobSchema, message.data), clients)));
-    const jobs = messages.filter((message) => !isDeletion(message)).map((message) => decodeTriggerJob(message.data));
+    const triggerMessages = messages.filter((message) => !isDeletion(message));
+    const jobs = triggerMessages.map((message) => decodeTriggerJob(message.data));
     if (jobs.length === 0) return;
+    // Each send continues the request of the trigger it comes from.
+    const origins = new Map(jobs.map((job, index) => [`${job.environmentId}/${job.transactionId}`, originOfJob(triggerMessages[index]!)]));
+    const publishDeliveries = deliveryPublisher(nats, deliveries, (send) => origins.get(`${send.environmentId}/${send.transactionId}`));
     const started = performance.now();
     const totals = await runTriggerJobs(jobs, {
       clients,
@@ -188,7 +193,7 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
       response.writeHead(ok ? 200 : 503, { "content-type": "application/json" }).end(JSON.stringify({ status: ok ? "ok" : "unavailable" }));
     if (request.url === "/metrics") metricsHandler(request, response);
     else if (request.url === "/livez") answer(consuming());
-    else if (request.url === "/readyz") void natsAnswers().then((answers) => answer(answers && consuming()));
+    else if (request.url === "/readyz") void natsAnswers().then((answers) => answer(answers && consuming() && !processStopping()));
     else answer(false);
   });
   await new Promise<void>((resolve) => health.listen(config.WORKER_PORT, config.WORKER_HOST, resolve));

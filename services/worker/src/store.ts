@@ -44,6 +44,20 @@ export async function deleteDeadLetter(db: Queryable, id: string): Promise<void>
   await db.query("DELETE FROM worker.dead_letters WHERE id = $1", [id]);
 }
 
+export async function selectDeadLetter(db: Queryable, id: string): Promise<DeadLetterRow | undefined> {
+  const { rows } = await db.query<DeadLetterRow>(
+    "SELECT id, environment_id, subject, job, error, deliveries, created_at FROM worker.dead_letters WHERE id = $1",
+    [id],
+  );
+  return rows[0];
+}
+
+/** Forgets these dead letters; answers the ids that were there. */
+export async function deleteDeadLetters(db: Queryable, ids: readonly string[]): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>("DELETE FROM worker.dead_letters WHERE id = ANY($1::bigint[]) RETURNING id::text AS id", [ids]);
+  return rows.map((row) => row.id);
+}
+
 export type LeaseState = "sending" | "retrying" | "sent" | "failed" | "unknown";
 
 export interface LeaseRequest {

@@ -87,7 +87,7 @@ export function startRelay(options: RelayOptions): Relay {
       const rows = await store.takeOutboxBatch(tx, batchSize);
       await publishJobs(
         connection,
-        rows.map((row) => ({ subject: row.subject, data: row.job, msgID: row.message_id })),
+        rows.map((row) => ({ subject: row.subject, data: row.job, msgID: row.message_id, origin: row.origin ?? undefined })),
       );
       return rows.length;
     });

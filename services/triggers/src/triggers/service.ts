@@ -4,7 +4,18 @@ import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, type ServiceImpl } from "@connectrpc/connect";
 import { triggersV1, workflowsV1 } from "@notify/proto";
-import { invalidField, notFound, objectId, scopeOf, withTransaction, type FollowedCache, type Logger, type Pool, type Queryable } from "@notify/runtime";
+import {
+  currentOrigin,
+  invalidField,
+  notFound,
+  objectId,
+  scopeOf,
+  withTransaction,
+  type FollowedCache,
+  type Logger,
+  type Pool,
+  type Queryable,
+} from "@notify/runtime";
 import { selectTenantsByIdentifiers } from "../tenants/store.js";
 import { workflowFromRow } from "../workflows/mapping.js";
 import { payloadErrorMessage, payloadErrors } from "../workflows/payload-schema.js";
@@ -211,6 +222,8 @@ export function createTriggerService({ pool, jobSubject, workflowsByIdentifier }
         id: objectId(),
       }));
       if (toRecord.length > 0) {
+        // Events that travel with others' name their own request; the rest continue this call.
+        const callOrigin = currentOrigin();
         const workflowFields = new Map<workflowsV1.Workflow, Uint8Array>();
         const jobs = toRecord.map((accepted) => {
           let workflowField = workflowFields.get(accepted.workflow);
@@ -225,11 +238,18 @@ export function createTriggerService({ pool, jobSubject, workflowsByIdentifier }
               organizationId: scope.organizationId,
               environmentId: scope.environmentId,
               transactionId: accepted.transactionId,
-              event: { ...accepted.event, transactionId: accepted.transactionId, to: accepted.valid },
+              event: { ...accepted.event, transactionId: accepted.transactionId, to: accepted.valid, origin: {} },
               ...(accepted.tenant ? { tenant: accepted.tenant } : {}),
             }),
           );
-          return { id: accepted.id, transactionId: accepted.transactionId, workflowId: accepted.workflow.id, job: Buffer.concat([job, workflowField]) };
+          const origin = Object.keys(accepted.event.origin).length > 0 ? accepted.event.origin : callOrigin;
+          return {
+            id: accepted.id,
+            transactionId: accepted.transactionId,
+            workflowId: accepted.workflow.id,
+            job: Buffer.concat([job, workflowField]),
+            origin: Object.keys(origin).length > 0 ? origin : null,
+          };
         });
         const record = (db: Queryable) => store.recordTriggers(db, scope.environmentId, scope.organizationId, jobSubject, jobs);
         const tenantObjects = toRecord.flatMap((accepted) => (accepted.event.tenant?.kind.case === "tenant" ? [accepted.event.tenant.kind.value] : []));

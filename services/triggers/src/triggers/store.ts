@@ -1,4 +1,4 @@
-import type { Queryable } from "@notify/runtime";
+import type { Origin, Queryable } from "@notify/runtime";
 
 export interface AcceptedTrigger {
   id: string;
@@ -6,6 +6,8 @@ export interface AcceptedTrigger {
   workflowId: string;
   /** The TriggerJob the relay publishes. */
   job: Uint8Array;
+  /** The request it comes from, carried on with the job (null: none). */
+  origin: Origin | null;
 }
 
 /**
@@ -28,9 +30,9 @@ export async function recordTriggers(
        ON CONFLICT (environment_id, transaction_id) DO NOTHING
        RETURNING id
      )
-     INSERT INTO triggers.outbox (environment_id, trigger_id, subject, job)
-     SELECT $1, j.trigger_id, $3, j.job
-       FROM unnest($4::text[], $7::bytea[]) WITH ORDINALITY AS j(trigger_id, job, n)
+     INSERT INTO triggers.outbox (environment_id, trigger_id, subject, job, origin)
+     SELECT $1, j.trigger_id, $3, j.job, j.origin
+       FROM unnest($4::text[], $7::bytea[], $8::jsonb[]) WITH ORDINALITY AS j(trigger_id, job, origin, n)
        JOIN recorded r ON r.id = j.trigger_id
       ORDER BY j.n`,
     [
@@ -41,6 +43,7 @@ export async function recordTriggers(
       rows.map((row) => row.transactionId),
       rows.map((row) => row.workflowId),
       rows.map((row) => Buffer.from(row.job)),
+      rows.map((row) => (row.origin ? JSON.stringify(row.origin) : null)),
     ],
   );
 }
@@ -110,6 +113,7 @@ export interface OutboxRow {
   message_id: string;
   subject: string;
   job: Buffer;
+  origin: Origin | null;
 }
 
 /**
@@ -121,7 +125,7 @@ export async function takeOutboxBatch(db: Queryable, limit: number): Promise<Out
   const { rows } = await db.query<OutboxRow>(
     `DELETE FROM triggers.outbox
       WHERE id IN (SELECT id FROM triggers.outbox ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
-      RETURNING id, coalesce(message_id, trigger_id) AS message_id, subject, job`,
+      RETURNING id, coalesce(message_id, trigger_id) AS message_id, subject, job, origin`,
     [limit],
   );
   return rows;

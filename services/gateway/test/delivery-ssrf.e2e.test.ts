@@ -51,10 +51,10 @@ describe("a receiver that answers a redirect", () => {
   async function expectRefusedRedirect(transactionId: string, channel: string, subscriberId: string, providerId: string, status: number) {
     const message = await settledMessage(stack, transactionId, channel, failed);
     expect(message.deliveredAt).toEqual([]);
-    expect(message.errorText).toContain(String(status));
+    expect(message.errorText).toBe(`${providerId} answered ${status} (a redirect, not followed): moved`);
     const details = await executionDetails(stack, message, subscriberId);
     expect(details).toEqual([expect.objectContaining({ _messageId: message._id, status: "Failed", providerId, isRetry: false })]);
-    expect(details[0]!.detail).toContain(String(status));
+    expect(details[0]!.detail).toContain(`${status} (a redirect, not followed)`);
     return message;
   }
 

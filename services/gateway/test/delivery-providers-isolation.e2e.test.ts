@@ -1,6 +1,6 @@
 import { eventually, startReceiver, type Receiver } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createIntegration, createWorkflow, delivered, messagesOf, type Message } from "./delivery-helpers.js";
+import { createIntegration, createWorkflow, delivered, loadSlowChat, messagesOf, webhookRecipients, type Message } from "./delivery-helpers.js";
 import { startStack, type Data, type Stack } from "./stack.js";
 
 // Sends are decoupled per integration: a provider that takes 2 s per call must not slow another
@@ -32,18 +32,12 @@ afterAll(async () => {
   await fast?.close();
 });
 
-const recipients = (prefix: string, count: number, providerId: string, receiver: Receiver) =>
-  Array.from({ length: count }, (_, index) => ({
-    subscriberId: `${prefix}-${index}`,
-    channels: [{ providerId, credentials: { webhookUrl: `${receiver.url}/${prefix}/${index}` } }],
-  }));
-
 /** Milliseconds from the trigger request until every Discord message of it is delivered. */
 async function discordRound(workflow: string, round: string): Promise<number> {
   const started = performance.now();
   const reply = await stack.request("POST", "/v1/events/trigger", {
     name: workflow,
-    to: recipients(round, FAST_RECIPIENTS, "discord", fast),
+    to: webhookRecipients(round, FAST_RECIPIENTS, "discord", fast),
     transactionId: round,
   });
   expect(reply.body.data.status).toBe("processed");
@@ -77,25 +71,8 @@ describe("a slow provider beside another integration's sends", () => {
 
     const quiet = await rounds(workflow, "quiet");
 
-    for (let start = 0; start < SLOW_RECIPIENTS; start += 100) {
-      const reply = await stack.request("POST", "/v1/events/trigger", {
-        name: workflow,
-        to: recipients(`slow-${start}`, 100, "slack", slow),
-        transactionId: `slow-${start}`,
-      });
-      expect(reply.body.data.status).toBe("processed");
-    }
-    // Every slow message is written and the slow receiver busy before the measurement starts (the
-    // fan-out of 400 recipients is not what is measured), and still busy when it ends.
-    const slowIds = Array.from({ length: SLOW_RECIPIENTS / 100 }, (_, index) => `slow-${index * 100}`).join(",");
-    await eventually(
-      async () => {
-        const written = await stack.request("GET", `/v1/messages?channel=chat&transactionId=${slowIds}&limit=1000`);
-        return written.body.data.length === SLOW_RECIPIENTS && unanswered > 0 ? true : undefined;
-      },
-      30_000,
-      20,
-    );
+    // The slow receiver is busy before the measurement starts and still busy when it ends.
+    const slowIds = await loadSlowChat(stack, workflow, slow, SLOW_RECIPIENTS, () => unanswered > 0);
     const loaded = await rounds(workflow, "loaded");
     const slowMessages = (await stack.request<Data<Message[]>>("GET", `/v1/messages?channel=chat&transactionId=${slowIds}&limit=1000`)).body.data;
     const slowDelivered = slowMessages.filter(delivered).length;

@@ -28,7 +28,9 @@ export function answerError(
   response: OutboundResponse,
   transient = TRANSIENT.has(response.status) || response.status >= 500,
 ): ProviderError {
-  return new ProviderError(`${providerId} answered ${response.status}: ${response.text.slice(0, 2000)}`, {
+  // A redirect reads as a failure only once it is said that the guard does not follow it.
+  const redirect = response.status >= 300 && response.status < 400 ? " (a redirect, not followed)" : "";
+  return new ProviderError(`${providerId} answered ${response.status}${redirect}: ${response.text.slice(0, 2000)}`, {
     transient,
     status: response.status,
     retryAfterMs: retryAfterMs(response.headers["retry-after"]),

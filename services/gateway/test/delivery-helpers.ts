@@ -1,4 +1,4 @@
-import { eventually } from "@notify/testing";
+import { eventually, type Receiver } from "@notify/testing";
 import { expect } from "vitest";
 import type { Data, Requester } from "./stack.js";
 
@@ -69,3 +69,37 @@ export async function executionDetails(stack: Requester, message: Message, subsc
 }
 
 export const delivered = (message: Message) => message.deliveredAt.length > 0;
+
+/** Recipients `${prefix}-0`… whose `providerId` channel posts to the receiver, each on its own path. */
+export const webhookRecipients = (prefix: string, count: number, providerId: string, receiver: Receiver) =>
+  Array.from({ length: count }, (_, index) => ({
+    subscriberId: `${prefix}-${index}`,
+    channels: [{ providerId, credentials: { webhookUrl: `${receiver.url}/${prefix}/${index}` } }],
+  }));
+
+/**
+ * Triggers the chat workflow for `count` recipients whose Slack webhook is the (slow) receiver, a
+ * hundred per trigger, and waits until every message is written and `busy` says the receiver is
+ * at work: what a test measures next is the slow provider, not the fan-out. Answers the
+ * transaction ids, comma-separated as GET /v1/messages takes them.
+ */
+export async function loadSlowChat(stack: Stack, workflow: string, receiver: Receiver, count: number, busy: () => boolean): Promise<string> {
+  const transactionIds: string[] = [];
+  for (let start = 0; start < count; start += 100) {
+    const transactionId = `slow-${start}`;
+    const to = webhookRecipients(transactionId, Math.min(100, count - start), "slack", receiver);
+    const reply = await stack.request("POST", "/v1/events/trigger", { name: workflow, to, transactionId });
+    expect(reply.body.data.status).toBe("processed");
+    transactionIds.push(transactionId);
+  }
+  const joined = transactionIds.join(",");
+  await eventually(
+    async () => {
+      const written = await stack.request("GET", `/v1/messages?channel=chat&transactionId=${joined}&limit=1000`);
+      return written.body.data.length === count && busy() ? true : undefined;
+    },
+    30_000,
+    20,
+  );
+  return joined;
+}

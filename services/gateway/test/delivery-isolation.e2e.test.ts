@@ -1,5 +1,6 @@
 import { eventually, startReceiver, type Receiver } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadSlowChat } from "./delivery-helpers.js";
 import { startStack, type Data, type Stack } from "./stack.js";
 
 // Sends are decoupled from fan-out: a provider that takes 2 s per call must not slow in-app
@@ -70,26 +71,8 @@ describe("a slow provider beside in-app triggers", () => {
 
     const quiet = await inAppLatencies(inApp, "quiet");
 
-    for (let start = 0; start < CHAT_RECIPIENTS; start += 100) {
-      const to = Array.from({ length: 100 }, (_, index) => ({
-        subscriberId: `chat-${start + index}`,
-        channels: [{ providerId: "slack", credentials: { webhookUrl: `${receiver.url}/slow/${start + index}` } }],
-      }));
-      const reply = await stack.request("POST", "/v1/events/trigger", { name: chat, to, transactionId: `chat-${start}` });
-      expect(reply.body.data.status).toBe("processed");
-    }
-    // The fan-out is over (every chat message written: what is measured is the slow provider, not
-    // the writing of 400 recipients), the slow receiver is busy before the measurement starts and
-    // still busy when it ends.
-    const chatIds = Array.from({ length: CHAT_RECIPIENTS / 100 }, (_, index) => `chat-${index * 100}`).join(",");
-    await eventually(
-      async () => {
-        const written = await stack.request("GET", `/v1/messages?channel=chat&transactionId=${chatIds}&limit=1000`);
-        return written.body.data.length === CHAT_RECIPIENTS && unanswered > 0 ? true : undefined;
-      },
-      30_000,
-      20,
-    );
+    // The slow receiver is busy before the measurement starts and still busy when it ends.
+    await loadSlowChat(stack, chat, receiver, CHAT_RECIPIENTS, () => unanswered > 0);
     const loaded = await inAppLatencies(inApp, "loaded");
     expect(unanswered, "the slow sends outlasted the measurement").toBeGreaterThan(0);
 

@@ -83,7 +83,7 @@ export const webhookRecipients = (prefix: string, count: number, providerId: str
  * at work: what a test measures next is the slow provider, not the fan-out. Answers the
  * transaction ids, comma-separated as GET /v1/messages takes them.
  */
-export async function loadSlowChat(stack: Stack, workflow: string, receiver: Receiver, count: number, busy: () => boolean): Promise<string> {
+export async function loadSlowChat(stack: Requester, workflow: string, receiver: Receiver, count: number, busy: () => boolean): Promise<string> {
   const transactionIds: string[] = [];
   for (let start = 0; start < count; start += 100) {
     const transactionId = `slow-${start}`;

@@ -168,13 +168,36 @@ async function applyWithoutTransaction(client: PoolClient, schema: string, file:
   await client.query("RESET search_path");
 }
 
+/** The schema's migration files, in the order they apply. */
+async function migrationFilesOf(set: MigrationSet): Promise<string[]> {
+  return (await readdir(set.dir)).filter((file) => /^\d{3}_.+\.sql$/.test(file)).sort();
+}
+
+export interface MigrationStatus {
+  /** The migrations recorded as applied, in order (those of a newer release included). */
+  applied: { name: string; appliedAt: Date }[];
+  /** The files `migrate` would apply next, in order. */
+  pending: string[];
+}
+
+/** What `migrate` has applied of one schema and what it would apply, changing nothing (a fresh database has all pending). */
+export async function migrationStatus(db: Queryable, set: MigrationSet): Promise<MigrationStatus> {
+  const files = await migrationFilesOf(set);
+  const history = `${pg.escapeIdentifier(set.schema)}.schema_migrations`;
+  const { rows: found } = await db.query<{ exists: boolean }>("SELECT to_regclass($1) IS NOT NULL AS exists", [history]);
+  if (!found[0]!.exists) return { applied: [], pending: files };
+  const { rows } = await db.query<{ name: string; applied_at: Date }>(`SELECT name, applied_at FROM ${history} ORDER BY name`);
+  const applied = new Set(rows.map((row) => row.name));
+  return { applied: rows.map((row) => ({ name: row.name, appliedAt: row.applied_at })), pending: files.filter((file) => !applied.has(file)) };
+}
+
 /**
  * Applies the pending migrations of one schema under an advisory lock, so replicas starting
  * together apply each file exactly once. Forward-only: applied files are never re-run. Each file
  * runs in a transaction of its own unless it starts with `-- notify:no-transaction`.
  */
 export async function migrate(pool: Pool, set: MigrationSet, log?: Logger): Promise<string[]> {
-  const files = (await readdir(set.dir)).filter((file) => /^\d{3}_.+\.sql$/.test(file)).sort();
+  const files = await migrationFilesOf(set);
   const schema = pg.escapeIdentifier(set.schema);
   const lock = `notify.migrate.${set.schema}`;
   const client = await pool.connect();

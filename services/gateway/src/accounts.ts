@@ -16,6 +16,10 @@ export const cacheKeyOf = (keyHash: string) => `notify:apikey:${keyHash}`;
 export interface KeyPlacement {
   organization?: string | undefined;
   environment?: string | undefined;
+  /** What the operator calls the key. */
+  label?: string | undefined;
+  /** When the key stops working; never without. */
+  expiresAt?: Date | undefined;
 }
 
 /**
@@ -29,7 +33,15 @@ export async function addKey(pool: Pool, sealer: Sealer, key: string, placement:
   return withTransaction(pool, async (tx) => {
     const organizationId = await store.upsertOrganization(tx, objectId(), placement.organization ?? DEFAULT_ORGANIZATION);
     const environmentId = await store.upsertEnvironment(tx, objectId(), organizationId, placement.environment ?? DEFAULT_ENVIRONMENT);
-    return store.insertKey(tx, { id: objectId(), environmentId, keyHash, keySealed, prefix: key.slice(0, PREFIX_LENGTH) });
+    return store.insertKey(tx, {
+      id: objectId(),
+      environmentId,
+      keyHash,
+      keySealed,
+      prefix: key.slice(0, PREFIX_LENGTH),
+      label: placement.label ?? null,
+      expiresAt: placement.expiresAt ?? null,
+    });
   });
 }
 

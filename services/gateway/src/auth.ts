@@ -13,12 +13,17 @@ export interface AuthDeps {
   cacheSeconds: number;
 }
 
+/** What is cached of a key: its scope, and when it expires (epoch milliseconds; never without). */
+interface CachedKey extends Scope {
+  expiresAt?: number;
+}
+
 /**
- * Key hash → scope for five seconds in this process (the 10,000 most recently used keys), in front
- * of Redis: a busy key then costs no round trip per request. Revocations are broadcast
- * (REVOKED_CHANNEL), so they apply at once.
+ * Key hash → cached key for five seconds in this process (the 10,000 most recently used keys), in
+ * front of Redis: a busy key then costs no round trip per request. Revocations are broadcast
+ * (REVOKED_CHANNEL), so they apply at once; expiry is checked on every hit.
  */
-const local = new LRUCache<string, Scope>({ max: 10_000, ttl: 5_000 });
+const local = new LRUCache<string, CachedKey>({ max: 10_000, ttl: 5_000 });
 
 export const REVOKED_CHANNEL = "notify:apikey:revoked";
 
@@ -37,16 +42,19 @@ export async function followRevocations(redis: Redis): Promise<() => Promise<voi
 
 const unauthorized = (message: string) => new HttpError(401, message);
 
+const live = (cached: CachedKey): Scope | undefined =>
+  cached.expiresAt === undefined || cached.expiresAt > Date.now() ? { organizationId: cached.organizationId, environmentId: cached.environmentId } : undefined;
+
 /** The environment an API key belongs to: Redis first, Postgres on a miss (and then the cache is filled). */
 async function resolveKey(deps: AuthDeps, key: string): Promise<Scope | undefined> {
   const keyHash = hashKey(key);
   const hit = local.get(keyHash);
-  if (hit) return hit;
-  const cached = await deps.redis.get(cacheKeyOf(keyHash)).catch(() => null);
-  if (cached) {
-    const scope = JSON.parse(cached) as Scope;
-    local.set(keyHash, scope);
-    return scope;
+  if (hit) return live(hit);
+  const cachedText = await deps.redis.get(cacheKeyOf(keyHash)).catch(() => null);
+  if (cachedText) {
+    const cached = JSON.parse(cachedText) as CachedKey;
+    local.set(keyHash, cached);
+    return live(cached);
   }
   const row = await store.selectKeyScope(deps.pool, keyHash);
   if (!row || !timingSafeEqual(Buffer.from(row.key_hash), Buffer.from(keyHash))) return undefined;
@@ -54,8 +62,13 @@ async function resolveKey(deps: AuthDeps, key: string): Promise<Scope | undefine
   // last_used_at is refreshed once per cache period, not on every request.
   await store.touchKey(deps.pool, row.key_id);
   if (deps.cacheSeconds > 0) {
-    await deps.redis.set(cacheKeyOf(keyHash), JSON.stringify(scope), { EX: deps.cacheSeconds }).catch(() => undefined);
-    local.set(keyHash, scope);
+    const cached: CachedKey = row.expires_at ? { ...scope, expiresAt: row.expires_at.getTime() } : scope;
+    // Kept no longer than the key lives, so an expired key leaves the caches too.
+    const lifetime = Math.min(deps.cacheSeconds * 1000, (cached.expiresAt ?? Infinity) - Date.now());
+    if (lifetime > 0) {
+      await deps.redis.set(cacheKeyOf(keyHash), JSON.stringify(cached), { PX: lifetime }).catch(() => undefined);
+      local.set(keyHash, cached);
+    }
   }
   return scope;
 }

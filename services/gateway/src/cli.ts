@@ -10,9 +10,13 @@ import { migrations, sealerOf } from "./server.js";
 import * as store from "./store.js";
 
 const USAGE = `usage:
-  notify keys create [--environment NAME] [--organization NAME]   print a new API key
-  notify keys list                                                 prefix, environment (and its applicationIdentifier), created, last used
-  notify keys revoke PREFIX                                        revoke the keys starting with PREFIX
+  notify keys create [--environment NAME] [--organization NAME] [--label TEXT]
+                     [--expires-in DURATION | --expires-at ISO-8601]
+                                                                   print a new API key; DURATION is a number and
+                                                                   s, m, h, d or w (e.g. 90d); without, it never expires
+  notify keys list                                                 id, prefix, label, environment (and its applicationIdentifier),
+                                                                   created, expiry, last used, state
+  notify keys revoke PREFIX|ID                                     revoke the keys starting with PREFIX, or the key with ID
   notify inbox origins [--environment NAME] [--organization NAME] ORIGIN...
                                                                    the only browser origins the environment's Inbox may be used from
   notify inbox origins [--environment NAME] [--organization NAME] --any
@@ -37,6 +41,45 @@ function rateLimitsOf(values: Record<string, string | boolean | undefined>): Env
   return parsed.data;
 }
 
+const LABEL_MAX_LENGTH = 100;
+const DURATION_UNIT_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+
+/** The `keys create --label` option as stored: one printable line (it is shown in `keys list`'s columns). */
+function labelOf(given: string | undefined): string | undefined {
+  if (given === undefined) return undefined;
+  const label = given.trim();
+  if (label.length === 0 || label.length > LABEL_MAX_LENGTH || /\p{Cc}/u.test(label)) {
+    throw new Error(`a label is 1 to ${LABEL_MAX_LENGTH} characters on one line`);
+  }
+  return label;
+}
+
+/** The `keys create --expires-in` / `--expires-at` options as the moment the key stops working, which must be ahead. */
+function expiryOf(expiresIn: string | undefined, expiresAt: string | undefined, now: number): Date | undefined {
+  if (expiresIn !== undefined && expiresAt !== undefined) throw new Error("give --expires-in or --expires-at, not both");
+  let expiry: Date;
+  if (expiresIn !== undefined) {
+    const match = /^(\d{1,6})([smhdw])$/.exec(expiresIn);
+    if (!match) throw new Error(`not a duration (a number and s, m, h, d or w, e.g. 90d): ${expiresIn}`);
+    expiry = new Date(now + Number(match[1]) * DURATION_UNIT_MS[match[2]!]!);
+  } else if (expiresAt !== undefined) {
+    // A date and a time, so the moment does not depend on where the command runs.
+    expiry = new Date(/^\d{4}-\d{2}-\d{2}T.+(Z|[+-]\d{2}:?\d{2})$/i.test(expiresAt) ? expiresAt : Number.NaN);
+    if (Number.isNaN(expiry.getTime())) throw new Error(`not an ISO 8601 date and time with a zone (e.g. 2030-01-31T00:00:00Z): ${expiresAt}`);
+  } else {
+    return undefined;
+  }
+  if (expiry.getTime() <= now) throw new Error(`the expiry must be in the future: ${expiry.toISOString()}`);
+  return expiry;
+}
+
+/** A key's state in `keys list`: revoked, expired or active. */
+function keyStateOf(row: store.KeyListRow, now: number): string {
+  if (row.revoked_at) return `revoked ${row.revoked_at.toISOString()}`;
+  if (row.expires_at && row.expires_at.getTime() <= now) return "expired";
+  return "active";
+}
+
 /** The `inbox origins` arguments as stored: null for --any, else the normalized origins. */
 function originsOf(any: boolean | undefined, given: string[]): string[] | null {
   if (any) {
@@ -58,6 +101,9 @@ runMain(async () => {
       environment: { type: "string" },
       organization: { type: "string" },
       any: { type: "boolean" },
+      label: { type: "string" },
+      "expires-in": { type: "string" },
+      "expires-at": { type: "string" },
       "service-level": { type: "string" },
       trigger: { type: "string" },
       configuration: { type: "string" },
@@ -99,26 +145,32 @@ runMain(async () => {
       // Gateways keep an environment for a minute (environments.ts).
       process.stdout.write(`${organization}/${environment}: Inbox origins ${origins ? origins.join(" ") : "any"} (every gateway within a minute)\n`);
     } else if (command === "create") {
+      const label = labelOf(values.label);
+      const expiresAt = expiryOf(values["expires-in"], values["expires-at"], Date.now());
       if (!config.GATEWAY_ENCRYPTION_KEY) process.stderr.write("GATEWAY_ENCRYPTION_KEY is not set: the key is sealed with the public development key\n");
       const key = generateKey();
-      await addKey(pool, sealerOf(config), key, { environment: values.environment, organization: values.organization });
+      await addKey(pool, sealerOf(config), key, { environment: values.environment, organization: values.organization, label, expiresAt });
       process.stdout.write(`${key}\n`);
     } else if (command === "list") {
       const rows = await store.selectKeys(pool);
+      const now = Date.now();
       const lines = rows.map((row) =>
         [
+          row.id,
           row.prefix,
+          row.label ?? "-",
           `${row.organization}/${row.environment}`,
           row.identifier,
           row.created_at.toISOString(),
+          row.expires_at?.toISOString() ?? "never",
           row.last_used_at?.toISOString() ?? "never used",
-          row.revoked_at ? `revoked ${row.revoked_at.toISOString()}` : "active",
+          keyStateOf(row, now),
         ].join("\t"),
       );
-      process.stdout.write(`${["PREFIX\tENVIRONMENT\tAPPLICATION IDENTIFIER\tCREATED\tLAST USED\tSTATE", ...lines].join("\n")}\n`);
+      process.stdout.write(`${["ID\tPREFIX\tLABEL\tENVIRONMENT\tAPPLICATION IDENTIFIER\tCREATED\tEXPIRES\tLAST USED\tSTATE", ...lines].join("\n")}\n`);
     } else if (command === "revoke" && argument) {
       const hashes = await store.revokeKeys(pool, argument);
-      if (hashes.length === 0) throw new Error(`no active key starts with ${argument}`);
+      if (hashes.length === 0) throw new Error(`no active key starts with or has the id ${argument}`);
       // Drop cached lookups, here and in every gateway, so the key stops working now.
       const redis = await connectRedis(config.REDIS_URL).catch(() => undefined);
       if (redis) {

@@ -5,23 +5,27 @@ export interface KeyScopeRow {
   key_hash: string;
   environment_id: string;
   organization_id: string;
+  expires_at: Date | null;
 }
 
 export interface KeyListRow {
+  id: string;
   prefix: string;
+  label: string | null;
   organization: string;
   environment: string;
   identifier: string;
   created_at: Date;
   last_used_at: Date | null;
+  expires_at: Date | null;
   revoked_at: Date | null;
 }
 
 export async function selectKeyScope(db: Queryable, keyHash: string): Promise<KeyScopeRow | undefined> {
   const { rows } = await db.query<KeyScopeRow>(
-    `SELECT k.id AS key_id, k.key_hash, e.id AS environment_id, e.organization_id
+    `SELECT k.id AS key_id, k.key_hash, e.id AS environment_id, e.organization_id, k.expires_at
        FROM gateway.api_keys k JOIN gateway.environments e ON e.id = k.environment_id
-      WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
+      WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())`,
     [keyHash],
   );
   return rows[0];
@@ -58,13 +62,13 @@ export async function upsertEnvironment(db: Queryable, id: string, organizationI
  */
 export async function insertKey(
   db: Queryable,
-  row: { id: string; environmentId: string; keyHash: string; keySealed: Buffer; prefix: string },
+  row: { id: string; environmentId: string; keyHash: string; keySealed: Buffer; prefix: string; label: string | null; expiresAt: Date | null },
 ): Promise<{ revoked: boolean }> {
   const { rows } = await db.query<{ revoked: boolean }>(
-    `INSERT INTO gateway.api_keys (id, environment_id, key_hash, key_sealed, prefix) VALUES ($1, $2, $3, $4, $5)
+    `INSERT INTO gateway.api_keys (id, environment_id, key_hash, key_sealed, prefix, label, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
      ON CONFLICT (key_hash) DO UPDATE SET key_sealed = EXCLUDED.key_sealed
      RETURNING revoked_at IS NOT NULL AS revoked`,
-    [row.id, row.environmentId, row.keyHash, row.keySealed, row.prefix],
+    [row.id, row.environmentId, row.keyHash, row.keySealed, row.prefix, row.label, row.expiresAt],
   );
   return rows[0]!;
 }
@@ -76,7 +80,7 @@ export async function countKeys(db: Queryable): Promise<number> {
 
 export async function selectKeys(db: Queryable): Promise<KeyListRow[]> {
   const { rows } = await db.query<KeyListRow>(
-    `SELECT k.prefix, o.name AS organization, e.name AS environment, e.identifier, k.created_at, k.last_used_at, k.revoked_at
+    `SELECT k.id, k.prefix, k.label, o.name AS organization, e.name AS environment, e.identifier, k.created_at, k.last_used_at, k.expires_at, k.revoked_at
        FROM gateway.api_keys k
        JOIN gateway.environments e ON e.id = k.environment_id
        JOIN gateway.organizations o ON o.id = e.organization_id
@@ -85,11 +89,14 @@ export async function selectKeys(db: Queryable): Promise<KeyListRow[]> {
   return rows;
 }
 
-/** Revokes the active keys with this prefix and returns their hashes (to drop them from the cache). */
-export async function revokeKeys(db: Queryable, prefix: string): Promise<string[]> {
+/**
+ * Revokes the active keys with this prefix, or the key with this id (ids and prefixes differ in
+ * length, so one never matches the other), and returns their hashes (to drop them from the cache).
+ */
+export async function revokeKeys(db: Queryable, prefixOrId: string): Promise<string[]> {
   const { rows } = await db.query<{ key_hash: string }>(
-    "UPDATE gateway.api_keys SET revoked_at = now() WHERE prefix = $1 AND revoked_at IS NULL RETURNING key_hash",
-    [prefix],
+    "UPDATE gateway.api_keys SET revoked_at = now() WHERE (prefix = $1 OR id = $1) AND revoked_at IS NULL RETURNING key_hash",
+    [prefixOrId],
   );
   return rows.map((row) => row.key_hash);
 }
@@ -141,7 +148,7 @@ export interface SealedKeyRow {
 export async function selectSealedKeys(db: Queryable, environmentId: string, limit: number): Promise<SealedKeyRow[]> {
   const { rows } = await db.query<SealedKeyRow>(
     `SELECT key_hash, key_sealed FROM gateway.api_keys
-      WHERE environment_id = $1 AND revoked_at IS NULL AND key_sealed IS NOT NULL
+      WHERE environment_id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now()) AND key_sealed IS NOT NULL
       ORDER BY created_at DESC LIMIT $2`,
     [environmentId, limit],
   );

@@ -64,6 +64,64 @@ describe("pnpm notify keys", () => {
     expect((await stack.request("GET", "/v1/subscribers", undefined, asKey)).status).toBe(401);
   });
 
+  it("labels keys, lists their expiry, refuses an expired key with 401 while a live key works, revokes by id", async () => {
+    const live = (await notify("keys", "create", "--label", "billing backend", "--expires-at", "2999-01-01T00:00:00Z")).trim();
+    const shortLived = (await notify("keys", "create", "--label", "short lived", "--expires-in", "2s")).trim();
+    const expiresBy = Date.now() + 2_000;
+    const asLive = { authorization: `ApiKey ${live}` };
+    const asShortLived = { authorization: `ApiKey ${shortLived}` };
+    // Used once before it expires, so the caches hold it when it does.
+    expect((await stack.request("GET", "/v1/subscribers", undefined, asShortLived)).status).toBe(200);
+
+    const row = (prefix: string, listing: string) =>
+      listing
+        .split("\n")
+        .find((line) => line.split("\t")[1] === prefix)
+        ?.split("\t");
+    const listing = await notify("keys", "list");
+    expect(listing.split("\n")[0]).toBe("ID\tPREFIX\tLABEL\tENVIRONMENT\tAPPLICATION IDENTIFIER\tCREATED\tEXPIRES\tLAST USED\tSTATE");
+    expect(row(live.slice(0, 8), listing)).toEqual(expect.arrayContaining(["billing backend", "2999-01-01T00:00:00.000Z", "active"]));
+    const shortLivedRow = row(shortLived.slice(0, 8), listing)!;
+    expect(shortLivedRow[2]).toBe("short lived");
+    expect(Math.abs(Date.parse(shortLivedRow[6]!) - expiresBy)).toBeLessThan(1_500);
+
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, expiresBy + 500 - Date.now())));
+    const expired = await stack.request("GET", "/v1/subscribers", undefined, asShortLived);
+    expect(expired.status).toBe(401);
+    expect(expired.body).toMatchObject({ message: "API Key not found" });
+    expect((await stack.request("GET", "/v1/subscribers", undefined, asLive)).status).toBe(200);
+    expect(row(shortLived.slice(0, 8), await notify("keys", "list"))?.[8]).toBe("expired");
+
+    const liveId = row(live.slice(0, 8), listing)![0]!;
+    expect(liveId).toMatch(/^[0-9a-f]{24}$/);
+    expect(await notify("keys", "revoke", liveId)).toContain("revoked 1 key");
+    expect((await stack.request("GET", "/v1/subscribers", undefined, asLive)).status).toBe(401);
+    expect(row(live.slice(0, 8), await notify("keys", "list"))?.[8]).toMatch(/^revoked /);
+    await expect(notify("keys", "revoke", liveId)).rejects.toMatchObject({ stderr: expect.stringContaining("no active key") });
+  });
+
+  it("refuses a bad label or expiry and creates no key", async () => {
+    const count = async () => (await notify("keys", "list")).trim().split("\n").length;
+    const before = await count();
+    for (const args of [
+      ["--expires-in", "soon"],
+      ["--expires-at", "2020-01-01T00:00:00Z"],
+      ["--expires-at", "2999-01-01"],
+      ["--expires-in", "1d", "--expires-at", "2999-01-01T00:00:00Z"],
+      ["--label", ""],
+      ["--label", "two\nlines"],
+    ]) {
+      await expect(notify("keys", "create", ...args)).rejects.toMatchObject({ code: 1 });
+    }
+    expect(await count()).toBe(before);
+  });
+
+  it("explains every keys command with --help", async () => {
+    expect(await notify("keys", "create", "--help")).toContain("--expires-in DURATION");
+    expect(await notify("keys", "list", "--help")).toContain("label");
+    expect(await notify("keys", "revoke", "--help")).toContain("PREFIX|ID");
+  });
+
   it("sets and clears the origins of an environment's Inbox", async () => {
     expect(await notify("inbox", "origins", "--environment", "Development", "https://App.example.com/", "http://localhost:5173")).toContain(
       "Default/Development: Inbox origins https://app.example.com http://localhost:5173",

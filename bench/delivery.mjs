@@ -9,11 +9,10 @@
 // The receivers (bench/receivers.mjs) and the services run as child processes over a database and
 // job streams of this run. BENCH_DELIVERY_SUBSCRIBERS shrinks a run while working on it.
 import { randomBytes } from "node:crypto";
-import { connect } from "nats";
 import { createTransport } from "nodemailer";
 import { Agent, request } from "undici";
 import { createPool } from "@notify/runtime";
-import { freePort, startProcess, stopProcess, benchDatabase, waitFor, startServices } from "../scripts/bench-lib.mjs";
+import { freePort, startProcess, benchDatabase, waitFor, startServices, benchJobStream, tearDownBench } from "../scripts/bench-lib.mjs";
 
 const SUBSCRIBERS = Number(process.env.BENCH_DELIVERY_SUBSCRIBERS ?? 10_000);
 /** nodemailer's own default: the nodemailer provider does not set maxConnections. */
@@ -87,8 +86,7 @@ export default async function deliveryBench({ report }) {
   const children = [];
   const suffix = randomBytes(4).toString("hex");
   const streams = {
-    JOBS_STREAM: `BENCH_JOBS_${suffix}`,
-    JOBS_SUBJECT_PREFIX: `bench.${suffix}.jobs`,
+    ...benchJobStream(suffix),
     DELIVERIES_STREAM: `BENCH_DELIVERIES_${suffix}`,
     DELIVERIES_SUBJECT_PREFIX: `bench.${suffix}.deliveries`,
   };
@@ -254,13 +252,6 @@ export default async function deliveryBench({ report }) {
     );
   } finally {
     // Callers first: the worker and gateway before the services they call, the receivers last.
-    for (const child of children.reverse()) await stopProcess(child);
-    const nats = await connect({ servers: "127.0.0.1:4222" });
-    const manager = await nats.jetstreamManager();
-    await manager.streams.delete(streams.JOBS_STREAM).catch(() => undefined);
-    await manager.streams.delete(streams.DELIVERIES_STREAM).catch(() => undefined);
-    await nats.close();
-    await pool.end();
-    await database.drop();
+    await tearDownBench({ children, streams, pool, database });
   }
 }

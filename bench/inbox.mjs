@@ -15,9 +15,8 @@
 import { randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
-import { connect } from "nats";
 import { createPool } from "@notify/runtime";
-import { benchDatabase, freePort, load, startProcess, startServices, stopProcess, waitFor } from "../scripts/bench-lib.mjs";
+import { benchDatabase, freePort, load, startProcess, startServices, stopProcess, waitFor, benchJobStream, tearDownBench } from "../scripts/bench-lib.mjs";
 import { liveEventsBench } from "../scripts/bench-inbox-live.mjs";
 
 const SUBSCRIBERS = Number(process.env.BENCH_INBOX_SUBSCRIBERS ?? 10_000);
@@ -76,7 +75,7 @@ async function listBench({ report }) {
   const children = [];
   const pool = createPool(database.url, 4);
   const suffix = randomBytes(4).toString("hex");
-  const jobs = { JOBS_STREAM: `BENCH_JOBS_${suffix}`, JOBS_SUBJECT_PREFIX: `bench.${suffix}.jobs` };
+  const jobs = benchJobStream(suffix);
   try {
     const { ports, common } = await startServices(pool, children, { DATABASE_URL: database.url, ...jobs });
     const key = randomBytes(16).toString("hex");
@@ -202,11 +201,6 @@ async function listBench({ report }) {
     });
     report({ name: `${what}: p99`, value: ours.p99, unit: "ms", floor: floorP99, target: "≤ 3× floor" });
   } finally {
-    for (const child of children.reverse()) await stopProcess(child);
-    const nats = await connect({ servers: "127.0.0.1:4222" });
-    await (await nats.jetstreamManager()).streams.delete(jobs.JOBS_STREAM).catch(() => undefined);
-    await nats.close();
-    await pool.end();
-    await database.drop();
+    await tearDownBench({ children, streams: jobs, pool, database });
   }
 }

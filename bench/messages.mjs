@@ -14,10 +14,20 @@ import { randomBytes } from "node:crypto";
 import { rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { connect } from "nats";
 import { createPool, createPreparedReadPool } from "@notify/runtime";
 import { explaining } from "@notify/testing";
-import { autocannon, benchDatabase, freePort, load as loadOnce, percentile, startFloor, startProcess, stopProcess, waitFor } from "../scripts/bench-lib.mjs";
+import {
+  autocannon,
+  benchDatabase,
+  freePort,
+  load as loadOnce,
+  percentile,
+  startFloor,
+  startProcess,
+  waitFor,
+  benchJobStream,
+  tearDownBench,
+} from "../scripts/bench-lib.mjs";
 
 const HEAVY_MESSAGES = Number(process.env.BENCH_HEAVY_MESSAGES ?? 1_000_000);
 const OTHER_SUBSCRIBERS = 1_000;
@@ -95,7 +105,7 @@ export default async function messagesBench({ report }) {
   const pool = createPool(database.url, 4);
   const suffix = randomBytes(4).toString("hex");
   // The triggers process runs a relay: it gets a job stream of this run's own.
-  const jobs = { JOBS_STREAM: `BENCH_JOBS_${suffix}`, JOBS_SUBJECT_PREFIX: `bench.${suffix}.jobs` };
+  const jobs = benchJobStream(suffix);
 
   try {
     const [subscribersPort, triggersPort, messagesPort, gatewayPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
@@ -422,13 +432,6 @@ export default async function messagesBench({ report }) {
     });
     report({ name: "  meanwhile, mark-as on the same subscriber: slowest", value: ours.markAsMax, unit: "ms", floor: floor((run) => run.markAsMax) });
   } finally {
-    // Callers first: a client whose server goes away first can crash on the GOAWAY
-    // (connectrpc/connect-es#1768).
-    for (const child of children.reverse()) await stopProcess(child);
-    const nats = await connect({ servers: "127.0.0.1:4222" });
-    await (await nats.jetstreamManager()).streams.delete(jobs.JOBS_STREAM).catch(() => undefined);
-    await nats.close();
-    await pool.end();
-    await database.drop();
+    await tearDownBench({ children, streams: jobs, pool, database });
   }
 }

@@ -9,7 +9,6 @@
 import { randomBytes } from "node:crypto";
 import { pipeline } from "node:stream/promises";
 import { Readable } from "node:stream";
-import { connect } from "nats";
 import { from as copyFrom } from "pg-copy-streams";
 import { createPool } from "@notify/runtime";
 import {
@@ -24,6 +23,8 @@ import {
   stopProcess,
   waitFor,
   startServices,
+  benchJobStream,
+  tearDownBench,
 } from "../scripts/bench-lib.mjs";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -107,7 +108,7 @@ export default async function triggersBench({ report }) {
   const pool = createPool(database.url, 4);
   const children = [];
   const suffix = randomBytes(4).toString("hex");
-  const jobs = { JOBS_STREAM: `BENCH_JOBS_${suffix}`, JOBS_SUBJECT_PREFIX: `bench.${suffix}.jobs` };
+  const jobs = benchJobStream(suffix);
   try {
     const { ports, common } = await startServices(pool, children, { DATABASE_URL: database.url, ...jobs });
     const key = randomBytes(16).toString("hex");
@@ -413,11 +414,6 @@ export default async function triggersBench({ report }) {
       await idleFor("at rest (30–60 s after the last work)", 30);
     }
   } finally {
-    for (const child of children.reverse()) await stopProcess(child);
-    const nats = await connect({ servers: "127.0.0.1:4222" });
-    await (await nats.jetstreamManager()).streams.delete(jobs.JOBS_STREAM).catch(() => undefined);
-    await nats.close();
-    await pool.end();
-    await database.drop();
+    await tearDownBench({ children, streams: jobs, pool, database });
   }
 }

@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
+import { connect } from "nats";
 import { createPool } from "@notify/runtime";
 import { entryOf } from "./services.mjs";
 
@@ -145,4 +146,23 @@ export async function startServices(pool, children, env) {
     await waitFor(async () => (await pool.query("SELECT to_regclass($1) AS t", [SCHEMA_OF[name]])).rows[0].t, name);
   }
   return { ports, common };
+}
+
+/** The job stream a bench run uses, of its own so that no other run or process meets its jobs. */
+export const benchJobStream = (suffix) => ({ JOBS_STREAM: `BENCH_JOBS_${suffix}`, JOBS_SUBJECT_PREFIX: `bench.${suffix}.jobs` });
+
+/**
+ * Ends a bench run: its processes callers first (a client whose server goes away first can crash on
+ * the GOAWAY, connectrpc/connect-es#1768), then every `*_STREAM` of `streams`, its pool, its database.
+ */
+export async function tearDownBench({ children, streams, pool, database }) {
+  for (const child of children.reverse()) await stopProcess(child);
+  const nats = await connect({ servers: "127.0.0.1:4222" });
+  const manager = await nats.jetstreamManager();
+  for (const [name, stream] of Object.entries(streams)) {
+    if (name.endsWith("_STREAM")) await manager.streams.delete(stream).catch(() => undefined);
+  }
+  await nats.close();
+  await pool.end();
+  await database.drop();
 }

@@ -26,6 +26,11 @@ export function invalidField(field: string, message: string, value?: JsonValue):
   return invalidArgument("Validation failed", { [field]: entry });
 }
 
+/** Refuses a batch call carrying more than `max` entries of `field`: every batch RPC is bounded the same way. */
+export function boundBatch(field: string, count: number, max: number): void {
+  if (count > max) throw invalidField(field, `at most ${max} ${field} per call`, count);
+}
+
 export function fieldErrorsOf(error: ConnectError): FieldErrors | undefined {
   const [detail] = error.findDetails(StructSchema);
   return detail ? (structToJson(detail) as unknown as FieldErrors) : undefined;

@@ -20,6 +20,7 @@ import {
   type Logger,
   type Pool,
   type Scope,
+  boundBatch,
 } from "@notify/runtime";
 import { checkInboxFilter } from "./inbox-filter.js";
 import {
@@ -477,7 +478,7 @@ export function createMessageService({
 
     async batchCountMessages(request, context) {
       const scope = scopeOf(context);
-      if (request.counts.length > MAX_COUNT_BATCH) throw invalidField("counts", `at most ${MAX_COUNT_BATCH} counts per call`, request.counts.length);
+      boundBatch("counts", request.counts.length, MAX_COUNT_BATCH);
       const answers = await countAll(scope, request.counts);
       return {
         results: answers.map((answer) => batchResult(answer, "count")),
@@ -486,7 +487,7 @@ export function createMessageService({
 
     async batchGetFeed(request, context) {
       const scope = scopeOf(context);
-      if (request.feeds.length > MAX_FEED_BATCH) throw invalidField("feeds", `at most ${MAX_FEED_BATCH} feeds per call`, request.feeds.length);
+      boundBatch("feeds", request.feeds.length, MAX_FEED_BATCH);
       const answers = await feedAll(scope, request.feeds);
       return {
         results: answers.map((answer) => batchResult(answer, "feed")),
@@ -551,8 +552,7 @@ export function createMessageService({
     },
 
     async recordDeliveries(request, context) {
-      if (request.attempts.length > MAX_ATTEMPT_BATCH)
-        throw invalidField("attempts", `at most ${MAX_ATTEMPT_BATCH} attempts per call`, request.attempts.length);
+      boundBatch("attempts", request.attempts.length, MAX_ATTEMPT_BATCH);
       const rows = request.attempts.map((attempt, index) => {
         const status = attemptStatusName(attempt.status);
         if (!status) throw invalidField(`attempts.${index}.status`, "status must be SUCCESS or FAILED", attempt.status);
@@ -643,7 +643,7 @@ export function createMessageService({
 
     async batchListInboxMessages(request, context) {
       const scope = scopeOf(context);
-      if (request.lists.length > MAX_FEED_BATCH) throw invalidField("lists", `at most ${MAX_FEED_BATCH} lists per call`, request.lists.length);
+      boundBatch("lists", request.lists.length, MAX_FEED_BATCH);
       const pages = await inboxPagesOf(scope, request.lists);
       return {
         results: pages.map((page) => batchResult(page, "page")),

@@ -1,4 +1,15 @@
-import { channelName, CHANNELS, holdsNul, invalidArgument, invalidField, isObjectId, Severity, severityName, type FieldErrors } from "@notify/runtime";
+import {
+  channelName,
+  CHANNELS,
+  holdsNul,
+  invalidArgument,
+  invalidField,
+  isObjectId,
+  Severity,
+  severityName,
+  type FieldErrors,
+  boundBatch,
+} from "@notify/runtime";
 import { create } from "@bufbuild/protobuf";
 import { messagesV1 } from "@notify/proto";
 import { STATUS_NAMES } from "./mapping.js";
@@ -66,7 +77,7 @@ function checkMessageFields(message: messagesV1.NewMessage, fail: Fail): void {
  */
 export function checkNewMessages(request: messagesV1.CreateMessagesRequest): messagesV1.MessageGroup[] {
   const count = request.messages.length + request.groups.reduce((sum, group) => sum + group.recipients.length, 0);
-  if (count > MAX_CREATE_BATCH) throw invalidField("messages", `at most ${MAX_CREATE_BATCH} messages per call`, count);
+  boundBatch("messages", count, MAX_CREATE_BATCH);
   const errors: FieldErrors = {};
   const failAt =
     (prefix: string): Fail =>

@@ -5,7 +5,6 @@ import {
   failedPrecondition,
   fieldErrorsOf,
   invalidArgument,
-  invalidField,
   scopeHeaders,
   scopeOf,
   subscriberNotFound,
@@ -13,6 +12,7 @@ import {
   type FieldErrors,
   type Pool,
   type Scope,
+  boundBatch,
 } from "@notify/runtime";
 import {
   channelWriteErrors,
@@ -166,7 +166,7 @@ export function createChannelHandlers({ pool, integrations }: ChannelHandlerDeps
 
     async removeDeviceTokens(request, context) {
       const scope = scopeOf(context);
-      if (request.tokens.length > MAX_DEVICE_TOKENS) throw invalidField("tokens", `at most ${MAX_DEVICE_TOKENS} tokens per call`, request.tokens.length);
+      boundBatch("tokens", request.tokens.length, MAX_DEVICE_TOKENS);
       const tokens = new Set(request.tokens);
       return withTransaction(pool, async (tx) => {
         const row = await store.selectSubscriberForUpdate(tx, scope.environmentId, request.subscriberId);
@@ -194,9 +194,7 @@ export function createChannelHandlers({ pool, integrations }: ChannelHandlerDeps
 
     async applyChannelCredentials(request, context) {
       const scope = scopeOf(context);
-      if (request.entries.length > MAX_CREDENTIAL_ENTRIES) {
-        throw invalidField("entries", `at most ${MAX_CREDENTIAL_ENTRIES} entries per call`, request.entries.length);
-      }
+      boundBatch("entries", request.entries.length, MAX_CREDENTIAL_ENTRIES);
       const writes = request.entries.map(writeOf);
       const { outcomes, rows } = await applyWrites(scope, context, writes, false);
       const appliedTo = new Set(writes.filter((_, index) => outcomes[index]!.applied).map((write) => write.subscriberId));

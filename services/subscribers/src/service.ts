@@ -19,6 +19,7 @@ import {
   type Pool,
   type Queryable,
   type Scope,
+  boundBatch,
 } from "@notify/runtime";
 import { EMPTY_PROFILE, applyFields, isFieldName, profileOf, recipientFromRow, sameProfile, subscriberFromRow, type FieldName } from "./mapping.js";
 import { createChannelHandlers, createChannelWriter, type ChannelHandlerDeps, type PreparedWrites } from "./channel-handlers.js";
@@ -188,16 +189,14 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
 
     async batchGetRecipients(request, context) {
       const scope = scopeOf(context);
-      if (request.ids.length > MAX_BATCH) throw invalidField("ids", `at most ${MAX_BATCH} ids per call`, request.ids.length);
+      boundBatch("ids", request.ids.length, MAX_BATCH);
       if (request.ids.length === 0) return { recipients: [] };
       return { recipients: (await store.selectRecipientsByIds(pool, scope.environmentId, request.ids)).map(recipientFromRow) };
     },
 
     async ensureSubscribers(request, context) {
       const scope = scopeOf(context);
-      if (request.subscribers.length > MAX_BATCH) {
-        throw invalidField("subscribers", `at most ${MAX_BATCH} subscribers per call`, request.subscribers.length);
-      }
+      boundBatch("subscribers", request.subscribers.length, MAX_BATCH);
       if (request.strict) {
         const errors: FieldErrors = {};
         for (const [index, entry] of request.subscribers.entries()) {

@@ -174,3 +174,20 @@ export function integrationToJson(integration: integrationsV1.Integration) {
 }
 
 export const integrationsToJson = (reply: integrationsV1.ListIntegrationsResponse) => reply.integrations.map(integrationToJson);
+
+/** POST /v1/integrations/{integrationIdentifier}/mobile-link and …/webhook/configure. */
+export const integrationIdentifierParam = z.object({ integrationIdentifier: keyString("integrationIdentifier") });
+
+/**
+ * The bodies of the chat-connection calls (OAuth URLs, channel endpoint links): what names the
+ * integration and the subscriber is checked; the rest only matters to a flow notify does not serve.
+ */
+export const chatConnectionBody = z.object({
+  integrationIdentifier: keyString("integrationIdentifier"),
+  subscriberId: keyString("subscriberId").optional(),
+});
+
+export const subscriberChatConnectionBody = chatConnectionBody.extend({ subscriberId: keyString("subscriberId") });
+
+/** POST /v1/integrations/{integrationIdentifier}/mobile-link and …/webhook/configure (which sends none). */
+export const mobileLinkBody = z.object({ subscriberId: keyString("subscriberId").optional() }).optional();

@@ -132,7 +132,7 @@ import {
   workflowV2PageToJson,
   workflowV2ToJson,
 } from "./mappers/workflows-v2.js";
-import { callInEnvironment, syncWorkflow } from "./workflow-environments.js";
+import { callInEnvironment, publishWorkflows, syncWorkflow } from "./workflow-environments.js";
 import {
   chatConnectionBody,
   createIntegrationBody,
@@ -197,6 +197,9 @@ import {
   environmentIdParam,
   environmentToJson,
   parentIdOf,
+  publishBody,
+  publishOutcomeToJson,
+  publishParams,
   tagsToJson,
   updateEnvironmentBody,
 } from "./mappers/environments.js";
@@ -1450,6 +1453,15 @@ export const routes: Route[] = [
       await accounts.environments.remove(scope.organizationId, params.environmentId);
       return {};
     },
+  }),
+  route({
+    method: "POST",
+    path: "/v2/environments/:targetEnvironmentId/publish",
+    // Novu answers 201; @novu/api takes 200 only.
+    status: 200,
+    params: publishParams,
+    body: publishBody,
+    handle: async (input) => publishOutcomeToJson(await publishWorkflows(input, { targetEnvironmentId: input.params.targetEnvironmentId, ...input.body })),
   }),
   route({
     method: "GET",

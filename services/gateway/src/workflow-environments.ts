@@ -1,7 +1,9 @@
-import { Code } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import type { workflowsV1 } from "@notify/proto";
 import { scopeHeaders } from "@notify/runtime";
-import { HttpError, isCode } from "./errors.js";
+import type { Clients } from "./clients.js";
+import { HttpError, httpErrorFromRpc, isCode } from "./errors.js";
+import { MAX_PUBLISHED, parentIdOf } from "./mappers/environments.js";
 import { syncedWorkflowOf } from "./mappers/workflows-v2.js";
 import type { RouteCall, RouteInput } from "./route.js";
 
@@ -25,13 +27,67 @@ export async function syncWorkflow(input: RouteInput<{ workflowId: string }, unk
   const { params, body, scope, clients, call } = input;
   if (body.targetEnvironmentId === scope.environmentId) throw new HttpError(400, "Cannot sync workflow to the same environment");
   const source = await clients.workflows.getWorkflow({ key: { case: "any", value: params.workflowId } }, call);
-  const targetCall = await callInEnvironment(input, body.targetEnvironmentId);
-  let target: workflowsV1.Workflow | undefined;
+  return (await syncInto(source, clients, await callInEnvironment(input, body.targetEnvironmentId), false)).workflow!;
+}
+
+/** The target's workflow with the source's trigger identifier, if it has one. */
+async function counterpartOf(source: workflowsV1.Workflow, clients: Clients, targetCall: RouteCall): Promise<workflowsV1.Workflow | undefined> {
   try {
-    target = await clients.workflows.getWorkflow({ key: { case: "identifier", value: source.identifier } }, targetCall);
+    return await clients.workflows.getWorkflow({ key: { case: "identifier", value: source.identifier } }, targetCall);
   } catch (error) {
     if (!isCode(error, Code.NotFound)) throw error;
+    return undefined;
   }
+}
+
+/** Copies `source` over its counterpart in the target, or creates it there; a dry run only says which it would do. */
+async function syncInto(source: workflowsV1.Workflow, clients: Clients, targetCall: RouteCall, dryRun: boolean) {
+  const target = await counterpartOf(source, clients, targetCall);
+  const action = target ? ("updated" as const) : ("created" as const);
+  if (dryRun) return { action, workflow: undefined };
   const synced = syncedWorkflowOf(source, target);
-  return target ? clients.workflows.updateWorkflow(synced.update, targetCall) : clients.workflows.createWorkflow(synced.create, targetCall);
+  const workflow = target
+    ? await clients.workflows.updateWorkflow(synced.update, targetCall)
+    : await clients.workflows.createWorkflow(synced.create, targetCall);
+  return { action, workflow };
+}
+
+const PUBLISH_PAGE = 100;
+
+export interface PublishOutcome {
+  successful: { workflow: workflowsV1.Workflow; action: "created" | "updated" }[];
+  failed: { workflow: workflowsV1.Workflow; error: string }[];
+}
+
+/**
+ * Novu's publish: every workflow of the source environment (Development unless named), or those
+ * `resourceIds` names (ids or trigger identifiers), synced into the target environment as
+ * PUT /v2/workflows/{id}/sync does; a dry run changes nothing. A workflow that cannot be copied
+ * is reported and the others go on.
+ */
+export async function publishWorkflows(
+  input: RouteInput<unknown, unknown, unknown>,
+  request: { targetEnvironmentId: string; sourceEnvironmentId: string | undefined; dryRun: boolean; resourceIds: readonly string[] | undefined },
+): Promise<PublishOutcome> {
+  const { scope, accounts, clients } = input;
+  const sourceId = request.sourceEnvironmentId ?? parentIdOf(await accounts.environments.listOfOrganization(scope.organizationId)) ?? scope.environmentId;
+  if (sourceId === request.targetEnvironmentId) throw new HttpError(400, "Cannot publish to the same environment");
+  const [sourceCall, targetCall] = await Promise.all([callInEnvironment(input, sourceId), callInEnvironment(input, request.targetEnvironmentId)]);
+  const wanted = request.resourceIds === undefined ? undefined : new Set(request.resourceIds);
+  const outcome: PublishOutcome = { successful: [], failed: [] };
+  for (let page = 0; page * PUBLISH_PAGE < MAX_PUBLISHED; page++) {
+    const reply = await clients.workflows.listWorkflows({ page, limit: PUBLISH_PAGE, oldestFirst: true }, sourceCall);
+    for (const workflow of reply.workflows) {
+      if (wanted && !wanted.has(workflow.id) && !wanted.has(workflow.identifier)) continue;
+      try {
+        outcome.successful.push({ workflow, action: (await syncInto(workflow, clients, targetCall, request.dryRun)).action });
+      } catch (error) {
+        // A refused copy (a 4xx) is the workflow's; anything else stops the publish.
+        if (!(error instanceof ConnectError) || httpErrorFromRpc(error).status >= 500) throw error;
+        outcome.failed.push({ workflow, error: error.rawMessage });
+      }
+    }
+    if (!reply.hasMore) return outcome;
+  }
+  throw new HttpError(400, `An environment publishes at most ${MAX_PUBLISHED} workflows at once: name them in resources`);
 }

@@ -105,4 +105,27 @@ describe("@novu/api 3.19.1 against the gateway: environments", () => {
     const other = await novu.environments.create({ name: "Untagged", color: "#222222" });
     expect((await novu.environments.getTags(other.result.id)).result).toEqual([]);
   });
+  it("environments.publish copies Development's workflows into another environment, or only says what it would", async () => {
+    await novu.workflows.create({ name: "Published", workflowId: "published", steps: [], tags: ["release"] });
+    const sourceIds = (await novu.workflows.list({ limit: 100 })).result.workflows.map((workflow) => workflow.id).sort();
+    const release = await novu.environments.create({ name: "Release", color: "#333333" });
+    const releaseSdk = new Novu({ secretKey: release.result.apiKeys![0]!.key, serverURL: stack.url });
+
+    const dry = await novu.environments.publish({ dryRun: true }, release.result.id);
+    expect(dry.result.summary).toEqual({ resources: sourceIds.length, successful: sourceIds.length, failed: 0, skipped: 0 });
+    expect(dry.result.results[0]!.successful.every((synced) => synced.action === "created")).toBe(true);
+    expect((await releaseSdk.workflows.list({})).result.totalCount).toBe(0);
+
+    const published = await novu.environments.publish({}, release.result.id);
+    expect(published.result.results[0]!.successful.map((synced) => synced.resourceId).sort()).toEqual(sourceIds);
+    const copied = await releaseSdk.workflows.get("published");
+    expect(copied.result).toMatchObject({ workflowId: "published", name: "Published", tags: ["release"] });
+
+    const again = await novu.environments.publish({ resources: [{ resourceType: "REGULAR", resourceId: "published" }] }, release.result.id);
+    expect(again.result.results[0]!.successful.map((synced) => [synced.resourceName, synced.action])).toEqual([["Published", "updated"]]);
+
+    const development = await developmentOf(novu);
+    expect((await failureOf(novu.environments.publish({}, development.id, undefined, once))).statusCode).toBe(400);
+    expect((await failureOf(novu.environments.publish({}, "0".repeat(24), undefined, once))).statusCode).toBe(404);
+  });
 });

@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { ENVIRONMENT_IDENTIFIER, type CreatedEnvironment, type EnvironmentSummary } from "../environments.js";
+import type { workflowsV1 } from "@notify/proto";
 import { keyString } from "../validation.js";
+import type { PublishOutcome } from "../workflow-environments.js";
 
 const DEVELOPMENT = "Development";
 
@@ -61,3 +63,53 @@ export function createdEnvironmentToJson(environment: CreatedEnvironment, parent
 
 /** GET /v2/environments/{environmentId}/tags: `[{name}]`. */
 export const tagsToJson = (tags: readonly string[]) => tags.map((name) => ({ name }));
+
+/** Workflows one publish copies at most (each costs a few RPCs). */
+export const MAX_PUBLISHED = 1000;
+
+/** POST /v2/environments/{targetEnvironmentId}/publish */
+export const publishParams = z.object({ targetEnvironmentId: keyString("targetEnvironmentId") });
+
+const RESOURCE_TYPES = ["REGULAR", "ECHO", "BRIDGE"] as const;
+
+export const publishBody = z
+  .object({
+    sourceEnvironmentId: keyString("sourceEnvironmentId").optional(),
+    dryRun: z.boolean({ error: "dryRun must be a boolean" }).default(false),
+    resources: z
+      .array(
+        z.object({
+          resourceType: z.enum(RESOURCE_TYPES, { error: `resourceType must be one of ${RESOURCE_TYPES.join(", ")}` }),
+          resourceId: keyString("resourceId"),
+        }),
+        {
+          error: "resources must be an array",
+        },
+      )
+      .max(MAX_PUBLISHED, `resources must contain no more than ${MAX_PUBLISHED} elements`)
+      .optional(),
+  })
+  .optional()
+  .transform((body) => ({
+    sourceEnvironmentId: body?.sourceEnvironmentId,
+    dryRun: body?.dryRun ?? false,
+    resourceIds: body?.resources?.map((resource) => resource.resourceId),
+  }));
+
+/** PublishEnvironmentResponseDto: notify's workflows are all of Novu's REGULAR kind. */
+export function publishOutcomeToJson(outcome: PublishOutcome) {
+  const described = (workflow: workflowsV1.Workflow) => ({ resourceType: "REGULAR", resourceId: workflow.id, resourceName: workflow.name });
+  const total = outcome.successful.length + outcome.failed.length;
+  return {
+    results: [
+      {
+        resourceType: "REGULAR",
+        successful: outcome.successful.map(({ workflow, action }) => ({ ...described(workflow), action })),
+        failed: outcome.failed.map(({ workflow, error }) => ({ ...described(workflow), error })),
+        skipped: [],
+        totalProcessed: total,
+      },
+    ],
+    summary: { resources: total, successful: outcome.successful.length, failed: outcome.failed.length, skipped: 0 },
+  };
+}

@@ -132,7 +132,7 @@ import {
   workflowV2PageToJson,
   workflowV2ToJson,
 } from "./mappers/workflows-v2.js";
-import { callInEnvironment, publishWorkflows, syncWorkflow } from "./workflow-environments.js";
+import { callInEnvironment, diffWorkflows, publishWorkflows, syncWorkflow } from "./workflow-environments.js";
 import {
   chatConnectionBody,
   createIntegrationBody,
@@ -194,6 +194,7 @@ import {
 import {
   createdEnvironmentToJson,
   createEnvironmentBody,
+  diffBody,
   environmentIdParam,
   environmentToJson,
   parentIdOf,
@@ -202,6 +203,7 @@ import {
   publishParams,
   tagsToJson,
   updateEnvironmentBody,
+  workflowDiffToJson,
 } from "./mappers/environments.js";
 import { sessionBody } from "./mappers/inbox-session.js";
 import { startSession } from "./inbox-session.js";
@@ -1453,6 +1455,19 @@ export const routes: Route[] = [
       await accounts.environments.remove(scope.organizationId, params.environmentId);
       return {};
     },
+  }),
+  route({
+    method: "POST",
+    path: "/v2/environments/:targetEnvironmentId/diff",
+    // Novu answers 201; @novu/api takes 200 only.
+    status: 200,
+    params: publishParams,
+    body: diffBody,
+    handle: async (input) =>
+      workflowDiffToJson(
+        input.params.targetEnvironmentId,
+        await diffWorkflows(input, { targetEnvironmentId: input.params.targetEnvironmentId, ...input.body }),
+      ),
   }),
   route({
     method: "POST",

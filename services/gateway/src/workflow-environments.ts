@@ -54,6 +54,50 @@ async function syncInto(source: workflowsV1.Workflow, clients: Clients, targetCa
 
 const PUBLISH_PAGE = 100;
 
+/** The live workflows of an environment, oldest first; 400 beyond MAX_PUBLISHED of them. */
+async function workflowsOf(clients: Clients, call: RouteCall): Promise<workflowsV1.Workflow[]> {
+  const workflows: workflowsV1.Workflow[] = [];
+  for (let page = 0; page * PUBLISH_PAGE < MAX_PUBLISHED; page++) {
+    const reply = await clients.workflows.listWorkflows({ page, limit: PUBLISH_PAGE, oldestFirst: true }, call);
+    workflows.push(...reply.workflows);
+    if (!reply.hasMore) return workflows;
+  }
+  throw new HttpError(400, `An environment of more than ${MAX_PUBLISHED} workflows cannot be published or compared at once`);
+}
+
+/** The source and target of a publish or diff: Development unless the source is named; never one environment. */
+async function publishingCalls(input: RouteInput<unknown, unknown, unknown>, sourceEnvironmentId: string | undefined, targetEnvironmentId: string) {
+  const { scope, accounts } = input;
+  const sourceId = sourceEnvironmentId ?? parentIdOf(await accounts.environments.listOfOrganization(scope.organizationId)) ?? scope.environmentId;
+  if (sourceId === targetEnvironmentId) throw new HttpError(400, "Cannot publish to the same environment");
+  const [source, target] = await Promise.all([callInEnvironment(input, sourceId), callInEnvironment(input, targetEnvironmentId)]);
+  return { sourceId, source, target };
+}
+
+export interface WorkflowDiff {
+  sourceEnvironmentId: string;
+  /** Per trigger identifier: the source's and the target's workflow, either absent. */
+  pairs: { source: workflowsV1.Workflow | undefined; target: workflowsV1.Workflow | undefined }[];
+}
+
+/** Novu's diff: which workflows a publish from the source would add to the target or change there, and which only the target has. */
+export async function diffWorkflows(
+  input: RouteInput<unknown, unknown, unknown>,
+  request: { targetEnvironmentId: string; sourceEnvironmentId: string | undefined },
+): Promise<WorkflowDiff> {
+  const calls = await publishingCalls(input, request.sourceEnvironmentId, request.targetEnvironmentId);
+  const [sources, targets] = await Promise.all([workflowsOf(input.clients, calls.source), workflowsOf(input.clients, calls.target)]);
+  const targetOf = new Map(targets.map((workflow) => [workflow.identifier, workflow]));
+  const sourceIdentifiers = new Set(sources.map((workflow) => workflow.identifier));
+  return {
+    sourceEnvironmentId: calls.sourceId,
+    pairs: [
+      ...sources.map((source) => ({ source, target: targetOf.get(source.identifier) })),
+      ...targets.filter((target) => !sourceIdentifiers.has(target.identifier)).map((target) => ({ source: undefined, target })),
+    ],
+  };
+}
+
 export interface PublishOutcome {
   successful: { workflow: workflowsV1.Workflow; action: "created" | "updated" }[];
   failed: { workflow: workflowsV1.Workflow; error: string }[];
@@ -69,25 +113,18 @@ export async function publishWorkflows(
   input: RouteInput<unknown, unknown, unknown>,
   request: { targetEnvironmentId: string; sourceEnvironmentId: string | undefined; dryRun: boolean; resourceIds: readonly string[] | undefined },
 ): Promise<PublishOutcome> {
-  const { scope, accounts, clients } = input;
-  const sourceId = request.sourceEnvironmentId ?? parentIdOf(await accounts.environments.listOfOrganization(scope.organizationId)) ?? scope.environmentId;
-  if (sourceId === request.targetEnvironmentId) throw new HttpError(400, "Cannot publish to the same environment");
-  const [sourceCall, targetCall] = await Promise.all([callInEnvironment(input, sourceId), callInEnvironment(input, request.targetEnvironmentId)]);
+  const calls = await publishingCalls(input, request.sourceEnvironmentId, request.targetEnvironmentId);
   const wanted = request.resourceIds === undefined ? undefined : new Set(request.resourceIds);
   const outcome: PublishOutcome = { successful: [], failed: [] };
-  for (let page = 0; page * PUBLISH_PAGE < MAX_PUBLISHED; page++) {
-    const reply = await clients.workflows.listWorkflows({ page, limit: PUBLISH_PAGE, oldestFirst: true }, sourceCall);
-    for (const workflow of reply.workflows) {
-      if (wanted && !wanted.has(workflow.id) && !wanted.has(workflow.identifier)) continue;
-      try {
-        outcome.successful.push({ workflow, action: (await syncInto(workflow, clients, targetCall, request.dryRun)).action });
-      } catch (error) {
-        // A refused copy (a 4xx) is the workflow's; anything else stops the publish.
-        if (!(error instanceof ConnectError) || httpErrorFromRpc(error).status >= 500) throw error;
-        outcome.failed.push({ workflow, error: error.rawMessage });
-      }
+  for (const workflow of await workflowsOf(input.clients, calls.source)) {
+    if (wanted && !wanted.has(workflow.id) && !wanted.has(workflow.identifier)) continue;
+    try {
+      outcome.successful.push({ workflow, action: (await syncInto(workflow, input.clients, calls.target, request.dryRun)).action });
+    } catch (error) {
+      // A refused copy (a 4xx) is the workflow's; anything else stops the publish.
+      if (!(error instanceof ConnectError) || httpErrorFromRpc(error).status >= 500) throw error;
+      outcome.failed.push({ workflow, error: error.rawMessage });
     }
-    if (!reply.hasMore) return outcome;
   }
-  throw new HttpError(400, `An environment publishes at most ${MAX_PUBLISHED} workflows at once: name them in resources`);
+  return outcome;
 }

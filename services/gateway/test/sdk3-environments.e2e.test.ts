@@ -128,4 +128,31 @@ describe("@novu/api 3.19.1 against the gateway: environments", () => {
     expect((await failureOf(novu.environments.publish({}, development.id, undefined, once))).statusCode).toBe(400);
     expect((await failureOf(novu.environments.publish({}, "0".repeat(24), undefined, once))).statusCode).toBe(404);
   });
+  it("environments.diff tells which workflows a publish would add or change, and which only the target has", async () => {
+    await novu.workflows.create({ name: "Compared", workflowId: "compared", steps: [], tags: ["diff"] });
+    const staged = await novu.environments.create({ name: "Staged", color: "#444444" });
+    const stagedSdk = new Novu({ secretKey: staged.result.apiKeys![0]!.key, serverURL: stack.url });
+    const sourceCount = (await novu.workflows.list({ limit: 100 })).result.totalCount;
+
+    const before = await novu.environments.diff({}, staged.result.id);
+    expect(before.result.summary).toEqual({ totalEntities: sourceCount, totalChanges: sourceCount, hasChanges: true });
+    expect(before.result.resources.every((resource) => resource.changes[0]?.action === "added" && resource.targetResource === null)).toBe(true);
+
+    await novu.environments.publish({}, staged.result.id);
+    const published = await novu.environments.diff({}, staged.result.id);
+    expect(published.result.summary).toEqual({ totalEntities: sourceCount, totalChanges: 0, hasChanges: false });
+
+    await novu.workflows.patch({ name: "Compared again" }, "compared");
+    await stagedSdk.workflows.create({ name: "Staged only", workflowId: "staged-only", steps: [] });
+    const changed = await novu.environments.diff({}, staged.result.id);
+    const actions = changed.result.resources.flatMap((resource) =>
+      resource.changes.map((change) => [change.sourceResource?.name ?? change.targetResource?.name, change.action]),
+    );
+    expect(actions.sort()).toEqual([
+      ["Compared again", "modified"],
+      ["Staged only", "deleted"],
+    ]);
+    expect(changed.result.sourceEnvironmentId).toBe((await developmentOf(novu)).id);
+    expect((await failureOf(novu.environments.diff({}, "0".repeat(24), undefined, once))).statusCode).toBe(404);
+  });
 });

@@ -2,7 +2,8 @@ import { z } from "zod";
 import { ENVIRONMENT_IDENTIFIER, type CreatedEnvironment, type EnvironmentSummary } from "../environments.js";
 import type { workflowsV1 } from "@notify/proto";
 import { keyString } from "../validation.js";
-import type { PublishOutcome } from "../workflow-environments.js";
+import type { PublishOutcome, WorkflowDiff } from "../workflow-environments.js";
+import { workflowV2ToJson } from "./workflows-v2.js";
 
 const DEVELOPMENT = "Development";
 
@@ -96,14 +97,17 @@ export const publishBody = z
     resourceIds: body?.resources?.map((resource) => resource.resourceId),
   }));
 
-/** PublishEnvironmentResponseDto: notify's workflows are all of Novu's REGULAR kind. */
+/** Novu's kind of every notify workflow (neither a framework nor a bridge one). */
+const REGULAR = "REGULAR";
+const described = (workflow: workflowsV1.Workflow) => ({ resourceType: REGULAR, resourceId: workflow.id, resourceName: workflow.name });
+
+/** PublishEnvironmentResponseDto */
 export function publishOutcomeToJson(outcome: PublishOutcome) {
-  const described = (workflow: workflowsV1.Workflow) => ({ resourceType: "REGULAR", resourceId: workflow.id, resourceName: workflow.name });
   const total = outcome.successful.length + outcome.failed.length;
   return {
     results: [
       {
-        resourceType: "REGULAR",
+        resourceType: REGULAR,
         successful: outcome.successful.map(({ workflow, action }) => ({ ...described(workflow), action })),
         failed: outcome.failed.map(({ workflow, error }) => ({ ...described(workflow), error })),
         skipped: [],
@@ -111,5 +115,46 @@ export function publishOutcomeToJson(outcome: PublishOutcome) {
       },
     ],
     summary: { resources: total, successful: outcome.successful.length, failed: outcome.failed.length, skipped: 0 },
+  };
+}
+
+/** POST /v2/environments/{targetEnvironmentId}/diff */
+export const diffBody = z
+  .object({ sourceEnvironmentId: keyString("sourceEnvironmentId").optional() })
+  .optional()
+  .transform((body) => ({ sourceEnvironmentId: body?.sourceEnvironmentId }));
+
+/** What a publish would carry over of a workflow: everything but its ids and times. */
+function contentOf(workflow: workflowsV1.Workflow): string {
+  const { _id, slug, createdAt, updatedAt, steps, ...fields } = workflowV2ToJson(workflow);
+  return JSON.stringify({ ...fields, steps: steps.map(({ _id: _stepId, slug: _stepSlug, workflowDatabaseId, ...step }) => step) });
+}
+
+const resourceOf = (workflow: workflowsV1.Workflow | undefined) =>
+  workflow ? { id: workflow.id, name: workflow.name, updatedAt: workflowV2ToJson(workflow).updatedAt } : null;
+
+/** DiffEnvironmentResponseDto: one resource per workflow, added, modified, deleted (only in the target) or unchanged. */
+export function workflowDiffToJson(targetEnvironmentId: string, diff: WorkflowDiff) {
+  const resources = diff.pairs.map(({ source, target }) => {
+    const action = !target ? "added" : !source ? "deleted" : contentOf(source) === contentOf(target) ? "unchanged" : "modified";
+    const ends = { sourceResource: resourceOf(source), targetResource: resourceOf(target) };
+    return {
+      resourceType: REGULAR,
+      ...ends,
+      changes: action === "unchanged" ? [] : [{ resourceType: REGULAR, action, ...ends }],
+      summary: {
+        added: Number(action === "added"),
+        modified: Number(action === "modified"),
+        deleted: Number(action === "deleted"),
+        unchanged: Number(action === "unchanged"),
+      },
+    };
+  });
+  const totalChanges = resources.filter((resource) => resource.changes.length > 0).length;
+  return {
+    sourceEnvironmentId: diff.sourceEnvironmentId,
+    targetEnvironmentId,
+    resources,
+    summary: { totalEntities: resources.length, totalChanges, hasChanges: totalChanges > 0 },
   };
 }

@@ -156,6 +156,13 @@ export default async function deliveryBench({ report }) {
     );
     await pool.query("ANALYZE subscribers.subscribers");
 
+    /** How often the worker has handed a send job back to the deliveries stream, from its metrics. */
+    const deferredDeliveries = async () => {
+      const text = await (await fetch(`http://127.0.0.1:${ports.worker}/metrics`)).text();
+      const line = text.split("\n").find((row) => row.startsWith(`notify_jobs_total{stream="${streams.DELIVERIES_STREAM}",outcome="deferred"}`));
+      return line ? Number(line.split(" ").at(-1)) : 0;
+    };
+
     /**
      * Broadcasts `name` and answers the seconds until all SUBSCRIBERS messages exist, or with
      * `arrived` (how many of the step's sends the receiver has), until every one is `sent`. The
@@ -165,6 +172,7 @@ export default async function deliveryBench({ report }) {
      * Postgres's work during the step.
      */
     const timed = async (name, arrived) => {
+      const deferredBefore = await deferredDeliveries();
       const cpuBefore = await cpuUse(children);
       const started = performance.now();
       const { transactionId } = await post("/v1/events/trigger/broadcast", { name, payload: PAYLOAD });
@@ -212,8 +220,10 @@ export default async function deliveryBench({ report }) {
           [environmentId, transactionId],
         );
         console.log(`  ${name}: attempts ${rows.map((row) => `${row.n} ${row.status}${row.example ? ` (e.g. ${row.example})` : ""}`).join(", ")}`);
-        // Where the time went: the fan-out (every message written) against the sends after it.
+        // Where the time went: the fan-out (every message written) against the sends after it,
+        // and the send jobs handed back to the stream (their integration busy) to come again.
         console.log(`  ${name}: all written after ${writtenSeconds.toFixed(2)} s, all sent after ${seconds.toFixed(2)} s`);
+        console.log(`  ${name}: send jobs handed back to the stream ${((await deferredDeliveries()) - deferredBefore).toLocaleString("en")} times`);
       }
       return seconds;
     };

@@ -233,56 +233,57 @@ export default async function deliveryBench({ report }) {
     const inAppSeconds = await timed(inApp);
     report({ name: `in-app step to ${n} subscribers (broadcast), all messages written`, value: inAppSeconds, unit: "s" });
 
-    const verdict = (ratio) => (ratio <= 2 ? "met" : "missed");
+    /**
+     * A sending step against its receiver, then its floor (the library alone to the same
+     * receiver), each with where the CPU went; reports the three times and the ratio.
+     */
+    const sendingStep = async ({ step, label, workflow, counted, items, floorName, floorLabel, floor }) => {
+      const before = await received();
+      const arrived = async () => (await received())[counted] - before[counted];
+      const stepSeconds = await timed(workflow, arrived);
+      const fromUs = await arrived();
+      const cpuBeforeFloor = await cpuUse(children);
+      const floorSeconds = await floor();
+      console.log(`  ${floorName} alone: ${cpuLine(cpuBeforeFloor, await cpuUse(children))}`);
+      const fromFloor = (await arrived()) - fromUs;
+      console.log(`  the receiver got ${fromUs.toLocaleString("en")} ${items} from the worker, ${fromFloor.toLocaleString("en")} from ${floorName} alone`);
+      report({ name: `${floorName} alone, ${n} ${items}, ${floorLabel}`, value: floorSeconds, unit: "s" });
+      report({
+        name: `${label} to ${n} subscribers, all sent`,
+        value: stepSeconds,
+        unit: "s",
+        floor: inAppSeconds + 2 * floorSeconds,
+        target: `ratio ≤ 1 (in-app + 2× ${floorName})`,
+      });
+      report({ name: `  ${step} − in-app, over ${floorName} alone`, value: stepSeconds - inAppSeconds, unit: "s", floor: floorSeconds, target: "ratio ≤ 2" });
+      const ratio = (stepSeconds - inAppSeconds) / floorSeconds;
+      console.log(`  ${step}: (${step} − in-app) / ${floorName} = ${ratio.toFixed(2)}, ≤ 2 ${ratio <= 2 ? "met" : "missed"}`);
+    };
+    // 2. Email through nodemailer to the sink, then 3. nodemailer alone to the same sink.
     if (STEPS.has("email")) {
-      // 2. Email through nodemailer to the sink, then 3. nodemailer alone to the same sink.
-      const beforeEmail = await received();
-      const emailSeconds = await timed(email, async () => (await received()).smtp - beforeEmail.smtp);
-      const mailsFromUs = (await received()).smtp - beforeEmail.smtp;
-      const cpuBeforeNodemailer = await cpuUse(children);
-      const nodemailerSeconds = await nodemailerAlone(smtpPort);
-      console.log(`  nodemailer alone: ${cpuLine(cpuBeforeNodemailer, await cpuUse(children))}`);
-      const mailsInAll = (await received()).smtp - beforeEmail.smtp;
-      console.log(
-        `  the sink received ${mailsFromUs.toLocaleString("en")} mails from the worker, ${(mailsInAll - mailsFromUs).toLocaleString("en")} from nodemailer alone`,
-      );
-      report({ name: `nodemailer alone, ${n} mails, pool of ${SMTP_POOL_SIZE}, ${PER_INTEGRATION} at once`, value: nodemailerSeconds, unit: "s" });
-      report({
-        name: `email step to ${n} subscribers, all sent`,
-        value: emailSeconds,
-        unit: "s",
-        floor: inAppSeconds + 2 * nodemailerSeconds,
-        target: "ratio ≤ 1 (in-app + 2× nodemailer)",
+      await sendingStep({
+        step: "email",
+        label: "email step",
+        workflow: email,
+        counted: "smtp",
+        items: "mails",
+        floorName: "nodemailer",
+        floorLabel: `pool of ${SMTP_POOL_SIZE}, ${PER_INTEGRATION} at once`,
+        floor: () => nodemailerAlone(smtpPort),
       });
-      report({ name: "  email − in-app, over nodemailer alone", value: emailSeconds - inAppSeconds, unit: "s", floor: nodemailerSeconds, target: "ratio ≤ 2" });
-      console.log(
-        `  email: (email − in-app) / nodemailer = ${((emailSeconds - inAppSeconds) / nodemailerSeconds).toFixed(2)}, ≤ 2 ${verdict((emailSeconds - inAppSeconds) / nodemailerSeconds)}`,
-      );
     }
+    // 4. Chat through slack to the webhook receiver, then 5. undici alone to the same receiver.
     if (STEPS.has("chat")) {
-      // 4. Chat through slack to the webhook receiver, then 5. undici alone to the same receiver.
-      const beforeChat = await received();
-      const chatSeconds = await timed(chat, async () => (await received()).http - beforeChat.http);
-      const postsFromUs = (await received()).http - beforeChat.http;
-      const cpuBeforeUndici = await cpuUse(children);
-      const undiciSeconds = await undiciAlone(receiversOrigin);
-      console.log(`  undici alone: ${cpuLine(cpuBeforeUndici, await cpuUse(children))}`);
-      const postsInAll = (await received()).http - beforeChat.http;
-      console.log(
-        `  the receiver answered ${postsFromUs.toLocaleString("en")} posts from the worker, ${(postsInAll - postsFromUs).toLocaleString("en")} from undici alone`,
-      );
-      report({ name: `undici alone, ${n} posts, ${PER_INTEGRATION} at once`, value: undiciSeconds, unit: "s" });
-      report({
-        name: `chat step (slack) to ${n} subscribers, all sent`,
-        value: chatSeconds,
-        unit: "s",
-        floor: inAppSeconds + 2 * undiciSeconds,
-        target: "ratio ≤ 1 (in-app + 2× undici)",
+      await sendingStep({
+        step: "chat",
+        label: "chat step (slack)",
+        workflow: chat,
+        counted: "http",
+        items: "posts",
+        floorName: "undici",
+        floorLabel: `${PER_INTEGRATION} at once`,
+        floor: () => undiciAlone(receiversOrigin),
       });
-      report({ name: "  chat − in-app, over undici alone", value: chatSeconds - inAppSeconds, unit: "s", floor: undiciSeconds, target: "ratio ≤ 2" });
-      console.log(
-        `  chat: (chat − in-app) / undici = ${((chatSeconds - inAppSeconds) / undiciSeconds).toFixed(2)}, ≤ 2 ${verdict((chatSeconds - inAppSeconds) / undiciSeconds)}`,
-      );
     }
   } finally {
     // Callers first: the worker and gateway before the services they call, the receivers last.

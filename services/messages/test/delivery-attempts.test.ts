@@ -15,35 +15,29 @@ const otherEnvironmentId = objectId();
 const otherNotificationId = objectId();
 const idOf = (index: number) => index.toString(16).padStart(24, "0");
 
+/** One notification of `count` chat messages for the environment, their ids `idOf(1…count)` padded with `pad`. */
+async function load(environment: string, notification: string, count: number, pad: string) {
+  await fixture.pool.query(
+    `INSERT INTO messages.notifications (id, organization_id, environment_id, transaction_id, subscriber_id, external_subscriber_id, template_id)
+     VALUES ($1, 'org', $2, 'txn', 's', 's', 't')`,
+    [notification, environment],
+  );
+  await fixture.pool.query(
+    `INSERT INTO messages.messages (id, organization_id, environment_id, notification_id, subscriber_id, external_subscriber_id,
+                                    template_id, message_template_id, step_id, transaction_id, channel)
+     SELECT lpad(to_hex(i), 24, $4), 'org', $1, $2, 's-' || i, 's-' || i, 't', 'mt', 'chat-step', 'txn', 'chat'
+       FROM generate_series(1, $3::int) AS i`,
+    [environment, notification, count, pad],
+  );
+}
+
 beforeAll(async () => {
   fixture = await openDatabase();
   planOf = planner(fixture);
   // Statistics taken while the table held another environment's few messages only.
-  await fixture.pool.query(
-    `INSERT INTO messages.notifications (id, organization_id, environment_id, transaction_id, subscriber_id, external_subscriber_id, template_id)
-     VALUES ($1, 'org', $2, 'txn', 's', 's', 't')`,
-    [otherNotificationId, otherEnvironmentId],
-  );
-  await fixture.pool.query(
-    `INSERT INTO messages.messages (id, organization_id, environment_id, notification_id, subscriber_id, external_subscriber_id,
-                                    template_id, message_template_id, step_id, transaction_id, channel)
-     SELECT lpad(to_hex(i), 24, 'f'), 'org', $1, $2, 's-' || i, 's-' || i, 't', 'mt', 'chat-step', 'txn', 'chat'
-       FROM generate_series(1, 10) AS i`,
-    [otherEnvironmentId, otherNotificationId],
-  );
+  await load(otherEnvironmentId, otherNotificationId, 10, "f");
   await fixture.pool.query("ANALYZE messages.messages");
-  await fixture.pool.query(
-    `INSERT INTO messages.notifications (id, organization_id, environment_id, transaction_id, subscriber_id, external_subscriber_id, template_id)
-     VALUES ($1, 'org', $2, 'txn', 's', 's', 't')`,
-    [notificationId, environmentId],
-  );
-  await fixture.pool.query(
-    `INSERT INTO messages.messages (id, organization_id, environment_id, notification_id, subscriber_id, external_subscriber_id,
-                                    template_id, message_template_id, step_id, transaction_id, channel)
-     SELECT lpad(to_hex(i), 24, '0'), 'org', $1, $2, 's-' || i, 's-' || i, 't', 'mt', 'chat-step', 'txn', 'chat'
-       FROM generate_series(1, 20000) AS i`,
-    [environmentId, notificationId],
-  );
+  await load(environmentId, notificationId, 20_000, "0");
 });
 afterAll(() => fixture?.close());
 

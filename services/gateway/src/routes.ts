@@ -89,6 +89,7 @@ import {
   listQuery,
   notificationIdParam,
   snoozeBody,
+  subscriberNotificationActionParams,
   subscriberNotificationParams,
   updatedNotificationToJson,
 } from "./mappers/inbox.js";
@@ -642,6 +643,14 @@ export const routes: Route[] = [
     body: snoozeBody,
     handle: (input) => changeNotification(input.params.subscriberId, input.params.notificationId, snoozeChange(input), input),
   }),
+  ...INBOX_ACTION_ROUTES.map(([name, change]) =>
+    route({
+      method: "PATCH",
+      path: `/v2/subscribers/:subscriberId/notifications/:notificationId/actions/:actionType/${name}`,
+      params: subscriberNotificationActionParams,
+      handle: (input) => changeNotification(input.params.subscriberId, input.params.notificationId, { change, actionType: input.params.actionType }, input),
+    }),
+  ),
   ...INBOX_BULK_ROUTES.map(([name, change]) =>
     route({
       method: "POST",

@@ -95,6 +95,9 @@ export const subscriberNotificationParams = z.object({
   notificationId: z.string().refine(isObjectId, "notificationId must be a notification id (24 hex characters)"),
 });
 
+/** …/{notificationId}/actions/{actionType}/complete and /revert. */
+export const subscriberNotificationActionParams = subscriberNotificationParams.extend(actionBody.shape);
+
 /** A parsed filter: the RPC's InboxFilter, and what Novu echoes back as `filter`. */
 interface ParsedFilter {
   tags?: string[][] | undefined;

@@ -88,6 +88,7 @@ describe("the documented success answers", () => {
       providerId: "fcm",
       credentials: { deviceTokens: ["token-2"] },
     });
+    await documented("DELETE /v1/subscribers/{subscriberId}/credentials/{providerId}", "/v1/subscribers/doc-ada/credentials/fcm");
     await documented("POST /v2/subscribers", "/v2/subscribers", { subscriberId: "doc-grace", firstName: "Grace" });
     await documented("GET /v2/subscribers", "/v2/subscribers?limit=2");
     await documented("GET /v2/subscribers/{subscriberId}", "/v2/subscribers/doc-grace");
@@ -131,10 +132,9 @@ describe("the documented success answers", () => {
     const transactionId = `doc-${Date.now()}`;
     const created = await seed.create([
       newMessage(ada, { templateId: workflowId, transactionId, tags: ["billing"] }),
-      newMessage(ada, { templateId: workflowId }),
-      newMessage(ada, { templateId: workflowId }),
+      ...Array.from({ length: 5 }, () => newMessage(ada, { templateId: workflowId })),
     ]);
-    const [first, second, third] = created.messages.map((message) => message.id) as [string, string, string];
+    const [first, second, third, fourth, fifth, sixth] = created.messages.map((message) => message.id) as [string, string, string, string, string, string];
     await documented("POST /v1/subscribers/{subscriberId}/messages/mark-as", "/v1/subscribers/doc-ada/messages/mark-as", { messageId: first, markAs: "seen" });
     await documented("POST /v1/subscribers/{subscriberId}/messages/markAs", "/v1/subscribers/doc-ada/messages/markAs", {
       messageId: [first],
@@ -162,7 +162,6 @@ describe("the documented success answers", () => {
     const actions = `${base}/${third}/actions/primary`;
     await documented("PATCH /v2/subscribers/{subscriberId}/notifications/{notificationId}/actions/{actionType}/complete", `${actions}/complete`);
     await documented("PATCH /v2/subscribers/{subscriberId}/notifications/{notificationId}/actions/{actionType}/revert", `${actions}/revert`);
-    await documented("POST /v2/subscribers/{subscriberId}/notifications/seen", `${base}/seen`, { notificationIds: [third] });
 
     const session = await documented<Data<{ token: string }>>(
       "POST /v1/inbox/session",
@@ -183,6 +182,25 @@ describe("the documented success answers", () => {
     await documented("GET /v1/inbox/preferences/global", "/v1/inbox/preferences/global", undefined, inbox);
     await documented("PATCH /v1/inbox/preferences", "/v1/inbox/preferences", { email: true }, inbox);
     await documented("PATCH /v1/inbox/preferences/{workflowId}", `/v1/inbox/preferences/${workflowId}`, { in_app: true }, inbox);
+    await documented("PATCH /v1/inbox/preferences/bulk", "/v1/inbox/preferences/bulk", { preferences: [{ workflowId, email: true }] }, inbox);
+
+    for (const change of ["read", "unread", "archive", "unarchive", "unsnooze"]) {
+      await documented(`PATCH /v2/subscribers/{subscriberId}/notifications/{notificationId}/${change}`, `${base}/${third}/${change}`);
+      await documented(`PATCH /v1/inbox/notifications/{id}/${change}`, `/v1/inbox/notifications/${third}/${change}`, undefined, inbox);
+    }
+    const snoozeUntil = new Date(Date.now() + 3_600_000).toISOString();
+    await documented("PATCH /v1/inbox/notifications/{id}/snooze", `/v1/inbox/notifications/${third}/snooze`, { snoozeUntil }, inbox);
+    for (const action of ["complete", "revert"]) {
+      await documented(`PATCH /v1/inbox/notifications/{id}/${action}`, `/v1/inbox/notifications/${third}/${action}`, { actionType: "primary" }, inbox);
+    }
+    for (const change of ["seen", "read", "archive", "read-archive"]) {
+      await documented(`POST /v2/subscribers/{subscriberId}/notifications/${change}`, `${base}/${change}`, { notificationIds: [fourth] });
+      await documented(`POST /v1/inbox/notifications/${change}`, `/v1/inbox/notifications/${change}`, { notificationIds: [fifth] }, inbox);
+    }
+    await documented("POST /v2/subscribers/{subscriberId}/notifications/delete", `${base}/delete`, { notificationIds: [fourth] });
+    await documented("POST /v1/inbox/notifications/delete", "/v1/inbox/notifications/delete", { notificationIds: [fifth] }, inbox);
+    await documented("DELETE /v2/subscribers/{subscriberId}/notifications/{notificationId}", `${base}/${sixth}`);
+    await documented("DELETE /v1/inbox/notifications/{id}/delete", `/v1/inbox/notifications/${third}/delete`, undefined, inbox);
 
     await documented("DELETE /v1/messages/{messageId}", `/v1/messages/${second}`);
     await documented("DELETE /v1/messages/transaction/{transactionId}", `/v1/messages/transaction/${transactionId}`);
@@ -225,6 +243,7 @@ describe("the documented success answers", () => {
     await documented("GET /v1/integrations/active", "/v1/integrations/active");
     await documented("PUT /v1/integrations/{integrationId}", `/v1/integrations/${integration.data._id}`, { name: "Docs SendGrid", active: true });
     await documented("POST /v1/integrations/{integrationId}/set-primary", `/v1/integrations/${integration.data._id}/set-primary`);
+    await documented("DELETE /v1/integrations/{integrationId}", `/v1/integrations/${integration.data._id}`);
 
     await documented("POST /v1/topics", "/v1/topics", { key: "doc-topic", name: "Docs" });
     await documented("POST /v1/topics/{topicKey}/subscribers", "/v1/topics/doc-topic/subscribers", { subscribers: ["doc-ada", "doc-nobody"] });
@@ -235,18 +254,23 @@ describe("the documented success answers", () => {
     await documented("POST /v2/topics", "/v2/topics", { key: "doc-topic-2", name: "Docs two" });
     await documented("GET /v2/topics", "/v2/topics");
     await documented("GET /v2/topics/{topicKey}", "/v2/topics/doc-topic-2");
+    await documented("PATCH /v2/topics/{topicKey}", "/v2/topics/doc-topic-2", { name: "Docs two renamed" });
     await documented("POST /v2/topics/{topicKey}/subscriptions", "/v2/topics/doc-topic-2/subscriptions", { subscriberIds: ["doc-ada", "doc-nobody"] });
     await documented("GET /v2/topics/{topicKey}/subscriptions", "/v2/topics/doc-topic-2/subscriptions");
     await documented("GET /v2/topics/{topicKey}/subscriptions/{identifier}", "/v2/topics/doc-topic-2/subscriptions/tk_doc-topic-2:si_doc-ada");
     await documented("GET /v2/subscribers/{subscriberId}/subscriptions", "/v2/subscribers/doc-ada/subscriptions");
     await documented("DELETE /v2/topics/{topicKey}/subscriptions", "/v2/topics/doc-topic-2/subscriptions", { subscriberIds: ["doc-ada"] });
     await documented("DELETE /v2/topics/{topicKey}", "/v2/topics/doc-topic-2");
+    await documented("POST /v1/topics/{topicKey}/subscribers/removal", "/v1/topics/doc-topic/subscribers/removal", { subscribers: ["doc-ada"] });
+    await documented("DELETE /v1/topics/{topicKey}", "/v1/topics/doc-topic");
   });
 
   it("of workflows, tenants, feeds, notification groups and environments", async () => {
     await documented("GET /v1/workflows", "/v1/workflows");
     await documented("GET /v1/workflows/{workflowId}", `/v1/workflows/${workflowId}`);
+    await documented("PUT /v1/workflows/{workflowId}", `/v1/workflows/${workflowId}`, { description: "Receipts", tags: ["billing", "docs"] });
     await documented("PUT /v1/workflows/{workflowId}/status", `/v1/workflows/${workflowId}/status`, { active: true });
+    await documented("GET /v1/notification-templates", "/v1/notification-templates");
     await documented("GET /v1/notification-templates/{workflowId}", `/v1/notification-templates/${workflowId}`);
     const v2 = await documented<Data<{ workflowId: string; steps: { stepId: string }[] }>>("POST /v2/workflows", "/v2/workflows", {
       name: "Docs v2",
@@ -256,6 +280,10 @@ describe("the documented success answers", () => {
     await documented("GET /v2/workflows", "/v2/workflows");
     await documented("GET /v2/workflows/{workflowId}", "/v2/workflows/docs-v2");
     await documented("PATCH /v2/workflows/{workflowId}", "/v2/workflows/docs-v2", { tags: ["docs"] });
+    await documented("PUT /v2/workflows/{workflowId}", "/v2/workflows/docs-v2", {
+      name: "Docs v2",
+      steps: [{ name: "Note", type: "in_app", controlValues: { body: "Hello again" } }],
+    });
     await documented("GET /v2/workflows/{workflowId}/steps/{stepId}", `/v2/workflows/docs-v2/steps/${v2.data.steps[0]!.stepId}`);
     await documented("DELETE /v2/workflows/{workflowId}", "/v2/workflows/docs-v2");
 
@@ -263,6 +291,7 @@ describe("the documented success answers", () => {
     await documented("GET /v1/tenants", "/v1/tenants");
     await documented("GET /v1/tenants/{identifier}", "/v1/tenants/doc-tenant");
     await documented("PATCH /v1/tenants/{identifier}", "/v1/tenants/doc-tenant", { name: "Docs renamed" });
+    await documented("DELETE /v1/tenants/{identifier}", "/v1/tenants/doc-tenant");
     const feed = await documented<Data<{ _id: string }>>("POST /v1/feeds", "/v1/feeds", { name: "docs-feed" });
     await documented("GET /v1/feeds", "/v1/feeds");
     await documented("DELETE /v1/feeds/{feedId}", `/v1/feeds/${feed.data._id}`);

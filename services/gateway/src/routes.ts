@@ -3,7 +3,7 @@ import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
 import { messagesV1, subscribersV1 } from "@notify/proto";
 import { z } from "zod";
 import { HttpError } from "./errors.js";
-import { cursorPage, offsetPage, offsetPageText } from "./mappers/common.js";
+import { cursorPage, offsetPage, offsetPageText, cursorPageResponse, offsetPageResponse } from "./mappers/common.js";
 import {
   bulkCreatedToJson,
   bulkSubscribersBody,
@@ -24,6 +24,9 @@ import {
   updateSubscriberBody,
   v1Cleared,
   v2Cleared,
+  bulkCreatedResponse,
+  deletedResponse,
+  subscriberResponse,
 } from "./mappers/subscribers.js";
 import {
   bulkPreferencesBody,
@@ -32,6 +35,7 @@ import {
   preferencesToJson,
   updatePreferencesBody,
   updatePreferencesRequestOf,
+  preferencesResponse,
 } from "./mappers/preferences.js";
 import {
   channelChoicesOf,
@@ -42,6 +46,10 @@ import {
   workflowPreferenceParams,
   workflowPreferenceV1Body,
   workflowPreferenceV1ToJson,
+  globalPreferenceV1Response,
+  preferencesByLevelV1Response,
+  workflowPreferencesV1Response,
+  workflowPreferenceV1Response,
 } from "./mappers/preferences-v1.js";
 import {
   inboxBulkPreferencesBody,
@@ -53,6 +61,10 @@ import {
   inboxUpdateRequestOf,
   inboxWorkflowParam,
   updatedWorkflowsToJson,
+  inboxGlobalResponse,
+  inboxPreferencesResponse,
+  inboxWorkflowResponse,
+  updatedWorkflowsResponse,
 } from "./mappers/inbox-preferences.js";
 import {
   actedMessageText,
@@ -72,8 +84,11 @@ import {
   markedMessagesText,
   transactionIdParam,
   unseenQuery,
+  messagePageResponse,
+  messageResponse,
+  messagesResponse,
 } from "./mappers/messages.js";
-import { createFeedBody, feedIdParam, feedResourceToJson, feedsToJson } from "./mappers/feeds.js";
+import { createFeedBody, feedIdParam, feedResourceToJson, feedsToJson, feedResponse, feedsResponse } from "./mappers/feeds.js";
 import {
   actionBody,
   bulkBody,
@@ -89,10 +104,14 @@ import {
   listQuery,
   notificationIdParam,
   snoozeBody,
+  subscriberNotificationActionParams,
   subscriberNotificationParams,
   updatedNotificationToJson,
+  inboxCountResponse,
+  inboxNotificationResponse,
+  inboxPageResponse,
 } from "./mappers/inbox.js";
-import { createNotificationGroupBody, notificationGroupIdParam, notificationGroupToJson } from "./mappers/notification-groups.js";
+import { createNotificationGroupBody, notificationGroupIdParam, notificationGroupToJson, notificationGroupResponse } from "./mappers/notification-groups.js";
 import {
   createTenantBody,
   createTenantRequestOf,
@@ -102,6 +121,8 @@ import {
   tenantToJson,
   updateTenantBody,
   updateTenantRequestOf,
+  tenantPageResponse,
+  tenantResponse,
 } from "./mappers/tenants.js";
 import {
   WORKFLOW_BODY_LIMIT,
@@ -114,6 +135,8 @@ import {
   workflowPage,
   workflowStatusBody,
   workflowToJson,
+  workflowPageResponse,
+  workflowResponse,
 } from "./mappers/workflows.js";
 import {
   createWorkflowV2Body,
@@ -131,6 +154,9 @@ import {
   workflowStepParams,
   workflowV2PageToJson,
   workflowV2ToJson,
+  stepV2Response,
+  workflowV2PageResponse,
+  workflowV2Response,
 } from "./mappers/workflows-v2.js";
 import { callInEnvironment, syncWorkflow } from "./workflow-environments.js";
 import {
@@ -141,6 +167,8 @@ import {
   integrationToJson,
   updateIntegrationBody,
   updateRequestOf,
+  integrationResponse,
+  integrationsResponse,
 } from "./mappers/integrations.js";
 import {
   createTopicBody,
@@ -169,9 +197,24 @@ import {
   topicToJson,
   upsertTopicBody,
   upsertTopicQuery,
+  listedSubscriptionPageResponse,
+  subscriptionDetailsResponse,
+  subscriptionsResultResponse,
+  topicResponse,
+  topicSubscriberResponse,
+  topicV1Response,
 } from "./mappers/topics.js";
-import { broadcastBody, broadcastEventOf, bulkOutcome, bulkTriggerBody, eventOf, singleOutcome, triggerBody } from "./mappers/triggers.js";
-import { executionDetailsQuery, executionDetailToJson } from "./mappers/execution-details.js";
+import {
+  broadcastBody,
+  broadcastEventOf,
+  bulkOutcome,
+  bulkTriggerBody,
+  eventOf,
+  singleOutcome,
+  triggerBody,
+  triggerResultResponse,
+} from "./mappers/triggers.js";
+import { executionDetailsQuery, executionDetailToJson, executionDetailResponse } from "./mappers/execution-details.js";
 import {
   activityPageToJson,
   activityStatsToJson,
@@ -181,9 +224,13 @@ import {
   listNotificationsQuery,
   listNotificationsRequestOf,
   activityIdParam,
+  activityPageResponse,
+  activityResponse,
+  activityStatsResponse,
+  graphStatsResponse,
 } from "./mappers/activity.js";
-import { environmentToJson, parentIdOf } from "./mappers/environments.js";
-import { sessionBody } from "./mappers/inbox-session.js";
+import { environmentToJson, parentIdOf, environmentResponse } from "./mappers/environments.js";
+import { sessionBody, sessionResponse } from "./mappers/inbox-session.js";
 import { startSession } from "./inbox-session.js";
 import { MIB } from "./body.js";
 import { JsonBytes, jsonOnce, route, type Route, type RouteInput, type Sensitive } from "./route.js";
@@ -273,6 +320,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v1/subscribers",
+    response: subscriberResponse,
     body: createSubscriberV1Body,
     handle: async ({ body, clients, call }) => {
       const { subscriberId, channels, ...profile } = body;
@@ -286,6 +334,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/subscribers",
+    response: offsetPageResponse(subscriberResponse),
     envelope: false,
     query: listSubscribersQuery,
     handle: async ({ query, clients, call }) => {
@@ -297,6 +346,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v1/subscribers/bulk",
+    response: bulkCreatedResponse,
     rateLimit: { cost: "bulk" },
     bodyLimit: 5 * MIB,
     body: bulkSubscribersBody,
@@ -308,10 +358,11 @@ export const routes: Route[] = [
       return bulkCreatedToJson(body.subscribers, reply.createdSubscriberIds);
     },
   }),
-  route({ method: "GET", path: "/v1/subscribers/:subscriberId", params: subscriberIdParam, handle: getSubscriber }),
+  route({ method: "GET", path: "/v1/subscribers/:subscriberId", params: subscriberIdParam, response: subscriberResponse, handle: getSubscriber }),
   route({
     method: "PATCH",
     path: "/v1/subscribers/:subscriberId/online-status",
+    response: subscriberResponse,
     params: subscriberIdParam,
     body: onlineStatusBody,
     handle: async ({ params, body, clients, call }) =>
@@ -320,6 +371,7 @@ export const routes: Route[] = [
   route({
     method: "PUT",
     path: "/v1/subscribers/:subscriberId",
+    response: subscriberResponse,
     params: subscriberIdParam,
     body: updateSubscriberBody,
     handle: async ({ params, body, clients, call }) =>
@@ -327,12 +379,13 @@ export const routes: Route[] = [
         await clients.subscribers.updateSubscriber({ subscriberId: params.subscriberId, fields: fieldsOf(body), cleared: v1Cleared(body) }, call),
       ),
   }),
-  route({ method: "DELETE", path: "/v1/subscribers/:subscriberId", params: subscriberIdParam, handle: deleteSubscriber }),
+  route({ method: "DELETE", path: "/v1/subscribers/:subscriberId", params: subscriberIdParam, response: deletedResponse, handle: deleteSubscriber }),
 
   // Subscribers (v2, as @novu/api calls them)
   route({
     method: "POST",
     path: "/v2/subscribers",
+    response: subscriberResponse,
     query: z.object({ failIfExists: queryBool.default(false) }),
     body: createSubscriberBody,
     handle: async ({ query, body, clients, call }) => {
@@ -354,6 +407,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v2/subscribers",
+    response: cursorPageResponse(subscriberResponse),
     envelope: false,
     query: searchSubscribersQuery,
     handle: async ({ query, clients, call }) => {
@@ -361,10 +415,11 @@ export const routes: Route[] = [
       return cursorPage(reply.subscribers.map(subscriberToJson), reply);
     },
   }),
-  route({ method: "GET", path: "/v2/subscribers/:subscriberId", params: subscriberIdParam, handle: getSubscriber }),
+  route({ method: "GET", path: "/v2/subscribers/:subscriberId", params: subscriberIdParam, response: subscriberResponse, handle: getSubscriber }),
   route({
     method: "PATCH",
     path: "/v2/subscribers/:subscriberId",
+    response: subscriberResponse,
     params: subscriberIdParam,
     body: updateSubscriberBody,
     handle: async ({ params, body, clients, call }) =>
@@ -372,10 +427,11 @@ export const routes: Route[] = [
         await clients.subscribers.updateSubscriber({ subscriberId: params.subscriberId, fields: fieldsOf(body), cleared: v2Cleared(body) }, call),
       ),
   }),
-  route({ method: "DELETE", path: "/v2/subscribers/:subscriberId", params: subscriberIdParam, handle: deleteSubscriber }),
+  route({ method: "DELETE", path: "/v2/subscribers/:subscriberId", params: subscriberIdParam, response: deletedResponse, handle: deleteSubscriber }),
   route({
     method: "GET",
     path: "/v2/subscribers/:subscriberId/subscriptions",
+    response: listedSubscriptionPageResponse,
     envelope: false,
     params: subscriberIdParam,
     query: subscriberSubscriptionsQuery,
@@ -389,6 +445,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v1/subscribers/:subscriberId/messages/mark-as",
+    response: messagesResponse,
     params: subscriberIdParam,
     body: markAsBody,
     handle: async ({ params, body, clients, call }) => {
@@ -399,6 +456,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v1/subscribers/:subscriberId/messages/markAs",
+    response: messagesResponse,
     params: subscriberIdParam,
     body: legacyMarkAsBody,
     handle: async ({ params, body, clients, call }) => {
@@ -412,6 +470,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v1/subscribers/:subscriberId/messages/:messageId/actions/:type",
+    response: messageResponse,
     params: messageActionParams,
     body: messageActionBody,
     handle: async ({ params, body, clients, call }) => {
@@ -431,6 +490,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v1/subscribers/:subscriberId/messages/mark-all",
+    response: z.int().min(0),
     params: subscriberIdParam,
     body: markAllBody,
     handle: async ({ params, body, clients, call }) => {
@@ -444,6 +504,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/subscribers/:subscriberId/notifications/unseen",
+    response: z.object({ count: z.int().min(0) }),
     params: subscriberIdParam,
     query: unseenQuery,
     handle: async ({ params, query, clients, call }) => {
@@ -454,6 +515,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/subscribers/:subscriberId/notifications/feed",
+    response: messagePageResponse,
     envelope: false,
     params: subscriberIdParam,
     query: feedQuery,
@@ -476,6 +538,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/messages",
+    response: messagePageResponse,
     envelope: false,
     query: listMessagesQuery,
     handle: async ({ query, clients, call }) => {
@@ -495,6 +558,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/execution-details",
+    response: z.array(executionDetailResponse),
     query: executionDetailsQuery,
     handle: async ({ query, clients, call }) => {
       const reply = await clients.messages.listExecutionDetails({ notificationId: query.notificationId, subscriberId: query.subscriberId }, call);
@@ -514,6 +578,7 @@ export const routes: Route[] = [
   route({
     method: "DELETE",
     path: "/v1/messages/:messageId",
+    response: deletedResponse,
     params: messageIdParam,
     handle: async ({ params, clients, call }) => {
       await clients.messages.deleteMessage(params, call);
@@ -525,6 +590,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/notifications",
+    response: activityPageResponse,
     envelope: false,
     query: listNotificationsQuery,
     handle: async ({ query, clients, call }) => activityPageToJson(await clients.messages.listNotifications(listNotificationsRequestOf(query), call), query),
@@ -532,17 +598,20 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/notifications/stats",
+    response: activityStatsResponse,
     handle: async ({ clients, call }) => activityStatsToJson(await clients.messages.getNotificationStats({}, call)),
   }),
   route({
     method: "GET",
     path: "/v1/notifications/graph/stats",
+    response: graphStatsResponse,
     query: graphStatsQuery,
     handle: async ({ query, clients, call }) => graphStatsToJson(await clients.messages.getActivityGraph({ days: query.days }, call)),
   }),
   route({
     method: "GET",
     path: "/v1/notifications/:notificationId",
+    response: activityResponse,
     params: activityIdParam,
     handle: async ({ params, clients, call }) => activityToJson(await clients.messages.getNotification(params, call)),
   }),
@@ -552,6 +621,7 @@ export const routes: Route[] = [
     audience: "inbox",
     method: "GET",
     path: "/v1/inbox/notifications",
+    response: inboxPageResponse,
     envelope: false,
     query: listQuery,
     handle: (input) => listNotifications(input.session.subscriberId, input),
@@ -560,6 +630,7 @@ export const routes: Route[] = [
     audience: "inbox",
     method: "GET",
     path: "/v1/inbox/notifications/count",
+    response: inboxCountResponse,
     envelope: false,
     query: countQuery,
     handle: (input) => countNotifications(input.session.subscriberId, input),
@@ -569,6 +640,7 @@ export const routes: Route[] = [
       audience: "inbox",
       method: "PATCH",
       path: `/v1/inbox/notifications/:id/${name}`,
+      response: inboxNotificationResponse,
       params: notificationIdParam,
       handle: (input) => changeNotification(input.session.subscriberId, input.params.id, { change }, input),
     }),
@@ -577,6 +649,7 @@ export const routes: Route[] = [
     audience: "inbox",
     method: "PATCH",
     path: "/v1/inbox/notifications/:id/snooze",
+    response: inboxNotificationResponse,
     params: notificationIdParam,
     body: snoozeBody,
     handle: (input) => changeNotification(input.session.subscriberId, input.params.id, snoozeChange(input), input),
@@ -586,6 +659,7 @@ export const routes: Route[] = [
       audience: "inbox",
       method: "PATCH",
       path: `/v1/inbox/notifications/:id/${name}`,
+      response: inboxNotificationResponse,
       params: notificationIdParam,
       body: actionBody,
       handle: (input) => changeNotification(input.session.subscriberId, input.params.id, { change, actionType: input.body.actionType }, input),
@@ -614,6 +688,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v2/subscribers/:subscriberId/notifications",
+    response: inboxPageResponse,
     envelope: false,
     params: subscriberIdParam,
     query: listQuery,
@@ -622,6 +697,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v2/subscribers/:subscriberId/notifications/count",
+    response: inboxCountResponse,
     envelope: false,
     params: subscriberIdParam,
     query: countQuery,
@@ -631,6 +707,7 @@ export const routes: Route[] = [
     route({
       method: "PATCH",
       path: `/v2/subscribers/:subscriberId/notifications/:notificationId/${name}`,
+      response: inboxNotificationResponse,
       params: subscriberNotificationParams,
       handle: (input) => changeNotification(input.params.subscriberId, input.params.notificationId, { change }, input),
     }),
@@ -638,10 +715,20 @@ export const routes: Route[] = [
   route({
     method: "PATCH",
     path: "/v2/subscribers/:subscriberId/notifications/:notificationId/snooze",
+    response: inboxNotificationResponse,
     params: subscriberNotificationParams,
     body: snoozeBody,
     handle: (input) => changeNotification(input.params.subscriberId, input.params.notificationId, snoozeChange(input), input),
   }),
+  ...INBOX_ACTION_ROUTES.map(([name, change]) =>
+    route({
+      method: "PATCH",
+      path: `/v2/subscribers/:subscriberId/notifications/:notificationId/actions/:actionType/${name}`,
+      response: inboxNotificationResponse,
+      params: subscriberNotificationActionParams,
+      handle: (input) => changeNotification(input.params.subscriberId, input.params.notificationId, { change, actionType: input.params.actionType }, input),
+    }),
+  ),
   ...INBOX_BULK_ROUTES.map(([name, change]) =>
     route({
       method: "POST",
@@ -664,6 +751,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v1/workflows",
+    response: workflowResponse,
     bodyLimit: WORKFLOW_BODY_LIMIT,
     body: createWorkflowBody,
     handle: async ({ body, clients, call }) => workflowToJson(await clients.workflows.createWorkflow(createWorkflowRequestOf(body), call)),
@@ -671,6 +759,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/workflows",
+    response: workflowPageResponse,
     envelope: false,
     query: listWorkflowsQuery,
     handle: async ({ query, clients, call }) =>
@@ -682,12 +771,14 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/workflows/:workflowId",
+    response: workflowResponse,
     params: workflowIdParam,
     handle: async ({ params, clients, call }) => workflowToJson(await clients.workflows.getWorkflow({ key: { case: "any", value: params.workflowId } }, call)),
   }),
   route({
     method: "PUT",
     path: "/v1/workflows/:workflowId",
+    response: workflowResponse,
     bodyLimit: WORKFLOW_BODY_LIMIT,
     params: workflowIdParam,
     body: updateWorkflowBody,
@@ -697,6 +788,7 @@ export const routes: Route[] = [
   route({
     method: "PUT",
     path: "/v1/workflows/:workflowId/status",
+    response: workflowResponse,
     params: workflowIdParam,
     body: workflowStatusBody,
     handle: async ({ params, body, clients, call }) =>
@@ -705,6 +797,7 @@ export const routes: Route[] = [
   route({
     method: "DELETE",
     path: "/v1/workflows/:workflowId",
+    response: z.literal(true),
     params: workflowIdParam,
     handle: async ({ params, clients, call }) => {
       await clients.workflows.deleteWorkflow(params, call);
@@ -715,6 +808,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v2/workflows",
+    response: workflowV2Response,
     status: 201,
     bodyLimit: WORKFLOW_BODY_LIMIT,
     body: createWorkflowV2Body,
@@ -723,12 +817,14 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v2/workflows",
+    response: workflowV2PageResponse,
     query: listWorkflowsV2Query,
     handle: async ({ query, clients, call }) => workflowV2PageToJson(await clients.workflows.listWorkflows(listWorkflowsV2RequestOf(query), call)),
   }),
   route({
     method: "GET",
     path: "/v2/workflows/:workflowId",
+    response: workflowV2Response,
     params: workflowIdParam,
     query: getWorkflowV2Query,
     handle: async (input) =>
@@ -742,6 +838,7 @@ export const routes: Route[] = [
   route({
     method: "PUT",
     path: "/v2/workflows/:workflowId",
+    response: workflowV2Response,
     bodyLimit: WORKFLOW_BODY_LIMIT,
     params: workflowIdParam,
     body: updateWorkflowV2Body,
@@ -751,6 +848,7 @@ export const routes: Route[] = [
   route({
     method: "PATCH",
     path: "/v2/workflows/:workflowId",
+    response: workflowV2Response,
     params: workflowIdParam,
     body: patchWorkflowV2Body,
     handle: async ({ params, body, clients, call }) =>
@@ -768,6 +866,7 @@ export const routes: Route[] = [
   route({
     method: "PUT",
     path: "/v2/workflows/:workflowId/sync",
+    response: workflowV2Response,
     params: workflowIdParam,
     body: syncWorkflowBody,
     handle: async (input) => workflowV2ToJson(await syncWorkflow(input)),
@@ -775,6 +874,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v2/workflows/:workflowId/steps/:stepId",
+    response: stepV2Response,
     params: workflowStepParams,
     handle: async ({ params, clients, call }) => {
       const workflow = await clients.workflows.getWorkflow({ key: { case: "any", value: params.workflowId } }, call);
@@ -786,23 +886,27 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/notification-groups",
+    response: z.array(notificationGroupResponse),
     handle: async ({ clients, call }) => (await clients.workflows.listNotificationGroups({}, call)).groups.map(notificationGroupToJson),
   }),
   route({
     method: "POST",
     path: "/v1/notification-groups",
+    response: notificationGroupResponse,
     body: createNotificationGroupBody,
     handle: async ({ body, clients, call }) => notificationGroupToJson(await clients.workflows.createNotificationGroup(body, call)),
   }),
   route({
     method: "GET",
     path: "/v1/notification-groups/:id",
+    response: notificationGroupResponse,
     params: notificationGroupIdParam,
     handle: async ({ params, clients, call }) => notificationGroupToJson(await clients.workflows.getNotificationGroup(params, call)),
   }),
   route({
     method: "PATCH",
     path: "/v1/notification-groups/:id",
+    response: notificationGroupResponse,
     params: notificationGroupIdParam,
     body: createNotificationGroupBody,
     handle: async ({ params, body, clients, call }) =>
@@ -811,6 +915,7 @@ export const routes: Route[] = [
   route({
     method: "DELETE",
     path: "/v1/notification-groups/:id",
+    response: deletedResponse,
     params: notificationGroupIdParam,
     handle: async ({ params, clients, call }) => {
       await clients.workflows.deleteNotificationGroup(params, call);
@@ -820,29 +925,34 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/feeds",
+    response: feedsResponse,
     handle: async ({ clients, call }) => feedsToJson(await clients.workflows.listFeeds({}, call)),
   }),
   route({
     method: "POST",
     path: "/v1/feeds",
+    response: feedResponse,
     body: createFeedBody,
     handle: async ({ body, clients, call }) => feedResourceToJson(await clients.workflows.createFeed(body, call)),
   }),
   route({
     method: "DELETE",
     path: "/v1/feeds/:feedId",
+    response: feedsResponse,
     params: feedIdParam,
     handle: async ({ params, clients, call }) => feedsToJson(await clients.workflows.deleteFeed({ id: params.feedId }, call)),
   }),
   route({
     method: "POST",
     path: "/v1/tenants",
+    response: tenantResponse,
     body: createTenantBody,
     handle: async ({ body, clients, call }) => tenantToJson(await clients.tenants.createTenant(createTenantRequestOf(body), call)),
   }),
   route({
     method: "GET",
     path: "/v1/tenants",
+    response: tenantPageResponse,
     envelope: false,
     query: listTenantsQuery,
     handle: async ({ query, clients, call }) => tenantPage(await clients.tenants.listTenants(query, call), query),
@@ -850,12 +960,14 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/tenants/:identifier",
+    response: tenantResponse,
     params: tenantIdentifierParam,
     handle: async ({ params, clients, call }) => tenantToJson(await clients.tenants.getTenant(params, call)),
   }),
   route({
     method: "PATCH",
     path: "/v1/tenants/:identifier",
+    response: tenantResponse,
     params: tenantIdentifierParam,
     body: updateTenantBody,
     handle: async ({ params, body, clients, call }) => tenantToJson(await clients.tenants.updateTenant(updateTenantRequestOf(params.identifier, body), call)),
@@ -874,6 +986,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v1/integrations",
+    response: integrationResponse,
     body: createIntegrationBody,
     handle: async ({ body, clients, call }) => integrationToJson(await clients.integrations.createIntegration(createRequestOf(body), call)),
     sensitive: integrationOutcome,
@@ -881,16 +994,19 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/integrations",
+    response: integrationsResponse,
     handle: async ({ clients, call }) => integrationsToJson(await clients.integrations.listIntegrations({}, call)),
   }),
   route({
     method: "GET",
     path: "/v1/integrations/active",
+    response: integrationsResponse,
     handle: async ({ clients, call }) => integrationsToJson(await clients.integrations.listOrganizationActiveIntegrations({}, call)),
   }),
   route({
     method: "PUT",
     path: "/v1/integrations/:integrationId",
+    response: integrationResponse,
     params: integrationIdParam,
     body: updateIntegrationBody,
     handle: async ({ params, body, clients, call }) =>
@@ -899,12 +1015,14 @@ export const routes: Route[] = [
   route({
     method: "DELETE",
     path: "/v1/integrations/:integrationId",
+    response: integrationsResponse,
     params: integrationIdParam,
     handle: async ({ params, clients, call }) => integrationsToJson(await clients.integrations.deleteIntegration({ id: params.integrationId }, call)),
   }),
   route({
     method: "POST",
     path: "/v1/integrations/:integrationId/set-primary",
+    response: integrationResponse,
     // Novu answers 201, but @novu/api accepts only 200 here.
     status: 200,
     params: integrationIdParam,
@@ -916,6 +1034,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v1/topics",
+    response: z.object({ _id: z.string(), key: z.string() }),
     body: createTopicBody,
     handle: async ({ body, clients, call }) => {
       const topic = await clients.topics.createTopic(body, call);
@@ -925,6 +1044,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/topics",
+    response: offsetPageResponse(topicV1Response),
     envelope: false,
     query: listTopicsQuery,
     handle: async ({ query, clients, call }) => {
@@ -943,12 +1063,14 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/topics/:topicKey",
+    response: topicV1Response,
     params: topicKeyParam,
     handle: async ({ params, clients, call }) => topicToJson(await clients.topics.getTopic({ key: params.topicKey }, call)),
   }),
   route({
     method: "PATCH",
     path: "/v1/topics/:topicKey",
+    response: topicV1Response,
     params: topicKeyParam,
     body: renameTopicBody,
     handle: async ({ params, body, clients, call }) => topicToJson(await clients.topics.renameTopic({ key: params.topicKey, name: body.name }, call)),
@@ -965,6 +1087,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v1/topics/:topicKey/subscribers",
+    response: z.object({ succeeded: z.array(z.string()), failed: z.object({ notFound: z.array(z.string()) }).optional() }),
     status: 200,
     params: topicKeyParam,
     body: topicSubscribersBody,
@@ -986,6 +1109,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/topics/:topicKey/subscribers/:externalSubscriberId",
+    response: topicSubscriberResponse,
     params: topicSubscriberParams,
     handle: async ({ params, clients, call }) => topicSubscriberToJson(await clients.topics.getSubscription(params, call)),
   }),
@@ -994,6 +1118,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v2/topics",
+    response: topicResponse,
     query: upsertTopicQuery,
     body: upsertTopicBody,
     handle: async ({ query, body, clients, call }) => {
@@ -1011,6 +1136,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v2/topics",
+    response: cursorPageResponse(topicResponse),
     envelope: false,
     query: searchTopicsQuery,
     handle: async ({ query, clients, call }) => {
@@ -1021,12 +1147,14 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v2/topics/:topicKey",
+    response: topicResponse,
     params: topicKeyParam,
     handle: async ({ params, clients, call }) => topicResponseToJson(await clients.topics.getTopic({ key: params.topicKey }, call)),
   }),
   route({
     method: "PATCH",
     path: "/v2/topics/:topicKey",
+    response: topicResponse,
     params: topicKeyParam,
     body: renameTopicBody,
     handle: async ({ params, body, clients, call }) => topicResponseToJson(await clients.topics.renameTopic({ key: params.topicKey, name: body.name }, call)),
@@ -1034,6 +1162,7 @@ export const routes: Route[] = [
   route({
     method: "DELETE",
     path: "/v2/topics/:topicKey",
+    response: z.object({ acknowledged: z.literal(true) }),
     params: topicKeyParam,
     handle: async ({ params, clients, call }) => {
       await clients.topics.deleteTopic({ key: params.topicKey, force: true }, call);
@@ -1043,6 +1172,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v2/topics/:topicKey/subscriptions",
+    response: listedSubscriptionPageResponse,
     envelope: false,
     params: topicKeyParam,
     query: listSubscriptionsQuery,
@@ -1057,6 +1187,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v2/topics/:topicKey/subscriptions/:identifier",
+    response: subscriptionDetailsResponse,
     params: subscriptionIdentifierParams,
     handle: async ({ params, clients, call }) => {
       const externalSubscriberId = subscriberOfIdentifier(params.topicKey, params.identifier);
@@ -1068,6 +1199,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v2/topics/:topicKey/subscriptions",
+    response: subscriptionsResultResponse,
     envelope: false,
     params: topicKeyParam,
     body: subscriptionsBody,
@@ -1081,6 +1213,7 @@ export const routes: Route[] = [
   route({
     method: "DELETE",
     path: "/v2/topics/:topicKey/subscriptions",
+    response: subscriptionsResultResponse,
     envelope: false,
     params: topicKeyParam,
     body: subscriptionsBody,
@@ -1096,6 +1229,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v1/events/trigger",
+    response: triggerResultResponse,
     rateLimit: { category: "trigger" },
     bodyLimit: 5 * MIB,
     body: triggerBody,
@@ -1106,6 +1240,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v1/events/trigger/bulk",
+    response: z.array(triggerResultResponse),
     rateLimit: { category: "trigger", cost: "bulk" },
     bodyLimit: 5 * MIB,
     body: bulkTriggerBody,
@@ -1127,6 +1262,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v1/events/trigger/broadcast",
+    response: triggerResultResponse,
     rateLimit: { category: "trigger", cost: "bulk" },
     status: 200,
     bodyLimit: 5 * MIB,
@@ -1138,6 +1274,7 @@ export const routes: Route[] = [
   route({
     method: "DELETE",
     path: "/v1/events/trigger/:transactionId",
+    response: z.boolean(),
     rateLimit: { category: "trigger" },
     params: z.object({ transactionId: keyString("transactionId") }),
     handle: async ({ params, clients, call }) => (await clients.triggers.cancelTrigger(params, call)).canceled,
@@ -1147,6 +1284,7 @@ export const routes: Route[] = [
   route({
     method: "PATCH",
     path: "/v1/subscribers/:subscriberId/credentials",
+    response: subscriberResponse,
     params: subscriberIdParam,
     body: credentialsBody,
     handle: async ({ params, body, clients, call }) =>
@@ -1155,6 +1293,7 @@ export const routes: Route[] = [
   route({
     method: "PUT",
     path: "/v1/subscribers/:subscriberId/credentials",
+    response: subscriberResponse,
     params: subscriberIdParam,
     body: credentialsBody,
     handle: async ({ params, body, clients, call }) =>
@@ -1172,6 +1311,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v2/subscribers/:subscriberId/preferences",
+    response: preferencesResponse,
     params: subscriberIdParam,
     query: preferencesQuery,
     handle: async ({ params, query, clients, call }) =>
@@ -1182,6 +1322,7 @@ export const routes: Route[] = [
   route({
     method: "PATCH",
     path: "/v2/subscribers/:subscriberId/preferences",
+    response: preferencesResponse,
     params: subscriberIdParam,
     body: updatePreferencesBody,
     handle: async ({ params, body, clients, call }) =>
@@ -1193,6 +1334,7 @@ export const routes: Route[] = [
   route({
     method: "PATCH",
     path: "/v2/subscribers/:subscriberId/preferences/bulk",
+    response: updatedWorkflowsResponse,
     params: subscriberIdParam,
     body: bulkPreferencesBody,
     handle: async ({ params, body, clients, call }) =>
@@ -1203,6 +1345,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/subscribers/:subscriberId/preferences",
+    response: workflowPreferencesV1Response,
     params: subscriberIdParam,
     query: preferencesV1Query,
     handle: async ({ params, query, clients, call }) => {
@@ -1213,6 +1356,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/subscribers/:subscriberId/preferences/:parameter",
+    response: preferencesByLevelV1Response,
     params: preferenceLevelParams,
     query: preferencesV1Query,
     handle: async ({ params, query, clients, call }) => {
@@ -1225,6 +1369,7 @@ export const routes: Route[] = [
   route({
     method: "PATCH",
     path: "/v1/subscribers/:subscriberId/preferences",
+    response: globalPreferenceV1Response,
     params: subscriberIdParam,
     body: globalPreferenceV1Body,
     handle: async ({ params, body, clients, call }) => {
@@ -1238,6 +1383,7 @@ export const routes: Route[] = [
   route({
     method: "PATCH",
     path: "/v1/subscribers/:subscriberId/preferences/:parameter",
+    response: workflowPreferenceV1Response,
     params: workflowPreferenceParams,
     body: workflowPreferenceV1Body,
     handle: async ({ params, body, clients, call }) => {
@@ -1258,6 +1404,7 @@ export const routes: Route[] = [
     audience: "inbox",
     method: "GET",
     path: "/v1/inbox/preferences",
+    response: inboxPreferencesResponse,
     query: inboxPreferencesQuery,
     handle: async ({ query, session, clients, call }) =>
       inboxPreferencesToJson(await clients.subscribers.getSubscriberPreferences({ subscriberId: session.subscriberId, ...query }, call)),
@@ -1266,6 +1413,7 @@ export const routes: Route[] = [
     audience: "inbox",
     method: "GET",
     path: "/v1/inbox/preferences/global",
+    response: inboxGlobalResponse,
     handle: async ({ session, clients, call }) =>
       inboxGlobalToJson((await clients.subscribers.getSubscriberPreferences({ subscriberId: session.subscriberId }, call)).global),
   }),
@@ -1273,6 +1421,7 @@ export const routes: Route[] = [
     audience: "inbox",
     method: "PATCH",
     path: "/v1/inbox/preferences",
+    response: inboxGlobalResponse,
     body: inboxPreferenceBody,
     handle: async ({ body, session, clients, call }) =>
       inboxGlobalToJson((await clients.subscribers.updateSubscriberPreferences(inboxUpdateRequestOf(session.subscriberId, body), call)).global),
@@ -1282,6 +1431,7 @@ export const routes: Route[] = [
     audience: "inbox",
     method: "PATCH",
     path: "/v1/inbox/preferences/bulk",
+    response: updatedWorkflowsResponse,
     body: inboxBulkPreferencesBody,
     handle: async ({ body, session, clients, call }) =>
       updatedWorkflowsToJson(await clients.subscribers.bulkUpdateSubscriberPreferences(inboxBulkRequestOf(session.subscriberId, body), call)),
@@ -1290,6 +1440,7 @@ export const routes: Route[] = [
     audience: "inbox",
     method: "PATCH",
     path: "/v1/inbox/preferences/:workflowId",
+    response: inboxWorkflowResponse,
     params: inboxWorkflowParam,
     body: inboxPreferenceBody,
     handle: async ({ params, body, session, clients, call }) => {
@@ -1305,6 +1456,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/environments/me",
+    response: environmentResponse,
     handle: async ({ scope, accounts }) => {
       const [environment, all] = await Promise.all([
         accounts.environments.byId(scope.environmentId),
@@ -1318,6 +1470,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/environments",
+    response: z.array(environmentResponse),
     handle: async ({ scope, accounts }) => {
       const all = await accounts.environments.listOfOrganization(scope.organizationId);
       const parentId = parentIdOf(all);
@@ -1326,7 +1479,7 @@ export const routes: Route[] = [
   }),
 
   // The Inbox (@novu/js): a session for a subscriber's browser; every other Inbox route takes its token
-  route({ audience: "public", method: "POST", path: "/v1/inbox/session", body: sessionBody, handle: startSession }),
+  route({ audience: "public", method: "POST", path: "/v1/inbox/session", body: sessionBody, response: sessionResponse, handle: startSession }),
 ];
 
 // Novu's earlier name of the v1 workflow routes, which @novu/node's notificationTemplates calls: the same routes.

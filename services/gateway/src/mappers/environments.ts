@@ -1,3 +1,4 @@
+import { z } from "zod";
 import type { EnvironmentSummary } from "../environments.js";
 
 const DEVELOPMENT = "Development";
@@ -19,3 +20,15 @@ export function environmentToJson(environment: EnvironmentSummary, parentId: str
     ...(parentId !== undefined && parentId !== environment.id ? { _parentId: parentId } : {}),
   };
 }
+
+/** What environmentToJson answers. */
+export const environmentResponse = z
+  .object({
+    _id: z.string(),
+    name: z.string(),
+    _organizationId: z.string(),
+    identifier: z.string(),
+    type: z.enum(["prod", "dev"]),
+    _parentId: z.string().optional(),
+  })
+  .meta({ id: "Environment" });

@@ -3,7 +3,7 @@ import { integrationsV1 } from "@notify/proto";
 import { CHANNELS } from "@notify/runtime";
 import { z } from "zod";
 import { jsonObject, keyString, outboundHost, outboundUrl } from "../validation.js";
-import { FILTER_ON, FILTER_TYPES, FILTER_VALUES, iso, OPERATORS } from "./common.js";
+import { FILTER_ON, FILTER_TYPES, FILTER_VALUES, freeFormResponse, iso, isoDateResponse, OPERATORS } from "./common.js";
 
 const { ConfigurationsSchema, IntegrationCredentialsSchema, StepFilterSchema } = integrationsV1;
 
@@ -174,3 +174,29 @@ export function integrationToJson(integration: integrationsV1.Integration) {
 }
 
 export const integrationsToJson = (reply: integrationsV1.ListIntegrationsResponse) => reply.integrations.map(integrationToJson);
+
+/** What integrationToJson answers; credentials and configurations as the provider has them. */
+export const integrationResponse = z
+  .object({
+    _id: z.string(),
+    _environmentId: z.string(),
+    _organizationId: z.string(),
+    name: z.string(),
+    identifier: z.string(),
+    providerId: z.string(),
+    channel: z.enum(CHANNELS),
+    credentials: freeFormResponse,
+    configurations: freeFormResponse,
+    active: z.boolean(),
+    deleted: z.boolean(),
+    deletedAt: isoDateResponse.optional(),
+    deletedBy: z.string().optional(),
+    primary: z.boolean(),
+    priority: z.int(),
+    conditions: z.array(freeFormResponse),
+    createdAt: isoDateResponse,
+    updatedAt: isoDateResponse,
+  })
+  .meta({ id: "Integration" });
+
+export const integrationsResponse = z.array(integrationResponse);

@@ -3,6 +3,7 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { readdir, readFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
@@ -165,4 +166,54 @@ export async function tearDownBench({ children, streams, pool, database }) {
   await nats.close();
   await pool.end();
   await database.drop();
+}
+
+/** Linux's unit for CPU time in /proc (USER_HZ). */
+const CLOCK_TICKS = 100;
+
+/** CPU seconds (user + system) a process has used so far, from /proc; 0 once it is gone. */
+async function cpuSecondsOf(pid) {
+  const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => undefined);
+  if (!stat) return 0;
+  // The fields after the command name (which may hold spaces) start at its closing parenthesis.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+/** The processes of a command name (postgres, nats-server) running on this machine. */
+async function pidsNamed(command) {
+  const pids = [];
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const name = await readFile(`/proc/${entry}/comm`, "utf8").catch(() => "");
+    if (name.trim() === command) pids.push(Number(entry));
+  }
+  return pids;
+}
+
+/**
+ * CPU seconds used so far by each child, by this process, and by the machine's PostgreSQL and
+ * NATS servers: taken before and after a step, the differences say where its time went (the
+ * servers' figures hold whatever else the machine ran meanwhile).
+ */
+export async function cpuUse(children) {
+  const use = { bench: (process.cpuUsage().user + process.cpuUsage().system) / 1e6 };
+  for (const child of children) use[child.name] = (use[child.name] ?? 0) + (await cpuSecondsOf(child.pid));
+  for (const [name, command] of [
+    ["postgres", "postgres"],
+    ["nats", "nats-server"],
+  ]) {
+    let sum = 0;
+    for (const pid of await pidsNamed(command)) sum += await cpuSecondsOf(pid);
+    use[name] = sum;
+  }
+  return use;
+}
+
+/** What `cpuUse` grew by between two readings, one line: each name's seconds, largest first. */
+export function cpuLine(before, after) {
+  const grown = Object.keys(after).map((name) => [name, after[name] - (before[name] ?? 0)]);
+  grown.sort((a, b) => b[1] - a[1]);
+  const total = grown.reduce((sum, [, seconds]) => sum + seconds, 0);
+  return `CPU ${total.toFixed(1)} s: ${grown.map(([name, seconds]) => `${name} ${seconds.toFixed(2)}`).join(", ")}`;
 }

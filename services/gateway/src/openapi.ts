@@ -6,7 +6,8 @@ import type { Audience, Method, Route } from "./route.js";
  * The OpenAPI 3.1 description of the API, derived from the route table alone: each route's
  * path, method, audience, success status and envelope, and the zod schemas that validate its
  * params, query and body (the same objects, so the description cannot drift from what is
- * enforced). A route added to the table is described without anything more.
+ * enforced), and the zod schema of its answer, where it declares one (held to the real answers
+ * by a test). A route added to the table is described without anything more.
  */
 
 type JsonSchema = Record<string, unknown>;
@@ -104,14 +105,18 @@ function operationIdOf(route: Route): string {
 const tagOf = (route: Route) => route.path.split("/")[2] ?? "api";
 
 /**
- * JSON Schemas of one route's zod schemas, with any definitions they need (recursive values)
- * moved into components.schemas under names of their own, so references resolve in the document.
+ * JSON Schemas of one route's zod schemas, with any definitions they need moved into
+ * components.schemas: a named response shape (`.meta({ id })`) under its name, shared by every
+ * route that answers it; anything else zod defines (a recursive value) under a name of the route's
+ * own, so references resolve in the document. Requests are described as the client sends them
+ * (`input`), answers as the gateway sends them (`output`).
  */
 function schemaConverter(schemas: Record<string, JsonSchema>) {
-  return (schema: z.ZodType, name: string): JsonSchema => {
-    const { $schema: _dialect, $defs, ...converted } = z.toJSONSchema(schema, { io: "input", target: "draft-2020-12", unrepresentable: "any" });
+  return (schema: z.ZodType, name: string, io: "input" | "output" = "input"): JsonSchema => {
+    const { $schema: _dialect, $defs, ...converted } = z.toJSONSchema(schema, { io, target: "draft-2020-12", unrepresentable: "any" });
     if (!$defs) return converted;
-    const renamed = (definition: string) => `${name}_${definition}`;
+    // zod names the definitions it makes up `__schema0`, `__schema1`, … in every conversion.
+    const renamed = (definition: string) => (definition.startsWith("__schema") ? `${name}_${definition}` : definition);
     const relink = (value: unknown): unknown => {
       if (Array.isArray(value)) return value.map(relink);
       if (value === null || typeof value !== "object") return value;
@@ -151,7 +156,7 @@ function parametersOf(schema: JsonSchema, location: "path" | "query", requiredKn
 
 const isEmptySchema = (schema: JsonSchema) => Object.keys(schema).length === 0;
 
-function successOf(route: Route): Response {
+function successOf(route: Route, convert: ReturnType<typeof schemaConverter>, operationId: string): Response {
   const headers: Record<string, Reference> = {};
   if (route.audience === "api") {
     for (const name of RATE_LIMIT_HEADERS) headers[name] = ref("headers", name);
@@ -162,9 +167,10 @@ function successOf(route: Route): Response {
   }
   const response: Response = { description: route.status === 204 ? "Done; no body" : "Success", ...(Object.keys(headers).length > 0 ? { headers } : {}) };
   if (route.status === 204) return response;
-  const schema: JsonSchema = route.envelope
-    ? { type: "object", properties: { data: {} }, required: ["data"], description: "The result, wrapped as `data`" }
-    : { type: "object", description: "A page: the items under `data`, with the paging fields" };
+  let schema: JsonSchema | Reference;
+  if (route.response) schema = convert(route.envelope ? z.object({ data: route.response }) : route.response, `${operationId}Response`, "output");
+  else if (route.envelope) schema = { type: "object", properties: { data: {} }, required: ["data"], description: "The result, wrapped as `data`" };
+  else schema = { type: "object", description: "A page: the items under `data`, with the paging fields" };
   return { ...response, content: { "application/json": { schema } } };
 }
 
@@ -181,7 +187,7 @@ function operationOf(route: Route, convert: ReturnType<typeof schemaConverter>, 
   ];
   if (route.audience === "api" && (route.method === "POST" || route.method === "PATCH")) parameters.push(ref("parameters", "IdempotencyKey"));
   const body = convert(route.body, `${operationId}Body`);
-  const responses: Record<string, Response | Reference> = { [String(route.status)]: successOf(route) };
+  const responses: Record<string, Response | Reference> = { [String(route.status)]: successOf(route, convert, operationId) };
   for (const error of errorsOf(route)) responses[String(ERROR_RESPONSES[error][0])] = ref("responses", route.audience === "api" ? `Api${error}` : error);
   return {
     operationId,

@@ -84,6 +84,12 @@ export interface Route {
   params: z.ZodType;
   query: z.ZodType;
   body: z.ZodType;
+  /**
+   * The success body's shape (inside the envelope, if the route has one): what the API description
+   * documents the route answers. Described, not enforced when answering; a test holds real answers
+   * to it. Absent: documented as any JSON.
+   */
+  response?: z.ZodType;
   /** Called with the input of the route's audience (InputOf). */
   handle(input: BaseRouteInput<unknown, unknown, unknown>): Promise<unknown>;
   sensitive?: Sensitive;
@@ -138,6 +144,7 @@ export function route<
   params?: P;
   query?: Q;
   body?: B;
+  response?: z.ZodType;
   handle(input: InputOf<A, z.output<P>, z.output<Q>, z.output<B>>): Promise<R>;
   /** Only on `api` routes: idempotency keys are kept per environment, not per subscriber. */
   sensitive?: A extends "api" ? Sensitive<z.output<P>, z.output<Q>, z.output<B>, R> : never;
@@ -156,6 +163,7 @@ export function route<
     body: spec.body ?? anything,
     handle: spec.handle as Route["handle"],
     rateLimit: { category: spec.method === "GET" ? "global" : "configuration", cost: "single", ...spec.rateLimit },
+    ...(spec.response ? { response: spec.response } : {}),
     ...(spec.sensitive ? { sensitive: spec.sensitive as Sensitive } : {}),
   };
 }

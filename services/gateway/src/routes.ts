@@ -3,7 +3,7 @@ import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
 import { type integrationsV1, messagesV1, subscribersV1 } from "@notify/proto";
 import { z } from "zod";
 import { HttpError } from "./errors.js";
-import { cursorPage, offsetPage, offsetPageText } from "./mappers/common.js";
+import { cursorPage, offsetPage, offsetPageText, cursorPageResponse, offsetPageResponse } from "./mappers/common.js";
 import {
   bulkCreatedToJson,
   bulkSubscribersBody,
@@ -24,6 +24,9 @@ import {
   updateSubscriberBody,
   v1Cleared,
   v2Cleared,
+  bulkCreatedResponse,
+  deletedResponse,
+  subscriberResponse,
 } from "./mappers/subscribers.js";
 import {
   bulkPreferencesBody,
@@ -32,6 +35,7 @@ import {
   preferencesToJson,
   updatePreferencesBody,
   updatePreferencesRequestOf,
+  preferencesResponse,
 } from "./mappers/preferences.js";
 import {
   channelChoicesOf,
@@ -42,6 +46,10 @@ import {
   workflowPreferenceParams,
   workflowPreferenceV1Body,
   workflowPreferenceV1ToJson,
+  globalPreferenceV1Response,
+  preferencesByLevelV1Response,
+  workflowPreferencesV1Response,
+  workflowPreferenceV1Response,
 } from "./mappers/preferences-v1.js";
 import {
   inboxBulkPreferencesBody,
@@ -53,6 +61,10 @@ import {
   inboxUpdateRequestOf,
   inboxWorkflowParam,
   updatedWorkflowsToJson,
+  inboxGlobalResponse,
+  inboxPreferencesResponse,
+  inboxWorkflowResponse,
+  updatedWorkflowsResponse,
 } from "./mappers/inbox-preferences.js";
 import {
   actedMessageText,
@@ -72,8 +84,11 @@ import {
   markedMessagesText,
   transactionIdParam,
   unseenQuery,
+  messagePageResponse,
+  messageResponse,
+  messagesResponse,
 } from "./mappers/messages.js";
-import { createFeedBody, feedIdParam, feedResourceToJson, feedsToJson } from "./mappers/feeds.js";
+import { createFeedBody, feedIdParam, feedResourceToJson, feedsToJson, feedResponse, feedsResponse } from "./mappers/feeds.js";
 import {
   actionBody,
   bulkBody,
@@ -89,10 +104,14 @@ import {
   listQuery,
   notificationIdParam,
   snoozeBody,
+  subscriberNotificationActionParams,
   subscriberNotificationParams,
   updatedNotificationToJson,
+  inboxCountResponse,
+  inboxNotificationResponse,
+  inboxPageResponse,
 } from "./mappers/inbox.js";
-import { createNotificationGroupBody, notificationGroupIdParam, notificationGroupToJson } from "./mappers/notification-groups.js";
+import { createNotificationGroupBody, notificationGroupIdParam, notificationGroupToJson, notificationGroupResponse } from "./mappers/notification-groups.js";
 import {
   createTenantBody,
   createTenantRequestOf,
@@ -102,6 +121,8 @@ import {
   tenantToJson,
   updateTenantBody,
   updateTenantRequestOf,
+  tenantPageResponse,
+  tenantResponse,
 } from "./mappers/tenants.js";
 import {
   WORKFLOW_BODY_LIMIT,
@@ -114,6 +135,8 @@ import {
   workflowPage,
   workflowStatusBody,
   workflowToJson,
+  workflowPageResponse,
+  workflowResponse,
 } from "./mappers/workflows.js";
 import {
   createWorkflowV2Body,
@@ -131,6 +154,9 @@ import {
   workflowStepParams,
   workflowV2PageToJson,
   workflowV2ToJson,
+  stepV2Response,
+  workflowV2PageResponse,
+  workflowV2Response,
 } from "./mappers/workflows-v2.js";
 import { callInEnvironment, diffWorkflows, publishWorkflows, syncWorkflow } from "./workflow-environments.js";
 import {
@@ -142,9 +168,12 @@ import {
   integrationsToJson,
   integrationToJson,
   mobileLinkBody,
+  refusedResponse,
   subscriberChatConnectionBody,
   updateIntegrationBody,
   updateRequestOf,
+  integrationResponse,
+  integrationsResponse,
 } from "./mappers/integrations.js";
 import {
   addSubscribersRequestOf,
@@ -167,6 +196,7 @@ import {
   subscriptionIdentifierParams,
   subscriptionConflict,
   subscriptionNotFound,
+  subscriptionResponse,
   subscriptionsResult,
   subscriptionToJson,
   topicKeyParam,
@@ -178,9 +208,24 @@ import {
   updateSubscriptionBody,
   upsertTopicBody,
   upsertTopicQuery,
+  listedSubscriptionPageResponse,
+  subscriptionDetailsResponse,
+  subscriptionsResultResponse,
+  topicResponse,
+  topicSubscriberResponse,
+  topicV1Response,
 } from "./mappers/topics.js";
-import { broadcastBody, broadcastEventOf, bulkOutcome, bulkTriggerBody, eventOf, singleOutcome, triggerBody } from "./mappers/triggers.js";
-import { executionDetailsQuery, executionDetailToJson } from "./mappers/execution-details.js";
+import {
+  broadcastBody,
+  broadcastEventOf,
+  bulkOutcome,
+  bulkTriggerBody,
+  eventOf,
+  singleOutcome,
+  triggerBody,
+  triggerResultResponse,
+} from "./mappers/triggers.js";
+import { executionDetailsQuery, executionDetailToJson, executionDetailResponse } from "./mappers/execution-details.js";
 import {
   activityPageToJson,
   activityStatsToJson,
@@ -190,22 +235,31 @@ import {
   listNotificationsQuery,
   listNotificationsRequestOf,
   activityIdParam,
+  activityPageResponse,
+  activityResponse,
+  activityStatsResponse,
+  graphStatsResponse,
 } from "./mappers/activity.js";
 import {
+  createdEnvironmentResponse,
   createdEnvironmentToJson,
   createEnvironmentBody,
   diffBody,
+  diffResponse,
   environmentIdParam,
+  environmentResponse,
   environmentToJson,
   parentIdOf,
   publishBody,
   publishOutcomeToJson,
   publishParams,
+  publishResponse,
+  tagsResponse,
   tagsToJson,
   updateEnvironmentBody,
   workflowDiffToJson,
 } from "./mappers/environments.js";
-import { sessionBody } from "./mappers/inbox-session.js";
+import { sessionBody, sessionResponse } from "./mappers/inbox-session.js";
 import { startSession } from "./inbox-session.js";
 import { MIB } from "./body.js";
 import type { Clients } from "./clients.js";
@@ -323,6 +377,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v1/subscribers",
+    response: subscriberResponse,
     body: createSubscriberV1Body,
     handle: async ({ body, clients, call }) => {
       const { subscriberId, channels, ...profile } = body;
@@ -336,6 +391,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/subscribers",
+    response: offsetPageResponse(subscriberResponse),
     envelope: false,
     query: listSubscribersQuery,
     handle: async ({ query, clients, call }) => {
@@ -347,6 +403,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v1/subscribers/bulk",
+    response: bulkCreatedResponse,
     rateLimit: { cost: "bulk" },
     bodyLimit: 5 * MIB,
     body: bulkSubscribersBody,
@@ -358,10 +415,11 @@ export const routes: Route[] = [
       return bulkCreatedToJson(body.subscribers, reply.createdSubscriberIds);
     },
   }),
-  route({ method: "GET", path: "/v1/subscribers/:subscriberId", params: subscriberIdParam, handle: getSubscriber }),
+  route({ method: "GET", path: "/v1/subscribers/:subscriberId", params: subscriberIdParam, response: subscriberResponse, handle: getSubscriber }),
   route({
     method: "PATCH",
     path: "/v1/subscribers/:subscriberId/online-status",
+    response: subscriberResponse,
     params: subscriberIdParam,
     body: onlineStatusBody,
     handle: async ({ params, body, clients, call }) =>
@@ -370,6 +428,7 @@ export const routes: Route[] = [
   route({
     method: "PUT",
     path: "/v1/subscribers/:subscriberId",
+    response: subscriberResponse,
     params: subscriberIdParam,
     body: updateSubscriberBody,
     handle: async ({ params, body, clients, call }) =>
@@ -377,12 +436,13 @@ export const routes: Route[] = [
         await clients.subscribers.updateSubscriber({ subscriberId: params.subscriberId, fields: fieldsOf(body), cleared: v1Cleared(body) }, call),
       ),
   }),
-  route({ method: "DELETE", path: "/v1/subscribers/:subscriberId", params: subscriberIdParam, handle: deleteSubscriber }),
+  route({ method: "DELETE", path: "/v1/subscribers/:subscriberId", params: subscriberIdParam, response: deletedResponse, handle: deleteSubscriber }),
 
   // Subscribers (v2, as @novu/api calls them)
   route({
     method: "POST",
     path: "/v2/subscribers",
+    response: subscriberResponse,
     query: z.object({ failIfExists: queryBool.default(false) }),
     body: createSubscriberBody,
     handle: async ({ query, body, clients, call }) => {
@@ -404,6 +464,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v2/subscribers",
+    response: cursorPageResponse(subscriberResponse),
     envelope: false,
     query: searchSubscribersQuery,
     handle: async ({ query, clients, call }) => {
@@ -411,10 +472,11 @@ export const routes: Route[] = [
       return cursorPage(reply.subscribers.map(subscriberToJson), reply);
     },
   }),
-  route({ method: "GET", path: "/v2/subscribers/:subscriberId", params: subscriberIdParam, handle: getSubscriber }),
+  route({ method: "GET", path: "/v2/subscribers/:subscriberId", params: subscriberIdParam, response: subscriberResponse, handle: getSubscriber }),
   route({
     method: "PATCH",
     path: "/v2/subscribers/:subscriberId",
+    response: subscriberResponse,
     params: subscriberIdParam,
     body: updateSubscriberBody,
     handle: async ({ params, body, clients, call }) =>
@@ -422,10 +484,11 @@ export const routes: Route[] = [
         await clients.subscribers.updateSubscriber({ subscriberId: params.subscriberId, fields: fieldsOf(body), cleared: v2Cleared(body) }, call),
       ),
   }),
-  route({ method: "DELETE", path: "/v2/subscribers/:subscriberId", params: subscriberIdParam, handle: deleteSubscriber }),
+  route({ method: "DELETE", path: "/v2/subscribers/:subscriberId", params: subscriberIdParam, response: deletedResponse, handle: deleteSubscriber }),
   route({
     method: "GET",
     path: "/v2/subscribers/:subscriberId/subscriptions",
+    response: listedSubscriptionPageResponse,
     envelope: false,
     params: subscriberIdParam,
     query: subscriberSubscriptionsQuery,
@@ -439,6 +502,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v1/subscribers/:subscriberId/messages/mark-as",
+    response: messagesResponse,
     params: subscriberIdParam,
     body: markAsBody,
     handle: async ({ params, body, clients, call }) => {
@@ -449,6 +513,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v1/subscribers/:subscriberId/messages/markAs",
+    response: messagesResponse,
     params: subscriberIdParam,
     body: legacyMarkAsBody,
     handle: async ({ params, body, clients, call }) => {
@@ -462,6 +527,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v1/subscribers/:subscriberId/messages/:messageId/actions/:type",
+    response: messageResponse,
     params: messageActionParams,
     body: messageActionBody,
     handle: async ({ params, body, clients, call }) => {
@@ -481,6 +547,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v1/subscribers/:subscriberId/messages/mark-all",
+    response: z.int().min(0),
     params: subscriberIdParam,
     body: markAllBody,
     handle: async ({ params, body, clients, call }) => {
@@ -494,6 +561,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/subscribers/:subscriberId/notifications/unseen",
+    response: z.object({ count: z.int().min(0) }),
     params: subscriberIdParam,
     query: unseenQuery,
     handle: async ({ params, query, clients, call }) => {
@@ -504,6 +572,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/subscribers/:subscriberId/notifications/feed",
+    response: messagePageResponse,
     envelope: false,
     params: subscriberIdParam,
     query: feedQuery,
@@ -526,6 +595,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/messages",
+    response: messagePageResponse,
     envelope: false,
     query: listMessagesQuery,
     handle: async ({ query, clients, call }) => {
@@ -545,6 +615,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/execution-details",
+    response: z.array(executionDetailResponse),
     query: executionDetailsQuery,
     handle: async ({ query, clients, call }) => {
       const reply = await clients.messages.listExecutionDetails({ notificationId: query.notificationId, subscriberId: query.subscriberId }, call);
@@ -564,6 +635,7 @@ export const routes: Route[] = [
   route({
     method: "DELETE",
     path: "/v1/messages/:messageId",
+    response: deletedResponse,
     params: messageIdParam,
     handle: async ({ params, clients, call }) => {
       await clients.messages.deleteMessage(params, call);
@@ -575,6 +647,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/notifications",
+    response: activityPageResponse,
     envelope: false,
     query: listNotificationsQuery,
     handle: async ({ query, clients, call }) => activityPageToJson(await clients.messages.listNotifications(listNotificationsRequestOf(query), call), query),
@@ -582,17 +655,20 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/notifications/stats",
+    response: activityStatsResponse,
     handle: async ({ clients, call }) => activityStatsToJson(await clients.messages.getNotificationStats({}, call)),
   }),
   route({
     method: "GET",
     path: "/v1/notifications/graph/stats",
+    response: graphStatsResponse,
     query: graphStatsQuery,
     handle: async ({ query, clients, call }) => graphStatsToJson(await clients.messages.getActivityGraph({ days: query.days }, call)),
   }),
   route({
     method: "GET",
     path: "/v1/notifications/:notificationId",
+    response: activityResponse,
     params: activityIdParam,
     handle: async ({ params, clients, call }) => activityToJson(await clients.messages.getNotification(params, call)),
   }),
@@ -602,6 +678,7 @@ export const routes: Route[] = [
     audience: "inbox",
     method: "GET",
     path: "/v1/inbox/notifications",
+    response: inboxPageResponse,
     envelope: false,
     query: listQuery,
     handle: (input) => listNotifications(input.session.subscriberId, input),
@@ -610,6 +687,7 @@ export const routes: Route[] = [
     audience: "inbox",
     method: "GET",
     path: "/v1/inbox/notifications/count",
+    response: inboxCountResponse,
     envelope: false,
     query: countQuery,
     handle: (input) => countNotifications(input.session.subscriberId, input),
@@ -619,6 +697,7 @@ export const routes: Route[] = [
       audience: "inbox",
       method: "PATCH",
       path: `/v1/inbox/notifications/:id/${name}`,
+      response: inboxNotificationResponse,
       params: notificationIdParam,
       handle: (input) => changeNotification(input.session.subscriberId, input.params.id, { change }, input),
     }),
@@ -627,6 +706,7 @@ export const routes: Route[] = [
     audience: "inbox",
     method: "PATCH",
     path: "/v1/inbox/notifications/:id/snooze",
+    response: inboxNotificationResponse,
     params: notificationIdParam,
     body: snoozeBody,
     handle: (input) => changeNotification(input.session.subscriberId, input.params.id, snoozeChange(input), input),
@@ -636,6 +716,7 @@ export const routes: Route[] = [
       audience: "inbox",
       method: "PATCH",
       path: `/v1/inbox/notifications/:id/${name}`,
+      response: inboxNotificationResponse,
       params: notificationIdParam,
       body: actionBody,
       handle: (input) => changeNotification(input.session.subscriberId, input.params.id, { change, actionType: input.body.actionType }, input),
@@ -664,6 +745,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v2/subscribers/:subscriberId/notifications",
+    response: inboxPageResponse,
     envelope: false,
     params: subscriberIdParam,
     query: listQuery,
@@ -672,6 +754,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v2/subscribers/:subscriberId/notifications/count",
+    response: inboxCountResponse,
     envelope: false,
     params: subscriberIdParam,
     query: countQuery,
@@ -681,6 +764,7 @@ export const routes: Route[] = [
     route({
       method: "PATCH",
       path: `/v2/subscribers/:subscriberId/notifications/:notificationId/${name}`,
+      response: inboxNotificationResponse,
       params: subscriberNotificationParams,
       handle: (input) => changeNotification(input.params.subscriberId, input.params.notificationId, { change }, input),
     }),
@@ -688,10 +772,20 @@ export const routes: Route[] = [
   route({
     method: "PATCH",
     path: "/v2/subscribers/:subscriberId/notifications/:notificationId/snooze",
+    response: inboxNotificationResponse,
     params: subscriberNotificationParams,
     body: snoozeBody,
     handle: (input) => changeNotification(input.params.subscriberId, input.params.notificationId, snoozeChange(input), input),
   }),
+  ...INBOX_ACTION_ROUTES.map(([name, change]) =>
+    route({
+      method: "PATCH",
+      path: `/v2/subscribers/:subscriberId/notifications/:notificationId/actions/:actionType/${name}`,
+      response: inboxNotificationResponse,
+      params: subscriberNotificationActionParams,
+      handle: (input) => changeNotification(input.params.subscriberId, input.params.notificationId, { change, actionType: input.params.actionType }, input),
+    }),
+  ),
   ...INBOX_BULK_ROUTES.map(([name, change]) =>
     route({
       method: "POST",
@@ -714,6 +808,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v1/workflows",
+    response: workflowResponse,
     bodyLimit: WORKFLOW_BODY_LIMIT,
     body: createWorkflowBody,
     handle: async ({ body, clients, call }) => workflowToJson(await clients.workflows.createWorkflow(createWorkflowRequestOf(body), call)),
@@ -721,6 +816,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/workflows",
+    response: workflowPageResponse,
     envelope: false,
     query: listWorkflowsQuery,
     handle: async ({ query, clients, call }) =>
@@ -732,12 +828,14 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/workflows/:workflowId",
+    response: workflowResponse,
     params: workflowIdParam,
     handle: async ({ params, clients, call }) => workflowToJson(await clients.workflows.getWorkflow({ key: { case: "any", value: params.workflowId } }, call)),
   }),
   route({
     method: "PUT",
     path: "/v1/workflows/:workflowId",
+    response: workflowResponse,
     bodyLimit: WORKFLOW_BODY_LIMIT,
     params: workflowIdParam,
     body: updateWorkflowBody,
@@ -747,6 +845,7 @@ export const routes: Route[] = [
   route({
     method: "PUT",
     path: "/v1/workflows/:workflowId/status",
+    response: workflowResponse,
     params: workflowIdParam,
     body: workflowStatusBody,
     handle: async ({ params, body, clients, call }) =>
@@ -755,6 +854,7 @@ export const routes: Route[] = [
   route({
     method: "DELETE",
     path: "/v1/workflows/:workflowId",
+    response: z.literal(true),
     params: workflowIdParam,
     handle: async ({ params, clients, call }) => {
       await clients.workflows.deleteWorkflow(params, call);
@@ -765,6 +865,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v2/workflows",
+    response: workflowV2Response,
     status: 201,
     bodyLimit: WORKFLOW_BODY_LIMIT,
     body: createWorkflowV2Body,
@@ -773,12 +874,14 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v2/workflows",
+    response: workflowV2PageResponse,
     query: listWorkflowsV2Query,
     handle: async ({ query, clients, call }) => workflowV2PageToJson(await clients.workflows.listWorkflows(listWorkflowsV2RequestOf(query), call)),
   }),
   route({
     method: "GET",
     path: "/v2/workflows/:workflowId",
+    response: workflowV2Response,
     params: workflowIdParam,
     query: getWorkflowV2Query,
     handle: async (input) =>
@@ -792,6 +895,7 @@ export const routes: Route[] = [
   route({
     method: "PUT",
     path: "/v2/workflows/:workflowId",
+    response: workflowV2Response,
     bodyLimit: WORKFLOW_BODY_LIMIT,
     params: workflowIdParam,
     body: updateWorkflowV2Body,
@@ -801,6 +905,7 @@ export const routes: Route[] = [
   route({
     method: "PATCH",
     path: "/v2/workflows/:workflowId",
+    response: workflowV2Response,
     params: workflowIdParam,
     body: patchWorkflowV2Body,
     handle: async ({ params, body, clients, call }) =>
@@ -818,6 +923,7 @@ export const routes: Route[] = [
   route({
     method: "PUT",
     path: "/v2/workflows/:workflowId/sync",
+    response: workflowV2Response,
     params: workflowIdParam,
     body: syncWorkflowBody,
     handle: async (input) => workflowV2ToJson(await syncWorkflow(input)),
@@ -825,6 +931,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v2/workflows/:workflowId/steps/:stepId",
+    response: stepV2Response,
     params: workflowStepParams,
     handle: async ({ params, clients, call }) => {
       const workflow = await clients.workflows.getWorkflow({ key: { case: "any", value: params.workflowId } }, call);
@@ -836,23 +943,27 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/notification-groups",
+    response: z.array(notificationGroupResponse),
     handle: async ({ clients, call }) => (await clients.workflows.listNotificationGroups({}, call)).groups.map(notificationGroupToJson),
   }),
   route({
     method: "POST",
     path: "/v1/notification-groups",
+    response: notificationGroupResponse,
     body: createNotificationGroupBody,
     handle: async ({ body, clients, call }) => notificationGroupToJson(await clients.workflows.createNotificationGroup(body, call)),
   }),
   route({
     method: "GET",
     path: "/v1/notification-groups/:id",
+    response: notificationGroupResponse,
     params: notificationGroupIdParam,
     handle: async ({ params, clients, call }) => notificationGroupToJson(await clients.workflows.getNotificationGroup(params, call)),
   }),
   route({
     method: "PATCH",
     path: "/v1/notification-groups/:id",
+    response: notificationGroupResponse,
     params: notificationGroupIdParam,
     body: createNotificationGroupBody,
     handle: async ({ params, body, clients, call }) =>
@@ -861,6 +972,7 @@ export const routes: Route[] = [
   route({
     method: "DELETE",
     path: "/v1/notification-groups/:id",
+    response: deletedResponse,
     params: notificationGroupIdParam,
     handle: async ({ params, clients, call }) => {
       await clients.workflows.deleteNotificationGroup(params, call);
@@ -870,29 +982,34 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/feeds",
+    response: feedsResponse,
     handle: async ({ clients, call }) => feedsToJson(await clients.workflows.listFeeds({}, call)),
   }),
   route({
     method: "POST",
     path: "/v1/feeds",
+    response: feedResponse,
     body: createFeedBody,
     handle: async ({ body, clients, call }) => feedResourceToJson(await clients.workflows.createFeed(body, call)),
   }),
   route({
     method: "DELETE",
     path: "/v1/feeds/:feedId",
+    response: feedsResponse,
     params: feedIdParam,
     handle: async ({ params, clients, call }) => feedsToJson(await clients.workflows.deleteFeed({ id: params.feedId }, call)),
   }),
   route({
     method: "POST",
     path: "/v1/tenants",
+    response: tenantResponse,
     body: createTenantBody,
     handle: async ({ body, clients, call }) => tenantToJson(await clients.tenants.createTenant(createTenantRequestOf(body), call)),
   }),
   route({
     method: "GET",
     path: "/v1/tenants",
+    response: tenantPageResponse,
     envelope: false,
     query: listTenantsQuery,
     handle: async ({ query, clients, call }) => tenantPage(await clients.tenants.listTenants(query, call), query),
@@ -900,12 +1017,14 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/tenants/:identifier",
+    response: tenantResponse,
     params: tenantIdentifierParam,
     handle: async ({ params, clients, call }) => tenantToJson(await clients.tenants.getTenant(params, call)),
   }),
   route({
     method: "PATCH",
     path: "/v1/tenants/:identifier",
+    response: tenantResponse,
     params: tenantIdentifierParam,
     body: updateTenantBody,
     handle: async ({ params, body, clients, call }) => tenantToJson(await clients.tenants.updateTenant(updateTenantRequestOf(params.identifier, body), call)),
@@ -924,6 +1043,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v1/integrations",
+    response: integrationResponse,
     body: createIntegrationBody,
     handle: async ({ body, clients, call }) => integrationToJson(await clients.integrations.createIntegration(createRequestOf(body), call)),
     sensitive: integrationOutcome,
@@ -931,16 +1051,19 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/integrations",
+    response: integrationsResponse,
     handle: async ({ clients, call }) => integrationsToJson(await clients.integrations.listIntegrations({}, call)),
   }),
   route({
     method: "GET",
     path: "/v1/integrations/active",
+    response: integrationsResponse,
     handle: async ({ clients, call }) => integrationsToJson(await clients.integrations.listOrganizationActiveIntegrations({}, call)),
   }),
   route({
     method: "PUT",
     path: "/v1/integrations/:integrationId",
+    response: integrationResponse,
     params: integrationIdParam,
     body: updateIntegrationBody,
     handle: async ({ params, body, clients, call }) =>
@@ -949,12 +1072,14 @@ export const routes: Route[] = [
   route({
     method: "DELETE",
     path: "/v1/integrations/:integrationId",
+    response: integrationsResponse,
     params: integrationIdParam,
     handle: async ({ params, clients, call }) => integrationsToJson(await clients.integrations.deleteIntegration({ id: params.integrationId }, call)),
   }),
   route({
     method: "POST",
     path: "/v1/integrations/:integrationId/set-primary",
+    response: integrationResponse,
     // Novu answers 201, but @novu/api accepts only 200 here.
     status: 200,
     params: integrationIdParam,
@@ -966,6 +1091,7 @@ export const routes: Route[] = [
     method: "POST",
     path: "/v1/integrations/:integrationId/auto-configure",
     params: integrationIdParam,
+    response: refusedResponse,
     handle: async ({ params, clients, call }) =>
       refuseForProvider(await clients.integrations.getIntegration({ id: params.integrationId }, call), "Auto-configuration of inbound webhooks"),
   }),
@@ -980,6 +1106,7 @@ export const routes: Route[] = [
       path,
       params: integrationIdentifierParam,
       body: mobileLinkBody,
+      response: refusedResponse,
       handle: async ({ params, clients, call }) => refuseForProvider(await integrationByIdentifier(params.integrationIdentifier, clients, call), what),
     }),
   ),
@@ -995,6 +1122,7 @@ export const routes: Route[] = [
       method: "POST",
       path,
       body,
+      response: refusedResponse,
       handle: async ({ body, clients, call }) => refuseForProvider(await integrationByIdentifier(body.integrationIdentifier, clients, call), what),
     }),
   ),
@@ -1003,6 +1131,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v1/topics",
+    response: z.object({ _id: z.string(), key: z.string() }),
     body: createTopicBody,
     handle: async ({ body, clients, call }) => {
       const topic = await clients.topics.createTopic(body, call);
@@ -1012,6 +1141,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/topics",
+    response: offsetPageResponse(topicV1Response),
     envelope: false,
     query: listTopicsQuery,
     handle: async ({ query, clients, call }) => {
@@ -1030,12 +1160,14 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/topics/:topicKey",
+    response: topicV1Response,
     params: topicKeyParam,
     handle: async ({ params, clients, call }) => topicToJson(await clients.topics.getTopic({ key: params.topicKey }, call)),
   }),
   route({
     method: "PATCH",
     path: "/v1/topics/:topicKey",
+    response: topicV1Response,
     params: topicKeyParam,
     body: renameTopicBody,
     handle: async ({ params, body, clients, call }) => topicToJson(await clients.topics.renameTopic({ key: params.topicKey, name: body.name }, call)),
@@ -1052,6 +1184,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v1/topics/:topicKey/subscribers",
+    response: z.object({ succeeded: z.array(z.string()), failed: z.object({ notFound: z.array(z.string()) }).optional() }),
     status: 200,
     params: topicKeyParam,
     body: topicSubscribersBody,
@@ -1073,6 +1206,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/topics/:topicKey/subscribers/:externalSubscriberId",
+    response: topicSubscriberResponse,
     params: topicSubscriberParams,
     handle: async ({ params, clients, call }) => topicSubscriberToJson(await clients.topics.getSubscription(params, call)),
   }),
@@ -1081,6 +1215,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v2/topics",
+    response: topicResponse,
     query: upsertTopicQuery,
     body: upsertTopicBody,
     handle: async ({ query, body, clients, call }) => {
@@ -1098,6 +1233,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v2/topics",
+    response: cursorPageResponse(topicResponse),
     envelope: false,
     query: searchTopicsQuery,
     handle: async ({ query, clients, call }) => {
@@ -1108,12 +1244,14 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v2/topics/:topicKey",
+    response: topicResponse,
     params: topicKeyParam,
     handle: async ({ params, clients, call }) => topicResponseToJson(await clients.topics.getTopic({ key: params.topicKey }, call)),
   }),
   route({
     method: "PATCH",
     path: "/v2/topics/:topicKey",
+    response: topicResponse,
     params: topicKeyParam,
     body: renameTopicBody,
     handle: async ({ params, body, clients, call }) => topicResponseToJson(await clients.topics.renameTopic({ key: params.topicKey, name: body.name }, call)),
@@ -1121,6 +1259,7 @@ export const routes: Route[] = [
   route({
     method: "DELETE",
     path: "/v2/topics/:topicKey",
+    response: z.object({ acknowledged: z.literal(true) }),
     params: topicKeyParam,
     handle: async ({ params, clients, call }) => {
       await clients.topics.deleteTopic({ key: params.topicKey, force: true }, call);
@@ -1130,6 +1269,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v2/topics/:topicKey/subscriptions",
+    response: listedSubscriptionPageResponse,
     envelope: false,
     params: topicKeyParam,
     query: listSubscriptionsQuery,
@@ -1144,6 +1284,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v2/topics/:topicKey/subscriptions/:identifier",
+    response: subscriptionDetailsResponse,
     params: subscriptionIdentifierParams,
     handle: async ({ params, clients, call }) =>
       subscriptionDetailsToJson(await clients.topics.getSubscription({ topicKey: params.topicKey, identifier: params.identifier }, call)),
@@ -1153,6 +1294,7 @@ export const routes: Route[] = [
     path: "/v2/topics/:topicKey/subscriptions/:identifier",
     params: subscriptionIdentifierParams,
     body: updateSubscriptionBody,
+    response: subscriptionResponse,
     handle: async ({ params, body, clients, call }) => {
       const subscription = await clients.topics.updateSubscription({ ...params, ...(body.name !== undefined ? { name: body.name } : {}) }, call);
       return subscriptionToJson(subscription, await clients.topics.getTopic({ key: params.topicKey }, call));
@@ -1161,6 +1303,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v2/topics/:topicKey/subscriptions",
+    response: subscriptionsResultResponse,
     envelope: false,
     params: topicKeyParam,
     body: createSubscriptionsBody,
@@ -1175,6 +1318,7 @@ export const routes: Route[] = [
   route({
     method: "DELETE",
     path: "/v2/topics/:topicKey/subscriptions",
+    response: subscriptionsResultResponse,
     envelope: false,
     params: topicKeyParam,
     body: deleteSubscriptionsBody,
@@ -1197,6 +1341,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v1/events/trigger",
+    response: triggerResultResponse,
     rateLimit: { category: "trigger" },
     bodyLimit: 5 * MIB,
     body: triggerBody,
@@ -1207,6 +1352,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v1/events/trigger/bulk",
+    response: z.array(triggerResultResponse),
     rateLimit: { category: "trigger", cost: "bulk" },
     bodyLimit: 5 * MIB,
     body: bulkTriggerBody,
@@ -1228,6 +1374,7 @@ export const routes: Route[] = [
   route({
     method: "POST",
     path: "/v1/events/trigger/broadcast",
+    response: triggerResultResponse,
     rateLimit: { category: "trigger", cost: "bulk" },
     status: 200,
     bodyLimit: 5 * MIB,
@@ -1239,6 +1386,7 @@ export const routes: Route[] = [
   route({
     method: "DELETE",
     path: "/v1/events/trigger/:transactionId",
+    response: z.boolean(),
     rateLimit: { category: "trigger" },
     params: z.object({ transactionId: keyString("transactionId") }),
     handle: async ({ params, clients, call }) => (await clients.triggers.cancelTrigger(params, call)).canceled,
@@ -1248,6 +1396,7 @@ export const routes: Route[] = [
   route({
     method: "PATCH",
     path: "/v1/subscribers/:subscriberId/credentials",
+    response: subscriberResponse,
     params: subscriberIdParam,
     body: credentialsBody,
     handle: async ({ params, body, clients, call }) =>
@@ -1256,6 +1405,7 @@ export const routes: Route[] = [
   route({
     method: "PUT",
     path: "/v1/subscribers/:subscriberId/credentials",
+    response: subscriberResponse,
     params: subscriberIdParam,
     body: credentialsBody,
     handle: async ({ params, body, clients, call }) =>
@@ -1273,6 +1423,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v2/subscribers/:subscriberId/preferences",
+    response: preferencesResponse,
     params: subscriberIdParam,
     query: preferencesQuery,
     handle: async ({ params, query, clients, call }) =>
@@ -1283,6 +1434,7 @@ export const routes: Route[] = [
   route({
     method: "PATCH",
     path: "/v2/subscribers/:subscriberId/preferences",
+    response: preferencesResponse,
     params: subscriberIdParam,
     body: updatePreferencesBody,
     handle: async ({ params, body, clients, call }) =>
@@ -1294,6 +1446,7 @@ export const routes: Route[] = [
   route({
     method: "PATCH",
     path: "/v2/subscribers/:subscriberId/preferences/bulk",
+    response: updatedWorkflowsResponse,
     params: subscriberIdParam,
     body: bulkPreferencesBody,
     handle: async ({ params, body, clients, call }) =>
@@ -1304,6 +1457,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/subscribers/:subscriberId/preferences",
+    response: workflowPreferencesV1Response,
     params: subscriberIdParam,
     query: preferencesV1Query,
     handle: async ({ params, query, clients, call }) => {
@@ -1314,6 +1468,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/subscribers/:subscriberId/preferences/:parameter",
+    response: preferencesByLevelV1Response,
     params: preferenceLevelParams,
     query: preferencesV1Query,
     handle: async ({ params, query, clients, call }) => {
@@ -1326,6 +1481,7 @@ export const routes: Route[] = [
   route({
     method: "PATCH",
     path: "/v1/subscribers/:subscriberId/preferences",
+    response: globalPreferenceV1Response,
     params: subscriberIdParam,
     body: globalPreferenceV1Body,
     handle: async ({ params, body, clients, call }) => {
@@ -1339,6 +1495,7 @@ export const routes: Route[] = [
   route({
     method: "PATCH",
     path: "/v1/subscribers/:subscriberId/preferences/:parameter",
+    response: workflowPreferenceV1Response,
     params: workflowPreferenceParams,
     body: workflowPreferenceV1Body,
     handle: async ({ params, body, clients, call }) => {
@@ -1359,6 +1516,7 @@ export const routes: Route[] = [
     audience: "inbox",
     method: "GET",
     path: "/v1/inbox/preferences",
+    response: inboxPreferencesResponse,
     query: inboxPreferencesQuery,
     handle: async ({ query, session, clients, call }) =>
       inboxPreferencesToJson(await clients.subscribers.getSubscriberPreferences({ subscriberId: session.subscriberId, ...query }, call)),
@@ -1367,6 +1525,7 @@ export const routes: Route[] = [
     audience: "inbox",
     method: "GET",
     path: "/v1/inbox/preferences/global",
+    response: inboxGlobalResponse,
     handle: async ({ session, clients, call }) =>
       inboxGlobalToJson((await clients.subscribers.getSubscriberPreferences({ subscriberId: session.subscriberId }, call)).global),
   }),
@@ -1374,6 +1533,7 @@ export const routes: Route[] = [
     audience: "inbox",
     method: "PATCH",
     path: "/v1/inbox/preferences",
+    response: inboxGlobalResponse,
     body: inboxPreferenceBody,
     handle: async ({ body, session, clients, call }) =>
       inboxGlobalToJson((await clients.subscribers.updateSubscriberPreferences(inboxUpdateRequestOf(session.subscriberId, body), call)).global),
@@ -1383,6 +1543,7 @@ export const routes: Route[] = [
     audience: "inbox",
     method: "PATCH",
     path: "/v1/inbox/preferences/bulk",
+    response: updatedWorkflowsResponse,
     body: inboxBulkPreferencesBody,
     handle: async ({ body, session, clients, call }) =>
       updatedWorkflowsToJson(await clients.subscribers.bulkUpdateSubscriberPreferences(inboxBulkRequestOf(session.subscriberId, body), call)),
@@ -1391,6 +1552,7 @@ export const routes: Route[] = [
     audience: "inbox",
     method: "PATCH",
     path: "/v1/inbox/preferences/:workflowId",
+    response: inboxWorkflowResponse,
     params: inboxWorkflowParam,
     body: inboxPreferenceBody,
     handle: async ({ params, body, session, clients, call }) => {
@@ -1406,6 +1568,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/environments/me",
+    response: environmentResponse,
     handle: async ({ scope, accounts }) => {
       const [environment, all] = await Promise.all([
         accounts.environments.byId(scope.environmentId),
@@ -1419,6 +1582,7 @@ export const routes: Route[] = [
   route({
     method: "GET",
     path: "/v1/environments",
+    response: z.array(environmentResponse),
     handle: async ({ scope, accounts }) => {
       const all = await accounts.environments.listOfOrganization(scope.organizationId);
       const parentId = parentIdOf(all);
@@ -1429,6 +1593,7 @@ export const routes: Route[] = [
     method: "POST",
     path: "/v1/environments",
     body: createEnvironmentBody,
+    response: createdEnvironmentResponse,
     handle: async ({ body, scope, accounts }) => {
       const created = await accounts.environments.create(scope.organizationId, body.name);
       return createdEnvironmentToJson(created, parentIdOf(await accounts.environments.listOfOrganization(scope.organizationId)));
@@ -1440,6 +1605,7 @@ export const routes: Route[] = [
     path: "/v1/environments/:environmentId",
     params: environmentIdParam,
     body: updateEnvironmentBody,
+    response: environmentResponse,
     handle: async ({ params, body, scope, accounts }) => {
       const updated = await accounts.environments.update(scope.organizationId, params.environmentId, { name: body.name, identifier: body.identifier });
       return environmentToJson(updated, parentIdOf(await accounts.environments.listOfOrganization(scope.organizationId)));
@@ -1451,6 +1617,7 @@ export const routes: Route[] = [
     // @novu/api takes a 200 only, whose body it does not read: Novu's is an empty envelope.
     envelope: false,
     params: environmentIdParam,
+    response: z.strictObject({}),
     handle: async ({ params, scope, accounts }) => {
       await accounts.environments.remove(scope.organizationId, params.environmentId);
       return {};
@@ -1463,6 +1630,7 @@ export const routes: Route[] = [
     status: 200,
     params: publishParams,
     body: diffBody,
+    response: diffResponse,
     handle: async (input) =>
       workflowDiffToJson(
         input.params.targetEnvironmentId,
@@ -1476,12 +1644,14 @@ export const routes: Route[] = [
     status: 200,
     params: publishParams,
     body: publishBody,
+    response: publishResponse,
     handle: async (input) => publishOutcomeToJson(await publishWorkflows(input, { targetEnvironmentId: input.params.targetEnvironmentId, ...input.body })),
   }),
   route({
     method: "GET",
     path: "/v2/environments/:environmentId/tags",
     params: environmentIdParam,
+    response: tagsResponse,
     handle: async (input) => {
       const call = await callInEnvironment(input, input.params.environmentId);
       return tagsToJson((await input.clients.workflows.listWorkflowTags({}, call)).tags);
@@ -1489,7 +1659,7 @@ export const routes: Route[] = [
   }),
 
   // The Inbox (@novu/js): a session for a subscriber's browser; every other Inbox route takes its token
-  route({ audience: "public", method: "POST", path: "/v1/inbox/session", body: sessionBody, handle: startSession }),
+  route({ audience: "public", method: "POST", path: "/v1/inbox/session", body: sessionBody, response: sessionResponse, handle: startSession }),
 ];
 
 // Novu's earlier name of the v1 workflow routes, which @novu/node's notificationTemplates calls: the same routes.

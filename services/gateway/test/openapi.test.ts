@@ -88,6 +88,27 @@ describe("the OpenAPI document", () => {
     expect(document.components.schemas.Error).toMatchObject({ required: ["statusCode", "timestamp", "path", "message"] });
   });
 
+  it("documents what each route answers from its response schema, a shape that has a name once under components", () => {
+    const answering = routes.filter((route) => route.status !== 204);
+    expect(answering.filter((route) => !route.response).map((route) => `${route.method} ${route.path}`)).toEqual([]);
+    const get = document.paths["/v1/subscribers/{subscriberId}"]!.get!.responses["200"]!;
+    expect(get).toMatchObject({
+      content: {
+        "application/json": {
+          schema: { type: "object", properties: { data: { $ref: "#/components/schemas/Subscriber" } }, required: ["data"], additionalProperties: false },
+        },
+      },
+    });
+    // The same shape, referenced by every route that answers it.
+    const page = document.paths["/v2/subscribers"]!.get!.responses["200"]!;
+    expect(page).toMatchObject({
+      content: { "application/json": { schema: { properties: { data: { items: { $ref: "#/components/schemas/Subscriber" } } } } } },
+    });
+    expect(document.components.schemas.Subscriber).toMatchObject({ type: "object", required: expect.arrayContaining(["_id", "subscriberId", "channels"]) });
+    // A route without a body answers none.
+    expect(document.paths["/v1/messages/transaction/{transactionId}"]!.delete!.responses["204"]).not.toHaveProperty("content");
+  });
+
   it("describes a route added to the table without anything more than the route declares, recursive schemas included", async () => {
     const node: z.ZodType<{ name: string; children: unknown[] }> = z.object({ name: z.string(), children: z.array(z.lazy(() => node)) });
     const added: Route[] = [

@@ -134,7 +134,7 @@ describe("@novu/api 3.19.1 against the gateway: messages", () => {
     expect(listed.result.data[0]!.cta.action).toMatchObject({ status: "pending", result: { type: "secondary" } });
   });
 
-  it("subscribers.notifications: list, count, read, unread, archive, unarchive, snooze, unsnooze, bulk changes and deletes", async () => {
+  it("subscribers.notifications: list, count, read, unread, archive, unarchive, snooze, unsnooze, actions, bulk changes and deletes", async () => {
     const ada = await createSubscriber(stack, "sdk-notes");
     const [first, second, third] = (await seed.create([newMessage(ada), newMessage(ada), newMessage(ada)])).messages.map((message) => message.id);
     const subscriberId = "sdk-notes";
@@ -153,6 +153,9 @@ describe("@novu/api 3.19.1 against the gateway: messages", () => {
     const snoozeUntil = new Date(Date.now() + 3_600_000);
     expect((await novu.subscribers.notifications.snooze({ ...request, snoozeSubscriberNotificationDto: { snoozeUntil } })).result.isSnoozed).toBe(true);
     expect((await novu.subscribers.notifications.unsnooze(request)).result.isSnoozed).toBe(false);
+    const done = await novu.subscribers.notifications.completeAction({ ...request, actionType: "primary" });
+    expect(done.result.primaryAction).toMatchObject({ isCompleted: true });
+    expect((await novu.subscribers.notifications.revertAction({ ...request, actionType: "primary" })).result.primaryAction?.isCompleted).toBe(false);
 
     await novu.subscribers.notifications.markAsSeen({ notificationIds: [second!] }, subscriberId);
     await novu.subscribers.notifications.markAllAsRead({}, subscriberId);

@@ -617,6 +617,9 @@ export interface AttemptRow {
  * Records attempts of the environment's messages and moves each message's status in one
  * statement: only attempts not recorded before change anything, a success sets `sent` and
  * appends deliveredAt, and a failure never overrides a delivery. Answers how many were new.
+ * Messages are found by id only (a lateral lookup, then the attempts' own environment): given the
+ * environment as a constant, a plan made from statistics older than its messages (a new
+ * installation) read every message of the environment to find a batch's few.
  */
 export async function recordDeliveryAttempts(db: Queryable, environmentId: string, attempts: readonly AttemptRow[]): Promise<number> {
   const { rowCount } = await db.query({
@@ -630,9 +633,12 @@ export async function recordDeliveryAttempts(db: Queryable, environmentId: strin
           error_id, error_text, provider_message_id, detail, started_at, duration_ms)
        SELECT a.id, m.organization_id, m.environment_id, m.id, m.notification_id, m.external_subscriber_id, a.attempt, a.provider_id, a.status,
               a.error_id, a.error_text, a.provider_message_id, a.detail, a.started_at, a.duration_ms
-         FROM input a JOIN messages.messages m ON m.environment_id = $1 AND m.id = a.message_id
+         FROM input a
+        CROSS JOIN LATERAL (
+          SELECT * FROM messages.messages m WHERE m.environment_id = $1 AND m.id = a.message_id LIMIT 1
+        ) m
        ON CONFLICT (message_id, attempt) DO NOTHING
-       RETURNING message_id, status, error_id, error_text, provider_message_id, created_at
+       RETURNING message_id, environment_id, status, error_id, error_text, provider_message_id, created_at
      )
      UPDATE messages.messages m
         SET status = CASE WHEN r.status = 'success' THEN 'sent' ELSE 'error' END,
@@ -642,7 +648,7 @@ export async function recordDeliveryAttempts(db: Queryable, environmentId: strin
             delivered_at = CASE WHEN r.status = 'success' THEN m.delivered_at || r.created_at ELSE m.delivered_at END,
             updated_at = now()
        FROM recorded r
-      WHERE m.environment_id = $1 AND m.id = r.message_id AND (r.status = 'success' OR cardinality(m.delivered_at) = 0)`,
+      WHERE m.id = r.message_id AND m.environment_id = r.environment_id AND (r.status = 'success' OR cardinality(m.delivered_at) = 0)`,
     values: [
       environmentId,
       attempts.map((row) => row.id),

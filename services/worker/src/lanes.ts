@@ -186,10 +186,14 @@ export function createLanes(options: LaneOptions) {
       watchStall(lane);
       return new Promise((resolve) => lane.queued.push((admitted) => resolve(admitted ? ticket(lane) : undefined)));
     },
-    /** About how long the integration's lane needs to get through the jobs it holds: when a job sent back is worth trying again. */
-    backlogMs(integrationId: string): number {
+    /**
+     * About how long the integration's lane needs to get through the jobs it holds: when a job
+     * sent back is worth trying again. Undefined until one of its calls has finished: its pace is
+     * not known yet.
+     */
+    backlogMs(integrationId: string): number | undefined {
       const lane = lanes.get(integrationId);
-      if (!lane?.callMs) return 0;
+      if (lane?.callMs === undefined) return undefined;
       return ((lane.admitted + lane.queued.length) * lane.callMs) / slots;
     },
     /** How long a batch of lease claims took to commit: how far ahead the lanes claim follows it. */

@@ -114,6 +114,8 @@ function sendSeriesOf(channel: DeliveryChannel, providerId: string): SendSeries 
 const BACKOFF_MS = [1_000, 5_000, 15_000, 30_000, 60_000, 120_000];
 /** A job given back (its integration busy, its lease held elsewhere) comes back after about this long. */
 const BUSY_RETRY_MS = 1_000;
+/** The first wait of a job given back by an integration none of whose calls has finished yet; doubled at each return. */
+const UNPACED_RETRY_MS = 50;
 /**
  * How long a job over its integration's bound may expect to wait in memory for a place: what
  * going back to the stream would cost it anyway, without the redelivery.
@@ -495,8 +497,13 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
       try {
         const ticket = await lanes.enter(job.integrationId);
         if (!ticket) {
-          // Back when the integration has got through what it holds, spread so the jobs sent back do not all return at once.
-          const backIn = Math.max(BUSY_RETRY_MS, lanes.backlogMs(job.integrationId));
+          // Back when the integration has got through what it holds. While its first calls are under
+          // way its pace is unknown (a burst to a new integration finds it so): soon, and later at
+          // each return, rather than a whole second for a provider that may answer in milliseconds.
+          // Spread so the jobs sent back do not all return at once.
+          const backlog = lanes.backlogMs(job.integrationId);
+          const backIn =
+            backlog === undefined ? Math.min(BUSY_RETRY_MS, UNPACED_RETRY_MS * 2 ** (message.info.redeliveryCount - 1)) : Math.max(BUSY_RETRY_MS, backlog);
           return { retryInMs: Math.round(backIn * (1 + Math.random())) };
         }
         try {

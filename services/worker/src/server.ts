@@ -7,7 +7,7 @@ import {
   connectNats,
   consumeJobs,
   createLogger,
-  createPreparedReadPool,
+  createPool,
   createRpcTransport,
   ensureJobStream,
   JOB_KINDS,
@@ -46,9 +46,10 @@ export interface RunningWorker {
 /** Composition root: NATS consumer → pipeline → services over RPC; an HTTP port for probes and /metrics only. */
 export async function start(config: WorkerConfig): Promise<RunningWorker> {
   const log = createLogger("worker", config.LOG_LEVEL);
-  // The send leases' batched statements are planned once per connection (createPreparedReadPool),
-  // and enough connections that a claim rarely waits behind another batch: it holds a send slot.
-  const pool = createPreparedReadPool(config.DATABASE_URL, 4);
+  // Enough connections that a claim rarely waits behind another batch: it holds a send slot. An
+  // ordinary pool: the send leases table starts empty and grows with every send, and a plan made
+  // once per connection while it was small kept scanning all of it (store.finishAndClaimLeases).
+  const pool = createPool(config.DATABASE_URL, 4);
   await migrate(pool, migrations, log);
   const nats = await connectNats(config.NATS_URL, "worker");
   const stream: JobStream = { name: config.JOBS_STREAM, subjectPrefix: config.JOBS_SUBJECT_PREFIX };

@@ -98,12 +98,13 @@ export interface LeaseOutcome {
  * Records how the calls of some claimed leases ended and claims the leases of messages about to
  * be sent, in one statement (one commit for both). A message never tried is claimed as attempt 1,
  * one waiting for a retry as its next attempt; every other message answers its lease as it stands,
- * unclaimed. Message ids must be distinct, and none may be both finished and claimed. Named: on
- * the worker's prepared pool it is planned once per connection.
+ * unclaimed. Message ids must be distinct, and none may be both finished and claimed. Planned
+ * for each batch (unnamed, on an ordinary pool): a plan kept from when the table was small reads
+ * every lease by a sequential scan where the batch's few need the primary key, and planning costs
+ * a small part of what the statement does.
  */
 export async function finishAndClaimLeases(db: Queryable, outcomes: readonly LeaseOutcome[], requests: readonly LeaseRequest[]): Promise<Lease[]> {
   const { rows } = await db.query<Lease>({
-    name: "worker.finish-and-claim-leases",
     text: `WITH finished AS (
        UPDATE worker.send_leases l
           SET state = o.state, provider_message_id = o.provider_message_id, error_id = o.error_id, error_text = o.error_text, updated_at = now()

@@ -102,4 +102,19 @@ describe("delivery lanes", () => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(25);
     for (const ticket of [...slowInside, ...stalledInside]) ticket.done();
   });
+
+  it("knows no backlog until one of its calls has finished, then what its jobs hold at that pace", async () => {
+    const lanes = createLanes({ slots: 2, admissionWaitMs: 1_000 });
+    const first = admitted(lanes);
+    await toCall(first);
+    // Its first call is under way: how long the lane needs is not known yet.
+    expect(lanes.backlogMs("a")).toBeUndefined();
+    await pause(20);
+    first.done();
+    const held = [admitted(lanes), admitted(lanes), admitted(lanes), admitted(lanes)];
+    // Four jobs at two calls at once, each call about as long as the first.
+    expect(lanes.backlogMs("a")).toBeGreaterThanOrEqual(35);
+    expect(lanes.backlogMs("a")).toBeLessThan(200);
+    for (const ticket of held) ticket.done();
+  });
 });

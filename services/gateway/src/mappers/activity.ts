@@ -2,10 +2,10 @@ import { messagesV1, type subscribersV1, type workflowsV1 } from "@notify/proto"
 import { Channel, channelNamed, CHANNELS, type ChannelName } from "@notify/runtime";
 import { z } from "zod";
 import { keyString, queryInt } from "../validation.js";
-import { iso } from "./common.js";
-import { executionDetailToJson } from "./execution-details.js";
+import { freeFormResponse, iso, isoDateResponse } from "./common.js";
+import { executionDetailResponse, executionDetailToJson } from "./execution-details.js";
 import { channelNameOf, stringList } from "./messages.js";
-import { workflowToJson } from "./workflows.js";
+import { workflowResponse, workflowToJson } from "./workflows.js";
 
 /** Values each list filter takes, as the messages service checks them. */
 const MAX_FILTER_VALUES = 100;
@@ -171,3 +171,51 @@ export function graphStatsToJson(reply: messagesV1.GetActivityGraphResponse) {
 }
 
 export const activityStatsToJson = (reply: messagesV1.GetNotificationStatsResponse) => ({ weeklySent: reply.weekly, monthlySent: reply.monthly });
+
+// Shapes of the replies above, for the API description.
+
+const jobResponse = z.object({
+  _id: z.string(),
+  type: z.enum(CHANNELS),
+  executionDetails: z.array(executionDetailResponse),
+  step: z.looseObject({ _id: z.string(), active: z.unknown(), filters: z.unknown(), _templateId: z.string() }),
+  overrides: freeFormResponse.optional(),
+  payload: freeFormResponse.optional(),
+  providerId: z.string(),
+  status: z.enum(["failed", "pending", "completed"]),
+  updatedAt: isoDateResponse,
+});
+
+/** What notificationToJson answers. */
+export const activityResponse = z
+  .object({
+    _id: z.string(),
+    _environmentId: z.string(),
+    _organizationId: z.string(),
+    _subscriberId: z.string(),
+    transactionId: z.string(),
+    _templateId: z.string(),
+    createdAt: isoDateResponse,
+    updatedAt: isoDateResponse,
+    channels: z.array(z.enum(CHANNELS)),
+    subscriber: z
+      .object({
+        _id: z.string(),
+        subscriberId: z.string(),
+        firstName: z.string().optional(),
+        lastName: z.string().optional(),
+        email: z.string().optional(),
+        phone: z.string().optional(),
+      })
+      .optional(),
+    template: workflowResponse.pick({ _id: true, name: true, triggers: true }).optional(),
+    jobs: z.array(jobResponse),
+    payload: freeFormResponse.optional(),
+  })
+  .meta({ id: "ActivityNotification" });
+
+export const activityPageResponse = z.object({ hasMore: z.boolean(), data: z.array(activityResponse), pageSize: z.int(), page: z.int() });
+
+export const graphStatsResponse = z.array(z.object({ _id: z.string(), count: z.int(), templates: z.array(z.string()), channels: z.array(z.enum(CHANNELS)) }));
+
+export const activityStatsResponse = z.object({ weeklySent: z.int(), monthlySent: z.int() });

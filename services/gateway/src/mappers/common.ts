@@ -1,9 +1,29 @@
 import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
+import { z } from "zod";
 
 /** ISO 8601 string of a proto timestamp; null when absent. */
 export const isoOrNull = (value: Timestamp | undefined) => (value ? timestampDate(value).toISOString() : null);
 
 export const iso = (value: Timestamp | undefined) => (value ? timestampDate(value).toISOString() : new Date(0).toISOString());
+
+// Shapes of answers, for the API description (route `response`s). Named shapes (`.meta({ id })`)
+// are declared once, beside the mapper that makes them, and referenced wherever they are answered.
+
+/** A time as the mappers write it (iso, isoOrNull). */
+export const isoDateResponse = z.iso.datetime();
+
+/** A JSON object of the client's (data, payload, overrides): any keys. */
+export const freeFormResponse = z.record(z.string(), z.unknown());
+
+const count = z.int().min(0);
+
+/** What offsetPage answers, with items of `item`'s shape. */
+export const offsetPageResponse = <T extends z.ZodType>(item: T) =>
+  z.object({ data: z.array(item), page: count, pageSize: count, totalCount: count, hasMore: z.boolean() });
+
+/** What cursorPage answers, with items of `item`'s shape. */
+export const cursorPageResponse = <T extends z.ZodType>(item: T) =>
+  z.object({ data: z.array(item), next: z.string().nullable(), previous: z.string().nullable(), totalCount: count, totalCountCapped: z.boolean() });
 
 /** Cursor-paged (v2) lists, unwrapped: `{data, next, previous, totalCount, totalCountCapped}`. */
 export function cursorPage<T>(data: T[], reply: { next?: string | undefined; previous?: string | undefined; totalCount: number; totalCountCapped: boolean }) {

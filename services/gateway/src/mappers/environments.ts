@@ -2,6 +2,7 @@ import { z } from "zod";
 import { ENVIRONMENT_IDENTIFIER, type CreatedEnvironment, type EnvironmentSummary } from "../environments.js";
 import type { workflowsV1 } from "@notify/proto";
 import { keyString } from "../validation.js";
+import { isoDateResponse } from "./common.js";
 import type { PublishOutcome, WorkflowDiff } from "../workflow-environments.js";
 import { workflowV2ToJson } from "./workflows-v2.js";
 
@@ -158,3 +159,56 @@ export function workflowDiffToJson(targetEnvironmentId: string, diff: WorkflowDi
     summary: { totalEntities: resources.length, totalChanges, hasChanges: totalChanges > 0 },
   };
 }
+
+/** What environmentToJson answers. */
+export const environmentResponse = z
+  .object({
+    _id: z.string(),
+    name: z.string(),
+    _organizationId: z.string(),
+    identifier: z.string(),
+    type: z.enum(["prod", "dev"]),
+    _parentId: z.string().optional(),
+  })
+  .meta({ id: "Environment" });
+
+/** What createdEnvironmentToJson answers: the environment with its first key. */
+export const createdEnvironmentResponse = environmentResponse
+  .extend({ apiKeys: z.array(z.object({ key: z.string(), _userId: z.string() })) })
+  .meta({ id: "CreatedEnvironment" });
+
+export const tagsResponse = z.array(z.object({ name: z.string() }));
+
+const resourceDescription = { resourceType: z.literal("REGULAR"), resourceId: z.string(), resourceName: z.string() };
+
+/** What publishOutcomeToJson answers. */
+export const publishResponse = z.object({
+  results: z.array(
+    z.object({
+      resourceType: z.literal("REGULAR"),
+      successful: z.array(z.object({ ...resourceDescription, action: z.enum(["created", "updated"]) })),
+      failed: z.array(z.object({ ...resourceDescription, error: z.string() })),
+      skipped: z.array(z.never()),
+      totalProcessed: z.int(),
+    }),
+  ),
+  summary: z.object({ resources: z.int(), successful: z.int(), failed: z.int(), skipped: z.int() }),
+});
+
+const diffEnd = z.object({ id: z.string(), name: z.string(), updatedAt: isoDateResponse }).nullable();
+const diffEnds = { sourceResource: diffEnd, targetResource: diffEnd };
+
+/** What workflowDiffToJson answers. */
+export const diffResponse = z.object({
+  sourceEnvironmentId: z.string(),
+  targetEnvironmentId: z.string(),
+  resources: z.array(
+    z.object({
+      resourceType: z.literal("REGULAR"),
+      ...diffEnds,
+      changes: z.array(z.object({ resourceType: z.literal("REGULAR"), action: z.enum(["added", "modified", "deleted"]), ...diffEnds })),
+      summary: z.object({ added: z.int(), modified: z.int(), deleted: z.int(), unchanged: z.int() }),
+    }),
+  ),
+  summary: z.object({ totalEntities: z.int(), totalChanges: z.int(), hasChanges: z.boolean() }),
+});

@@ -1,7 +1,9 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { messagesV1 } from "@notify/proto";
+import { CHANNELS } from "@notify/runtime";
 import { z } from "zod";
 import { keyString } from "../validation.js";
+import { isoDateResponse } from "./common.js";
 import { channelNameOf } from "./messages.js";
 
 export const executionDetailsQuery = z.object({
@@ -41,3 +43,28 @@ export function executionDetailToJson(detail: messagesV1.ExecutionDetail) {
     ...(created ? { createdAt: created, updatedAt: created } : {}),
   };
 }
+
+/** What executionDetailToJson answers; `raw` is the attempt's record as JSON text. */
+export const executionDetailResponse = z
+  .object({
+    _id: z.string(),
+    _organizationId: z.string(),
+    _jobId: z.string(),
+    _environmentId: z.string(),
+    _notificationId: z.string(),
+    _notificationTemplateId: z.string(),
+    _subscriberId: z.string(),
+    _messageId: z.string(),
+    providerId: z.string(),
+    transactionId: z.string(),
+    channel: z.enum(CHANNELS),
+    detail: z.string(),
+    source: z.literal("Internal"),
+    status: z.enum(["Success", "Failed"]),
+    isTest: z.boolean(),
+    isRetry: z.boolean(),
+    raw: z.string(),
+    createdAt: isoDateResponse.optional(),
+    updatedAt: isoDateResponse.optional(),
+  })
+  .meta({ id: "ExecutionDetail" });

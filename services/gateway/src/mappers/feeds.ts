@@ -1,6 +1,6 @@
 import type { workflowsV1 } from "@notify/proto";
 import { z } from "zod";
-import { iso } from "./common.js";
+import { iso, isoDateResponse } from "./common.js";
 import { nonBlankText } from "./workflows.js";
 
 export const feedIdParam = z.object({ feedId: z.string().min(1).max(255) });
@@ -22,3 +22,19 @@ export function feedResourceToJson(feed: workflowsV1.Feed) {
 }
 
 export const feedsToJson = (reply: workflowsV1.ListFeedsResponse) => reply.feeds.map(feedResourceToJson);
+
+/** What feedResourceToJson answers. */
+export const feedResponse = z
+  .object({
+    _id: z.string(),
+    name: z.string(),
+    identifier: z.string(),
+    _environmentId: z.string(),
+    _organizationId: z.string(),
+    deleted: z.literal(false),
+    createdAt: isoDateResponse,
+    updatedAt: isoDateResponse,
+  })
+  .meta({ id: "Feed" });
+
+export const feedsResponse = z.array(feedResponse);

@@ -1,7 +1,18 @@
 import type { subscribersV1 } from "@notify/proto";
 import { z } from "zod";
 import { keyString } from "../validation.js";
-import { channelFlags, channelsRequestOf, channelsToJson, criticality, schedule, scheduleRequestOf, scheduleToJson } from "./preferences.js";
+import {
+  channelChoicesResponse,
+  channelFlags,
+  channelsRequestOf,
+  channelsToJson,
+  criticality,
+  overridesResponse,
+  schedule,
+  scheduleRequestOf,
+  scheduleResponse,
+  scheduleToJson,
+} from "./preferences.js";
 
 /** Entries of a repeated query parameter, and of a bulk update (Novu's bulk limit). */
 const MAX_LISTED = 100;
@@ -99,3 +110,22 @@ export function updatedWorkflowsToJson(reply: subscribersV1.SubscriberPreference
     return preference ? [inboxWorkflowToJson(preference)] : [];
   });
 }
+
+// Shapes of the replies above, for the API description.
+
+export const inboxGlobalResponse = z
+  .object({ level: z.literal("global"), enabled: z.boolean(), channels: channelChoicesResponse, schedule: scheduleResponse.optional() })
+  .meta({ id: "InboxGlobalPreference" });
+
+export const inboxWorkflowResponse = z
+  .object({
+    level: z.literal("template"),
+    enabled: z.boolean(),
+    channels: channelChoicesResponse,
+    overrides: overridesResponse,
+    workflow: z.object({ id: z.string(), identifier: z.string(), name: z.string(), critical: z.boolean(), tags: z.array(z.string()), severity: z.string() }),
+  })
+  .meta({ id: "InboxWorkflowPreference" });
+
+export const inboxPreferencesResponse = z.array(z.union([inboxGlobalResponse, inboxWorkflowResponse]));
+export const updatedWorkflowsResponse = z.array(inboxWorkflowResponse);

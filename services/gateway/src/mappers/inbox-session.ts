@@ -64,3 +64,17 @@ export function sessionToJson(answer: SessionAnswer) {
     applicationIdentifier: answer.applicationIdentifier,
   };
 }
+
+/** What sessionToJson answers. */
+export const sessionResponse = z.object({
+  token: z.string(),
+  totalUnreadCount: z.int().min(0),
+  unreadCount: z.object({
+    total: z.int().min(0),
+    severity: z.object({ high: z.int().min(0), medium: z.int().min(0), low: z.int().min(0), none: z.int().min(0) }),
+  }),
+  removeNovuBranding: z.literal(false),
+  isDevelopmentMode: z.boolean(),
+  maxSnoozeDurationHours: z.number(),
+  applicationIdentifier: z.string(),
+});

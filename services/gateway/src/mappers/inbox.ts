@@ -5,7 +5,7 @@ import { isObjectId, SEVERITIES, severityName, severityNamed, type SeverityName 
 import { z } from "zod";
 import { validationError } from "../errors.js";
 import { queryBool, queryInt } from "../validation.js";
-import { isoOrNull } from "./common.js";
+import { freeFormResponse, isoDateResponse, isoOrNull } from "./common.js";
 
 const { InboxActionType, InboxChange, InboxBulkChange } = messagesV1;
 
@@ -94,6 +94,9 @@ export const subscriberNotificationParams = z.object({
   subscriberId: z.string().min(1),
   notificationId: z.string().refine(isObjectId, "notificationId must be a notification id (24 hex characters)"),
 });
+
+/** …/{notificationId}/actions/{actionType}/complete and /revert. */
+export const subscriberNotificationActionParams = subscriberNotificationParams.extend(actionBody.shape);
 
 /** A parsed filter: the RPC's InboxFilter, and what Novu echoes back as `filter`. */
 interface ParsedFilter {
@@ -316,3 +319,57 @@ export function inboxPageToJson(reply: messagesV1.ListInboxMessagesResponse, fil
 /** One notification as a state route answers it. */
 export const updatedNotificationToJson = (reply: messagesV1.UpdateInboxMessageResponse) =>
   inboxNotificationToJson(reply.message!, reply.subscriber, reply.workflow);
+
+// Shapes of the replies above, for the API description.
+
+const actionResponse = z.object({ label: z.string(), isCompleted: z.boolean() });
+
+/** What inboxNotificationToJson answers. */
+export const inboxNotificationResponse = z
+  .object({
+    id: z.string(),
+    transactionId: z.string(),
+    subject: z.string().optional(),
+    body: z.string(),
+    to: z
+      .object({
+        id: z.string(),
+        subscriberId: z.string(),
+        firstName: z.string().optional(),
+        lastName: z.string().optional(),
+        avatar: z.string().optional(),
+        locale: z.string().optional(),
+        data: freeFormResponse.optional(),
+        timezone: z.string().optional(),
+        email: z.string().optional(),
+        phone: z.string().optional(),
+      })
+      .optional(),
+    isRead: z.boolean(),
+    isSeen: z.boolean(),
+    isArchived: z.boolean(),
+    isSnoozed: z.boolean(),
+    snoozedUntil: isoDateResponse.optional(),
+    deliveredAt: z.array(isoDateResponse).optional(),
+    createdAt: isoDateResponse.nullable(),
+    readAt: isoDateResponse.nullable(),
+    firstSeenAt: isoDateResponse.nullable(),
+    archivedAt: isoDateResponse.nullable(),
+    primaryAction: actionResponse.optional(),
+    secondaryAction: actionResponse.optional(),
+    channelType: z.literal("in_app"),
+    tags: z.array(z.string()),
+    redirect: z.object({ url: z.string() }).optional(),
+    data: freeFormResponse.optional(),
+    workflow: z
+      .object({ id: z.string(), identifier: z.string(), name: z.string(), critical: z.boolean(), tags: z.array(z.string()), severity: z.enum(SEVERITIES) })
+      .optional(),
+    severity: z.enum(SEVERITIES),
+  })
+  .meta({ id: "InboxNotification" });
+
+/** What inboxPageToJson answers: `filter` echoes the filters applied. */
+export const inboxPageResponse = z.object({ data: z.array(inboxNotificationResponse), hasMore: z.boolean(), filter: freeFormResponse });
+
+/** What a count answers: each filter as sent, with its count (at most INBOX_COUNT_CAP). */
+export const inboxCountResponse = z.object({ data: z.array(z.object({ count: z.int().min(0).max(INBOX_COUNT_CAP), filter: freeFormResponse })) });

@@ -3,7 +3,7 @@ import { integrationsV1 } from "@notify/proto";
 import { CHANNELS } from "@notify/runtime";
 import { z } from "zod";
 import { jsonObject, keyString, outboundHost, outboundUrl } from "../validation.js";
-import { FILTER_ON, FILTER_TYPES, FILTER_VALUES, iso, OPERATORS } from "./common.js";
+import { FILTER_ON, FILTER_TYPES, FILTER_VALUES, freeFormResponse, iso, isoDateResponse, OPERATORS } from "./common.js";
 
 const { ConfigurationsSchema, IntegrationCredentialsSchema, StepFilterSchema } = integrationsV1;
 
@@ -175,6 +175,32 @@ export function integrationToJson(integration: integrationsV1.Integration) {
 
 export const integrationsToJson = (reply: integrationsV1.ListIntegrationsResponse) => reply.integrations.map(integrationToJson);
 
+/** What integrationToJson answers; credentials and configurations as the provider has them. */
+export const integrationResponse = z
+  .object({
+    _id: z.string(),
+    _environmentId: z.string(),
+    _organizationId: z.string(),
+    name: z.string(),
+    identifier: z.string(),
+    providerId: z.string(),
+    channel: z.enum(CHANNELS),
+    credentials: freeFormResponse,
+    configurations: freeFormResponse,
+    active: z.boolean(),
+    deleted: z.boolean(),
+    deletedAt: isoDateResponse.optional(),
+    deletedBy: z.string().optional(),
+    primary: z.boolean(),
+    priority: z.int(),
+    conditions: z.array(freeFormResponse),
+    createdAt: isoDateResponse,
+    updatedAt: isoDateResponse,
+  })
+  .meta({ id: "Integration" });
+
+export const integrationsResponse = z.array(integrationResponse);
+
 /** POST /v1/integrations/{integrationIdentifier}/mobile-link and …/webhook/configure. */
 export const integrationIdentifierParam = z.object({ integrationIdentifier: keyString("integrationIdentifier") });
 
@@ -191,3 +217,6 @@ export const subscriberChatConnectionBody = chatConnectionBody.extend({ subscrib
 
 /** POST /v1/integrations/{integrationIdentifier}/mobile-link and …/webhook/configure (which sends none). */
 export const mobileLinkBody = z.object({ subscriberId: keyString("subscriberId").optional() }).optional();
+
+/** The calls refused for every provider (routes.ts refuseForProvider) answer no success. */
+export const refusedResponse = z.never().describe("Not served: every call answers 400 (unsupported provider) or 404 (unknown integration)");

@@ -3,10 +3,10 @@ import { Channel, CHANNEL_NAMES, channelName, channelNamed, CHANNELS, type Chann
 import { z } from "zod";
 import { MAX_BODY_DEPTH, nestedDeeperThan } from "../body.js";
 import { queryBool, queryInt } from "../validation.js";
-import { iso } from "./common.js";
-import { subscriberToJson } from "./subscribers.js";
+import { freeFormResponse, iso, isoDateResponse, offsetPageResponse } from "./common.js";
+import { subscriberResponse, subscriberToJson } from "./subscribers.js";
 import { freeForm } from "./triggers.js";
-import { workflowToJson } from "./workflows.js";
+import { workflowResponse, workflowToJson } from "./workflows.js";
 
 const { InboxActionType, InboxChange, MarkAs, MessageStatus } = messagesV1;
 
@@ -270,3 +270,82 @@ export function feedText(reply: messagesV1.GetFeedResponse) {
   const subscriber = reply.subscriber && JSON.stringify(feedSubscriberToJson(reply.subscriber));
   return messagesText(reply.messages, reply.workflows, () => subscriber);
 }
+
+// Shapes of the replies above, for the API description.
+
+const emailBlockResponse = z.object({
+  type: z.string(),
+  content: z.string(),
+  url: z.string().optional(),
+  styles: z.object({ textAlign: z.string() }).optional(),
+});
+
+const messageCtaResponse = z.object({
+  type: z.string().optional(),
+  data: z.object({ url: z.string().optional() }),
+  action: z
+    .object({
+      status: z.string().optional(),
+      buttons: z.array(z.object({ type: z.string(), content: z.string(), resultContent: z.string().optional() })),
+      result: z.object({ payload: freeFormResponse.optional(), type: z.string().optional() }).optional(),
+    })
+    .optional(),
+});
+
+const feedSubscriberResponse = z.object({
+  _id: z.string(),
+  subscriberId: z.string(),
+  firstName: z.string().optional(),
+  lastName: z.string().optional(),
+  avatar: z.string().optional(),
+});
+
+/** What messagesText answers for each message (mark-as, an action, the message list and the feed). */
+export const messageResponse = z
+  .object({
+    _id: z.string(),
+    _templateId: z.string(),
+    _environmentId: z.string(),
+    _messageTemplateId: z.string(),
+    _organizationId: z.string(),
+    _notificationId: z.string(),
+    _subscriberId: z.string(),
+    _jobId: z.string().optional(),
+    templateIdentifier: z.string().optional(),
+    createdAt: isoDateResponse,
+    updatedAt: isoDateResponse,
+    deliveredAt: z.array(isoDateResponse),
+    lastSeenDate: isoDateResponse.optional(),
+    lastReadDate: isoDateResponse.optional(),
+    content: z.union([z.string(), z.array(emailBlockResponse)]).nullable(),
+    transactionId: z.string(),
+    subject: z.string().optional(),
+    channel: z.enum(CHANNELS),
+    read: z.boolean(),
+    seen: z.boolean(),
+    archived: z.boolean(),
+    archivedAt: isoDateResponse.optional(),
+    snoozedUntil: isoDateResponse.optional(),
+    email: z.string().optional(),
+    phone: z.string().optional(),
+    directWebhookUrl: z.string().optional(),
+    providerId: z.string().optional(),
+    deviceTokens: z.array(z.string()).optional(),
+    title: z.string().optional(),
+    cta: messageCtaResponse,
+    _feedId: z.string().nullable(),
+    status: z.enum([...STATUS_NAMES.values()] as [string, ...string[]]),
+    errorId: z.string().optional(),
+    errorText: z.string().optional(),
+    tags: z.array(z.string()).optional(),
+    data: freeFormResponse.optional(),
+    payload: freeFormResponse.optional(),
+    overrides: freeFormResponse.optional(),
+    /** The whole subscriber in the message list, its summary in the feed. */
+    subscriber: z.union([subscriberResponse, feedSubscriberResponse]).optional(),
+    template: workflowResponse.optional(),
+  })
+  .meta({ id: "Message" });
+
+export const messagesResponse = z.array(messageResponse);
+export const messagePageResponse = offsetPageResponse(messageResponse);

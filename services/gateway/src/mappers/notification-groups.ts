@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { nonBlankText } from "./workflows.js";
 
-export { notificationGroupToJson } from "./workflows.js";
+export { notificationGroupResponse, notificationGroupToJson } from "./workflows.js";
 
 /** POST /v1/notification-groups, PATCH /v1/notification-groups/{id}. */
 export const createNotificationGroupBody = z.object({ name: nonBlankText("name") });

@@ -2,7 +2,7 @@ import type { subscribersV1 } from "@notify/proto";
 import { CHANNELS, perChannel, type ChannelName } from "@notify/runtime";
 import { z } from "zod";
 import { queryBool } from "../validation.js";
-import { channelsRequestOf, channelsToJson } from "./preferences.js";
+import { channelChoicesResponse, channelsRequestOf, channelsToJson, overridesResponse } from "./preferences.js";
 
 /**
  * Novu's v1 preferences (GET/PATCH /v1/subscribers/{id}/preferences…, which @novu/node calls),
@@ -80,3 +80,25 @@ export function workflowPreferenceV1ToJson(preference: subscribersV1.WorkflowPre
     },
   };
 }
+
+// Shapes of the replies above, for the API description.
+
+export const globalPreferenceV1Response = z.object({ preference: z.object({ enabled: z.boolean(), channels: channelChoicesResponse }) });
+
+export const workflowPreferenceV1Response = z
+  .object({
+    template: z.object({
+      _id: z.string(),
+      name: z.string(),
+      critical: z.boolean(),
+      tags: z.array(z.string()),
+      triggers: z.array(z.object({ type: z.literal("event"), identifier: z.string(), variables: z.array(z.never()) })),
+    }),
+    preference: z.object({ enabled: z.boolean(), channels: channelChoicesResponse, overrides: overridesResponse }),
+  })
+  .meta({ id: "WorkflowPreferenceV1" });
+
+export const workflowPreferencesV1Response = z.array(workflowPreferenceV1Response);
+
+/** GET …/preferences/{parameter}: the global preference alone for `global`, else every workflow's. */
+export const preferencesByLevelV1Response = z.union([z.tuple([globalPreferenceV1Response]), workflowPreferencesV1Response]);

@@ -1,7 +1,7 @@
 import { subscribersV1 } from "@notify/proto";
 import { perChannel, WEEKDAYS, type WeekdayName } from "@notify/runtime";
 import { z } from "zod";
-import { iso } from "./common.js";
+import { iso, isoDateResponse } from "./common.js";
 
 const channelFlag = (name: string) => z.boolean({ error: `${name} must be a boolean value` }).optional();
 
@@ -160,3 +160,39 @@ export function preferencesToJson(reply: subscribersV1.SubscriberPreferences, op
     })),
   };
 }
+
+// Shapes of the replies above, for the API description.
+
+export const channelChoicesResponse = z
+  .object({
+    email: z.boolean().optional(),
+    sms: z.boolean().optional(),
+    in_app: z.boolean().optional(),
+    chat: z.boolean().optional(),
+    push: z.boolean().optional(),
+  })
+  .meta({ id: "ChannelPreferences" });
+
+const dayResponse = z.object({ isEnabled: z.boolean(), hours: z.array(z.object({ start: z.string(), end: z.string() })) });
+
+/** What scheduleToJson answers. */
+export const scheduleResponse = z.object({ isEnabled: z.boolean(), weeklySchedule: z.partialRecord(z.enum(WEEKDAYS), dayResponse).optional() });
+
+export const overridesResponse = z.array(z.object({ channel: z.string(), source: z.string() }));
+
+/** What preferencesToJson answers; `schedule` only on GET. */
+export const preferencesResponse = z.object({
+  global: z.object({
+    enabled: z.boolean(),
+    channels: channelChoicesResponse,
+    schedule: scheduleResponse.optional(),
+  }),
+  workflows: z.array(
+    z.object({
+      enabled: z.boolean(),
+      channels: channelChoicesResponse,
+      overrides: overridesResponse,
+      workflow: z.object({ slug: z.string(), identifier: z.string(), name: z.string(), updatedAt: isoDateResponse.optional() }),
+    }),
+  ),
+});

@@ -2,7 +2,7 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import { commonV1, type subscribersV1 } from "@notify/proto";
 import { z } from "zod";
 import { jsonObject, keyString, outboundUrl, queryInt } from "../validation.js";
-import { iso, isoOrNull } from "./common.js";
+import { freeFormResponse, iso, isoDateResponse, isoOrNull } from "./common.js";
 
 type FieldsInit = MessageInitShape<typeof subscribersV1.SubscriberFieldsSchema>;
 
@@ -49,6 +49,13 @@ export const bulkSubscribersBody = z.object({
 });
 
 /** The bulk create's answer (BulkCreateSubscriberResponseDto): which were created and which updated. */
+const subscriberIdResponse = z.object({ subscriberId: z.string() });
+export const bulkCreatedResponse = z.object({
+  created: z.array(subscriberIdResponse),
+  updated: z.array(subscriberIdResponse),
+  failed: z.array(z.object({ subscriberId: z.string(), message: z.string() })),
+});
+
 export function bulkCreatedToJson(requested: readonly { subscriberId: string }[], createdIds: readonly string[]) {
   const created = new Set(createdIds);
   const unique = [...new Set(requested.map((entry) => entry.subscriberId))];
@@ -143,6 +150,52 @@ export function channelToJson(channel: subscribersV1.ChannelSettings) {
   };
 }
 
+const channelSettingsResponse = z
+  .object({
+    providerId: z.string(),
+    integrationIdentifier: z.string().optional(),
+    _integrationId: z.string(),
+    credentials: z.object({
+      webhookUrl: z.string().optional(),
+      channel: z.string().optional(),
+      deviceTokens: z.array(z.string()),
+      alertUid: z.string().optional(),
+      title: z.string().optional(),
+      imageUrl: z.string().optional(),
+      state: z.string().optional(),
+      externalUrl: z.string().optional(),
+    }),
+  })
+  .meta({ id: "ChannelSettings" });
+
+const unsetText = z.string().nullable();
+
+/** What subscriberToJson answers. */
+export const subscriberResponse = z
+  .object({
+    _id: z.string(),
+    subscriberId: z.string(),
+    firstName: unsetText,
+    lastName: unsetText,
+    email: unsetText,
+    phone: unsetText,
+    avatar: unsetText,
+    locale: unsetText,
+    timezone: unsetText,
+    data: freeFormResponse.nullable(),
+    channels: z.array(channelSettingsResponse),
+    topics: z.array(z.string()),
+    isOnline: z.boolean().nullable(),
+    lastOnlineAt: isoDateResponse.nullable(),
+    _organizationId: z.string(),
+    _environmentId: z.string(),
+    deleted: z.boolean(),
+    createdAt: isoDateResponse,
+    updatedAt: isoDateResponse,
+    __v: z.int(),
+  })
+  .meta({ id: "Subscriber" });
+
 /** The public Subscriber: every field of the spec's table, null where unset. */
 export function subscriberToJson(subscriber: subscribersV1.Subscriber) {
   return {
@@ -170,6 +223,7 @@ export function subscriberToJson(subscriber: subscribersV1.Subscriber) {
 }
 
 export const deletedResult = { acknowledged: true, status: "deleted" } as const;
+export const deletedResponse = z.object({ acknowledged: z.literal(true), status: z.literal("deleted") });
 
 const credentialText = (name: string) => z.string({ error: `${name} must be a string` }).optional();
 

@@ -2,7 +2,7 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { tenantsV1 } from "@notify/proto";
 import { z } from "zod";
 import { jsonObject, queryInt } from "../validation.js";
-import { iso, offsetPage } from "./common.js";
+import { freeFormResponse, iso, isoDateResponse, offsetPage, offsetPageResponse } from "./common.js";
 import { nonBlankText } from "./workflows.js";
 
 type StructInit = MessageInitShape<typeof tenantsV1.CreateTenantRequestSchema>["data"];
@@ -56,3 +56,19 @@ export function tenantToJson(tenant: tenantsV1.Tenant) {
 export function tenantPage(reply: tenantsV1.ListTenantsResponse, query: z.output<typeof listTenantsQuery>) {
   return offsetPage(reply.tenants.map(tenantToJson), query.page, query.limit, reply.totalCount, reply.hasMore);
 }
+
+/** What tenantToJson answers. */
+export const tenantResponse = z
+  .object({
+    _id: z.string(),
+    identifier: z.string(),
+    name: z.string().optional(),
+    data: freeFormResponse.optional(),
+    _environmentId: z.string(),
+    _organizationId: z.string(),
+    createdAt: isoDateResponse,
+    updatedAt: isoDateResponse,
+  })
+  .meta({ id: "Tenant" });
+
+export const tenantPageResponse = offsetPageResponse(tenantResponse);

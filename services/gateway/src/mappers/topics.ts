@@ -1,7 +1,7 @@
 import { commonV1, topicsV1 } from "@notify/proto";
 import { z } from "zod";
 import { keyString, queryBool, queryInt } from "../validation.js";
-import { iso } from "./common.js";
+import { cursorPageResponse, iso, isoDateResponse } from "./common.js";
 
 const idList = (name: string, min: number, max: number) =>
   z
@@ -301,4 +301,73 @@ export const subscriptionNotFound = (subscriberId: string) => ({
   subscriberId,
   code: "SUBSCRIPTION_NOT_FOUND",
   message: `Subscription for subscriber '${subscriberId}' not found.`,
+});
+
+// Shapes of the replies above, for the API description.
+
+/** What topicToJson answers (v1). */
+export const topicV1Response = z
+  .object({
+    _id: z.string(),
+    _organizationId: z.string(),
+    _environmentId: z.string(),
+    key: z.string(),
+    name: z.string().optional(),
+    subscribers: z.array(z.string()),
+    createdAt: isoDateResponse,
+    updatedAt: isoDateResponse,
+  })
+  .meta({ id: "TopicV1" });
+
+/** What topicResponseToJson answers (v2). */
+export const topicResponse = z
+  .object({ _id: z.string(), key: z.string(), name: z.string().optional(), createdAt: isoDateResponse, updatedAt: isoDateResponse })
+  .meta({ id: "Topic" });
+
+/** What topicSubscriberToJson answers: spec 9's record. */
+export const topicSubscriberResponse = z
+  .object({
+    _organizationId: z.string(),
+    _environmentId: z.string(),
+    _subscriberId: z.string(),
+    _topicId: z.string(),
+    topicKey: z.string(),
+    externalSubscriberId: z.string(),
+  })
+  .meta({ id: "TopicSubscription" });
+
+export const subscriptionDetailsResponse = z.object({ id: z.string(), identifier: z.string(), name: z.string().optional() });
+
+const subscriptionSubscriberResponse = z.object({
+  _id: z.string(),
+  subscriberId: z.string(),
+  avatar: z.string().nullable(),
+  firstName: z.string().nullable(),
+  lastName: z.string().nullable(),
+  email: z.string().nullable(),
+});
+
+/** What subscriptionToJson answers. */
+export const subscriptionResponse = z.object({
+  _id: z.string(),
+  identifier: z.string(),
+  name: z.string().optional(),
+  topic: z.object({ _id: z.string(), key: z.string(), name: z.string().optional() }),
+  subscriber: subscriptionSubscriberResponse,
+  createdAt: isoDateResponse,
+  updatedAt: isoDateResponse,
+});
+
+/** What listedSubscriptionToJson answers. */
+const listedSubscriptionResponse = z
+  .object({ _id: z.string(), identifier: z.string(), createdAt: isoDateResponse, topic: topicResponse, subscriber: subscriptionSubscriberResponse })
+  .meta({ id: "ListedSubscription" });
+
+export const listedSubscriptionPageResponse = cursorPageResponse(listedSubscriptionResponse);
+
+/** What subscriptionsResult answers. */
+export const subscriptionsResultResponse = z.object({
+  data: z.array(subscriptionResponse),
+  meta: z.object({ totalCount: z.int(), successful: z.int(), failed: z.int() }),
+  errors: z.array(z.object({ subscriberId: z.string(), code: z.string(), message: z.string() })).optional(),
 });

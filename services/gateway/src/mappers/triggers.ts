@@ -145,3 +145,21 @@ export function bulkOutcome(outcome: triggersV1.TriggerOutcome) {
   if (outcome.outcome.case === "result") return resultToJson(outcome.outcome.value);
   return { acknowledged: true, status: "error", error: [outcome.outcome.value?.message ?? "error"] };
 }
+
+/** What resultToJson answers, and a bulk's failed event. */
+export const triggerResultResponse = z
+  .object({
+    acknowledged: z.boolean(),
+    status: z.enum([
+      "error",
+      "trigger_not_active",
+      "no_workflow_active_steps_defined",
+      "no_workflow_steps_defined",
+      "processed",
+      "no_tenant_found",
+      "invalid_recipients",
+    ]),
+    error: z.array(z.string()).optional(),
+    transactionId: z.string().optional(),
+  })
+  .meta({ id: "TriggerResult" });

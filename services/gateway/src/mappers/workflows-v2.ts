@@ -14,7 +14,7 @@ import {
 } from "@notify/runtime";
 import { z } from "zod";
 import { jsonObject, queryInt } from "../validation.js";
-import { iso } from "./common.js";
+import { freeFormResponse, iso, isoDateResponse } from "./common.js";
 import { flag, IDENTIFIER, list, MAX_CONTENT, MAX_TAGS, MAX_URL, nonBlankText, oneOf, parseAt, quantity, text, UNITS } from "./workflows.js";
 
 type StepInit = MessageInitShape<typeof workflowsV1.StepSchema>;
@@ -573,3 +573,73 @@ export function workflowV2PageToJson(reply: workflowsV1.ListWorkflowsResponse) {
     totalCount: reply.totalCount,
   };
 }
+
+// Shapes of the replies above, for the API description.
+
+const preferenceLevelResponse = z.object({
+  all: z.object({ enabled: z.boolean(), readOnly: z.boolean() }),
+  channels: z.partialRecord(z.enum(CHANNELS), z.object({ enabled: z.boolean() })),
+});
+
+/** What stepToJson answers; controlValues as the step type has them. */
+export const stepV2Response = z
+  .object({
+    _id: z.string(),
+    stepId: z.string(),
+    name: z.string(),
+    slug: z.string(),
+    type: z.string(),
+    origin: z.literal(ORIGIN),
+    workflowId: z.string(),
+    workflowDatabaseId: z.string(),
+    controls: z.object({ values: freeFormResponse }),
+    controlValues: freeFormResponse,
+    variables: freeFormResponse,
+  })
+  .meta({ id: "WorkflowStep" });
+
+const workflowStatus = z.enum(["ACTIVE", "INACTIVE"]);
+
+/** What workflowV2ToJson answers. */
+export const workflowV2Response = z
+  .object({
+    _id: z.string(),
+    workflowId: z.string(),
+    slug: z.string(),
+    name: z.string(),
+    description: z.string(),
+    tags: z.array(z.string()),
+    active: z.boolean(),
+    status: workflowStatus,
+    validatePayload: z.boolean(),
+    payloadSchema: freeFormResponse.nullable(),
+    isTranslationEnabled: z.literal(false),
+    origin: z.literal(ORIGIN),
+    severity: z.enum(SEVERITIES),
+    preferences: z.object({ user: preferenceLevelResponse.nullable(), default: preferenceLevelResponse }),
+    steps: z.array(stepV2Response),
+    createdAt: isoDateResponse,
+    updatedAt: isoDateResponse,
+  })
+  .meta({ id: "WorkflowV2" });
+
+/** What workflowV2PageToJson answers. */
+export const workflowV2PageResponse = z.object({
+  workflows: z.array(
+    z.object({
+      _id: z.string(),
+      workflowId: z.string(),
+      slug: z.string(),
+      name: z.string(),
+      tags: z.array(z.string()),
+      status: workflowStatus,
+      origin: z.literal(ORIGIN),
+      isTranslationEnabled: z.literal(false),
+      stepTypeOverviews: z.array(z.string()),
+      steps: z.array(z.object({ slug: z.string(), type: z.string() })),
+      createdAt: isoDateResponse,
+      updatedAt: isoDateResponse,
+    }),
+  ),
+  totalCount: z.int(),
+});

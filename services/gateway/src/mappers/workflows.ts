@@ -17,7 +17,7 @@ import {
 } from "@notify/runtime";
 import { z } from "zod";
 import { jsonObject, queryInt } from "../validation.js";
-import { FILTER_ON, FILTER_TYPES, FILTER_VALUES, iso, offsetPage, OPERATORS } from "./common.js";
+import { FILTER_ON, FILTER_TYPES, FILTER_VALUES, freeFormResponse, iso, isoDateResponse, offsetPage, offsetPageResponse, OPERATORS } from "./common.js";
 
 type StepInit = MessageInitShape<typeof workflowsV1.StepSchema>;
 type TemplateInit = MessageInitShape<typeof workflowsV1.MessageTemplateSchema>;
@@ -591,6 +591,75 @@ export function workflowToJson(workflow: workflowsV1.Workflow) {
     updatedAt: iso(workflow.updatedAt),
   };
 }
+
+// Shapes of the replies above, for the API description.
+
+const stepFilterResponse = z.object({
+  isNegated: z.boolean(),
+  type: z.string(),
+  value: z.string(),
+  children: z.array(z.object({ field: z.string(), value: z.string(), operator: z.string(), on: z.string() })),
+});
+
+/** A step's fields; its template and metadata by the fields every one has (the rest as the step type makes them). */
+const stepResponseFields = {
+  _id: z.string(),
+  uuid: z.string(),
+  name: z.string().optional(),
+  _templateId: z.string(),
+  active: z.boolean(),
+  shouldStopOnFail: z.boolean().optional(),
+  template: z
+    .looseObject({ _id: z.string(), type: z.enum(STEP_TYPES), _environmentId: z.string(), _organizationId: z.string(), _creatorId: z.string() })
+    .optional(),
+  filters: z.array(stepFilterResponse),
+  _parentId: z.string().optional(),
+  metadata: z.looseObject({ type: z.string() }).optional(),
+  replyCallback: z.object({ active: z.boolean().optional(), url: z.string().optional() }).optional(),
+};
+
+const channelPreferencesResponse = z.object({ email: z.boolean(), sms: z.boolean(), in_app: z.boolean(), chat: z.boolean(), push: z.boolean() });
+
+export const notificationGroupResponse = z
+  .object({ _id: z.string(), name: z.string(), _environmentId: z.string(), _organizationId: z.string(), _parentId: z.string().optional() })
+  .meta({ id: "NotificationGroup" });
+
+/** What workflowToJson answers. */
+export const workflowResponse = z
+  .object({
+    _id: z.string(),
+    name: z.string(),
+    description: z.string(),
+    active: z.boolean(),
+    draft: z.boolean(),
+    preferenceSettings: channelPreferencesResponse,
+    critical: z.boolean(),
+    tags: z.array(z.string()),
+    steps: z.array(z.object({ ...stepResponseFields, variants: z.array(z.object(stepResponseFields)) })),
+    _organizationId: z.string(),
+    _creatorId: z.string(),
+    _environmentId: z.string(),
+    triggers: z.array(
+      z.object({
+        type: z.literal("event"),
+        identifier: z.string(),
+        variables: z.array(z.object({ name: z.string() })),
+        subscriberVariables: z.array(z.object({ name: z.string() })),
+      }),
+    ),
+    slug: z.string(),
+    _notificationGroupId: z.string(),
+    notificationGroup: notificationGroupResponse.optional(),
+    data: freeFormResponse.optional(),
+    deleted: z.boolean(),
+    deletedAt: z.union([isoDateResponse, z.literal("")]),
+    deletedBy: z.string(),
+    createdAt: isoDateResponse,
+    updatedAt: isoDateResponse,
+  })
+  .meta({ id: "Workflow" });
+
+export const workflowPageResponse = offsetPageResponse(workflowResponse);
 
 export function workflowPage(reply: workflowsV1.ListWorkflowsResponse, query: z.output<typeof listWorkflowsQuery>) {
   return offsetPage(reply.workflows.map(workflowToJson), query.page, query.limit, reply.totalCount, reply.hasMore);

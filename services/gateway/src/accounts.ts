@@ -1,5 +1,5 @@
 import { hash, randomBytes } from "node:crypto";
-import { objectId, withTransaction, type Pool, type Sealer } from "@notify/runtime";
+import { objectId, withTransaction, type Pool, type Queryable, type Sealer } from "@notify/runtime";
 import * as store from "./store.js";
 
 export const DEFAULT_ORGANIZATION = "Default";
@@ -28,21 +28,33 @@ export interface KeyPlacement {
  * Inbox subscriberHashes are checked with. A key stored and revoked before stays revoked.
  */
 export async function addKey(pool: Pool, sealer: Sealer, key: string, placement: KeyPlacement = {}): Promise<{ revoked: boolean }> {
-  const keyHash = hashKey(key);
-  const keySealed = sealer.seal(Buffer.from(key, "utf8"), keyHash);
   return withTransaction(pool, async (tx) => {
     const organizationId = await store.upsertOrganization(tx, objectId(), placement.organization ?? DEFAULT_ORGANIZATION);
     const environmentId = await store.upsertEnvironment(tx, objectId(), organizationId, placement.environment ?? DEFAULT_ENVIRONMENT);
-    return store.insertKey(tx, {
-      id: objectId(),
-      environmentId,
-      keyHash,
-      keySealed,
-      prefix: key.slice(0, PREFIX_LENGTH),
-      label: placement.label ?? null,
-      expiresAt: placement.expiresAt ?? null,
-    });
+    return storeKey(tx, sealer, key, environmentId, placement);
   });
+}
+
+/** Stores `key` for the environment (its hash, and the key sealed with its hash as context); answers the key's id. */
+export async function storeKey(
+  db: Queryable,
+  sealer: Sealer,
+  key: string,
+  environmentId: string,
+  placement: Pick<KeyPlacement, "label" | "expiresAt"> = {},
+): Promise<{ id: string; revoked: boolean }> {
+  const keyHash = hashKey(key);
+  const id = objectId();
+  const { revoked } = await store.insertKey(db, {
+    id,
+    environmentId,
+    keyHash,
+    keySealed: sealer.seal(Buffer.from(key, "utf8"), keyHash),
+    prefix: key.slice(0, PREFIX_LENGTH),
+    label: placement.label ?? null,
+    expiresAt: placement.expiresAt ?? null,
+  });
+  return { id, revoked };
 }
 
 export type BootstrapOutcome =

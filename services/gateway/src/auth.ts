@@ -40,6 +40,17 @@ export async function followRevocations(redis: Redis): Promise<() => Promise<voi
   };
 }
 
+/**
+ * Drops keys from this process's cache, from Redis and, through REVOKED_CHANNEL, from every
+ * gateway's own cache, so they stop working now.
+ */
+export async function forgetKeys(redis: Redis, keyHashes: readonly string[]): Promise<void> {
+  if (keyHashes.length === 0) return;
+  for (const keyHash of keyHashes) local.delete(keyHash);
+  await redis.del(keyHashes.map(cacheKeyOf));
+  for (const keyHash of keyHashes) await redis.publish(REVOKED_CHANNEL, keyHash);
+}
+
 const unauthorized = (message: string) => new HttpError(401, message);
 
 const live = (cached: CachedKey): Scope | undefined =>

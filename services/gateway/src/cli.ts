@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 import { parseArgs } from "node:util";
 import { connectRedis, createPool, ensureDatabase, migrate, runMain } from "@notify/runtime";
-import { addKey, cacheKeyOf, DEFAULT_ENVIRONMENT, DEFAULT_ORGANIZATION, generateKey } from "./accounts.js";
-import { REVOKED_CHANNEL } from "./auth.js";
+import { addKey, DEFAULT_ENVIRONMENT, DEFAULT_ORGANIZATION, generateKey } from "./accounts.js";
+import { forgetKeys } from "./auth.js";
 import { readConfig } from "./config.js";
 import { normalizeOrigin } from "./cors.js";
 import { environmentRateLimits, SERVICE_LEVEL_NAMES, type EnvironmentRateLimits } from "./rate-limits.js";
@@ -174,8 +174,7 @@ runMain(async () => {
       // Drop cached lookups, here and in every gateway, so the key stops working now.
       const redis = await connectRedis(config.REDIS_URL).catch(() => undefined);
       if (redis) {
-        await redis.del(hashes.map(cacheKeyOf));
-        for (const keyHash of hashes) await redis.publish(REVOKED_CHANNEL, keyHash);
+        await forgetKeys(redis, hashes);
         await redis.quit();
       }
       process.stdout.write(`revoked ${hashes.length} key(s)\n`);

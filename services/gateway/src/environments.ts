@@ -1,6 +1,8 @@
 import { createHmac, timingSafeEqual, webcrypto } from "node:crypto";
-import type { Logger, Pool, Sealer } from "@notify/runtime";
+import { isUniqueViolation, objectId, withTransaction, type Logger, type Pool, type Sealer } from "@notify/runtime";
 import { LRUCache } from "lru-cache";
+import { generateKey, storeKey } from "./accounts.js";
+import { HttpError, validationError } from "./errors.js";
 import { environmentRateLimits, type EnvironmentRateLimits } from "./rate-limits.js";
 import type { SessionTokens } from "./sessions.js";
 import * as store from "./store.js";
@@ -34,6 +36,26 @@ export interface Environments {
    * keys were sealed (hash only) cannot take part.
    */
   subscriberHashValid(environmentId: string, subscriberId: string, subscriberHash: string): Promise<boolean>;
+  /** A new environment of the organization, with a first API key (shown this once). */
+  create(organizationId: string, name: string): Promise<CreatedEnvironment>;
+  /**
+   * What `create` answered, the key opened again from its sealed copy (an idempotent replay: the
+   * key never rests in the idempotency cache); undefined once the environment or key is gone.
+   */
+  createdAgain(organizationId: string, environmentId: string, keyId: string): Promise<CreatedEnvironment | undefined>;
+  /** Renames one of the organization's environments and/or sets its public identifier. */
+  update(organizationId: string, environmentId: string, change: EnvironmentChange): Promise<EnvironmentSummary>;
+  /** Deletes one of the organization's environments (never Development or Production) and its API keys. */
+  remove(organizationId: string, environmentId: string): Promise<void>;
+}
+
+export interface CreatedEnvironment extends EnvironmentSummary {
+  apiKey: { id: string; key: string };
+}
+
+export interface EnvironmentChange {
+  name?: string | undefined;
+  identifier?: string | undefined;
 }
 
 /** The Inbox settings every environment shares. */
@@ -61,7 +83,8 @@ const UNKNOWN_KEPT_MS = 5_000;
 const KEPT = 10_000;
 
 const ENVIRONMENT_ID = /^[0-9a-f]{24}$/;
-const IDENTIFIER = /^[\w-]{1,64}$/;
+/** What an applicationIdentifier may be. */
+export const ENVIRONMENT_IDENTIFIER = /^[\w-]{1,64}$/;
 const HEX_SHA256 = /^[0-9a-f]{64}$/;
 
 const UNKNOWN = Symbol("unknown environment");
@@ -73,10 +96,27 @@ export interface EnvironmentsDeps {
   sealer: Sealer;
   /** Mixed into every session signing key, so the database alone cannot sign a session. */
   encryptionKey: Buffer;
+  /** Makes deleted keys stop working at once (auth.ts forgetKeys). */
+  forgetKeys(keyHashes: readonly string[]): Promise<void>;
   log: Logger;
 }
 
-export function createEnvironments({ pool, sealer, encryptionKey, log }: EnvironmentsDeps): Environments {
+/** Novu's environments that every organization keeps: they cannot be deleted nor renamed, and no other takes their names. */
+const PROTECTED = ["Development", "Production"];
+const isProtectedName = (name: string) => PROTECTED.some((protectedName) => protectedName.toLowerCase() === name.toLowerCase());
+
+const PROTECTED_NAME = "Environment name cannot be Development or Production";
+/** A 422 in the validation shape, which @novu/api requires of every 422. */
+const nameRefused = (message: string, name: string) => validationError({ name: { messages: [message], value: name } }, message);
+const environmentNotFound = (environmentId: string) => new HttpError(404, `Environment ${environmentId} not found`);
+const summaryOf = (row: store.EnvironmentListRow): EnvironmentSummary => ({
+  id: row.id,
+  organizationId: row.organization_id,
+  name: row.name,
+  identifier: row.identifier,
+});
+
+export function createEnvironments({ pool, sealer, encryptionKey, forgetKeys, log }: EnvironmentsDeps): Environments {
   async function environmentOf(row: store.EnvironmentRow | undefined): Promise<Kept> {
     if (!row) return UNKNOWN;
     const secret = createHmac("sha256", encryptionKey).update("notify inbox session\0").update(row.id).update("\0").update(row.session_secret).digest();
@@ -114,17 +154,24 @@ export function createEnvironments({ pool, sealer, encryptionKey, log }: Environ
   const byId = keptBy((id) => store.selectEnvironment(pool, id));
   const byIdentifier = keptBy((identifier) => store.selectEnvironmentByIdentifier(pool, identifier));
   const found = (kept: Kept | undefined) => (kept === UNKNOWN ? undefined : kept);
+  /** Drops what this process keeps of environments the API changed (other gateways keep theirs at most KEPT_MS). */
+  const forget = (...rows: store.EnvironmentListRow[]) => {
+    for (const row of rows) {
+      byId.delete(row.id);
+      byIdentifier.delete(row.identifier);
+    }
+  };
 
   return {
     async byId(environmentId) {
       return ENVIRONMENT_ID.test(environmentId) ? found(await byId.fetch(environmentId)) : undefined;
     },
     async byIdentifier(identifier) {
-      return IDENTIFIER.test(identifier) ? found(await byIdentifier.fetch(identifier)) : undefined;
+      return ENVIRONMENT_IDENTIFIER.test(identifier) ? found(await byIdentifier.fetch(identifier)) : undefined;
     },
     async listOfOrganization(organizationId) {
       const rows = await store.selectOrganizationEnvironments(pool, organizationId, MAX_LISTED);
-      return rows.map((row) => ({ id: row.id, organizationId: row.organization_id, name: row.name, identifier: row.identifier }));
+      return rows.map(summaryOf);
     },
     async subscriberHashValid(environmentId, subscriberId, subscriberHash) {
       if (!HEX_SHA256.test(subscriberHash)) return false;
@@ -143,6 +190,69 @@ export function createEnvironments({ pool, sealer, encryptionKey, log }: Environ
         if (timingSafeEqual(expected, given)) valid = true;
       }
       return valid;
+    },
+    async create(organizationId, name) {
+      if (isProtectedName(name)) throw nameRefused(PROTECTED_NAME, name);
+      const key = generateKey();
+      const created = await withTransaction(pool, async (tx) => {
+        const existing = await store.selectOrganizationEnvironments(tx, organizationId, MAX_LISTED);
+        if (existing.length >= MAX_LISTED) throw new HttpError(400, `An organization has at most ${MAX_LISTED} environments`);
+        const row = await store.insertEnvironment(tx, objectId(), organizationId, name);
+        if (!row) throw new HttpError(400, "Environment name must be unique");
+        const { id } = await storeKey(tx, sealer, key, row.id, { label: `created with environment ${name}` });
+        return { ...summaryOf(row), apiKey: { id, key } };
+      });
+      log.info({ organizationId, environmentId: created.id }, "environment created through the API");
+      return created;
+    },
+    async createdAgain(organizationId, environmentId, keyId) {
+      const row = await store.selectEnvironmentWithKey(pool, organizationId, environmentId, keyId);
+      if (!row) return undefined;
+      return { ...summaryOf(row), apiKey: { id: keyId, key: sealer.open(row.key_sealed, row.key_hash).toString("utf8") } };
+    },
+    async update(organizationId, environmentId, change) {
+      if (!ENVIRONMENT_ID.test(environmentId)) throw environmentNotFound(environmentId);
+      if (change.name !== undefined && isProtectedName(change.name)) throw nameRefused(PROTECTED_NAME, change.name);
+      const { existing, updated } = await withTransaction(pool, async (tx) => {
+        const existing = await store.selectOrganizationEnvironmentForUpdate(tx, organizationId, environmentId);
+        if (!existing) throw environmentNotFound(environmentId);
+        if (change.name !== undefined && change.name !== existing.name && isProtectedName(existing.name)) {
+          throw nameRefused("Cannot update the name of Development or Production environments", change.name);
+        }
+        try {
+          const updated = await store.updateEnvironment(tx, organizationId, environmentId, {
+            name: change.name ?? null,
+            identifier: change.identifier ?? null,
+          });
+          return { existing, updated };
+        } catch (error) {
+          if (!isUniqueViolation(error)) throw error;
+          const identifierTaken = (error as { constraint?: string }).constraint === "environments_identifier_key";
+          throw new HttpError(400, identifierTaken ? "Environment identifier must be unique" : "Environment name must be unique");
+        }
+      });
+      if (!updated) throw environmentNotFound(environmentId);
+      forget(existing, updated);
+      return summaryOf(updated);
+    },
+    async remove(organizationId, environmentId) {
+      if (!ENVIRONMENT_ID.test(environmentId)) throw environmentNotFound(environmentId);
+      const deleted = await withTransaction(pool, async (tx) => {
+        const existing = await store.selectOrganizationEnvironmentForUpdate(tx, organizationId, environmentId);
+        if (!existing) throw environmentNotFound(environmentId);
+        if (isProtectedName(existing.name)) {
+          throw new HttpError(400, `The ${existing.name} environment is protected and cannot be deleted. Only custom environments can be deleted.`);
+        }
+        const hashes = await store.deleteEnvironmentKeys(tx, environmentId);
+        await store.deleteEnvironment(tx, organizationId, environmentId);
+        return { existing, hashes };
+      });
+      forget(deleted.existing);
+      // The rows are gone, so a key missing every cache is refused already; the caches keep it at most their lifetime.
+      await forgetKeys(deleted.hashes).catch((error: unknown) =>
+        log.warn({ environmentId, reason: (error as Error).message }, "the deleted environment's keys stay cached until they expire"),
+      );
+      log.info({ organizationId, environmentId }, "environment deleted through the API");
     },
   };
 }

@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
-import { messagesV1, subscribersV1 } from "@notify/proto";
+import { type integrationsV1, messagesV1, subscribersV1 } from "@notify/proto";
 import { z } from "zod";
 import { HttpError } from "./errors.js";
 import { cursorPage, offsetPage, offsetPageText, cursorPageResponse, offsetPageResponse } from "./mappers/common.js";
@@ -158,20 +158,29 @@ import {
   workflowV2PageResponse,
   workflowV2Response,
 } from "./mappers/workflows-v2.js";
-import { callInEnvironment, syncWorkflow } from "./workflow-environments.js";
+import { callInEnvironment, diffWorkflows, publishWorkflows, syncWorkflow } from "./workflow-environments.js";
 import {
+  chatConnectionBody,
   createIntegrationBody,
   createRequestOf,
+  integrationIdentifierParam,
   integrationIdParam,
   integrationsToJson,
   integrationToJson,
+  mobileLinkBody,
+  refusedResponse,
+  subscriberChatConnectionBody,
   updateIntegrationBody,
   updateRequestOf,
   integrationResponse,
   integrationsResponse,
 } from "./mappers/integrations.js";
 import {
+  addSubscribersRequestOf,
+  createSubscriptionsBody,
   createTopicBody,
+  deleteSubscriptionsBody,
+  identifierNotFound,
   listedSubscriptionToJson,
   listSubscriptionsQuery,
   listSubscriptionsRequestOf,
@@ -180,21 +189,23 @@ import {
   searchTopicsQuery,
   searchTopicsRequestOf,
   subscriberNotFound,
-  subscriberOfIdentifier,
   subscriberSubscriptionsQuery,
   subscriberSubscriptionsRequestOf,
   subscriberSubscriptionsToJson,
   subscriptionDetailsToJson,
   subscriptionIdentifierParams,
+  subscriptionConflict,
   subscriptionNotFound,
-  subscriptionsBody,
+  subscriptionResponse,
   subscriptionsResult,
+  subscriptionToJson,
   topicKeyParam,
   topicResponseToJson,
   topicSubscriberParams,
   topicSubscribersBody,
   topicSubscriberToJson,
   topicToJson,
+  updateSubscriptionBody,
   upsertTopicBody,
   upsertTopicQuery,
   listedSubscriptionPageResponse,
@@ -229,11 +240,30 @@ import {
   activityStatsResponse,
   graphStatsResponse,
 } from "./mappers/activity.js";
-import { environmentToJson, parentIdOf, environmentResponse } from "./mappers/environments.js";
+import {
+  createdEnvironmentResponse,
+  createdEnvironmentToJson,
+  createEnvironmentBody,
+  diffBody,
+  diffResponse,
+  environmentIdParam,
+  environmentResponse,
+  environmentToJson,
+  parentIdOf,
+  publishBody,
+  publishOutcomeToJson,
+  publishParams,
+  publishResponse,
+  tagsResponse,
+  tagsToJson,
+  updateEnvironmentBody,
+  workflowDiffToJson,
+} from "./mappers/environments.js";
 import { sessionBody, sessionResponse } from "./mappers/inbox-session.js";
 import { startSession } from "./inbox-session.js";
 import { MIB } from "./body.js";
-import { JsonBytes, jsonOnce, route, type Route, type RouteInput, type Sensitive } from "./route.js";
+import type { Clients } from "./clients.js";
+import { JsonBytes, jsonOnce, route, type Route, type RouteCall, type RouteInput, type Sensitive } from "./route.js";
 import { keyString, parseOrThrow, queryBool } from "./validation.js";
 
 // Handlers that v1 and v2 share.
@@ -250,6 +280,33 @@ const deleteSubscriber = async ({ params, clients, call }: RouteInput<z.infer<ty
 const integrationOutcome: Sensitive<unknown, unknown, unknown, ReturnType<typeof integrationToJson>> = {
   ref: (integration) => integration._id,
   replay: async (id, { clients, call }) => integrationToJson(await clients.integrations.getIntegration({ id }, call)),
+};
+
+/** The environment's integration with this identifier; 404 when it has none. */
+async function integrationByIdentifier(identifier: string, clients: Clients, call: RouteCall) {
+  const { integrations } = await clients.integrations.listIntegrations({}, call);
+  const integration = integrations.find((candidate) => candidate.identifier === identifier);
+  if (!integration) throw new HttpError(404, `Integration with identifier ${identifier} not found`);
+  return integration;
+}
+
+/**
+ * Refuses a call that needs the provider to reach back into the service (an OAuth redirect, a bot
+ * webhook, a signed inbound webhook), which notify does not receive: Novu's answer to a provider
+ * it does not support for the call.
+ */
+function refuseForProvider(integration: integrationsV1.Integration, what: string): never {
+  throw new HttpError(400, `${what} is not supported for provider: ${integration.providerId}`);
+}
+
+const createdEnvironmentOutcome: Sensitive<unknown, unknown, unknown, ReturnType<typeof createdEnvironmentToJson>> = {
+  ref: (created) => `${created._id}:${created.apiKeys[0]!._userId}`,
+  replay: async (ref, { scope, accounts }) => {
+    const [environmentId = "", keyId = ""] = ref.split(":");
+    const created = await accounts.environments.createdAgain(scope.organizationId, environmentId, keyId);
+    if (!created) throw new HttpError(404, `Environment ${environmentId} not found`);
+    return createdEnvironmentToJson(created, parentIdOf(await accounts.environments.listOfOrganization(scope.organizationId)));
+  },
 };
 
 /**
@@ -1029,6 +1086,46 @@ export const routes: Route[] = [
     handle: async ({ params, clients, call }) => integrationToJson(await clients.integrations.setPrimaryIntegration({ id: params.integrationId }, call)),
     sensitive: integrationOutcome,
   }),
+  // Chat connections and inbound webhooks need a provider app whose callbacks reach the service: refused, as Novu refuses unsupported providers
+  route({
+    method: "POST",
+    path: "/v1/integrations/:integrationId/auto-configure",
+    params: integrationIdParam,
+    response: refusedResponse,
+    handle: async ({ params, clients, call }) =>
+      refuseForProvider(await clients.integrations.getIntegration({ id: params.integrationId }, call), "Auto-configuration of inbound webhooks"),
+  }),
+  ...(
+    [
+      ["/v1/integrations/:integrationIdentifier/mobile-link", "Mobile setup links"],
+      ["/v1/integrations/:integrationIdentifier/webhook/configure", "Webhook configuration"],
+    ] as const
+  ).map(([path, what]) =>
+    route({
+      method: "POST",
+      path,
+      params: integrationIdentifierParam,
+      body: mobileLinkBody,
+      response: refusedResponse,
+      handle: async ({ params, clients, call }) => refuseForProvider(await integrationByIdentifier(params.integrationIdentifier, clients, call), what),
+    }),
+  ),
+  ...(
+    [
+      ["/v1/integrations/chat/oauth", chatConnectionBody, "OAuth"],
+      ["/v1/integrations/channel-connections/oauth", chatConnectionBody, "OAuth"],
+      ["/v1/integrations/channel-endpoints/oauth", subscriberChatConnectionBody, "OAuth"],
+      ["/v1/integrations/channel-endpoints/link", subscriberChatConnectionBody, "Linking a chat identity"],
+    ] as const
+  ).map(([path, body, what]) =>
+    route({
+      method: "POST",
+      path,
+      body,
+      response: refusedResponse,
+      handle: async ({ body, clients, call }) => refuseForProvider(await integrationByIdentifier(body.integrationIdentifier, clients, call), what),
+    }),
+  ),
 
   // Topics (v1)
   route({
@@ -1189,11 +1286,18 @@ export const routes: Route[] = [
     path: "/v2/topics/:topicKey/subscriptions/:identifier",
     response: subscriptionDetailsResponse,
     params: subscriptionIdentifierParams,
-    handle: async ({ params, clients, call }) => {
-      const externalSubscriberId = subscriberOfIdentifier(params.topicKey, params.identifier);
-      if (externalSubscriberId === undefined) throw new HttpError(404, `Subscription '${params.identifier}' was not found`);
-      const subscription = await clients.topics.getSubscription({ topicKey: params.topicKey, externalSubscriberId }, call);
-      return subscriptionDetailsToJson(subscription);
+    handle: async ({ params, clients, call }) =>
+      subscriptionDetailsToJson(await clients.topics.getSubscription({ topicKey: params.topicKey, identifier: params.identifier }, call)),
+  }),
+  route({
+    method: "PATCH",
+    path: "/v2/topics/:topicKey/subscriptions/:identifier",
+    params: subscriptionIdentifierParams,
+    body: updateSubscriptionBody,
+    response: subscriptionResponse,
+    handle: async ({ params, body, clients, call }) => {
+      const subscription = await clients.topics.updateSubscription({ ...params, ...(body.name !== undefined ? { name: body.name } : {}) }, call);
+      return subscriptionToJson(subscription, await clients.topics.getTopic({ key: params.topicKey }, call));
     },
   }),
   route({
@@ -1202,10 +1306,11 @@ export const routes: Route[] = [
     response: subscriptionsResultResponse,
     envelope: false,
     params: topicKeyParam,
-    body: subscriptionsBody,
+    body: createSubscriptionsBody,
     handle: async ({ params, body, clients, call }) => {
-      const reply = await clients.topics.addSubscribers({ topicKey: params.topicKey, subscriberIds: body.subscriberIds }, call);
-      const result = subscriptionsResult(reply.topic!, reply.subscriptions, body.subscriberIds.length, reply.notFound.map(subscriberNotFound));
+      const reply = await clients.topics.addSubscribers(addSubscribersRequestOf(params.topicKey, body), call);
+      const errors = [...reply.notFound.map(subscriberNotFound), ...reply.conflicts.map(subscriptionConflict)];
+      const result = subscriptionsResult(reply.topic!, reply.subscriptions, body.requested, errors);
       if (result.meta.successful === 0) throw new HttpError(400, "No subscription could be created", result);
       return result;
     },
@@ -1216,11 +1321,18 @@ export const routes: Route[] = [
     response: subscriptionsResultResponse,
     envelope: false,
     params: topicKeyParam,
-    body: subscriptionsBody,
+    body: deleteSubscriptionsBody,
     handle: async ({ params, body, clients, call }) => {
-      const reply = await clients.topics.removeSubscribers({ topicKey: params.topicKey, subscriberIds: body.subscriberIds }, call);
-      const errors = [...reply.notFound.map(subscriberNotFound), ...reply.notSubscribed.map(subscriptionNotFound)];
-      const result = subscriptionsResult(reply.topic!, reply.removed, body.subscriberIds.length, errors);
+      const reply = await clients.topics.removeSubscribers(
+        { topicKey: params.topicKey, subscriberIds: body.subscriberIds, identifiers: body.identifiers },
+        call,
+      );
+      const errors = [
+        ...reply.notFound.map(subscriberNotFound),
+        ...reply.notSubscribed.map(subscriptionNotFound),
+        ...reply.unknownIdentifiers.map(identifierNotFound),
+      ];
+      const result = subscriptionsResult(reply.topic!, reply.removed, body.requested, errors);
       if (result.meta.successful === 0) throw new HttpError(400, "No subscription could be deleted", result);
       return result;
     },
@@ -1475,6 +1587,74 @@ export const routes: Route[] = [
       const all = await accounts.environments.listOfOrganization(scope.organizationId);
       const parentId = parentIdOf(all);
       return all.map((environment) => environmentToJson(environment, parentId));
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/v1/environments",
+    body: createEnvironmentBody,
+    response: createdEnvironmentResponse,
+    handle: async ({ body, scope, accounts }) => {
+      const created = await accounts.environments.create(scope.organizationId, body.name);
+      return createdEnvironmentToJson(created, parentIdOf(await accounts.environments.listOfOrganization(scope.organizationId)));
+    },
+    sensitive: createdEnvironmentOutcome,
+  }),
+  route({
+    method: "PUT",
+    path: "/v1/environments/:environmentId",
+    params: environmentIdParam,
+    body: updateEnvironmentBody,
+    response: environmentResponse,
+    handle: async ({ params, body, scope, accounts }) => {
+      const updated = await accounts.environments.update(scope.organizationId, params.environmentId, { name: body.name, identifier: body.identifier });
+      return environmentToJson(updated, parentIdOf(await accounts.environments.listOfOrganization(scope.organizationId)));
+    },
+  }),
+  route({
+    method: "DELETE",
+    path: "/v1/environments/:environmentId",
+    // @novu/api takes a 200 only, whose body it does not read: Novu's is an empty envelope.
+    envelope: false,
+    params: environmentIdParam,
+    response: z.strictObject({}),
+    handle: async ({ params, scope, accounts }) => {
+      await accounts.environments.remove(scope.organizationId, params.environmentId);
+      return {};
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/v2/environments/:targetEnvironmentId/diff",
+    // Novu answers 201; @novu/api takes 200 only.
+    status: 200,
+    params: publishParams,
+    body: diffBody,
+    response: diffResponse,
+    handle: async (input) =>
+      workflowDiffToJson(
+        input.params.targetEnvironmentId,
+        await diffWorkflows(input, { targetEnvironmentId: input.params.targetEnvironmentId, ...input.body }),
+      ),
+  }),
+  route({
+    method: "POST",
+    path: "/v2/environments/:targetEnvironmentId/publish",
+    // Novu answers 201; @novu/api takes 200 only.
+    status: 200,
+    params: publishParams,
+    body: publishBody,
+    response: publishResponse,
+    handle: async (input) => publishOutcomeToJson(await publishWorkflows(input, { targetEnvironmentId: input.params.targetEnvironmentId, ...input.body })),
+  }),
+  route({
+    method: "GET",
+    path: "/v2/environments/:environmentId/tags",
+    params: environmentIdParam,
+    response: tagsResponse,
+    handle: async (input) => {
+      const call = await callInEnvironment(input, input.params.environmentId);
+      return tagsToJson((await input.clients.workflows.listWorkflowTags({}, call)).tags);
     },
   }),
 

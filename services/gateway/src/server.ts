@@ -19,7 +19,7 @@ import {
 } from "@notify/runtime";
 import { ensureBootstrapKey } from "./accounts.js";
 import { createApp } from "./app.js";
-import { followRevocations } from "./auth.js";
+import { followRevocations, forgetKeys } from "./auth.js";
 import { connectClients } from "./clients.js";
 import { inboxOriginAllowed } from "./cors.js";
 import { readConfig, type GatewayConfig } from "./config.js";
@@ -73,7 +73,13 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
     void followChanges(nats, feedPagesFollowed, feedPages, log);
   }
   const downstream = connectClients(config, feedPages);
-  const environments = createEnvironments({ pool, sealer, encryptionKey: encryptionKeyOf(config), log });
+  const environments = createEnvironments({
+    pool,
+    sealer,
+    encryptionKey: encryptionKeyOf(config),
+    forgetKeys: (keyHashes) => forgetKeys(redis, keyHashes),
+    log,
+  });
   const accounts: Accounts = {
     environments,
     sessions: createSessionTokens({ environments, ttlSeconds: config.INBOX_SESSION_TTL_SECONDS }),

@@ -45,7 +45,7 @@ function claimedEnvironmentOf(token: string): string | undefined {
 }
 
 export interface SessionTokensDeps {
-  environments: Environments;
+  environments: Pick<Environments, "byId">;
   ttlSeconds: number;
 }
 

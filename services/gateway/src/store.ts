@@ -131,12 +131,64 @@ export interface EnvironmentListRow {
   identifier: string;
 }
 
+const LISTED_ENVIRONMENT_COLUMNS = "id, organization_id, name, identifier";
+
 export async function selectOrganizationEnvironments(db: Queryable, organizationId: string, limit: number): Promise<EnvironmentListRow[]> {
   const { rows } = await db.query<EnvironmentListRow>(
-    "SELECT id, organization_id, name, identifier FROM gateway.environments WHERE organization_id = $1 ORDER BY created_at, id LIMIT $2",
+    `SELECT ${LISTED_ENVIRONMENT_COLUMNS} FROM gateway.environments WHERE organization_id = $1 ORDER BY created_at, id LIMIT $2`,
     [organizationId, limit],
   );
   return rows;
+}
+
+/** A new environment of the organization; undefined when the organization has one of that name. */
+export async function insertEnvironment(db: Queryable, id: string, organizationId: string, name: string): Promise<EnvironmentListRow | undefined> {
+  const { rows } = await db.query<EnvironmentListRow>(
+    `INSERT INTO gateway.environments (id, organization_id, name) VALUES ($1, $2, $3)
+     ON CONFLICT (organization_id, name) DO NOTHING
+     RETURNING ${LISTED_ENVIRONMENT_COLUMNS}`,
+    [id, organizationId, name],
+  );
+  return rows[0];
+}
+
+/** Renames the organization's environment and/or sets its public identifier (null: kept); undefined when it has no such environment. */
+export async function updateEnvironment(
+  db: Queryable,
+  organizationId: string,
+  environmentId: string,
+  change: { name: string | null; identifier: string | null },
+): Promise<EnvironmentListRow | undefined> {
+  const { rows } = await db.query<EnvironmentListRow>(
+    `UPDATE gateway.environments SET name = coalesce($3, name), identifier = coalesce($4, identifier)
+      WHERE organization_id = $1 AND id = $2
+      RETURNING ${LISTED_ENVIRONMENT_COLUMNS}`,
+    [organizationId, environmentId, change.name, change.identifier],
+  );
+  return rows[0];
+}
+
+/** Deletes every key of the environment (revoked ones too), answering their hashes. */
+export async function deleteEnvironmentKeys(db: Queryable, environmentId: string): Promise<string[]> {
+  const { rows } = await db.query<{ key_hash: string }>("DELETE FROM gateway.api_keys WHERE environment_id = $1 RETURNING key_hash", [environmentId]);
+  return rows.map((row) => row.key_hash);
+}
+
+export async function deleteEnvironment(db: Queryable, organizationId: string, environmentId: string): Promise<void> {
+  await db.query("DELETE FROM gateway.environments WHERE organization_id = $1 AND id = $2", [organizationId, environmentId]);
+}
+
+/** The organization's environment, locked until the transaction ends; undefined when it has no such environment. */
+export async function selectOrganizationEnvironmentForUpdate(
+  db: Queryable,
+  organizationId: string,
+  environmentId: string,
+): Promise<EnvironmentListRow | undefined> {
+  const { rows } = await db.query<EnvironmentListRow>(
+    `SELECT ${LISTED_ENVIRONMENT_COLUMNS} FROM gateway.environments WHERE organization_id = $1 AND id = $2 FOR UPDATE`,
+    [organizationId, environmentId],
+  );
+  return rows[0];
 }
 
 export interface SealedKeyRow {
@@ -153,6 +205,22 @@ export async function selectSealedKeys(db: Queryable, environmentId: string, lim
     [environmentId, limit],
   );
   return rows;
+}
+
+/** The organization's environment with one of its active keys, sealed (what an idempotent replay of its creation answers again). */
+export async function selectEnvironmentWithKey(
+  db: Queryable,
+  organizationId: string,
+  environmentId: string,
+  keyId: string,
+): Promise<(EnvironmentListRow & SealedKeyRow) | undefined> {
+  const { rows } = await db.query<EnvironmentListRow & SealedKeyRow>(
+    `SELECT e.id, e.organization_id, e.name, e.identifier, k.key_hash, k.key_sealed
+       FROM gateway.environments e JOIN gateway.api_keys k ON k.environment_id = e.id
+      WHERE e.organization_id = $1 AND e.id = $2 AND k.id = $3 AND k.revoked_at IS NULL AND k.key_sealed IS NOT NULL`,
+    [organizationId, environmentId, keyId],
+  );
+  return rows[0];
 }
 
 /** Sets the browser origins of a named environment's Inbox (NULL: any); false when there is no such environment. */

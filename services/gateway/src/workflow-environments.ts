@@ -1,7 +1,9 @@
-import { Code } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import type { workflowsV1 } from "@notify/proto";
 import { scopeHeaders } from "@notify/runtime";
-import { HttpError, isCode } from "./errors.js";
+import type { Clients } from "./clients.js";
+import { HttpError, httpErrorFromRpc, isCode } from "./errors.js";
+import { MAX_PUBLISHED, parentIdOf } from "./mappers/environments.js";
 import { syncedWorkflowOf } from "./mappers/workflows-v2.js";
 import type { RouteCall, RouteInput } from "./route.js";
 
@@ -25,13 +27,104 @@ export async function syncWorkflow(input: RouteInput<{ workflowId: string }, unk
   const { params, body, scope, clients, call } = input;
   if (body.targetEnvironmentId === scope.environmentId) throw new HttpError(400, "Cannot sync workflow to the same environment");
   const source = await clients.workflows.getWorkflow({ key: { case: "any", value: params.workflowId } }, call);
-  const targetCall = await callInEnvironment(input, body.targetEnvironmentId);
-  let target: workflowsV1.Workflow | undefined;
+  return (await syncInto(source, clients, await callInEnvironment(input, body.targetEnvironmentId), false)).workflow!;
+}
+
+/** The target's workflow with the source's trigger identifier, if it has one. */
+async function counterpartOf(source: workflowsV1.Workflow, clients: Clients, targetCall: RouteCall): Promise<workflowsV1.Workflow | undefined> {
   try {
-    target = await clients.workflows.getWorkflow({ key: { case: "identifier", value: source.identifier } }, targetCall);
+    return await clients.workflows.getWorkflow({ key: { case: "identifier", value: source.identifier } }, targetCall);
   } catch (error) {
     if (!isCode(error, Code.NotFound)) throw error;
+    return undefined;
   }
+}
+
+/** Copies `source` over its counterpart in the target, or creates it there; a dry run only says which it would do. */
+async function syncInto(source: workflowsV1.Workflow, clients: Clients, targetCall: RouteCall, dryRun: boolean) {
+  const target = await counterpartOf(source, clients, targetCall);
+  const action = target ? ("updated" as const) : ("created" as const);
+  if (dryRun) return { action, workflow: undefined };
   const synced = syncedWorkflowOf(source, target);
-  return target ? clients.workflows.updateWorkflow(synced.update, targetCall) : clients.workflows.createWorkflow(synced.create, targetCall);
+  const workflow = target
+    ? await clients.workflows.updateWorkflow(synced.update, targetCall)
+    : await clients.workflows.createWorkflow(synced.create, targetCall);
+  return { action, workflow };
+}
+
+const PUBLISH_PAGE = 100;
+
+/** The live workflows of an environment, oldest first; 400 beyond MAX_PUBLISHED of them. */
+async function workflowsOf(clients: Clients, call: RouteCall): Promise<workflowsV1.Workflow[]> {
+  const workflows: workflowsV1.Workflow[] = [];
+  for (let page = 0; page * PUBLISH_PAGE < MAX_PUBLISHED; page++) {
+    const reply = await clients.workflows.listWorkflows({ page, limit: PUBLISH_PAGE, oldestFirst: true }, call);
+    workflows.push(...reply.workflows);
+    if (!reply.hasMore) return workflows;
+  }
+  throw new HttpError(400, `An environment of more than ${MAX_PUBLISHED} workflows cannot be published or compared at once`);
+}
+
+/** The source and target of a publish or diff: Development unless the source is named; never one environment. */
+async function publishingCalls(input: RouteInput<unknown, unknown, unknown>, sourceEnvironmentId: string | undefined, targetEnvironmentId: string) {
+  const { scope, accounts } = input;
+  const sourceId = sourceEnvironmentId ?? parentIdOf(await accounts.environments.listOfOrganization(scope.organizationId)) ?? scope.environmentId;
+  if (sourceId === targetEnvironmentId) throw new HttpError(400, "Cannot publish to the same environment");
+  const [source, target] = await Promise.all([callInEnvironment(input, sourceId), callInEnvironment(input, targetEnvironmentId)]);
+  return { sourceId, source, target };
+}
+
+export interface WorkflowDiff {
+  sourceEnvironmentId: string;
+  /** Per trigger identifier: the source's and the target's workflow, either absent. */
+  pairs: { source: workflowsV1.Workflow | undefined; target: workflowsV1.Workflow | undefined }[];
+}
+
+/** Novu's diff: which workflows a publish from the source would add to the target or change there, and which only the target has. */
+export async function diffWorkflows(
+  input: RouteInput<unknown, unknown, unknown>,
+  request: { targetEnvironmentId: string; sourceEnvironmentId: string | undefined },
+): Promise<WorkflowDiff> {
+  const calls = await publishingCalls(input, request.sourceEnvironmentId, request.targetEnvironmentId);
+  const [sources, targets] = await Promise.all([workflowsOf(input.clients, calls.source), workflowsOf(input.clients, calls.target)]);
+  const targetOf = new Map(targets.map((workflow) => [workflow.identifier, workflow]));
+  const sourceIdentifiers = new Set(sources.map((workflow) => workflow.identifier));
+  return {
+    sourceEnvironmentId: calls.sourceId,
+    pairs: [
+      ...sources.map((source) => ({ source, target: targetOf.get(source.identifier) })),
+      ...targets.filter((target) => !sourceIdentifiers.has(target.identifier)).map((target) => ({ source: undefined, target })),
+    ],
+  };
+}
+
+export interface PublishOutcome {
+  successful: { workflow: workflowsV1.Workflow; action: "created" | "updated" }[];
+  failed: { workflow: workflowsV1.Workflow; error: string }[];
+}
+
+/**
+ * Novu's publish: every workflow of the source environment (Development unless named), or those
+ * `resourceIds` names (ids or trigger identifiers), synced into the target environment as
+ * PUT /v2/workflows/{id}/sync does; a dry run changes nothing. A workflow that cannot be copied
+ * is reported and the others go on.
+ */
+export async function publishWorkflows(
+  input: RouteInput<unknown, unknown, unknown>,
+  request: { targetEnvironmentId: string; sourceEnvironmentId: string | undefined; dryRun: boolean; resourceIds: readonly string[] | undefined },
+): Promise<PublishOutcome> {
+  const calls = await publishingCalls(input, request.sourceEnvironmentId, request.targetEnvironmentId);
+  const wanted = request.resourceIds === undefined ? undefined : new Set(request.resourceIds);
+  const outcome: PublishOutcome = { successful: [], failed: [] };
+  for (const workflow of await workflowsOf(input.clients, calls.source)) {
+    if (wanted && !wanted.has(workflow.id) && !wanted.has(workflow.identifier)) continue;
+    try {
+      outcome.successful.push({ workflow, action: (await syncInto(workflow, input.clients, calls.target, request.dryRun)).action });
+    } catch (error) {
+      // A refused copy (a 4xx) is the workflow's; anything else stops the publish.
+      if (!(error instanceof ConnectError) || httpErrorFromRpc(error).status >= 500) throw error;
+      outcome.failed.push({ workflow, error: error.rawMessage });
+    }
+  }
+  return outcome;
 }

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createApp } from "../src/app.js";
 import { connectClients } from "../src/clients.js";
+import { forgetKeys } from "../src/auth.js";
 import { readConfig } from "../src/config.js";
 import { createEnvironments, type Accounts } from "../src/environments.js";
 import { route } from "../src/route.js";
@@ -50,7 +51,13 @@ beforeAll(async () => {
   redis = await connectRedis("redis://127.0.0.1:6379");
   const config = readConfig({ GATEWAY_ENCRYPTION_KEY, LOG_LEVEL: "silent" });
   const log = createLogger("probe", "silent");
-  const environments = createEnvironments({ pool, sealer: sealerOf(config), encryptionKey: encryptionKeyOf(config), log });
+  const environments = createEnvironments({
+    pool,
+    sealer: sealerOf(config),
+    encryptionKey: encryptionKeyOf(config),
+    forgetKeys: (keyHashes) => forgetKeys(redis, keyHashes),
+    log,
+  });
   accounts = { environments, sessions: createSessionTokens({ environments, ttlSeconds: 60 }), inbox: { maxSnoozeDurationHours: 1 } };
   // Nothing downstream is called by the probe routes.
   const unreachable = "http://127.0.0.1:9";

@@ -258,6 +258,9 @@ describe("the documented success answers", () => {
     await documented("POST /v2/topics/{topicKey}/subscriptions", "/v2/topics/doc-topic-2/subscriptions", { subscriberIds: ["doc-ada", "doc-nobody"] });
     await documented("GET /v2/topics/{topicKey}/subscriptions", "/v2/topics/doc-topic-2/subscriptions");
     await documented("GET /v2/topics/{topicKey}/subscriptions/{identifier}", "/v2/topics/doc-topic-2/subscriptions/tk_doc-topic-2:si_doc-ada");
+    await documented("PATCH /v2/topics/{topicKey}/subscriptions/{identifier}", "/v2/topics/doc-topic-2/subscriptions/tk_doc-topic-2:si_doc-ada", {
+      name: "Ada's subscription",
+    });
     await documented("GET /v2/subscribers/{subscriberId}/subscriptions", "/v2/subscribers/doc-ada/subscriptions");
     await documented("DELETE /v2/topics/{topicKey}/subscriptions", "/v2/topics/doc-topic-2/subscriptions", { subscriberIds: ["doc-ada"] });
     await documented("DELETE /v2/topics/{topicKey}", "/v2/topics/doc-topic-2");
@@ -302,6 +305,12 @@ describe("the documented success answers", () => {
     await documented("DELETE /v1/notification-groups/{id}", `/v1/notification-groups/${group.data._id}`);
     await documented("GET /v1/environments/me", "/v1/environments/me");
     await documented("GET /v1/environments", "/v1/environments");
+    const staging = await documented<Data<{ _id: string }>>("POST /v1/environments", "/v1/environments", { name: "Docs staging", color: "#010101" });
+    await documented("PUT /v1/environments/{environmentId}", `/v1/environments/${staging.data._id}`, { name: "Docs staging renamed" });
+    await documented("POST /v2/environments/{targetEnvironmentId}/diff", `/v2/environments/${staging.data._id}/diff`, {});
+    await documented("POST /v2/environments/{targetEnvironmentId}/publish", `/v2/environments/${staging.data._id}/publish`, {});
+    await documented("GET /v2/environments/{environmentId}/tags", `/v2/environments/${staging.data._id}/tags`);
+    await documented("DELETE /v1/environments/{environmentId}", `/v1/environments/${staging.data._id}`);
     await documented("DELETE /v1/workflows/{workflowId}", `/v1/workflows/${workflowId}`);
   });
 

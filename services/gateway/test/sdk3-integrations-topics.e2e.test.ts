@@ -48,6 +48,40 @@ describe("@novu/api 3.19.1 against the gateway: integrations", () => {
     expect(remaining.result.map((integration) => integration.id)).not.toContain(first.result.id);
   });
 
+  it("calls that need the provider to reach back into the service are refused with 400 for a known integration, 404 for an unknown one", async () => {
+    const slack = await novu.integrations.create({ providerId: "slack", channel: "chat", active: true, identifier: "sdk-slack" });
+    const refusals: [string, () => Promise<unknown>][] = [
+      [
+        "generateChatOAuthUrl",
+        () => novu.integrations.generateChatOAuthUrl({ integrationIdentifier: "sdk-slack", subscriberId: "sdk-chatter" }, undefined, once),
+      ],
+      ["generateConnectOAuthUrl", () => novu.integrations.generateConnectOAuthUrl({ integrationIdentifier: "sdk-slack" }, undefined, once)],
+      [
+        "generateLinkUserOAuthUrl",
+        () => novu.integrations.generateLinkUserOAuthUrl({ integrationIdentifier: "sdk-slack", subscriberId: "sdk-chatter" }, undefined, once),
+      ],
+      [
+        "linkChannelEndpoint",
+        () => novu.integrations.linkChannelEndpoint({ integrationIdentifier: "sdk-slack", subscriberId: "sdk-chatter" }, undefined, once),
+      ],
+      ["createMobileLink", () => novu.integrations.createMobileLink({ subscriberId: "sdk-chatter" }, "sdk-slack", undefined, once)],
+      ["configureIntegrationWebhook", () => novu.integrations.integrationsControllerConfigureIntegrationWebhook("sdk-slack", undefined, once)],
+      ["autoConfigureIntegration", () => novu.integrations.integrationsControllerAutoConfigureIntegration(slack.result.id!, undefined, once)],
+    ];
+    for (const [name, call] of refusals) {
+      const refused = await call().catch((error: unknown) => error);
+      expect(refused, name).toBeInstanceOf(errors.ErrorDto);
+      expect((refused as errors.ErrorDto).statusCode, name).toBe(400);
+      expect((refused as errors.ErrorDto).message, name).toMatch(/not supported for provider: slack$/);
+    }
+    const unknown = await novu.integrations.generateChatOAuthUrl({ integrationIdentifier: "sdk-nothing" }, undefined, once).catch((error: unknown) => error);
+    expect((unknown as errors.ErrorDto).statusCode).toBe(404);
+    const malformed = await novu.integrations
+      .linkChannelEndpoint({ integrationIdentifier: "sdk-slack", subscriberId: "" }, undefined, once)
+      .catch((error: unknown) => error);
+    expect(malformed).toBeInstanceOf(errors.ValidationErrorDto);
+  });
+
   it("set-primary on an unknown or in-app integration fails as an error, not a result", async () => {
     await expect(novu.integrations.setAsPrimary("0".repeat(24), undefined, once)).rejects.toBeInstanceOf(Error);
     const inApp = (await novu.integrations.list()).result.find((integration) => integration.channel === "in_app")!;
@@ -135,6 +169,63 @@ describe("@novu/api 3.19.1 against the gateway: topics", () => {
     const removed = await novu.topics.subscriptions.delete({ subscriptions: ["sdk-a"] }, "sdk-crud");
     expect(removed.result.meta).toEqual({ totalCount: 1, successful: 1, failed: 0 });
     expect((await novu.topics.delete("sdk-crud")).result).toEqual({ acknowledged: true });
+  });
+
+  it("makes, reads, renames and deletes named subscriptions, one per subscriber and topic", async () => {
+    for (const subscriberId of ["named-a", "named-b", "named-c"]) await novu.subscribers.create({ subscriberId });
+    await novu.topics.create({ key: "named" });
+    const created = await novu.topics.subscriptions.create(
+      { subscriptions: [{ identifier: "a-phone", subscriberId: "named-a", name: "A's phone" }, "named-b"], name: "Everyone" },
+      "named",
+    );
+    expect(created.result.meta).toEqual({ totalCount: 2, successful: 2, failed: 0 });
+    expect(created.result.data.map((item) => item.identifier).sort()).toEqual(["a-phone", "tk_named:si_named-b"]);
+
+    expect((await novu.topics.subscriptions.getSubscription("named", "a-phone")).result).toMatchObject({ identifier: "a-phone", name: "A's phone" });
+    expect((await novu.topics.subscriptions.getSubscription("named", "tk_named:si_named-b")).result).toMatchObject({ name: "Everyone" });
+    const derived = await novu.topics.subscriptions.getSubscription("named", "tk_named:si_named-a", undefined, once).catch((error: unknown) => error);
+    expect((derived as errors.ErrorDto).statusCode).toBe(404);
+    const listed = await novu.topics.subscriptions.list({ topicKey: "named" });
+    expect(listed.result.data.map((item) => item.identifier).sort()).toEqual(["a-phone", "tk_named:si_named-b"]);
+
+    const conflicts = await novu.topics.subscriptions.create(
+      { subscriptions: [{ identifier: "a-tablet", subscriberId: "named-a" }, { identifier: "a-phone", subscriberId: "named-c" }, "named-b"] },
+      "named",
+    );
+    expect(conflicts.result.meta).toEqual({ totalCount: 3, successful: 1, failed: 2 });
+    expect(conflicts.result.data.map((item) => item.identifier)).toEqual(["tk_named:si_named-b"]);
+    expect(conflicts.result.errors?.map((error) => `${error.subscriberId} ${error.code}`).sort()).toEqual([
+      "named-a SUBSCRIPTION_CONFLICT",
+      "named-c SUBSCRIPTION_CONFLICT",
+    ]);
+    const othersName = await novu.topics.subscriptions
+      .create({ subscriptions: [{ identifier: "tk_named:si_named-b", subscriberId: "named-c" }] }, "named", undefined, once)
+      .catch((error: unknown) => error);
+    expect(othersName).toBeInstanceOf(errors.ErrorDto);
+    expect((othersName as errors.ErrorDto).statusCode).toBe(400);
+
+    const renamed = await novu.topics.subscriptions.update({
+      topicKey: "named",
+      identifier: "a-phone",
+      updateTopicSubscriptionRequestDto: { name: "A's tablet" },
+    });
+    expect(renamed.result).toMatchObject({ identifier: "a-phone", name: "A's tablet", topic: { key: "named" }, subscriber: { subscriberId: "named-a" } });
+    expect((await novu.topics.subscriptions.getSubscription("named", "a-phone")).result.name).toBe("A's tablet");
+    const unknown = await novu.topics.subscriptions
+      .update({ topicKey: "named", identifier: "nobody", updateTopicSubscriptionRequestDto: { name: "x" } }, once)
+      .catch((error: unknown) => error);
+    expect((unknown as errors.ErrorDto).statusCode).toBe(404);
+    const filtered = await novu.topics.subscriptions
+      .update({ topicKey: "named", identifier: "a-phone", updateTopicSubscriptionRequestDto: { preferences: ["some-workflow"] } }, once)
+      .catch((error: unknown) => error);
+    expect(filtered).toBeInstanceOf(errors.ValidationErrorDto);
+
+    const removed = await novu.topics.subscriptions.delete({ subscriptions: [{ identifier: "a-phone" }, { identifier: "a-nothing" }] }, "named");
+    expect(removed.result.meta).toEqual({ totalCount: 2, successful: 1, failed: 1 });
+    expect(removed.result.data.map((item) => item.subscriber?.subscriberId)).toEqual(["named-a"]);
+    expect(removed.result.errors?.[0]).toMatchObject({ subscriberId: "a-nothing", code: "SUBSCRIPTION_NOT_FOUND" });
+    const left = await novu.topics.subscriptions.list({ topicKey: "named" });
+    expect(left.result.data.map((item) => item.subscriber.subscriberId)).toEqual(["named-b"]);
   });
 
   it("subscribers.topics.list pages one subscriber's subscriptions across topics", async () => {

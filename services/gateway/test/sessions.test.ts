@@ -6,7 +6,7 @@ import { createSessionTokens, SESSION_AUDIENCE, SESSION_ISSUER, type SubscriberS
 
 const signingKey = (byte: number) => webcrypto.subtle.importKey("raw", Buffer.alloc(32, byte), { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
 
-async function environmentsOf(...ids: string[]): Promise<Environments> {
+async function environmentsOf(...ids: string[]): Promise<Pick<Environments, "byId">> {
   const known = new Map<string, Environment>();
   for (const [index, id] of ids.entries()) {
     known.set(id, {
@@ -19,12 +19,7 @@ async function environmentsOf(...ids: string[]): Promise<Environments> {
       signingKey: await signingKey(index + 1),
     });
   }
-  return {
-    byId: async (id) => known.get(id),
-    byIdentifier: async (identifier) => [...known.values()].find((environment) => environment.identifier === identifier),
-    listOfOrganization: async () => [...known.values()],
-    subscriberHashValid: async () => false,
-  };
+  return { byId: async (id) => known.get(id) };
 }
 
 const A = "a".repeat(24);

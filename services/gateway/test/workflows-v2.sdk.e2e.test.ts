@@ -3,6 +3,7 @@ import * as errors from "@novu/api/models/errors/index.js";
 import { eventually } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openSession } from "./inbox-helpers.js";
+import { failureOf, once } from "./sdk3-helpers.js";
 import { startStack, type Data, type Json, type Stack } from "./stack.js";
 
 let stack: Stack;
@@ -12,20 +13,6 @@ beforeAll(async () => {
   novu = new Novu({ secretKey: stack.key, serverURL: stack.url });
 });
 afterAll(() => stack?.stop());
-
-/** SDK calls that fail must not be retried for an hour. */
-const once = { retries: { strategy: "none" as const } };
-
-/** What a failed SDK call threw: an error class of the SDK (a shape it could not read would be a ResponseValidationError). */
-async function failureOf(call: Promise<unknown>): Promise<errors.NovuError> {
-  const failure = await call.then(
-    () => undefined,
-    (error: unknown) => error,
-  );
-  expect(failure).toBeInstanceOf(errors.NovuError);
-  expect(failure).not.toBeInstanceOf(errors.ResponseValidationError);
-  return failure as errors.NovuError;
-}
 
 const inAppStep = {
   name: "Bell",

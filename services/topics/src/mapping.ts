@@ -30,6 +30,17 @@ export function summaryOf(subscriber: subscribersV1.Subscriber): topicsV1.Subscr
   });
 }
 
+/** Novu's name for a subscription made from a bare subscriber id. */
+export const derivedIdentifier = (topicKey: string, subscriberId: string) => `tk_${topicKey}:si_${subscriberId}`;
+
+/** The subscriber id a derived identifier of the topic names; null when the identifier has not that form. */
+export function subscriberOfDerived(topicKey: string, identifier: string): string | null {
+  const prefix = derivedIdentifier(topicKey, "");
+  return identifier.startsWith(prefix) && identifier.length > prefix.length ? identifier.slice(prefix.length) : null;
+}
+
+export const identifierOf = (row: SubscriptionRow, topicKey: string) => row.identifier ?? derivedIdentifier(topicKey, row.external_subscriber_id);
+
 export function subscriptionFromRow(row: SubscriptionRow, topicKey: string, subscriber: topicsV1.SubscriberSummary): topicsV1.Subscription {
   return create(SubscriptionSchema, {
     id: row.id,
@@ -42,5 +53,7 @@ export function subscriptionFromRow(row: SubscriptionRow, topicKey: string, subs
     createdAt: timestampFromDate(row.created_at),
     updatedAt: timestampFromDate(row.updated_at),
     subscriber,
+    identifier: identifierOf(row, topicKey),
+    ...(row.name !== null ? { name: row.name } : {}),
   });
 }

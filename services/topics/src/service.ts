@@ -18,9 +18,9 @@ import {
   type Queryable,
   type Scope,
 } from "@notify/runtime";
-import { subscriptionFromRow, summaryOf, topicFromRow } from "./mapping.js";
+import { derivedIdentifier, identifierOf, subscriberOfDerived, subscriptionFromRow, summaryOf, topicFromRow } from "./mapping.js";
 import * as store from "./store.js";
-import { checkIdList, checkNewTopicKey, checkRange, checkTopicName } from "./validation.js";
+import { checkIdList, checkName, checkNewTopicKey, checkRange } from "./validation.js";
 
 /** Counts stop here: an exact count over millions of rows would cost more than the page itself. */
 export const COUNT_CAP = 10_000;
@@ -57,6 +57,13 @@ export interface TopicServiceDeps {
 }
 
 const topicNotFound = (key: string) => notFound(`Topic with key ${key} not found`);
+const subscriptionNotFound = (identifier: string) => notFound(`Subscription '${identifier}' was not found`);
+
+/** What store.selectSubscriptionsByIdentifiers matches for these identifiers of the topic. */
+const namesOf = (topicKey: string, identifiers: readonly string[]) => ({
+  identifiers,
+  derivedSubscriberIds: identifiers.map((identifier) => subscriberOfDerived(topicKey, identifier)),
+});
 
 /** A fan-out cursor: the topic being paged and the last internal subscriber id given out. */
 const MEMBER_CURSOR = /^([0-9a-f]{24}):(.+)$/;
@@ -93,7 +100,7 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
     async createTopic(request, context) {
       const scope = scopeOf(context);
       checkNewTopicKey(request.key);
-      checkTopicName(request.name);
+      checkName(request.name);
       const row = await store.insertTopic(pool, scope.environmentId, {
         id: objectId(),
         organizationId: scope.organizationId,
@@ -109,7 +116,7 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
     async upsertTopic(request, context) {
       const scope = scopeOf(context);
       checkNewTopicKey(request.key);
-      if (request.name !== undefined) checkTopicName(request.name);
+      if (request.name !== undefined) checkName(request.name);
       const inserted = await store.insertTopic(pool, scope.environmentId, {
         id: objectId(),
         organizationId: scope.organizationId,
@@ -176,7 +183,7 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
 
     async renameTopic(request, context) {
       const scope = scopeOf(context);
-      checkTopicName(request.name);
+      checkName(request.name);
       const row = await store.renameTopic(pool, scope.environmentId, request.key, request.name);
       if (!row) throw topicNotFound(request.key);
       return oneWithMembers(pool, scope, row);
@@ -201,53 +208,99 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
     async addSubscribers(request, context) {
       const scope = scopeOf(context);
       checkNewTopicKey(request.topicKey, "topicKey");
-      checkIdList("subscriberIds", request.subscriberIds, MAX_SUBSCRIBERS_PER_CALL);
-      const requested = [...new Set(request.subscriberIds)];
+      const namedIds = request.named.map((entry) => entry.subscriberId);
+      checkIdList("subscriberIds", [...request.subscriberIds, ...namedIds], MAX_SUBSCRIBERS_PER_CALL);
+      checkIdList(
+        "identifiers",
+        request.named.map((entry) => entry.identifier),
+        MAX_SUBSCRIBERS_PER_CALL,
+      );
+      for (const name of [request.name, ...request.named.map((entry) => entry.name)]) if (name !== undefined) checkName(name);
+      // A subscriber named twice keeps the first identifier; a named one is not also made bare.
+      const named = new Map<string, topicsV1.NamedSubscription>();
+      for (const entry of request.named) if (!named.has(entry.subscriberId)) named.set(entry.subscriberId, entry);
+      const requested = [...new Set([...request.subscriberIds, ...namedIds])];
       const found = await lookUp(scope, context, { subscriberIds: requested });
       const foundIds = new Set(found.map((subscriber) => subscriber.subscriberId));
       const byId = new Map(found.map((subscriber) => [subscriber.id, subscriber]));
       const result = await withTransaction(pool, async (tx) => {
         const topic = await topicForMembers(tx, scope, request.topicKey);
-        await store.insertSubscriptions(
-          tx,
-          scope.environmentId,
-          { id: topic.id, organizationId: scope.organizationId },
-          found.map((subscriber) => ({ id: objectId(), internalSubscriberId: subscriber.id, externalSubscriberId: subscriber.subscriberId })),
-        );
+        const refused = new Map<string, string>();
+        const members: store.NewMember[] = [];
+        for (const subscriber of found) {
+          const entry = named.get(subscriber.subscriberId);
+          const identifier = entry === undefined || entry.identifier === derivedIdentifier(topic.key, entry.subscriberId) ? null : entry.identifier;
+          // Another subscriber's derived identifier would name two subscriptions.
+          if (identifier !== null && subscriberOfDerived(topic.key, identifier) !== null) {
+            refused.set(subscriber.subscriberId, `Identifier '${identifier}' names another subscriber's subscription to topic '${topic.key}'`);
+            continue;
+          }
+          members.push({
+            id: objectId(),
+            internalSubscriberId: subscriber.id,
+            externalSubscriberId: subscriber.subscriberId,
+            identifier,
+            name: entry?.name ?? request.name ?? null,
+          });
+        }
+        await store.insertSubscriptions(tx, scope.environmentId, { id: topic.id, organizationId: scope.organizationId }, members);
         const rows = await store.selectSubscriptionsOfSubscribers(tx, scope.environmentId, topic.id, [...byId.keys()]);
-        return { topic: await oneWithMembers(tx, scope, topic), rows };
+        for (const [subscriberId, entry] of named) {
+          if (!foundIds.has(subscriberId) || refused.has(subscriberId)) continue;
+          const row = rows.find((candidate) => candidate.external_subscriber_id === subscriberId);
+          if (!row) refused.set(subscriberId, `Identifier '${entry.identifier}' names another subscription of topic '${topic.key}'`);
+          else if (identifierOf(row, topic.key) !== entry.identifier) {
+            refused.set(subscriberId, `Subscriber '${subscriberId}' is subscribed to topic '${topic.key}' already, as '${identifierOf(row, topic.key)}'`);
+          }
+        }
+        return { topic: await oneWithMembers(tx, scope, topic), rows, refused };
       });
+      const { refused } = result;
       return {
         topic: result.topic,
-        succeeded: requested.filter((id) => foundIds.has(id)),
+        succeeded: requested.filter((id) => foundIds.has(id) && !refused.has(id)),
         notFound: requested.filter((id) => !foundIds.has(id)),
-        subscriptions: result.rows.map((row) => subscriptionFromRow(row, result.topic.key, summaryOf(byId.get(row.internal_subscriber_id)!))),
+        subscriptions: result.rows
+          .filter((row) => !refused.has(row.external_subscriber_id))
+          .map((row) => subscriptionFromRow(row, result.topic.key, summaryOf(byId.get(row.internal_subscriber_id)!))),
+        conflicts: [...refused].map(([subscriberId, message]) => ({ subscriberId, identifier: named.get(subscriberId)!.identifier, message })),
       };
     },
 
     async removeSubscribers(request, context) {
       const scope = scopeOf(context);
-      checkIdList("subscriberIds", request.subscriberIds, MAX_SUBSCRIBERS_PER_CALL);
+      checkIdList("subscriberIds", [...request.subscriberIds, ...request.identifiers], MAX_SUBSCRIBERS_PER_CALL);
       const requested = [...new Set(request.subscriberIds)];
+      const identifiers = [...new Set(request.identifiers)];
       const topic = await store.selectTopic(pool, scope.environmentId, request.topicKey);
       if (!topic) throw topicNotFound(request.topicKey);
       const found = await lookUp(scope, context, { subscriberIds: requested });
-      const current = new Map(found.map((subscriber) => [subscriber.id, subscriber]));
       // By external id: memberships left behind by a deleted subscriber of the same id go too.
       const deleted = requested.length ? await store.deleteSubscriptionsByExternalIds(pool, scope.environmentId, topic.id, requested) : [];
-      const removed = deleted.filter((row) => current.has(row.internal_subscriber_id));
+      const deletedNamed = identifiers.length
+        ? await store.deleteSubscriptionsByIdentifiers(pool, scope.environmentId, topic.id, namesOf(topic.key, identifiers))
+        : [];
+      const namedMembers = await lookUp(scope, context, { ids: deletedNamed.map((row) => row.internal_subscriber_id) });
+      const current = new Map([...found, ...namedMembers].map((subscriber) => [subscriber.id, subscriber]));
+      const removed = [...deleted, ...deletedNamed].filter((row) => current.has(row.internal_subscriber_id));
       const removedIds = new Set(removed.map((row) => row.external_subscriber_id));
+      const removedIdentifiers = new Set(deletedNamed.map((row) => identifierOf(row, topic.key)));
       const foundIds = new Set(found.map((subscriber) => subscriber.subscriberId));
       return {
         topic: await oneWithMembers(pool, scope, topic),
         removed: removed.map((row) => subscriptionFromRow(row, topic.key, summaryOf(current.get(row.internal_subscriber_id)!))),
         notFound: requested.filter((id) => !foundIds.has(id)),
         notSubscribed: requested.filter((id) => foundIds.has(id) && !removedIds.has(id)),
+        unknownIdentifiers: identifiers.filter((identifier) => !removedIdentifiers.has(identifier)),
       };
     },
 
     async getSubscription(request, context) {
       const scope = scopeOf(context);
+      if (request.identifier !== undefined) {
+        const { row, topic, subscriber } = await namedSubscription(scope, context, request.topicKey, request.identifier);
+        return subscriptionFromRow(row, topic.key, summaryOf(subscriber));
+      }
       const missing = () =>
         notFound(`Subscriber ${request.externalSubscriberId} not found for topic ${request.topicKey} in the environment ${scope.environmentId}`);
       const topic = await store.selectTopic(pool, scope.environmentId, request.topicKey);
@@ -259,6 +312,15 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
       const row = rows.find((candidate) => candidate.internal_subscriber_id === subscriber?.id);
       if (!row || !subscriber) throw missing();
       return subscriptionFromRow(row, topic.key, summaryOf(subscriber));
+    },
+
+    async updateSubscription(request, context) {
+      const scope = scopeOf(context);
+      if (request.name !== undefined) checkName(request.name);
+      const named = await namedSubscription(scope, context, request.topicKey, request.identifier);
+      const row = request.name === undefined ? named.row : await store.renameSubscription(pool, scope.environmentId, named.row.id, request.name);
+      if (!row) throw subscriptionNotFound(request.identifier);
+      return subscriptionFromRow(row, named.topic.key, summaryOf(named.subscriber));
     },
 
     async listSubscriptions(request, context) {
@@ -359,6 +421,20 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
       return { deleted: await store.deleteSubscriptionsOfSubscriber(pool, scope.environmentId, request.internalSubscriberId) };
     },
   };
+
+  /** The subscription of the topic an identifier names, while its subscriber exists; NOT_FOUND otherwise. */
+  async function namedSubscription(scope: Scope, context: HandlerContext, topicKey: string, identifier: string) {
+    const topic = await store.selectTopic(pool, scope.environmentId, topicKey);
+    if (!topic) throw subscriptionNotFound(identifier);
+    const rows = await store.selectSubscriptionsByIdentifiers(pool, scope.environmentId, topic.id, namesOf(topic.key, [identifier]));
+    // Rows left behind by a deleted subscriber share the derived identifier of a new one of the same id.
+    const members = await lookUp(scope, context, { ids: rows.map((row) => row.internal_subscriber_id) });
+    for (const row of rows) {
+      const subscriber = members.find((member) => member.id === row.internal_subscriber_id);
+      if (subscriber) return { row, topic, subscriber };
+    }
+    throw subscriptionNotFound(identifier);
+  }
 
   /**
    * The topic new members join, created (as Novu does, named `Autogenerated-<key>`) when missing,

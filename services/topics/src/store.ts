@@ -19,6 +19,9 @@ export interface SubscriptionRow {
   topic_id: string;
   internal_subscriber_id: string;
   external_subscriber_id: string;
+  /** Null: the derived tk_<topic key>:si_<subscriber id>. */
+  identifier: string | null;
+  name: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -33,6 +36,9 @@ export interface NewMember {
   id: string;
   internalSubscriberId: string;
   externalSubscriberId: string;
+  /** None: the derived one. */
+  identifier?: string | null;
+  name?: string | null;
 }
 
 /** Inserts unless the key is taken; undefined then. */
@@ -190,7 +196,10 @@ export async function hasSubscriptions(db: Queryable, environmentId: string, top
   return rows[0]!.found;
 }
 
-/** Adds the members not in the topic yet, in one statement. */
+/**
+ * Adds the members not in the topic yet, in one statement; a member whose identifier another
+ * subscription of the topic holds is not added either.
+ */
 export async function insertSubscriptions(
   db: Queryable,
   environmentId: string,
@@ -198,10 +207,10 @@ export async function insertSubscriptions(
   members: readonly NewMember[],
 ): Promise<void> {
   await db.query(
-    `INSERT INTO topics.subscriptions (environment_id, organization_id, topic_id, id, internal_subscriber_id, external_subscriber_id)
-     SELECT $1, $2, $3, member.id, member.internal_subscriber_id, member.external_subscriber_id
-       FROM unnest($4::text[], $5::text[], $6::text[]) AS member (id, internal_subscriber_id, external_subscriber_id)
-     ON CONFLICT (topic_id, internal_subscriber_id) DO NOTHING`,
+    `INSERT INTO topics.subscriptions (environment_id, organization_id, topic_id, id, internal_subscriber_id, external_subscriber_id, identifier, name)
+     SELECT $1, $2, $3, member.id, member.internal_subscriber_id, member.external_subscriber_id, member.identifier, member.name
+       FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[]) AS member (id, internal_subscriber_id, external_subscriber_id, identifier, name)
+     ON CONFLICT DO NOTHING`,
     [
       environmentId,
       topic.organizationId,
@@ -209,8 +218,56 @@ export async function insertSubscriptions(
       members.map((member) => member.id),
       members.map((member) => member.internalSubscriberId),
       members.map((member) => member.externalSubscriberId),
+      members.map((member) => member.identifier ?? null),
+      members.map((member) => member.name ?? null),
     ],
   );
+}
+
+/**
+ * Which subscriptions of the topic some identifiers name: a stored identifier, or the derived one
+ * of a subscription that has none (`derivedSubscriberIds[i]` is the subscriber id `identifiers[i]`
+ * derives from, null when it has not the derived form).
+ */
+const NAMED_BY = `(identifier = ANY($3) OR (identifier IS NULL AND external_subscriber_id = ANY($4)))`;
+
+export async function selectSubscriptionsByIdentifiers(
+  db: Queryable,
+  environmentId: string,
+  topicId: string,
+  names: { identifiers: readonly string[]; derivedSubscriberIds: readonly (string | null)[] },
+): Promise<SubscriptionRow[]> {
+  const { rows } = await db.query<SubscriptionRow>(`SELECT * FROM topics.subscriptions WHERE environment_id = $1 AND topic_id = $2 AND ${NAMED_BY}`, [
+    environmentId,
+    topicId,
+    names.identifiers,
+    names.derivedSubscriberIds,
+  ]);
+  return rows;
+}
+
+export async function deleteSubscriptionsByIdentifiers(
+  db: Queryable,
+  environmentId: string,
+  topicId: string,
+  names: { identifiers: readonly string[]; derivedSubscriberIds: readonly (string | null)[] },
+): Promise<SubscriptionRow[]> {
+  const { rows } = await db.query<SubscriptionRow>(`DELETE FROM topics.subscriptions WHERE environment_id = $1 AND topic_id = $2 AND ${NAMED_BY} RETURNING *`, [
+    environmentId,
+    topicId,
+    names.identifiers,
+    names.derivedSubscriberIds,
+  ]);
+  return rows;
+}
+
+/** Sets the name of one subscription (null: none). */
+export async function renameSubscription(db: Queryable, environmentId: string, id: string, name: string | null): Promise<SubscriptionRow | undefined> {
+  const { rows } = await db.query<SubscriptionRow>(
+    "UPDATE topics.subscriptions SET name = $3, updated_at = now() WHERE environment_id = $1 AND id = $2 RETURNING *",
+    [environmentId, id, name],
+  );
+  return rows[0];
 }
 
 export async function selectSubscriptionsOfSubscribers(

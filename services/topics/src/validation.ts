@@ -19,7 +19,8 @@ export function checkNewTopicKey(key: string, field = "key"): void {
   }
 }
 
-export function checkTopicName(name: string): void {
+/** The name of a topic or of a subscription. */
+export function checkName(name: string): void {
   if (name.trim().length === 0 || name.length > MAX_TEXT) throw invalidField("name", `name must be between 1 and ${MAX_TEXT} characters`, name);
 }
 

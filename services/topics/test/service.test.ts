@@ -226,6 +226,52 @@ describe("membership", () => {
     expect((await rpcError(client.removeSubscribers({ topicKey: "no-such-topic", subscriberIds: ["gus"] }, call))).code).toBe(Code.NotFound);
   });
 
+  it("names subscriptions: an identifier of their own or the derived one, one per subscriber and topic", async () => {
+    const [kim] = people(scope, "kim", "lou", "max");
+    const reply = await client.addSubscribers(
+      { topicKey: "named", subscriberIds: ["lou"], named: [{ subscriberId: "kim", identifier: "kim-phone", name: "Phone" }], name: "Plain" },
+      call,
+    );
+    expect(reply.succeeded.sort()).toEqual(["kim", "lou"]);
+    expect(reply.subscriptions.map((s) => [s.externalSubscriberId, s.identifier, s.name]).sort()).toEqual([
+      ["kim", "kim-phone", "Phone"],
+      ["lou", "tk_named:si_lou", "Plain"],
+    ]);
+
+    const conflicting = await client.addSubscribers(
+      {
+        topicKey: "named",
+        named: [
+          { subscriberId: "kim", identifier: "kim-tablet" },
+          { subscriberId: "max", identifier: "kim-phone" },
+          { subscriberId: "lou", identifier: "tk_named:si_lou" },
+        ],
+      },
+      call,
+    );
+    expect(conflicting.succeeded).toEqual(["lou"]);
+    expect(conflicting.conflicts.map((conflict) => [conflict.subscriberId, conflict.identifier]).sort()).toEqual([
+      ["kim", "kim-tablet"],
+      ["max", "kim-phone"],
+    ]);
+    const othersDerived = await client.addSubscribers({ topicKey: "named", named: [{ subscriberId: "max", identifier: "tk_named:si_lou" }] }, call);
+    expect(othersDerived.conflicts.map((conflict) => conflict.subscriberId)).toEqual(["max"]);
+
+    const found = await client.getSubscription({ topicKey: "named", externalSubscriberId: "", identifier: "kim-phone" }, call);
+    expect(found).toMatchObject({ internalSubscriberId: kim!.id, identifier: "kim-phone", name: "Phone" });
+    expect((await rpcError(client.getSubscription({ topicKey: "named", externalSubscriberId: "", identifier: "tk_named:si_kim" }, call))).code).toBe(
+      Code.NotFound,
+    );
+    expect((await client.updateSubscription({ topicKey: "named", identifier: "kim-phone", name: "Old phone" }, call)).name).toBe("Old phone");
+    expect((await rpcError(client.updateSubscription({ topicKey: "named", identifier: "nobody", name: "x" }, call))).code).toBe(Code.NotFound);
+    expect((await rpcError(client.updateSubscription({ topicKey: "named", identifier: "kim-phone", name: " " }, call))).code).toBe(Code.InvalidArgument);
+
+    const removed = await client.removeSubscribers({ topicKey: "named", identifiers: ["kim-phone", "tk_named:si_lou", "nothing"] }, call);
+    expect(removed.removed.map((s) => s.externalSubscriberId).sort()).toEqual(["kim", "lou"]);
+    expect(removed.unknownIdentifiers).toEqual(["nothing"]);
+    expect(removed.topic?.subscribers).toEqual([]);
+  });
+
   it("removes every membership of a deleted subscriber, in its environment only", async () => {
     const [ivy] = people(scope, "ivy");
     await client.addSubscribers({ topicKey: "ivy-1", subscriberIds: ["ivy"] }, call);

@@ -200,3 +200,23 @@ export const integrationResponse = z
   .meta({ id: "Integration" });
 
 export const integrationsResponse = z.array(integrationResponse);
+
+/** POST /v1/integrations/{integrationIdentifier}/mobile-link and …/webhook/configure. */
+export const integrationIdentifierParam = z.object({ integrationIdentifier: keyString("integrationIdentifier") });
+
+/**
+ * The bodies of the chat-connection calls (OAuth URLs, channel endpoint links): what names the
+ * integration and the subscriber is checked; the rest only matters to a flow notify does not serve.
+ */
+export const chatConnectionBody = z.object({
+  integrationIdentifier: keyString("integrationIdentifier"),
+  subscriberId: keyString("subscriberId").optional(),
+});
+
+export const subscriberChatConnectionBody = chatConnectionBody.extend({ subscriberId: keyString("subscriberId") });
+
+/** POST /v1/integrations/{integrationIdentifier}/mobile-link and …/webhook/configure (which sends none). */
+export const mobileLinkBody = z.object({ subscriberId: keyString("subscriberId").optional() }).optional();
+
+/** The calls refused for every provider (routes.ts refuseForProvider) answer no success. */
+export const refusedResponse = z.never().describe("Not served: every call answers 400 (unsupported provider) or 404 (unknown integration)");

@@ -34,21 +34,82 @@ export const upsertTopicQuery = z.object({ failIfExists: queryBool.default(false
 /** POST /v2/topics */
 export const upsertTopicBody = z.object({ key: keyString("key"), name: keyString("name").optional() });
 
-/** POST and DELETE /v2/topics/{topicKey}/subscriptions */
+const notSupported = (field: string, why: string) => z.undefined({ error: `${field} is not supported: ${why}` }).optional();
+/** Per-subscription preferences and contexts filter a topic's fan-out, which notify does not do. */
+const subscriptionFilters = {
+  preferences: notSupported("preferences", "a subscription delivers every workflow triggered to its topic"),
+  context: notSupported("context", "notify keeps no contexts"),
+};
+
+const namedSubscription = z.object({ identifier: keyString("identifier"), subscriberId: keyString("subscriberId"), name: keyString("name").optional() });
+const subscriptionEntries = <T extends z.ZodType>(entry: T) =>
+  z
+    .array(z.union([keyString("subscriptions"), entry], { error: "each of subscriptions must be a subscriber id or a subscription object" }), {
+      error: "subscriptions must be an array",
+    })
+    .min(1, "subscriptions must contain at least 1 elements")
+    .max(100, "subscriptions must contain no more than 100 elements");
+const exactlyOneList = { message: "exactly one of subscriptions and subscriberIds must be given" };
+
 /**
- * POST/DELETE /v2/topics/{topicKey}/subscriptions: `subscriptions` (@novu/api 3.x) or the deprecated
- * `subscriberIds` (1.x). Only plain subscriber ids: notify keeps one subscription per subscriber and
- * topic, so it has no named subscriptions ({identifier, subscriberId}) to create or delete.
+ * POST /v2/topics/{topicKey}/subscriptions: `subscriptions` (@novu/api 3.x: subscriber ids or
+ * named subscriptions `{identifier, subscriberId, name?}`) or the deprecated `subscriberIds` (1.x);
+ * `name` names the subscriptions made from bare ids.
  */
-export const subscriptionsBody = z
+export const createSubscriptionsBody = z
   .object({
     subscriberIds: idList("subscriberIds", 1, 100).optional(),
-    subscriptions: idList("subscriptions", 1, 100).optional(),
+    subscriptions: subscriptionEntries(namedSubscription).optional(),
+    name: keyString("name").optional(),
+    ...subscriptionFilters,
   })
-  .refine((body) => (body.subscriberIds === undefined) !== (body.subscriptions === undefined), {
-    message: "exactly one of subscriptions and subscriberIds must be given",
+  .refine((body) => (body.subscriberIds === undefined) !== (body.subscriptions === undefined), exactlyOneList)
+  .transform((body) => {
+    const entries = body.subscriptions ?? body.subscriberIds ?? [];
+    return {
+      subscriberIds: entries.filter((entry) => typeof entry === "string"),
+      named: entries.filter((entry) => typeof entry !== "string"),
+      name: body.name,
+      requested: entries.length,
+    };
+  });
+
+/** The AddSubscribers request of a create body. */
+export const addSubscribersRequestOf = (topicKey: string, body: z.output<typeof createSubscriptionsBody>) => ({
+  topicKey,
+  subscriberIds: body.subscriberIds,
+  named: body.named.map(({ identifier, subscriberId, name }) => ({ identifier, subscriberId, ...(name !== undefined ? { name } : {}) })),
+  ...(body.name !== undefined ? { name: body.name } : {}),
+});
+
+const subscriptionReference = z
+  .object({ identifier: keyString("identifier").optional(), subscriberId: keyString("subscriberId").optional() })
+  .refine((entry) => entry.identifier !== undefined || entry.subscriberId !== undefined, { message: "a subscription needs an identifier or a subscriberId" });
+
+/**
+ * DELETE /v2/topics/{topicKey}/subscriptions: subscriber ids, or subscriptions named by identifier
+ * (or by subscriberId; an identifier wins when both are given), or the deprecated `subscriberIds`.
+ */
+export const deleteSubscriptionsBody = z
+  .object({
+    subscriberIds: idList("subscriberIds", 1, 100).optional(),
+    subscriptions: subscriptionEntries(subscriptionReference).optional(),
   })
-  .transform((body) => ({ subscriberIds: body.subscriptions ?? body.subscriberIds ?? [] }));
+  .refine((body) => (body.subscriberIds === undefined) !== (body.subscriptions === undefined), exactlyOneList)
+  .transform((body) => {
+    const entries = body.subscriptions ?? body.subscriberIds ?? [];
+    const subscriberIds: string[] = [];
+    const identifiers: string[] = [];
+    for (const entry of entries) {
+      if (typeof entry === "string") subscriberIds.push(entry);
+      else if (entry.identifier !== undefined) identifiers.push(entry.identifier);
+      else if (entry.subscriberId !== undefined) subscriberIds.push(entry.subscriberId);
+    }
+    return { subscriberIds, identifiers, requested: entries.length };
+  });
+
+/** PATCH /v2/topics/{topicKey}/subscriptions/{identifier} */
+export const updateSubscriptionBody = z.object({ name: keyString("name").optional(), preferences: subscriptionFilters.preferences });
 
 export const listSubscriptionsQuery = z.object({
   limit: queryInt(10, 1, 100),
@@ -168,31 +229,24 @@ function subscriberToJson(subscription: topicsV1.Subscription) {
   };
 }
 
-/**
- * A subscription's identifier, as Novu names a subscription made from a bare subscriber id. Notify
- * keeps one subscription per topic and subscriber, so the identifier is derived, never stored.
- */
-export const subscriptionIdentifier = (topicKey: string, subscriberId: string) => `tk_${topicKey}:si_${subscriberId}`;
-
-/** GET /v2/topics/{topicKey}/subscriptions/{identifier}: the subscriber an identifier names, if any. */
+/** GET and PATCH /v2/topics/{topicKey}/subscriptions/{identifier} */
 export const subscriptionIdentifierParams = z.object({ topicKey: keyString("topicKey"), identifier: keyString("identifier") });
 
-export function subscriberOfIdentifier(topicKey: string, identifier: string): string | undefined {
-  const prefix = subscriptionIdentifier(topicKey, "");
-  return identifier.startsWith(prefix) && identifier.length > prefix.length ? identifier.slice(prefix.length) : undefined;
-}
+const subscriptionNameOf = (subscription: topicsV1.Subscription) => (subscription.name !== undefined ? { name: subscription.name } : {});
 
 /** One subscription as GET /v2/topics/{topicKey}/subscriptions/{identifier} answers it (SubscriptionDetailsResponseDto). */
 export const subscriptionDetailsToJson = (subscription: topicsV1.Subscription) => ({
   id: subscription.id,
-  identifier: subscriptionIdentifier(subscription.topicKey, subscription.externalSubscriberId),
+  identifier: subscription.identifier,
+  ...subscriptionNameOf(subscription),
 });
 
-/** A v2 subscription as the create and delete replies list it (SubscriptionDto). */
+/** A v2 subscription as the create, update and delete replies show it (SubscriptionDto, SubscriptionResponseDto). */
 export function subscriptionToJson(subscription: topicsV1.Subscription, topic: topicsV1.Topic) {
   return {
     _id: subscription.id,
-    identifier: subscriptionIdentifier(topic.key, subscription.externalSubscriberId),
+    identifier: subscription.identifier,
+    ...subscriptionNameOf(subscription),
     topic: { _id: topic.id, key: topic.key, ...nameOf(topic) },
     subscriber: subscriberToJson(subscription),
     createdAt: iso(subscription.createdAt),
@@ -204,7 +258,7 @@ export function subscriptionToJson(subscription: topicsV1.Subscription, topic: t
 export function listedSubscriptionToJson(subscription: topicsV1.Subscription, topic: topicsV1.Topic) {
   return {
     _id: subscription.id,
-    identifier: subscriptionIdentifier(topic.key, subscription.externalSubscriberId),
+    identifier: subscription.identifier,
     createdAt: iso(subscription.createdAt),
     topic: topicResponseToJson(topic),
     subscriber: subscriberToJson(subscription),
@@ -229,6 +283,18 @@ export const subscriberNotFound = (subscriberId: string) => ({
   subscriberId,
   code: "SUBSCRIBER_NOT_FOUND",
   message: `Subscriber with ID '${subscriberId}' could not be found.`,
+});
+
+export const subscriptionConflict = (conflict: topicsV1.SubscriptionConflict) => ({
+  subscriberId: conflict.subscriberId,
+  code: "SUBSCRIPTION_CONFLICT",
+  message: conflict.message,
+});
+
+export const identifierNotFound = (identifier: string) => ({
+  subscriberId: identifier,
+  code: "SUBSCRIPTION_NOT_FOUND",
+  message: `Subscription with identifier '${identifier}' not found.`,
 });
 
 export const subscriptionNotFound = (subscriberId: string) => ({
@@ -270,7 +336,7 @@ export const topicSubscriberResponse = z
   })
   .meta({ id: "TopicSubscription" });
 
-export const subscriptionDetailsResponse = z.object({ id: z.string(), identifier: z.string() });
+export const subscriptionDetailsResponse = z.object({ id: z.string(), identifier: z.string(), name: z.string().optional() });
 
 const subscriptionSubscriberResponse = z.object({
   _id: z.string(),
@@ -281,9 +347,11 @@ const subscriptionSubscriberResponse = z.object({
   email: z.string().nullable(),
 });
 
-const subscriptionResponse = z.object({
+/** What subscriptionToJson answers. */
+export const subscriptionResponse = z.object({
   _id: z.string(),
   identifier: z.string(),
+  name: z.string().optional(),
   topic: z.object({ _id: z.string(), key: z.string(), name: z.string().optional() }),
   subscriber: subscriptionSubscriberResponse,
   createdAt: isoDateResponse,

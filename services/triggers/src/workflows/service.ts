@@ -45,6 +45,8 @@ export const COUNT_CAP = 10_000;
 export const MAX_PAGE_SIZE = 100;
 export const MAX_ACTIVE_PAGE = 1000;
 export const MAX_BATCH_GET = 1000;
+/** Distinct tags listed per environment (Novu's list is not paginated). */
+export const MAX_TAGS = 1000;
 /** Live feeds per environment; GET /v1/feeds lists them all, so their number is bounded. */
 export const MAX_FEEDS = 1000;
 /** Groups listed per environment (Novu's list is not paginated either). */
@@ -349,6 +351,11 @@ export function createWorkflowService({ pool }: Pick<RouteDeps, "pool">): Servic
       const ids = [...new Set(request.ids.filter(isObjectId))];
       if (ids.length === 0) return { workflows: [] };
       return { workflows: (await store.selectWorkflowsByIds(pool, scope.environmentId, ids)).map(workflowFromRow) };
+    },
+
+    async listWorkflowTags(_request, context) {
+      const scope = scopeOf(context);
+      return { tags: await store.selectWorkflowTags(pool, scope.environmentId, MAX_TAGS) };
     },
 
     async listNotificationGroups(_request, context) {

@@ -398,6 +398,17 @@ export async function countWorkflows(db: Queryable, environmentId: string, cap: 
   return rows[0]!.count;
 }
 
+/** The distinct tags of the live workflows, alphabetically, the first `limit` of them. */
+export async function selectWorkflowTags(db: Queryable, environmentId: string, limit: number): Promise<string[]> {
+  const { rows } = await db.query<{ tag: string }>(
+    `SELECT DISTINCT tag FROM triggers.workflows, unnest(tags) AS tag
+      WHERE environment_id = $1 AND NOT deleted
+      ORDER BY tag LIMIT $2`,
+    [environmentId, limit],
+  );
+  return rows.map((row) => row.tag);
+}
+
 /** What preferences need of an active workflow; the steps themselves are not read. */
 export type ActiveWorkflowRow = Pick<
   WorkflowRow,

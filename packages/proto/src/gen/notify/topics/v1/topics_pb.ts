@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file notify/topics/v1/topics.proto.
  */
 export const file_notify_topics_v1_topics: GenFile = /*@__PURE__*/
-  fileDesc("Ch1ub3RpZnkvdG9waWNzL3YxL3RvcGljcy5wcm90bxIQbm90aWZ5LnRvcGljcy52MSLiAQoFVG9waWMSCgoCaWQYASABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJEhYKDmVudmlyb25tZW50X2lkGAMgASgJEgsKA2tleRgEIAEoCRIRCgRuYW1lGAUgASgJSACIAQESEwoLc3Vic2NyaWJlcnMYBiADKAkSLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBwoFX25hbWUi3wEKEVN1YnNjcmliZXJTdW1tYXJ5Eh4KFmludGVybmFsX3N1YnNjcmliZXJfaWQYASABKAkSHgoWZXh0ZXJuYWxfc3Vic2NyaWJlcl9pZBgCIAEoCRIXCgpmaXJzdF9uYW1lGAMgASgJSACIAQESFgoJbGFzdF9uYW1lGAQgASgJSAGIAQESEgoFZW1haWwYBSABKAlIAogBARITCgZhdmF0YXIYBiABKAlIA4gBAUINCgtfZmlyc3RfbmFtZUIMCgpfbGFzdF9uYW1lQggKBl9lbWFpbEIJCgdfYXZhdGFyIskCCgxTdWJzY3JpcHRpb24SCgoCaWQYASABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJEhYKDmVudmlyb25tZW50X2lkGAMgASgJEhAKCHRvcGljX2lkGAQgASgJEhEKCXRvcGljX2tleRgFIAEoCRIeChZpbnRlcm5hbF9zdWJzY3JpYmVyX2lkGAYgASgJEh4KFmV4dGVybmFsX3N1YnNjcmliZXJfaWQYByABKAkSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNwoKc3Vic2NyaWJlchgKIAEoCzIjLm5vdGlmeS50b3BpY3MudjEuU3Vic2NyaWJlclN1bW1hcnkiLwoSQ3JlYXRlVG9waWNSZXF1ZXN0EgsKA2tleRgBIAEoCRIMCgRuYW1lGAIgASgJIlUKElVwc2VydFRvcGljUmVxdWVzdBILCgNrZXkYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEhYKDmZhaWxfaWZfZXhpc3RzGAMgASgIQgcKBV9uYW1lIk4KE1Vwc2VydFRvcGljUmVzcG9uc2USJgoFdG9waWMYASABKAsyFy5ub3RpZnkudG9waWNzLnYxLlRvcGljEg8KB2NyZWF0ZWQYAiABKAgiHgoPR2V0VG9waWNSZXF1ZXN0EgsKA2tleRgBIAEoCSJqChFMaXN0VG9waWNzUmVxdWVzdBIMCgRwYWdlGAEgASgFEhEKCXBhZ2Vfc2l6ZRgCIAEoBRIQCgNrZXkYAyABKAlIAIgBARIRCgRuYW1lGAQgASgJSAGIAQFCBgoEX2tleUIHCgVfbmFtZSKAAQoSTGlzdFRvcGljc1Jlc3BvbnNlEicKBnRvcGljcxgBIAMoCzIXLm5vdGlmeS50b3BpY3MudjEuVG9waWMSEAoIaGFzX21vcmUYAiABKAgSEwoLdG90YWxfY291bnQYAyABKAUSGgoSdG90YWxfY291bnRfY2FwcGVkGAQgASgIIpQCChNTZWFyY2hUb3BpY3NSZXF1ZXN0Eg0KBWxpbWl0GAEgASgFEhIKBWFmdGVyGAIgASgJSACIAQESEwoGYmVmb3JlGAMgASgJSAGIAQESMgoJZGlyZWN0aW9uGAQgASgOMh8ubm90aWZ5LmNvbW1vbi52MS5Tb3J0RGlyZWN0aW9uEi4KCG9yZGVyX2J5GAUgASgOMhwubm90aWZ5LnRvcGljcy52MS5Ub3BpY09yZGVyEhYKDmluY2x1ZGVfY3Vyc29yGAYgASgIEhAKA2tleRgHIAEoCUgCiAEBEhEKBG5hbWUYCCABKAlIA4gBAUIICgZfYWZ0ZXJCCQoHX2JlZm9yZUIGCgRfa2V5QgcKBV9uYW1lIrABChRTZWFyY2hUb3BpY3NSZXNwb25zZRInCgZ0b3BpY3MYASADKAsyFy5ub3RpZnkudG9waWNzLnYxLlRvcGljEhEKBG5leHQYAiABKAlIAIgBARIVCghwcmV2aW91cxgDIAEoCUgBiAEBEhMKC3RvdGFsX2NvdW50GAQgASgFEhoKEnRvdGFsX2NvdW50X2NhcHBlZBgFIAEoCEIHCgVfbmV4dEILCglfcHJldmlvdXMiLwoSUmVuYW1lVG9waWNSZXF1ZXN0EgsKA2tleRgBIAEoCRIMCgRuYW1lGAIgASgJIjAKEkRlbGV0ZVRvcGljUmVxdWVzdBILCgNrZXkYASABKAkSDQoFZm9yY2UYAiABKAgiFQoTRGVsZXRlVG9waWNSZXNwb25zZSJCChVBZGRTdWJzY3JpYmVyc1JlcXVlc3QSEQoJdG9waWNfa2V5GAEgASgJEhYKDnN1YnNjcmliZXJfaWRzGAIgAygJIp0BChZBZGRTdWJzY3JpYmVyc1Jlc3BvbnNlEiYKBXRvcGljGAEgASgLMhcubm90aWZ5LnRvcGljcy52MS5Ub3BpYxIRCglzdWNjZWVkZWQYAiADKAkSEQoJbm90X2ZvdW5kGAMgAygJEjUKDXN1YnNjcmlwdGlvbnMYBCADKAsyHi5ub3RpZnkudG9waWNzLnYxLlN1YnNjcmlwdGlvbiJFChhSZW1vdmVTdWJzY3JpYmVyc1JlcXVlc3QSEQoJdG9waWNfa2V5GAEgASgJEhYKDnN1YnNjcmliZXJfaWRzGAIgAygJIp8BChlSZW1vdmVTdWJzY3JpYmVyc1Jlc3BvbnNlEiYKBXRvcGljGAEgASgLMhcubm90aWZ5LnRvcGljcy52MS5Ub3BpYxIvCgdyZW1vdmVkGAIgAygLMh4ubm90aWZ5LnRvcGljcy52MS5TdWJzY3JpcHRpb24SEQoJbm90X2ZvdW5kGAMgAygJEhYKDm5vdF9zdWJzY3JpYmVkGAQgAygJIksKFkdldFN1YnNjcmlwdGlvblJlcXVlc3QSEQoJdG9waWNfa2V5GAEgASgJEh4KFmV4dGVybmFsX3N1YnNjcmliZXJfaWQYAiABKAki3AEKGExpc3RTdWJzY3JpcHRpb25zUmVxdWVzdBIRCgl0b3BpY19rZXkYASABKAkSDQoFbGltaXQYAiABKAUSEgoFYWZ0ZXIYAyABKAlIAIgBARITCgZiZWZvcmUYBCABKAlIAYgBARIyCglkaXJlY3Rpb24YBSABKA4yHy5ub3RpZnkuY29tbW9uLnYxLlNvcnREaXJlY3Rpb24SGgoNc3Vic2NyaWJlcl9pZBgGIAEoCUgCiAEBQggKBl9hZnRlckIJCgdfYmVmb3JlQhAKDl9zdWJzY3JpYmVyX2lkIusBChlMaXN0U3Vic2NyaXB0aW9uc1Jlc3BvbnNlEiYKBXRvcGljGAEgASgLMhcubm90aWZ5LnRvcGljcy52MS5Ub3BpYxI1Cg1zdWJzY3JpcHRpb25zGAIgAygLMh4ubm90aWZ5LnRvcGljcy52MS5TdWJzY3JpcHRpb24SEQoEbmV4dBgDIAEoCUgAiAEBEhUKCHByZXZpb3VzGAQgASgJSAGIAQESEwoLdG90YWxfY291bnQYBSABKAUSGgoSdG90YWxfY291bnRfY2FwcGVkGAYgASgIQgcKBV9uZXh0QgsKCV9wcmV2aW91cyK8AQoiTGlzdFN1YnNjcmliZXJTdWJzY3JpcHRpb25zUmVxdWVzdBIVCg1zdWJzY3JpYmVyX2lkGAEgASgJEg0KBWxpbWl0GAIgASgFEhIKBWFmdGVyGAMgASgJSACIAQESEwoGYmVmb3JlGAQgASgJSAGIAQESMgoJZGlyZWN0aW9uGAUgASgOMh8ubm90aWZ5LmNvbW1vbi52MS5Tb3J0RGlyZWN0aW9uQggKBl9hZnRlckIJCgdfYmVmb3JlIvYBCiNMaXN0U3Vic2NyaWJlclN1YnNjcmlwdGlvbnNSZXNwb25zZRI1Cg1zdWJzY3JpcHRpb25zGAEgAygLMh4ubm90aWZ5LnRvcGljcy52MS5TdWJzY3JpcHRpb24SJwoGdG9waWNzGAIgAygLMhcubm90aWZ5LnRvcGljcy52MS5Ub3BpYxIRCgRuZXh0GAMgASgJSACIAQESFQoIcHJldmlvdXMYBCABKAlIAYgBARITCgt0b3RhbF9jb3VudBgFIAEoBRIaChJ0b3RhbF9jb3VudF9jYXBwZWQYBiABKAhCBwoFX25leHRCCwoJX3ByZXZpb3VzInUKElBhZ2VNZW1iZXJzUmVxdWVzdBISCgp0b3BpY19rZXlzGAEgAygJEh4KFmV4Y2x1ZGVfc3Vic2NyaWJlcl9pZHMYAiADKAkSEgoFYWZ0ZXIYAyABKAlIAIgBARINCgVsaW1pdBgEIAEoBUIICgZfYWZ0ZXIiSAoGTWVtYmVyEh4KFmludGVybmFsX3N1YnNjcmliZXJfaWQYASABKAkSHgoWZXh0ZXJuYWxfc3Vic2NyaWJlcl9pZBgCIAEoCSJcChNQYWdlTWVtYmVyc1Jlc3BvbnNlEikKB21lbWJlcnMYASADKAsyGC5ub3RpZnkudG9waWNzLnYxLk1lbWJlchIRCgRuZXh0GAIgASgJSACIAQFCBwoFX25leHQiRgokRGVsZXRlU3Vic2NyaWJlclN1YnNjcmlwdGlvbnNSZXF1ZXN0Eh4KFmludGVybmFsX3N1YnNjcmliZXJfaWQYASABKAkiOAolRGVsZXRlU3Vic2NyaWJlclN1YnNjcmlwdGlvbnNSZXNwb25zZRIPCgdkZWxldGVkGAEgASgFKnYKClRvcGljT3JkZXISGwoXVE9QSUNfT1JERVJfVU5TUEVDSUZJRUQQABIaChZUT1BJQ19PUkRFUl9DUkVBVEVEX0FUEAESGgoWVE9QSUNfT1JERVJfVVBEQVRFRF9BVBACEhMKD1RPUElDX09SREVSX0tFWRADMuwLCgxUb3BpY1NlcnZpY2USVAoLQ3JlYXRlVG9waWMSJC5ub3RpZnkudG9waWNzLnYxLkNyZWF0ZVRvcGljUmVxdWVzdBoXLm5vdGlmeS50b3BpY3MudjEuVG9waWMiBsLzGAIQAhJiCgtVcHNlcnRUb3BpYxIkLm5vdGlmeS50b3BpY3MudjEuVXBzZXJ0VG9waWNSZXF1ZXN0GiUubm90aWZ5LnRvcGljcy52MS5VcHNlcnRUb3BpY1Jlc3BvbnNlIgbC8xgCEAISTgoIR2V0VG9waWMSIS5ub3RpZnkudG9waWNzLnYxLkdldFRvcGljUmVxdWVzdBoXLm5vdGlmeS50b3BpY3MudjEuVG9waWMiBsLzGAIQARJfCgpMaXN0VG9waWNzEiMubm90aWZ5LnRvcGljcy52MS5MaXN0VG9waWNzUmVxdWVzdBokLm5vdGlmeS50b3BpY3MudjEuTGlzdFRvcGljc1Jlc3BvbnNlIgbC8xgCEAESZQoMU2VhcmNoVG9waWNzEiUubm90aWZ5LnRvcGljcy52MS5TZWFyY2hUb3BpY3NSZXF1ZXN0GiYubm90aWZ5LnRvcGljcy52MS5TZWFyY2hUb3BpY3NSZXNwb25zZSIGwvMYAhABElQKC1JlbmFtZVRvcGljEiQubm90aWZ5LnRvcGljcy52MS5SZW5hbWVUb3BpY1JlcXVlc3QaFy5ub3RpZnkudG9waWNzLnYxLlRvcGljIgbC8xgCEAISYgoLRGVsZXRlVG9waWMSJC5ub3RpZnkudG9waWNzLnYxLkRlbGV0ZVRvcGljUmVxdWVzdBolLm5vdGlmeS50b3BpY3MudjEuRGVsZXRlVG9waWNSZXNwb25zZSIGwvMYAhACEmsKDkFkZFN1YnNjcmliZXJzEicubm90aWZ5LnRvcGljcy52MS5BZGRTdWJzY3JpYmVyc1JlcXVlc3QaKC5ub3RpZnkudG9waWNzLnYxLkFkZFN1YnNjcmliZXJzUmVzcG9uc2UiBsLzGAIQAhJ0ChFSZW1vdmVTdWJzY3JpYmVycxIqLm5vdGlmeS50b3BpY3MudjEuUmVtb3ZlU3Vic2NyaWJlcnNSZXF1ZXN0Gisubm90aWZ5LnRvcGljcy52MS5SZW1vdmVTdWJzY3JpYmVyc1Jlc3BvbnNlIgbC8xgCEAISYwoPR2V0U3Vic2NyaXB0aW9uEigubm90aWZ5LnRvcGljcy52MS5HZXRTdWJzY3JpcHRpb25SZXF1ZXN0Gh4ubm90aWZ5LnRvcGljcy52MS5TdWJzY3JpcHRpb24iBsLzGAIQARJ0ChFMaXN0U3Vic2NyaXB0aW9ucxIqLm5vdGlmeS50b3BpY3MudjEuTGlzdFN1YnNjcmlwdGlvbnNSZXF1ZXN0Gisubm90aWZ5LnRvcGljcy52MS5MaXN0U3Vic2NyaXB0aW9uc1Jlc3BvbnNlIgbC8xgCEAESkgEKG0xpc3RTdWJzY3JpYmVyU3Vic2NyaXB0aW9ucxI0Lm5vdGlmeS50b3BpY3MudjEuTGlzdFN1YnNjcmliZXJTdWJzY3JpcHRpb25zUmVxdWVzdBo1Lm5vdGlmeS50b3BpY3MudjEuTGlzdFN1YnNjcmliZXJTdWJzY3JpcHRpb25zUmVzcG9uc2UiBsLzGAIQARJiCgtQYWdlTWVtYmVycxIkLm5vdGlmeS50b3BpY3MudjEuUGFnZU1lbWJlcnNSZXF1ZXN0GiUubm90aWZ5LnRvcGljcy52MS5QYWdlTWVtYmVyc1Jlc3BvbnNlIgbC8xgCEAESmAEKHURlbGV0ZVN1YnNjcmliZXJTdWJzY3JpcHRpb25zEjYubm90aWZ5LnRvcGljcy52MS5EZWxldGVTdWJzY3JpYmVyU3Vic2NyaXB0aW9uc1JlcXVlc3QaNy5ub3RpZnkudG9waWNzLnYxLkRlbGV0ZVN1YnNjcmliZXJTdWJzY3JpcHRpb25zUmVzcG9uc2UiBsLzGAIQAmIGcHJvdG8z", [file_google_protobuf_timestamp, file_notify_common_v1_options, file_notify_common_v1_vocabulary]);
+  fileDesc("Ch1ub3RpZnkvdG9waWNzL3YxL3RvcGljcy5wcm90bxIQbm90aWZ5LnRvcGljcy52MSLiAQoFVG9waWMSCgoCaWQYASABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJEhYKDmVudmlyb25tZW50X2lkGAMgASgJEgsKA2tleRgEIAEoCRIRCgRuYW1lGAUgASgJSACIAQESEwoLc3Vic2NyaWJlcnMYBiADKAkSLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBwoFX25hbWUi3wEKEVN1YnNjcmliZXJTdW1tYXJ5Eh4KFmludGVybmFsX3N1YnNjcmliZXJfaWQYASABKAkSHgoWZXh0ZXJuYWxfc3Vic2NyaWJlcl9pZBgCIAEoCRIXCgpmaXJzdF9uYW1lGAMgASgJSACIAQESFgoJbGFzdF9uYW1lGAQgASgJSAGIAQESEgoFZW1haWwYBSABKAlIAogBARITCgZhdmF0YXIYBiABKAlIA4gBAUINCgtfZmlyc3RfbmFtZUIMCgpfbGFzdF9uYW1lQggKBl9lbWFpbEIJCgdfYXZhdGFyIvkCCgxTdWJzY3JpcHRpb24SCgoCaWQYASABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJEhYKDmVudmlyb25tZW50X2lkGAMgASgJEhAKCHRvcGljX2lkGAQgASgJEhEKCXRvcGljX2tleRgFIAEoCRIeChZpbnRlcm5hbF9zdWJzY3JpYmVyX2lkGAYgASgJEh4KFmV4dGVybmFsX3N1YnNjcmliZXJfaWQYByABKAkSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNwoKc3Vic2NyaWJlchgKIAEoCzIjLm5vdGlmeS50b3BpY3MudjEuU3Vic2NyaWJlclN1bW1hcnkSEgoKaWRlbnRpZmllchgLIAEoCRIRCgRuYW1lGAwgASgJSACIAQFCBwoFX25hbWUiLwoSQ3JlYXRlVG9waWNSZXF1ZXN0EgsKA2tleRgBIAEoCRIMCgRuYW1lGAIgASgJIlUKElVwc2VydFRvcGljUmVxdWVzdBILCgNrZXkYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEhYKDmZhaWxfaWZfZXhpc3RzGAMgASgIQgcKBV9uYW1lIk4KE1Vwc2VydFRvcGljUmVzcG9uc2USJgoFdG9waWMYASABKAsyFy5ub3RpZnkudG9waWNzLnYxLlRvcGljEg8KB2NyZWF0ZWQYAiABKAgiHgoPR2V0VG9waWNSZXF1ZXN0EgsKA2tleRgBIAEoCSJqChFMaXN0VG9waWNzUmVxdWVzdBIMCgRwYWdlGAEgASgFEhEKCXBhZ2Vfc2l6ZRgCIAEoBRIQCgNrZXkYAyABKAlIAIgBARIRCgRuYW1lGAQgASgJSAGIAQFCBgoEX2tleUIHCgVfbmFtZSKAAQoSTGlzdFRvcGljc1Jlc3BvbnNlEicKBnRvcGljcxgBIAMoCzIXLm5vdGlmeS50b3BpY3MudjEuVG9waWMSEAoIaGFzX21vcmUYAiABKAgSEwoLdG90YWxfY291bnQYAyABKAUSGgoSdG90YWxfY291bnRfY2FwcGVkGAQgASgIIpQCChNTZWFyY2hUb3BpY3NSZXF1ZXN0Eg0KBWxpbWl0GAEgASgFEhIKBWFmdGVyGAIgASgJSACIAQESEwoGYmVmb3JlGAMgASgJSAGIAQESMgoJZGlyZWN0aW9uGAQgASgOMh8ubm90aWZ5LmNvbW1vbi52MS5Tb3J0RGlyZWN0aW9uEi4KCG9yZGVyX2J5GAUgASgOMhwubm90aWZ5LnRvcGljcy52MS5Ub3BpY09yZGVyEhYKDmluY2x1ZGVfY3Vyc29yGAYgASgIEhAKA2tleRgHIAEoCUgCiAEBEhEKBG5hbWUYCCABKAlIA4gBAUIICgZfYWZ0ZXJCCQoHX2JlZm9yZUIGCgRfa2V5QgcKBV9uYW1lIrABChRTZWFyY2hUb3BpY3NSZXNwb25zZRInCgZ0b3BpY3MYASADKAsyFy5ub3RpZnkudG9waWNzLnYxLlRvcGljEhEKBG5leHQYAiABKAlIAIgBARIVCghwcmV2aW91cxgDIAEoCUgBiAEBEhMKC3RvdGFsX2NvdW50GAQgASgFEhoKEnRvdGFsX2NvdW50X2NhcHBlZBgFIAEoCEIHCgVfbmV4dEILCglfcHJldmlvdXMiLwoSUmVuYW1lVG9waWNSZXF1ZXN0EgsKA2tleRgBIAEoCRIMCgRuYW1lGAIgASgJIjAKEkRlbGV0ZVRvcGljUmVxdWVzdBILCgNrZXkYASABKAkSDQoFZm9yY2UYAiABKAgiFQoTRGVsZXRlVG9waWNSZXNwb25zZSKSAQoVQWRkU3Vic2NyaWJlcnNSZXF1ZXN0EhEKCXRvcGljX2tleRgBIAEoCRIWCg5zdWJzY3JpYmVyX2lkcxgCIAMoCRIyCgVuYW1lZBgDIAMoCzIjLm5vdGlmeS50b3BpY3MudjEuTmFtZWRTdWJzY3JpcHRpb24SEQoEbmFtZRgEIAEoCUgAiAEBQgcKBV9uYW1lIloKEU5hbWVkU3Vic2NyaXB0aW9uEhUKDXN1YnNjcmliZXJfaWQYASABKAkSEgoKaWRlbnRpZmllchgCIAEoCRIRCgRuYW1lGAMgASgJSACIAQFCBwoFX25hbWUiUgoUU3Vic2NyaXB0aW9uQ29uZmxpY3QSFQoNc3Vic2NyaWJlcl9pZBgBIAEoCRISCgppZGVudGlmaWVyGAIgASgJEg8KB21lc3NhZ2UYAyABKAki2AEKFkFkZFN1YnNjcmliZXJzUmVzcG9uc2USJgoFdG9waWMYASABKAsyFy5ub3RpZnkudG9waWNzLnYxLlRvcGljEhEKCXN1Y2NlZWRlZBgCIAMoCRIRCglub3RfZm91bmQYAyADKAkSNQoNc3Vic2NyaXB0aW9ucxgEIAMoCzIeLm5vdGlmeS50b3BpY3MudjEuU3Vic2NyaXB0aW9uEjkKCWNvbmZsaWN0cxgFIAMoCzImLm5vdGlmeS50b3BpY3MudjEuU3Vic2NyaXB0aW9uQ29uZmxpY3QiWgoYUmVtb3ZlU3Vic2NyaWJlcnNSZXF1ZXN0EhEKCXRvcGljX2tleRgBIAEoCRIWCg5zdWJzY3JpYmVyX2lkcxgCIAMoCRITCgtpZGVudGlmaWVycxgDIAMoCSK8AQoZUmVtb3ZlU3Vic2NyaWJlcnNSZXNwb25zZRImCgV0b3BpYxgBIAEoCzIXLm5vdGlmeS50b3BpY3MudjEuVG9waWMSLwoHcmVtb3ZlZBgCIAMoCzIeLm5vdGlmeS50b3BpY3MudjEuU3Vic2NyaXB0aW9uEhEKCW5vdF9mb3VuZBgDIAMoCRIWCg5ub3Rfc3Vic2NyaWJlZBgEIAMoCRIbChN1bmtub3duX2lkZW50aWZpZXJzGAUgAygJInMKFkdldFN1YnNjcmlwdGlvblJlcXVlc3QSEQoJdG9waWNfa2V5GAEgASgJEh4KFmV4dGVybmFsX3N1YnNjcmliZXJfaWQYAiABKAkSFwoKaWRlbnRpZmllchgDIAEoCUgAiAEBQg0KC19pZGVudGlmaWVyIl4KGVVwZGF0ZVN1YnNjcmlwdGlvblJlcXVlc3QSEQoJdG9waWNfa2V5GAEgASgJEhIKCmlkZW50aWZpZXIYAiABKAkSEQoEbmFtZRgDIAEoCUgAiAEBQgcKBV9uYW1lItwBChhMaXN0U3Vic2NyaXB0aW9uc1JlcXVlc3QSEQoJdG9waWNfa2V5GAEgASgJEg0KBWxpbWl0GAIgASgFEhIKBWFmdGVyGAMgASgJSACIAQESEwoGYmVmb3JlGAQgASgJSAGIAQESMgoJZGlyZWN0aW9uGAUgASgOMh8ubm90aWZ5LmNvbW1vbi52MS5Tb3J0RGlyZWN0aW9uEhoKDXN1YnNjcmliZXJfaWQYBiABKAlIAogBAUIICgZfYWZ0ZXJCCQoHX2JlZm9yZUIQCg5fc3Vic2NyaWJlcl9pZCLrAQoZTGlzdFN1YnNjcmlwdGlvbnNSZXNwb25zZRImCgV0b3BpYxgBIAEoCzIXLm5vdGlmeS50b3BpY3MudjEuVG9waWMSNQoNc3Vic2NyaXB0aW9ucxgCIAMoCzIeLm5vdGlmeS50b3BpY3MudjEuU3Vic2NyaXB0aW9uEhEKBG5leHQYAyABKAlIAIgBARIVCghwcmV2aW91cxgEIAEoCUgBiAEBEhMKC3RvdGFsX2NvdW50GAUgASgFEhoKEnRvdGFsX2NvdW50X2NhcHBlZBgGIAEoCEIHCgVfbmV4dEILCglfcHJldmlvdXMivAEKIkxpc3RTdWJzY3JpYmVyU3Vic2NyaXB0aW9uc1JlcXVlc3QSFQoNc3Vic2NyaWJlcl9pZBgBIAEoCRINCgVsaW1pdBgCIAEoBRISCgVhZnRlchgDIAEoCUgAiAEBEhMKBmJlZm9yZRgEIAEoCUgBiAEBEjIKCWRpcmVjdGlvbhgFIAEoDjIfLm5vdGlmeS5jb21tb24udjEuU29ydERpcmVjdGlvbkIICgZfYWZ0ZXJCCQoHX2JlZm9yZSL2AQojTGlzdFN1YnNjcmliZXJTdWJzY3JpcHRpb25zUmVzcG9uc2USNQoNc3Vic2NyaXB0aW9ucxgBIAMoCzIeLm5vdGlmeS50b3BpY3MudjEuU3Vic2NyaXB0aW9uEicKBnRvcGljcxgCIAMoCzIXLm5vdGlmeS50b3BpY3MudjEuVG9waWMSEQoEbmV4dBgDIAEoCUgAiAEBEhUKCHByZXZpb3VzGAQgASgJSAGIAQESEwoLdG90YWxfY291bnQYBSABKAUSGgoSdG90YWxfY291bnRfY2FwcGVkGAYgASgIQgcKBV9uZXh0QgsKCV9wcmV2aW91cyJ1ChJQYWdlTWVtYmVyc1JlcXVlc3QSEgoKdG9waWNfa2V5cxgBIAMoCRIeChZleGNsdWRlX3N1YnNjcmliZXJfaWRzGAIgAygJEhIKBWFmdGVyGAMgASgJSACIAQESDQoFbGltaXQYBCABKAVCCAoGX2FmdGVyIkgKBk1lbWJlchIeChZpbnRlcm5hbF9zdWJzY3JpYmVyX2lkGAEgASgJEh4KFmV4dGVybmFsX3N1YnNjcmliZXJfaWQYAiABKAkiXAoTUGFnZU1lbWJlcnNSZXNwb25zZRIpCgdtZW1iZXJzGAEgAygLMhgubm90aWZ5LnRvcGljcy52MS5NZW1iZXISEQoEbmV4dBgCIAEoCUgAiAEBQgcKBV9uZXh0IkYKJERlbGV0ZVN1YnNjcmliZXJTdWJzY3JpcHRpb25zUmVxdWVzdBIeChZpbnRlcm5hbF9zdWJzY3JpYmVyX2lkGAEgASgJIjgKJURlbGV0ZVN1YnNjcmliZXJTdWJzY3JpcHRpb25zUmVzcG9uc2USDwoHZGVsZXRlZBgBIAEoBSp2CgpUb3BpY09yZGVyEhsKF1RPUElDX09SREVSX1VOU1BFQ0lGSUVEEAASGgoWVE9QSUNfT1JERVJfQ1JFQVRFRF9BVBABEhoKFlRPUElDX09SREVSX1VQREFURURfQVQQAhITCg9UT1BJQ19PUkRFUl9LRVkQAzLXDAoMVG9waWNTZXJ2aWNlElQKC0NyZWF0ZVRvcGljEiQubm90aWZ5LnRvcGljcy52MS5DcmVhdGVUb3BpY1JlcXVlc3QaFy5ub3RpZnkudG9waWNzLnYxLlRvcGljIgbC8xgCEAISYgoLVXBzZXJ0VG9waWMSJC5ub3RpZnkudG9waWNzLnYxLlVwc2VydFRvcGljUmVxdWVzdBolLm5vdGlmeS50b3BpY3MudjEuVXBzZXJ0VG9waWNSZXNwb25zZSIGwvMYAhACEk4KCEdldFRvcGljEiEubm90aWZ5LnRvcGljcy52MS5HZXRUb3BpY1JlcXVlc3QaFy5ub3RpZnkudG9waWNzLnYxLlRvcGljIgbC8xgCEAESXwoKTGlzdFRvcGljcxIjLm5vdGlmeS50b3BpY3MudjEuTGlzdFRvcGljc1JlcXVlc3QaJC5ub3RpZnkudG9waWNzLnYxLkxpc3RUb3BpY3NSZXNwb25zZSIGwvMYAhABEmUKDFNlYXJjaFRvcGljcxIlLm5vdGlmeS50b3BpY3MudjEuU2VhcmNoVG9waWNzUmVxdWVzdBomLm5vdGlmeS50b3BpY3MudjEuU2VhcmNoVG9waWNzUmVzcG9uc2UiBsLzGAIQARJUCgtSZW5hbWVUb3BpYxIkLm5vdGlmeS50b3BpY3MudjEuUmVuYW1lVG9waWNSZXF1ZXN0Ghcubm90aWZ5LnRvcGljcy52MS5Ub3BpYyIGwvMYAhACEmIKC0RlbGV0ZVRvcGljEiQubm90aWZ5LnRvcGljcy52MS5EZWxldGVUb3BpY1JlcXVlc3QaJS5ub3RpZnkudG9waWNzLnYxLkRlbGV0ZVRvcGljUmVzcG9uc2UiBsLzGAIQAhJrCg5BZGRTdWJzY3JpYmVycxInLm5vdGlmeS50b3BpY3MudjEuQWRkU3Vic2NyaWJlcnNSZXF1ZXN0Gigubm90aWZ5LnRvcGljcy52MS5BZGRTdWJzY3JpYmVyc1Jlc3BvbnNlIgbC8xgCEAISdAoRUmVtb3ZlU3Vic2NyaWJlcnMSKi5ub3RpZnkudG9waWNzLnYxLlJlbW92ZVN1YnNjcmliZXJzUmVxdWVzdBorLm5vdGlmeS50b3BpY3MudjEuUmVtb3ZlU3Vic2NyaWJlcnNSZXNwb25zZSIGwvMYAhACEmMKD0dldFN1YnNjcmlwdGlvbhIoLm5vdGlmeS50b3BpY3MudjEuR2V0U3Vic2NyaXB0aW9uUmVxdWVzdBoeLm5vdGlmeS50b3BpY3MudjEuU3Vic2NyaXB0aW9uIgbC8xgCEAESaQoSVXBkYXRlU3Vic2NyaXB0aW9uEisubm90aWZ5LnRvcGljcy52MS5VcGRhdGVTdWJzY3JpcHRpb25SZXF1ZXN0Gh4ubm90aWZ5LnRvcGljcy52MS5TdWJzY3JpcHRpb24iBsLzGAIQAhJ0ChFMaXN0U3Vic2NyaXB0aW9ucxIqLm5vdGlmeS50b3BpY3MudjEuTGlzdFN1YnNjcmlwdGlvbnNSZXF1ZXN0Gisubm90aWZ5LnRvcGljcy52MS5MaXN0U3Vic2NyaXB0aW9uc1Jlc3BvbnNlIgbC8xgCEAESkgEKG0xpc3RTdWJzY3JpYmVyU3Vic2NyaXB0aW9ucxI0Lm5vdGlmeS50b3BpY3MudjEuTGlzdFN1YnNjcmliZXJTdWJzY3JpcHRpb25zUmVxdWVzdBo1Lm5vdGlmeS50b3BpY3MudjEuTGlzdFN1YnNjcmliZXJTdWJzY3JpcHRpb25zUmVzcG9uc2UiBsLzGAIQARJiCgtQYWdlTWVtYmVycxIkLm5vdGlmeS50b3BpY3MudjEuUGFnZU1lbWJlcnNSZXF1ZXN0GiUubm90aWZ5LnRvcGljcy52MS5QYWdlTWVtYmVyc1Jlc3BvbnNlIgbC8xgCEAESmAEKHURlbGV0ZVN1YnNjcmliZXJTdWJzY3JpcHRpb25zEjYubm90aWZ5LnRvcGljcy52MS5EZWxldGVTdWJzY3JpYmVyU3Vic2NyaXB0aW9uc1JlcXVlc3QaNy5ub3RpZnkudG9waWNzLnYxLkRlbGV0ZVN1YnNjcmliZXJTdWJzY3JpcHRpb25zUmVzcG9uc2UiBsLzGAIQAmIGcHJvdG8z", [file_google_protobuf_timestamp, file_notify_common_v1_options, file_notify_common_v1_vocabulary]);
 
 /**
  * @generated from message notify.topics.v1.Topic
@@ -171,6 +171,20 @@ export type Subscription = Message<"notify.topics.v1.Subscription"> & {
    * @generated from field: notify.topics.v1.SubscriberSummary subscriber = 10;
    */
   subscriber?: SubscriberSummary | undefined;
+
+  /**
+   * What names the subscription among the topic's: the identifier it was made with, or else
+   * `tk_<topic key>:si_<subscriber id>`, Novu's name for one made from a bare subscriber id. A
+   * subscriber holds one subscription per topic.
+   *
+   * @generated from field: string identifier = 11;
+   */
+  identifier: string;
+
+  /**
+   * @generated from field: optional string name = 12;
+   */
+  name?: string | undefined;
 };
 
 /**
@@ -507,11 +521,25 @@ export type AddSubscribersRequest = Message<"notify.topics.v1.AddSubscribersRequ
   topicKey: string;
 
   /**
-   * External subscriber ids, at most 1000.
+   * External subscriber ids; with `named`, at most 1000.
    *
    * @generated from field: repeated string subscriber_ids = 2;
    */
   subscriberIds: string[];
+
+  /**
+   * Subscriptions with an identifier of their own.
+   *
+   * @generated from field: repeated notify.topics.v1.NamedSubscription named = 3;
+   */
+  named: NamedSubscription[];
+
+  /**
+   * The name of the subscriptions made from `subscriber_ids`.
+   *
+   * @generated from field: optional string name = 4;
+   */
+  name?: string | undefined;
 };
 
 /**
@@ -520,6 +548,65 @@ export type AddSubscribersRequest = Message<"notify.topics.v1.AddSubscribersRequ
  */
 export const AddSubscribersRequestSchema: GenMessage<AddSubscribersRequest> = /*@__PURE__*/
   messageDesc(file_notify_topics_v1_topics, 14);
+
+/**
+ * @generated from message notify.topics.v1.NamedSubscription
+ */
+export type NamedSubscription = Message<"notify.topics.v1.NamedSubscription"> & {
+  /**
+   * External id.
+   *
+   * @generated from field: string subscriber_id = 1;
+   */
+  subscriberId: string;
+
+  /**
+   * @generated from field: string identifier = 2;
+   */
+  identifier: string;
+
+  /**
+   * @generated from field: optional string name = 3;
+   */
+  name?: string | undefined;
+};
+
+/**
+ * Describes the message notify.topics.v1.NamedSubscription.
+ * Use `create(NamedSubscriptionSchema)` to create a new message.
+ */
+export const NamedSubscriptionSchema: GenMessage<NamedSubscription> = /*@__PURE__*/
+  messageDesc(file_notify_topics_v1_topics, 15);
+
+/**
+ * A named subscription that was not made: its subscriber holds another subscription of the topic,
+ * or another subscriber holds the identifier.
+ *
+ * @generated from message notify.topics.v1.SubscriptionConflict
+ */
+export type SubscriptionConflict = Message<"notify.topics.v1.SubscriptionConflict"> & {
+  /**
+   * @generated from field: string subscriber_id = 1;
+   */
+  subscriberId: string;
+
+  /**
+   * @generated from field: string identifier = 2;
+   */
+  identifier: string;
+
+  /**
+   * @generated from field: string message = 3;
+   */
+  message: string;
+};
+
+/**
+ * Describes the message notify.topics.v1.SubscriptionConflict.
+ * Use `create(SubscriptionConflictSchema)` to create a new message.
+ */
+export const SubscriptionConflictSchema: GenMessage<SubscriptionConflict> = /*@__PURE__*/
+  messageDesc(file_notify_topics_v1_topics, 16);
 
 /**
  * @generated from message notify.topics.v1.AddSubscribersResponse
@@ -550,6 +637,13 @@ export type AddSubscribersResponse = Message<"notify.topics.v1.AddSubscribersRes
    * @generated from field: repeated notify.topics.v1.Subscription subscriptions = 4;
    */
   subscriptions: Subscription[];
+
+  /**
+   * Named subscriptions refused; their subscribers are not in `succeeded`.
+   *
+   * @generated from field: repeated notify.topics.v1.SubscriptionConflict conflicts = 5;
+   */
+  conflicts: SubscriptionConflict[];
 };
 
 /**
@@ -557,7 +651,7 @@ export type AddSubscribersResponse = Message<"notify.topics.v1.AddSubscribersRes
  * Use `create(AddSubscribersResponseSchema)` to create a new message.
  */
 export const AddSubscribersResponseSchema: GenMessage<AddSubscribersResponse> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 15);
+  messageDesc(file_notify_topics_v1_topics, 17);
 
 /**
  * @generated from message notify.topics.v1.RemoveSubscribersRequest
@@ -569,11 +663,18 @@ export type RemoveSubscribersRequest = Message<"notify.topics.v1.RemoveSubscribe
   topicKey: string;
 
   /**
-   * External subscriber ids, at most 1000.
+   * External subscriber ids; with `identifiers`, at most 1000.
    *
    * @generated from field: repeated string subscriber_ids = 2;
    */
   subscriberIds: string[];
+
+  /**
+   * Subscriptions named by identifier.
+   *
+   * @generated from field: repeated string identifiers = 3;
+   */
+  identifiers: string[];
 };
 
 /**
@@ -581,7 +682,7 @@ export type RemoveSubscribersRequest = Message<"notify.topics.v1.RemoveSubscribe
  * Use `create(RemoveSubscribersRequestSchema)` to create a new message.
  */
 export const RemoveSubscribersRequestSchema: GenMessage<RemoveSubscribersRequest> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 16);
+  messageDesc(file_notify_topics_v1_topics, 18);
 
 /**
  * @generated from message notify.topics.v1.RemoveSubscribersResponse
@@ -612,6 +713,13 @@ export type RemoveSubscribersResponse = Message<"notify.topics.v1.RemoveSubscrib
    * @generated from field: repeated string not_subscribed = 4;
    */
   notSubscribed: string[];
+
+  /**
+   * Identifiers that name no subscription of the topic.
+   *
+   * @generated from field: repeated string unknown_identifiers = 5;
+   */
+  unknownIdentifiers: string[];
 };
 
 /**
@@ -619,7 +727,7 @@ export type RemoveSubscribersResponse = Message<"notify.topics.v1.RemoveSubscrib
  * Use `create(RemoveSubscribersResponseSchema)` to create a new message.
  */
 export const RemoveSubscribersResponseSchema: GenMessage<RemoveSubscribersResponse> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 17);
+  messageDesc(file_notify_topics_v1_topics, 19);
 
 /**
  * @generated from message notify.topics.v1.GetSubscriptionRequest
@@ -631,9 +739,16 @@ export type GetSubscriptionRequest = Message<"notify.topics.v1.GetSubscriptionRe
   topicKey: string;
 
   /**
+   * The subscription of this subscriber, unless `identifier` is given.
+   *
    * @generated from field: string external_subscriber_id = 2;
    */
   externalSubscriberId: string;
+
+  /**
+   * @generated from field: optional string identifier = 3;
+   */
+  identifier?: string | undefined;
 };
 
 /**
@@ -641,7 +756,34 @@ export type GetSubscriptionRequest = Message<"notify.topics.v1.GetSubscriptionRe
  * Use `create(GetSubscriptionRequestSchema)` to create a new message.
  */
 export const GetSubscriptionRequestSchema: GenMessage<GetSubscriptionRequest> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 18);
+  messageDesc(file_notify_topics_v1_topics, 20);
+
+/**
+ * @generated from message notify.topics.v1.UpdateSubscriptionRequest
+ */
+export type UpdateSubscriptionRequest = Message<"notify.topics.v1.UpdateSubscriptionRequest"> & {
+  /**
+   * @generated from field: string topic_key = 1;
+   */
+  topicKey: string;
+
+  /**
+   * @generated from field: string identifier = 2;
+   */
+  identifier: string;
+
+  /**
+   * @generated from field: optional string name = 3;
+   */
+  name?: string | undefined;
+};
+
+/**
+ * Describes the message notify.topics.v1.UpdateSubscriptionRequest.
+ * Use `create(UpdateSubscriptionRequestSchema)` to create a new message.
+ */
+export const UpdateSubscriptionRequestSchema: GenMessage<UpdateSubscriptionRequest> = /*@__PURE__*/
+  messageDesc(file_notify_topics_v1_topics, 21);
 
 /**
  * @generated from message notify.topics.v1.ListSubscriptionsRequest
@@ -687,7 +829,7 @@ export type ListSubscriptionsRequest = Message<"notify.topics.v1.ListSubscriptio
  * Use `create(ListSubscriptionsRequestSchema)` to create a new message.
  */
 export const ListSubscriptionsRequestSchema: GenMessage<ListSubscriptionsRequest> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 19);
+  messageDesc(file_notify_topics_v1_topics, 22);
 
 /**
  * @generated from message notify.topics.v1.ListSubscriptionsResponse
@@ -729,7 +871,7 @@ export type ListSubscriptionsResponse = Message<"notify.topics.v1.ListSubscripti
  * Use `create(ListSubscriptionsResponseSchema)` to create a new message.
  */
 export const ListSubscriptionsResponseSchema: GenMessage<ListSubscriptionsResponse> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 20);
+  messageDesc(file_notify_topics_v1_topics, 23);
 
 /**
  * @generated from message notify.topics.v1.ListSubscriberSubscriptionsRequest
@@ -770,7 +912,7 @@ export type ListSubscriberSubscriptionsRequest = Message<"notify.topics.v1.ListS
  * Use `create(ListSubscriberSubscriptionsRequestSchema)` to create a new message.
  */
 export const ListSubscriberSubscriptionsRequestSchema: GenMessage<ListSubscriberSubscriptionsRequest> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 21);
+  messageDesc(file_notify_topics_v1_topics, 24);
 
 /**
  * @generated from message notify.topics.v1.ListSubscriberSubscriptionsResponse
@@ -814,7 +956,7 @@ export type ListSubscriberSubscriptionsResponse = Message<"notify.topics.v1.List
  * Use `create(ListSubscriberSubscriptionsResponseSchema)` to create a new message.
  */
 export const ListSubscriberSubscriptionsResponseSchema: GenMessage<ListSubscriberSubscriptionsResponse> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 22);
+  messageDesc(file_notify_topics_v1_topics, 25);
 
 /**
  * @generated from message notify.topics.v1.PageMembersRequest
@@ -855,7 +997,7 @@ export type PageMembersRequest = Message<"notify.topics.v1.PageMembersRequest"> 
  * Use `create(PageMembersRequestSchema)` to create a new message.
  */
 export const PageMembersRequestSchema: GenMessage<PageMembersRequest> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 23);
+  messageDesc(file_notify_topics_v1_topics, 26);
 
 /**
  * @generated from message notify.topics.v1.Member
@@ -877,7 +1019,7 @@ export type Member = Message<"notify.topics.v1.Member"> & {
  * Use `create(MemberSchema)` to create a new message.
  */
 export const MemberSchema: GenMessage<Member> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 24);
+  messageDesc(file_notify_topics_v1_topics, 27);
 
 /**
  * @generated from message notify.topics.v1.PageMembersResponse
@@ -901,7 +1043,7 @@ export type PageMembersResponse = Message<"notify.topics.v1.PageMembersResponse"
  * Use `create(PageMembersResponseSchema)` to create a new message.
  */
 export const PageMembersResponseSchema: GenMessage<PageMembersResponse> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 25);
+  messageDesc(file_notify_topics_v1_topics, 28);
 
 /**
  * @generated from message notify.topics.v1.DeleteSubscriberSubscriptionsRequest
@@ -918,7 +1060,7 @@ export type DeleteSubscriberSubscriptionsRequest = Message<"notify.topics.v1.Del
  * Use `create(DeleteSubscriberSubscriptionsRequestSchema)` to create a new message.
  */
 export const DeleteSubscriberSubscriptionsRequestSchema: GenMessage<DeleteSubscriberSubscriptionsRequest> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 26);
+  messageDesc(file_notify_topics_v1_topics, 29);
 
 /**
  * @generated from message notify.topics.v1.DeleteSubscriberSubscriptionsResponse
@@ -935,7 +1077,7 @@ export type DeleteSubscriberSubscriptionsResponse = Message<"notify.topics.v1.De
  * Use `create(DeleteSubscriberSubscriptionsResponseSchema)` to create a new message.
  */
 export const DeleteSubscriberSubscriptionsResponseSchema: GenMessage<DeleteSubscriberSubscriptionsResponse> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 27);
+  messageDesc(file_notify_topics_v1_topics, 30);
 
 /**
  * What SearchTopics orders by; ties (same time) are ordered by id.
@@ -1073,6 +1215,16 @@ export const TopicService: GenService<{
   getSubscription: {
     methodKind: "unary";
     input: typeof GetSubscriptionRequestSchema;
+    output: typeof SubscriptionSchema;
+  },
+  /**
+   * Renames a subscription named by its identifier; NOT_FOUND as GetSubscription.
+   *
+   * @generated from rpc notify.topics.v1.TopicService.UpdateSubscription
+   */
+  updateSubscription: {
+    methodKind: "unary";
+    input: typeof UpdateSubscriptionRequestSchema;
     output: typeof SubscriptionSchema;
   },
   /**

@@ -5,27 +5,19 @@ import { render, renderContent, renderCta, renderJson, templateData, templateTex
 import { z } from "zod";
 import { jsonObject } from "../validation.js";
 import { freeFormResponse } from "./common.js";
+import { profileShape } from "./subscribers.js";
 import { flag, text, UNITS } from "./workflows.js";
 import { controlValuesOf } from "./workflows-v2.js";
 
 // Requests
 
-const nullableText = (name: string) => text(name).nullable().optional();
-
 /** A subscriber as previews take it (Novu's SubscriberResponseDtoOptional, the fields templates read). */
 const previewSubscriber = z.object({
   _id: text("_id", 64).optional(),
   subscriberId: text("subscriberId", 255).optional(),
-  firstName: nullableText("firstName"),
-  lastName: nullableText("lastName"),
-  email: nullableText("email"),
-  phone: nullableText("phone"),
-  avatar: nullableText("avatar"),
-  locale: nullableText("locale"),
-  timezone: nullableText("timezone"),
-  lastOnlineAt: nullableText("lastOnlineAt"),
+  ...profileShape,
+  lastOnlineAt: text("lastOnlineAt").nullable().optional(),
   isOnline: flag("isOnline").nullable().optional(),
-  data: jsonObject.nullable().optional(),
 });
 
 const contextEntry = z.union([text("context", 255), z.object({ id: text("id", 255), data: jsonObject.optional() })], {

@@ -141,13 +141,14 @@ import {
 import {
   createWorkflowV2Body,
   createWorkflowV2RequestOf,
-  findStep,
   getWorkflowV2Query,
   listWorkflowsV2Query,
   listWorkflowsV2RequestOf,
   patchWorkflowV2Body,
   patchWorkflowV2RequestOf,
+  stepOf,
   stepToJson,
+  stepWithControlValues,
   syncWorkflowBody,
   updateWorkflowV2Body,
   updateWorkflowV2RequestOf,
@@ -158,6 +159,7 @@ import {
   workflowV2PageResponse,
   workflowV2Response,
 } from "./mappers/workflows-v2.js";
+import { stepPreview, stepPreviewBody, stepPreviewResponse } from "./mappers/step-preview.js";
 import { callInEnvironment, diffWorkflows, publishWorkflows, syncWorkflow } from "./workflow-environments.js";
 import {
   chatConnectionBody,
@@ -935,9 +937,19 @@ export const routes: Route[] = [
     params: workflowStepParams,
     handle: async ({ params, clients, call }) => {
       const workflow = await clients.workflows.getWorkflow({ key: { case: "any", value: params.workflowId } }, call);
-      const step = findStep(workflow, params.stepId);
-      if (!step) throw new HttpError(404, `Step with id ${params.stepId} cannot be found`);
-      return stepToJson(step, workflow);
+      return stepToJson(stepOf(workflow, params.stepId), workflow);
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/v2/workflows/:workflowId/step/:stepId/preview",
+    response: stepPreviewResponse,
+    params: workflowStepParams,
+    body: stepPreviewBody,
+    handle: async ({ params, body, clients, call }) => {
+      const workflow = await clients.workflows.getWorkflow({ key: { case: "any", value: params.workflowId } }, call);
+      const step = stepOf(workflow, params.stepId);
+      return stepPreview(body.controlValues ? stepWithControlValues(step, body.controlValues) : step, body.previewPayload ?? {});
     },
   }),
   route({

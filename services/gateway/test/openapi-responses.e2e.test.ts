@@ -288,6 +288,12 @@ describe("the documented success answers", () => {
       steps: [{ name: "Note", type: "in_app", controlValues: { body: "Hello again" } }],
     });
     await documented("GET /v2/workflows/{workflowId}/steps/{stepId}", `/v2/workflows/docs-v2/steps/${v2.data.steps[0]!.stepId}`);
+    await documented("POST /v2/workflows/{workflowId}/step/{stepId}/preview", `/v2/workflows/docs-v2/step/${v2.data.steps[0]!.stepId}/preview`, {
+      previewPayload: { payload: { name: "Ada" }, subscriber: { firstName: "Ada", data: { plan: "pro" } } },
+    });
+    await documented("POST /v2/workflows/{workflowId}/step/{stepId}/preview", `/v2/workflows/docs-v2/step/${v2.data.steps[0]!.stepId}/preview`, {
+      controlValues: { body: "{{#if open}}never closed" },
+    });
     await documented("DELETE /v2/workflows/{workflowId}", "/v2/workflows/docs-v2");
 
     await documented("POST /v1/tenants", "/v1/tenants", { identifier: "doc-tenant", name: "Docs", data: { tier: "gold" } });

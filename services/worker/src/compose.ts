@@ -1,8 +1,8 @@
-import { clone, create, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
+import { clone, create, type JsonObject } from "@bufbuild/protobuf";
 import { deliveriesV1, messagesV1, type integrationsV1, type subscribersV1, type triggersV1, type workflowsV1 } from "@notify/proto";
 import { CHANNEL_NAMES, CHAT_PROVIDER_IDS, Channel, PUSH_PROVIDER_IDS, Severity, severityNamed, StepType, stepChannel } from "@notify/runtime";
+import { renderContent, renderCta, renderJson } from "@notify/templates";
 import { objectAt } from "./filters.js";
-import { render } from "./render.js";
 
 export type NewMessage = messagesV1.NewMessage;
 const { MessageStatus, NewMessageSchema, EmailBlocksSchema, MessageCtaSchema } = messagesV1;
@@ -126,14 +126,6 @@ function severityOf(overrides: JsonObject, workflow: workflowsV1.Workflow): Seve
   return overridden ?? (workflow.severity === Severity.UNSPECIFIED ? Severity.NONE : workflow.severity);
 }
 
-/** The in-app step's data with every string in it rendered (keys and other values as they are). */
-function renderData(value: JsonValue, data: Record<string, unknown>): JsonValue {
-  if (typeof value === "string") return render(value, data);
-  if (Array.isArray(value)) return value.map((item) => renderData(item, data));
-  if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, renderData(item, data)]));
-  return value;
-}
-
 /**
  * The message as every channel starts it: identity, rendered subject/title/content, payload. A
  * literal rather than create(): protobuf-es messages are plain objects, and create() walks all
@@ -161,45 +153,14 @@ function baseMessage(step: workflowsV1.Step, context: RunContext, channel: Chann
     severity: severityOf(context.overrides, context.workflow),
     tags: context.workflow.tags,
   };
-  if (template?.subject !== undefined) message.subject = render(template.subject, context.data);
-  if (template?.title !== undefined) message.title = render(template.title, context.data);
-  const content = template?.content;
-  if (content?.case === "text") message.content = { case: "text", value: render(content.value, context.data) };
-  if (content?.case === "blocks") {
-    message.content = {
-      case: "blocks",
-      value: create(EmailBlocksSchema, {
-        blocks: content.value.blocks.map((block) => ({
-          type: block.type,
-          content: render(block.content, context.data),
-          ...(block.url !== undefined ? { url: render(block.url, context.data) } : {}),
-          ...(block.textAlign !== undefined ? { textAlign: block.textAlign } : {}),
-        })),
-      }),
-    };
-  }
+  if (!template) return message;
+  const rendered = renderContent(template, context.data);
+  if (rendered.subject !== undefined) message.subject = rendered.subject;
+  if (rendered.title !== undefined) message.title = rendered.title;
+  const content = rendered.content;
+  if (content.case === "text") message.content = content;
+  if (content.case === "blocks") message.content = { case: "blocks", value: create(EmailBlocksSchema, { blocks: content.value }) };
   return message;
-}
-
-function renderCta(message: NewMessage, template: workflowsV1.MessageTemplate | undefined, data: Record<string, unknown>): void {
-  const cta = template?.cta;
-  if (!cta) return;
-  message.cta = create(MessageCtaSchema, {
-    ...(cta.type !== undefined ? { type: cta.type } : {}),
-    ...(cta.data?.url !== undefined ? { url: render(cta.data.url, data) } : {}),
-    ...(cta.action
-      ? {
-          action: {
-            ...(cta.action.status !== undefined ? { status: cta.action.status } : {}),
-            buttons: cta.action.buttons.map((button) => ({
-              type: button.type,
-              content: render(button.content, data),
-              ...(button.resultContent !== undefined ? { resultContent: render(button.resultContent, data) } : {}),
-            })),
-          },
-        }
-      : {}),
-  });
 }
 
 /**
@@ -218,8 +179,8 @@ export async function composeMessages(step: workflowsV1.Step, context: RunContex
   const identifier = optionalString(channelOverrides["integrationIdentifier"]);
 
   if (channel === Channel.IN_APP) {
-    renderCta(message, step.template, context.data);
-    if (step.template?.data) message.data = renderData(step.template.data, context.data) as JsonObject;
+    if (step.template?.cta) message.cta = create(MessageCtaSchema, renderCta(step.template.cta, context.data));
+    if (step.template?.data) message.data = renderJson(step.template.data, context.data) as JsonObject;
     if (step.template?.feedId !== undefined) message.feedId = step.template.feedId;
     const integration = await context.integrationFor(type);
     if (integration) message.providerId = integration.providerId;

@@ -1,4 +1,4 @@
-import { clone, type JsonObject, type MessageInitShape } from "@bufbuild/protobuf";
+import { clone, create, type JsonObject, type MessageInitShape } from "@bufbuild/protobuf";
 import { workflowsV1 } from "@notify/proto";
 import {
   CHANNELS,
@@ -13,7 +13,8 @@ import {
   type StepTypeName,
 } from "@notify/runtime";
 import { z } from "zod";
-import { jsonObject, queryInt } from "../validation.js";
+import { HttpError } from "../errors.js";
+import { jsonObject, parseOrThrow, queryInt } from "../validation.js";
 import { freeFormResponse, iso, isoDateResponse } from "./common.js";
 import { flag, IDENTIFIER, list, MAX_CONTENT, MAX_TAGS, MAX_URL, nonBlankText, oneOf, parseAt, quantity, text, UNITS } from "./workflows.js";
 
@@ -456,7 +457,7 @@ function inAppControlValues(template: workflowsV1.MessageTemplate) {
 const stepTypeNameOf = (one: workflowsV1.Step): string => stepTypeName(one.template?.type ?? StepType.UNSPECIFIED) ?? "";
 
 /** A catalogue step's control values in Novu's v2 shape (what the SDK's per-type DTOs read). */
-function controlValuesOf(one: workflowsV1.Step): Record<string, unknown> {
+export function controlValuesOf(one: workflowsV1.Step): Record<string, unknown> {
   const template = one.template;
   const metadata = one.metadata;
   switch (template?.type) {
@@ -522,10 +523,29 @@ export function stepToJson(one: workflowsV1.Step, workflow: workflowsV1.Workflow
   };
 }
 
-/** The step `stepId` names: by _id, stepId or slug; undefined when none. */
-export function findStep(workflow: workflowsV1.Workflow, stepId: string): workflowsV1.Step | undefined {
+/** The step `stepId` names: by _id, stepId or slug; 404 when none. */
+export function stepOf(workflow: workflowsV1.Workflow, stepId: string): workflowsV1.Step {
   const internal = stepId.includes(STEP_SLUG_MARK) ? stepId.slice(stepId.lastIndexOf(STEP_SLUG_MARK) + STEP_SLUG_MARK.length) : undefined;
-  return workflow.steps.find((one) => one.id === stepId || stepIdOf(one) === stepId || one.id === internal);
+  const found = workflow.steps.find((one) => one.id === stepId || stepIdOf(one) === stepId || one.id === internal);
+  if (!found) throw new HttpError(404, `Step with id ${stepId} cannot be found`);
+  return found;
+}
+
+/**
+ * The step with these control values in place of its own (all of them, as Novu's preview takes
+ * them), checked against its type as a write would check them: 422 naming `controlValues.<field>`.
+ */
+export function stepWithControlValues(one: workflowsV1.Step, controlValues: Record<string, unknown>): workflowsV1.Step {
+  const type = stepTypeName(one.template?.type ?? StepType.UNSPECIFIED);
+  if (type === undefined) return one;
+  const values = parseOrThrow(z.object({ controlValues: CONTROLS[type] }), { controlValues }).controlValues;
+  return create(workflowsV1.StepSchema, {
+    id: one.id,
+    uuid: one.uuid,
+    name: one.name,
+    ...(one.stepId !== undefined ? { stepId: one.stepId } : {}),
+    ...stepContent({ type, values } as Controls),
+  });
 }
 
 const statusOf = (workflow: workflowsV1.Workflow) => (workflow.active ? "ACTIVE" : "INACTIVE");

@@ -1,10 +1,11 @@
 import Handlebars from "handlebars";
-import { novuHelpers } from "./template-helpers.js";
+import { novuHelpers } from "./helpers.js";
 
 /**
- * Template rendering for v1 workflows, as Novu does it: payload keys at the top level
+ * Template rendering as Novu does it for v1 workflows, shared by the worker's sends and the gateway's
+ * previews so that a preview shows what a send would: payload keys at the top level
  * (`{{firstName}}`) and, unlike Novu, also under `payload.` (`{{payload.firstName}}`), next to
- * `subscriber`, `actor`, `tenant` and `step`, which win over payload keys of the same name.
+ * `subscriber`, `actor`, `tenant`, `step` and `steps`, which win over payload keys of the same name.
  * Handlebars ≥ 4.6 refuses prototype access unless allowed; we never allow it.
  */
 const handlebars = Handlebars.create();
@@ -17,6 +18,8 @@ export interface RenderContext {
   actor?: Record<string, unknown> | undefined;
   tenant?: Record<string, unknown> | undefined;
   step?: Record<string, unknown> | undefined;
+  /** What earlier steps produced, by stepId (v2 templates' `{{steps.<stepId>.…}}`); only previews supply it. */
+  steps?: Record<string, unknown> | undefined;
 }
 
 export function templateData(context: RenderContext): Record<string, unknown> {
@@ -27,6 +30,7 @@ export function templateData(context: RenderContext): Record<string, unknown> {
     ...(context.actor ? { actor: context.actor } : {}),
     ...(context.tenant ? { tenant: context.tenant } : {}),
     ...(context.step ? { step: context.step } : {}),
+    ...(context.steps ? { steps: context.steps } : {}),
   };
 }
 

@@ -1,0 +1,3 @@
+export * from "./message.js";
+export * from "./render.js";
+export * from "./variables.js";

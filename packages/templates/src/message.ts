@@ -1,0 +1,75 @@
+import type { JsonValue } from "@bufbuild/protobuf";
+import type { workflowsV1 } from "@notify/proto";
+import { render } from "./render.js";
+
+type Data = Record<string, unknown>;
+
+/** An email editor block with its content and url rendered. */
+export interface RenderedBlock {
+  type: string;
+  content: string;
+  url?: string;
+  textAlign?: string;
+}
+
+/** A step's subject, title and content, rendered. */
+export interface RenderedContent {
+  subject?: string;
+  title?: string;
+  content: { case: "text"; value: string } | { case: "blocks"; value: RenderedBlock[] } | { case: undefined };
+}
+
+export interface RenderedCta {
+  type?: string;
+  url?: string;
+  action?: { status?: string; buttons: { type: string; content: string; resultContent?: string }[] };
+}
+
+/** The template's subject, title and content (text, or email editor blocks) with the data; throws on a template that does not render. */
+export function renderContent(template: workflowsV1.MessageTemplate, data: Data): RenderedContent {
+  const content = template.content;
+  const rendered: RenderedContent = { content: { case: undefined } };
+  if (template.subject !== undefined) rendered.subject = render(template.subject, data);
+  if (template.title !== undefined) rendered.title = render(template.title, data);
+  if (content.case === "text") rendered.content = { case: "text", value: render(content.value, data) };
+  if (content.case === "blocks") {
+    rendered.content = {
+      case: "blocks",
+      value: content.value.blocks.map((block) => ({
+        type: block.type,
+        content: render(block.content, data),
+        ...(block.url !== undefined ? { url: render(block.url, data) } : {}),
+        ...(block.textAlign !== undefined ? { textAlign: block.textAlign } : {}),
+      })),
+    };
+  }
+  return rendered;
+}
+
+/** An in-app step's call to action: its redirect url and button texts rendered. */
+export function renderCta(cta: workflowsV1.MessageCta, data: Data): RenderedCta {
+  return {
+    ...(cta.type !== undefined ? { type: cta.type } : {}),
+    ...(cta.data?.url !== undefined ? { url: render(cta.data.url, data) } : {}),
+    ...(cta.action
+      ? {
+          action: {
+            ...(cta.action.status !== undefined ? { status: cta.action.status } : {}),
+            buttons: cta.action.buttons.map((button) => ({
+              type: button.type,
+              content: render(button.content, data),
+              ...(button.resultContent !== undefined ? { resultContent: render(button.resultContent, data) } : {}),
+            })),
+          },
+        }
+      : {}),
+  };
+}
+
+/** An in-app step's data with every string in it rendered (keys and other values as they are). */
+export function renderJson(value: JsonValue, data: Data): JsonValue {
+  if (typeof value === "string") return render(value, data);
+  if (Array.isArray(value)) return value.map((item) => renderJson(item, data));
+  if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, renderJson(item, data)]));
+  return value;
+}

@@ -245,9 +245,10 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
         }
         await store.insertSubscriptions(tx, scope.environmentId, { id: topic.id, organizationId: scope.organizationId }, members);
         const rows = await store.selectSubscriptionsOfSubscribers(tx, scope.environmentId, topic.id, [...byId.keys()]);
+        const rowOf = new Map(rows.map((row) => [row.external_subscriber_id, row]));
         for (const [subscriberId, entry] of named) {
           if (!foundIds.has(subscriberId) || refused.has(subscriberId)) continue;
-          const row = rows.find((candidate) => candidate.external_subscriber_id === subscriberId);
+          const row = rowOf.get(subscriberId);
           if (!row) refused.set(subscriberId, `Identifier '${entry.identifier}' names another subscription of topic '${topic.key}'`);
           else if (identifierOf(row, topic.key) !== entry.identifier) {
             refused.set(subscriberId, `Subscriber '${subscriberId}' is subscribed to topic '${topic.key}' already, as '${identifierOf(row, topic.key)}'`);

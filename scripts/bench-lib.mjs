@@ -180,32 +180,26 @@ async function cpuSecondsOf(pid) {
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
 
-/** The processes of a command name (postgres, nats-server) running on this machine. */
-async function pidsNamed(command) {
-  const pids = [];
-  for (const entry of await readdir("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    const name = await readFile(`/proc/${entry}/comm`, "utf8").catch(() => "");
-    if (name.trim() === command) pids.push(Number(entry));
-  }
-  return pids;
-}
+/** The machine's servers a step also makes work, by their processes' command name. */
+const SERVERS = new Map([
+  ["postgres", "postgres"],
+  ["nats-server", "nats"],
+]);
 
 /**
  * CPU seconds used so far by each child, by this process, and by the machine's PostgreSQL and
  * NATS servers: taken before and after a step, the differences say where its time went (the
- * servers' figures hold whatever else the machine ran meanwhile).
+ * servers' figures hold whatever else the machine ran meanwhile, and lose what a process that
+ * ended in between had used).
  */
 export async function cpuUse(children) {
-  const use = { bench: (process.cpuUsage().user + process.cpuUsage().system) / 1e6 };
+  const own = process.cpuUsage();
+  const use = { bench: (own.user + own.system) / 1e6, postgres: 0, nats: 0 };
   for (const child of children) use[child.name] = (use[child.name] ?? 0) + (await cpuSecondsOf(child.pid));
-  for (const [name, command] of [
-    ["postgres", "postgres"],
-    ["nats", "nats-server"],
-  ]) {
-    let sum = 0;
-    for (const pid of await pidsNamed(command)) sum += await cpuSecondsOf(pid);
-    use[name] = sum;
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const server = SERVERS.get((await readFile(`/proc/${entry}/comm`, "utf8").catch(() => "")).trim());
+    if (server) use[server] += await cpuSecondsOf(entry);
   }
   return use;
 }

@@ -5,7 +5,7 @@ import { render, renderContent, renderCta, renderJson, templateData, templateTex
 import { z } from "zod";
 import { jsonObject } from "../validation.js";
 import { freeFormResponse } from "./common.js";
-import { profileShape } from "./subscribers.js";
+import { profileShape, subscriberResponse } from "./subscribers.js";
 import { flag, text, UNITS } from "./workflows.js";
 import { controlValuesOf } from "./workflows-v2.js";
 
@@ -230,22 +230,23 @@ const failed = z.object({
   error: z.object({ title: z.string(), message: z.string(), hint: z.string() }),
 });
 
-const nullableString = z.string().nullable().optional();
-
-const subscriberResponse = z.object({
-  _id: z.string().optional(),
-  subscriberId: z.string().optional(),
-  firstName: nullableString,
-  lastName: nullableString,
-  email: nullableString,
-  phone: nullableString,
-  avatar: nullableString,
-  locale: nullableString,
-  timezone: nullableString,
-  lastOnlineAt: nullableString,
-  isOnline: z.boolean().nullable().optional(),
-  data: freeFormResponse.nullable().optional(),
-});
+/** The subscriber and actor of a preview payload: the public Subscriber's profile fields, each optional, the last time online as given. */
+const previewSubscriberResponse = subscriberResponse
+  .pick({
+    _id: true,
+    subscriberId: true,
+    firstName: true,
+    lastName: true,
+    email: true,
+    phone: true,
+    avatar: true,
+    locale: true,
+    timezone: true,
+    isOnline: true,
+    data: true,
+  })
+  .partial()
+  .extend({ lastOnlineAt: z.string().nullable().optional() });
 
 /** What stepPreview answers. */
 export const stepPreviewResponse = z
@@ -254,8 +255,8 @@ export const stepPreviewResponse = z
     result: z.union([...rendered, failed, z.object({ preview: z.object({}) })]),
     previewPayloadExample: z.object({
       payload: freeFormResponse,
-      subscriber: subscriberResponse.optional(),
-      actor: subscriberResponse.optional(),
+      subscriber: previewSubscriberResponse.optional(),
+      actor: previewSubscriberResponse.optional(),
       steps: freeFormResponse.optional(),
       context: z.record(z.string(), z.union([z.string(), z.object({ id: z.string(), data: freeFormResponse.optional() })])).optional(),
       env: freeFormResponse.optional(),

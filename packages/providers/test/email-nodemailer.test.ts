@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { simpleParser, type ParsedMail } from "mailparser";
 import { SMTPServer, type SMTPServerOptions } from "smtp-server";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { eventually } from "@notify/testing";
 import { createNodemailer } from "../src/email/nodemailer.js";
 import { createOutbound, DEFAULT_OUTBOUND_POLICY, OutboundRefused } from "../src/outbound.js";
 import { ProviderError, type EmailMessage, type SendContext } from "../src/types.js";
@@ -278,6 +279,25 @@ describe("nodemailer failures", () => {
     } finally {
       await quick.close();
       silent.close();
+    }
+  });
+
+  it("fails a send under way when the provider closes (its SMTP thread ends) as transient, and another provider sends again", async () => {
+    const stalling = await startSink({ onData: () => undefined });
+    const sink = await startSink();
+    try {
+      const smtp = provider();
+      const underWay = smtp.send(message(), context(stalling.port)).catch((caught: unknown) => caught);
+      await eventually(async () => (stalling.connections > 0 ? true : undefined));
+      await smtp.close();
+      expect(await underWay).toMatchObject({ transient: true });
+      const next = provider();
+      expect(await next.send(message(), context(sink.port))).toMatchObject({ id: expect.any(String) });
+      expect(sink.received).toHaveLength(1);
+      // Its pooled connection would hold the sink's close.
+      await next.close();
+    } finally {
+      await Promise.all([stalling.stop(), sink.stop()]);
     }
   });
 });

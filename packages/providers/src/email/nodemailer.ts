@@ -1,11 +1,12 @@
 import { createHash } from "node:crypto";
 import { isIP } from "node:net";
 import type { ConnectionOptions } from "node:tls";
-import { createTransport, type SMTPPoolOptions, type Transporter } from "nodemailer";
+import type { SMTPPoolOptions } from "nodemailer";
 import { OutboundRefused, type OutboundHttp } from "../outbound.js";
 import type { ProviderFactory } from "../registry.js";
 import { missingSetting, ProviderError, type EmailMessage, type Provider, type ProviderCredentials, type SendContext } from "../types.js";
 import { senderOf } from "./sender.js";
+import { createSmtpThread, type SmtpPool, type SmtpThread } from "./smtp-pools.js";
 
 const ID = "nodemailer";
 
@@ -52,7 +53,7 @@ function fingerprintOf(credentials: ProviderCredentials): string {
     .digest("hex");
 }
 
-async function makeTransport(credentials: ProviderCredentials, http: OutboundHttp): Promise<Transporter> {
+async function makeTransport(credentials: ProviderCredentials, http: OutboundHttp, smtp: SmtpThread): Promise<SmtpPool> {
   const host = credentials.host;
   if (!host) throw missingSetting(ID, "host");
   const port = portOf(credentials);
@@ -83,15 +84,12 @@ async function makeTransport(credentials: ProviderCredentials, http: OutboundHtt
     disableFileAccess: true,
     disableUrlAccess: true,
   };
-  const transport = createTransport(options);
-  // Each failure also reaches the send it belongs to; unheard, the event would end the process.
-  transport.on("error", () => undefined);
-  return transport;
+  return smtp.open(options);
 }
 
 interface Pool {
   fingerprint: string;
-  transport: Promise<Transporter>;
+  transport: Promise<SmtpPool>;
   sending: number;
   /** Replaced (newer settings, or a server it could not reach): closed once its last send is done. */
   retired: boolean;
@@ -104,8 +102,14 @@ function closePool(pool: Pool): Promise<void> {
   );
 }
 
+/**
+ * SMTP through nodemailer: a pool of connections per integration, remade when its settings
+ * change. The pools live in a thread of their own (smtp-thread.ts); the host is resolved and
+ * vetted here, and the pool connects to that address only.
+ */
 export function createNodemailer(): Provider<"email"> & { close(): Promise<void> } {
   const pools = new Map<string, Pool>();
+  const smtp = createSmtpThread();
 
   function retire(integrationId: string, pool: Pool) {
     if (pools.get(integrationId) === pool) pools.delete(integrationId);
@@ -118,7 +122,7 @@ export function createNodemailer(): Provider<"email"> & { close(): Promise<void>
     const current = pools.get(context.integrationId);
     if (current && current.fingerprint === fingerprint) return current;
     if (current) retire(context.integrationId, current);
-    const pool: Pool = { fingerprint, transport: makeTransport(context.credentials, context.http), sending: 0, retired: false };
+    const pool: Pool = { fingerprint, transport: makeTransport(context.credentials, context.http, smtp), sending: 0, retired: false };
     // A pool that could not be made (refused host, say) is not kept: the next send tries again.
     pool.transport.catch(() => {
       if (pools.get(context.integrationId) === pool) pools.delete(context.integrationId);
@@ -133,30 +137,31 @@ export function createNodemailer(): Provider<"email"> & { close(): Promise<void>
     pool.sending += 1;
     try {
       const transport = await pool.transport;
-      const info = await transport
-        .sendMail({
-          from: from.name ? { name: from.name, address: from.address } : from.address,
-          to: message.to,
-          ...(message.cc?.length ? { cc: message.cc } : {}),
-          ...(message.bcc?.length ? { bcc: message.bcc } : {}),
-          ...(message.replyTo ? { replyTo: message.replyTo } : {}),
-          subject: message.subject,
-          html: message.html,
-          text: message.text,
-          attachments: message.attachments.map((attachment) => ({
-            filename: attachment.name,
-            content: Buffer.from(attachment.content),
-            ...(attachment.mime ? { contentType: attachment.mime } : {}),
-          })),
-          ...(context.signal ? { signal: context.signal } : {}),
-        })
+      const sent = await transport
+        .sendMail(
+          {
+            from: from.name ? { name: from.name, address: from.address } : from.address,
+            to: message.to,
+            ...(message.cc?.length ? { cc: message.cc } : {}),
+            ...(message.bcc?.length ? { bcc: message.bcc } : {}),
+            ...(message.replyTo ? { replyTo: message.replyTo } : {}),
+            subject: message.subject,
+            html: message.html,
+            text: message.text,
+            attachments: message.attachments.map((attachment) => ({
+              filename: attachment.name,
+              content: attachment.content,
+              ...(attachment.mime ? { contentType: attachment.mime } : {}),
+            })),
+          },
+          context.signal,
+        )
         .catch((error: unknown) => {
           const failure = smtpError(error);
           // A server that could not be reached may have moved: the next send resolves the host again.
           if (failure.transient && failure.status === undefined) retire(context.integrationId, pool);
           throw failure;
         });
-      const sent = info as { messageId?: string; response?: string };
       return { id: sent.messageId ?? sent.response };
     } finally {
       pool.sending -= 1;
@@ -174,6 +179,7 @@ export function createNodemailer(): Provider<"email"> & { close(): Promise<void>
       const all = [...pools.values()];
       pools.clear();
       await Promise.all(all.map(closePool));
+      await smtp.close();
     },
   };
 }

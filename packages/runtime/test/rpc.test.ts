@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fieldErrorsOf, invalidField } from "../src/errors.js";
 import { createLogger } from "../src/log.js";
 import { createRpcTransport, scopeHeaders, scopeOf, serveRpc, type RpcServer, type RpcTransport } from "../src/rpc.js";
+import { continueFrom, currentRequestId, SpanKind } from "../src/tracing.js";
 
 const scope = { organizationId: "org-1", environmentId: "env-1" };
 const INTERNAL_TOKEN = "rpc-test-internal-token-0123456789";
@@ -24,6 +25,8 @@ beforeAll(async () => {
       registry.service(subscribersV1.SubscriberService, {
         updateSubscriber: async (request, context) => {
           const { environmentId } = scopeOf(context);
+          // What a log line of the handler would name as its request (log.ts reads the same).
+          if (request.subscriberId === "requested") return { id: currentRequestId() ?? "", subscriberId: request.subscriberId };
           if (request.subscriberId === "invalid") throw invalidField("subscriberId", "is not valid", "invalid");
           if (request.subscriberId === "broken") throw new Error("a bug");
           if (request.subscriberId.startsWith("long")) throw invalidField("subscriberId", "is not valid", request.subscriberId);
@@ -75,6 +78,12 @@ describe("gRPC between processes (grpc-js on both ends)", () => {
     expect((await createClient(Health, rpc.transport).check({})).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
     const subscriber = await subscribers().updateSubscriber({ subscriberId: "ada" }, { headers });
     expect(subscriber).toMatchObject({ id: "env-1", subscriberId: "ada" });
+  });
+
+  it("runs the handler under the caller's request id, so the service's log lines name the request that caused them", async () => {
+    const call = () => subscribers().updateSubscriber({ subscriberId: "requested" }, { headers });
+    expect((await continueFrom(() => "request-1", { name: "caller", kind: SpanKind.SERVER }, call)).id).toBe("request-1");
+    expect((await call()).id).toBe("");
   });
 
   it("refuses a scoped call without scope headers", async () => {

@@ -91,6 +91,14 @@ describe("/metrics", () => {
     expect(sampleValue(gateway, "notify_http_request_duration_seconds_count", { method: "POST", route: "/v1/events/trigger" })).toBeGreaterThanOrEqual(1);
     expect(sampleValue(gateway, "notify_gateway_socket_connections")).toBe(0);
 
+    // A feed page read once is a miss, read again unchanged a hit (announcements of the delivery may drop it in between).
+    const feedLookups = (samples: Sample[], result: string) => sampleValue(samples, "notify_gateway_feed_cache_lookups_total", { result }) ?? 0;
+    await eventually(async () => {
+      expect((await stack.request("GET", "/v1/subscribers/ada/notifications/feed")).status).toBe(200);
+      const now = await scrape(stack.metricsUrls.gateway);
+      return feedLookups(now, "miss") > feedLookups(gateway, "miss") && feedLookups(now, "hit") > feedLookups(gateway, "hit") ? true : undefined;
+    });
+
     const triggers = await scrape(stack.metricsUrls.triggers);
     expect(
       sampleValue(triggers, "notify_rpc_server_duration_seconds_count", { service: "notify.triggers.v1.TriggerService", method: "TriggerBatch", code: "OK" }),
@@ -116,6 +124,8 @@ describe("/metrics", () => {
       expect(sampleValue(worker, "notify_provider_send_duration_seconds_count", { provider: "nodemailer" })).toBe(1);
       expect(sampleValue(worker, "notify_jetstream_consumer_pending", { stream, consumer: "worker" })).toBe(0);
       expect(sampleValue(worker, "notify_jetstream_consumer_ack_pending", { stream: deliveries, consumer: "deliveries" })).toBe(0);
+      expect(sampleValue(worker, "notify_jetstream_consumer_redelivered", { stream, consumer: "worker" })).toBe(0);
+      expect(sampleValue(worker, "notify_jetstream_consumer_redelivered", { stream: deliveries, consumer: "deliveries" })).toBe(0);
       return true;
     });
   });

@@ -76,18 +76,22 @@ describe("tracing (OTEL_EXPORTER_OTLP_ENDPOINT set)", () => {
     await settledMessage(stack, "t-traced", "email", delivered);
     expect(sink.received.filter((mail) => mail.envelope.to.includes("ada@example.com"))).toHaveLength(1);
 
-    // The trigger request's span is the root of the trace; the send is its last descendant.
+    // The trigger request's span is the root of the trace; the send is its last descendant. Each
+    // process exports its spans in its own batches, a parent after its children: the trace is read
+    // once every process's spans came and each of them reaches the root.
+    const services = ["gateway", "triggers", "worker", "subscribers", "messages", "integrations"];
     const { root, send, trace } = await eventually(async () => {
       const spans = spansOf(otlp);
       const root = spans.find((span) => span.service === "gateway" && span.name === "POST /v1/events/trigger");
       if (!root) return undefined;
       const trace = spans.filter((span) => span.traceId === root.traceId);
       const send = trace.find((span) => span.name === "email send");
-      return send ? { root, send, trace } : undefined;
+      const whole = services.every((service) => trace.some((span) => span.service === service)) && trace.every((span) => ancestry(span, trace).at(-1) === root);
+      return send && whole ? { root, send, trace } : undefined;
     }, 20_000);
     expect(root.kind).toBe(KIND.server);
     expect(root.parentSpanId ?? "").toBe("");
-    expect(new Set(trace.map((span) => span.service))).toEqual(new Set(["gateway", "triggers", "worker", "subscribers", "messages", "integrations"]));
+    expect(new Set(trace.map((span) => span.service))).toEqual(new Set(services));
 
     // From the send back to the request, through every hop it took, each parent in the trace.
     const chain = ancestry(send, trace).map((span) => [span.service, span.kind, span.name]);

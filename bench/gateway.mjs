@@ -127,7 +127,10 @@ export default async function gatewayBench({ report }) {
         clients,
         routes,
         auth: { redis, pool: undefined, cacheSeconds: 60 },
+        // Only the Inbox's routes and sessions read them; none of these requests does.
+        accounts: { environments: undefined, sessions: undefined },
         idempotency: { redis, ttlSeconds: 60, log },
+        outbound: { allowedCidrs: [] },
         readiness: {},
       }).callback();
     };

@@ -6,7 +6,7 @@
 //   - undici alone posting the same bodies to the same URLs, as many at once as the worker sends
 //     per integration (DELIVERY_CONCURRENCY_PER_INTEGRATION).
 // Targets: email ≤ in-app + 2× nodemailer, chat ≤ in-app + 2× undici.
-// The receivers (bench/receivers.mjs) and the services run as child processes over a database and
+// The receivers (scripts/bench-receivers.mjs) and the services run as child processes over a database and
 // job streams of this run. BENCH_DELIVERY_SUBSCRIBERS and BENCH_DELIVERY_STEPS shrink a run while
 // working on it.
 import { randomBytes } from "node:crypto";
@@ -97,7 +97,7 @@ export default async function deliveryBench({ report }) {
     // The receivers first, in a process of their own.
     const [smtpPort, httpPort] = [await freePort(), await freePort()];
     const receiversOrigin = `http://127.0.0.1:${httpPort}`;
-    children.push(startProcess("receivers", { SMTP_PORT: String(smtpPort), HTTP_PORT: String(httpPort) }, new URL("./receivers.mjs", import.meta.url)));
+    children.push(startProcess("receivers", { SMTP_PORT: String(smtpPort), HTTP_PORT: String(httpPort) }, new URL("../scripts/bench-receivers.mjs", import.meta.url)));
     const received = async () => (await fetch(`${receiversOrigin}/count`)).json();
     await waitFor(async () => (await fetch(`${receiversOrigin}/count`)).ok, "receivers");
 

@@ -283,12 +283,18 @@ describe("nodemailer failures", () => {
   });
 
   it("fails a send under way when the provider closes (its SMTP thread ends) as transient, and another provider sends again", async () => {
-    const stalling = await startSink({ onData: () => undefined });
+    // Greets, then never answers: the send stays under way.
+    let greeted = 0;
+    const stalling = createNetServer((socket) => {
+      greeted += 1;
+      socket.write("220 stalling ESMTP\r\n");
+    });
+    await new Promise<void>((resolve) => stalling.listen(0, "127.0.0.1", resolve));
     const sink = await startSink();
     try {
       const smtp = provider();
-      const underWay = smtp.send(message(), context(stalling.port)).catch((caught: unknown) => caught);
-      await eventually(async () => (stalling.connections > 0 ? true : undefined));
+      const underWay = smtp.send(message(), context((stalling.address() as AddressInfo).port)).catch((caught: unknown) => caught);
+      await eventually(async () => (greeted > 0 ? true : undefined));
       await smtp.close();
       expect(await underWay).toMatchObject({ transient: true });
       const next = provider();
@@ -297,7 +303,8 @@ describe("nodemailer failures", () => {
       // Its pooled connection would hold the sink's close.
       await next.close();
     } finally {
-      await Promise.all([stalling.stop(), sink.stop()]);
+      stalling.close();
+      await sink.stop();
     }
   });
 });

@@ -5,7 +5,7 @@ import type { SMTPPoolOptions } from "nodemailer";
 import { OutboundRefused, type OutboundHttp } from "../outbound.js";
 import type { ProviderFactory } from "../registry.js";
 import { missingSetting, ProviderError, type EmailMessage, type Provider, type ProviderCredentials, type SendContext } from "../types.js";
-import { senderOf } from "./sender.js";
+import { mailPartsOf, senderOf } from "./sender.js";
 import { createSmtpThread, type SmtpPool, type SmtpThread } from "./smtp-pools.js";
 
 const ID = "nodemailer";
@@ -138,24 +138,7 @@ export function createNodemailer(): Provider<"email"> & { close(): Promise<void>
     try {
       const transport = await pool.transport;
       const sent = await transport
-        .sendMail(
-          {
-            from: from.name ? { name: from.name, address: from.address } : from.address,
-            to: message.to,
-            ...(message.cc?.length ? { cc: message.cc } : {}),
-            ...(message.bcc?.length ? { bcc: message.bcc } : {}),
-            ...(message.replyTo ? { replyTo: message.replyTo } : {}),
-            subject: message.subject,
-            html: message.html,
-            text: message.text,
-            attachments: message.attachments.map((attachment) => ({
-              filename: attachment.name,
-              content: attachment.content,
-              ...(attachment.mime ? { contentType: attachment.mime } : {}),
-            })),
-          },
-          context.signal,
-        )
+        .sendMail({ ...mailPartsOf(message, from), ...(message.bcc?.length ? { bcc: message.bcc } : {}) }, context.signal)
         .catch((error: unknown) => {
           const failure = smtpError(error);
           // A server that could not be reached may have moved: the next send resolves the host again.

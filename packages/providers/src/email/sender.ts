@@ -19,3 +19,25 @@ export function formatSender({ address, name }: Sender): string {
 
 /** An attachment's bytes as base64, the form every JSON email API takes them in. */
 export const base64Of = (content: Uint8Array) => Buffer.from(content.buffer, content.byteOffset, content.byteLength).toString("base64");
+
+/**
+ * A mail's headers and parts as nodemailer takes them (the SMTP pools and SES's MIME): From, To,
+ * Cc, Reply-To, subject, HTML with its text alternative, attachments. Bcc is the caller's: it
+ * belongs to the envelope only.
+ */
+export function mailPartsOf(message: EmailMessage, from: Sender) {
+  return {
+    from: from.name ? { name: from.name, address: from.address } : from.address,
+    to: message.to,
+    ...(message.cc?.length ? { cc: message.cc } : {}),
+    ...(message.replyTo ? { replyTo: message.replyTo } : {}),
+    subject: message.subject,
+    html: message.html,
+    text: message.text,
+    attachments: message.attachments.map((attachment) => ({
+      filename: attachment.name,
+      content: Buffer.from(attachment.content),
+      ...(attachment.mime ? { contentType: attachment.mime } : {}),
+    })),
+  };
+}

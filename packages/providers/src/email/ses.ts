@@ -3,25 +3,14 @@ import MailComposer from "nodemailer/lib/mail-composer";
 import { expectOk, parseJson, trimSlash } from "../http.js";
 import type { ProviderFactory } from "../registry.js";
 import { missingSetting, type EmailMessage, type Provider, type SendContext } from "../types.js";
-import { senderOf } from "./sender.js";
+import { mailPartsOf, senderOf } from "./sender.js";
 
 const ID = "ses";
 
 /** The MIME message SES sends as is: HTML with its text alternative, attachments, Reply-To (Bcc only in the envelope). */
 function mimeOf(message: EmailMessage, from: { address: string; name: string | undefined }): Promise<Buffer> {
   return new MailComposer({
-    from: from.name ? { name: from.name, address: from.address } : from.address,
-    to: message.to,
-    ...(message.cc?.length ? { cc: message.cc } : {}),
-    ...(message.replyTo ? { replyTo: message.replyTo } : {}),
-    subject: message.subject,
-    html: message.html,
-    text: message.text,
-    attachments: message.attachments.map((attachment) => ({
-      filename: attachment.name,
-      content: Buffer.from(attachment.content),
-      ...(attachment.mime ? { contentType: attachment.mime } : {}),
-    })),
+    ...mailPartsOf(message, from),
     disableFileAccess: true,
     disableUrlAccess: true,
   })

@@ -92,7 +92,7 @@ describe("/metrics", () => {
     expect(sampleValue(gateway, "notify_gateway_socket_connections")).toBe(0);
 
     // A feed page read once is a miss, read again unchanged a hit (announcements of the delivery may drop it in between).
-    const feedLookups = (samples: Sample[], result: string) => sampleValue(samples, "notify_gateway_feed_cache_lookups_total", { result }) ?? 0;
+    const feedLookups = (samples: Sample[], result: string) => sampleValue(samples, "notify_cache_lookups_total", { cache: "gateway_feed_pages", result }) ?? 0;
     await eventually(async () => {
       expect((await stack.request("GET", "/v1/subscribers/ada/notifications/feed")).status).toBe(200);
       const now = await scrape(stack.metricsUrls.gateway);

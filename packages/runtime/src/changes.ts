@@ -1,6 +1,7 @@
 import { LRUCache } from "lru-cache";
 import type { NatsConnection } from "nats";
 import type { Logger } from "./log.js";
+import { cacheLookups } from "./metrics.js";
 import type { BackgroundNats } from "./nats.js";
 
 /**
@@ -93,6 +94,8 @@ function announcementBodies(keys: ChangedKeys, tooMany: TooMany): string[] {
 }
 
 export interface FollowedCacheOptions<V> {
+  /** The cache's `cache` label in `notify_cache_lookups_total` (each `get` is a hit or a miss). */
+  name: string;
   /** Keys kept (each with its parts). */
   max: number;
   /** A copy is read again after this long even if no change was announced, so a lost announcement heals. */
@@ -119,7 +122,8 @@ export interface Ticket {
  * A key may hold several copies, told apart by `part` (the pages of one subscriber's feed, say):
  * a change of the key drops them all, and a change of EVERY_KEY every copy of the environment.
  */
-export function createFollowedCache<V extends object>({ max, ttlMs = COPY_TTL_MS, maxSize, sizeOf }: FollowedCacheOptions<V>) {
+export function createFollowedCache<V extends object>({ name, max, ttlMs = COPY_TTL_MS, maxSize, sizeOf }: FollowedCacheOptions<V>) {
+  const lookups = cacheLookups(name);
   const sizes = new WeakMap<V, number>();
   const sizeOfKept = (value: V) => {
     let size = sizes.get(value);
@@ -153,7 +157,12 @@ export function createFollowedCache<V extends object>({ max, ttlMs = COPY_TTL_MS
     },
   });
   const keyOf = (environmentId: string, key: string) => `${environmentId}\n${key}`;
-  const get = (environmentId: string, key: string, part = ""): V | undefined => (live ? copies.get(keyOf(environmentId, key))?.get(part) : undefined);
+  function get(environmentId: string, key: string, part = ""): V | undefined {
+    const copy = live ? copies.get(keyOf(environmentId, key))?.get(part) : undefined;
+    if (copy) lookups.hit();
+    else lookups.miss();
+    return copy;
+  }
   const ticket = (): Ticket => ({ sequence, at: Date.now() });
   /** Whether what was read of `key` under the ticket is still current: no change of it announced since, and not too old to tell. */
   function unchangedSince(taken: Ticket, environmentId: string, key: string): boolean {

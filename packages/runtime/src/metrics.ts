@@ -33,6 +33,49 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
+/** One cache's lookups, counted in `notify_cache_lookups_total`. */
+export interface CacheLookups {
+  hit(): void;
+  miss(): void;
+}
+
+/** Each cache's lookups so far, by the cache's name. */
+const cacheCounts = new Map<string, { hit: number; miss: number }>();
+
+new Counter<"cache" | "result">({
+  name: "notify_cache_lookups_total",
+  help: "Lookups in the process's caches, by cache and result (hit: answered from the cache; the hit ratio is hit / all)",
+  labelNames: ["cache", "result"],
+  registers: [metricsRegistry],
+  // Read at scrape time: a labelled child's inc() hashes its labels on every call, which a
+  // lookup on a hot path should not pay for.
+  collect() {
+    this.reset();
+    for (const [cache, counts] of cacheCounts) {
+      this.inc({ cache, result: "hit" }, counts.hit);
+      this.inc({ cache, result: "miss" }, counts.miss);
+    }
+  },
+});
+
+/**
+ * What counts the lookups of the cache called `cache` (caches of one name in a process add up).
+ * Its series are scraped from now on, at zero until a lookup.
+ */
+export function cacheLookups(cache: string): CacheLookups {
+  let counts = cacheCounts.get(cache);
+  if (!counts) cacheCounts.set(cache, (counts = { hit: 0, miss: 0 }));
+  const kept = counts;
+  return {
+    hit: () => {
+      kept.hit += 1;
+    },
+    miss: () => {
+      kept.miss += 1;
+    },
+  };
+}
+
 /** A small HTTP server answering `/metrics` (and 404 otherwise), for processes without an HTTP port of their own. */
 export async function serveMetrics(host: string, port: number, log: Logger): Promise<MetricsServer> {
   const server: Server = createServer((request, response) => {

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
-import { announcer, connectNats, createFollowedCache, createLogger, EVERY_KEY, followChanges, type NatsConnection } from "../src/index.js";
+import { announcer, connectNats, createFollowedCache, createLogger, EVERY_KEY, followChanges, scrapeMetrics, type NatsConnection } from "../src/index.js";
 import { until } from "./until.js";
 
 const log = createLogger("test", "silent");
@@ -10,13 +10,13 @@ const subscriber = (name: string) => ({ name });
 
 describe("createFollowedCache", () => {
   const live = () => {
-    const cache = createFollowedCache<{ name: string }>({ max: 100, ttlMs: 60_000 });
+    const cache = createFollowedCache<{ name: string }>({ name: "test", max: 100, ttlMs: 60_000 });
     cache.setLive(true);
     return cache;
   };
 
   it("keeps nothing until it is live, and forgets everything when it stops being live", () => {
-    const cache = createFollowedCache<{ name: string }>({ max: 100, ttlMs: 60_000 });
+    const cache = createFollowedCache<{ name: string }>({ name: "test", max: 100, ttlMs: 60_000 });
     cache.set(cache.ticket(), "env", "ada", subscriber("Ada"));
     expect(cache.get("env", "ada")).toBeUndefined();
     cache.setLive(true);
@@ -97,7 +97,7 @@ describe("createFollowedCache", () => {
   });
 
   it("does not trust reads older than the changes it still remembers", () => {
-    const cache = createFollowedCache<{ name: string }>({ max: 2, ttlMs: 60_000 });
+    const cache = createFollowedCache<{ name: string }>({ name: "test", max: 2, ttlMs: 60_000 });
     cache.setLive(true);
     const before = cache.ticket();
     cache.forget("env", ["ada"]);
@@ -105,11 +105,29 @@ describe("createFollowedCache", () => {
     cache.set(before, "env", "ada", subscriber("old Ada"));
     expect(cache.get("env", "ada")).toBeUndefined();
   });
+
+  it("counts each lookup as a hit or a miss under its name, reads through included", async () => {
+    const lookups = async (result: string) => {
+      const series = `notify_cache_lookups_total{cache="counted",result="${result}"} `;
+      const line = (await scrapeMetrics()).body.split("\n").find((candidate) => candidate.startsWith(series));
+      return line === undefined ? undefined : Number(line.slice(series.length));
+    };
+    const cache = createFollowedCache<{ name: string }>({ name: "counted", max: 100, ttlMs: 60_000 });
+    expect([await lookups("hit"), await lookups("miss")]).toEqual([0, 0]);
+    cache.set(cache.ticket(), "env", "ada", subscriber("Ada"));
+    expect(cache.get("env", "ada")).toBeUndefined(); // not live: a miss
+    cache.setLive(true);
+    cache.set(cache.ticket(), "env", "ada", subscriber("Ada"));
+    expect(cache.get("env", "ada")).toEqual(subscriber("Ada"));
+    expect(await cache.readThrough("env", "bob", async () => subscriber("Bob"))).toEqual(subscriber("Bob"));
+    expect(await cache.readThrough("env", "bob", async () => undefined)).toEqual(subscriber("Bob"));
+    expect([await lookups("hit"), await lookups("miss")]).toEqual([2, 2]);
+  });
 });
 
 describe("createFollowedCache with several copies of a key", () => {
   const live = (options: { maxSize?: number; sizeOf?: (value: { name: string }) => number } = {}) => {
-    const cache = createFollowedCache<{ name: string }>({ max: 100, ttlMs: 60_000, ...options });
+    const cache = createFollowedCache<{ name: string }>({ name: "test", max: 100, ttlMs: 60_000, ...options });
     cache.setLive(true);
     return cache;
   };
@@ -183,7 +201,7 @@ describe("announcer and followChanges over NATS", () => {
     const owner = await connectNats(url, "owner");
     connections.push(follower, owner);
     const subject = `test.changes.${randomBytes(4).toString("hex")}`;
-    const cache = createFollowedCache<{ name: string }>({ max: 100, ttlMs: 60_000 });
+    const cache = createFollowedCache<{ name: string }>({ name: "test", max: 100, ttlMs: 60_000 });
     await followChanges({ connected: Promise.resolve(follower) }, subject, cache, log);
     const announce = announcer(() => owner, subject);
 
@@ -222,7 +240,7 @@ describe("announcer and followChanges over NATS", () => {
     connections.push(follower, owner);
     const keyed = `test.changes.${randomBytes(4).toString("hex")}`;
     const embedded = `test.changes.${randomBytes(4).toString("hex")}`;
-    const cache = createFollowedCache<{ name: string }>({ max: 100, ttlMs: 60_000 });
+    const cache = createFollowedCache<{ name: string }>({ name: "test", max: 100, ttlMs: 60_000 });
     const following = followChanges({ connected: Promise.resolve(follower) }, [{ subject: keyed }, { subject: embedded, dropsEnvironment: true }], cache, log);
     // Connected and subscribed, but the owners get time to connect before copies are kept.
     await new Promise((resolve) => setTimeout(resolve, 500));

@@ -2,7 +2,7 @@ import { createClient } from "@connectrpc/connect";
 import { Health, subscribersV1 } from "@notify/proto";
 import { afterAll, describe, expect, it } from "vitest";
 import { createLogger } from "../src/log.js";
-import { Counter, metricsPortOf, metricsRegistry, sampledGauge, serveMetrics } from "../src/metrics.js";
+import { cacheLookups, Counter, metricsPortOf, metricsRegistry, sampledGauge, serveMetrics } from "../src/metrics.js";
 import { createRpcTransport, serveRpc } from "../src/rpc.js";
 
 const log = createLogger("metrics-test", "silent");
@@ -44,6 +44,23 @@ describe("metrics", () => {
     expect(sampleValue(await scrape(), 'notify_test_backlog{queue="q"}')).toBe(7);
     stop();
     expect(sampleValue(await scrape(), 'notify_test_backlog{queue="q"}')).toBeUndefined();
+  });
+
+  it("counts cache lookups by cache and result, caches of one name together, from zero", async () => {
+    const series = (cache: string, result: string) => `notify_cache_lookups_total{cache="${cache}",result="${result}"}`;
+    const keys = cacheLookups("test_keys");
+    const sameKeys = cacheLookups("test_keys");
+    const pages = cacheLookups("test_pages");
+    expect(sampleValue(await scrape(), series("test_pages", "hit"))).toBe(0);
+    keys.hit();
+    sameKeys.hit();
+    keys.miss();
+    pages.miss();
+    const text = await scrape();
+    expect(sampleValue(text, series("test_keys", "hit"))).toBe(2);
+    expect(sampleValue(text, series("test_keys", "miss"))).toBe(1);
+    expect(sampleValue(text, series("test_pages", "hit"))).toBe(0);
+    expect(sampleValue(text, series("test_pages", "miss"))).toBe(1);
   });
 
   it("derives a service's metrics port from its RPC port", () => {

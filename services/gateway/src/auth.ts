@@ -1,5 +1,5 @@
 import { timingSafeEqual } from "node:crypto";
-import type { Pool, Redis, Scope } from "@notify/runtime";
+import { cacheLookups, type Pool, type Redis, type Scope } from "@notify/runtime";
 import type { Context, Next } from "koa";
 import { LRUCache } from "lru-cache";
 import { cacheKeyOf, hashKey } from "./accounts.js";
@@ -24,6 +24,9 @@ interface CachedKey extends Scope {
  * (REVOKED_CHANNEL), so they apply at once; expiry is checked on every hit.
  */
 const local = new LRUCache<string, CachedKey>({ max: 10_000, ttl: 5_000 });
+const localLookups = cacheLookups("gateway_api_keys");
+/** Lookups in Redis, which `local` misses reach. */
+const redisLookups = cacheLookups("gateway_api_keys_redis");
 
 export const REVOKED_CHANNEL = "notify:apikey:revoked";
 
@@ -60,13 +63,19 @@ const live = (cached: CachedKey): Scope | undefined =>
 async function resolveKey(deps: AuthDeps, key: string): Promise<Scope | undefined> {
   const keyHash = hashKey(key);
   const hit = local.get(keyHash);
-  if (hit) return live(hit);
+  if (hit) {
+    localLookups.hit();
+    return live(hit);
+  }
+  localLookups.miss();
   const cachedText = await deps.redis.get(cacheKeyOf(keyHash)).catch(() => null);
   if (cachedText) {
+    redisLookups.hit();
     const cached = JSON.parse(cachedText) as CachedKey;
     local.set(keyHash, cached);
     return live(cached);
   }
+  redisLookups.miss();
   const row = await store.selectKeyScope(deps.pool, keyHash);
   if (!row || !timingSafeEqual(Buffer.from(row.key_hash), Buffer.from(keyHash))) return undefined;
   const scope: Scope = { organizationId: row.organization_id, environmentId: row.environment_id };

@@ -3,7 +3,6 @@ import { Code, ConnectError, type CallOptions, type Client } from "@connectrpc/c
 import type { messagesV1 } from "@notify/proto";
 import { createFollowedCache, ENVIRONMENT_HEADER, type FollowedCache } from "@notify/runtime";
 import { batched, scopeHeaderOf } from "./coalesce.js";
-import { feedCacheHits, feedCacheMisses } from "./metrics.js";
 import type { JsonBytes } from "./route.js";
 
 type MessagesClient = Client<typeof messagesV1.MessageService>;
@@ -24,6 +23,7 @@ const PAGE_OVERHEAD_BYTES = 300;
 
 export function createFeedPages(maxBytes: number): FeedPages {
   return createFollowedCache<JsonBytes>({
+    name: "gateway_feed_pages",
     max: KEPT_FEEDS,
     maxSize: maxBytes,
     // The memory the bytes keep: a small Buffer is a slice of an 8 KB pool it keeps whole.
@@ -76,11 +76,7 @@ export function feedPageBatched(client: MessagesClient, feedPages?: FeedPages): 
     // The routes build a request's fields in one order, so equal requests have equal JSON.
     const part = JSON.stringify(query);
     const kept = environmentId === undefined ? undefined : feedPages?.get(environmentId, subscriberId, part);
-    if (kept) {
-      feedCacheHits.inc();
-      return kept;
-    }
-    if (feedPages) feedCacheMisses.inc();
+    if (kept) return kept;
     const ticket = feedPages?.ticket();
     const page = render(answerOf<messagesV1.GetFeedResponse>((await feed(query, call)).result, "feed"));
     if (ticket && environmentId !== undefined) feedPages!.set(ticket, environmentId, subscriberId, page, part);

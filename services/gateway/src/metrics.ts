@@ -24,15 +24,6 @@ export const rateLimitRejections = new Counter<"category">({
   registers: [metricsRegistry],
 });
 
-const feedCacheLookups = new Counter<"result">({
-  name: "notify_gateway_feed_cache_lookups_total",
-  help: "Feed pages looked up in the gateway's copies, by result (hit: answered without a hop; the hit ratio is hit / all)",
-  labelNames: ["result"],
-  registers: [metricsRegistry],
-});
-export const feedCacheHits = feedCacheLookups.labels("hit");
-export const feedCacheMisses = feedCacheLookups.labels("miss");
-
 /** Watches a count of the Inbox sockets connected to this process; answers the function that stops. */
 export const watchSocketConnections = sampledGauge("notify_gateway_socket_connections", "Inbox sockets connected to this process", []);
 

@@ -39,6 +39,12 @@ function sampleValue(samples: Sample[], name: string, labels: Record<string, str
   return found.length === 0 ? undefined : found.reduce((sum, sample) => sum + sample.value, 0);
 }
 
+/** The lookups of one cache counted in `samples`, by result. */
+function cacheLookups(samples: Sample[], cache: string): { hit: number; miss: number } {
+  const count = (result: string) => sampleValue(samples, "notify_cache_lookups_total", { cache, result }) ?? 0;
+  return { hit: count("hit"), miss: count("miss") };
+}
+
 async function scrape(url: string): Promise<Sample[]> {
   const response = await fetch(url);
   expect(response.status).toBe(200);
@@ -65,6 +71,7 @@ describe("/metrics", () => {
     });
     const workflow = await createWorkflow(stack, "Metered", [{ template: { type: "email", subject: "Hello", content: "Hi {{subscriber.firstName}}" } }]);
     const before = await scrape(stack.metricsUrls.gateway);
+    const triggersBefore = await scrape(stack.metricsUrls.triggers);
     const subscriberRoute = { method: "GET", route: "/v1/subscribers/:subscriberId" };
     const countedBefore = (status: string) => sampleValue(before, "notify_http_requests_total", { ...subscriberRoute, status }) ?? 0;
     for (const subscriberId of ["ada", "grace"]) {
@@ -91,12 +98,36 @@ describe("/metrics", () => {
     expect(sampleValue(gateway, "notify_http_request_duration_seconds_count", { method: "POST", route: "/v1/events/trigger" })).toBeGreaterThanOrEqual(1);
     expect(sampleValue(gateway, "notify_gateway_socket_connections")).toBe(0);
 
+    // A cache's lookups went both ways since `earlier`: a miss, and a hit once the copy was kept.
+    const hitAndMissed = (now: Sample[], earlier: Sample[], cache: string) => {
+      const [was, is] = [cacheLookups(earlier, cache), cacheLookups(now, cache)];
+      return is.miss > was.miss && is.hit > was.hit;
+    };
     // A feed page read once is a miss, read again unchanged a hit (announcements of the delivery may drop it in between).
-    const feedLookups = (samples: Sample[], result: string) => sampleValue(samples, "notify_gateway_feed_cache_lookups_total", { result }) ?? 0;
     await eventually(async () => {
       expect((await stack.request("GET", "/v1/subscribers/ada/notifications/feed")).status).toBe(200);
-      const now = await scrape(stack.metricsUrls.gateway);
-      return feedLookups(now, "miss") > feedLookups(gateway, "miss") && feedLookups(now, "hit") > feedLookups(gateway, "hit") ? true : undefined;
+      return hitAndMissed(await scrape(stack.metricsUrls.gateway), gateway, "gateway_feed_pages") || undefined;
+    });
+    // A key new to every cache misses in this process's and in Redis, then hits in this process's.
+    const otherKey = await stack.createKey("Metered keys");
+    for (let times = 0; times < 2; times += 1) {
+      expect((await stack.request("GET", "/v1/integrations", undefined, { authorization: `ApiKey ${otherKey}` })).status).toBe(200);
+    }
+    const keysLater = await scrape(stack.metricsUrls.gateway);
+    expect(hitAndMissed(keysLater, gateway, "gateway_api_keys")).toBe(true);
+    expect(cacheLookups(keysLater, "gateway_api_keys_redis").miss).toBeGreaterThan(cacheLookups(gateway, "gateway_api_keys_redis").miss);
+    // The messages service kept the subscriber and the workflow its message came from when it first
+    // read them (a miss each, for the delivery or the feed): listing the message then hits both.
+    const messagesBefore = await scrape(stack.metricsUrls.messages);
+    await eventually(async () => {
+      expect((await stack.request("GET", "/v1/messages?subscriberId=ada")).body.data).toHaveLength(1);
+      const now = await scrape(stack.metricsUrls.messages);
+      return (
+        ["messages_subscribers", "messages_workflows"].every((cache) => {
+          const [was, is] = [cacheLookups(messagesBefore, cache), cacheLookups(now, cache)];
+          return is.miss >= 1 && is.hit > was.hit;
+        }) || undefined
+      );
     });
 
     const triggers = await scrape(stack.metricsUrls.triggers);
@@ -104,6 +135,9 @@ describe("/metrics", () => {
       sampleValue(triggers, "notify_rpc_server_duration_seconds_count", { service: "notify.triggers.v1.TriggerService", method: "TriggerBatch", code: "OK" }),
     ).toBe(1);
     expect(sampleValue(triggers, "notify_triggers_outbox_backlog")).toBeGreaterThanOrEqual(0);
+    // The trigger named its workflow: one lookup of the triggers service's copies.
+    const [workflowsBefore, workflowsNow] = [cacheLookups(triggersBefore, "triggers_workflows"), cacheLookups(triggers, "triggers_workflows")];
+    expect(workflowsNow.hit + workflowsNow.miss).toBe(workflowsBefore.hit + workflowsBefore.miss + 1);
     const subscribers = await scrape(stack.metricsUrls.subscribers);
     expect(
       sampleValue(subscribers, "notify_rpc_server_duration_seconds_count", {
@@ -126,6 +160,8 @@ describe("/metrics", () => {
       expect(sampleValue(worker, "notify_jetstream_consumer_ack_pending", { stream: deliveries, consumer: "deliveries" })).toBe(0);
       expect(sampleValue(worker, "notify_jetstream_consumer_redelivered", { stream, consumer: "worker" })).toBe(0);
       expect(sampleValue(worker, "notify_jetstream_consumer_redelivered", { stream: deliveries, consumer: "deliveries" })).toBe(0);
+      // The one send read its integration, new to the worker's cache.
+      expect(cacheLookups(worker, "worker_integrations")).toEqual({ hit: 0, miss: 1 });
       return true;
     });
   });

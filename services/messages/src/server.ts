@@ -46,10 +46,10 @@ export async function start(config: MessagesConfig): Promise<RunningMessages> {
   const preparedReads = createPreparedReadPool(config.DATABASE_URL);
   const subscribersTransport = createRpcTransport(config.SUBSCRIBERS_URL, config.RPC_TIMEOUT_MS, { internalToken: config.INTERNAL_RPC_TOKEN });
   // With a size of 0 nothing is followed, so the (one-entry) cache is never live and keeps nothing.
-  const subscriberCopies = createFollowedCache<subscribersV1.Subscriber>({ max: Math.max(1, config.SUBSCRIBER_CACHE_SIZE) });
+  const subscriberCopies = createFollowedCache<subscribersV1.Subscriber>({ name: "messages_subscribers", max: Math.max(1, config.SUBSCRIBER_CACHE_SIZE) });
   const subscribers = createSubscriberDirectory(createClient(subscribersV1.SubscriberService, subscribersTransport.transport), subscriberCopies);
   const triggersTransport = createRpcTransport(config.TRIGGERS_URL, config.RPC_TIMEOUT_MS, { internalToken: config.INTERNAL_RPC_TOKEN });
-  const workflowCopies = createFollowedCache<workflowsV1.Workflow>({ max: WORKFLOW_COPIES });
+  const workflowCopies = createFollowedCache<workflowsV1.Workflow>({ name: "messages_workflows", max: WORKFLOW_COPIES });
   const workflows = createWorkflowDirectory(createClient(workflowsV1.WorkflowService, triggersTransport.transport), workflowCopies);
   const nats = await connectNatsInBackground(config.NATS_URL, "messages");
   if (config.SUBSCRIBER_CACHE_SIZE > 0) void followChanges(nats, CHANGE_SUBJECTS.subscribers, subscriberCopies, log);

@@ -116,8 +116,8 @@ export function inMemoryClient(
     preparedReads: fixture.preparedReads,
     log: createLogger("test", "silent"),
     // Never live (no announcements are followed here), so every lookup reaches the fakes.
-    subscribers: createSubscriberDirectory(subscribers.client, createFollowedCache({ max: 1, ttlMs: 1 })),
-    workflows: createWorkflowDirectory(workflows.client, createFollowedCache({ max: 1, ttlMs: 1 })),
+    subscribers: createSubscriberDirectory(subscribers.client, createFollowedCache({ name: "messages_subscribers", max: 1, ttlMs: 1 })),
+    workflows: createWorkflowDirectory(workflows.client, createFollowedCache({ name: "messages_workflows", max: 1, ttlMs: 1 })),
     markAllChunkRows,
     snoozes,
     maxSnoozeMs: 24 * 3_600_000,

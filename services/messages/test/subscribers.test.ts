@@ -27,7 +27,7 @@ function heldClient(client: SubscribersClient) {
 describe("createSubscriberDirectory", () => {
   const directoryOf = () => {
     const subscribers = fakeSubscribers();
-    const copies = createFollowedCache<ReturnType<typeof subscribers.add>>({ max: 100, ttlMs: 60_000 });
+    const copies = createFollowedCache<ReturnType<typeof subscribers.add>>({ name: "messages_subscribers", max: 100, ttlMs: 60_000 });
     copies.setLive(true);
     const held = heldClient(subscribers.client);
     return { subscribers, copies, release: held.release, directory: createSubscriberDirectory(held.client, copies) };

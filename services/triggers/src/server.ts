@@ -53,7 +53,7 @@ export async function start(config: TriggersConfig): Promise<RunningTriggers> {
   await migrate(pool, migrations, log);
   const stream: JobStream = { name: config.JOBS_STREAM, subjectPrefix: config.JOBS_SUBJECT_PREFIX };
   const jobSubjectOfTriggers = jobSubject(stream, JOB_KINDS.trigger);
-  const workflowsByIdentifier = createFollowedCache<workflowsV1.Workflow>({ max: WORKFLOW_COPIES });
+  const workflowsByIdentifier = createFollowedCache<workflowsV1.Workflow>({ name: "triggers_workflows", max: WORKFLOW_COPIES });
   const nats = await connectNatsInBackground(config.NATS_URL, "triggers");
   void followChanges(nats, CHANGE_SUBJECTS.workflows, workflowsByIdentifier, log);
   const announceWorkflows = announcer(nats.current, CHANGE_SUBJECTS.workflows, workflowsByIdentifier);

@@ -17,7 +17,7 @@ export const openDatabase = (): Promise<Fixture> => openTestDatabase([migrations
  * and no NATS, an announcement only drops this process's copies.
  */
 export function serviceRoutes(pool: Pool) {
-  const workflowsByIdentifier = createFollowedCache<workflowsV1.Workflow>({ max: 1000 });
+  const workflowsByIdentifier = createFollowedCache<workflowsV1.Workflow>({ name: "triggers_workflows", max: 1000 });
   workflowsByIdentifier.setLive(true);
   return routes({
     pool,

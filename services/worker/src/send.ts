@@ -15,6 +15,7 @@ import {
   type SendResult,
 } from "@notify/providers";
 import {
+  cacheLookups,
   channelName,
   Counter,
   createCoalescer,
@@ -244,6 +245,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
    */
   const inHand = new Set<string>();
   const integrationCache = new Map<string, { at: number; lookup: Promise<integrationsV1.Integration | undefined> }>();
+  const integrationLookups = cacheLookups("worker_integrations");
 
   // Claims and outcomes of concurrent sends share one statement: a batch commits the outcomes of
   // the sends that just ended with the claims of those about to start.
@@ -311,7 +313,11 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
   function integrationOf(job: deliveriesV1.DeliveryJob): Promise<integrationsV1.Integration | undefined> {
     const key = `${job.environmentId}/${job.integrationId}`;
     const cached = integrationCache.get(key);
-    if (cached && Date.now() - cached.at < 5_000) return cached.lookup;
+    if (cached && Date.now() - cached.at < 5_000) {
+      integrationLookups.hit();
+      return cached.lookup;
+    }
+    integrationLookups.miss();
     const lookup = deps.integrations.getIntegration({ id: job.integrationId }, { headers: scopeHeaders(job) }).then(
       (integration) => integration as integrationsV1.Integration | undefined,
       (error: unknown) => {

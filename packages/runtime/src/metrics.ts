@@ -8,7 +8,15 @@ import type { Logger } from "./log.js";
  * processes running several services (the test stack) still serve one consistent set.
  */
 export const metricsRegistry = new Registry();
-collectDefaultMetrics({ register: metricsRegistry });
+
+/**
+ * How often the event loop's delay is sampled for the lag histogram (nodejs_eventloop_lag_p99_seconds
+ * and its kin). Each sample is a timer that wakes an idle process, and prom-client's default of a
+ * few milliseconds made those wake-ups most of what an idle process spent. Stalls longer than this
+ * are still always seen; the scrape's own nodejs_eventloop_lag_seconds needs no timer at all.
+ */
+const EVENT_LOOP_SAMPLE_MS = 100;
+collectDefaultMetrics({ register: metricsRegistry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
 
 export { Counter, Gauge, Histogram };
 

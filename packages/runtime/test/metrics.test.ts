@@ -30,6 +30,7 @@ describe("metrics", () => {
     const text = await scrape();
     expect(text).toContain("# TYPE process_cpu_user_seconds_total counter");
     expect(text).toContain("nodejs_eventloop_lag_seconds");
+    expect(text).toContain("nodejs_eventloop_lag_p99_seconds");
     expect(sampleValue(text, 'notify_test_things_total{kind="a"}')).toBe(3);
     expect((await fetch(`http://127.0.0.1:${server.port}/other`)).status).toBe(404);
   });

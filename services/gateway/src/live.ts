@@ -110,20 +110,66 @@ const roomOf = (environmentId: string, subscriberId: string) => `${environmentId
 /** Node's timers wait at most this long; a later end is waited for in steps. */
 const LONGEST_TIMER_MS = 2 ** 31 - 1;
 
-/** Disconnects the socket when its session ends (it is refused on reconnecting with the same token). */
-function closeWhenExpired(socket: Socket, expiresAt: Date): { cancel(): void } {
+/** Closes sockets as their sessions end. */
+interface Expiries {
+  /** Disconnects the socket at `expiresAt` (it is refused on reconnecting with the same token); answers what cancels it. */
+  closeAt(socket: Socket, expiresAt: Date): () => void;
+  close(): void;
+}
+
+/**
+ * One timer for every socket of the process, armed for the earliest end. A timer per socket is
+ * one more object per idle socket for every garbage collection to walk, and since each socket's
+ * delay differs by the moment it connected, Node keeps a timer list per socket in the queue that
+ * every ping's timer goes through. Sessions end at whole seconds (the token's `exp`), so sockets
+ * ending together share one entry.
+ */
+function expiriesOf(): Expiries {
+  const byEnd = new Map<number, Set<Socket>>();
   let timer: NodeJS.Timeout | undefined;
-  const wait = () => {
-    const left = expiresAt.getTime() - Date.now();
-    if (left <= 0) {
-      socket.disconnect(true);
-      return;
-    }
-    timer = setTimeout(wait, Math.min(left, LONGEST_TIMER_MS));
+  /** When the timer fires; Infinity when none is armed. */
+  let armedFor = Number.POSITIVE_INFINITY;
+
+  const arm = (end: number) => {
+    clearTimeout(timer);
+    armedFor = end;
+    timer = setTimeout(fire, Math.min(Math.max(end - Date.now(), 0), LONGEST_TIMER_MS));
     timer.unref();
   };
-  wait();
-  return { cancel: () => clearTimeout(timer) };
+
+  function fire(): void {
+    timer = undefined;
+    armedFor = Number.POSITIVE_INFINITY;
+    const now = Date.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const [end, sockets] of byEnd) {
+      if (end > now) {
+        next = Math.min(next, end);
+        continue;
+      }
+      byEnd.delete(end);
+      for (const socket of sockets) socket.disconnect(true);
+    }
+    if (next !== Number.POSITIVE_INFINITY) arm(next);
+  }
+
+  return {
+    closeAt(socket, expiresAt) {
+      const end = expiresAt.getTime();
+      let sockets = byEnd.get(end);
+      if (!sockets) byEnd.set(end, (sockets = new Set()));
+      sockets.add(socket);
+      if (end < armedFor) arm(end);
+      // A bucket left empty is dropped; the timer armed for it finds nothing then and moves on.
+      return () => {
+        if (sockets.delete(socket) && sockets.size === 0 && byEnd.get(end) === sockets) byEnd.delete(end);
+      };
+    },
+    close() {
+      clearTimeout(timer);
+      byEnd.clear();
+    },
+  };
 }
 
 /** A handshake's token: `auth.token` as socket.io clients send it, else `?token=` as @novu/js does. */
@@ -167,6 +213,7 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
   });
 
   const environments = new Map<string, LocalEnvironment>();
+  const expiries = expiriesOf();
   const pending = new Map<string, Pending>();
   const gathering = new Set<string>();
   const flows = new Map<string, Flow>();
@@ -195,12 +242,12 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
     const { subscriberId } = session;
     void socket.join(roomOf(environmentId, subscriberId));
     // A socket lives no longer than its session: the client reconnects with a new one, or not at all.
-    const expiry = closeWhenExpired(socket, session.expiresAt);
+    const cancelExpiry = expiries.closeAt(socket, session.expiresAt);
     let local = environments.get(environmentId);
     if (!local) environments.set(environmentId, (local = { organizationId, subscribers: new Map() }));
     local.subscribers.set(subscriberId, (local.subscribers.get(subscriberId) ?? 0) + 1);
     socket.once("disconnect", () => {
-      expiry.cancel();
+      cancelExpiry();
       const left = (local.subscribers.get(subscriberId) ?? 1) - 1;
       if (left > 0) local.subscribers.set(subscriberId, left);
       else local.subscribers.delete(subscriberId);
@@ -368,6 +415,7 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
     async close() {
       closed = true;
       for (const subscription of subscriptions) subscription.unsubscribe();
+      expiries.close();
       io.disconnectSockets(true);
       io.engine.close();
     },

@@ -304,4 +304,27 @@ describe("live Inbox events", () => {
       await replica.stop();
     }
   });
+
+  it("closes each socket when its own session ends, sessions ending at other times or gone before theirs left alone", async () => {
+    const soon = tokensOf(300);
+    const later = tokensOf(1_500);
+    const both: Pick<SessionTokens, "verify"> = { verify: async (token) => (await soon.verify(token)) ?? later.verify(token) };
+    const replica = await startReplica(fakeReads().reads, () => true, both);
+    try {
+      const opened = (token: string) => open(replica.url, "brief", token);
+      const first = await opened(await soon.issue({ scope, subscriberId: "brief", subscriberDbId: hex24() }));
+      const leaving = await opened(await soon.issue({ scope, subscriberId: "brief", subscriberDbId: hex24() }));
+      const last = await opened(await later.issue({ scope, subscriberId: "brief", subscriberDbId: hex24() }));
+      const closed = (socket: Socket) => new Promise<string>((resolve) => socket.once("disconnect", resolve));
+      const lastClosed = closed(last.socket);
+      leaving.socket.close();
+      expect(await closed(first.socket)).toBe("io server disconnect");
+      expect(last.socket.connected).toBe(true);
+      await eventually(async () => (replica.live.sockets() === 1 ? true : undefined));
+      expect(await lastClosed).toBe("io server disconnect");
+      expect(replica.live.sockets()).toBe(0);
+    } finally {
+      await replica.stop();
+    }
+  });
 });

@@ -8,13 +8,18 @@ import { createLogger, createPool, createRpcTransport, scopeHeaders } from "@not
 import { benchDatabase, cpuSeconds, startProcess, startServices, stopProcess, waitFor } from "./bench-lib.mjs";
 
 const SOCKETS = Number(process.env.BENCH_INBOX_SOCKETS ?? 10_000);
-/** Longer than the gateway's ping interval, so every socket's ping falls in the window. */
-const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 60);
+const gatewayModule = (path) => import(new URL(`../services/gateway/dist/${path}`, import.meta.url).href);
+const { readConfig: readGatewayConfig } = await gatewayModule("config.js");
+/**
+ * Whole rounds of the gateway's pings (every socket pinged the same number of times), several of
+ * them: an idle socket costs nothing between its pings, and the garbage they leave is collected a
+ * few rounds apart, so a window of one round and a bit reads more or less depending on where it falls.
+ */
+const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? (3 * readGatewayConfig(process.env).INBOX_SOCKET_PING_INTERVAL_MS) / 1000);
 /** Recipients per CreateMessages, as the worker writes a fan-out page. */
 const PAGE = 1_000;
 const PAYLOAD = Object.fromEntries(Array.from({ length: 40 }, (_, index) => [`field${index}`, `some text value ${index}`]));
 
-const gatewayModule = (path) => import(new URL(`../services/gateway/dist/${path}`, import.meta.url).href);
 const { createSessionTokens } = await gatewayModule("sessions.js");
 const { createEnvironments } = await gatewayModule("environments.js");
 const { encryptionKeyOf, sealerOf } = await gatewayModule("server.js");

@@ -97,7 +97,9 @@ export default async function deliveryBench({ report }) {
     // The receivers first, in a process of their own.
     const [smtpPort, httpPort] = [await freePort(), await freePort()];
     const receiversOrigin = `http://127.0.0.1:${httpPort}`;
-    children.push(startProcess("receivers", { SMTP_PORT: String(smtpPort), HTTP_PORT: String(httpPort) }, new URL("../scripts/bench-receivers.mjs", import.meta.url)));
+    children.push(
+      startProcess("receivers", { SMTP_PORT: String(smtpPort), HTTP_PORT: String(httpPort) }, new URL("../scripts/bench-receivers.mjs", import.meta.url)),
+    );
     const received = async () => (await fetch(`${receiversOrigin}/count`)).json();
     await waitFor(async () => (await fetch(`${receiversOrigin}/count`)).ok, "receivers");
 

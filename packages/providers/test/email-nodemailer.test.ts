@@ -287,6 +287,8 @@ describe("nodemailer failures", () => {
     let greeted = 0;
     const stalling = createNetServer((socket) => {
       greeted += 1;
+      // The ended thread's connection is reset, not closed.
+      socket.on("error", () => undefined);
       socket.write("220 stalling ESMTP\r\n");
     });
     await new Promise<void>((resolve) => stalling.listen(0, "127.0.0.1", resolve));

@@ -17,8 +17,11 @@ export function formatSender({ address, name }: Sender): string {
   return name ? `"${name.replace(/["\\]/g, "\\$&")}" <${address}>` : address;
 }
 
+/** Bytes as a Buffer over the same memory, without a copy (attachments may be large). */
+export const bufferOf = (content: Uint8Array) => Buffer.from(content.buffer, content.byteOffset, content.byteLength);
+
 /** An attachment's bytes as base64, the form every JSON email API takes them in. */
-export const base64Of = (content: Uint8Array) => Buffer.from(content.buffer, content.byteOffset, content.byteLength).toString("base64");
+export const base64Of = (content: Uint8Array) => bufferOf(content).toString("base64");
 
 /**
  * A mail's headers and parts as nodemailer takes them (the SMTP pools and SES's MIME): From, To,
@@ -36,6 +39,7 @@ export function mailPartsOf(message: EmailMessage, from: Sender) {
     text: message.text,
     attachments: message.attachments.map((attachment) => ({
       filename: attachment.name,
+      // A copy of its own: a view would carry (and, crossing to the SMTP thread, clone) all the memory it is a view of.
       content: Buffer.from(attachment.content),
       ...(attachment.mime ? { contentType: attachment.mime } : {}),
     })),

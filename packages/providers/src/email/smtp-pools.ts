@@ -1,5 +1,6 @@
 import { Worker } from "node:worker_threads";
 import type { SMTPPoolOptions } from "nodemailer";
+import type { mailPartsOf } from "./sender.js";
 
 /** What a failed send tells the other side: enough to tell a refusal from a lost connection. */
 export interface SmtpFailureShape {
@@ -9,18 +10,8 @@ export interface SmtpFailureShape {
   responseCode?: number;
 }
 
-/** A mail as nodemailer takes it, in what crosses between threads (attachments as bytes). */
-export interface ThreadMail {
-  from: string | { name: string; address: string };
-  to: string[];
-  cc?: string[];
-  bcc?: string[];
-  replyTo?: string;
-  subject: string;
-  html: string;
-  text: string;
-  attachments: { filename: string; content: Uint8Array; contentType?: string }[];
-}
+/** A mail as nodemailer takes it: its parts and, for the envelope only, Bcc. Attachments cross to the thread as plain bytes. */
+export type ThreadMail = ReturnType<typeof mailPartsOf> & { bcc?: string[] };
 
 export type ToSmtpThread =
   | { type: "open"; pool: number; options: SMTPPoolOptions & { pool: true } }

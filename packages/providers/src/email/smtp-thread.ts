@@ -4,7 +4,8 @@
  * as everything else a send does; here it runs beside the delivery stage instead of in its turn.
  */
 import { parentPort } from "node:worker_threads";
-import { createTransport, type SendMailOptions, type SMTPPoolOptions, type Transporter } from "nodemailer";
+import { createTransport, type SendMailOptions, type Transporter } from "nodemailer";
+import { bufferOf } from "./sender.js";
 import type { SmtpFailureShape, ToSmtpThread } from "./smtp-pools.js";
 
 if (!parentPort) throw new Error("smtp-thread.js runs as a worker thread");
@@ -28,7 +29,7 @@ function failureOf(error: unknown): SmtpFailureShape {
 port.on("message", (command: ToSmtpThread) => {
   switch (command.type) {
     case "open": {
-      const transport = createTransport(command.options as SMTPPoolOptions & { pool: true });
+      const transport = createTransport(command.options);
       // Each failure also reaches the send it belongs to; unheard, the event would end the thread.
       transport.on("error", () => undefined);
       transports.set(command.pool, transport);
@@ -45,7 +46,7 @@ port.on("message", (command: ToSmtpThread) => {
       const mail: SendMailOptions = {
         ...command.mail,
         // Buffers arrive as plain byte arrays.
-        attachments: command.mail.attachments.map((attachment) => ({ ...attachment, content: Buffer.from(attachment.content) })),
+        attachments: command.mail.attachments.map((attachment) => ({ ...attachment, content: bufferOf(attachment.content) })),
         signal: abort.signal,
       };
       transport.sendMail(mail).then(

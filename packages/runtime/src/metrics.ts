@@ -71,15 +71,14 @@ new Counter<"cache" | "result">({
  * Its series are scraped from now on, at zero until a lookup.
  */
 export function cacheLookups(cache: string): CacheLookups {
-  let counts = cacheCounts.get(cache);
-  if (!counts) cacheCounts.set(cache, (counts = { hit: 0, miss: 0 }));
-  const kept = counts;
+  const counts = cacheCounts.get(cache) ?? { hit: 0, miss: 0 };
+  cacheCounts.set(cache, counts);
   return {
     hit: () => {
-      kept.hit += 1;
+      counts.hit += 1;
     },
     miss: () => {
-      kept.miss += 1;
+      counts.miss += 1;
     },
   };
 }

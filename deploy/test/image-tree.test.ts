@@ -68,7 +68,9 @@ describe("the image's tree (scripts/image-tree.sh)", () => {
     expect(existsSync(join(image, "worker", "migrations"))).toBe(true);
   });
 
-  it("migrates a new database, twice without harm, and starts every process from the tree", async () => {
+  // Its own budget: seven processes starting while CI runs the other packages' tests can take longer
+  // than the default; the two readiness waits bound it.
+  it("migrates a new database, twice without harm, and starts every process from the tree", { timeout: 150_000 }, async () => {
     const migrate = () =>
       run(process.execPath, ["migrate/dist/migrate.js"], { cwd: image, env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, LOG_LEVEL: "warn" } });
     await migrate();

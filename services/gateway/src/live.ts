@@ -99,11 +99,33 @@ const GATHER_MS = 2;
  */
 const MAX_BATCHES_IN_FLIGHT = 4;
 
+type EngineSendOptions = Parameters<Socket["conn"]["write"]>[1];
+
+/** One event of a socket.io connection: its name and its argument. */
+type LiveEvent = readonly [name: string, payload: object];
+
 /**
- * A socket.io EVENT packet for the main namespace as its encoder writes it (socket.io protocol
- * v5): the packet type, then the JSON array of the event's name and its argument.
+ * An event as the websocket frame that carries it: an Engine.IO message packet ("4") holding a
+ * socket.io EVENT packet for the main namespace ("2", then the JSON array of the event's name and
+ * its argument), in a final, unmasked text frame from server to client (RFC 6455 §5.2).
  */
-const eventPacketOf = (event: string, payload: object) => `2${JSON.stringify([event, payload])}`;
+function eventFrameOf([name, payload]: LiveEvent): Buffer {
+  const text = `42${JSON.stringify([name, payload])}`;
+  const length = Buffer.byteLength(text);
+  const header = length < 126 ? 2 : length < 65_536 ? 4 : 10;
+  const frame = Buffer.allocUnsafe(header + length);
+  frame[0] = 0x81;
+  if (header === 2) frame[1] = length;
+  else if (header === 4) {
+    frame[1] = 126;
+    frame.writeUInt16BE(length, 2);
+  } else {
+    frame[1] = 127;
+    frame.writeBigUInt64BE(BigInt(length), 2);
+  }
+  frame.write(text, header);
+  return frame;
+}
 
 const roomOf = (environmentId: string, subscriberId: string) => `${environmentId}:${subscriberId}`;
 
@@ -327,16 +349,19 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
   }
 
   /**
-   * Sends the event to the subscriber's sockets on this process, encoded once for them all and
-   * written to each as the packet `emit` would write: a room's `emit` builds a broadcast,
-   * walks the payload for binary data and pre-frames it on every call, which a batch of
-   * thousands of one-socket rooms pays for on each of its events.
+   * Sends a subscriber's events, in order, to its sockets on this process: framed once for them
+   * all and written to each socket at once, as one packet whose websocket frames engine.io writes
+   * as they are (the way socket.io's own broadcasts go; the socket is never anything but a
+   * websocket). A room's `emit` would build a broadcast, walk the payload for binary data and
+   * frame it on every call, and a write per event costs each socket a system call per event.
    */
-  function emitTo(environmentId: string, subscriberId: string, event: string, payload: object): void {
+  function emitTo(environmentId: string, subscriberId: string, events: readonly LiveEvent[]): void {
     const ids = io.sockets.adapter.rooms.get(roomOf(environmentId, subscriberId));
-    if (!ids) return;
-    const packet = eventPacketOf(event, payload);
-    for (const id of ids) io.sockets.sockets.get(id)?.conn.write(packet);
+    if (!ids || events.length === 0) return;
+    const frames = events.length === 1 ? eventFrameOf(events[0]!) : Buffer.concat(events.map(eventFrameOf));
+    // engine.io's types leave out the option its websocket transport reads.
+    const options = { wsPreEncodedFrame: [frames] } as EngineSendOptions;
+    for (const id of ids) io.sockets.sockets.get(id)?.conn.write(frames, options);
   }
 
   /** Reads what the batch's events need; answers the function that emits them (undefined when there is nothing to say). */
@@ -354,20 +379,28 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
       ]);
       return () => {
         // Protocol §4.2: a new message first, then the unseen count, then the unread counts.
+        const events = new Map<string, LiveEvent[]>();
+        const eventsOf = (subscriberId: string) => {
+          let list = events.get(subscriberId);
+          if (!list) events.set(subscriberId, (list = []));
+          return list;
+        };
         for (const { subscriberId, message } of received.flat()) {
-          if (changes.received.has(subscriberId)) emitTo(environmentId, subscriberId, "notification_received", { message });
+          if (changes.received.has(subscriberId)) eventsOf(subscriberId).push(["notification_received", { message }]);
         }
         for (const answer of counts) {
           for (const [subscriberId, count] of answer) {
             if (!counted.has(subscriberId)) continue;
-            emitTo(environmentId, subscriberId, "unseen_count_changed", { unseenCount: count.unseenCount, hasMore: count.unseenHasMore });
-            emitTo(environmentId, subscriberId, "unread_count_changed", {
-              unreadCount: count.unreadCount,
-              counts: { total: count.unreadCount, severity: count.unreadBySeverity },
-              hasMore: count.unreadHasMore,
-            });
+            eventsOf(subscriberId).push(
+              ["unseen_count_changed", { unseenCount: count.unseenCount, hasMore: count.unseenHasMore }],
+              [
+                "unread_count_changed",
+                { unreadCount: count.unreadCount, counts: { total: count.unreadCount, severity: count.unreadBySeverity }, hasMore: count.unreadHasMore },
+              ],
+            );
           }
         }
+        for (const [subscriberId, list] of events) emitTo(environmentId, subscriberId, list);
       };
     } catch (error) {
       // Best effort, as the announcements are: the client reads its counts again as it reconnects or acts.

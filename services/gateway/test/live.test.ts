@@ -162,6 +162,25 @@ describe("live Inbox events", () => {
     }
   });
 
+  it("frames events of every length whole: short, over 125 bytes and over 64 KiB", async () => {
+    const contents = { short: "hi", medium: "m".repeat(300), long: "l".repeat(70_000) };
+    const { reads } = fakeReads();
+    reads.received = async (_, messageIds) =>
+      messageIds.map((id) => ({ subscriberId: "ada", message: { _id: id, content: contents[id as keyof typeof contents] } }));
+    const replica = await startReplica(reads);
+    try {
+      const ada = await open(replica.url, "ada");
+      await announce(CHANGE_SUBJECTS.received, ["short:ada", "medium:ada", "long:ada"]);
+      await eventually(async () => (ada.heard.length >= 5 ? true : undefined));
+      expect(ada.heard.slice(0, 3)).toEqual(
+        Object.entries(contents).map(([id, content]) => ({ event: "notification_received", payload: { message: { _id: id, content } } })),
+      );
+      expect(ada.heard.slice(3).map(({ event }) => event)).toEqual(["unseen_count_changed", "unread_count_changed"]);
+    } finally {
+      await replica.stop();
+    }
+  });
+
   it("reads the counts of every subscriber connected here in one call when the whole environment changed", async () => {
     const { reads, calls } = fakeReads();
     const replica = await startReplica(reads);

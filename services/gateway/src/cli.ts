@@ -14,8 +14,9 @@ const USAGE = `usage:
                      [--expires-in DURATION | --expires-at ISO-8601]
                                                                    print a new API key; DURATION is a number and
                                                                    s, m, h, d or w (e.g. 90d); without, it never expires
-  notify keys list                                                 id, prefix, label, environment (and its applicationIdentifier),
-                                                                   created, expiry, last used, state
+  notify keys list [--limit N]                                     the newest N keys (100 unless given): id, prefix, label,
+                                                                   environment (and its applicationIdentifier), created, expiry,
+                                                                   last used, state
   notify keys revoke PREFIX|ID                                     revoke the keys starting with PREFIX, or the key with ID
   notify inbox origins [--environment NAME] [--organization NAME] ORIGIN...
                                                                    the only browser origins the environment's Inbox may be used from
@@ -42,6 +43,8 @@ function rateLimitsOf(values: Record<string, string | boolean | undefined>): Env
 }
 
 const LABEL_MAX_LENGTH = 100;
+/** Keys `keys list` shows unless --limit says otherwise. */
+const KEYS_LISTED = 100;
 const DURATION_UNIT_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
 
 /** The `keys create --label` option as stored: one printable line (it is shown in `keys list`'s columns). */
@@ -108,6 +111,7 @@ runMain(async () => {
       trigger: { type: "string" },
       configuration: { type: "string" },
       global: { type: "string" },
+      limit: { type: "string", default: String(KEYS_LISTED) },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -152,7 +156,9 @@ runMain(async () => {
       await addKey(pool, sealerOf(config), key, { environment: values.environment, organization: values.organization, label, expiresAt });
       process.stdout.write(`${key}\n`);
     } else if (command === "list") {
-      const rows = await store.selectKeys(pool);
+      const limit = Number(values.limit);
+      if (!Number.isInteger(limit) || limit < 1 || argument !== undefined) throw new Error(USAGE);
+      const rows = await store.selectKeys(pool, limit);
       const now = Date.now();
       const lines = rows.map((row) =>
         [
@@ -168,6 +174,10 @@ runMain(async () => {
         ].join("\t"),
       );
       process.stdout.write(`${["ID\tPREFIX\tLABEL\tENVIRONMENT\tAPPLICATION IDENTIFIER\tCREATED\tEXPIRES\tLAST USED\tSTATE", ...lines].join("\n")}\n`);
+      if (rows.length === limit) {
+        const total = await store.countKeys(pool);
+        if (total > limit) process.stderr.write(`the newest ${limit} of ${total} keys; --limit N shows more\n`);
+      }
     } else if (command === "revoke" && argument) {
       const hashes = await store.revokeKeys(pool, argument);
       if (hashes.length === 0) throw new Error(`no active key starts with or has the id ${argument}`);

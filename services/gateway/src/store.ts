@@ -78,13 +78,16 @@ export async function countKeys(db: Queryable): Promise<number> {
   return rows[0]!.count;
 }
 
-export async function selectKeys(db: Queryable): Promise<KeyListRow[]> {
+/** The newest keys first, at most `limit`. */
+export async function selectKeys(db: Queryable, limit: number): Promise<KeyListRow[]> {
   const { rows } = await db.query<KeyListRow>(
     `SELECT k.id, k.prefix, k.label, o.name AS organization, e.name AS environment, e.identifier, k.created_at, k.last_used_at, k.expires_at, k.revoked_at
        FROM gateway.api_keys k
        JOIN gateway.environments e ON e.id = k.environment_id
        JOIN gateway.organizations o ON o.id = e.organization_id
-      ORDER BY k.created_at`,
+      ORDER BY k.created_at DESC, k.id DESC
+      LIMIT $1`,
+    [limit],
   );
   return rows;
 }

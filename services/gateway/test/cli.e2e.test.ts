@@ -100,6 +100,21 @@ describe("pnpm notify keys", () => {
     await expect(notify("keys", "revoke", liveId)).rejects.toMatchObject({ stderr: expect.stringContaining("no active key") });
   });
 
+  it("lists the newest keys first, as many as --limit says, and says how many it left out", async () => {
+    const labels = ["oldest of three", "middle of three", "newest of three"];
+    for (const label of labels) await notify("keys", "create", "--label", label);
+    const { stdout, stderr } = await run(process.execPath, [cli, "keys", "list", "--limit", "2"], {
+      env: { ...process.env, DATABASE_URL: stack.database.url },
+    });
+    const [header, ...rows] = stdout.trim().split("\n");
+    expect(header).toMatch(/^ID\tPREFIX\tLABEL/);
+    expect(rows.map((row) => row.split("\t")[2])).toEqual(["newest of three", "middle of three"]);
+    expect(stderr).toMatch(/^the newest 2 of \d+ keys; --limit N shows more$/m);
+    for (const limit of ["0", "two", "1.5"]) {
+      await expect(notify("keys", "list", "--limit", limit)).rejects.toMatchObject({ stderr: expect.stringContaining("usage:") });
+    }
+  });
+
   it("refuses a bad label or expiry and creates no key", async () => {
     const count = async () => (await notify("keys", "list")).trim().split("\n").length;
     const before = await count();

@@ -58,7 +58,12 @@ interface Replica {
   stop(): Promise<void>;
 }
 
-async function startReplica(reads: LiveReads, originAllowed = () => true, verifier: Pick<SessionTokens, "verify"> = sessions): Promise<Replica> {
+async function startReplica(
+  reads: LiveReads,
+  originAllowed = () => true,
+  verifier: Pick<SessionTokens, "verify"> = sessions,
+  pingIntervalMs = 25_000,
+): Promise<Replica> {
   const app = new Koa();
   app.use((ctx) => {
     ctx.body = { rest: true };
@@ -66,7 +71,7 @@ async function startReplica(reads: LiveReads, originAllowed = () => true, verifi
   const server = app.listen(0, "127.0.0.1");
   await new Promise((resolve) => server.once("listening", resolve));
   const nats = await connectNatsInBackground("nats://127.0.0.1:4222", "live-test");
-  const live = attachLiveEvents({ server, sessions: verifier, reads, nats, log, originAllowed, pingIntervalMs: 25_000 });
+  const live = attachLiveEvents({ server, sessions: verifier, reads, nats, log, originAllowed, pingIntervalMs });
   // The subscriptions are made once the connection is: wait until the server has them.
   await (await nats.connected).flush();
   await new Promise((resolve) => setTimeout(resolve, 50));
@@ -176,6 +181,22 @@ describe("live Inbox events", () => {
         Object.entries(contents).map(([id, content]) => ({ event: "notification_received", payload: { message: { _id: id, content } } })),
       );
       expect(ada.heard.slice(3).map(({ event }) => event)).toEqual(["unseen_count_changed", "unread_count_changed"]);
+    } finally {
+      await replica.stop();
+    }
+  });
+
+  it("pings each socket every interval with a frame its client reads and answers, so it stays connected", async () => {
+    const replica = await startReplica(fakeReads().reads, () => true, sessions, 300);
+    try {
+      const ada = await open(replica.url, "ada");
+      let pings = 0;
+      ada.socket.io.engine.on("ping", () => {
+        pings += 1;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      expect(pings).toBeGreaterThanOrEqual(2);
+      expect(ada.socket.connected).toBe(true);
     } finally {
       await replica.stop();
     }

@@ -114,6 +114,13 @@ export interface ConsumeOptions {
   concurrency: number;
   /** With handleBatch: the most jobs handed over in one batch. */
   maxBatch?: number;
+  /** Messages pulled ahead of those being handled; by default enough to fill every place. */
+  prefetch?: number;
+  /**
+   * Waited for before each next job is taken: a handler that bounds its work by something other
+   * than the jobs under way (the sends a page holds) says here when it can take more.
+   */
+  ready?(): Promise<void> | undefined;
   /** Deliveries before a job is dead-lettered; -1 for no limit (the handler then decides when to give up). */
   maxDeliver: number;
   /** Waits before the 2nd, 3rd, … delivery. */
@@ -227,7 +234,7 @@ export async function consumeJobs(nats: NatsConnection, options: ConsumeOptions)
   }
   const consumer = await nats.jetstream().consumers.get(options.stream.name, options.durable);
   const maxBatch = options.handleBatch ? Math.max(1, options.maxBatch ?? 100) : 1;
-  const messages = await consumer.consume({ max_messages: options.concurrency * maxBatch });
+  const messages = await consumer.consume({ max_messages: options.prefetch ?? options.concurrency * maxBatch });
   const running = new Set<Promise<void>>();
   const [done, deferred, failed, deadLettered] = JOB_OUTCOMES.map((outcome) => jobsTotal.labels(options.stream.name, outcome)) as [
     Counter.Internal,
@@ -346,6 +353,7 @@ export async function consumeJobs(nats: NatsConnection, options: ConsumeOptions)
         });
         roomMade = undefined;
       }
+      await options.ready?.();
     }
     dispatch();
   })().finally(() => {

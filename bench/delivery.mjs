@@ -158,11 +158,15 @@ export default async function deliveryBench({ report }) {
     );
     await pool.query("ANALYZE subscribers.subscribers");
 
-    /** How often the worker has handed a send job back to the deliveries stream, from its metrics. */
-    const deferredDeliveries = async () => {
+    /** How often the worker has handed a send back to the deliveries stream, by reason, from its metrics. */
+    const sendsHandedBack = async () => {
       const text = await (await fetch(`http://127.0.0.1:${ports.worker}/metrics`)).text();
-      const line = text.split("\n").find((row) => row.startsWith(`notify_jobs_total{stream="${streams.DELIVERIES_STREAM}",outcome="deferred"}`));
-      return line ? Number(line.split(" ").at(-1)) : 0;
+      const counts = {};
+      for (const line of text.split("\n")) {
+        const match = /^notify_delivery_sends_handed_back_total\{reason="(\w+)"\} (\S+)$/.exec(line);
+        if (match) counts[match[1]] = Number(match[2]);
+      }
+      return counts;
     };
 
     /**
@@ -174,7 +178,7 @@ export default async function deliveryBench({ report }) {
      * Postgres's work during the step.
      */
     const timed = async (name, arrived) => {
-      const deferredBefore = await deferredDeliveries();
+      const handedBackBefore = await sendsHandedBack();
       const cpuBefore = await cpuUse(children);
       const started = performance.now();
       const { transactionId } = await post("/v1/events/trigger/broadcast", { name, payload: PAYLOAD });
@@ -223,9 +227,11 @@ export default async function deliveryBench({ report }) {
         );
         console.log(`  ${name}: attempts ${rows.map((row) => `${row.n} ${row.status}${row.example ? ` (e.g. ${row.example})` : ""}`).join(", ")}`);
         // Where the time went: the fan-out (every message written) against the sends after it,
-        // and the send jobs handed back to the stream (their integration busy) to come again.
+        // and the sends handed back to the stream (their integration busy) to come again.
         console.log(`  ${name}: all written after ${writtenSeconds.toFixed(2)} s, all sent after ${seconds.toFixed(2)} s`);
-        console.log(`  ${name}: send jobs handed back to the stream ${((await deferredDeliveries()) - deferredBefore).toLocaleString("en")} times`);
+        const handedBack = await sendsHandedBack();
+        const reasons = Object.entries(handedBack).map(([reason, count]) => `${reason} ${(count - (handedBackBefore[reason] ?? 0)).toLocaleString("en")}`);
+        console.log(`  ${name}: sends handed back to the stream: ${reasons.join(", ") || "none"}`);
       }
       return seconds;
     };

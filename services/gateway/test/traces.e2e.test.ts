@@ -98,8 +98,8 @@ describe("tracing (OTEL_EXPORTER_OTLP_ENDPOINT set)", () => {
     const { jobs, deliveries } = { jobs: stack.env.JOBS_SUBJECT_PREFIX, deliveries: stack.env.DELIVERIES_SUBJECT_PREFIX };
     expect(chain).toEqual([
       ["worker", KIND.client, "email send"],
-      ["worker", KIND.consumer, `${deliveries}.email process`],
-      ["worker", KIND.producer, `${deliveries}.email publish`],
+      ["worker", KIND.consumer, `${deliveries}.pages.email process`],
+      ["worker", KIND.producer, `${deliveries}.pages.email publish`],
       ["worker", KIND.consumer, `${jobs}.trigger process`],
       ["triggers", KIND.producer, `${jobs}.trigger publish`],
       ["triggers", KIND.server, "notify.triggers.v1.TriggerService/TriggerBatch"],

@@ -26,12 +26,13 @@ const schema = z.object({
   DELIVERIES_STREAM: z.string().min(1).default("NOTIFY_DELIVERIES"),
   DELIVERIES_SUBJECT_PREFIX: z.string().min(1).default("notify.deliveries"),
   /**
-   * Delivery jobs this process holds at once, across integrations: waiting for a place, claiming
-   * their lease, calling their provider or recording the outcome. More lets a quick provider's
-   * outcomes be recorded while its next calls run, but a job its integration has no room for goes
-   * back to the stream, and on a busy machine taking such jobs again and again costs more than it gains.
+   * Sends this process holds at once, across integrations, taken from the stream in whole pages:
+   * waiting for a place, claiming their lease, calling their provider or recording the outcome.
+   * More lets a quick provider's outcomes be recorded while its next calls run, but a send its
+   * integration has no room for goes back to the stream, and on a busy machine taking such sends
+   * again and again costs more than it gains.
    */
-  DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(4096).default(128),
+  DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(4096).default(256),
   /** Sends under way at once per integration: a slow provider holds at most this many. */
   DELIVERY_CONCURRENCY_PER_INTEGRATION: z.coerce.number().int().min(1).max(1024).default(32),
   /** How long after a message is written its send may still be retried (transient failures). */

@@ -11,6 +11,7 @@ import {
   type Pool,
   type Queryable,
 } from "@notify/runtime";
+import { isPageSubject } from "./deliveries.js";
 import * as store from "./store.js";
 
 /** The worker's two streams: what a dead letter's subject is read against. */
@@ -23,6 +24,7 @@ export interface WorkerStreams {
 function jobSchemaOf(subject: string, streams: WorkerStreams): DescMessage | undefined {
   if (subject === jobSubject(streams.jobs, JOB_KINDS.trigger)) return triggersV1.TriggerJobSchema;
   if (subject === jobSubject(streams.jobs, JOB_KINDS.subscriberDeleted)) return subscribersV1.SubscriberDeletedJobSchema;
+  if (isPageSubject(streams.deliveries, subject)) return deliveriesV1.DeliveryPageSchema;
   if (subject.startsWith(`${streams.deliveries.subjectPrefix}.`)) return deliveriesV1.DeliveryJobSchema;
   return undefined;
 }
@@ -51,6 +53,8 @@ export async function deadLetterShown(db: Queryable, streams: WorkerStreams, id:
   return `${JSON.stringify(shown, null, 2)}\n`;
 }
 
+const describeSend = (job: deliveriesV1.DeliveryJob) => `${channelName(job.channel) ?? "?"} send of message ${job.messageId} through ${job.providerId}`;
+
 /** What a dead letter's job asks for, in a few words an operator can act on. */
 export function describeJob(row: Pick<store.DeadLetterRow, "subject" | "job">, streams: WorkerStreams): string {
   const schema = jobSchemaOf(row.subject, streams);
@@ -64,10 +68,13 @@ export function describeJob(row: Pick<store.DeadLetterRow, "subject" | "job">, s
       const job = fromBinary(subscribersV1.SubscriberDeletedJobSchema, row.job);
       return `deleted subscriber ${job.subscriberId} (${job.id})`;
     }
-    if (schema === deliveriesV1.DeliveryJobSchema) {
-      const job = fromBinary(deliveriesV1.DeliveryJobSchema, row.job);
-      return `${channelName(job.channel) ?? "?"} send of message ${job.messageId} through ${job.providerId}`;
+    if (schema === deliveriesV1.DeliveryPageSchema) {
+      const { jobs } = fromBinary(deliveriesV1.DeliveryPageSchema, row.job);
+      if (jobs.length === 0) return "an empty page of sends";
+      const others = jobs.length > 1 ? ` and ${jobs.length - 1} more` : "";
+      return `${describeSend(jobs[0]!)}${others}`;
     }
+    if (schema === deliveriesV1.DeliveryJobSchema) return describeSend(fromBinary(deliveriesV1.DeliveryJobSchema, row.job));
   } catch {
     return "a job that cannot be read";
   }

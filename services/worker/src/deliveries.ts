@@ -1,8 +1,8 @@
 import { create, toBinary } from "@bufbuild/protobuf";
-import { timestampNow } from "@bufbuild/protobuf/wkt";
+import { timestampNow, type Timestamp } from "@bufbuild/protobuf/wkt";
 import type { CallOptions, Client } from "@connectrpc/connect";
 import { deliveriesV1, type messagesV1 } from "@notify/proto";
-import { channelName, jobSubject, publishJobs, type JobStream, type Origin, type OutgoingJob } from "@notify/runtime";
+import { channelName, jobSubject, publishJobs, type Channel, type JobStream, type Origin, type OutgoingJob } from "@notify/runtime";
 import type { NatsConnection } from "nats";
 import type { Composed } from "./compose.js";
 import { writeMessages } from "./message-groups.js";
@@ -10,27 +10,62 @@ import { writeMessages } from "./message-groups.js";
 /** Messages with a send per CreateMessages call (each answers its id, so they are not grouped). */
 const SENDS_PER_CALL = 1_000;
 
-/** Hands sends to the delivery stage: resolves once the stream has them. */
-export type PublishDeliveries = (jobs: readonly deliveriesV1.DeliveryJob[]) => Promise<void>;
+/**
+ * Sends per stream message: a page's sends share one publish, one delivery, one acknowledgement
+ * and the statements that claim and record them, where one send each paid all of those.
+ */
+export const SENDS_PER_PAGE = 50;
 
-/** The origin of the trigger job a send comes from (its request id and trace), if it has one. */
+/** The subject of the pages of sends on a channel. */
+export const pageSubject = (stream: JobStream, channel: Channel) => jobSubject(stream, `pages.${channelName(channel) ?? "unspecified"}`);
+
+/** Whether a subject of the deliveries stream holds pages (else one DeliveryJob, as published before pages). */
+export const isPageSubject = (stream: JobStream, subject: string) => subject.startsWith(`${stream.subjectPrefix}.pages.`);
+
+/** Hands pages of sends to the delivery stage: resolves once the stream has them. */
+export type PublishDeliveries = (pages: readonly deliveriesV1.DeliveryPage[]) => Promise<void>;
+
+/** The origin of the work a send comes from (its request id and trace), if it has one. */
 export type OriginOfSend = (job: deliveriesV1.DeliveryJob) => Origin | undefined;
 
 export function deliveryPublisher(nats: NatsConnection, stream: JobStream, originOf: OriginOfSend): PublishDeliveries {
-  return (jobs) =>
+  return (pages) =>
     publishJobs(
       nats,
-      jobs.map(
-        (job): OutgoingJob => ({
-          subject: jobSubject(stream, channelName(job.channel) ?? "unspecified"),
-          data: toBinary(deliveriesV1.DeliveryJobSchema, job),
-          // A redelivered trigger job writes nothing new and publishes the same ids: absorbed here,
-          // and past the stream's window by the send lease.
-          msgID: job.messageId,
-          origin: originOf(job),
-        }),
-      ),
+      pages.map((page): OutgoingJob => {
+        const first = page.jobs[0]!;
+        const handedBack = Math.max(...page.jobs.map((job) => job.handedBack));
+        return {
+          subject: pageSubject(stream, first.channel),
+          data: toBinary(deliveriesV1.DeliveryPageSchema, page),
+          // The same page published again (by a redelivered trigger job, or handed back again by
+          // a second copy of its page) is absorbed here, and past the stream's window by the send leases.
+          msgID: `${first.messageId}.${page.jobs.at(-1)!.messageId}.${page.jobs.length}.${handedBack}`,
+          origin: originOf(first),
+        };
+      }),
     );
+}
+
+/**
+ * The sends in pages of at most SENDS_PER_PAGE, each to one integration for one transaction (one
+ * trace), in their order.
+ */
+export function pagesOf(jobs: readonly deliveriesV1.DeliveryJob[], notBefore?: Timestamp): deliveriesV1.DeliveryPage[] {
+  const filling = new Map<string, deliveriesV1.DeliveryJob[]>();
+  const pages: deliveriesV1.DeliveryJob[][] = [];
+  for (const job of jobs) {
+    const key = `${job.integrationId}/${job.transactionId}`;
+    let page = filling.get(key);
+    if (!page) {
+      page = [];
+      filling.set(key, page);
+      pages.push(page);
+    }
+    page.push(job);
+    if (page.length === SENDS_PER_PAGE) filling.delete(key);
+  }
+  return pages.map((page) => create(deliveriesV1.DeliveryPageSchema, { jobs: page, ...(notBefore ? { notBefore } : {}) }));
 }
 
 /**
@@ -71,7 +106,7 @@ export async function writeAndHandOver(
         ...(delivery!.continuation ? { continuation: delivery!.continuation } : {}),
       });
     });
-    await publish(jobs);
+    await publish(pagesOf(jobs));
   }
   return created;
 }

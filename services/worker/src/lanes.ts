@@ -202,3 +202,39 @@ export function createLanes(options: LaneOptions) {
     },
   };
 }
+
+/**
+ * Places shared by the sends a process holds, given in the order they were asked for. `ready()`
+ * resolves once a place is free that nobody waits for: when taking more work is worth it.
+ */
+export function createRoom(places: number) {
+  let free = places;
+  const waiting: (() => void)[] = [];
+  let readyWaiters: (() => void)[] = [];
+  const wakeReady = () => {
+    if (free > waiting.length && readyWaiters.length > 0) {
+      const woken = readyWaiters;
+      readyWaiters = [];
+      for (const wake of woken) wake();
+    }
+  };
+  return {
+    take(): Promise<void> | undefined {
+      if (free > 0 && waiting.length === 0) {
+        free -= 1;
+        return undefined;
+      }
+      return new Promise((resolve) => waiting.push(resolve));
+    },
+    give(): void {
+      const next = waiting.shift();
+      if (next) next();
+      else free += 1;
+      wakeReady();
+    },
+    ready(): Promise<void> | undefined {
+      if (free > waiting.length) return undefined;
+      return new Promise((resolve) => readyWaiters.push(resolve));
+    },
+  };
+}

@@ -1,5 +1,5 @@
-import { fromBinary } from "@bufbuild/protobuf";
-import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { timestampDate, timestampFromDate, timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import { deliveriesV1, messagesV1, type integrationsV1, type subscribersV1, type triggersV1 } from "@notify/proto";
 import {
@@ -25,17 +25,23 @@ import {
   metricsRegistry,
   scopeHeaders,
   type Channel,
+  type JobStream,
   type JsMsg,
   type Later,
   type Logger,
   type Pool,
 } from "@notify/runtime";
-import { createLanes, type LaneTicket } from "./lanes.js";
+import { isPageSubject, pagesOf, pageSubject, type PublishDeliveries } from "./deliveries.js";
+import { createLanes, createRoom, type LaneTicket } from "./lanes.js";
 import * as store from "./store.js";
 
 export interface DeliveryStageDeps {
-  /** The worker's own schema: send leases. */
+  /** The worker's own schema: send leases, and the dead letters of sends refused outright. */
   pool: Pool;
+  /** The deliveries stream the stage consumes. */
+  stream: JobStream;
+  /** Puts sends to come back later on the stream, as pages of their own. */
+  handBack: PublishDeliveries;
   providers: Providers;
   outbound: OutboundHttp;
   integrations: Client<typeof integrationsV1.IntegrationService>;
@@ -47,6 +53,8 @@ export interface DeliveryStageDeps {
   log: Logger;
   /** How long after its message was written a send may still be retried. */
   budgetMs: number;
+  /** Sends held at once (waiting for a place, claiming, calling, recording); more wait on their page. */
+  held: number;
   /** Sends under way at once per integration; more wait, and past a bound come back later. */
   perIntegration: number;
   /** How long a lease may stay 'sending' before its worker is taken for dead (the jobs' ack wait). */
@@ -83,6 +91,28 @@ const providerSendDuration = new Histogram<"channel" | "provider">({
   buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
   registers: [metricsRegistry],
 });
+
+/** Why a send goes back on the stream for later. */
+const HAND_BACK_REASONS = ["retry", "busy", "lease", "error"] as const;
+type HandBackReason = (typeof HAND_BACK_REASONS)[number];
+
+/** A send to come back later: a retry of a failed call, its integration busy, its lease held elsewhere, or a service that failed. */
+interface Back {
+  retryInMs: number;
+  reason: HandBackReason;
+}
+
+const sendsHandedBack = new Counter<"reason">({
+  name: "notify_delivery_sends_handed_back_total",
+  help: "Sends the delivery stage put back on the stream for later, by reason (retry: a failed call; busy: their integration; lease: held elsewhere; error: a service failed)",
+  labelNames: ["reason"],
+  registers: [metricsRegistry],
+});
+
+const handedBackSeries = Object.fromEntries(HAND_BACK_REASONS.map((reason) => [reason, sendsHandedBack.labels(reason)])) as Record<
+  HandBackReason,
+  Counter.Internal
+>;
 
 const SEND_OUTCOMES = ["sent", "retrying", "failed", "unknown"] as const;
 type SendOutcome = (typeof SEND_OUTCOMES)[number];
@@ -228,7 +258,7 @@ interface Attempt {
 }
 
 /**
- * The delivery stage: takes one DeliveryJob at a time from JetStream and hands its message to the
+ * The delivery stage: takes pages of sends from JetStream and hands each send's message to the
  * provider at most once. The send lease is claimed in Postgres before the call; a job seen again
  * after its send finished only records the outcome again, and one whose worker died mid-call is
  * sent again only through a provider that deduplicates (same idempotency key), otherwise ends as
@@ -238,6 +268,8 @@ interface Attempt {
 export function createDeliveryStage(deps: DeliveryStageDeps) {
   const { log } = deps;
   const lanes = createLanes({ slots: deps.perIntegration, admissionWaitMs: ADMISSION_WAIT_MS });
+  // A worker that dies leaves unknown at most the sends it held: a page's sends beyond the bound wait here.
+  const room = createRoom(deps.held);
   /**
    * Messages whose job this process is handling. A second copy of one (JetStream delivers a job
    * again when its heartbeat came late) waits until the first is done: seeing the first's lease
@@ -366,7 +398,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
   }
 
   /** A lease that was not claimed: its send finished (record it again, in case that record was lost) or is under way elsewhere. */
-  async function settled(job: deliveriesV1.DeliveryJob, lease: store.Lease): Promise<Later | undefined> {
+  async function settled(job: deliveriesV1.DeliveryJob, lease: store.Lease): Promise<Back | undefined> {
     const base = { job, attempt: lease.attempts, startedAt: lease.updated_at, durationMs: 0 };
     if (lease.state === "sent") {
       await goOn(job);
@@ -380,7 +412,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     }
     if (lease.state === "retrying") {
       // Its retry is due later than this copy came: the copy waits for it.
-      return { retryInMs: BACKOFF_MS[0]! };
+      return { retryInMs: BACKOFF_MS[0]!, reason: "lease" };
     }
     return undefined;
   }
@@ -389,7 +421,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
    * The call takes one of the integration's slots, given back once the provider has answered
    * (`ticket.done()`): recording the outcome does not hold it.
    */
-  async function send(job: deliveriesV1.DeliveryJob, lease: store.Lease, channel: DeliveryChannel, ticket: LaneTicket): Promise<Later | undefined> {
+  async function send(job: deliveriesV1.DeliveryJob, lease: store.Lease, channel: DeliveryChannel, ticket: LaneTicket): Promise<Back | undefined> {
     const integration = await integrationOf(job);
     if (!integration || integration.deleted || !integration.active) {
       return refuse(job, lease, "integration_not_active", `The ${job.providerId} integration is deleted or not active`);
@@ -436,7 +468,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
         { messageId: job.messageId, providerId: job.providerId, attempt: lease.attempts, retryInMs: retry ? delay : undefined, error: errorText },
         "send failed",
       );
-      return retry ? { retryInMs: delay } : undefined;
+      return retry ? { retryInMs: delay, reason: "retry" } : undefined;
     }
     ticket.done();
     const durationMs = Date.now() - startedAt.getTime();
@@ -457,7 +489,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     return undefined;
   }
 
-  async function deliver(job: deliveriesV1.DeliveryJob, ticket: LaneTicket): Promise<Later | undefined> {
+  async function deliver(job: deliveriesV1.DeliveryJob, ticket: LaneTicket): Promise<Back | undefined> {
     const channel = deliveryChannelOf(job.channel);
     if (!channel) throw new ConnectError(`a delivery job of channel ${job.channel}`, Code.InvalidArgument);
     await ticket.claimTurn();
@@ -467,15 +499,15 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
       environmentId: job.environmentId,
       providerId: job.providerId,
     });
-    if (!lease) return { retryInMs: BUSY_RETRY_MS };
+    if (!lease) return { retryInMs: BUSY_RETRY_MS, reason: "lease" };
     if (lease.claimed) return send(job, lease, channel, ticket);
     if (lease.state !== "sending") return settled(job, lease);
     // Another worker holds it: under way (its lease is fresh) or dead mid-call.
-    if (Date.now() - lease.updated_at.getTime() < deps.orphanAfterMs) return { retryInMs: deps.orphanAfterMs };
+    if (Date.now() - lease.updated_at.getTime() < deps.orphanAfterMs) return { retryInMs: deps.orphanAfterMs, reason: "lease" };
     const provider = deps.providers.get(channel, job.providerId);
     if (provider?.idempotent) {
       const taken = await store.takeOverLease(deps.pool, job.messageId, lease.attempts);
-      return taken ? send(job, taken, channel, ticket) : { retryInMs: BUSY_RETRY_MS };
+      return taken ? send(job, taken, channel, ticket) : { retryInMs: BUSY_RETRY_MS, reason: "lease" };
     }
     const errorText = "The worker stopped while the provider was being called: the message may or may not have been delivered, and is not sent again";
     log.error({ messageId: job.messageId, environmentId: job.environmentId, providerId: job.providerId }, "send outcome unknown");
@@ -494,32 +526,110 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     return undefined;
   }
 
-  return {
-    /** Handles one consumed DeliveryJob: done, or to come back later (a retry, or its integration is busy). */
-    async handle(message: JsMsg): Promise<Later | undefined> {
-      const job = fromBinary(deliveriesV1.DeliveryJobSchema, message.data);
-      if (inHand.has(job.messageId)) return { retryInMs: BUSY_RETRY_MS };
-      inHand.add(job.messageId);
-      try {
-        const ticket = await lanes.enter(job.integrationId);
-        if (!ticket) {
-          // Back when the integration has got through what it holds. While its first calls are under
-          // way its pace is unknown (a burst to a new integration finds it so): soon, and later at
-          // each return, rather than a whole second for a provider that may answer in milliseconds.
-          // Spread so the jobs sent back do not all return at once.
-          const backlog = lanes.backlogMs(job.integrationId);
-          const backIn =
-            backlog === undefined ? Math.min(BUSY_RETRY_MS, UNPACED_RETRY_MS * 2 ** (message.info.redeliveryCount - 1)) : Math.max(BUSY_RETRY_MS, backlog);
-          return { retryInMs: Math.round(backIn * (1 + Math.random())) };
-        }
-        try {
-          return await deliver(job, ticket);
-        } finally {
-          ticket.done();
-        }
-      } finally {
-        inHand.delete(job.messageId);
+  /** A send as its page's other sends see it: done, or to come back later (a retry, or its integration is busy). */
+  async function handleSend(job: deliveriesV1.DeliveryJob): Promise<Back | undefined> {
+    await room.take();
+    try {
+      return await handleHeld(job);
+    } finally {
+      room.give();
+    }
+  }
+
+  async function handleHeld(job: deliveriesV1.DeliveryJob): Promise<Back | undefined> {
+    if (inHand.has(job.messageId)) return { retryInMs: BUSY_RETRY_MS, reason: "lease" };
+    inHand.add(job.messageId);
+    try {
+      const ticket = await lanes.enter(job.integrationId);
+      if (!ticket) {
+        // Back when the integration has got through what it holds. While its first calls are under
+        // way its pace is unknown (a burst to a new integration finds it so): soon, and later at
+        // each return, rather than a whole second for a provider that may answer in milliseconds.
+        // Spread so the sends handed back do not all return at once.
+        const backlog = lanes.backlogMs(job.integrationId);
+        const backIn = backlog === undefined ? Math.min(BUSY_RETRY_MS, UNPACED_RETRY_MS * 2 ** job.handedBack) : Math.max(BUSY_RETRY_MS, backlog);
+        return { retryInMs: Math.round(backIn * (1 + Math.random())), reason: "busy" };
       }
+      try {
+        return await deliver(job, ticket);
+      } finally {
+        ticket.done();
+      }
+    } finally {
+      inHand.delete(job.messageId);
+    }
+  }
+
+  /**
+   * A send that failed before its outcome was known (a service did not answer): back later, by
+   * the back-off of its returns; one whose own data a service refused becomes a dead letter of its own.
+   */
+  async function failed(job: deliveriesV1.DeliveryJob, error: unknown): Promise<Back | undefined> {
+    if (error instanceof ConnectError && error.code === Code.InvalidArgument) {
+      log.error({ err: error, messageId: job.messageId }, "send refused; dead-lettered");
+      await store.insertDeadLetter(deps.pool, job.environmentId, {
+        organizationId: job.organizationId,
+        subject: pageSubject(deps.stream, job.channel),
+        job: toBinary(deliveriesV1.DeliveryPageSchema, create(deliveriesV1.DeliveryPageSchema, { jobs: [job] })),
+        error: error.message,
+        deliveries: job.handedBack + 1,
+      });
+      return undefined;
+    }
+    const retryInMs = BACKOFF_MS[Math.min(job.handedBack, BACKOFF_MS.length - 1)]!;
+    log.warn({ err: error, messageId: job.messageId, retryInMs }, "send failed before its outcome was known; will retry");
+    return { retryInMs, reason: "error" };
+  }
+
+  /**
+   * Puts the sends to come back on the stream: pages of sends due at about the same time, each
+   * due when the last of its sends is, so none comes back before its time.
+   */
+  async function handBack(sends: (Back & { job: deliveriesV1.DeliveryJob })[]): Promise<void> {
+    sends.sort((a, b) => a.retryInMs - b.retryInMs);
+    const pages: deliveriesV1.DeliveryPage[] = [];
+    for (let start = 0; start < sends.length; ) {
+      let end = start + 1;
+      while (end < sends.length && sends[end]!.retryInMs <= sends[start]!.retryInMs * 1.25) end += 1;
+      const jobs = sends.slice(start, end).map(({ job }) => {
+        job.handedBack += 1;
+        return job;
+      });
+      pages.push(...pagesOf(jobs, timestampFromMs(Date.now() + sends[end - 1]!.retryInMs)));
+      start = end;
+    }
+    await deps.handBack(pages);
+    for (const { reason } of sends) handedBackSeries[reason].inc();
+  }
+
+  /** The sends a message of the stream holds: a page, or one send published before pages. */
+  function pageOf(message: JsMsg): deliveriesV1.DeliveryPage {
+    try {
+      if (isPageSubject(deps.stream, message.subject)) return fromBinary(deliveriesV1.DeliveryPageSchema, message.data);
+      return create(deliveriesV1.DeliveryPageSchema, { jobs: [fromBinary(deliveriesV1.DeliveryJobSchema, message.data)] });
+    } catch (error) {
+      throw new ConnectError(`an unreadable delivery page: ${error instanceof Error ? error.message : String(error)}`, Code.InvalidArgument);
+    }
+  }
+
+  return {
+    /** Resolves when the stage has a place for another page's sends. */
+    ready: () => room.ready(),
+    /**
+     * Handles one consumed page of sends: later if it is not due yet, else each send, those to
+     * come back going back as pages of their own before the page is acknowledged.
+     */
+    async handle(message: JsMsg): Promise<Later | undefined> {
+      const page = pageOf(message);
+      const dueInMs = page.notBefore ? timestampDate(page.notBefore).getTime() - Date.now() : 0;
+      if (dueInMs > 0) return { retryInMs: dueInMs };
+      const laters = await Promise.all(page.jobs.map((job) => handleSend(job).catch((error: unknown) => failed(job, error))));
+      const back = page.jobs.flatMap((job, index) => {
+        const later = laters[index];
+        return later ? [{ job, ...later }] : [];
+      });
+      if (back.length > 0) await handBack(back);
+      return undefined;
     },
   };
 }

@@ -9,6 +9,7 @@ import {
   createLogger,
   createPool,
   createRpcTransport,
+  currentOrigin,
   ensureJobStream,
   JOB_KINDS,
   jobSubject,
@@ -24,7 +25,7 @@ import {
 } from "@notify/runtime";
 import { createOutbound, createProviders, DEFAULT_OUTBOUND_POLICY } from "@notify/providers";
 import { readConfig, type WorkerConfig } from "./config.js";
-import { deliveryPublisher } from "./deliveries.js";
+import { deliveryPublisher, SENDS_PER_PAGE } from "./deliveries.js";
 import { decodeTriggerJob } from "./trigger-jobs.js";
 import { runTriggerJobs } from "./pipeline.js";
 import { createDeliveryStage } from "./send.js";
@@ -134,6 +135,9 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
   });
   const stage = createDeliveryStage({
     pool,
+    stream: deliveries,
+    // Sends handed back continue the work of the page they were on.
+    handBack: deliveryPublisher(nats, deliveries, () => currentOrigin()),
     providers,
     outbound,
     integrations: clients.integrations,
@@ -142,6 +146,7 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
     subscribers: clients.subscribers,
     log,
     budgetMs: config.DELIVERY_BUDGET_MS,
+    held: config.DELIVERY_CONCURRENCY,
     perIntegration: config.DELIVERY_CONCURRENCY_PER_INTEGRATION,
     orphanAfterMs: config.WORKER_ACK_WAIT_MS,
   });
@@ -149,7 +154,10 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
     consumeJobs(nats, {
       stream: deliveries,
       durable: "deliveries",
+      // Pages are taken while the stage has a place for a send; each page holds at least one.
       concurrency: config.DELIVERY_CONCURRENCY,
+      prefetch: Math.ceil(config.DELIVERY_CONCURRENCY / SENDS_PER_PAGE) + 1,
+      ready: () => stage.ready(),
       // The stage gives up by its own budget, not by a count of deliveries.
       maxDeliver: -1,
       backoffMs: [1_000, 5_000, 15_000, 30_000, 60_000],

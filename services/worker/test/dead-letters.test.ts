@@ -5,6 +5,7 @@ import { connectNats, ensureJobStream, JOB_KINDS, jobSubject, type NatsConnectio
 import { openTestDatabase, type DatabaseFixture } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deadLettersReport, replayDeadLetters, type WorkerStreams } from "../src/dead-letters.js";
+import { pageSubject } from "../src/deliveries.js";
 import { migrations } from "../src/server.js";
 import * as store from "../src/store.js";
 
@@ -42,17 +43,25 @@ describe("dead letters", () => {
     await deadLetter(jobSubject(streams.jobs, JOB_KINDS.trigger), toBinary(triggersV1.TriggerJobSchema, trigger));
     const send = create(deliveriesV1.DeliveryJobSchema, { messageId: "m1", channel: commonV1.Channel.EMAIL, providerId: "sendgrid" });
     await deadLetter(`${streams.deliveries.subjectPrefix}.email`, toBinary(deliveriesV1.DeliveryJobSchema, send));
+    const page = create(deliveriesV1.DeliveryPageSchema, {
+      jobs: [
+        { messageId: "m2", channel: commonV1.Channel.CHAT, providerId: "slack" },
+        { messageId: "m3", channel: commonV1.Channel.CHAT, providerId: "slack" },
+      ],
+    });
+    await deadLetter(pageSubject(streams.deliveries, commonV1.Channel.CHAT), toBinary(deliveriesV1.DeliveryPageSchema, page));
     await deadLetter(jobSubject(streams.jobs, JOB_KINDS.trigger), new Uint8Array([0xff, 0xff, 0xff]));
 
     const report = (await deadLettersReport(fixture.pool, streams, 10)).trim().split("\n");
     expect(report[0]).toBe("ID\tDEAD SINCE\tENVIRONMENT\tDELIVERIES\tJOB\tERROR");
     expect(report.slice(1).map((line) => line.split("\t")[4])).toEqual([
       "a job that cannot be read",
+      "chat send of message m2 through slack and 1 more",
       "email send of message m1 through sendgrid",
       "trigger of welcome (transaction txn-1)",
     ]);
     expect(report[1]?.split("\t")[5]).toBe("downstream refused: INVALID_ARGUMENT");
-    const [, sendId, triggerId] = report.slice(1).map((line) => line.split("\t")[0]!);
+    const [, , sendId, triggerId] = report.slice(1).map((line) => line.split("\t")[0]!);
 
     const replayed = await replayDeadLetters(fixture.pool, nats, [triggerId!, sendId!, "999999"]);
     expect([...replayed]).toEqual([
@@ -62,7 +71,7 @@ describe("dead letters", () => {
     ]);
     expect(await messagesOn(streams.jobs.name)).toBe(1);
     expect(await messagesOn(streams.deliveries.name)).toBe(1);
-    expect((await deadLettersReport(fixture.pool, streams, 10)).trim().split("\n")).toHaveLength(2);
+    expect((await deadLettersReport(fixture.pool, streams, 10)).trim().split("\n")).toHaveLength(3);
     expect([...(await replayDeadLetters(fixture.pool, nats, [triggerId!]))]).toEqual([[triggerId, false]]);
     expect(await messagesOn(streams.jobs.name)).toBe(1);
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createLanes, type LaneTicket } from "../src/lanes.js";
+import { createLanes, createRoom, type LaneTicket } from "../src/lanes.js";
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -116,5 +116,34 @@ describe("delivery lanes", () => {
     expect(lanes.backlogMs("a")).toBeGreaterThanOrEqual(35);
     expect(lanes.backlogMs("a")).toBeLessThan(200);
     for (const ticket of held) ticket.done();
+  });
+});
+
+describe("the room of the sends a process holds", () => {
+  it("gives places in the order they were asked for, and is ready for more work only when a place is free that nobody waits for", async () => {
+    const room = createRoom(2);
+    expect(room.take()).toBeUndefined();
+    expect(room.ready()).toBeUndefined();
+    expect(room.take()).toBeUndefined();
+    const order: string[] = [];
+    const first = room.take()!.then(() => order.push("first"));
+    const second = room.take()!.then(() => order.push("second"));
+    let ready = false;
+    const readyNow = room.ready()!.then(() => {
+      ready = true;
+    });
+    room.give();
+    await first;
+    expect(order).toEqual(["first"]);
+    room.give();
+    await second;
+    expect(order).toEqual(["first", "second"]);
+    await pause(0);
+    expect(ready).toBe(false);
+    room.give();
+    await readyNow;
+    expect(ready).toBe(true);
+    expect(room.take()).toBeUndefined();
+    expect(room.take()).toBeInstanceOf(Promise);
   });
 });

@@ -18,13 +18,40 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file notify/deliveries/v1/deliveries.proto.
  */
 export const file_notify_deliveries_v1_deliveries: GenFile = /*@__PURE__*/
-  fileDesc("CiVub3RpZnkvZGVsaXZlcmllcy92MS9kZWxpdmVyaWVzLnByb3RvEhRub3RpZnkuZGVsaXZlcmllcy52MSK3BAoLRGVsaXZlcnlKb2ISFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhYKDmVudmlyb25tZW50X2lkGAIgASgJEhIKCm1lc3NhZ2VfaWQYAyABKAkSFgoOdHJhbnNhY3Rpb25faWQYBCABKAkSHgoWZXh0ZXJuYWxfc3Vic2NyaWJlcl9pZBgFIAEoCRIVCg1zdWJzY3JpYmVyX2lkGAYgASgJEioKB2NoYW5uZWwYByABKA4yGS5ub3RpZnkuY29tbW9uLnYxLkNoYW5uZWwSFgoOaW50ZWdyYXRpb25faWQYCCABKAkSEwoLcHJvdmlkZXJfaWQYCSABKAkSLgoKY3JlYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMwoFZW1haWwYCyABKAsyIi5ub3RpZnkuZGVsaXZlcmllcy52MS5FbWFpbENvbnRlbnRIABIvCgNzbXMYDCABKAsyIC5ub3RpZnkuZGVsaXZlcmllcy52MS5TbXNDb250ZW50SAASMQoEY2hhdBgNIAEoCzIhLm5vdGlmeS5kZWxpdmVyaWVzLnYxLkNoYXRDb250ZW50SAASMQoEcHVzaBgOIAEoCzIhLm5vdGlmeS5kZWxpdmVyaWVzLnYxLlB1c2hDb250ZW50SAASNAoMY29udGludWF0aW9uGA8gASgLMh4ubm90aWZ5LnRyaWdnZXJzLnYxLlRyaWdnZXJKb2JCCQoHY29udGVudCKwAgoMRW1haWxDb250ZW50EgoKAnRvGAEgAygJEhEKBGZyb20YAiABKAlIAYgBARIYCgtzZW5kZXJfbmFtZRgDIAEoCUgCiAEBEhUKCHJlcGx5X3RvGAQgASgJSAOIAQESCgoCY2MYBSADKAkSCwoDYmNjGAYgAygJEg8KB3N1YmplY3QYByABKAkSDgoEaHRtbBgIIAEoCUgAEjEKBmJsb2NrcxgJIAEoCzIfLm5vdGlmeS5tZXNzYWdlcy52MS5FbWFpbEJsb2Nrc0gAEjUKC2F0dGFjaG1lbnRzGAogAygLMiAubm90aWZ5LmRlbGl2ZXJpZXMudjEuQXR0YWNobWVudEIGCgRib2R5QgcKBV9mcm9tQg4KDF9zZW5kZXJfbmFtZUILCglfcmVwbHlfdG8iRwoKQXR0YWNobWVudBIMCgRuYW1lGAEgASgJEg8KB2NvbnRlbnQYAiABKAwSEQoEbWltZRgDIAEoCUgAiAEBQgcKBV9taW1lIkUKClNtc0NvbnRlbnQSCgoCdG8YASABKAkSDwoHY29udGVudBgCIAEoCRIRCgRmcm9tGAMgASgJSACIAQFCBwoFX2Zyb20ipgEKC0NoYXRDb250ZW50EhgKC3dlYmhvb2tfdXJsGAEgASgJSACIAQESFAoHY2hhbm5lbBgCIAEoCUgBiAEBEhIKBXBob25lGAMgASgJSAKIAQESDwoHY29udGVudBgEIAEoCRISCgV0aXRsZRgFIAEoCUgDiAEBQg4KDF93ZWJob29rX3VybEIKCghfY2hhbm5lbEIICgZfcGhvbmVCCAoGX3RpdGxlIpsCCgtQdXNoQ29udGVudBIOCgZ0b2tlbnMYASADKAkSDQoFdGl0bGUYAiABKAkSDwoHY29udGVudBgDIAEoCRIoCgdwYXlsb2FkGAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIqCglvdmVycmlkZXMYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eh0KEHN1YnNjcmliZXJfZW1haWwYBiABKAlIAIgBARIdChBzdWJzY3JpYmVyX3Bob25lGAcgASgJSAGIAQESHgoWY2hhbm5lbF9pbnRlZ3JhdGlvbl9pZBgIIAEoCUITChFfc3Vic2NyaWJlcl9lbWFpbEITChFfc3Vic2NyaWJlcl9waG9uZWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_notify_common_v1_vocabulary, file_notify_messages_v1_messages, file_notify_triggers_v1_triggers]);
+  fileDesc("CiVub3RpZnkvZGVsaXZlcmllcy92MS9kZWxpdmVyaWVzLnByb3RvEhRub3RpZnkuZGVsaXZlcmllcy52MSJvCgxEZWxpdmVyeVBhZ2USLwoEam9icxgBIAMoCzIhLm5vdGlmeS5kZWxpdmVyaWVzLnYxLkRlbGl2ZXJ5Sm9iEi4KCm5vdF9iZWZvcmUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIswECgtEZWxpdmVyeUpvYhIXCg9vcmdhbml6YXRpb25faWQYASABKAkSFgoOZW52aXJvbm1lbnRfaWQYAiABKAkSEgoKbWVzc2FnZV9pZBgDIAEoCRIWCg50cmFuc2FjdGlvbl9pZBgEIAEoCRIeChZleHRlcm5hbF9zdWJzY3JpYmVyX2lkGAUgASgJEhUKDXN1YnNjcmliZXJfaWQYBiABKAkSKgoHY2hhbm5lbBgHIAEoDjIZLm5vdGlmeS5jb21tb24udjEuQ2hhbm5lbBIWCg5pbnRlZ3JhdGlvbl9pZBgIIAEoCRITCgtwcm92aWRlcl9pZBgJIAEoCRIuCgpjcmVhdGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIzCgVlbWFpbBgLIAEoCzIiLm5vdGlmeS5kZWxpdmVyaWVzLnYxLkVtYWlsQ29udGVudEgAEi8KA3NtcxgMIAEoCzIgLm5vdGlmeS5kZWxpdmVyaWVzLnYxLlNtc0NvbnRlbnRIABIxCgRjaGF0GA0gASgLMiEubm90aWZ5LmRlbGl2ZXJpZXMudjEuQ2hhdENvbnRlbnRIABIxCgRwdXNoGA4gASgLMiEubm90aWZ5LmRlbGl2ZXJpZXMudjEuUHVzaENvbnRlbnRIABI0Cgxjb250aW51YXRpb24YDyABKAsyHi5ub3RpZnkudHJpZ2dlcnMudjEuVHJpZ2dlckpvYhITCgtoYW5kZWRfYmFjaxgQIAEoDUIJCgdjb250ZW50IrACCgxFbWFpbENvbnRlbnQSCgoCdG8YASADKAkSEQoEZnJvbRgCIAEoCUgBiAEBEhgKC3NlbmRlcl9uYW1lGAMgASgJSAKIAQESFQoIcmVwbHlfdG8YBCABKAlIA4gBARIKCgJjYxgFIAMoCRILCgNiY2MYBiADKAkSDwoHc3ViamVjdBgHIAEoCRIOCgRodG1sGAggASgJSAASMQoGYmxvY2tzGAkgASgLMh8ubm90aWZ5Lm1lc3NhZ2VzLnYxLkVtYWlsQmxvY2tzSAASNQoLYXR0YWNobWVudHMYCiADKAsyIC5ub3RpZnkuZGVsaXZlcmllcy52MS5BdHRhY2htZW50QgYKBGJvZHlCBwoFX2Zyb21CDgoMX3NlbmRlcl9uYW1lQgsKCV9yZXBseV90byJHCgpBdHRhY2htZW50EgwKBG5hbWUYASABKAkSDwoHY29udGVudBgCIAEoDBIRCgRtaW1lGAMgASgJSACIAQFCBwoFX21pbWUiRQoKU21zQ29udGVudBIKCgJ0bxgBIAEoCRIPCgdjb250ZW50GAIgASgJEhEKBGZyb20YAyABKAlIAIgBAUIHCgVfZnJvbSKmAQoLQ2hhdENvbnRlbnQSGAoLd2ViaG9va191cmwYASABKAlIAIgBARIUCgdjaGFubmVsGAIgASgJSAGIAQESEgoFcGhvbmUYAyABKAlIAogBARIPCgdjb250ZW50GAQgASgJEhIKBXRpdGxlGAUgASgJSAOIAQFCDgoMX3dlYmhvb2tfdXJsQgoKCF9jaGFubmVsQggKBl9waG9uZUIICgZfdGl0bGUimwIKC1B1c2hDb250ZW50Eg4KBnRva2VucxgBIAMoCRINCgV0aXRsZRgCIAEoCRIPCgdjb250ZW50GAMgASgJEigKB3BheWxvYWQYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EioKCW92ZXJyaWRlcxgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSHQoQc3Vic2NyaWJlcl9lbWFpbBgGIAEoCUgAiAEBEh0KEHN1YnNjcmliZXJfcGhvbmUYByABKAlIAYgBARIeChZjaGFubmVsX2ludGVncmF0aW9uX2lkGAggASgJQhMKEV9zdWJzY3JpYmVyX2VtYWlsQhMKEV9zdWJzY3JpYmVyX3Bob25lYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_notify_common_v1_vocabulary, file_notify_messages_v1_messages, file_notify_triggers_v1_triggers]);
 
 /**
- * One message to send through a provider. The worker publishes it once the message is written
- * (JetStream msgID = message id) and its delivery stage consumes it. It carries everything the
- * send needs except the integration's credentials, which are read when sending and never travel
- * through the stream.
+ * Sends to one integration, of one transaction, handed to the delivery stage as one stream
+ * message: the stage claims, records and acknowledges a page's sends together. The worker
+ * publishes a page once its messages are written; sends to come back later (a retry, a busy
+ * integration) go back as a page of their own.
+ *
+ * @generated from message notify.deliveries.v1.DeliveryPage
+ */
+export type DeliveryPage = Message<"notify.deliveries.v1.DeliveryPage"> & {
+  /**
+   * @generated from field: repeated notify.deliveries.v1.DeliveryJob jobs = 1;
+   */
+  jobs: DeliveryJob[];
+
+  /**
+   * Not to be handled before this time (sends handed back for later); unset: at once.
+   *
+   * @generated from field: google.protobuf.Timestamp not_before = 2;
+   */
+  notBefore?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message notify.deliveries.v1.DeliveryPage.
+ * Use `create(DeliveryPageSchema)` to create a new message.
+ */
+export const DeliveryPageSchema: GenMessage<DeliveryPage> = /*@__PURE__*/
+  messageDesc(file_notify_deliveries_v1_deliveries, 0);
+
+/**
+ * One message to send through a provider. It carries everything the send needs except the
+ * integration's credentials, which are read when sending and never travel through the stream.
  *
  * @generated from message notify.deliveries.v1.DeliveryJob
  */
@@ -119,6 +146,13 @@ export type DeliveryJob = Message<"notify.deliveries.v1.DeliveryJob"> & {
    * @generated from field: notify.triggers.v1.TriggerJob continuation = 15;
    */
   continuation?: TriggerJob | undefined;
+
+  /**
+   * How many times the stage has handed this send back for later.
+   *
+   * @generated from field: uint32 handed_back = 16;
+   */
+  handedBack: number;
 };
 
 /**
@@ -126,7 +160,7 @@ export type DeliveryJob = Message<"notify.deliveries.v1.DeliveryJob"> & {
  * Use `create(DeliveryJobSchema)` to create a new message.
  */
 export const DeliveryJobSchema: GenMessage<DeliveryJob> = /*@__PURE__*/
-  messageDesc(file_notify_deliveries_v1_deliveries, 0);
+  messageDesc(file_notify_deliveries_v1_deliveries, 1);
 
 /**
  * @generated from message notify.deliveries.v1.EmailContent
@@ -201,7 +235,7 @@ export type EmailContent = Message<"notify.deliveries.v1.EmailContent"> & {
  * Use `create(EmailContentSchema)` to create a new message.
  */
 export const EmailContentSchema: GenMessage<EmailContent> = /*@__PURE__*/
-  messageDesc(file_notify_deliveries_v1_deliveries, 1);
+  messageDesc(file_notify_deliveries_v1_deliveries, 2);
 
 /**
  * @generated from message notify.deliveries.v1.Attachment
@@ -228,7 +262,7 @@ export type Attachment = Message<"notify.deliveries.v1.Attachment"> & {
  * Use `create(AttachmentSchema)` to create a new message.
  */
 export const AttachmentSchema: GenMessage<Attachment> = /*@__PURE__*/
-  messageDesc(file_notify_deliveries_v1_deliveries, 2);
+  messageDesc(file_notify_deliveries_v1_deliveries, 3);
 
 /**
  * @generated from message notify.deliveries.v1.SmsContent
@@ -257,7 +291,7 @@ export type SmsContent = Message<"notify.deliveries.v1.SmsContent"> & {
  * Use `create(SmsContentSchema)` to create a new message.
  */
 export const SmsContentSchema: GenMessage<SmsContent> = /*@__PURE__*/
-  messageDesc(file_notify_deliveries_v1_deliveries, 3);
+  messageDesc(file_notify_deliveries_v1_deliveries, 4);
 
 /**
  * @generated from message notify.deliveries.v1.ChatContent
@@ -294,7 +328,7 @@ export type ChatContent = Message<"notify.deliveries.v1.ChatContent"> & {
  * Use `create(ChatContentSchema)` to create a new message.
  */
 export const ChatContentSchema: GenMessage<ChatContent> = /*@__PURE__*/
-  messageDesc(file_notify_deliveries_v1_deliveries, 4);
+  messageDesc(file_notify_deliveries_v1_deliveries, 5);
 
 /**
  * @generated from message notify.deliveries.v1.PushContent
@@ -350,5 +384,5 @@ export type PushContent = Message<"notify.deliveries.v1.PushContent"> & {
  * Use `create(PushContentSchema)` to create a new message.
  */
 export const PushContentSchema: GenMessage<PushContent> = /*@__PURE__*/
-  messageDesc(file_notify_deliveries_v1_deliveries, 5);
+  messageDesc(file_notify_deliveries_v1_deliveries, 6);
 

@@ -140,6 +140,49 @@ function preFramePing(packet: { type: string; options?: Record<string, unknown> 
   if (packet.type === "ping" && packet.options) packet.options.wsPreEncodedFrame = PING_FRAME;
 }
 
+/** Engine.IO's socket as far as its ping timer goes (a private field of engine.io, reached for `pingsInStep`). */
+interface PingTimed {
+  readyState: string;
+  pingIntervalTimer?: NodeJS.Timeout | null;
+}
+
+/**
+ * Keeps the sockets' pings in step. Engine.IO times each socket's next ping from the moment its
+ * last pong came, so sockets that connected at different moments are pinged at different
+ * moments: the process wakes once per ping and once per pong, and waking costs an idle process
+ * far more than writing a ping. Restarting the ping timers of all the sockets that connected or
+ * answered within one step at the same moment has them pinged together, and their pongs come
+ * back together: a few wakeups per step instead of two per socket. A socket's pings come at
+ * most a step later than the interval it was told, well within the timeout its client allows.
+ */
+function pingsInStep(intervalMs: number) {
+  const stepMs = Math.max(1, Math.min(1_000, Math.floor(intervalMs / 10)));
+  const waiting = new Set<PingTimed>();
+  let timer: NodeJS.Timeout | undefined;
+  const restart = () => {
+    timer = undefined;
+    for (const conn of waiting) if (conn.readyState === "open") conn.pingIntervalTimer?.refresh();
+    waiting.clear();
+  };
+  return {
+    /** The socket connected or answered a ping: its next ping is timed with the others' of this step. */
+    add(conn: PingTimed): void {
+      waiting.add(conn);
+      if (!timer) {
+        timer = setTimeout(restart, stepMs);
+        timer.unref();
+      }
+    },
+    remove(conn: PingTimed): void {
+      waiting.delete(conn);
+    },
+    close(): void {
+      clearTimeout(timer);
+      waiting.clear();
+    },
+  };
+}
+
 const roomOf = (environmentId: string, subscriberId: string) => `${environmentId}:${subscriberId}`;
 
 /** Node's timers wait at most this long; a later end is waited for in steps. */
@@ -249,6 +292,11 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
 
   const environments = new Map<string, LocalEnvironment>();
   const expiries = expiriesOf();
+  const pings = pingsInStep(deps.pingIntervalMs);
+  /** An engine.io socket's pong: `this` is the socket (one listener for all of them, no closure per socket). */
+  function pingAnswered(this: PingTimed): void {
+    pings.add(this);
+  }
   const pending = new Map<string, Pending>();
   const gathering = new Set<string>();
   const flows = new Map<string, Flow>();
@@ -273,6 +321,9 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
     // handshake is read: dropping it is most of an idle socket's memory.
     (socket.conn as { request: unknown }).request = undefined;
     socket.conn.on("packetCreate", preFramePing);
+    socket.conn.on("heartbeat", pingAnswered);
+    const timed = socket.conn as unknown as PingTimed;
+    pings.add(timed);
     const session = socket.data as VerifiedSession;
     const { environmentId, organizationId } = session.scope;
     const { subscriberId } = session;
@@ -284,6 +335,7 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
     local.subscribers.set(subscriberId, (local.subscribers.get(subscriberId) ?? 0) + 1);
     socket.once("disconnect", () => {
       cancelExpiry();
+      pings.remove(timed);
       const left = (local.subscribers.get(subscriberId) ?? 1) - 1;
       if (left > 0) local.subscribers.set(subscriberId, left);
       else local.subscribers.delete(subscriberId);
@@ -463,6 +515,7 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
       closed = true;
       for (const subscription of subscriptions) subscription.unsubscribe();
       expiries.close();
+      pings.close();
       io.disconnectSockets(true);
       io.engine.close();
     },

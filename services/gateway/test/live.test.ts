@@ -202,6 +202,28 @@ describe("live Inbox events", () => {
     }
   });
 
+  it("pings sockets that connected at different moments together, so an idle process wakes once for many pings", async () => {
+    const replica = await startReplica(fakeReads().reads, () => true, sessions, 1_000);
+    try {
+      const pingedAt = async (subscriberId: string) => {
+        const { socket } = await open(replica.url, subscriberId);
+        const times: number[] = [];
+        socket.io.engine.on("ping", () => times.push(performance.now()));
+        return times;
+      };
+      const ada = await pingedAt("ada");
+      await new Promise((resolve) => setTimeout(resolve, 40));
+      const grace = await pingedAt("grace");
+      await new Promise((resolve) => setTimeout(resolve, 2_400));
+      expect(ada.length).toBeGreaterThanOrEqual(2);
+      expect(grace.length).toBeGreaterThanOrEqual(2);
+      // Connected 40 ms apart, pinged within a few ms of each other, round after round.
+      for (const round of [0, 1]) expect(Math.abs(ada[round]! - grace[round]!)).toBeLessThan(15);
+    } finally {
+      await replica.stop();
+    }
+  });
+
   it("reads the counts of every subscriber connected here in one call when the whole environment changed", async () => {
     const { reads, calls } = fakeReads();
     const replica = await startReplica(reads);

@@ -7,10 +7,11 @@
 // Parts (2) and (3), the live events: 10,000 sockets opened by a process of their own (as @novu/js
 // opens them) on one gateway, over the whole stack as processes: memory per idle socket (the
 // gateway's RSS with them open, less before), the gateway's CPU while they stay idle over more
-// than a ping interval, and a broadcast to those 10,000 subscribers written as the worker writes
+// than a ping interval (reported apart for the first rounds after they opened, when what opening
+// them left is collected, and after), and a broadcast to those 10,000 subscribers written as the worker writes
 // a fan-out (pages of a thousand recipients through CreateMessages): the time from the last
 // page's commit to the last socket hearing its notification_received and its count events
-// (scripts/bench-inbox-live.mjs; BENCH_INBOX_SOCKETS and BENCH_IDLE_SECONDS shrink it).
+// (scripts/bench-inbox-live.mjs; BENCH_INBOX_SOCKETS, BENCH_SETTLE_SECONDS and BENCH_IDLE_SECONDS shrink it).
 // BENCH_INBOX_SUBSCRIBERS, BENCH_INBOX_TOKENS and BENCH_SECONDS shrink a run while working on it.
 import { randomBytes } from "node:crypto";
 import { createRequire } from "node:module";

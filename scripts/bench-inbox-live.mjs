@@ -15,7 +15,14 @@ const { readConfig: readGatewayConfig } = await gatewayModule("config.js");
  * them: an idle socket costs nothing between its pings, and the garbage they leave is collected a
  * few rounds apart, so a window of one round and a bit reads more or less depending on where it falls.
  */
-const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? (3 * readGatewayConfig(process.env).INBOX_SOCKET_PING_INTERVAL_MS) / 1000);
+const PING_INTERVAL_SECONDS = readGatewayConfig(process.env).INBOX_SOCKET_PING_INTERVAL_MS / 1000;
+const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 3 * PING_INTERVAL_SECONDS);
+/**
+ * How long after the sockets opened the idle sockets are measured: opening 10,000 of them leaves
+ * the heap near its limit, and the collection that follows (its cost grows with every socket's
+ * objects) falls in the first rounds of pings. Those rounds are reported apart.
+ */
+const SETTLE_SECONDS = Number(process.env.BENCH_SETTLE_SECONDS ?? 2 * PING_INTERVAL_SECONDS);
 /** Recipients per CreateMessages, as the worker writes a fan-out page. */
 const PAGE = 1_000;
 const PAYLOAD = Object.fromEntries(Array.from({ length: 40 }, (_, index) => [`field${index}`, `some text value ${index}`]));
@@ -27,11 +34,11 @@ const { encryptionKeyOf, sealerOf } = await gatewayModule("server.js");
 const rssBytes = (pid) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))[1]) * 1024;
 const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The share of a core `pid` uses over IDLE_SECONDS. */
-async function idleCpu(pid) {
+/** The share of a core `pid` uses over the next `seconds`. */
+async function idleCpu(pid, seconds = IDLE_SECONDS) {
   const before = cpuSeconds(pid);
   const started = performance.now();
-  await pause(IDLE_SECONDS * 1000);
+  await pause(seconds * 1000);
   return (cpuSeconds(pid) - before) / ((performance.now() - started) / 1000);
 }
 
@@ -126,13 +133,15 @@ export async function liveEventsBench({ report }) {
     if (opened.opened !== SOCKETS) throw new Error(`${opened.opened} of ${SOCKETS} sockets opened (${opened.failed} refused)`);
     console.log(`${SOCKETS.toLocaleString()} sockets opened in ${(opened.ms / 1000).toFixed(1)} s`);
 
-    // Idle: the sockets do nothing for longer than a ping interval.
+    // Idle: the sockets do nothing for longer than a ping interval, once what opening them left has settled.
     await pause(3_000);
+    const settlingCpu = await idleCpu(gateway.pid, SETTLE_SECONDS);
     const idleCpuWith = await idleCpu(gateway.pid);
     const rssIdle = rssBytes(gateway.pid);
     report({ name: "gateway memory per idle socket (RSS)", value: (rssIdle - rssBefore) / SOCKETS / 1024, unit: "KB", target: "≤ 30 KB" });
     report({ name: "gateway CPU idle, no socket", value: idleCpuWithout * 100, unit: "% of a core" });
-    report({ name: `gateway CPU with ${SOCKETS.toLocaleString()} idle sockets`, value: idleCpuWith * 100, unit: "% of a core", target: "< 2 %" });
+    report({ name: `gateway CPU in the ${SETTLE_SECONDS} s after opening ${SOCKETS.toLocaleString()} sockets`, value: settlingCpu * 100, unit: "% of a core" });
+    report({ name: `gateway CPU with ${SOCKETS.toLocaleString()} idle sockets, after that`, value: idleCpuWith * 100, unit: "% of a core", target: "< 2 %" });
 
     // The broadcast, as the worker writes a fan-out: pages of recipients, one CreateMessages each.
     messagesTransport = createRpcTransport(`http://127.0.0.1:${ports.messages}`, 30_000);

@@ -32,7 +32,7 @@ const schema = z.object({
    * integration has no room for goes back to the stream, and on a busy machine taking such sends
    * again and again costs more than it gains.
    */
-  DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(4096).default(256),
+  DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(4096).default(128),
   /** Sends under way at once per integration: a slow provider holds at most this many. */
   DELIVERY_CONCURRENCY_PER_INTEGRATION: z.coerce.number().int().min(1).max(1024).default(32),
   /** How long after a message is written its send may still be retried (transient failures). */

@@ -1,3 +1,4 @@
+import type { EventEmitter } from "node:events";
 import type { Server as HttpServer } from "node:http";
 import { CHANGE_SUBJECTS, changedKeysOf, EVERY_KEY, type BackgroundNats, type ChangedKeys, type Logger, type Scope } from "@notify/runtime";
 import type { Subscription } from "nats";
@@ -63,6 +64,8 @@ export interface LiveDeps {
   originAllowed: (origin: string | undefined, session: SubscriberSession) => boolean | Promise<boolean>;
   /** How often the server pings an idle socket (it is dropped when no pong comes back). */
   pingIntervalMs: number;
+  /** How long a socket has to answer a ping; engine.io's own default unless given. */
+  pingTimeoutMs?: number;
 }
 
 export interface LiveEvents {
@@ -128,57 +131,106 @@ function textFrameOf(text: string): Buffer {
  */
 const eventFrameOf = ([name, payload]: LiveEvent) => textFrameOf(`42${JSON.stringify([name, payload])}`);
 
-/** Engine.IO's ping packet ("2") as its frame, built once for every ping of every socket. */
-const PING_FRAME = [textFrameOf("2")];
+/** Engine.IO's ping packet ("2") as its websocket frame, built once for every ping of every socket. */
+const PING_FRAME = textFrameOf("2");
 
 /**
- * Has engine.io write a ping as the frame built once, the way the events go, instead of encoding
- * it and having ws frame it anew for each socket every interval: a good part of what an idle
- * socket costs is its pings.
+ * Pings written in one turn of the event loop. What a write leaves until the turn ends (its
+ * request, its callback) outlives a young-generation collection when one turn writes to
+ * thousands of sockets, and is then reclaimed only by a full one.
  */
-function preFramePing(packet: { type: string; options?: Record<string, unknown> }): void {
-  if (packet.type === "ping" && packet.options) packet.options.wsPreEncodedFrame = PING_FRAME;
-}
+const PINGS_PER_TURN = 256;
 
-/** Engine.IO's socket as far as its ping timer goes (a private field of engine.io, reached for `pingsInStep`). */
-interface PingTimed {
+/** Engine.IO's default: how long a socket has to answer a ping, told to its client in the handshake. */
+const DEFAULT_PING_TIMEOUT_MS = 20_000;
+
+/** Engine.IO's socket as far as its heartbeat goes (private members of engine.io, reached for `heartbeatsInStep`). */
+interface Heartbeating {
   readyState: string;
   pingIntervalTimer?: NodeJS.Timeout | null;
+  pingTimeoutTimer?: NodeJS.Timeout | null;
+  /** Its websocket transport (the only one served), that transport's ws socket and the TCP socket under it. */
+  transport: { socket: { _socket: { writable: boolean; write(frame: Buffer): boolean } } };
+  onClose(reason: string): void;
+}
+
+/** The sockets that connected or answered within one step, pinged together. */
+interface Cohort {
+  members: Heartbeating[];
+  /** Until when sockets join this cohort rather than a new one. */
+  formingUntil: number;
 }
 
 /**
- * Keeps the sockets' pings in step. Engine.IO times each socket's next ping from the moment its
- * last pong came, so sockets that connected at different moments are pinged at different
- * moments: the process wakes once per ping and once per pong, and waking costs an idle process
- * far more than writing a ping. Restarting the ping timers of all the sockets that connected or
- * answered within one step at the same moment has them pinged together, and their pongs come
- * back together: a few wakeups per step instead of two per socket. A socket's pings come at
- * most a step later than the interval it was told, well within the timeout its client allows.
+ * Pings the sockets in cohorts, in place of engine.io's timers. Engine.IO times each socket's next
+ * ping from the moment its last pong came, so sockets that connected at different moments are
+ * pinged at different moments and the process wakes once per ping and once per pong; and each
+ * ping goes through its packet queue, events and timers, most of an idle socket's garbage. Here
+ * the sockets that connected or answered within one step are pinged together, the frame built
+ * once written straight to each one's TCP socket, and those that have not answered when the
+ * timeout ends are closed together: a few wakeups per step, and little garbage. A socket's pings
+ * come at most a step later than the interval it was told, well within the timeout its client
+ * allows.
  */
-function pingsInStep(intervalMs: number) {
+function heartbeatsInStep(intervalMs: number, timeoutMs: number) {
   const stepMs = Math.max(1, Math.min(1_000, Math.floor(intervalMs / 10)));
-  const waiting = new Set<PingTimed>();
-  let timer: NodeJS.Timeout | undefined;
-  const restart = () => {
-    timer = undefined;
-    for (const conn of waiting) if (conn.readyState === "open") conn.pingIntervalTimer?.refresh();
-    waiting.clear();
+  /** The cohort each open socket is in: the one that pinged it last, or the one it joined since. */
+  const cohortOf = new Map<Heartbeating, Cohort>();
+  let forming: Cohort | undefined;
+  const timers = new Set<NodeJS.Timeout>();
+  const after = (ms: number, then: () => void) => {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      then();
+    }, ms);
+    timer.unref();
+    timers.add(timer);
+  };
+  const stillIn = (conn: Heartbeating, cohort: Cohort) => cohortOf.get(conn) === cohort && conn.readyState === "open";
+  const ping = (cohort: Cohort, from = 0) => {
+    const end = Math.min(from + PINGS_PER_TURN, cohort.members.length);
+    for (let index = from; index < end; index++) {
+      const conn = cohort.members[index]!;
+      const tcp = conn.transport.socket._socket;
+      if (stillIn(conn, cohort) && tcp.writable) tcp.write(PING_FRAME);
+    }
+    if (end < cohort.members.length) {
+      setImmediate(ping, cohort, end);
+      return;
+    }
+    after(timeoutMs, () => {
+      for (const conn of cohort.members) if (stillIn(conn, cohort)) conn.onClose("ping timeout");
+    });
+  };
+  const join = (conn: Heartbeating) => {
+    const now = performance.now();
+    if (forming && now < forming.formingUntil && cohortOf.get(conn) === forming) return;
+    if (!forming || now >= forming.formingUntil) {
+      const cohort: Cohort = { members: [], formingUntil: now + stepMs };
+      after(stepMs + intervalMs, () => ping(cohort));
+      forming = cohort;
+    }
+    forming.members.push(conn);
+    cohortOf.set(conn, forming);
   };
   return {
-    /** The socket connected or answered a ping: its next ping is timed with the others' of this step. */
-    add(conn: PingTimed): void {
-      waiting.add(conn);
-      if (!timer) {
-        timer = setTimeout(restart, stepMs);
-        timer.unref();
-      }
+    /** A socket opened: engine.io's ping timer is stopped, and the socket joins this step's cohort. */
+    open(conn: Heartbeating): void {
+      clearTimeout(conn.pingIntervalTimer ?? undefined);
+      clearTimeout(conn.pingTimeoutTimer ?? undefined);
+      conn.pingIntervalTimer = null;
+      conn.pingTimeoutTimer = null;
+      join(conn);
     },
-    remove(conn: PingTimed): void {
-      waiting.delete(conn);
+    /** The socket answered a ping: it is pinged again with the others that answered within this step. */
+    answered: join,
+    closed(conn: Heartbeating): void {
+      cohortOf.delete(conn);
     },
     close(): void {
-      clearTimeout(timer);
-      waiting.clear();
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      cohortOf.clear();
     },
   };
 }
@@ -277,6 +329,7 @@ function chunks<T>(items: readonly T[]): T[][] {
  */
 export function attachLiveEvents(deps: LiveDeps): LiveEvents {
   const { log, reads } = deps;
+  const pingTimeout = deps.pingTimeoutMs ?? DEFAULT_PING_TIMEOUT_MS;
   const io = new Server(deps.server, {
     path: "/socket.io/",
     // The client opens a websocket directly: no long-polling buffers, no sticky sessions.
@@ -287,16 +340,25 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
     // Clients send nothing but their handshake.
     maxHttpBufferSize: 16 * 1024,
     pingInterval: deps.pingIntervalMs,
+    pingTimeout,
     connectTimeout: 10_000,
   });
 
   const environments = new Map<string, LocalEnvironment>();
   const expiries = expiriesOf();
-  const pings = pingsInStep(deps.pingIntervalMs);
-  /** An engine.io socket's pong: `this` is the socket (one listener for all of them, no closure per socket). */
-  function pingAnswered(this: PingTimed): void {
-    pings.add(this);
+  const heartbeats = heartbeatsInStep(deps.pingIntervalMs, pingTimeout);
+  // One listener of each kind for every socket (`this` is the socket), no closure per socket.
+  function pingAnswered(this: Heartbeating): void {
+    heartbeats.answered(this);
   }
+  function connClosed(this: Heartbeating): void {
+    heartbeats.closed(this);
+  }
+  io.engine.on("connection", (conn: Heartbeating & EventEmitter) => {
+    heartbeats.open(conn);
+    conn.on("heartbeat", pingAnswered);
+    conn.once("close", connClosed);
+  });
   const pending = new Map<string, Pending>();
   const gathering = new Set<string>();
   const flows = new Map<string, Flow>();
@@ -320,10 +382,6 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
     // The request the socket was upgraded from is kept by engine.io for nothing once the
     // handshake is read: dropping it is most of an idle socket's memory.
     (socket.conn as { request: unknown }).request = undefined;
-    socket.conn.on("packetCreate", preFramePing);
-    socket.conn.on("heartbeat", pingAnswered);
-    const timed = socket.conn as unknown as PingTimed;
-    pings.add(timed);
     const session = socket.data as VerifiedSession;
     const { environmentId, organizationId } = session.scope;
     const { subscriberId } = session;
@@ -335,7 +393,6 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
     local.subscribers.set(subscriberId, (local.subscribers.get(subscriberId) ?? 0) + 1);
     socket.once("disconnect", () => {
       cancelExpiry();
-      pings.remove(timed);
       const left = (local.subscribers.get(subscriberId) ?? 1) - 1;
       if (left > 0) local.subscribers.set(subscriberId, left);
       else local.subscribers.delete(subscriberId);
@@ -515,7 +572,7 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
       closed = true;
       for (const subscription of subscriptions) subscription.unsubscribe();
       expiries.close();
-      pings.close();
+      heartbeats.close();
       io.disconnectSockets(true);
       io.engine.close();
     },

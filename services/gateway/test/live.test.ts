@@ -63,6 +63,7 @@ async function startReplica(
   originAllowed = () => true,
   verifier: Pick<SessionTokens, "verify"> = sessions,
   pingIntervalMs = 25_000,
+  pingTimeoutMs?: number,
 ): Promise<Replica> {
   const app = new Koa();
   app.use((ctx) => {
@@ -71,7 +72,7 @@ async function startReplica(
   const server = app.listen(0, "127.0.0.1");
   await new Promise((resolve) => server.once("listening", resolve));
   const nats = await connectNatsInBackground("nats://127.0.0.1:4222", "live-test");
-  const live = attachLiveEvents({ server, sessions: verifier, reads, nats, log, originAllowed, pingIntervalMs });
+  const live = attachLiveEvents({ server, sessions: verifier, reads, nats, log, originAllowed, pingIntervalMs, pingTimeoutMs });
   // The subscriptions are made once the connection is: wait until the server has them.
   await (await nats.connected).flush();
   await new Promise((resolve) => setTimeout(resolve, 50));
@@ -219,6 +220,44 @@ describe("live Inbox events", () => {
       expect(grace.length).toBeGreaterThanOrEqual(2);
       // Connected 40 ms apart, pinged within a few ms of each other, round after round.
       for (const round of [0, 1]) expect(Math.abs(ada[round]! - grace[round]!)).toBeLessThan(15);
+    } finally {
+      await replica.stop();
+    }
+  });
+
+  it("closes a socket that stops answering pings once the timeout has passed, and keeps the ones that answer", async () => {
+    const replica = await startReplica(fakeReads().reads, () => true, sessions, 300, 300);
+    try {
+      const ada = await open(replica.url, "ada");
+      const grace = await open(replica.url, "grace");
+      // Grace's client no longer answers pings, as a peer that vanished, nor gives up on the
+      // server by itself: only the server can end the connection.
+      const engine = grace.socket.io.engine as unknown as {
+        _sendPacket(type: string, ...rest: unknown[]): void;
+        _resetPingTimeout(): void;
+        _pingTimeoutTimer: NodeJS.Timeout;
+        _pingTimeoutTime: number;
+      };
+      const send = engine._sendPacket.bind(engine);
+      engine._sendPacket = (type, ...rest) => {
+        if (type !== "pong") send(type, ...rest);
+      };
+      engine._resetPingTimeout = () => {};
+      clearTimeout(engine._pingTimeoutTimer);
+      engine._pingTimeoutTime = Number.POSITIVE_INFINITY;
+      let graceLeft = 0;
+      let graceReason = "";
+      grace.socket.on("disconnect", (reason) => {
+        graceLeft = performance.now();
+        graceReason = reason;
+      });
+      const silentFrom = performance.now();
+      await eventually(async () => (replica.live.sockets() === 1 ? true : undefined), 3_000);
+      expect(grace.socket.connected).toBe(false);
+      expect(graceReason).toBe("transport close");
+      // Pinged within an interval and a step, then given the whole timeout to answer.
+      expect(graceLeft - silentFrom).toBeGreaterThanOrEqual(300);
+      expect(ada.socket.connected).toBe(true);
     } finally {
       await replica.stop();
     }

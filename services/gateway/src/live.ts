@@ -149,8 +149,8 @@ interface Heartbeating {
   readyState: string;
   pingIntervalTimer?: NodeJS.Timeout | null;
   pingTimeoutTimer?: NodeJS.Timeout | null;
-  /** Its websocket transport (the only one served), that transport's ws socket and the TCP socket under it. */
-  transport: { socket: { _socket: { writable: boolean; write(frame: Buffer): boolean } } };
+  /** Its websocket transport (the only one served), that transport's ws socket, and the TCP socket and frame reader of that. */
+  transport: { socket: { _socket: { writable: boolean; write(frame: Buffer): boolean }; _receiver: { _mask: Buffer | undefined } } };
   onClose(reason: string): void;
 }
 
@@ -223,7 +223,13 @@ function heartbeatsInStep(intervalMs: number, timeoutMs: number) {
       join(conn);
     },
     /** The socket answered a ping: it is pinged again with the others that answered within this step. */
-    answered: join,
+    answered(conn: Heartbeating): void {
+      // ws keeps a frame's mask, a view of the chunk the frame was read in, until the next frame
+      // comes: a ping interval later, long enough for a young-generation collection to move it
+      // to the old generation, left there for a full one. Masks are read from each frame.
+      conn.transport.socket._receiver._mask = undefined;
+      join(conn);
+    },
     closed(conn: Heartbeating): void {
       cohortOf.delete(conn);
     },

@@ -156,7 +156,8 @@ interface Heartbeating {
 
 /** The sockets that connected or answered within one step, pinged together. */
 interface Cohort {
-  members: Heartbeating[];
+  /** Its sockets still to answer: one leaves as it answers (joining a newer cohort) or closes. */
+  members: Set<Heartbeating>;
   /** Until when sockets join this cohort rather than a new one. */
   formingUntil: number;
 }
@@ -176,6 +177,7 @@ function heartbeatsInStep(intervalMs: number, timeoutMs: number) {
   const stepMs = Math.max(1, Math.min(1_000, Math.floor(intervalMs / 10)));
   /** The cohort each open socket is in: the one that pinged it last, or the one it joined since. */
   const cohortOf = new Map<Heartbeating, Cohort>();
+  const leave = (conn: Heartbeating) => cohortOf.get(conn)?.members.delete(conn);
   let forming: Cohort | undefined;
   const timers = new Set<NodeJS.Timeout>();
   const after = (ms: number, then: () => void) => {
@@ -186,31 +188,31 @@ function heartbeatsInStep(intervalMs: number, timeoutMs: number) {
     timer.unref();
     timers.add(timer);
   };
-  const stillIn = (conn: Heartbeating, cohort: Cohort) => cohortOf.get(conn) === cohort && conn.readyState === "open";
-  const ping = (cohort: Cohort, from = 0) => {
-    const end = Math.min(from + PINGS_PER_TURN, cohort.members.length);
-    for (let index = from; index < end; index++) {
-      const conn = cohort.members[index]!;
-      const tcp = conn.transport.socket._socket;
-      if (stillIn(conn, cohort) && tcp.writable) tcp.write(PING_FRAME);
+  /** Pings the cohort's sockets, PINGS_PER_TURN of them per turn; those that have not answered by the timeout are closed. */
+  const ping = (cohort: Cohort, members = cohort.members.values()) => {
+    for (let written = 0; written < PINGS_PER_TURN; written++) {
+      const next = members.next();
+      if (next.done) {
+        after(timeoutMs, () => {
+          for (const conn of cohort.members) if (conn.readyState === "open") conn.onClose("ping timeout");
+        });
+        return;
+      }
+      const tcp = next.value.transport.socket._socket;
+      if (next.value.readyState === "open" && tcp.writable) tcp.write(PING_FRAME);
     }
-    if (end < cohort.members.length) {
-      setImmediate(ping, cohort, end);
-      return;
-    }
-    after(timeoutMs, () => {
-      for (const conn of cohort.members) if (stillIn(conn, cohort)) conn.onClose("ping timeout");
-    });
+    setImmediate(ping, cohort, members);
   };
   const join = (conn: Heartbeating) => {
     const now = performance.now();
     if (forming && now < forming.formingUntil && cohortOf.get(conn) === forming) return;
     if (!forming || now >= forming.formingUntil) {
-      const cohort: Cohort = { members: [], formingUntil: now + stepMs };
+      const cohort: Cohort = { members: new Set(), formingUntil: now + stepMs };
       after(stepMs + intervalMs, () => ping(cohort));
       forming = cohort;
     }
-    forming.members.push(conn);
+    leave(conn);
+    forming.members.add(conn);
     cohortOf.set(conn, forming);
   };
   return {
@@ -231,6 +233,7 @@ function heartbeatsInStep(intervalMs: number, timeoutMs: number) {
       join(conn);
     },
     closed(conn: Heartbeating): void {
+      leave(conn);
       cohortOf.delete(conn);
     },
     close(): void {

@@ -72,7 +72,16 @@ async function startReplica(
   const server = app.listen(0, "127.0.0.1");
   await new Promise((resolve) => server.once("listening", resolve));
   const nats = await connectNatsInBackground("nats://127.0.0.1:4222", "live-test");
-  const live = attachLiveEvents({ server, sessions: verifier, reads, nats, log, originAllowed, pingIntervalMs, pingTimeoutMs });
+  const live = attachLiveEvents({
+    server,
+    sessions: verifier,
+    reads,
+    nats,
+    log,
+    originAllowed,
+    pingIntervalMs,
+    ...(pingTimeoutMs === undefined ? {} : { pingTimeoutMs }),
+  });
   // The subscriptions are made once the connection is: wait until the server has them.
   await (await nats.connected).flush();
   await new Promise((resolve) => setTimeout(resolve, 50));

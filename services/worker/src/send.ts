@@ -114,6 +114,12 @@ const handedBackSeries = Object.fromEntries(HAND_BACK_REASONS.map((reason) => [r
   Counter.Internal
 >;
 
+const sendsDeadLettered = new Counter({
+  name: "notify_delivery_sends_dead_lettered_total",
+  help: "Sends the delivery stage dead-lettered on their own, a service having refused their data, while the rest of their page went on",
+  registers: [metricsRegistry],
+});
+
 const SEND_OUTCOMES = ["sent", "retrying", "failed", "unknown"] as const;
 type SendOutcome = (typeof SEND_OUTCOMES)[number];
 
@@ -574,6 +580,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
         error: error.message,
         deliveries: job.handedBack + 1,
       });
+      sendsDeadLettered.inc();
       return undefined;
     }
     const retryInMs = BACKOFF_MS[Math.min(job.handedBack, BACKOFF_MS.length - 1)]!;

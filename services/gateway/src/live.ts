@@ -177,7 +177,6 @@ function heartbeatsInStep(intervalMs: number, timeoutMs: number) {
   const stepMs = Math.max(1, Math.min(1_000, Math.floor(intervalMs / 10)));
   /** The cohort each open socket is in: the one that pinged it last, or the one it joined since. */
   const cohortOf = new Map<Heartbeating, Cohort>();
-  const leave = (conn: Heartbeating) => cohortOf.get(conn)?.members.delete(conn);
   let forming: Cohort | undefined;
   const timers = new Set<NodeJS.Timeout>();
   const after = (ms: number, then: () => void) => {
@@ -205,13 +204,14 @@ function heartbeatsInStep(intervalMs: number, timeoutMs: number) {
   };
   const join = (conn: Heartbeating) => {
     const now = performance.now();
-    if (forming && now < forming.formingUntil && cohortOf.get(conn) === forming) return;
     if (!forming || now >= forming.formingUntil) {
       const cohort: Cohort = { members: new Set(), formingUntil: now + stepMs };
       after(stepMs + intervalMs, () => ping(cohort));
       forming = cohort;
     }
-    leave(conn);
+    const current = cohortOf.get(conn);
+    if (current === forming) return;
+    current?.members.delete(conn);
     forming.members.add(conn);
     cohortOf.set(conn, forming);
   };
@@ -233,7 +233,7 @@ function heartbeatsInStep(intervalMs: number, timeoutMs: number) {
       join(conn);
     },
     closed(conn: Heartbeating): void {
-      leave(conn);
+      cohortOf.get(conn)?.members.delete(conn);
       cohortOf.delete(conn);
     },
     close(): void {

@@ -107,32 +107,38 @@ type EngineSendOptions = Parameters<Socket["conn"]["write"]>[1];
 /** One event of a socket.io connection: its name and its argument. */
 type LiveEvent = readonly [name: string, payload: object];
 
-/** A final, unmasked websocket text frame from server to client (RFC 6455 §5.2). */
-function textFrameOf(text: string): Buffer {
-  const length = Buffer.byteLength(text);
-  const header = length < 126 ? 2 : length < 65_536 ? 4 : 10;
-  const frame = Buffer.allocUnsafe(header + length);
-  frame[0] = 0x81;
-  if (header === 2) frame[1] = length;
-  else if (header === 4) {
-    frame[1] = 126;
-    frame.writeUInt16BE(length, 2);
-  } else {
-    frame[1] = 127;
-    frame.writeBigUInt64BE(BigInt(length), 2);
-  }
-  frame.write(text, header);
-  return frame;
+/** Final, unmasked websocket text frames from server to client (RFC 6455 §5.2), one after another in one buffer. */
+function textFramesOf(texts: readonly string[]): Buffer {
+  const lengths = texts.map((text) => Buffer.byteLength(text));
+  const headerOf = (length: number) => (length < 126 ? 2 : length < 65_536 ? 4 : 10);
+  const frames = Buffer.allocUnsafe(lengths.reduce((total, length) => total + headerOf(length) + length, 0));
+  let at = 0;
+  texts.forEach((text, index) => {
+    const length = lengths[index]!;
+    frames[at] = 0x81;
+    if (length < 126) frames[at + 1] = length;
+    else if (length < 65_536) {
+      frames[at + 1] = 126;
+      frames.writeUInt16BE(length, at + 2);
+    } else {
+      frames[at + 1] = 127;
+      frames.writeBigUInt64BE(BigInt(length), at + 2);
+    }
+    at += headerOf(length);
+    at += frames.write(text, at);
+  });
+  return frames;
 }
 
 /**
- * An event as the frame that carries it: an Engine.IO message packet ("4") holding a socket.io
- * EVENT packet for the main namespace ("2", then the JSON array of the event's name and its argument).
+ * Events as the frames that carry them: each an Engine.IO message packet ("4") holding a
+ * socket.io EVENT packet for the main namespace ("2", then the JSON array of the event's name and
+ * its argument).
  */
-const eventFrameOf = ([name, payload]: LiveEvent) => textFrameOf(`42${JSON.stringify([name, payload])}`);
+const eventFramesOf = (events: readonly LiveEvent[]) => textFramesOf(events.map((event) => `42${JSON.stringify(event)}`));
 
 /** Engine.IO's ping packet ("2") as its websocket frame, built once for every ping of every socket. */
-const PING_FRAME = textFrameOf("2");
+const PING_FRAME = textFramesOf(["2"]);
 
 /**
  * Pings written in one turn of the event loop. What a write leaves until the turn ends (its
@@ -144,9 +150,14 @@ const PINGS_PER_TURN = 256;
 /** Engine.IO's default: how long a socket has to answer a ping, told to its client in the handshake. */
 const DEFAULT_PING_TIMEOUT_MS = 20_000;
 
-/** Engine.IO's socket as far as its heartbeat goes (private members of engine.io, reached for `heartbeatsInStep`). */
+/**
+ * Engine.IO's socket as far as its heartbeat and the events' writes go (private members of
+ * engine.io, reached for `heartbeatsInStep` and `emitTo`).
+ */
 interface Heartbeating {
   readyState: string;
+  /** Packets engine.io holds until its transport can take them. */
+  writeBuffer: readonly unknown[];
   pingIntervalTimer?: NodeJS.Timeout | null;
   pingTimeoutTimer?: NodeJS.Timeout | null;
   /** Its websocket transport (the only one served), that transport's ws socket, and the TCP socket and frame reader of that. */
@@ -482,18 +493,27 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
 
   /**
    * Sends a subscriber's events, in order, to its sockets on this process: framed once for them
-   * all and written to each socket at once, as one packet whose websocket frames engine.io writes
-   * as they are (the way socket.io's own broadcasts go; the socket is never anything but a
-   * websocket). A room's `emit` would build a broadcast, walk the payload for binary data and
-   * frame it on every call, and a write per event costs each socket a system call per event.
+   * all and written to each socket at once (a write per event costs each socket a system call per
+   * event). A room's `emit` would build a broadcast, walk the payload for binary data and frame it
+   * on every call. The frames go straight to the socket's TCP socket, as the pings do, unless
+   * engine.io still holds packets for it (they must go first): then as one packet whose
+   * websocket frames engine.io writes as they are, the way socket.io's own broadcasts go. Either
+   * way the bytes go out in the order they were written: the socket is never anything but an
+   * uncompressed websocket, whose frames ws writes to that same TCP socket as they come.
    */
   function emitTo(environmentId: string, subscriberId: string, events: readonly LiveEvent[]): void {
     const ids = io.sockets.adapter.rooms.get(roomOf(environmentId, subscriberId));
     if (!ids || events.length === 0) return;
-    const frames = events.length === 1 ? eventFrameOf(events[0]!) : Buffer.concat(events.map(eventFrameOf));
-    // engine.io's types leave out the option its websocket transport reads.
-    const options = { wsPreEncodedFrame: [frames] } as EngineSendOptions;
-    for (const id of ids) io.sockets.sockets.get(id)?.conn.write(frames, options);
+    const frames = eventFramesOf(events);
+    for (const id of ids) {
+      const socket = io.sockets.sockets.get(id);
+      if (!socket) continue;
+      const conn = socket.conn as unknown as Heartbeating;
+      const tcp = conn.transport.socket._socket;
+      if (conn.readyState === "open" && conn.writeBuffer.length === 0 && tcp.writable) tcp.write(frames);
+      // engine.io's types leave out the option its websocket transport reads.
+      else socket.conn.write(frames, { wsPreEncodedFrame: [frames] } as EngineSendOptions);
+    }
   }
 
   /** Reads what the batch's events need; answers the function that emits them (undefined when there is nothing to say). */

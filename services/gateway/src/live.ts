@@ -92,7 +92,15 @@ interface Flow {
   inFlight: number;
   /** Settles once the last batch that left has emitted. */
   emitted: Promise<void>;
+  /**
+   * The batch under way, not emitted yet, that reads a subscriber's counts after the last change
+   * of its feed came: its new messages announced meanwhile are emitted with that batch (see `changed`).
+   */
+  countedIn: Map<string, Late>;
 }
+
+/** New messages that joined a batch after it left, by subscriber. */
+type Late = Map<string, string[]>;
 
 /** How long a batch waits for the rest of the announcements of the write that started it. */
 const GATHER_MS = 2;
@@ -426,27 +434,37 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
     return changes;
   }
 
-  /** Notes a change of the environment's feeds for the next batch, if it names anybody connected here. */
+  /**
+   * Notes a change of the environment's feeds for the next batch, if it names anybody connected
+   * here. New messages of a subscriber whose counts a batch under way reads after its feed last
+   * changed join that batch instead (read and emitted before its counts): a write announces its
+   * feeds before its new messages, so those counts already include them. Under load the two
+   * announcements of a write often fall into two batches, and the second read every count again.
+   */
   function changed(environmentId: string, keys: ChangedKeys, received?: ReceivedIds): void {
     const local = environments.get(environmentId);
     if (!local) return;
+    const countedIn = flows.get(environmentId)?.countedIn;
     let changes: Pending | undefined;
     if (keys === EVERY_KEY) {
       changes = pendingOf(environmentId);
       changes.counts = EVERY_KEY;
+      countedIn?.clear();
     } else {
       for (const key of keys) {
         if (!local.subscribers.has(key)) continue;
         changes ??= pendingOf(environmentId);
         if (changes.counts !== EVERY_KEY) changes.counts.add(key);
+        countedIn?.delete(key);
       }
     }
     for (const [subscriberId, ids] of received ?? []) {
       if (!local.subscribers.has(subscriberId) || ids.length === 0) continue;
-      changes ??= pendingOf(environmentId);
-      const known = changes.received.get(subscriberId);
+      const late = countedIn?.get(subscriberId);
+      const into = late ?? (changes ??= pendingOf(environmentId)).received;
+      const known = into.get(subscriberId);
       if (known) known.push(...ids);
-      else changes.received.set(subscriberId, [...ids]);
+      else into.set(subscriberId, [...ids]);
     }
     if (changes) schedule(environmentId);
   }
@@ -472,18 +490,28 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
    */
   function send(environmentId: string): void {
     let flow = flows.get(environmentId);
-    if (!flow) flows.set(environmentId, (flow = { inFlight: 0, emitted: Promise.resolve() }));
+    if (!flow) flows.set(environmentId, (flow = { inFlight: 0, emitted: Promise.resolve(), countedIn: new Map() }));
     const changes = pending.get(environmentId);
+    const local = environments.get(environmentId);
     if (!changes || flow.inFlight >= MAX_BATCHES_IN_FLIGHT) return;
     pending.delete(environmentId);
     const current = flow;
     current.inFlight += 1;
-    const reading = read(environmentId, changes);
+    const scope: Scope | undefined = local && { organizationId: local.organizationId, environmentId };
+    const counted = new Set(!local ? [] : changes.counts === EVERY_KEY ? local.subscribers.keys() : changes.counts);
+    for (const subscriberId of changes.received.keys()) counted.add(subscriberId);
+    const late: Late = new Map();
+    for (const subscriberId of counted) current.countedIn.set(subscriberId, late);
+    const reading = scope && read(scope, changes.received, counted);
     const previous = current.emitted;
     current.emitted = (async () => {
       const events = await reading;
       await previous;
-      events?.();
+      // New messages announced from here on wait for a batch of their own.
+      for (const subscriberId of counted) if (current.countedIn.get(subscriberId) === late) current.countedIn.delete(subscriberId);
+      if (!events) return;
+      const joined = late.size > 0 ? await readReceived(scope!, late) : [];
+      events(joined ?? []);
     })().finally(() => {
       current.inFlight -= 1;
       if (pending.has(environmentId)) send(environmentId);
@@ -516,49 +544,61 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
     }
   }
 
-  /** Reads what the batch's events need; answers the function that emits them (undefined when there is nothing to say). */
-  async function read(environmentId: string, changes: Pending): Promise<(() => void) | undefined> {
-    const local = environments.get(environmentId);
-    if (!local) return undefined;
-    const scope: Scope = { organizationId: local.organizationId, environmentId };
-    const counted = new Set(changes.counts === EVERY_KEY ? local.subscribers.keys() : changes.counts);
-    for (const subscriberId of changes.received.keys()) counted.add(subscriberId);
-    const messageIds = [...changes.received.values()].flat();
+  /** The new messages `received` names, undefined when they could not be read. */
+  async function readReceived(scope: Scope, received: ReadonlyMap<string, readonly string[]>): Promise<ReceivedMessage[] | undefined> {
     try {
-      const [received, counts] = await Promise.all([
-        Promise.all(chunks(messageIds).map((ids) => reads.received(scope, ids))),
-        Promise.all(chunks([...counted]).map((subscriberIds) => reads.counts(scope, subscriberIds))),
-      ]);
-      return () => {
-        // Protocol §4.2: a new message first, then the unseen count, then the unread counts.
-        const events = new Map<string, LiveEvent[]>();
-        const eventsOf = (subscriberId: string) => {
-          let list = events.get(subscriberId);
-          if (!list) events.set(subscriberId, (list = []));
-          return list;
-        };
-        for (const { subscriberId, message } of received.flat()) {
-          if (changes.received.has(subscriberId)) eventsOf(subscriberId).push(["notification_received", { message }]);
-        }
-        for (const answer of counts) {
-          for (const [subscriberId, count] of answer) {
-            if (!counted.has(subscriberId)) continue;
-            eventsOf(subscriberId).push(
-              ["unseen_count_changed", { unseenCount: count.unseenCount, hasMore: count.unseenHasMore }],
-              [
-                "unread_count_changed",
-                { unreadCount: count.unreadCount, counts: { total: count.unreadCount, severity: count.unreadBySeverity }, hasMore: count.unreadHasMore },
-              ],
-            );
-          }
-        }
-        for (const [subscriberId, list] of events) emitTo(environmentId, subscriberId, list);
-      };
+      const messageIds = [...received.values()].flat();
+      return (await Promise.all(chunks(messageIds).map((ids) => reads.received(scope, ids)))).flat();
     } catch (error) {
-      // Best effort, as the announcements are: the client reads its counts again as it reconnects or acts.
-      log.warn({ err: error, environmentId, subscribers: counted.size }, "live events not sent");
+      // Best effort, as the announcements are: the client reads its feed again as it reconnects or acts.
+      log.warn({ err: error, environmentId: scope.environmentId, messages: received.size }, "live events not sent");
       return undefined;
     }
+  }
+
+  /**
+   * Reads what a batch's events need; answers the function that emits them, given the messages
+   * that joined the batch since it left (undefined when the counts could not be read).
+   */
+  async function read(
+    scope: Scope,
+    received: ReadonlyMap<string, readonly string[]>,
+    counted: ReadonlySet<string>,
+  ): Promise<((joined: readonly ReceivedMessage[]) => void) | undefined> {
+    const [messages, counts] = await Promise.all([
+      readReceived(scope, received),
+      Promise.all(chunks([...counted]).map((subscriberIds) => reads.counts(scope, subscriberIds))).catch((error: unknown) => {
+        // Best effort, as the announcements are: the client reads its counts again as it reconnects or acts.
+        log.warn({ err: error, environmentId: scope.environmentId, subscribers: counted.size }, "live events not sent");
+        return undefined;
+      }),
+    ]);
+    if (!messages || !counts) return undefined;
+    return (joined) => {
+      // Protocol §4.2: a new message first, then the unseen count, then the unread counts.
+      const events = new Map<string, LiveEvent[]>();
+      const eventsOf = (subscriberId: string) => {
+        let list = events.get(subscriberId);
+        if (!list) events.set(subscriberId, (list = []));
+        return list;
+      };
+      for (const { subscriberId, message } of [...messages, ...joined]) {
+        if (counted.has(subscriberId)) eventsOf(subscriberId).push(["notification_received", { message }]);
+      }
+      for (const answer of counts) {
+        for (const [subscriberId, count] of answer) {
+          if (!counted.has(subscriberId)) continue;
+          eventsOf(subscriberId).push(
+            ["unseen_count_changed", { unseenCount: count.unseenCount, hasMore: count.unseenHasMore }],
+            [
+              "unread_count_changed",
+              { unreadCount: count.unreadCount, counts: { total: count.unreadCount, severity: count.unreadBySeverity }, hasMore: count.unreadHasMore },
+            ],
+          );
+        }
+      }
+      for (const [subscriberId, list] of events) emitTo(scope.environmentId, subscriberId, list);
+    };
   }
 
   const subscriptions: Subscription[] = [];

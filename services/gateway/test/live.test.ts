@@ -33,13 +33,14 @@ const countsOf = (unread: number): InboxCounts => ({
   unreadBySeverity: { high: unread, medium: 0, low: 0, none: 0 },
 });
 
-/** Reads that answer from memory and record what they were asked. */
-function fakeReads() {
+/** Reads that answer from memory (counts after `countsMs`) and record what they were asked. */
+function fakeReads(countsMs = 0) {
   const calls: { counts: string[][]; received: string[][] } = { counts: [], received: [] };
   const reads: LiveReads = {
     async counts(asked, subscriberIds) {
       expect(asked).toEqual(scope);
       calls.counts.push([...subscriberIds]);
+      if (countsMs > 0) await new Promise((resolve) => setTimeout(resolve, countsMs));
       return new Map(subscriberIds.map((subscriberId) => [subscriberId, countsOf(subscriberId.length)]));
     },
     async received(asked, messageIds) {
@@ -329,6 +330,40 @@ describe("live Inbox events", () => {
       expect(heard.filter(({ event }) => event === "unread_count_changed").map(({ payload }) => (payload as { unreadCount: number }).unreadCount)).toEqual([
         0, 1,
       ]);
+    } finally {
+      await replica.stop();
+    }
+  });
+
+  it("emits a write's new message with the counts read after its feed announcement, even when they came in two batches", async () => {
+    const { reads, calls } = fakeReads(200);
+    const replica = await startReplica(reads);
+    try {
+      const { heard } = await open(replica.url, "cara");
+      // A write announces its feeds, then its new messages; here the counts' batch has left in between.
+      await announce(CHANGE_SUBJECTS.feeds, ["cara"]);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await announce(CHANGE_SUBJECTS.received, ["m3-cara:cara"]);
+      await eventually(async () => (heard.length >= 3 ? true : undefined));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(heard.map(({ event }) => event)).toEqual(["notification_received", "unseen_count_changed", "unread_count_changed"]);
+      expect(calls.counts).toEqual([["cara"]]);
+
+      // A feed change after a batch left may postdate its counts: that subscriber's next new message waits for counts of its own.
+      heard.length = 0;
+      await announce(CHANGE_SUBJECTS.feeds, ["cara"]);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await announce(CHANGE_SUBJECTS.feeds, ["cara"]);
+      await announce(CHANGE_SUBJECTS.received, ["m4-cara:cara"]);
+      await eventually(async () => (heard.length >= 5 ? true : undefined));
+      expect(heard.map(({ event }) => event)).toEqual([
+        "unseen_count_changed",
+        "unread_count_changed",
+        "notification_received",
+        "unseen_count_changed",
+        "unread_count_changed",
+      ]);
+      expect(calls.counts).toEqual([["cara"], ["cara"], ["cara"]]);
     } finally {
       await replica.stop();
     }

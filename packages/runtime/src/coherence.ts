@@ -94,8 +94,9 @@ export function announceKeys(context: HandlerContext, kind: AnnouncedKind, keys:
 /**
  * `implementation` with every method that declares announcements wrapped: once the method is
  * done, failed or not (a call that failed after its commit changed its keys all the same), each
- * announcement goes out through the announcer of its kind, in the caller's environment, and the
- * answer waits for it, so a client that reads right after a write never meets an old copy.
+ * announcement goes out through the announcer of its kind, in the caller's environment and in the
+ * order declared, and the answer waits for it, so a client that reads right after a write never
+ * meets an old copy.
  * Throws at start for a kind without an announcer.
  */
 export function announcingWrites<S extends DescService>(

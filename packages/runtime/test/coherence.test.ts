@@ -30,6 +30,13 @@ describe("the coherence every RPC declares", () => {
     expect(() => declaredAnnouncements(method)).not.toThrow();
   });
 
+  it("announces the feeds of new messages before the messages: live Inbox events rely on the order", () => {
+    for (const [name, method] of methods) {
+      const kinds = declaredAnnouncements(method).map((announcement) => announcement.kind);
+      if (kinds.includes(ChangeKind.RECEIVED)) expect(kinds.indexOf(ChangeKind.FEEDS), name).toBe(kinds.indexOf(ChangeKind.RECEIVED) - 1);
+    }
+  });
+
   it("reads keys from the request paths declared", () => {
     const [ensure] = declaredAnnouncements(subscribersV1.SubscriberService.method.ensureSubscribers);
     expect(ensure!.keysOf({ subscribers: [{ subscriberId: "ada" }, { subscriberId: "bob" }] }, new Map())).toEqual(["ada", "bob"]);

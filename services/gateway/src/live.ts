@@ -509,7 +509,11 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
       await previous;
       // New messages announced from here on wait for a batch of their own.
       for (const subscriberId of counted) if (current.countedIn.get(subscriberId) === late) current.countedIn.delete(subscriberId);
-      if (!events) return;
+      if (!events) {
+        // The batch's counts could not be read: the messages that joined it go on with the next batch.
+        if (late.size > 0) changed(environmentId, [], late);
+        return;
+      }
       const joined = late.size > 0 ? await readReceived(scope!, late) : [];
       events(joined ?? []);
     })().finally(() => {

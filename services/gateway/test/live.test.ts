@@ -369,6 +369,32 @@ describe("live Inbox events", () => {
     }
   });
 
+  it("sends a new message that joined a batch whose counts could not be read with the next batch", async () => {
+    const { reads: answering, calls } = fakeReads();
+    let failed = false;
+    const reads: LiveReads = {
+      ...answering,
+      async counts(asked, subscriberIds) {
+        if (failed) return answering.counts(asked, subscriberIds);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        failed = true;
+        throw new Error("messages is away");
+      },
+    };
+    const replica = await startReplica(reads);
+    try {
+      const { heard } = await open(replica.url, "dora");
+      await announce(CHANGE_SUBJECTS.feeds, ["dora"]);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await announce(CHANGE_SUBJECTS.received, ["m5-dora:dora"]);
+      await eventually(async () => (heard.length >= 3 ? true : undefined));
+      expect(heard.map(({ event }) => event)).toEqual(["notification_received", "unseen_count_changed", "unread_count_changed"]);
+      expect(calls.received).toEqual([["m5-dora"]]);
+    } finally {
+      await replica.stop();
+    }
+  });
+
   it("serves a subscriber on every replica: no replica needs to have written the message", async () => {
     const { reads } = fakeReads();
     const [first, second] = [await startReplica(reads), await startReplica(reads)];

@@ -510,7 +510,7 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
       // New messages announced from here on wait for a batch of their own.
       for (const subscriberId of counted) if (current.countedIn.get(subscriberId) === late) current.countedIn.delete(subscriberId);
       if (!events) {
-        // The batch's counts could not be read: the messages that joined it go on with the next batch.
+        // The batch's reads failed: the messages that joined it go on with the next batch.
         if (late.size > 0) changed(environmentId, [], late);
         return;
       }
@@ -555,14 +555,14 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
       return (await Promise.all(chunks(messageIds).map((ids) => reads.received(scope, ids)))).flat();
     } catch (error) {
       // Best effort, as the announcements are: the client reads its feed again as it reconnects or acts.
-      log.warn({ err: error, environmentId: scope.environmentId, messages: received.size }, "live events not sent");
+      log.warn({ err: error, environmentId: scope.environmentId, subscribers: received.size }, "live events not sent");
       return undefined;
     }
   }
 
   /**
    * Reads what a batch's events need; answers the function that emits them, given the messages
-   * that joined the batch since it left (undefined when the counts could not be read).
+   * that joined the batch since it left (undefined when a read failed).
    */
   async function read(
     scope: Scope,

@@ -395,6 +395,27 @@ describe("live Inbox events", () => {
     }
   });
 
+  it("frames events of every length a websocket frame header tells apart, non-ASCII text included", async () => {
+    // Up to 125 bytes, up to 65,535, and beyond: one, two and eight bytes of length.
+    const contents = ["é", "é".repeat(1_000), "é".repeat(40_000)];
+    const { reads } = fakeReads();
+    const sized: LiveReads = {
+      ...reads,
+      received: async (_, messageIds) =>
+        messageIds.map((id, index) => ({ subscriberId: id.split("-")[1]!, message: { _id: id, content: contents[index]!, cta: {} } })),
+    };
+    const replica = await startReplica(sized);
+    try {
+      const { heard } = await open(replica.url, "eli");
+      await announce(CHANGE_SUBJECTS.received, ["m6-eli:eli", "m7-eli:eli", "m8-eli:eli"]);
+      await eventually(async () => (heard.length >= 5 ? true : undefined));
+      expect(heard.slice(0, 3).map(({ payload }) => (payload as { message: { content: string } }).message.content)).toEqual(contents);
+      expect(heard.slice(3).map(({ event }) => event)).toEqual(["unseen_count_changed", "unread_count_changed"]);
+    } finally {
+      await replica.stop();
+    }
+  });
+
   it("serves a subscriber on every replica: no replica needs to have written the message", async () => {
     const { reads } = fakeReads();
     const [first, second] = [await startReplica(reads), await startReplica(reads)];

@@ -123,16 +123,17 @@ function textFramesOf(texts: readonly string[]): Buffer {
   let at = 0;
   texts.forEach((text, index) => {
     const length = lengths[index]!;
+    const header = headerOf(length);
     frames[at] = 0x81;
-    if (length < 126) frames[at + 1] = length;
-    else if (length < 65_536) {
+    if (header === 2) frames[at + 1] = length;
+    else if (header === 4) {
       frames[at + 1] = 126;
       frames.writeUInt16BE(length, at + 2);
     } else {
       frames[at + 1] = 127;
       frames.writeBigUInt64BE(BigInt(length), at + 2);
     }
-    at += headerOf(length);
+    at += header;
     at += frames.write(text, at);
   });
   return frames;

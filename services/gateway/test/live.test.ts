@@ -136,6 +136,13 @@ async function announce(subject: string, body: unknown) {
   await connection.flush();
 }
 
+/** A write's two announcements, the batch of the first (its feed) leaving before the second (its new message) comes. */
+async function announceWithBatchBetween(subscriberId: string, messageId: string) {
+  await announce(CHANGE_SUBJECTS.feeds, [subscriberId]);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  await announce(CHANGE_SUBJECTS.received, [`${messageId}:${subscriberId}`]);
+}
+
 describe("live Inbox events", () => {
   it("reads received keys as message ids per subscriber", () => {
     expect(receivedIdsOf(["m1:sub-a", "m2:sub:with:colons", "m3:sub-a", 7, "nocolon"])).toEqual(
@@ -340,10 +347,7 @@ describe("live Inbox events", () => {
     const replica = await startReplica(reads);
     try {
       const { heard } = await open(replica.url, "cara");
-      // A write announces its feeds, then its new messages; here the counts' batch has left in between.
-      await announce(CHANGE_SUBJECTS.feeds, ["cara"]);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      await announce(CHANGE_SUBJECTS.received, ["m3-cara:cara"]);
+      await announceWithBatchBetween("cara", "m3-cara");
       await eventually(async () => (heard.length >= 3 ? true : undefined));
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(heard.map(({ event }) => event)).toEqual(["notification_received", "unseen_count_changed", "unread_count_changed"]);
@@ -384,9 +388,7 @@ describe("live Inbox events", () => {
     const replica = await startReplica(reads);
     try {
       const { heard } = await open(replica.url, "dora");
-      await announce(CHANGE_SUBJECTS.feeds, ["dora"]);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      await announce(CHANGE_SUBJECTS.received, ["m5-dora:dora"]);
+      await announceWithBatchBetween("dora", "m5-dora");
       await eventually(async () => (heard.length >= 3 ? true : undefined));
       expect(heard.map(({ event }) => event)).toEqual(["notification_received", "unseen_count_changed", "unread_count_changed"]);
       expect(calls.received).toEqual([["m5-dora"]]);

@@ -4,23 +4,15 @@ import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import { connect } from "nats";
 import { createPool } from "@notify/runtime";
+import { freePort } from "@notify/testing";
 import { entryOf } from "./services.mjs";
 
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
+// The ports of the tests: the same race (a port handed out, bound seconds later by a child) applies here.
+export { freePort };
 
 export async function waitFor(probe, what, ms = 30_000) {
   const deadline = Date.now() + ms;

@@ -6,6 +6,9 @@
 //   - undici alone posting the same bodies to the same URLs, as many at once as the worker sends
 //     per integration (DELIVERY_CONCURRENCY_PER_INTEGRATION).
 // Targets: email ≤ in-app + 2× nodemailer, chat ≤ in-app + 2× undici.
+// One more figure, without a target, for what the chat target leaves the worker: undici with the
+// writes the issue asks of every send (lease claimed before the call, its outcome, the attempt
+// record), made by this process with the worker's and the messages service's own statements.
 // The receivers (scripts/bench-receivers.mjs) and the services run as child processes over a database and
 // job streams of this run. BENCH_DELIVERY_SUBSCRIBERS and BENCH_DELIVERY_STEPS shrink a run while
 // working on it.
@@ -29,7 +32,13 @@ const EMAIL = { subject: "Your order {{orderId}}", content: "<p>Hello <b>{{subsc
 const CHAT = "Order {{orderId}} has shipped for {{subscriber.firstName}}";
 
 const { renderEmailBody } = await import(new URL("../packages/providers/dist/index.js", import.meta.url).href);
+const { finishAndClaimLeases } = await import(new URL("../services/worker/dist/store.js", import.meta.url).href);
+const { recordDeliveryAttempts } = await import(new URL("../services/messages/dist/store.js", import.meta.url).href);
+/** Rounds of the bookkeeping floor under way at once, each PER_INTEGRATION sends: about as many leases held as the worker's lanes hold. */
+const BOOKKEEPING_ROUNDS = 2;
 
+/** Subscriber ids are this and their index. */
+const SUBSCRIBER_PREFIX = "bench-";
 const firstName = (index) => `User${index}`;
 const emailOf = (index) => `user-${index}@example.com`;
 const hookPath = (index) => `/hook/${index}`;
@@ -59,23 +68,85 @@ async function nodemailerAlone(smtpPort) {
   }
 }
 
+const chatBodyOf = (index) => JSON.stringify({ text: CHAT.replace("{{orderId}}", PAYLOAD.orderId).replace("{{subscriber.firstName}}", firstName(index)) });
+
+/** One post of the chat floors, its answer read. */
+async function postChat(dispatcher, httpOrigin, index, body) {
+  const response = await request(`${httpOrigin}${hookPath(index)}`, { dispatcher, method: "POST", headers: { "content-type": "application/json" }, body });
+  await response.body.text();
+  if (response.statusCode !== 200) throw new Error(`the receiver answered ${response.statusCode}`);
+}
+
 /** undici alone: the same JSON bodies to the same URLs, PER_INTEGRATION at once, every answer read. */
 async function undiciAlone(httpOrigin) {
-  const bodies = Array.from({ length: SUBSCRIBERS }, (_, index) =>
-    JSON.stringify({ text: CHAT.replace("{{orderId}}", PAYLOAD.orderId).replace("{{subscriber.firstName}}", firstName(index)) }),
-  );
+  const bodies = Array.from({ length: SUBSCRIBERS }, (_, index) => chatBodyOf(index));
   const dispatcher = new Agent();
   try {
     const started = performance.now();
-    await bounded(SUBSCRIBERS, PER_INTEGRATION, async (index) => {
-      const response = await request(`${httpOrigin}${hookPath(index)}`, {
-        dispatcher,
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: bodies[index],
-      });
-      await response.body.text();
-      if (response.statusCode !== 200) throw new Error(`the receiver answered ${response.statusCode}`);
+    await bounded(SUBSCRIBERS, PER_INTEGRATION, (index) => postChat(dispatcher, httpOrigin, index, bodies[index]));
+    return (performance.now() - started) / 1000;
+  } finally {
+    await dispatcher.close();
+  }
+}
+
+/**
+ * undici with each send's bookkeeping, straight to Postgres from this process, for the chat
+ * step's messages: rounds of PER_INTEGRATION sends, BOOKKEEPING_ROUNDS at once, each claiming its
+ * leases, posting, finishing the leases and recording the attempts (as a second attempt, so the
+ * statements write as they did for the step). No fan-out, job stream or RPC: what is left of the
+ * step's budget after this is theirs and the worker's own code.
+ */
+async function undiciWithBookkeeping(httpOrigin, pool, environmentId) {
+  const dispatcher = new Agent();
+  try {
+    const { rows: messages } = await pool.query(
+      "SELECT id, organization_id, external_subscriber_id FROM messages.messages WHERE environment_id = $1 AND channel = 'chat' LIMIT $2",
+      [environmentId, SUBSCRIBERS],
+    );
+    // Each message's subscriber: its post goes to that subscriber's hook with its body, as the step's did.
+    const indexes = messages.map((message) => Number(message.external_subscriber_id.slice(SUBSCRIBER_PREFIX.length)));
+    const bodies = indexes.map((index) => chatBodyOf(index));
+    const rounds = Math.ceil(messages.length / PER_INTEGRATION);
+    let nextRound = 0;
+    const started = performance.now();
+    await bounded(rounds, BOOKKEEPING_ROUNDS, async () => {
+      const first = nextRound++ * PER_INTEGRATION;
+      const round = messages.slice(first, first + PER_INTEGRATION);
+      // Leases of their own: the step's are taken (sent).
+      const leaseIds = round.map((message) => `${message.id}:floor`);
+      const claims = round.map((message, index) => ({
+        messageId: leaseIds[index],
+        organizationId: message.organization_id,
+        environmentId,
+        providerId: "slack",
+      }));
+      await finishAndClaimLeases(pool, [], claims);
+      const sentAt = new Date();
+      await Promise.all(round.map((_, index) => postChat(dispatcher, httpOrigin, indexes[first + index], bodies[first + index])));
+      const durationMs = Date.now() - sentAt.getTime();
+      await finishAndClaimLeases(
+        pool,
+        leaseIds.map((messageId) => ({ messageId, state: "sent", providerMessageId: "floor" })),
+        [],
+      );
+      await recordDeliveryAttempts(
+        pool,
+        environmentId,
+        round.map((message) => ({
+          id: randomBytes(12).toString("hex"),
+          message_id: message.id,
+          attempt: 2,
+          provider_id: "slack",
+          status: "success",
+          error_id: null,
+          error_text: null,
+          provider_message_id: "floor",
+          detail: "Message sent by slack",
+          started_at: sentAt,
+          duration_ms: durationMs,
+        })),
+      );
     });
     return (performance.now() - started) / 1000;
   } finally {
@@ -150,11 +221,11 @@ export default async function deliveryBench({ report }) {
     const environmentId = slack._environmentId;
     await pool.query(
       `INSERT INTO subscribers.subscribers (id, organization_id, environment_id, subscriber_id, first_name, email, channels)
-       SELECT 'b' || lpad(to_hex(i), 23, '0'), $1, $2, 'bench-' || i, 'User' || i, 'user-' || i || '@example.com',
+       SELECT 'b' || lpad(to_hex(i), 23, '0'), $1, $2, $6 || i, 'User' || i, 'user-' || i || '@example.com',
               jsonb_build_array(jsonb_build_object('providerId', 'slack', 'integrationId', $4::text,
                                                    'credentials', jsonb_build_object('webhookUrl', $5 || '/hook/' || i, 'deviceTokens', '[]'::jsonb)))
          FROM generate_series(0, $3 - 1) AS i`,
-      [slack._organizationId, environmentId, SUBSCRIBERS, slack._id, receiversOrigin],
+      [slack._organizationId, environmentId, SUBSCRIBERS, slack._id, receiversOrigin, SUBSCRIBER_PREFIX],
     );
     await pool.query("ANALYZE subscribers.subscribers");
 
@@ -245,7 +316,7 @@ export default async function deliveryBench({ report }) {
      * A sending step against its receiver, then its floor (the library alone to the same
      * receiver), each with where the CPU went; reports the three times and the ratio.
      */
-    const sendingStep = async ({ step, label, workflow, counted, items, floorName, floorLabel, floor }) => {
+    const sendingStep = async ({ step, label, workflow, counted, items, floorName, floorLabel, floor, moreFloors }) => {
       const before = await received();
       const arrived = async () => (await received())[counted] - before[counted];
       const stepSeconds = await timed(workflow, arrived);
@@ -266,6 +337,8 @@ export default async function deliveryBench({ report }) {
       report({ name: `  ${step} − in-app, over ${floorName} alone`, value: stepSeconds - inAppSeconds, unit: "s", floor: floorSeconds, target: "ratio ≤ 2" });
       const ratio = (stepSeconds - inAppSeconds) / floorSeconds;
       console.log(`  ${step}: (${step} − in-app) / ${floorName} = ${ratio.toFixed(2)}, ≤ 2 ${ratio <= 2 ? "met" : "missed"}`);
+      // After the floor: what runs before it would warm its code.
+      await moreFloors?.(floorSeconds);
     };
     // 2. Email through nodemailer to the sink, then 3. nodemailer alone to the same sink.
     if (STEPS.has("email")) {
@@ -291,6 +364,22 @@ export default async function deliveryBench({ report }) {
         floorName: "undici",
         floorLabel: `${PER_INTEGRATION} at once`,
         floor: () => undiciAlone(receiversOrigin),
+        moreFloors: async (undiciSeconds) => {
+          // A pool of its own, ended after the CPU is read: its connections' processes count until then.
+          const writer = createPool(database.url, 2 * BOOKKEEPING_ROUNDS);
+          const cpuBefore = await cpuUse(children);
+          const seconds = await undiciWithBookkeeping(receiversOrigin, writer, environmentId).finally(async () => {
+            console.log(`  undici with bookkeeping: ${cpuLine(cpuBefore, await cpuUse(children))}`);
+            await writer.end();
+          });
+          report({
+            name: `undici with each send's lease and attempt record, straight to Postgres (no fan-out, stream or RPC)`,
+            value: seconds,
+            unit: "s",
+            floor: undiciSeconds,
+            target: "none (the ratio is what the writes alone take of the chat target's 2)",
+          });
+        },
       });
     }
   } finally {

@@ -1,5 +1,5 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
+import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import type { messagesV1, subscribersV1, workflowsV1 } from "@notify/proto";
 import {
@@ -434,7 +434,7 @@ export function createMessageService({
           messages: rows.map((row) => {
             if (inserted.has(row.id)) return { id: row.id, notificationId: row.notification_id, created: true };
             const found = existing.get(messageKey(keyOfRow(row)))!;
-            return { id: found.id, notificationId: found.notification_id, created: false };
+            return { id: found.id, notificationId: found.notification_id, created: false, writtenAt: timestampFromDate(found.created_at) };
           }),
         };
       });

@@ -369,9 +369,9 @@ export async function selectMessageIdsByKeys(
   db: Queryable,
   environmentId: string,
   keys: readonly MessageKey[],
-): Promise<({ id: string; notification_id: string } & MessageKey)[]> {
-  const { rows } = await db.query<{ id: string; notification_id: string } & MessageKey>(
-    `SELECT m.id, m.notification_id, m.transaction_id, m.subscriber_id, m.step_id, m.channel
+): Promise<({ id: string; notification_id: string; created_at: Date } & MessageKey)[]> {
+  const { rows } = await db.query<{ id: string; notification_id: string; created_at: Date } & MessageKey>(
+    `SELECT m.id, m.notification_id, m.created_at, m.transaction_id, m.subscriber_id, m.step_id, m.channel
        FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS k(transaction_id, subscriber_id, step_id, channel)
        JOIN messages.messages m
          ON m.environment_id = $1 AND m.transaction_id = k.transaction_id AND m.subscriber_id = k.subscriber_id

@@ -1,3 +1,4 @@
+import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
 import { commonV1, messagesV1 } from "@notify/proto";
 import { fieldErrorsOf } from "@notify/runtime";
@@ -61,9 +62,19 @@ describe("MessageService (in memory)", () => {
       expect(first.messages[0]!.notificationId).toBe(first.messages[1]!.notificationId);
       expect(first.messages[2]!.notificationId).not.toBe(first.messages[0]!.notificationId);
 
+      expect(first.messages.map((message) => message.writtenAt)).toEqual([undefined, undefined, undefined]);
+
       const again = await client.createMessages({ messages: [...batch, newMessage(bob, { transactionId: shared, stepId: "later" })] }, call);
-      expect(again.messages.slice(0, 3)).toEqual(first.messages.map((message) => ({ ...message, created: false })));
+      // Each message written before answers when: a send of it counts its age from then.
+      const { rows: written } = await fixture.pool.query<{ id: string; created_at: Date }>("SELECT id, created_at FROM messages.messages WHERE id = ANY($1)", [
+        first.messages.map((message) => message.id),
+      ]);
+      const writtenAt = new Map(written.map((row) => [row.id, row.created_at.getTime()]));
+      expect(again.messages.slice(0, 3).map(({ writtenAt: at, ...rest }) => ({ ...rest, writtenAt: at && timestampDate(at).getTime() }))).toEqual(
+        first.messages.map((message) => ({ ...message, created: false, writtenAt: writtenAt.get(message.id) })),
+      );
       expect(again.messages[3]).toMatchObject({ created: true, notificationId: first.messages[2]!.notificationId });
+      expect(again.messages[3]!.writtenAt).toBeUndefined();
       const count = await fixture.pool.query("SELECT count(*)::int AS n FROM messages.messages WHERE environment_id = $1", [scope.environmentId]);
       expect(count.rows[0].n).toBe(4);
     });
@@ -88,7 +99,7 @@ describe("MessageService (in memory)", () => {
       expect(first.messages[1]!.notificationId).toBe(first.messages[0]!.notificationId);
       expect(new Set(first.messages.slice(1).map((message) => message.notificationId)).size).toBe(4);
       const again = await client.createMessages(request, call);
-      expect(again.messages).toEqual(first.messages.map((message) => ({ ...message, created: false })));
+      expect(again.messages).toEqual(first.messages.map((message) => ({ ...message, created: false, writtenAt: expect.anything() })));
       const rows = await fixture.pool.query(
         "SELECT external_subscriber_id, payload, content FROM messages.messages WHERE environment_id = $1 AND step_id = $2 ORDER BY external_subscriber_id",
         [scope.environmentId, shared.stepId],

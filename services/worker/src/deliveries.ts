@@ -88,7 +88,8 @@ export async function writeAndHandOver(
     const part = sending.slice(start, start + SENDS_PER_CALL);
     const reply = await client.createMessages({ messages: part.map((item) => item.message) }, call);
     created += reply.createdCount;
-    const createdAt = timestampNow();
+    // A message this call wrote was written about now; one written by an earlier run of the job keeps its time.
+    const now = timestampNow();
     const jobs = reply.messages.map((written, index) => {
       const { message, delivery } = part[index]!;
       return create(deliveriesV1.DeliveryJobSchema, {
@@ -101,7 +102,7 @@ export async function writeAndHandOver(
         channel: message.channel,
         integrationId: delivery!.integration.id,
         providerId: delivery!.integration.providerId,
-        createdAt,
+        createdAt: written.writtenAt ?? now,
         content: delivery!.content,
         ...(delivery!.continuation ? { continuation: delivery!.continuation } : {}),
       });

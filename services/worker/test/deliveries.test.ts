@@ -1,8 +1,11 @@
 import { create } from "@bufbuild/protobuf";
-import { timestampFromMs } from "@bufbuild/protobuf/wkt";
-import { commonV1, deliveriesV1 } from "@notify/proto";
+import { timestampDate, timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { createClient } from "@connectrpc/connect";
+import { commonV1, deliveriesV1, integrationsV1, messagesV1 } from "@notify/proto";
+import { scopeHeaders, type ServiceRegistry } from "@notify/runtime";
+import { inMemoryTransport } from "@notify/testing";
 import { describe, expect, it } from "vitest";
-import { isPageSubject, pagesOf, pageSubject, SENDS_PER_PAGE } from "../src/deliveries.js";
+import { isPageSubject, pagesOf, pageSubject, SENDS_PER_PAGE, writeAndHandOver } from "../src/deliveries.js";
 
 const send = (messageId: string, integrationId: string, transactionId = "txn-1") =>
   create(deliveriesV1.DeliveryJobSchema, { messageId, integrationId, transactionId, channel: commonV1.Channel.CHAT });
@@ -32,5 +35,44 @@ describe("pages of sends", () => {
     expect(pageSubject(stream, commonV1.Channel.EMAIL)).toBe("notify.deliveries.pages.email");
     expect(isPageSubject(stream, "notify.deliveries.pages.email")).toBe(true);
     expect(isPageSubject(stream, "notify.deliveries.email")).toBe(false);
+  });
+});
+
+describe("handing sends over", () => {
+  it("dates each send from when its message was written: now for a new one, its first write for one an earlier run wrote", async () => {
+    const earlier = new Date(Date.now() - 86_400_000);
+    const routes = (router: ServiceRegistry) =>
+      router.service(messagesV1.MessageService, {
+        createMessages: (request) => ({
+          createdCount: 1,
+          messages: request.messages.map((_, index) =>
+            index === 0
+              ? { id: "m-new", notificationId: "n-1", created: true }
+              : { id: "m-old", notificationId: "n-2", created: false, writtenAt: timestampFromMs(earlier.getTime()) },
+          ),
+        }),
+      });
+    const messages = createClient(messagesV1.MessageService, inMemoryTransport(routes));
+    const integration = create(integrationsV1.IntegrationSchema, { id: "slack-1", providerId: "slack" });
+    const composed = ["ada", "bob"].map((subscriberId) => ({
+      message: create(messagesV1.NewMessageSchema, {
+        subscriberId,
+        externalSubscriberId: subscriberId,
+        transactionId: "txn-1",
+        channel: commonV1.Channel.CHAT,
+      }),
+      delivery: {
+        integration,
+        content: { case: "chat" as const, value: create(deliveriesV1.ChatContentSchema, { webhookUrl: "https://hooks.example/x", content: "hi" }) },
+      },
+    }));
+    const published: deliveriesV1.DeliveryPage[] = [];
+    const before = Date.now();
+    const scope = { organizationId: "org-1", environmentId: "env-1" };
+    await writeAndHandOver(composed, scope, messages, async (pages) => void published.push(...pages), { headers: scopeHeaders(scope) });
+    const jobs = published.flatMap((page) => page.jobs);
+    expect(jobs.map((job) => job.messageId)).toEqual(["m-new", "m-old"]);
+    expect(timestampDate(jobs[0]!.createdAt!).getTime()).toBeGreaterThanOrEqual(before);
+    expect(timestampDate(jobs[1]!.createdAt!)).toEqual(earlier);
   });
 });

@@ -42,6 +42,17 @@ const schema = z.object({
     .min(1_000)
     .max(7 * 24 * 3_600_000)
     .default(3_600_000),
+  /**
+   * A send whose message was written longer ago is not made: it ends as an error. The send leases
+   * that keep a message from going out twice are kept twice as long, then deleted; a job older than
+   * this never needs one.
+   */
+  DELIVERY_MAX_AGE_MS: z.coerce
+    .number()
+    .int()
+    .min(2_001)
+    .max(365 * 24 * 3_600_000)
+    .default(30 * 24 * 3_600_000),
   /** Ranges user-set URLs may reach besides the public internet (README: Outbound safety). */
   OUTBOUND_ALLOWED_CIDRS: parsedText(parseCidrs),
   OUTBOUND_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(5_000),
@@ -56,8 +67,14 @@ const schema = z.object({
   MESSAGES_URL: url("http://127.0.0.1:50055"),
 });
 
+/** A send retried within its budget, or redelivered after its worker died, must still find its lease. */
+const checked = schema.refine((config) => config.DELIVERY_MAX_AGE_MS > config.DELIVERY_BUDGET_MS + config.WORKER_ACK_WAIT_MS, {
+  path: ["DELIVERY_MAX_AGE_MS"],
+  message: "must exceed DELIVERY_BUDGET_MS + WORKER_ACK_WAIT_MS: a send retried within its budget must still find its lease",
+});
+
 export type WorkerConfig = z.infer<typeof schema>;
 
 export function readConfig(env: Env = process.env): WorkerConfig {
-  return loadConfig(schema, env);
+  return loadConfig(checked, env);
 }

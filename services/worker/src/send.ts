@@ -59,6 +59,8 @@ export interface DeliveryStageDeps {
   perIntegration: number;
   /** How long a lease may stay 'sending' before its worker is taken for dead (the jobs' ack wait). */
   orphanAfterMs: number;
+  /** DELIVERY_MAX_AGE_MS: a send whose message is older is not made (its lease may be gone). */
+  maxAgeMs: number;
 }
 
 /** The channel a job sends on; in-app is never sent through a provider. */
@@ -76,6 +78,7 @@ const FAILURE_ERROR_IDS: Record<DeliveryChannel, string> = {
 };
 
 export const OUTCOME_UNKNOWN = "delivery_outcome_unknown";
+export const TOO_OLD = "delivery_too_old";
 
 const providerSends = new Counter<"channel" | "provider" | "outcome">({
   name: "notify_provider_sends_total",
@@ -120,6 +123,12 @@ const sendsDeadLettered = new Counter({
   registers: [metricsRegistry],
 });
 
+const sendsTooOld = new Counter({
+  name: "notify_delivery_sends_too_old_total",
+  help: "Sends not made because their message was written longer ago than DELIVERY_MAX_AGE_MS",
+  registers: [metricsRegistry],
+});
+
 const SEND_OUTCOMES = ["sent", "retrying", "failed", "unknown"] as const;
 type SendOutcome = (typeof SEND_OUTCOMES)[number];
 
@@ -146,6 +155,8 @@ function sendSeriesOf(channel: DeliveryChannel, providerId: string): SendSeries 
   }
   return series;
 }
+
+const DAY_MS = 86_400_000;
 
 /** Waits before the 2nd, 3rd, … attempt when the provider names no time of its own. */
 const BACKOFF_MS = [1_000, 5_000, 15_000, 30_000, 60_000, 120_000];
@@ -534,6 +545,31 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     return undefined;
   }
 
+  const [maxAge, maxAgeUnit] = deps.maxAgeMs >= DAY_MS ? [deps.maxAgeMs / DAY_MS, "day"] : [deps.maxAgeMs / 1_000, "second"];
+  const maxAgeText = new Intl.NumberFormat("en", { style: "unit", unit: maxAgeUnit, unitDisplay: "long", maximumFractionDigits: 1 }).format(maxAge);
+
+  /**
+   * Ends a send whose message is older than the max age without a call: its lease may have been
+   * deleted, so whether it went out before cannot be known. Recorded as the first attempt, which
+   * changes nothing for a message tried before (its first attempt is recorded already).
+   */
+  async function tooOld(job: deliveriesV1.DeliveryJob): Promise<undefined> {
+    const errorText = `The message was written more than ${maxAgeText} ago and is not sent`;
+    sendsTooOld.inc();
+    log.warn({ messageId: job.messageId, environmentId: job.environmentId, providerId: job.providerId }, "send too old; not made");
+    await record({
+      job,
+      attempt: 1,
+      status: messagesV1.AttemptStatus.FAILED,
+      startedAt: new Date(),
+      durationMs: 0,
+      detail: errorText,
+      errorId: TOO_OLD,
+      errorText,
+    });
+    return undefined;
+  }
+
   /** A send as its page's other sends see it: done, or to come back later (a retry, or its integration is busy). */
   async function handleSend(job: deliveriesV1.DeliveryJob): Promise<Back | undefined> {
     await room.take();
@@ -545,6 +581,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
   }
 
   async function handleHeld(job: deliveriesV1.DeliveryJob): Promise<Back | undefined> {
+    if (job.createdAt && Date.now() - timestampDate(job.createdAt).getTime() > deps.maxAgeMs) return tooOld(job);
     if (inHand.has(job.messageId)) return { retryInMs: BUSY_RETRY_MS, reason: "lease" };
     inHand.add(job.messageId);
     try {

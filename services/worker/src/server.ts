@@ -26,6 +26,7 @@ import {
 import { createOutbound, createProviders, DEFAULT_OUTBOUND_POLICY } from "@notify/providers";
 import { readConfig, type WorkerConfig } from "./config.js";
 import { deliveryPublisher, SENDS_PER_PAGE } from "./deliveries.js";
+import { startLeaseSweep } from "./lease-sweep.js";
 import { decodeTriggerJob } from "./trigger-jobs.js";
 import { runTriggerJobs } from "./pipeline.js";
 import { createDeliveryStage } from "./send.js";
@@ -149,7 +150,9 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
     held: config.DELIVERY_CONCURRENCY,
     perIntegration: config.DELIVERY_CONCURRENCY_PER_INTEGRATION,
     orphanAfterMs: config.WORKER_ACK_WAIT_MS,
+    maxAgeMs: config.DELIVERY_MAX_AGE_MS,
   });
+  const leaseSweep = startLeaseSweep({ pool, maxAgeMs: config.DELIVERY_MAX_AGE_MS, log });
   const consumeDeliveries = () =>
     consumeJobs(nats, {
       stream: deliveries,
@@ -213,6 +216,7 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
     async stop() {
       await consumption.stop();
       await sending.stop();
+      await leaseSweep.stop();
       await providers.close();
       await outbound.close();
       health.close();

@@ -149,6 +149,23 @@ export async function takeOverLease(db: Queryable, messageId: string, attempts: 
   return rows[0];
 }
 
+/**
+ * Deletes at most `limit` leases first tried more than `olderThanMs` ago, except those whose
+ * outcome is unknown or still being sent (an operator looks at them); answers how many went.
+ * Rows another sweep holds are skipped, so sweeps of several workers share the work.
+ */
+export async function deleteOldLeases(db: Queryable, olderThanMs: number, limit: number): Promise<number> {
+  const { rowCount } = await db.query(
+    // By the rows' own addresses, which the subquery locks: joining on the key instead scanned the whole table.
+    `DELETE FROM worker.send_leases WHERE ctid = ANY (ARRAY(
+       SELECT ctid FROM worker.send_leases
+        WHERE first_attempt_at < now() - make_interval(secs => $1::double precision / 1000) AND state IN ('sent', 'failed', 'retrying')
+        LIMIT $2 FOR UPDATE SKIP LOCKED))`,
+    [olderThanMs, limit],
+  );
+  return rowCount ?? 0;
+}
+
 /** Sends whose outcome is unknown (a worker died mid-call), newest first: for an operator to check with the provider. */
 export async function selectUnknownSends(db: Queryable, limit: number): Promise<(Omit<Lease, "claimed"> & { environment_id: string; provider_id: string })[]> {
   const { rows } = await db.query<Omit<Lease, "claimed"> & { environment_id: string; provider_id: string }>(

@@ -60,4 +60,25 @@ describe("send leases", () => {
     ]);
     expect(finished.map((row) => row.state)).toEqual(["failed", "failed", "failed", "failed"]);
   });
+
+  it("deletes, a limited number per call, the leases first tried before the cutoff that are done or wait for a retry, and keeps unknown outcomes and sends under way", async () => {
+    await fixture.pool.query(
+      `INSERT INTO worker.send_leases (message_id, organization_id, environment_id, provider_id, state, attempts, first_attempt_at)
+       SELECT 'old-' || state, 'org-1', 'env-1', 'slack', state, 1, now() - interval '1 hour' FROM unnest($1::text[]) AS state
+       UNION ALL
+       SELECT 'new-' || state, 'org-1', 'env-1', 'slack', state, 1, now() - interval '1 minute' FROM unnest($1::text[]) AS state`,
+      [["sending", "retrying", "sent", "failed", "unknown"]],
+    );
+    const left = async () =>
+      (
+        await fixture.pool.query<{ message_id: string }>(
+          "SELECT message_id FROM worker.send_leases WHERE message_id LIKE 'old-%' OR message_id LIKE 'new-%' ORDER BY message_id",
+        )
+      ).rows.map((row) => row.message_id);
+    // Two at a time: the next call takes the rest.
+    expect(await store.deleteOldLeases(fixture.pool, 30 * 60_000, 2)).toBe(2);
+    expect(await store.deleteOldLeases(fixture.pool, 30 * 60_000, 2)).toBe(1);
+    expect(await store.deleteOldLeases(fixture.pool, 30 * 60_000, 2)).toBe(0);
+    expect(await left()).toEqual(["new-failed", "new-retrying", "new-sending", "new-sent", "new-unknown", "old-sending", "old-unknown"]);
+  });
 });

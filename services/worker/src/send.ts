@@ -69,6 +69,11 @@ function deliveryChannelOf(channel: Channel): DeliveryChannel | undefined {
   return name === "in_app" ? undefined : name;
 }
 
+/** When a send's message was written (the budget and the max age count from it); unset in jobs of old builds. */
+function writtenAtMs(job: deliveriesV1.DeliveryJob): number | undefined {
+  return job.createdAt ? timestampDate(job.createdAt).getTime() : undefined;
+}
+
 /** Novu's errorId for a provider that refused or failed, per channel. */
 const FAILURE_ERROR_IDS: Record<DeliveryChannel, string> = {
   email: "mail_unexpected_error",
@@ -478,7 +483,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
       const errorText = redact(failure.text, credentials);
       const errorId = FAILURE_ERROR_IDS[channel];
       const delay = failure.retryAfterMs ?? BACKOFF_MS[Math.min(lease.attempts - 1, BACKOFF_MS.length - 1)]!;
-      const written = job.createdAt ? timestampDate(job.createdAt).getTime() : lease.first_attempt_at.getTime();
+      const written = writtenAtMs(job) ?? lease.first_attempt_at.getTime();
       const retry = failure.transient && Date.now() + delay - written < deps.budgetMs;
       series.outcomes[retry ? "retrying" : "failed"].inc();
       await finish({ messageId: job.messageId, state: retry ? "retrying" : "failed", errorId, errorText });
@@ -581,7 +586,8 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
   }
 
   async function handleHeld(job: deliveriesV1.DeliveryJob): Promise<Back | undefined> {
-    if (job.createdAt && Date.now() - timestampDate(job.createdAt).getTime() > deps.maxAgeMs) return tooOld(job);
+    const written = writtenAtMs(job);
+    if (written !== undefined && Date.now() - written > deps.maxAgeMs) return tooOld(job);
     if (inHand.has(job.messageId)) return { retryInMs: BUSY_RETRY_MS, reason: "lease" };
     inHand.add(job.messageId);
     try {

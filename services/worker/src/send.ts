@@ -161,7 +161,19 @@ function sendSeriesOf(channel: DeliveryChannel, providerId: string): SendSeries 
   return series;
 }
 
-const DAY_MS = 86_400_000;
+/** Units a length of time is named in, largest first. */
+const TIME_UNITS = [
+  { unit: "day", ms: 86_400_000 },
+  { unit: "hour", ms: 3_600_000 },
+  { unit: "minute", ms: 60_000 },
+  { unit: "second", ms: 1_000 },
+] as const;
+
+/** A length of time in words, in the largest unit it holds one of ("30 days", "1.5 hours"). */
+export function durationText(ms: number): string {
+  const { unit, ms: unitMs } = TIME_UNITS.find((candidate) => ms >= candidate.ms) ?? TIME_UNITS.at(-1)!;
+  return new Intl.NumberFormat("en", { style: "unit", unit, unitDisplay: "long", maximumFractionDigits: 1 }).format(ms / unitMs);
+}
 
 /** Waits before the 2nd, 3rd, … attempt when the provider names no time of its own. */
 const BACKOFF_MS = [1_000, 5_000, 15_000, 30_000, 60_000, 120_000];
@@ -550,8 +562,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     return undefined;
   }
 
-  const [maxAge, maxAgeUnit] = deps.maxAgeMs >= DAY_MS ? [deps.maxAgeMs / DAY_MS, "day"] : [deps.maxAgeMs / 1_000, "second"];
-  const maxAgeText = new Intl.NumberFormat("en", { style: "unit", unit: maxAgeUnit, unitDisplay: "long", maximumFractionDigits: 1 }).format(maxAge);
+  const maxAgeText = durationText(deps.maxAgeMs);
 
   /**
    * Ends a send whose message is older than the max age without a call: its lease may have been

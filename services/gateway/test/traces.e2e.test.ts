@@ -43,6 +43,35 @@ function ancestry(span: ExportedSpan, spans: ExportedSpan[]): ExportedSpan[] {
   return chain;
 }
 
+/** The span and its ancestors as [service, kind, name], nearest first. */
+const chainOf = (span: ExportedSpan, spans: ExportedSpan[]) => ancestry(span, spans).map((each) => [each.service, each.kind, each.name]);
+
+/** Parts of the chains a trigger's spans make, nearest first. */
+function hops() {
+  const { JOBS_SUBJECT_PREFIX: jobs, DELIVERIES_SUBJECT_PREFIX: deliveries } = stack.env;
+  const triggerBatch = "notify.triggers.v1.TriggerService/TriggerBatch";
+  return {
+    /** From an email send to the run of the trigger job that handed it over. */
+    sendToRun: [
+      ["worker", KIND.client, "email send"],
+      ["worker", KIND.consumer, `${deliveries}.pages.email process`],
+      ["worker", KIND.producer, `${deliveries}.pages.email publish`],
+    ],
+    /** A run of a trigger job, and the triggers service's publish of it. */
+    run: [
+      ["worker", KIND.consumer, `${jobs}.trigger process`],
+      ["triggers", KIND.producer, `${jobs}.trigger publish`],
+    ],
+    /** The trigger batch that recorded the job, back to the request. */
+    batchToRequest: [
+      ["triggers", KIND.server, triggerBatch],
+      ["gateway", KIND.client, triggerBatch],
+      ["gateway", KIND.internal, "trigger batch"],
+      ["gateway", KIND.server, "POST /v1/events/trigger"],
+    ],
+  };
+}
+
 let otlp: Receiver;
 let sink: SmtpSink;
 let stack: ProcessStack;
@@ -94,19 +123,8 @@ describe("tracing (OTEL_EXPORTER_OTLP_ENDPOINT set)", () => {
     expect(new Set(trace.map((span) => span.service))).toEqual(new Set(services));
 
     // From the send back to the request, through every hop it took, each parent in the trace.
-    const chain = ancestry(send, trace).map((span) => [span.service, span.kind, span.name]);
-    const { jobs, deliveries } = { jobs: stack.env.JOBS_SUBJECT_PREFIX, deliveries: stack.env.DELIVERIES_SUBJECT_PREFIX };
-    expect(chain).toEqual([
-      ["worker", KIND.client, "email send"],
-      ["worker", KIND.consumer, `${deliveries}.pages.email process`],
-      ["worker", KIND.producer, `${deliveries}.pages.email publish`],
-      ["worker", KIND.consumer, `${jobs}.trigger process`],
-      ["triggers", KIND.producer, `${jobs}.trigger publish`],
-      ["triggers", KIND.server, "notify.triggers.v1.TriggerService/TriggerBatch"],
-      ["gateway", KIND.client, "notify.triggers.v1.TriggerService/TriggerBatch"],
-      ["gateway", KIND.internal, "trigger batch"],
-      ["gateway", KIND.server, "POST /v1/events/trigger"],
-    ]);
+    const { sendToRun, run, batchToRequest } = hops();
+    expect(chainOf(send, trace)).toEqual([...sendToRun, ...run, ...batchToRequest]);
     // The worker's calls to other services are children of its job's spans too.
     const messagesCall = trace.find((span) => span.service === "messages" && span.kind === KIND.server);
     expect(ancestry(messagesCall!, trace).at(-1)).toEqual(root);
@@ -117,5 +135,49 @@ describe("tracing (OTEL_EXPORTER_OTLP_ENDPOINT set)", () => {
       expect(lines.length, name).toBeGreaterThan(0);
       for (const line of lines) expect(line.traceId, name).toBe(root.traceId);
     }
+  }, 60_000);
+
+  it("goes on with the trigger's trace and request id after a delay step: the resumption continues the call that scheduled it", async () => {
+    const workflow = await createWorkflow(stack, "Traced after a delay", [
+      { template: { type: "delay" }, metadata: { type: "regular", amount: 1, unit: "seconds" } },
+      { template: { type: "email", subject: "Later", content: [{ type: "text", content: "Hello again" }] } },
+    ]);
+    await stack.request("POST", "/v1/subscribers", { subscriberId: "grace", email: "grace@example.com" });
+
+    const requestId = "traced-delayed-trigger-1";
+    const reply = await stack.request(
+      "POST",
+      "/v1/events/trigger",
+      { name: workflow, to: "grace", transactionId: "t-traced-delay" },
+      { "x-request-id": requestId },
+    );
+    expect(reply.body.data.status).toBe("processed");
+    await settledMessage(stack, "t-traced-delay", "email", delivered);
+
+    const scheduled = "notify.triggers.v1.TriggerService/ScheduleJobs";
+    const { root, send, trace } = await eventually(async () => {
+      const spans = spansOf(otlp);
+      for (const root of spans.filter((span) => span.service === "gateway" && span.name === "POST /v1/events/trigger")) {
+        const trace = spans.filter((span) => span.traceId === root.traceId);
+        const send = trace.find((span) => span.name === "email send");
+        if (send && trace.some((span) => span.name === scheduled) && ancestry(send, trace).at(-1) === root) return { root, send, trace };
+      }
+      return undefined;
+    }, 20_000);
+
+    // The run after the delay is the child of the call that scheduled it, in the run before it.
+    const { sendToRun, run, batchToRequest } = hops();
+    expect(chainOf(send, trace)).toEqual([
+      ...sendToRun,
+      ...run,
+      ["triggers", KIND.server, scheduled],
+      ["worker", KIND.client, scheduled],
+      ...run,
+      ...batchToRequest,
+    ]);
+
+    // Both runs, before the delay and after it, log under the trigger's request and trace.
+    const runs = stack.logs.worker.filter((line) => line.msg === "trigger jobs done" && line.requestId === requestId);
+    expect(runs.map((line) => line.traceId)).toEqual([root.traceId, root.traceId]);
   }, 60_000);
 });

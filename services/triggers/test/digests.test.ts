@@ -2,7 +2,7 @@ import { create, fromBinary, type JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { createClient } from "@connectrpc/connect";
 import { triggersV1 } from "@notify/proto";
-import { objectId, type Scope } from "@notify/runtime";
+import { continueFrom, objectId, REQUEST_ID_HEADER, SpanKind, type Scope } from "@notify/runtime";
 import { inMemoryTransport } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as store from "../src/triggers/store.js";
@@ -163,12 +163,17 @@ describe("DigestEvents", () => {
   it("closes a digest when its schedule moves into the outbox; later events open a new one", async () => {
     const scope = newScope();
     const past = timestampFromDate(new Date(Date.now() - 1_000));
-    await triggers.digestEvents({ jobs: [jobOf(scope, "m1", { n: 1 })], entries: [entry(0, "s1", { runAt: past })] }, callAs(scope));
+    // Called for a request: the digest's resumption goes on as that request's work.
+    const request = (name: string) => (name === REQUEST_ID_HEADER ? "digest-request-1" : undefined);
+    await continueFrom(request, { name: "digest", kind: SpanKind.INTERNAL }, () =>
+      triggers.digestEvents({ jobs: [jobOf(scope, "m1", { n: 1 })], entries: [entry(0, "s1", { runAt: past })] }, callAs(scope)),
+    );
     const [opened] = await openDigestsOf(scope);
     expect(await store.moveDueSchedules(fixture.pool, 1000)).toBeGreaterThanOrEqual(1);
     expect(await openDigestsOf(scope)).toHaveLength(0);
-    const { rows: outbox } = await fixture.pool.query("SELECT job FROM triggers.outbox WHERE environment_id = $1", [scope.environmentId]);
+    const { rows: outbox } = await fixture.pool.query("SELECT job, origin FROM triggers.outbox WHERE environment_id = $1", [scope.environmentId]);
     expect(outbox).toHaveLength(1);
+    expect(outbox[0].origin).toEqual({ [REQUEST_ID_HEADER]: "digest-request-1" });
 
     const reply = await triggers.digestEvents({ jobs: [jobOf(scope, "m2", { n: 2 })], entries: [entry(0, "s1")] }, callAs(scope));
     expect(reply.digested).toEqual([true]);

@@ -1,7 +1,7 @@
 import { clone, create, toBinary, type JsonObject } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { triggersV1 } from "@notify/proto";
-import { invalidField, withTransaction, type Pool } from "@notify/runtime";
+import { currentOrigin, invalidField, withTransaction, type Pool } from "@notify/runtime";
 import * as store from "./store.js";
 
 const { TriggerJobSchema, ResumptionSchema } = triggersV1;
@@ -142,7 +142,7 @@ export async function digestEvents(pool: Pool, environmentId: string, request: t
       return rows;
     });
     if (schedules.length > 0) {
-      await store.insertSchedules(tx, environmentId, schedules);
+      await store.insertSchedules(tx, environmentId, currentOrigin(), schedules);
       await store.notifySchedules(tx);
     }
     await store.touchDigestKeys(tx, environmentId, [...new Map(fresh.map(({ item }) => [keyId(item.key), item.key])).values()]);

@@ -326,7 +326,7 @@ export function createTriggerService({ pool, jobSubject, workflowsByIdentifier }
       });
       if (rows.length > 0) {
         await withTransaction(pool, async (tx) => {
-          await store.insertSchedules(tx, scope.environmentId, rows);
+          await store.insertSchedules(tx, scope.environmentId, currentOrigin(), rows);
           await store.notifySchedules(tx);
         });
       }

@@ -131,15 +131,19 @@ export async function takeOutboxBatch(db: Queryable, limit: number): Promise<Out
   return rows;
 }
 
-/** Keeps jobs to publish at `run_at`; a dedupe key already kept is skipped. */
+/**
+ * Keeps jobs to publish at `run_at`, as continuations of the request `origin` names; a dedupe key
+ * already kept is skipped.
+ */
 export async function insertSchedules(
   db: Queryable,
   environmentId: string,
+  origin: Origin,
   rows: readonly { triggerId: string; dedupeKey: string; subject: string; job: Uint8Array; runAt: Date; digestIds?: readonly string[] }[],
 ): Promise<void> {
   await db.query(
-    `INSERT INTO triggers.schedules (environment_id, trigger_id, dedupe_key, subject, job, run_at, digest_ids)
-     SELECT $1, v.trigger_id, v.dedupe_key, v.subject, v.job, v.run_at, string_to_array(v.digest_ids, ',')::bigint[]
+    `INSERT INTO triggers.schedules (environment_id, trigger_id, dedupe_key, subject, job, run_at, digest_ids, origin)
+     SELECT $1, v.trigger_id, v.dedupe_key, v.subject, v.job, v.run_at, string_to_array(v.digest_ids, ',')::bigint[], $8::jsonb
        FROM unnest($2::text[], $3::text[], $4::text[], $5::bytea[], $6::timestamptz[], $7::text[]) AS v(trigger_id, dedupe_key, subject, job, run_at, digest_ids)
      ON CONFLICT (environment_id, dedupe_key) DO NOTHING`,
     [
@@ -151,6 +155,7 @@ export async function insertSchedules(
       rows.map((row) => row.runAt),
       // Arrays of arrays do not unnest row by row, so each row's digest ids travel as one string.
       rows.map((row) => (row.digestIds ? row.digestIds.join(",") : null)),
+      Object.keys(origin).length > 0 ? JSON.stringify(origin) : null,
     ],
   );
 }
@@ -170,7 +175,7 @@ export async function moveDueSchedules(db: Queryable, limit: number): Promise<nu
     `WITH due AS (
        DELETE FROM triggers.schedules
         WHERE id IN (SELECT id FROM triggers.schedules WHERE run_at <= now() ORDER BY run_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-       RETURNING id, environment_id, trigger_id, subject, job, digest_ids
+       RETURNING id, environment_id, trigger_id, subject, job, digest_ids, origin
      ),
      -- Locked in the order DigestEvents locks digests, so the two wait for each other, never deadlock.
      ending AS (
@@ -182,8 +187,8 @@ export async function moveDueSchedules(db: Queryable, limit: number): Promise<nu
      closed AS (
        UPDATE triggers.digests SET closed_at = now() WHERE id IN (SELECT id FROM ending)
      )
-     INSERT INTO triggers.outbox (environment_id, trigger_id, message_id, subject, job)
-     SELECT environment_id, trigger_id, trigger_id || '.resume.' || id, subject, job FROM due`,
+     INSERT INTO triggers.outbox (environment_id, trigger_id, message_id, subject, job, origin)
+     SELECT environment_id, trigger_id, trigger_id || '.resume.' || id, subject, job, origin FROM due`,
     [limit],
   );
   return rowCount ?? 0;

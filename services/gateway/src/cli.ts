@@ -3,11 +3,11 @@ import { parseArgs } from "node:util";
 import { connectRedis, createPool, ensureDatabase, migrate, runMain } from "@notify/runtime";
 import { addKey, DEFAULT_ENVIRONMENT, DEFAULT_ORGANIZATION, generateKey } from "./accounts.js";
 import { forgetKeys } from "./auth.js";
-import { readConfig } from "./config.js";
+import { readConfig, sealerOf } from "./config.js";
 import { normalizeOrigin } from "./cors.js";
 import { environmentRateLimits, SERVICE_LEVEL_NAMES, type EnvironmentRateLimits } from "./rate-limits.js";
-import { migrations, sealerOf } from "./server.js";
 import * as store from "./store.js";
+import { migrations } from "./store.js";
 
 const USAGE = `usage:
   notify keys create [--environment NAME] [--organization NAME] [--label TEXT]

@@ -1,7 +1,19 @@
-import { parseCidrs } from "@notify/providers";
+import { parseCidrs } from "@notify/providers/outbound";
 import { z } from "zod";
 import { SERVICE_LEVEL_NAMES } from "./rate-limits.js";
-import { commonEnv, encryptionKeyVariable, rpcClientEnv, loadConfig, optionalPort, parsedText, port, url, type Env } from "@notify/runtime";
+import {
+  commonEnv,
+  createSealer,
+  developmentKey,
+  encryptionKeyVariable,
+  rpcClientEnv,
+  loadConfig,
+  optionalPort,
+  parsedText,
+  port,
+  url,
+  type Env,
+} from "@notify/runtime";
 
 const perSecond = z.preprocess((value) => (value === "" ? undefined : value), z.coerce.number().int().positive().optional());
 
@@ -78,3 +90,7 @@ export type GatewayConfig = z.infer<typeof schema>;
 export function readConfig(env: Env = process.env): GatewayConfig {
   return loadConfig(schema, env);
 }
+
+/** What seals API keys and signs sessions: the configured key, or the public development one. */
+export const encryptionKeyOf = (config: Pick<GatewayConfig, "GATEWAY_ENCRYPTION_KEY">) => config.GATEWAY_ENCRYPTION_KEY ?? developmentKey("gateway");
+export const sealerOf = (config: Pick<GatewayConfig, "GATEWAY_ENCRYPTION_KEY">) => createSealer(encryptionKeyOf(config), "GATEWAY_ENCRYPTION_KEY");

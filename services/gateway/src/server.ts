@@ -4,15 +4,12 @@ import {
   connectRedis,
   createLogger,
   createPool,
-  createSealer,
-  developmentKey,
   ensureDatabase,
   followChanges,
   isMain,
   processStopping,
   metricsPortOf,
   migrate,
-  migrationsBeside,
   runMain,
   serveMetrics,
   runProcess,
@@ -22,7 +19,7 @@ import { createApp } from "./app.js";
 import { followRevocations, forgetKeys } from "./auth.js";
 import { connectClients } from "./clients.js";
 import { inboxOriginAllowed } from "./cors.js";
-import { readConfig, type GatewayConfig } from "./config.js";
+import { encryptionKeyOf, readConfig, sealerOf, type GatewayConfig } from "./config.js";
 import { createEnvironments, type Accounts } from "./environments.js";
 import { feedPagesFollowed } from "./forgetting.js";
 import { attachLiveEvents } from "./live.js";
@@ -32,12 +29,10 @@ import { createFeedPages } from "./messages-client.js";
 import { createRateLimiter, defaultRateLimits } from "./rate-limits.js";
 import { routes } from "./routes.js";
 import { createSessionTokens } from "./sessions.js";
+import { migrations } from "./store.js";
 
-export const migrations = migrationsBeside("gateway", import.meta.url);
-
-/** What seals API keys and signs sessions: the configured key, or the public development one. */
-export const encryptionKeyOf = (config: Pick<GatewayConfig, "GATEWAY_ENCRYPTION_KEY">) => config.GATEWAY_ENCRYPTION_KEY ?? developmentKey("gateway");
-export const sealerOf = (config: Pick<GatewayConfig, "GATEWAY_ENCRYPTION_KEY">) => createSealer(encryptionKeyOf(config), "GATEWAY_ENCRYPTION_KEY");
+/** The gateway's schema, as every service's package names its own (the migrate command reads them). */
+export { migrations };
 
 export interface RunningGateway {
   readonly port: number;

@@ -1,4 +1,7 @@
-import type { Queryable } from "@notify/runtime";
+import { migrationsBeside, type Queryable } from "@notify/runtime";
+
+/** The gateway's schema, which the statements below run against. */
+export const migrations = migrationsBeside("gateway", import.meta.url);
 
 export interface KeyScopeRow {
   key_id: string;

@@ -5,7 +5,7 @@ import { createPool } from "@notify/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureBootstrapKey } from "../src/accounts.js";
 import { readConfig } from "../src/config.js";
-import { sealerOf } from "../src/server.js";
+import { sealerOf } from "../src/config.js";
 import { environmentIdentifier } from "./inbox-helpers.js";
 import { GATEWAY_ENCRYPTION_KEY, startStack, type Stack } from "./stack.js";
 

@@ -12,7 +12,7 @@ import { forgetKeys } from "../src/auth.js";
 import { readConfig } from "../src/config.js";
 import { createEnvironments, type Accounts } from "../src/environments.js";
 import { route } from "../src/route.js";
-import { encryptionKeyOf, sealerOf } from "../src/server.js";
+import { encryptionKeyOf, sealerOf } from "../src/config.js";
 import { createSessionTokens, SESSION_AUDIENCE, SESSION_ISSUER } from "../src/sessions.js";
 import * as store from "../src/store.js";
 import { environmentIdentifier, openInbox, openSession, requireHmac, subscriberHash, type InboxSession } from "./inbox-helpers.js";

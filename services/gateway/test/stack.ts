@@ -10,9 +10,9 @@ import { migrations as topicsMigrations, readConfig as readTopicsConfig, start a
 import { migrations as triggersMigrations, readConfig as readTriggersConfig, start as startTriggers } from "@notify/triggers";
 import { migrations as workerMigrations, readConfig as readWorkerConfig, start as startWorker } from "@notify/worker";
 import { connectNats } from "@notify/runtime";
-import { readConfig } from "../src/config.js";
+import { readConfig, sealerOf } from "../src/config.js";
 import { addKey } from "../src/accounts.js";
-import { migrations as gatewayMigrations, sealerOf, start as startGateway } from "../src/server.js";
+import { migrations as gatewayMigrations, start as startGateway } from "../src/server.js";
 import { createPool } from "@notify/runtime";
 
 /**

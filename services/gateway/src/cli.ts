@@ -7,7 +7,6 @@ import { readConfig, sealerOf } from "./config.js";
 import { normalizeOrigin } from "./cors.js";
 import { environmentRateLimits, SERVICE_LEVEL_NAMES, type EnvironmentRateLimits } from "./rate-limits.js";
 import * as store from "./store.js";
-import { migrations } from "./store.js";
 
 const USAGE = `usage:
   notify keys create [--environment NAME] [--organization NAME] [--label TEXT]
@@ -129,7 +128,7 @@ runMain(async () => {
   await ensureDatabase(config.DATABASE_URL);
   const pool = createPool(config.DATABASE_URL, 1);
   try {
-    await migrate(pool, migrations);
+    await migrate(pool, store.migrations);
     if (group === "rate-limits") {
       if ((command !== "set" && command !== "default") || argument !== undefined) throw new Error(USAGE);
       const rateLimits = command === "set" ? rateLimitsOf(values) : null;

@@ -1,8 +1,6 @@
 import type { JsonValue } from "@bufbuild/protobuf";
 import type { workflowsV1 } from "@notify/proto";
-import { render } from "./render.js";
-
-type Data = Record<string, unknown>;
+import type { Render } from "./render.js";
 
 /** An email editor block with its content and url rendered. */
 export interface RenderedBlock {
@@ -25,20 +23,20 @@ export interface RenderedCta {
   action?: { status?: string; buttons: { type: string; content: string; resultContent?: string }[] };
 }
 
-/** The template's subject, title and content (text, or email editor blocks) with the data; throws on a template that does not render. */
-export function renderContent(template: workflowsV1.MessageTemplate, data: Data): RenderedContent {
+/** The template's subject, title and content (text, or email editor blocks) rendered; throws on a template that does not render. */
+export function renderContent(template: workflowsV1.MessageTemplate, render: Render): RenderedContent {
   const content = template.content;
   const rendered: RenderedContent = { content: { case: undefined } };
-  if (template.subject !== undefined) rendered.subject = render(template.subject, data);
-  if (template.title !== undefined) rendered.title = render(template.title, data);
-  if (content.case === "text") rendered.content = { case: "text", value: render(content.value, data) };
+  if (template.subject !== undefined) rendered.subject = render(template.subject);
+  if (template.title !== undefined) rendered.title = render(template.title);
+  if (content.case === "text") rendered.content = { case: "text", value: render(content.value) };
   if (content.case === "blocks") {
     rendered.content = {
       case: "blocks",
       value: content.value.blocks.map((block) => ({
         type: block.type,
-        content: render(block.content, data),
-        ...(block.url !== undefined ? { url: render(block.url, data) } : {}),
+        content: render(block.content),
+        ...(block.url !== undefined ? { url: render(block.url) } : {}),
         ...(block.textAlign !== undefined ? { textAlign: block.textAlign } : {}),
       })),
     };
@@ -47,18 +45,18 @@ export function renderContent(template: workflowsV1.MessageTemplate, data: Data)
 }
 
 /** An in-app step's call to action: its redirect url and button texts rendered. */
-export function renderCta(cta: workflowsV1.MessageCta, data: Data): RenderedCta {
+export function renderCta(cta: workflowsV1.MessageCta, render: Render): RenderedCta {
   return {
     ...(cta.type !== undefined ? { type: cta.type } : {}),
-    ...(cta.data?.url !== undefined ? { url: render(cta.data.url, data) } : {}),
+    ...(cta.data?.url !== undefined ? { url: render(cta.data.url) } : {}),
     ...(cta.action
       ? {
           action: {
             ...(cta.action.status !== undefined ? { status: cta.action.status } : {}),
             buttons: cta.action.buttons.map((button) => ({
               type: button.type,
-              content: render(button.content, data),
-              ...(button.resultContent !== undefined ? { resultContent: render(button.resultContent, data) } : {}),
+              content: render(button.content),
+              ...(button.resultContent !== undefined ? { resultContent: render(button.resultContent) } : {}),
             })),
           },
         }
@@ -67,9 +65,9 @@ export function renderCta(cta: workflowsV1.MessageCta, data: Data): RenderedCta 
 }
 
 /** An in-app step's data with every string in it rendered (keys and other values as they are). */
-export function renderJson(value: JsonValue, data: Data): JsonValue {
-  if (typeof value === "string") return render(value, data);
-  if (Array.isArray(value)) return value.map((item) => renderJson(item, data));
-  if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, renderJson(item, data)]));
+export function renderJson(value: JsonValue, render: Render): JsonValue {
+  if (typeof value === "string") return render(value);
+  if (Array.isArray(value)) return value.map((item) => renderJson(item, render));
+  if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, renderJson(item, render)]));
   return value;
 }

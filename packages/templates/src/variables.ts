@@ -1,5 +1,6 @@
 import Handlebars from "handlebars";
-import type { workflowsV1 } from "@notify/proto";
+import { workflowsV1 } from "@notify/proto";
+import { liquidVariables } from "./liquid.js";
 
 /** Block helpers whose body reads the item, not the payload. */
 const CONTEXT_HELPERS = new Set(["each", "with"]);
@@ -53,7 +54,8 @@ function collectProgram(program: hbs.AST.Program | undefined, out: string[]): vo
 }
 
 /** The variables one template text reads, in order of appearance; throws on a syntax error. */
-export function templateVariables(text: string): string[] {
+export function templateVariables(text: string, engine: workflowsV1.TemplateEngine): string[] {
+  if (engine === workflowsV1.TemplateEngine.LIQUID) return liquidVariables(text);
   const out: string[] = [];
   collectProgram(Handlebars.parseWithoutProcessing(text), out);
   return out;

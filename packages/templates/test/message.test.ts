@@ -2,8 +2,9 @@ import { create } from "@bufbuild/protobuf";
 import { workflowsV1 } from "@notify/proto";
 import { describe, expect, it } from "vitest";
 import { renderContent, renderCta, renderJson } from "../src/message.js";
+import { renderer } from "../src/render.js";
 
-const data = { payload: { name: "Ada", id: 7 }, name: "Ada", id: 7 };
+const data = renderer(workflowsV1.TemplateEngine.HANDLEBARS, { payload: { name: "Ada", id: 7 }, subscriber: {} });
 
 describe("renderContent", () => {
   it("renders subject, title and text content, leaving absent fields absent", () => {

@@ -949,7 +949,8 @@ export const routes: Route[] = [
     handle: async ({ params, body, clients, call }) => {
       const workflow = await clients.workflows.getWorkflow({ key: { case: "any", value: params.workflowId } }, call);
       const step = stepOf(workflow, params.stepId);
-      return stepPreview(body.controlValues ? stepWithControlValues(step, body.controlValues) : step, body.previewPayload ?? {});
+      const previewed = body.controlValues ? stepWithControlValues(step, body.controlValues) : step;
+      return stepPreview(previewed, body.previewPayload ?? {}, workflow.templateEngine);
     },
   }),
   route({

@@ -13,7 +13,7 @@ let stepIds: Record<string, string>;
 
 const inApp = {
   subject: "Order {{payload.order}}",
-  body: "Order {{payload.order}} for {{titlecase subscriber.firstName}}",
+  body: "Order {{payload.order}} for {{ subscriber.firstName | capitalize }}",
   avatar: "https://example.com/{{payload.order}}.png",
   primaryAction: { label: "Open {{payload.order}}" },
   redirect: { url: "/orders/{{payload.order}}" },
@@ -33,12 +33,12 @@ beforeAll(async () => {
         name: "Receipt",
         type: "email",
         controlValues: {
-          subject: "Receipt for {{uppercase payload.name}}",
-          body: "<p>Total {{numberFormat payload.total}}</p><ul>{{#each payload.items}}<li>{{name}}</li>{{/each}}</ul>",
+          subject: "Receipt for {{ payload.name | upcase }}",
+          body: "<p>Total {{ payload.total | round: 2 }}</p><ul>{% for item in payload.items %}<li>{{ item.name }}</li>{% endfor %}</ul>",
           editorType: "html",
         },
       },
-      { name: "Slack", type: "chat", controlValues: { body: "{{#gt payload.total 1000}}Big{{else}}Small{{/gt}} order by {{subscriber.email}}" } },
+      { name: "Slack", type: "chat", controlValues: { body: "{% if payload.total > 1000 %}Big{% else %}Small{% endif %} order by {{ subscriber.email }}" } },
     ],
   });
   workflowDatabaseId = created.result.id;
@@ -76,14 +76,32 @@ describe("workflows.steps.generatePreview through @novu/api 3.19.1", () => {
     expect(delivered).toMatchObject({ subject: "Order 42", body: "Order 42 for Ada", data: { order: "42", count: 2 }, redirect: { url: "/orders/42" } });
   });
 
-  it("renders an email step's subject and HTML body with Novu's helpers, escaping the payload", async () => {
+  it("renders an email step's subject and HTML body as liquid, as Novu renders workflows written through v2", async () => {
     const answered = await preview("receipt", {
-      previewPayload: { payload: { name: "<b>ada</b>", total: 1234.5, items: [{ name: "tea" }, { name: "cake" }] } },
+      previewPayload: { payload: { name: "<b>ada</b>", total: 1234.567, items: [{ name: "tea" }, { name: "cake" }] } },
     });
     expect(answered.result.result).toEqual({
       type: "email",
-      preview: { subject: "Receipt for &lt;B&gt;ADA&lt;/B&gt;", body: "<p>Total 1,234.50</p><ul><li>tea</li><li>cake</li></ul>" },
+      preview: { subject: "Receipt for <B>ADA</B>", body: "<p>Total 1234.57</p><ul><li>tea</li><li>cake</li></ul>" },
     });
+  });
+
+  it("renders a workflow written through v1 with handlebars and Novu's helpers", async () => {
+    const written = await stack.request<{ data: { _id: string; steps: { _id: string }[] } }>("POST", "/v1/workflows", {
+      name: "Handlebars previews",
+      notificationGroupId: (await stack.request<{ data: { _id: string }[] }>("GET", "/v1/notification-groups")).body.data[0]!._id,
+      steps: [{ template: { type: "sms", content: "{{#gt total 1000}}Big{{else}}Small{{/gt}} order for {{titlecase name}}" } }],
+    });
+    expect(written.status, JSON.stringify(written.body)).toBe(201);
+    const answered = await novu.workflows.steps.generatePreview(
+      {
+        workflowId: written.body.data._id,
+        stepId: written.body.data.steps[0]!._id,
+        generatePreviewRequestDto: { previewPayload: { payload: { total: 1500, name: "ada" } } },
+      },
+      once,
+    );
+    expect(answered.result.result).toEqual({ type: "sms", preview: { body: "Big order for Ada" } });
   });
 
   it("renders a chat step found by the workflow's _id and the step's _id", async () => {
@@ -114,7 +132,7 @@ describe("workflows.steps.generatePreview through @novu/api 3.19.1", () => {
   });
 
   it("answers a template that does not render with an empty preview saying why, not a failure", async () => {
-    for (const body of ["{{#if open}}never closed", "{{equals 1 1}}"]) {
+    for (const body of ["{% if open %}never closed", "{{ payload.name", "{% for i in (1..100000000) %}x{% endfor %}"]) {
       const answered = await preview("slack", { controlValues: { body } });
       expect(answered.result.result).toEqual({
         type: "chat",

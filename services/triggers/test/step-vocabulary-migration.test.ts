@@ -77,31 +77,20 @@ describe("migration 009 (step vocabulary enums)", () => {
     const groupId = objectId();
     await store.insertGeneralGroup(pool, scope.environmentId, { id: groupId, organizationId: scope.organizationId });
     const id = objectId();
-    await store.insertWorkflow(pool, scope.environmentId, {
-      id,
-      organizationId: scope.organizationId,
-      creatorId: scope.organizationId,
-      columns: {
-        name: "Legacy",
-        description: "",
-        trigger_identifier: "legacy",
-        active: true,
-        draft: false,
-        critical: false,
-        tags: [],
-        preference_settings: { email: true, sms: true, in_app: true, chat: true, push: true },
-        steps: STORED_BEFORE,
-        active_channels: ["in_app", "email"],
-        variables: ["name"],
-        subscriber_variables: ["email"],
-        notification_group_id: groupId,
-        data: null,
-        severity: "none",
-        validate_payload: false,
-        payload_schema: null,
-        preference_levels: null,
-      },
-    });
+    // Written as that build wrote it: columns added since then are not there yet.
+    await pool.query(
+      `INSERT INTO triggers.workflows (environment_id, id, organization_id, creator_id, name, description, trigger_identifier, active, draft,
+         critical, tags, preference_settings, steps, active_channels, variables, subscriber_variables, notification_group_id)
+       VALUES ($1, $2, $3, $3, 'Legacy', '', 'legacy', true, false, false, '{}', $4, $5, '{in_app,email}', '{name}', '{email}', $6)`,
+      [
+        scope.environmentId,
+        id,
+        scope.organizationId,
+        JSON.stringify({ email: true, sms: true, in_app: true, chat: true, push: true }),
+        JSON.stringify(STORED_BEFORE),
+        groupId,
+      ],
+    );
 
     expect(await migrate(pool, migrations)).toContain("009_step_vocabulary_enums.sql");
 

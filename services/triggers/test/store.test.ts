@@ -28,6 +28,7 @@ const columns = (identifier: string, groupId: string): store.WorkflowColumns => 
   validate_payload: true,
   payload_schema: { type: "object", required: ["a"] },
   preference_levels: { user: { enabled: true, channels: { email: false } } },
+  template_engine: "liquid",
 });
 
 async function environment() {
@@ -54,6 +55,7 @@ describe("workflow store", () => {
       validate_payload: true,
       payload_schema: { type: "object", required: ["a"] },
       preference_levels: { user: { enabled: true, channels: { email: false } } },
+      template_engine: "liquid",
     });
   });
 

@@ -5,6 +5,8 @@ import { describe, expect, it } from "vitest";
 import { idFromSlug, slugify, workflowSlug } from "../src/workflows/slug.js";
 import { extractVariables } from "../src/workflows/variables.js";
 
+const { HANDLEBARS, LIQUID } = workflowsV1.TemplateEngine;
+
 const step = (init: Parameters<typeof create<typeof workflowsV1.StepSchema>>[1]) => create(workflowsV1.StepSchema, init);
 
 describe("extractVariables", () => {
@@ -40,20 +42,46 @@ describe("extractVariables", () => {
       }),
       step({ template: { type: StepType.SMS, content: { case: "text", value: "{{code}}" } } }),
     ];
-    const extracted = extractVariables(steps);
+    const extracted = extractVariables(steps, HANDLEBARS);
     expect(extracted.errors).toEqual({});
     expect(extracted.variables).toEqual(["subject", "label", "link", "teaser", "plan", "sendAt", "postId", "count", "accept", "variantOnly", "code"]);
     expect(extracted.subscriberVariables).toEqual(["phone", "email"]);
   });
 
   it("reports each template that does not parse at its field path", () => {
-    const extracted = extractVariables([
-      step({ template: { type: StepType.SMS, content: { case: "text", value: "fine {{a}}" } } }),
-      step({ template: { type: StepType.PUSH, content: { case: "text", value: "ok" }, title: "{{#if x}}" } }),
-    ]);
+    const extracted = extractVariables(
+      [
+        step({ template: { type: StepType.SMS, content: { case: "text", value: "fine {{a}}" } } }),
+        step({ template: { type: StepType.PUSH, content: { case: "text", value: "ok" }, title: "{{#if x}}" } }),
+      ],
+      HANDLEBARS,
+    );
     expect(Object.keys(extracted.errors)).toEqual(["steps[1].template.title"]);
     expect(extracted.errors["steps[1].template.title"]).toMatchObject({ value: "{{#if x}}" });
     expect(extracted.errors["steps[1].template.title"]!.messages[0]).toMatch(/^title is not a valid template: Parse error/);
+  });
+
+  it("reads liquid templates as liquid: filters are not variables, steps.* is the engine's own", () => {
+    const extracted = extractVariables(
+      [
+        step({ template: { type: StepType.DIGEST }, stepId: "digest-step", metadata: { type: "regular", digestKey: "postId" } }),
+        step({
+          template: {
+            type: StepType.EMAIL,
+            subject: "{{ payload.title | upcase }} for {{ subscriber.firstName }}",
+            content: {
+              case: "text",
+              value: "{{ steps.digest-step.eventCount }} {% for event in steps.digest-step.events %}{{ event.payload.name }}{% endfor %}",
+            },
+          },
+        }),
+        step({ template: { type: StepType.SMS, content: { case: "text", value: "{{ payload.code | json }} {% if payload.x %}" } } }),
+      ],
+      LIQUID,
+    );
+    expect(extracted.variables).toEqual(["postId", "payload.title"]);
+    expect(Object.keys(extracted.errors)).toEqual(["steps[2].template.content"]);
+    expect(extracted.errors["steps[2].template.content"]!.messages[0]).toMatch(/^content is not a valid template: tag {% if payload.x %} not closed/);
   });
 });
 

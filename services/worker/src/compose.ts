@@ -1,7 +1,7 @@
 import { clone, create, type JsonObject } from "@bufbuild/protobuf";
 import { deliveriesV1, messagesV1, type integrationsV1, type subscribersV1, type triggersV1, type workflowsV1 } from "@notify/proto";
 import { CHANNEL_NAMES, CHAT_PROVIDER_IDS, Channel, PUSH_PROVIDER_IDS, Severity, severityNamed, StepType, stepChannel } from "@notify/runtime";
-import { renderContent, renderCta, renderJson } from "@notify/templates";
+import { renderContent, renderCta, renderJson, type Render } from "@notify/templates";
 import { objectAt } from "./filters.js";
 
 export type NewMessage = messagesV1.NewMessage;
@@ -35,7 +35,8 @@ export interface RunContext {
   job: triggersV1.TriggerJob;
   workflow: workflowsV1.Workflow;
   subscriber: RecipientProfile;
-  data: Record<string, unknown>;
+  /** Renders the workflow's templates with this run's variables. */
+  render: Render;
   payload: JsonObject;
   overrides: JsonObject;
   /** The integration chosen for a channel (undefined: none active), looked up once per job. */
@@ -154,7 +155,7 @@ function baseMessage(step: workflowsV1.Step, context: RunContext, channel: Chann
     tags: context.workflow.tags,
   };
   if (!template) return message;
-  const rendered = renderContent(template, context.data);
+  const rendered = renderContent(template, context.render);
   if (rendered.subject !== undefined) message.subject = rendered.subject;
   if (rendered.title !== undefined) message.title = rendered.title;
   const content = rendered.content;
@@ -179,8 +180,8 @@ export async function composeMessages(step: workflowsV1.Step, context: RunContex
   const identifier = optionalString(channelOverrides["integrationIdentifier"]);
 
   if (channel === Channel.IN_APP) {
-    if (step.template?.cta) message.cta = create(MessageCtaSchema, renderCta(step.template.cta, context.data));
-    if (step.template?.data) message.data = renderJson(step.template.data, context.data) as JsonObject;
+    if (step.template?.cta) message.cta = create(MessageCtaSchema, renderCta(step.template.cta, context.render));
+    if (step.template?.data) message.data = renderJson(step.template.data, context.render) as JsonObject;
     if (step.template?.feedId !== undefined) message.feedId = step.template.feedId;
     const integration = await context.integrationFor(type);
     if (integration) message.providerId = integration.providerId;

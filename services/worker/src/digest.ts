@@ -1,5 +1,6 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { workflowsV1 } from "@notify/proto";
+import { StepType } from "@notify/runtime";
 import { durationMs } from "./delay.js";
 import { valueAtPath } from "./filters.js";
 import { nextTimedBoundary } from "./timed.js";
@@ -33,5 +34,21 @@ export function digestPlan(step: workflowsV1.Step, payload: JsonObject, now = Da
   return { key, runAt: new Date(now + window), backoffMs };
 }
 
-/** What templates see as `step` after a digest: its events' payloads in arrival order and their count. */
-export const digestStepData = (events: readonly JsonObject[], totalCount: number) => ({ digest: true, events, total_count: totalCount });
+/** The events of the digest a run goes on from: their payloads in arrival order, and their count. */
+export interface Digested {
+  events: readonly JsonObject[];
+  totalCount: number;
+}
+
+/**
+ * What the templates after a digest read of it: v1 templates `{{step.events}}` and
+ * `{{step.total_count}}`; v2 templates `steps.<stepId>.events` (each event's payload under
+ * `payload`) and `.eventCount`, of the last digest step before step `from` of `steps`.
+ */
+export function digestVariables(digested: Digested | undefined, steps: readonly workflowsV1.Step[], from: number) {
+  if (!digested) return { step: {}, steps: {} };
+  const step = { digest: true, events: digested.events, total_count: digested.totalCount };
+  const stepId = steps.slice(0, from).findLast((candidate) => candidate.template?.type === StepType.DIGEST)?.stepId;
+  const events = digested.events.map((payload) => ({ payload }));
+  return { step, steps: stepId ? { [stepId]: { events, eventCount: digested.totalCount } } : {} };
+}

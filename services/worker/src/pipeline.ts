@@ -3,12 +3,12 @@ import { clone, create, type JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { messagesV1, type subscribersV1, triggersV1, type integrationsV1, type topicsV1, type workflowsV1 } from "@notify/proto";
 import { Channel, scopeHeaders, StepType, stepChannel, type KnownChannel, type Logger } from "@notify/runtime";
-import { render, templateData } from "@notify/templates";
+import { renderer, type Render } from "@notify/templates";
 import { composeMessages, subscriberVariables, type Composed, type DeliveryPlan, type RecipientProfile, type RunContext } from "./compose.js";
 import { writeAndHandOver, type PublishDeliveries } from "./deliveries.js";
 import { stepPasses, type StepFilter } from "./filters.js";
 import { delayUntil } from "./delay.js";
-import { digestPlan, digestStepData, type DigestPlan } from "./digest.js";
+import { digestPlan, digestVariables, type Digested, type DigestPlan } from "./digest.js";
 
 export interface PipelineClients {
   triggers: Client<typeof triggersV1.TriggerService>;
@@ -79,14 +79,14 @@ function activeSteps(workflow: workflowsV1.Workflow): workflowsV1.Step[] {
   return workflow.steps.filter((step) => step.active !== false);
 }
 
-function filtersOf(step: workflowsV1.Step, data: Record<string, unknown>): StepFilter[] {
+function filtersOf(step: workflowsV1.Step, render: Render): StepFilter[] {
   return step.filters.map((filter) => ({
     isNegated: filter.isNegated,
     type: filter.type,
     value: filter.value === "OR" ? "OR" : "AND",
     children: filter.children.map((part) => ({
       field: part.field,
-      value: render(part.value, data),
+      value: render(part.value),
       operator: part.operator as StepFilter["children"][number]["operator"],
       on: part.on === "subscriber" ? "subscriber" : "payload",
     })),
@@ -128,7 +128,8 @@ interface SubscriberRun {
   share: Share;
   subscriber: RecipientProfile;
   from: number;
-  step: Record<string, unknown>;
+  /** The events of the digest this run goes on from, if it does. */
+  digested?: Digested | undefined;
   /** The digest that resumed this run; a later delay carries it on. */
   digestId?: string | undefined;
 }
@@ -344,7 +345,8 @@ async function deliverShares(
     const digestOf = new Map(resumption?.digestIds.map((id, index) => [resumption.subscriberIds[index], id]));
     return share.subscribers.map((subscriber) => {
       const digestId = digestOf.get(subscriber.id);
-      return { share, subscriber, from: resumption?.fromStep ?? 0, step: digestId ? (digests.get(digestId) ?? digestStepData([], 0)) : {}, digestId };
+      const digested = digestId ? (digests.get(digestId) ?? { events: [], totalCount: 0 }) : undefined;
+      return { share, subscriber, from: resumption?.fromStep ?? 0, digested, digestId };
     });
   });
   // Each round runs subscribers until they end, pause or reach a digest step; one digest call then
@@ -359,7 +361,7 @@ async function deliverShares(
       }
       const job = run.share.run.job;
       const channels = preferences.get(`${job.workflow!.id}/${run.subscriber.id}`) ?? defaults.get(job.workflow!.id);
-      const composed = await composeForSubscriber(run.subscriber, run.share.run, channels, lookups, deps, run.from, run.step, now);
+      const composed = await composeForSubscriber(run.subscriber, run.share.run, channels, lookups, deps, run.from, run.digested, now);
       messages.push(...composed.messages);
       if (composed.pause) {
         const key = `${job.triggerId}/${composed.pause.fromStep}/${composed.pause.runAt.getTime()}/${run.digestId ? "digest" : ""}`;
@@ -375,7 +377,9 @@ async function deliverShares(
     }
     const digested = await enterDigests(stops, call, deps);
     runs = stops.flatMap(({ run, stop }, index) =>
-      digested[index] ? [] : [{ share: run.share, subscriber: run.subscriber, from: stop.index + 1, step: digestStepData([payloadOf(run.share.run.job)], 1) }],
+      digested[index]
+        ? []
+        : [{ share: run.share, subscriber: run.subscriber, from: stop.index + 1, digested: { events: [payloadOf(run.share.run.job)], totalCount: 1 } }],
     );
   }
   const created = await writeAndHandOver(messages, shares[0]!.run.job, deps.clients.messages, deps.publishDeliveries, call);
@@ -398,13 +402,13 @@ function resumptionOf(job: triggersV1.TriggerJob, subscriberIds: string[], fromS
 
 const payloadOf = (job: triggersV1.TriggerJob) => (job.event?.payload ?? {}) as JsonObject;
 
-/** The events of the digests that resume some of these shares' runs, as templates see them: one call per 1000 digests. */
-async function digestsOf(shares: readonly Share[], call: CallOptions, deps: PipelineDeps): Promise<Map<string, Record<string, unknown>>> {
+/** The events of the digests that resume some of these shares' runs: one call per 1000 digests. */
+async function digestsOf(shares: readonly Share[], call: CallOptions, deps: PipelineDeps): Promise<Map<string, Digested>> {
   const ids = [...new Set(shares.flatMap((share) => share.run.job.resumption?.digestIds ?? []))];
-  const digests = new Map<string, Record<string, unknown>>();
+  const digests = new Map<string, Digested>();
   for (const part of chunks(ids)) {
     for (const digest of (await deps.clients.triggers.getDigests({ digestIds: part }, call)).digests) {
-      digests.set(digest.id, digestStepData(digest.events, digest.totalCount));
+      digests.set(digest.id, { events: digest.events, totalCount: digest.totalCount });
     }
   }
   return digests;
@@ -447,7 +451,7 @@ async function composeForSubscriber(
   lookups: ReturnType<typeof integrationLookups>,
   deps: PipelineDeps,
   from: number,
-  stepData: Record<string, unknown>,
+  digested: Digested | undefined,
   /** The time delays count from: one for the whole delivery, so subscribers paused together resume together. */
   now: number,
 ): Promise<{ messages: Composed[]; pause?: Pause; digest?: DigestStop; waitsFor?: WaitForSend }> {
@@ -457,26 +461,26 @@ async function composeForSubscriber(
   const overrides = (job.event?.overrides ?? {}) as JsonObject;
   const variables = subscriberVariables(subscriber);
   const tenant = job.tenant ? { identifier: job.tenant.identifier, name: job.tenant.name, data: job.tenant.data ?? {} } : undefined;
-  const data = templateData({
+  const steps = activeSteps(workflow);
+  const render = renderer(workflow.templateEngine, {
     payload,
     subscriber: variables,
     ...(run.actor ? { actor: subscriberVariables(run.actor) } : {}),
     ...(tenant ? { tenant } : {}),
-    step: stepData,
+    ...digestVariables(digested, steps, from),
   });
   const context: RunContext = {
     job,
     workflow,
     subscriber,
-    data,
+    render,
     payload,
     overrides,
     integrationById: lookups.integrationById,
     integrationFor: async (key) => chooseIntegration(await lookups.selectionFor(key), { tenant, payload, subscriber: variables }),
   };
-  const passes = (candidate: workflowsV1.Step) => stepPasses(filtersOf(candidate, data), { subscriber: variables, payload });
+  const passes = (candidate: workflowsV1.Step) => stepPasses(filtersOf(candidate, render), { subscriber: variables, payload });
   const produced: Composed[] = [];
-  const steps = activeSteps(workflow);
   for (let index = from; index < steps.length; index += 1) {
     const main = steps[index]!;
     // The first active variant whose conditions pass replaces the step, as in Novu.

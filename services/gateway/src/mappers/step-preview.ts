@@ -1,7 +1,7 @@
-import type { workflowsV1 } from "@notify/proto";
+import { workflowsV1 } from "@notify/proto";
 import { renderEmailBody } from "@notify/providers";
 import { STEP_TYPES, StepType, stepTypeName, type StepTypeName } from "@notify/runtime";
-import { render, renderContent, renderCta, renderJson, templateData, templateTexts, templateVariables, type RenderedContent } from "@notify/templates";
+import { renderContent, renderCta, renderer, renderJson, templateTexts, templateVariables, type Render, type RenderedContent } from "@notify/templates";
 import { z } from "zod";
 import { jsonObject } from "../validation.js";
 import { freeFormResponse } from "./common.js";
@@ -65,7 +65,7 @@ function place(tree: Tree, path: readonly string[], value: string): void {
 }
 
 /** Where a variable's example goes in the preview payload (root first); undefined for what has no example. */
-function examplePath(variable: string): string[] | undefined {
+function examplePath(variable: string, engine: workflowsV1.TemplateEngine): string[] | undefined {
   const [root, ...rest] = variable.split(".");
   if (root === undefined || ENGINE_ROOTS.has(root)) return undefined;
   if (root === "subscriber" || root === "actor") {
@@ -74,8 +74,8 @@ function examplePath(variable: string): string[] | undefined {
     return [root, ...rest];
   }
   if (root === "payload" || root === "steps") return rest.length > 0 ? [root, ...rest] : undefined;
-  // v1 templates name payload keys at the top level.
-  return ["payload", root, ...rest];
+  // v1 templates name payload keys at the top level; liquid templates read nothing there.
+  return engine === workflowsV1.TemplateEngine.LIQUID ? undefined : ["payload", root, ...rest];
 }
 
 const own = (tree: Tree, key: string) => (Object.hasOwn(tree, key) ? tree[key] : undefined);
@@ -96,17 +96,17 @@ function overlay(base: Tree, given: Tree): Tree {
  * The preview payload: each variable the step's templates read that the caller did not give, as its
  * own template text (`{{payload.name}}`, as Novu's examples show them), under what the caller gave.
  */
-function examplePayload(step: workflowsV1.Step, given: PreviewPayload): PreviewPayload {
+function examplePayload(step: workflowsV1.Step, given: PreviewPayload, engine: workflowsV1.TemplateEngine): PreviewPayload {
   const examples: Tree = { payload: {} };
   for (const [, template] of templateTexts(step, "")) {
     let variables: string[];
     try {
-      variables = templateVariables(template);
+      variables = templateVariables(template, engine);
     } catch {
       continue; // rendering reports the template that does not parse
     }
     for (const variable of variables) {
-      const path = examplePath(variable);
+      const path = examplePath(variable, engine);
       if (path) place(examples, path, `{{${variable}}}`);
     }
   }
@@ -117,12 +117,12 @@ function examplePayload(step: workflowsV1.Step, given: PreviewPayload): PreviewP
 
 const textOf = (content: RenderedContent) => (content.content.case === "text" ? content.content.value : "");
 
-function inAppPreview(template: workflowsV1.MessageTemplate, data: Tree) {
-  const rendered = renderContent(template, data);
-  const cta = template.cta ? renderCta(template.cta, data) : undefined;
+function inAppPreview(template: workflowsV1.MessageTemplate, render: Render) {
+  const rendered = renderContent(template, render);
+  const cta = template.cta ? renderCta(template.cta, render) : undefined;
   const label = (type: string) => cta?.action?.buttons.find((button) => button.type === type)?.content;
   const [primary, secondary] = [label("primary"), label("secondary")];
-  const avatar = template.actor?.type === "system_custom" && template.actor.data ? render(template.actor.data, data) : undefined;
+  const avatar = template.actor?.type === "system_custom" && template.actor.data ? render(template.actor.data) : undefined;
   return {
     body: textOf(rendered),
     ...(rendered.subject !== undefined ? { subject: rendered.subject } : {}),
@@ -130,29 +130,29 @@ function inAppPreview(template: workflowsV1.MessageTemplate, data: Tree) {
     ...(primary !== undefined ? { primaryAction: { label: primary } } : {}),
     ...(secondary !== undefined ? { secondaryAction: { label: secondary } } : {}),
     ...(cta?.url !== undefined ? { redirect: { url: cta.url } } : {}),
-    ...(template.data ? { data: renderJson(template.data, data) } : {}),
+    ...(template.data ? { data: renderJson(template.data, render) } : {}),
   };
 }
 
 /** The step's content rendered as a send of it would render it, in Novu's per-channel preview shape. */
-function channelPreview(step: workflowsV1.Step, data: Tree): Record<string, unknown> {
+function channelPreview(step: workflowsV1.Step, render: Render): Record<string, unknown> {
   const template = step.template;
   if (!template) return {};
   switch (template.type) {
     case StepType.IN_APP:
-      return inAppPreview(template, data);
+      return inAppPreview(template, render);
     case StepType.EMAIL: {
-      const rendered = renderContent(template, data);
+      const rendered = renderContent(template, render);
       const content = rendered.content;
       return { subject: rendered.subject ?? "", body: renderEmailBody(content.case === "blocks" ? content.value : textOf(rendered)).html };
     }
     case StepType.PUSH: {
-      const rendered = renderContent(template, data);
+      const rendered = renderContent(template, render);
       return { subject: rendered.title ?? "", body: textOf(rendered) };
     }
     case StepType.SMS:
     case StepType.CHAT:
-      return { body: textOf(renderContent(template, data)) };
+      return { body: textOf(renderContent(template, render)) };
     default:
       // Delay and digest render nothing: their preview is their schedule.
       return controlValuesOf(step);
@@ -173,9 +173,9 @@ function previewError(error: unknown) {
  * and that payload with examples of what the templates read. A template that does not render is
  * not a failed request: the preview is empty and says why, as Novu's is.
  */
-export function stepPreview(step: workflowsV1.Step, given: PreviewPayload) {
-  const example = examplePayload(step, given);
-  const data = templateData({
+export function stepPreview(step: workflowsV1.Step, given: PreviewPayload, engine: workflowsV1.TemplateEngine) {
+  const example = examplePayload(step, given, engine);
+  const render = renderer(engine, {
     payload: example.payload ?? {},
     subscriber: example.subscriber ?? {},
     ...(example.actor ? { actor: example.actor } : {}),
@@ -185,7 +185,7 @@ export function stepPreview(step: workflowsV1.Step, given: PreviewPayload) {
   // The catalogue keeps no step without a type; were there one, Novu's answer for what it cannot preview.
   if (type === undefined) return { result: { preview: {} }, previewPayloadExample: example };
   try {
-    return { result: { type, preview: channelPreview(step, data) }, previewPayloadExample: example };
+    return { result: { type, preview: channelPreview(step, render) }, previewPayloadExample: example };
   } catch (error) {
     return { result: { type, preview: {}, error: previewError(error) }, previewPayloadExample: example };
   }

@@ -311,6 +311,7 @@ export function createWorkflowV2RequestOf(body: z.output<typeof createWorkflowV2
     tags: body.tags ?? [],
     steps: body.steps.map(stepInit),
     ...(body.payloadSchema ? { payloadSchema: body.payloadSchema as JsonObject } : {}),
+    templateEngine: workflowsV1.TemplateEngine.LIQUID,
   };
 }
 
@@ -383,6 +384,7 @@ export function syncedWorkflowOf(
     severity: source.severity,
     validatePayload: source.validatePayload,
     payloadSchema: source.payloadSchema ?? {},
+    templateEngine: source.templateEngine,
   };
   return {
     create: { ...common, ...preferences, identifier: source.identifier, tags: source.tags, steps },

@@ -1,6 +1,6 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import type { workflowsV1 } from "@notify/proto";
+import { workflowsV1 } from "@notify/proto";
 import {
   isChannelName,
   ORDINAL_DAY_NAMES,
@@ -399,6 +399,7 @@ export function createWorkflowRequestOf(body: z.output<typeof createWorkflowBody
     ...(body.preferenceSettings ? { preferenceSettings: preferencesInit(body.preferenceSettings) } : {}),
     ...(body.data ? { data: body.data as MessageInitShape<typeof workflowsV1.CreateWorkflowRequestSchema>["data"] } : {}),
     ...(body.notificationGroupId !== undefined ? { notificationGroupId: body.notificationGroupId } : {}),
+    templateEngine: workflowsV1.TemplateEngine.HANDLEBARS,
   };
 }
 

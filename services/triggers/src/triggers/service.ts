@@ -67,7 +67,8 @@ function generateTransactionId(): string {
 
 /**
  * What a job carries of its workflow, frozen at trigger time: what running it reads (identity,
- * criticality, preference defaults, the steps, and the tags and severity its messages are written with).
+ * criticality, preference defaults, the steps and the language of their templates, and the tags
+ * and severity its messages are written with).
  * Names, the group, variables and timestamps stay in the catalogue: they were a large share of every job's bytes, which travel
  * through the outbox (as hex, in and out), the WAL and JetStream.
  */
@@ -80,6 +81,7 @@ function jobWorkflow(workflow: workflowsV1.Workflow): workflowsV1.Workflow {
     severity: workflow.severity,
     ...(workflow.preferenceSettings ? { preferenceSettings: workflow.preferenceSettings } : {}),
     steps: workflow.steps,
+    templateEngine: workflow.templateEngine,
   });
 }
 

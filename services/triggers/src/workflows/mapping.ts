@@ -3,7 +3,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { workflowsV1 } from "@notify/proto";
 import { Severity, severityNamed } from "@notify/runtime";
 import { workflowSlug } from "./slug.js";
-import type { ActiveWorkflowRow, ChannelSettings, FeedRow, GroupRow, WorkflowRow } from "./store.js";
+import type { ActiveWorkflowRow, ChannelSettings, FeedRow, GroupRow, TemplateEngineName, WorkflowRow } from "./store.js";
 
 const { StepSchema } = workflowsV1;
 
@@ -83,6 +83,13 @@ function preferenceLevelsOf(stored: Record<string, unknown> | null) {
   return { ...(levels.workflow ? { workflowPreferences: levels.workflow } : {}), ...(levels.user ? { userPreferences: levels.user } : {}) };
 }
 
+const { HANDLEBARS, LIQUID } = workflowsV1.TemplateEngine;
+
+export const templateEngineOf = (name: TemplateEngineName) => (name === "liquid" ? LIQUID : HANDLEBARS);
+
+/** The column's value for an engine a create asks for; handlebars when it names none. */
+export const templateEngineName = (engine: workflowsV1.TemplateEngine): TemplateEngineName => (engine === LIQUID ? "liquid" : "handlebars");
+
 export function workflowFromRow(row: WorkflowRow): workflowsV1.Workflow {
   return create(workflowsV1.WorkflowSchema, {
     id: row.id,
@@ -114,6 +121,7 @@ export function workflowFromRow(row: WorkflowRow): workflowsV1.Workflow {
     validatePayload: row.validate_payload,
     ...(row.payload_schema === null ? {} : { payloadSchema: row.payload_schema as JsonObject }),
     ...preferenceLevelsOf(row.preference_levels),
+    templateEngine: templateEngineOf(row.template_engine),
     deleted: row.deleted,
     ...(row.deleted_at === null ? {} : { deletedAt: timestampFromDate(row.deleted_at) }),
     createdAt: timestampFromDate(row.created_at),

@@ -32,6 +32,8 @@ import {
   preferenceLevelsToJson,
   stepsFromJson,
   stepsToJson,
+  templateEngineName,
+  templateEngineOf,
   workflowFromRow,
 } from "./mapping.js";
 import { payloadSchemaProblem } from "./payload-schema.js";
@@ -118,10 +120,10 @@ function pageSize(limit: number, fallback: number, max: number): number {
 }
 
 /** The steps as stored, with what is derived from them. */
-function prepareSteps(steps: readonly workflowsV1.Step[], previous: readonly workflowsV1.Step[] = []) {
+function prepareSteps(steps: readonly workflowsV1.Step[], engine: workflowsV1.TemplateEngine, previous: readonly workflowsV1.Step[] = []) {
   const stored = identifySteps(steps, previous);
   const stepIdErrors = assignStepIds(stored);
-  const { variables, subscriberVariables, errors } = extractVariables(stored);
+  const { variables, subscriberVariables, errors } = extractVariables(stored, engine);
   return { stored, variables, subscriberVariables, errors: { ...stepIdErrors, ...errors } };
 }
 
@@ -196,7 +198,7 @@ export function createWorkflowService({ pool }: Pick<RouteDeps, "pool">): Servic
     async createWorkflow(request, context) {
       const scope = scopeOf(context);
       checkWorkflowWrite(request);
-      const steps = prepareSteps(request.steps);
+      const steps = prepareSteps(request.steps, request.templateEngine);
       throwIfAny({ ...steps.errors, ...(await referenceErrors(pool, scope.environmentId, request.notificationGroupId, steps.stored)) });
       const active = request.active ?? false;
       const preferences = request.preferences ? mergedPreferences(request.preferences) : undefined;
@@ -219,6 +221,7 @@ export function createWorkflowService({ pool }: Pick<RouteDeps, "pool">): Servic
         validate_payload: request.validatePayload,
         payload_schema: nonEmpty(request.payloadSchema),
         preference_levels: request.preferences ? preferenceLevelsToJson(request.preferences) : null,
+        template_engine: templateEngineName(request.templateEngine),
       };
       const insert = (identifier: string) =>
         store.insertWorkflow(pool, scope.environmentId, {
@@ -274,7 +277,8 @@ export function createWorkflowService({ pool }: Pick<RouteDeps, "pool">): Servic
       return withTransaction(pool, async (tx) => {
         const existing = await resolve(tx, scope.environmentId, request.workflowId, true);
         changing(context, existing.id, existing.trigger_identifier);
-        const steps = request.steps ? prepareSteps(request.steps.steps, stepsFromJson(existing.steps)) : undefined;
+        const engine = request.templateEngine ?? templateEngineOf(existing.template_engine);
+        const steps = request.steps ? prepareSteps(request.steps.steps, engine, stepsFromJson(existing.steps)) : undefined;
         throwIfAny({
           ...steps?.errors,
           ...(await referenceErrors(tx, scope.environmentId, request.notificationGroupId, steps?.stored ?? [])),
@@ -304,6 +308,8 @@ export function createWorkflowService({ pool }: Pick<RouteDeps, "pool">): Servic
           validate_payload: request.validatePayload ?? existing.validate_payload,
           payload_schema: request.payloadSchema ? nonEmpty(request.payloadSchema) : existing.payload_schema,
           preference_levels: request.preferences ? preferenceLevelsToJson(request.preferences) : v1Preferences ? null : existing.preference_levels,
+          // An update in the other API's shape keeps the language the templates are in.
+          template_engine: templateEngineName(engine),
         };
         try {
           return workflowFromRow(await store.updateWorkflow(tx, scope.environmentId, existing.id, columns));

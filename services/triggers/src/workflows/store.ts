@@ -34,6 +34,9 @@ export interface ChannelSettings {
   push: boolean;
 }
 
+/** The language of a workflow's templates, as the column holds it. */
+export type TemplateEngineName = "handlebars" | "liquid";
+
 /** A row of triggers.workflows joined with its notification group. */
 export interface WorkflowRow {
   id: string;
@@ -60,6 +63,7 @@ export interface WorkflowRow {
   payload_schema: Record<string, unknown> | null;
   /** PreferenceLevels in proto JSON; null when the workflow has v1's single level. */
   preference_levels: Record<string, unknown> | null;
+  template_engine: TemplateEngineName;
   deleted: boolean;
   deleted_at: Date | null;
   created_at: Date;
@@ -89,6 +93,7 @@ export interface WorkflowColumns {
   validate_payload: boolean;
   payload_schema: Record<string, unknown> | null;
   preference_levels: Record<string, unknown> | null;
+  template_engine: TemplateEngineName;
 }
 
 const WRITABLE = [
@@ -110,6 +115,7 @@ const WRITABLE = [
   "validate_payload",
   "payload_schema",
   "preference_levels",
+  "template_engine",
 ] as const satisfies readonly (keyof WorkflowColumns)[];
 
 /** jsonb parameters are serialised here: pg would send a JS array as a Postgres array. */

@@ -3,7 +3,7 @@ import { templateTexts, templateVariables } from "@notify/templates";
 import { StepType, type FieldErrors } from "@notify/runtime";
 
 /** Variables the engine provides itself (Novu's TemplateSystemVariables): never asked of a trigger. */
-const SYSTEM_ROOTS = new Set(["subscriber", "step", "branding", "tenant", "preheader", "actor"]);
+const SYSTEM_ROOTS = new Set(["subscriber", "step", "steps", "branding", "tenant", "preheader", "actor"]);
 
 /** Payload paths a step reads outside its templates: filter fields, the delay path, the digest key. */
 function* stepPaths(step: workflowsV1.Step): Generator<string> {
@@ -24,15 +24,16 @@ export interface StepVariables {
 }
 
 /** What a trigger of these steps may carry, and the templates that cannot be rendered. */
-export function extractVariables(steps: readonly workflowsV1.Step[]): StepVariables {
+export function extractVariables(steps: readonly workflowsV1.Step[], engine: workflowsV1.TemplateEngine): StepVariables {
   const found: string[] = [];
   const errors: FieldErrors = {};
   const visit = (step: workflowsV1.Step, path: string) => {
     for (const [field, text] of templateTexts(step, path)) {
       try {
-        found.push(...templateVariables(text));
+        found.push(...templateVariables(text, engine));
       } catch (error) {
-        // Handlebars puts the excerpt between the first line ("Parse error on line 2:") and the last ("Expecting …").
+        // Handlebars puts the excerpt between the first line ("Parse error on line 2:") and the last
+        // ("Expecting …"); liquid says it all on one line.
         const lines = (error as Error).message.split("\n");
         const reason = lines.length > 1 ? `${lines[0]} ${lines.at(-1)}` : (lines[0] ?? "syntax error");
         errors[field] = { messages: [`${field.split(".").at(-1)} is not a valid template: ${reason}`], value: text };

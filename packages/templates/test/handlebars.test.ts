@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { render, templateData } from "../src/render.js";
+import { handlebarsData as templateData, renderHandlebars as render } from "../src/handlebars.js";
 
 const data = templateData({
   payload: { firstName: "Payload Ada", orderId: 42, items: [{ name: "b" }, { name: "a" }], subscriber: "shadowed" },

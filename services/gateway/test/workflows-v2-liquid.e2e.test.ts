@@ -1,0 +1,113 @@
+import { Novu } from "@novu/api";
+import * as errors from "@novu/api/models/errors/index.js";
+import { eventually } from "@notify/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { failureOf, once } from "./sdk3-helpers.js";
+import { startStack, type Data, type Stack } from "./stack.js";
+
+let stack: Stack;
+let novu: Novu;
+beforeAll(async () => {
+  stack = await startStack();
+  novu = new Novu({ secretKey: stack.key, serverURL: stack.url });
+}, 120_000);
+afterAll(() => stack?.stop());
+
+async function trigger(workflowId: string, to: string, payload: Record<string, unknown>) {
+  const reply = await stack.request<Data<{ status: string }>>("POST", "/v1/events/trigger", { name: workflowId, to, payload });
+  expect(reply.body.data?.status, JSON.stringify(reply.body)).toBe("processed");
+}
+
+/** The in-app contents of a subscriber's messages, once there are `count` of them. */
+async function contentsOnceThere(subscriberId: string, count: number): Promise<string[]> {
+  return eventually(async () => {
+    const reply = await stack.request<Data<{ content: string; channel: string }[]>>("GET", `/v1/messages?subscriberId=${subscriberId}&channel=in_app`);
+    return reply.body.data.length >= count ? reply.body.data.map((message) => message.content) : undefined;
+  }, 15_000);
+}
+
+describe("workflows written through v2 render their templates as liquid, as Novu's do", () => {
+  it("sends in-app messages rendered with liquid's filters and tags and Novu's own", async () => {
+    await novu.workflows.create(
+      {
+        name: "Liquid orders",
+        workflowId: "liquid-orders",
+        active: true,
+        steps: [
+          {
+            name: "Bell",
+            type: "in_app",
+            controlValues: {
+              subject: "{{ payload.items | pluralize: 'item' }} for {{ subscriber.firstName | capitalize }}",
+              body: "{% for item in payload.items %}{{ item.name | upcase }}{% unless forloop.last %}, {% endunless %}{% endfor %} from {{ payload.sellers | toSentence }}{% if payload.total > 100 %} (free shipping){% endif %}; note: {{ payload.note | default: 'none' }}",
+              redirect: { url: "/orders/{{ payload.id | url_encode }}" },
+            },
+          },
+        ],
+      },
+      undefined,
+      once,
+    );
+    await stack.request("POST", "/v1/subscribers", { subscriberId: "liquid-ada", firstName: "ada" });
+    await trigger("liquid-orders", "liquid-ada", {
+      id: "A 7",
+      total: 120,
+      items: [{ name: "tea" }, { name: "cake" }],
+      sellers: ["Kim", "Lee", "Ola", "Pat"],
+    });
+    const [content] = await contentsOnceThere("liquid-ada", 1);
+    expect(content).toBe("TEA, CAKE from Kim, Lee, and 2 others (free shipping); note: none");
+    const reply = await stack.request<Data<{ subject: string; cta: { data: { url: string } } }[]>>("GET", "/v1/messages?subscriberId=liquid-ada");
+    expect(reply.body.data[0]).toMatchObject({ subject: "2 items for Ada", cta: { data: { url: "/orders/A+7" } } });
+  });
+
+  it("gives the steps after a digest its events and their count under steps.<stepId>", async () => {
+    await novu.workflows.create(
+      {
+        name: "Liquid digest",
+        workflowId: "liquid-digest",
+        active: true,
+        steps: [
+          { name: "Comments", stepId: "comments", type: "digest", controlValues: { amount: 2, unit: "seconds" } },
+          {
+            name: "Bell",
+            type: "in_app",
+            controlValues: {
+              body: "{{ steps.comments.eventCount }} comments by {{ steps.comments.events | map: 'payload' | map: 'author' | sort | digest: 2 }}",
+            },
+          },
+        ],
+      },
+      undefined,
+      once,
+    );
+    for (const author of ["Cy", "Al", "Bo"]) await trigger("liquid-digest", "liquid-digested", { author });
+    expect(await contentsOnceThere("liquid-digested", 1)).toEqual(["3 comments by Al, Bo and 1 other"]);
+  });
+
+  it("refuses a template that is not liquid with 422 naming it, and keeps a workflow written through v1 in handlebars", async () => {
+    const refused = await failureOf(
+      novu.workflows.create(
+        { name: "Broken", workflowId: "liquid-broken", steps: [{ name: "Bell", type: "in_app", controlValues: { body: "{% if payload.x %}never closed" } }] },
+        undefined,
+        once,
+      ),
+    );
+    expect(refused).toBeInstanceOf(errors.ValidationErrorDto);
+    expect(JSON.stringify((refused as errors.ValidationErrorDto).errors)).toContain("is not a valid template: tag {% if payload.x %} not closed");
+
+    const group = (await stack.request<Data<{ _id: string }[]>>("GET", "/v1/notification-groups")).body.data[0]!._id;
+    const written = await stack.request<Data<{ _id: string }>>("POST", "/v1/workflows", {
+      name: "Handlebars kept",
+      notificationGroupId: group,
+      active: true,
+      steps: [{ template: { type: "in_app", content: "{{#gt total 100}}Big{{else}}Small{{/gt}} order for {{titlecase name}}" } }],
+    });
+    expect(written.status, JSON.stringify(written.body)).toBe(201);
+    // An update through v2 keeps the language the templates are written in.
+    const updated = await stack.request("PATCH", `/v2/workflows/${written.body.data._id}`, { name: "Handlebars still" });
+    expect(updated.status, JSON.stringify(updated.body)).toBe(200);
+    await trigger("handlebars-kept", "liquid-hb", { total: 120, name: "ada" });
+    expect(await contentsOnceThere("liquid-hb", 1)).toEqual(["Big order for Ada"]);
+  });
+});

@@ -1,3 +1,4 @@
+export { mailyHtml, type MailyNode } from "./maily.js";
 export * from "./message.js";
 export * from "./render.js";
 export * from "./variables.js";

@@ -1,6 +1,11 @@
 import type { JsonValue } from "@bufbuild/protobuf";
-import type { workflowsV1 } from "@notify/proto";
+import { commonV1, workflowsV1 } from "@notify/proto";
+import { mailyDocumentOf, renderMailyDocument, type MailyNode } from "./maily.js";
 import type { Render } from "./render.js";
+
+/** Only workflows written through v2 have block-editor bodies: a v1 body is HTML, whatever it looks like. */
+const isMailyBody = (template: workflowsV1.MessageTemplate, render: Render) =>
+  render.engine === workflowsV1.TemplateEngine.LIQUID && template.type === commonV1.StepType.EMAIL;
 
 /** An email editor block with its content and url rendered. */
 export interface RenderedBlock {
@@ -14,7 +19,12 @@ export interface RenderedBlock {
 export interface RenderedContent {
   subject?: string;
   title?: string;
-  content: { case: "text"; value: string } | { case: "blocks"; value: RenderedBlock[] } | { case: undefined };
+  content:
+    | { case: "text"; value: string }
+    | { case: "blocks"; value: RenderedBlock[] }
+    /** A block-editor email body of a liquid workflow, resolved for the run; mailyHtml makes it the email's HTML. */
+    | { case: "maily"; value: MailyNode }
+    | { case: undefined };
 }
 
 export interface RenderedCta {
@@ -29,7 +39,9 @@ export function renderContent(template: workflowsV1.MessageTemplate, render: Ren
   const rendered: RenderedContent = { content: { case: undefined } };
   if (template.subject !== undefined) rendered.subject = render(template.subject);
   if (template.title !== undefined) rendered.title = render(template.title);
-  if (content.case === "text") rendered.content = { case: "text", value: render(content.value) };
+  const document = content.case === "text" && isMailyBody(template, render) ? mailyDocumentOf(content.value) : undefined;
+  if (document) rendered.content = { case: "maily", value: renderMailyDocument(document, render) };
+  else if (content.case === "text") rendered.content = { case: "text", value: render(content.value) };
   if (content.case === "blocks") {
     rendered.content = {
       case: "blocks",

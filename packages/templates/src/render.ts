@@ -15,14 +15,14 @@ export interface RenderContext {
 }
 
 /** Renders one template text of a run; throws on a template that does not render (the step then fails). */
-export type Render = (template: string) => string;
+export type Render = ((template: string) => string) & { readonly engine: workflowsV1.TemplateEngine };
 
 /** The renderer of a workflow's templates for one run, shared by sends and previews so a preview shows what a send would. */
 export function renderer(engine: workflowsV1.TemplateEngine, context: RenderContext): Render {
   if (engine === workflowsV1.TemplateEngine.LIQUID) {
     const data = liquidData(context);
-    return (template) => renderLiquid(template, data);
+    return Object.assign((template: string) => renderLiquid(template, data), { engine });
   }
   const data = handlebarsData(context);
-  return (template) => renderHandlebars(template, data);
+  return Object.assign((template: string) => renderHandlebars(template, data), { engine: workflowsV1.TemplateEngine.HANDLEBARS });
 }

@@ -1,6 +1,7 @@
 import Handlebars from "handlebars";
 import { workflowsV1 } from "@notify/proto";
 import { liquidVariables } from "./liquid.js";
+import { mailyDocumentOf, mailyTexts } from "./maily.js";
 
 /** Block helpers whose body reads the item, not the payload. */
 const CONTEXT_HELPERS = new Set(["each", "with"]);
@@ -55,7 +56,10 @@ function collectProgram(program: hbs.AST.Program | undefined, out: string[]): vo
 
 /** The variables one template text reads, in order of appearance; throws on a syntax error. */
 export function templateVariables(text: string, engine: workflowsV1.TemplateEngine): string[] {
-  if (engine === workflowsV1.TemplateEngine.LIQUID) return liquidVariables(text);
+  if (engine === workflowsV1.TemplateEngine.LIQUID) {
+    const document = mailyDocumentOf(text);
+    return document ? mailyTexts(document).flatMap(liquidVariables) : liquidVariables(text);
+  }
   const out: string[] = [];
   collectProgram(Handlebars.parseWithoutProcessing(text), out);
   return out;

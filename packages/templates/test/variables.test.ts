@@ -31,4 +31,21 @@ describe("templateVariables", () => {
     expect(templateVariables(template, LIQUID)).toEqual(["payload.name", "payload.items", "steps.digest-step.eventCount"]);
     expect(() => templateVariables("{% if %}", LIQUID)).toThrow(/invalid value expression/);
   });
+
+  it("reads a block-editor body's variables from its nodes", () => {
+    const body = {
+      type: "doc",
+      content: [
+        {
+          type: "paragraph",
+          content: [
+            { type: "variable", attrs: { id: "payload.name" } },
+            { type: "text", text: "{{ subscriber.email }}" },
+          ],
+        },
+        { type: "button", attrs: { text: "Open", url: "payload.link", isUrlVariable: true, showIfKey: "payload.show" } },
+      ],
+    };
+    expect(templateVariables(JSON.stringify(body), LIQUID)).toEqual(["payload.name", "subscriber.email", "payload.link", "payload.show"]);
+  });
 });

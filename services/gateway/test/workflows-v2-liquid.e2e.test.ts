@@ -1,20 +1,27 @@
 import { Novu } from "@novu/api";
 import * as errors from "@novu/api/models/errors/index.js";
-import { eventually } from "@notify/testing";
+import { eventually, startSmtpSink, type SmtpSink } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createIntegration, delivered, settledMessage } from "./delivery-helpers.js";
 import { failureOf, once } from "./sdk3-helpers.js";
 import { startStack, type Data, type Stack } from "./stack.js";
 
 let stack: Stack;
 let novu: Novu;
+let sink: SmtpSink;
 beforeAll(async () => {
-  stack = await startStack();
+  sink = await startSmtpSink();
+  // The SMTP sink is local.
+  stack = await startStack({ outboundAllowedCidrs: "127.0.0.0/8" });
   novu = new Novu({ secretKey: stack.key, serverURL: stack.url });
 }, 120_000);
-afterAll(() => stack?.stop());
+afterAll(async () => {
+  await stack?.stop();
+  await sink?.close();
+});
 
-async function trigger(workflowId: string, to: string, payload: Record<string, unknown>) {
-  const reply = await stack.request<Data<{ status: string }>>("POST", "/v1/events/trigger", { name: workflowId, to, payload });
+async function trigger(workflowId: string, to: string, payload: Record<string, unknown>, transactionId?: string) {
+  const reply = await stack.request<Data<{ status: string }>>("POST", "/v1/events/trigger", { name: workflowId, to, payload, transactionId });
   expect(reply.body.data?.status, JSON.stringify(reply.body)).toBe("processed");
 }
 
@@ -109,5 +116,76 @@ describe("workflows written through v2 render their templates as liquid, as Novu
     expect(updated.status, JSON.stringify(updated.body)).toBe(200);
     await trigger("handlebars-kept", "liquid-hb", { total: 120, name: "ada" });
     expect(await contentsOnceThere("liquid-hb", 1)).toEqual(["Big order for Ada"]);
+  });
+
+  it("sends an email written in Novu's block editor as the HTML its document renders to", async () => {
+    await createIntegration(stack, {
+      providerId: "nodemailer",
+      channel: "email",
+      identifier: "liquid-smtp",
+      credentials: { host: "localhost", port: String(sink.port), secure: false, ignoreTls: true, from: "notify@example.com" },
+    });
+    const paragraph = (...content: unknown[]) => ({ type: "paragraph", content });
+    const document = {
+      type: "doc",
+      content: [
+        paragraph({ type: "text", text: "Hi " }, { type: "variable", attrs: { id: "subscriber.firstName" } }, { type: "text", text: "," }),
+        { ...paragraph({ type: "text", text: "VIP lounge" }), attrs: { showIfKey: "payload.vip" } },
+        {
+          type: "repeat",
+          attrs: { each: "payload.items" },
+          content: [paragraph({ type: "text", text: "Item: " }, { type: "variable", attrs: { id: "payload.items.name" } })],
+        },
+        { type: "button", attrs: { text: "Track {{ payload.order | upcase }}", url: "payload.link", isUrlVariable: true } },
+      ],
+    };
+    await novu.workflows.create(
+      {
+        name: "Block receipt",
+        workflowId: "block-receipt",
+        active: true,
+        steps: [
+          {
+            name: "Mail",
+            type: "email",
+            controlValues: { subject: "Receipt for {{ subscriber.firstName }}", body: JSON.stringify(document), editorType: "block" },
+          },
+        ],
+      },
+      undefined,
+      once,
+    );
+    await stack.request("POST", "/v1/subscribers", { subscriberId: "block-ada", firstName: "Ada", email: "block-ada@example.com" });
+    await trigger(
+      "block-receipt",
+      "block-ada",
+      { vip: false, order: "a-7", link: "https://example.com/t/a-7", items: [{ name: "<i>tea</i>" }, { name: "cake" }] },
+      "t-block-1",
+    );
+    await settledMessage(stack, "t-block-1", "email", delivered);
+    const mail = sink.received.find((received) => received.envelope.to.includes("block-ada@example.com"))!;
+    expect(mail.mail.subject).toBe("Receipt for Ada");
+    const html = String(mail.mail.html);
+    expect(html).toMatch(/^<!DOCTYPE html/);
+    expect(html).toContain("&lt;i&gt;tea&lt;/i&gt;");
+    expect(html).toContain('href="https://example.com/t/a-7"');
+    expect(html).toContain("Track A-7");
+    expect(html).not.toContain("VIP lounge");
+    expect(mail.mail.text).toMatch(/Hi Ada,\s+Item: <i>tea<\/i>\s+Item: cake\s+Track A-7/);
+
+    // The step's preview renders the same document.
+    const preview = await novu.workflows.steps.generatePreview(
+      {
+        workflowId: "block-receipt",
+        stepId: "mail",
+        generatePreviewRequestDto: { previewPayload: { payload: { vip: true, order: "b-8", link: "https://example.com/t/b-8", items: [] } } },
+      },
+      once,
+    );
+    expect(preview.result.result).toMatchObject({ type: "email", preview: { subject: "Receipt for {{subscriber.firstName}}" } });
+    const previewed = String((preview.result.result!.preview as { body: string }).body);
+    expect(previewed).toContain("VIP lounge");
+    expect(previewed).toContain("Track B-8");
+    expect(previewed).not.toContain("Item:");
   });
 });

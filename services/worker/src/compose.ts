@@ -1,7 +1,7 @@
 import { clone, create, type JsonObject } from "@bufbuild/protobuf";
 import { deliveriesV1, messagesV1, type integrationsV1, type subscribersV1, type triggersV1, type workflowsV1 } from "@notify/proto";
 import { CHANNEL_NAMES, CHAT_PROVIDER_IDS, Channel, PUSH_PROVIDER_IDS, Severity, severityNamed, StepType, stepChannel } from "@notify/runtime";
-import { renderContent, renderCta, renderJson, type Render } from "@notify/templates";
+import { mailyHtml, renderContent, renderCta, renderJson, type Render } from "@notify/templates";
 import { objectAt } from "./filters.js";
 
 export type NewMessage = messagesV1.NewMessage;
@@ -132,7 +132,7 @@ function severityOf(overrides: JsonObject, workflow: workflowsV1.Workflow): Seve
  * literal rather than create(): protobuf-es messages are plain objects, and create() walks all
  * 27 fields reflectively, once for each of a broadcast's hundred thousand recipients.
  */
-function baseMessage(step: workflowsV1.Step, context: RunContext, channel: Channel): NewMessage {
+async function baseMessage(step: workflowsV1.Step, context: RunContext, channel: Channel): Promise<NewMessage> {
   const template = step.template;
   const message: NewMessage = {
     $typeName: "notify.messages.v1.NewMessage",
@@ -160,6 +160,7 @@ function baseMessage(step: workflowsV1.Step, context: RunContext, channel: Chann
   if (rendered.title !== undefined) message.title = rendered.title;
   const content = rendered.content;
   if (content.case === "text") message.content = content;
+  if (content.case === "maily") message.content = { case: "text", value: await mailyHtml(content.value) };
   if (content.case === "blocks") message.content = { case: "blocks", value: create(EmailBlocksSchema, { blocks: content.value }) };
   return message;
 }
@@ -175,7 +176,7 @@ export async function composeMessages(step: workflowsV1.Step, context: RunContex
   if (channel === undefined) return [];
   // Overrides and integrations are keyed by the channel's public name.
   const type = CHANNEL_NAMES[channel];
-  const message = baseMessage(step, context, channel);
+  const message = await baseMessage(step, context, channel);
   const channelOverrides = objectAt(context.overrides, type);
   const identifier = optionalString(channelOverrides["integrationIdentifier"]);
 

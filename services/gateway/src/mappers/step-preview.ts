@@ -1,7 +1,17 @@
 import { workflowsV1 } from "@notify/proto";
 import { renderEmailBody } from "@notify/providers";
 import { STEP_TYPES, StepType, stepTypeName, type StepTypeName } from "@notify/runtime";
-import { renderContent, renderCta, renderer, renderJson, templateTexts, templateVariables, type Render, type RenderedContent } from "@notify/templates";
+import {
+  mailyHtml,
+  renderContent,
+  renderCta,
+  renderer,
+  renderJson,
+  templateTexts,
+  templateVariables,
+  type Render,
+  type RenderedContent,
+} from "@notify/templates";
 import { z } from "zod";
 import { jsonObject } from "../validation.js";
 import { freeFormResponse } from "./common.js";
@@ -135,7 +145,7 @@ function inAppPreview(template: workflowsV1.MessageTemplate, render: Render) {
 }
 
 /** The step's content rendered as a send of it would render it, in Novu's per-channel preview shape. */
-function channelPreview(step: workflowsV1.Step, render: Render): Record<string, unknown> {
+async function channelPreview(step: workflowsV1.Step, render: Render): Promise<Record<string, unknown>> {
   const template = step.template;
   if (!template) return {};
   switch (template.type) {
@@ -144,7 +154,9 @@ function channelPreview(step: workflowsV1.Step, render: Render): Record<string, 
     case StepType.EMAIL: {
       const rendered = renderContent(template, render);
       const content = rendered.content;
-      return { subject: rendered.subject ?? "", body: renderEmailBody(content.case === "blocks" ? content.value : textOf(rendered)).html };
+      const body =
+        content.case === "maily" ? await mailyHtml(content.value) : renderEmailBody(content.case === "blocks" ? content.value : textOf(rendered)).html;
+      return { subject: rendered.subject ?? "", body };
     }
     case StepType.PUSH: {
       const rendered = renderContent(template, render);
@@ -173,7 +185,7 @@ function previewError(error: unknown) {
  * and that payload with examples of what the templates read. A template that does not render is
  * not a failed request: the preview is empty and says why, as Novu's is.
  */
-export function stepPreview(step: workflowsV1.Step, given: PreviewPayload, engine: workflowsV1.TemplateEngine) {
+export async function stepPreview(step: workflowsV1.Step, given: PreviewPayload, engine: workflowsV1.TemplateEngine) {
   const example = examplePayload(step, given, engine);
   const render = renderer(engine, {
     payload: example.payload ?? {},
@@ -185,7 +197,7 @@ export function stepPreview(step: workflowsV1.Step, given: PreviewPayload, engin
   // The catalogue keeps no step without a type; were there one, Novu's answer for what it cannot preview.
   if (type === undefined) return { result: { preview: {} }, previewPayloadExample: example };
   try {
-    return { result: { type, preview: channelPreview(step, render) }, previewPayloadExample: example };
+    return { result: { type, preview: await channelPreview(step, render) }, previewPayloadExample: example };
   } catch (error) {
     return { result: { type, preview: {}, error: previewError(error) }, previewPayloadExample: example };
   }

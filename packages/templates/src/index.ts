@@ -1,4 +1,5 @@
-export { mailyHtml, type MailyNode } from "./maily.js";
+export { emailHtml } from "./email.js";
+export type { MailyNode } from "./maily.js";
 export * from "./message.js";
 export * from "./render.js";
 export * from "./variables.js";

@@ -166,7 +166,9 @@ describe("workflows written through v2 render their templates as liquid, as Novu
     const mail = sink.received.find((received) => received.envelope.to.includes("block-ada@example.com"))!;
     expect(mail.mail.subject).toBe("Receipt for Ada");
     const html = String(mail.mail.html);
-    expect(html).toMatch(/^<!DOCTYPE html/);
+    // Sanitized as Novu sends it: the document's layout and styles, no page wrapper.
+    expect(html).toMatch(/^<style>/);
+    expect(html).toContain("<table");
     expect(html).toContain("&lt;i&gt;tea&lt;/i&gt;");
     expect(html).toContain('href="https://example.com/t/a-7"');
     expect(html).toContain("Track A-7");
@@ -187,5 +189,30 @@ describe("workflows written through v2 render their templates as liquid, as Novu
     expect(previewed).toContain("VIP lounge");
     expect(previewed).toContain("Track B-8");
     expect(previewed).not.toContain("Item:");
+  });
+
+  it("sanitizes an HTML email body unless the step's disableOutputSanitization says not to", async () => {
+    const step = (disableOutputSanitization: boolean) => ({
+      name: "Mail",
+      type: "email" as const,
+      controlValues: { subject: "Note", body: "<p>{{ payload.note }}</p>", editorType: "html", disableOutputSanitization },
+    });
+    for (const [workflowId, disabled] of [
+      ["html-sanitized", false],
+      ["html-as-is", true],
+    ] as const) {
+      const created = await novu.workflows.create({ name: workflowId, workflowId, active: true, steps: [step(disabled)] }, undefined, once);
+      expect(created.result.steps[0]!.controlValues).toMatchObject({ disableOutputSanitization: disabled });
+    }
+    await stack.request("POST", "/v1/subscribers", { subscriberId: "html-ada", email: "html-ada@example.com" });
+    const note = '<b>hi</b><script>alert(1)</script><a href="javascript:steal()" onclick="steal()">x</a>';
+    for (const workflowId of ["html-sanitized", "html-as-is"]) {
+      await trigger(workflowId, "html-ada", { note }, `t-${workflowId}`);
+      await settledMessage(stack, `t-${workflowId}`, "email", delivered);
+    }
+    const bodies = sink.received.filter((received) => received.envelope.to.includes("html-ada@example.com")).map((received) => String(received.mail.html));
+    expect(bodies).toHaveLength(2);
+    expect(bodies).toContain("<p><b>hi</b><a>x</a></p>");
+    expect(bodies).toContain(`<p>${note}</p>`);
   });
 });

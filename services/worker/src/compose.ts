@@ -1,7 +1,7 @@
 import { clone, create, type JsonObject } from "@bufbuild/protobuf";
 import { deliveriesV1, messagesV1, type integrationsV1, type subscribersV1, type triggersV1, type workflowsV1 } from "@notify/proto";
 import { CHANNEL_NAMES, CHAT_PROVIDER_IDS, Channel, PUSH_PROVIDER_IDS, Severity, severityNamed, StepType, stepChannel } from "@notify/runtime";
-import { mailyHtml, renderContent, renderCta, renderJson, type Render } from "@notify/templates";
+import { emailHtml, renderContent, renderCta, renderJson, type Render } from "@notify/templates";
 import { objectAt } from "./filters.js";
 
 export type NewMessage = messagesV1.NewMessage;
@@ -159,8 +159,9 @@ async function baseMessage(step: workflowsV1.Step, context: RunContext, channel:
   if (rendered.subject !== undefined) message.subject = rendered.subject;
   if (rendered.title !== undefined) message.title = rendered.title;
   const content = rendered.content;
-  if (content.case === "text") message.content = content;
-  if (content.case === "maily") message.content = { case: "text", value: await mailyHtml(content.value) };
+  if (content.case === "maily" || (content.case === "text" && channel === Channel.EMAIL)) {
+    message.content = { case: "text", value: await emailHtml(template, content, context.render) };
+  } else if (content.case === "text") message.content = content;
   if (content.case === "blocks") message.content = { case: "blocks", value: create(EmailBlocksSchema, { blocks: content.value }) };
   return message;
 }

@@ -2,7 +2,7 @@ import { workflowsV1 } from "@notify/proto";
 import { renderEmailBody } from "@notify/providers";
 import { STEP_TYPES, StepType, stepTypeName, type StepTypeName } from "@notify/runtime";
 import {
-  mailyHtml,
+  emailHtml,
   renderContent,
   renderCta,
   renderer,
@@ -155,7 +155,9 @@ async function channelPreview(step: workflowsV1.Step, render: Render): Promise<R
       const rendered = renderContent(template, render);
       const content = rendered.content;
       const body =
-        content.case === "maily" ? await mailyHtml(content.value) : renderEmailBody(content.case === "blocks" ? content.value : textOf(rendered)).html;
+        content.case === "maily" || content.case === "text"
+          ? await emailHtml(template, content, render)
+          : renderEmailBody(content.case === "blocks" ? content.value : "").html;
       return { subject: rendered.subject ?? "", body };
     }
     case StepType.PUSH: {

@@ -56,6 +56,7 @@ const CONTROLS = {
     subject: text("subject").optional(),
     body,
     editorType: oneOf("editorType", EDITOR_TYPES).optional(),
+    disableOutputSanitization: flag("disableOutputSanitization").optional(),
     preheader: text("preheader").optional(),
     layoutId: text("layoutId", 255).nullable().optional(),
   }),
@@ -217,6 +218,7 @@ function stepContent(controls: Controls): Pick<StepInit, "template" | "metadata"
           content: text(values.body),
           subject: values.subject ?? "",
           contentType: values.editorType === "html" ? "customHtml" : "editor",
+          ...(values.disableOutputSanitization !== undefined ? { disableOutputSanitization: values.disableOutputSanitization } : {}),
           ...(values.preheader !== undefined ? { preheader: values.preheader } : {}),
           ...(values.layoutId ? { layoutId: values.layoutId } : {}),
         },
@@ -470,6 +472,7 @@ export function controlValuesOf(one: workflowsV1.Step): Record<string, unknown> 
         subject: template.subject ?? "",
         body: textOf(template),
         editorType: template.contentType === "customHtml" ? "html" : "block",
+        ...(template.disableOutputSanitization !== undefined ? { disableOutputSanitization: template.disableOutputSanitization } : {}),
         ...(template.preheader !== undefined ? { preheader: template.preheader } : {}),
         ...(template.layoutId !== undefined ? { layoutId: template.layoutId } : {}),
       };

@@ -1,0 +1,36 @@
+import { workflowsV1 } from "@notify/proto";
+import sanitizeHtml from "sanitize-html";
+import { mailyHtml, type MailyNode } from "./maily.js";
+import type { Render } from "./render.js";
+
+/**
+ * What Novu keeps of a v2 email's HTML: sanitize-html's defaults plus `style` and `img` tags and
+ * `style` attributes, so layout survives and scripts, handlers and frames do not. Style tags are
+ * what sanitize-html calls vulnerable (old browsers ran script in CSS); mail clients do not.
+ */
+const NOVU_EMAIL_HTML: sanitizeHtml.IOptions = {
+  allowedTags: [...sanitizeHtml.defaults.allowedTags, "style", "img"],
+  allowedAttributes: {
+    ...sanitizeHtml.defaults.allowedAttributes,
+    "*": ["style"],
+    img: ["src", "srcset", "alt", "title", "width", "height", "loading"],
+  },
+  allowVulnerableTags: true,
+  parseStyleAttributes: false,
+};
+
+/**
+ * An email step's rendered body (its HTML, or its block-editor document) as the HTML that is sent.
+ * Workflows written through v2 are sanitized as Novu sanitizes them, unless the step turns that
+ * off: there the payload goes into the HTML unescaped. v1 bodies are sent as they are (handlebars
+ * escaped the payload).
+ */
+export async function emailHtml(
+  template: workflowsV1.MessageTemplate,
+  content: { case: "text"; value: string } | { case: "maily"; value: MailyNode },
+  render: Render,
+): Promise<string> {
+  const html = content.case === "maily" ? await mailyHtml(content.value) : content.value;
+  const sanitized = render.engine === workflowsV1.TemplateEngine.LIQUID && template.disableOutputSanitization !== true;
+  return sanitized ? sanitizeHtml(html, NOVU_EMAIL_HTML) : html;
+}

@@ -1,0 +1,35 @@
+import { create } from "@bufbuild/protobuf";
+import { commonV1, workflowsV1 } from "@notify/proto";
+import { describe, expect, it } from "vitest";
+import { emailHtml } from "../src/email.js";
+import { renderContent } from "../src/message.js";
+import { renderer } from "../src/render.js";
+
+const { HANDLEBARS, LIQUID } = workflowsV1.TemplateEngine;
+const BODY = '<html><head><style>p{color:#111}</style></head><body><p style="margin:0">Hi {{ payload.name }}{{name}}</p></body></html>';
+const HOSTILE = '<b>Ada</b><script>alert(1)</script><img src="https://example.com/a.png" onerror="steal()"><a href="javascript:steal()">x</a>';
+
+async function sent(engine: workflowsV1.TemplateEngine, disableOutputSanitization?: boolean) {
+  const template = create(workflowsV1.MessageTemplateSchema, {
+    type: commonV1.StepType.EMAIL,
+    content: { case: "text", value: BODY },
+    ...(disableOutputSanitization === undefined ? {} : { disableOutputSanitization }),
+  });
+  const render = renderer(engine, { payload: { name: HOSTILE }, subscriber: {} });
+  const rendered = renderContent(template, render);
+  if (rendered.content.case !== "text") throw new Error("not an HTML body");
+  return emailHtml(template, rendered.content, render);
+}
+
+describe("the HTML an email step sends", () => {
+  it("is sanitized for a liquid workflow as Novu sanitizes it: layout and styles stay, scripts, handlers and script links go", async () => {
+    expect(await sent(LIQUID)).toBe('<style>p{color:#111}</style><p style="margin:0">Hi <b>Ada</b><img src="https://example.com/a.png" /><a>x</a></p>');
+  });
+
+  it("is the rendered HTML as it is when the step turns sanitizing off, and for a v1 workflow (whose engine escaped the payload)", async () => {
+    expect(await sent(LIQUID, true)).toContain("<script>alert(1)</script>");
+    const v1 = await sent(HANDLEBARS);
+    expect(v1).toMatch(/^<html><head><style>p\{color:#111\}<\/style><\/head><body><p style="margin:0">Hi &lt;b&gt;Ada&lt;\/b&gt;&lt;script&gt;/);
+    expect(v1).not.toContain("<script>");
+  });
+});

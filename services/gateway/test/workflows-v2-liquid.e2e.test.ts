@@ -215,4 +215,39 @@ describe("workflows written through v2 render their templates as liquid, as Novu
     expect(bodies).toContain("<p><b>hi</b><a>x</a></p>");
     expect(bodies).toContain(`<p>${note}</p>`);
   });
+
+  it("runs a step only when its conditions (Novu's skip control) hold, and refuses conditions that are not JSON Logic", async () => {
+    const pro = { "==": [{ var: "payload.plan" }, "pro"] };
+    const big = { ">": [{ var: "payload.total" }, 100] };
+    const created = await novu.workflows.create(
+      {
+        name: "Conditional",
+        workflowId: "conditional",
+        active: true,
+        steps: [
+          { name: "Pro", type: "in_app", controlValues: { body: "pro", skip: pro } },
+          { name: "Big", type: "in_app", controlValues: { body: "big", skip: big } },
+          { name: "Always", type: "in_app", controlValues: { body: "always", skip: {} } },
+        ],
+      },
+      undefined,
+      once,
+    );
+    expect(created.result.steps.map((step) => (step.controlValues as { skip?: unknown } | undefined)?.skip)).toEqual([pro, big, undefined]);
+    await trigger("conditional", "conditional-ada", { plan: "pro", total: "50" });
+    await contentsOnceThere("conditional-ada", 2);
+    // A while longer, so a message of the step whose conditions fail would show.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await contentsOnceThere("conditional-ada", 2)).sort()).toEqual(["always", "pro"]);
+
+    const refused = await failureOf(
+      novu.workflows.create(
+        { name: "Bad conditions", workflowId: "bad-conditions", steps: [{ name: "Bell", type: "in_app", controlValues: { body: "x", skip: { a: 1, b: 2 } } }] },
+        undefined,
+        once,
+      ),
+    );
+    expect(refused).toBeInstanceOf(errors.ValidationErrorDto);
+    expect(JSON.stringify((refused as errors.ValidationErrorDto).errors)).toContain("skip must be a JSON Logic rule");
+  });
 });

@@ -61,7 +61,7 @@ describe("extractVariables", () => {
     expect(extracted.errors["steps[1].template.title"]!.messages[0]).toMatch(/^title is not a valid template: Parse error/);
   });
 
-  it("reads liquid templates as liquid: filters are not variables, steps.* is the engine's own", () => {
+  it("reads liquid templates as liquid and v2 conditions' variables: filters are not variables, steps.* is the engine's own", () => {
     const extracted = extractVariables(
       [
         step({ template: { type: StepType.DIGEST }, stepId: "digest-step", metadata: { type: "regular", digestKey: "postId" } }),
@@ -74,12 +74,13 @@ describe("extractVariables", () => {
               value: "{{ steps.digest-step.eventCount }} {% for event in steps.digest-step.events %}{{ event.payload.name }}{% endfor %}",
             },
           },
+          conditions: { and: [{ "==": [{ var: "payload.plan" }, "pro"] }, { ">": [{ var: ["steps.digest-step.eventCount", 0] }, 1] }] },
         }),
         step({ template: { type: StepType.SMS, content: { case: "text", value: "{{ payload.code | json }} {% if payload.x %}" } } }),
       ],
       LIQUID,
     );
-    expect(extracted.variables).toEqual(["postId", "payload.title"]);
+    expect(extracted.variables).toEqual(["postId", "payload.title", "payload.plan"]);
     expect(Object.keys(extracted.errors)).toEqual(["steps[2].template.content"]);
     expect(extracted.errors["steps[2].template.content"]!.messages[0]).toMatch(/^content is not a valid template: tag {% if payload.x %} not closed/);
   });

@@ -5,6 +5,7 @@ import { messagesV1, type subscribersV1, triggersV1, type integrationsV1, type t
 import { Channel, scopeHeaders, StepType, stepChannel, type KnownChannel, type Logger } from "@notify/runtime";
 import { renderer, type Render } from "@notify/templates";
 import { composeMessages, subscriberVariables, type Composed, type DeliveryPlan, type RecipientProfile, type RunContext } from "./compose.js";
+import { conditionsHold, type ConditionData } from "./conditions.js";
 import { writeAndHandOver, type PublishDeliveries } from "./deliveries.js";
 import { stepPasses, type StepFilter } from "./filters.js";
 import { delayUntil } from "./delay.js";
@@ -462,12 +463,13 @@ async function composeForSubscriber(
   const variables = subscriberVariables(subscriber);
   const tenant = job.tenant ? { identifier: job.tenant.identifier, name: job.tenant.name, data: job.tenant.data ?? {} } : undefined;
   const steps = activeSteps(workflow);
+  const afterDigest = digestVariables(digested, steps, from);
   const render = renderer(workflow.templateEngine, {
     payload,
     subscriber: variables,
     ...(run.actor ? { actor: subscriberVariables(run.actor) } : {}),
     ...(tenant ? { tenant } : {}),
-    ...digestVariables(digested, steps, from),
+    ...afterDigest,
   });
   const context: RunContext = {
     job,
@@ -479,7 +481,9 @@ async function composeForSubscriber(
     integrationById: lookups.integrationById,
     integrationFor: async (key) => chooseIntegration(await lookups.selectionFor(key), { tenant, payload, subscriber: variables }),
   };
-  const passes = (candidate: workflowsV1.Step) => stepPasses(filtersOf(candidate, render), { subscriber: variables, payload });
+  const passes = (candidate: workflowsV1.Step) =>
+    stepPasses(filtersOf(candidate, render), { subscriber: variables, payload }) &&
+    conditionsHoldFor(candidate, { payload, subscriber: variables, steps: afterDigest.steps }, job, deps.log);
   const produced: Composed[] = [];
   for (let index = from; index < steps.length; index += 1) {
     const main = steps[index]!;
@@ -525,6 +529,16 @@ async function composeForSubscriber(
     if (send) return { messages: produced, waitsFor: { fromStep: index + 1, send } };
   }
   return { messages: produced };
+}
+
+/** Whether a step's v2 conditions hold; a rule that cannot be evaluated (an unknown operator) holds for no one. */
+function conditionsHoldFor(step: workflowsV1.Step, data: ConditionData, job: triggersV1.TriggerJob, log: Logger): boolean {
+  try {
+    return conditionsHold(step.conditions, data);
+  } catch (error) {
+    log.warn({ err: error, step: step.id, transactionId: job.transactionId }, "step conditions failed to evaluate");
+    return false;
+  }
 }
 
 /** Integration lookups cached for one delivery: one RPC per channel, not per message. */

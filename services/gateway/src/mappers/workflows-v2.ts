@@ -1,4 +1,5 @@
 import { clone, create, type JsonObject, type MessageInitShape } from "@bufbuild/protobuf";
+import jsonLogic from "json-logic-js";
 import { workflowsV1 } from "@notify/proto";
 import {
   CHANNELS,
@@ -31,8 +32,8 @@ const ORIGIN = "novu-cloud";
 
 // Requests
 
-/** Novu's JSON-logic `skip` conditions are not evaluated here: a step that asks for them is refused rather than sent anyway. */
-const skip = jsonObject.refine((value) => Object.keys(value).length === 0, "skip conditions are not supported").optional();
+/** Novu's step conditions: a JSON Logic rule the step runs under ({} for none). */
+const skip = jsonObject.refine((value) => Object.keys(value).length === 0 || jsonLogic.is_logic(value), "skip must be a JSON Logic rule").optional();
 const body = text("body", MAX_CONTENT).optional();
 const redirect = z.object({ url: text("url", MAX_URL), target: oneOf("target", REDIRECT_TARGETS).optional() });
 const action = z.object({ label: text("label").optional(), redirect: redirect.optional() });
@@ -204,8 +205,13 @@ function inAppTemplate(values: z.output<typeof CONTROLS.in_app>): TemplateInit {
   };
 }
 
-/** A step's controls as the catalogue's template and metadata. */
-function stepContent(controls: Controls): Pick<StepInit, "template" | "metadata"> {
+/** A step's controls as the catalogue's template, metadata and conditions. */
+function stepContent(controls: Controls): Pick<StepInit, "template" | "metadata" | "conditions"> {
+  const conditions = controls.values.skip;
+  return { ...templateOf(controls), ...(conditions && Object.keys(conditions).length > 0 ? { conditions: conditions as JsonObject } : {}) };
+}
+
+function templateOf(controls: Controls): Pick<StepInit, "template" | "metadata"> {
   const text = (value: string | undefined) => ({ case: "text" as const, value: value ?? "" });
   switch (controls.type) {
     case "in_app":
@@ -462,6 +468,11 @@ const stepTypeNameOf = (one: workflowsV1.Step): string => stepTypeName(one.templ
 
 /** A catalogue step's control values in Novu's v2 shape (what the SDK's per-type DTOs read). */
 export function controlValuesOf(one: workflowsV1.Step): Record<string, unknown> {
+  const values = typeControlValues(one);
+  return one.conditions ? { ...values, skip: one.conditions } : values;
+}
+
+function typeControlValues(one: workflowsV1.Step): Record<string, unknown> {
   const template = one.template;
   const metadata = one.metadata;
   switch (template?.type) {

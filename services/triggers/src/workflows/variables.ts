@@ -5,11 +5,25 @@ import { StepType, type FieldErrors } from "@notify/runtime";
 /** Variables the engine provides itself (Novu's TemplateSystemVariables): never asked of a trigger. */
 const SYSTEM_ROOTS = new Set(["subscriber", "step", "steps", "branding", "tenant", "preheader", "actor"]);
 
-/** Payload paths a step reads outside its templates: filter fields, the delay path, the digest key. */
+/** The variables a JSON Logic rule reads (`{"var": "payload.plan"}`, or `{"var": ["payload.plan", default]}`). */
+function* ruleVariables(rule: unknown): Generator<string> {
+  if (Array.isArray(rule)) {
+    for (const item of rule) yield* ruleVariables(item);
+  } else if (rule !== null && typeof rule === "object") {
+    for (const [key, value] of Object.entries(rule)) {
+      const name = key === "var" ? (Array.isArray(value) ? value[0] : value) : undefined;
+      if (typeof name === "string" && name !== "") yield name;
+      else if (key !== "var") yield* ruleVariables(value);
+    }
+  }
+}
+
+/** Payload paths a step reads outside its templates: filter fields, its conditions, the delay path, the digest key. */
 function* stepPaths(step: workflowsV1.Step): Generator<string> {
   for (const filter of step.filters) {
     for (const child of filter.children) if (child.on === "payload") yield child.field;
   }
+  yield* ruleVariables(step.conditions);
   if (step.metadata?.type === "scheduled" && step.metadata.delayPath) yield step.metadata.delayPath;
   if (step.template?.type === StepType.DIGEST && step.metadata?.digestKey) yield step.metadata.digestKey;
 }

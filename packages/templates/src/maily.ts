@@ -18,15 +18,39 @@ export interface MailyNode {
   [key: string]: unknown;
 }
 
-/** The document in a body, when the body is one (Novu takes any JSON body for one). */
+/** Deeper than any editor nests (sections, columns, repeats): what is deeper is refused, not walked. */
+const MAX_DEPTH = 64;
+
+/** How deep the document's nodes and marks nest, counted without recursion (a hostile body may nest thousands deep). */
+function depthOf(document: MailyNode): number {
+  let deepest = 0;
+  const pending: [MailyNode, number][] = [[document, 1]];
+  while (pending.length > 0) {
+    const [node, depth] = pending.pop()!;
+    deepest = Math.max(deepest, depth);
+    if (depth > MAX_DEPTH) break;
+    for (const child of [...(Array.isArray(node.content) ? node.content : []), ...(Array.isArray(node.marks) ? node.marks : [])]) {
+      if (child !== null && typeof child === "object") pending.push([child, depth + 1]);
+    }
+  }
+  return deepest;
+}
+
+/**
+ * The document in a body, when the body is one (Novu takes any JSON body for one); throws on a
+ * document nested deeper than MAX_DEPTH.
+ */
 export function mailyDocumentOf(body: string): MailyNode | undefined {
   if (!body.trimStart().startsWith("{")) return undefined;
+  let parsed: unknown;
   try {
-    const parsed: unknown = JSON.parse(body);
-    return parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as MailyNode) : undefined;
+    parsed = JSON.parse(body);
   } catch {
     return undefined;
   }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) return undefined;
+  if (depthOf(parsed as MailyNode) > MAX_DEPTH) throw new Error(`the block-editor document nests deeper than ${MAX_DEPTH} levels`);
+  return parsed as MailyNode;
 }
 
 /** Attributes that hold a variable's path when their flag is set, per node or mark type; the editor's own keys flag themselves. */

@@ -79,10 +79,14 @@ describe("block-editor (Maily) email bodies of liquid workflows", () => {
     expect(html).not.toContain("Premium only");
   });
 
-  it("fails the step when a repeat's list is not a list, and leaves other bodies alone", () => {
+  it("fails the step when a repeat's list is not a list or the document nests too deep, and leaves other bodies alone", () => {
     const broken = { type: "doc", content: [{ type: "repeat", attrs: { each: "payload.cta" }, content: [paragraph(text("x"))] }] };
     expect(() => renderContent(template(JSON.stringify(broken)), run())).toThrow(/is not an array/);
     expect(renderContent(template("<p>{{ payload.cta }}</p>"), run()).content).toEqual({ case: "text", value: "<p>Open</p>" });
+    // Deeper than any editor nests: refused with a reason, never walked until the stack runs out.
+    const depth = 5_000;
+    const deep = `{"type":"doc","content":[${'{"type":"paragraph","content":['.repeat(depth)}{"type":"text","text":"x"}${"]}".repeat(depth)}]}`;
+    expect(() => renderContent(template(deep), run())).toThrow("the block-editor document nests deeper than 64 levels");
     // A workflow written through v1 has HTML bodies, even one that reads as JSON.
     expect(renderContent(template('{"type":"doc"}'), run(workflowsV1.TemplateEngine.HANDLEBARS)).content).toEqual({ case: "text", value: '{"type":"doc"}' });
   });

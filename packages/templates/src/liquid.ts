@@ -82,8 +82,8 @@ function pluralize(item: unknown, singular = "", pluralForm = ""): string {
 const liquid = new Liquid({
   outputEscape: (value: unknown) => singleQuotedJson(value),
   ownPropertyOnly: true,
-  // A template is short, but a loop over a range can run long or grow large: both end the render.
-  renderLimit: 200,
+  // A template is short, but a loop over a range can run long or grow large: both end the render
+  // (its time limit is the caller's, from the job's rendering budget).
   memoryLimit: 10_000_000,
 });
 liquid.registerFilter("json", (value: unknown, spaces?: number) => singleQuotedJson(value, spaces));
@@ -97,9 +97,9 @@ export function liquidData(context: RenderContext): Record<string, unknown> {
 
 const parse = cachedParser((template) => liquid.parse(template));
 
-/** Renders one template; a template that does not parse or render throws (the step then fails). */
-export function renderLiquid(template: string, data: Record<string, unknown>): string {
-  return template.includes("{") ? (liquid.renderSync(parse(template), data) as string) : template;
+/** Renders one template within `limitMs`; a template that does not parse or render in time throws (the step then fails). */
+export function renderLiquid(template: string, data: Record<string, unknown>, limitMs: number): string {
+  return template.includes("{") ? (liquid.renderSync(parse(template), data, { renderLimit: limitMs }) as string) : template;
 }
 
 /** The variables a template reads from outside it (not those it assigns or loops over), as dotted paths. */

@@ -17,12 +17,59 @@ export interface RenderContext {
 /** Renders one template text of a run; throws on a template that does not render (the step then fails). */
 export type Render = ((template: string) => string) & { readonly engine: workflowsV1.TemplateEngine };
 
-/** The renderer of a workflow's templates for one run, shared by sends and previews so a preview shows what a send would. */
-export function renderer(engine: workflowsV1.TemplateEngine, context: RenderContext): Render {
+/**
+ * The rendering time the runs of one job share. A real template renders in microseconds; one that
+ * loops without bound would hold the worker (every tenant's sends) for each of the job's
+ * subscribers. So a job may spend a second, and beyond it RENDER_MS_PER_TEMPLATE per template on
+ * average; a render that uses up what is left spends the budget, and the rest of the job's renders
+ * fail at once instead of running. One slow render (a pause of the process) fits in the second.
+ */
+export interface RenderBudget {
+  spentMs: number;
+  renders: number;
+  spent: boolean;
+}
+
+const FREE_MS = 1_000;
+const RENDER_MS_PER_TEMPLATE = 5;
+/** The most one liquid render may take, whatever the budget has left. */
+const RENDER_LIMIT_MS = 200;
+
+export const renderBudget = (): RenderBudget => ({ spentMs: 0, renders: 0, spent: false });
+
+const allowanceMs = (budget: RenderBudget) => FREE_MS + RENDER_MS_PER_TEMPLATE * budget.renders - budget.spentMs;
+
+/** `render` charged to the budget, refused once the budget is spent. */
+function charged(render: (template: string) => string, budget: RenderBudget): (template: string) => string {
+  return (template) => {
+    if (budget.spent) throw new Error("template rendering took too long for this job: a template loops without bound");
+    const allowance = allowanceMs(budget);
+    const started = performance.now();
+    try {
+      return render(template);
+    } finally {
+      const elapsed = performance.now() - started;
+      budget.spentMs += elapsed;
+      budget.renders += 1;
+      if (elapsed >= allowance) budget.spent = true;
+    }
+  };
+}
+
+/**
+ * The renderer of a workflow's templates for one run, shared by sends and previews so a preview
+ * shows what a send would; the runs of one job share `budget`.
+ */
+export function renderer(engine: workflowsV1.TemplateEngine, context: RenderContext, budget = renderBudget()): Render {
   if (engine === workflowsV1.TemplateEngine.LIQUID) {
     const data = liquidData(context);
-    return Object.assign((template: string) => renderLiquid(template, data), { engine });
+    // Liquid stops itself at its limit (handlebars cannot be stopped: its slow render ends the budget after it).
+    const render = (template: string) => renderLiquid(template, data, Math.max(1, Math.min(RENDER_LIMIT_MS, allowanceMs(budget))));
+    return Object.assign(charged(render, budget), { engine });
   }
   const data = handlebarsData(context);
-  return Object.assign((template: string) => renderHandlebars(template, data), { engine: workflowsV1.TemplateEngine.HANDLEBARS });
+  return Object.assign(
+    charged((template: string) => renderHandlebars(template, data), budget),
+    { engine: workflowsV1.TemplateEngine.HANDLEBARS },
+  );
 }

@@ -1,6 +1,6 @@
 import { workflowsV1 } from "@notify/proto";
 import { describe, expect, it } from "vitest";
-import { renderer } from "../src/render.js";
+import { renderBudget, renderer } from "../src/render.js";
 
 const render = (template: string, payload: Record<string, unknown> = {}, steps?: Record<string, unknown>) =>
   renderer(workflowsV1.TemplateEngine.LIQUID, { payload, subscriber: { firstName: "ada", email: "ada@example.com" }, ...(steps ? { steps } : {}) })(template);
@@ -73,5 +73,27 @@ describe("liquid templates", () => {
     expect(() => render("{{ payload.name")).toThrow(/not closed/);
     expect(() => render("{% for i in (1..100000000) %}x{% endfor %}")).toThrow(/limit exceeded/);
     expect(() => render("{% for i in (1..5000) %}{% for j in (1..5000) %}{{ i }}{% endfor %}{% endfor %}")).toThrow(/limit exceeded/);
+  });
+
+  it("shares one rendering budget among a job's runs: once a template that loops without bound spent it, the job's renders fail at once", () => {
+    const budget = renderBudget();
+    const looping = "{% for i in (1..5000) %}{% for j in (1..5000) %}{{ i }}{% endfor %}{% endfor %}";
+    const failures: string[] = [];
+    for (let run = 0; run < 12; run += 1) {
+      const render = renderer(workflowsV1.TemplateEngine.LIQUID, { payload: {}, subscriber: {} }, budget);
+      try {
+        render(looping);
+      } catch (error) {
+        failures.push((error as Error).message);
+      }
+    }
+    expect(failures).toHaveLength(12);
+    expect(failures[0]).toMatch(/render limit exceeded/);
+    expect(failures.at(-1)).toMatch(/took too long for this job/);
+    // Every template of the job now fails, in either language; another job's budget is its own.
+    expect(() => renderer(workflowsV1.TemplateEngine.HANDLEBARS, { payload: {}, subscriber: {} }, budget)("Hi")).toThrow(/took too long/);
+    expect(renderer(workflowsV1.TemplateEngine.LIQUID, { payload: {}, subscriber: {} }, renderBudget())("Hi {{ payload.x | default: 'there' }}")).toBe(
+      "Hi there",
+    );
   });
 });

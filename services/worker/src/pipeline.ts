@@ -3,7 +3,7 @@ import { clone, create, type JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { messagesV1, type subscribersV1, triggersV1, type integrationsV1, type topicsV1, type workflowsV1 } from "@notify/proto";
 import { Channel, scopeHeaders, StepType, stepChannel, type KnownChannel, type Logger } from "@notify/runtime";
-import { renderer, type Render } from "@notify/templates";
+import { renderBudget, renderer, type Render, type RenderBudget } from "@notify/templates";
 import { composeMessages, subscriberVariables, type Composed, type DeliveryPlan, type RecipientProfile, type RunContext } from "./compose.js";
 import { conditionsHold, type ConditionData } from "./conditions.js";
 import { writeAndHandOver, type PublishDeliveries } from "./deliveries.js";
@@ -97,6 +97,8 @@ function filtersOf(step: workflowsV1.Step, render: Render): StepFilter[] {
 export interface JobRun {
   job: triggersV1.TriggerJob;
   actor?: subscribersV1.Subscriber | undefined;
+  /** The rendering time all its subscribers' runs share (every page of a fan-out): a runaway template fails the job fast. */
+  budget: RenderBudget;
 }
 
 /** Some subscribers of one job: a fan-out page, the recipients a job names, or those a delay resumes. */
@@ -229,7 +231,7 @@ async function runEnvironmentJobs(jobs: triggersV1.TriggerJob[], call: CallOptio
   const runs = live.map((job) => {
     const actor = job.event?.actor?.kind;
     const actorId = actor?.case === "subscriberId" ? actor.value : actor?.case === "subscriber" ? actor.value.subscriberId : undefined;
-    return { job, actor: actorId ? subscribers.get(actorId) : undefined };
+    return { job, actor: actorId ? subscribers.get(actorId) : undefined, budget: renderBudget() };
   });
   // Subscribers a delay paused, by internal id.
   const resumed = new Map<string, RecipientProfile>();
@@ -464,13 +466,17 @@ async function composeForSubscriber(
   const tenant = job.tenant ? { identifier: job.tenant.identifier, name: job.tenant.name, data: job.tenant.data ?? {} } : undefined;
   const steps = activeSteps(workflow);
   const afterDigest = digestVariables(digested, steps, from);
-  const render = renderer(workflow.templateEngine, {
-    payload,
-    subscriber: variables,
-    ...(run.actor ? { actor: subscriberVariables(run.actor) } : {}),
-    ...(tenant ? { tenant } : {}),
-    ...afterDigest,
-  });
+  const render = renderer(
+    workflow.templateEngine,
+    {
+      payload,
+      subscriber: variables,
+      ...(run.actor ? { actor: subscriberVariables(run.actor) } : {}),
+      ...(tenant ? { tenant } : {}),
+      ...afterDigest,
+    },
+    run.budget,
+  );
   const context: RunContext = {
     job,
     workflow,
@@ -517,8 +523,18 @@ async function composeForSubscriber(
     try {
       messages = await composeMessages(step, context);
     } catch (error) {
-      // A template that does not render fails this step for this subscriber, not the job.
-      deps.log.warn({ err: error, step: step.id, transactionId: job.transactionId }, "step failed to render");
+      // A template that does not render fails this step for this subscriber, not the job. Once
+      // the job's rendering budget is spent every render fails alike: that is said once.
+      if (!spentReported.has(run.budget)) {
+        deps.log.warn({ err: error, step: step.id, transactionId: job.transactionId }, "step failed to render");
+        if (run.budget.spent) {
+          spentReported.add(run.budget);
+          deps.log.warn(
+            { step: step.id, transactionId: job.transactionId },
+            "the job's templates took too long to render: its other renders fail without running",
+          );
+        }
+      }
       if (main.shouldStopOnFail) break;
       continue;
     }
@@ -530,6 +546,9 @@ async function composeForSubscriber(
   }
   return { messages: produced };
 }
+
+/** The rendering budgets whose running out has been logged. */
+const spentReported = new WeakSet<RenderBudget>();
 
 /** Whether a step's v2 conditions hold; a rule that cannot be evaluated (an unknown operator) holds for no one. */
 function conditionsHoldFor(step: workflowsV1.Step, data: ConditionData, job: triggersV1.TriggerJob, log: Logger): boolean {

@@ -1,10 +1,10 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
-import { integrationsV1, messagesV1, subscribersV1, topicsV1, triggersV1, type workflowsV1 } from "@notify/proto";
+import { integrationsV1, messagesV1, subscribersV1, topicsV1, triggersV1, workflowsV1 } from "@notify/proto";
 import { createLogger, objectId, Ordinal, StepType, Weekday, type ServiceRegistry } from "@notify/runtime";
 import { inMemoryTransport } from "@notify/testing";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { runTriggerJobs, splitRecipients, type PipelineDeps } from "../src/pipeline.js";
 import { decodeTriggerJob } from "../src/trigger-jobs.js";
 
@@ -28,6 +28,7 @@ function job(options: {
   critical?: boolean;
   transactionId?: string;
   environment?: string;
+  templateEngine?: workflowsV1.TemplateEngine;
 }) {
   const transactionId = options.transactionId ?? `txn-${objectId()}`;
   return create(triggersV1.TriggerJobSchema, {
@@ -35,7 +36,13 @@ function job(options: {
     organizationId,
     environmentId: options.environment ?? environmentId,
     transactionId,
-    workflow: { id: objectId(), identifier: "wf", critical: options.critical ?? false, steps: options.steps },
+    workflow: {
+      id: objectId(),
+      identifier: "wf",
+      critical: options.critical ?? false,
+      steps: options.steps,
+      ...(options.templateEngine ? { templateEngine: options.templateEngine } : {}),
+    },
     event: {
       name: "wf",
       to: options.to ?? [],
@@ -225,6 +232,28 @@ describe("runTriggerJobs", () => {
     expect(totals.messages).toBe(2);
     expect(calls.ensured).toHaveLength(2);
     expect(calls.written.find((message) => message.externalSubscriberId === "ada")?.content).toBe("Hi ada");
+  });
+
+  it("fails the rest of a job whose template loops without bound once its rendering budget is spent, on every page, and no other job", async () => {
+    const subscribers = Array.from({ length: 16 }, (_, index) => `sub-${index}`);
+    const { deps, calls } = services({ subscribers });
+    const warn = vi.spyOn(deps.log, "warn");
+    const looping = "{% for i in (1..5000) %}{% for j in (1..5000) %}{{ i }}{% endfor %}{% endfor %}";
+    await runTriggerJobs(
+      [
+        job({ steps: [inApp("runaway", looping)], broadcast: true, templateEngine: workflowsV1.TemplateEngine.LIQUID }),
+        job({ steps: [inApp("fine", "Hi {{ subscriber.subscriberId }}")], to: to("bob"), templateEngine: workflowsV1.TemplateEngine.LIQUID }),
+      ],
+      deps,
+    );
+    expect(calls.written.filter((message) => message.stepId === "runaway")).toEqual([]);
+    expect(calls.written.find((message) => message.stepId === "fine")?.content).toBe("Hi bob");
+    // A few renders ran into their time limit; then the job's budget was spent, which is said once,
+    // and the other subscribers' renders failed without running (pages of 2: the budget is the job's).
+    const said = warn.mock.calls.map((call) => String(call[1]));
+    expect(said.at(-1)).toMatch(/took too long to render: its other renders fail without running/);
+    expect(said.slice(0, -1).every((line) => line === "step failed to render")).toBe(true);
+    expect(said.length).toBeLessThan(subscribers.length);
   });
 
   it("runs a snooze's end as its message's return, with no step, even for a canceled transaction", async () => {

@@ -1,5 +1,5 @@
 import { create, fromBinary, type JsonObject } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { createClient } from "@connectrpc/connect";
 import { triggersV1 } from "@notify/proto";
 import { continueFrom, objectId, REQUEST_ID_HEADER, SpanKind, type Scope } from "@notify/runtime";
@@ -77,7 +77,11 @@ describe("DigestEvents", () => {
     expect(schedules[0]!.job.transactionId).toBe("t1");
 
     await triggers.digestEvents({ jobs: [jobOf(scope, "t4", { n: 4 })], entries: [entry(0, "s1")] }, callAs(scope));
-    expect(await digestOf(scope, digest!.id)).toMatchObject({ events: [{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }], totalCount: 4 });
+    const merged = await digestOf(scope, digest!.id);
+    expect(merged).toMatchObject({ events: [{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }], totalCount: 4 });
+    // Each event's transaction and arrival, in the same order (v2 templates read them as id and time).
+    expect(merged!.arrivals.map((arrival) => arrival.transactionId)).toEqual(["t1", "t2", "t3", "t4"]);
+    for (const arrival of merged!.arrivals) expect(Math.abs(timestampDate(arrival.arrivedAt!).getTime() - Date.now())).toBeLessThan(60_000);
     expect(await schedulesOf(scope)).toHaveLength(1);
   });
 

@@ -1,4 +1,5 @@
 import type { JsonObject } from "@bufbuild/protobuf";
+import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import type { workflowsV1 } from "@notify/proto";
 import { StepType } from "@notify/runtime";
 import { durationMs } from "./delay.js";
@@ -34,21 +35,26 @@ export function digestPlan(step: workflowsV1.Step, payload: JsonObject, now = Da
   return { key, runAt: new Date(now + window), backoffMs };
 }
 
-/** The events of the digest a run goes on from: their payloads in arrival order, and their count. */
+/** The events of the digest a run goes on from: their payloads in arrival order, where each came from and when, and their count. */
 export interface Digested {
   events: readonly JsonObject[];
+  arrivals: readonly { transactionId: string; arrivedAt?: Timestamp | undefined }[];
   totalCount: number;
 }
 
 /**
  * What the templates after a digest read of it: v1 templates `{{step.events}}` and
- * `{{step.total_count}}`; v2 templates `steps.<stepId>.events` (each event's payload under
- * `payload`) and `.eventCount`, of the last digest step before step `from` of `steps`.
+ * `{{step.total_count}}`; v2 templates `steps.<stepId>.events` (each event as Novu has it: `id`,
+ * here its transaction id, `time` and `payload`) and `.eventCount`, of the last digest step before
+ * step `from` of `steps`.
  */
 export function digestVariables(digested: Digested | undefined, steps: readonly workflowsV1.Step[], from: number) {
   if (!digested) return { step: {}, steps: {} };
   const step = { digest: true, events: digested.events, total_count: digested.totalCount };
   const stepId = steps.slice(0, from).findLast((candidate) => candidate.template?.type === StepType.DIGEST)?.stepId;
-  const events = digested.events.map((payload) => ({ payload }));
+  const events = digested.events.map((payload, index) => {
+    const arrival = digested.arrivals[index];
+    return { id: arrival?.transactionId ?? "", time: arrival?.arrivedAt ? timestampDate(arrival.arrivedAt).toISOString() : "", payload };
+  });
   return { step, steps: stepId ? { [stepId]: { events, eventCount: digested.totalCount } } : {} };
 }

@@ -1,6 +1,6 @@
 import { Code, ConnectError, type CallOptions, type Client } from "@connectrpc/connect";
 import { clone, create, type JsonObject } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { timestampFromDate, timestampNow } from "@bufbuild/protobuf/wkt";
 import { messagesV1, type subscribersV1, triggersV1, type integrationsV1, type topicsV1, type workflowsV1 } from "@notify/proto";
 import { Channel, scopeHeaders, StepType, stepChannel, type KnownChannel, type Logger } from "@notify/runtime";
 import { renderBudget, renderer, type Render, type RenderBudget } from "@notify/templates";
@@ -348,7 +348,7 @@ async function deliverShares(
     const digestOf = new Map(resumption?.digestIds.map((id, index) => [resumption.subscriberIds[index], id]));
     return share.subscribers.map((subscriber) => {
       const digestId = digestOf.get(subscriber.id);
-      const digested = digestId ? (digests.get(digestId) ?? { events: [], totalCount: 0 }) : undefined;
+      const digested = digestId ? (digests.get(digestId) ?? { events: [], arrivals: [], totalCount: 0 }) : undefined;
       return { share, subscriber, from: resumption?.fromStep ?? 0, digested, digestId };
     });
   });
@@ -380,9 +380,7 @@ async function deliverShares(
     }
     const digested = await enterDigests(stops, call, deps);
     runs = stops.flatMap(({ run, stop }, index) =>
-      digested[index]
-        ? []
-        : [{ share: run.share, subscriber: run.subscriber, from: stop.index + 1, digested: { events: [payloadOf(run.share.run.job)], totalCount: 1 } }],
+      digested[index] ? [] : [{ share: run.share, subscriber: run.subscriber, from: stop.index + 1, digested: ranAtOnce(run.share.run.job) }],
     );
   }
   const created = await writeAndHandOver(messages, shares[0]!.run.job, deps.clients.messages, deps.publishDeliveries, call);
@@ -405,13 +403,20 @@ function resumptionOf(job: triggersV1.TriggerJob, subscriberIds: string[], fromS
 
 const payloadOf = (job: triggersV1.TriggerJob) => (job.event?.payload ?? {}) as JsonObject;
 
+/** An event a digest step let through at once (a backoff without a recent event): a digest of itself, arrived now. */
+const ranAtOnce = (job: triggersV1.TriggerJob): Digested => ({
+  events: [payloadOf(job)],
+  arrivals: [{ transactionId: job.transactionId, arrivedAt: timestampNow() }],
+  totalCount: 1,
+});
+
 /** The events of the digests that resume some of these shares' runs: one call per 1000 digests. */
 async function digestsOf(shares: readonly Share[], call: CallOptions, deps: PipelineDeps): Promise<Map<string, Digested>> {
   const ids = [...new Set(shares.flatMap((share) => share.run.job.resumption?.digestIds ?? []))];
   const digests = new Map<string, Digested>();
   for (const part of chunks(ids)) {
     for (const digest of (await deps.clients.triggers.getDigests({ digestIds: part }, call)).digests) {
-      digests.set(digest.id, { events: digest.events, totalCount: digest.totalCount });
+      digests.set(digest.id, { events: digest.events, arrivals: digest.arrivals, totalCount: digest.totalCount });
     }
   }
   return digests;

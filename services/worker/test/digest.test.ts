@@ -1,8 +1,9 @@
 import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { workflowsV1 } from "@notify/proto";
 import { StepType } from "@notify/runtime";
 import { describe, expect, it } from "vitest";
-import { digestPlan } from "../src/digest.js";
+import { digestPlan, digestVariables } from "../src/digest.js";
 
 const step = (metadata: Record<string, unknown>) => create(workflowsV1.StepSchema, { template: { type: StepType.DIGEST }, metadata });
 const now = Date.parse("2026-01-07T10:20:30Z");
@@ -39,5 +40,36 @@ describe("digestPlan", () => {
     expect(digestPlan(step({ type: "regular", unit: "minutes" }), {}, now)).toHaveProperty("error");
     expect(digestPlan(step({ type: "regular", amount: 1, unit: "fortnights" }), {}, now)).toHaveProperty("error");
     expect(digestPlan(create(workflowsV1.StepSchema, { template: { type: StepType.DIGEST } }), {}, now)).toHaveProperty("error");
+  });
+});
+
+describe("digestVariables", () => {
+  const steps = [
+    create(workflowsV1.StepSchema, { stepId: "first", template: { type: StepType.DIGEST } }),
+    create(workflowsV1.StepSchema, { stepId: "bell", template: { type: StepType.IN_APP } }),
+    create(workflowsV1.StepSchema, { stepId: "comments", template: { type: StepType.DIGEST } }),
+    create(workflowsV1.StepSchema, { stepId: "mail", template: { type: StepType.EMAIL } }),
+  ];
+  const digested = {
+    events: [{ author: "Al" }, { author: "Bo" }],
+    arrivals: [{ transactionId: "t1", arrivedAt: timestampFromDate(new Date(now)) }, { transactionId: "t2" }],
+    totalCount: 3,
+  };
+
+  it("gives v1 templates step.events and step.total_count, and v2 templates the last digest before the step as Novu's events and eventCount", () => {
+    expect(digestVariables(digested, steps, 3)).toEqual({
+      step: { digest: true, events: [{ author: "Al" }, { author: "Bo" }], total_count: 3 },
+      steps: {
+        comments: {
+          events: [
+            { id: "t1", time: "2026-01-07T10:20:30.000Z", payload: { author: "Al" } },
+            { id: "t2", time: "", payload: { author: "Bo" } },
+          ],
+          eventCount: 3,
+        },
+      },
+    });
+    expect(Object.keys(digestVariables(digested, steps, 1).steps)).toEqual(["first"]);
+    expect(digestVariables(undefined, steps, 3)).toEqual({ step: {}, steps: {} });
   });
 });

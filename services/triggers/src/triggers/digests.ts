@@ -1,5 +1,5 @@
 import { clone, create, toBinary, type JsonObject } from "@bufbuild/protobuf";
-import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { triggersV1 } from "@notify/proto";
 import { currentOrigin, invalidField, withTransaction, type Pool } from "@notify/runtime";
 import * as store from "./store.js";
@@ -174,6 +174,7 @@ export async function getDigests(pool: Pool, environmentId: string, digestIds: r
       digests.set(row.digest_id, digest);
     }
     digest.events.push(row.payload as JsonObject);
+    digest.arrivals.push(create(triggersV1.DigestArrivalSchema, { transactionId: row.transaction_id, arrivedAt: timestampFromDate(row.created_at) }));
   }
   return [...digests.values()];
 }

@@ -336,15 +336,18 @@ export async function insertDigestEvents(
 }
 
 /** The first `limit` event payloads of each digest in arrival order, each row with its digest's exact total. */
-export async function selectDigestEvents(
-  db: Queryable,
-  environmentId: string,
-  digestIds: readonly string[],
-  limit: number,
-): Promise<{ digest_id: number; payload: Record<string, unknown>; total: number }[]> {
-  const { rows } = await db.query<{ digest_id: number; payload: Record<string, unknown>; total: number }>(
-    `SELECT digest_id, payload, total FROM (
-       SELECT digest_id, payload, id,
+export interface DigestEventRow {
+  digest_id: number;
+  payload: Record<string, unknown>;
+  transaction_id: string;
+  created_at: Date;
+  total: number;
+}
+
+export async function selectDigestEvents(db: Queryable, environmentId: string, digestIds: readonly string[], limit: number): Promise<DigestEventRow[]> {
+  const { rows } = await db.query<DigestEventRow>(
+    `SELECT digest_id, payload, transaction_id, created_at, total FROM (
+       SELECT digest_id, payload, transaction_id, created_at, id,
               row_number() OVER (PARTITION BY digest_id ORDER BY id) AS position,
               count(*) OVER (PARTITION BY digest_id) AS total
          FROM triggers.digest_events

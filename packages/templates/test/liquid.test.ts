@@ -90,6 +90,19 @@ describe("liquid templates", () => {
     expect(failures).toHaveLength(12);
     expect(failures[0]).toMatch(/render limit exceeded/);
     expect(failures.at(-1)).toMatch(/took too long for this job/);
+    // Many quick templates in a run buy a slow one no time: the budget grows by run, not by template.
+    const padded = renderBudget();
+    const paddedFailures: string[] = [];
+    for (let run = 0; run < 12; run += 1) {
+      const render = renderer(workflowsV1.TemplateEngine.LIQUID, { payload: {}, subscriber: {} }, padded);
+      try {
+        for (let quick = 0; quick < 500; quick += 1) render("{{ payload.x }}");
+        render(looping);
+      } catch (error) {
+        paddedFailures.push((error as Error).message);
+      }
+    }
+    expect(paddedFailures.at(-1)).toMatch(/took too long for this job/);
     // Every template of the job now fails, in either language; another job's budget is its own.
     expect(() => renderer(workflowsV1.TemplateEngine.HANDLEBARS, { payload: {}, subscriber: {} }, budget)("Hi")).toThrow(/took too long/);
     expect(renderer(workflowsV1.TemplateEngine.LIQUID, { payload: {}, subscriber: {} }, renderBudget())("Hi {{ payload.x | default: 'there' }}")).toBe(

@@ -36,23 +36,6 @@ function depthOf(document: MailyNode): number {
   return deepest;
 }
 
-/**
- * The document in a body, when the body is one (Novu takes any JSON body for one); throws on a
- * document nested deeper than MAX_DEPTH.
- */
-export function mailyDocumentOf(body: string): MailyNode | undefined {
-  if (!body.trimStart().startsWith("{")) return undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body);
-  } catch {
-    return undefined;
-  }
-  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) return undefined;
-  if (depthOf(parsed as MailyNode) > MAX_DEPTH) throw new Error(`the block-editor document nests deeper than ${MAX_DEPTH} levels`);
-  return parsed as MailyNode;
-}
-
 /** Attributes that hold a variable's path when their flag is set, per node or mark type; the editor's own keys flag themselves. */
 const VARIABLE_ATTRIBUTES: Record<string, [attribute: string, flag: string][]> = {
   button: [
@@ -88,6 +71,25 @@ function withLiquidVariables(node: MailyNode, isMark = false): MailyNode {
   if (node.marks) copy.marks = node.marks.map((mark) => withLiquidVariables(mark, true));
   return copy;
 }
+
+/**
+ * The document in a body, when the body is one (Novu takes any JSON body for one), with its
+ * flagged variables written as liquid outputs; throws on a document nested deeper than MAX_DEPTH.
+ * Prepared once per body: every recipient of a send renders the same one, and the result is
+ * never changed (resolving a document copies what it changes).
+ */
+export const mailyDocumentOf = cachedParser((body: string): MailyNode | undefined => {
+  if (!body.trimStart().startsWith("{")) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) return undefined;
+  if (depthOf(parsed as MailyNode) > MAX_DEPTH) throw new Error(`the block-editor document nests deeper than ${MAX_DEPTH} levels`);
+  return withLiquidVariables(parsed as MailyNode);
+});
 
 /** A rendered condition as Novu reads it: "false", "null", "undefined", "" and what JSON reads as falsy are false. */
 function truthy(rendered: string): boolean {
@@ -175,16 +177,16 @@ const renderedAttributes = (attrs: Record<string, unknown>, render: Render) =>
 
 const isEmptyParagraph = (node: MailyNode) => node.type === "paragraph" && !node.text && (node.content?.length ?? 0) === 0;
 
-/** The document with its conditions, repeats and variables resolved for one run, without trailing empty paragraphs. */
+/** The document (as mailyDocumentOf prepares it) with its conditions, repeats and variables resolved for one run, without trailing empty paragraphs. */
 export function renderMailyDocument(document: MailyNode, render: Render): MailyNode {
-  const [root = { type: "doc", content: [] }] = resolved(withLiquidVariables(document), render);
+  const [root = { type: "doc", content: [] }] = resolved(document, render);
   const content = root.content ?? [];
   let end = content.length;
   while (end > 0 && isEmptyParagraph(content[end - 1]!)) end -= 1;
   return { ...root, content: content.slice(0, end) };
 }
 
-/** Every text of the document a run renders (texts and attributes, variables as liquid outputs): what its templates read. */
+/** Every text of the document (as mailyDocumentOf prepares it) a run renders, texts and attributes: what its templates read. */
 export function mailyTexts(document: MailyNode): string[] {
   const texts: string[] = [];
   const visit = (node: MailyNode) => {
@@ -192,7 +194,7 @@ export function mailyTexts(document: MailyNode): string[] {
     for (const value of Object.values(node.attrs ?? {})) if (typeof value === "string") texts.push(value);
     for (const child of [...(node.content ?? []), ...(node.marks ?? [])]) visit(child);
   };
-  visit(withLiquidVariables(document));
+  visit(document);
   return texts;
 }
 

@@ -41,7 +41,7 @@ function choose(context: unknown, condition: boolean, options: Options): unknown
 const operand = (value: unknown) => value as number;
 
 /** An own property, the only kind templates may read. */
-const field = (item: unknown, key: unknown): unknown =>
+export const field = (item: unknown, key: unknown): unknown =>
   item !== null && typeof item === "object" && typeof key === "string" && Object.hasOwn(item, key) ? (item as Record<string, unknown>)[key] : undefined;
 
 /** The case helpers' input: nothing for a missing value, as in Novu; other non-strings (on which Novu

@@ -1,6 +1,7 @@
 import { Liquid } from "liquidjs";
 import plural from "pluralize";
 import { cachedParser } from "./cache.js";
+import { field } from "./helpers.js";
 import type { RenderContext } from "./render.js";
 
 /**
@@ -20,10 +21,7 @@ function singleQuotedJson(value: unknown, spaces = 0): string {
 
 /** The text at a dotted path of an item (own properties only): objects as JSON, nothing for a missing value or `{}`. */
 function textAt(item: unknown, keyPath: string): string {
-  let value: unknown = item;
-  for (const key of keyPath.split(".")) {
-    value = value !== null && typeof value === "object" && Object.hasOwn(value, key) ? (value as Record<string, unknown>)[key] : undefined;
-  }
+  const value = keyPath.split(".").reduce<unknown>(field, item);
   if (value === undefined || value === null) return "";
   if (typeof value === "object") {
     const json = JSON.stringify(value);

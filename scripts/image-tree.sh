@@ -11,7 +11,6 @@ PROCESSES=(gateway subscribers integrations topics triggers messages worker migr
 pnpm install --frozen-lockfile
 pnpm build
 rm -rf "$out"
-for process in "${PROCESSES[@]}"; do
-  # --legacy: workspace packages are linked in development, so deploy copies them in itself.
-  pnpm --filter "@notify/$process" deploy --prod --legacy "$out/$process"
-done
+# --legacy: workspace packages are linked in development, so deploy copies them in itself. Each
+# deploy mostly waits on the disk, so four run at once; xargs fails if any of them does.
+printf '%s\n' "${PROCESSES[@]}" | xargs -P 4 -I '{}' pnpm --filter '@notify/{}' deploy --prod --legacy "$out/{}"

@@ -255,6 +255,11 @@ describe("invalid workflows", () => {
     ["an unknown filter target", (body) => setAt(body, "steps[0].filters[0].children[0].on", "tenant"), "steps[0].filters[0].children[0].on"],
     ["a filter value that is not a string", (body) => setAt(body, "steps[0].filters[0].children[0].value", 5), "steps[0].filters[0].children[0].value"],
     [
+      "a filter value that does not parse",
+      (body) => setAt(body, "steps[0].filters[0].children[0].value", "{{#if plan}}pro"),
+      "steps[0].filters[0].children[0].value",
+    ],
+    [
       "a variant filter with an unknown operator",
       (body) => setAt(body, "steps[0].variants[0].filters[0].children[0].operator", "NEAR"),
       "steps[0].variants[0].filters[0].children[0].operator",

@@ -61,6 +61,24 @@ describe("extractVariables", () => {
     expect(extracted.errors["steps[1].template.title"]!.messages[0]).toMatch(/^title is not a valid template: Parse error/);
   });
 
+  it("reports a filter value that does not parse at its path, and lists nothing a filter value reads", () => {
+    const filter = (value: string) => ({ type: "STATEMENT", value: "AND", children: [{ field: "plan", value, operator: "EQUAL", on: "payload" }] });
+    const extracted = extractVariables(
+      [
+        step({ template: { type: StepType.SMS, content: { case: "text", value: "{{code}}" } }, filters: [filter("{{minimum}}")] }),
+        step({
+          template: { type: StepType.IN_APP, content: { case: "text", value: "hi" } },
+          filters: [filter("pro"), filter("{{#if x}}")],
+        }),
+      ],
+      HANDLEBARS,
+    );
+    expect(extracted.variables).toEqual(["code", "plan"]);
+    expect(Object.keys(extracted.errors)).toEqual(["steps[1].filters[1].children[0].value"]);
+    expect(extracted.errors["steps[1].filters[1].children[0].value"]).toMatchObject({ value: "{{#if x}}" });
+    expect(extracted.errors["steps[1].filters[1].children[0].value"]!.messages[0]).toMatch(/^value is not a valid template: Parse error/);
+  });
+
   it("reads liquid templates as liquid and v2 conditions' variables: filters are not variables, steps.* is the engine's own", () => {
     const extracted = extractVariables(
       [

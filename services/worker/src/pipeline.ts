@@ -498,44 +498,44 @@ async function composeForSubscriber(
   const produced: Composed[] = [];
   for (let index = from; index < steps.length; index += 1) {
     const main = steps[index]!;
-    // The first active variant whose conditions pass replaces the step, as in Novu.
-    const step = main.variants.find((variant) => variant.active !== false && variant.filters.length > 0 && passes(variant)) ?? main;
-    const type = step.template?.type ?? StepType.UNSPECIFIED;
-    if (type === StepType.DELAY && passes(step)) {
-      const delay = delayUntil(step, payload, overrides, now);
-      if ("error" in delay) {
-        // As in Novu, a delay that cannot be computed fails the run of this subscriber here.
-        deps.log.warn({ step: step.id, transactionId: job.transactionId, reason: delay.error }, "delay step failed");
-        return { messages: produced };
-      }
-      return { messages: produced, pause: { fromStep: index + 1, runAt: delay.runAt } };
-    }
-    if (type === StepType.DIGEST && passes(step)) {
-      const plan = digestPlan(step, payload);
-      if ("error" in plan) {
-        // Like a bad delay: the run of this subscriber fails at the step.
-        deps.log.warn({ step: step.id, transactionId: job.transactionId, reason: plan.error }, "digest step failed");
-        return { messages: produced };
-      }
-      // The main step's id keys the digest, whichever variant ran.
-      return { messages: produced, digest: { index, stepId: main.id, plan } };
-    }
-    const channel = stepChannel(type);
-    if (channel === undefined) continue;
-    if (step === main && !passes(step)) continue;
-    if (!channelEnabled(channels, channel)) continue;
     let messages: Composed[];
     try {
+      // The first active variant whose conditions pass replaces the step, as in Novu.
+      const step = main.variants.find((variant) => variant.active !== false && variant.filters.length > 0 && passes(variant)) ?? main;
+      const type = step.template?.type ?? StepType.UNSPECIFIED;
+      if (type === StepType.DELAY && passes(step)) {
+        const delay = delayUntil(step, payload, overrides, now);
+        if ("error" in delay) {
+          // As in Novu, a delay that cannot be computed fails the run of this subscriber here.
+          deps.log.warn({ step: step.id, transactionId: job.transactionId, reason: delay.error }, "delay step failed");
+          return { messages: produced };
+        }
+        return { messages: produced, pause: { fromStep: index + 1, runAt: delay.runAt } };
+      }
+      if (type === StepType.DIGEST && passes(step)) {
+        const plan = digestPlan(step, payload);
+        if ("error" in plan) {
+          // Like a bad delay: the run of this subscriber fails at the step.
+          deps.log.warn({ step: step.id, transactionId: job.transactionId, reason: plan.error }, "digest step failed");
+          return { messages: produced };
+        }
+        // The main step's id keys the digest, whichever variant ran.
+        return { messages: produced, digest: { index, stepId: main.id, plan } };
+      }
+      const channel = stepChannel(type);
+      if (channel === undefined) continue;
+      if (step === main && !passes(step)) continue;
+      if (!channelEnabled(channels, channel)) continue;
       messages = await composeMessages(step, context);
     } catch (error) {
-      // A template that does not render fails this step for this subscriber, not the job. Once
-      // the job's rendering budget is spent every render fails alike: that is said once.
+      // A template or filter value that does not render fails this step for this subscriber, not
+      // the job. Once the job's rendering budget is spent every render fails alike: that is said once.
       if (!spentReported.has(run.budget)) {
-        deps.log.warn({ err: error, step: step.id, transactionId: job.transactionId }, "step failed to render");
+        deps.log.warn({ err: error, step: main.id, transactionId: job.transactionId }, "step failed to render");
         if (run.budget.spent) {
           spentReported.add(run.budget);
           deps.log.warn(
-            { step: step.id, transactionId: job.transactionId },
+            { step: main.id, transactionId: job.transactionId },
             "the job's templates took too long to render: its other renders fail without running",
           );
         }

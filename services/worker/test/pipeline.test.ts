@@ -256,6 +256,23 @@ describe("runTriggerJobs", () => {
     expect(said.length).toBeLessThan(subscribers.length);
   });
 
+  it("fails a step whose filter value does not render for each subscriber, not the job or its neighbours", async () => {
+    const { deps, calls } = services();
+    const warn = vi.spyOn(deps.log, "warn");
+    // Stored before filter values were checked at write: rendering it throws.
+    const filtered: StepInit = {
+      ...inApp("filtered"),
+      filters: [{ type: "STATEMENT", value: "AND", children: [{ field: "plan", value: "{{#if x}}", operator: "EQUAL", on: "payload" }] }],
+    };
+    const totals = await runTriggerJobs(
+      [job({ steps: [filtered, inApp("after")], to: to("ada", "bob") }), job({ steps: [inApp("other")], to: to("cy") })],
+      deps,
+    );
+    expect(totals.messages).toBe(3);
+    expect(calls.written.map((message) => message.stepId).sort()).toEqual(["after", "after", "other"]);
+    expect(warn.mock.calls.filter((call) => call[1] === "step failed to render")).toHaveLength(2);
+  });
+
   it("runs a snooze's end as its message's return, with no step, even for a canceled transaction", async () => {
     const { deps, calls } = services({ canceled: ["txn-snoozed"] });
     const snoozedUntil = timestampFromDate(new Date());

@@ -41,17 +41,25 @@ export interface StepVariables {
 export function extractVariables(steps: readonly workflowsV1.Step[], engine: workflowsV1.TemplateEngine): StepVariables {
   const found: string[] = [];
   const errors: FieldErrors = {};
+  /** A template's variables; none, and the reason under its field, when it does not parse. */
+  const parse = (field: string, text: string): string[] => {
+    try {
+      return templateVariables(text, engine);
+    } catch (error) {
+      // Handlebars puts the excerpt between the first line ("Parse error on line 2:") and the last
+      // ("Expecting …"); liquid says it all on one line.
+      const lines = (error as Error).message.split("\n");
+      const reason = lines.length > 1 ? `${lines[0]} ${lines.at(-1)}` : (lines[0] ?? "syntax error");
+      errors[field] = { messages: [`${field.split(".").at(-1)} is not a valid template: ${reason}`], value: text };
+      return [];
+    }
+  };
   const visit = (step: workflowsV1.Step, path: string) => {
-    for (const [field, text] of templateTexts(step, path)) {
-      try {
-        found.push(...templateVariables(text, engine));
-      } catch (error) {
-        // Handlebars puts the excerpt between the first line ("Parse error on line 2:") and the last
-        // ("Expecting …"); liquid says it all on one line.
-        const lines = (error as Error).message.split("\n");
-        const reason = lines.length > 1 ? `${lines[0]} ${lines.at(-1)}` : (lines[0] ?? "syntax error");
-        errors[field] = { messages: [`${field.split(".").at(-1)} is not a valid template: ${reason}`], value: text };
-      }
+    for (const [field, text] of templateTexts(step, path)) found.push(...parse(field, text));
+    // Filter values are rendered before they are compared, so one that does not parse would fail
+    // the step for every subscriber. What they read is not listed, as Novu lists template content only.
+    for (const [filterIndex, filter] of step.filters.entries()) {
+      for (const [childIndex, child] of filter.children.entries()) parse(`${path}.filters[${filterIndex}].children[${childIndex}].value`, child.value);
     }
     found.push(...stepPaths(step));
   };

@@ -83,6 +83,10 @@ const liquid = new Liquid({
   // A template is short, but a loop over a range can run long or grow large: both end the render
   // (its time limit is the caller's, from the job's rendering budget).
   memoryLimit: 10_000_000,
+  // Partials come from these templates only, and there are none: by default `include`, `render`
+  // and `layout` read files below the process's working directory, which would let whoever
+  // writes a template (or a payload naming a partial) read the server's files.
+  templates: {},
 });
 liquid.registerFilter("json", (value: unknown, spaces?: number) => singleQuotedJson(value, spaces));
 liquid.registerFilter("digest", digest);

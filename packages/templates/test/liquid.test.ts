@@ -68,6 +68,15 @@ describe("liquid templates", () => {
     expect(render("{{ payload.constructor }}{{ payload.__proto__ }}{{ subscriber.toString }}")).toBe("");
   });
 
+  it("reads no file: include, render and layout find no partial, named in the template or by the payload", () => {
+    // package.json is in the working directory of this test, as it is in a service's.
+    for (const tag of ["include", "render", "layout"]) {
+      expect(() => render(`{% ${tag} "package.json" %}`), tag).toThrow(/Failed to lookup/);
+      expect(() => render(`{% ${tag} payload.file %}`, { file: "package.json" }), tag).toThrow(/Failed to lookup/);
+    }
+    expect(() => render('{% include "../../package.json" %}')).toThrow(/Failed to lookup/);
+  });
+
   it("throws on a template that does not parse, and ends a render that runs too long or grows too large", () => {
     expect(() => render("{% if %}")).toThrow(/invalid value expression/);
     expect(() => render("{{ payload.name")).toThrow(/not closed/);

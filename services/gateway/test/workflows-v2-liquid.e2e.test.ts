@@ -120,6 +120,34 @@ describe("workflows written through v2 render their templates as liquid, as Novu
     expect(await contentsOnceThere("liquid-hb", 1)).toEqual(["Big order for Ada"]);
   });
 
+  it("reads no server file through a partial: one named in the template is refused, one the payload names fails its step", async () => {
+    const refused = await failureOf(
+      novu.workflows.create(
+        { name: "Include", workflowId: "liquid-include", steps: [{ name: "Bell", type: "in_app", controlValues: { body: '{% include "package.json" %}' } }] },
+        undefined,
+        once,
+      ),
+    );
+    expect(refused).toBeInstanceOf(errors.ValidationErrorDto);
+    expect(JSON.stringify((refused as errors.ValidationErrorDto).errors)).toContain('Failed to lookup \\"package.json\\"');
+
+    await novu.workflows.create(
+      {
+        name: "Include by payload",
+        workflowId: "liquid-include-payload",
+        active: true,
+        steps: [
+          { name: "Leak", type: "in_app", controlValues: { body: "{% include payload.file %}" } },
+          { name: "After", type: "in_app", controlValues: { body: "after {{ payload.file }}" } },
+        ],
+      },
+      undefined,
+      once,
+    );
+    await trigger("liquid-include-payload", "liquid-include", { file: "package.json" });
+    expect(await contentsOnceThere("liquid-include", 1)).toEqual(["after package.json"]);
+  });
+
   it("sends an email written in Novu's block editor as the HTML its document renders to", async () => {
     await createIntegration(stack, {
       providerId: "nodemailer",

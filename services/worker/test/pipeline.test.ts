@@ -261,7 +261,8 @@ describe("runTriggerJobs", () => {
     const warn = vi.spyOn(deps.log, "warn");
     // Stored before filter values were checked at write: rendering it throws.
     const filtered: StepInit = {
-      ...inApp("filtered"),
+      id: "filtered",
+      template: { type: StepType.IN_APP, content: { case: "text", value: "filtered" } },
       filters: [{ type: "STATEMENT", value: "AND", children: [{ field: "plan", value: "{{#if x}}", operator: "EQUAL", on: "payload" }] }],
     };
     const totals = await runTriggerJobs(

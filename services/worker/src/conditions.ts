@@ -101,6 +101,9 @@ const OPERATIONS: Record<string, (...args: never[]) => boolean> = {
   notWithinLast: relative((input, target) => input < target),
   exactlyXAgo: relative((input, target, _now, unit) => Math.abs(input - target) <= TOLERANCE_MS[unit]),
 };
+// JSON Logic's `log` prints its value to the console and answers it: a tenant's rule would write
+// payload and subscriber data to the worker's output, outside its structured log. It only answers it.
+jsonLogic.add_operation("log", (value: unknown) => value);
 for (const [name, operation] of Object.entries(OPERATIONS)) jsonLogic.add_operation(name, operation);
 
 /** What a step's conditions read. */

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { conditionsHold, type ConditionData } from "../src/conditions.js";
 
 const data: ConditionData = {
@@ -72,5 +72,12 @@ describe("v2 step conditions (JSON Logic, as Novu evaluates them)", () => {
     expect(holds({ "==": [v("payload.missing"), null] })).toBe(true);
     expect(holds({ "!!": [v("payload.tags")] })).toBe(true);
     expect(() => holds({ sortOf: [1, 2] })).toThrow(/Unrecognized operation/);
+  });
+
+  it("answers log's value without printing it", () => {
+    const printed = vi.spyOn(console, "log").mockImplementation(() => undefined);
+    expect(holds({ "==": [{ log: v("payload.plan") }, "pro"] })).toBe(true);
+    expect(printed).not.toHaveBeenCalled();
+    printed.mockRestore();
   });
 });

@@ -114,8 +114,16 @@ describe("workflows written through v2 render their templates as liquid, as Novu
     });
     expect(written.status, JSON.stringify(written.body)).toBe(201);
     // An update through v2 keeps the language the templates are written in.
-    const updated = await stack.request("PATCH", `/v2/workflows/${written.body.data._id}`, { name: "Handlebars still" });
+    const updated = await stack.request<Data<{ origin: string; steps: { origin: string }[] }>>("PATCH", `/v2/workflows/${written.body.data._id}`, {
+      name: "Handlebars still",
+    });
     expect(updated.status, JSON.stringify(updated.body)).toBe(200);
+    // Novu's origin of a workflow its v1 API made, which renders with handlebars.
+    expect(updated.body.data.origin).toBe("novu-cloud-v1");
+    expect(updated.body.data.steps.map((step) => step.origin)).toEqual(["novu-cloud-v1"]);
+    const listed = await novu.workflows.list({ query: "Handlebars still" });
+    expect(listed.result.workflows.map((workflow) => workflow.origin)).toEqual(["novu-cloud-v1"]);
+    expect((await novu.workflows.get("liquid-orders")).result.origin).toBe("novu-cloud");
     await trigger("handlebars-kept", "liquid-hb", { total: 120, name: "ada" });
     expect(await contentsOnceThere("liquid-hb", 1)).toEqual(["Big order for Ada"]);
   });

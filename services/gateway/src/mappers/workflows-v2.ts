@@ -27,8 +27,14 @@ const REDIRECT_TARGETS = ["_self", "_blank", "_parent", "_top", "_unfencedTop"] 
 const EDITOR_TYPES = ["block", "html"] as const;
 const MAX_STEPS = 50;
 const MAX_FILTER_TAGS = 50;
-/** Novu's origin for workflows made in its own API and dashboard (not synced from code). */
-const ORIGIN = "novu-cloud";
+/**
+ * Novu's origins of workflows made in its own API and dashboard (not synced from code): those of
+ * its v1 API are "novu-cloud-v1" and render with handlebars, those of its v2 API and dashboard
+ * "novu-cloud" and render with liquid. The template engine is the same fact, so it decides.
+ */
+const ORIGINS = ["novu-cloud", "novu-cloud-v1"] as const;
+const originOf = (workflow: workflowsV1.Workflow): (typeof ORIGINS)[number] =>
+  workflow.templateEngine === workflowsV1.TemplateEngine.LIQUID ? "novu-cloud" : "novu-cloud-v1";
 
 // Requests
 
@@ -530,7 +536,7 @@ export function stepToJson(one: workflowsV1.Step, workflow: workflowsV1.Workflow
     name: one.name ?? stepId,
     slug: `${stepId}${STEP_SLUG_MARK}${one.id}`,
     type: stepTypeNameOf(one),
-    origin: ORIGIN,
+    origin: originOf(workflow),
     workflowId: workflow.identifier,
     workflowDatabaseId: workflow.id,
     controls: { values: controlValues },
@@ -580,7 +586,7 @@ export function workflowV2ToJson(workflow: workflowsV1.Workflow) {
     validatePayload: workflow.validatePayload,
     payloadSchema: workflow.payloadSchema ?? null,
     isTranslationEnabled: false,
-    origin: ORIGIN,
+    origin: originOf(workflow),
     severity: severityName(workflow.severity === Severity.UNSPECIFIED ? Severity.NONE : workflow.severity) ?? "none",
     preferences: preferencesToJson(workflow),
     steps: workflow.steps.map((one) => stepToJson(one, workflow)),
@@ -599,7 +605,7 @@ export function workflowV2PageToJson(reply: workflowsV1.ListWorkflowsResponse) {
       name: workflow.name,
       tags: workflow.tags,
       status: statusOf(workflow),
-      origin: ORIGIN,
+      origin: originOf(workflow),
       isTranslationEnabled: false,
       stepTypeOverviews: workflow.steps.map(stepTypeNameOf),
       steps: workflow.steps.map((one) => ({ slug: `${stepIdOf(one)}${STEP_SLUG_MARK}${one.id}`, type: stepTypeNameOf(one) })),
@@ -625,7 +631,7 @@ export const stepV2Response = z
     name: z.string(),
     slug: z.string(),
     type: z.string(),
-    origin: z.literal(ORIGIN),
+    origin: z.enum(ORIGINS),
     workflowId: z.string(),
     workflowDatabaseId: z.string(),
     controls: z.object({ values: freeFormResponse }),
@@ -650,7 +656,7 @@ export const workflowV2Response = z
     validatePayload: z.boolean(),
     payloadSchema: freeFormResponse.nullable(),
     isTranslationEnabled: z.literal(false),
-    origin: z.literal(ORIGIN),
+    origin: z.enum(ORIGINS),
     severity: z.enum(SEVERITIES),
     preferences: z.object({ user: preferenceLevelResponse.nullable(), default: preferenceLevelResponse }),
     steps: z.array(stepV2Response),
@@ -669,7 +675,7 @@ export const workflowV2PageResponse = z.object({
       name: z.string(),
       tags: z.array(z.string()),
       status: workflowStatus,
-      origin: z.literal(ORIGIN),
+      origin: z.enum(ORIGINS),
       isTranslationEnabled: z.literal(false),
       stepTypeOverviews: z.array(z.string()),
       steps: z.array(z.object({ slug: z.string(), type: z.string() })),

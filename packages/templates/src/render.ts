@@ -18,9 +18,10 @@ export interface RenderContext {
 export type Render = ((template: string) => string) & { readonly engine: workflowsV1.TemplateEngine };
 
 /**
- * The rendering time the runs of one job share. A real template renders in microseconds; one that
- * loops without bound would hold the worker (every tenant's sends) for each of the job's
- * subscribers. So a job may spend a second, and beyond it RENDER_MS_PER_RUN per subscriber's run
+ * The rendering time the runs of one job share (step conditions count as rendering). A real
+ * template renders in microseconds; one that loops without bound, or a condition over a huge list
+ * in the payload, would hold the worker (every tenant's sends) for each of the job's subscribers.
+ * So a job may spend a second, and beyond it RENDER_MS_PER_RUN per subscriber's run
  * (not per template: many small templates must not buy time for a slow one); a render that uses up
  * what is left spends the budget, and the rest of the job's renders fail at once instead of
  * running. One slow render (a pause of the process) fits in the second.
@@ -40,21 +41,28 @@ export const renderBudget = (): RenderBudget => ({ spentMs: 0, runs: 0, spent: f
 
 const allowanceMs = (budget: RenderBudget) => FREE_MS + RENDER_MS_PER_RUN * budget.runs - budget.spentMs;
 
-/** `render` charged to the budget, refused once the budget is spent. */
-function charged(render: (template: string) => string, budget: RenderBudget): (template: string) => string {
-  return (template) => {
-    if (budget.spent) throw new Error("template rendering took too long for this job: a template loops without bound");
-    const allowance = allowanceMs(budget);
-    const started = performance.now();
-    try {
-      return render(template);
-    } finally {
-      const elapsed = performance.now() - started;
-      budget.spentMs += elapsed;
-      if (elapsed >= allowance) budget.spent = true;
-    }
-  };
+/**
+ * Runs what a tenant's workflow makes a run evaluate (a template's render, a step's conditions)
+ * charged to the job's budget; refused once the budget is spent.
+ */
+export function withinBudget<T>(budget: RenderBudget, work: () => T): T {
+  if (budget.spent) throw new Error("template rendering took too long for this job: a template or condition loops over too much");
+  const allowance = allowanceMs(budget);
+  const started = performance.now();
+  try {
+    return work();
+  } finally {
+    const elapsed = performance.now() - started;
+    budget.spentMs += elapsed;
+    if (elapsed >= allowance) budget.spent = true;
+  }
 }
+
+/** `render` charged to the budget. */
+const charged =
+  (render: (template: string) => string, budget: RenderBudget) =>
+  (template: string): string =>
+    withinBudget(budget, () => render(template));
 
 /**
  * The renderer of a workflow's templates for one run, shared by sends and previews so a preview

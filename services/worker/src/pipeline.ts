@@ -3,7 +3,7 @@ import { clone, create, type JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate, timestampNow } from "@bufbuild/protobuf/wkt";
 import { messagesV1, type subscribersV1, triggersV1, type integrationsV1, type topicsV1, type workflowsV1 } from "@notify/proto";
 import { Channel, scopeHeaders, StepType, stepChannel, type KnownChannel, type Logger } from "@notify/runtime";
-import { renderBudget, renderer, type Render, type RenderBudget } from "@notify/templates";
+import { renderBudget, renderer, withinBudget, type Render, type RenderBudget } from "@notify/templates";
 import { composeMessages, subscriberVariables, type Composed, type DeliveryPlan, type RecipientProfile, type RunContext } from "./compose.js";
 import { conditionsHold, type ConditionData } from "./conditions.js";
 import { writeAndHandOver, type PublishDeliveries } from "./deliveries.js";
@@ -494,7 +494,7 @@ async function composeForSubscriber(
   };
   const passes = (candidate: workflowsV1.Step) =>
     stepPasses(filtersOf(candidate, render), { subscriber: variables, payload }) &&
-    conditionsHoldFor(candidate, { payload, subscriber: variables, steps: afterDigest.steps }, job, deps.log);
+    conditionsHoldFor(candidate, { payload, subscriber: variables, steps: afterDigest.steps }, run, deps.log);
   const produced: Composed[] = [];
   for (let index = from; index < steps.length; index += 1) {
     const main = steps[index]!;
@@ -555,12 +555,26 @@ async function composeForSubscriber(
 /** The rendering budgets whose running out has been logged. */
 const spentReported = new WeakSet<RenderBudget>();
 
-/** Whether a step's v2 conditions hold; a rule that cannot be evaluated (an unknown operator) holds for no one. */
-function conditionsHoldFor(step: workflowsV1.Step, data: ConditionData, job: triggersV1.TriggerJob, log: Logger): boolean {
+/** The steps, per job, whose conditions could not be evaluated and have been logged. */
+const conditionFailuresReported = new WeakMap<RenderBudget, Set<string>>();
+
+/**
+ * Whether a step's v2 conditions hold. They are evaluated within the job's rendering budget: a rule
+ * over a large payload list costs as much as a template looping over it, and once the budget is
+ * spent the step fails like a template. A rule that cannot be evaluated (an unknown operator)
+ * holds for no one, which is logged once per job and step.
+ */
+function conditionsHoldFor(step: workflowsV1.Step, data: ConditionData, run: JobRun, log: Logger): boolean {
   try {
-    return conditionsHold(step.conditions, data);
+    return withinBudget(run.budget, () => conditionsHold(step.conditions, data));
   } catch (error) {
-    log.warn({ err: error, step: step.id, transactionId: job.transactionId }, "step conditions failed to evaluate");
+    if (run.budget.spent) throw error;
+    const reported = conditionFailuresReported.get(run.budget) ?? new Set<string>();
+    conditionFailuresReported.set(run.budget, reported);
+    if (!reported.has(step.id)) {
+      reported.add(step.id);
+      log.warn({ err: error, step: step.id, transactionId: run.job.transactionId }, "step conditions failed to evaluate");
+    }
     return false;
   }
 }

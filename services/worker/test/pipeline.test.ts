@@ -256,6 +256,22 @@ describe("runTriggerJobs", () => {
     expect(said.length).toBeLessThan(subscribers.length);
   });
 
+  it("charges step conditions to the job's rendering budget: a rule over a huge payload list stops the job's step, not the worker", async () => {
+    const subscribers = Array.from({ length: 16 }, (_, index) => `sub-${index}`);
+    const { deps, calls } = services({ subscribers });
+    const warn = vi.spyOn(deps.log, "warn");
+    // Each evaluation adds up the whole list: far more than a subscriber's share of the budget.
+    const sumIsPositive = { ">": [{ reduce: [{ var: "payload.list" }, { "+": [{ var: "current" }, { var: "accumulator" }] }, 0] }, 0] };
+    const heavy = job({ steps: [{ ...inApp("heavy"), conditions: sumIsPositive }], broadcast: true, templateEngine: workflowsV1.TemplateEngine.LIQUID });
+    heavy.event!.payload = { list: Array.from({ length: 500_000 }, (_, index) => index + 1) };
+    await runTriggerJobs([heavy, job({ steps: [inApp("fine")], to: to("bob") })], deps);
+    // The broadcast reaches the 16 and bob: the first few pass, then the budget is spent.
+    expect(calls.written.filter((message) => message.stepId === "heavy").length).toBeLessThan(subscribers.length);
+    expect(calls.written.filter((message) => message.stepId === "fine")).toHaveLength(1);
+    const said = warn.mock.calls.map((call) => String(call[1]));
+    expect(said.filter((line) => /took too long to render/.test(line))).toHaveLength(1);
+  });
+
   it("fails a step whose filter value does not render for each subscriber, not the job or its neighbours", async () => {
     const { deps, calls } = services();
     const warn = vi.spyOn(deps.log, "warn");

@@ -1,6 +1,7 @@
 import Handlebars from "handlebars";
 import { cachedParser } from "./cache.js";
 import { novuHelpers } from "./helpers.js";
+import { boundedOutput, MAX_RENDER_OUTPUT } from "./limits.js";
 import type { RenderContext } from "./render.js";
 
 /**
@@ -12,6 +13,29 @@ import type { RenderContext } from "./render.js";
 const handlebars = Handlebars.create();
 
 handlebars.registerHelper(novuHelpers);
+
+/** The render under way (renders are synchronous: one at a time): when it must end, and how much its loops produced. */
+let underWay: { deadline: number; output: number } | undefined;
+
+/**
+ * `each` (and the `{{#list}}` sections that call it) with a check after every iteration: only
+ * loops can make a render run long, so ending them at the render's time limit or output limit
+ * makes handlebars as stoppable as liquid, whose renders stop themselves.
+ */
+const builtinEach = handlebars.helpers.each!;
+handlebars.registerHelper("each", function (this: unknown, context: unknown, options: Handlebars.HelperOptions) {
+  const iteration = options.fn;
+  const checked = (item: unknown, frame?: Handlebars.RuntimeOptions) => {
+    const output = iteration(item, frame);
+    if (underWay) {
+      underWay.output += output.length;
+      if (underWay.output > MAX_RENDER_OUTPUT) throw new Error(`the template's loops produce more than ${MAX_RENDER_OUTPUT} characters`);
+      if (performance.now() > underWay.deadline) throw new Error("the template's loops took longer than a render may take");
+    }
+    return output;
+  };
+  return builtinEach.call(this, context, { ...options, fn: checked });
+});
 
 export function handlebarsData(context: RenderContext): Record<string, unknown> {
   return {
@@ -27,9 +51,16 @@ export function handlebarsData(context: RenderContext): Record<string, unknown> 
 
 const compile = cachedParser((template) => handlebars.compile(template, { strict: false }));
 
-/** Renders one template; a template that does not compile throws (the step then fails). */
-export function renderHandlebars(template: string, data: Record<string, unknown>): string {
+/** Renders one template within `limitMs`; a template that does not compile, or renders too long or too much, throws (the step then fails). */
+export function renderHandlebars(template: string, data: Record<string, unknown>, limitMs: number): string {
+  if (!template.includes("{{")) return template.replace(/&#x27;/g, "'");
+  underWay = { deadline: performance.now() + limitMs, output: 0 };
+  let output: string;
+  try {
+    output = compile(template)(data);
+  } finally {
+    underWay = undefined;
+  }
   // Handlebars escapes ' as &#x27;; Novu turns it back (in the template's own text too).
-  const output = template.includes("{{") ? compile(template)(data) : template;
-  return output.replace(/&#x27;/g, "'");
+  return boundedOutput(output).replace(/&#x27;/g, "'");
 }

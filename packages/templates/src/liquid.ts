@@ -2,6 +2,7 @@ import { Liquid } from "liquidjs";
 import plural from "pluralize";
 import { cachedParser } from "./cache.js";
 import { field } from "./helpers.js";
+import { boundedOutput } from "./limits.js";
 import type { RenderContext } from "./render.js";
 
 /**
@@ -99,9 +100,9 @@ export function liquidData(context: RenderContext): Record<string, unknown> {
 
 const parse = cachedParser((template) => liquid.parse(template));
 
-/** Renders one template within `limitMs`; a template that does not parse or render in time throws (the step then fails). */
+/** Renders one template within `limitMs`; a template that does not parse, or renders too long or too much, throws (the step then fails). */
 export function renderLiquid(template: string, data: Record<string, unknown>, limitMs: number): string {
-  return template.includes("{") ? (liquid.renderSync(parse(template), data, { renderLimit: limitMs }) as string) : template;
+  return template.includes("{") ? boundedOutput(liquid.renderSync(parse(template), data, { renderLimit: limitMs }) as string) : template;
 }
 
 /** The variables a template reads from outside it (not those it assigns or loops over), as dotted paths. */

@@ -34,7 +34,7 @@ export interface RenderBudget {
 
 const FREE_MS = 1_000;
 const RENDER_MS_PER_RUN = 20;
-/** The most one liquid render may take, whatever the budget has left. */
+/** The most one render may take, whatever the budget has left. */
 const RENDER_LIMIT_MS = 200;
 
 export const renderBudget = (): RenderBudget => ({ spentMs: 0, runs: 0, spent: false });
@@ -70,15 +70,18 @@ const charged =
  */
 export function renderer(engine: workflowsV1.TemplateEngine, context: RenderContext, budget = renderBudget()): Render {
   budget.runs += 1;
+  // Both engines stop a render at its limit: what the budget has left, and never more than RENDER_LIMIT_MS.
+  const limitMs = () => Math.max(1, Math.min(RENDER_LIMIT_MS, allowanceMs(budget)));
   if (engine === workflowsV1.TemplateEngine.LIQUID) {
     const data = liquidData(context);
-    // Liquid stops itself at its limit (handlebars cannot be stopped: its slow render ends the budget after it).
-    const render = (template: string) => renderLiquid(template, data, Math.max(1, Math.min(RENDER_LIMIT_MS, allowanceMs(budget))));
-    return Object.assign(charged(render, budget), { engine });
+    return Object.assign(
+      charged((template: string) => renderLiquid(template, data, limitMs()), budget),
+      { engine },
+    );
   }
   const data = handlebarsData(context);
   return Object.assign(
-    charged((template: string) => renderHandlebars(template, data), budget),
+    charged((template: string) => renderHandlebars(template, data, limitMs()), budget),
     { engine: workflowsV1.TemplateEngine.HANDLEBARS },
   );
 }

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { handlebarsData as templateData, renderHandlebars as render } from "../src/handlebars.js";
+import { handlebarsData as templateData, renderHandlebars } from "../src/handlebars.js";
+
+const render = (template: string, data: Record<string, unknown>) => renderHandlebars(template, data, 1_000);
 
 const data = templateData({
   payload: { firstName: "Payload Ada", orderId: 42, items: [{ name: "b" }, { name: "a" }], subscriber: "shadowed" },
@@ -211,5 +213,29 @@ describe("Novu's helpers", () => {
 
   it("has no i18n helper, as Novu without translations", () => {
     expect(() => render("{{i18n 'greeting'}}", {})).toThrow(/Missing helper/);
+  });
+});
+
+describe("limits", () => {
+  const list = Array.from({ length: 2_000 }, (_, index) => index);
+  const big = "x".repeat(1_000_000);
+
+  it("ends loops over loops at the render's time limit, written as each or as sections, and renders again afterwards", () => {
+    const started = performance.now();
+    expect(() => renderHandlebars("{{#each list}}{{#each ../list}}{{#each ../../list}}.{{/each}}{{/each}}{{/each}}", { list }, 50)).toThrow(
+      /took longer than a render may take/,
+    );
+    expect(() => renderHandlebars("{{#list}}{{#../list}}{{#../../list}}.{{/../../list}}{{/../list}}{{/list}}", { list }, 50)).toThrow(
+      /took longer than a render may take/,
+    );
+    // Not the 8 billion iterations the loops hold; the bound is loose, for a busy machine.
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(renderHandlebars("{{#each list}}{{#if @first}}{{this}}{{/if}}{{/each}}", { list }, 50)).toBe("0");
+  });
+
+  it("refuses a render that produces more than ten million characters, with or without a loop", () => {
+    expect(() => renderHandlebars("{{#each list}}{{../big}}{{/each}}", { list, big }, 1_000)).toThrow(/loops produce more than 10000000 characters/);
+    expect(() => renderHandlebars("{{big}}".repeat(11), { big }, 1_000)).toThrow(/produces more than 10000000 characters/);
+    expect(renderHandlebars("{{big}}".repeat(10), { big }, 1_000)).toHaveLength(10_000_000);
   });
 });

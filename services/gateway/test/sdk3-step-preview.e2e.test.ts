@@ -102,6 +102,23 @@ describe("workflows.steps.generatePreview through @novu/api 3.19.1", () => {
       once,
     );
     expect(answered.result.result).toEqual({ type: "sms", preview: { body: "Big order for Ada" } });
+
+    // Loops over loops of the previewed payload stop at the render's limit: the gateway answers, and goes on answering.
+    const nested = await stack.request<{ data: { _id: string; steps: { _id: string }[] } }>("POST", "/v1/workflows", {
+      name: "Nested loops",
+      notificationGroupId: (await stack.request<{ data: { _id: string }[] }>("GET", "/v1/notification-groups")).body.data[0]!._id,
+      steps: [{ template: { type: "sms", content: "{{#each list}}{{#each ../list}}{{#each ../../list}}.{{/each}}{{/each}}{{/each}}" } }],
+    });
+    expect(nested.status, JSON.stringify(nested.body)).toBe(201);
+    const stopped = await novu.workflows.steps.generatePreview(
+      {
+        workflowId: nested.body.data._id,
+        stepId: nested.body.data.steps[0]!._id,
+        generatePreviewRequestDto: { previewPayload: { payload: { list: Array.from({ length: 3_000 }, (_, index) => index) } } },
+      },
+      once,
+    );
+    expect(stopped.result.result).toMatchObject({ type: "sms", preview: {}, error: { message: expect.stringMatching(/took longer than a render may take/) } });
   });
 
   it("renders a chat step found by the workflow's _id and the step's _id", async () => {

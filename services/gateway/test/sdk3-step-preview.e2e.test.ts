@@ -86,39 +86,35 @@ describe("workflows.steps.generatePreview through @novu/api 3.19.1", () => {
     });
   });
 
-  it("renders a workflow written through v1 with handlebars and Novu's helpers", async () => {
+  /** The preview of the only step of an SMS workflow written through v1 with this content. */
+  async function previewV1(name: string, content: string, payload: Record<string, unknown>) {
     const written = await stack.request<{ data: { _id: string; steps: { _id: string }[] } }>("POST", "/v1/workflows", {
-      name: "Handlebars previews",
+      name,
       notificationGroupId: (await stack.request<{ data: { _id: string }[] }>("GET", "/v1/notification-groups")).body.data[0]!._id,
-      steps: [{ template: { type: "sms", content: "{{#gt total 1000}}Big{{else}}Small{{/gt}} order for {{titlecase name}}" } }],
+      steps: [{ template: { type: "sms", content } }],
     });
     expect(written.status, JSON.stringify(written.body)).toBe(201);
     const answered = await novu.workflows.steps.generatePreview(
-      {
-        workflowId: written.body.data._id,
-        stepId: written.body.data.steps[0]!._id,
-        generatePreviewRequestDto: { previewPayload: { payload: { total: 1500, name: "ada" } } },
-      },
+      { workflowId: written.body.data._id, stepId: written.body.data.steps[0]!._id, generatePreviewRequestDto: { previewPayload: { payload } } },
       once,
     );
-    expect(answered.result.result).toEqual({ type: "sms", preview: { body: "Big order for Ada" } });
+    return answered.result.result;
+  }
 
-    // Loops over loops of the previewed payload stop at the render's limit: the gateway answers, and goes on answering.
-    const nested = await stack.request<{ data: { _id: string; steps: { _id: string }[] } }>("POST", "/v1/workflows", {
-      name: "Nested loops",
-      notificationGroupId: (await stack.request<{ data: { _id: string }[] }>("GET", "/v1/notification-groups")).body.data[0]!._id,
-      steps: [{ template: { type: "sms", content: "{{#each list}}{{#each ../list}}{{#each ../../list}}.{{/each}}{{/each}}{{/each}}" } }],
+  it("renders a workflow written through v1 with handlebars and Novu's helpers", async () => {
+    expect(
+      await previewV1("Handlebars previews", "{{#gt total 1000}}Big{{else}}Small{{/gt}} order for {{titlecase name}}", { total: 1500, name: "ada" }),
+    ).toEqual({
+      type: "sms",
+      preview: { body: "Big order for Ada" },
     });
-    expect(nested.status, JSON.stringify(nested.body)).toBe(201);
-    const stopped = await novu.workflows.steps.generatePreview(
-      {
-        workflowId: nested.body.data._id,
-        stepId: nested.body.data.steps[0]!._id,
-        generatePreviewRequestDto: { previewPayload: { payload: { list: Array.from({ length: 3_000 }, (_, index) => index) } } },
-      },
-      once,
-    );
-    expect(stopped.result.result).toMatchObject({ type: "sms", preview: {}, error: { message: expect.stringMatching(/took longer than a render may take/) } });
+    // Loops over loops of the previewed payload stop at the render's limit: the gateway answers, and goes on answering.
+    const loops = "{{#each list}}{{#each ../list}}{{#each ../../list}}.{{/each}}{{/each}}{{/each}}";
+    expect(await previewV1("Nested loops", loops, { list: Array.from({ length: 3_000 }, (_, index) => index) })).toMatchObject({
+      type: "sms",
+      preview: {},
+      error: { message: expect.stringMatching(/took longer than a render may take/) },
+    });
   });
 
   it("renders a chat step found by the workflow's _id and the step's _id", async () => {

@@ -145,8 +145,22 @@ function itemCount(each: string, iterations: unknown, render: Render): number {
   return typeof iterations === "number" && iterations > 0 ? Math.min(count, iterations) : count;
 }
 
+/**
+ * Blocks a resolved document may hold. Repeats multiply their content by the length of a payload
+ * list, nested repeats by the product of lengths, and blocks without text cost no rendering time:
+ * without a bound, a document could grow past what the HTML renderer can make in any time.
+ */
+const MAX_RESOLVED_NODES = 20_000;
+
+/** Blocks a document being resolved may still become. */
+interface NodeAllowance {
+  left: number;
+}
+
 /** The nodes a node becomes: none when its condition fails, its content once per item when it repeats, else itself with its children resolved. */
-function resolved(node: MailyNode, render: Render): MailyNode[] {
+function resolved(node: MailyNode, render: Render, allowance: NodeAllowance): MailyNode[] {
+  allowance.left -= 1;
+  if (allowance.left < 0) throw new Error(`the block-editor document grows beyond ${MAX_RESOLVED_NODES} blocks when its repeats are resolved`);
   const attrs = node.attrs ?? {};
   let current = node;
   const condition = attrs["showIfKey"];
@@ -159,7 +173,7 @@ function resolved(node: MailyNode, render: Render): MailyNode[] {
   if ((current.type === "repeat" || current.type === "for") && typeof each === "string") {
     const listPath = expressionOf(each).split("|")[0]!.trim();
     const items = Array.from({ length: itemCount(each, attrs["iterations"], render) }, (_, index) => index);
-    return items.flatMap((index) => (current.content ?? []).flatMap((child) => resolved(forItem(child, listPath, index), render)));
+    return items.flatMap((index) => (current.content ?? []).flatMap((child) => resolved(forItem(child, listPath, index), render, allowance)));
   }
   if (current.type === "variable" && typeof attrs["id"] === "string") {
     current = { ...current, type: "text", text: attrs["id"] };
@@ -167,7 +181,7 @@ function resolved(node: MailyNode, render: Render): MailyNode[] {
   const rendered: MailyNode = { ...current };
   if (typeof current.text === "string") rendered.text = render(current.text);
   if (current.attrs) rendered.attrs = renderedAttributes(current.attrs, render);
-  if (current.content) rendered.content = current.content.flatMap((child) => resolved(child, render));
+  if (current.content) rendered.content = current.content.flatMap((child) => resolved(child, render, allowance));
   if (current.marks) rendered.marks = current.marks.map((mark) => (mark.attrs ? { ...mark, attrs: renderedAttributes(mark.attrs, render) } : mark));
   return [rendered];
 }
@@ -179,7 +193,7 @@ const isEmptyParagraph = (node: MailyNode) => node.type === "paragraph" && !node
 
 /** The document (as mailyDocumentOf prepares it) with its conditions, repeats and variables resolved for one run, without trailing empty paragraphs. */
 export function renderMailyDocument(document: MailyNode, render: Render): MailyNode {
-  const [root = { type: "doc", content: [] }] = resolved(document, render);
+  const [root = { type: "doc", content: [] }] = resolved(document, render, { left: MAX_RESOLVED_NODES });
   const content = root.content ?? [];
   let end = content.length;
   while (end > 0 && isEmptyParagraph(content[end - 1]!)) end -= 1;

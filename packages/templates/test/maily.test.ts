@@ -87,6 +87,17 @@ describe("block-editor (Maily) email bodies of liquid workflows", () => {
     const depth = 5_000;
     const deep = `{"type":"doc","content":[${'{"type":"paragraph","content":['.repeat(depth)}{"type":"text","text":"x"}${"]}".repeat(depth)}]}`;
     expect(() => renderContent(template(deep), run())).toThrow("the block-editor document nests deeper than 64 levels");
+    // Repeats within repeats over a payload list: refused once the document would hold too many blocks.
+    const list = Array.from({ length: 1_000 }, (_, index) => index);
+    const rule: MailyNode = { type: "horizontalRule" };
+    const repeated = {
+      type: "doc",
+      content: [{ type: "repeat", attrs: { each: "payload.list" }, content: [{ type: "repeat", attrs: { each: "payload.list" }, content: [rule] }] }],
+    };
+    const withList = renderer(workflowsV1.TemplateEngine.LIQUID, { payload: { list }, subscriber: {} });
+    expect(() => renderContent(template(JSON.stringify(repeated)), withList)).toThrow(
+      "the block-editor document grows beyond 20000 blocks when its repeats are resolved",
+    );
     // A workflow written through v1 has HTML bodies, even one that reads as JSON.
     expect(renderContent(template('{"type":"doc"}'), run(workflowsV1.TemplateEngine.HANDLEBARS)).content).toEqual({ case: "text", value: '{"type":"doc"}' });
   });

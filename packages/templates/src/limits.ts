@@ -1,5 +1,9 @@
-/** Characters one render may produce: a real message is far below it, a loop over a loop far above. */
-export const MAX_RENDER_OUTPUT = 10_000_000;
+/**
+ * Characters one render may produce. A real message is far below it (mail clients clip HTML
+ * past about a hundred kilobytes), a loop over a loop far above; and each subscriber's message
+ * is stored, so what one render may make, a fan-out writes once per subscriber.
+ */
+export const MAX_RENDER_OUTPUT = 2_000_000;
 
 /**
  * A render's output, refused when longer than MAX_RENDER_OUTPUT. Printing a large payload value

@@ -32,5 +32,6 @@ export async function emailHtml(
 ): Promise<string> {
   const html = content.case === "maily" ? await mailyHtml(content.value) : content.value;
   const sanitized = render.engine === workflowsV1.TemplateEngine.LIQUID && template.disableOutputSanitization !== true;
-  return sanitized ? sanitizeHtml(html, NOVU_EMAIL_HTML) : html;
+  // Sanitizing costs about as much as rendering a template over the same HTML: the budget counts it.
+  return sanitized ? render.charge(() => sanitizeHtml(html, NOVU_EMAIL_HTML)) : html;
 }

@@ -15,7 +15,11 @@ export interface RenderContext {
 }
 
 /** Renders one template text of a run; throws on a template that does not render (the step then fails). */
-export type Render = ((template: string) => string) & { readonly engine: workflowsV1.TemplateEngine };
+export type Render = ((template: string) => string) & {
+  readonly engine: workflowsV1.TemplateEngine;
+  /** Runs work the rendered output needs (sanitizing its HTML) within the same budget as the renders. */
+  readonly charge: <T>(work: () => T) => T;
+};
 
 /**
  * The rendering time the runs of one job share (step conditions count as rendering). A real
@@ -72,16 +76,17 @@ export function renderer(engine: workflowsV1.TemplateEngine, context: RenderCont
   budget.runs += 1;
   // Both engines stop a render at its limit: what the budget has left, and never more than RENDER_LIMIT_MS.
   const limitMs = () => Math.max(1, Math.min(RENDER_LIMIT_MS, allowanceMs(budget)));
+  const charge = <T>(work: () => T): T => withinBudget(budget, work);
   if (engine === workflowsV1.TemplateEngine.LIQUID) {
     const data = liquidData(context);
     return Object.assign(
       charged((template: string) => renderLiquid(template, data, limitMs()), budget),
-      { engine },
+      { engine, charge },
     );
   }
   const data = handlebarsData(context);
   return Object.assign(
     charged((template: string) => renderHandlebars(template, data, limitMs()), budget),
-    { engine: workflowsV1.TemplateEngine.HANDLEBARS },
+    { engine: workflowsV1.TemplateEngine.HANDLEBARS, charge },
   );
 }

@@ -3,7 +3,7 @@ import { commonV1, workflowsV1 } from "@notify/proto";
 import { describe, expect, it } from "vitest";
 import { emailHtml } from "../src/email.js";
 import { renderContent } from "../src/message.js";
-import { renderer } from "../src/render.js";
+import { renderBudget, renderer } from "../src/render.js";
 
 const { HANDLEBARS, LIQUID } = workflowsV1.TemplateEngine;
 const BODY = '<html><head><style>p{color:#111}</style></head><body><p style="margin:0">Hi {{ payload.name }}{{name}}</p></body></html>';
@@ -31,5 +31,18 @@ describe("the HTML an email step sends", () => {
     const v1 = await sent(HANDLEBARS);
     expect(v1).toMatch(/^<html><head><style>p\{color:#111\}<\/style><\/head><body><p style="margin:0">Hi &lt;b&gt;Ada&lt;\/b&gt;&lt;script&gt;/);
     expect(v1).not.toContain("<script>");
+  });
+
+  it("is sanitized within the job's rendering budget: HTML a spent budget would sanitize is refused", async () => {
+    const template = create(workflowsV1.MessageTemplateSchema, { type: commonV1.StepType.EMAIL, content: { case: "text", value: BODY } });
+    const budget = renderBudget();
+    const render = renderer(LIQUID, { payload: { name: "Ada" }, subscriber: {} }, budget);
+    const rendered = renderContent(template, render);
+    if (rendered.content.case !== "text") throw new Error("not an HTML body");
+    const spentBefore = budget.spentMs;
+    await emailHtml(template, rendered.content, render);
+    expect(budget.spentMs).toBeGreaterThan(spentBefore);
+    budget.spent = true;
+    await expect(emailHtml(template, rendered.content, render)).rejects.toThrow(/took too long for this job/);
   });
 });

@@ -38,6 +38,13 @@ describe("email body", () => {
     expect(renderEmailBody([{ type: "button", content: "https://x.test/a", url: "https://x.test/a" }]).text).toBe("https://x.test/a");
   });
 
+  it("derives a text alternative from markup nested far deeper than any mail, keeping what it can reach", () => {
+    const depth = 50_000;
+    const { text } = renderEmailBody(`<p>Top</p>${"<div>".repeat(depth)}deep${"</div>".repeat(depth)}`);
+    expect(text).toMatch(/^Top/);
+    expect(text).not.toContain("deep");
+  });
+
   it("answers empty text for empty content", () => {
     expect(renderEmailBody("").text).toBe("");
     expect(renderEmailBody([]).text).toBe("");

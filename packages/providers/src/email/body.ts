@@ -55,9 +55,14 @@ function blocksHtml(blocks: readonly EmailBlock[]): string {
   );
 }
 
-/** Compiled once: the selectors and options are the same for every mail. */
+/**
+ * Compiled once: the selectors and options are the same for every mail. The walk of the parsed
+ * HTML recurses per level, so below a depth no real mail reaches it stops (markup nested tens of
+ * thousands deep would otherwise exhaust the stack, after seconds of work).
+ */
 const toText = compile({
   wordwrap: false,
+  limits: { maxDepth: 100 },
   selectors: [
     { selector: "a", options: { hideLinkHrefIfSameAsText: true } },
     { selector: "img", format: "skip" },

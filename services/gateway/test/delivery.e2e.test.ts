@@ -63,6 +63,38 @@ describe("email through SMTP", () => {
     expect(details).toEqual([expect.objectContaining({ _messageId: message._id, status: "Success", providerId: "nodemailer", isRetry: false })]);
   });
 
+  it("sends large mails to many at once, and ends a mail larger than the stream carries as an error", async () => {
+    // Sixty bodies of thirty kilobytes are more than a stream message carries: the sends travel on smaller pages.
+    const to = Array.from({ length: 60 }, (_, index) => ({ subscriberId: `bulk-${index}`, firstName: "Bulk", email: `bulk-${index}@example.com` }));
+    const filler = "lorem ipsum ".repeat(2_500);
+    const reply = await stack.request("POST", "/v1/events/trigger", {
+      name: workflow,
+      to,
+      payload: { amount: filler, id: "r2" },
+      transactionId: "t-mail-bulk",
+    });
+    expect(reply.body.data.status).toBe("processed");
+    const sent = await eventually(async () => {
+      const messages = await messagesOf(stack, "t-mail-bulk", "email");
+      return messages.length === to.length && messages.every(delivered) ? messages : undefined;
+    }, 30_000);
+    expect(sent.every((message) => message.status === "sent")).toBe(true);
+    expect(new Set(sink.received.flatMap((mail) => mail.envelope.to).filter((address) => address.startsWith("bulk-"))).size).toBe(to.length);
+
+    // A body that prints a large payload value three times is more than any stream message carries.
+    const tripled = await createWorkflow(stack, "Tripled", [{ template: { type: "email", subject: "Thrice", content: "<p>{{big}}</p>".repeat(3) } }]);
+    const triggered = await stack.request("POST", "/v1/events/trigger", {
+      name: tripled,
+      to: "ada",
+      payload: { big: "x".repeat(400_000) },
+      transactionId: "t-mail-huge",
+    });
+    expect(triggered.body.data.status).toBe("processed");
+    const refused = await settledMessage(stack, "t-mail-huge", "email", (message) => message.status === "error");
+    expect(refused.errorId).toBe("mail_unexpected_error");
+    expect(refused.errorText).toMatch(/^The message is \d+ bytes to send: more than the message stream carries, so it is not sent$/);
+  });
+
   it("records a subscriber without an email address as a warning and sends nothing", async () => {
     const before = sink.received.length;
     await stack.request("POST", "/v1/events/trigger", { name: workflow, to: "no-address", transactionId: "t-mail-2" });

@@ -1,11 +1,20 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { timestampNow, type Timestamp } from "@bufbuild/protobuf/wkt";
 import type { CallOptions, Client } from "@connectrpc/connect";
-import { deliveriesV1, type messagesV1 } from "@notify/proto";
+import { deliveriesV1, messagesV1 } from "@notify/proto";
+import type { DeliveryChannel } from "@notify/providers";
 import { channelName, jobSubject, publishJobs, type Channel, type JobStream, type Origin, type OutgoingJob } from "@notify/runtime";
 import type { NatsConnection } from "nats";
 import type { Composed } from "./compose.js";
 import { writeMessages } from "./message-groups.js";
+
+/** Novu's errorId for a send that failed, per channel. */
+export const FAILURE_ERROR_IDS: Record<DeliveryChannel, string> = {
+  email: "mail_unexpected_error",
+  sms: "unexpected_sms_error",
+  chat: "unexpected_chat_error",
+  push: "unexpected_push_error",
+};
 
 /** Messages with a send per CreateMessages call (each answers its id, so they are not grouped). */
 const SENDS_PER_CALL = 1_000;
@@ -22,22 +31,56 @@ export const pageSubject = (stream: JobStream, channel: Channel) => jobSubject(s
 /** Whether a subject of the deliveries stream holds pages (else one DeliveryJob, as published before pages). */
 export const isPageSubject = (stream: JobStream, subject: string) => subject.startsWith(`${stream.subjectPrefix}.pages.`);
 
-/** Hands pages of sends to the delivery stage: resolves once the stream has them. */
-export type PublishDeliveries = (pages: readonly deliveriesV1.DeliveryPage[]) => Promise<void>;
+/**
+ * Hands pages of sends to the delivery stage: resolves once the stream has them, with the sends
+ * too large for a stream message on their own, which were not handed over.
+ */
+export type PublishDeliveries = (pages: readonly deliveriesV1.DeliveryPage[]) => Promise<deliveriesV1.DeliveryJob[]>;
+
+/** Room a stream message keeps for its headers (message id, trace) besides the page. */
+const HEADER_ROOM_BYTES = 16 * 1024;
+
+/**
+ * The pages as stream messages of at most `maxBytes`: a page over it is split in halves until each
+ * part fits (a page of big emails or push payloads), and a send that does not fit on its own is
+ * answered apart.
+ */
+export function encodePages(
+  pages: readonly deliveriesV1.DeliveryPage[],
+  maxBytes: number,
+): { encoded: { page: deliveriesV1.DeliveryPage; data: Uint8Array }[]; tooLarge: deliveriesV1.DeliveryJob[] } {
+  const encoded: { page: deliveriesV1.DeliveryPage; data: Uint8Array }[] = [];
+  const tooLarge: deliveriesV1.DeliveryJob[] = [];
+  const place = (page: deliveriesV1.DeliveryPage) => {
+    const data = toBinary(deliveriesV1.DeliveryPageSchema, page);
+    if (data.length <= maxBytes) encoded.push({ page, data });
+    else if (page.jobs.length === 1) tooLarge.push(page.jobs[0]!);
+    else {
+      const half = Math.ceil(page.jobs.length / 2);
+      for (const jobs of [page.jobs.slice(0, half), page.jobs.slice(half)]) place(create(deliveriesV1.DeliveryPageSchema, { ...page, jobs }));
+    }
+  };
+  for (const page of pages) place(page);
+  return { encoded, tooLarge };
+}
 
 /** The origin of the work a send comes from (its request id and trace), if it has one. */
 export type OriginOfSend = (job: deliveriesV1.DeliveryJob) => Origin | undefined;
 
+/** NATS's own bound on a message, for a connection whose server has not said its own. */
+const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
+
 export function deliveryPublisher(nats: NatsConnection, stream: JobStream, originOf: OriginOfSend): PublishDeliveries {
-  return (pages) =>
-    publishJobs(
+  return async (pages) => {
+    const { encoded, tooLarge } = encodePages(pages, (nats.info?.max_payload ?? DEFAULT_MAX_PAYLOAD) - HEADER_ROOM_BYTES);
+    await publishJobs(
       nats,
-      pages.map((page): OutgoingJob => {
+      encoded.map(({ page, data }): OutgoingJob => {
         const first = page.jobs[0]!;
         const handedBack = Math.max(...page.jobs.map((job) => job.handedBack));
         return {
           subject: pageSubject(stream, first.channel),
-          data: toBinary(deliveriesV1.DeliveryPageSchema, page),
+          data,
           // The same page published again (by a redelivered trigger job, or handed back again by
           // a second copy of its page) is absorbed here, and past the stream's window by the send leases.
           msgID: `${first.messageId}.${page.jobs.at(-1)!.messageId}.${page.jobs.length}.${handedBack}`,
@@ -45,6 +88,8 @@ export function deliveryPublisher(nats: NatsConnection, stream: JobStream, origi
         };
       }),
     );
+    return tooLarge;
+  };
 }
 
 /**
@@ -107,7 +152,33 @@ export async function writeAndHandOver(
         ...(delivery!.continuation ? { continuation: delivery!.continuation } : {}),
       });
     });
-    await publish(pagesOf(jobs));
+    await refuseTooLarge(await publish(pagesOf(jobs)), client, call);
   }
   return created;
+}
+
+/**
+ * Ends as an error each message whose send is larger than a stream message may be (an email with
+ * large attachments, or a body near the rendering bound): it cannot reach the delivery stage, and
+ * the other sends of its page go on without it.
+ */
+async function refuseTooLarge(jobs: readonly deliveriesV1.DeliveryJob[], client: Client<typeof messagesV1.MessageService>, call: CallOptions) {
+  if (jobs.length === 0) return;
+  const startedAt = timestampNow();
+  const attempts = jobs.map((job) => {
+    const errorText = `The message is ${toBinary(deliveriesV1.DeliveryJobSchema, job).length} bytes to send: more than the message stream carries, so it is not sent`;
+    const channel = channelName(job.channel) as DeliveryChannel;
+    return {
+      messageId: job.messageId,
+      attempt: 1,
+      providerId: job.providerId,
+      status: messagesV1.AttemptStatus.FAILED,
+      startedAt,
+      durationMs: 0,
+      detail: errorText,
+      errorId: FAILURE_ERROR_IDS[channel],
+      errorText,
+    };
+  });
+  await client.recordDeliveries({ attempts }, call);
 }

@@ -31,7 +31,7 @@ import {
   type Logger,
   type Pool,
 } from "@notify/runtime";
-import { isPageSubject, pagesOf, pageSubject, type PublishDeliveries } from "./deliveries.js";
+import { FAILURE_ERROR_IDS, isPageSubject, pagesOf, pageSubject, type PublishDeliveries } from "./deliveries.js";
 import { createLanes, createRoom, type LaneTicket } from "./lanes.js";
 import * as store from "./store.js";
 
@@ -73,14 +73,6 @@ function deliveryChannelOf(channel: Channel): DeliveryChannel | undefined {
 function writtenAtMs(job: deliveriesV1.DeliveryJob): number | undefined {
   return job.createdAt ? timestampDate(job.createdAt).getTime() : undefined;
 }
-
-/** Novu's errorId for a provider that refused or failed, per channel. */
-const FAILURE_ERROR_IDS: Record<DeliveryChannel, string> = {
-  email: "mail_unexpected_error",
-  sms: "unexpected_sms_error",
-  chat: "unexpected_chat_error",
-  push: "unexpected_push_error",
-};
 
 export const OUTCOME_UNKNOWN = "delivery_outcome_unknown";
 export const TOO_OLD = "delivery_too_old";
@@ -661,7 +653,9 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
       pages.push(...pagesOf(jobs, timestampFromMs(Date.now() + sends[end - 1]!.retryInMs)));
       start = end;
     }
-    await deps.handBack(pages);
+    // Each of these sends fitted a stream message when it was first handed over.
+    const unfit = await deps.handBack(pages);
+    if (unfit.length > 0) throw new Error(`${unfit.length} sends handed back do not fit a stream message`);
     for (const { reason } of sends) handedBackSeries[reason].inc();
   }
 

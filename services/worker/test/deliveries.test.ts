@@ -1,11 +1,11 @@
-import { create } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { createClient } from "@connectrpc/connect";
 import { commonV1, deliveriesV1, integrationsV1, messagesV1 } from "@notify/proto";
 import { scopeHeaders, type ServiceRegistry } from "@notify/runtime";
 import { inMemoryTransport } from "@notify/testing";
 import { describe, expect, it } from "vitest";
-import { isPageSubject, pagesOf, pageSubject, SENDS_PER_PAGE, writeAndHandOver } from "../src/deliveries.js";
+import { encodePages, isPageSubject, pagesOf, pageSubject, SENDS_PER_PAGE, writeAndHandOver } from "../src/deliveries.js";
 
 const send = (messageId: string, integrationId: string, transactionId = "txn-1") =>
   create(deliveriesV1.DeliveryJobSchema, { messageId, integrationId, transactionId, channel: commonV1.Channel.CHAT });
@@ -28,6 +28,32 @@ describe("pages of sends", () => {
     expect(pages.every((page) => page.notBefore === undefined)).toBe(true);
     const later = timestampFromMs(Date.now() + 1_000);
     expect(pagesOf([send("d0", "slack")], later)[0]!.notBefore).toEqual(later);
+  });
+
+  it("splits a page into halves until each fits a stream message, keeping order and due time, and answers a send too large on its own apart", () => {
+    const sized = (messageId: string, bytes: number) =>
+      create(deliveriesV1.DeliveryJobSchema, {
+        messageId,
+        integrationId: "smtp",
+        transactionId: "txn-1",
+        channel: commonV1.Channel.EMAIL,
+        content: { case: "email", value: { to: ["a@example.com"], body: { case: "html", value: "x".repeat(bytes) } } },
+      });
+    const later = timestampFromMs(Date.now() + 1_000);
+    const jobs = [...Array.from({ length: 10 }, (_, index) => sized(`m${index}`, 30_000)), sized("huge", 200_000)];
+    const { encoded, tooLarge } = encodePages(pagesOf(jobs, later), 100_000);
+    expect(tooLarge.map((job) => job.messageId)).toEqual(["huge"]);
+    expect(encoded.flatMap(({ page }) => page.jobs.map((job) => job.messageId))).toEqual(jobs.slice(0, 10).map((job) => job.messageId));
+    expect(encoded.every(({ data }) => data.length <= 100_000)).toBe(true);
+    expect(encoded.length).toBeGreaterThan(1);
+    expect(
+      encoded.every(
+        ({ page, data }) => page.notBefore?.seconds === later.seconds && fromBinary(deliveriesV1.DeliveryPageSchema, data).jobs.length === page.jobs.length,
+      ),
+    ).toBe(true);
+    // Pages that fit are encoded once, as they are.
+    const small = pagesOf([send("s0", "slack"), send("s1", "slack")]);
+    expect(encodePages(small, 100_000)).toEqual({ encoded: [{ page: small[0], data: toBinary(deliveriesV1.DeliveryPageSchema, small[0]!) }], tooLarge: [] });
   });
 
   it("publishes pages on a subject of their own, apart from the single sends of before", () => {
@@ -69,7 +95,16 @@ describe("handing sends over", () => {
     const published: deliveriesV1.DeliveryPage[] = [];
     const before = Date.now();
     const scope = { organizationId: "org-1", environmentId: "env-1" };
-    await writeAndHandOver(composed, scope, messages, async (pages) => void published.push(...pages), { headers: scopeHeaders(scope) });
+    await writeAndHandOver(
+      composed,
+      scope,
+      messages,
+      async (pages) => {
+        published.push(...pages);
+        return [];
+      },
+      { headers: scopeHeaders(scope) },
+    );
     const jobs = published.flatMap((page) => page.jobs);
     expect(jobs.map((job) => job.messageId)).toEqual(["m-new", "m-old"]);
     expect(timestampDate(jobs[0]!.createdAt!).getTime()).toBeGreaterThanOrEqual(before);

@@ -169,6 +169,7 @@ function services(options: { subscribers?: string[]; topics?: Record<string, str
     // These workflows send in-app only: nothing is handed to the delivery stage.
     publishDeliveries: async (jobs) => {
       if (jobs.length > 0) throw new Error(`unexpected sends: ${jobs.length}`);
+      return [];
     },
   };
   return { deps, calls };

@@ -148,6 +148,23 @@ describe("POST /v1/events/trigger", () => {
     expect(reply.body.errors).toBeDefined();
   });
 
+  it("refuses a trigger whose job would be larger than a stream message carries, and runs the next one", async () => {
+    // Each template is within the bound on one template; five of them with the payload are not.
+    const long = `<p>{{name}}</p>${"x".repeat(220_000)}`;
+    const heavy = await createWorkflow({ name: "Heavy", steps: Array.from({ length: 5 }, () => inApp(long)) });
+    const refused = await trigger({ name: heavy, to: "ada", payload: { name: "Ada" } });
+    expect(refused.status).toBe(422);
+    expect(refused.body.message).toMatch(/^The trigger takes \d+ bytes with its workflow's steps, more than the \d+ a trigger may take/);
+    const bulk = await stack.request<Data<{ status: string }[]>>("POST", "/v1/events/trigger/bulk", {
+      events: [
+        { name: heavy, to: "ada" },
+        { name: welcome, to: "ada", transactionId: "after-heavy" },
+      ],
+    });
+    expect(bulk.body.data.map((result) => result.status)).toEqual(["error", "processed"]);
+    expect(await awaitMessages("after-heavy", 1)).toHaveLength(1);
+  });
+
   it("answers invalid_recipients when every recipient is invalid, and lists invalid ones when others proceed", async () => {
     const none = await trigger({ name: welcome, to: ["bad id!", "also bad"] });
     expect(none.body.data.status).toBe("invalid_recipients");

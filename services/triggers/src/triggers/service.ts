@@ -133,14 +133,24 @@ function payloadRefusal(workflow: workflowsV1.Workflow, event: triggersV1.Trigge
 }
 
 interface Accepted {
+  /** The trigger record's id, and its job's. */
+  id: string;
   transactionId: string;
   workflow: workflowsV1.Workflow;
   event: triggersV1.TriggerEvent;
-  tenant: triggersV1.TenantInput | undefined;
+  /** The job, encoded: the event with the workflow as it is now. */
+  job: Uint8Array;
   /** The recipients the job goes to; the invalid ones are reported instead. */
-  valid: triggersV1.Recipient[];
   invalid: string[];
 }
+
+/**
+ * The most a trigger job may take: NATS refuses a stream message over its max_payload (1 MiB unless
+ * the server raises it), and the jobs that resume a run later carry up to a thousand subscriber and
+ * digest ids more than the job they come from. A job over it could never be published, and would
+ * hold the outbox for every later trigger.
+ */
+const MAX_JOB_BYTES = 1024 * 1024 - 128 * 1024;
 
 type Decision = { outcome: triggersV1.TriggerOutcome } | { accepted: Accepted };
 
@@ -155,6 +165,16 @@ export function createTriggerService({ pool, jobSubject, workflowsByIdentifier }
   return {
     async triggerBatch(request, context) {
       const scope = scopeOf(context);
+      // The workflow's part of the jobs, encoded once per workflow of the batch.
+      const workflowFields = new Map<workflowsV1.Workflow, Uint8Array>();
+      const workflowFieldOf = (workflow: workflowsV1.Workflow) => {
+        let field = workflowFields.get(workflow);
+        if (!field) {
+          field = encodedWorkflowField(workflow);
+          workflowFields.set(workflow, field);
+        }
+        return field;
+      };
       const events = request.events;
       if (events.length > MAX_EVENTS) throw invalidField("events", `at most ${MAX_EVENTS} events per call`, events.length);
       if (events.length === 0) return { outcomes: [] };
@@ -209,7 +229,26 @@ export function createTriggerService({ pool, jobSubject, workflowsByIdentifier }
             ),
           };
         }
-        return { accepted: { transactionId, workflow, event, tenant, valid, invalid } };
+        const id = objectId();
+        const job = Buffer.concat([
+          toBinary(
+            TriggerJobSchema,
+            create(TriggerJobSchema, {
+              triggerId: id,
+              organizationId: scope.organizationId,
+              environmentId: scope.environmentId,
+              transactionId,
+              event: { ...event, transactionId, to: valid, origin: {} },
+              ...(tenant ? { tenant } : {}),
+            }),
+          ),
+          workflowFieldOf(workflow),
+        ]);
+        if (job.length > MAX_JOB_BYTES) {
+          const message = `The trigger takes ${job.length} bytes with its workflow's steps, more than the ${MAX_JOB_BYTES} a trigger may take: send a smaller payload or split the workflow's templates`;
+          return { outcome: create(triggersV1.TriggerOutcomeSchema, { outcome: { case: "error", value: { code: Code.InvalidArgument, message } } }) };
+        }
+        return { accepted: { id, transactionId, workflow, event, job, invalid } };
       });
 
       // A transaction id repeated inside the batch is accepted once, like one repeated across calls.
@@ -219,37 +258,17 @@ export function createTriggerService({ pool, jobSubject, workflowsByIdentifier }
           firstOfTransaction.set(decision.accepted.transactionId, decision.accepted);
         }
       }
-      const toRecord = [...firstOfTransaction.values()].map((accepted) => ({
-        ...accepted,
-        id: objectId(),
-      }));
+      const toRecord = [...firstOfTransaction.values()];
       if (toRecord.length > 0) {
         // Events that travel with others' name their own request; the rest continue this call.
         const callOrigin = currentOrigin();
-        const workflowFields = new Map<workflowsV1.Workflow, Uint8Array>();
         const jobs = toRecord.map((accepted) => {
-          let workflowField = workflowFields.get(accepted.workflow);
-          if (!workflowField) {
-            workflowField = encodedWorkflowField(accepted.workflow);
-            workflowFields.set(accepted.workflow, workflowField);
-          }
-          const job = toBinary(
-            TriggerJobSchema,
-            create(TriggerJobSchema, {
-              triggerId: accepted.id,
-              organizationId: scope.organizationId,
-              environmentId: scope.environmentId,
-              transactionId: accepted.transactionId,
-              event: { ...accepted.event, transactionId: accepted.transactionId, to: accepted.valid, origin: {} },
-              ...(accepted.tenant ? { tenant: accepted.tenant } : {}),
-            }),
-          );
           const origin = Object.keys(accepted.event.origin).length > 0 ? accepted.event.origin : callOrigin;
           return {
             id: accepted.id,
             transactionId: accepted.transactionId,
             workflowId: accepted.workflow.id,
-            job: Buffer.concat([job, workflowField]),
+            job: accepted.job,
             origin: Object.keys(origin).length > 0 ? origin : null,
           };
         });

@@ -54,6 +54,14 @@ export interface OutgoingJob {
   origin?: Origin | undefined;
 }
 
+/** NATS's own bound on a message, for a connection whose server has not said its own. */
+const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
+/** Room a job's message keeps for its headers (message id, trace) besides its data. */
+const HEADER_ROOM_BYTES = 16 * 1024;
+
+/** The most a job's data may take on this connection: the server refuses a message over its max_payload. */
+export const maxJobBytes = (nats: NatsConnection): number => (nats.info?.max_payload ?? DEFAULT_MAX_PAYLOAD) - HEADER_ROOM_BYTES;
+
 /** Why the stream refused a publish, if its acknowledgement says it did. */
 function refusal(ack: Msg): Error | undefined {
   // No stream listens on the subject: the server answers the reply subject with status 503.

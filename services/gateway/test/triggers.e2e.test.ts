@@ -1,3 +1,4 @@
+import { createPool } from "@notify/runtime";
 import { eventually } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStack, type Data, type Stack } from "./stack.js";
@@ -163,6 +164,19 @@ describe("POST /v1/events/trigger", () => {
     });
     expect(bulk.body.data.map((result) => result.status)).toEqual(["error", "processed"]);
     expect(await awaitMessages("after-heavy", 1)).toHaveLength(1);
+
+    // One that got into the outbox anyway (accepted under a larger bound) is dropped, not retried ahead of the rest.
+    const pool = createPool(stack.database.url, 1);
+    try {
+      await pool.query("INSERT INTO triggers.outbox (environment_id, trigger_id, subject, job) VALUES ('elsewhere', 'oversized', 'notify.jobs.trigger', $1)", [
+        Buffer.alloc(1_100_000),
+      ]);
+      await trigger({ name: welcome, to: "ada", transactionId: "after-oversized" });
+      expect(await awaitMessages("after-oversized", 1)).toHaveLength(1);
+      expect((await pool.query("SELECT 1 FROM triggers.outbox WHERE trigger_id = 'oversized'")).rowCount).toBe(0);
+    } finally {
+      await pool.end();
+    }
   });
 
   it("answers invalid_recipients when every recipient is invalid, and lists invalid ones when others proceed", async () => {

@@ -3,7 +3,7 @@ import { timestampNow, type Timestamp } from "@bufbuild/protobuf/wkt";
 import type { CallOptions, Client } from "@connectrpc/connect";
 import { deliveriesV1, messagesV1 } from "@notify/proto";
 import type { DeliveryChannel } from "@notify/providers";
-import { channelName, jobSubject, publishJobs, type Channel, type JobStream, type Origin, type OutgoingJob } from "@notify/runtime";
+import { channelName, jobSubject, maxJobBytes, publishJobs, type Channel, type JobStream, type Origin, type OutgoingJob } from "@notify/runtime";
 import type { NatsConnection } from "nats";
 import type { Composed } from "./compose.js";
 import { writeMessages } from "./message-groups.js";
@@ -37,9 +37,6 @@ export const isPageSubject = (stream: JobStream, subject: string) => subject.sta
  */
 export type PublishDeliveries = (pages: readonly deliveriesV1.DeliveryPage[]) => Promise<deliveriesV1.DeliveryJob[]>;
 
-/** Room a stream message keeps for its headers (message id, trace) besides the page. */
-const HEADER_ROOM_BYTES = 16 * 1024;
-
 /**
  * The pages as stream messages of at most `maxBytes`: a page over it is split in halves until each
  * part fits (a page of big emails or push payloads), and a send that does not fit on its own is
@@ -67,12 +64,9 @@ export function encodePages(
 /** The origin of the work a send comes from (its request id and trace), if it has one. */
 export type OriginOfSend = (job: deliveriesV1.DeliveryJob) => Origin | undefined;
 
-/** NATS's own bound on a message, for a connection whose server has not said its own. */
-const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
-
 export function deliveryPublisher(nats: NatsConnection, stream: JobStream, originOf: OriginOfSend): PublishDeliveries {
   return async (pages) => {
-    const { encoded, tooLarge } = encodePages(pages, (nats.info?.max_payload ?? DEFAULT_MAX_PAYLOAD) - HEADER_ROOM_BYTES);
+    const { encoded, tooLarge } = encodePages(pages, maxJobBytes(nats));
     await publishJobs(
       nats,
       encoded.map(({ page, data }): OutgoingJob => {

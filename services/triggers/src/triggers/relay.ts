@@ -1,5 +1,15 @@
 import pg from "pg";
-import { connectNats, ensureJobStream, publishJobs, withTransaction, type JobStream, type Logger, type NatsConnection, type Pool } from "@notify/runtime";
+import {
+  connectNats,
+  ensureJobStream,
+  maxJobBytes,
+  publishJobs,
+  withTransaction,
+  type JobStream,
+  type Logger,
+  type NatsConnection,
+  type Pool,
+} from "@notify/runtime";
 import * as store from "./store.js";
 
 export interface RelayOptions {
@@ -85,9 +95,18 @@ export function startRelay(options: RelayOptions): Relay {
     return withTransaction(pool, async (tx) => {
       // Deleted rows stay until the commit: a failed publish rolls them back into the outbox.
       const rows = await store.takeOutboxBatch(tx, batchSize);
+      // A job larger than the server takes can never be published, and retrying it would hold
+      // every row behind it. Acceptance refuses such triggers; one accepted before, or under a
+      // larger bound than the server's now, is dropped here, and said so.
+      const maxBytes = maxJobBytes(connection);
+      for (const row of rows.filter((candidate) => candidate.job.length > maxBytes)) {
+        log.error({ messageId: row.message_id, bytes: row.job.length, maxBytes }, "trigger job larger than the stream takes: dropped, never run");
+      }
       await publishJobs(
         connection,
-        rows.map((row) => ({ subject: row.subject, data: row.job, msgID: row.message_id, origin: row.origin ?? undefined })),
+        rows
+          .filter((row) => row.job.length <= maxBytes)
+          .map((row) => ({ subject: row.subject, data: row.job, msgID: row.message_id, origin: row.origin ?? undefined })),
       );
       return rows.length;
     });

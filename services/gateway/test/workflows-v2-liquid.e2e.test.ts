@@ -33,6 +33,15 @@ async function contentsOnceThere(subscriberId: string, count: number): Promise<s
   }, 15_000);
 }
 
+/** The validation errors, as JSON text, of creating a one-step in-app workflow with these control values. */
+async function refusedControls(workflowId: string, controlValues: Record<string, unknown>): Promise<string> {
+  const refused = await failureOf(
+    novu.workflows.create({ name: workflowId, workflowId, steps: [{ name: "Bell", type: "in_app", controlValues }] }, undefined, once),
+  );
+  expect(refused).toBeInstanceOf(errors.ValidationErrorDto);
+  return JSON.stringify((refused as errors.ValidationErrorDto).errors);
+}
+
 describe("workflows written through v2 render their templates as liquid, as Novu's do", () => {
   it("sends in-app messages rendered with liquid's filters and tags and Novu's own", async () => {
     await novu.workflows.create(
@@ -95,15 +104,9 @@ describe("workflows written through v2 render their templates as liquid, as Novu
   });
 
   it("refuses a template that is not liquid with 422 naming it, and keeps a workflow written through v1 in handlebars", async () => {
-    const refused = await failureOf(
-      novu.workflows.create(
-        { name: "Broken", workflowId: "liquid-broken", steps: [{ name: "Bell", type: "in_app", controlValues: { body: "{% if payload.x %}never closed" } }] },
-        undefined,
-        once,
-      ),
+    expect(await refusedControls("liquid-broken", { body: "{% if payload.x %}never closed" })).toContain(
+      "is not a valid template: tag {% if payload.x %} not closed",
     );
-    expect(refused).toBeInstanceOf(errors.ValidationErrorDto);
-    expect(JSON.stringify((refused as errors.ValidationErrorDto).errors)).toContain("is not a valid template: tag {% if payload.x %} not closed");
 
     const group = (await stack.request<Data<{ _id: string }[]>>("GET", "/v1/notification-groups")).body.data[0]!._id;
     const written = await stack.request<Data<{ _id: string }>>("POST", "/v1/workflows", {
@@ -129,15 +132,7 @@ describe("workflows written through v2 render their templates as liquid, as Novu
   });
 
   it("reads no server file through a partial: one named in the template is refused, one the payload names fails its step", async () => {
-    const refused = await failureOf(
-      novu.workflows.create(
-        { name: "Include", workflowId: "liquid-include", steps: [{ name: "Bell", type: "in_app", controlValues: { body: '{% include "package.json" %}' } }] },
-        undefined,
-        once,
-      ),
-    );
-    expect(refused).toBeInstanceOf(errors.ValidationErrorDto);
-    expect(JSON.stringify((refused as errors.ValidationErrorDto).errors)).toContain('Failed to lookup \\"package.json\\"');
+    expect(await refusedControls("liquid-include", { body: '{% include "package.json" %}' })).toContain('Failed to lookup \\"package.json\\"');
 
     await novu.workflows.create(
       {
@@ -278,14 +273,6 @@ describe("workflows written through v2 render their templates as liquid, as Novu
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect((await contentsOnceThere("conditional-ada", 2)).sort()).toEqual(["always", "pro"]);
 
-    const refused = await failureOf(
-      novu.workflows.create(
-        { name: "Bad conditions", workflowId: "bad-conditions", steps: [{ name: "Bell", type: "in_app", controlValues: { body: "x", skip: { a: 1, b: 2 } } }] },
-        undefined,
-        once,
-      ),
-    );
-    expect(refused).toBeInstanceOf(errors.ValidationErrorDto);
-    expect(JSON.stringify((refused as errors.ValidationErrorDto).errors)).toContain("skip must be a JSON Logic rule");
+    expect(await refusedControls("bad-conditions", { body: "x", skip: { a: 1, b: 2 } })).toContain("skip must be a JSON Logic rule");
   });
 });

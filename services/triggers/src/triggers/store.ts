@@ -1,3 +1,4 @@
+import type { JsonObject } from "@bufbuild/protobuf";
 import type { Origin, Queryable } from "@notify/runtime";
 
 export interface AcceptedTrigger {
@@ -105,6 +106,53 @@ export async function upsertTenants(
       WHERE (tenants.name, tenants.data) IS DISTINCT FROM (coalesce(EXCLUDED.name, tenants.name), coalesce(EXCLUDED.data, tenants.data))`,
     [environmentId, organizationId, rows.map((row) => row.id), rows.map((row) => row.identifier), rows.map((row) => row.name), rows.map((row) => row.data)],
   );
+}
+
+export interface ContextRow {
+  type: string;
+  id: string;
+  data: JsonObject;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** A context as a trigger or a session names it; `data` (JSON text) is used only to create it. */
+export interface ContextInputRow {
+  type: string;
+  id: string;
+  data: string | null;
+}
+
+/**
+ * Creates the contexts that do not exist yet and answers every one as stored, those that existed
+ * untouched (a trigger never overwrites a context). One statement, twice at most: a context
+ * another call created after this statement's snapshot is neither inserted nor seen, and the
+ * second statement, with a snapshot of its own, sees it.
+ */
+export async function ensureContexts(db: Queryable, environmentId: string, organizationId: string, inputs: readonly ContextInputRow[]): Promise<ContextRow[]> {
+  const ensure = async (wanted: readonly ContextInputRow[]) =>
+    (
+      await db.query<ContextRow>(
+        `WITH input AS (
+           SELECT * FROM unnest($3::text[], $4::text[], $5::jsonb[]) AS i(type, id, data)
+         ), created AS (
+           INSERT INTO triggers.contexts (environment_id, organization_id, type, id, data)
+           SELECT $1, $2, type, id, coalesce(data, '{}') FROM input
+           ON CONFLICT (environment_id, type, id) DO NOTHING
+           RETURNING type, id, data, created_at, updated_at
+         )
+         SELECT * FROM created
+         UNION ALL
+         SELECT c.type, c.id, c.data, c.created_at, c.updated_at
+           FROM triggers.contexts c JOIN input i ON c.type = i.type AND c.id = i.id
+          WHERE c.environment_id = $1 AND NOT EXISTS (SELECT 1 FROM created n WHERE n.type = c.type AND n.id = c.id)`,
+        [environmentId, organizationId, wanted.map((input) => input.type), wanted.map((input) => input.id), wanted.map((input) => input.data)],
+      )
+    ).rows;
+  const rows = await ensure(inputs);
+  if (rows.length >= inputs.length) return rows;
+  const found = new Set(rows.map((row) => `${row.type}:${row.id}`));
+  return [...rows, ...(await ensure(inputs.filter((input) => !found.has(`${input.type}:${input.id}`))))];
 }
 
 export interface OutboxRow {

@@ -236,3 +236,11 @@ export const CHAT_PROVIDER_IDS: ReadonlySet<string> = new Set([
 
 /** The providers a subscriber's push channel may name. */
 export const PUSH_PROVIDER_IDS: ReadonlySet<string> = new Set(["fcm", "apns", "expo", "one-signal", "pushpad", "push-webhook", "pusher-beams"]);
+
+/**
+ * The keys ("type:id") of a trigger's or a session's contexts, sorted: what the trigger's messages
+ * are stamped with, and what an Inbox session must match exactly to show them.
+ */
+export function contextKeysOf(contexts: readonly { type: string; id: string }[]): string[] {
+  return contexts.map((context) => `${context.type}:${context.id}`).sort();
+}

@@ -1,15 +1,16 @@
 import type { DescService } from "@bufbuild/protobuf";
-import { commonV1, integrationsV1, messagesV1, subscribersV1, tenantsV1, topicsV1, triggersV1, workflowsV1 } from "@notify/proto";
+import { commonV1, contextsV1, integrationsV1, messagesV1, subscribersV1, tenantsV1, topicsV1, triggersV1, workflowsV1 } from "@notify/proto";
 import { describe, expect, it } from "vitest";
 import { announcingWrites, ChangeKind, coherenceOf, declaredAnnouncements, EVERY_KEY } from "../src/index.js";
 
-const packages = [integrationsV1, messagesV1, subscribersV1, tenantsV1, topicsV1, triggersV1, workflowsV1];
+const packages = [contextsV1, integrationsV1, messagesV1, subscribersV1, tenantsV1, topicsV1, triggersV1, workflowsV1];
 const services = packages.flatMap((exports) => Object.values(exports).filter((value): value is DescService => (value as DescService)?.kind === "service"));
 const methods = services.flatMap((service) => service.methods.map((method) => [`${service.typeName}.${method.name}`, method] as const));
 
 describe("the coherence every RPC declares", () => {
   it("finds every service", () => {
     expect(services.map((service) => service.name).sort()).toEqual([
+      "ContextService",
       "IntegrationService",
       "MessageService",
       "SubscriberService",

@@ -7,7 +7,7 @@ import type { RenderContext } from "./render.js";
 /**
  * Template rendering as Novu does it for v1 workflows: payload keys at the top level
  * (`{{firstName}}`) and, unlike Novu, also under `payload.` (`{{payload.firstName}}`), next to
- * `subscriber`, `actor`, `tenant`, `step` and `steps`, which win over payload keys of the same name.
+ * `subscriber`, `actor`, `tenant`, `context`, `step` and `steps`, which win over payload keys of the same name.
  * Handlebars ≥ 4.6 refuses prototype access unless allowed; we never allow it.
  */
 const handlebars = Handlebars.create();
@@ -44,6 +44,7 @@ export function handlebarsData(context: RenderContext): Record<string, unknown> 
     subscriber: context.subscriber,
     ...(context.actor ? { actor: context.actor } : {}),
     ...(context.tenant ? { tenant: context.tenant } : {}),
+    ...(context.context ? { context: context.context } : {}),
     ...(context.step ? { step: context.step } : {}),
     ...(context.steps ? { steps: context.steps } : {}),
   };

@@ -8,6 +8,8 @@ export interface RenderContext {
   subscriber: Record<string, unknown>;
   actor?: Record<string, unknown> | undefined;
   tenant?: Record<string, unknown> | undefined;
+  /** The trigger's contexts by type, each `{id, data}` (`{{context.tenant.data.name}}`). */
+  context?: Record<string, unknown> | undefined;
   /** v1 templates' `{{step.…}}`: a digest's events and count. */
   step?: Record<string, unknown> | undefined;
   /** What earlier steps produced, by stepId (v2 templates' `{{steps.<stepId>.…}}`). */

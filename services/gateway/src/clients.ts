@@ -1,6 +1,6 @@
 import type { DescService } from "@bufbuild/protobuf";
 import { createClient, type Client, type Transport } from "@connectrpc/connect";
-import { Health, integrationsV1, messagesV1, subscribersV1, tenantsV1, topicsV1, triggersV1, workflowsV1 } from "@notify/proto";
+import { contextsV1, Health, integrationsV1, messagesV1, subscribersV1, tenantsV1, topicsV1, triggersV1, workflowsV1 } from "@notify/proto";
 import { createRpcTransport } from "@notify/runtime";
 import type { GatewayConfig } from "./config.js";
 import { forgettingWrites } from "./forgetting.js";
@@ -31,9 +31,10 @@ export interface Clients {
   integrations: Client<typeof integrationsV1.IntegrationService>;
   topics: Client<typeof topicsV1.TopicService>;
   messages: Client<typeof messagesV1.MessageService>;
-  /** Served by the triggers process, as are tenants. */
+  /** Served by the triggers process, as are tenants and contexts. */
   workflows: Client<typeof workflowsV1.WorkflowService>;
   tenants: Client<typeof tenantsV1.TenantService>;
+  contexts: Client<typeof contextsV1.ContextService>;
   triggers: Client<typeof triggersV1.TriggerService>;
   batched: BatchedCalls;
 }
@@ -73,6 +74,7 @@ export function connectClients(
       messages: messagesClient,
       workflows: clientOf(workflowsV1.WorkflowService, triggers.transport),
       tenants: clientOf(tenantsV1.TenantService, triggers.transport),
+      contexts: clientOf(contextsV1.ContextService, triggers.transport),
       triggers: triggersClient,
       batched: {
         countUnseen: countUnseenBatched(messagesClient),

@@ -31,11 +31,11 @@ export interface Environments {
   /** The organization's environments in creation order (at most MAX_LISTED). */
   listOfOrganization(organizationId: string): Promise<EnvironmentSummary[]>;
   /**
-   * Whether `subscriberHash` is the lowercase hex HMAC-SHA256 of `subscriberId` keyed by one of
-   * the environment's active API keys (any of them, so keys can be rotated). Keys stored before
-   * keys were sealed (hash only) cannot take part.
+   * Whether `hash` is the lowercase hex HMAC-SHA256 of `signed` (a session's subscriberId, or its
+   * context as canonical JSON) keyed by one of the environment's active API keys (any of them, so
+   * keys can be rotated). Keys stored before keys were sealed (hash only) cannot take part.
    */
-  subscriberHashValid(environmentId: string, subscriberId: string, subscriberHash: string): Promise<boolean>;
+  hmacValid(environmentId: string, signed: string, hash: string): Promise<boolean>;
   /** A new environment of the organization, with a first API key (shown this once). */
   create(organizationId: string, name: string): Promise<CreatedEnvironment>;
   /**
@@ -173,9 +173,9 @@ export function createEnvironments({ pool, sealer, encryptionKey, forgetKeys, lo
       const rows = await store.selectOrganizationEnvironments(pool, organizationId, MAX_LISTED);
       return rows.map(summaryOf);
     },
-    async subscriberHashValid(environmentId, subscriberId, subscriberHash) {
-      if (!HEX_SHA256.test(subscriberHash)) return false;
-      const given = Buffer.from(subscriberHash, "ascii");
+    async hmacValid(environmentId, signed, hash) {
+      if (!HEX_SHA256.test(hash)) return false;
+      const given = Buffer.from(hash, "ascii");
       let valid = false;
       for (const row of await store.selectSealedKeys(pool, environmentId, MAX_HMAC_KEYS)) {
         let key: Buffer;
@@ -185,7 +185,7 @@ export function createEnvironments({ pool, sealer, encryptionKey, forgetKeys, lo
           log.warn({ environmentId, reason: (error as Error).message }, "an API key cannot be opened for an HMAC check");
           continue;
         }
-        const expected = Buffer.from(createHmac("sha256", key).update(subscriberId).digest("hex"), "ascii");
+        const expected = Buffer.from(createHmac("sha256", key).update(signed).digest("hex"), "ascii");
         // Every key is tried, so the time taken does not tell which one matched.
         if (timingSafeEqual(expected, given)) valid = true;
       }

@@ -1,8 +1,10 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { subscribersV1 } from "@notify/proto";
-import type { Scope } from "@notify/runtime";
+import { contextKeysOf, type Scope } from "@notify/runtime";
+import { canonicalize } from "@tufjs/canonical-json";
 import { HttpError, isCode } from "./errors.js";
 import { defaultScheduleRequestOf, sessionProfile, sessionSubscriberId, sessionToJson, type SessionBody } from "./mappers/inbox-session.js";
+import { contextInputsOf } from "./mappers/context-inputs.js";
 import { fieldsOf } from "./mappers/subscribers.js";
 import type { PublicRouteInput, RouteCall } from "./route.js";
 import { keyString, parseOrThrow } from "./validation.js";
@@ -54,16 +56,23 @@ export async function startSession(input: PublicRouteInput<unknown, unknown, Ses
   const scope: Scope = { organizationId: environment.organizationId, environmentId: environment.id };
   const call = input.callAs(scope);
   const subscriberId = parseOrThrow(keyString("subscriberId"), sessionSubscriberId(body));
-  const [required, verified] = await Promise.all([
+  const contexts = body.context ? contextInputsOf(body.context) : [];
+  const [required, verified, contextVerified] = await Promise.all([
     hmacRequired(input, call),
-    body.subscriberHash ? accounts.environments.subscriberHashValid(environment.id, subscriberId, body.subscriberHash) : false,
+    body.subscriberHash ? accounts.environments.hmacValid(environment.id, subscriberId, body.subscriberHash) : false,
+    // What the client signed: the context as it sent it, as canonical JSON.
+    contexts.length > 0 && body.contextHash ? accounts.environments.hmacValid(environment.id, canonicalize(body.context), body.contextHash) : false,
   ]);
   if (required && !verified) throw new HttpError(400, "Please provide a valid HMAC hash");
+  if (required && contexts.length > 0 && !contextVerified) throw new HttpError(400, "Please provide a valid context HMAC hash");
   const subscriber: subscribersV1.Subscriber = await subscriberOf(input, call, subscriberId, verified);
+  const contextKeys = contextKeysOf(contexts);
   const [token, bells] = await Promise.all([
-    accounts.sessions.issue({ scope, subscriberId, subscriberDbId: subscriber.id }),
-    input.clients.messages.batchGetInboxCounts({ subscriberIds: [subscriberId], limit: UNREAD_COUNT_CAP }, call),
+    accounts.sessions.issue({ scope, subscriberId, subscriberDbId: subscriber.id, contextKeys }),
+    input.clients.messages.batchGetInboxCounts({ subscriberIds: [subscriberId], limit: UNREAD_COUNT_CAP, contextKeys }, call),
     body.defaultSchedule ? input.clients.subscribers.setDefaultSchedule(defaultScheduleRequestOf(subscriberId, body.defaultSchedule), call) : undefined,
+    // Contexts are created when a session first names them, as when a trigger does.
+    contexts.length > 0 ? input.clients.contexts.ensureContexts({ contexts }, call) : undefined,
   ]);
   const bell = bells.results[0]?.result;
   if (bell?.case !== "counts") throw new ConnectError(bell?.value?.message ?? "no counts", bell?.value?.code ?? Code.Internal);
@@ -77,5 +86,6 @@ export async function startSession(input: PublicRouteInput<unknown, unknown, Ses
     isDevelopmentMode: environment.name.toLowerCase() !== PRODUCTION,
     maxSnoozeDurationHours: accounts.inbox.maxSnoozeDurationHours,
     applicationIdentifier: environment.identifier,
+    contextKeys,
   });
 }

@@ -10,8 +10,11 @@ const COUNT_LIMIT = 100;
 /** The live events' reads: one BatchGetInboxCounts or one GetInAppMessages per call. */
 export function liveReadsOf(messages: Client<typeof messagesV1.MessageService>): LiveReads {
   return {
-    async counts(scope, subscriberIds) {
-      const reply = await messages.batchGetInboxCounts({ subscriberIds: [...subscriberIds], limit: COUNT_LIMIT }, { headers: scopeHeaders(scope) });
+    async counts(scope, subscriberIds, contextKeys) {
+      const reply = await messages.batchGetInboxCounts(
+        { subscriberIds: [...subscriberIds], limit: COUNT_LIMIT, contextKeys: [...contextKeys] },
+        { headers: scopeHeaders(scope) },
+      );
       const counts = new Map<string, InboxCounts>();
       // A subscriber that failed alone (deleted since it connected, say) gets no count events.
       for (const { result } of reply.results) if (result.case === "counts") counts.set(result.value.subscriberId, inboxCountsOf(result.value));

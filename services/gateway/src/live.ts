@@ -18,6 +18,8 @@ export interface InboxCounts {
 export interface ReceivedMessage {
   /** The external subscriberId the message is for. */
   subscriberId: string;
+  /** The message's context keys, sorted: only sessions with exactly these hear of it. */
+  contextKeys: readonly string[];
   message: { _id: string } & Record<string, unknown>;
 }
 
@@ -26,8 +28,11 @@ export interface ReceivedMessage {
  * environment, never one per socket.
  */
 export interface LiveReads {
-  /** Counts of these subscribers (external ids); a subscriber missing from the answer gets no count events. */
-  counts(scope: Scope, subscriberIds: readonly string[]): Promise<Map<string, InboxCounts>>;
+  /**
+   * Counts of these subscribers (external ids) in sessions of these contexts; a subscriber missing
+   * from the answer gets no count events.
+   */
+  counts(scope: Scope, subscriberIds: readonly string[], contextKeys: readonly string[]): Promise<Map<string, InboxCounts>>;
   /** The in-app messages with these ids, in the order asked; unknown ids are left out. */
   received(scope: Scope, messageIds: readonly string[]): Promise<ReceivedMessage[]>;
 }
@@ -77,9 +82,12 @@ export interface LiveEvents {
 /** The subscribers of one environment with sockets on this process. */
 interface LocalEnvironment {
   organizationId: string;
-  /** Sockets per external subscriberId. */
-  subscribers: Map<string, number>;
+  /** Per external subscriberId, its sockets per context (their sessions' context keys, joined). */
+  subscribers: Map<string, Map<string, number>>;
 }
+
+/** A session's contexts as one string: its context keys (sorted, without commas), joined. */
+const contextOf = (contextKeys: readonly string[]) => contextKeys.join(",");
 
 /** What changed in one environment since its last batch left. */
 interface Pending {
@@ -264,7 +272,8 @@ function heartbeatsInStep(intervalMs: number, timeoutMs: number) {
   };
 }
 
-const roomOf = (environmentId: string, subscriberId: string) => `${environmentId}:${subscriberId}`;
+/** The sockets of a subscriber's sessions of one context. */
+const roomOf = (environmentId: string, subscriberId: string, context: string) => `${environmentId}:${subscriberId}\u0000${context}`;
 
 /** Node's timers wait at most this long; a later end is waited for in steps. */
 const LONGEST_TIMER_MS = 2 ** 31 - 1;
@@ -414,17 +423,21 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
     const session = socket.data as VerifiedSession;
     const { environmentId, organizationId } = session.scope;
     const { subscriberId } = session;
-    void socket.join(roomOf(environmentId, subscriberId));
+    const context = contextOf(session.contextKeys);
+    void socket.join(roomOf(environmentId, subscriberId, context));
     // A socket lives no longer than its session: the client reconnects with a new one, or not at all.
     const cancelExpiry = expiries.closeAt(socket, session.expiresAt);
     let local = environments.get(environmentId);
     if (!local) environments.set(environmentId, (local = { organizationId, subscribers: new Map() }));
-    local.subscribers.set(subscriberId, (local.subscribers.get(subscriberId) ?? 0) + 1);
+    let contexts = local.subscribers.get(subscriberId);
+    if (!contexts) local.subscribers.set(subscriberId, (contexts = new Map()));
+    contexts.set(context, (contexts.get(context) ?? 0) + 1);
     socket.once("disconnect", () => {
       cancelExpiry();
-      const left = (local.subscribers.get(subscriberId) ?? 1) - 1;
-      if (left > 0) local.subscribers.set(subscriberId, left);
-      else local.subscribers.delete(subscriberId);
+      const left = (contexts.get(context) ?? 1) - 1;
+      if (left > 0) contexts.set(context, left);
+      else contexts.delete(context);
+      if (contexts.size === 0 && local.subscribers.get(subscriberId) === contexts) local.subscribers.delete(subscriberId);
       if (local.subscribers.size === 0 && environments.get(environmentId) === local) environments.delete(environmentId);
     });
   });
@@ -503,7 +516,16 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
     for (const subscriberId of changes.received.keys()) counted.add(subscriberId);
     const late: Late = new Map();
     for (const subscriberId of counted) current.countedIn.set(subscriberId, late);
-    const reading = scope && read(scope, changes.received, counted);
+    // Counts are per context: the subscribers counted, grouped by the contexts of their sockets.
+    const byContext = new Map<string, string[]>();
+    for (const subscriberId of counted) {
+      for (const context of local?.subscribers.get(subscriberId)?.keys() ?? []) {
+        const subscriberIds = byContext.get(context);
+        if (subscriberIds) subscriberIds.push(subscriberId);
+        else byContext.set(context, [subscriberId]);
+      }
+    }
+    const reading = scope && read(scope, changes.received, counted, byContext);
     const previous = current.emitted;
     current.emitted = (async () => {
       const events = await reading;
@@ -534,8 +556,8 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
    * way the bytes go out in the order they were written: the socket is never anything but an
    * uncompressed websocket, whose frames ws writes to that same TCP socket as they come.
    */
-  function emitTo(environmentId: string, subscriberId: string, events: readonly LiveEvent[]): void {
-    const ids = io.sockets.adapter.rooms.get(roomOf(environmentId, subscriberId));
+  function emitTo(environmentId: string, subscriberId: string, context: string, events: readonly LiveEvent[]): void {
+    const ids = io.sockets.adapter.rooms.get(roomOf(environmentId, subscriberId, context));
     if (!ids || events.length === 0) return;
     const frames = eventFramesOf(events);
     for (const id of ids) {
@@ -569,10 +591,16 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
     scope: Scope,
     received: ReadonlyMap<string, readonly string[]>,
     counted: ReadonlySet<string>,
+    byContext: ReadonlyMap<string, readonly string[]>,
   ): Promise<((joined: readonly ReceivedMessage[]) => void) | undefined> {
+    const countsOf = async ([context, subscriberIds]: [string, readonly string[]]) => {
+      const contextKeys = context === "" ? [] : context.split(",");
+      const answers = await Promise.all(chunks(subscriberIds).map((part) => reads.counts(scope, part, contextKeys)));
+      return { context, answers };
+    };
     const [messages, counts] = await Promise.all([
       readReceived(scope, received),
-      Promise.all(chunks([...counted]).map((subscriberIds) => reads.counts(scope, subscriberIds))).catch((error: unknown) => {
+      Promise.all([...byContext].map(countsOf)).catch((error: unknown) => {
         // Best effort, as the announcements are: the client reads its counts again as it reconnects or acts.
         log.warn({ err: error, environmentId: scope.environmentId, subscribers: counted.size }, "live events not sent");
         return undefined;
@@ -580,20 +608,22 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
     ]);
     if (!messages || !counts) return undefined;
     return (joined) => {
-      // Protocol §4.2: a new message first, then the unseen count, then the unread counts.
-      const events = new Map<string, LiveEvent[]>();
-      const eventsOf = (subscriberId: string) => {
-        let list = events.get(subscriberId);
-        if (!list) events.set(subscriberId, (list = []));
-        return list;
+      // Protocol §4.2: a new message first, then the unseen count, then the unread counts. Each
+      // goes to the subscriber's sessions of one context: a message to those of its own.
+      const events = new Map<string, { subscriberId: string; context: string; list: LiveEvent[] }>();
+      const eventsOf = (subscriberId: string, context: string) => {
+        const key = `${subscriberId}\u0000${context}`;
+        let entry = events.get(key);
+        if (!entry) events.set(key, (entry = { subscriberId, context, list: [] }));
+        return entry.list;
       };
-      for (const { subscriberId, message } of [...messages, ...joined]) {
-        if (counted.has(subscriberId)) eventsOf(subscriberId).push(["notification_received", { message }]);
+      for (const { subscriberId, contextKeys, message } of [...messages, ...joined]) {
+        if (counted.has(subscriberId)) eventsOf(subscriberId, contextOf(contextKeys)).push(["notification_received", { message }]);
       }
-      for (const answer of counts) {
-        for (const [subscriberId, count] of answer) {
+      for (const { context, answers } of counts) {
+        for (const [subscriberId, count] of answers.flatMap((answer) => [...answer])) {
           if (!counted.has(subscriberId)) continue;
-          eventsOf(subscriberId).push(
+          eventsOf(subscriberId, context).push(
             ["unseen_count_changed", { unseenCount: count.unseenCount, hasMore: count.unseenHasMore }],
             [
               "unread_count_changed",
@@ -602,7 +632,7 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
           );
         }
       }
-      for (const [subscriberId, list] of events) emitTo(scope.environmentId, subscriberId, list);
+      for (const { subscriberId, context, list } of events.values()) emitTo(scope.environmentId, subscriberId, context, list);
     };
   }
 

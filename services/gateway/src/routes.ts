@@ -1,3 +1,4 @@
+import type { SubscriberSession } from "./sessions.js";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
 import { type integrationsV1, messagesV1, subscribersV1 } from "@notify/proto";
@@ -124,6 +125,17 @@ import {
   tenantPageResponse,
   tenantResponse,
 } from "./mappers/tenants.js";
+import {
+  contextKeyParam,
+  contextPageResponse,
+  contextResponse,
+  contextToJson,
+  createContextBody,
+  createContextRequestOf,
+  listContextsQuery,
+  listContextsRequestOf,
+  updateContextBody,
+} from "./mappers/contexts.js";
 import {
   WORKFLOW_BODY_LIMIT,
   createWorkflowBody,
@@ -312,14 +324,34 @@ const createdEnvironmentOutcome: Sensitive<unknown, unknown, unknown, ReturnType
 };
 
 /**
+ * Whose in-app notifications a route reads or changes: a session's subscriber's, only those of
+ * its contexts; or, through the API, any subscriber's, of every context unless the call names some.
+ */
+interface InboxOwner {
+  subscriberId: string;
+  contextKeys: string[];
+  anyContext: boolean;
+}
+
+const sessionInbox = (session: SubscriberSession): InboxOwner => ({ subscriberId: session.subscriberId, contextKeys: session.contextKeys, anyContext: false });
+const apiInbox = (subscriberId: string, contextKeys?: string[]): InboxOwner => ({
+  subscriberId,
+  contextKeys: contextKeys ?? [],
+  anyContext: contextKeys === undefined,
+});
+
+/**
  * One subscriber's in-app notifications, as the Inbox reads and changes its session's subscriber's
  * and the API (/v2/subscribers/{subscriberId}/notifications) any subscriber's.
  */
-async function listNotifications(subscriberId: string, { query, clients, call }: RouteInput<unknown, z.output<typeof listQuery>, unknown>) {
+async function listNotifications(
+  { subscriberId, ...contexts }: InboxOwner,
+  { query, clients, call }: RouteInput<unknown, z.output<typeof listQuery>, unknown>,
+) {
   const reply = await clients.batched.inboxPage(
     {
       subscriberId,
-      filter: inboxFilterOf(query),
+      filter: { ...inboxFilterOf(query), ...contexts },
       limit: query.limit,
       offset: query.offset,
       ...(query.after !== undefined ? { after: query.after } : {}),
@@ -329,9 +361,12 @@ async function listNotifications(subscriberId: string, { query, clients, call }:
   return inboxPageToJson(reply, listFilterToJson(query));
 }
 
-async function countNotifications(subscriberId: string, { query, clients, call }: RouteInput<unknown, z.output<typeof countQuery>, unknown>) {
+async function countNotifications(
+  { subscriberId, ...contexts }: InboxOwner,
+  { query, clients, call }: RouteInput<unknown, z.output<typeof countQuery>, unknown>,
+) {
   const reply = await clients.messages.countInboxMessages(
-    { subscriberId, filters: query.filters.map((filter) => inboxFilterOf(filter.parsed)), limit: INBOX_COUNT_CAP },
+    { subscriberId, filters: query.filters.map((filter) => ({ ...inboxFilterOf(filter.parsed), ...contexts })), limit: INBOX_COUNT_CAP },
     call,
   );
   return { data: reply.counts.map((count, index) => ({ count: count.count, filter: query.filters[index]!.raw })) };
@@ -339,13 +374,8 @@ async function countNotifications(subscriberId: string, { query, clients, call }
 
 type NotificationChange = Pick<MessageInitShape<typeof messagesV1.UpdateInboxMessageRequestSchema>, "change" | "snoozeUntil" | "actionType">;
 
-async function changeNotification(
-  subscriberId: string,
-  messageId: string,
-  change: NotificationChange,
-  { clients, call }: RouteInput<unknown, unknown, unknown>,
-) {
-  return updatedNotificationToJson(await clients.messages.updateInboxMessage({ subscriberId, messageId, ...change }, call));
+async function changeNotification(owner: InboxOwner, messageId: string, change: NotificationChange, { clients, call }: RouteInput<unknown, unknown, unknown>) {
+  return updatedNotificationToJson(await clients.messages.updateInboxMessage({ ...owner, messageId, ...change }, call));
 }
 
 const snoozeChange = ({ body, accounts }: RouteInput<unknown, unknown, z.output<typeof snoozeBody>>): NotificationChange => ({
@@ -354,15 +384,18 @@ const snoozeChange = ({ body, accounts }: RouteInput<unknown, unknown, z.output<
 });
 
 async function changeNotifications(
-  subscriberId: string,
+  { subscriberId, ...contexts }: InboxOwner,
   change: messagesV1.InboxBulkChange,
   { body, clients, call }: RouteInput<unknown, unknown, z.output<typeof bulkBody>>,
 ) {
-  await clients.messages.bulkUpdateInboxMessages({ subscriberId, change, messageIds: body.notificationIds ?? [], filter: inboxFilterOf(body) }, call);
+  await clients.messages.bulkUpdateInboxMessages(
+    { subscriberId, change, messageIds: body.notificationIds ?? [], filter: { ...inboxFilterOf(body), ...contexts } },
+    call,
+  );
 }
 
-async function deleteNotification(subscriberId: string, messageId: string, { clients, call }: RouteInput<unknown, unknown, unknown>) {
-  await clients.messages.deleteInboxMessage({ subscriberId, messageId }, call);
+async function deleteNotification(owner: InboxOwner, messageId: string, { clients, call }: RouteInput<unknown, unknown, unknown>) {
+  await clients.messages.deleteInboxMessage({ ...owner, messageId }, call);
 }
 
 /**
@@ -683,7 +716,7 @@ export const routes: Route[] = [
     response: inboxPageResponse,
     envelope: false,
     query: listQuery,
-    handle: (input) => listNotifications(input.session.subscriberId, input),
+    handle: (input) => listNotifications(sessionInbox(input.session), input),
   }),
   route({
     audience: "inbox",
@@ -692,7 +725,7 @@ export const routes: Route[] = [
     response: inboxCountResponse,
     envelope: false,
     query: countQuery,
-    handle: (input) => countNotifications(input.session.subscriberId, input),
+    handle: (input) => countNotifications(sessionInbox(input.session), input),
   }),
   ...INBOX_STATE_ROUTES.map(([name, change]) =>
     route({
@@ -701,7 +734,7 @@ export const routes: Route[] = [
       path: `/v1/inbox/notifications/:id/${name}`,
       response: inboxNotificationResponse,
       params: notificationIdParam,
-      handle: (input) => changeNotification(input.session.subscriberId, input.params.id, { change }, input),
+      handle: (input) => changeNotification(sessionInbox(input.session), input.params.id, { change }, input),
     }),
   ),
   route({
@@ -711,7 +744,7 @@ export const routes: Route[] = [
     response: inboxNotificationResponse,
     params: notificationIdParam,
     body: snoozeBody,
-    handle: (input) => changeNotification(input.session.subscriberId, input.params.id, snoozeChange(input), input),
+    handle: (input) => changeNotification(sessionInbox(input.session), input.params.id, snoozeChange(input), input),
   }),
   ...INBOX_ACTION_ROUTES.map(([name, change]) =>
     route({
@@ -721,7 +754,7 @@ export const routes: Route[] = [
       response: inboxNotificationResponse,
       params: notificationIdParam,
       body: actionBody,
-      handle: (input) => changeNotification(input.session.subscriberId, input.params.id, { change, actionType: input.body.actionType }, input),
+      handle: (input) => changeNotification(sessionInbox(input.session), input.params.id, { change, actionType: input.body.actionType }, input),
     }),
   ),
   ...INBOX_BULK_ROUTES.map(([name, change]) =>
@@ -731,7 +764,7 @@ export const routes: Route[] = [
       path: `/v1/inbox/notifications/${name}`,
       status: 204,
       body: bulkBody,
-      handle: (input) => changeNotifications(input.session.subscriberId, change, input),
+      handle: (input) => changeNotifications(sessionInbox(input.session), change, input),
     }),
   ),
   route({
@@ -740,7 +773,7 @@ export const routes: Route[] = [
     path: "/v1/inbox/notifications/:id/delete",
     status: 204,
     params: notificationIdParam,
-    handle: (input) => deleteNotification(input.session.subscriberId, input.params.id, input),
+    handle: (input) => deleteNotification(sessionInbox(input.session), input.params.id, input),
   }),
 
   // The same notifications through the API (@novu/api 3.x's subscribers.notifications), any subscriber's
@@ -751,7 +784,7 @@ export const routes: Route[] = [
     envelope: false,
     params: subscriberIdParam,
     query: listQuery,
-    handle: (input) => listNotifications(input.params.subscriberId, input),
+    handle: (input) => listNotifications(apiInbox(input.params.subscriberId, input.query.contextKeys), input),
   }),
   route({
     method: "GET",
@@ -760,7 +793,7 @@ export const routes: Route[] = [
     envelope: false,
     params: subscriberIdParam,
     query: countQuery,
-    handle: (input) => countNotifications(input.params.subscriberId, input),
+    handle: (input) => countNotifications(apiInbox(input.params.subscriberId), input),
   }),
   ...INBOX_STATE_ROUTES.map(([name, change]) =>
     route({
@@ -768,7 +801,7 @@ export const routes: Route[] = [
       path: `/v2/subscribers/:subscriberId/notifications/:notificationId/${name}`,
       response: inboxNotificationResponse,
       params: subscriberNotificationParams,
-      handle: (input) => changeNotification(input.params.subscriberId, input.params.notificationId, { change }, input),
+      handle: (input) => changeNotification(apiInbox(input.params.subscriberId), input.params.notificationId, { change }, input),
     }),
   ),
   route({
@@ -777,7 +810,7 @@ export const routes: Route[] = [
     response: inboxNotificationResponse,
     params: subscriberNotificationParams,
     body: snoozeBody,
-    handle: (input) => changeNotification(input.params.subscriberId, input.params.notificationId, snoozeChange(input), input),
+    handle: (input) => changeNotification(apiInbox(input.params.subscriberId), input.params.notificationId, snoozeChange(input), input),
   }),
   ...INBOX_ACTION_ROUTES.map(([name, change]) =>
     route({
@@ -785,7 +818,8 @@ export const routes: Route[] = [
       path: `/v2/subscribers/:subscriberId/notifications/:notificationId/actions/:actionType/${name}`,
       response: inboxNotificationResponse,
       params: subscriberNotificationActionParams,
-      handle: (input) => changeNotification(input.params.subscriberId, input.params.notificationId, { change, actionType: input.params.actionType }, input),
+      handle: (input) =>
+        changeNotification(apiInbox(input.params.subscriberId), input.params.notificationId, { change, actionType: input.params.actionType }, input),
     }),
   ),
   ...INBOX_BULK_ROUTES.map(([name, change]) =>
@@ -795,7 +829,7 @@ export const routes: Route[] = [
       status: 204,
       params: subscriberIdParam,
       body: bulkBody,
-      handle: (input) => changeNotifications(input.params.subscriberId, change, input),
+      handle: (input) => changeNotifications(apiInbox(input.params.subscriberId), change, input),
     }),
   ),
   route({
@@ -803,7 +837,7 @@ export const routes: Route[] = [
     path: "/v2/subscribers/:subscriberId/notifications/:notificationId",
     status: 204,
     params: subscriberNotificationParams,
-    handle: (input) => deleteNotification(input.params.subscriberId, input.params.notificationId, input),
+    handle: (input) => deleteNotification(apiInbox(input.params.subscriberId), input.params.notificationId, input),
   }),
 
   // Workflows, notification groups, feeds and tenants (the triggers service)
@@ -1049,6 +1083,50 @@ export const routes: Route[] = [
     params: tenantIdentifierParam,
     handle: async ({ params, clients, call }) => {
       await clients.tenants.deleteTenant(params, call);
+    },
+  }),
+
+  // Contexts (v2, as @novu/api calls them)
+  route({
+    method: "POST",
+    path: "/v2/contexts",
+    response: contextResponse,
+    body: createContextBody,
+    handle: async ({ body, clients, call }) => contextToJson(await clients.contexts.createContext(createContextRequestOf(body), call)),
+  }),
+  route({
+    method: "GET",
+    path: "/v2/contexts",
+    response: contextPageResponse,
+    envelope: false,
+    query: listContextsQuery,
+    handle: async ({ query, clients, call }) => {
+      const reply = await clients.contexts.listContexts(listContextsRequestOf(query), call);
+      return cursorPage(reply.contexts.map(contextToJson), reply);
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/v2/contexts/:type/:id",
+    response: contextResponse,
+    params: contextKeyParam,
+    handle: async ({ params, clients, call }) => contextToJson(await clients.contexts.getContext(params, call)),
+  }),
+  route({
+    method: "PATCH",
+    path: "/v2/contexts/:type/:id",
+    response: contextResponse,
+    params: contextKeyParam,
+    body: updateContextBody,
+    handle: async ({ params, body, clients, call }) => contextToJson(await clients.contexts.updateContext({ ...params, data: body.data as JsonObject }, call)),
+  }),
+  route({
+    method: "DELETE",
+    path: "/v2/contexts/:type/:id",
+    status: 204,
+    params: contextKeyParam,
+    handle: async ({ params, clients, call }) => {
+      await clients.contexts.deleteContext(params, call);
     },
   }),
 

@@ -10,6 +10,8 @@ export interface SubscriberSession {
   subscriberId: string;
   /** The subscriber's _id (24 hex). */
   subscriberDbId: string;
+  /** The keys ("type:id", sorted) of the session's contexts: it sees exactly the messages that have these. */
+  contextKeys: string[];
 }
 
 /** A session read from a valid token, with the end the token sets. */
@@ -64,6 +66,7 @@ export function createSessionTokens({ environments, ttlSeconds }: SessionTokensD
         subscriberId: session.subscriberId,
         organizationId: session.scope.organizationId,
         environmentId: session.scope.environmentId,
+        contextKeys: session.contextKeys,
       })
         .setProtectedHeader({ alg: ALGORITHM, typ: "JWT" })
         .setAudience(SESSION_AUDIENCE)
@@ -93,14 +96,16 @@ export function createSessionTokens({ environments, ttlSeconds }: SessionTokensD
         // Forged, expired or of another audience: all the same to the caller.
         return undefined;
       }
-      const { _id, subscriberId, organizationId, environmentId, exp } = payload;
+      const { _id, subscriberId, organizationId, environmentId, exp, contextKeys = [] } = payload;
       if (typeof _id !== "string" || typeof subscriberId !== "string" || organizationId !== environment.organizationId || environmentId !== environment.id) {
         return undefined;
       }
+      if (!Array.isArray(contextKeys) || !contextKeys.every((key) => typeof key === "string")) return undefined;
       return {
         scope: { organizationId: environment.organizationId, environmentId: environment.id },
         subscriberId,
         subscriberDbId: _id,
+        contextKeys,
         // Required above: a token without one does not verify.
         expiresAt: new Date((exp ?? 0) * 1000),
       };

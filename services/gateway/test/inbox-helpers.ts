@@ -1,5 +1,6 @@
 import { createHmac } from "node:crypto";
 import { Novu, type Subscriber } from "@novu/js";
+import { canonicalize } from "@tufjs/canonical-json";
 import { expect } from "vitest";
 import type { Data, Stack } from "./stack.js";
 
@@ -12,6 +13,7 @@ export interface InboxSession {
   isDevelopmentMode: boolean;
   maxSnoozeDurationHours: number;
   applicationIdentifier: string;
+  contextKeys: string[];
 }
 
 const identifiers = new Map<string, Promise<string>>();
@@ -50,6 +52,20 @@ export interface InboxOptions {
   subscriberHash?: string | true;
   /** Profile fields sent with the subscriber. */
   profile?: Omit<Subscriber, "subscriberId">;
+  /** The session's contexts. */
+  context?: Record<string, string | { id: string; data?: Record<string, unknown> }>;
+  /** Sent as contextHash; `true` computes the right one from `key`. */
+  contextHash?: string | true;
+}
+
+/** What an app's backend gives its browser for a context where HMAC is enforced: hex HMAC-SHA256 of the context as canonical JSON. */
+export const contextHash = (key: string, context: unknown) => createHmac("sha256", key).update(canonicalize(context)).digest("hex");
+
+/** The session's context fields of a session body or a @novu/js client's options. */
+function contextFields(key: string, options: InboxOptions) {
+  if (!options.context) return {};
+  const hash = options.contextHash === true ? contextHash(key, options.context) : options.contextHash;
+  return { context: options.context, ...(hash !== undefined ? { contextHash: hash } : {}) };
 }
 
 /** A session of `subscriberId` started over plain HTTP, as @novu/js would (for tests that call the Inbox routes themselves). */
@@ -63,6 +79,7 @@ export async function openSession(stack: Stack, subscriberId: string, options: I
       applicationIdentifier: await environmentIdentifier(stack, key),
       subscriber: { subscriberId, ...options.profile },
       ...(hash !== undefined ? { subscriberHash: hash } : {}),
+      ...contextFields(key, options),
     },
     { authorization: "" },
   );
@@ -82,6 +99,7 @@ export async function openInbox(stack: Stack, subscriberId: string, options: Inb
     applicationIdentifier: await environmentIdentifier(stack, key),
     subscriber: { subscriberId, ...options.profile },
     ...(hash !== undefined ? { subscriberHash: hash } : {}),
+    ...contextFields(key, options),
     apiUrl: stack.url,
     socketUrl: stack.url,
   });

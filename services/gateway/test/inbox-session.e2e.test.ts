@@ -167,11 +167,12 @@ describe("POST /v1/inbox/session", () => {
       isDevelopmentMode: true,
       maxSnoozeDurationHours: 30 * 24,
       applicationIdentifier,
+      contextKeys: [],
     });
     const subscriber = await stack.request("GET", "/v2/subscribers/sub-1");
     expect(subscriber.body.data).toMatchObject({ subscriberId: "sub-1", firstName: "Ada" });
     const claims = JSON.parse(Buffer.from(reply.body.data.token.split(".")[1]!, "base64url").toString());
-    expect(claims).toMatchObject({ _id: subscriber.body.data._id, subscriberId: "sub-1", aud: SESSION_AUDIENCE, iss: SESSION_ISSUER });
+    expect(claims).toMatchObject({ _id: subscriber.body.data._id, subscriberId: "sub-1", contextKeys: [], aud: SESSION_AUDIENCE, iss: SESSION_ISSUER });
     expect(claims.exp - claims.iat).toBe(15 * 86_400);
   });
 

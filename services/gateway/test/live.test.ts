@@ -46,7 +46,7 @@ function fakeReads(countsMs = 0) {
     async received(asked, messageIds) {
       expect(asked).toEqual(scope);
       calls.received.push([...messageIds]);
-      return messageIds.map((id) => ({ subscriberId: id.split("-")[1]!, message: { _id: id, content: `hello ${id}`, cta: {} } }));
+      return messageIds.map((id) => ({ subscriberId: id.split("-")[1]!, contextKeys: [], message: { _id: id, content: `hello ${id}`, cta: {} } }));
     },
   };
   return { reads, calls };
@@ -110,7 +110,7 @@ afterEach(() => {
 
 /** A connected socket of the subscriber (as @novu/js opens it: websocket, token in the query) and what it hears. */
 async function open(url: string, subscriberId: string, token?: string) {
-  const issued = token ?? (await sessions.issue({ scope, subscriberId, subscriberDbId: hex24() }));
+  const issued = token ?? (await sessions.issue({ scope, subscriberId, subscriberDbId: hex24(), contextKeys: [] }));
   const socket = connectSocket(url, { transports: ["websocket"], query: { token: issued }, reconnection: false, forceNew: true });
   sockets.push(socket);
   const heard: Heard[] = [];
@@ -185,11 +185,47 @@ describe("live Inbox events", () => {
     }
   });
 
+  it("sends a message to the subscriber's sessions of its contexts only, and counts each context's sessions on their own", async () => {
+    const { reads } = fakeReads();
+    const countedContexts = new Set<string>();
+    const scoped: LiveReads = {
+      async counts(asked, subscriberIds, contextKeys) {
+        countedContexts.add(contextKeys.join(","));
+        return reads.counts(asked, subscriberIds, contextKeys);
+      },
+      // A message whose id names acme is of the context tenant:acme.
+      received: async (asked, messageIds) =>
+        (await reads.received(asked, messageIds)).map((received) => ({
+          ...received,
+          contextKeys: received.message._id.includes("acme") ? ["tenant:acme"] : [],
+        })),
+    };
+    const replica = await startReplica(scoped);
+    try {
+      const tokenOf = (contextKeys: string[]) => sessions.issue({ scope, subscriberId: "fay", subscriberDbId: hex24(), contextKeys });
+      const plain = await open(replica.url, "fay");
+      const acme = await open(replica.url, "fay", await tokenOf(["tenant:acme"]));
+      const globex = await open(replica.url, "fay", await tokenOf(["tenant:globex"]));
+      await announce(CHANGE_SUBJECTS.received, ["macme-fay:fay"]);
+      await announce(CHANGE_SUBJECTS.feeds, ["fay"]);
+      await eventually(async () => (acme.heard.length >= 3 && plain.heard.length >= 2 && globex.heard.length >= 2 ? true : undefined));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(acme.heard.slice(0, 3).map(({ event }) => event)).toEqual(["notification_received", "unseen_count_changed", "unread_count_changed"]);
+      for (const { heard } of [plain, globex]) {
+        expect(heard.length).toBeGreaterThanOrEqual(2);
+        expect(heard.every(({ event }) => event !== "notification_received")).toBe(true);
+      }
+      expect([...countedContexts].sort()).toEqual(["", "tenant:acme", "tenant:globex"]);
+    } finally {
+      await replica.stop();
+    }
+  });
+
   it("frames events of every length whole: short, over 125 bytes and over 64 KiB", async () => {
     const contents = { short: "hi", medium: "m".repeat(300), long: "l".repeat(70_000) };
     const { reads } = fakeReads();
     reads.received = async (_, messageIds) =>
-      messageIds.map((id) => ({ subscriberId: "ada", message: { _id: id, content: contents[id as keyof typeof contents] } }));
+      messageIds.map((id) => ({ subscriberId: "ada", contextKeys: [], message: { _id: id, content: contents[id as keyof typeof contents] } }));
     const replica = await startReplica(reads);
     try {
       const ada = await open(replica.url, "ada");
@@ -378,8 +414,8 @@ describe("live Inbox events", () => {
     let failed = false;
     const reads: LiveReads = {
       ...answering,
-      async counts(asked, subscriberIds) {
-        if (failed) return answering.counts(asked, subscriberIds);
+      async counts(asked, subscriberIds, contextKeys) {
+        if (failed) return answering.counts(asked, subscriberIds, contextKeys);
         await new Promise((resolve) => setTimeout(resolve, 200));
         failed = true;
         throw new Error("messages is away");
@@ -404,7 +440,7 @@ describe("live Inbox events", () => {
     const sized: LiveReads = {
       ...reads,
       received: async (_, messageIds) =>
-        messageIds.map((id, index) => ({ subscriberId: id.split("-")[1]!, message: { _id: id, content: contents[index]!, cta: {} } })),
+        messageIds.map((id, index) => ({ subscriberId: id.split("-")[1]!, contextKeys: [], message: { _id: id, content: contents[index]!, cta: {} } })),
     };
     const replica = await startReplica(sized);
     try {
@@ -446,7 +482,7 @@ describe("live Inbox events", () => {
     };
     const replica = await startReplica(fakeReads().reads, () => true, flaky);
     try {
-      const token = await sessions.issue({ scope, subscriberId: "retry", subscriberDbId: hex24() });
+      const token = await sessions.issue({ scope, subscriberId: "retry", subscriberDbId: hex24(), contextKeys: [] });
       const socket = connectSocket(replica.url, { transports: ["websocket"], query: { token }, forceNew: true, reconnectionDelay: 50 });
       sockets.push(socket);
       await new Promise<void>((resolve, reject) => {
@@ -474,9 +510,9 @@ describe("live Inbox events", () => {
       };
       expect(await refusal(open2.url, {})).toBe("Unauthorized");
       expect(await refusal(open2.url, { token: "not.a.token" })).toBe("Unauthorized");
-      const foreign = await tokensOf().issue({ scope, subscriberId: "ada", subscriberDbId: hex24() });
+      const foreign = await tokensOf().issue({ scope, subscriberId: "ada", subscriberDbId: hex24(), contextKeys: [] });
       expect(await refusal(open2.url, { token: foreign })).toBe("Unauthorized");
-      const valid = await sessions.issue({ scope, subscriberId: "ada", subscriberDbId: hex24() });
+      const valid = await sessions.issue({ scope, subscriberId: "ada", subscriberDbId: hex24(), contextKeys: [] });
       expect(await refusal(replica.url, { token: valid })).toBe("Unauthorized");
       expect(open2.live.sockets()).toBe(0);
     } finally {
@@ -489,7 +525,7 @@ describe("live Inbox events", () => {
     const shortLived = tokensOf(400);
     const replica = await startReplica(fakeReads().reads, () => true, shortLived);
     try {
-      const token = await shortLived.issue({ scope, subscriberId: "brief", subscriberDbId: hex24() });
+      const token = await shortLived.issue({ scope, subscriberId: "brief", subscriberDbId: hex24(), contextKeys: [] });
       const { socket } = await open(replica.url, "brief", token);
       const reason = await new Promise<string>((resolve) => socket.once("disconnect", resolve));
       expect(reason).toBe("io server disconnect");
@@ -506,9 +542,9 @@ describe("live Inbox events", () => {
     const replica = await startReplica(fakeReads().reads, () => true, both);
     try {
       const opened = (token: string) => open(replica.url, "brief", token);
-      const first = await opened(await soon.issue({ scope, subscriberId: "brief", subscriberDbId: hex24() }));
-      const leaving = await opened(await soon.issue({ scope, subscriberId: "brief", subscriberDbId: hex24() }));
-      const last = await opened(await later.issue({ scope, subscriberId: "brief", subscriberDbId: hex24() }));
+      const first = await opened(await soon.issue({ scope, subscriberId: "brief", subscriberDbId: hex24(), contextKeys: [] }));
+      const leaving = await opened(await soon.issue({ scope, subscriberId: "brief", subscriberDbId: hex24(), contextKeys: [] }));
+      const last = await opened(await later.issue({ scope, subscriberId: "brief", subscriberDbId: hex24(), contextKeys: [] }));
       const closed = (socket: Socket) => new Promise<string>((resolve) => socket.once("disconnect", resolve));
       const lastClosed = closed(last.socket);
       leaving.socket.close();

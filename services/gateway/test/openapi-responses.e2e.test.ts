@@ -268,7 +268,7 @@ describe("the documented success answers", () => {
     await documented("DELETE /v1/topics/{topicKey}", "/v1/topics/doc-topic");
   });
 
-  it("of workflows, tenants, feeds, notification groups and environments", async () => {
+  it("of workflows, tenants, contexts, feeds, notification groups and environments", async () => {
     await documented("GET /v1/workflows", "/v1/workflows");
     await documented("GET /v1/workflows/{workflowId}", `/v1/workflows/${workflowId}`);
     await documented("PUT /v1/workflows/{workflowId}", `/v1/workflows/${workflowId}`, { description: "Receipts", tags: ["billing", "docs"] });
@@ -301,6 +301,11 @@ describe("the documented success answers", () => {
     await documented("GET /v1/tenants/{identifier}", "/v1/tenants/doc-tenant");
     await documented("PATCH /v1/tenants/{identifier}", "/v1/tenants/doc-tenant", { name: "Docs renamed" });
     await documented("DELETE /v1/tenants/{identifier}", "/v1/tenants/doc-tenant");
+    await documented("POST /v2/contexts", "/v2/contexts", { type: "tenant", id: "doc-context", data: { tier: "gold" } });
+    await documented("GET /v2/contexts", "/v2/contexts?limit=1");
+    await documented("GET /v2/contexts/{type}/{id}", "/v2/contexts/tenant/doc-context");
+    await documented("PATCH /v2/contexts/{type}/{id}", "/v2/contexts/tenant/doc-context", { data: { tier: "silver" } });
+    await documented("DELETE /v2/contexts/{type}/{id}", "/v2/contexts/tenant/doc-context");
     const feed = await documented<Data<{ _id: string }>>("POST /v1/feeds", "/v1/feeds", { name: "docs-feed" });
     await documented("GET /v1/feeds", "/v1/feeds");
     await documented("DELETE /v1/feeds/{feedId}", `/v1/feeds/${feed.data._id}`);

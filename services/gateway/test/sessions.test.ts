@@ -28,6 +28,7 @@ const session = (environmentId: string): SubscriberSession => ({
   scope: { organizationId: "0".repeat(24), environmentId },
   subscriberId: "sub-1",
   subscriberDbId: "c".repeat(24),
+  contextKeys: [],
 });
 
 describe("session tokens", () => {

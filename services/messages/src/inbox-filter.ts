@@ -86,7 +86,24 @@ function checkSeverities(severities: readonly Severity[]): SeverityName[] | null
   });
 }
 
-/** An Inbox filter checked and ready for the store; an unset filter matches every message. */
+/** A context key as sessions and triggers write it: the context's type and id, Novu's names. */
+const CONTEXT_KEY = /^[a-zA-Z0-9_-]{1,100}:[a-zA-Z0-9_-]{1,100}$/;
+const MAX_CONTEXT_KEYS = 5;
+
+/**
+ * The contexts a call's messages must have: its context keys, checked and sorted (the stored keys
+ * are), or null for every context.
+ */
+export function contextScopeOf(request: { contextKeys: readonly string[]; anyContext: boolean }): string[] | null {
+  if (request.anyContext) return null;
+  const keys = request.contextKeys;
+  if (keys.length > MAX_CONTEXT_KEYS) throw invalidField("contextKeys", `at most ${MAX_CONTEXT_KEYS} context keys`, keys.length);
+  const bad = keys.find((key) => !CONTEXT_KEY.test(key));
+  if (bad !== undefined) throw invalidField("contextKeys", "a context key is <type>:<id>", bad);
+  return [...keys].sort();
+}
+
+/** An Inbox filter checked and ready for the store; an unset filter matches every message of a session without contexts. */
 export function checkInboxFilter(filter: messagesV1.InboxFilter | undefined): InboxFilter {
   return {
     tagGroups: checkTags(filter?.tags ?? []),
@@ -98,5 +115,6 @@ export function checkInboxFilter(filter: messagesV1.InboxFilter | undefined): In
     dataGroups: filter?.data ? dataGroups(filter.data) : [],
     createdGte: filter?.createdGte ? timestampDate(filter.createdGte) : null,
     createdLte: filter?.createdLte ? timestampDate(filter.createdLte) : null,
+    contextKeys: contextScopeOf({ contextKeys: filter?.contextKeys ?? [], anyContext: filter?.anyContext ?? false }),
   };
 }

@@ -117,6 +117,7 @@ export function messageGroupRow(message: messagesV1.NewMessage, grp: number): Me
     severity: severityName(message.severity) ?? "none",
     tags: message.tags,
     data: message.data ?? null,
+    context_keys: message.contextKeys,
   };
 }
 
@@ -150,6 +151,7 @@ export function messageFromRow(row: MessageRow): messagesV1.Message {
     archived: row.archived,
     severity: severityNamed(row.severity) ?? Severity.NONE,
     tags: row.tags,
+    contextKeys: row.context_keys,
   });
   if (row.template_identifier !== null) message.templateIdentifier = row.template_identifier;
   if (row.job_id !== null) message.jobId = row.job_id;

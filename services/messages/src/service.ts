@@ -22,7 +22,7 @@ import {
   type Scope,
   boundBatch,
 } from "@notify/runtime";
-import { checkInboxFilter } from "./inbox-filter.js";
+import { checkInboxFilter, contextScopeOf } from "./inbox-filter.js";
 import {
   actionTypeName,
   activityDayFromRow,
@@ -674,7 +674,7 @@ export function createMessageService({
         args.actionPayload = request.actionPayload ?? null;
       }
       const subscriber = await subscribers.require(scope, request.subscriberId);
-      const row = await store.updateInboxMessage(pool, scope.environmentId, subscriber.id, request.messageId, change, args);
+      const row = await store.updateInboxMessage(pool, scope.environmentId, subscriber.id, request.messageId, change, args, contextScopeOf(request));
       if (!row) throw notFound(`Notification with id ${request.messageId} not found`);
       const message = messageFromRow(row);
       // A snooze that fails to be scheduled still ends: the lists treat a due snooze as none.
@@ -690,8 +690,13 @@ export function createMessageService({
       const malformed = request.messageIds.find((id) => !isObjectId(id));
       if (malformed !== undefined) throw invalidField("notificationIds", "each id must be a notification id (24 hex characters)", malformed);
       const given = checkInboxFilter(request.filter);
-      // Only tags and data select what a bulk change changes.
-      const filter: store.InboxFilter = { ...checkInboxFilter(undefined), tagGroups: given.tagGroups, dataGroups: given.dataGroups };
+      // Only tags, data and the session's contexts select what a bulk change changes.
+      const filter: store.InboxFilter = {
+        ...checkInboxFilter(undefined),
+        tagGroups: given.tagGroups,
+        dataGroups: given.dataGroups,
+        contextKeys: given.contextKeys,
+      };
       const subscriber = await subscribers.require(scope, request.subscriberId);
       const ids = request.messageIds.length > 0 ? [...new Set(request.messageIds)] : null;
       // In chunks, each its own statement, as mark-all: a subscriber's million messages never
@@ -712,7 +717,8 @@ export function createMessageService({
       const scope = scopeOf(context);
       if (!isObjectId(request.messageId)) throw invalidField("messageId", "messageId must be a notification id (24 hex characters)", request.messageId);
       const subscriber = await subscribers.require(scope, request.subscriberId);
-      const deleted = await store.deleteInboxMessages(pool, scope.environmentId, subscriber.id, [request.messageId], checkInboxFilter(undefined), 1);
+      const filter: store.InboxFilter = { ...checkInboxFilter(undefined), contextKeys: contextScopeOf(request) };
+      const deleted = await store.deleteInboxMessages(pool, scope.environmentId, subscriber.id, [request.messageId], filter, 1);
       if (deleted === 0) throw notFound(`Notification with id ${request.messageId} not found`);
       return {};
     },
@@ -723,6 +729,7 @@ export function createMessageService({
         throw invalidField("subscriberIds", `at most ${MAX_COUNT_BATCH} subscribers per call`, request.subscriberIds.length);
       }
       checkRange("limit", request.limit, 1, MAX_INBOX_COUNT);
+      const contextKeys = contextScopeOf({ contextKeys: request.contextKeys, anyContext: false }) ?? [];
       const found = await Promise.all(
         request.subscriberIds.map(async (subscriberId) => {
           try {
@@ -735,7 +742,7 @@ export function createMessageService({
       );
       const known = found.filter((item): item is subscribersV1.Subscriber => !(item instanceof ConnectError));
       const ids = [...new Set(known.map((item) => item.id))];
-      const rows = ids.length > 0 ? await store.selectInboxCounts(preparedReads, scope.environmentId, ids, request.limit + 1) : [];
+      const rows = ids.length > 0 ? await store.selectInboxCounts(preparedReads, scope.environmentId, ids, request.limit + 1, contextKeys) : [];
       const rowOf = new Map(ids.map((id, index) => [id, rows[index]!]));
       const capped = cappedAt(request.limit);
       return {

@@ -50,6 +50,7 @@ export interface MessageRow {
   severity: SeverityName;
   tags: string[];
   data: Record<string, unknown> | null;
+  context_keys: string[];
 }
 
 /**
@@ -103,6 +104,7 @@ const MESSAGE_COLUMN_NAMES: Record<keyof MessageRow, true> = {
   severity: true,
   tags: true,
   data: true,
+  context_keys: true,
 };
 
 /** Columns read as their JSON text: nothing here looks into them, and the RPC carries them as text. */
@@ -147,6 +149,7 @@ export type MessageGroupRow = Pick<
   | "delivered_at"
   | "severity"
   | "tags"
+  | "context_keys"
 > & {
   data: Record<string, unknown> | null;
   payload: Record<string, unknown> | null;
@@ -183,6 +186,7 @@ const GROUP_COLUMNS = [
   ["severity", "text"],
   ["tags", "text[]"],
   ["data", "jsonb"],
+  ["context_keys", "text[]"],
 ] as const satisfies readonly (readonly [keyof MessageGroupRow, string])[];
 
 /** One message of a group: its own ids and recipient, and the index of its group. */
@@ -878,6 +882,8 @@ export interface InboxFilter {
   dataGroups: readonly (readonly string[])[];
   createdGte: Date | null;
   createdLte: Date | null;
+  /** The session's context keys, sorted: a message's must be exactly these; null for every context. */
+  contextKeys: readonly string[] | null;
 }
 
 /** A snooze that is still to come. */
@@ -901,6 +907,7 @@ function inboxConditions(filter: InboxFilter, values: unknown[]): string {
   if (filter.createdLte) sql += ` AND m.created_at <= ${parameter(filter.createdLte, "timestamptz")}`;
   for (const group of filter.tagGroups) sql += ` AND m.tags && ${parameter(group, "text[]")}`;
   for (const group of filter.dataGroups) sql += ` AND m.data @> ANY(${parameter(group, "jsonb[]")})`;
+  if (filter.contextKeys) sql += ` AND m.context_keys = ${parameter(filter.contextKeys, "text[]")}`;
   return sql;
 }
 
@@ -1019,13 +1026,15 @@ export async function updateInboxMessage(
   id: string,
   change: InboxChangeName,
   args: InboxChangeArguments,
+  contextKeys: readonly string[] | null,
 ): Promise<MessageRow | undefined> {
   const [set, values] = INBOX_CHANGES[change](args);
+  const inContext = contextKeys ? ` AND m.context_keys = $${4 + values.length}::text[]` : "";
   const { rows } = await db.query<MessageRow>(
     `UPDATE messages.messages m SET ${set}, updated_at = now()
-      WHERE m.environment_id = $1 AND m.subscriber_id = $2 AND m.id = $3 AND m.channel = 'in_app'
+      WHERE m.environment_id = $1 AND m.subscriber_id = $2 AND m.id = $3 AND m.channel = 'in_app'${inContext}
       RETURNING ${inboxColumns("m.")}`,
-    [environmentId, subscriberId, id, ...values],
+    [environmentId, subscriberId, id, ...values, ...(contextKeys ? [contextKeys] : [])],
   );
   return rows[0];
 }
@@ -1103,10 +1112,11 @@ export interface InboxCountsRow {
   unread_none: number;
 }
 
-/** Messages the bell counts: not snoozed (or due), and for unread ones not archived either. */
+/** Messages the bell counts: the session's context's, not snoozed (or due), and for unread ones not archived either. */
 const bellMessages = (column: string, condition: string) =>
   `SELECT ${column} FROM messages.messages m
      WHERE m.environment_id = $1 AND m.subscriber_id = q.subscriber_id AND m.channel = 'in_app' AND ${condition} AND NOT ${SNOOZED}
+       AND m.context_keys = $4::text[]
      LIMIT $3`;
 
 const UNREAD = "NOT m.read AND NOT m.archived";
@@ -1126,7 +1136,13 @@ const unreadOfSeverity = (severity: (typeof SEVERITY_COUNTS)[number]) =>
  * one statement: per subscriber one capped range of the seen index and one of the unread
  * messages, whose severities give the per-severity counts.
  */
-export async function selectInboxCounts(db: Queryable, environmentId: string, subscriberIds: readonly string[], limit: number): Promise<InboxCountsRow[]> {
+export async function selectInboxCounts(
+  db: Queryable,
+  environmentId: string,
+  subscriberIds: readonly string[],
+  limit: number,
+  contextKeys: readonly string[],
+): Promise<InboxCountsRow[]> {
   const { rows } = await db.query<InboxCountsRow>({
     name: "messages.select-inbox-counts",
     text: `SELECT unseen.n AS unseen, unread.n AS unread, ${SEVERITY_COUNTS.map(unreadOfSeverity).join(", ")}
@@ -1136,7 +1152,7 @@ export async function selectInboxCounts(db: Queryable, environmentId: string, su
               SELECT count(*) AS n, ${SEVERITY_COUNTS.map((severity) => `count(*) FILTER (WHERE capped.severity = '${severity}') AS ${severity}`).join(", ")}
                 FROM (${bellMessages("m.severity", UNREAD)}) capped) unread
             ORDER BY q.position`,
-    values: [environmentId, subscriberIds, limit],
+    values: [environmentId, subscriberIds, limit, contextKeys],
   });
   return rows;
 }

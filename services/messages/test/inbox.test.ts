@@ -377,4 +377,45 @@ describe("the Inbox RPCs", () => {
     expect(found.workflows.map((item) => item.name)).toEqual(["Welcome"]);
     expect((await client.getInAppMessages({ messageIds: [inApp!] }, setUp().call)).messages).toEqual([]);
   });
+  it("scopes every Inbox call to the session's contexts: exactly its keys, none for none; the API may ask for any", async () => {
+    const { call, subscriber } = setUp();
+    const acme = ["tenant:acme"];
+    const acmeApp = ["app:jira", "tenant:acme"];
+    const [plain, ofAcme, ofAcmeApp, later] = await create(call, subscriber, {}, { contextKeys: acme }, { contextKeys: acmeApp }, {});
+    // A fan-out writes its messages as groups: their keys are the group's.
+    const recipients = [{ subscriberId: subscriber.id, externalSubscriberId: "ada" }];
+    const { messages } = await client.createMessages({ groups: [{ message: newMessage(subscriber, { contextKeys: acme }), recipients }] }, call);
+    const grouped = messages[0]!.id;
+    const ids = async (filter: object) => (await list(call, "ada", filter)).messages.map((message) => message.id);
+    expect(await ids({})).toEqual([later, plain]);
+    expect(await ids({ contextKeys: acme })).toEqual([grouped, ofAcme]);
+    // Keys are matched as a set, whatever their order; a subset or superset is another context.
+    expect(await ids({ contextKeys: ["tenant:acme", "app:jira"] })).toEqual([ofAcmeApp]);
+    expect(await ids({ contextKeys: ["tenant:globex"] })).toEqual([]);
+    expect(await ids({ anyContext: true })).toEqual([grouped, later, ofAcmeApp, ofAcme, plain]);
+    expect((await list(call, "ada", {}, {})).messages[0]!.contextKeys).toEqual([]);
+    expect((await list(call, "ada", { contextKeys: acmeApp })).messages[0]!.contextKeys).toEqual(acmeApp);
+    expect(await counts(call, "ada", [{ contextKeys: acme }, {}, { anyContext: true }])).toEqual([2, 2, 5]);
+
+    const bell = async (contextKeys: string[]) =>
+      (await client.batchGetInboxCounts({ subscriberIds: ["ada"], limit: 100, contextKeys }, call)).results[0]!.result.value as messagesV1.InboxCounts;
+    expect((await bell(acme)).unread?.count).toBe(2);
+    expect((await bell([])).unseen?.count).toBe(2);
+
+    // A message of another context is not the session's to change or delete.
+    const read = { subscriberId: "ada", messageId: ofAcme!, change: InboxChange.READ };
+    expect((await rpcError(client.updateInboxMessage(read, call))).code).toBe(Code.NotFound);
+    expect((await rpcError(client.updateInboxMessage({ ...read, contextKeys: ["tenant:globex"] }, call))).code).toBe(Code.NotFound);
+    expect((await client.updateInboxMessage({ ...read, contextKeys: acme }, call)).message?.read).toBe(true);
+    expect((await client.updateInboxMessage({ ...read, change: InboxChange.UNREAD, anyContext: true }, call)).message?.read).toBe(false);
+    expect((await client.bulkUpdateInboxMessages({ subscriberId: "ada", change: InboxBulkChange.READ, filter: { contextKeys: acme } }, call)).changed).toBe(2);
+    expect((await bell(acme)).unread?.count).toBe(0);
+    expect((await bell([])).unread?.count).toBe(2);
+    expect((await rpcError(client.deleteInboxMessage({ subscriberId: "ada", messageId: ofAcmeApp! }, call))).code).toBe(Code.NotFound);
+    await client.deleteInboxMessage({ subscriberId: "ada", messageId: ofAcmeApp!, contextKeys: acmeApp }, call);
+    expect(await ids({ anyContext: true })).toEqual([grouped, later, ofAcme, plain]);
+
+    const refused = await rpcError(list(call, "ada", { contextKeys: ["no colon"] }));
+    expect(refused.code).toBe(Code.InvalidArgument);
+  });
 });

@@ -1,5 +1,6 @@
-import { tenantsV1, triggersV1, workflowsV1 } from "@notify/proto";
+import { contextsV1, tenantsV1, triggersV1, workflowsV1 } from "@notify/proto";
 import { announcingWrites, ChangeKind, type Announce, type FollowedCache, type Logger, type Pool, type ServiceRegistry } from "@notify/runtime";
+import { createContextService } from "./contexts/service.js";
 import { createTenantService } from "./tenants/service.js";
 import { createTriggerService } from "./triggers/service.js";
 import { createWorkflowService } from "./workflows/service.js";
@@ -25,6 +26,7 @@ export function routes(deps: RouteDeps) {
       announcingWrites(workflowsV1.WorkflowService, createWorkflowService(deps), { [ChangeKind.WORKFLOWS]: deps.announceWorkflows }),
     );
     router.service(tenantsV1.TenantService, createTenantService(deps));
+    router.service(contextsV1.ContextService, createContextService(deps));
     router.service(triggersV1.TriggerService, createTriggerService(deps));
   };
 }

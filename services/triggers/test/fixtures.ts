@@ -1,5 +1,5 @@
 import { Code, createClient } from "@connectrpc/connect";
-import { tenantsV1, workflowsV1 } from "@notify/proto";
+import { contextsV1, tenantsV1, workflowsV1 } from "@notify/proto";
 import { CHANGE_SUBJECTS, announcer, createFollowedCache, createLogger, type Pool } from "@notify/runtime";
 import { openTestDatabase, type DatabaseFixture } from "@notify/testing";
 export { callAs, newScope, rpcError } from "@notify/testing";
@@ -28,12 +28,13 @@ export function serviceRoutes(pool: Pool) {
   });
 }
 
-/** Both services behind an in-memory transport: the real handlers and interceptors, no network. */
+/** The services behind an in-memory transport: the real handlers and interceptors, no network. */
 export function inMemoryClients(pool: Pool) {
   const transport = inMemoryTransport(serviceRoutes(pool));
   return {
     workflows: createClient(workflowsV1.WorkflowService, transport),
     tenants: createClient(tenantsV1.TenantService, transport),
+    contexts: createClient(contextsV1.ContextService, transport),
   };
 }
 

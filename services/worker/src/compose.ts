@@ -39,6 +39,8 @@ export interface RunContext {
   render: Render;
   payload: JsonObject;
   overrides: JsonObject;
+  /** The keys of the trigger's contexts, sorted: stamped on every message of the run. */
+  contextKeys: string[];
   /** The integration chosen for a channel (undefined: none active), looked up once per job. */
   integrationFor(channel: string): Promise<integrationsV1.Integration | undefined>;
   /** Chat/push integrations by id, for the subscriber's own channels. */
@@ -153,6 +155,7 @@ async function baseMessage(step: workflowsV1.Step, context: RunContext, channel:
     overrides: context.overrides,
     severity: severityOf(context.overrides, context.workflow),
     tags: context.workflow.tags,
+    contextKeys: context.contextKeys,
   };
   if (!template) return message;
   const rendered = renderContent(template, context.render);

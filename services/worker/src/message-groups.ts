@@ -62,6 +62,7 @@ function keyOf(message: messagesV1.NewMessage, identityOf: (value: object | unde
     message.deliveredAt.map((at) => `${at.seconds}.${at.nanos}`).join(","),
     message.severity,
     message.data ? JSON.stringify(message.data) : "",
+    message.contextKeys.join(","),
   ].join("\u0000");
 }
 

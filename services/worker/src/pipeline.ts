@@ -2,7 +2,7 @@ import { Code, ConnectError, type CallOptions, type Client } from "@connectrpc/c
 import { clone, create, type JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate, timestampNow } from "@bufbuild/protobuf/wkt";
 import { messagesV1, type subscribersV1, triggersV1, type integrationsV1, type topicsV1, type workflowsV1 } from "@notify/proto";
-import { Channel, scopeHeaders, StepType, stepChannel, type KnownChannel, type Logger } from "@notify/runtime";
+import { Channel, contextKeysOf, scopeHeaders, StepType, stepChannel, type KnownChannel, type Logger } from "@notify/runtime";
 import { renderBudget, renderer, withinBudget, type Render, type RenderBudget } from "@notify/templates";
 import { composeMessages, subscriberVariables, type Composed, type DeliveryPlan, type RecipientProfile, type RunContext } from "./compose.js";
 import { conditionsHold, type ConditionData } from "./conditions.js";
@@ -469,6 +469,7 @@ async function composeForSubscriber(
   const overrides = (job.event?.overrides ?? {}) as JsonObject;
   const variables = subscriberVariables(subscriber);
   const tenant = job.tenant ? { identifier: job.tenant.identifier, name: job.tenant.name, data: job.tenant.data ?? {} } : undefined;
+  const contexts = job.contexts.length > 0 ? Object.fromEntries(job.contexts.map(({ type, id, data }) => [type, { id, data: data ?? {} }])) : undefined;
   const steps = activeSteps(workflow);
   const afterDigest = digestVariables(digested, steps, from);
   const render = renderer(
@@ -478,6 +479,7 @@ async function composeForSubscriber(
       subscriber: variables,
       ...(run.actor ? { actor: subscriberVariables(run.actor) } : {}),
       ...(tenant ? { tenant } : {}),
+      ...(contexts ? { context: contexts } : {}),
       ...afterDigest,
     },
     run.budget,
@@ -489,6 +491,7 @@ async function composeForSubscriber(
     render,
     payload,
     overrides,
+    contextKeys: job.contexts.length > 0 ? contextKeysOf(job.contexts) : [],
     integrationById: lookups.integrationById,
     integrationFor: async (key) => chooseIntegration(await lookups.selectionFor(key), { tenant, payload, subscriber: variables }),
   };

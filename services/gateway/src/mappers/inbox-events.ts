@@ -32,7 +32,7 @@ export function receivedMessageOf(
   json.severity = severityName(message.severity) ?? "none";
   if (workflow) json.workflow = workflowSummaryToJson(workflow);
   json.subscriber = subscriber ? subscriberOfMessage(subscriber) : { _id: message.subscriberId, subscriberId: message.externalSubscriberId };
-  return { subscriberId: message.externalSubscriberId, message: json };
+  return { subscriberId: message.externalSubscriberId, contextKeys: message.contextKeys, message: json };
 }
 
 /** One subscriber's counts as the count events carry them. */

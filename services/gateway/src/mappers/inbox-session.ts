@@ -1,11 +1,13 @@
 import { z } from "zod";
+import { contextBody } from "./context-inputs.js";
 import { schedule, scheduleRequestOf } from "./preferences.js";
 import { profileShape } from "./subscribers.js";
 
 /**
- * POST /v1/inbox/session as @novu/js sends it (inbox-protocol §2.1). `context` and `contextHash`
- * are accepted and ignored; older clients send a top-level `subscriberId` or the subscriber as a
- * string. `defaultSchedule` is the app's schedule for subscribers who have none yet.
+ * POST /v1/inbox/session as @novu/js sends it (inbox-protocol §2.1): older clients send a
+ * top-level `subscriberId` or the subscriber as a string. `defaultSchedule` is the app's schedule
+ * for subscribers who have none yet; `context` scopes the session to the messages of triggers
+ * with exactly that context, signed by `contextHash` where subscribers must be.
  */
 export const sessionBody = z.object({
   applicationIdentifier: z.string({ error: "applicationIdentifier must be a string" }).optional(),
@@ -17,6 +19,8 @@ export const sessionBody = z.object({
     })
     .optional(),
   defaultSchedule: schedule.partial({ isEnabled: true }).optional(),
+  context: contextBody.optional(),
+  contextHash: z.string({ error: "contextHash must be a string" }).optional(),
 });
 
 export type SessionBody = z.infer<typeof sessionBody>;
@@ -50,6 +54,7 @@ export interface SessionAnswer {
   isDevelopmentMode: boolean;
   maxSnoozeDurationHours: number;
   applicationIdentifier: string;
+  contextKeys: string[];
 }
 
 /** The Session @novu/js and its <Inbox /> read (inbox-protocol §2.2). */
@@ -62,6 +67,7 @@ export function sessionToJson(answer: SessionAnswer) {
     isDevelopmentMode: answer.isDevelopmentMode,
     maxSnoozeDurationHours: answer.maxSnoozeDurationHours,
     applicationIdentifier: answer.applicationIdentifier,
+    contextKeys: answer.contextKeys,
   };
 }
 
@@ -77,4 +83,5 @@ export const sessionResponse = z.object({
   isDevelopmentMode: z.boolean(),
   maxSnoozeDurationHours: z.number(),
   applicationIdentifier: z.string(),
+  contextKeys: z.array(z.string()),
 });

@@ -3,6 +3,7 @@ import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/prot
 import { messagesV1, type subscribersV1, type workflowsV1 } from "@notify/proto";
 import { isObjectId, SEVERITIES, severityName, severityNamed, type SeverityName } from "@notify/runtime";
 import { z } from "zod";
+import { contextKey, MAX_CONTEXTS } from "./context-inputs.js";
 import { validationError } from "../errors.js";
 import { queryBool, queryInt } from "../validation.js";
 import { freeFormResponse, isoDateResponse, isoOrNull } from "./common.js";
@@ -185,7 +186,13 @@ export const listQuery = z.preprocess(
   (input) => {
     const query = (input ?? {}) as Record<string, unknown>;
     const severity = [...listOf(query["severity[]"]), ...listOf(query["severity"])];
-    return { ...query, tags: queryTags(query), severity: severity.length > 0 ? severity : undefined };
+    const contextKeys = [...listOf(query["contextKeys[]"]), ...listOf(query["contextKeys"])];
+    return {
+      ...query,
+      tags: queryTags(query),
+      severity: severity.length > 0 ? severity : undefined,
+      contextKeys: contextKeys.length > 0 ? contextKeys : undefined,
+    };
   },
   z.object({
     limit: queryInt(10, 1, 100),
@@ -200,6 +207,8 @@ export const listQuery = z.preprocess(
     data: dataText.optional(),
     createdGte: epochMs.optional(),
     createdLte: epochMs.optional(),
+    // The API's lists only: an Inbox session's contexts are its token's.
+    contextKeys: z.array(contextKey).max(MAX_CONTEXTS).optional(),
   }),
 );
 

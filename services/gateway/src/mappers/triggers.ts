@@ -4,6 +4,7 @@ import { z } from "zod";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { HttpError, httpErrorFromRpc } from "../errors.js";
 import { jsonObject, keyString, outboundUrl } from "../validation.js";
+import { contextBody, contextInputsOf } from "./context-inputs.js";
 import { createSubscriberBody, fieldsOf } from "./subscribers.js";
 
 export const MAX_RECIPIENTS = 100;
@@ -45,6 +46,7 @@ export const triggerBody = z.object({
   transactionId: z.string().min(1).max(255).optional(),
   actor: z.union([z.string().min(1).max(255), subscriberObject]).optional(),
   tenant: tenant.optional(),
+  context: contextBody.optional(),
 });
 
 export const bulkTriggerBody = z.object({
@@ -106,6 +108,7 @@ function eventFrom(body: Omit<z.infer<typeof triggerBody>, "to">, broadcast: boo
   if (body.transactionId) event.transactionId = body.transactionId;
   if (body.actor !== undefined) event.actor = actorInput(body.actor);
   if (body.tenant !== undefined) event.tenant = tenantInput(body.tenant);
+  if (body.context !== undefined) event.context = contextInputsOf(body.context);
   return event;
 }
 

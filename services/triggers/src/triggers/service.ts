@@ -16,6 +16,7 @@ import {
   type Pool,
   type Queryable,
 } from "@notify/runtime";
+import { contextsRefusal } from "../contexts/rules.js";
 import { selectTenantsByIdentifiers } from "../tenants/store.js";
 import { workflowFromRow } from "../workflows/mapping.js";
 import { payloadErrorMessage, payloadErrors } from "../workflows/payload-schema.js";
@@ -187,7 +188,29 @@ export function createTriggerService({ pool, jobSubject, workflowsByIdentifier }
         (tenantIdentifiers.length ? await selectTenantsByIdentifiers(pool, scope.environmentId, tenantIdentifiers) : []).map((row) => [row.identifier, row]),
       );
 
-      const decisions: Decision[] = events.map((event) => {
+      // Contexts once per key for the batch: created when new, read as stored (the job carries them).
+      const contextRefusals = events.map((event) => contextsRefusal(event.context));
+      const contextInputs = new Map<string, store.ContextInputRow>();
+      events.forEach((event, index) => {
+        if (contextRefusals[index]) return;
+        for (const { type, id, data } of event.context) {
+          const key = `${type}:${id}`;
+          if (!contextInputs.has(key)) contextInputs.set(key, { type, id, data: data ? JSON.stringify(data) : null });
+        }
+      });
+      const contexts = new Map(
+        (contextInputs.size > 0 ? await store.ensureContexts(pool, scope.environmentId, scope.organizationId, [...contextInputs.values()]) : []).map((row) => [
+          `${row.type}:${row.id}`,
+          row,
+        ]),
+      );
+
+      const decisions: Decision[] = events.map((event, index) => {
+        const contextRefused = contextRefusals[index];
+        if (contextRefused) {
+          const message = `${contextRefused.field}: ${contextRefused.message}`;
+          return { outcome: create(triggersV1.TriggerOutcomeSchema, { outcome: { case: "error", value: { code: Code.InvalidArgument, message } } }) };
+        }
         const workflow = workflows.get(event.name);
         if (!workflow)
           return {
@@ -238,8 +261,10 @@ export function createTriggerService({ pool, jobSubject, workflowsByIdentifier }
               organizationId: scope.organizationId,
               environmentId: scope.environmentId,
               transactionId,
-              event: { ...event, transactionId, to: valid, origin: {} },
+              // The contexts travel as stored, not as the event named them.
+              event: { ...event, transactionId, to: valid, origin: {}, context: [] },
               ...(tenant ? { tenant } : {}),
+              contexts: event.context.map(({ type, id }) => ({ type, id, data: contexts.get(`${type}:${id}`)?.data ?? {} })),
             }),
           ),
           workflowFieldOf(workflow),

@@ -3,7 +3,7 @@ import { templateTexts, templateVariables } from "@notify/templates";
 import { StepType, type FieldErrors } from "@notify/runtime";
 
 /** Variables the engine provides itself (Novu's TemplateSystemVariables): never asked of a trigger. */
-const SYSTEM_ROOTS = new Set(["subscriber", "step", "steps", "branding", "tenant", "preheader", "actor"]);
+const SYSTEM_ROOTS = new Set(["subscriber", "step", "steps", "branding", "tenant", "context", "preheader", "actor"]);
 
 /** The variables a JSON Logic rule reads (`{"var": "payload.plan"}`, or `{"var": ["payload.plan", default]}`). */
 function* ruleVariables(rule: unknown): Generator<string> {

@@ -1,0 +1,198 @@
+import { Novu as NovuApi } from "@novu/api";
+import type { Novu } from "@novu/js";
+import { eventually } from "@notify/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createWorkflow } from "./delivery-helpers.js";
+import { contextHash, environmentIdentifier, openInbox, openSession, requireHmac, subscriberHash, type InboxOptions } from "./inbox-helpers.js";
+import { startStack, type Stack } from "./stack.js";
+
+// Novu's contexts end to end: a trigger's context scopes its messages, an Inbox session with a
+// context (@novu/js's `context` option) shows, counts, changes and hears exactly the messages of
+// triggers with the same context keys, and templates read the context's stored data.
+
+let stack: Stack;
+let api: NovuApi;
+let workflowId: string;
+const clients: Novu[] = [];
+
+beforeAll(async () => {
+  stack = await startStack();
+  api = new NovuApi({ secretKey: stack.key, serverURL: stack.url });
+  workflowId = await createWorkflow(stack, "Context welcome", [
+    {
+      template: { type: "in_app", content: "{{#if context.tenant}}From {{context.tenant.data.name}} ({{context.tenant.id}}){{else}}From nobody{{/if}}: {{n}}" },
+    },
+  ]);
+});
+
+afterAll(async () => {
+  for (const novu of clients) novu.socket.disconnect();
+  await stack?.stop();
+});
+
+/** SDK calls that fail must not be retried for an hour. */
+const once = { retries: { strategy: "none" as const } };
+
+async function trigger(subscriberId: string, n: number, context?: Record<string, string | { id: string; data?: Record<string, unknown> }>) {
+  const { result } = await api.trigger({ workflowId, to: subscriberId, payload: { n }, ...(context ? { context } : {}) }, undefined, once);
+  expect(result.status).toBe("processed");
+}
+
+/** The @novu/js client of the subscriber in a session with `options` (a context, say). */
+async function inbox(subscriberId: string, options: InboxOptions = {}): Promise<Novu> {
+  const novu = await openInbox(stack, subscriberId, options);
+  clients.push(novu);
+  return novu;
+}
+
+/** The bodies of the session's notifications once it lists `count` of them, newest first. */
+async function bodies(novu: Novu, count: number): Promise<string[]> {
+  return eventually(async () => {
+    const { data, error } = await novu.notifications.list({ limit: 20 });
+    if (error) throw error;
+    return data && data.notifications.length === count ? data.notifications.map((notification) => notification.body) : undefined;
+  });
+}
+
+describe("contexts: triggers scope their messages, Inbox sessions see exactly their own", () => {
+  it("shows each session the messages of its own context only, rendered with the context's stored data", async () => {
+    const subscriberId = "ctx-ada";
+    await trigger(subscriberId, 1, { tenant: { id: "acme", data: { name: "Acme Corp" } } });
+    await trigger(subscriberId, 2);
+    await trigger(subscriberId, 3, { tenant: "globex" });
+    // A later trigger's data does not overwrite a context that exists.
+    await trigger(subscriberId, 4, { tenant: { id: "acme", data: { name: "Not Acme" } } });
+    await trigger(subscriberId, 5, { tenant: "acme", app: "jira" });
+
+    const acme = await inbox(subscriberId, { context: { tenant: "acme" } });
+    expect(await bodies(acme, 2)).toEqual(["From Acme Corp (acme): 4", "From Acme Corp (acme): 1"]);
+    const plain = await inbox(subscriberId);
+    expect(await bodies(plain, 1)).toEqual(["From nobody: 2"]);
+    const globex = await inbox(subscriberId, { context: { tenant: { id: "globex" } } });
+    expect(await bodies(globex, 1)).toEqual(["From  (globex): 3"]);
+    // Both keys, in any order: the same context; one of them alone is another.
+    const both = await inbox(subscriberId, { context: { app: "jira", tenant: "acme" } });
+    expect(await bodies(both, 1)).toEqual(["From Acme Corp (acme): 5"]);
+
+    const counted = await acme.notifications.count({ read: false });
+    expect(counted.data?.count).toBe(2);
+    const session = await openSession(stack, subscriberId, { context: { tenant: "acme", app: { id: "jira" } } });
+    expect(session.contextKeys).toEqual(["app:jira", "tenant:acme"]);
+    expect(session.unreadCount.total).toBe(1);
+
+    // Marking all read in one context leaves the others unread.
+    const { error } = await acme.notifications.readAll();
+    expect(error).toBeUndefined();
+    expect((await plain.notifications.count({ read: false })).data?.count).toBe(1);
+    expect((await acme.notifications.count({ read: false })).data?.count).toBe(0);
+
+    // The contexts exist, created by the triggers with their first data.
+    const stored = await api.contexts.retrieve("acme", "tenant", undefined, once);
+    expect(stored.result.data).toEqual({ name: "Acme Corp" });
+  });
+
+  it("does not let a session read or change a message of another context by its id", async () => {
+    const subscriberId = "ctx-bob";
+    await trigger(subscriberId, 1, { tenant: "acme" });
+    const plain = await openSession(stack, subscriberId);
+    const acmeSession = await openSession(stack, subscriberId, { context: { tenant: "acme" } });
+    const [message] = await eventually(async () => {
+      const listed = await stack.request<{ data: { id: string }[] }>("GET", "/v1/inbox/notifications", undefined, {
+        authorization: `Bearer ${acmeSession.token}`,
+      });
+      return listed.body.data.length === 1 ? listed.body.data : undefined;
+    });
+    const asPlain = { authorization: `Bearer ${plain.token}` };
+    expect((await stack.request("PATCH", `/v1/inbox/notifications/${message!.id}/read`, undefined, asPlain)).status).toBe(404);
+    expect((await stack.request("DELETE", `/v1/inbox/notifications/${message!.id}/delete`, undefined, asPlain)).status).toBe(404);
+    const asAcme = { authorization: `Bearer ${acmeSession.token}` };
+    expect((await stack.request("PATCH", `/v1/inbox/notifications/${message!.id}/read`, undefined, asAcme)).status).toBe(200);
+
+    // The API sees every context unless it names one.
+    const all = await api.subscribers.notifications.list({ subscriberId }, once);
+    expect(all.result.data).toHaveLength(1);
+    const none = await stack.request<{ data: unknown[] }>("GET", `/v2/subscribers/${subscriberId}/notifications?contextKeys=tenant:globex`);
+    expect(none.status).toBe(200);
+    expect(none.body.data).toEqual([]);
+    const ofAcme = await stack.request<{ data: unknown[] }>("GET", `/v2/subscribers/${subscriberId}/notifications?contextKeys=tenant:acme`);
+    expect(ofAcme.body.data).toHaveLength(1);
+  });
+
+  it("tells a session live of the messages of its own context only", async () => {
+    const subscriberId = "ctx-cleo";
+    const heard = new Map<string, string[]>();
+    const listen = async (name: string, options: InboxOptions) => {
+      const novu = await inbox(subscriberId, options);
+      heard.set(name, []);
+      novu.on("notifications.notification_received", ({ result }) => heard.get(name)!.push(result.body));
+      await new Promise<void>((resolve, reject) => {
+        const stop = novu.on("socket.connect.resolved", ({ error }) => {
+          stop();
+          if (error) reject(error);
+          else resolve();
+        });
+      });
+    };
+    await listen("acme", { context: { tenant: "acme" } });
+    await listen("plain", {});
+    await trigger(subscriberId, 1, { tenant: "acme" });
+    await trigger(subscriberId, 2);
+    await eventually(async () => (heard.get("acme")!.length >= 1 && heard.get("plain")!.length >= 1 ? true : undefined));
+    // Whatever else was coming has come by now.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(heard.get("acme")).toEqual(["From Acme Corp (acme): 1"]);
+    expect(heard.get("plain")).toEqual(["From nobody: 2"]);
+  });
+
+  it("requires the context's HMAC where subscribers must prove who they are", async () => {
+    await requireHmac(stack, true);
+    try {
+      const subscriberId = "ctx-dora";
+      const context = { tenant: { id: "acme", data: { plan: "gold" } } };
+      const body = async (extra: Record<string, unknown>) =>
+        stack.request<{ message: string }>(
+          "POST",
+          "/v1/inbox/session",
+          { applicationIdentifier: await environmentIdentifier(stack), subscriber: { subscriberId }, ...extra },
+          { authorization: "" },
+        );
+      const verified = { subscriberHash: subscriberHash(stack.key, subscriberId) };
+      const unsigned = await body({ ...verified, context });
+      expect(unsigned.status).toBe(400);
+      expect(unsigned.body.message).toBe("Please provide a valid context HMAC hash");
+      const forged = await body({ ...verified, context, contextHash: contextHash(stack.key, { tenant: "globex" }) });
+      expect(forged.status).toBe(400);
+      // Signed as canonical JSON: the order of its keys does not matter.
+      const reordered = { tenant: { data: { plan: "gold" }, id: "acme" } };
+      const signed = await body({ ...verified, context, contextHash: contextHash(stack.key, reordered) });
+      expect(signed.status, JSON.stringify(signed.body)).toBe(201);
+      // The real client, signed, with the subscriber's hash too.
+      const novu = await inbox(subscriberId, { subscriberHash: true, context, contextHash: true });
+      expect((await novu.notifications.list({ limit: 1 })).error).toBeUndefined();
+    } finally {
+      await requireHmac(stack, false);
+    }
+  });
+
+  it("refuses a context it cannot keep with a 422 naming the field, creating nothing", async () => {
+    const refused = async (context: unknown) => {
+      const reply = await stack.request<{ errors: Record<string, unknown> }>("POST", "/v1/events/trigger", { name: workflowId, to: "ctx-eve", context });
+      expect(reply.status, JSON.stringify(reply.body)).toBe(422);
+      return Object.keys(reply.body.errors);
+    };
+    expect(await refused({ a: "1", b: "2", c: "3", d: "4", e: "5", f: "6" })).toEqual(["context"]);
+    expect((await refused({ tenant: "not valid!" }))[0]).toMatch(/^context/);
+    expect((await refused({ tenant: { id: "acme", data: { big: "x".repeat(70_000) } } }))[0]).toMatch(/^context/);
+    expect((await refused({ tenant: 7 }))[0]).toMatch(/^context/);
+    const session = await stack.request(
+      "POST",
+      "/v1/inbox/session",
+      { applicationIdentifier: await environmentIdentifier(stack), subscriber: { subscriberId: "ctx-eve" }, context: { "bad type": "x" } },
+      { authorization: "" },
+    );
+    expect(session.status).toBe(422);
+    const listed = await stack.request<{ data: { type: string; id: string }[] }>("GET", "/v2/contexts?search=not");
+    expect(listed.status).toBe(200);
+    expect(listed.body.data).toEqual([]);
+  });
+});

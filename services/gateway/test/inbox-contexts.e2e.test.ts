@@ -48,7 +48,8 @@ async function inbox(subscriberId: string, options: InboxOptions = {}): Promise<
 /** The bodies of the session's notifications once it lists `count` of them, newest first. */
 async function bodies(novu: Novu, count: number): Promise<string[]> {
   return eventually(async () => {
-    const { data, error } = await novu.notifications.list({ limit: 20 });
+    // Read afresh each time: the client keeps a list it read, and a digest's message comes later.
+    const { data, error } = await novu.notifications.list({ limit: 20, useCache: false });
     if (error) throw error;
     return data && data.notifications.length === count ? data.notifications.map((notification) => notification.body) : undefined;
   });
@@ -142,6 +143,25 @@ describe("contexts: triggers scope their messages, Inbox sessions see exactly th
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(heard.get("acme")).toEqual(["From Acme Corp (acme): 1"]);
     expect(heard.get("plain")).toEqual(["From nobody: 2"]);
+  });
+
+  it("digests the events of each context apart", async () => {
+    const digested = await createWorkflow(stack, "Context digest", [
+      { template: { type: "digest" }, metadata: { type: "regular", amount: 1, unit: "seconds" } },
+      { template: { type: "in_app", content: "{{step.total_count}}:{{#each step.events}}{{n}},{{/each}}" } },
+    ]);
+    const subscriberId = "ctx-gus";
+    const send = async (n: number, context?: Record<string, string>) => {
+      const { result } = await api.trigger({ workflowId: digested, to: subscriberId, payload: { n }, ...(context ? { context } : {}) }, undefined, once);
+      expect(result.status).toBe("processed");
+    };
+    await send(1, { tenant: "acme" });
+    await send(2, { tenant: "globex" });
+    await send(3, { tenant: "acme" });
+    await send(4);
+    expect(await bodies(await inbox(subscriberId, { context: { tenant: "acme" } }), 1)).toEqual(["2:1,3,"]);
+    expect(await bodies(await inbox(subscriberId, { context: { tenant: "globex" } }), 1)).toEqual(["1:2,"]);
+    expect(await bodies(await inbox(subscriberId), 1)).toEqual(["1:4,"]);
   });
 
   it("requires the context's HMAC where subscribers must prove who they are", async () => {

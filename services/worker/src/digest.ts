@@ -8,7 +8,11 @@ import { nextTimedBoundary } from "./timed.js";
 
 /** How an event enters a digest step: the key it digests under and when a digest it opens ends. */
 export interface DigestPlan {
-  /** The value at the step's digestKey path in the payload, JSON-encoded; '' when absent. */
+  /**
+   * The value at the step's digestKey path in the payload, JSON-encoded ('' when absent), and the
+   * event's context keys after a space when it has any (no JSON text holds one outside a string):
+   * events of other contexts digest apart, as their messages are shown apart.
+   */
   key: string;
   runAt: Date;
   /** Backoff: digested only when an event of the key arrived at most this long before. */
@@ -19,10 +23,15 @@ export interface DigestPlan {
  * The plan of a digest step for one event: regular (window amount × unit from now), backoff
  * (the same, but only after a recent event of the key) or timed (until the next boundary).
  */
-export function digestPlan(step: workflowsV1.Step, payload: JsonObject, now = Date.now()): DigestPlan | { error: string } {
+export function digestPlan(
+  step: workflowsV1.Step,
+  payload: JsonObject,
+  now = Date.now(),
+  contextKeys: readonly string[] = [],
+): DigestPlan | { error: string } {
   const metadata = step.metadata;
   const value = metadata?.digestKey ? valueAtPath(payload, metadata.digestKey) : undefined;
-  const key = value === undefined ? "" : JSON.stringify(value);
+  const key = (value === undefined ? "" : JSON.stringify(value)) + (contextKeys.length > 0 ? ` ${contextKeys.join(",")}` : "");
   if (metadata?.type === "timed") {
     const boundary = nextTimedBoundary(metadata, new Date(now));
     return "error" in boundary ? boundary : { key, runAt: boundary.runAt };

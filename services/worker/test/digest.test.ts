@@ -17,6 +17,10 @@ describe("digestPlan", () => {
     expect(digestPlan(step({ type: "regular", amount: 1, unit: "minutes", digestKey: "post.id" }), { post: { id: "7" } }, now)).toMatchObject({ key: '"7"' });
     expect(digestPlan(step({ type: "regular", amount: 1, unit: "minutes", digestKey: "post.id" }), {}, now)).toMatchObject({ key: "" });
     expect(digestPlan(step({ type: "regular", amount: 1, unit: "minutes" }), { post: 1 }, now)).toMatchObject({ key: "" });
+    // Events of other contexts digest apart.
+    const byPost = step({ type: "regular", amount: 1, unit: "minutes", digestKey: "post.id" });
+    expect(digestPlan(byPost, { post: { id: 7 } }, now, ["app:jira", "tenant:acme"])).toMatchObject({ key: "7 app:jira,tenant:acme" });
+    expect(digestPlan(byPost, {}, now, ["tenant:acme"])).toMatchObject({ key: " tenant:acme" });
   });
 
   it("adds the backoff window for type backoff or backoff: true", () => {

@@ -23,12 +23,7 @@ export interface DigestPlan {
  * The plan of a digest step for one event: regular (window amount × unit from now), backoff
  * (the same, but only after a recent event of the key) or timed (until the next boundary).
  */
-export function digestPlan(
-  step: workflowsV1.Step,
-  payload: JsonObject,
-  now = Date.now(),
-  contextKeys: readonly string[] = [],
-): DigestPlan | { error: string } {
+export function digestPlan(step: workflowsV1.Step, payload: JsonObject, now = Date.now(), contextKeys: readonly string[] = []): DigestPlan | { error: string } {
   const metadata = step.metadata;
   const value = metadata?.digestKey ? valueAtPath(payload, metadata.digestKey) : undefined;
   const key = (value === undefined ? "" : JSON.stringify(value)) + (contextKeys.length > 0 ? ` ${contextKeys.join(",")}` : "");

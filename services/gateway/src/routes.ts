@@ -641,6 +641,7 @@ export const routes: Route[] = [
           channel: channelOf(query.channel),
           ...(query.subscriberId !== undefined ? { subscriberId: query.subscriberId } : {}),
           transactionIds: query.transactionId ?? [],
+          contextKeys: query.contextKeys ?? [],
         },
         call,
       );

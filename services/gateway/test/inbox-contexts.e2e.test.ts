@@ -119,6 +119,29 @@ describe("contexts: triggers scope their messages, Inbox sessions see exactly th
     expect(ofAcme.body.data).toHaveLength(1);
   });
 
+  it("filters the API's message list and activity feed by exact context keys, in any order", async () => {
+    const subscriberId = "ctx-hal";
+    await trigger(subscriberId, 1, { tenant: "acme", app: "jira" });
+    await trigger(subscriberId, 2, { tenant: "acme" });
+    await trigger(subscriberId, 3);
+    const messages = async (contextKeys?: string[]) =>
+      // Each message's number: what the content ends with.
+      (await api.messages.retrieve({ subscriberId, ...(contextKeys ? { contextKeys } : {}) }, once)).result.data.map(
+        (message) => String(message.content).split(": ")[1],
+      );
+    await eventually(async () => ((await messages()).length === 3 ? true : undefined));
+    expect(await messages(["tenant:acme", "app:jira"])).toEqual(["1"]);
+    expect(await messages(["tenant:acme"])).toEqual(["2"]);
+    expect(await messages(["tenant:globex"])).toEqual([]);
+    const activity = async (contextKeys?: string[]) =>
+      (await api.notifications.list({ subscriberIds: [subscriberId], limit: 10, ...(contextKeys ? { contextKeys } : {}) }, once)).result.data.length;
+    expect(await activity()).toBe(3);
+    expect(await activity(["app:jira", "tenant:acme"])).toBe(1);
+    expect(await activity(["tenant:globex"])).toBe(0);
+    const refused = await stack.request("GET", "/v1/messages?contextKeys=not-a-key");
+    expect(refused.status).toBe(422);
+  });
+
   it("tells a session live of the messages of its own context only", async () => {
     const subscriberId = "ctx-cleo";
     const heard = new Map<string, string[]>();

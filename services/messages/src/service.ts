@@ -42,6 +42,9 @@ import type { SubscriberDirectory } from "./subscribers.js";
 import { checkFeedIdentifiers, checkMessageIds, checkNewMessages, checkRange, MAX_MARKED_IDS } from "./validation.js";
 import { workflowsOf, type WorkflowDirectory } from "./workflows.js";
 
+/** The API lists' context filter: the keys named, checked and sorted; none: every context. */
+const contextsNamed = (keys: readonly string[]) => (keys.length > 0 ? contextScopeOf({ contextKeys: keys, anyContext: false }) : null);
+
 /** Totals stop here: an exact count over a million messages would cost more than the page itself. */
 export const COUNT_CAP = 1000;
 export const MAX_UNSEEN_LIMIT = 1000;
@@ -510,6 +513,7 @@ export function createMessageService({
         channel,
         subscriberId,
         transactionIds: request.transactionIds.length > 0 ? request.transactionIds : null,
+        contextKeys: contextsNamed(request.contextKeys),
       };
       const [rows, totalCount] = await Promise.all([
         store.selectMessagePage(pool, scope.environmentId, filters, offset, request.limit),
@@ -603,6 +607,7 @@ export function createMessageService({
         templateIds: request.templateIds.length > 0 ? [...new Set(request.templateIds)] : null,
         transactionId: request.transactionId ?? null,
         channels: channels.length > 0 ? channels : null,
+        contextKeys: contextsNamed(request.contextKeys),
       };
       const rows = await store.selectNotificationPage(pool, scope.environmentId, filters, offset, request.limit);
       const notifications = await activityOf(scope, rows.slice(0, request.limit));

@@ -563,19 +563,27 @@ export interface ListFilters {
   /** Internal subscriber id. */
   subscriberId: string | null;
   transactionIds: readonly string[] | null;
+  /** Sorted: a message's context keys must be exactly these. */
+  contextKeys: readonly string[] | null;
 }
 
 const LIST_CONDITIONS = `
   environment_id = $1 AND ($2::text IS NULL OR channel = $2) AND ($3::text IS NULL OR subscriber_id = $3)
-  AND ($4::text[] IS NULL OR transaction_id = ANY($4::text[]))`;
+  AND ($4::text[] IS NULL OR transaction_id = ANY($4::text[])) AND ($5::text[] IS NULL OR context_keys = $5::text[])`;
 
-const listValues = (environmentId: string, filters: ListFilters) => [environmentId, filters.channel, filters.subscriberId, filters.transactionIds];
+const listValues = (environmentId: string, filters: ListFilters) => [
+  environmentId,
+  filters.channel,
+  filters.subscriberId,
+  filters.transactionIds,
+  filters.contextKeys,
+];
 
 /** One page of the environment's messages, newest first, plus one extra row. */
 export async function selectMessagePage(db: Queryable, environmentId: string, filters: ListFilters, offset: number, limit: number): Promise<MessageRow[]> {
   const { rows } = await db.query<MessageRow>(
     `SELECT ${messageColumns()} FROM messages.messages WHERE ${LIST_CONDITIONS}
-      ORDER BY created_at DESC, id DESC LIMIT $5 OFFSET $6`,
+      ORDER BY created_at DESC, id DESC LIMIT $6 OFFSET $7`,
     [...listValues(environmentId, filters), limit + 1, offset],
   );
   return rows;
@@ -583,7 +591,7 @@ export async function selectMessagePage(db: Queryable, environmentId: string, fi
 
 export async function countListedMessages(db: Queryable, environmentId: string, filters: ListFilters, cap: number): Promise<number> {
   const { rows } = await db.query<{ count: number }>(
-    `SELECT count(*) AS count FROM (SELECT 1 FROM messages.messages WHERE ${LIST_CONDITIONS} LIMIT $5) capped`,
+    `SELECT count(*) AS count FROM (SELECT 1 FROM messages.messages WHERE ${LIST_CONDITIONS} LIMIT $6) capped`,
     [...listValues(environmentId, filters), cap],
   );
   return rows[0]!.count;
@@ -745,26 +753,29 @@ export interface NotificationFilters {
   transactionId: string | null;
   /** Notifications with a message on any of these channels. */
   channels: readonly ChannelName[] | null;
+  /** Sorted: notifications whose messages' context keys are exactly these. */
+  contextKeys: readonly string[] | null;
 }
 
 /**
  * The notifications that pass every filter, newest first; `narrowing` adds a condition. The
- * channel check probes each candidate's messages by their unique key (a lateral subquery with a
- * limit, which the planner runs per candidate rather than hashing every message of the table),
- * and is planned away when no channel is asked for.
+ * channel and context checks probe each candidate's messages by their unique key (a lateral
+ * subquery with a limit, which the planner runs per candidate rather than hashing every message
+ * of the table), and are planned away when neither is asked for.
  */
 const filteredNotifications = (narrowing: string, keyColumn?: "subscriber_id" | "template_id") => `
   SELECT ${NOTIFICATION_COLUMNS} FROM messages.notifications n
     LEFT JOIN LATERAL (
       SELECT true AS found FROM messages.messages m
-       WHERE $5::text[] IS NOT NULL AND m.environment_id = $1 AND m.transaction_id = n.transaction_id
-         AND m.subscriber_id = n.subscriber_id AND m.channel = ANY($5::text[])
+       WHERE ($5::text[] IS NOT NULL OR $8::text[] IS NOT NULL) AND m.environment_id = $1 AND m.transaction_id = n.transaction_id
+         AND m.subscriber_id = n.subscriber_id AND ($5::text[] IS NULL OR m.channel = ANY($5::text[]))
+         AND ($8::text[] IS NULL OR m.context_keys = $8::text[])
        LIMIT 1) c ON true
    WHERE n.environment_id = $1 AND ${narrowing}
      ${keyColumn === "subscriber_id" ? "" : "AND ($2::text[] IS NULL OR n.subscriber_id = ANY($2::text[]))"}
      ${keyColumn === "template_id" ? "" : "AND ($3::text[] IS NULL OR n.template_id = ANY($3::text[]))"}
      AND ($4::text IS NULL OR n.transaction_id = $4)
-     AND ($5::text[] IS NULL OR c.found)
+     AND (($5::text[] IS NULL AND $8::text[] IS NULL) OR c.found)
    ORDER BY n.created_at DESC, n.id DESC`;
 
 /**
@@ -798,6 +809,7 @@ export async function selectNotificationPage(
     filters.channels && textArray(filters.channels),
     limit + 1,
     offset,
+    filters.contextKeys && textArray(filters.contextKeys),
   ]);
   return rows;
 }

@@ -38,7 +38,7 @@ async function load(db: Queryable, environment: string, count: number) {
   );
 }
 
-const noFilters: store.NotificationFilters = { subscriberIds: null, templateIds: null, transactionId: null, channels: null };
+const noFilters: store.NotificationFilters = { subscriberIds: null, templateIds: null, transactionId: null, channels: null, contextKeys: null };
 
 beforeAll(async () => {
   fixture = await openDatabase();

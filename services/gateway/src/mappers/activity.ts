@@ -4,7 +4,7 @@ import { z } from "zod";
 import { keyString, queryInt } from "../validation.js";
 import { freeFormResponse, iso, isoDateResponse } from "./common.js";
 import { executionDetailResponse, executionDetailToJson } from "./execution-details.js";
-import { channelNameOf, stringList } from "./messages.js";
+import { channelNameOf, contextKeyList, stringList } from "./messages.js";
 import { workflowResponse, workflowToJson } from "./workflows.js";
 
 /** Values each list filter takes, as the messages service checks them. */
@@ -26,6 +26,7 @@ export const listNotificationsQuery = z.object({
   subscriberIds: boundedList("subscriberIds").optional(),
   search: keyString("search").optional(),
   transactionId: keyString("transactionId").optional(),
+  contextKeys: contextKeyList.optional(),
 });
 
 export function listNotificationsRequestOf(query: z.output<typeof listNotificationsQuery>) {
@@ -38,6 +39,7 @@ export function listNotificationsRequestOf(query: z.output<typeof listNotificati
     subscriberIds: query.subscriberIds ?? [],
     ...(query.search !== undefined ? { search: query.search } : {}),
     ...(query.transactionId !== undefined ? { transactionId: query.transactionId } : {}),
+    contextKeys: query.contextKeys ?? [],
   };
 }
 

@@ -1,6 +1,7 @@
 import { messagesV1, type subscribersV1, type workflowsV1 } from "@notify/proto";
 import { Channel, CHANNEL_NAMES, channelName, channelNamed, CHANNELS, type ChannelName } from "@notify/runtime";
 import { z } from "zod";
+import { contextKey, MAX_CONTEXTS } from "./context-inputs.js";
 import { MAX_BODY_DEPTH, nestedDeeperThan } from "../body.js";
 import { queryBool, queryInt } from "../validation.js";
 import { freeFormResponse, iso, isoDateResponse, offsetPageResponse } from "./common.js";
@@ -33,6 +34,11 @@ export const stringList = (name: string) =>
   z
     .union([z.string(), z.array(z.string())], { error: `${name} must be a string or an array of strings` })
     .transform((value) => (typeof value === "string" ? value.split(",") : value).map((item) => item.trim()).filter((item) => item.length > 0));
+
+/** The API lists' `contextKeys` filter (a repeated or comma-separated query value). */
+export const contextKeyList = stringList("contextKeys").pipe(
+  z.array(contextKey).max(MAX_CONTEXTS, `contextKeys must contain no more than ${MAX_CONTEXTS} elements`),
+);
 
 export const channelNameOf = (channel: Channel) => channelName(channel) ?? CHANNEL_NAMES[Channel.IN_APP];
 
@@ -114,6 +120,7 @@ export const listMessagesQuery = z.object({
   channel: channel.optional(),
   subscriberId: z.string().min(1).optional(),
   transactionId: stringList("transactionId").optional(),
+  contextKeys: contextKeyList.optional(),
 });
 
 export const messageIdParam = z.object({ messageId: z.string().min(1) });

@@ -138,6 +138,11 @@ describe("contexts: triggers scope their messages, Inbox sessions see exactly th
     expect(await activity()).toBe(3);
     expect(await activity(["app:jira", "tenant:acme"])).toBe(1);
     expect(await activity(["tenant:globex"])).toBe(0);
+    // Each answer names its trigger's contexts, as Novu's do.
+    const [ofAcme] = (await api.messages.retrieve({ subscriberId, contextKeys: ["tenant:acme"] }, once)).result.data;
+    expect(ofAcme?.contextKeys).toEqual(["tenant:acme"]);
+    const [entry] = (await api.notifications.list({ subscriberIds: [subscriberId], limit: 10, contextKeys: ["tenant:acme", "app:jira"] }, once)).result.data;
+    expect(entry?.contextKeys).toEqual(["app:jira", "tenant:acme"]);
     const refused = await stack.request("GET", "/v1/messages?contextKeys=not-a-key");
     expect(refused.status).toBe(422);
   });

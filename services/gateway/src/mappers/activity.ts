@@ -131,6 +131,8 @@ function activitySubscriberToJson(subscriber: subscribersV1.Subscriber) {
 function notificationToJson(notification: messagesV1.Notification, subscriber: subscribersV1.Subscriber | undefined, workflow: WorkflowView | undefined) {
   const created = iso(notification.createdAt);
   const payload = parsed(notification.payloadJson);
+  // Every message of a notification carries its trigger's context keys.
+  const contextKeys = notification.messages[0]?.contextKeys ?? [];
   return {
     _id: notification.id,
     _environmentId: notification.environmentId,
@@ -145,6 +147,7 @@ function notificationToJson(notification: messagesV1.Notification, subscriber: s
     ...(workflow ? { template: workflow.template } : {}),
     jobs: notification.messages.map((message) => jobToJson(message, notification.executionDetails, workflow)),
     ...(payload ? { payload } : {}),
+    ...(contextKeys.length > 0 ? { contextKeys } : {}),
   };
 }
 
@@ -213,6 +216,8 @@ export const activityResponse = z
     template: workflowResponse.pick({ _id: true, name: true, triggers: true }).optional(),
     jobs: z.array(jobResponse),
     payload: freeFormResponse.optional(),
+    /** The trigger's context keys ("type:id", sorted), when it named contexts. */
+    contextKeys: z.array(z.string()).optional(),
   })
   .meta({ id: "ActivityNotification" });
 

@@ -214,6 +214,7 @@ export function messageFieldsToJson(message: messagesV1.Message): Record<string,
   put(json, "errorText", message.errorText);
   if (message.tags.length > 0) json.tags = message.tags;
   put(json, "data", message.data);
+  if (message.contextKeys.length > 0) json.contextKeys = message.contextKeys;
   return json;
 }
 
@@ -346,6 +347,8 @@ export const messageResponse = z
     errorText: z.string().optional(),
     tags: z.array(z.string()).optional(),
     data: freeFormResponse.optional(),
+    /** The trigger's context keys ("type:id", sorted), when it named contexts. */
+    contextKeys: z.array(z.string()).optional(),
     payload: freeFormResponse.optional(),
     overrides: freeFormResponse.optional(),
     /** The whole subscriber in the message list, its summary in the feed. */

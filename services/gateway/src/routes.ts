@@ -76,6 +76,7 @@ import {
   listedMessagesText,
   legacyMarkAsBody,
   listMessagesQuery,
+  contextKeysQuery,
   markAllBody,
   markAsBody,
   marksOf,
@@ -802,7 +803,8 @@ export const routes: Route[] = [
       path: `/v2/subscribers/:subscriberId/notifications/:notificationId/${name}`,
       response: inboxNotificationResponse,
       params: subscriberNotificationParams,
-      handle: (input) => changeNotification(apiInbox(input.params.subscriberId), input.params.notificationId, { change }, input),
+      query: contextKeysQuery,
+      handle: (input) => changeNotification(apiInbox(input.params.subscriberId, input.query.contextKeys), input.params.notificationId, { change }, input),
     }),
   ),
   route({
@@ -810,8 +812,10 @@ export const routes: Route[] = [
     path: "/v2/subscribers/:subscriberId/notifications/:notificationId/snooze",
     response: inboxNotificationResponse,
     params: subscriberNotificationParams,
+    query: contextKeysQuery,
     body: snoozeBody,
-    handle: (input) => changeNotification(apiInbox(input.params.subscriberId), input.params.notificationId, snoozeChange(input), input),
+    handle: (input) =>
+      changeNotification(apiInbox(input.params.subscriberId, input.query.contextKeys), input.params.notificationId, snoozeChange(input), input),
   }),
   ...INBOX_ACTION_ROUTES.map(([name, change]) =>
     route({
@@ -819,8 +823,14 @@ export const routes: Route[] = [
       path: `/v2/subscribers/:subscriberId/notifications/:notificationId/actions/:actionType/${name}`,
       response: inboxNotificationResponse,
       params: subscriberNotificationActionParams,
+      query: contextKeysQuery,
       handle: (input) =>
-        changeNotification(apiInbox(input.params.subscriberId), input.params.notificationId, { change, actionType: input.params.actionType }, input),
+        changeNotification(
+          apiInbox(input.params.subscriberId, input.query.contextKeys),
+          input.params.notificationId,
+          { change, actionType: input.params.actionType },
+          input,
+        ),
     }),
   ),
   ...INBOX_BULK_ROUTES.map(([name, change]) =>
@@ -830,7 +840,7 @@ export const routes: Route[] = [
       status: 204,
       params: subscriberIdParam,
       body: bulkBody,
-      handle: (input) => changeNotifications(apiInbox(input.params.subscriberId), change, input),
+      handle: (input) => changeNotifications(apiInbox(input.params.subscriberId, input.body.contextKeys), change, input),
     }),
   ),
   route({
@@ -838,7 +848,8 @@ export const routes: Route[] = [
     path: "/v2/subscribers/:subscriberId/notifications/:notificationId",
     status: 204,
     params: subscriberNotificationParams,
-    handle: (input) => deleteNotification(apiInbox(input.params.subscriberId), input.params.notificationId, input),
+    query: contextKeysQuery,
+    handle: (input) => deleteNotification(apiInbox(input.params.subscriberId, input.query.contextKeys), input.params.notificationId, input),
   }),
 
   // Workflows, notification groups, feeds and tenants (the triggers service)

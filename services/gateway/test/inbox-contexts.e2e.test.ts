@@ -4,6 +4,7 @@ import { eventually } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createWorkflow } from "./delivery-helpers.js";
 import { contextHash, environmentIdentifier, openInbox, openSession, requireHmac, subscriberHash, type InboxOptions } from "./inbox-helpers.js";
+import { failureOf } from "./sdk3-helpers.js";
 import { startStack, type Stack } from "./stack.js";
 
 // Novu's contexts end to end: a trigger's context scopes its messages, an Inbox session with a
@@ -117,6 +118,19 @@ describe("contexts: triggers scope their messages, Inbox sessions see exactly th
     expect(none.body.data).toEqual([]);
     const ofAcme = await stack.request<{ data: unknown[] }>("GET", `/v2/subscribers/${subscriberId}/notifications?contextKeys=tenant:acme`);
     expect(ofAcme.body.data).toHaveLength(1);
+    // The API's calls on one notification find it in the contexts they name, or in any.
+    const notificationId = message!.id;
+    const elsewhere = { subscriberId, notificationId, contextKeys: ["tenant:globex"] };
+    expect((await failureOf(api.subscribers.notifications.markAsUnread(elsewhere, once))).statusCode).toBe(404);
+    expect((await api.subscribers.notifications.markAsUnread({ subscriberId, notificationId, contextKeys: ["tenant:acme"] }, once)).result.isRead).toBe(false);
+    expect((await api.subscribers.notifications.markAsRead({ subscriberId, notificationId }, once)).result.isRead).toBe(true);
+    expect((await failureOf(api.subscribers.notifications.delete(elsewhere, once))).statusCode).toBe(404);
+    // Bulk changes too: marking all read in another context changes nothing here.
+    await api.subscribers.notifications.markAsUnread({ subscriberId, notificationId }, once);
+    await api.subscribers.notifications.markAllAsRead({ contextKeys: ["tenant:globex"] }, subscriberId, undefined, once);
+    expect((await openSession(stack, subscriberId, { context: { tenant: "acme" } })).unreadCount.total).toBe(1);
+    await api.subscribers.notifications.markAllAsRead({ contextKeys: ["tenant:acme"] }, subscriberId, undefined, once);
+    expect((await openSession(stack, subscriberId, { context: { tenant: "acme" } })).unreadCount.total).toBe(0);
   });
 
   it("filters the API's message list and activity feed by exact context keys, in any order", async () => {

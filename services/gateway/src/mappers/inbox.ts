@@ -227,6 +227,8 @@ export const bulkBody = z.object({
   notificationIds: z.array(z.string().refine(isObjectId, "each notification id must be 24 hex characters")).max(100).optional(),
   tags: tagsFilter.optional(),
   data: dataText.optional(),
+  // The API's bulk changes only: an Inbox session's contexts are its token's.
+  contextKeys: z.array(contextKey).max(MAX_CONTEXTS).optional(),
 });
 
 export const snoozeBody = z.object({

@@ -40,6 +40,9 @@ export const contextKeyList = stringList("contextKeys").pipe(
   z.array(contextKey).max(MAX_CONTEXTS, `contextKeys must contain no more than ${MAX_CONTEXTS} elements`),
 );
 
+/** The query of the API's calls on one notification: in which contexts to find it (none named: any). */
+export const contextKeysQuery = z.object({ contextKeys: contextKeyList.optional() });
+
 export const channelNameOf = (channel: Channel) => channelName(channel) ?? CHANNEL_NAMES[Channel.IN_APP];
 
 export const channelOf = (name: ChannelName | undefined): Channel => (name ? channelNamed(name)! : Channel.UNSPECIFIED);

@@ -36,7 +36,7 @@ const ACCEPTANCE_ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
 const { addKey } = await import(new URL("../services/gateway/dist/accounts.js", import.meta.url).href);
 // The gateways of this benchmark run without GATEWAY_ENCRYPTION_KEY: keys are sealed with the development key.
-const { sealerOf } = await import(new URL("../services/gateway/dist/server.js", import.meta.url).href);
+const { sealerOf } = await import(new URL("../services/gateway/dist/config.js", import.meta.url).href);
 const sealer = sealerOf({});
 
 /** A trigger floor server: its trigger URL and headers. */

@@ -25,9 +25,15 @@ export const contextData = jsonObject.refine(
  * kept, unused: a session's contextHash signs the context as the client sent it.
  */
 export const contextBody = z
-  .record(contextName("a context type"), z.union([contextName("a context id"), z.looseObject({ id: contextName("id"), data: contextData.optional() })]), {
-    error: "context must be an object",
-  })
+  .record(
+    contextName("a context type"),
+    z.union([contextName("a context id"), z.looseObject({ id: contextName("id"), data: contextData.optional() })], {
+      error: "each context is an id, or an object {id, data} whose data is an object of at most 64 KiB",
+    }),
+    {
+      error: "context must be an object",
+    },
+  )
   .refine((value) => Object.keys(value).length <= MAX_CONTEXTS, `context names at most ${MAX_CONTEXTS} contexts`);
 
 export type ContextBody = z.infer<typeof contextBody>;

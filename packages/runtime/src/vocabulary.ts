@@ -237,10 +237,22 @@ export const CHAT_PROVIDER_IDS: ReadonlySet<string> = new Set([
 /** The providers a subscriber's push channel may name. */
 export const PUSH_PROVIDER_IDS: ReadonlySet<string> = new Set(["fcm", "apns", "expo", "one-signal", "pushpad", "push-webhook", "pusher-beams"]);
 
+/** A context's type and id (Novu's rule), checked by the gateway, the services and the table alike. */
+export const CONTEXT_NAME = /^[a-zA-Z0-9_-]{1,100}$/;
+/** A context's key: its type and id. */
+export const CONTEXT_KEY = /^[a-zA-Z0-9_-]{1,100}:[a-zA-Z0-9_-]{1,100}$/;
+/** Contexts one trigger or session may name. */
+export const MAX_CONTEXTS = 5;
+/** A context's data, as JSON text. */
+export const MAX_CONTEXT_DATA_BYTES = 64 * 1024;
+
+/** A context's key ("type:id"): how messages, sessions and lookups name it. */
+export const contextKeyOf = (context: { type: string; id: string }) => `${context.type}:${context.id}`;
+
 /**
- * The keys ("type:id") of a trigger's or a session's contexts, sorted: what the trigger's messages
- * are stamped with, and what an Inbox session must match exactly to show them.
+ * The keys of a trigger's or a session's contexts, sorted: what the trigger's messages are stamped
+ * with, and what an Inbox session must match exactly to show them.
  */
 export function contextKeysOf(contexts: readonly { type: string; id: string }[]): string[] {
-  return contexts.map((context) => `${context.type}:${context.id}`).sort();
+  return contexts.map(contextKeyOf).sort();
 }

@@ -1,7 +1,7 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { messagesV1 } from "@notify/proto";
-import { holdsNul, invalidField, severityName, type Severity, type SeverityName } from "@notify/runtime";
+import { CONTEXT_KEY, holdsNul, invalidField, MAX_CONTEXTS, severityName, type Severity, type SeverityName } from "@notify/runtime";
 import type { InboxFilter } from "./store.js";
 
 export const MAX_TAG_GROUPS = 30;
@@ -86,21 +86,17 @@ function checkSeverities(severities: readonly Severity[]): SeverityName[] | null
   });
 }
 
-/** A context key as sessions and triggers write it: the context's type and id, Novu's names. */
-const CONTEXT_KEY = /^[a-zA-Z0-9_-]{1,100}:[a-zA-Z0-9_-]{1,100}$/;
-const MAX_CONTEXT_KEYS = 5;
-
-/**
- * The contexts a call's messages must have: its context keys, checked and sorted (the stored keys
- * are), or null for every context.
- */
-export function contextScopeOf(request: { contextKeys: readonly string[]; anyContext: boolean }): string[] | null {
-  if (request.anyContext) return null;
-  const keys = request.contextKeys;
-  if (keys.length > MAX_CONTEXT_KEYS) throw invalidField("contextKeys", `at most ${MAX_CONTEXT_KEYS} context keys`, keys.length);
+/** A call's context keys, checked and sorted (the stored keys are). */
+export function checkContextKeys(keys: readonly string[]): string[] {
+  if (keys.length > MAX_CONTEXTS) throw invalidField("contextKeys", `at most ${MAX_CONTEXTS} context keys`, keys.length);
   const bad = keys.find((key) => !CONTEXT_KEY.test(key));
   if (bad !== undefined) throw invalidField("contextKeys", "a context key is <type>:<id>", bad);
   return [...keys].sort();
+}
+
+/** The contexts a call's messages must have: its context keys, or null for every context. */
+export function contextScopeOf(request: { contextKeys: readonly string[]; anyContext: boolean }): string[] | null {
+  return request.anyContext ? null : checkContextKeys(request.contextKeys);
 }
 
 /** An Inbox filter checked and ready for the store; an unset filter matches every message of a session without contexts. */

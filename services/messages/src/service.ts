@@ -22,7 +22,7 @@ import {
   type Scope,
   boundBatch,
 } from "@notify/runtime";
-import { checkInboxFilter, contextScopeOf } from "./inbox-filter.js";
+import { checkContextKeys, checkInboxFilter, contextScopeOf } from "./inbox-filter.js";
 import {
   actionTypeName,
   activityDayFromRow,
@@ -43,7 +43,7 @@ import { checkFeedIdentifiers, checkMessageIds, checkNewMessages, checkRange, MA
 import { workflowsOf, type WorkflowDirectory } from "./workflows.js";
 
 /** The API lists' context filter: the keys named, checked and sorted; none: every context. */
-const contextsNamed = (keys: readonly string[]) => (keys.length > 0 ? contextScopeOf({ contextKeys: keys, anyContext: false }) : null);
+const contextsNamed = (keys: readonly string[]) => (keys.length > 0 ? checkContextKeys(keys) : null);
 
 /** Totals stop here: an exact count over a million messages would cost more than the page itself. */
 export const COUNT_CAP = 1000;
@@ -734,7 +734,7 @@ export function createMessageService({
         throw invalidField("subscriberIds", `at most ${MAX_COUNT_BATCH} subscribers per call`, request.subscriberIds.length);
       }
       checkRange("limit", request.limit, 1, MAX_INBOX_COUNT);
-      const contextKeys = contextScopeOf({ contextKeys: request.contextKeys, anyContext: false }) ?? [];
+      const contextKeys = checkContextKeys(request.contextKeys);
       const found = await Promise.all(
         request.subscriberIds.map(async (subscriberId) => {
           try {

@@ -99,6 +99,22 @@ export interface JobRun {
   actor?: subscribersV1.Subscriber | undefined;
   /** The rendering time all its subscribers' runs share (every page of a fan-out): a runaway template fails the job fast. */
   budget: RenderBudget;
+  /** The trigger's contexts as templates read them (`context.<type>.id`, `.data`); undefined without any. */
+  contexts: Record<string, unknown> | undefined;
+  /** Their keys, sorted: stamped on every message of the job. */
+  contextKeys: string[];
+}
+
+/** A job's run, with what every subscriber's run of it shares. */
+function jobRun(job: triggersV1.TriggerJob, actor: subscribersV1.Subscriber | undefined): JobRun {
+  const hasContexts = job.contexts.length > 0;
+  return {
+    job,
+    actor,
+    budget: renderBudget(),
+    contexts: hasContexts ? Object.fromEntries(job.contexts.map(({ type, id, data }) => [type, { id, data: data ?? {} }])) : undefined,
+    contextKeys: hasContexts ? contextKeysOf(job.contexts) : [],
+  };
 }
 
 /** Some subscribers of one job: a fan-out page, the recipients a job names, or those a delay resumes. */
@@ -231,7 +247,7 @@ async function runEnvironmentJobs(jobs: triggersV1.TriggerJob[], call: CallOptio
   const runs = live.map((job) => {
     const actor = job.event?.actor?.kind;
     const actorId = actor?.case === "subscriberId" ? actor.value : actor?.case === "subscriber" ? actor.value.subscriberId : undefined;
-    return { job, actor: actorId ? subscribers.get(actorId) : undefined, budget: renderBudget() };
+    return jobRun(job, actorId ? subscribers.get(actorId) : undefined);
   });
   // Subscribers a delay paused, by internal id.
   const resumed = new Map<string, RecipientProfile>();
@@ -469,7 +485,6 @@ async function composeForSubscriber(
   const overrides = (job.event?.overrides ?? {}) as JsonObject;
   const variables = subscriberVariables(subscriber);
   const tenant = job.tenant ? { identifier: job.tenant.identifier, name: job.tenant.name, data: job.tenant.data ?? {} } : undefined;
-  const contexts = job.contexts.length > 0 ? Object.fromEntries(job.contexts.map(({ type, id, data }) => [type, { id, data: data ?? {} }])) : undefined;
   const steps = activeSteps(workflow);
   const afterDigest = digestVariables(digested, steps, from);
   const render = renderer(
@@ -479,7 +494,7 @@ async function composeForSubscriber(
       subscriber: variables,
       ...(run.actor ? { actor: subscriberVariables(run.actor) } : {}),
       ...(tenant ? { tenant } : {}),
-      ...(contexts ? { context: contexts } : {}),
+      ...(run.contexts ? { context: run.contexts } : {}),
       ...afterDigest,
     },
     run.budget,
@@ -491,7 +506,7 @@ async function composeForSubscriber(
     render,
     payload,
     overrides,
-    contextKeys: job.contexts.length > 0 ? contextKeysOf(job.contexts) : [],
+    contextKeys: run.contextKeys,
     integrationById: lookups.integrationById,
     integrationFor: async (key) => chooseIntegration(await lookups.selectionFor(key), { tenant, payload, subscriber: variables }),
   };
@@ -516,7 +531,7 @@ async function composeForSubscriber(
         return { messages: produced, pause: { fromStep: index + 1, runAt: delay.runAt } };
       }
       if (type === StepType.DIGEST && passes(step)) {
-        const plan = digestPlan(step, payload, now, context.contextKeys);
+        const plan = digestPlan(step, payload, now, run.contextKeys);
         if ("error" in plan) {
           // Like a bad delay: the run of this subscriber fails at the step.
           deps.log.warn({ step: step.id, transactionId: job.transactionId, reason: plan.error }, "digest step failed");

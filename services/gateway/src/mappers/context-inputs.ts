@@ -1,17 +1,17 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { contextsV1 } from "@notify/proto";
+import { CONTEXT_KEY, CONTEXT_NAME, MAX_CONTEXT_DATA_BYTES, MAX_CONTEXTS } from "@notify/runtime";
 import { z } from "zod";
 import { jsonObject } from "../validation.js";
 
 /** A context's type or id: Novu's pattern and length. */
 export const contextName = (name: string) =>
-  z.string({ error: `${name} must be a string` }).regex(/^[a-zA-Z0-9_-]{1,100}$/, `${name} must be 1 to 100 letters, digits, _ or -`);
+  z.string({ error: `${name} must be a string` }).regex(CONTEXT_NAME, `${name} must be 1 to 100 letters, digits, _ or -`);
 
-/** A context key as the API names one: "<type>:<id>". */
-export const contextKey = z.string().regex(/^[a-zA-Z0-9_-]{1,100}:[a-zA-Z0-9_-]{1,100}$/, "a context key is <type>:<id>");
-
-const MAX_CONTEXT_DATA_BYTES = 64 * 1024;
-export const MAX_CONTEXTS = 5;
+/** Context keys as the API names them ("<type>:<id>"), at most as many as a trigger may name. */
+export const contextKeys = z
+  .array(z.string().regex(CONTEXT_KEY, "a context key is <type>:<id>"))
+  .max(MAX_CONTEXTS, `contextKeys must contain no more than ${MAX_CONTEXTS} elements`);
 
 /** A context's data: an object of at most 64 KiB as JSON. */
 export const contextData = jsonObject.refine(

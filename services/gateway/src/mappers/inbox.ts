@@ -3,7 +3,7 @@ import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/prot
 import { messagesV1, type subscribersV1, type workflowsV1 } from "@notify/proto";
 import { isObjectId, SEVERITIES, severityName, severityNamed, type SeverityName } from "@notify/runtime";
 import { z } from "zod";
-import { contextKey, MAX_CONTEXTS } from "./context-inputs.js";
+import { contextKeys } from "./context-inputs.js";
 import { validationError } from "../errors.js";
 import { queryBool, queryInt } from "../validation.js";
 import { freeFormResponse, isoDateResponse, isoOrNull } from "./common.js";
@@ -186,12 +186,12 @@ export const listQuery = z.preprocess(
   (input) => {
     const query = (input ?? {}) as Record<string, unknown>;
     const severity = [...listOf(query["severity[]"]), ...listOf(query["severity"])];
-    const contextKeys = [...listOf(query["contextKeys[]"]), ...listOf(query["contextKeys"])];
+    const keys = [...listOf(query["contextKeys[]"]), ...listOf(query["contextKeys"])];
     return {
       ...query,
       tags: queryTags(query),
       severity: severity.length > 0 ? severity : undefined,
-      contextKeys: contextKeys.length > 0 ? contextKeys : undefined,
+      contextKeys: keys.length > 0 ? keys : undefined,
     };
   },
   z.object({
@@ -208,7 +208,7 @@ export const listQuery = z.preprocess(
     createdGte: epochMs.optional(),
     createdLte: epochMs.optional(),
     // The API's lists only: an Inbox session's contexts are its token's.
-    contextKeys: z.array(contextKey).max(MAX_CONTEXTS).optional(),
+    contextKeys: contextKeys.optional(),
   }),
 );
 
@@ -228,7 +228,7 @@ export const bulkBody = z.object({
   tags: tagsFilter.optional(),
   data: dataText.optional(),
   // The API's bulk changes only: an Inbox session's contexts are its token's.
-  contextKeys: z.array(contextKey).max(MAX_CONTEXTS).optional(),
+  contextKeys: contextKeys.optional(),
 });
 
 export const snoozeBody = z.object({

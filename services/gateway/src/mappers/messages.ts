@@ -1,7 +1,7 @@
 import { messagesV1, type subscribersV1, type workflowsV1 } from "@notify/proto";
 import { Channel, CHANNEL_NAMES, channelName, channelNamed, CHANNELS, type ChannelName } from "@notify/runtime";
 import { z } from "zod";
-import { contextKey, MAX_CONTEXTS } from "./context-inputs.js";
+import { contextKeys } from "./context-inputs.js";
 import { MAX_BODY_DEPTH, nestedDeeperThan } from "../body.js";
 import { queryBool, queryInt } from "../validation.js";
 import { freeFormResponse, iso, isoDateResponse, offsetPageResponse } from "./common.js";
@@ -36,9 +36,7 @@ export const stringList = (name: string) =>
     .transform((value) => (typeof value === "string" ? value.split(",") : value).map((item) => item.trim()).filter((item) => item.length > 0));
 
 /** The API lists' `contextKeys` filter (a repeated or comma-separated query value). */
-export const contextKeyList = stringList("contextKeys").pipe(
-  z.array(contextKey).max(MAX_CONTEXTS, `contextKeys must contain no more than ${MAX_CONTEXTS} elements`),
-);
+export const contextKeyList = stringList("contextKeys").pipe(contextKeys);
 
 /** The query of the API's calls on one notification: in which contexts to find it (none named: any). */
 export const contextKeysQuery = z.object({ contextKeys: contextKeyList.optional() });

@@ -1,11 +1,5 @@
 import type { JsonObject } from "@bufbuild/protobuf";
-
-/** A context's type and id: Novu's pattern and length. */
-export const CONTEXT_NAME = /^[a-zA-Z0-9_-]{1,100}$/;
-/** Contexts one trigger or session may name. */
-export const MAX_CONTEXTS = 5;
-/** A context's data, as JSON text. */
-export const MAX_CONTEXT_DATA_BYTES = 64 * 1024;
+import { CONTEXT_NAME, MAX_CONTEXT_DATA_BYTES, MAX_CONTEXTS } from "@notify/runtime";
 
 export interface ContextRefusal {
   field: string;

@@ -1,7 +1,7 @@
 import type { JsonValue } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { contextsV1 } from "@notify/proto";
-import { alreadyExists, invalidField, keysetPage, notFound, scopeOf } from "@notify/runtime";
+import { alreadyExists, contextKeyOf, invalidField, keysetPage, notFound, scopeOf } from "@notify/runtime";
 import type { ServiceDeps } from "../routes.js";
 import { ensureContexts } from "../triggers/store.js";
 import { contextFromRow } from "./mapping.js";
@@ -109,8 +109,8 @@ export function createContextService({ pool }: ServiceDeps): ServiceImpl<typeof 
         request.contexts.map(({ type, id, data }) => ({ type, id, data: data ? JSON.stringify(data) : null })),
       );
       // The statement answers the contexts it created first; the reply keeps the order asked.
-      const byKey = new Map(rows.map((row) => [`${row.type}:${row.id}`, row]));
-      return { contexts: request.contexts.map(({ type, id }) => contextFromRow(byKey.get(`${type}:${id}`)!)) };
+      const byKey = new Map(rows.map((row) => [contextKeyOf(row), row]));
+      return { contexts: request.contexts.map((input) => contextFromRow(byKey.get(contextKeyOf(input))!)) };
     },
   };
 }

@@ -5,6 +5,7 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, type ServiceImpl } from "@connectrpc/connect";
 import { triggersV1, workflowsV1 } from "@notify/proto";
 import {
+  contextKeyOf,
   currentOrigin,
   invalidField,
   notFound,
@@ -194,13 +195,13 @@ export function createTriggerService({ pool, jobSubject, workflowsByIdentifier }
       events.forEach((event, index) => {
         if (contextRefusals[index]) return;
         for (const { type, id, data } of event.context) {
-          const key = `${type}:${id}`;
+          const key = contextKeyOf({ type, id });
           if (!contextInputs.has(key)) contextInputs.set(key, { type, id, data: data ? JSON.stringify(data) : null });
         }
       });
       const contexts = new Map(
         (contextInputs.size > 0 ? await store.ensureContexts(pool, scope.environmentId, scope.organizationId, [...contextInputs.values()]) : []).map((row) => [
-          `${row.type}:${row.id}`,
+          contextKeyOf(row),
           row,
         ]),
       );
@@ -264,7 +265,7 @@ export function createTriggerService({ pool, jobSubject, workflowsByIdentifier }
               // The contexts travel as stored, not as the event named them.
               event: { ...event, transactionId, to: valid, origin: {}, context: [] },
               ...(tenant ? { tenant } : {}),
-              contexts: event.context.map(({ type, id }) => ({ type, id, data: contexts.get(`${type}:${id}`)?.data ?? {} })),
+              contexts: event.context.map(({ type, id }) => ({ type, id, data: contexts.get(contextKeyOf({ type, id }))?.data ?? {} })),
             }),
           ),
           workflowFieldOf(workflow),

@@ -1,5 +1,5 @@
 import type { JsonObject } from "@bufbuild/protobuf";
-import type { Origin, Queryable } from "@notify/runtime";
+import { contextKeyOf, type Origin, type Queryable } from "@notify/runtime";
 
 export interface AcceptedTrigger {
   id: string;
@@ -151,8 +151,8 @@ export async function ensureContexts(db: Queryable, environmentId: string, organ
     ).rows;
   const rows = await ensure(inputs);
   if (rows.length >= inputs.length) return rows;
-  const found = new Set(rows.map((row) => `${row.type}:${row.id}`));
-  return [...rows, ...(await ensure(inputs.filter((input) => !found.has(`${input.type}:${input.id}`))))];
+  const found = new Set(rows.map(contextKeyOf));
+  return [...rows, ...(await ensure(inputs.filter((input) => !found.has(contextKeyOf(input)))))];
 }
 
 export interface OutboxRow {

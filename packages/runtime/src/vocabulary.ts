@@ -5,6 +5,7 @@
  */
 import type { workflowsV1 } from "@notify/proto";
 import { commonV1 } from "@notify/proto";
+import { invalidField } from "./errors.js";
 
 export const { Channel, SortDirection, Severity, StepType, Weekday, Ordinal } = commonV1;
 export type Channel = commonV1.Channel;
@@ -255,4 +256,17 @@ export const contextKeyOf = (context: { type: string; id: string }) => `${contex
  */
 export function contextKeysOf(contexts: readonly { type: string; id: string }[]): string[] {
   return contexts.map(contextKeyOf).sort();
+}
+
+/** Context keys a call names, checked and sorted: the form they are stored and matched in. */
+export function checkContextKeys(keys: readonly string[]): string[] {
+  if (keys.length > MAX_CONTEXTS) throw invalidField("contextKeys", `at most ${MAX_CONTEXTS} context keys`, keys.length);
+  const bad = keys.find((key) => !CONTEXT_KEY.test(key));
+  if (bad !== undefined) throw invalidField("contextKeys", "a context key is <type>:<id>", bad);
+  return [...keys].sort();
+}
+
+/** The context scope a call asks for: its context keys, or null for every context. */
+export function contextScopeOf(request: { contextKeys: readonly string[]; anyContext: boolean }): string[] | null {
+  return request.anyContext ? null : checkContextKeys(request.contextKeys);
 }

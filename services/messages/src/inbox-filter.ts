@@ -1,7 +1,7 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { messagesV1 } from "@notify/proto";
-import { CONTEXT_KEY, holdsNul, invalidField, MAX_CONTEXTS, severityName, type Severity, type SeverityName } from "@notify/runtime";
+import { contextScopeOf, holdsNul, invalidField, severityName, type Severity, type SeverityName } from "@notify/runtime";
 import type { InboxFilter } from "./store.js";
 
 export const MAX_TAG_GROUPS = 30;
@@ -84,19 +84,6 @@ function checkSeverities(severities: readonly Severity[]): SeverityName[] | null
     if (!name) throw invalidField("severity", "severity must be one of high, medium, low, none", severity);
     return name;
   });
-}
-
-/** A call's context keys, checked and sorted (the stored keys are). */
-export function checkContextKeys(keys: readonly string[]): string[] {
-  if (keys.length > MAX_CONTEXTS) throw invalidField("contextKeys", `at most ${MAX_CONTEXTS} context keys`, keys.length);
-  const bad = keys.find((key) => !CONTEXT_KEY.test(key));
-  if (bad !== undefined) throw invalidField("contextKeys", "a context key is <type>:<id>", bad);
-  return [...keys].sort();
-}
-
-/** The contexts a call's messages must have: its context keys, or null for every context. */
-export function contextScopeOf(request: { contextKeys: readonly string[]; anyContext: boolean }): string[] | null {
-  return request.anyContext ? null : checkContextKeys(request.contextKeys);
 }
 
 /** An Inbox filter checked and ready for the store; an unset filter matches every message of a session without contexts. */

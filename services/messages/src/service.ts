@@ -4,6 +4,8 @@ import { ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import type { messagesV1, subscribersV1, workflowsV1 } from "@notify/proto";
 import {
   announceKeys,
+  checkContextKeys,
+  contextScopeOf,
   ChangeKind,
   Channel,
   channelName,
@@ -22,7 +24,7 @@ import {
   type Scope,
   boundBatch,
 } from "@notify/runtime";
-import { checkContextKeys, checkInboxFilter, contextScopeOf } from "./inbox-filter.js";
+import { checkInboxFilter } from "./inbox-filter.js";
 import {
   actionTypeName,
   activityDayFromRow,

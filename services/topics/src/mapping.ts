@@ -1,10 +1,10 @@
-import { create } from "@bufbuild/protobuf";
+import { create, type JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { subscribersV1 } from "@notify/proto";
 import { topicsV1 } from "@notify/proto";
-import type { SubscriptionRow, TopicRow } from "./store.js";
+import type { PreferenceRow, SubscriptionRow, TopicRow } from "./store.js";
 
-const { SubscriberSummarySchema, SubscriptionSchema, TopicSchema } = topicsV1;
+const { SubscriberSummarySchema, SubscriptionPreferenceSchema, SubscriptionSchema, TopicSchema } = topicsV1;
 
 export function topicFromRow(row: TopicRow, subscribers: readonly string[]): topicsV1.Topic {
   return create(TopicSchema, {
@@ -30,8 +30,9 @@ export function summaryOf(subscriber: subscribersV1.Subscriber): topicsV1.Subscr
   });
 }
 
-/** Novu's name for a subscription made from a bare subscriber id. */
-export const derivedIdentifier = (topicKey: string, subscriberId: string) => `tk_${topicKey}:si_${subscriberId}`;
+/** Novu's name for a subscription made from a bare subscriber id, in a context scope (sorted keys) or none. */
+export const derivedIdentifier = (topicKey: string, subscriberId: string, contextKeys: readonly string[] = []) =>
+  `tk_${topicKey}:si_${subscriberId}${contextKeys.length > 0 ? `:ctx_${contextKeys.join(",")}` : ""}`;
 
 /** The subscriber id a derived identifier of the topic names; null when the identifier has not that form. */
 export function subscriberOfDerived(topicKey: string, identifier: string): string | null {
@@ -41,7 +42,20 @@ export function subscriberOfDerived(topicKey: string, identifier: string): strin
 
 export const identifierOf = (row: SubscriptionRow, topicKey: string) => row.identifier ?? derivedIdentifier(topicKey, row.external_subscriber_id);
 
-export function subscriptionFromRow(row: SubscriptionRow, topicKey: string, subscriber: topicsV1.SubscriberSummary): topicsV1.Subscription {
+export function preferenceFromRow(row: PreferenceRow): topicsV1.SubscriptionPreference {
+  return create(SubscriptionPreferenceSchema, {
+    workflowId: row.workflow_id,
+    enabled: row.enabled,
+    ...(row.condition !== null ? { condition: row.condition as JsonObject } : {}),
+  });
+}
+
+export function subscriptionFromRow(
+  row: SubscriptionRow,
+  topicKey: string,
+  subscriber: topicsV1.SubscriberSummary,
+  preferences: readonly PreferenceRow[] = [],
+): topicsV1.Subscription {
   return create(SubscriptionSchema, {
     id: row.id,
     organizationId: row.organization_id,
@@ -55,5 +69,7 @@ export function subscriptionFromRow(row: SubscriptionRow, topicKey: string, subs
     subscriber,
     identifier: identifierOf(row, topicKey),
     ...(row.name !== null ? { name: row.name } : {}),
+    contextKeys: row.context_keys,
+    preferences: preferences.map(preferenceFromRow),
   });
 }

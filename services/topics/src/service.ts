@@ -1,8 +1,10 @@
-import { create } from "@bufbuild/protobuf";
+import { create, type JsonObject } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Client, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { commonV1, topicsV1, type subscribersV1 } from "@notify/proto";
 import {
   alreadyExists,
+  checkContextKeys,
+  contextScopeOf,
   failedPrecondition,
   invalidField,
   keysetPage,
@@ -20,7 +22,7 @@ import {
 } from "@notify/runtime";
 import { derivedIdentifier, identifierOf, subscriberOfDerived, subscriptionFromRow, summaryOf, topicFromRow } from "./mapping.js";
 import * as store from "./store.js";
-import { checkIdList, checkName, checkNewTopicKey, checkRange } from "./validation.js";
+import { checkIdList, checkName, checkNewTopicKey, checkPreferences, checkRange } from "./validation.js";
 
 /** Counts stop here: an exact count over millions of rows would cost more than the page itself. */
 export const COUNT_CAP = 10_000;
@@ -88,6 +90,25 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
   }
 
   const oneWithMembers = async (db: Queryable, scope: Scope, row: store.TopicRow) => (await withMembers(db, scope, [row]))[0]!;
+
+  /** The preferences of some subscriptions, by subscription id. */
+  async function preferencesOf(db: Queryable, scope: Scope, rows: readonly store.SubscriptionRow[]): Promise<Map<string, store.PreferenceRow[]>> {
+    const byId = new Map<string, store.PreferenceRow[]>();
+    if (rows.length === 0) return byId;
+    for (const preference of await store.selectPreferences(
+      db,
+      scope.environmentId,
+      rows.map((row) => row.id),
+    )) {
+      byId.set(preference.subscription_id, [...(byId.get(preference.subscription_id) ?? []), preference]);
+    }
+    return byId;
+  }
+
+  /** One subscription as replies show it, with its preferences. */
+  async function subscriptionWithPreferences(db: Queryable, scope: Scope, row: store.SubscriptionRow, topicKey: string, subscriber: subscribersV1.Subscriber) {
+    return subscriptionFromRow(row, topicKey, summaryOf(subscriber), (await preferencesOf(db, scope, [row])).get(row.id));
+  }
 
   /** The environment's subscribers among these external ids, in one call to the subscribers service. */
   async function lookUp(scope: Scope, context: HandlerContext, request: { subscriberIds?: string[]; ids?: string[] }) {
@@ -216,6 +237,8 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
         MAX_SUBSCRIBERS_PER_CALL,
       );
       for (const name of [request.name, ...request.named.map((entry) => entry.name)]) if (name !== undefined) checkName(name);
+      const contextKeys = checkContextKeys(request.contextKeys);
+      const preferences = checkPreferences(request.preferences);
       // A subscriber named twice keeps the first identifier; a named one is not also made bare.
       const named = new Map<string, topicsV1.NamedSubscription>();
       for (const entry of request.named) if (!named.has(entry.subscriberId)) named.set(entry.subscriberId, entry);
@@ -229,9 +252,11 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
         const members: store.NewMember[] = [];
         for (const subscriber of found) {
           const entry = named.get(subscriber.subscriberId);
-          const identifier = entry === undefined || entry.identifier === derivedIdentifier(topic.key, entry.subscriberId) ? null : entry.identifier;
+          const derived = derivedIdentifier(topic.key, subscriber.subscriberId, contextKeys);
+          // Without contexts the derived identifier is derived when read; a scoped one is stored.
+          const identifier = entry === undefined || entry.identifier === derived ? (contextKeys.length > 0 ? derived : null) : entry.identifier;
           // Another subscriber's derived identifier would name two subscriptions.
-          if (identifier !== null && subscriberOfDerived(topic.key, identifier) !== null) {
+          if (identifier !== null && identifier !== derived && subscriberOfDerived(topic.key, identifier) !== null) {
             refused.set(subscriber.subscriberId, `Identifier '${identifier}' names another subscriber's subscription to topic '${topic.key}'`);
             continue;
           }
@@ -243,8 +268,9 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
             name: entry?.name ?? request.name ?? null,
           });
         }
-        await store.insertSubscriptions(tx, scope.environmentId, { id: topic.id, organizationId: scope.organizationId }, members);
-        const rows = await store.selectSubscriptionsOfSubscribers(tx, scope.environmentId, topic.id, [...byId.keys()]);
+        const made = await store.insertSubscriptions(tx, scope.environmentId, { id: topic.id, organizationId: scope.organizationId }, contextKeys, members);
+        if (made.length > 0 && preferences.length > 0) await store.insertPreferences(tx, scope.environmentId, made, preferences);
+        const rows = await store.selectSubscriptionsOfSubscribers(tx, scope.environmentId, topic.id, contextKeys, [...byId.keys()]);
         const rowOf = new Map(rows.map((row) => [row.external_subscriber_id, row]));
         for (const [subscriberId, entry] of named) {
           if (!foundIds.has(subscriberId) || refused.has(subscriberId)) continue;
@@ -254,7 +280,7 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
             refused.set(subscriberId, `Subscriber '${subscriberId}' is subscribed to topic '${topic.key}' already, as '${identifierOf(row, topic.key)}'`);
           }
         }
-        return { topic: await oneWithMembers(tx, scope, topic), rows, refused };
+        return { topic: await oneWithMembers(tx, scope, topic), rows, refused, preferences: await preferencesOf(tx, scope, rows) };
       });
       const { refused } = result;
       return {
@@ -263,7 +289,7 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
         notFound: requested.filter((id) => !foundIds.has(id)),
         subscriptions: result.rows
           .filter((row) => !refused.has(row.external_subscriber_id))
-          .map((row) => subscriptionFromRow(row, result.topic.key, summaryOf(byId.get(row.internal_subscriber_id)!))),
+          .map((row) => subscriptionFromRow(row, result.topic.key, summaryOf(byId.get(row.internal_subscriber_id)!), result.preferences.get(row.id))),
         conflicts: [...refused].map(([subscriberId, message]) => ({ subscriberId, identifier: named.get(subscriberId)!.identifier, message })),
       };
     },
@@ -300,28 +326,56 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
       const scope = scopeOf(context);
       if (request.identifier !== undefined) {
         const { row, topic, subscriber } = await namedSubscription(scope, context, request.topicKey, request.identifier);
-        return subscriptionFromRow(row, topic.key, summaryOf(subscriber));
+        return subscriptionWithPreferences(pool, scope, row, topic.key, subscriber);
       }
+      const contextKeys = checkContextKeys(request.contextKeys);
       const missing = () =>
         notFound(`Subscriber ${request.externalSubscriberId} not found for topic ${request.topicKey} in the environment ${scope.environmentId}`);
       const topic = await store.selectTopic(pool, scope.environmentId, request.topicKey);
       if (!topic) throw missing();
-      const rows = await store.selectSubscriptionsByExternalId(pool, scope.environmentId, topic.id, request.externalSubscriberId);
+      const rows = await store.selectSubscriptionsByExternalId(pool, scope.environmentId, topic.id, contextKeys, request.externalSubscriberId);
       if (rows.length === 0) throw missing();
       // A membership counts only while its subscriber exists (a delete may have left one behind).
       const [subscriber] = await lookUp(scope, context, { subscriberIds: [request.externalSubscriberId] });
       const row = rows.find((candidate) => candidate.internal_subscriber_id === subscriber?.id);
       if (!row || !subscriber) throw missing();
-      return subscriptionFromRow(row, topic.key, summaryOf(subscriber));
+      return subscriptionWithPreferences(pool, scope, row, topic.key, subscriber);
     },
 
     async updateSubscription(request, context) {
       const scope = scopeOf(context);
       if (request.name !== undefined) checkName(request.name);
+      const preferences = checkPreferences(request.preferences);
       const named = await namedSubscription(scope, context, request.topicKey, request.identifier);
-      const row = request.name === undefined ? named.row : await store.renameSubscription(pool, scope.environmentId, named.row.id, request.name);
+      const row = await withTransaction(pool, async (tx) => {
+        if (request.replacePreferences) {
+          await store.deletePreferences(tx, scope.environmentId, named.row.id);
+          if (preferences.length > 0) await store.insertPreferences(tx, scope.environmentId, [named.row.id], preferences);
+        }
+        return request.name === undefined ? named.row : await store.renameSubscription(tx, scope.environmentId, named.row.id, request.name);
+      });
       if (!row) throw subscriptionNotFound(request.identifier);
-      return subscriptionFromRow(row, named.topic.key, summaryOf(named.subscriber));
+      return subscriptionWithPreferences(pool, scope, row, named.topic.key, named.subscriber);
+    },
+
+    async setSubscriptionPreference(request, context) {
+      const scope = scopeOf(context);
+      const contextKeys = checkContextKeys(request.contextKeys);
+      const [preference] = checkPreferences([
+        { workflowId: request.workflowId, enabled: true, ...(request.condition ? { condition: request.condition } : {}) },
+      ]);
+      const [subscriber] = await lookUp(scope, context, { subscriberIds: [request.subscriberId] });
+      const rows = subscriber
+        ? await store.selectSubscriberSubscriptionsByIdentifier(pool, scope.environmentId, request.subscriberId, contextKeys, request.identifier)
+        : [];
+      const row = rows.find((candidate) => candidate.internal_subscriber_id === subscriber?.id);
+      if (!row || !subscriber) throw subscriptionNotFound(request.identifier);
+      await store.upsertPreference(pool, scope.environmentId, row.id, {
+        workflowId: preference!.workflowId,
+        enabled: request.enabled ?? null,
+        condition: preference!.condition,
+      });
+      return subscriptionWithPreferences(pool, scope, row, row.topic_key, subscriber);
     },
 
     async listSubscriptions(request, context) {
@@ -331,25 +385,28 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
       if (!topic) throw topicNotFound(request.topicKey);
       const descending = request.direction !== commonV1.SortDirection.ASC;
       const backwards = request.before !== undefined;
-      const externalSubscriberId = request.subscriberId ?? null;
+      const filter = { externalSubscriberId: request.subscriberId ?? null, contextKeys: contextScopeOf(request) };
       const [fetched, totalCount] = await Promise.all([
         store.selectSubscriptionKeysetPage(pool, scope.environmentId, topic.id, {
           cursor: request.after ?? request.before,
           towardsLower: descending !== backwards,
           limit,
-          externalSubscriberId,
+          ...filter,
         }),
-        store.countSubscriptions(pool, scope.environmentId, topic.id, externalSubscriberId, COUNT_CAP),
+        store.countSubscriptions(pool, scope.environmentId, topic.id, filter, COUNT_CAP),
       ]);
       const { page, cursors } = keysetPage(fetched, limit, request);
-      const found = await lookUp(scope, context, { ids: page.map((row) => row.internal_subscriber_id) });
+      const [found, preferences] = await Promise.all([
+        lookUp(scope, context, { ids: page.map((row) => row.internal_subscriber_id) }),
+        preferencesOf(pool, scope, page),
+      ]);
       const byId = new Map(found.map((subscriber) => [subscriber.id, summaryOf(subscriber)]));
       return {
         topic: await oneWithMembers(pool, scope, topic),
         // A membership counts only while its subscriber exists (a delete may have left one behind).
         subscriptions: page.flatMap((row) => {
           const subscriber = byId.get(row.internal_subscriber_id);
-          return subscriber ? [subscriptionFromRow(row, topic.key, subscriber)] : [];
+          return subscriber ? [subscriptionFromRow(row, topic.key, subscriber, preferences.get(row.id))] : [];
         }),
         ...cursors,
         totalCount,
@@ -395,6 +452,7 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
       const cursor = request.after === undefined ? undefined : MEMBER_CURSOR.exec(request.after);
       if (cursor === null) throw invalidField("after", "after must be a cursor returned as next", request.after);
       const [, cursorTopicId, cursorSubscriberId] = cursor ?? [];
+      const contextKeys = checkContextKeys(request.contextKeys);
       const topicRows = await store.selectTopicsByKeys(pool, scope.environmentId, [...new Set(request.topicKeys)]);
       const members: topicsV1.Member[] = [];
       for (const [index, topic] of topicRows.entries()) {
@@ -405,9 +463,17 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
           earlierTopicIds: topicRows.slice(0, index).map((earlier) => earlier.id),
           excludeExternalIds: request.excludeSubscriberIds,
           limit: request.limit - members.length,
+          contextKeys,
+          workflowId: request.workflowId,
         });
         for (const row of page) {
-          members.push(create(topicsV1.MemberSchema, { internalSubscriberId: row.internal_subscriber_id, externalSubscriberId: row.external_subscriber_id }));
+          members.push(
+            create(topicsV1.MemberSchema, {
+              internalSubscriberId: row.internal_subscriber_id,
+              externalSubscriberId: row.external_subscriber_id,
+              ...(row.condition !== null ? { condition: row.condition as JsonObject } : {}),
+            }),
+          );
         }
         if (members.length === request.limit) {
           return { members, next: `${topic.id}:${members.at(-1)!.internalSubscriberId}` };

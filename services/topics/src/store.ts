@@ -19,17 +19,36 @@ export interface SubscriptionRow {
   topic_id: string;
   internal_subscriber_id: string;
   external_subscriber_id: string;
-  /** Null: the derived tk_<topic key>:si_<subscriber id>. */
+  /** Null: the derived tk_<topic key>:si_<subscriber id> (only subscriptions without contexts). */
   identifier: string | null;
   name: string | null;
+  /** The keys of its context scope, sorted. */
+  context_keys: string[];
   created_at: Date;
   updated_at: Date;
+}
+
+/** A row of topics.subscription_preferences. */
+export interface PreferenceRow {
+  subscription_id: string;
+  workflow_id: string;
+  enabled: boolean;
+  condition: Record<string, unknown> | null;
+}
+
+/** A preference as written. */
+export interface NewPreference {
+  workflowId: string;
+  enabled: boolean;
+  condition: Record<string, unknown> | null;
 }
 
 export interface MemberRow {
   topic_id: string;
   internal_subscriber_id: string;
   external_subscriber_id: string;
+  /** The condition of its preference for the workflow paged, if it has one. */
+  condition: Record<string, unknown> | null;
 }
 
 export interface NewMember {
@@ -197,24 +216,28 @@ export async function hasSubscriptions(db: Queryable, environmentId: string, top
 }
 
 /**
- * Adds the members not in the topic yet, in one statement; a member whose identifier another
- * subscription of the topic holds is not added either.
+ * Adds the members not in the topic's context scope yet, in one statement; a member whose
+ * identifier another subscription of the topic holds is not added either. Answers the ids of the
+ * subscriptions made.
  */
 export async function insertSubscriptions(
   db: Queryable,
   environmentId: string,
   topic: { id: string; organizationId: string },
+  contextKeys: readonly string[],
   members: readonly NewMember[],
-): Promise<void> {
-  await db.query(
-    `INSERT INTO topics.subscriptions (environment_id, organization_id, topic_id, id, internal_subscriber_id, external_subscriber_id, identifier, name)
-     SELECT $1, $2, $3, member.id, member.internal_subscriber_id, member.external_subscriber_id, member.identifier, member.name
-       FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[]) AS member (id, internal_subscriber_id, external_subscriber_id, identifier, name)
-     ON CONFLICT DO NOTHING`,
+): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `INSERT INTO topics.subscriptions (environment_id, organization_id, topic_id, context_keys, id, internal_subscriber_id, external_subscriber_id, identifier, name)
+     SELECT $1, $2, $3, $4, member.id, member.internal_subscriber_id, member.external_subscriber_id, member.identifier, member.name
+       FROM unnest($5::text[], $6::text[], $7::text[], $8::text[], $9::text[]) AS member (id, internal_subscriber_id, external_subscriber_id, identifier, name)
+     ON CONFLICT DO NOTHING
+     RETURNING id`,
     [
       environmentId,
       topic.organizationId,
       topic.id,
+      contextKeys,
       members.map((member) => member.id),
       members.map((member) => member.internalSubscriberId),
       members.map((member) => member.externalSubscriberId),
@@ -222,6 +245,63 @@ export async function insertSubscriptions(
       members.map((member) => member.name ?? null),
     ],
   );
+  return rows.map((row) => row.id);
+}
+
+/** Gives each of the subscriptions the same preferences (it has none yet). */
+export async function insertPreferences(
+  db: Queryable,
+  environmentId: string,
+  subscriptionIds: readonly string[],
+  preferences: readonly NewPreference[],
+): Promise<void> {
+  await db.query(
+    `INSERT INTO topics.subscription_preferences (environment_id, subscription_id, workflow_id, enabled, condition)
+     SELECT $1, subscription.id, preference.workflow_id, preference.enabled, preference.condition
+       FROM unnest($2::text[]) AS subscription (id)
+       CROSS JOIN unnest($3::text[], $4::boolean[], $5::jsonb[]) AS preference (workflow_id, enabled, condition)`,
+    [
+      environmentId,
+      subscriptionIds,
+      preferences.map((preference) => preference.workflowId),
+      preferences.map((preference) => preference.enabled),
+      preferences.map((preference) => (preference.condition === null ? null : JSON.stringify(preference.condition))),
+    ],
+  );
+}
+
+/** Removes every preference of a subscription. */
+export async function deletePreferences(db: Queryable, environmentId: string, subscriptionId: string): Promise<void> {
+  await db.query("DELETE FROM topics.subscription_preferences WHERE environment_id = $1 AND subscription_id = $2", [environmentId, subscriptionId]);
+}
+
+/** Sets one workflow's preference of a subscription: what is null stays as it was (a new one is enabled, without a condition). */
+export async function upsertPreference(
+  db: Queryable,
+  environmentId: string,
+  subscriptionId: string,
+  preference: { workflowId: string; enabled: boolean | null; condition: Record<string, unknown> | null },
+): Promise<void> {
+  await db.query(
+    `INSERT INTO topics.subscription_preferences (environment_id, subscription_id, workflow_id, enabled, condition)
+     VALUES ($1, $2, $3, coalesce($4, true), $5)
+     ON CONFLICT (subscription_id, workflow_id) DO UPDATE
+       SET enabled = coalesce($4, subscription_preferences.enabled),
+           condition = coalesce($5, subscription_preferences.condition),
+           updated_at = now()`,
+    [environmentId, subscriptionId, preference.workflowId, preference.enabled, preference.condition === null ? null : JSON.stringify(preference.condition)],
+  );
+}
+
+/** The preferences of some subscriptions, in workflow order per subscription. */
+export async function selectPreferences(db: Queryable, environmentId: string, subscriptionIds: readonly string[]): Promise<PreferenceRow[]> {
+  const { rows } = await db.query<PreferenceRow>(
+    `SELECT subscription_id, workflow_id, enabled, condition FROM topics.subscription_preferences
+      WHERE environment_id = $1 AND subscription_id = ANY($2)
+      ORDER BY subscription_id, workflow_id`,
+    [environmentId, subscriptionIds],
+  );
+  return rows;
 }
 
 /**
@@ -270,31 +350,53 @@ export async function renameSubscription(db: Queryable, environmentId: string, i
   return rows[0];
 }
 
+/** The subscriptions of these subscribers in one context scope of the topic. */
 export async function selectSubscriptionsOfSubscribers(
   db: Queryable,
   environmentId: string,
   topicId: string,
+  contextKeys: readonly string[],
   internalSubscriberIds: readonly string[],
 ): Promise<SubscriptionRow[]> {
   const { rows } = await db.query<SubscriptionRow>(
     `SELECT * FROM topics.subscriptions
-      WHERE environment_id = $1 AND topic_id = $2 AND internal_subscriber_id = ANY($3)
+      WHERE environment_id = $1 AND topic_id = $2 AND context_keys = $3 AND internal_subscriber_id = ANY($4)
       ORDER BY id`,
-    [environmentId, topicId, internalSubscriberIds],
+    [environmentId, topicId, contextKeys, internalSubscriberIds],
   );
   return rows;
 }
 
-/** The topic's memberships recorded for an external subscriber id (more than one only if stale). */
+/** The topic's memberships recorded for an external subscriber id in one context scope (more than one only if stale). */
 export async function selectSubscriptionsByExternalId(
   db: Queryable,
   environmentId: string,
   topicId: string,
+  contextKeys: readonly string[],
   externalSubscriberId: string,
 ): Promise<SubscriptionRow[]> {
   const { rows } = await db.query<SubscriptionRow>(
-    "SELECT * FROM topics.subscriptions WHERE environment_id = $1 AND topic_id = $2 AND external_subscriber_id = $3",
-    [environmentId, topicId, externalSubscriberId],
+    "SELECT * FROM topics.subscriptions WHERE environment_id = $1 AND topic_id = $2 AND context_keys = $3 AND external_subscriber_id = $4",
+    [environmentId, topicId, contextKeys, externalSubscriberId],
+  );
+  return rows;
+}
+
+/** A subscriber's subscriptions (by external id) in one context scope that an identifier names, in any topic, with their topic's key. */
+export async function selectSubscriberSubscriptionsByIdentifier(
+  db: Queryable,
+  environmentId: string,
+  externalSubscriberId: string,
+  contextKeys: readonly string[],
+  identifier: string,
+): Promise<(SubscriptionRow & { topic_key: string })[]> {
+  const { rows } = await db.query<SubscriptionRow & { topic_key: string }>(
+    `SELECT subscription.*, topic.key AS topic_key
+       FROM topics.subscriptions AS subscription JOIN topics.topics AS topic ON topic.id = subscription.topic_id
+      WHERE subscription.environment_id = $1 AND subscription.external_subscriber_id = $2 AND subscription.context_keys = $3
+        AND (subscription.identifier = $4 OR (subscription.identifier IS NULL AND $4 = 'tk_' || topic.key || ':si_' || subscription.external_subscriber_id))
+      ORDER BY subscription.id`,
+    [environmentId, externalSubscriberId, contextKeys, identifier],
   );
   return rows;
 }
@@ -329,16 +431,17 @@ export async function selectSubscriptionKeysetPage(
   db: Queryable,
   environmentId: string,
   topicId: string,
-  query: { cursor: string | undefined; towardsLower: boolean; limit: number; externalSubscriberId: string | null },
+  query: { cursor: string | undefined; towardsLower: boolean; limit: number; externalSubscriberId: string | null; contextKeys: readonly string[] | null },
 ): Promise<SubscriptionRow[]> {
   const { rows } = await db.query<SubscriptionRow>(
     `SELECT * FROM topics.subscriptions
       WHERE environment_id = $1 AND topic_id = $2
         AND ($3::text IS NULL OR (CASE WHEN $4 THEN id < $3 ELSE id > $3 END))
         AND ($6::text IS NULL OR external_subscriber_id = $6)
+        AND ($7::text[] IS NULL OR context_keys = $7)
       ORDER BY CASE WHEN $4 THEN id END DESC, id ASC
       LIMIT $5`,
-    [environmentId, topicId, query.cursor ?? null, query.towardsLower, query.limit + 1, query.externalSubscriberId],
+    [environmentId, topicId, query.cursor ?? null, query.towardsLower, query.limit + 1, query.externalSubscriberId, query.contextKeys],
   );
   return rows;
 }
@@ -382,44 +485,61 @@ export async function countSubscriptions(
   db: Queryable,
   environmentId: string,
   topicId: string,
-  externalSubscriberId: string | null,
+  filter: { externalSubscriberId: string | null; contextKeys: readonly string[] | null },
   cap: number,
 ): Promise<number> {
   const { rows } = await db.query<{ count: number }>(
     `SELECT count(*) AS count FROM (
        SELECT 1 FROM topics.subscriptions
         WHERE environment_id = $1 AND topic_id = $2 AND ($3::text IS NULL OR external_subscriber_id = $3)
+          AND ($5::text[] IS NULL OR context_keys = $5)
         LIMIT $4
      ) capped`,
-    [environmentId, topicId, externalSubscriberId, cap],
+    [environmentId, topicId, filter.externalSubscriberId, cap, filter.contextKeys],
   );
   return rows[0]!.count;
 }
 
+/** A subscription's preference for the workflow paged lets it take part: none, enabled, or a condition to answer. */
+const TAKES_PART = (subscription: string) => `NOT EXISTS (
+  SELECT 1 FROM topics.subscription_preferences AS off
+   WHERE off.subscription_id = ${subscription}.id AND off.workflow_id = $7 AND NOT off.enabled AND off.condition IS NULL)`;
+
 /**
- * Up to `limit` members of one topic in internal-id order after `after`, leaving out the
- * excluded external ids and anyone who is also a member of one of `earlierTopicIds` (they were
- * paged with that topic already). Walks the (topic_id, internal_subscriber_id) index, so a page
- * costs the same at the start of a topic of millions as at its end.
+ * Up to `limit` members of one topic's context scope in internal-id order after `after`, whose
+ * preference for the workflow lets them take part, leaving out the excluded external ids and
+ * anyone who takes part through one of `earlierTopicIds` (they were paged with that topic
+ * already). Walks the (topic_id, context_keys, internal_subscriber_id) index, so a page costs the
+ * same at the start of a topic of millions as at its end.
  */
 export async function selectMemberPage(
   db: Queryable,
   environmentId: string,
   topicId: string,
-  page: { after: string | null; earlierTopicIds: readonly string[]; excludeExternalIds: readonly string[]; limit: number },
+  page: {
+    after: string | null;
+    earlierTopicIds: readonly string[];
+    excludeExternalIds: readonly string[];
+    limit: number;
+    contextKeys: readonly string[];
+    workflowId: string;
+  },
 ): Promise<MemberRow[]> {
   const { rows } = await db.query<MemberRow>(
-    `SELECT member.topic_id, member.internal_subscriber_id, member.external_subscriber_id
+    `SELECT member.topic_id, member.internal_subscriber_id, member.external_subscriber_id, preference.condition
        FROM topics.subscriptions AS member
-      WHERE member.environment_id = $1 AND member.topic_id = $2
+       LEFT JOIN topics.subscription_preferences AS preference ON preference.subscription_id = member.id AND preference.workflow_id = $7
+      WHERE member.environment_id = $1 AND member.topic_id = $2 AND member.context_keys = $8
         AND ($3::text IS NULL OR member.internal_subscriber_id > $3)
         AND member.external_subscriber_id <> ALL($4::text[])
+        AND ${TAKES_PART("member")}
         AND NOT EXISTS (
           SELECT 1 FROM topics.subscriptions AS earlier
-           WHERE earlier.topic_id = ANY($5::text[]) AND earlier.internal_subscriber_id = member.internal_subscriber_id)
+           WHERE earlier.topic_id = ANY($5::text[]) AND earlier.context_keys = $8
+             AND earlier.internal_subscriber_id = member.internal_subscriber_id AND ${TAKES_PART("earlier")})
       ORDER BY member.internal_subscriber_id
       LIMIT $6`,
-    [environmentId, topicId, page.after, page.excludeExternalIds, page.earlierTopicIds, page.limit],
+    [environmentId, topicId, page.after, page.excludeExternalIds, page.earlierTopicIds, page.limit, page.workflowId, page.contextKeys],
   );
   return rows;
 }

@@ -1,4 +1,6 @@
+import type { JsonObject } from "@bufbuild/protobuf";
 import { invalidField } from "@notify/runtime";
+import type { NewPreference } from "./store.js";
 
 const MAX_TEXT = 255;
 /** Novu's rule for ids a client chooses (VALID_ID_REGEX): these characters, or an email address. */
@@ -33,4 +35,27 @@ export function checkIdList(field: string, ids: readonly string[], max: number):
 
 export function checkRange(field: string, value: number, min: number, max: number): void {
   if (value < min || value > max) throw invalidField(field, `${field} must be between ${min} and ${max}`, value);
+}
+
+/** Preferences one subscription may hold: one per workflow named. */
+export const MAX_PREFERENCES = 100;
+/** A preference's condition, as JSON text. */
+export const MAX_CONDITION_BYTES = 16 * 1024;
+
+/** Preferences as stored: checked, the first one of each workflow kept. */
+export function checkPreferences(preferences: readonly { workflowId: string; enabled: boolean; condition?: JsonObject | undefined }[]): NewPreference[] {
+  const byWorkflow = new Map<string, NewPreference>();
+  for (const preference of preferences) {
+    if (preference.workflowId.length === 0 || preference.workflowId.length > MAX_TEXT) {
+      throw invalidField("preferences", `each workflow id must be between 1 and ${MAX_TEXT} characters`, preference.workflowId);
+    }
+    if (preference.condition !== undefined && Buffer.byteLength(JSON.stringify(preference.condition)) > MAX_CONDITION_BYTES) {
+      throw invalidField("preferences", `a condition must be at most ${MAX_CONDITION_BYTES} bytes of JSON`);
+    }
+    if (!byWorkflow.has(preference.workflowId)) {
+      byWorkflow.set(preference.workflowId, { workflowId: preference.workflowId, enabled: preference.enabled, condition: preference.condition ?? null });
+    }
+  }
+  if (byWorkflow.size > MAX_PREFERENCES) throw invalidField("preferences", `at most ${MAX_PREFERENCES} workflows`, byWorkflow.size);
+  return [...byWorkflow.values()];
 }

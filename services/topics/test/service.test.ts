@@ -279,9 +279,13 @@ describe("membership", () => {
     const elsewhere = newScope();
     await store.insertTopic(fixture.pool, elsewhere.environmentId, { id: objectId(), organizationId: elsewhere.organizationId, key: "x", name: null });
     const other = (await store.selectTopic(fixture.pool, elsewhere.environmentId, "x"))!;
-    await store.insertSubscriptions(fixture.pool, elsewhere.environmentId, { id: other.id, organizationId: elsewhere.organizationId }, [
-      { id: objectId(), internalSubscriberId: ivy!.id, externalSubscriberId: "ivy" },
-    ]);
+    await store.insertSubscriptions(
+      fixture.pool,
+      elsewhere.environmentId,
+      { id: other.id, organizationId: elsewhere.organizationId },
+      [],
+      [{ id: objectId(), internalSubscriberId: ivy!.id, externalSubscriberId: "ivy" }],
+    );
     expect((await client.deleteSubscriberSubscriptions({ internalSubscriberId: ivy!.id }, call)).deleted).toBe(2);
     expect((await rpcError(client.getSubscription({ topicKey: "ivy-1", externalSubscriberId: "ivy" }, call))).code).toBe(Code.NotFound);
     expect(await store.hasSubscriptions(fixture.pool, elsewhere.environmentId, other.id)).toBe(true);
@@ -338,6 +342,7 @@ describe("fan-out paging", () => {
       fixture.pool,
       scope.environmentId,
       { id: topic.id, organizationId: scope.organizationId },
+      [],
       members.map((internal) => ({ id: objectId(), internalSubscriberId: internal, externalSubscriberId: `ext-${internal}` })),
     );
   }
@@ -374,5 +379,99 @@ describe("fan-out paging", () => {
     expect((await rpcError(client.pageMembers({ topicKeys: ["big"], limit: 0 }, call))).code).toBe(Code.InvalidArgument);
     expect((await rpcError(client.pageMembers({ topicKeys: ["big"], limit: 1001 }, call))).code).toBe(Code.InvalidArgument);
     expect((await client.pageMembers({ topicKeys: ["missing"], limit: 10 }, call)).members).toEqual([]);
+  });
+});
+
+describe("context scopes and preferences of subscriptions", () => {
+  const scope = newScope();
+  const call = callAs(scope);
+  const membersOf = async (request: { topicKeys: string[]; contextKeys?: string[]; workflowId?: string }) =>
+    (await client.pageMembers({ limit: 100, ...request }, call)).members
+      .map((member) => ({ id: member.externalSubscriberId, ...(member.condition ? { condition: member.condition } : {}) }))
+      .sort((a, b) => a.id.localeCompare(b.id));
+
+  it("holds one subscription per scope, named with its keys, and fans out only to the trigger's exact scope", async () => {
+    people(scope, "ann", "bob");
+    await client.addSubscribers({ topicKey: "scoped", subscriberIds: ["ann", "bob"] }, call);
+    const acme = await client.addSubscribers({ topicKey: "scoped", subscriberIds: ["ann"], contextKeys: ["tenant:acme", "app:web"] }, call);
+    expect(acme.subscriptions).toHaveLength(1);
+    expect(acme.subscriptions[0]).toMatchObject({ identifier: "tk_scoped:si_ann:ctx_app:web,tenant:acme", contextKeys: ["app:web", "tenant:acme"] });
+    // Again in the same scope: the same subscription.
+    const again = await client.addSubscribers({ topicKey: "scoped", subscriberIds: ["ann"], contextKeys: ["app:web", "tenant:acme"] }, call);
+    expect(again.subscriptions[0]!.id).toBe(acme.subscriptions[0]!.id);
+
+    expect(await membersOf({ topicKeys: ["scoped"] })).toEqual([{ id: "ann" }, { id: "bob" }]);
+    expect(await membersOf({ topicKeys: ["scoped"], contextKeys: ["tenant:acme", "app:web"] })).toEqual([{ id: "ann" }]);
+    expect(await membersOf({ topicKeys: ["scoped"], contextKeys: ["tenant:acme"] })).toEqual([]);
+
+    const listed = async (request: { contextKeys?: string[]; anyContext?: boolean }) =>
+      (await client.listSubscriptions({ topicKey: "scoped", limit: 10, ...request }, call)).subscriptions.map((subscription) => subscription.identifier).sort();
+    expect(await listed({ anyContext: true })).toEqual(["tk_scoped:si_ann", "tk_scoped:si_ann:ctx_app:web,tenant:acme", "tk_scoped:si_bob"]);
+    expect(await listed({})).toEqual(["tk_scoped:si_ann", "tk_scoped:si_bob"]);
+    expect(await listed({ contextKeys: ["tenant:acme", "app:web"] })).toEqual(["tk_scoped:si_ann:ctx_app:web,tenant:acme"]);
+
+    const byIdentifier = await client.getSubscription({ topicKey: "scoped", identifier: "tk_scoped:si_ann:ctx_app:web,tenant:acme" }, call);
+    expect(byIdentifier.id).toBe(acme.subscriptions[0]!.id);
+    const bySubscriber = await client.getSubscription({ topicKey: "scoped", externalSubscriberId: "ann", contextKeys: ["app:web", "tenant:acme"] }, call);
+    expect(bySubscriber.id).toBe(acme.subscriptions[0]!.id);
+    expect((await rpcError(client.addSubscribers({ topicKey: "scoped", subscriberIds: ["ann"], contextKeys: ["no key"] }, call))).code).toBe(
+      Code.InvalidArgument,
+    );
+  });
+
+  it("leaves out members whose preference disables the workflow, hands over conditions, and replaces or merges preferences", async () => {
+    people(scope, "cy", "di", "ed");
+    const condition = { "==": [{ var: "payload.tier" }, "gold"] };
+    const made = await client.addSubscribers(
+      {
+        topicKey: "prefs",
+        subscriberIds: ["cy", "di"],
+        preferences: [
+          { workflowId: "wf-off", enabled: false },
+          { workflowId: "wf-if", enabled: false, condition },
+          { workflowId: "wf-off", enabled: true },
+        ],
+      },
+      call,
+    );
+    expect(made.subscriptions[0]!.preferences.map(({ workflowId, enabled, condition }) => ({ workflowId, enabled, condition }))).toEqual([
+      { workflowId: "wf-if", enabled: false, condition },
+      { workflowId: "wf-off", enabled: false, condition: undefined },
+    ]);
+    await client.addSubscribers({ topicKey: "prefs", subscriberIds: ["ed"] }, call);
+    expect(await membersOf({ topicKeys: ["prefs"], workflowId: "wf-off" })).toEqual([{ id: "ed" }]);
+    expect(await membersOf({ topicKeys: ["prefs"], workflowId: "wf-if" })).toEqual([{ id: "cy", condition }, { id: "di", condition }, { id: "ed" }]);
+    expect(await membersOf({ topicKeys: ["prefs"], workflowId: "wf-other" })).toHaveLength(3);
+    // Existing subscriptions keep their preferences when added again.
+    await client.addSubscribers({ topicKey: "prefs", subscriberIds: ["cy"], preferences: [{ workflowId: "wf-off", enabled: true }] }, call);
+    expect(await membersOf({ topicKeys: ["prefs"], workflowId: "wf-off" })).toEqual([{ id: "ed" }]);
+
+    // Replaced: cy's only preference now enables wf-off; none at all for di.
+    const cy = await client.updateSubscription(
+      { topicKey: "prefs", identifier: "tk_prefs:si_cy", replacePreferences: true, preferences: [{ workflowId: "wf-off", enabled: true }] },
+      call,
+    );
+    expect(cy.preferences.map((preference) => preference.workflowId)).toEqual(["wf-off"]);
+    await client.updateSubscription({ topicKey: "prefs", identifier: "tk_prefs:si_di", replacePreferences: true }, call);
+    expect(await membersOf({ topicKeys: ["prefs"], workflowId: "wf-off" })).toEqual([{ id: "cy" }, { id: "di" }, { id: "ed" }]);
+    // A rename alone leaves them.
+    expect((await client.updateSubscription({ topicKey: "prefs", identifier: "tk_prefs:si_cy", name: "Cy" }, call)).preferences).toHaveLength(1);
+
+    // Merged, one workflow at a time, by the subscriber's identifier in its scope (no topic named).
+    await client.setSubscriptionPreference({ subscriberId: "ed", identifier: "tk_prefs:si_ed", workflowId: "wf-off", enabled: false }, call);
+    expect(await membersOf({ topicKeys: ["prefs"], workflowId: "wf-off" })).toEqual([{ id: "cy" }, { id: "di" }]);
+    const merged = await client.setSubscriptionPreference({ subscriberId: "ed", identifier: "tk_prefs:si_ed", workflowId: "wf-off", condition }, call);
+    expect(merged.preferences).toMatchObject([{ workflowId: "wf-off", enabled: false, condition }]);
+    for (const wrong of [
+      { subscriberId: "cy", identifier: "tk_prefs:si_ed" },
+      { subscriberId: "ed", identifier: "tk_prefs:si_ed", contextKeys: ["tenant:acme"] },
+    ]) {
+      expect((await rpcError(client.setSubscriptionPreference({ ...wrong, workflowId: "wf-off", enabled: true }, call))).code).toBe(Code.NotFound);
+    }
+    const huge = { in: [{ var: "payload.x" }, Array.from({ length: 5000 }, (_, index) => `value-${index}`)] };
+    expect(
+      (await rpcError(client.setSubscriptionPreference({ subscriberId: "ed", identifier: "tk_prefs:si_ed", workflowId: "wf-off", condition: huge }, call)))
+        .code,
+    ).toBe(Code.InvalidArgument);
   });
 });

@@ -22,7 +22,7 @@ const members = (...externalIds: string[]): store.NewMember[] =>
 const internalOf = (externalId: string) => `internal-${externalId}`;
 
 async function join(environmentId: string, row: store.TopicRow, ...externalIds: string[]) {
-  await store.insertSubscriptions(fixture.pool, environmentId, { id: row.id, organizationId }, members(...externalIds));
+  await store.insertSubscriptions(fixture.pool, environmentId, { id: row.id, organizationId }, [], members(...externalIds));
 }
 
 /** Runs `write` while `lock` holds its rows in an open transaction: the write must wait for the commit. */
@@ -151,9 +151,9 @@ describe("topics store", () => {
       { topic_id: two.id, internal_subscriber_id: internalOf("z"), external_subscriber_id: "z" },
     ]);
     expect(first).toHaveLength(4);
-    expect(await store.countSubscriptions(fixture.pool, environmentId, one.id, null, 100)).toBe(4);
-    expect(await store.countSubscriptions(fixture.pool, environmentId, one.id, null, 2)).toBe(2);
-    expect(await store.countSubscriptions(fixture.pool, environmentId, one.id, "d", 100)).toBe(1);
+    expect(await store.countSubscriptions(fixture.pool, environmentId, one.id, { externalSubscriberId: null, contextKeys: null }, 100)).toBe(4);
+    expect(await store.countSubscriptions(fixture.pool, environmentId, one.id, { externalSubscriberId: null, contextKeys: null }, 2)).toBe(2);
+    expect(await store.countSubscriptions(fixture.pool, environmentId, one.id, { externalSubscriberId: "d", contextKeys: null }, 100)).toBe(1);
   });
 
   it("finds and removes memberships by internal and by external id", async () => {
@@ -163,16 +163,18 @@ describe("topics store", () => {
     await join(environmentId, row, "a", "b", "c");
     await join(environmentId, other, "a");
 
-    const found = await store.selectSubscriptionsOfSubscribers(fixture.pool, environmentId, row.id, [internalOf("b"), internalOf("a"), internalOf("x")]);
+    const found = await store.selectSubscriptionsOfSubscribers(fixture.pool, environmentId, row.id, [], [internalOf("b"), internalOf("a"), internalOf("x")]);
     expect(externalIds(found)).toEqual(["a", "b"]);
-    expect(externalIds(await store.selectSubscriptionsByExternalId(fixture.pool, environmentId, row.id, "c"))).toEqual(["c"]);
+    expect(externalIds(await store.selectSubscriptionsByExternalId(fixture.pool, environmentId, row.id, [], "c"))).toEqual(["c"]);
     // Another environment sees none of them.
-    expect(await store.selectSubscriptionsByExternalId(fixture.pool, objectId(), row.id, "c")).toEqual([]);
+    expect(await store.selectSubscriptionsByExternalId(fixture.pool, objectId(), row.id, [], "c")).toEqual([]);
 
     expect(externalIds(await store.deleteSubscriptionsByExternalIds(fixture.pool, environmentId, row.id, ["c", "x"]))).toEqual(["c"]);
     expect(await store.deleteSubscriptionsOfSubscriber(fixture.pool, environmentId, internalOf("a"))).toBe(2);
     expect(await store.deleteSubscriptionsOfSubscriber(fixture.pool, environmentId, internalOf("a"))).toBe(0);
-    expect(externalIds(await store.selectSubscriptionsOfSubscribers(fixture.pool, environmentId, row.id, [internalOf("a"), internalOf("b")]))).toEqual(["b"]);
+    expect(externalIds(await store.selectSubscriptionsOfSubscribers(fixture.pool, environmentId, row.id, [], [internalOf("a"), internalOf("b")]))).toEqual([
+      "b",
+    ]);
     expect(await store.hasSubscriptions(fixture.pool, environmentId, other.id)).toBe(false);
   });
 
@@ -185,6 +187,7 @@ describe("topics store", () => {
       towardsLower: false,
       limit: 10,
       externalSubscriberId: null,
+      contextKeys: null,
     });
     expect(externalIds(all)).toEqual(["m0", "m1", "m2", "m3"]);
     const cursor = all[1]!.id;
@@ -193,6 +196,7 @@ describe("topics store", () => {
       towardsLower: false,
       limit: 1,
       externalSubscriberId: null,
+      contextKeys: null,
     });
     expect(externalIds(after)).toEqual(["m2", "m3"]);
     const below = await store.selectSubscriptionKeysetPage(fixture.pool, environmentId, row.id, {
@@ -200,6 +204,7 @@ describe("topics store", () => {
       towardsLower: true,
       limit: 10,
       externalSubscriberId: null,
+      contextKeys: null,
     });
     expect(externalIds(below)).toEqual(["m0"]);
     const one = await store.selectSubscriptionKeysetPage(fixture.pool, environmentId, row.id, {
@@ -207,6 +212,7 @@ describe("topics store", () => {
       towardsLower: false,
       limit: 10,
       externalSubscriberId: "m3",
+      contextKeys: null,
     });
     expect(externalIds(one)).toEqual(["m3"]);
   });
@@ -218,7 +224,14 @@ describe("topics store", () => {
     await join(environmentId, earlier, "b", "d");
     await join(environmentId, later, "e", "a", "b", "c", "d");
     const page = (after: string | null, limit: number) =>
-      store.selectMemberPage(fixture.pool, environmentId, later.id, { after, earlierTopicIds: [earlier.id], excludeExternalIds: ["c"], limit });
+      store.selectMemberPage(fixture.pool, environmentId, later.id, {
+        after,
+        earlierTopicIds: [earlier.id],
+        excludeExternalIds: ["c"],
+        limit,
+        contextKeys: [],
+        workflowId: "",
+      });
 
     const first = await page(null, 1);
     expect(externalIds(first)).toEqual(["a"]);
@@ -229,6 +242,8 @@ describe("topics store", () => {
       earlierTopicIds: [],
       excludeExternalIds: [],
       limit: 10,
+      contextKeys: [],
+      workflowId: "",
     });
     expect(externalIds(everyone)).toEqual(["a", "b", "c", "d", "e"]);
   });

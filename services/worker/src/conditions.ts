@@ -118,3 +118,11 @@ export function conditionsHold(conditions: Record<string, unknown> | undefined, 
   if (!conditions || Object.keys(conditions).length === 0) return true;
   return jsonLogic.truthy(jsonLogic.apply(conditions as RulesLogic, data));
 }
+
+/**
+ * Whether a topic subscription's condition lets a workflow reach its subscriber: Novu reads only
+ * `true` as yes, any other answer as no.
+ */
+export function subscriptionConditionHolds(condition: Record<string, unknown>, data: Record<string, unknown>): boolean {
+  return jsonLogic.apply(condition as RulesLogic, data) === true;
+}

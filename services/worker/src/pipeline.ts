@@ -5,7 +5,7 @@ import { messagesV1, type subscribersV1, triggersV1, type integrationsV1, type t
 import { Channel, contextKeysOf, scopeHeaders, StepType, stepChannel, type KnownChannel, type Logger } from "@notify/runtime";
 import { renderBudget, renderer, withinBudget, type Render, type RenderBudget } from "@notify/templates";
 import { composeMessages, subscriberVariables, type Composed, type DeliveryPlan, type RecipientProfile, type RunContext } from "./compose.js";
-import { conditionsHold, type ConditionData } from "./conditions.js";
+import { conditionsHold, subscriptionConditionHolds, type ConditionData } from "./conditions.js";
 import { writeAndHandOver, type PublishDeliveries } from "./deliveries.js";
 import { stepPasses, type StepFilter } from "./filters.js";
 import { delayUntil } from "./delay.js";
@@ -300,10 +300,20 @@ async function fanOut(run: JobRun, namedIds: string[], call: CallOptions, deps: 
       const topicKeys = splitRecipients(run.job.event?.to ?? []).topicKeys;
       const exclude = [...namedIds, ...(run.actor ? [run.actor.subscriberId] : [])];
       do {
-        const reply = await clients.topics.pageMembers({ topicKeys, excludeSubscriberIds: exclude, limit: deps.pageSize, ...(after ? { after } : {}) }, call);
+        const reply = await clients.topics.pageMembers(
+          {
+            topicKeys,
+            excludeSubscriberIds: exclude,
+            limit: deps.pageSize,
+            contextKeys: run.contextKeys,
+            workflowId: run.job.workflow!.id,
+            ...(after ? { after } : {}),
+          },
+          call,
+        );
         if (reply.members.length > 0) {
           const found = await clients.subscribers.batchGetRecipients({ ids: reply.members.map((member) => member.internalSubscriberId) }, call);
-          await page(found.recipients);
+          await page(reachedMembers(run, reply.members, found.recipients, deps.log));
         }
         after = reply.next;
       } while (after);
@@ -573,28 +583,52 @@ async function composeForSubscriber(
 /** The rendering budgets whose running out has been logged. */
 const spentReported = new WeakSet<RenderBudget>();
 
-/** The steps, per job, whose conditions could not be evaluated and have been logged. */
-const conditionFailuresReported = new WeakMap<RenderBudget, Set<string>>();
+/** The rules, per job, that could not be evaluated and have been logged. */
+const ruleFailuresReported = new WeakMap<RenderBudget, Set<string>>();
 
 /**
- * Whether a step's v2 conditions hold. They are evaluated within the job's rendering budget: a rule
- * over a large payload list costs as much as a template looping over it, and once the budget is
- * spent the step fails like a template. A rule that cannot be evaluated (an unknown operator)
- * holds for no one, which is logged once per job and step.
+ * Whether a rule of the job holds (a step's v2 conditions, a topic subscription's condition). It
+ * is evaluated within the job's rendering budget: a rule over a large payload list costs as much
+ * as a template looping over it, and once the budget is spent the job fails like a template. A rule
+ * that cannot be evaluated (an unknown operator) holds for no one, which is logged once per job and rule.
  */
-function conditionsHoldFor(step: workflowsV1.Step, data: ConditionData, run: JobRun, log: Logger): boolean {
+function ruleHolds(run: JobRun, log: Logger, rule: { name: string; logged: Record<string, unknown> }, evaluate: () => boolean): boolean {
   try {
-    return withinBudget(run.budget, () => conditionsHold(step.conditions, data));
+    return withinBudget(run.budget, evaluate);
   } catch (error) {
     if (run.budget.spent) throw error;
-    const reported = conditionFailuresReported.get(run.budget) ?? new Set<string>();
-    conditionFailuresReported.set(run.budget, reported);
-    if (!reported.has(step.id)) {
-      reported.add(step.id);
-      log.warn({ err: error, step: step.id, transactionId: run.job.transactionId }, "step conditions failed to evaluate");
+    const reported = ruleFailuresReported.get(run.budget) ?? new Set<string>();
+    ruleFailuresReported.set(run.budget, reported);
+    if (!reported.has(rule.name)) {
+      reported.add(rule.name);
+      log.warn({ err: error, ...rule.logged, transactionId: run.job.transactionId }, "conditions failed to evaluate");
     }
     return false;
   }
+}
+
+const conditionsHoldFor = (step: workflowsV1.Step, data: ConditionData, run: JobRun, log: Logger) =>
+  ruleHolds(run, log, { name: `step ${step.id}`, logged: { step: step.id } }, () => conditionsHold(step.conditions, data));
+
+/**
+ * The members of a topic page the job reaches: those whose subscription's preference for the
+ * workflow has no condition, and those whose condition holds for the trigger's payload, the
+ * member, the actor and the contexts.
+ */
+function reachedMembers(run: JobRun, members: readonly topicsV1.Member[], recipients: RecipientProfile[], log: Logger): RecipientProfile[] {
+  const conditions = new Map(members.flatMap((member) => (member.condition ? [[member.internalSubscriberId, member.condition] as const] : [])));
+  if (conditions.size === 0) return recipients;
+  const payload = payloadOf(run.job);
+  const actor = run.actor ? subscriberVariables(run.actor) : undefined;
+  return recipients.filter((recipient) => {
+    const condition = conditions.get(recipient.id);
+    if (!condition) return true;
+    const data = { payload, subscriber: subscriberVariables(recipient), ...(actor ? { actor } : {}), ...(run.contexts ? { context: run.contexts } : {}) };
+    const rule = JSON.stringify(condition);
+    return ruleHolds(run, log, { name: `subscription ${rule}`, logged: { subscriptionCondition: rule.slice(0, 200) } }, () =>
+      subscriptionConditionHolds(condition, data),
+    );
+  });
 }
 
 /** Integration lookups cached for one delivery: one RPC per channel, not per message. */

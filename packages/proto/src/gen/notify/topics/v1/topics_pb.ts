@@ -5,17 +5,17 @@
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import { file_notify_common_v1_options } from "../../common/v1/options_pb.js";
 import type { SortDirection } from "../../common/v1/vocabulary_pb.js";
 import { file_notify_common_v1_vocabulary } from "../../common/v1/vocabulary_pb.js";
-import type { Message } from "@bufbuild/protobuf";
+import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file notify/topics/v1/topics.proto.
  */
 export const file_notify_topics_v1_topics: GenFile = /*@__PURE__*/
-  fileDesc("Ch1ub3RpZnkvdG9waWNzL3YxL3RvcGljcy5wcm90bxIQbm90aWZ5LnRvcGljcy52MSLiAQoFVG9waWMSCgoCaWQYASABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJEhYKDmVudmlyb25tZW50X2lkGAMgASgJEgsKA2tleRgEIAEoCRIRCgRuYW1lGAUgASgJSACIAQESEwoLc3Vic2NyaWJlcnMYBiADKAkSLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBwoFX25hbWUi3wEKEVN1YnNjcmliZXJTdW1tYXJ5Eh4KFmludGVybmFsX3N1YnNjcmliZXJfaWQYASABKAkSHgoWZXh0ZXJuYWxfc3Vic2NyaWJlcl9pZBgCIAEoCRIXCgpmaXJzdF9uYW1lGAMgASgJSACIAQESFgoJbGFzdF9uYW1lGAQgASgJSAGIAQESEgoFZW1haWwYBSABKAlIAogBARITCgZhdmF0YXIYBiABKAlIA4gBAUINCgtfZmlyc3RfbmFtZUIMCgpfbGFzdF9uYW1lQggKBl9lbWFpbEIJCgdfYXZhdGFyIvkCCgxTdWJzY3JpcHRpb24SCgoCaWQYASABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJEhYKDmVudmlyb25tZW50X2lkGAMgASgJEhAKCHRvcGljX2lkGAQgASgJEhEKCXRvcGljX2tleRgFIAEoCRIeChZpbnRlcm5hbF9zdWJzY3JpYmVyX2lkGAYgASgJEh4KFmV4dGVybmFsX3N1YnNjcmliZXJfaWQYByABKAkSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNwoKc3Vic2NyaWJlchgKIAEoCzIjLm5vdGlmeS50b3BpY3MudjEuU3Vic2NyaWJlclN1bW1hcnkSEgoKaWRlbnRpZmllchgLIAEoCRIRCgRuYW1lGAwgASgJSACIAQFCBwoFX25hbWUiLwoSQ3JlYXRlVG9waWNSZXF1ZXN0EgsKA2tleRgBIAEoCRIMCgRuYW1lGAIgASgJIlUKElVwc2VydFRvcGljUmVxdWVzdBILCgNrZXkYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEhYKDmZhaWxfaWZfZXhpc3RzGAMgASgIQgcKBV9uYW1lIk4KE1Vwc2VydFRvcGljUmVzcG9uc2USJgoFdG9waWMYASABKAsyFy5ub3RpZnkudG9waWNzLnYxLlRvcGljEg8KB2NyZWF0ZWQYAiABKAgiHgoPR2V0VG9waWNSZXF1ZXN0EgsKA2tleRgBIAEoCSJqChFMaXN0VG9waWNzUmVxdWVzdBIMCgRwYWdlGAEgASgFEhEKCXBhZ2Vfc2l6ZRgCIAEoBRIQCgNrZXkYAyABKAlIAIgBARIRCgRuYW1lGAQgASgJSAGIAQFCBgoEX2tleUIHCgVfbmFtZSKAAQoSTGlzdFRvcGljc1Jlc3BvbnNlEicKBnRvcGljcxgBIAMoCzIXLm5vdGlmeS50b3BpY3MudjEuVG9waWMSEAoIaGFzX21vcmUYAiABKAgSEwoLdG90YWxfY291bnQYAyABKAUSGgoSdG90YWxfY291bnRfY2FwcGVkGAQgASgIIpQCChNTZWFyY2hUb3BpY3NSZXF1ZXN0Eg0KBWxpbWl0GAEgASgFEhIKBWFmdGVyGAIgASgJSACIAQESEwoGYmVmb3JlGAMgASgJSAGIAQESMgoJZGlyZWN0aW9uGAQgASgOMh8ubm90aWZ5LmNvbW1vbi52MS5Tb3J0RGlyZWN0aW9uEi4KCG9yZGVyX2J5GAUgASgOMhwubm90aWZ5LnRvcGljcy52MS5Ub3BpY09yZGVyEhYKDmluY2x1ZGVfY3Vyc29yGAYgASgIEhAKA2tleRgHIAEoCUgCiAEBEhEKBG5hbWUYCCABKAlIA4gBAUIICgZfYWZ0ZXJCCQoHX2JlZm9yZUIGCgRfa2V5QgcKBV9uYW1lIrABChRTZWFyY2hUb3BpY3NSZXNwb25zZRInCgZ0b3BpY3MYASADKAsyFy5ub3RpZnkudG9waWNzLnYxLlRvcGljEhEKBG5leHQYAiABKAlIAIgBARIVCghwcmV2aW91cxgDIAEoCUgBiAEBEhMKC3RvdGFsX2NvdW50GAQgASgFEhoKEnRvdGFsX2NvdW50X2NhcHBlZBgFIAEoCEIHCgVfbmV4dEILCglfcHJldmlvdXMiLwoSUmVuYW1lVG9waWNSZXF1ZXN0EgsKA2tleRgBIAEoCRIMCgRuYW1lGAIgASgJIjAKEkRlbGV0ZVRvcGljUmVxdWVzdBILCgNrZXkYASABKAkSDQoFZm9yY2UYAiABKAgiFQoTRGVsZXRlVG9waWNSZXNwb25zZSKSAQoVQWRkU3Vic2NyaWJlcnNSZXF1ZXN0EhEKCXRvcGljX2tleRgBIAEoCRIWCg5zdWJzY3JpYmVyX2lkcxgCIAMoCRIyCgVuYW1lZBgDIAMoCzIjLm5vdGlmeS50b3BpY3MudjEuTmFtZWRTdWJzY3JpcHRpb24SEQoEbmFtZRgEIAEoCUgAiAEBQgcKBV9uYW1lIloKEU5hbWVkU3Vic2NyaXB0aW9uEhUKDXN1YnNjcmliZXJfaWQYASABKAkSEgoKaWRlbnRpZmllchgCIAEoCRIRCgRuYW1lGAMgASgJSACIAQFCBwoFX25hbWUiUgoUU3Vic2NyaXB0aW9uQ29uZmxpY3QSFQoNc3Vic2NyaWJlcl9pZBgBIAEoCRISCgppZGVudGlmaWVyGAIgASgJEg8KB21lc3NhZ2UYAyABKAki2AEKFkFkZFN1YnNjcmliZXJzUmVzcG9uc2USJgoFdG9waWMYASABKAsyFy5ub3RpZnkudG9waWNzLnYxLlRvcGljEhEKCXN1Y2NlZWRlZBgCIAMoCRIRCglub3RfZm91bmQYAyADKAkSNQoNc3Vic2NyaXB0aW9ucxgEIAMoCzIeLm5vdGlmeS50b3BpY3MudjEuU3Vic2NyaXB0aW9uEjkKCWNvbmZsaWN0cxgFIAMoCzImLm5vdGlmeS50b3BpY3MudjEuU3Vic2NyaXB0aW9uQ29uZmxpY3QiWgoYUmVtb3ZlU3Vic2NyaWJlcnNSZXF1ZXN0EhEKCXRvcGljX2tleRgBIAEoCRIWCg5zdWJzY3JpYmVyX2lkcxgCIAMoCRITCgtpZGVudGlmaWVycxgDIAMoCSK8AQoZUmVtb3ZlU3Vic2NyaWJlcnNSZXNwb25zZRImCgV0b3BpYxgBIAEoCzIXLm5vdGlmeS50b3BpY3MudjEuVG9waWMSLwoHcmVtb3ZlZBgCIAMoCzIeLm5vdGlmeS50b3BpY3MudjEuU3Vic2NyaXB0aW9uEhEKCW5vdF9mb3VuZBgDIAMoCRIWCg5ub3Rfc3Vic2NyaWJlZBgEIAMoCRIbChN1bmtub3duX2lkZW50aWZpZXJzGAUgAygJInMKFkdldFN1YnNjcmlwdGlvblJlcXVlc3QSEQoJdG9waWNfa2V5GAEgASgJEh4KFmV4dGVybmFsX3N1YnNjcmliZXJfaWQYAiABKAkSFwoKaWRlbnRpZmllchgDIAEoCUgAiAEBQg0KC19pZGVudGlmaWVyIl4KGVVwZGF0ZVN1YnNjcmlwdGlvblJlcXVlc3QSEQoJdG9waWNfa2V5GAEgASgJEhIKCmlkZW50aWZpZXIYAiABKAkSEQoEbmFtZRgDIAEoCUgAiAEBQgcKBV9uYW1lItwBChhMaXN0U3Vic2NyaXB0aW9uc1JlcXVlc3QSEQoJdG9waWNfa2V5GAEgASgJEg0KBWxpbWl0GAIgASgFEhIKBWFmdGVyGAMgASgJSACIAQESEwoGYmVmb3JlGAQgASgJSAGIAQESMgoJZGlyZWN0aW9uGAUgASgOMh8ubm90aWZ5LmNvbW1vbi52MS5Tb3J0RGlyZWN0aW9uEhoKDXN1YnNjcmliZXJfaWQYBiABKAlIAogBAUIICgZfYWZ0ZXJCCQoHX2JlZm9yZUIQCg5fc3Vic2NyaWJlcl9pZCLrAQoZTGlzdFN1YnNjcmlwdGlvbnNSZXNwb25zZRImCgV0b3BpYxgBIAEoCzIXLm5vdGlmeS50b3BpY3MudjEuVG9waWMSNQoNc3Vic2NyaXB0aW9ucxgCIAMoCzIeLm5vdGlmeS50b3BpY3MudjEuU3Vic2NyaXB0aW9uEhEKBG5leHQYAyABKAlIAIgBARIVCghwcmV2aW91cxgEIAEoCUgBiAEBEhMKC3RvdGFsX2NvdW50GAUgASgFEhoKEnRvdGFsX2NvdW50X2NhcHBlZBgGIAEoCEIHCgVfbmV4dEILCglfcHJldmlvdXMivAEKIkxpc3RTdWJzY3JpYmVyU3Vic2NyaXB0aW9uc1JlcXVlc3QSFQoNc3Vic2NyaWJlcl9pZBgBIAEoCRINCgVsaW1pdBgCIAEoBRISCgVhZnRlchgDIAEoCUgAiAEBEhMKBmJlZm9yZRgEIAEoCUgBiAEBEjIKCWRpcmVjdGlvbhgFIAEoDjIfLm5vdGlmeS5jb21tb24udjEuU29ydERpcmVjdGlvbkIICgZfYWZ0ZXJCCQoHX2JlZm9yZSL2AQojTGlzdFN1YnNjcmliZXJTdWJzY3JpcHRpb25zUmVzcG9uc2USNQoNc3Vic2NyaXB0aW9ucxgBIAMoCzIeLm5vdGlmeS50b3BpY3MudjEuU3Vic2NyaXB0aW9uEicKBnRvcGljcxgCIAMoCzIXLm5vdGlmeS50b3BpY3MudjEuVG9waWMSEQoEbmV4dBgDIAEoCUgAiAEBEhUKCHByZXZpb3VzGAQgASgJSAGIAQESEwoLdG90YWxfY291bnQYBSABKAUSGgoSdG90YWxfY291bnRfY2FwcGVkGAYgASgIQgcKBV9uZXh0QgsKCV9wcmV2aW91cyJ1ChJQYWdlTWVtYmVyc1JlcXVlc3QSEgoKdG9waWNfa2V5cxgBIAMoCRIeChZleGNsdWRlX3N1YnNjcmliZXJfaWRzGAIgAygJEhIKBWFmdGVyGAMgASgJSACIAQESDQoFbGltaXQYBCABKAVCCAoGX2FmdGVyIkgKBk1lbWJlchIeChZpbnRlcm5hbF9zdWJzY3JpYmVyX2lkGAEgASgJEh4KFmV4dGVybmFsX3N1YnNjcmliZXJfaWQYAiABKAkiXAoTUGFnZU1lbWJlcnNSZXNwb25zZRIpCgdtZW1iZXJzGAEgAygLMhgubm90aWZ5LnRvcGljcy52MS5NZW1iZXISEQoEbmV4dBgCIAEoCUgAiAEBQgcKBV9uZXh0IkYKJERlbGV0ZVN1YnNjcmliZXJTdWJzY3JpcHRpb25zUmVxdWVzdBIeChZpbnRlcm5hbF9zdWJzY3JpYmVyX2lkGAEgASgJIjgKJURlbGV0ZVN1YnNjcmliZXJTdWJzY3JpcHRpb25zUmVzcG9uc2USDwoHZGVsZXRlZBgBIAEoBSp2CgpUb3BpY09yZGVyEhsKF1RPUElDX09SREVSX1VOU1BFQ0lGSUVEEAASGgoWVE9QSUNfT1JERVJfQ1JFQVRFRF9BVBABEhoKFlRPUElDX09SREVSX1VQREFURURfQVQQAhITCg9UT1BJQ19PUkRFUl9LRVkQAzLXDAoMVG9waWNTZXJ2aWNlElQKC0NyZWF0ZVRvcGljEiQubm90aWZ5LnRvcGljcy52MS5DcmVhdGVUb3BpY1JlcXVlc3QaFy5ub3RpZnkudG9waWNzLnYxLlRvcGljIgbC8xgCEAISYgoLVXBzZXJ0VG9waWMSJC5ub3RpZnkudG9waWNzLnYxLlVwc2VydFRvcGljUmVxdWVzdBolLm5vdGlmeS50b3BpY3MudjEuVXBzZXJ0VG9waWNSZXNwb25zZSIGwvMYAhACEk4KCEdldFRvcGljEiEubm90aWZ5LnRvcGljcy52MS5HZXRUb3BpY1JlcXVlc3QaFy5ub3RpZnkudG9waWNzLnYxLlRvcGljIgbC8xgCEAESXwoKTGlzdFRvcGljcxIjLm5vdGlmeS50b3BpY3MudjEuTGlzdFRvcGljc1JlcXVlc3QaJC5ub3RpZnkudG9waWNzLnYxLkxpc3RUb3BpY3NSZXNwb25zZSIGwvMYAhABEmUKDFNlYXJjaFRvcGljcxIlLm5vdGlmeS50b3BpY3MudjEuU2VhcmNoVG9waWNzUmVxdWVzdBomLm5vdGlmeS50b3BpY3MudjEuU2VhcmNoVG9waWNzUmVzcG9uc2UiBsLzGAIQARJUCgtSZW5hbWVUb3BpYxIkLm5vdGlmeS50b3BpY3MudjEuUmVuYW1lVG9waWNSZXF1ZXN0Ghcubm90aWZ5LnRvcGljcy52MS5Ub3BpYyIGwvMYAhACEmIKC0RlbGV0ZVRvcGljEiQubm90aWZ5LnRvcGljcy52MS5EZWxldGVUb3BpY1JlcXVlc3QaJS5ub3RpZnkudG9waWNzLnYxLkRlbGV0ZVRvcGljUmVzcG9uc2UiBsLzGAIQAhJrCg5BZGRTdWJzY3JpYmVycxInLm5vdGlmeS50b3BpY3MudjEuQWRkU3Vic2NyaWJlcnNSZXF1ZXN0Gigubm90aWZ5LnRvcGljcy52MS5BZGRTdWJzY3JpYmVyc1Jlc3BvbnNlIgbC8xgCEAISdAoRUmVtb3ZlU3Vic2NyaWJlcnMSKi5ub3RpZnkudG9waWNzLnYxLlJlbW92ZVN1YnNjcmliZXJzUmVxdWVzdBorLm5vdGlmeS50b3BpY3MudjEuUmVtb3ZlU3Vic2NyaWJlcnNSZXNwb25zZSIGwvMYAhACEmMKD0dldFN1YnNjcmlwdGlvbhIoLm5vdGlmeS50b3BpY3MudjEuR2V0U3Vic2NyaXB0aW9uUmVxdWVzdBoeLm5vdGlmeS50b3BpY3MudjEuU3Vic2NyaXB0aW9uIgbC8xgCEAESaQoSVXBkYXRlU3Vic2NyaXB0aW9uEisubm90aWZ5LnRvcGljcy52MS5VcGRhdGVTdWJzY3JpcHRpb25SZXF1ZXN0Gh4ubm90aWZ5LnRvcGljcy52MS5TdWJzY3JpcHRpb24iBsLzGAIQAhJ0ChFMaXN0U3Vic2NyaXB0aW9ucxIqLm5vdGlmeS50b3BpY3MudjEuTGlzdFN1YnNjcmlwdGlvbnNSZXF1ZXN0Gisubm90aWZ5LnRvcGljcy52MS5MaXN0U3Vic2NyaXB0aW9uc1Jlc3BvbnNlIgbC8xgCEAESkgEKG0xpc3RTdWJzY3JpYmVyU3Vic2NyaXB0aW9ucxI0Lm5vdGlmeS50b3BpY3MudjEuTGlzdFN1YnNjcmliZXJTdWJzY3JpcHRpb25zUmVxdWVzdBo1Lm5vdGlmeS50b3BpY3MudjEuTGlzdFN1YnNjcmliZXJTdWJzY3JpcHRpb25zUmVzcG9uc2UiBsLzGAIQARJiCgtQYWdlTWVtYmVycxIkLm5vdGlmeS50b3BpY3MudjEuUGFnZU1lbWJlcnNSZXF1ZXN0GiUubm90aWZ5LnRvcGljcy52MS5QYWdlTWVtYmVyc1Jlc3BvbnNlIgbC8xgCEAESmAEKHURlbGV0ZVN1YnNjcmliZXJTdWJzY3JpcHRpb25zEjYubm90aWZ5LnRvcGljcy52MS5EZWxldGVTdWJzY3JpYmVyU3Vic2NyaXB0aW9uc1JlcXVlc3QaNy5ub3RpZnkudG9waWNzLnYxLkRlbGV0ZVN1YnNjcmliZXJTdWJzY3JpcHRpb25zUmVzcG9uc2UiBsLzGAIQAmIGcHJvdG8z", [file_google_protobuf_timestamp, file_notify_common_v1_options, file_notify_common_v1_vocabulary]);
+  fileDesc("Ch1ub3RpZnkvdG9waWNzL3YxL3RvcGljcy5wcm90bxIQbm90aWZ5LnRvcGljcy52MSLiAQoFVG9waWMSCgoCaWQYASABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJEhYKDmVudmlyb25tZW50X2lkGAMgASgJEgsKA2tleRgEIAEoCRIRCgRuYW1lGAUgASgJSACIAQESEwoLc3Vic2NyaWJlcnMYBiADKAkSLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBwoFX25hbWUi3wEKEVN1YnNjcmliZXJTdW1tYXJ5Eh4KFmludGVybmFsX3N1YnNjcmliZXJfaWQYASABKAkSHgoWZXh0ZXJuYWxfc3Vic2NyaWJlcl9pZBgCIAEoCRIXCgpmaXJzdF9uYW1lGAMgASgJSACIAQESFgoJbGFzdF9uYW1lGAQgASgJSAGIAQESEgoFZW1haWwYBSABKAlIAogBARITCgZhdmF0YXIYBiABKAlIA4gBAUINCgtfZmlyc3RfbmFtZUIMCgpfbGFzdF9uYW1lQggKBl9lbWFpbEIJCgdfYXZhdGFyIs4DCgxTdWJzY3JpcHRpb24SCgoCaWQYASABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJEhYKDmVudmlyb25tZW50X2lkGAMgASgJEhAKCHRvcGljX2lkGAQgASgJEhEKCXRvcGljX2tleRgFIAEoCRIeChZpbnRlcm5hbF9zdWJzY3JpYmVyX2lkGAYgASgJEh4KFmV4dGVybmFsX3N1YnNjcmliZXJfaWQYByABKAkSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNwoKc3Vic2NyaWJlchgKIAEoCzIjLm5vdGlmeS50b3BpY3MudjEuU3Vic2NyaWJlclN1bW1hcnkSEgoKaWRlbnRpZmllchgLIAEoCRIRCgRuYW1lGAwgASgJSACIAQESFAoMY29udGV4dF9rZXlzGA0gAygJEj0KC3ByZWZlcmVuY2VzGA4gAygLMigubm90aWZ5LnRvcGljcy52MS5TdWJzY3JpcHRpb25QcmVmZXJlbmNlQgcKBV9uYW1lIn0KFlN1YnNjcmlwdGlvblByZWZlcmVuY2USEwoLd29ya2Zsb3dfaWQYASABKAkSDwoHZW5hYmxlZBgCIAEoCBIvCgljb25kaXRpb24YAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SACIAQFCDAoKX2NvbmRpdGlvbiIvChJDcmVhdGVUb3BpY1JlcXVlc3QSCwoDa2V5GAEgASgJEgwKBG5hbWUYAiABKAkiVQoSVXBzZXJ0VG9waWNSZXF1ZXN0EgsKA2tleRgBIAEoCRIRCgRuYW1lGAIgASgJSACIAQESFgoOZmFpbF9pZl9leGlzdHMYAyABKAhCBwoFX25hbWUiTgoTVXBzZXJ0VG9waWNSZXNwb25zZRImCgV0b3BpYxgBIAEoCzIXLm5vdGlmeS50b3BpY3MudjEuVG9waWMSDwoHY3JlYXRlZBgCIAEoCCIeCg9HZXRUb3BpY1JlcXVlc3QSCwoDa2V5GAEgASgJImoKEUxpc3RUb3BpY3NSZXF1ZXN0EgwKBHBhZ2UYASABKAUSEQoJcGFnZV9zaXplGAIgASgFEhAKA2tleRgDIAEoCUgAiAEBEhEKBG5hbWUYBCABKAlIAYgBAUIGCgRfa2V5QgcKBV9uYW1lIoABChJMaXN0VG9waWNzUmVzcG9uc2USJwoGdG9waWNzGAEgAygLMhcubm90aWZ5LnRvcGljcy52MS5Ub3BpYxIQCghoYXNfbW9yZRgCIAEoCBITCgt0b3RhbF9jb3VudBgDIAEoBRIaChJ0b3RhbF9jb3VudF9jYXBwZWQYBCABKAgilAIKE1NlYXJjaFRvcGljc1JlcXVlc3QSDQoFbGltaXQYASABKAUSEgoFYWZ0ZXIYAiABKAlIAIgBARITCgZiZWZvcmUYAyABKAlIAYgBARIyCglkaXJlY3Rpb24YBCABKA4yHy5ub3RpZnkuY29tbW9uLnYxLlNvcnREaXJlY3Rpb24SLgoIb3JkZXJfYnkYBSABKA4yHC5ub3RpZnkudG9waWNzLnYxLlRvcGljT3JkZXISFgoOaW5jbHVkZV9jdXJzb3IYBiABKAgSEAoDa2V5GAcgASgJSAKIAQESEQoEbmFtZRgIIAEoCUgDiAEBQggKBl9hZnRlckIJCgdfYmVmb3JlQgYKBF9rZXlCBwoFX25hbWUisAEKFFNlYXJjaFRvcGljc1Jlc3BvbnNlEicKBnRvcGljcxgBIAMoCzIXLm5vdGlmeS50b3BpY3MudjEuVG9waWMSEQoEbmV4dBgCIAEoCUgAiAEBEhUKCHByZXZpb3VzGAMgASgJSAGIAQESEwoLdG90YWxfY291bnQYBCABKAUSGgoSdG90YWxfY291bnRfY2FwcGVkGAUgASgIQgcKBV9uZXh0QgsKCV9wcmV2aW91cyIvChJSZW5hbWVUb3BpY1JlcXVlc3QSCwoDa2V5GAEgASgJEgwKBG5hbWUYAiABKAkiMAoSRGVsZXRlVG9waWNSZXF1ZXN0EgsKA2tleRgBIAEoCRINCgVmb3JjZRgCIAEoCCIVChNEZWxldGVUb3BpY1Jlc3BvbnNlIucBChVBZGRTdWJzY3JpYmVyc1JlcXVlc3QSEQoJdG9waWNfa2V5GAEgASgJEhYKDnN1YnNjcmliZXJfaWRzGAIgAygJEjIKBW5hbWVkGAMgAygLMiMubm90aWZ5LnRvcGljcy52MS5OYW1lZFN1YnNjcmlwdGlvbhIRCgRuYW1lGAQgASgJSACIAQESFAoMY29udGV4dF9rZXlzGAUgAygJEj0KC3ByZWZlcmVuY2VzGAYgAygLMigubm90aWZ5LnRvcGljcy52MS5TdWJzY3JpcHRpb25QcmVmZXJlbmNlQgcKBV9uYW1lIloKEU5hbWVkU3Vic2NyaXB0aW9uEhUKDXN1YnNjcmliZXJfaWQYASABKAkSEgoKaWRlbnRpZmllchgCIAEoCRIRCgRuYW1lGAMgASgJSACIAQFCBwoFX25hbWUiUgoUU3Vic2NyaXB0aW9uQ29uZmxpY3QSFQoNc3Vic2NyaWJlcl9pZBgBIAEoCRISCgppZGVudGlmaWVyGAIgASgJEg8KB21lc3NhZ2UYAyABKAki2AEKFkFkZFN1YnNjcmliZXJzUmVzcG9uc2USJgoFdG9waWMYASABKAsyFy5ub3RpZnkudG9waWNzLnYxLlRvcGljEhEKCXN1Y2NlZWRlZBgCIAMoCRIRCglub3RfZm91bmQYAyADKAkSNQoNc3Vic2NyaXB0aW9ucxgEIAMoCzIeLm5vdGlmeS50b3BpY3MudjEuU3Vic2NyaXB0aW9uEjkKCWNvbmZsaWN0cxgFIAMoCzImLm5vdGlmeS50b3BpY3MudjEuU3Vic2NyaXB0aW9uQ29uZmxpY3QiWgoYUmVtb3ZlU3Vic2NyaWJlcnNSZXF1ZXN0EhEKCXRvcGljX2tleRgBIAEoCRIWCg5zdWJzY3JpYmVyX2lkcxgCIAMoCRITCgtpZGVudGlmaWVycxgDIAMoCSK8AQoZUmVtb3ZlU3Vic2NyaWJlcnNSZXNwb25zZRImCgV0b3BpYxgBIAEoCzIXLm5vdGlmeS50b3BpY3MudjEuVG9waWMSLwoHcmVtb3ZlZBgCIAMoCzIeLm5vdGlmeS50b3BpY3MudjEuU3Vic2NyaXB0aW9uEhEKCW5vdF9mb3VuZBgDIAMoCRIWCg5ub3Rfc3Vic2NyaWJlZBgEIAMoCRIbChN1bmtub3duX2lkZW50aWZpZXJzGAUgAygJIokBChZHZXRTdWJzY3JpcHRpb25SZXF1ZXN0EhEKCXRvcGljX2tleRgBIAEoCRIeChZleHRlcm5hbF9zdWJzY3JpYmVyX2lkGAIgASgJEhcKCmlkZW50aWZpZXIYAyABKAlIAIgBARIUCgxjb250ZXh0X2tleXMYBCADKAlCDQoLX2lkZW50aWZpZXIiugEKGVVwZGF0ZVN1YnNjcmlwdGlvblJlcXVlc3QSEQoJdG9waWNfa2V5GAEgASgJEhIKCmlkZW50aWZpZXIYAiABKAkSEQoEbmFtZRgDIAEoCUgAiAEBEj0KC3ByZWZlcmVuY2VzGAQgAygLMigubm90aWZ5LnRvcGljcy52MS5TdWJzY3JpcHRpb25QcmVmZXJlbmNlEhsKE3JlcGxhY2VfcHJlZmVyZW5jZXMYBSABKAhCBwoFX25hbWUi2QEKIFNldFN1YnNjcmlwdGlvblByZWZlcmVuY2VSZXF1ZXN0EhUKDXN1YnNjcmliZXJfaWQYASABKAkSEgoKaWRlbnRpZmllchgCIAEoCRIUCgxjb250ZXh0X2tleXMYAyADKAkSEwoLd29ya2Zsb3dfaWQYBCABKAkSFAoHZW5hYmxlZBgFIAEoCEgAiAEBEi8KCWNvbmRpdGlvbhgGIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIAYgBAUIKCghfZW5hYmxlZEIMCgpfY29uZGl0aW9uIocCChhMaXN0U3Vic2NyaXB0aW9uc1JlcXVlc3QSEQoJdG9waWNfa2V5GAEgASgJEg0KBWxpbWl0GAIgASgFEhIKBWFmdGVyGAMgASgJSACIAQESEwoGYmVmb3JlGAQgASgJSAGIAQESMgoJZGlyZWN0aW9uGAUgASgOMh8ubm90aWZ5LmNvbW1vbi52MS5Tb3J0RGlyZWN0aW9uEhoKDXN1YnNjcmliZXJfaWQYBiABKAlIAogBARIUCgxjb250ZXh0X2tleXMYByADKAkSEwoLYW55X2NvbnRleHQYCCABKAhCCAoGX2FmdGVyQgkKB19iZWZvcmVCEAoOX3N1YnNjcmliZXJfaWQi6wEKGUxpc3RTdWJzY3JpcHRpb25zUmVzcG9uc2USJgoFdG9waWMYASABKAsyFy5ub3RpZnkudG9waWNzLnYxLlRvcGljEjUKDXN1YnNjcmlwdGlvbnMYAiADKAsyHi5ub3RpZnkudG9waWNzLnYxLlN1YnNjcmlwdGlvbhIRCgRuZXh0GAMgASgJSACIAQESFQoIcHJldmlvdXMYBCABKAlIAYgBARITCgt0b3RhbF9jb3VudBgFIAEoBRIaChJ0b3RhbF9jb3VudF9jYXBwZWQYBiABKAhCBwoFX25leHRCCwoJX3ByZXZpb3VzIrwBCiJMaXN0U3Vic2NyaWJlclN1YnNjcmlwdGlvbnNSZXF1ZXN0EhUKDXN1YnNjcmliZXJfaWQYASABKAkSDQoFbGltaXQYAiABKAUSEgoFYWZ0ZXIYAyABKAlIAIgBARITCgZiZWZvcmUYBCABKAlIAYgBARIyCglkaXJlY3Rpb24YBSABKA4yHy5ub3RpZnkuY29tbW9uLnYxLlNvcnREaXJlY3Rpb25CCAoGX2FmdGVyQgkKB19iZWZvcmUi9gEKI0xpc3RTdWJzY3JpYmVyU3Vic2NyaXB0aW9uc1Jlc3BvbnNlEjUKDXN1YnNjcmlwdGlvbnMYASADKAsyHi5ub3RpZnkudG9waWNzLnYxLlN1YnNjcmlwdGlvbhInCgZ0b3BpY3MYAiADKAsyFy5ub3RpZnkudG9waWNzLnYxLlRvcGljEhEKBG5leHQYAyABKAlIAIgBARIVCghwcmV2aW91cxgEIAEoCUgBiAEBEhMKC3RvdGFsX2NvdW50GAUgASgFEhoKEnRvdGFsX2NvdW50X2NhcHBlZBgGIAEoCEIHCgVfbmV4dEILCglfcHJldmlvdXMioAEKElBhZ2VNZW1iZXJzUmVxdWVzdBISCgp0b3BpY19rZXlzGAEgAygJEh4KFmV4Y2x1ZGVfc3Vic2NyaWJlcl9pZHMYAiADKAkSEgoFYWZ0ZXIYAyABKAlIAIgBARINCgVsaW1pdBgEIAEoBRIUCgxjb250ZXh0X2tleXMYBSADKAkSEwoLd29ya2Zsb3dfaWQYBiABKAlCCAoGX2FmdGVyIocBCgZNZW1iZXISHgoWaW50ZXJuYWxfc3Vic2NyaWJlcl9pZBgBIAEoCRIeChZleHRlcm5hbF9zdWJzY3JpYmVyX2lkGAIgASgJEi8KCWNvbmRpdGlvbhgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIAIgBAUIMCgpfY29uZGl0aW9uIlwKE1BhZ2VNZW1iZXJzUmVzcG9uc2USKQoHbWVtYmVycxgBIAMoCzIYLm5vdGlmeS50b3BpY3MudjEuTWVtYmVyEhEKBG5leHQYAiABKAlIAIgBAUIHCgVfbmV4dCJGCiREZWxldGVTdWJzY3JpYmVyU3Vic2NyaXB0aW9uc1JlcXVlc3QSHgoWaW50ZXJuYWxfc3Vic2NyaWJlcl9pZBgBIAEoCSI4CiVEZWxldGVTdWJzY3JpYmVyU3Vic2NyaXB0aW9uc1Jlc3BvbnNlEg8KB2RlbGV0ZWQYASABKAUqdgoKVG9waWNPcmRlchIbChdUT1BJQ19PUkRFUl9VTlNQRUNJRklFRBAAEhoKFlRPUElDX09SREVSX0NSRUFURURfQVQQARIaChZUT1BJQ19PUkRFUl9VUERBVEVEX0FUEAISEwoPVE9QSUNfT1JERVJfS0VZEAMy0A0KDFRvcGljU2VydmljZRJUCgtDcmVhdGVUb3BpYxIkLm5vdGlmeS50b3BpY3MudjEuQ3JlYXRlVG9waWNSZXF1ZXN0Ghcubm90aWZ5LnRvcGljcy52MS5Ub3BpYyIGwvMYAhACEmIKC1Vwc2VydFRvcGljEiQubm90aWZ5LnRvcGljcy52MS5VcHNlcnRUb3BpY1JlcXVlc3QaJS5ub3RpZnkudG9waWNzLnYxLlVwc2VydFRvcGljUmVzcG9uc2UiBsLzGAIQAhJOCghHZXRUb3BpYxIhLm5vdGlmeS50b3BpY3MudjEuR2V0VG9waWNSZXF1ZXN0Ghcubm90aWZ5LnRvcGljcy52MS5Ub3BpYyIGwvMYAhABEl8KCkxpc3RUb3BpY3MSIy5ub3RpZnkudG9waWNzLnYxLkxpc3RUb3BpY3NSZXF1ZXN0GiQubm90aWZ5LnRvcGljcy52MS5MaXN0VG9waWNzUmVzcG9uc2UiBsLzGAIQARJlCgxTZWFyY2hUb3BpY3MSJS5ub3RpZnkudG9waWNzLnYxLlNlYXJjaFRvcGljc1JlcXVlc3QaJi5ub3RpZnkudG9waWNzLnYxLlNlYXJjaFRvcGljc1Jlc3BvbnNlIgbC8xgCEAESVAoLUmVuYW1lVG9waWMSJC5ub3RpZnkudG9waWNzLnYxLlJlbmFtZVRvcGljUmVxdWVzdBoXLm5vdGlmeS50b3BpY3MudjEuVG9waWMiBsLzGAIQAhJiCgtEZWxldGVUb3BpYxIkLm5vdGlmeS50b3BpY3MudjEuRGVsZXRlVG9waWNSZXF1ZXN0GiUubm90aWZ5LnRvcGljcy52MS5EZWxldGVUb3BpY1Jlc3BvbnNlIgbC8xgCEAISawoOQWRkU3Vic2NyaWJlcnMSJy5ub3RpZnkudG9waWNzLnYxLkFkZFN1YnNjcmliZXJzUmVxdWVzdBooLm5vdGlmeS50b3BpY3MudjEuQWRkU3Vic2NyaWJlcnNSZXNwb25zZSIGwvMYAhACEnQKEVJlbW92ZVN1YnNjcmliZXJzEioubm90aWZ5LnRvcGljcy52MS5SZW1vdmVTdWJzY3JpYmVyc1JlcXVlc3QaKy5ub3RpZnkudG9waWNzLnYxLlJlbW92ZVN1YnNjcmliZXJzUmVzcG9uc2UiBsLzGAIQAhJjCg9HZXRTdWJzY3JpcHRpb24SKC5ub3RpZnkudG9waWNzLnYxLkdldFN1YnNjcmlwdGlvblJlcXVlc3QaHi5ub3RpZnkudG9waWNzLnYxLlN1YnNjcmlwdGlvbiIGwvMYAhABEmkKElVwZGF0ZVN1YnNjcmlwdGlvbhIrLm5vdGlmeS50b3BpY3MudjEuVXBkYXRlU3Vic2NyaXB0aW9uUmVxdWVzdBoeLm5vdGlmeS50b3BpY3MudjEuU3Vic2NyaXB0aW9uIgbC8xgCEAISdwoZU2V0U3Vic2NyaXB0aW9uUHJlZmVyZW5jZRIyLm5vdGlmeS50b3BpY3MudjEuU2V0U3Vic2NyaXB0aW9uUHJlZmVyZW5jZVJlcXVlc3QaHi5ub3RpZnkudG9waWNzLnYxLlN1YnNjcmlwdGlvbiIGwvMYAhACEnQKEUxpc3RTdWJzY3JpcHRpb25zEioubm90aWZ5LnRvcGljcy52MS5MaXN0U3Vic2NyaXB0aW9uc1JlcXVlc3QaKy5ub3RpZnkudG9waWNzLnYxLkxpc3RTdWJzY3JpcHRpb25zUmVzcG9uc2UiBsLzGAIQARKSAQobTGlzdFN1YnNjcmliZXJTdWJzY3JpcHRpb25zEjQubm90aWZ5LnRvcGljcy52MS5MaXN0U3Vic2NyaWJlclN1YnNjcmlwdGlvbnNSZXF1ZXN0GjUubm90aWZ5LnRvcGljcy52MS5MaXN0U3Vic2NyaWJlclN1YnNjcmlwdGlvbnNSZXNwb25zZSIGwvMYAhABEmIKC1BhZ2VNZW1iZXJzEiQubm90aWZ5LnRvcGljcy52MS5QYWdlTWVtYmVyc1JlcXVlc3QaJS5ub3RpZnkudG9waWNzLnYxLlBhZ2VNZW1iZXJzUmVzcG9uc2UiBsLzGAIQARKYAQodRGVsZXRlU3Vic2NyaWJlclN1YnNjcmlwdGlvbnMSNi5ub3RpZnkudG9waWNzLnYxLkRlbGV0ZVN1YnNjcmliZXJTdWJzY3JpcHRpb25zUmVxdWVzdBo3Lm5vdGlmeS50b3BpY3MudjEuRGVsZXRlU3Vic2NyaWJlclN1YnNjcmlwdGlvbnNSZXNwb25zZSIGwvMYAhACYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_notify_common_v1_options, file_notify_common_v1_vocabulary]);
 
 /**
  * @generated from message notify.topics.v1.Topic
@@ -185,6 +185,22 @@ export type Subscription = Message<"notify.topics.v1.Subscription"> & {
    * @generated from field: optional string name = 12;
    */
   name?: string | undefined;
+
+  /**
+   * The keys ("type:id", sorted) of the contexts the subscription is scoped to: it takes part in
+   * triggers whose contexts are exactly these (none: triggers without contexts). A subscriber
+   * holds one subscription per topic and context scope.
+   *
+   * @generated from field: repeated string context_keys = 13;
+   */
+  contextKeys: string[];
+
+  /**
+   * Its rules for some workflows, by workflow id; a workflow without one reaches the subscriber.
+   *
+   * @generated from field: repeated notify.topics.v1.SubscriptionPreference preferences = 14;
+   */
+  preferences: SubscriptionPreference[];
 };
 
 /**
@@ -193,6 +209,39 @@ export type Subscription = Message<"notify.topics.v1.Subscription"> & {
  */
 export const SubscriptionSchema: GenMessage<Subscription> = /*@__PURE__*/
   messageDesc(file_notify_topics_v1_topics, 2);
+
+/**
+ * Novu's subscription preference: whether a workflow triggered to the topic reaches the subscriber
+ * through this subscription. A condition (JSON Logic over payload, subscriber, actor and context),
+ * when set, decides at trigger time and `enabled` is not read.
+ *
+ * @generated from message notify.topics.v1.SubscriptionPreference
+ */
+export type SubscriptionPreference = Message<"notify.topics.v1.SubscriptionPreference"> & {
+  /**
+   * The workflow's internal id.
+   *
+   * @generated from field: string workflow_id = 1;
+   */
+  workflowId: string;
+
+  /**
+   * @generated from field: bool enabled = 2;
+   */
+  enabled: boolean;
+
+  /**
+   * @generated from field: optional google.protobuf.Struct condition = 3;
+   */
+  condition?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message notify.topics.v1.SubscriptionPreference.
+ * Use `create(SubscriptionPreferenceSchema)` to create a new message.
+ */
+export const SubscriptionPreferenceSchema: GenMessage<SubscriptionPreference> = /*@__PURE__*/
+  messageDesc(file_notify_topics_v1_topics, 3);
 
 /**
  * @generated from message notify.topics.v1.CreateTopicRequest
@@ -214,7 +263,7 @@ export type CreateTopicRequest = Message<"notify.topics.v1.CreateTopicRequest"> 
  * Use `create(CreateTopicRequestSchema)` to create a new message.
  */
 export const CreateTopicRequestSchema: GenMessage<CreateTopicRequest> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 3);
+  messageDesc(file_notify_topics_v1_topics, 4);
 
 /**
  * @generated from message notify.topics.v1.UpsertTopicRequest
@@ -243,7 +292,7 @@ export type UpsertTopicRequest = Message<"notify.topics.v1.UpsertTopicRequest"> 
  * Use `create(UpsertTopicRequestSchema)` to create a new message.
  */
 export const UpsertTopicRequestSchema: GenMessage<UpsertTopicRequest> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 4);
+  messageDesc(file_notify_topics_v1_topics, 5);
 
 /**
  * @generated from message notify.topics.v1.UpsertTopicResponse
@@ -265,7 +314,7 @@ export type UpsertTopicResponse = Message<"notify.topics.v1.UpsertTopicResponse"
  * Use `create(UpsertTopicResponseSchema)` to create a new message.
  */
 export const UpsertTopicResponseSchema: GenMessage<UpsertTopicResponse> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 5);
+  messageDesc(file_notify_topics_v1_topics, 6);
 
 /**
  * @generated from message notify.topics.v1.GetTopicRequest
@@ -282,7 +331,7 @@ export type GetTopicRequest = Message<"notify.topics.v1.GetTopicRequest"> & {
  * Use `create(GetTopicRequestSchema)` to create a new message.
  */
 export const GetTopicRequestSchema: GenMessage<GetTopicRequest> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 6);
+  messageDesc(file_notify_topics_v1_topics, 7);
 
 /**
  * @generated from message notify.topics.v1.ListTopicsRequest
@@ -316,7 +365,7 @@ export type ListTopicsRequest = Message<"notify.topics.v1.ListTopicsRequest"> & 
  * Use `create(ListTopicsRequestSchema)` to create a new message.
  */
 export const ListTopicsRequestSchema: GenMessage<ListTopicsRequest> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 7);
+  messageDesc(file_notify_topics_v1_topics, 8);
 
 /**
  * @generated from message notify.topics.v1.ListTopicsResponse
@@ -350,7 +399,7 @@ export type ListTopicsResponse = Message<"notify.topics.v1.ListTopicsResponse"> 
  * Use `create(ListTopicsResponseSchema)` to create a new message.
  */
 export const ListTopicsResponseSchema: GenMessage<ListTopicsResponse> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 8);
+  messageDesc(file_notify_topics_v1_topics, 9);
 
 /**
  * @generated from message notify.topics.v1.SearchTopicsRequest
@@ -413,7 +462,7 @@ export type SearchTopicsRequest = Message<"notify.topics.v1.SearchTopicsRequest"
  * Use `create(SearchTopicsRequestSchema)` to create a new message.
  */
 export const SearchTopicsRequestSchema: GenMessage<SearchTopicsRequest> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 9);
+  messageDesc(file_notify_topics_v1_topics, 10);
 
 /**
  * @generated from message notify.topics.v1.SearchTopicsResponse
@@ -452,7 +501,7 @@ export type SearchTopicsResponse = Message<"notify.topics.v1.SearchTopicsRespons
  * Use `create(SearchTopicsResponseSchema)` to create a new message.
  */
 export const SearchTopicsResponseSchema: GenMessage<SearchTopicsResponse> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 10);
+  messageDesc(file_notify_topics_v1_topics, 11);
 
 /**
  * @generated from message notify.topics.v1.RenameTopicRequest
@@ -474,7 +523,7 @@ export type RenameTopicRequest = Message<"notify.topics.v1.RenameTopicRequest"> 
  * Use `create(RenameTopicRequestSchema)` to create a new message.
  */
 export const RenameTopicRequestSchema: GenMessage<RenameTopicRequest> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 11);
+  messageDesc(file_notify_topics_v1_topics, 12);
 
 /**
  * @generated from message notify.topics.v1.DeleteTopicRequest
@@ -496,7 +545,7 @@ export type DeleteTopicRequest = Message<"notify.topics.v1.DeleteTopicRequest"> 
  * Use `create(DeleteTopicRequestSchema)` to create a new message.
  */
 export const DeleteTopicRequestSchema: GenMessage<DeleteTopicRequest> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 12);
+  messageDesc(file_notify_topics_v1_topics, 13);
 
 /**
  * @generated from message notify.topics.v1.DeleteTopicResponse
@@ -509,7 +558,7 @@ export type DeleteTopicResponse = Message<"notify.topics.v1.DeleteTopicResponse"
  * Use `create(DeleteTopicResponseSchema)` to create a new message.
  */
 export const DeleteTopicResponseSchema: GenMessage<DeleteTopicResponse> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 13);
+  messageDesc(file_notify_topics_v1_topics, 14);
 
 /**
  * @generated from message notify.topics.v1.AddSubscribersRequest
@@ -540,6 +589,20 @@ export type AddSubscribersRequest = Message<"notify.topics.v1.AddSubscribersRequ
    * @generated from field: optional string name = 4;
    */
   name?: string | undefined;
+
+  /**
+   * The context scope of the subscriptions made or found (sorted keys; none: no context).
+   *
+   * @generated from field: repeated string context_keys = 5;
+   */
+  contextKeys: string[];
+
+  /**
+   * The preferences of the subscriptions made (at most one per workflow); those that existed keep theirs.
+   *
+   * @generated from field: repeated notify.topics.v1.SubscriptionPreference preferences = 6;
+   */
+  preferences: SubscriptionPreference[];
 };
 
 /**
@@ -547,7 +610,7 @@ export type AddSubscribersRequest = Message<"notify.topics.v1.AddSubscribersRequ
  * Use `create(AddSubscribersRequestSchema)` to create a new message.
  */
 export const AddSubscribersRequestSchema: GenMessage<AddSubscribersRequest> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 14);
+  messageDesc(file_notify_topics_v1_topics, 15);
 
 /**
  * @generated from message notify.topics.v1.NamedSubscription
@@ -576,7 +639,7 @@ export type NamedSubscription = Message<"notify.topics.v1.NamedSubscription"> & 
  * Use `create(NamedSubscriptionSchema)` to create a new message.
  */
 export const NamedSubscriptionSchema: GenMessage<NamedSubscription> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 15);
+  messageDesc(file_notify_topics_v1_topics, 16);
 
 /**
  * A named subscription that was not made: its subscriber holds another subscription of the topic,
@@ -606,7 +669,7 @@ export type SubscriptionConflict = Message<"notify.topics.v1.SubscriptionConflic
  * Use `create(SubscriptionConflictSchema)` to create a new message.
  */
 export const SubscriptionConflictSchema: GenMessage<SubscriptionConflict> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 16);
+  messageDesc(file_notify_topics_v1_topics, 17);
 
 /**
  * @generated from message notify.topics.v1.AddSubscribersResponse
@@ -651,7 +714,7 @@ export type AddSubscribersResponse = Message<"notify.topics.v1.AddSubscribersRes
  * Use `create(AddSubscribersResponseSchema)` to create a new message.
  */
 export const AddSubscribersResponseSchema: GenMessage<AddSubscribersResponse> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 17);
+  messageDesc(file_notify_topics_v1_topics, 18);
 
 /**
  * @generated from message notify.topics.v1.RemoveSubscribersRequest
@@ -682,7 +745,7 @@ export type RemoveSubscribersRequest = Message<"notify.topics.v1.RemoveSubscribe
  * Use `create(RemoveSubscribersRequestSchema)` to create a new message.
  */
 export const RemoveSubscribersRequestSchema: GenMessage<RemoveSubscribersRequest> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 18);
+  messageDesc(file_notify_topics_v1_topics, 19);
 
 /**
  * @generated from message notify.topics.v1.RemoveSubscribersResponse
@@ -727,7 +790,7 @@ export type RemoveSubscribersResponse = Message<"notify.topics.v1.RemoveSubscrib
  * Use `create(RemoveSubscribersResponseSchema)` to create a new message.
  */
 export const RemoveSubscribersResponseSchema: GenMessage<RemoveSubscribersResponse> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 19);
+  messageDesc(file_notify_topics_v1_topics, 20);
 
 /**
  * @generated from message notify.topics.v1.GetSubscriptionRequest
@@ -739,7 +802,7 @@ export type GetSubscriptionRequest = Message<"notify.topics.v1.GetSubscriptionRe
   topicKey: string;
 
   /**
-   * The subscription of this subscriber, unless `identifier` is given.
+   * The subscription of this subscriber in the context scope `context_keys`, unless `identifier` is given.
    *
    * @generated from field: string external_subscriber_id = 2;
    */
@@ -749,6 +812,11 @@ export type GetSubscriptionRequest = Message<"notify.topics.v1.GetSubscriptionRe
    * @generated from field: optional string identifier = 3;
    */
   identifier?: string | undefined;
+
+  /**
+   * @generated from field: repeated string context_keys = 4;
+   */
+  contextKeys: string[];
 };
 
 /**
@@ -756,7 +824,7 @@ export type GetSubscriptionRequest = Message<"notify.topics.v1.GetSubscriptionRe
  * Use `create(GetSubscriptionRequestSchema)` to create a new message.
  */
 export const GetSubscriptionRequestSchema: GenMessage<GetSubscriptionRequest> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 20);
+  messageDesc(file_notify_topics_v1_topics, 21);
 
 /**
  * @generated from message notify.topics.v1.UpdateSubscriptionRequest
@@ -776,6 +844,18 @@ export type UpdateSubscriptionRequest = Message<"notify.topics.v1.UpdateSubscrip
    * @generated from field: optional string name = 3;
    */
   name?: string | undefined;
+
+  /**
+   * With replace_preferences, the subscription's preferences become these (none: it has none).
+   *
+   * @generated from field: repeated notify.topics.v1.SubscriptionPreference preferences = 4;
+   */
+  preferences: SubscriptionPreference[];
+
+  /**
+   * @generated from field: bool replace_preferences = 5;
+   */
+  replacePreferences: boolean;
 };
 
 /**
@@ -783,7 +863,55 @@ export type UpdateSubscriptionRequest = Message<"notify.topics.v1.UpdateSubscrip
  * Use `create(UpdateSubscriptionRequestSchema)` to create a new message.
  */
 export const UpdateSubscriptionRequestSchema: GenMessage<UpdateSubscriptionRequest> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 21);
+  messageDesc(file_notify_topics_v1_topics, 22);
+
+/**
+ * @generated from message notify.topics.v1.SetSubscriptionPreferenceRequest
+ */
+export type SetSubscriptionPreferenceRequest = Message<"notify.topics.v1.SetSubscriptionPreferenceRequest"> & {
+  /**
+   * The subscription of this subscriber (external id) that the identifier names, in any topic.
+   *
+   * @generated from field: string subscriber_id = 1;
+   */
+  subscriberId: string;
+
+  /**
+   * @generated from field: string identifier = 2;
+   */
+  identifier: string;
+
+  /**
+   * The context scope the subscription must have.
+   *
+   * @generated from field: repeated string context_keys = 3;
+   */
+  contextKeys: string[];
+
+  /**
+   * @generated from field: string workflow_id = 4;
+   */
+  workflowId: string;
+
+  /**
+   * What is not given stays as it was (a new preference is enabled, without a condition).
+   *
+   * @generated from field: optional bool enabled = 5;
+   */
+  enabled?: boolean | undefined;
+
+  /**
+   * @generated from field: optional google.protobuf.Struct condition = 6;
+   */
+  condition?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message notify.topics.v1.SetSubscriptionPreferenceRequest.
+ * Use `create(SetSubscriptionPreferenceRequestSchema)` to create a new message.
+ */
+export const SetSubscriptionPreferenceRequestSchema: GenMessage<SetSubscriptionPreferenceRequest> = /*@__PURE__*/
+  messageDesc(file_notify_topics_v1_topics, 23);
 
 /**
  * @generated from message notify.topics.v1.ListSubscriptionsRequest
@@ -822,6 +950,18 @@ export type ListSubscriptionsRequest = Message<"notify.topics.v1.ListSubscriptio
    * @generated from field: optional string subscriber_id = 6;
    */
   subscriberId?: string | undefined;
+
+  /**
+   * Only subscriptions whose context keys are exactly these (none: those without contexts), unless any_context.
+   *
+   * @generated from field: repeated string context_keys = 7;
+   */
+  contextKeys: string[];
+
+  /**
+   * @generated from field: bool any_context = 8;
+   */
+  anyContext: boolean;
 };
 
 /**
@@ -829,7 +969,7 @@ export type ListSubscriptionsRequest = Message<"notify.topics.v1.ListSubscriptio
  * Use `create(ListSubscriptionsRequestSchema)` to create a new message.
  */
 export const ListSubscriptionsRequestSchema: GenMessage<ListSubscriptionsRequest> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 22);
+  messageDesc(file_notify_topics_v1_topics, 24);
 
 /**
  * @generated from message notify.topics.v1.ListSubscriptionsResponse
@@ -871,7 +1011,7 @@ export type ListSubscriptionsResponse = Message<"notify.topics.v1.ListSubscripti
  * Use `create(ListSubscriptionsResponseSchema)` to create a new message.
  */
 export const ListSubscriptionsResponseSchema: GenMessage<ListSubscriptionsResponse> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 23);
+  messageDesc(file_notify_topics_v1_topics, 25);
 
 /**
  * @generated from message notify.topics.v1.ListSubscriberSubscriptionsRequest
@@ -912,7 +1052,7 @@ export type ListSubscriberSubscriptionsRequest = Message<"notify.topics.v1.ListS
  * Use `create(ListSubscriberSubscriptionsRequestSchema)` to create a new message.
  */
 export const ListSubscriberSubscriptionsRequestSchema: GenMessage<ListSubscriberSubscriptionsRequest> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 24);
+  messageDesc(file_notify_topics_v1_topics, 26);
 
 /**
  * @generated from message notify.topics.v1.ListSubscriberSubscriptionsResponse
@@ -956,7 +1096,7 @@ export type ListSubscriberSubscriptionsResponse = Message<"notify.topics.v1.List
  * Use `create(ListSubscriberSubscriptionsResponseSchema)` to create a new message.
  */
 export const ListSubscriberSubscriptionsResponseSchema: GenMessage<ListSubscriberSubscriptionsResponse> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 25);
+  messageDesc(file_notify_topics_v1_topics, 27);
 
 /**
  * @generated from message notify.topics.v1.PageMembersRequest
@@ -990,6 +1130,21 @@ export type PageMembersRequest = Message<"notify.topics.v1.PageMembersRequest"> 
    * @generated from field: int32 limit = 4;
    */
   limit: number;
+
+  /**
+   * The trigger's context keys, sorted: only subscriptions scoped exactly to them take part.
+   *
+   * @generated from field: repeated string context_keys = 5;
+   */
+  contextKeys: string[];
+
+  /**
+   * The workflow triggered: a subscription whose preference for it is disabled (without a
+   * condition) does not take part; one whose preference has a condition answers it.
+   *
+   * @generated from field: string workflow_id = 6;
+   */
+  workflowId: string;
 };
 
 /**
@@ -997,7 +1152,7 @@ export type PageMembersRequest = Message<"notify.topics.v1.PageMembersRequest"> 
  * Use `create(PageMembersRequestSchema)` to create a new message.
  */
 export const PageMembersRequestSchema: GenMessage<PageMembersRequest> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 26);
+  messageDesc(file_notify_topics_v1_topics, 28);
 
 /**
  * @generated from message notify.topics.v1.Member
@@ -1012,6 +1167,14 @@ export type Member = Message<"notify.topics.v1.Member"> & {
    * @generated from field: string external_subscriber_id = 2;
    */
   externalSubscriberId: string;
+
+  /**
+   * The condition of its subscription's preference for the workflow: the member is reached only
+   * if it holds (evaluated by the caller, which has the trigger's data).
+   *
+   * @generated from field: optional google.protobuf.Struct condition = 3;
+   */
+  condition?: JsonObject | undefined;
 };
 
 /**
@@ -1019,7 +1182,7 @@ export type Member = Message<"notify.topics.v1.Member"> & {
  * Use `create(MemberSchema)` to create a new message.
  */
 export const MemberSchema: GenMessage<Member> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 27);
+  messageDesc(file_notify_topics_v1_topics, 29);
 
 /**
  * @generated from message notify.topics.v1.PageMembersResponse
@@ -1043,7 +1206,7 @@ export type PageMembersResponse = Message<"notify.topics.v1.PageMembersResponse"
  * Use `create(PageMembersResponseSchema)` to create a new message.
  */
 export const PageMembersResponseSchema: GenMessage<PageMembersResponse> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 28);
+  messageDesc(file_notify_topics_v1_topics, 30);
 
 /**
  * @generated from message notify.topics.v1.DeleteSubscriberSubscriptionsRequest
@@ -1060,7 +1223,7 @@ export type DeleteSubscriberSubscriptionsRequest = Message<"notify.topics.v1.Del
  * Use `create(DeleteSubscriberSubscriptionsRequestSchema)` to create a new message.
  */
 export const DeleteSubscriberSubscriptionsRequestSchema: GenMessage<DeleteSubscriberSubscriptionsRequest> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 29);
+  messageDesc(file_notify_topics_v1_topics, 31);
 
 /**
  * @generated from message notify.topics.v1.DeleteSubscriberSubscriptionsResponse
@@ -1077,7 +1240,7 @@ export type DeleteSubscriberSubscriptionsResponse = Message<"notify.topics.v1.De
  * Use `create(DeleteSubscriberSubscriptionsResponseSchema)` to create a new message.
  */
 export const DeleteSubscriberSubscriptionsResponseSchema: GenMessage<DeleteSubscriberSubscriptionsResponse> = /*@__PURE__*/
-  messageDesc(file_notify_topics_v1_topics, 30);
+  messageDesc(file_notify_topics_v1_topics, 32);
 
 /**
  * What SearchTopics orders by; ties (same time) are ordered by id.
@@ -1218,13 +1381,25 @@ export const TopicService: GenService<{
     output: typeof SubscriptionSchema;
   },
   /**
-   * Renames a subscription named by its identifier; NOT_FOUND as GetSubscription.
+   * Renames a subscription named by its identifier, or replaces its preferences; NOT_FOUND as GetSubscription.
    *
    * @generated from rpc notify.topics.v1.TopicService.UpdateSubscription
    */
   updateSubscription: {
     methodKind: "unary";
     input: typeof UpdateSubscriptionRequestSchema;
+    output: typeof SubscriptionSchema;
+  },
+  /**
+   * Sets (merges) one workflow's preference of a subscriber's subscription (the Inbox's
+   * per-workflow switch); NOT_FOUND when the subscriber holds no subscription of that identifier
+   * in that context scope.
+   *
+   * @generated from rpc notify.topics.v1.TopicService.SetSubscriptionPreference
+   */
+  setSubscriptionPreference: {
+    methodKind: "unary";
+    input: typeof SetSubscriptionPreferenceRequestSchema;
     output: typeof SubscriptionSchema;
   },
   /**

@@ -14,7 +14,7 @@ import { dependencyHealth, livez, readyz, type ReadinessDeps } from "./health.js
 import { idempotencyMiddleware, type IdempotencyDeps } from "./idempotency.js";
 import { countRequest } from "./metrics.js";
 import { rateLimitMiddleware, type RateLimitDeps } from "./rate-limits.js";
-import { JsonBytes, type Audience, type InboxRouteInput, type PublicRouteInput, type Route, type RouteCall, type RouteInput } from "./route.js";
+import { JsonBytes, NO_CONTENT, type Audience, type InboxRouteInput, type PublicRouteInput, type Route, type RouteCall, type RouteInput } from "./route.js";
 import type { SubscriberSession } from "./sessions.js";
 import { outboundCheck, parseOrThrow } from "./validation.js";
 
@@ -166,8 +166,8 @@ function execute(route: Route, clients: Clients, accounts: Accounts, outbound: N
     const replayOf = ctx.state.replayOf as string | undefined;
     const result = replayOf === undefined ? await route.handle(input) : await route.sensitive!.replay(replayOf, input as RouteInput<unknown, unknown, unknown>);
     if (route.sensitive) ctx.state.outcomeRef = route.sensitive.ref(result);
-    ctx.status = route.status;
-    if (route.status === 204) return;
+    ctx.status = result === NO_CONTENT ? 204 : route.status;
+    if (ctx.status === 204) return;
     if (result instanceof JsonBytes) {
       ctx.type = "application/json";
       ctx.body = route.envelope ? Buffer.concat([ENVELOPE_START, result.bytes, ENVELOPE_END]) : result.bytes;

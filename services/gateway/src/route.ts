@@ -110,6 +110,9 @@ export class JsonBytes {
   }
 }
 
+/** What a handler answers for "nothing to show": 204 without a body, whatever the route's success status. */
+export const NO_CONTENT = Symbol("no content");
+
 const serialized = new WeakMap<object, JsonBytes>();
 
 /** The JSON text `build` makes from `answer`, made on the first call for that answer object only. */

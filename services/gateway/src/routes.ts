@@ -275,10 +275,29 @@ import {
   workflowDiffToJson,
 } from "./mappers/environments.js";
 import { sessionBody, sessionResponse } from "./mappers/inbox-session.js";
+import {
+  contextKeysFor,
+  inboxSubscriptionToJson,
+  ownedSubscription,
+  preferenceWorkflows,
+  resolvePreferences,
+  sessionSubscription,
+  sessionSubscriptions,
+  setSubscriptionPreference,
+} from "./topic-subscriptions.js";
+import {
+  deletedSubscriptionResponse,
+  inboxCreateSubscriptionBody,
+  inboxSubscriptionPreferenceBody,
+  inboxSubscriptionPreferenceParams,
+  inboxSubscriptionPreferenceResponse,
+  inboxSubscriptionQuery,
+  inboxUpdateSubscriptionBody,
+} from "./mappers/inbox-subscriptions.js";
 import { startSession } from "./inbox-session.js";
 import { MIB } from "./body.js";
 import type { Clients } from "./clients.js";
-import { JsonBytes, jsonOnce, route, type Route, type RouteCall, type RouteInput, type Sensitive } from "./route.js";
+import { JsonBytes, jsonOnce, NO_CONTENT, route, type Route, type RouteCall, type RouteInput, type Sensitive } from "./route.js";
 import { keyString, parseOrThrow, queryBool } from "./validation.js";
 
 // Handlers that v1 and v2 share.
@@ -1378,8 +1397,9 @@ export const routes: Route[] = [
     query: listSubscriptionsQuery,
     handle: async ({ params, query, clients, call }) => {
       const reply = await clients.topics.listSubscriptions(listSubscriptionsRequestOf(params.topicKey, query), call);
+      const workflows = await preferenceWorkflows(reply.subscriptions, clients, call);
       return cursorPage(
-        reply.subscriptions.map((subscription) => listedSubscriptionToJson(subscription, reply.topic!)),
+        reply.subscriptions.map((subscription) => listedSubscriptionToJson(subscription, reply.topic!, workflows)),
         reply,
       );
     },
@@ -1389,8 +1409,10 @@ export const routes: Route[] = [
     path: "/v2/topics/:topicKey/subscriptions/:identifier",
     response: subscriptionDetailsResponse,
     params: subscriptionIdentifierParams,
-    handle: async ({ params, clients, call }) =>
-      subscriptionDetailsToJson(await clients.topics.getSubscription({ topicKey: params.topicKey, identifier: params.identifier }, call)),
+    handle: async ({ params, clients, call }) => {
+      const subscription = await clients.topics.getSubscription({ topicKey: params.topicKey, identifier: params.identifier }, call);
+      return subscriptionDetailsToJson(subscription, await preferenceWorkflows([subscription], clients, call));
+    },
   }),
   route({
     method: "PATCH",
@@ -1399,8 +1421,16 @@ export const routes: Route[] = [
     body: updateSubscriptionBody,
     response: subscriptionResponse,
     handle: async ({ params, body, clients, call }) => {
-      const subscription = await clients.topics.updateSubscription({ ...params, ...(body.name !== undefined ? { name: body.name } : {}) }, call);
-      return subscriptionToJson(subscription, await clients.topics.getTopic({ key: params.topicKey }, call));
+      const preferences = body.preferences && { replacePreferences: true, preferences: await resolvePreferences(body.preferences, clients, call) };
+      const subscription = await clients.topics.updateSubscription(
+        { ...params, ...(body.name !== undefined ? { name: body.name } : {}), ...preferences },
+        call,
+      );
+      const [topic, workflows] = await Promise.all([
+        clients.topics.getTopic({ key: params.topicKey }, call),
+        preferenceWorkflows([subscription], clients, call),
+      ]);
+      return subscriptionToJson(subscription, topic, workflows);
     },
   }),
   route({
@@ -1411,9 +1441,11 @@ export const routes: Route[] = [
     params: topicKeyParam,
     body: createSubscriptionsBody,
     handle: async ({ params, body, clients, call }) => {
-      const reply = await clients.topics.addSubscribers(addSubscribersRequestOf(params.topicKey, body), call);
+      const [contextKeys, preferences] = await Promise.all([contextKeysFor(body.context, clients, call), resolvePreferences(body.preferences, clients, call)]);
+      const reply = await clients.topics.addSubscribers({ ...addSubscribersRequestOf(params.topicKey, body), contextKeys, preferences }, call);
       const errors = [...reply.notFound.map(subscriberNotFound), ...reply.conflicts.map(subscriptionConflict)];
-      const result = subscriptionsResult(reply.topic!, reply.subscriptions, body.requested, errors);
+      const workflows = await preferenceWorkflows(reply.subscriptions, clients, call);
+      const result = subscriptionsResult(reply.topic!, reply.subscriptions, body.requested, errors, workflows);
       if (result.meta.successful === 0) throw new HttpError(400, "No subscription could be created", result);
       return result;
     },
@@ -1614,6 +1646,97 @@ export const routes: Route[] = [
     },
   }),
 
+  // Inbox topic subscriptions (@novu/js `subscriptions`, <Subscription />): the session's
+  // subscriber's, in the session's contexts; another subscriber's subscription is as good as none.
+  route({
+    audience: "inbox",
+    method: "GET",
+    path: "/v1/inbox/topics/:topicKey/subscriptions",
+    response: z.array(subscriptionDetailsResponse),
+    params: topicKeyParam,
+    handle: async ({ params, session, clients, call }) => {
+      const subscriptions = await sessionSubscriptions(session, params.topicKey, clients, call);
+      const workflows = await preferenceWorkflows(subscriptions, clients, call);
+      return subscriptions.map((subscription) => subscriptionDetailsToJson(subscription, workflows));
+    },
+  }),
+  route({
+    audience: "inbox",
+    method: "GET",
+    path: "/v1/inbox/topics/:topicKey/subscriptions/:identifier",
+    response: subscriptionDetailsResponse,
+    params: subscriptionIdentifierParams,
+    query: inboxSubscriptionQuery,
+    handle: async ({ params, query, session, clients, call }) => {
+      const subscription = await sessionSubscription(session, params.topicKey, params.identifier, clients, call);
+      return subscription ? inboxSubscriptionToJson(subscription, query, clients, call) : NO_CONTENT;
+    },
+  }),
+  route({
+    audience: "inbox",
+    method: "POST",
+    path: "/v1/inbox/topics/:topicKey/subscriptions",
+    response: subscriptionDetailsResponse,
+    params: topicKeyParam,
+    body: inboxCreateSubscriptionBody,
+    handle: async ({ params, body, session, clients, call }) => {
+      if (body.topic?.name !== undefined) await clients.topics.upsertTopic({ key: params.topicKey, name: body.topic.name }, call);
+      const { subscriberId } = session;
+      const reply = await clients.topics.addSubscribers(
+        {
+          topicKey: params.topicKey,
+          ...(body.identifier ? { named: [{ subscriberId, identifier: body.identifier }] } : { subscriberIds: [subscriberId] }),
+          ...(body.name !== undefined ? { name: body.name } : {}),
+          contextKeys: session.contextKeys,
+          preferences: await resolvePreferences(body.preferences, clients, call),
+        },
+        call,
+      );
+      const [subscription] = reply.subscriptions;
+      if (!subscription) throw new HttpError(400, reply.conflicts[0]?.message ?? `Subscriber ${subscriberId} was not found`);
+      return subscriptionDetailsToJson(subscription, await preferenceWorkflows([subscription], clients, call));
+    },
+  }),
+  route({
+    audience: "inbox",
+    method: "PATCH",
+    path: "/v1/inbox/topics/:topicKey/subscriptions/:identifier",
+    response: subscriptionDetailsResponse,
+    params: subscriptionIdentifierParams,
+    body: inboxUpdateSubscriptionBody,
+    handle: async ({ params, body, session, clients, call }) => {
+      await ownedSubscription(session, params.topicKey, params.identifier, clients, call);
+      const preferences = body.preferences && { replacePreferences: true, preferences: await resolvePreferences(body.preferences, clients, call) };
+      const subscription = await clients.topics.updateSubscription(
+        { ...params, ...(body.name !== undefined ? { name: body.name } : {}), ...preferences },
+        call,
+      );
+      return subscriptionDetailsToJson(subscription, await preferenceWorkflows([subscription], clients, call));
+    },
+  }),
+  route({
+    audience: "inbox",
+    method: "DELETE",
+    path: "/v1/inbox/topics/:topicKey/subscriptions/:identifier",
+    response: deletedSubscriptionResponse,
+    params: subscriptionIdentifierParams,
+    handle: async ({ params, session, clients, call }) => {
+      await ownedSubscription(session, params.topicKey, params.identifier, clients, call);
+      await clients.topics.removeSubscribers({ topicKey: params.topicKey, identifiers: [params.identifier] }, call);
+      return { success: true as const };
+    },
+  }),
+  route({
+    audience: "inbox",
+    method: "PATCH",
+    path: "/v1/inbox/subscriptions/:subscriptionIdentifier/preferences/:workflowId",
+    response: inboxSubscriptionPreferenceResponse,
+    params: inboxSubscriptionPreferenceParams,
+    body: inboxSubscriptionPreferenceBody,
+    handle: async ({ params, body, session, clients, call }) =>
+      setSubscriptionPreference(session, { identifier: params.subscriptionIdentifier, workflowId: params.workflowId, ...body }, clients, call),
+  }),
+
   // Inbox preferences: the session's subscriber's, in the same store and with the same rules as above
   route({
     audience: "inbox",
@@ -1646,10 +1769,20 @@ export const routes: Route[] = [
     audience: "inbox",
     method: "PATCH",
     path: "/v1/inbox/preferences/bulk",
-    response: updatedWorkflowsResponse,
+    response: z.array(z.union([inboxWorkflowResponse, inboxSubscriptionPreferenceResponse])),
     body: inboxBulkPreferencesBody,
-    handle: async ({ body, session, clients, call }) =>
-      updatedWorkflowsToJson(await clients.subscribers.bulkUpdateSubscriberPreferences(inboxBulkRequestOf(session.subscriberId, body), call)),
+    handle: async ({ body, session, clients, call }) => {
+      // The entries of a subscription's preferences (subscription.bulkUpdatePreferences) go to the subscription, one at a time.
+      const ofSubscriptions = body.preferences.filter((entry) => entry.subscriptionIdentifier !== undefined);
+      const ofSubscriber = { preferences: body.preferences.filter((entry) => entry.subscriptionIdentifier === undefined) };
+      const subscriptionPreferences = [];
+      for (const entry of ofSubscriptions) {
+        subscriptionPreferences.push(await setSubscriptionPreference(session, { ...entry, identifier: entry.subscriptionIdentifier! }, clients, call));
+      }
+      if (ofSubscriber.preferences.length === 0) return subscriptionPreferences;
+      const reply = await clients.subscribers.bulkUpdateSubscriberPreferences(inboxBulkRequestOf(session.subscriberId, ofSubscriber), call);
+      return [...updatedWorkflowsToJson(reply), ...subscriptionPreferences];
+    },
   }),
   route({
     audience: "inbox",

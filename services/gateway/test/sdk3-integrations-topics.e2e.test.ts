@@ -155,7 +155,11 @@ describe("@novu/api 3.19.1 against the gateway: topics", () => {
     expect(listed.result.data.map((item) => item.identifier).sort()).toEqual(["tk_sdk-crud:si_sdk-a", "tk_sdk-crud:si_sdk-b"]);
 
     const one = await novu.topics.subscriptions.getSubscription("sdk-crud", "tk_sdk-crud:si_sdk-a");
-    expect(one.result).toEqual({ id: listed.result.data.find((item) => item.subscriber.subscriberId === "sdk-a")!.id, identifier: "tk_sdk-crud:si_sdk-a" });
+    expect(one.result).toEqual({
+      id: listed.result.data.find((item) => item.subscriber.subscriberId === "sdk-a")!.id,
+      identifier: "tk_sdk-crud:si_sdk-a",
+      contextKeys: [],
+    });
     for (const unknown of ["tk_sdk-crud:si_sdk-nobody", "tk_other:si_sdk-a", "sdk-a"]) {
       const missing = await novu.topics.subscriptions.getSubscription("sdk-crud", unknown, undefined, once).catch((error: unknown) => error);
       expect(missing).toBeInstanceOf(errors.ErrorDto);
@@ -215,10 +219,13 @@ describe("@novu/api 3.19.1 against the gateway: topics", () => {
       .update({ topicKey: "named", identifier: "nobody", updateTopicSubscriptionRequestDto: { name: "x" } }, once)
       .catch((error: unknown) => error);
     expect((unknown as errors.ErrorDto).statusCode).toBe(404);
-    const filtered = await novu.topics.subscriptions
-      .update({ topicKey: "named", identifier: "a-phone", updateTopicSubscriptionRequestDto: { preferences: ["some-workflow"] } }, once)
-      .catch((error: unknown) => error);
-    expect(filtered).toBeInstanceOf(errors.ValidationErrorDto);
+    // A workflow that does not exist makes no preference (as in Novu: it is only logged there).
+    const filtered = await novu.topics.subscriptions.update(
+      { topicKey: "named", identifier: "a-phone", updateTopicSubscriptionRequestDto: { preferences: ["some-workflow"] } },
+      once,
+    );
+    expect(filtered.result).toMatchObject({ identifier: "a-phone", name: "A's tablet" });
+    expect(filtered.result.preferences).toBeUndefined();
 
     const removed = await novu.topics.subscriptions.delete({ subscriptions: [{ identifier: "a-phone" }, { identifier: "a-nothing" }] }, "named");
     expect(removed.result.meta).toEqual({ totalCount: 2, successful: 1, failed: 1 });

@@ -1,6 +1,6 @@
 import type { subscribersV1 } from "@notify/proto";
 import { z } from "zod";
-import { keyString } from "../validation.js";
+import { jsonObject, keyString } from "../validation.js";
 import {
   channelChoicesResponse,
   channelFlags,
@@ -46,9 +46,22 @@ export const inboxPreferenceBody = z.object({ ...channelFlags, schedule: schedul
 /** PATCH /v1/inbox/preferences/bulk. */
 export const inboxBulkPreferencesBody = z.object({
   preferences: z
-    .array(z.object({ workflowId: keyString("workflowId"), ...channelFlags }, { error: "each preference must be an object" }), {
-      error: "preferences must be an array",
-    })
+    .array(
+      z.object(
+        {
+          workflowId: keyString("workflowId"),
+          ...channelFlags,
+          // An entry of a topic subscription's preferences (@novu/js subscription.bulkUpdatePreferences).
+          subscriptionIdentifier: keyString("subscriptionIdentifier").optional(),
+          enabled: z.boolean().optional(),
+          condition: jsonObject.optional(),
+        },
+        { error: "each preference must be an object" },
+      ),
+      {
+        error: "preferences must be an array",
+      },
+    )
     .min(1, "preferences should not be empty")
     .max(MAX_LISTED, `preferences must contain no more than ${MAX_LISTED} elements`),
 });

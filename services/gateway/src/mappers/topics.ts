@@ -1,7 +1,10 @@
-import { commonV1, topicsV1 } from "@notify/proto";
+import { commonV1, topicsV1, type workflowsV1 } from "@notify/proto";
 import { z } from "zod";
 import { keyString, queryBool, queryInt } from "../validation.js";
 import { cursorPageResponse, iso, isoDateResponse } from "./common.js";
+import { contextBody } from "./context-inputs.js";
+import { contextKeyList } from "./messages.js";
+import { subscriptionPreferenceResponse, subscriptionPreferencesBody, subscriptionPreferencesToJson } from "./subscription-preferences.js";
 
 const idList = (name: string, min: number, max: number) =>
   z
@@ -34,13 +37,6 @@ export const upsertTopicQuery = z.object({ failIfExists: queryBool.default(false
 /** POST /v2/topics */
 export const upsertTopicBody = z.object({ key: keyString("key"), name: keyString("name").optional() });
 
-const notSupported = (field: string, why: string) => z.undefined({ error: `${field} is not supported: ${why}` }).optional();
-/** Per-subscription preferences and contexts filter a topic's fan-out, which notify does not do. */
-const subscriptionFilters = {
-  preferences: notSupported("preferences", "a subscription delivers every workflow triggered to its topic"),
-  context: notSupported("context", "notify keeps no contexts"),
-};
-
 const namedSubscription = z.object({ identifier: keyString("identifier"), subscriberId: keyString("subscriberId"), name: keyString("name").optional() });
 const subscriptionEntries = <T extends z.ZodType>(entry: T) =>
   z
@@ -54,14 +50,16 @@ const exactlyOneList = { message: "exactly one of subscriptions and subscriberId
 /**
  * POST /v2/topics/{topicKey}/subscriptions: `subscriptions` (@novu/api 3.x: subscriber ids or
  * named subscriptions `{identifier, subscriberId, name?}`) or the deprecated `subscriberIds` (1.x);
- * `name` names the subscriptions made from bare ids.
+ * `name` names the subscriptions made from bare ids; `context` scopes them, and `preferences` are
+ * given to those made.
  */
 export const createSubscriptionsBody = z
   .object({
     subscriberIds: idList("subscriberIds", 1, 100).optional(),
     subscriptions: subscriptionEntries(namedSubscription).optional(),
     name: keyString("name").optional(),
-    ...subscriptionFilters,
+    context: contextBody.optional(),
+    preferences: subscriptionPreferencesBody.optional(),
   })
   .refine((body) => (body.subscriberIds === undefined) !== (body.subscriptions === undefined), exactlyOneList)
   .transform((body) => {
@@ -70,6 +68,8 @@ export const createSubscriptionsBody = z
       subscriberIds: entries.filter((entry) => typeof entry === "string"),
       named: entries.filter((entry) => typeof entry !== "string"),
       name: body.name,
+      context: body.context,
+      preferences: body.preferences,
       requested: entries.length,
     };
   });
@@ -108,8 +108,8 @@ export const deleteSubscriptionsBody = z
     return { subscriberIds, identifiers, requested: entries.length };
   });
 
-/** PATCH /v2/topics/{topicKey}/subscriptions/{identifier} */
-export const updateSubscriptionBody = z.object({ name: keyString("name").optional(), preferences: subscriptionFilters.preferences });
+/** PATCH /v2/topics/{topicKey}/subscriptions/{identifier}: preferences, when given, replace the subscription's. */
+export const updateSubscriptionBody = z.object({ name: keyString("name").optional(), preferences: subscriptionPreferencesBody.optional() });
 
 export const listSubscriptionsQuery = z.object({
   limit: queryInt(10, 1, 100),
@@ -119,6 +119,8 @@ export const listSubscriptionsQuery = z.object({
   orderBy: z.string().optional(),
   includeCursor: z.string().optional(),
   subscriberId: z.string().optional(),
+  /** Only subscriptions scoped exactly to these contexts; every scope when absent. */
+  contextKeys: contextKeyList.optional(),
 });
 
 const TOPIC_ORDERS = {
@@ -154,7 +156,7 @@ export function searchTopicsRequestOf(query: z.infer<typeof searchTopicsQuery>) 
 }
 
 /** GET /v2/subscribers/{subscriberId}/subscriptions: the same paging, over one subscriber's topics. */
-export const subscriberSubscriptionsQuery = listSubscriptionsQuery.omit({ subscriberId: true });
+export const subscriberSubscriptionsQuery = listSubscriptionsQuery.omit({ subscriberId: true, contextKeys: true });
 
 /** A subscription page's size, order and cursor. */
 function subscriptionPagingOf(query: z.infer<typeof subscriberSubscriptionsQuery>) {
@@ -167,13 +169,22 @@ function subscriptionPagingOf(query: z.infer<typeof subscriberSubscriptionsQuery
 }
 
 export function listSubscriptionsRequestOf(topicKey: string, query: z.infer<typeof listSubscriptionsQuery>) {
-  return { topicKey, ...subscriptionPagingOf(query), ...(query.subscriberId ? { subscriberId: query.subscriberId } : {}) };
+  return {
+    topicKey,
+    ...subscriptionPagingOf(query),
+    ...(query.subscriberId ? { subscriberId: query.subscriberId } : {}),
+    ...(query.contextKeys ? { contextKeys: query.contextKeys } : { anyContext: true }),
+  };
 }
 
 export const subscriberSubscriptionsRequestOf = (subscriberId: string, query: z.infer<typeof subscriberSubscriptionsQuery>) => ({
   subscriberId,
   ...subscriptionPagingOf(query),
 });
+
+/** Workflows by id, for the preferences a reply shows. */
+type Workflows = ReadonlyMap<string, workflowsV1.Workflow>;
+const NO_WORKFLOWS: Workflows = new Map();
 
 /** A subscriber's subscriptions, each with its topic (ListTopicSubscriptionsResponseDto's items). */
 export function subscriberSubscriptionsToJson(reply: topicsV1.ListSubscriberSubscriptionsResponse) {
@@ -234,34 +245,46 @@ export const subscriptionIdentifierParams = z.object({ topicKey: keyString("topi
 
 const subscriptionNameOf = (subscription: topicsV1.Subscription) => (subscription.name !== undefined ? { name: subscription.name } : {});
 
-/** One subscription as GET /v2/topics/{topicKey}/subscriptions/{identifier} answers it (SubscriptionDetailsResponseDto). */
-export const subscriptionDetailsToJson = (subscription: topicsV1.Subscription) => ({
+/** What a subscription holds beyond its identity: its preferences (absent when none) and its context keys. */
+const scopeAndPreferencesOf = (subscription: topicsV1.Subscription, workflows: Workflows) => ({
+  ...subscriptionPreferencesToJson(subscription, workflows),
+  contextKeys: subscription.contextKeys,
+});
+
+/**
+ * One subscription as GET /v2/topics/{topicKey}/subscriptions/{identifier} and the Inbox answer it
+ * (SubscriptionDetailsResponseDto).
+ */
+export const subscriptionDetailsToJson = (subscription: topicsV1.Subscription, workflows: Workflows) => ({
   id: subscription.id,
   identifier: subscription.identifier,
   ...subscriptionNameOf(subscription),
+  ...scopeAndPreferencesOf(subscription, workflows),
 });
 
 /** A v2 subscription as the create, update and delete replies show it (SubscriptionDto, SubscriptionResponseDto). */
-export function subscriptionToJson(subscription: topicsV1.Subscription, topic: topicsV1.Topic) {
+export function subscriptionToJson(subscription: topicsV1.Subscription, topic: topicsV1.Topic, workflows: Workflows = NO_WORKFLOWS) {
   return {
     _id: subscription.id,
     identifier: subscription.identifier,
     ...subscriptionNameOf(subscription),
     topic: { _id: topic.id, key: topic.key, ...nameOf(topic) },
     subscriber: subscriberToJson(subscription),
+    ...scopeAndPreferencesOf(subscription, workflows),
     createdAt: iso(subscription.createdAt),
     updatedAt: iso(subscription.updatedAt),
   };
 }
 
 /** A v2 subscription as the list reply shows it (TopicSubscriptionResponseDto). */
-export function listedSubscriptionToJson(subscription: topicsV1.Subscription, topic: topicsV1.Topic) {
+export function listedSubscriptionToJson(subscription: topicsV1.Subscription, topic: topicsV1.Topic, workflows: Workflows = NO_WORKFLOWS) {
   return {
     _id: subscription.id,
     identifier: subscription.identifier,
     createdAt: iso(subscription.createdAt),
     topic: topicResponseToJson(topic),
     subscriber: subscriberToJson(subscription),
+    ...scopeAndPreferencesOf(subscription, workflows),
   };
 }
 
@@ -271,9 +294,10 @@ export function subscriptionsResult(
   subscriptions: topicsV1.Subscription[],
   requested: number,
   errors: { subscriberId: string; code: string; message: string }[],
+  workflows: Workflows = NO_WORKFLOWS,
 ) {
   return {
-    data: subscriptions.map((subscription) => subscriptionToJson(subscription, topic)),
+    data: subscriptions.map((subscription) => subscriptionToJson(subscription, topic, workflows)),
     meta: { totalCount: requested, successful: subscriptions.length, failed: errors.length },
     ...(errors.length > 0 ? { errors } : {}),
   };
@@ -336,7 +360,9 @@ export const topicSubscriberResponse = z
   })
   .meta({ id: "TopicSubscription" });
 
-export const subscriptionDetailsResponse = z.object({ id: z.string(), identifier: z.string(), name: z.string().optional() });
+const scopeAndPreferencesResponse = { preferences: z.array(subscriptionPreferenceResponse).optional(), contextKeys: z.array(z.string()) };
+
+export const subscriptionDetailsResponse = z.object({ id: z.string(), identifier: z.string(), name: z.string().optional(), ...scopeAndPreferencesResponse });
 
 const subscriptionSubscriberResponse = z.object({
   _id: z.string(),
@@ -354,13 +380,21 @@ export const subscriptionResponse = z.object({
   name: z.string().optional(),
   topic: z.object({ _id: z.string(), key: z.string(), name: z.string().optional() }),
   subscriber: subscriptionSubscriberResponse,
+  ...scopeAndPreferencesResponse,
   createdAt: isoDateResponse,
   updatedAt: isoDateResponse,
 });
 
 /** What listedSubscriptionToJson answers. */
 const listedSubscriptionResponse = z
-  .object({ _id: z.string(), identifier: z.string(), createdAt: isoDateResponse, topic: topicResponse, subscriber: subscriptionSubscriberResponse })
+  .object({
+    _id: z.string(),
+    identifier: z.string(),
+    createdAt: isoDateResponse,
+    topic: topicResponse,
+    subscriber: subscriptionSubscriberResponse,
+    ...scopeAndPreferencesResponse,
+  })
   .meta({ id: "ListedSubscription" });
 
 export const listedSubscriptionPageResponse = cursorPageResponse(listedSubscriptionResponse);

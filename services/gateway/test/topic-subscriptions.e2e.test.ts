@@ -17,6 +17,7 @@ const clients: Novu[] = [];
 /** Trigger identifiers of the workflows, and their internal ids. */
 let alerts: string;
 let digestWorkflow: string;
+let critical: string;
 const ids = new Map<string, string>();
 
 /** SDK calls that fail must not be retried for an hour. */
@@ -27,7 +28,8 @@ beforeAll(async () => {
   api = new NovuApi({ secretKey: stack.key, serverURL: stack.url });
   alerts = await createWorkflow(stack, "Project alerts", [{ template: { type: "in_app", content: "alert {{tier}}" } }]);
   digestWorkflow = await createWorkflow(stack, "Project digest", [{ template: { type: "in_app", content: "digest {{tier}}" } }]);
-  for (const identifier of [alerts, digestWorkflow]) {
+  critical = await createWorkflow(stack, "Security notices", [{ template: { type: "in_app", content: "security" } }]);
+  for (const identifier of [alerts, digestWorkflow, critical]) {
     const reply = await stack.request<Data<{ _id: string }>>("GET", `/v1/workflows/${identifier}`);
     ids.set(identifier, reply.body.data._id);
   }
@@ -169,6 +171,26 @@ describe("topic subscriptions in the Inbox (@novu/js `subscriptions`)", () => {
     if (switched.error) throw switched.error;
     expect(switched.data).toMatchObject({ enabled: false, subscriptionId: "tk_inbox-topic:si_dee" });
     await expectReached(alerts, "inbox-topic", {}, []);
+    await expectReached(digestWorkflow, "inbox-topic", {}, ["dee"]);
+
+    // Several at once (the bulk preference update): on the subscription, not the subscriber's own preferences.
+    const bulk = await shown.data!.bulkUpdatePreferences([
+      { workflowId: ids.get(alerts)!, value: true },
+      { workflowId: ids.get(digestWorkflow)!, value: false },
+    ]);
+    if (bulk.error) throw bulk.error;
+    expect(bulk.data?.map((preference) => [preference.workflow?.identifier, preference.enabled])).toEqual([
+      [alerts, true],
+      [digestWorkflow, false],
+    ]);
+    const own = await dee.preferences.list();
+    expect(own.data?.filter((preference) => preference.workflow).every((preference) => preference.enabled)).toBe(true);
+    await expectReached(alerts, "inbox-topic", {}, ["dee"]);
+    await expectReached(digestWorkflow, "inbox-topic", {}, []);
+    // A critical workflow always reaches its subscribers: its switch is refused.
+    await stack.request("PUT", `/v1/workflows/${ids.get(critical)}`, { critical: true });
+    expect((await shown.data!.updatePreference({ workflowId: ids.get(critical)!, value: false })).error).toBeDefined();
+    await dee.subscriptions.update({ topicKey: "inbox-topic", identifier: "tk_inbox-topic:si_dee", preferences: [digestWorkflow] });
     await expectReached(digestWorkflow, "inbox-topic", {}, ["dee"]);
 
     // Another subscriber's session sees none of it and cannot change or remove it.

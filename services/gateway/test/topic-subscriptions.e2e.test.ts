@@ -125,6 +125,21 @@ describe("topic subscriptions through @novu/api: preferences and contexts decide
     await expectReached(digestWorkflow, "project", {}, ["ann", "cy"]);
   });
 
+  it("answers conditions over the subscriber's profile and the trigger's contexts", async () => {
+    const pro = { "==": [{ var: "subscriber.data.plan" }, "pro"] };
+    await api.topics.subscriptions.create({ subscriptions: ["cy", "eve"], preferences: [{ workflowId: alerts, condition: pro }] }, "plans", undefined, once);
+    await expectReached(alerts, "plans", {}, ["cy"]);
+    const acmeOnly = { "==": [{ var: "context.tenant.id" }, "acme"] };
+    await api.topics.subscriptions.create(
+      { subscriptions: ["eve"], context: { tenant: "acme" }, preferences: [{ workflowId: alerts, condition: acmeOnly }] },
+      "plans",
+      undefined,
+      once,
+    );
+    await expectReached(alerts, "plans", {}, ["cy"]);
+    await expectReached(alerts, "plans", {}, ["eve"], { tenant: "acme" });
+  });
+
   it("refuses malformed preferences and contexts with a 422 naming the field, and changes nothing", async () => {
     for (const body of [
       { subscriptions: ["eve"], preferences: [{ workflowId: alerts, condition: "tier is gold" }] },

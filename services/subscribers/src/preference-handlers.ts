@@ -1,6 +1,17 @@
 import { Code, ConnectError, type Client, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { subscribersV1, type workflowsV1 } from "@notify/proto";
-import { failedPrecondition, invalidArgument, invalidField, notFound, scopeHeaders, scopeOf, withTransaction, type Pool, type Scope } from "@notify/runtime";
+import {
+  checkContextKeys,
+  failedPrecondition,
+  invalidArgument,
+  invalidField,
+  notFound,
+  scopeHeaders,
+  scopeOf,
+  withTransaction,
+  type Pool,
+  type Scope,
+} from "@notify/runtime";
 import { scheduleFromStored, scheduleToStored } from "./mapping.js";
 import {
   choicesOf,
@@ -70,11 +81,21 @@ export function createPreferenceHandlers({ pool, workflows }: PreferenceHandlerD
   }
 
   /**
-   * The preferences of the subscriber with this internal id over the active workflows (those of
-   * `catalogue` when the caller has read them already), listing those `listed` picks.
+   * The preferences of the subscriber with this internal id in one context scope over the active
+   * workflows (those of `catalogue` when the caller has read them already), listing those `listed` picks.
    */
-  async function preferencesOf(scope: Scope, context: HandlerContext, id: string, listed: WorkflowListed, catalogue?: workflowsV1.ActiveWorkflow[]) {
-    const [active, rows] = await Promise.all([catalogue ?? activeWorkflows(scope, context), store.selectPreferences(pool, scope.environmentId, id)]);
+  async function preferencesOf(
+    scope: Scope,
+    context: HandlerContext,
+    id: string,
+    contextKeys: readonly string[],
+    listed: WorkflowListed,
+    catalogue?: workflowsV1.ActiveWorkflow[],
+  ) {
+    const [active, rows] = await Promise.all([
+      catalogue ?? activeWorkflows(scope, context),
+      store.selectPreferences(pool, scope.environmentId, id, contextKeys),
+    ]);
     const { global, workflows: perWorkflow } = subscriberPreferences(active, rows, listed);
     const schedule = rows.find((row) => row.workflow_id === null)?.schedule;
     return {
@@ -88,12 +109,13 @@ export function createPreferenceHandlers({ pool, workflows }: PreferenceHandlerD
       const scope = scopeOf(context);
       const subscriber = await store.selectSubscriber(pool, scope.environmentId, request.subscriberId);
       if (!subscriber) throw notFound(`Subscriber ${request.subscriberId} not found`);
-      return preferencesOf(scope, context, subscriber.id, workflowFilter(request));
+      return preferencesOf(scope, context, subscriber.id, checkContextKeys(request.contextKeys), workflowFilter(request));
     },
 
     async updateSubscriberPreferences(request, context) {
       const scope = scopeOf(context);
       const choices = choicesOf(request.channels);
+      const contextKeys = checkContextKeys(request.contextKeys);
       if (request.schedule) {
         if (request.workflowId !== undefined) throw invalidField("schedule", "schedule can only be set on global preferences");
         const errors = scheduleErrors(request.schedule);
@@ -110,14 +132,14 @@ export function createPreferenceHandlers({ pool, workflows }: PreferenceHandlerD
         if (!workflow) {
           // A global choice overrides the earlier per-workflow choices of the same channels.
           const cleared = Object.fromEntries(Object.keys(choices).map((channel) => [channel, true as const]));
-          await store.clearWorkflowChoices(tx, scope.environmentId, subscriber.id, perChannel(cleared));
+          await store.clearWorkflowChoices(tx, scope.environmentId, subscriber.id, contextKeys, perChannel(cleared));
         }
-        await store.upsertPreferences(tx, scope.environmentId, { organizationId: scope.organizationId, subscriberId: subscriber.id }, [
+        await store.upsertPreferences(tx, scope.environmentId, { organizationId: scope.organizationId, subscriberId: subscriber.id, contextKeys }, [
           { workflowId: workflow?.id ?? null, choices: perChannel(choices), schedule: request.schedule ? scheduleToStored(request.schedule) : null },
         ]);
         return subscriber.id;
       });
-      return { ...(await preferencesOf(scope, context, id, NON_CRITICAL)), updatedWorkflowIds: workflow ? [workflow.id] : [] };
+      return { ...(await preferencesOf(scope, context, id, contextKeys, NON_CRITICAL)), updatedWorkflowIds: workflow ? [workflow.id] : [] };
     },
 
     async bulkUpdateSubscriberPreferences(request, context) {
@@ -125,6 +147,7 @@ export function createPreferenceHandlers({ pool, workflows }: PreferenceHandlerD
       if (request.updates.length === 0 || request.updates.length > MAX_BULK_UPDATES) {
         throw invalidField("updates", `between 1 and ${MAX_BULK_UPDATES} updates per call`, request.updates.length);
       }
+      const contextKeys = checkContextKeys(request.contextKeys);
       const catalogue = await activeWorkflows(scope, context);
       // Later names win, so a key resolves as GetWorkflow resolves it: id, then identifier, then slug.
       const byName = new Map<string, WorkflowFacts>();
@@ -152,10 +175,10 @@ export function createPreferenceHandlers({ pool, workflows }: PreferenceHandlerD
         const subscriber = await store.selectSubscriberForUpdate(tx, scope.environmentId, request.subscriberId);
         if (!subscriber) throw notFound(`Subscriber with id: ${request.subscriberId} is not found`);
         if (writes.length > 0)
-          await store.upsertPreferences(tx, scope.environmentId, { organizationId: scope.organizationId, subscriberId: subscriber.id }, writes);
+          await store.upsertPreferences(tx, scope.environmentId, { organizationId: scope.organizationId, subscriberId: subscriber.id, contextKeys }, writes);
         return subscriber.id;
       });
-      return { ...(await preferencesOf(scope, context, id, NON_CRITICAL, catalogue)), updatedWorkflowIds: [...choicesById.keys()] };
+      return { ...(await preferencesOf(scope, context, id, contextKeys, NON_CRITICAL, catalogue)), updatedWorkflowIds: [...choicesById.keys()] };
     },
 
     async setDefaultSchedule(request, context) {
@@ -163,7 +186,8 @@ export function createPreferenceHandlers({ pool, workflows }: PreferenceHandlerD
       if (!request.schedule) throw invalidField("schedule", "schedule should not be null or undefined");
       const errors = scheduleErrors(request.schedule);
       if (Object.keys(errors).length > 0) throw invalidArgument("Validation failed", errors);
-      const stored = await store.insertScheduleIfAbsent(pool, scope.environmentId, request.subscriberId, scheduleToStored(request.schedule));
+      const contextKeys = checkContextKeys(request.contextKeys);
+      const stored = await store.insertScheduleIfAbsent(pool, scope.environmentId, request.subscriberId, contextKeys, scheduleToStored(request.schedule));
       if (!stored) throw notFound(`Subscriber with id: ${request.subscriberId} is not found`);
       return { schedule: scheduleFromStored(stored.schedule) };
     },
@@ -180,7 +204,7 @@ export function createPreferenceHandlers({ pool, workflows }: PreferenceHandlerD
       const rows =
         workflow.critical || request.subscriberIds.length === 0
           ? []
-          : await store.selectWorkflowPreferences(pool, scope.environmentId, request.subscriberIds, workflow.id);
+          : await store.selectWorkflowPreferences(pool, scope.environmentId, request.subscriberIds, workflow.id, checkContextKeys(request.contextKeys));
       const globalOf = new Map(rows.filter((row) => row.workflow_id === null).map((row) => [row.subscriber_id, choicesOfRow(row)]));
       const ownOf = new Map(rows.filter((row) => row.workflow_id !== null).map((row) => [row.subscriber_id, choicesOfRow(row)]));
       const chose = (subscriberId: string) => globalOf.has(subscriberId) || ownOf.has(subscriberId);

@@ -340,38 +340,45 @@ export type PerChannel<T> = Record<PreferenceChannel, T | null>;
 
 const PREFERENCE_COLUMNS = "subscriber_id, workflow_id, email, sms, in_app, chat, push, schedule";
 
-/** Every preference row of one subscriber (global and per workflow). */
-export async function selectPreferences(db: Queryable, environmentId: string, subscriberId: string): Promise<PreferenceRow[]> {
+/** Every preference row of one subscriber in one context scope (global and per workflow). */
+export async function selectPreferences(db: Queryable, environmentId: string, subscriberId: string, contextKeys: readonly string[]): Promise<PreferenceRow[]> {
   const { rows } = await db.query<PreferenceRow>(
-    `SELECT ${PREFERENCE_COLUMNS} FROM subscribers.subscriber_preferences WHERE environment_id = $1 AND subscriber_id = $2`,
-    [environmentId, subscriberId],
+    `SELECT ${PREFERENCE_COLUMNS} FROM subscribers.subscriber_preferences WHERE environment_id = $1 AND subscriber_id = $2 AND context_keys = $3`,
+    [environmentId, subscriberId, contextKeys],
   );
   return rows;
 }
 
-/** The global rows and the rows of one workflow of many subscribers. */
+/** The global rows and the rows of one workflow of many subscribers, in one context scope. */
 export async function selectWorkflowPreferences(
   db: Queryable,
   environmentId: string,
   subscriberIds: readonly string[],
   workflowId: string,
+  contextKeys: readonly string[],
 ): Promise<PreferenceRow[]> {
   const { rows } = await db.query<PreferenceRow>(
     `SELECT ${PREFERENCE_COLUMNS} FROM subscribers.subscriber_preferences
-      WHERE environment_id = $1 AND subscriber_id = ANY($2) AND (workflow_id IS NULL OR workflow_id = $3)`,
-    [environmentId, subscriberIds, workflowId],
+      WHERE environment_id = $1 AND subscriber_id = ANY($2) AND context_keys = $4 AND (workflow_id IS NULL OR workflow_id = $3)`,
+    [environmentId, subscriberIds, workflowId, contextKeys],
   );
   return rows;
 }
 
-/** Unsets the flagged channels in every per-workflow row of the subscriber. */
-export async function clearWorkflowChoices(db: Queryable, environmentId: string, subscriberId: string, clear: PerChannel<true>): Promise<void> {
+/** Unsets the flagged channels in every per-workflow row of the subscriber in one context scope. */
+export async function clearWorkflowChoices(
+  db: Queryable,
+  environmentId: string,
+  subscriberId: string,
+  contextKeys: readonly string[],
+  clear: PerChannel<true>,
+): Promise<void> {
   await db.query(
     `UPDATE subscribers.subscriber_preferences
-        SET ${PREFERENCE_CHANNELS.map((channel, index) => `${channel} = CASE WHEN $${index + 3}::boolean THEN NULL ELSE ${channel} END`).join(", ")},
+        SET ${PREFERENCE_CHANNELS.map((channel, index) => `${channel} = CASE WHEN $${index + 4}::boolean THEN NULL ELSE ${channel} END`).join(", ")},
             updated_at = now()
-      WHERE environment_id = $1 AND subscriber_id = $2 AND workflow_id IS NOT NULL`,
-    [environmentId, subscriberId, ...PREFERENCE_CHANNELS.map((channel) => clear[channel] ?? false)],
+      WHERE environment_id = $1 AND subscriber_id = $2 AND context_keys = $3 AND workflow_id IS NOT NULL`,
+    [environmentId, subscriberId, contextKeys, ...PREFERENCE_CHANNELS.map((channel) => clear[channel] ?? false)],
   );
 }
 
@@ -382,23 +389,26 @@ export interface PreferenceWrite {
   schedule: unknown;
 }
 
+/** What names a preference row: the subscriber, the context scope, the workflow (null: global). */
+const PREFERENCE_KEY = "(subscriber_id, context_keys, workflow_id)";
+
 /**
- * Stores each write over its row of the subscriber, creating rows that are missing. Writes must
- * name distinct rows (one statement cannot update a row twice).
+ * Stores each write over its row of the subscriber in one context scope, creating rows that are
+ * missing. Writes must name distinct rows (one statement cannot update a row twice).
  */
 export async function upsertPreferences(
   db: Queryable,
   environmentId: string,
-  subscriber: { organizationId: string; subscriberId: string },
+  subscriber: { organizationId: string; subscriberId: string; contextKeys: readonly string[] },
   writes: readonly PreferenceWrite[],
 ): Promise<void> {
   await db.query(
     `INSERT INTO subscribers.subscriber_preferences AS p
-       (environment_id, organization_id, subscriber_id, workflow_id, ${PREFERENCE_CHANNELS.join(", ")}, schedule)
-     SELECT $1, $2, $3, w.workflow_id, ${PREFERENCE_CHANNELS.map((channel) => `w.${channel}`).join(", ")}, w.schedule
+       (environment_id, organization_id, subscriber_id, context_keys, workflow_id, ${PREFERENCE_CHANNELS.join(", ")}, schedule)
+     SELECT $1, $2, $3, $${PREFERENCE_CHANNELS.length + 6}, w.workflow_id, ${PREFERENCE_CHANNELS.map((channel) => `w.${channel}`).join(", ")}, w.schedule
        FROM unnest($4::text[], ${PREFERENCE_CHANNELS.map((_, index) => `$${index + 5}::boolean[]`).join(", ")}, $${PREFERENCE_CHANNELS.length + 5}::jsonb[])
          AS w(workflow_id, ${PREFERENCE_CHANNELS.join(", ")}, schedule)
-     ON CONFLICT ON CONSTRAINT subscriber_preferences_key DO UPDATE
+     ON CONFLICT ${PREFERENCE_KEY} DO UPDATE
         SET ${PREFERENCE_CHANNELS.map((channel) => `${channel} = COALESCE(EXCLUDED.${channel}, p.${channel})`).join(", ")},
             schedule = COALESCE(EXCLUDED.schedule, p.schedule),
             updated_at = now()`,
@@ -409,30 +419,33 @@ export async function upsertPreferences(
       writes.map((write) => write.workflowId),
       ...PREFERENCE_CHANNELS.map((channel) => writes.map((write) => write.choices[channel])),
       writes.map((write) => (write.schedule === null ? null : JSON.stringify(write.schedule))),
+      subscriber.contextKeys,
     ],
   );
 }
 
 /**
- * Stores the schedule on the global row of the subscriber with that external id unless one is
- * stored there already; answers the stored schedule, or undefined for an unknown subscriber.
+ * Stores the schedule on the global row (of one context scope) of the subscriber with that
+ * external id unless one is stored there already; answers the stored schedule, or undefined for an
+ * unknown subscriber.
  */
 export async function insertScheduleIfAbsent(
   db: Queryable,
   environmentId: string,
   subscriberId: string,
+  contextKeys: readonly string[],
   schedule: unknown,
 ): Promise<{ schedule: unknown } | undefined> {
   const { rows } = await db.query<{ schedule: unknown }>(
-    `INSERT INTO subscribers.subscriber_preferences AS p (environment_id, organization_id, subscriber_id, workflow_id, schedule)
-     SELECT s.environment_id, s.organization_id, s.id, NULL, $3::jsonb
+    `INSERT INTO subscribers.subscriber_preferences AS p (environment_id, organization_id, subscriber_id, context_keys, workflow_id, schedule)
+     SELECT s.environment_id, s.organization_id, s.id, $4, NULL, $3::jsonb
        FROM subscribers.subscribers s
       WHERE s.environment_id = $1 AND s.subscriber_id = $2
-     ON CONFLICT ON CONSTRAINT subscriber_preferences_key DO UPDATE
+     ON CONFLICT ${PREFERENCE_KEY} DO UPDATE
         SET schedule = COALESCE(p.schedule, EXCLUDED.schedule),
             updated_at = CASE WHEN p.schedule IS NULL THEN now() ELSE p.updated_at END
      RETURNING p.schedule`,
-    [environmentId, subscriberId, JSON.stringify(schedule)],
+    [environmentId, subscriberId, JSON.stringify(schedule), contextKeys],
   );
   return rows[0];
 }

@@ -302,3 +302,43 @@ describe("preferences (in memory)", () => {
     expect(reply.global!.channels!.email).toBe(true);
   });
 });
+
+describe("preferences per context scope", () => {
+  const scope = newScope();
+  const call = { headers: scopeHeaders(scope) };
+  const acme = ["tenant:acme"];
+
+  it("keeps each scope's choices and schedule apart, falling back to the defaults, never to another scope", async () => {
+    const [c1] = (await client.ensureSubscribers({ subscribers: [{ subscriberId: "c1" }] }, call)).subscribers;
+    await client.updateSubscriberPreferences({ subscriberId: "c1", channels: { email: false } }, call);
+    await client.updateSubscriberPreferences({ subscriberId: "c1", workflowId: news.id, channels: { inApp: false }, contextKeys: acme }, call);
+    await client.bulkUpdateSubscriberPreferences(
+      { subscriberId: "c1", updates: [{ workflowId: alerts.id, channels: { push: false } }], contextKeys: acme },
+      call,
+    );
+
+    const plain = await client.getSubscriberPreferences({ subscriberId: "c1" }, call);
+    expect(plain.global!.channels).toMatchObject({ email: false });
+    expect(plain.workflows.find((preference) => preference.workflow!.id === news.id)!.channels).toMatchObject({ email: false, inApp: true });
+    const scoped = await client.getSubscriberPreferences({ subscriberId: "c1", contextKeys: acme }, call);
+    expect(scoped.global!.channels).toMatchObject({ email: true });
+    expect(scoped.workflows.find((preference) => preference.workflow!.id === news.id)!.channels).toMatchObject({ email: true, inApp: false });
+    expect(scoped.workflows.find((preference) => preference.workflow!.id === alerts.id)!.channels).toMatchObject({ push: false });
+    const other = await client.getSubscriberPreferences({ subscriberId: "c1", contextKeys: ["tenant:globex"] }, call);
+    expect(other.workflows.find((preference) => preference.workflow!.id === news.id)!.channels).toMatchObject({ email: true, inApp: true });
+
+    // What a trigger of each scope is decided by.
+    const resolved = async (contextKeys: string[]) =>
+      (await client.resolveChannelPreferences({ workflowId: news.id, subscriberIds: [c1!.id], contextKeys }, call)).subscribers[0]?.channels;
+    expect(await resolved([])).toMatchObject({ email: false, inApp: true });
+    expect(await resolved(acme)).toMatchObject({ email: true, inApp: false });
+    expect(await resolved(["tenant:globex"])).toBeUndefined();
+
+    const schedule = { isEnabled: true, weeklySchedule: {} };
+    await client.setDefaultSchedule({ subscriberId: "c1", schedule, contextKeys: acme }, call);
+    expect((await client.getSubscriberPreferences({ subscriberId: "c1", contextKeys: acme }, call)).global!.schedule).toMatchObject({ isEnabled: true });
+    expect((await client.getSubscriberPreferences({ subscriberId: "c1" }, call)).global!.schedule).toBeUndefined();
+    const bad = await rpcError(client.getSubscriberPreferences({ subscriberId: "c1", contextKeys: ["acme"] }, call));
+    expect(bad.code).toBe(Code.InvalidArgument);
+  });
+});

@@ -117,6 +117,9 @@ function jobRun(job: triggersV1.TriggerJob, actor: subscribersV1.Subscriber | un
   };
 }
 
+/** What a run's subscribers' channel preferences are resolved for: its workflow in its context scope. */
+const preferenceScopeOf = (run: JobRun) => `${run.job.workflow!.id} ${run.contextKeys.join(",")}`;
+
 /** Some subscribers of one job: a fan-out page, the recipients a job names, or those a delay resumes. */
 interface Share {
   run: JobRun;
@@ -340,27 +343,27 @@ async function deliverShares(
   lookups: ReturnType<typeof integrationLookups> = integrationLookups(deps.clients, call),
 ): Promise<number> {
   if (shares.length === 0) return 0;
-  const idsByWorkflow = new Map<string, Set<string>>();
-  const workflows = new Map<string, workflowsV1.Workflow>();
+  // Preferences are resolved per workflow and context scope: the subscribers' choices of exactly the trigger's contexts apply.
+  const resolutions = new Map<string, { run: JobRun; ids: Set<string> }>();
   for (const share of shares) {
-    const workflow = share.run.job.workflow!;
-    const ids = idsByWorkflow.get(workflow.id) ?? new Set<string>();
-    for (const subscriber of share.subscribers) ids.add(subscriber.id);
-    idsByWorkflow.set(workflow.id, ids);
-    workflows.set(workflow.id, workflow);
+    const key = preferenceScopeOf(share.run);
+    const resolution = resolutions.get(key) ?? { run: share.run, ids: new Set<string>() };
+    for (const subscriber of share.subscribers) resolution.ids.add(subscriber.id);
+    resolutions.set(key, resolution);
   }
   // The service lists only subscribers with choices of their own; everyone else gets the workflow's defaults.
   const preferences = new Map<string, subscribersV1.ChannelPreferences | undefined>();
   const defaults = new Map<string, subscribersV1.ChannelPreferences | undefined>();
   await Promise.all(
-    [...idsByWorkflow].map(async ([workflowId, ids]) => {
+    [...resolutions].map(async ([key, { run, ids }]) => {
       for (const part of chunks([...ids])) {
         // The jobs' snapshot of the workflow (the one their steps come from): the service need not look it up.
-        const { critical, preferenceSettings } = workflows.get(workflowId)!;
+        const { id: workflowId, critical, preferenceSettings } = run.job.workflow!;
         const workflow = { critical, ...(preferenceSettings ? { preferenceSettings } : {}) };
-        const reply = await deps.clients.subscribers.resolveChannelPreferences({ workflowId, subscriberIds: part, workflow }, call);
-        defaults.set(workflowId, reply.defaults);
-        for (const entry of reply.subscribers) preferences.set(`${workflowId}/${entry.subscriberId}`, entry.channels);
+        const request = { workflowId, subscriberIds: part, workflow, contextKeys: run.contextKeys };
+        const reply = await deps.clients.subscribers.resolveChannelPreferences(request, call);
+        defaults.set(key, reply.defaults);
+        for (const entry of reply.subscribers) preferences.set(`${key}/${entry.subscriberId}`, entry.channels);
       }
     }),
   );
@@ -389,7 +392,8 @@ async function deliverShares(
         sliceStarted = performance.now();
       }
       const job = run.share.run.job;
-      const channels = preferences.get(`${job.workflow!.id}/${run.subscriber.id}`) ?? defaults.get(job.workflow!.id);
+      const key = preferenceScopeOf(run.share.run);
+      const channels = preferences.get(`${key}/${run.subscriber.id}`) ?? defaults.get(key);
       const composed = await composeForSubscriber(run.subscriber, run.share.run, channels, lookups, deps, run.from, run.digested, now);
       messages.push(...composed.messages);
       if (composed.pause) {

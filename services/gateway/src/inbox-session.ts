@@ -70,7 +70,9 @@ export async function startSession(input: PublicRouteInput<unknown, unknown, Ses
   const [token, bells] = await Promise.all([
     accounts.sessions.issue({ scope, subscriberId, subscriberDbId: subscriber.id, contextKeys }),
     input.clients.messages.batchGetInboxCounts({ subscriberIds: [subscriberId], limit: UNREAD_COUNT_CAP, contextKeys }, call),
-    body.defaultSchedule ? input.clients.subscribers.setDefaultSchedule(defaultScheduleRequestOf(subscriberId, body.defaultSchedule), call) : undefined,
+    body.defaultSchedule
+      ? input.clients.subscribers.setDefaultSchedule({ ...defaultScheduleRequestOf(subscriberId, body.defaultSchedule), contextKeys }, call)
+      : undefined,
     // Contexts are created when a session first names them, as when a trigger does.
     contexts.length > 0 ? input.clients.contexts.ensureContexts({ contexts }, call) : undefined,
   ]);

@@ -1562,9 +1562,13 @@ export const routes: Route[] = [
     params: subscriberIdParam,
     query: preferencesQuery,
     handle: async ({ params, query, clients, call }) =>
-      preferencesToJson(await clients.subscribers.getSubscriberPreferences({ subscriberId: params.subscriberId, criticality: query.criticality }, call), {
-        schedule: true,
-      }),
+      preferencesToJson(
+        await clients.subscribers.getSubscriberPreferences(
+          { subscriberId: params.subscriberId, criticality: query.criticality, contextKeys: query.contextKeys ?? [] },
+          call,
+        ),
+        { schedule: true },
+      ),
   }),
   route({
     method: "PATCH",
@@ -1572,10 +1576,10 @@ export const routes: Route[] = [
     response: preferencesResponse,
     params: subscriberIdParam,
     body: updatePreferencesBody,
-    handle: async ({ params, body, clients, call }) =>
-      preferencesToJson(await clients.subscribers.updateSubscriberPreferences(updatePreferencesRequestOf(params.subscriberId, body), call), {
-        schedule: false,
-      }),
+    handle: async ({ params, body, clients, call }) => {
+      const request = { ...updatePreferencesRequestOf(params.subscriberId, body), contextKeys: await contextKeysFor(body.context, clients, call) };
+      return preferencesToJson(await clients.subscribers.updateSubscriberPreferences(request, call), { schedule: false });
+    },
   }),
 
   route({
@@ -1584,8 +1588,10 @@ export const routes: Route[] = [
     response: updatedWorkflowsResponse,
     params: subscriberIdParam,
     body: bulkPreferencesBody,
-    handle: async ({ params, body, clients, call }) =>
-      updatedWorkflowsToJson(await clients.subscribers.bulkUpdateSubscriberPreferences(bulkPreferencesRequestOf(params.subscriberId, body), call)),
+    handle: async ({ params, body, clients, call }) => {
+      const request = { ...bulkPreferencesRequestOf(params.subscriberId, body), contextKeys: await contextKeysFor(body.context, clients, call) };
+      return updatedWorkflowsToJson(await clients.subscribers.bulkUpdateSubscriberPreferences(request, call));
+    },
   }),
 
   // v1 preferences (@novu/node): every workflow, critical ones too, as Novu's v1 lists them
@@ -1745,7 +1751,9 @@ export const routes: Route[] = [
     response: inboxPreferencesResponse,
     query: inboxPreferencesQuery,
     handle: async ({ query, session, clients, call }) =>
-      inboxPreferencesToJson(await clients.subscribers.getSubscriberPreferences({ subscriberId: session.subscriberId, ...query }, call)),
+      inboxPreferencesToJson(
+        await clients.subscribers.getSubscriberPreferences({ subscriberId: session.subscriberId, contextKeys: session.contextKeys, ...query }, call),
+      ),
   }),
   route({
     audience: "inbox",
@@ -1753,7 +1761,9 @@ export const routes: Route[] = [
     path: "/v1/inbox/preferences/global",
     response: inboxGlobalResponse,
     handle: async ({ session, clients, call }) =>
-      inboxGlobalToJson((await clients.subscribers.getSubscriberPreferences({ subscriberId: session.subscriberId }, call)).global),
+      inboxGlobalToJson(
+        (await clients.subscribers.getSubscriberPreferences({ subscriberId: session.subscriberId, contextKeys: session.contextKeys }, call)).global,
+      ),
   }),
   route({
     audience: "inbox",
@@ -1762,7 +1772,7 @@ export const routes: Route[] = [
     response: inboxGlobalResponse,
     body: inboxPreferenceBody,
     handle: async ({ body, session, clients, call }) =>
-      inboxGlobalToJson((await clients.subscribers.updateSubscriberPreferences(inboxUpdateRequestOf(session.subscriberId, body), call)).global),
+      inboxGlobalToJson((await clients.subscribers.updateSubscriberPreferences(inboxUpdateRequestOf(session, body), call)).global),
   }),
   // Before /:workflowId, which would take "bulk" for a workflow.
   route({
@@ -1780,7 +1790,7 @@ export const routes: Route[] = [
         subscriptionPreferences.push(await setSubscriptionPreference(session, { ...entry, identifier: entry.subscriptionIdentifier! }, clients, call));
       }
       if (ofSubscriber.preferences.length === 0) return subscriptionPreferences;
-      const reply = await clients.subscribers.bulkUpdateSubscriberPreferences(inboxBulkRequestOf(session.subscriberId, ofSubscriber), call);
+      const reply = await clients.subscribers.bulkUpdateSubscriberPreferences(inboxBulkRequestOf(session, ofSubscriber), call);
       return [...updatedWorkflowsToJson(reply), ...subscriptionPreferences];
     },
   }),
@@ -1792,7 +1802,7 @@ export const routes: Route[] = [
     params: inboxWorkflowParam,
     body: inboxPreferenceBody,
     handle: async ({ params, body, session, clients, call }) => {
-      const reply = await clients.subscribers.updateSubscriberPreferences(inboxUpdateRequestOf(session.subscriberId, body, params.workflowId), call);
+      const reply = await clients.subscribers.updateSubscriberPreferences(inboxUpdateRequestOf(session, body, params.workflowId), call);
       const [updated] = updatedWorkflowsToJson(reply);
       // Stored, but an inactive workflow has no preference to show (the Inbox lists active ones only).
       if (!updated) throw new HttpError(404, `Workflow with id: ${params.workflowId} is not active`);

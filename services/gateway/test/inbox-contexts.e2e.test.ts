@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createWorkflow } from "./delivery-helpers.js";
 import { contextHash, environmentIdentifier, openInbox, openSession, requireHmac, subscriberHash, type InboxOptions } from "./inbox-helpers.js";
 import { failureOf } from "./sdk3-helpers.js";
-import { startStack, type Stack } from "./stack.js";
+import { startStack, type Data, type Stack } from "./stack.js";
 
 // Novu's contexts end to end: a trigger's context scopes its messages, an Inbox session with a
 // context (@novu/js's `context` option) shows, counts, changes and hears exactly the messages of
@@ -234,6 +234,58 @@ describe("contexts: triggers scope their messages, Inbox sessions see exactly th
     } finally {
       await requireHmac(stack, false);
     }
+  });
+
+  it("keeps a subscriber's preferences per context: a session's switch decides the triggers of its own contexts only", async () => {
+    const subscriberId = "ctx-prefs";
+    /** Whether a trigger (with a witness named beside the subscriber) leaves the subscriber an in-app message. */
+    const delivered = async (context?: Record<string, string>) => {
+      const { result } = await api.trigger(
+        { workflowId, to: [subscriberId, "ctx-witness"], payload: { n: 0 }, ...(context ? { context } : {}) },
+        undefined,
+        once,
+      );
+      const recipients = await eventually(async () => {
+        const reply = await stack.request<Data<{ subscriber: { subscriberId: string } }[]>>(
+          "GET",
+          `/v1/messages?transactionId=${result.transactionId}&limit=10`,
+        );
+        const ids = reply.body.data.map((message) => message.subscriber.subscriberId);
+        return ids.includes("ctx-witness") ? ids : undefined;
+      });
+      return recipients.includes(subscriberId);
+    };
+    const acme = await inbox(subscriberId, { context: { tenant: "acme" } });
+    const listed = await acme.preferences.list();
+    const preference = listed.data!.find((candidate) => candidate.workflow?.identifier === workflowId)!;
+    const switched = await preference.update({ channels: { in_app: false } });
+    expect(switched.error).toBeUndefined();
+
+    expect(await delivered({ tenant: "acme" })).toBe(false);
+    expect(await delivered()).toBe(true);
+    expect(await delivered({ tenant: "globex" })).toBe(true);
+    const plain = await inbox(subscriberId);
+    const plainListed = await plain.preferences.list();
+    expect(plainListed.data!.find((candidate) => candidate.workflow?.identifier === workflowId)!.channels).toMatchObject({ in_app: true });
+
+    // The server-side API names the contexts too: contextKeys to read, a context to write.
+    const read = async (query: string) => {
+      const reply = await stack.request<Data<{ workflows: { workflow: { identifier: string }; channels: Record<string, boolean> }[] }>>(
+        "GET",
+        `/v2/subscribers/${subscriberId}/preferences${query}`,
+      );
+      return reply.body.data.workflows.find((entry) => entry.workflow.identifier === workflowId)!.channels;
+    };
+    expect(await read("?contextKeys=tenant:acme")).toMatchObject({ in_app: false });
+    expect(await read("")).toMatchObject({ in_app: true });
+    const patched = await stack.request("PATCH", `/v2/subscribers/${subscriberId}/preferences`, {
+      workflowId,
+      channels: { in_app: false },
+      context: { tenant: "globex" },
+    });
+    expect(patched.status).toBe(200);
+    expect(await delivered({ tenant: "globex" })).toBe(false);
+    expect(await delivered()).toBe(true);
   });
 
   it("refuses a context it cannot keep with a 422 naming the field, creating nothing", async () => {

@@ -56,8 +56,9 @@ describe("PATCH /v1/inbox/preferences bodies", () => {
   it("takes the channel switches themselves, dropping other keys, and a schedule", () => {
     const body = parseOrThrow(inboxPreferenceBody, { email: false, in_app: true, enabled: true, condition: {} });
     expect(body).toEqual({ email: false, in_app: true });
-    expect(inboxUpdateRequestOf("sub-1", body, "665f00000000000000000000")).toEqual({
+    expect(inboxUpdateRequestOf({ subscriberId: "sub-1", contextKeys: ["tenant:acme"] }, body, "665f00000000000000000000")).toEqual({
       subscriberId: "sub-1",
+      contextKeys: ["tenant:acme"],
       workflowId: "665f00000000000000000000",
       channels: { email: false, inApp: true },
     });
@@ -65,8 +66,9 @@ describe("PATCH /v1/inbox/preferences bodies", () => {
       isEnabled: true,
       weeklySchedule: { monday: { isEnabled: true, hours: [{ start: "09:00 AM", end: "05:00 PM" }] }, friday: { isEnabled: false } },
     };
-    expect(inboxUpdateRequestOf("sub-1", parseOrThrow(inboxPreferenceBody, { schedule }))).toEqual({
+    expect(inboxUpdateRequestOf({ subscriberId: "sub-1", contextKeys: [] }, parseOrThrow(inboxPreferenceBody, { schedule }))).toEqual({
       subscriberId: "sub-1",
+      contextKeys: [],
       channels: {},
       schedule: {
         isEnabled: true,
@@ -88,8 +90,9 @@ describe("PATCH /v1/inbox/preferences bodies", () => {
         { workflowId: "665f00000000000000000000", in_app: false },
       ],
     });
-    expect(inboxBulkRequestOf("sub-1", body)).toEqual({
+    expect(inboxBulkRequestOf({ subscriberId: "sub-1", contextKeys: [] }, body)).toEqual({
       subscriberId: "sub-1",
+      contextKeys: [],
       updates: [
         { workflowId: "news", channels: { email: false } },
         { workflowId: "665f00000000000000000000", channels: { inApp: false } },

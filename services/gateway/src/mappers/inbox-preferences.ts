@@ -66,17 +66,21 @@ export const inboxBulkPreferencesBody = z.object({
     .max(MAX_LISTED, `preferences must contain no more than ${MAX_LISTED} elements`),
 });
 
-export function inboxUpdateRequestOf(subscriberId: string, body: z.output<typeof inboxPreferenceBody>, workflowId?: string) {
+/** The session whose subscriber's preferences, in its contexts, a call reads or writes. */
+type PreferenceOwner = { subscriberId: string; contextKeys: string[] };
+
+export function inboxUpdateRequestOf({ subscriberId, contextKeys }: PreferenceOwner, body: z.output<typeof inboxPreferenceBody>, workflowId?: string) {
   return {
     subscriberId,
+    contextKeys,
     ...(workflowId !== undefined ? { workflowId } : {}),
     channels: channelsRequestOf(body),
     ...(body.schedule !== undefined ? { schedule: scheduleRequestOf(body.schedule) } : {}),
   };
 }
 
-export function inboxBulkRequestOf(subscriberId: string, body: z.output<typeof inboxBulkPreferencesBody>) {
-  return { subscriberId, updates: body.preferences.map((entry) => ({ workflowId: entry.workflowId, channels: channelsRequestOf(entry) })) };
+export function inboxBulkRequestOf({ subscriberId, contextKeys }: PreferenceOwner, body: Pick<z.output<typeof inboxBulkPreferencesBody>, "preferences">) {
+  return { subscriberId, contextKeys, updates: body.preferences.map((entry) => ({ workflowId: entry.workflowId, channels: channelsRequestOf(entry) })) };
 }
 
 /** The global preference as the Inbox reads it, with the stored schedule. */

@@ -2,6 +2,8 @@ import { subscribersV1 } from "@notify/proto";
 import { perChannel, WEEKDAYS, type WeekdayName } from "@notify/runtime";
 import { z } from "zod";
 import { iso, isoDateResponse } from "./common.js";
+import { contextBody } from "./context-inputs.js";
+import { contextKeyList } from "./messages.js";
 
 const channelFlag = (name: string) => z.boolean({ error: `${name} must be a boolean value` }).optional();
 
@@ -34,6 +36,8 @@ export const updatePreferencesBody = z
     channels: channels.optional(),
     workflowId: z.string({ error: "workflowId must be a string" }).min(1, "workflowId should not be empty").optional(),
     schedule: schedule.optional(),
+    /** The contexts whose preferences these are (none: those without contexts). */
+    context: contextBody.optional(),
   })
   .refine((body) => body.channels !== undefined || body.schedule !== undefined, {
     path: ["channels"],
@@ -51,6 +55,7 @@ export const bulkPreferencesBody = z.object({
     })
     .min(1, "preferences should not be empty")
     .max(MAX_BULK_PREFERENCES, `preferences must contain no more than ${MAX_BULK_PREFERENCES} elements`),
+  context: contextBody.optional(),
 });
 
 export const bulkPreferencesRequestOf = (subscriberId: string, body: z.infer<typeof bulkPreferencesBody>) => ({
@@ -70,7 +75,8 @@ export const criticality = z
   .default("nonCritical")
   .transform((value) => CRITICALITY[value]);
 
-export const preferencesQuery = z.object({ criticality });
+/** GET /v2/subscribers/{subscriberId}/preferences: the preferences of the contexts `contextKeys` names (none: those without contexts). */
+export const preferencesQuery = z.object({ criticality, contextKeys: contextKeyList.optional() });
 
 type UpdateBody = z.infer<typeof updatePreferencesBody>;
 

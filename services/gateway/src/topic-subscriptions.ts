@@ -12,6 +12,8 @@ import type { SubscriberSession } from "./sessions.js";
 
 /** Workflows fetched per call: BatchGetWorkflows' bound, and ListActiveWorkflows' page. */
 const WORKFLOW_BATCH = 1000;
+/** Active workflows preference filters are resolved over, at most (the most a preference listing shows too). */
+const MAX_RESOLVED_WORKFLOWS = 10_000;
 
 /**
  * The keys of the contexts a subscription is scoped to, each context created on first mention
@@ -33,7 +35,7 @@ export async function resolvePreferences(filters: readonly PreferenceFilter[] | 
     const page = await clients.workflows.listActiveWorkflows({ limit: WORKFLOW_BATCH, ...(after !== undefined ? { after } : {}) }, call);
     workflows.push(...page.workflows);
     after = page.next;
-  } while (after !== undefined);
+  } while (after !== undefined && workflows.length < MAX_RESOLVED_WORKFLOWS);
   return preferencesOf(filters, workflows);
 }
 

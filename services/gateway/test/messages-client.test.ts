@@ -143,7 +143,7 @@ describe("the batched messages calls", () => {
       const poll = () => feedPage({ subscriberId: "ada", limit: 10, page: 1 }, call, render);
       const raced = poll();
       // The batch is on its way (answered after 30 ms) when the change is announced.
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      while (feedBatches.length === 0) await new Promise((resolve) => setImmediate(resolve));
       pages.forget("env-a", ["ada"]);
       await raced;
       await poll();

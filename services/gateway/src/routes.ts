@@ -284,6 +284,7 @@ import {
   sessionSubscription,
   sessionSubscriptions,
   setSubscriptionPreference,
+  updateSubscription,
 } from "./topic-subscriptions.js";
 import {
   deletedSubscriptionResponse,
@@ -1421,11 +1422,7 @@ export const routes: Route[] = [
     body: updateSubscriptionBody,
     response: subscriptionResponse,
     handle: async ({ params, body, clients, call }) => {
-      const preferences = body.preferences && { replacePreferences: true, preferences: await resolvePreferences(body.preferences, clients, call) };
-      const subscription = await clients.topics.updateSubscription(
-        { ...params, ...(body.name !== undefined ? { name: body.name } : {}), ...preferences },
-        call,
-      );
+      const subscription = await updateSubscription(params, body, clients, call);
       const [topic, workflows] = await Promise.all([
         clients.topics.getTopic({ key: params.topicKey }, call),
         preferenceWorkflows([subscription], clients, call),
@@ -1712,11 +1709,7 @@ export const routes: Route[] = [
     body: inboxUpdateSubscriptionBody,
     handle: async ({ params, body, session, clients, call }) => {
       await ownedSubscription(session, params.topicKey, params.identifier, clients, call);
-      const preferences = body.preferences && { replacePreferences: true, preferences: await resolvePreferences(body.preferences, clients, call) };
-      const subscription = await clients.topics.updateSubscription(
-        { ...params, ...(body.name !== undefined ? { name: body.name } : {}), ...preferences },
-        call,
-      );
+      const subscription = await updateSubscription(params, body, clients, call);
       return subscriptionDetailsToJson(subscription, await preferenceWorkflows([subscription], clients, call));
     },
   }),

@@ -50,6 +50,17 @@ export async function preferenceWorkflows(subscriptions: readonly topicsV1.Subsc
   return byId;
 }
 
+/** Renames a subscription and, when preferences are given, replaces its preferences with those they make. */
+export async function updateSubscription(
+  named: { topicKey: string; identifier: string },
+  change: { name?: string | undefined; preferences?: PreferenceFilter[] | undefined },
+  clients: Clients,
+  call: RouteCall,
+) {
+  const preferences = change.preferences && { replacePreferences: true, preferences: await resolvePreferences(change.preferences, clients, call) };
+  return clients.topics.updateSubscription({ ...named, ...(change.name !== undefined ? { name: change.name } : {}), ...preferences }, call);
+}
+
 /** Two context scopes (sorted keys) are the same. */
 const sameScope = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((key, index) => key === b[index]);
 

@@ -45,17 +45,18 @@ afterAll(async () => {
 });
 
 /**
- * Triggers a workflow to a topic (and to a witness named on its own, whose message shows the job
+ * Triggers a workflow to some topics (and to a witness named on its own, whose message shows the job
  * ran) and expects exactly `expected` to get its message: once they have, and still a while later.
  */
 async function expectReached(
   workflowId: string,
-  topicKey: string,
+  topicKeys: string | string[],
   payload: Record<string, unknown>,
   expected: string[],
   context?: Record<string, string>,
 ): Promise<void> {
-  const { result } = await api.trigger({ workflowId, to: [{ type: "Topic", topicKey }, "witness"], payload, ...(context ? { context } : {}) }, undefined, once);
+  const to = [...[topicKeys].flat().map((topicKey) => ({ type: "Topic" as const, topicKey })), "witness"];
+  const { result } = await api.trigger({ workflowId, to, payload, ...(context ? { context } : {}) }, undefined, once);
   const recipients = async () => {
     const reply = await stack.request<Data<{ subscriber: { subscriberId: string } }[]>>(
       "GET",
@@ -138,6 +139,9 @@ describe("topic subscriptions through @novu/api: preferences and contexts decide
     );
     await expectReached(alerts, "plans", {}, ["cy"]);
     await expectReached(alerts, "plans", {}, ["eve"], { tenant: "acme" });
+    // Through two topics (project, as the first test left it, then plans): cy's condition in the
+    // first fails, the one in the second holds.
+    await expectReached(alerts, ["project", "plans"], { tier: "silver" }, ["ann", "cy"]);
   });
 
   it("refuses malformed preferences and contexts with a 422 naming the field, and changes nothing", async () => {

@@ -461,6 +461,7 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
         const page = await store.selectMemberPage(pool, scope.environmentId, topic.id, {
           after: topic.id === cursorTopicId ? cursorSubscriberId! : null,
           earlierTopicIds: topicRows.slice(0, index).map((earlier) => earlier.id),
+          laterTopicIds: topicRows.slice(index + 1).map((later) => later.id),
           excludeExternalIds: request.excludeSubscriberIds,
           limit: request.limit - members.length,
           contextKeys,
@@ -471,7 +472,7 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
             create(topicsV1.MemberSchema, {
               internalSubscriberId: row.internal_subscriber_id,
               externalSubscriberId: row.external_subscriber_id,
-              ...(row.condition !== null ? { condition: row.condition as JsonObject } : {}),
+              conditions: (row.conditions ?? []) as JsonObject[],
             }),
           );
         }

@@ -47,8 +47,8 @@ export interface MemberRow {
   topic_id: string;
   internal_subscriber_id: string;
   external_subscriber_id: string;
-  /** The condition of its preference for the workflow paged, if it has one. */
-  condition: Record<string, unknown> | null;
+  /** The conditions of its preferences for the workflow paged, when it takes part only through conditional ones; null: it takes part. */
+  conditions: Record<string, unknown>[] | null;
 }
 
 export interface NewMember {
@@ -509,8 +509,10 @@ const TAKES_PART = (subscription: string) => `NOT EXISTS (
  * Up to `limit` members of one topic's context scope in internal-id order after `after`, whose
  * preference for the workflow lets them take part, leaving out the excluded external ids and
  * anyone who takes part through one of `earlierTopicIds` (they were paged with that topic
- * already). Walks the (topic_id, context_keys, internal_subscriber_id) index, so a page costs the
- * same at the start of a topic of millions as at its end.
+ * already). A member whose preference here has a condition comes with it, and with those of its
+ * subscriptions to `laterTopicIds`, unless one of those takes part without one. Walks the
+ * (topic_id, context_keys, internal_subscriber_id) index, so a page costs the same at the start
+ * of a topic of millions as at its end.
  */
 export async function selectMemberPage(
   db: Queryable,
@@ -519,6 +521,7 @@ export async function selectMemberPage(
   page: {
     after: string | null;
     earlierTopicIds: readonly string[];
+    laterTopicIds: readonly string[];
     excludeExternalIds: readonly string[];
     limit: number;
     contextKeys: readonly string[];
@@ -526,9 +529,19 @@ export async function selectMemberPage(
   },
 ): Promise<MemberRow[]> {
   const { rows } = await db.query<MemberRow>(
-    `SELECT member.topic_id, member.internal_subscriber_id, member.external_subscriber_id, preference.condition
+    `SELECT member.topic_id, member.internal_subscriber_id, member.external_subscriber_id,
+            CASE WHEN preference.condition IS NULL OR elsewhere.unconditional THEN NULL
+                 ELSE jsonb_build_array(preference.condition) || coalesce(elsewhere.conditions, '[]') END AS conditions
        FROM topics.subscriptions AS member
        LEFT JOIN topics.subscription_preferences AS preference ON preference.subscription_id = member.id AND preference.workflow_id = $7
+      CROSS JOIN LATERAL (
+        SELECT bool_or(later_preference.condition IS NULL) AS unconditional, jsonb_agg(later_preference.condition) AS conditions
+          FROM topics.subscriptions AS later
+          LEFT JOIN topics.subscription_preferences AS later_preference
+            ON later_preference.subscription_id = later.id AND later_preference.workflow_id = $7
+         WHERE later.topic_id = ANY($9::text[]) AND later.context_keys = $8
+           AND later.internal_subscriber_id = member.internal_subscriber_id AND ${TAKES_PART("later")}
+      ) AS elsewhere
       WHERE member.environment_id = $1 AND member.topic_id = $2 AND member.context_keys = $8
         AND ($3::text IS NULL OR member.internal_subscriber_id > $3)
         AND member.external_subscriber_id <> ALL($4::text[])
@@ -539,7 +552,7 @@ export async function selectMemberPage(
              AND earlier.internal_subscriber_id = member.internal_subscriber_id AND ${TAKES_PART("earlier")})
       ORDER BY member.internal_subscriber_id
       LIMIT $6`,
-    [environmentId, topicId, page.after, page.excludeExternalIds, page.earlierTopicIds, page.limit, page.workflowId, page.contextKeys],
+    [environmentId, topicId, page.after, page.excludeExternalIds, page.earlierTopicIds, page.limit, page.workflowId, page.contextKeys, page.laterTopicIds],
   );
   return rows;
 }

@@ -387,7 +387,7 @@ describe("context scopes and preferences of subscriptions", () => {
   const call = callAs(scope);
   const membersOf = async (request: { topicKeys: string[]; contextKeys?: string[]; workflowId?: string }) =>
     (await client.pageMembers({ limit: 100, ...request }, call)).members
-      .map((member) => ({ id: member.externalSubscriberId, ...(member.condition ? { condition: member.condition } : {}) }))
+      .map((member) => ({ id: member.externalSubscriberId, ...(member.conditions.length > 0 ? { conditions: member.conditions } : {}) }))
       .sort((a, b) => a.id.localeCompare(b.id));
 
   it("holds one subscription per scope, named with its keys, and fans out only to the trigger's exact scope", async () => {
@@ -440,8 +440,20 @@ describe("context scopes and preferences of subscriptions", () => {
     ]);
     await client.addSubscribers({ topicKey: "prefs", subscriberIds: ["ed"] }, call);
     expect(await membersOf({ topicKeys: ["prefs"], workflowId: "wf-off" })).toEqual([{ id: "ed" }]);
-    expect(await membersOf({ topicKeys: ["prefs"], workflowId: "wf-if" })).toEqual([{ id: "cy", condition }, { id: "di", condition }, { id: "ed" }]);
+    expect(await membersOf({ topicKeys: ["prefs"], workflowId: "wf-if" })).toEqual([
+      { id: "cy", conditions: [condition] },
+      { id: "di", conditions: [condition] },
+      { id: "ed" },
+    ]);
     expect(await membersOf({ topicKeys: ["prefs"], workflowId: "wf-other" })).toHaveLength(3);
+    // Through several topics a member comes once, with every condition it could be reached by,
+    // or with none when one of its subscriptions takes part without one.
+    const other = { "==": [{ var: "payload.tier" }, "silver"] };
+    await client.addSubscribers({ topicKey: "prefs-2", subscriberIds: ["cy"], preferences: [{ workflowId: "wf-if", enabled: true, condition: other }] }, call);
+    await client.addSubscribers({ topicKey: "prefs-2", subscriberIds: ["di"] }, call);
+    const both = await membersOf({ topicKeys: ["prefs", "prefs-2"], workflowId: "wf-if" });
+    expect(both).toEqual([{ id: "cy", conditions: expect.arrayContaining([condition, other]) }, { id: "di" }, { id: "ed" }]);
+    expect(both[0]!.conditions).toHaveLength(2);
     // Existing subscriptions keep their preferences when added again.
     await client.addSubscribers({ topicKey: "prefs", subscriberIds: ["cy"], preferences: [{ workflowId: "wf-off", enabled: true }] }, call);
     expect(await membersOf({ topicKeys: ["prefs"], workflowId: "wf-off" })).toEqual([{ id: "ed" }]);

@@ -227,6 +227,7 @@ describe("topics store", () => {
       store.selectMemberPage(fixture.pool, environmentId, later.id, {
         after,
         earlierTopicIds: [earlier.id],
+        laterTopicIds: [],
         excludeExternalIds: ["c"],
         limit,
         contextKeys: [],
@@ -240,6 +241,7 @@ describe("topics store", () => {
     const everyone = await store.selectMemberPage(fixture.pool, environmentId, later.id, {
       after: null,
       earlierTopicIds: [],
+      laterTopicIds: [],
       excludeExternalIds: [],
       limit: 10,
       contextKeys: [],

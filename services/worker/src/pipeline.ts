@@ -615,23 +615,25 @@ const conditionsHoldFor = (step: workflowsV1.Step, data: ConditionData, run: Job
   ruleHolds(run, log, { name: `step ${step.id}`, logged: { step: step.id } }, () => conditionsHold(step.conditions, data));
 
 /**
- * The members of a topic page the job reaches: those whose subscription's preference for the
- * workflow has no condition, and those whose condition holds for the trigger's payload, the
- * member, the actor and the contexts.
+ * The members of a topic page the job reaches: those one of whose subscriptions takes part
+ * without a condition, and those for whom one of their subscriptions' conditions holds for the
+ * trigger's payload, the member, the actor and the contexts.
  */
 function reachedMembers(run: JobRun, members: readonly topicsV1.Member[], recipients: RecipientProfile[], log: Logger): RecipientProfile[] {
-  const conditions = new Map(members.flatMap((member) => (member.condition ? [[member.internalSubscriberId, member.condition] as const] : [])));
+  const conditions = new Map(members.flatMap((member) => (member.conditions.length > 0 ? [[member.internalSubscriberId, member.conditions] as const] : [])));
   if (conditions.size === 0) return recipients;
   const payload = payloadOf(run.job);
   const actor = run.actor ? subscriberVariables(run.actor) : undefined;
   return recipients.filter((recipient) => {
-    const condition = conditions.get(recipient.id);
-    if (!condition) return true;
+    const own = conditions.get(recipient.id);
+    if (!own) return true;
     const data = { payload, subscriber: subscriberVariables(recipient), ...(actor ? { actor } : {}), ...(run.contexts ? { context: run.contexts } : {}) };
-    const rule = JSON.stringify(condition);
-    return ruleHolds(run, log, { name: `subscription ${rule}`, logged: { subscriptionCondition: rule.slice(0, 200) } }, () =>
-      subscriptionConditionHolds(condition, data),
-    );
+    return own.some((condition) => {
+      const rule = JSON.stringify(condition);
+      return ruleHolds(run, log, { name: `subscription ${rule}`, logged: { subscriptionCondition: rule.slice(0, 200) } }, () =>
+        subscriptionConditionHolds(condition, data),
+      );
+    });
   });
 }
 

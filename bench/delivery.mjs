@@ -9,6 +9,8 @@
 // One more figure, without a target, for what the chat target leaves the worker: undici with the
 // writes the issue asks of every send (lease claimed before the call, its outcome, the attempt
 // record), made by this process with the worker's and the messages service's own statements.
+// BENCH_DELIVERY_STEPS=topic adds the in-app step again through a topic every subscriber is a
+// member of, a tenth of them with a preference condition for the workflow, against the broadcast.
 // The receivers (scripts/bench-receivers.mjs) and the services run as child processes over a database and
 // job streams of this run. BENCH_DELIVERY_SUBSCRIBERS and BENCH_DELIVERY_STEPS shrink a run while
 // working on it.
@@ -248,11 +250,11 @@ export default async function deliveryBench({ report }) {
      * receiver has everything: reading 10,000 rows every few milliseconds would be a good part of
      * Postgres's work during the step.
      */
-    const timed = async (name, arrived) => {
+    const timed = async (name, arrived, trigger = () => post("/v1/events/trigger/broadcast", { name, payload: PAYLOAD })) => {
       const handedBackBefore = await sendsHandedBack();
       const cpuBefore = await cpuUse(children);
       const started = performance.now();
-      const { transactionId } = await post("/v1/events/trigger/broadcast", { name, payload: PAYLOAD });
+      const { transactionId } = await trigger();
       const counts = async () =>
         (
           await pool.query(
@@ -340,6 +342,35 @@ export default async function deliveryBench({ report }) {
       console.log(`  ${step}: (${step} − in-app) / ${floorName} = ${ratio.toFixed(2)}, ≤ 2 ${ratio <= 2 ? "met" : "missed"}`);
       return floorSeconds;
     };
+    // The same in-app step through a topic: its members paged with their preferences for the
+    // workflow, a tenth answering a condition that holds. Memberships written straight into the table.
+    if (STEPS.has("topic")) {
+      const topic = await post("/v2/topics", { key: "bench-topic", name: "Bench topic" });
+      const workflowId = (
+        await pool.query("SELECT id FROM triggers.workflows WHERE environment_id = $1 AND trigger_identifier = $2 AND NOT deleted", [environmentId, inApp])
+      ).rows[0].id;
+      await pool.query(
+        `INSERT INTO topics.subscriptions (id, organization_id, environment_id, topic_id, internal_subscriber_id, external_subscriber_id)
+         SELECT 'c' || substr(s.id, 2), s.organization_id, s.environment_id, $2, s.id, s.subscriber_id FROM subscribers.subscribers s WHERE s.environment_id = $1`,
+        [environmentId, topic._id],
+      );
+      await pool.query(
+        `INSERT INTO topics.subscription_preferences (subscription_id, environment_id, workflow_id, enabled, condition)
+         SELECT id, environment_id, $3, false, $4::jsonb FROM topics.subscriptions WHERE environment_id = $1 AND topic_id = $2 AND ('x' || right(id, 6))::bit(24)::int % 10 = 0`,
+        [environmentId, topic._id, workflowId, JSON.stringify({ "==": [{ var: "payload.orderId" }, PAYLOAD.orderId] })],
+      );
+      await pool.query("ANALYZE topics.subscriptions, topics.subscription_preferences");
+      const topicSeconds = await timed(inApp, undefined, () =>
+        post("/v1/events/trigger", { name: inApp, to: [{ type: "Topic", topicKey: "bench-topic" }], payload: PAYLOAD }),
+      );
+      report({
+        name: `in-app step to ${n} subscribers through a topic (a tenth by condition), all messages written`,
+        value: topicSeconds,
+        unit: "s",
+        floor: inAppSeconds,
+        target: "none (against the broadcast)",
+      });
+    }
     // 2. Email through nodemailer to the sink, then 3. nodemailer alone to the same sink.
     if (STEPS.has("email")) {
       await sendingStep({

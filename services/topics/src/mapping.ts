@@ -40,6 +40,17 @@ export function subscriberOfDerived(topicKey: string, identifier: string): strin
   return identifier.startsWith(prefix) && identifier.length > prefix.length ? identifier.slice(prefix.length) : null;
 }
 
+/**
+ * The key of the topic whose derived identifier (without contexts) for this subscriber the
+ * identifier is; null when it has not that form.
+ */
+export function topicOfDerived(subscriberId: string, identifier: string): string | null {
+  // The derived form around a key no topic has, so the format stays spelled in derivedIdentifier only.
+  const [prefix, suffix] = derivedIdentifier("\u0000", subscriberId).split("\u0000") as [string, string];
+  const fits = identifier.startsWith(prefix) && identifier.endsWith(suffix) && identifier.length > prefix.length + suffix.length;
+  return fits ? identifier.slice(prefix.length, identifier.length - suffix.length) : null;
+}
+
 export const identifierOf = (row: SubscriptionRow, topicKey: string) => row.identifier ?? derivedIdentifier(topicKey, row.external_subscriber_id);
 
 export function preferenceFromRow(row: PreferenceRow): topicsV1.SubscriptionPreference {

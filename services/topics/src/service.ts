@@ -20,7 +20,7 @@ import {
   type Queryable,
   type Scope,
 } from "@notify/runtime";
-import { derivedIdentifier, identifierOf, subscriberOfDerived, subscriptionFromRow, summaryOf, topicFromRow } from "./mapping.js";
+import { derivedIdentifier, identifierOf, subscriberOfDerived, subscriptionFromRow, summaryOf, topicFromRow, topicOfDerived } from "./mapping.js";
 import * as store from "./store.js";
 import { checkIdList, checkName, checkNewTopicKey, checkPreferences, checkRange } from "./validation.js";
 
@@ -100,7 +100,9 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
       scope.environmentId,
       rows.map((row) => row.id),
     )) {
-      byId.set(preference.subscription_id, [...(byId.get(preference.subscription_id) ?? []), preference]);
+      const own = byId.get(preference.subscription_id);
+      if (own) own.push(preference);
+      else byId.set(preference.subscription_id, [preference]);
     }
     return byId;
   }
@@ -366,7 +368,10 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
       ]);
       const [subscriber] = await lookUp(scope, context, { subscriberIds: [request.subscriberId] });
       const rows = subscriber
-        ? await store.selectSubscriberSubscriptionsByIdentifier(pool, scope.environmentId, request.subscriberId, contextKeys, request.identifier)
+        ? await store.selectSubscriberSubscriptionsByIdentifier(pool, scope.environmentId, request.subscriberId, contextKeys, {
+            identifier: request.identifier,
+            derivedTopicKey: topicOfDerived(request.subscriberId, request.identifier),
+          })
         : [];
       const row = rows.find((candidate) => candidate.internal_subscriber_id === subscriber?.id);
       if (!row || !subscriber) throw subscriptionNotFound(request.identifier);

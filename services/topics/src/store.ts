@@ -382,21 +382,25 @@ export async function selectSubscriptionsByExternalId(
   return rows;
 }
 
-/** A subscriber's subscriptions (by external id) in one context scope that an identifier names, in any topic, with their topic's key. */
+/**
+ * A subscriber's subscriptions (by external id) in one context scope, in any topic, with their
+ * topic's key: those stored with `names.identifier`, and the one without a stored identifier in
+ * the topic `names.derivedTopicKey` (the topic whose derived identifier it is, if any).
+ */
 export async function selectSubscriberSubscriptionsByIdentifier(
   db: Queryable,
   environmentId: string,
   externalSubscriberId: string,
   contextKeys: readonly string[],
-  identifier: string,
+  names: { identifier: string; derivedTopicKey: string | null },
 ): Promise<(SubscriptionRow & { topic_key: string })[]> {
   const { rows } = await db.query<SubscriptionRow & { topic_key: string }>(
     `SELECT subscription.*, topic.key AS topic_key
        FROM topics.subscriptions AS subscription JOIN topics.topics AS topic ON topic.id = subscription.topic_id
       WHERE subscription.environment_id = $1 AND subscription.external_subscriber_id = $2 AND subscription.context_keys = $3
-        AND (subscription.identifier = $4 OR (subscription.identifier IS NULL AND $4 = 'tk_' || topic.key || ':si_' || subscription.external_subscriber_id))
+        AND (subscription.identifier = $4 OR (subscription.identifier IS NULL AND topic.key = $5))
       ORDER BY subscription.id`,
-    [environmentId, externalSubscriberId, contextKeys, identifier],
+    [environmentId, externalSubscriberId, contextKeys, names.identifier, names.derivedTopicKey],
   );
   return rows;
 }

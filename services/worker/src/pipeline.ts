@@ -596,11 +596,13 @@ const ruleFailuresReported = new WeakMap<RenderBudget, Set<string>>();
  * as a template looping over it, and once the budget is spent the job fails like a template. A rule
  * that cannot be evaluated (an unknown operator) holds for no one, which is logged once per job and rule.
  */
-function ruleHolds(run: JobRun, log: Logger, rule: { name: string; logged: Record<string, unknown> }, evaluate: () => boolean): boolean {
+function ruleHolds(run: JobRun, log: Logger, describe: () => { name: string; logged: Record<string, unknown> }, evaluate: () => boolean): boolean {
   try {
     return withinBudget(run.budget, evaluate);
   } catch (error) {
     if (run.budget.spent) throw error;
+    // Named only when it fails: evaluated for every subscriber, a rule holds far more often than not.
+    const rule = describe();
     const reported = ruleFailuresReported.get(run.budget) ?? new Set<string>();
     ruleFailuresReported.set(run.budget, reported);
     if (!reported.has(rule.name)) {
@@ -612,7 +614,12 @@ function ruleHolds(run: JobRun, log: Logger, rule: { name: string; logged: Recor
 }
 
 const conditionsHoldFor = (step: workflowsV1.Step, data: ConditionData, run: JobRun, log: Logger) =>
-  ruleHolds(run, log, { name: `step ${step.id}`, logged: { step: step.id } }, () => conditionsHold(step.conditions, data));
+  ruleHolds(
+    run,
+    log,
+    () => ({ name: `step ${step.id}`, logged: { step: step.id } }),
+    () => conditionsHold(step.conditions, data),
+  );
 
 /**
  * The members of a topic page the job reaches: those one of whose subscriptions takes part
@@ -624,16 +631,15 @@ function reachedMembers(run: JobRun, members: readonly topicsV1.Member[], recipi
   if (conditions.size === 0) return recipients;
   const payload = payloadOf(run.job);
   const actor = run.actor ? subscriberVariables(run.actor) : undefined;
+  const describe = (condition: JsonObject) => () => {
+    const rule = JSON.stringify(condition);
+    return { name: `subscription ${rule}`, logged: { subscriptionCondition: rule.slice(0, 200) } };
+  };
   return recipients.filter((recipient) => {
     const own = conditions.get(recipient.id);
     if (!own) return true;
     const data = { payload, subscriber: subscriberVariables(recipient), ...(actor ? { actor } : {}), ...(run.contexts ? { context: run.contexts } : {}) };
-    return own.some((condition) => {
-      const rule = JSON.stringify(condition);
-      return ruleHolds(run, log, { name: `subscription ${rule}`, logged: { subscriptionCondition: rule.slice(0, 200) } }, () =>
-        subscriptionConditionHolds(condition, data),
-      );
-    });
+    return own.some((condition) => ruleHolds(run, log, describe(condition), () => subscriptionConditionHolds(condition, data)));
   });
 }
 

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { jsonObject, keyString } from "../validation.js";
 import { stringList } from "./messages.js";
+import { channelFlags } from "./preferences.js";
 import { preferenceWorkflowResponse, subscriptionPreferencesBody } from "./subscription-preferences.js";
 
 /** GET /v1/inbox/topics/{topicKey}/subscriptions/{identifier}: preferences to show for these workflows too, stored or not. */
@@ -30,11 +31,7 @@ export const inboxSubscriptionPreferenceParams = z.object({ subscriptionIdentifi
 export const inboxSubscriptionPreferenceBody = z.object({
   enabled: z.boolean().optional(),
   condition: jsonObject.optional(),
-  email: z.boolean().optional(),
-  sms: z.boolean().optional(),
-  in_app: z.boolean().optional(),
-  chat: z.boolean().optional(),
-  push: z.boolean().optional(),
+  ...channelFlags,
 });
 
 /** What the per-workflow update answers (the Inbox reads enabled, condition, workflow and subscriptionId). */

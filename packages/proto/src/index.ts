@@ -3,6 +3,7 @@ export * as integrationsV1 from "./gen/notify/integrations/v1/integrations_pb.js
 export * as messagesV1 from "./gen/notify/messages/v1/messages_pb.js";
 export * as subscribersV1 from "./gen/notify/subscribers/v1/subscribers_pb.js";
 export * as contextsV1 from "./gen/notify/contexts/v1/contexts_pb.js";
+export * as layoutsV1 from "./gen/notify/layouts/v1/layouts_pb.js";
 export * as tenantsV1 from "./gen/notify/tenants/v1/tenants_pb.js";
 export * as topicsV1 from "./gen/notify/topics/v1/topics_pb.js";
 export * as triggersV1 from "./gen/notify/triggers/v1/triggers_pb.js";

@@ -1,6 +1,7 @@
-import { contextsV1, tenantsV1, triggersV1, workflowsV1 } from "@notify/proto";
+import { contextsV1, layoutsV1, tenantsV1, triggersV1, workflowsV1 } from "@notify/proto";
 import { announcingWrites, ChangeKind, type Announce, type FollowedCache, type Logger, type Pool, type ServiceRegistry } from "@notify/runtime";
 import { createContextService } from "./contexts/service.js";
+import { createLayoutService } from "./layouts/service.js";
 import { createTenantService } from "./tenants/service.js";
 import { createTriggerService } from "./triggers/service.js";
 import { createWorkflowService } from "./workflows/service.js";
@@ -27,6 +28,10 @@ export function routes(deps: RouteDeps) {
     );
     router.service(tenantsV1.TenantService, createTenantService(deps));
     router.service(contextsV1.ContextService, createContextService(deps));
+    router.service(
+      layoutsV1.LayoutService,
+      announcingWrites(layoutsV1.LayoutService, createLayoutService(deps), { [ChangeKind.WORKFLOWS]: deps.announceWorkflows }),
+    );
     router.service(triggersV1.TriggerService, createTriggerService(deps));
   };
 }

@@ -3,7 +3,8 @@ import { create, toBinary, type JsonObject } from "@bufbuild/protobuf";
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, type ServiceImpl } from "@connectrpc/connect";
-import { triggersV1, workflowsV1 } from "@notify/proto";
+import { type layoutsV1, triggersV1, workflowsV1 } from "@notify/proto";
+import { stepLayoutId } from "@notify/templates";
 import {
   contextKeyOf,
   currentOrigin,
@@ -18,6 +19,8 @@ import {
   type Queryable,
 } from "@notify/runtime";
 import { contextsRefusal } from "../contexts/rules.js";
+import { layoutFromRow } from "../layouts/mapping.js";
+import { selectLayoutsByKeys } from "../layouts/store.js";
 import { selectTenantsByIdentifiers } from "../tenants/store.js";
 import { workflowFromRow } from "../workflows/mapping.js";
 import { payloadErrorMessage, payloadErrors } from "../workflows/payload-schema.js";
@@ -206,6 +209,18 @@ export function createTriggerService({ pool, jobSubject, workflowsByIdentifier }
         ]),
       );
 
+      // Layouts once per key for the batch: a job carries those its email steps are sent in.
+      const layoutKeys = events.map((event) => {
+        const workflow = workflows.get(event.name);
+        const overrides = (event.overrides ?? {}) as JsonObject;
+        const keys = (workflow?.steps ?? []).map((step) => stepLayoutId(step, workflow!.templateEngine, overrides));
+        return [...new Set(keys.filter((key) => key !== undefined))];
+      });
+      const namedLayouts = [...new Set(layoutKeys.flat())];
+      const layouts = (namedLayouts.length > 0 ? await selectLayoutsByKeys(pool, scope.environmentId, namedLayouts) : []).map(layoutFromRow);
+      const layoutsNamed = (keys: readonly string[]): layoutsV1.Layout[] =>
+        layouts.filter((layout) => keys.includes(layout.identifier) || keys.includes(layout.id));
+
       const decisions: Decision[] = events.map((event, index) => {
         const contextRefused = contextRefusals[index];
         if (contextRefused) {
@@ -266,6 +281,7 @@ export function createTriggerService({ pool, jobSubject, workflowsByIdentifier }
               event: { ...event, transactionId, to: valid, origin: {}, context: [] },
               ...(tenant ? { tenant } : {}),
               contexts: event.context.map(({ type, id }) => ({ type, id, data: contexts.get(contextKeyOf({ type, id }))?.data ?? {} })),
+              layouts: layoutsNamed(layoutKeys[index]!),
             }),
           ),
           workflowFieldOf(workflow),

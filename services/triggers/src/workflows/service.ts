@@ -22,6 +22,7 @@ import {
   type Queryable,
   type Scope,
 } from "@notify/runtime";
+import { nameStepLayouts } from "../layouts/service.js";
 import type { RouteDeps } from "../routes.js";
 import {
   activeWorkflowFromRow,
@@ -200,6 +201,7 @@ export function createWorkflowService({ pool }: Pick<RouteDeps, "pool">): Servic
       checkWorkflowWrite(request);
       const steps = prepareSteps(request.steps, request.templateEngine);
       throwIfAny({ ...steps.errors, ...(await referenceErrors(pool, scope.environmentId, request.notificationGroupId, steps.stored)) });
+      await nameStepLayouts(pool, scope.environmentId, steps.stored, request.templateEngine);
       const active = request.active ?? false;
       const preferences = request.preferences ? mergedPreferences(request.preferences) : undefined;
       const columns: store.WorkflowColumns = {
@@ -283,6 +285,7 @@ export function createWorkflowService({ pool }: Pick<RouteDeps, "pool">): Servic
           ...steps?.errors,
           ...(await referenceErrors(tx, scope.environmentId, request.notificationGroupId, steps?.stored ?? [])),
         });
+        await nameStepLayouts(tx, scope.environmentId, steps?.stored ?? [], engine);
         const identifier = request.identifier ?? existing.trigger_identifier;
         changing(context, identifier);
         const preferences = request.preferences ? mergedPreferences(request.preferences) : undefined;

@@ -1,7 +1,9 @@
 import { isObjectId } from "@notify/runtime";
 
 const BASE62 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
-const SLUG_MARK = "_wf_";
+/** What kind of resource a slug's id is of, as Novu marks it. */
+const SLUG_MARKS = { workflow: "_wf_", layout: "_lt_" } as const;
+export type SlugKind = keyof typeof SLUG_MARKS;
 const MAX_ID = (1n << 96n) - 1n;
 
 /**
@@ -38,16 +40,18 @@ function decodeBase62(text: string): bigint | undefined {
   return value;
 }
 
-/** `<slugified-name>_wf_<base62 of the 12 id bytes>`: readable, yet it carries the id. */
-export function workflowSlug(name: string, id: string): string {
-  return `${slugify(name)}${SLUG_MARK}${encodeBase62(BigInt(`0x${id}`))}`;
+/** `<slugified-name>_wf_<base62 of the 12 id bytes>` (`_lt_` for a layout): readable, yet it carries the id. */
+export function resourceSlug(kind: SlugKind, name: string, id: string): string {
+  return `${slugify(name)}${SLUG_MARKS[kind]}${encodeBase62(BigInt(`0x${id}`))}`;
 }
 
-/** The workflow id a slug carries; undefined when `value` is not a slug. */
-export function idFromSlug(value: string): string | undefined {
-  const mark = value.lastIndexOf(SLUG_MARK);
+export const workflowSlug = (name: string, id: string) => resourceSlug("workflow", name, id);
+
+/** The id a slug of that kind of resource carries; undefined when `value` is not such a slug. */
+export function idFromSlug(value: string, kind: SlugKind = "workflow"): string | undefined {
+  const mark = value.lastIndexOf(SLUG_MARKS[kind]);
   if (mark < 0) return undefined;
-  const encoded = value.slice(mark + SLUG_MARK.length);
+  const encoded = value.slice(mark + SLUG_MARKS[kind].length);
   const decoded = encoded ? decodeBase62(encoded) : undefined;
   if (decoded === undefined) return undefined;
   const id = decoded.toString(16).padStart(24, "0");

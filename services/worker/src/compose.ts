@@ -1,7 +1,7 @@
 import { clone, create, type JsonObject } from "@bufbuild/protobuf";
-import { deliveriesV1, messagesV1, type integrationsV1, type subscribersV1, type triggersV1, type workflowsV1 } from "@notify/proto";
+import { deliveriesV1, messagesV1, type integrationsV1, type layoutsV1, type subscribersV1, type triggersV1, type workflowsV1 } from "@notify/proto";
 import { CHANNEL_NAMES, CHAT_PROVIDER_IDS, Channel, PUSH_PROVIDER_IDS, Severity, severityNamed, StepType, stepChannel } from "@notify/runtime";
-import { emailHtml, renderContent, renderCta, renderJson, type Render } from "@notify/templates";
+import { emailHtml, renderContent, renderCta, renderJson, stepLayoutId, type Render } from "@notify/templates";
 import { objectAt } from "./filters.js";
 
 export type NewMessage = messagesV1.NewMessage;
@@ -130,6 +130,18 @@ function severityOf(overrides: JsonObject, workflow: workflowsV1.Workflow): Seve
 }
 
 /**
+ * The layout an email step is sent in (none: as it is). Its trigger was accepted with the
+ * layouts it names, so one missing from the job did not exist: the step fails, as in Novu.
+ */
+function layoutOf(step: workflowsV1.Step, context: RunContext): layoutsV1.EmailLayoutContent | undefined {
+  const key = stepLayoutId(step, context.workflow.templateEngine, context.overrides);
+  if (key === undefined) return undefined;
+  const layout = context.job.layouts.find((one) => one.identifier === key || one.id === key);
+  if (!layout) throw new Error(`Layout not found for id ${key}`);
+  return layout.email;
+}
+
+/**
  * The message as every channel starts it: identity, rendered subject/title/content, payload. A
  * literal rather than create(): protobuf-es messages are plain objects, and create() walks all
  * 27 fields reflectively, once for each of a broadcast's hundred thousand recipients.
@@ -163,7 +175,7 @@ async function baseMessage(step: workflowsV1.Step, context: RunContext, channel:
   if (rendered.title !== undefined) message.title = rendered.title;
   const content = rendered.content;
   if (content.case === "maily" || (content.case === "text" && channel === Channel.EMAIL)) {
-    message.content = { case: "text", value: await emailHtml(template, content, context.render) };
+    message.content = { case: "text", value: await emailHtml(template, content, context.render, layoutOf(step, context)) };
   } else if (content.case === "text") message.content = content;
   if (content.case === "blocks") message.content = { case: "blocks", value: create(EmailBlocksSchema, { blocks: content.value }) };
   return message;

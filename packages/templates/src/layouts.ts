@@ -1,0 +1,76 @@
+import { randomBytes } from "node:crypto";
+import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import { commonV1, layoutsV1, workflowsV1 } from "@notify/proto";
+import { cachedParser } from "./cache.js";
+import { mailyDocumentOf, mailyHtml, renderMailyDocument, type MailyNode } from "./maily.js";
+import type { Render } from "./render.js";
+
+/**
+ * Where the email goes while its layout renders: a text no template output holds by chance. The
+ * email is put in after the layout rendered, so its HTML is neither rendered again nor escaped.
+ */
+const CONTENT_MARK = `notifylayoutcontent${randomBytes(12).toString("hex")}`;
+const CONTENT_VARIABLE = /\{\{\s*content\s*\}\}/g;
+
+const objectAt = (value: JsonValue | undefined, key: string): JsonObject | undefined => {
+  const found = value !== null && typeof value === "object" && !Array.isArray(value) ? value[key] : undefined;
+  return found !== null && typeof found === "object" && !Array.isArray(found) ? found : undefined;
+};
+
+/**
+ * The layout an email step of a v2 workflow is sent in, as Novu picks it: the trigger's
+ * `overrides.steps.<stepId>.layoutId`, else `overrides.channels.email.layoutId`, else the
+ * deprecated `overrides.layoutIdentifier`, else the step's own. The first of them that is set
+ * decides, and `null` sends the email without a layout. v1 workflows' steps name Novu's older
+ * layouts, which are not served: they send without one.
+ */
+export function stepLayoutId(step: workflowsV1.Step, engine: workflowsV1.TemplateEngine, overrides: JsonObject): string | undefined {
+  if (engine !== workflowsV1.TemplateEngine.LIQUID || step.template?.type !== commonV1.StepType.EMAIL) return undefined;
+  const steps = objectAt(overrides, "steps");
+  const named = [
+    objectAt(steps, step.stepId ?? "")?.["layoutId"] ?? objectAt(steps, step.id)?.["layoutId"],
+    objectAt(objectAt(overrides, "channels"), "email")?.["layoutId"],
+    overrides["layoutIdentifier"],
+  ].find((value) => value !== undefined);
+  if (named === null) return undefined;
+  if (typeof named === "string" && named !== "") return named;
+  return step.template.layoutId || undefined;
+}
+
+/** A block layout with its `content` variable nodes as text of the mark, prepared as a step's document is (once per distinct body). */
+const markedDocument = cachedParser((body: string): MailyNode | undefined => {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  const mark = (node: unknown): unknown => {
+    if (node === null || typeof node !== "object" || Array.isArray(node)) return node;
+    const { type, attrs, content } = node as MailyNode;
+    if (type === "variable" && attrs?.["id"] === "content") return { type: "text", text: CONTENT_MARK };
+    return Array.isArray(content) ? { ...node, content: content.map(mark) } : node;
+  };
+  return mailyDocumentOf(JSON.stringify(mark(parsed)));
+});
+
+/** What of a rendered email goes into a layout: what its body holds, without a doctype or comments. */
+function emailBody(html: string): string {
+  const stripped = html.replace(/<!DOCTYPE[^>]*>/gi, "").replace(/<!--[\s\S]*?-->/g, "");
+  const open = /<body[^>]*>/i.exec(stripped);
+  const close = stripped.toLowerCase().lastIndexOf("</body>");
+  return open && close > open.index ? stripped.slice(open.index + open[0].length, close) : stripped;
+}
+
+/** The email's HTML placed into the layout at its `content` variable, the layout rendered with the run's variables. */
+export async function inLayout(layout: layoutsV1.EmailLayoutContent, email: string, render: Render): Promise<string> {
+  let wrapped: string;
+  if (layout.editorType === layoutsV1.EditorType.HTML) {
+    wrapped = render(layout.body.replace(CONTENT_VARIABLE, CONTENT_MARK));
+  } else {
+    const document = markedDocument(layout.body);
+    if (!document) throw new Error("the layout's block-editor document is not valid");
+    wrapped = await mailyHtml(renderMailyDocument(document, render));
+  }
+  return wrapped.split(CONTENT_MARK).join(emailBody(email));
+}

@@ -1,6 +1,6 @@
 import type { DescService } from "@bufbuild/protobuf";
 import { createClient, type Client, type Transport } from "@connectrpc/connect";
-import { contextsV1, Health, integrationsV1, messagesV1, subscribersV1, tenantsV1, topicsV1, triggersV1, workflowsV1 } from "@notify/proto";
+import { contextsV1, Health, layoutsV1, integrationsV1, messagesV1, subscribersV1, tenantsV1, topicsV1, triggersV1, workflowsV1 } from "@notify/proto";
 import { createRpcTransport } from "@notify/runtime";
 import type { GatewayConfig } from "./config.js";
 import { forgettingWrites } from "./forgetting.js";
@@ -31,10 +31,11 @@ export interface Clients {
   integrations: Client<typeof integrationsV1.IntegrationService>;
   topics: Client<typeof topicsV1.TopicService>;
   messages: Client<typeof messagesV1.MessageService>;
-  /** Served by the triggers process, as are tenants and contexts. */
+  /** Served by the triggers process, as are tenants, contexts and layouts. */
   workflows: Client<typeof workflowsV1.WorkflowService>;
   tenants: Client<typeof tenantsV1.TenantService>;
   contexts: Client<typeof contextsV1.ContextService>;
+  layouts: Client<typeof layoutsV1.LayoutService>;
   triggers: Client<typeof triggersV1.TriggerService>;
   batched: BatchedCalls;
 }
@@ -75,6 +76,7 @@ export function connectClients(
       workflows: clientOf(workflowsV1.WorkflowService, triggers.transport),
       tenants: clientOf(tenantsV1.TenantService, triggers.transport),
       contexts: clientOf(contextsV1.ContextService, triggers.transport),
+      layouts: clientOf(layoutsV1.LayoutService, triggers.transport),
       triggers: triggersClient,
       batched: {
         countUnseen: countUnseenBatched(messagesClient),

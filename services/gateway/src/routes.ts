@@ -173,6 +173,24 @@ import {
   workflowV2Response,
 } from "./mappers/workflows-v2.js";
 import { stepPreview, stepPreviewBody, stepPreviewResponse } from "./mappers/step-preview.js";
+import {
+  createLayoutBody,
+  contentOf,
+  duplicateLayoutBody,
+  layoutIdParam,
+  layoutListResponse,
+  layoutPreview,
+  layoutPreviewBody,
+  layoutPreviewResponse,
+  layoutResponse,
+  layoutToJson,
+  layoutUsageResponse,
+  layoutUsageToJson,
+  listLayoutsQuery,
+  listLayoutsRequestOf,
+  updateLayoutBody,
+  updateLayoutRequestOf,
+} from "./mappers/layouts.js";
 import { callInEnvironment, diffWorkflows, publishWorkflows, syncWorkflow } from "./workflow-environments.js";
 import {
   chatConnectionBody,
@@ -1160,6 +1178,90 @@ export const routes: Route[] = [
     handle: async ({ params, clients, call }) => {
       await clients.contexts.deleteContext(params, call);
     },
+  }),
+
+  // Layouts (Novu's v2 email layouts)
+  route({
+    method: "POST",
+    path: "/v2/layouts",
+    response: layoutResponse,
+    body: createLayoutBody,
+    handle: async ({ body, clients, call }) =>
+      layoutToJson(
+        await clients.layouts.createLayout({ identifier: body.layoutId, name: body.name, isTranslationEnabled: body.isTranslationEnabled ?? false }, call),
+      ),
+  }),
+  route({
+    method: "GET",
+    path: "/v2/layouts",
+    response: layoutListResponse,
+    query: listLayoutsQuery,
+    handle: async ({ query, clients, call }) => {
+      const reply = await clients.layouts.listLayouts(listLayoutsRequestOf(query), call);
+      return { layouts: reply.layouts.map((layout) => layoutToJson(layout, false)), totalCount: reply.totalCount };
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/v2/layouts/:layoutId",
+    response: layoutResponse,
+    params: layoutIdParam,
+    handle: async ({ params, clients, call }) => layoutToJson(await clients.layouts.getLayout(params, call)),
+  }),
+  route({
+    method: "PUT",
+    path: "/v2/layouts/:layoutId",
+    response: layoutResponse,
+    params: layoutIdParam,
+    body: updateLayoutBody,
+    handle: async ({ params, body, clients, call }) => layoutToJson(await clients.layouts.updateLayout(updateLayoutRequestOf(params.layoutId, body), call)),
+  }),
+  route({
+    method: "DELETE",
+    path: "/v2/layouts/:layoutId",
+    status: 204,
+    params: layoutIdParam,
+    handle: async ({ params, clients, call }) => {
+      await clients.layouts.deleteLayout(params, call);
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/v2/layouts/:layoutId/duplicate",
+    response: layoutResponse,
+    params: layoutIdParam,
+    body: duplicateLayoutBody,
+    handle: async ({ params, body, clients, call }) =>
+      layoutToJson(
+        await clients.layouts.duplicateLayout(
+          {
+            layoutId: params.layoutId,
+            name: body.name,
+            isTranslationEnabled: body.isTranslationEnabled ?? false,
+            ...(body.layoutId ? { identifier: body.layoutId } : {}),
+          },
+          call,
+        ),
+      ),
+  }),
+  route({
+    method: "POST",
+    path: "/v2/layouts/:layoutId/preview",
+    response: layoutPreviewResponse,
+    params: layoutIdParam,
+    body: layoutPreviewBody,
+    handle: async ({ params, body, clients, call }) => {
+      const layout = await clients.layouts.getLayout(params, call);
+      const given = body.controlValues?.email;
+      return layoutPreview(given ? contentOf(given) : layout.email, body.previewPayload?.subscriber ?? {});
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/v2/layouts/:layoutId/usage",
+    response: layoutUsageResponse,
+    params: layoutIdParam,
+    handle: async ({ params, clients, call }) => layoutUsageToJson(await clients.layouts.getLayoutUsage(params, call)),
   }),
 
   // Integrations

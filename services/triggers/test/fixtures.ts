@@ -1,5 +1,5 @@
 import { Code, createClient } from "@connectrpc/connect";
-import { contextsV1, tenantsV1, workflowsV1 } from "@notify/proto";
+import { contextsV1, layoutsV1, tenantsV1, workflowsV1 } from "@notify/proto";
 import { CHANGE_SUBJECTS, announcer, createFollowedCache, createLogger, type Pool } from "@notify/runtime";
 import { openTestDatabase, type DatabaseFixture } from "@notify/testing";
 export { callAs, newScope, rpcError } from "@notify/testing";
@@ -35,6 +35,7 @@ export function inMemoryClients(pool: Pool) {
     workflows: createClient(workflowsV1.WorkflowService, transport),
     tenants: createClient(tenantsV1.TenantService, transport),
     contexts: createClient(contextsV1.ContextService, transport),
+    layouts: createClient(layoutsV1.LayoutService, transport),
   };
 }
 

@@ -1,4 +1,5 @@
-import { layoutsV1 } from "@notify/proto";
+import { layoutsV1, workflowsV1 } from "@notify/proto";
+import { templateVariables } from "@notify/templates";
 import type { FieldErrors } from "@notify/runtime";
 
 const { EditorType } = layoutsV1;
@@ -11,6 +12,9 @@ export const MAX_IDENTIFIER = 255;
 export const MAX_BODY = 512 * 1024;
 
 const CONTENT_VARIABLE = /\{\{\s*content\s*\}\}/;
+
+/** What a layout may read, as in Novu: it wraps every email of every workflow, so nothing of one trigger's payload or steps. */
+const LAYOUT_ROOTS = new Set(["subscriber", "context", "env", "content"]);
 
 type Node = { type?: unknown; attrs?: { id?: unknown }; content?: unknown };
 
@@ -52,11 +56,23 @@ export function contentErrors(content: layoutsV1.EmailLayoutContent): FieldError
   if (content.body.length > MAX_BODY) return refuse(`The layout body must be at most ${MAX_BODY} characters`);
   if (content.editorType === EditorType.HTML) {
     if (!isHtmlDocument(content.body)) return refuse("Content must be a valid HTML content");
-    return CONTENT_VARIABLE.test(content.body) ? {} : refuse('The layout body should contain the "content" variable');
+    return CONTENT_VARIABLE.test(content.body) ? variableErrors(content.body, refuse) : refuse('The layout body should contain the "content" variable');
   }
   const document = mailyDocument(content.body);
   if (!document) return refuse("Content must be a valid Maily JSON content");
-  return holdsContentVariable(document) ? {} : refuse('The layout body should contain the "content" variable');
+  return holdsContentVariable(document) ? variableErrors(content.body, refuse) : refuse('The layout body should contain the "content" variable');
+}
+
+/** A layout's liquid must parse, and read only what every email it wraps has. */
+function variableErrors(body: string, refuse: (message: string) => FieldErrors): FieldErrors {
+  let variables: string[];
+  try {
+    variables = templateVariables(body, workflowsV1.TemplateEngine.LIQUID);
+  } catch (error) {
+    return refuse(`body is not a valid template: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const unsupported = variables.find((variable) => !LAYOUT_ROOTS.has(variable.split(".")[0]!));
+  return unsupported === undefined ? {} : refuse(`Variable "${unsupported}" is not supported`);
 }
 
 /** What a new layout holds until it is given content: a block document of the `content` variable alone, as Novu starts one. */

@@ -2,6 +2,7 @@ import type { SubscriberSession } from "./sessions.js";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
 import { type integrationsV1, messagesV1, subscribersV1 } from "@notify/proto";
+import { stepLayoutId } from "@notify/templates";
 import { z } from "zod";
 import { HttpError } from "./errors.js";
 import { cursorPage, offsetPage, offsetPageText, cursorPageResponse, offsetPageResponse } from "./mappers/common.js";
@@ -1034,7 +1035,10 @@ export const routes: Route[] = [
       const workflow = await clients.workflows.getWorkflow({ key: { case: "any", value: params.workflowId } }, call);
       const step = stepOf(workflow, params.stepId);
       const previewed = body.controlValues ? stepWithControlValues(step, body.controlValues) : step;
-      return stepPreview(previewed, body.previewPayload ?? {}, workflow.templateEngine);
+      // An email is previewed in its layout, as it would be sent without overrides.
+      const layoutId = stepLayoutId(previewed, workflow.templateEngine, {});
+      const layout = layoutId === undefined ? undefined : (await clients.layouts.getLayout({ layoutId }, call)).email;
+      return stepPreview(previewed, body.previewPayload ?? {}, workflow.templateEngine, layout);
     },
   }),
   route({

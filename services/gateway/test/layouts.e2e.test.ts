@@ -152,6 +152,17 @@ describe("email layouts (Novu's /v2/layouts)", () => {
     expect(layoutIdOf(workflow)).toBe("send-html");
     expect((await novu.layouts.usage("send-html", undefined, once)).result.workflows).toEqual([{ name: "Layout receipt", workflowId: "layout-receipt" }]);
 
+    // A preview shows the email in its layout, as a send would.
+    const preview = await novu.workflows.steps.generatePreview(
+      {
+        workflowId: "layout-receipt",
+        stepId: "mail",
+        generatePreviewRequestDto: { previewPayload: { subscriber: { firstName: "Cy" }, payload: { order: "P-1" } } },
+      },
+      once,
+    );
+    expect((preview.result.result.preview as { body: string }).body).toMatch(/<h1>Dear Cy<\/h1>\s*<p>Order P-1 shipped<\/p>\s*<p>Acme Inc/);
+
     await stack.request("POST", "/v1/subscribers", { subscriberId: "layout-ada", firstName: "Ada", lastName: "Lovelace", email: "layout-ada@example.com" });
 
     await trigger("layout-receipt", "layout-ada", "layout-t1");

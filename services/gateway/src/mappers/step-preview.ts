@@ -1,4 +1,4 @@
-import { workflowsV1 } from "@notify/proto";
+import { type layoutsV1, workflowsV1 } from "@notify/proto";
 import { renderEmailBody } from "@notify/providers";
 import { STEP_TYPES, StepType, stepTypeName, type StepTypeName } from "@notify/runtime";
 import {
@@ -145,7 +145,7 @@ function inAppPreview(template: workflowsV1.MessageTemplate, render: Render) {
 }
 
 /** The step's content rendered as a send of it would render it, in Novu's per-channel preview shape. */
-async function channelPreview(step: workflowsV1.Step, render: Render): Promise<Record<string, unknown>> {
+async function channelPreview(step: workflowsV1.Step, render: Render, layout: layoutsV1.EmailLayoutContent | undefined): Promise<Record<string, unknown>> {
   const template = step.template;
   if (!template) return {};
   switch (template.type) {
@@ -156,7 +156,7 @@ async function channelPreview(step: workflowsV1.Step, render: Render): Promise<R
       const content = rendered.content;
       const body =
         content.case === "maily" || content.case === "text"
-          ? await emailHtml(template, content, render)
+          ? await emailHtml(template, content, render, layout)
           : renderEmailBody(content.case === "blocks" ? content.value : "").html;
       return { subject: rendered.subject ?? "", body };
     }
@@ -184,10 +184,10 @@ function previewError(error: unknown) {
 
 /**
  * Novu's GeneratePreviewResponseDto for one step: its content rendered with the preview payload,
- * and that payload with examples of what the templates read. A template that does not render is
- * not a failed request: the preview is empty and says why, as Novu's is.
+ * and that payload with examples of what the templates read; an email in its layout. A template
+ * that does not render is not a failed request: the preview is empty and says why, as Novu's is.
  */
-export async function stepPreview(step: workflowsV1.Step, given: PreviewPayload, engine: workflowsV1.TemplateEngine) {
+export async function stepPreview(step: workflowsV1.Step, given: PreviewPayload, engine: workflowsV1.TemplateEngine, layout?: layoutsV1.EmailLayoutContent) {
   const example = examplePayload(step, given, engine);
   const render = renderer(engine, {
     payload: example.payload ?? {},
@@ -199,7 +199,7 @@ export async function stepPreview(step: workflowsV1.Step, given: PreviewPayload,
   // The catalogue keeps no step without a type; were there one, Novu's answer for what it cannot preview.
   if (type === undefined) return { result: { preview: {} }, previewPayloadExample: example };
   try {
-    return { result: { type, preview: await channelPreview(step, render) }, previewPayloadExample: example };
+    return { result: { type, preview: await channelPreview(step, render, layout) }, previewPayloadExample: example };
   } catch (error) {
     return { result: { type, preview: {}, error: previewError(error) }, previewPayloadExample: example };
   }

@@ -1,6 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { workflowsV1 } from "@notify/proto";
 import { scopeHeaders } from "@notify/runtime";
+import { stepLayoutId } from "@notify/templates";
 import type { Clients } from "./clients.js";
 import { HttpError, httpErrorFromRpc, isCode } from "./errors.js";
 import { MAX_PUBLISHED, parentIdOf } from "./mappers/environments.js";
@@ -27,7 +28,7 @@ export async function syncWorkflow(input: RouteInput<{ workflowId: string }, unk
   const { params, body, scope, clients, call } = input;
   if (body.targetEnvironmentId === scope.environmentId) throw new HttpError(400, "Cannot sync workflow to the same environment");
   const source = await clients.workflows.getWorkflow({ key: { case: "any", value: params.workflowId } }, call);
-  return (await syncInto(source, clients, await callInEnvironment(input, body.targetEnvironmentId), false)).workflow!;
+  return (await syncInto(source, clients, call, await callInEnvironment(input, body.targetEnvironmentId), false)).workflow!;
 }
 
 /** The target's workflow with the source's trigger identifier, if it has one. */
@@ -40,11 +41,40 @@ async function counterpartOf(source: workflowsV1.Workflow, clients: Clients, tar
   }
 }
 
-/** Copies `source` over its counterpart in the target, or creates it there; a dry run only says which it would do. */
-async function syncInto(source: workflowsV1.Workflow, clients: Clients, targetCall: RouteCall, dryRun: boolean) {
+/**
+ * Copies the layouts the workflow's email steps name into the target, by identifier: over the
+ * target's layout of that identifier, else as a new one (the target's default stays its own).
+ */
+async function syncLayouts(source: workflowsV1.Workflow, clients: Clients, sourceCall: RouteCall, targetCall: RouteCall): Promise<void> {
+  const named = new Set(source.steps.flatMap((step) => stepLayoutId(step, source.templateEngine, {}) ?? []));
+  for (const layoutId of named) {
+    const layout = await clients.layouts.getLayout({ layoutId }, sourceCall);
+    try {
+      await clients.layouts.createLayout({ identifier: layout.identifier, name: layout.name, isTranslationEnabled: layout.isTranslationEnabled }, targetCall);
+    } catch (error) {
+      if (!isCode(error, Code.AlreadyExists)) throw error;
+    }
+    await clients.layouts.updateLayout(
+      {
+        layoutId: layout.identifier,
+        name: layout.name,
+        isTranslationEnabled: layout.isTranslationEnabled,
+        content: layout.email ? { case: "email", value: layout.email } : { case: "clearContent", value: true },
+      },
+      targetCall,
+    );
+  }
+}
+
+/**
+ * Copies `source` over its counterpart in the target, or creates it there, with the layouts it
+ * names; a dry run only says which it would do.
+ */
+async function syncInto(source: workflowsV1.Workflow, clients: Clients, sourceCall: RouteCall, targetCall: RouteCall, dryRun: boolean) {
   const target = await counterpartOf(source, clients, targetCall);
   const action = target ? ("updated" as const) : ("created" as const);
   if (dryRun) return { action, workflow: undefined };
+  await syncLayouts(source, clients, sourceCall, targetCall);
   const synced = syncedWorkflowOf(source, target);
   const workflow = target
     ? await clients.workflows.updateWorkflow(synced.update, targetCall)
@@ -119,7 +149,7 @@ export async function publishWorkflows(
   for (const workflow of await workflowsOf(input.clients, calls.source)) {
     if (wanted && !wanted.has(workflow.id) && !wanted.has(workflow.identifier)) continue;
     try {
-      outcome.successful.push({ workflow, action: (await syncInto(workflow, input.clients, calls.target, request.dryRun)).action });
+      outcome.successful.push({ workflow, action: (await syncInto(workflow, input.clients, calls.source, calls.target, request.dryRun)).action });
     } catch (error) {
       // A refused copy (a 4xx) is the workflow's; anything else stops the publish.
       if (!(error instanceof ConnectError) || httpErrorFromRpc(error).status >= 500) throw error;

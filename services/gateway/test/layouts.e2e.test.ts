@@ -1,6 +1,6 @@
 import { Novu } from "@novu/api";
 import * as errors from "@novu/api/models/errors/index.js";
-import { startSmtpSink, type SmtpSink } from "@notify/testing";
+import { eventually, startSmtpSink, type SmtpSink } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createIntegration, delivered, settledMessage } from "./delivery-helpers.js";
 import { failureOf, once } from "./sdk3-helpers.js";
@@ -224,5 +224,66 @@ describe("email layouts (Novu's /v2/layouts)", () => {
     const mail = await mailTo("layout-bo@example.com", "layout-u1");
     expect(mail).toContain("<p>Plain layout-u1</p>");
     expect(mail).not.toContain("Soon gone");
+  }, 60_000);
+
+  it("publishes a workflow to another environment with the layouts it names, and sends from there in them", async () => {
+    await novu.layouts.create({ layoutId: "published-brand", name: "Published brand" }, undefined, once);
+    await novu.layouts.update(
+      { name: "Published brand", controlValues: { email: { body: htmlLayout("Welcome"), editorType: "html" } } },
+      "published-brand",
+      undefined,
+      once,
+    );
+    await novu.workflows.create(
+      {
+        name: "Published receipt",
+        workflowId: "published-receipt",
+        active: true,
+        steps: [
+          {
+            name: "Mail",
+            type: "email",
+            controlValues: { subject: "{{ payload.order }}", body: "<p>Sent {{ payload.order }}</p>", layoutId: "published-brand" },
+          },
+        ],
+      },
+      undefined,
+      once,
+    );
+    const production = (await novu.environments.create({ name: "Layouts production", color: "#222222" }, undefined, once)).result;
+    const published = await novu.environments.publish(
+      { resources: [{ resourceType: "REGULAR", resourceId: "published-receipt" }] },
+      production.id,
+      undefined,
+      once,
+    );
+    expect(published.result.summary.failed).toBe(0);
+
+    const there = new Novu({ secretKey: production.apiKeys![0]!.key, serverURL: stack.url });
+    const layout = (await there.layouts.retrieve("published-brand", undefined, once)).result;
+    // The target's first layout becomes its default there; its content is the source's.
+    expect(layout).toMatchObject({
+      name: "Published brand",
+      isDefault: true,
+      controls: { values: { email: { body: htmlLayout("Welcome"), editorType: "html" } } },
+    });
+    expect(layoutIdOf((await there.workflows.get("published-receipt", undefined, undefined, once)).result)).toBe("published-brand");
+
+    await there.integrations.create(
+      {
+        providerId: "nodemailer",
+        channel: "email",
+        identifier: "layouts-smtp-production",
+        active: true,
+        credentials: { host: "localhost", port: String(sink.port), secure: false, ignoreTls: true, from: "notify@example.com" },
+      },
+      undefined,
+      once,
+    );
+    await there.subscribers.create({ subscriberId: "layout-cy", firstName: "Cy", email: "layout-cy@example.com" }, undefined, undefined, once);
+    await there.trigger({ workflowId: "published-receipt", to: "layout-cy", payload: { order: "layout-p1" }, transactionId: "layout-p1" }, undefined, once);
+    await eventually(async () => sink.received.find((received) => received.mail.subject === "layout-p1"), 20_000);
+    const mail = String(sink.received.find((received) => received.mail.subject === "layout-p1")!.mail.html);
+    expect(mail).toMatch(/<h1>Welcome Cy<\/h1>\s*<p>Sent layout-p1<\/p>\s*<p>Acme Inc/);
   }, 60_000);
 });

@@ -362,7 +362,7 @@ export function patchWorkflowV2RequestOf(
 /**
  * The workflow, as it is, for another environment: its trigger identifier kept, step ids of the
  * target's steps with the same stepId kept, and what only the source environment has (feeds,
- * layouts, its notification group) left out.
+ * its notification group) left out. Layouts are named by identifier, and travel with it.
  */
 export function syncedWorkflowOf(
   source: workflowsV1.Workflow,
@@ -375,7 +375,6 @@ export function syncedWorkflowOf(
     copy.uuid = "";
     for (const template of [copy.template, ...copy.variants.map((variant) => variant.template)]) {
       delete template?.feedId;
-      delete template?.layoutId;
     }
     return copy;
   });

@@ -9,8 +9,6 @@ import { flag, oneOf, text } from "./workflows.js";
 const { EditorType, LayoutOrder } = layoutsV1;
 
 const EDITOR_TYPES = ["html", "block"] as const;
-/** A layout's body: a whole HTML document or a block document, bounded as the service bounds it. */
-const MAX_BODY = 512 * 1024;
 
 // Requests
 
@@ -24,8 +22,9 @@ export const createLayoutBody = z.object({
   __source: z.string().max(64).optional(),
 });
 
+/** The body is bounded by the layouts service, which knows what a trigger can carry. */
 const emailControlValues = z.object({
-  body: text("body", MAX_BODY),
+  body: z.string({ error: "body must be a string" }),
   editorType: oneOf("editorType", EDITOR_TYPES).default("block"),
 });
 

@@ -8,8 +8,8 @@ const { EditorType } = layoutsV1;
 export const MAX_LAYOUTS = 100;
 export const MAX_NAME = 128;
 export const MAX_IDENTIFIER = 255;
-/** A layout is one email's HTML or block document: bounded like a template. */
-export const MAX_BODY = 512 * 1024;
+/** A layout travels in every trigger job that names it, which must stay well under a stream message. */
+export const MAX_BODY = 256 * 1024;
 
 const CONTENT_VARIABLE = /\{\{\s*content\s*\}\}/;
 

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import type { JsonObject } from "@bufbuild/protobuf";
 import { commonV1, layoutsV1, workflowsV1 } from "@notify/proto";
 import { cachedParser } from "./cache.js";
 import { mailyDocumentOf, mailyHtml, renderMailyDocument, type MailyNode } from "./maily.js";
@@ -12,10 +12,11 @@ import type { Render } from "./render.js";
 const CONTENT_MARK = `notifylayoutcontent${randomBytes(12).toString("hex")}`;
 const CONTENT_VARIABLE = /\{\{\s*content\s*\}\}/g;
 
-const objectAt = (value: JsonValue | undefined, key: string): JsonObject | undefined => {
-  const found = value !== null && typeof value === "object" && !Array.isArray(value) ? value[key] : undefined;
-  return found !== null && typeof found === "object" && !Array.isArray(found) ? found : undefined;
-};
+/** The object at `key` of a JSON object (a trigger's overrides, say); {} when it is absent or not an object. */
+export function objectAt(source: Record<string, unknown>, key: string): Record<string, unknown> {
+  const value = Object.hasOwn(source, key) ? source[key] : undefined;
+  return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
 
 /**
  * The layout an email step of a v2 workflow is sent in, as Novu picks it: the trigger's
@@ -28,8 +29,8 @@ export function stepLayoutId(step: workflowsV1.Step, engine: workflowsV1.Templat
   if (engine !== workflowsV1.TemplateEngine.LIQUID || step.template?.type !== commonV1.StepType.EMAIL) return undefined;
   const steps = objectAt(overrides, "steps");
   const named = [
-    objectAt(steps, step.stepId ?? "")?.["layoutId"] ?? objectAt(steps, step.id)?.["layoutId"],
-    objectAt(objectAt(overrides, "channels"), "email")?.["layoutId"],
+    objectAt(steps, step.stepId ?? "")["layoutId"] ?? objectAt(steps, step.id)["layoutId"],
+    objectAt(objectAt(overrides, "channels"), "email")["layoutId"],
     overrides["layoutIdentifier"],
   ].find((value) => value !== undefined);
   if (named === null) return undefined;

@@ -1,8 +1,7 @@
 import { clone, create, type JsonObject } from "@bufbuild/protobuf";
 import { deliveriesV1, messagesV1, type integrationsV1, type layoutsV1, type subscribersV1, type triggersV1, type workflowsV1 } from "@notify/proto";
 import { CHANNEL_NAMES, CHAT_PROVIDER_IDS, Channel, PUSH_PROVIDER_IDS, Severity, severityNamed, StepType, stepChannel } from "@notify/runtime";
-import { emailHtml, renderContent, renderCta, renderJson, stepLayoutId, type Render } from "@notify/templates";
-import { objectAt } from "./filters.js";
+import { emailHtml, objectAt, renderContent, renderCta, renderJson, stepLayoutId, type Render } from "@notify/templates";
 
 export type NewMessage = messagesV1.NewMessage;
 const { MessageStatus, NewMessageSchema, EmailBlocksSchema, MessageCtaSchema } = messagesV1;

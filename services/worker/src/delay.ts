@@ -1,6 +1,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { workflowsV1 } from "@notify/proto";
-import { objectAt, valueAtPath } from "./filters.js";
+import { objectAt } from "@notify/templates";
+import { valueAtPath } from "./filters.js";
 
 const UNIT_MS: Record<string, number> = {
   seconds: 1_000,

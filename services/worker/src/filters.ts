@@ -51,12 +51,6 @@ export function valueAtPath(source: unknown, path: string): unknown {
   return current;
 }
 
-/** The object at `key` of a JSON object; {} when it is absent or not an object. */
-export function objectAt(source: Record<string, unknown>, key: string): Record<string, unknown> {
-  const value = Object.hasOwn(source, key) ? source[key] : undefined;
-  return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-}
-
 /** A list operand: a JSON array, or comma-separated items. */
 function listOf(value: string): string[] {
   const trimmed = value.trim();

@@ -1,0 +1,68 @@
+import { create } from "@bufbuild/protobuf";
+import { commonV1, layoutsV1, workflowsV1 } from "@notify/proto";
+import { describe, expect, it } from "vitest";
+import { emailHtml } from "../src/email.js";
+import { stepLayoutId } from "../src/layouts.js";
+import { renderer } from "../src/render.js";
+
+const { HANDLEBARS, LIQUID } = workflowsV1.TemplateEngine;
+
+const step = (type: commonV1.StepType, layoutId?: string) =>
+  create(workflowsV1.StepSchema, { id: "0123456789abcdef01234567", stepId: "mail", template: { type, ...(layoutId ? { layoutId } : {}) } });
+
+describe("the layout an email step is sent in", () => {
+  const mail = step(commonV1.StepType.EMAIL, "own");
+
+  it("is the step's own unless the trigger's overrides name another, the step's override first", () => {
+    expect(stepLayoutId(mail, LIQUID, {})).toBe("own");
+    expect(stepLayoutId(step(commonV1.StepType.EMAIL), LIQUID, {})).toBeUndefined();
+    expect(stepLayoutId(mail, LIQUID, { layoutIdentifier: "old" })).toBe("old");
+    expect(stepLayoutId(mail, LIQUID, { layoutIdentifier: "old", channels: { email: { layoutId: "channel" } } })).toBe("channel");
+    const all = { layoutIdentifier: "old", channels: { email: { layoutId: "channel" } }, steps: { mail: { layoutId: "step" } } };
+    expect(stepLayoutId(mail, LIQUID, all)).toBe("step");
+    // A step is named by its stepId or its _id.
+    expect(stepLayoutId(mail, LIQUID, { steps: { "0123456789abcdef01234567": { layoutId: "by-id" } } })).toBe("by-id");
+  });
+
+  it("is none when the first override that is set says null, and for steps that are not emails of a v2 workflow", () => {
+    expect(stepLayoutId(mail, LIQUID, { channels: { email: { layoutId: null } }, layoutIdentifier: "old" })).toBeUndefined();
+    expect(stepLayoutId(mail, LIQUID, { steps: { mail: { layoutId: "step" } }, channels: { email: { layoutId: null } } })).toBe("step");
+    expect(stepLayoutId(mail, HANDLEBARS, { layoutIdentifier: "old" })).toBeUndefined();
+    expect(stepLayoutId(step(commonV1.StepType.IN_APP, "own"), LIQUID, {})).toBeUndefined();
+  });
+});
+
+describe("an email in its layout", () => {
+  const template = create(workflowsV1.MessageTemplateSchema, { type: commonV1.StepType.EMAIL });
+  const render = () => renderer(LIQUID, { payload: {}, subscriber: { firstName: "<b>Ada</b>" } });
+  const html = (body: string) => create(layoutsV1.EmailLayoutContentSchema, { body, editorType: layoutsV1.EditorType.HTML });
+
+  it("goes where the layout's content variable is, as it is, once the layout rendered; only what the email's body holds", async () => {
+    const email = "<!DOCTYPE html><html><head><title>t</title></head><body><!-- c --><p>{{ subscriber.firstName }} &amp; co</p></body></html>";
+    const layout = html("<html><body><h1>{{ subscriber.firstName }}</h1>{{ content }}<footer>f</footer></body></html>");
+    const unsanitized = create(workflowsV1.MessageTemplateSchema, { type: commonV1.StepType.EMAIL, disableOutputSanitization: true });
+    // The email's text is not rendered again: its own braces stay braces.
+    expect(await emailHtml(unsanitized, { case: "text", value: email }, render(), layout)).toBe(
+      "<html><body><h1><b>Ada</b></h1><p>{{ subscriber.firstName }} &amp; co</p><footer>f</footer></body></html>",
+    );
+  });
+
+  it("is sanitized as a whole, layout included", async () => {
+    const layout = html("<html><body><script>steal()</script>{{content}}<img src=x onerror=steal()></body></html>");
+    expect(await emailHtml(template, { case: "text", value: "<p>Hi</p>" }, render(), layout)).toBe('<p>Hi</p><img src="x" />');
+  });
+
+  it("goes into a block-editor layout at its content variable node", async () => {
+    const body = JSON.stringify({
+      type: "doc",
+      content: [
+        { type: "paragraph", content: [{ type: "text", text: "Top" }] },
+        { type: "paragraph", content: [{ type: "variable", attrs: { id: "content" } }] },
+        { type: "paragraph", content: [{ type: "text", text: "Bottom for {{ subscriber.firstName }}" }] },
+      ],
+    });
+    const layout = create(layoutsV1.EmailLayoutContentSchema, { body, editorType: layoutsV1.EditorType.BLOCK });
+    const sent = await emailHtml(template, { case: "text", value: "<p>Middle</p>" }, render(), layout);
+    expect(sent).toMatch(/Top[\s\S]*<p>Middle<\/p>[\s\S]*Bottom for &lt;b&gt;Ada&lt;\/b&gt;/);
+  });
+});

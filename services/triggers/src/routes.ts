@@ -2,6 +2,7 @@ import { contextsV1, layoutsV1, tenantsV1, triggersV1, workflowsV1 } from "@noti
 import { announcingWrites, ChangeKind, type Announce, type FollowedCache, type Logger, type Pool, type ServiceRegistry } from "@notify/runtime";
 import { createContextService } from "./contexts/service.js";
 import { createLayoutService } from "./layouts/service.js";
+import { createLegacyLayoutService } from "./legacy-layouts/service.js";
 import { createTenantService } from "./tenants/service.js";
 import { createTriggerService } from "./triggers/service.js";
 import { createWorkflowService } from "./workflows/service.js";
@@ -32,6 +33,7 @@ export function routes(deps: RouteDeps) {
       layoutsV1.LayoutService,
       announcingWrites(layoutsV1.LayoutService, createLayoutService(deps), { [ChangeKind.WORKFLOWS]: deps.announceWorkflows }),
     );
+    router.service(layoutsV1.LegacyLayoutService, createLegacyLayoutService(deps));
     router.service(triggersV1.TriggerService, createTriggerService(deps));
   };
 }

@@ -36,6 +36,7 @@ export function inMemoryClients(pool: Pool) {
     tenants: createClient(tenantsV1.TenantService, transport),
     contexts: createClient(contextsV1.ContextService, transport),
     layouts: createClient(layoutsV1.LayoutService, transport),
+    legacyLayouts: createClient(layoutsV1.LegacyLayoutService, transport),
   };
 }
 

@@ -132,4 +132,32 @@ describe("LayoutService", () => {
     // A layout named but missing travels as nothing: the worker fails that step.
     expect(layoutsOf).toEqual({ own: ["step-layout"], overridden: ["override-layout"], none: [], missing: [] });
   });
+
+  it("binds a v1 email step saved without a legacy layout to the default of that moment, and keeps it through an update that names none", async () => {
+    const call = callAs(newScope());
+    const v1 = workflowsV1.TemplateEngine.HANDLEBARS;
+    // No default yet: nothing to bind.
+    expect((await clients.workflows.createWorkflow(emailWorkflow("Before", undefined, v1), call)).steps[0]!.template?.layoutId).toBeUndefined();
+    const first = await clients.legacyLayouts.createLegacyLayout(
+      { identifier: "first", name: "First", content: "<div>{{{body}}}</div>", isDefault: true },
+      call,
+    );
+    const workflow = await clients.workflows.createWorkflow(emailWorkflow("Bound", undefined, v1), call);
+    expect(workflow.steps[0]!.template?.layoutId).toBe(first.id);
+
+    const second = await clients.legacyLayouts.createLegacyLayout(
+      { identifier: "second", name: "Second", content: "<p>{{{body}}}</p>", isDefault: true },
+      call,
+    );
+    expect((await clients.legacyLayouts.getLegacyLayout({ layoutId: first.id }, call)).isDefault).toBe(false);
+    const step = workflow.steps[0]!;
+    const updated = await clients.workflows.updateWorkflow(
+      { workflowId: workflow.id, steps: { steps: [{ ...step, template: { ...step.template!, layoutId: "", subject: "changed" } }] } },
+      call,
+    );
+    expect(updated.steps[0]!.template).toMatchObject({ layoutId: first.id, subject: "changed" });
+    // A v2 workflow's steps are never bound to a legacy layout.
+    expect((await clients.workflows.createWorkflow(emailWorkflow("V2", undefined), call)).steps[0]!.template?.layoutId).toBeUndefined();
+    expect(second.isDefault).toBe(true);
+  });
 });

@@ -138,8 +138,8 @@ export async function deleteLayout(db: Queryable, environmentId: string, id: str
   await db.query("DELETE FROM triggers.layouts WHERE environment_id = $1 AND id = $2", [environmentId, id]);
 }
 
-/** Live workflows with a step whose template names the layout, as their email steps do. */
-const NAMES_LAYOUT = `jsonb_path_exists(steps, '$[*].template ? (@.layoutId == $layout)', jsonb_build_object('layout', $2::text))`;
+/** Live workflows with a step whose template names the layout (its key in $2), as their email steps do. */
+export const NAMES_LAYOUT = `jsonb_path_exists(steps, '$[*].template ? (@.layoutId == $layout)', jsonb_build_object('layout', $2::text))`;
 
 /** The email steps that name the layout stop naming it. */
 export async function unsetStepLayouts(db: Queryable, environmentId: string, identifier: string): Promise<void> {

@@ -3,8 +3,7 @@ import { create, toBinary, type JsonObject } from "@bufbuild/protobuf";
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, type ServiceImpl } from "@connectrpc/connect";
-import { type layoutsV1, triggersV1, workflowsV1 } from "@notify/proto";
-import { stepLayoutId } from "@notify/templates";
+import { triggersV1, workflowsV1 } from "@notify/proto";
 import {
   contextKeyOf,
   currentOrigin,
@@ -19,8 +18,7 @@ import {
   type Queryable,
 } from "@notify/runtime";
 import { contextsRefusal } from "../contexts/rules.js";
-import { layoutFromRow } from "../layouts/mapping.js";
-import { selectLayoutsByKeys } from "../layouts/store.js";
+import { batchLayouts } from "../layouts/batch.js";
 import { selectTenantsByIdentifiers } from "../tenants/store.js";
 import { workflowFromRow } from "../workflows/mapping.js";
 import { payloadErrorMessage, payloadErrors } from "../workflows/payload-schema.js";
@@ -210,16 +208,7 @@ export function createTriggerService({ pool, jobSubject, workflowsByIdentifier }
       );
 
       // Layouts once per key for the batch: a job carries those its email steps are sent in.
-      const layoutKeys = events.map((event) => {
-        const workflow = workflows.get(event.name);
-        const overrides = (event.overrides ?? {}) as JsonObject;
-        const keys = (workflow?.steps ?? []).map((step) => stepLayoutId(step, workflow!.templateEngine, overrides));
-        return [...new Set(keys.filter((key) => key !== undefined))];
-      });
-      const namedLayouts = [...new Set(layoutKeys.flat())];
-      const layouts = (namedLayouts.length > 0 ? await selectLayoutsByKeys(pool, scope.environmentId, namedLayouts) : []).map(layoutFromRow);
-      const layoutsNamed = (keys: readonly string[]): layoutsV1.Layout[] =>
-        layouts.filter((layout) => keys.includes(layout.identifier) || keys.includes(layout.id));
+      const layouts = await batchLayouts(pool, scope.environmentId, events, workflows);
 
       const decisions: Decision[] = events.map((event, index) => {
         const contextRefused = contextRefusals[index];
@@ -281,7 +270,7 @@ export function createTriggerService({ pool, jobSubject, workflowsByIdentifier }
               event: { ...event, transactionId, to: valid, origin: {}, context: [] },
               ...(tenant ? { tenant } : {}),
               contexts: event.context.map(({ type, id }) => ({ type, id, data: contexts.get(contextKeyOf({ type, id }))?.data ?? {} })),
-              layouts: layoutsNamed(layoutKeys[index]!),
+              ...layouts[index]!,
             }),
           ),
           workflowFieldOf(workflow),

@@ -23,6 +23,7 @@ import {
   type Scope,
 } from "@notify/runtime";
 import { nameStepLayouts } from "../layouts/service.js";
+import { bindLegacyLayouts } from "../legacy-layouts/service.js";
 import type { RouteDeps } from "../routes.js";
 import {
   activeWorkflowFromRow,
@@ -202,6 +203,7 @@ export function createWorkflowService({ pool }: Pick<RouteDeps, "pool">): Servic
       const steps = prepareSteps(request.steps, request.templateEngine);
       throwIfAny({ ...steps.errors, ...(await referenceErrors(pool, scope.environmentId, request.notificationGroupId, steps.stored)) });
       await nameStepLayouts(pool, scope.environmentId, steps.stored, request.templateEngine);
+      await bindLegacyLayouts(pool, scope.environmentId, steps.stored, request.templateEngine);
       const active = request.active ?? false;
       const preferences = request.preferences ? mergedPreferences(request.preferences) : undefined;
       const columns: store.WorkflowColumns = {
@@ -286,6 +288,7 @@ export function createWorkflowService({ pool }: Pick<RouteDeps, "pool">): Servic
           ...(await referenceErrors(tx, scope.environmentId, request.notificationGroupId, steps?.stored ?? [])),
         });
         await nameStepLayouts(tx, scope.environmentId, steps?.stored ?? [], engine);
+        await bindLegacyLayouts(tx, scope.environmentId, steps?.stored ?? [], engine, stepsFromJson(existing.steps));
         const identifier = request.identifier ?? existing.trigger_identifier;
         changing(context, identifier);
         const preferences = request.preferences ? mergedPreferences(request.preferences) : undefined;

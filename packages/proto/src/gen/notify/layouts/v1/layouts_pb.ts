@@ -4,8 +4,8 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { Timestamp, Value } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import { file_notify_common_v1_options } from "../../common/v1/options_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file notify/layouts/v1/layouts.proto.
  */
 export const file_notify_layouts_v1_layouts: GenFile = /*@__PURE__*/
-  fileDesc("Ch9ub3RpZnkvbGF5b3V0cy92MS9sYXlvdXRzLnByb3RvEhFub3RpZnkubGF5b3V0cy52MSJWChJFbWFpbExheW91dENvbnRlbnQSDAoEYm9keRgBIAEoCRIyCgtlZGl0b3JfdHlwZRgCIAEoDjIdLm5vdGlmeS5sYXlvdXRzLnYxLkVkaXRvclR5cGUinQIKBkxheW91dBIKCgJpZBgBIAEoCRISCgppZGVudGlmaWVyGAIgASgJEgwKBG5hbWUYAyABKAkSEgoKaXNfZGVmYXVsdBgEIAEoCBIeChZpc190cmFuc2xhdGlvbl9lbmFibGVkGAUgASgIEjkKBWVtYWlsGAYgASgLMiUubm90aWZ5LmxheW91dHMudjEuRW1haWxMYXlvdXRDb250ZW50SACIAQESLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDAoEc2x1ZxgJIAEoCUIICgZfZW1haWwiHgoJTGF5b3V0S2V5EhEKCWxheW91dF9pZBgBIAEoCSJXChNDcmVhdGVMYXlvdXRSZXF1ZXN0EhIKCmlkZW50aWZpZXIYASABKAkSDAoEbmFtZRgCIAEoCRIeChZpc190cmFuc2xhdGlvbl9lbmFibGVkGAMgASgIIpYBChJMaXN0TGF5b3V0c1JlcXVlc3QSDQoFbGltaXQYASABKAUSDgoGb2Zmc2V0GAIgASgFEjAKCG9yZGVyX2J5GAMgASgOMh4ubm90aWZ5LmxheW91dHMudjEuTGF5b3V0T3JkZXISEQoJYXNjZW5kaW5nGAQgASgIEhIKBXF1ZXJ5GAUgASgJSACIAQFCCAoGX3F1ZXJ5IlYKE0xpc3RMYXlvdXRzUmVzcG9uc2USKgoHbGF5b3V0cxgBIAMoCzIZLm5vdGlmeS5sYXlvdXRzLnYxLkxheW91dBITCgt0b3RhbF9jb3VudBgCIAEoBSKyAQoTVXBkYXRlTGF5b3V0UmVxdWVzdBIRCglsYXlvdXRfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIeChZpc190cmFuc2xhdGlvbl9lbmFibGVkGAMgASgIEjYKBWVtYWlsGAQgASgLMiUubm90aWZ5LmxheW91dHMudjEuRW1haWxMYXlvdXRDb250ZW50SAASFwoNY2xlYXJfY29udGVudBgFIAEoCEgAQgkKB2NvbnRlbnQiFgoURGVsZXRlTGF5b3V0UmVzcG9uc2UigQEKFkR1cGxpY2F0ZUxheW91dFJlcXVlc3QSEQoJbGF5b3V0X2lkGAEgASgJEgwKBG5hbWUYAiABKAkSFwoKaWRlbnRpZmllchgDIAEoCUgAiAEBEh4KFmlzX3RyYW5zbGF0aW9uX2VuYWJsZWQYBCABKAhCDQoLX2lkZW50aWZpZXIiQgoLTGF5b3V0VXNhZ2USMwoJd29ya2Zsb3dzGAEgAygLMiAubm90aWZ5LmxheW91dHMudjEuVXNpbmdXb3JrZmxvdyIxCg1Vc2luZ1dvcmtmbG93EgwKBG5hbWUYASABKAkSEgoKaWRlbnRpZmllchgCIAEoCSpWCgpFZGl0b3JUeXBlEhsKF0VESVRPUl9UWVBFX1VOU1BFQ0lGSUVEEAASFQoRRURJVE9SX1RZUEVfQkxPQ0sQARIUChBFRElUT1JfVFlQRV9IVE1MEAIqfAoLTGF5b3V0T3JkZXISHAoYTEFZT1VUX09SREVSX1VOU1BFQ0lGSUVEEAASGwoXTEFZT1VUX09SREVSX0NSRUFURURfQVQQARIbChdMQVlPVVRfT1JERVJfVVBEQVRFRF9BVBACEhUKEUxBWU9VVF9PUkRFUl9OQU1FEAMylQUKDUxheW91dFNlcnZpY2USWQoMQ3JlYXRlTGF5b3V0EiYubm90aWZ5LmxheW91dHMudjEuQ3JlYXRlTGF5b3V0UmVxdWVzdBoZLm5vdGlmeS5sYXlvdXRzLnYxLkxheW91dCIGwvMYAhACEkwKCUdldExheW91dBIcLm5vdGlmeS5sYXlvdXRzLnYxLkxheW91dEtleRoZLm5vdGlmeS5sYXlvdXRzLnYxLkxheW91dCIGwvMYAhABEmQKC0xpc3RMYXlvdXRzEiUubm90aWZ5LmxheW91dHMudjEuTGlzdExheW91dHNSZXF1ZXN0GiYubm90aWZ5LmxheW91dHMudjEuTGlzdExheW91dHNSZXNwb25zZSIGwvMYAhABElkKDFVwZGF0ZUxheW91dBImLm5vdGlmeS5sYXlvdXRzLnYxLlVwZGF0ZUxheW91dFJlcXVlc3QaGS5ub3RpZnkubGF5b3V0cy52MS5MYXlvdXQiBsLzGAIQAhJhCgxEZWxldGVMYXlvdXQSHC5ub3RpZnkubGF5b3V0cy52MS5MYXlvdXRLZXkaJy5ub3RpZnkubGF5b3V0cy52MS5EZWxldGVMYXlvdXRSZXNwb25zZSIKwvMYBgoECAIYARJfCg9EdXBsaWNhdGVMYXlvdXQSKS5ub3RpZnkubGF5b3V0cy52MS5EdXBsaWNhdGVMYXlvdXRSZXF1ZXN0Ghkubm90aWZ5LmxheW91dHMudjEuTGF5b3V0IgbC8xgCEAISVgoOR2V0TGF5b3V0VXNhZ2USHC5ub3RpZnkubGF5b3V0cy52MS5MYXlvdXRLZXkaHi5ub3RpZnkubGF5b3V0cy52MS5MYXlvdXRVc2FnZSIGwvMYAhABYgZwcm90bzM", [file_google_protobuf_timestamp, file_notify_common_v1_options]);
+  fileDesc("Ch9ub3RpZnkvbGF5b3V0cy92MS9sYXlvdXRzLnByb3RvEhFub3RpZnkubGF5b3V0cy52MSJWChJFbWFpbExheW91dENvbnRlbnQSDAoEYm9keRgBIAEoCRIyCgtlZGl0b3JfdHlwZRgCIAEoDjIdLm5vdGlmeS5sYXlvdXRzLnYxLkVkaXRvclR5cGUinQIKBkxheW91dBIKCgJpZBgBIAEoCRISCgppZGVudGlmaWVyGAIgASgJEgwKBG5hbWUYAyABKAkSEgoKaXNfZGVmYXVsdBgEIAEoCBIeChZpc190cmFuc2xhdGlvbl9lbmFibGVkGAUgASgIEjkKBWVtYWlsGAYgASgLMiUubm90aWZ5LmxheW91dHMudjEuRW1haWxMYXlvdXRDb250ZW50SACIAQESLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDAoEc2x1ZxgJIAEoCUIICgZfZW1haWwiHgoJTGF5b3V0S2V5EhEKCWxheW91dF9pZBgBIAEoCSJXChNDcmVhdGVMYXlvdXRSZXF1ZXN0EhIKCmlkZW50aWZpZXIYASABKAkSDAoEbmFtZRgCIAEoCRIeChZpc190cmFuc2xhdGlvbl9lbmFibGVkGAMgASgIIpYBChJMaXN0TGF5b3V0c1JlcXVlc3QSDQoFbGltaXQYASABKAUSDgoGb2Zmc2V0GAIgASgFEjAKCG9yZGVyX2J5GAMgASgOMh4ubm90aWZ5LmxheW91dHMudjEuTGF5b3V0T3JkZXISEQoJYXNjZW5kaW5nGAQgASgIEhIKBXF1ZXJ5GAUgASgJSACIAQFCCAoGX3F1ZXJ5IlYKE0xpc3RMYXlvdXRzUmVzcG9uc2USKgoHbGF5b3V0cxgBIAMoCzIZLm5vdGlmeS5sYXlvdXRzLnYxLkxheW91dBITCgt0b3RhbF9jb3VudBgCIAEoBSKyAQoTVXBkYXRlTGF5b3V0UmVxdWVzdBIRCglsYXlvdXRfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIeChZpc190cmFuc2xhdGlvbl9lbmFibGVkGAMgASgIEjYKBWVtYWlsGAQgASgLMiUubm90aWZ5LmxheW91dHMudjEuRW1haWxMYXlvdXRDb250ZW50SAASFwoNY2xlYXJfY29udGVudBgFIAEoCEgAQgkKB2NvbnRlbnQiFgoURGVsZXRlTGF5b3V0UmVzcG9uc2UigQEKFkR1cGxpY2F0ZUxheW91dFJlcXVlc3QSEQoJbGF5b3V0X2lkGAEgASgJEgwKBG5hbWUYAiABKAkSFwoKaWRlbnRpZmllchgDIAEoCUgAiAEBEh4KFmlzX3RyYW5zbGF0aW9uX2VuYWJsZWQYBCABKAhCDQoLX2lkZW50aWZpZXIiQgoLTGF5b3V0VXNhZ2USMwoJd29ya2Zsb3dzGAEgAygLMiAubm90aWZ5LmxheW91dHMudjEuVXNpbmdXb3JrZmxvdyIxCg1Vc2luZ1dvcmtmbG93EgwKBG5hbWUYASABKAkSEgoKaWRlbnRpZmllchgCIAEoCSKEAQoOTGF5b3V0VmFyaWFibGUSDAoEbmFtZRgBIAEoCRIMCgR0eXBlGAIgASgJEhAKCHJlcXVpcmVkGAMgASgIEjIKDWRlZmF1bHRfdmFsdWUYBCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWVIAIgBAUIQCg5fZGVmYXVsdF92YWx1ZSKMAgoMTGVnYWN5TGF5b3V0EgoKAmlkGAEgASgJEhIKCmlkZW50aWZpZXIYAiABKAkSDAoEbmFtZRgDIAEoCRITCgtkZXNjcmlwdGlvbhgEIAEoCRIPCgdjb250ZW50GAUgASgJEjQKCXZhcmlhYmxlcxgGIAMoCzIhLm5vdGlmeS5sYXlvdXRzLnYxLkxheW91dFZhcmlhYmxlEhIKCmlzX2RlZmF1bHQYByABKAgSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAirQEKGUNyZWF0ZUxlZ2FjeUxheW91dFJlcXVlc3QSEgoKaWRlbnRpZmllchgBIAEoCRIMCgRuYW1lGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJEg8KB2NvbnRlbnQYBCABKAkSNAoJdmFyaWFibGVzGAUgAygLMiEubm90aWZ5LmxheW91dHMudjEuTGF5b3V0VmFyaWFibGUSEgoKaXNfZGVmYXVsdBgGIAEoCCKGAQoYTGlzdExlZ2FjeUxheW91dHNSZXF1ZXN0EgwKBHBhZ2UYASABKAUSEQoJcGFnZV9zaXplGAIgASgFEjYKCG9yZGVyX2J5GAMgASgOMiQubm90aWZ5LmxheW91dHMudjEuTGVnYWN5TGF5b3V0T3JkZXISEQoJYXNjZW5kaW5nGAQgASgIImIKGUxpc3RMZWdhY3lMYXlvdXRzUmVzcG9uc2USMAoHbGF5b3V0cxgBIAMoCzIfLm5vdGlmeS5sYXlvdXRzLnYxLkxlZ2FjeUxheW91dBITCgt0b3RhbF9jb3VudBgCIAEoBSKwAgoZVXBkYXRlTGVnYWN5TGF5b3V0UmVxdWVzdBIRCglsYXlvdXRfaWQYASABKAkSFwoKaWRlbnRpZmllchgCIAEoCUgAiAEBEhEKBG5hbWUYAyABKAlIAYgBARIYCgtkZXNjcmlwdGlvbhgEIAEoCUgCiAEBEhQKB2NvbnRlbnQYBSABKAlIA4gBARI6Cgl2YXJpYWJsZXMYBiABKAsyIi5ub3RpZnkubGF5b3V0cy52MS5MYXlvdXRWYXJpYWJsZXNIBIgBARIXCgppc19kZWZhdWx0GAcgASgISAWIAQFCDQoLX2lkZW50aWZpZXJCBwoFX25hbWVCDgoMX2Rlc2NyaXB0aW9uQgoKCF9jb250ZW50QgwKCl92YXJpYWJsZXNCDQoLX2lzX2RlZmF1bHQiRwoPTGF5b3V0VmFyaWFibGVzEjQKCXZhcmlhYmxlcxgBIAMoCzIhLm5vdGlmeS5sYXlvdXRzLnYxLkxheW91dFZhcmlhYmxlKlYKCkVkaXRvclR5cGUSGwoXRURJVE9SX1RZUEVfVU5TUEVDSUZJRUQQABIVChFFRElUT1JfVFlQRV9CTE9DSxABEhQKEEVESVRPUl9UWVBFX0hUTUwQAip8CgtMYXlvdXRPcmRlchIcChhMQVlPVVRfT1JERVJfVU5TUEVDSUZJRUQQABIbChdMQVlPVVRfT1JERVJfQ1JFQVRFRF9BVBABEhsKF0xBWU9VVF9PUkRFUl9VUERBVEVEX0FUEAISFQoRTEFZT1VUX09SREVSX05BTUUQAyrCAQoRTGVnYWN5TGF5b3V0T3JkZXISIwofTEVHQUNZX0xBWU9VVF9PUkRFUl9VTlNQRUNJRklFRBAAEiIKHkxFR0FDWV9MQVlPVVRfT1JERVJfQ1JFQVRFRF9BVBABEiIKHkxFR0FDWV9MQVlPVVRfT1JERVJfVVBEQVRFRF9BVBACEhwKGExFR0FDWV9MQVlPVVRfT1JERVJfTkFNRRADEiIKHkxFR0FDWV9MQVlPVVRfT1JERVJfSURFTlRJRklFUhAEMpUFCg1MYXlvdXRTZXJ2aWNlElkKDENyZWF0ZUxheW91dBImLm5vdGlmeS5sYXlvdXRzLnYxLkNyZWF0ZUxheW91dFJlcXVlc3QaGS5ub3RpZnkubGF5b3V0cy52MS5MYXlvdXQiBsLzGAIQAhJMCglHZXRMYXlvdXQSHC5ub3RpZnkubGF5b3V0cy52MS5MYXlvdXRLZXkaGS5ub3RpZnkubGF5b3V0cy52MS5MYXlvdXQiBsLzGAIQARJkCgtMaXN0TGF5b3V0cxIlLm5vdGlmeS5sYXlvdXRzLnYxLkxpc3RMYXlvdXRzUmVxdWVzdBomLm5vdGlmeS5sYXlvdXRzLnYxLkxpc3RMYXlvdXRzUmVzcG9uc2UiBsLzGAIQARJZCgxVcGRhdGVMYXlvdXQSJi5ub3RpZnkubGF5b3V0cy52MS5VcGRhdGVMYXlvdXRSZXF1ZXN0Ghkubm90aWZ5LmxheW91dHMudjEuTGF5b3V0IgbC8xgCEAISYQoMRGVsZXRlTGF5b3V0Ehwubm90aWZ5LmxheW91dHMudjEuTGF5b3V0S2V5Gicubm90aWZ5LmxheW91dHMudjEuRGVsZXRlTGF5b3V0UmVzcG9uc2UiCsLzGAYKBAgCGAESXwoPRHVwbGljYXRlTGF5b3V0Eikubm90aWZ5LmxheW91dHMudjEuRHVwbGljYXRlTGF5b3V0UmVxdWVzdBoZLm5vdGlmeS5sYXlvdXRzLnYxLkxheW91dCIGwvMYAhACElYKDkdldExheW91dFVzYWdlEhwubm90aWZ5LmxheW91dHMudjEuTGF5b3V0S2V5Gh4ubm90aWZ5LmxheW91dHMudjEuTGF5b3V0VXNhZ2UiBsLzGAIQATKHBQoTTGVnYWN5TGF5b3V0U2VydmljZRJrChJDcmVhdGVMZWdhY3lMYXlvdXQSLC5ub3RpZnkubGF5b3V0cy52MS5DcmVhdGVMZWdhY3lMYXlvdXRSZXF1ZXN0Gh8ubm90aWZ5LmxheW91dHMudjEuTGVnYWN5TGF5b3V0IgbC8xgCEAISWAoPR2V0TGVnYWN5TGF5b3V0Ehwubm90aWZ5LmxheW91dHMudjEuTGF5b3V0S2V5Gh8ubm90aWZ5LmxheW91dHMudjEuTGVnYWN5TGF5b3V0IgbC8xgCEAESdgoRTGlzdExlZ2FjeUxheW91dHMSKy5ub3RpZnkubGF5b3V0cy52MS5MaXN0TGVnYWN5TGF5b3V0c1JlcXVlc3QaLC5ub3RpZnkubGF5b3V0cy52MS5MaXN0TGVnYWN5TGF5b3V0c1Jlc3BvbnNlIgbC8xgCEAESawoSVXBkYXRlTGVnYWN5TGF5b3V0Eiwubm90aWZ5LmxheW91dHMudjEuVXBkYXRlTGVnYWN5TGF5b3V0UmVxdWVzdBofLm5vdGlmeS5sYXlvdXRzLnYxLkxlZ2FjeUxheW91dCIGwvMYAhACEmMKEkRlbGV0ZUxlZ2FjeUxheW91dBIcLm5vdGlmeS5sYXlvdXRzLnYxLkxheW91dEtleRonLm5vdGlmeS5sYXlvdXRzLnYxLkRlbGV0ZUxheW91dFJlc3BvbnNlIgbC8xgCEAISXwoWU2V0RGVmYXVsdExlZ2FjeUxheW91dBIcLm5vdGlmeS5sYXlvdXRzLnYxLkxheW91dEtleRofLm5vdGlmeS5sYXlvdXRzLnYxLkxlZ2FjeUxheW91dCIGwvMYAhACYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_notify_common_v1_options]);
 
 /**
  * What a layout wraps an email in; it holds the `content` variable once at least.
@@ -348,6 +348,271 @@ export const UsingWorkflowSchema: GenMessage<UsingWorkflow> = /*@__PURE__*/
   messageDesc(file_notify_layouts_v1_layouts, 10);
 
 /**
+ * A variable a legacy layout's content reads.
+ *
+ * @generated from message notify.layouts.v1.LayoutVariable
+ */
+export type LayoutVariable = Message<"notify.layouts.v1.LayoutVariable"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * "String", "Array" or "Boolean".
+   *
+   * @generated from field: string type = 2;
+   */
+  type: string;
+
+  /**
+   * @generated from field: bool required = 3;
+   */
+  required: boolean;
+
+  /**
+   * @generated from field: optional google.protobuf.Value default_value = 4;
+   */
+  defaultValue?: Value | undefined;
+};
+
+/**
+ * Describes the message notify.layouts.v1.LayoutVariable.
+ * Use `create(LayoutVariableSchema)` to create a new message.
+ */
+export const LayoutVariableSchema: GenMessage<LayoutVariable> = /*@__PURE__*/
+  messageDesc(file_notify_layouts_v1_layouts, 11);
+
+/**
+ * @generated from message notify.layouts.v1.LegacyLayout
+ */
+export type LegacyLayout = Message<"notify.layouts.v1.LegacyLayout"> & {
+  /**
+   * 24 hex; a v1 email step names its layout by it.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string identifier = 2;
+   */
+  identifier: string;
+
+  /**
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string description = 4;
+   */
+  description: string;
+
+  /**
+   * Handlebars HTML holding `{{{body}}}`.
+   *
+   * @generated from field: string content = 5;
+   */
+  content: string;
+
+  /**
+   * @generated from field: repeated notify.layouts.v1.LayoutVariable variables = 6;
+   */
+  variables: LayoutVariable[];
+
+  /**
+   * @generated from field: bool is_default = 7;
+   */
+  isDefault: boolean;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 8;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp updated_at = 9;
+   */
+  updatedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message notify.layouts.v1.LegacyLayout.
+ * Use `create(LegacyLayoutSchema)` to create a new message.
+ */
+export const LegacyLayoutSchema: GenMessage<LegacyLayout> = /*@__PURE__*/
+  messageDesc(file_notify_layouts_v1_layouts, 12);
+
+/**
+ * @generated from message notify.layouts.v1.CreateLegacyLayoutRequest
+ */
+export type CreateLegacyLayoutRequest = Message<"notify.layouts.v1.CreateLegacyLayoutRequest"> & {
+  /**
+   * @generated from field: string identifier = 1;
+   */
+  identifier: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string description = 3;
+   */
+  description: string;
+
+  /**
+   * @generated from field: string content = 4;
+   */
+  content: string;
+
+  /**
+   * Only the required flag and default value of variables the content reads are kept.
+   *
+   * @generated from field: repeated notify.layouts.v1.LayoutVariable variables = 5;
+   */
+  variables: LayoutVariable[];
+
+  /**
+   * @generated from field: bool is_default = 6;
+   */
+  isDefault: boolean;
+};
+
+/**
+ * Describes the message notify.layouts.v1.CreateLegacyLayoutRequest.
+ * Use `create(CreateLegacyLayoutRequestSchema)` to create a new message.
+ */
+export const CreateLegacyLayoutRequestSchema: GenMessage<CreateLegacyLayoutRequest> = /*@__PURE__*/
+  messageDesc(file_notify_layouts_v1_layouts, 13);
+
+/**
+ * @generated from message notify.layouts.v1.ListLegacyLayoutsRequest
+ */
+export type ListLegacyLayoutsRequest = Message<"notify.layouts.v1.ListLegacyLayoutsRequest"> & {
+  /**
+   * @generated from field: int32 page = 1;
+   */
+  page: number;
+
+  /**
+   * 1..1000.
+   *
+   * @generated from field: int32 page_size = 2;
+   */
+  pageSize: number;
+
+  /**
+   * @generated from field: notify.layouts.v1.LegacyLayoutOrder order_by = 3;
+   */
+  orderBy: LegacyLayoutOrder;
+
+  /**
+   * @generated from field: bool ascending = 4;
+   */
+  ascending: boolean;
+};
+
+/**
+ * Describes the message notify.layouts.v1.ListLegacyLayoutsRequest.
+ * Use `create(ListLegacyLayoutsRequestSchema)` to create a new message.
+ */
+export const ListLegacyLayoutsRequestSchema: GenMessage<ListLegacyLayoutsRequest> = /*@__PURE__*/
+  messageDesc(file_notify_layouts_v1_layouts, 14);
+
+/**
+ * @generated from message notify.layouts.v1.ListLegacyLayoutsResponse
+ */
+export type ListLegacyLayoutsResponse = Message<"notify.layouts.v1.ListLegacyLayoutsResponse"> & {
+  /**
+   * @generated from field: repeated notify.layouts.v1.LegacyLayout layouts = 1;
+   */
+  layouts: LegacyLayout[];
+
+  /**
+   * @generated from field: int32 total_count = 2;
+   */
+  totalCount: number;
+};
+
+/**
+ * Describes the message notify.layouts.v1.ListLegacyLayoutsResponse.
+ * Use `create(ListLegacyLayoutsResponseSchema)` to create a new message.
+ */
+export const ListLegacyLayoutsResponseSchema: GenMessage<ListLegacyLayoutsResponse> = /*@__PURE__*/
+  messageDesc(file_notify_layouts_v1_layouts, 15);
+
+/**
+ * Each field given is changed; those not given stay.
+ *
+ * @generated from message notify.layouts.v1.UpdateLegacyLayoutRequest
+ */
+export type UpdateLegacyLayoutRequest = Message<"notify.layouts.v1.UpdateLegacyLayoutRequest"> & {
+  /**
+   * @generated from field: string layout_id = 1;
+   */
+  layoutId: string;
+
+  /**
+   * @generated from field: optional string identifier = 2;
+   */
+  identifier?: string | undefined;
+
+  /**
+   * @generated from field: optional string name = 3;
+   */
+  name?: string | undefined;
+
+  /**
+   * @generated from field: optional string description = 4;
+   */
+  description?: string | undefined;
+
+  /**
+   * @generated from field: optional string content = 5;
+   */
+  content?: string | undefined;
+
+  /**
+   * Replaces the variables when set (an empty list clears them).
+   *
+   * @generated from field: optional notify.layouts.v1.LayoutVariables variables = 6;
+   */
+  variables?: LayoutVariables | undefined;
+
+  /**
+   * @generated from field: optional bool is_default = 7;
+   */
+  isDefault?: boolean | undefined;
+};
+
+/**
+ * Describes the message notify.layouts.v1.UpdateLegacyLayoutRequest.
+ * Use `create(UpdateLegacyLayoutRequestSchema)` to create a new message.
+ */
+export const UpdateLegacyLayoutRequestSchema: GenMessage<UpdateLegacyLayoutRequest> = /*@__PURE__*/
+  messageDesc(file_notify_layouts_v1_layouts, 16);
+
+/**
+ * @generated from message notify.layouts.v1.LayoutVariables
+ */
+export type LayoutVariables = Message<"notify.layouts.v1.LayoutVariables"> & {
+  /**
+   * @generated from field: repeated notify.layouts.v1.LayoutVariable variables = 1;
+   */
+  variables: LayoutVariable[];
+};
+
+/**
+ * Describes the message notify.layouts.v1.LayoutVariables.
+ * Use `create(LayoutVariablesSchema)` to create a new message.
+ */
+export const LayoutVariablesSchema: GenMessage<LayoutVariables> = /*@__PURE__*/
+  messageDesc(file_notify_layouts_v1_layouts, 17);
+
+/**
  * @generated from enum notify.layouts.v1.EditorType
  */
 export enum EditorType {
@@ -407,6 +672,42 @@ export enum LayoutOrder {
  */
 export const LayoutOrderSchema: GenEnum<LayoutOrder> = /*@__PURE__*/
   enumDesc(file_notify_layouts_v1_layouts, 1);
+
+/**
+ * @generated from enum notify.layouts.v1.LegacyLayoutOrder
+ */
+export enum LegacyLayoutOrder {
+  /**
+   * @generated from enum value: LEGACY_LAYOUT_ORDER_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: LEGACY_LAYOUT_ORDER_CREATED_AT = 1;
+   */
+  CREATED_AT = 1,
+
+  /**
+   * @generated from enum value: LEGACY_LAYOUT_ORDER_UPDATED_AT = 2;
+   */
+  UPDATED_AT = 2,
+
+  /**
+   * @generated from enum value: LEGACY_LAYOUT_ORDER_NAME = 3;
+   */
+  NAME = 3,
+
+  /**
+   * @generated from enum value: LEGACY_LAYOUT_ORDER_IDENTIFIER = 4;
+   */
+  IDENTIFIER = 4,
+}
+
+/**
+ * Describes the enum notify.layouts.v1.LegacyLayoutOrder.
+ */
+export const LegacyLayoutOrderSchema: GenEnum<LegacyLayoutOrder> = /*@__PURE__*/
+  enumDesc(file_notify_layouts_v1_layouts, 2);
 
 /**
  * Email layouts of one environment (Novu's v2 layouts): the HTML, or block-editor document, that
@@ -493,4 +794,72 @@ export const LayoutService: GenService<{
   },
 }> = /*@__PURE__*/
   serviceDesc(file_notify_layouts_v1_layouts, 0);
+
+/**
+ * Novu's older layouts (`/v1/layouts`, `@novu/node`'s `layouts`), which the email steps of v1
+ * workflows are sent in: handlebars HTML holding `{{{body}}}` where the email goes. An email
+ * step saved without one is bound to the environment's default at that moment, as Novu binds it.
+ * Served by the triggers process, like LayoutService.
+ *
+ * @generated from service notify.layouts.v1.LegacyLayoutService
+ */
+export const LegacyLayoutService: GenService<{
+  /**
+   * ALREADY_EXISTS when the identifier is taken. `is_default` takes the default from another.
+   *
+   * @generated from rpc notify.layouts.v1.LegacyLayoutService.CreateLegacyLayout
+   */
+  createLegacyLayout: {
+    methodKind: "unary";
+    input: typeof CreateLegacyLayoutRequestSchema;
+    output: typeof LegacyLayoutSchema;
+  },
+  /**
+   * NOT_FOUND when there is no such layout.
+   *
+   * @generated from rpc notify.layouts.v1.LegacyLayoutService.GetLegacyLayout
+   */
+  getLegacyLayout: {
+    methodKind: "unary";
+    input: typeof LayoutKeySchema;
+    output: typeof LegacyLayoutSchema;
+  },
+  /**
+   * @generated from rpc notify.layouts.v1.LegacyLayoutService.ListLegacyLayouts
+   */
+  listLegacyLayouts: {
+    methodKind: "unary";
+    input: typeof ListLegacyLayoutsRequestSchema;
+    output: typeof ListLegacyLayoutsResponseSchema;
+  },
+  /**
+   * Changes what is given; FAILED_PRECONDITION for taking the default away from the default layout.
+   *
+   * @generated from rpc notify.layouts.v1.LegacyLayoutService.UpdateLegacyLayout
+   */
+  updateLegacyLayout: {
+    methodKind: "unary";
+    input: typeof UpdateLegacyLayoutRequestSchema;
+    output: typeof LegacyLayoutSchema;
+  },
+  /**
+   * FAILED_PRECONDITION while a workflow step names it, or while it is the default.
+   *
+   * @generated from rpc notify.layouts.v1.LegacyLayoutService.DeleteLegacyLayout
+   */
+  deleteLegacyLayout: {
+    methodKind: "unary";
+    input: typeof LayoutKeySchema;
+    output: typeof DeleteLayoutResponseSchema;
+  },
+  /**
+   * @generated from rpc notify.layouts.v1.LegacyLayoutService.SetDefaultLegacyLayout
+   */
+  setDefaultLegacyLayout: {
+    methodKind: "unary";
+    input: typeof LayoutKeySchema;
+    output: typeof LegacyLayoutSchema;
+  },
+}> = /*@__PURE__*/
+  serviceDesc(file_notify_layouts_v1_layouts, 1);
 

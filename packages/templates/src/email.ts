@@ -31,7 +31,7 @@ export async function emailHtml(
   template: workflowsV1.MessageTemplate,
   content: { case: "text"; value: string } | { case: "maily"; value: MailyNode },
   render: Render,
-  layout?: layoutsV1.EmailLayoutContent,
+  layout?: layoutsV1.EmailLayoutContent | layoutsV1.LegacyLayout,
 ): Promise<string> {
   const body = content.case === "maily" ? await mailyHtml(content.value) : content.value;
   const html = layout ? await inLayout(layout, body, render) : body;

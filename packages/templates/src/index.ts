@@ -1,5 +1,5 @@
 export { emailHtml } from "./email.js";
-export { objectAt, stepLayoutId } from "./layouts.js";
+export { legacyLayoutKeys, objectAt, stepLayoutId } from "./layouts.js";
 export type { MailyNode } from "./maily.js";
 export * from "./message.js";
 export * from "./render.js";

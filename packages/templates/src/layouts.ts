@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import type { JsonObject } from "@bufbuild/protobuf";
+import { toJson, type JsonObject } from "@bufbuild/protobuf";
+import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { commonV1, layoutsV1, workflowsV1 } from "@notify/proto";
 import { cachedParser } from "./cache.js";
 import { mailyDocumentOf, mailyHtml, renderMailyDocument, type MailyNode } from "./maily.js";
@@ -38,6 +39,23 @@ export function stepLayoutId(step: workflowsV1.Step, engine: workflowsV1.Templat
   return step.template.layoutId || undefined;
 }
 
+/**
+ * The legacy layout an email step of a v1 workflow is sent in, as Novu picks it: the one the
+ * trigger's `overrides.layoutIdentifier` names if it exists, else the step's own (by id), which
+ * must exist. Undefined: no layout.
+ */
+export function legacyLayoutKeys(
+  step: workflowsV1.Step,
+  engine: workflowsV1.TemplateEngine,
+  overrides: JsonObject,
+): { identifier: string | undefined; id: string | undefined } | undefined {
+  if (engine === workflowsV1.TemplateEngine.LIQUID || step.template?.type !== commonV1.StepType.EMAIL) return undefined;
+  const named = overrides["layoutIdentifier"];
+  const identifier = typeof named === "string" && named !== "" ? named : undefined;
+  const id = step.template.layoutId || undefined;
+  return identifier || id ? { identifier, id } : undefined;
+}
+
 /** A block layout with its `content` variable nodes as text of the mark, prepared as a step's document is (once per distinct body). */
 const markedDocument = cachedParser((body: string): MailyNode | undefined => {
   let parsed: unknown;
@@ -63,10 +81,23 @@ function emailBody(html: string): string {
   return open && close > open.index ? stripped.slice(open.index + open[0].length, close) : stripped;
 }
 
-/** The email's HTML placed into the layout at its `content` variable, the layout rendered with the run's variables. */
-export async function inLayout(layout: layoutsV1.EmailLayoutContent, email: string, render: Render): Promise<string> {
+const LEGACY_BODY_VARIABLE = /\{\{\{\s*body\s*\}\}\}/g;
+
+/**
+ * The email's HTML placed into the layout where it goes (a v2 layout's `content` variable, a
+ * legacy layout's `{{{body}}}`), the layout rendered with the run's variables.
+ */
+export async function inLayout(layout: layoutsV1.EmailLayoutContent | layoutsV1.LegacyLayout, email: string, render: Render): Promise<string> {
   let wrapped: string;
-  if (layout.editorType === layoutsV1.EditorType.HTML) {
+  if (layout.$typeName === "notify.layouts.v1.LegacyLayout") {
+    // Its variables' defaults stand in for what the payload lacks, as in Novu.
+    const defaults = layout.variables.flatMap((variable) => {
+      const value = variable.defaultValue ? toJson(ValueSchema, variable.defaultValue) : undefined;
+      return value === undefined || value === null || value === "" ? [] : [[variable.name, value] as const];
+    });
+    const layoutRender = defaults.length > 0 ? render.withPayloadDefaults(Object.fromEntries(defaults)) : render;
+    wrapped = layoutRender(layout.content.replace(LEGACY_BODY_VARIABLE, CONTENT_MARK));
+  } else if (layout.editorType === layoutsV1.EditorType.HTML) {
     wrapped = render(layout.body.replace(CONTENT_VARIABLE, CONTENT_MARK));
   } else {
     const document = markedDocument(layout.body);

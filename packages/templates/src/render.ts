@@ -21,6 +21,8 @@ export type Render = ((template: string) => string) & {
   readonly engine: workflowsV1.TemplateEngine;
   /** Runs work the rendered output needs (sanitizing its HTML) within the same budget as the renders. */
   readonly charge: <T>(work: () => T) => T;
+  /** The same run's renderer, with these values in the payload where it has none (a legacy layout's variable defaults). */
+  readonly withPayloadDefaults: (defaults: Record<string, unknown>) => Render;
 };
 
 /**
@@ -76,6 +78,12 @@ const charged =
  */
 export function renderer(engine: workflowsV1.TemplateEngine, context: RenderContext, budget = renderBudget()): Render {
   budget.runs += 1;
+  return runRenderer(engine, context, budget);
+}
+
+/** A renderer of a run already counted in the budget. */
+function runRenderer(engine: workflowsV1.TemplateEngine, context: RenderContext, budget: RenderBudget): Render {
+  const withPayloadDefaults = (defaults: Record<string, unknown>) => runRenderer(engine, { ...context, payload: { ...defaults, ...context.payload } }, budget);
   // Both engines stop a render at its limit: what the budget has left, and never more than RENDER_LIMIT_MS.
   const limitMs = () => Math.max(1, Math.min(RENDER_LIMIT_MS, allowanceMs(budget)));
   const charge = <T>(work: () => T): T => withinBudget(budget, work);
@@ -83,12 +91,12 @@ export function renderer(engine: workflowsV1.TemplateEngine, context: RenderCont
     const data = liquidData(context);
     return Object.assign(
       charged((template: string) => renderLiquid(template, data, limitMs()), budget),
-      { engine, charge },
+      { engine, charge, withPayloadDefaults },
     );
   }
   const data = handlebarsData(context);
   return Object.assign(
     charged((template: string) => renderHandlebars(template, data, limitMs()), budget),
-    { engine: workflowsV1.TemplateEngine.HANDLEBARS, charge },
+    { engine: workflowsV1.TemplateEngine.HANDLEBARS, charge, withPayloadDefaults },
   );
 }

@@ -1,4 +1,5 @@
-import { create } from "@bufbuild/protobuf";
+import { create, fromJson } from "@bufbuild/protobuf";
+import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { commonV1, layoutsV1, workflowsV1 } from "@notify/proto";
 import { describe, expect, it } from "vitest";
 import { emailHtml } from "../src/email.js";
@@ -64,5 +65,17 @@ describe("an email in its layout", () => {
     const layout = create(layoutsV1.EmailLayoutContentSchema, { body, editorType: layoutsV1.EditorType.BLOCK });
     const sent = await emailHtml(template, { case: "text", value: "<p>Middle</p>" }, render(), layout);
     expect(sent).toMatch(/Top[\s\S]*<p>Middle<\/p>[\s\S]*Bottom for &lt;b&gt;Ada&lt;\/b&gt;/);
+  });
+
+  it("goes into a legacy layout at its {{{body}}}, whose variables' defaults stand in for what the payload lacks", async () => {
+    const legacy = create(layoutsV1.LegacyLayoutSchema, {
+      content: "<div>{{company}} {{{ body }}} {{plan}} {{subscriber.firstName}}</div>",
+      variables: [
+        { name: "company", type: "String", defaultValue: fromJson(ValueSchema, "Acme") },
+        { name: "plan", type: "String", defaultValue: fromJson(ValueSchema, "free") },
+      ],
+    });
+    const v1 = renderer(HANDLEBARS, { payload: { plan: "gold" }, subscriber: { firstName: "Ada" } });
+    expect(await emailHtml(template, { case: "text", value: "<p>{{plan}}</p>" }, v1, legacy)).toBe("<div>Acme <p>{{plan}}</p> gold Ada</div>");
   });
 });

@@ -1,7 +1,8 @@
 import { clone, create, type JsonObject } from "@bufbuild/protobuf";
 import { deliveriesV1, messagesV1, type integrationsV1, type layoutsV1, type subscribersV1, type triggersV1, type workflowsV1 } from "@notify/proto";
 import { CHANNEL_NAMES, CHAT_PROVIDER_IDS, Channel, PUSH_PROVIDER_IDS, Severity, severityNamed, StepType, stepChannel } from "@notify/runtime";
-import { emailHtml, objectAt, renderContent, renderCta, renderJson, stepLayoutId, type Render } from "@notify/templates";
+import { renderEmailBody } from "@notify/providers";
+import { emailHtml, legacyLayoutKeys, objectAt, renderContent, renderCta, renderJson, stepLayoutId, type Render } from "@notify/templates";
 
 export type NewMessage = messagesV1.NewMessage;
 const { MessageStatus, NewMessageSchema, EmailBlocksSchema, MessageCtaSchema } = messagesV1;
@@ -132,8 +133,17 @@ function severityOf(overrides: JsonObject, workflow: workflowsV1.Workflow): Seve
  * The layout an email step is sent in (none: as it is). Its trigger was accepted with the
  * layouts it names, so one missing from the job did not exist: the step fails, as in Novu.
  */
-function layoutOf(step: workflowsV1.Step, context: RunContext): layoutsV1.EmailLayoutContent | undefined {
-  const key = stepLayoutId(step, context.workflow.templateEngine, context.overrides);
+function layoutOf(step: workflowsV1.Step, context: RunContext): layoutsV1.EmailLayoutContent | layoutsV1.LegacyLayout | undefined {
+  const { templateEngine } = context.workflow;
+  const legacy = legacyLayoutKeys(step, templateEngine, context.overrides);
+  if (legacy) {
+    // A layout the override names but that does not exist leaves the step's own, as in Novu.
+    const layouts = context.job.legacyLayouts;
+    const found = layouts.find((one) => one.identifier === legacy.identifier) ?? layouts.find((one) => one.id === legacy.id);
+    if (!found && legacy.id) throw new Error(`Layout not found for id ${legacy.id}`);
+    return found;
+  }
+  const key = stepLayoutId(step, templateEngine, context.overrides);
   if (key === undefined) return undefined;
   const layout = context.job.layouts.find((one) => one.identifier === key || one.id === key);
   if (!layout) throw new Error(`Layout not found for id ${key}`);
@@ -173,10 +183,16 @@ async function baseMessage(step: workflowsV1.Step, context: RunContext, channel:
   if (rendered.subject !== undefined) message.subject = rendered.subject;
   if (rendered.title !== undefined) message.title = rendered.title;
   const content = rendered.content;
+  const layout = channel === Channel.EMAIL ? layoutOf(step, context) : undefined;
   if (content.case === "maily" || (content.case === "text" && channel === Channel.EMAIL)) {
-    message.content = { case: "text", value: await emailHtml(template, content, context.render, layoutOf(step, context)) };
+    message.content = { case: "text", value: await emailHtml(template, content, context.render, layout) };
   } else if (content.case === "text") message.content = content;
-  if (content.case === "blocks") message.content = { case: "blocks", value: create(EmailBlocksSchema, { blocks: content.value }) };
+  if (content.case === "blocks") {
+    // Editor blocks in a layout are sent as the HTML they make inside it; without one, the provider stage lays them out.
+    message.content = layout
+      ? { case: "text", value: await emailHtml(template, { case: "text", value: renderEmailBody(content.value).html }, context.render, layout) }
+      : { case: "blocks", value: create(EmailBlocksSchema, { blocks: content.value }) };
+  }
   return message;
 }
 

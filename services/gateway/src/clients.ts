@@ -36,6 +36,7 @@ export interface Clients {
   tenants: Client<typeof tenantsV1.TenantService>;
   contexts: Client<typeof contextsV1.ContextService>;
   layouts: Client<typeof layoutsV1.LayoutService>;
+  legacyLayouts: Client<typeof layoutsV1.LegacyLayoutService>;
   triggers: Client<typeof triggersV1.TriggerService>;
   batched: BatchedCalls;
 }
@@ -77,6 +78,7 @@ export function connectClients(
       tenants: clientOf(tenantsV1.TenantService, triggers.transport),
       contexts: clientOf(contextsV1.ContextService, triggers.transport),
       layouts: clientOf(layoutsV1.LayoutService, triggers.transport),
+      legacyLayouts: clientOf(layoutsV1.LegacyLayoutService, triggers.transport),
       triggers: triggersClient,
       batched: {
         countUnseen: countUnseenBatched(messagesClient),

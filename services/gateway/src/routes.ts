@@ -192,6 +192,19 @@ import {
   updateLayoutBody,
   updateLayoutRequestOf,
 } from "./mappers/layouts.js";
+import {
+  createdLegacyLayoutResponse,
+  createLegacyLayoutBody,
+  createLegacyLayoutRequestOf,
+  legacyLayoutIdParam,
+  legacyLayoutPageResponse,
+  legacyLayoutResponse,
+  legacyLayoutToJson,
+  listLegacyLayoutsQuery,
+  listLegacyLayoutsRequestOf,
+  updateLegacyLayoutBody,
+  updateLegacyLayoutRequestOf,
+} from "./mappers/legacy-layouts.js";
 import { callInEnvironment, diffWorkflows, publishWorkflows, syncWorkflow } from "./workflow-environments.js";
 import {
   chatConnectionBody,
@@ -1266,6 +1279,61 @@ export const routes: Route[] = [
     response: layoutUsageResponse,
     params: layoutIdParam,
     handle: async ({ params, clients, call }) => layoutUsageToJson(await clients.layouts.getLayoutUsage(params, call)),
+  }),
+
+  // Legacy layouts (Novu's /v1/layouts, for v1 workflows)
+  route({
+    method: "POST",
+    path: "/v1/layouts",
+    response: createdLegacyLayoutResponse,
+    body: createLegacyLayoutBody,
+    handle: async ({ body, clients, call }) => ({ _id: (await clients.legacyLayouts.createLegacyLayout(createLegacyLayoutRequestOf(body), call)).id }),
+  }),
+  route({
+    method: "GET",
+    path: "/v1/layouts",
+    response: legacyLayoutPageResponse,
+    envelope: false,
+    query: listLegacyLayoutsQuery,
+    handle: async ({ query, scope, clients, call }) => {
+      const reply = await clients.legacyLayouts.listLegacyLayouts(listLegacyLayoutsRequestOf(query), call);
+      const data = reply.layouts.map((layout) => legacyLayoutToJson(layout, scope));
+      return { data, page: query.page, pageSize: query.pageSize, totalCount: reply.totalCount };
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/v1/layouts/:layoutId",
+    response: legacyLayoutResponse,
+    params: legacyLayoutIdParam,
+    handle: async ({ params, scope, clients, call }) => legacyLayoutToJson(await clients.legacyLayouts.getLegacyLayout(params, call), scope),
+  }),
+  route({
+    method: "PATCH",
+    path: "/v1/layouts/:layoutId",
+    response: legacyLayoutResponse,
+    params: legacyLayoutIdParam,
+    body: updateLegacyLayoutBody,
+    handle: async ({ params, body, scope, clients, call }) =>
+      legacyLayoutToJson(await clients.legacyLayouts.updateLegacyLayout(updateLegacyLayoutRequestOf(params.layoutId, body), call), scope),
+  }),
+  route({
+    method: "DELETE",
+    path: "/v1/layouts/:layoutId",
+    status: 204,
+    params: legacyLayoutIdParam,
+    handle: async ({ params, clients, call }) => {
+      await clients.legacyLayouts.deleteLegacyLayout(params, call);
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/v1/layouts/:layoutId/default",
+    status: 204,
+    params: legacyLayoutIdParam,
+    handle: async ({ params, clients, call }) => {
+      await clients.legacyLayouts.setDefaultLegacyLayout(params, call);
+    },
   }),
 
   // Integrations

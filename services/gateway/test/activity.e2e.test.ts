@@ -3,7 +3,7 @@ import * as errors from "@novu/api/models/errors/index.js";
 import { commonV1 } from "@notify/proto";
 import { startSmtpSink, type SmtpSink } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createIntegration, createWorkflow, delivered, settledMessage } from "./delivery-helpers.js";
+import { createIntegration, createWorkflow, delivered, settledMessage, sinkCredentials } from "./delivery-helpers.js";
 import { newMessage, seeder, type SeededSubscriber, type Seeder } from "./messages-fixtures.js";
 import { startStack, type Data, type Stack } from "./stack.js";
 
@@ -237,7 +237,7 @@ describe("a triggered notification delivered by email", () => {
       providerId: "nodemailer",
       channel: "email",
       identifier: "activity-sink",
-      credentials: { host: "localhost", port: String(sink.port), secure: false, ignoreTls: true, from: "notify@example.com", senderName: "Notify" },
+      credentials: sinkCredentials(sink, { senderName: "Notify" }),
     });
     const workflow = await createWorkflow(stack, "Activity receipt", [
       { template: { type: "in_app", content: "You paid {{amount}}" } },

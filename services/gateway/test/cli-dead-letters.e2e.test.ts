@@ -10,7 +10,7 @@ import { createPool, type Pool, type Scope } from "@notify/runtime";
 import { eventually, startSmtpSink, type SmtpSink } from "@notify/testing";
 import { connect } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createIntegration, delivered, settledMessage } from "./delivery-helpers.js";
+import { createIntegration, delivered, settledMessage, sinkCredentials } from "./delivery-helpers.js";
 import { createSubscriber, newMessage, type SeededSubscriber, seeder } from "./messages-fixtures.js";
 import { startStack, type Stack } from "./stack.js";
 
@@ -52,7 +52,7 @@ const sinkIntegration = (identifier: string) =>
     providerId: "nodemailer",
     channel: "email",
     identifier,
-    credentials: { host: "localhost", port: String(sink.port), secure: false, ignoreTls: true, from: "notify@example.com" },
+    credentials: sinkCredentials(sink),
   });
 
 /** The DeliveryJob of an email send of a written message, as the worker's fan-out makes it. */

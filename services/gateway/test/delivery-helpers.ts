@@ -1,4 +1,4 @@
-import { eventually, type Receiver } from "@notify/testing";
+import { eventually, type Receiver, type SmtpSink } from "@notify/testing";
 import { expect } from "vitest";
 import type { Data, Requester } from "./stack.js";
 
@@ -31,6 +31,16 @@ export async function createWorkflow(stack: Requester, name: string, steps: unkn
   expect(reply.status, JSON.stringify(reply.body)).toBe(201);
   return reply.body.data.triggers[0].identifier;
 }
+
+/** A nodemailer integration's credentials for a local SMTP sink (plain SMTP, no TLS). */
+export const sinkCredentials = (sink: Pick<SmtpSink, "port">, more: Record<string, string> = {}) => ({
+  host: "localhost",
+  port: String(sink.port),
+  secure: false,
+  ignoreTls: true,
+  from: "notify@example.com",
+  ...more,
+});
 
 /** Creates an active integration (unless the body says otherwise) and answers its id. */
 export async function createIntegration(stack: Requester, body: Record<string, unknown>): Promise<string> {

@@ -1,6 +1,6 @@
 import { eventually, startReceiver, startSmtpSink, type Receiver, type SmtpSink } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createIntegration, createWorkflow, delivered, executionDetails, messagesOf, settledMessage } from "./delivery-helpers.js";
+import { createIntegration, createWorkflow, delivered, executionDetails, messagesOf, settledMessage, sinkCredentials } from "./delivery-helpers.js";
 import { startStack, type Data, type Stack } from "./stack.js";
 
 let stack: Stack;
@@ -22,7 +22,7 @@ describe("email through SMTP", () => {
       providerId: "nodemailer",
       channel: "email",
       identifier: "smtp-sink",
-      credentials: { host: "localhost", port: String(sink.port), secure: false, ignoreTls: true, from: "notify@example.com", senderName: "Notify" },
+      credentials: sinkCredentials(sink, { senderName: "Notify" }),
     });
     workflow = await createWorkflow(stack, "Receipt", [
       {

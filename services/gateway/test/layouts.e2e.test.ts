@@ -2,7 +2,7 @@ import { Novu } from "@novu/api";
 import * as errors from "@novu/api/models/errors/index.js";
 import { eventually, startSmtpSink, type SmtpSink } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createIntegration, delivered, settledMessage } from "./delivery-helpers.js";
+import { createIntegration, delivered, settledMessage, sinkCredentials } from "./delivery-helpers.js";
 import { failureOf, once } from "./sdk3-helpers.js";
 import { startStack, type Data, type Stack } from "./stack.js";
 
@@ -18,7 +18,7 @@ beforeAll(async () => {
     providerId: "nodemailer",
     channel: "email",
     identifier: "layouts-smtp",
-    credentials: { host: "localhost", port: String(sink.port), secure: false, ignoreTls: true, from: "notify@example.com" },
+    credentials: sinkCredentials(sink),
   });
 }, 120_000);
 afterAll(async () => {
@@ -275,7 +275,7 @@ describe("email layouts (Novu's /v2/layouts)", () => {
         channel: "email",
         identifier: "layouts-smtp-production",
         active: true,
-        credentials: { host: "localhost", port: String(sink.port), secure: false, ignoreTls: true, from: "notify@example.com" },
+        credentials: sinkCredentials(sink),
       },
       undefined,
       once,

@@ -1,7 +1,7 @@
 import { Novu } from "@novu/node";
 import { startSmtpSink, type SmtpSink } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createIntegration, createWorkflow, delivered, settledMessage } from "./delivery-helpers.js";
+import { createIntegration, createWorkflow, delivered, settledMessage, sinkCredentials } from "./delivery-helpers.js";
 import { startStack, type Data, type Stack } from "./stack.js";
 
 // Novu's older layouts (/v1/layouts) through @novu/node 2.6.6, and the v1 workflows' emails sent in them.
@@ -18,7 +18,7 @@ beforeAll(async () => {
     providerId: "nodemailer",
     channel: "email",
     identifier: "legacy-layouts-smtp",
-    credentials: { host: "localhost", port: String(sink.port), secure: false, ignoreTls: true, from: "notify@example.com" },
+    credentials: sinkCredentials(sink),
   });
 }, 120_000);
 afterAll(async () => {

@@ -1,6 +1,6 @@
 import { eventually, startSmtpSink, type SmtpSink } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createIntegration, createWorkflow, delivered, settledMessage } from "./delivery-helpers.js";
+import { createIntegration, createWorkflow, delivered, settledMessage, sinkCredentials } from "./delivery-helpers.js";
 import { startStack, type Stack } from "./stack.js";
 
 let stack: Stack;
@@ -67,7 +67,7 @@ describe("/metrics", () => {
       providerId: "nodemailer",
       channel: "email",
       identifier: "metrics-sink",
-      credentials: { host: "localhost", port: String(sink.port), secure: false, ignoreTls: true, from: "notify@example.com" },
+      credentials: sinkCredentials(sink),
     });
     const workflow = await createWorkflow(stack, "Metered", [{ template: { type: "email", subject: "Hello", content: "Hi {{subscriber.firstName}}" } }]);
     const before = await scrape(stack.metricsUrls.gateway);

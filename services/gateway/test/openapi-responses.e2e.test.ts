@@ -2,7 +2,7 @@ import { startSmtpSink, type SmtpSink } from "@notify/testing";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { OpenApiDocument } from "../src/openapi.js";
-import { createIntegration, delivered, settledMessage } from "./delivery-helpers.js";
+import { createIntegration, delivered, settledMessage, sinkCredentials } from "./delivery-helpers.js";
 import { environmentIdentifier } from "./inbox-helpers.js";
 import { newMessage, seeder, type Seeder } from "./messages-fixtures.js";
 import { startStack, type Data, type Json, type Stack } from "./stack.js";
@@ -211,7 +211,7 @@ describe("the documented success answers", () => {
       providerId: "nodemailer",
       channel: "email",
       identifier: "docs-sink",
-      credentials: { host: "localhost", port: String(sink.port), secure: false, ignoreTls: true, from: "notify@example.com", senderName: "Notify" },
+      credentials: sinkCredentials(sink, { senderName: "Notify" }),
     });
     const transactionId = `doc-trigger-${Date.now()}`;
     await documented("POST /v1/events/trigger", "/v1/events/trigger", { name: workflowIdentifier, to: "doc-ada", payload: { amount: "12" }, transactionId });

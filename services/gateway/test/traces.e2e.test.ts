@@ -1,6 +1,6 @@
 import { eventually, startReceiver, startSmtpSink, type Receiver, type SmtpSink } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createIntegration, createWorkflow, delivered, settledMessage } from "./delivery-helpers.js";
+import { createIntegration, createWorkflow, delivered, settledMessage, sinkCredentials } from "./delivery-helpers.js";
 import { startProcessStack, type ProcessStack } from "./process-stack.js";
 
 /** A span as OTLP/HTTP JSON carries it, with the service that sent it. */
@@ -93,7 +93,7 @@ describe("tracing (OTEL_EXPORTER_OTLP_ENDPOINT set)", () => {
       providerId: "nodemailer",
       channel: "email",
       identifier: "smtp-sink",
-      credentials: { host: "localhost", port: String(sink.port), secure: false, ignoreTls: true, from: "notify@example.com" },
+      credentials: sinkCredentials(sink),
     });
     const workflow = await createWorkflow(stack, "Traced", [{ template: { type: "email", subject: "Hi", content: [{ type: "text", content: "Hello" }] } }]);
     await stack.request("POST", "/v1/subscribers", { subscriberId: "ada", email: "ada@example.com" });

@@ -2,7 +2,7 @@ import { Novu } from "@novu/api";
 import * as errors from "@novu/api/models/errors/index.js";
 import { eventually, startSmtpSink, type SmtpSink } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createIntegration, delivered, settledMessage } from "./delivery-helpers.js";
+import { createIntegration, delivered, settledMessage, sinkCredentials } from "./delivery-helpers.js";
 import { failureOf, once } from "./sdk3-helpers.js";
 import { startStack, type Data, type Stack } from "./stack.js";
 
@@ -156,7 +156,7 @@ describe("workflows written through v2 render their templates as liquid, as Novu
       providerId: "nodemailer",
       channel: "email",
       identifier: "liquid-smtp",
-      credentials: { host: "localhost", port: String(sink.port), secure: false, ignoreTls: true, from: "notify@example.com" },
+      credentials: sinkCredentials(sink),
     });
     const paragraph = (...content: unknown[]) => ({ type: "paragraph", content });
     const document = {

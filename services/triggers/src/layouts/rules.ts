@@ -1,6 +1,6 @@
 import { layoutsV1, workflowsV1 } from "@notify/proto";
 import { templateVariables } from "@notify/templates";
-import type { FieldErrors } from "@notify/runtime";
+import { invalidField, type FieldErrors } from "@notify/runtime";
 
 const { EditorType } = layoutsV1;
 
@@ -10,6 +10,11 @@ export const MAX_NAME = 128;
 export const MAX_IDENTIFIER = 255;
 /** A layout travels in every trigger job that names it, which must stay well under a stream message. */
 export const MAX_BODY = 256 * 1024;
+
+/** Refuses a text that is blank or longer than `max`, naming its field. */
+export function checkText(field: string, value: string, max: number): void {
+  if (value.trim().length === 0 || value.length > max) throw invalidField(field, `${field} must be between 1 and ${max} characters`, value);
+}
 
 const CONTENT_VARIABLE = /\{\{\s*content\s*\}\}/;
 

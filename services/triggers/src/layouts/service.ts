@@ -18,11 +18,11 @@ import {
 import type { ServiceDeps } from "../routes.js";
 import { idFromSlug, slugify } from "../workflows/slug.js";
 import { contentColumns, layoutFromRow } from "./mapping.js";
-import { contentErrors, MAX_IDENTIFIER, MAX_LAYOUTS, MAX_NAME, STARTER_CONTENT } from "./rules.js";
+import { checkText, contentErrors, MAX_IDENTIFIER, MAX_LAYOUTS, MAX_NAME, STARTER_CONTENT } from "./rules.js";
 import * as store from "./store.js";
 
 export const MAX_PAGE_SIZE = 100;
-/** Workflows a usage lists: more than an environment's layouts are ever shared by in practice, and a bound all the same. */
+/** The most workflows a usage lists: a bound on the answer, far above what one layout is used by in practice. */
 export const MAX_USAGE = 1000;
 
 const ORDER_COLUMNS: Record<layoutsV1.LayoutOrder, store.LayoutOrderColumn> = {
@@ -37,16 +37,6 @@ export const layoutNotFound = (key: string, environmentId: string) => notFound(`
 /** Where a layout key may point: an id, an identifier or a layout slug. */
 export function layoutLookup(key: string): store.LayoutLookup {
   return { id: isObjectId(key) ? key : idFromSlug(key, "layout"), identifier: key };
-}
-
-function checkName(name: string): void {
-  if (name.trim().length === 0 || name.length > MAX_NAME) throw invalidField("name", `name must be between 1 and ${MAX_NAME} characters`, name);
-}
-
-function checkIdentifier(identifier: string, field: string): void {
-  if (identifier.trim().length === 0 || identifier.length > MAX_IDENTIFIER) {
-    throw invalidField(field, `${field} must be between 1 and ${MAX_IDENTIFIER} characters`, identifier);
-  }
 }
 
 export function createLayoutService({ pool }: ServiceDeps): ServiceImpl<typeof layoutsV1.LayoutService> {
@@ -80,8 +70,8 @@ export function createLayoutService({ pool }: ServiceDeps): ServiceImpl<typeof l
   return {
     async createLayout(request, context) {
       const scope = scopeOf(context);
-      checkIdentifier(request.identifier, "layoutId");
-      checkName(request.name);
+      checkText("layoutId", request.identifier, MAX_IDENTIFIER);
+      checkText("name", request.name, MAX_NAME);
       return insert(scope, {
         identifier: request.identifier,
         name: request.name,
@@ -111,7 +101,7 @@ export function createLayoutService({ pool }: ServiceDeps): ServiceImpl<typeof l
 
     async updateLayout(request, context) {
       const scope = scopeOf(context);
-      checkName(request.name);
+      checkText("name", request.name, MAX_NAME);
       const content = request.content;
       if (content.case === "email") {
         const errors = contentErrors(content.value);
@@ -147,9 +137,9 @@ export function createLayoutService({ pool }: ServiceDeps): ServiceImpl<typeof l
 
     async duplicateLayout(request, context) {
       const scope = scopeOf(context);
-      checkName(request.name);
+      checkText("name", request.name, MAX_NAME);
       const identifier = request.identifier ?? slugify(request.name);
-      checkIdentifier(identifier, "layoutId");
+      checkText("layoutId", identifier, MAX_IDENTIFIER);
       const source = await existing(pool, scope.environmentId, request.layoutId);
       return insert(scope, {
         identifier,

@@ -12,6 +12,7 @@ import {
   withTransaction,
   type Queryable,
 } from "@notify/runtime";
+import { checkText } from "../layouts/rules.js";
 import { layoutNotFound } from "../layouts/service.js";
 import type { ServiceDeps } from "../routes.js";
 import { legacyLayoutFromRow, storedVariables } from "./mapping.js";
@@ -34,10 +35,6 @@ const ORDER_COLUMNS: Record<layoutsV1.LegacyLayoutOrder, store.LegacyOrderColumn
 const identifierTaken = (identifier: string, environmentId: string) =>
   alreadyExists(`Layout with identifier: ${identifier} already exists under environment ${environmentId}`);
 
-function checkText(field: string, value: string, max = MAX_TEXT): void {
-  if (value.trim().length === 0 || value.length > max) throw invalidField(field, `${field} must be between 1 and ${max} characters`, value);
-}
-
 function checkContent(content: string): void {
   const problem = contentProblem(content);
   if (problem) throw invalidField("content", problem, content.slice(0, 200));
@@ -57,8 +54,8 @@ export function createLegacyLayoutService({ pool }: ServiceDeps): ServiceImpl<ty
   return {
     async createLegacyLayout(request, context) {
       const scope = scopeOf(context);
-      checkText("identifier", request.identifier);
-      checkText("name", request.name);
+      checkText("identifier", request.identifier, MAX_TEXT);
+      checkText("name", request.name, MAX_TEXT);
       checkDescription(request.description);
       checkContent(request.content);
       const variables = contentVariables(request.content, storedVariables(request.variables));
@@ -104,8 +101,8 @@ export function createLegacyLayoutService({ pool }: ServiceDeps): ServiceImpl<ty
 
     async updateLegacyLayout(request, context) {
       const scope = scopeOf(context);
-      if (request.identifier !== undefined) checkText("identifier", request.identifier);
-      if (request.name !== undefined) checkText("name", request.name);
+      if (request.identifier !== undefined) checkText("identifier", request.identifier, MAX_TEXT);
+      if (request.name !== undefined) checkText("name", request.name, MAX_TEXT);
       if (request.description !== undefined) checkDescription(request.description);
       if (request.content !== undefined) checkContent(request.content);
       try {

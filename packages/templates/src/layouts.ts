@@ -40,9 +40,9 @@ export function stepLayoutId(step: workflowsV1.Step, engine: workflowsV1.Templat
 }
 
 /**
- * The legacy layout an email step of a v1 workflow is sent in, as Novu picks it: the one the
- * trigger's `overrides.layoutIdentifier` names if it exists, else the step's own (by id), which
- * must exist. Undefined: no layout.
+ * The legacy layouts an email step of a v1 workflow may be sent in, as Novu picks them: the one
+ * the trigger's `overrides.layoutIdentifier` names if it exists, else the step's own (by id).
+ * Undefined: no layout.
  */
 export function legacyLayoutKeys(
   step: workflowsV1.Step,

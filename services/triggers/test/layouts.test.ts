@@ -85,9 +85,9 @@ describe("LayoutService", () => {
     const byId = await clients.workflows.createWorkflow(emailWorkflow("By id", brand.id), call);
     const bySlug = await clients.workflows.createWorkflow(emailWorkflow("By slug", brand.slug), call);
     expect([byId, bySlug].map((workflow) => workflow.steps[0]!.template?.layoutId)).toEqual(["brand", "brand"]);
-    // v1 workflows name Novu's older layouts: kept as given, never looked up.
-    const v1 = await clients.workflows.createWorkflow(emailWorkflow("Old", "an-old-layout-id", workflowsV1.TemplateEngine.HANDLEBARS), call);
-    expect(v1.steps[0]!.template?.layoutId).toBe("an-old-layout-id");
+    // A v1 workflow's steps name legacy layouts, never these.
+    const v1 = clients.workflows.createWorkflow(emailWorkflow("Old", "brand", workflowsV1.TemplateEngine.HANDLEBARS), call);
+    expect((await rpcError(v1)).code).toBe(Code.NotFound);
     const missing = await rpcError(clients.workflows.createWorkflow(emailWorkflow("Missing", "nope"), call));
     expect(missing.code).toBe(Code.NotFound);
     expect(missing.rawMessage).toBe(`Layout not found for id nope in the environment ${call.headers["notify-environment-id"]}`);
@@ -156,6 +156,17 @@ describe("LayoutService", () => {
       call,
     );
     expect(updated.steps[0]!.template).toMatchObject({ layoutId: first.id, subject: "changed" });
+    // A layout a step newly names must exist; it is kept by id.
+    const named = await clients.workflows.createWorkflow(emailWorkflow("Named", "second", v1), call);
+    expect(named.steps[0]!.template?.layoutId).toBe(second.id);
+    expect((await rpcError(clients.workflows.createWorkflow(emailWorkflow("Unknown", "no-such-layout", v1), call))).code).toBe(Code.NotFound);
+    // One named before notify served layouts (one of Novu's) is not looked up again when kept.
+    await fixture.pool.query(`UPDATE triggers.workflows SET steps = jsonb_set(steps, '{0,template,layoutId}', '"6500000000000000000000aa"') WHERE id = $1`, [
+      named.id,
+    ]);
+    const old = (await clients.workflows.getWorkflow({ key: { case: "any", value: named.id } }, call)).steps[0]!;
+    const resaved = await clients.workflows.updateWorkflow({ workflowId: named.id, steps: { steps: [old] }, name: "Named again" }, call);
+    expect(resaved.steps[0]!.template?.layoutId).toBe("6500000000000000000000aa");
     // A v2 workflow's steps are never bound to a legacy layout.
     expect((await clients.workflows.createWorkflow(emailWorkflow("V2", undefined), call)).steps[0]!.template?.layoutId).toBeUndefined();
     expect(second.isDefault).toBe(true);

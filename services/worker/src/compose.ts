@@ -131,17 +131,17 @@ function severityOf(overrides: JsonObject, workflow: workflowsV1.Workflow): Seve
 
 /**
  * The layout an email step is sent in (none: as it is). Its trigger was accepted with the
- * layouts it names, so one missing from the job did not exist: the step fails, as in Novu.
+ * layouts it names, so a v2 layout missing from the job did not exist: the step fails, as in Novu.
  */
 function layoutOf(step: workflowsV1.Step, context: RunContext): layoutsV1.EmailLayoutContent | layoutsV1.LegacyLayout | undefined {
   const { templateEngine } = context.workflow;
   const legacy = legacyLayoutKeys(step, templateEngine, context.overrides);
   if (legacy) {
-    // A layout the override names but that does not exist leaves the step's own, as in Novu.
+    // A layout the override names but that does not exist leaves the step's own, as in Novu. A
+    // step's own is checked when the workflow is saved; one missing was named before notify
+    // served layouts (one of Novu's), and its emails go without a layout, as they went then.
     const layouts = context.job.legacyLayouts;
-    const found = layouts.find((one) => one.identifier === legacy.identifier) ?? layouts.find((one) => one.id === legacy.id);
-    if (!found && legacy.id) throw new Error(`Layout not found for id ${legacy.id}`);
-    return found;
+    return layouts.find((one) => one.identifier === legacy.identifier) ?? layouts.find((one) => one.id === legacy.id);
   }
   const key = stepLayoutId(step, templateEngine, context.overrides);
   if (key === undefined) return undefined;

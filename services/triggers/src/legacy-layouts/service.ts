@@ -150,8 +150,11 @@ export function createLegacyLayoutService({ pool }: ServiceDeps): ServiceImpl<ty
 
 /**
  * Binds the email steps of a v1 workflow that name no layout to the environment's default
- * layout, as Novu binds them when a step is saved (a later default does not move them). A step
- * that named one before keeps it when the update names none, as Novu's update does.
+ * layout, as Novu binds them when a step is saved (a later default does not move them); a step
+ * that named one before keeps it when the update names none, as Novu's update does. A layout a
+ * step newly names must exist (by id or identifier; kept by id): Novu only finds out when it
+ * sends, and then every email of the step fails. One named before, and kept, is not looked up
+ * again: workflows saved before notify served layouts may name Novu's, and still save.
  */
 export async function bindLegacyLayouts(
   db: Queryable,
@@ -161,12 +164,19 @@ export async function bindLegacyLayouts(
   previous: readonly workflowsV1.Step[] = [],
 ): Promise<void> {
   if (engine === workflowsV1.TemplateEngine.LIQUID) return;
-  const unbound = steps.filter((step) => step.template?.type === StepType.EMAIL && !step.template.layoutId);
-  if (unbound.length === 0) return;
   const before = new Map(previous.map((step) => [step.id, step.template?.layoutId]));
   let defaultId: Promise<string | undefined> | undefined;
-  for (const step of unbound) {
-    const layoutId = before.get(step.id) || (await (defaultId ??= store.selectDefaultLegacyLayoutId(db, environmentId)));
-    if (layoutId) step.template!.layoutId = layoutId;
+  for (const step of steps) {
+    const template = step.template;
+    if (template?.type !== StepType.EMAIL) continue;
+    const kept = before.get(step.id);
+    if (!template.layoutId) {
+      const layoutId = kept || (await (defaultId ??= store.selectDefaultLegacyLayoutId(db, environmentId)));
+      if (layoutId) template.layoutId = layoutId;
+    } else if (template.layoutId !== kept) {
+      const row = await store.selectLegacyLayout(db, environmentId, template.layoutId);
+      if (!row) throw layoutNotFound(template.layoutId, environmentId);
+      template.layoutId = row.id;
+    }
   }
 }

@@ -1,5 +1,6 @@
 import { Novu } from "@novu/api";
 import * as errors from "@novu/api/models/errors/index.js";
+import { createPool } from "@notify/runtime";
 import { eventually, startSmtpSink, type SmtpSink } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createIntegration, delivered, settledMessage, sinkCredentials } from "./delivery-helpers.js";
@@ -224,6 +225,30 @@ describe("email layouts (Novu's /v2/layouts)", () => {
     const mail = await mailTo("layout-bo@example.com", "layout-u1");
     expect(mail).toContain("<p>Plain layout-u1</p>");
     expect(mail).not.toContain("Soon gone");
+
+    // A step saved before notify served layouts may name one of Novu's: its emails go as they went
+    // then. Written straight to the store, before any trigger has read the workflow.
+    await novu.workflows.create(
+      {
+        name: "Layout from Novu",
+        workflowId: "layout-from-novu",
+        active: true,
+        steps: [{ name: "Mail", type: "email", controlValues: { subject: "{{ payload.order }}", body: "<p>Older {{ payload.order }}</p>" } }],
+      },
+      undefined,
+      once,
+    );
+    const pool = createPool(stack.database.url, 1);
+    try {
+      await pool.query(
+        `UPDATE triggers.workflows SET steps = jsonb_set(steps, '{0,template,layoutId}', '"novu-default-layout"') WHERE trigger_identifier = 'layout-from-novu'`,
+      );
+    } finally {
+      await pool.end();
+    }
+    expect(layoutIdOf((await novu.workflows.get("layout-from-novu", undefined, undefined, once)).result)).toBe("novu-default-layout");
+    await trigger("layout-from-novu", "layout-bo", "layout-u2");
+    expect(await mailTo("layout-bo@example.com", "layout-u2")).toContain("<p>Older layout-u2</p>");
   }, 60_000);
 
   it("publishes a workflow to another environment with the layouts it names, and sends from there in them", async () => {

@@ -1,4 +1,5 @@
 import { Novu } from "@novu/node";
+import { createPool } from "@notify/runtime";
 import { startSmtpSink, type SmtpSink } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createIntegration, createWorkflow, delivered, settledMessage, sinkCredentials } from "./delivery-helpers.js";
@@ -158,6 +159,23 @@ describe("@novu/node 2.6.6 layouts", () => {
     expect(saved.body.data.steps[0]!.template.layoutId).toBe(framed._id);
     await trigger(bound, "legacy-ada", "legacy-t4");
     expect(await mailWithSubject("legacy-t4")).toContain("<h1>Framed for Ada</h1>");
+
+    // A step saved before notify served layouts may name one of Novu's: its emails go without a
+    // layout, as they went then. Written straight to the store, before any trigger read the workflow.
+    const older = await createWorkflow(stack, "Legacy older", [
+      { template: { type: "email", subject: "{{order}}", content: "<p>Older {{order}}</p>", contentType: "customHtml" } },
+    ]);
+    const pool = createPool(stack.database.url, 1);
+    try {
+      await pool.query(
+        `UPDATE triggers.workflows SET steps = jsonb_set(steps, '{0,template,layoutId}', '"6500000000000000000000aa"') WHERE trigger_identifier = $1`,
+        [older],
+      );
+    } finally {
+      await pool.end();
+    }
+    await trigger(older, "legacy-ada", "legacy-t5");
+    expect(await mailWithSubject("legacy-t5")).toBe("<p>Older legacy-t5</p>");
 
     // A layout a step names cannot be deleted.
     const inUse = await refusal(novu.layouts.delete(framed._id));

@@ -131,7 +131,8 @@ function severityOf(overrides: JsonObject, workflow: workflowsV1.Workflow): Seve
 
 /**
  * The layout an email step is sent in (none: as it is). Its trigger was accepted with the
- * layouts it names, so a v2 layout missing from the job did not exist: the step fails, as in Novu.
+ * layouts it names, so one its overrides name that is missing from the job did not exist: the
+ * step fails, as in Novu.
  */
 function layoutOf(step: workflowsV1.Step, context: RunContext): layoutsV1.EmailLayoutContent | layoutsV1.LegacyLayout | undefined {
   const { templateEngine } = context.workflow;
@@ -146,8 +147,11 @@ function layoutOf(step: workflowsV1.Step, context: RunContext): layoutsV1.EmailL
   const key = stepLayoutId(step, templateEngine, context.overrides);
   if (key === undefined) return undefined;
   const layout = context.job.layouts.find((one) => one.identifier === key || one.id === key);
-  if (!layout) throw new Error(`Layout not found for id ${key}`);
-  return layout.email;
+  if (layout) return layout.email;
+  // A step's own layout is checked when the workflow is saved and unhooked when it is deleted:
+  // one missing was named before notify served layouts, and its emails go as they went then.
+  if (key === step.template?.layoutId) return undefined;
+  throw new Error(`Layout not found for id ${key}`);
 }
 
 /**

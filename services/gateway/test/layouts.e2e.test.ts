@@ -115,6 +115,10 @@ describe("email layouts (Novu's /v2/layouts)", () => {
 
     const preview = (await novu.layouts.generatePreview({ previewPayload: { subscriber: { firstName: "Ada" } } }, "crud-main", undefined, once)).result;
     expect(preview.result.preview?.body).toMatch(/<h1>Hello Ada<\/h1>.*Dynamic placeholder content.*Acme Inc/s);
+    // What the layout reads and was not given shows as its own variable, as Novu's examples do.
+    const example = (await novu.layouts.generatePreview({}, "crud-main", undefined, once)).result;
+    expect(example.previewPayloadExample).toEqual({ subscriber: { firstName: "{{subscriber.firstName}}" } });
+    expect(example.result.preview?.body).toContain("<h1>Hello {{subscriber.firstName}}</h1>");
 
     // The default layout stays; another goes.
     const refused = await failureOf(novu.layouts.delete("crud-main", undefined, once));

@@ -3,6 +3,7 @@ import { layoutsV1, workflowsV1 } from "@notify/proto";
 import { emailHtml, renderer } from "@notify/templates";
 import { z } from "zod";
 import { queryInt } from "../validation.js";
+import { exampleOf } from "./step-preview.js";
 import { freeFormResponse, iso, isoDateResponse } from "./common.js";
 import { flag, oneOf, text } from "./workflows.js";
 
@@ -183,10 +184,13 @@ const PREVIEW_PLACEHOLDER =
  * renders it (sanitized as v2 emails are). A layout that does not render previews nothing, as in Novu.
  */
 export async function layoutPreview(layout: layoutsV1.EmailLayoutContent | undefined, subscriber: Record<string, unknown>) {
-  const previewPayloadExample = { subscriber };
+  const { LIQUID } = workflowsV1.TemplateEngine;
+  // The subscriber fields the layout reads that were not given show as their own variables, as in Novu.
+  const example = exampleOf(layout ? [layout.body] : [], { subscriber }, LIQUID);
+  const previewPayloadExample = { subscriber: example.subscriber ?? {} };
   if (!layout) return { result: { type: "email" as const }, previewPayloadExample, schema: null };
   try {
-    const render = renderer(workflowsV1.TemplateEngine.LIQUID, { payload: {}, subscriber });
+    const render = renderer(LIQUID, { payload: {}, subscriber: previewPayloadExample.subscriber });
     const template = create(workflowsV1.MessageTemplateSchema, {});
     const body = await emailHtml(template, { case: "text", value: PREVIEW_PLACEHOLDER }, render, layout);
     return { result: { type: "email" as const, preview: { body } }, previewPayloadExample, schema: null };

@@ -44,7 +44,7 @@ const previewPayload = z.object({
   env: jsonObject.optional(),
 });
 
-type PreviewPayload = z.output<typeof previewPayload>;
+export type PreviewPayload = z.output<typeof previewPayload>;
 
 /** POST /v2/workflows/{workflowId}/step/{stepId}/preview (GeneratePreviewRequestDto). */
 export const stepPreviewBody = z.object({ controlValues: jsonObject.optional(), previewPayload: previewPayload.optional() });
@@ -107,8 +107,17 @@ function overlay(base: Tree, given: Tree): Tree {
  * own template text (`{{payload.name}}`, as Novu's examples show them), under what the caller gave.
  */
 function examplePayload(step: workflowsV1.Step, given: PreviewPayload, engine: workflowsV1.TemplateEngine): PreviewPayload {
+  return exampleOf(
+    [...templateTexts(step, "")].map(([, template]) => template),
+    given,
+    engine,
+  );
+}
+
+/** The preview payload for these template texts (a step's, a layout's): examples under what the caller gave. */
+export function exampleOf(texts: readonly string[], given: PreviewPayload, engine: workflowsV1.TemplateEngine): PreviewPayload {
   const examples: Tree = { payload: {} };
-  for (const [, template] of templateTexts(step, "")) {
+  for (const template of texts) {
     let variables: string[];
     try {
       variables = templateVariables(template, engine);

@@ -1,5 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { workflowsV1 } from "@notify/proto";
+import type { layoutsV1, workflowsV1 } from "@notify/proto";
 import { scopeHeaders } from "@notify/runtime";
 import { stepLayoutId } from "@notify/templates";
 import type { Clients } from "./clients.js";
@@ -47,22 +47,53 @@ async function counterpartOf(source: workflowsV1.Workflow, clients: Clients, tar
  */
 async function syncLayouts(source: workflowsV1.Workflow, clients: Clients, sourceCall: RouteCall, targetCall: RouteCall): Promise<void> {
   const named = new Set(source.steps.flatMap((step) => stepLayoutId(step, source.templateEngine, {}) ?? []));
-  for (const layoutId of named) {
-    const layout = await clients.layouts.getLayout({ layoutId }, sourceCall);
-    try {
-      await clients.layouts.createLayout({ identifier: layout.identifier, name: layout.name, isTranslationEnabled: layout.isTranslationEnabled }, targetCall);
-    } catch (error) {
-      if (!isCode(error, Code.AlreadyExists)) throw error;
-    }
-    await clients.layouts.updateLayout(
-      {
-        layoutId: layout.identifier,
-        name: layout.name,
-        isTranslationEnabled: layout.isTranslationEnabled,
-        content: layout.email ? { case: "email", value: layout.email } : { case: "clearContent", value: true },
-      },
-      targetCall,
-    );
+  for (const layoutId of named) await copyLayout(await clients.layouts.getLayout({ layoutId }, sourceCall), clients, targetCall);
+}
+
+/** Copies a layout into the target over its layout of that identifier, else as a new one. */
+async function copyLayout(layout: layoutsV1.Layout, clients: Clients, targetCall: RouteCall): Promise<void> {
+  try {
+    await clients.layouts.createLayout({ identifier: layout.identifier, name: layout.name, isTranslationEnabled: layout.isTranslationEnabled }, targetCall);
+  } catch (error) {
+    if (!isCode(error, Code.AlreadyExists)) throw error;
+  }
+  await clients.layouts.updateLayout(
+    {
+      layoutId: layout.identifier,
+      name: layout.name,
+      isTranslationEnabled: layout.isTranslationEnabled,
+      content: layout.email ? { case: "email", value: layout.email } : { case: "clearContent", value: true },
+    },
+    targetCall,
+  );
+}
+
+const PUBLISH_PAGE = 100;
+
+/** An environment's layouts, oldest first, page by page (the service bounds how many it holds). */
+async function layoutsOf(clients: Clients, call: RouteCall): Promise<layoutsV1.Layout[]> {
+  const layouts: layoutsV1.Layout[] = [];
+  for (;;) {
+    const reply = await clients.layouts.listLayouts({ limit: PUBLISH_PAGE, offset: layouts.length, ascending: true }, call);
+    layouts.push(...reply.layouts);
+    if (reply.layouts.length < PUBLISH_PAGE || layouts.length >= reply.totalCount) return layouts;
+  }
+}
+
+/**
+ * Novu's publish of layouts: the target's layouts made those of the source, by identifier
+ * (copied over, or created), and those only the target has deleted, its default aside (a
+ * workflow step that named one sends without a layout from then on).
+ */
+async function publishLayouts(clients: Clients, sourceCall: RouteCall, targetCall: RouteCall): Promise<void> {
+  const [sources, targets] = await Promise.all([layoutsOf(clients, sourceCall), layoutsOf(clients, targetCall)]);
+  for (const layout of sources) {
+    // The list leaves each layout's content out.
+    await copyLayout(await clients.layouts.getLayout({ layoutId: layout.id }, sourceCall), clients, targetCall);
+  }
+  const kept = new Set(sources.map((layout) => layout.identifier));
+  for (const layout of targets.filter((one) => !kept.has(one.identifier) && !one.isDefault)) {
+    await clients.layouts.deleteLayout({ layoutId: layout.id }, targetCall);
   }
 }
 
@@ -81,8 +112,6 @@ async function syncInto(source: workflowsV1.Workflow, clients: Clients, sourceCa
     : await clients.workflows.createWorkflow(synced.create, targetCall);
   return { action, workflow };
 }
-
-const PUBLISH_PAGE = 100;
 
 /** The live workflows of an environment, oldest first; 400 beyond MAX_PUBLISHED of them. */
 async function workflowsOf(clients: Clients, call: RouteCall): Promise<workflowsV1.Workflow[]> {
@@ -156,5 +185,7 @@ export async function publishWorkflows(
       outcome.failed.push({ workflow, error: error.rawMessage });
     }
   }
+  // A publish of everything also makes the target's layouts the source's, as Novu's does.
+  if (!request.dryRun && wanted === undefined) await publishLayouts(input.clients, calls.source, calls.target);
   return outcome;
 }

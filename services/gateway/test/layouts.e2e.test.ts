@@ -314,5 +314,13 @@ describe("email layouts (Novu's /v2/layouts)", () => {
     await eventually(async () => sink.received.find((received) => received.mail.subject === "layout-p1"), 20_000);
     const mail = String(sink.received.find((received) => received.mail.subject === "layout-p1")!.mail.html);
     expect(mail).toMatch(/<h1>Welcome Cy<\/h1>\s*<p>Sent layout-p1<\/p>\s*<p>Acme Inc/);
+
+    // Publishing everything makes the target's layouts the source's: all copied, the target's own deleted, its default kept.
+    await novu.layouts.create({ layoutId: "published-extra", name: "Published extra" }, undefined, once);
+    await there.layouts.create({ layoutId: "target-only", name: "Target only" }, undefined, once);
+    await novu.environments.publish({}, production.id, undefined, once);
+    expect((await there.layouts.retrieve("published-extra", undefined, once)).result.controls.values.email?.editorType).toBe("block");
+    expect(((await failureOf(there.layouts.retrieve("target-only", undefined, once))) as errors.ErrorDto).statusCode).toBe(404);
+    expect((await there.layouts.retrieve("published-brand", undefined, once)).result.isDefault).toBe(true);
   }, 60_000);
 });

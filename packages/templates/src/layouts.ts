@@ -81,6 +81,9 @@ function emailBody(html: string): string {
   return open && close > open.index ? stripped.slice(open.index + open[0].length, close) : stripped;
 }
 
+/** What the engine gives a legacy layout itself, never asked of the payload (Novu's list). */
+const LEGACY_SYSTEM_ROOTS = new Set(["subscriber", "step", "branding", "tenant", "preheader", "actor"]);
+
 const LEGACY_BODY_VARIABLE = /\{\{\{\s*body\s*\}\}\}/g;
 
 /**
@@ -95,6 +98,16 @@ export async function inLayout(layout: layoutsV1.EmailLayoutContent | layoutsV1.
       const value = variable.defaultValue ? toJson(ValueSchema, variable.defaultValue) : undefined;
       return value === undefined || value === null || value === "" ? [] : [[variable.name, value] as const];
     });
+    // A required variable without a default must be in the payload, or the email is not sent, as in Novu.
+    const defaulted = new Set(defaults.map(([name]) => name));
+    const missing = layout.variables.filter(
+      (variable) =>
+        variable.required && !defaulted.has(variable.name) && !LEGACY_SYSTEM_ROOTS.has(variable.name.split(".")[0]!) && !render.payloadHas(variable.name),
+    );
+    if (missing.length > 0) {
+      const named = missing.map((variable) => `${variable.name} (${variable.type === "String" ? "Value" : variable.type})`);
+      throw new Error(`payload is missing required key(s) and type(s): ${named.join(", ")}`);
+    }
     const layoutRender = defaults.length > 0 ? render.withPayloadDefaults(Object.fromEntries(defaults)) : render;
     wrapped = layoutRender(layout.content.replace(LEGACY_BODY_VARIABLE, CONTENT_MARK));
   } else if (layout.editorType === layoutsV1.EditorType.HTML) {

@@ -78,4 +78,19 @@ describe("an email in its layout", () => {
     const v1 = renderer(HANDLEBARS, { payload: { plan: "gold" }, subscriber: { firstName: "Ada" } });
     expect(await emailHtml(template, { case: "text", value: "<p>{{plan}}</p>" }, v1, legacy)).toBe("<div>Acme <p>{{plan}}</p> gold Ada</div>");
   });
+
+  it("is not sent when the payload lacks a legacy layout's required variable that has no default", async () => {
+    const legacy = create(layoutsV1.LegacyLayoutSchema, {
+      content: "<div>{{{body}}} {{order.id}} {{subscriber.firstName}}</div>",
+      variables: [
+        { name: "order.id", type: "String", required: true },
+        { name: "subscriber.firstName", type: "String", required: true },
+      ],
+    });
+    const email = { case: "text" as const, value: "<p>Hi</p>" };
+    const lacking = renderer(HANDLEBARS, { payload: { order: {} }, subscriber: {} });
+    await expect(emailHtml(template, email, lacking, legacy)).rejects.toThrow("payload is missing required key(s) and type(s): order.id (Value)");
+    const having = renderer(HANDLEBARS, { payload: { order: { id: "A-7" } }, subscriber: {} });
+    expect(await emailHtml(template, email, having, legacy)).toBe("<div><p>Hi</p> A-7 </div>");
+  });
 });

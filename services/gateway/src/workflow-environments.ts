@@ -28,7 +28,7 @@ export async function syncWorkflow(input: RouteInput<{ workflowId: string }, unk
   const { params, body, scope, clients, call } = input;
   if (body.targetEnvironmentId === scope.environmentId) throw new HttpError(400, "Cannot sync workflow to the same environment");
   const source = await clients.workflows.getWorkflow({ key: { case: "any", value: params.workflowId } }, call);
-  return (await syncInto(source, clients, call, await callInEnvironment(input, body.targetEnvironmentId), false)).workflow!;
+  return (await syncInto(source, clients, await callInEnvironment(input, body.targetEnvironmentId), false, call)).workflow!;
 }
 
 /** The target's workflow with the source's trigger identifier, if it has one. */
@@ -81,31 +81,31 @@ async function layoutsOf(clients: Clients, call: RouteCall): Promise<layoutsV1.L
 }
 
 /**
- * Novu's publish of layouts: the target's layouts made those of the source, by identifier
- * (copied over, or created), and those only the target has deleted, its default aside (a
- * workflow step that named one sends without a layout from then on).
+ * The first half of Novu's publish of layouts: every layout of the source copied into the target
+ * by identifier (over the target's, or created). Answers the layouts only the target has, its
+ * default aside: the second half deletes them once the workflows are copied (a step that named
+ * one sends without a layout from then on).
  */
-async function publishLayouts(clients: Clients, sourceCall: RouteCall, targetCall: RouteCall): Promise<void> {
+async function copyLayouts(clients: Clients, sourceCall: RouteCall, targetCall: RouteCall): Promise<layoutsV1.Layout[]> {
   const [sources, targets] = await Promise.all([layoutsOf(clients, sourceCall), layoutsOf(clients, targetCall)]);
   for (const layout of sources) {
     // The list leaves each layout's content out.
     await copyLayout(await clients.layouts.getLayout({ layoutId: layout.id }, sourceCall), clients, targetCall);
   }
   const kept = new Set(sources.map((layout) => layout.identifier));
-  for (const layout of targets.filter((one) => !kept.has(one.identifier) && !one.isDefault)) {
-    await clients.layouts.deleteLayout({ layoutId: layout.id }, targetCall);
-  }
+  return targets.filter((one) => !kept.has(one.identifier) && !one.isDefault);
 }
 
 /**
- * Copies `source` over its counterpart in the target, or creates it there, with the layouts it
- * names; a dry run only says which it would do.
+ * Copies `source` over its counterpart in the target, or creates it there; a dry run only says
+ * which it would do. `layoutsFrom`, the source's call, copies the layouts it names along (unset:
+ * they were all copied already).
  */
-async function syncInto(source: workflowsV1.Workflow, clients: Clients, sourceCall: RouteCall, targetCall: RouteCall, dryRun: boolean) {
+async function syncInto(source: workflowsV1.Workflow, clients: Clients, targetCall: RouteCall, dryRun: boolean, layoutsFrom: RouteCall | undefined) {
   const target = await counterpartOf(source, clients, targetCall);
   const action = target ? ("updated" as const) : ("created" as const);
   if (dryRun) return { action, workflow: undefined };
-  await syncLayouts(source, clients, sourceCall, targetCall);
+  if (layoutsFrom) await syncLayouts(source, clients, layoutsFrom, targetCall);
   const synced = syncedWorkflowOf(source, target);
   const workflow = target
     ? await clients.workflows.updateWorkflow(synced.update, targetCall)
@@ -175,17 +175,23 @@ export async function publishWorkflows(
   const calls = await publishingCalls(input, request.sourceEnvironmentId, request.targetEnvironmentId);
   const wanted = request.resourceIds === undefined ? undefined : new Set(request.resourceIds);
   const outcome: PublishOutcome = { successful: [], failed: [] };
+  // A publish of everything also makes the target's layouts the source's, as Novu's does: all are
+  // copied first, so no workflow copies its own again.
+  const everything = !request.dryRun && wanted === undefined;
+  const targetOnlyLayouts = everything ? await copyLayouts(input.clients, calls.source, calls.target) : [];
   for (const workflow of await workflowsOf(input.clients, calls.source)) {
     if (wanted && !wanted.has(workflow.id) && !wanted.has(workflow.identifier)) continue;
     try {
-      outcome.successful.push({ workflow, action: (await syncInto(workflow, input.clients, calls.source, calls.target, request.dryRun)).action });
+      outcome.successful.push({
+        workflow,
+        action: (await syncInto(workflow, input.clients, calls.target, request.dryRun, everything ? undefined : calls.source)).action,
+      });
     } catch (error) {
       // A refused copy (a 4xx) is the workflow's; anything else stops the publish.
       if (!(error instanceof ConnectError) || httpErrorFromRpc(error).status >= 500) throw error;
       outcome.failed.push({ workflow, error: error.rawMessage });
     }
   }
-  // A publish of everything also makes the target's layouts the source's, as Novu's does.
-  if (!request.dryRun && wanted === undefined) await publishLayouts(input.clients, calls.source, calls.target);
+  for (const layout of targetOnlyLayouts) await input.clients.layouts.deleteLayout({ layoutId: layout.id }, calls.target);
   return outcome;
 }

@@ -282,13 +282,14 @@ export function createWorkflowService({ pool }: Pick<RouteDeps, "pool">): Servic
         const existing = await resolve(tx, scope.environmentId, request.workflowId, true);
         changing(context, existing.id, existing.trigger_identifier);
         const engine = request.templateEngine ?? templateEngineOf(existing.template_engine);
-        const steps = request.steps ? prepareSteps(request.steps.steps, engine, stepsFromJson(existing.steps)) : undefined;
+        const previous = request.steps ? stepsFromJson(existing.steps) : [];
+        const steps = request.steps ? prepareSteps(request.steps.steps, engine, previous) : undefined;
         throwIfAny({
           ...steps?.errors,
           ...(await referenceErrors(tx, scope.environmentId, request.notificationGroupId, steps?.stored ?? [])),
         });
         await nameStepLayouts(tx, scope.environmentId, steps?.stored ?? [], engine);
-        await bindLegacyLayouts(tx, scope.environmentId, steps?.stored ?? [], engine, stepsFromJson(existing.steps));
+        await bindLegacyLayouts(tx, scope.environmentId, steps?.stored ?? [], engine, previous);
         const identifier = request.identifier ?? existing.trigger_identifier;
         changing(context, identifier);
         const preferences = request.preferences ? mergedPreferences(request.preferences) : undefined;

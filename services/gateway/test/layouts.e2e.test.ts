@@ -40,6 +40,12 @@ const blockLayout = JSON.stringify({
   ],
 });
 
+/** A layout made with this content (a new one starts as a block document holding only the email). */
+async function layoutWith(layoutId: string, name: string, email: { body: string; editorType: "html" | "block" }) {
+  await novu.layouts.create({ layoutId, name }, undefined, once);
+  return (await novu.layouts.update({ name, controlValues: { email } }, layoutId, undefined, once)).result;
+}
+
 /** The HTML of the one mail the sink received for this address and subject. */
 async function mailTo(address: string, transactionId: string): Promise<string> {
   await settledMessage(stack, transactionId, "email", delivered);
@@ -129,10 +135,8 @@ describe("email layouts (Novu's /v2/layouts)", () => {
   });
 
   it("wraps an email step's body in its layout, and lets a trigger's overrides choose another or none", async () => {
-    const html = (await novu.layouts.create({ layoutId: "send-html", name: "Send html" }, undefined, once)).result;
-    await novu.layouts.update({ name: "Send html", controlValues: { email: { body: htmlLayout("Dear"), editorType: "html" } } }, "send-html", undefined, once);
-    await novu.layouts.create({ layoutId: "send-block", name: "Send block" }, undefined, once);
-    await novu.layouts.update({ name: "Send block", controlValues: { email: { body: blockLayout, editorType: "block" } } }, "send-block", undefined, once);
+    const html = await layoutWith("send-html", "Send html", { body: htmlLayout("Dear"), editorType: "html" });
+    await layoutWith("send-block", "Send block", { body: blockLayout, editorType: "block" });
 
     // A layout named by its id is kept by its identifier, as Novu keeps it.
     const workflow = (
@@ -201,13 +205,7 @@ describe("email layouts (Novu's /v2/layouts)", () => {
     expect((unknown as errors.ErrorDto).statusCode).toBe(404);
     expect((unknown as errors.ErrorDto).message).toContain("Layout not found for id no-such-layout");
 
-    await novu.layouts.create({ layoutId: "gone-soon", name: "Gone soon" }, undefined, once);
-    await novu.layouts.update(
-      { name: "Gone soon", controlValues: { email: { body: htmlLayout("Soon gone"), editorType: "html" } } },
-      "gone-soon",
-      undefined,
-      once,
-    );
+    await layoutWith("gone-soon", "Gone soon", { body: htmlLayout("Soon gone"), editorType: "html" });
     await novu.workflows.create(
       {
         name: "Layout unhooked",
@@ -256,13 +254,7 @@ describe("email layouts (Novu's /v2/layouts)", () => {
   }, 60_000);
 
   it("publishes a workflow to another environment with the layouts it names, and sends from there in them", async () => {
-    await novu.layouts.create({ layoutId: "published-brand", name: "Published brand" }, undefined, once);
-    await novu.layouts.update(
-      { name: "Published brand", controlValues: { email: { body: htmlLayout("Welcome"), editorType: "html" } } },
-      "published-brand",
-      undefined,
-      once,
-    );
+    await layoutWith("published-brand", "Published brand", { body: htmlLayout("Welcome"), editorType: "html" });
     await novu.workflows.create(
       {
         name: "Published receipt",

@@ -9,4 +9,5 @@ export * as topicsV1 from "./gen/notify/topics/v1/topics_pb.js";
 export * as triggersV1 from "./gen/notify/triggers/v1/triggers_pb.js";
 export * as workflowsV1 from "./gen/notify/workflows/v1/workflows_pb.js";
 export * as deliveriesV1 from "./gen/notify/deliveries/v1/deliveries_pb.js";
+export * as variablesV1 from "./gen/notify/variables/v1/variables_pb.js";
 export * as commonV1 from "./common.js";

@@ -1,9 +1,11 @@
 import type { DescService } from "@bufbuild/protobuf";
-import { commonV1, contextsV1, integrationsV1, messagesV1, subscribersV1, tenantsV1, topicsV1, triggersV1, workflowsV1 } from "@notify/proto";
+import * as proto from "@notify/proto";
 import { describe, expect, it } from "vitest";
 import { announcingWrites, ChangeKind, coherenceOf, declaredAnnouncements, EVERY_KEY } from "../src/index.js";
 
-const packages = [contextsV1, integrationsV1, messagesV1, subscribersV1, tenantsV1, topicsV1, triggersV1, workflowsV1];
+const { commonV1, messagesV1, subscribersV1 } = proto;
+// Every package the proto module exports: a new one is checked without being named here.
+const packages = (Object.values(proto) as unknown[]).filter((value): value is Record<string, unknown> => typeof value === "object" && value !== null);
 const services = packages.flatMap((exports) => Object.values(exports).filter((value): value is DescService => (value as DescService)?.kind === "service"));
 const methods = services.flatMap((service) => service.methods.map((method) => [`${service.typeName}.${method.name}`, method] as const));
 
@@ -11,7 +13,10 @@ describe("the coherence every RPC declares", () => {
   it("finds every service", () => {
     expect(services.map((service) => service.name).sort()).toEqual([
       "ContextService",
+      "EnvironmentVariableService",
       "IntegrationService",
+      "LayoutService",
+      "LegacyLayoutService",
       "MessageService",
       "SubscriberService",
       "TenantService",

@@ -65,6 +65,18 @@ export function templateVariables(text: string, engine: workflowsV1.TemplateEngi
   return out;
 }
 
+/** The root v2 (liquid) templates read the environment's variables at: `{{ env.KEY }}`. */
+export const ENVIRONMENT_ROOT = "env";
+
+/** Whether a liquid text (or block document) reads the environment's variables; false for one that does not parse. */
+export function readsEnvironment(text: string): boolean {
+  try {
+    return templateVariables(text, workflowsV1.TemplateEngine.LIQUID).some((name) => name.split(".")[0] === ENVIRONMENT_ROOT);
+  } catch {
+    return false;
+  }
+}
+
 /** Every template text of a step with the public path (under `path`) of the field it sits in. */
 export function* templateTexts(step: workflowsV1.Step, path: string): Generator<[string, string]> {
   const template = step.template;

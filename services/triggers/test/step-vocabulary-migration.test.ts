@@ -1,12 +1,8 @@
-import { cp, mkdtemp, readdir, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { createPool, migrate, objectId, Ordinal, StepType, Weekday, type Pool } from "@notify/runtime";
-import { createTestDatabase, type TestDatabase } from "@notify/testing";
+import { migrate, objectId, Ordinal, StepType, Weekday, type Pool } from "@notify/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrations } from "../src/server.js";
 import * as store from "../src/workflows/store.js";
-import { callAs, inMemoryClients, newScope } from "./fixtures.js";
+import { callAs, inMemoryClients, newScope, openDatabaseBefore } from "./fixtures.js";
 
 /** Steps as the service stored them before step types, weekdays and ordinals were enums (captured from that build). */
 const STORED_BEFORE = [
@@ -55,21 +51,13 @@ const STORED_BEFORE = [
   },
 ];
 
-let database: TestDatabase;
+let database: Awaited<ReturnType<typeof openDatabaseBefore>>;
 let pool: Pool;
-let before: string;
 beforeAll(async () => {
-  // A database at the migration before the change, which then upgrades as a deployment does.
-  before = await mkdtemp(join(tmpdir(), "triggers-migrations-"));
-  for (const file of (await readdir(migrations.dir)).filter((name) => name < "009")) await cp(join(migrations.dir, file), join(before, file));
-  database = await createTestDatabase([{ schema: migrations.schema, dir: before }]);
-  pool = createPool(database.url, 2);
+  database = await openDatabaseBefore("009");
+  pool = database.pool;
 });
-afterAll(async () => {
-  await pool?.end();
-  await database?.drop();
-  await rm(before, { recursive: true, force: true });
-});
+afterAll(() => database?.close());
 
 describe("migration 009 (step vocabulary enums)", () => {
   it("converts a workflow stored before it, which the service then reads as it was written", async () => {

@@ -18,6 +18,7 @@ const columns = (identifier: string, groupId: string): store.WorkflowColumns => 
   critical: false,
   tags: ["a", "b"],
   preference_settings: { email: true, sms: true, in_app: true, chat: true, push: true },
+  environment_variables: [],
   steps: [{ id: "x", template: { type: "in_app", text: "hi" } }],
   active_channels: ["in_app"],
   variables: [],

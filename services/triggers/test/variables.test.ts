@@ -104,6 +104,28 @@ describe("extractVariables", () => {
   });
 });
 
+describe("environment variables", () => {
+  it("are read by liquid templates and conditions as env.KEY, apart from the payload's variables", () => {
+    const extracted = extractVariables(
+      [
+        step({
+          template: { type: StepType.IN_APP, content: { case: "text", value: "{{ env.BASE_URL }}/orders/{{ payload.id }} {{ env.BASE_URL | upcase }}" } },
+          conditions: { "==": [{ var: "env.REGION" }, "eu"] },
+        }),
+        step({ template: { type: StepType.SMS, content: { case: "text", value: "{{ env }}{{ env.TOKEN.part }}" } } }),
+      ],
+      LIQUID,
+    );
+    expect(extracted.variables).toEqual(["payload.id"]);
+    expect(extracted.environmentVariables).toEqual(["BASE_URL", "REGION", "TOKEN"]);
+  });
+
+  it("are not read by handlebars templates, where env is a payload field", () => {
+    const extracted = extractVariables([step({ template: { type: StepType.SMS, content: { case: "text", value: "{{env.BASE_URL}}" } } })], HANDLEBARS);
+    expect([extracted.variables, extracted.environmentVariables]).toEqual([["env.BASE_URL"], []]);
+  });
+});
+
 describe("slugs", () => {
   it("slugifies names as trigger identifiers", () => {
     expect(slugify("Welcome Email & Onboarding")).toBe("welcome-email-and-onboarding");

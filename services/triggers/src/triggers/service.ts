@@ -70,7 +70,8 @@ function generateTransactionId(): string {
 
 /**
  * What a job carries of its workflow, frozen at trigger time: what running it reads (identity,
- * criticality, preference defaults, the steps and the language of their templates, and the tags
+ * criticality, preference defaults, the steps, the language of their templates and the environment
+ * variables they read, and the tags
  * and severity its messages are written with).
  * Names, the group, variables and timestamps stay in the catalogue: they were a large share of every job's bytes, which travel
  * through the outbox (as hex, in and out), the WAL and JetStream.
@@ -85,6 +86,7 @@ function jobWorkflow(workflow: workflowsV1.Workflow): workflowsV1.Workflow {
     ...(workflow.preferenceSettings ? { preferenceSettings: workflow.preferenceSettings } : {}),
     steps: workflow.steps,
     templateEngine: workflow.templateEngine,
+    environmentVariables: workflow.environmentVariables,
   });
 }
 

@@ -108,6 +108,7 @@ export function workflowFromRow(row: WorkflowRow): workflowsV1.Workflow {
     slug: workflowSlug(row.name, row.id),
     variables: row.variables,
     subscriberVariables: row.subscriber_variables,
+    environmentVariables: row.environment_variables,
     notificationGroupId: row.notification_group_id,
     notificationGroup: {
       id: row.notification_group_id,

@@ -55,6 +55,8 @@ export const MAX_TAGS = 1000;
 export const MAX_FEEDS = 1000;
 /** Groups listed per environment (Novu's list is not paginated either). */
 export const MAX_GROUPS = 1000;
+/** Workflows listed as reading one environment variable (Novu lists them all). */
+const MAX_READERS = 1000;
 export const MAX_STEPS = 50;
 const MAX_FILTER_TAGS = 50;
 const MAX_NAME = 255;
@@ -125,8 +127,8 @@ function pageSize(limit: number, fallback: number, max: number): number {
 function prepareSteps(steps: readonly workflowsV1.Step[], engine: workflowsV1.TemplateEngine, previous: readonly workflowsV1.Step[] = []) {
   const stored = identifySteps(steps, previous);
   const stepIdErrors = assignStepIds(stored);
-  const { variables, subscriberVariables, errors } = extractVariables(stored, engine);
-  return { stored, variables, subscriberVariables, errors: { ...stepIdErrors, ...errors } };
+  const { errors, ...derived } = extractVariables(stored, engine);
+  return { stored, ...derived, errors: { ...stepIdErrors, ...errors } };
 }
 
 /** Field errors for a notification group or feeds the environment does not have. */
@@ -219,6 +221,7 @@ export function createWorkflowService({ pool }: Pick<RouteDeps, "pool">): Servic
         active_channels: activeChannels(steps.stored),
         variables: steps.variables,
         subscriber_variables: steps.subscriberVariables,
+        environment_variables: steps.environmentVariables,
         notification_group_id: request.notificationGroupId ?? (await generalGroupId(scope)),
         data: request.data ?? null,
         severity: severityName(request.severity) ?? "none",
@@ -309,6 +312,7 @@ export function createWorkflowService({ pool }: Pick<RouteDeps, "pool">): Servic
           active_channels: steps ? activeChannels(steps.stored) : existing.active_channels,
           variables: steps?.variables ?? existing.variables,
           subscriber_variables: steps?.subscriberVariables ?? existing.subscriber_variables,
+          environment_variables: steps?.environmentVariables ?? existing.environment_variables,
           notification_group_id: request.notificationGroupId ?? existing.notification_group_id,
           data: request.data ?? existing.data,
           severity: request.severity === undefined ? existing.severity : (severityName(request.severity) ?? "none"),
@@ -369,6 +373,12 @@ export function createWorkflowService({ pool }: Pick<RouteDeps, "pool">): Servic
     async listWorkflowTags(_request, context) {
       const scope = scopeOf(context);
       return { tags: await store.selectWorkflowTags(pool, scope.environmentId, MAX_TAGS) };
+    },
+
+    async listEnvironmentVariableReaders(request, context) {
+      const scope = scopeOf(context);
+      const rows = await store.selectEnvironmentVariableReaders(pool, scope.environmentId, request.key, MAX_READERS);
+      return { workflows: rows.map((row) => ({ name: row.name, identifier: row.trigger_identifier })) };
     },
 
     async listNotificationGroups(_request, context) {

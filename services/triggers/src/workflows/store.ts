@@ -56,6 +56,7 @@ export interface WorkflowRow {
   active_channels: string[];
   variables: string[];
   subscriber_variables: string[];
+  environment_variables: string[];
   notification_group_id: string;
   data: Record<string, unknown> | null;
   severity: SeverityName;
@@ -87,6 +88,7 @@ export interface WorkflowColumns {
   active_channels: string[];
   variables: string[];
   subscriber_variables: string[];
+  environment_variables: string[];
   notification_group_id: string;
   data: Record<string, unknown> | null;
   severity: SeverityName;
@@ -109,6 +111,7 @@ const WRITABLE = [
   "active_channels",
   "variables",
   "subscriber_variables",
+  "environment_variables",
   "notification_group_id",
   "data",
   "severity",
@@ -413,6 +416,22 @@ export async function selectWorkflowTags(db: Queryable, environmentId: string, l
     [environmentId, limit],
   );
   return rows.map((row) => row.tag);
+}
+
+/** At most `limit` live workflows whose steps read the environment variable, by name. */
+export async function selectEnvironmentVariableReaders(
+  db: Queryable,
+  environmentId: string,
+  key: string,
+  limit: number,
+): Promise<{ name: string; trigger_identifier: string }[]> {
+  const { rows } = await db.query<{ name: string; trigger_identifier: string }>(
+    `SELECT name, trigger_identifier FROM triggers.workflows
+      WHERE environment_id = $1 AND NOT deleted AND $2 = ANY (environment_variables)
+      ORDER BY name, id LIMIT $3`,
+    [environmentId, key, limit],
+  );
+  return rows;
 }
 
 /** What preferences need of an active workflow; the steps themselves are not read. */

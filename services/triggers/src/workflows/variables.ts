@@ -1,5 +1,5 @@
-import type { workflowsV1 } from "@notify/proto";
-import { templateTexts, templateVariables } from "@notify/templates";
+import { workflowsV1 } from "@notify/proto";
+import { ENVIRONMENT_ROOT, templateTexts, templateVariables } from "@notify/templates";
 import { StepType, type FieldErrors } from "@notify/runtime";
 
 /** Variables the engine provides itself (Novu's TemplateSystemVariables): never asked of a trigger. */
@@ -33,6 +33,8 @@ export interface StepVariables {
   variables: string[];
   /** "phone" with an sms step, "email" with an email step (what Novu lists). */
   subscriberVariables: string[];
+  /** The keys of the environment variables read (`env.KEY`), distinct. */
+  environmentVariables: string[];
   /** Templates that do not parse, by field path. */
   errors: FieldErrors;
 }
@@ -67,8 +69,17 @@ export function extractVariables(steps: readonly workflowsV1.Step[], engine: wor
     visit(step, `steps[${index}]`);
     for (const [variantIndex, variant] of step.variants.entries()) visit(variant, `steps[${index}].variants[${variantIndex}]`);
   });
-  const variables = [...new Set(found)].filter((name) => !SYSTEM_ROOTS.has(name.split(".")[0]!));
+  // In handlebars (v1) templates, env is a payload field.
+  const readsEnvironment = engine === workflowsV1.TemplateEngine.LIQUID;
+  const variables: string[] = [];
+  const environmentVariables = new Set<string>();
+  for (const name of new Set(found)) {
+    const [root, key] = name.split(".");
+    if (readsEnvironment && root === ENVIRONMENT_ROOT) {
+      if (key) environmentVariables.add(key);
+    } else if (!SYSTEM_ROOTS.has(root!)) variables.push(name);
+  }
   const types = new Set(steps.map((step) => step.template?.type));
   const subscriberVariables = [...(types.has(StepType.SMS) ? ["phone"] : []), ...(types.has(StepType.EMAIL) ? ["email"] : [])];
-  return { variables, subscriberVariables, errors };
+  return { variables, subscriberVariables, environmentVariables: [...environmentVariables], errors };
 }

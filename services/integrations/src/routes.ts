@@ -1,9 +1,11 @@
 import type { ServiceRegistry } from "@notify/runtime";
-import { integrationsV1 } from "@notify/proto";
+import { integrationsV1, variablesV1 } from "@notify/proto";
+import { createEnvironmentVariableService } from "./environment-variables/service.js";
 import { createIntegrationService, type IntegrationServiceDeps } from "./service.js";
 
 export function routes(deps: IntegrationServiceDeps) {
   return (router: ServiceRegistry) => {
     router.service(integrationsV1.IntegrationService, createIntegrationService(deps));
+    router.service(variablesV1.EnvironmentVariableService, createEnvironmentVariableService(deps));
   };
 }

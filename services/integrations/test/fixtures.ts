@@ -1,5 +1,5 @@
 import { createClient } from "@connectrpc/connect";
-import { integrationsV1 } from "@notify/proto";
+import { integrationsV1, variablesV1 } from "@notify/proto";
 import { createLogger, type Pool } from "@notify/runtime";
 import { openTestDatabase, type DatabaseFixture } from "@notify/testing";
 export { callAs, newScope, rpcError } from "@notify/testing";
@@ -23,7 +23,14 @@ export type TestScope = Scope;
  * Each call makes a new service instance, as another replica of the process would be.
  */
 export function inMemoryClient(pool: Pool, secrets: SecretBox = createSecretBox(TEST_KEY)) {
-  const log = createLogger("test", "silent");
-  const transport = inMemoryTransport(routes({ pool, log, secrets }));
-  return createClient(integrationsV1.IntegrationService, transport);
+  return createClient(integrationsV1.IntegrationService, inMemoryTransportOf(pool, secrets));
+}
+
+/** The environment variables' service of the same process, behind an in-memory transport. */
+export function inMemoryVariablesClient(pool: Pool, secrets: SecretBox = createSecretBox(TEST_KEY)) {
+  return createClient(variablesV1.EnvironmentVariableService, inMemoryTransportOf(pool, secrets));
+}
+
+function inMemoryTransportOf(pool: Pool, secrets: SecretBox) {
+  return inMemoryTransport(routes({ pool, log: createLogger("test", "silent"), secrets }));
 }

@@ -8,7 +8,8 @@ import type { RenderContext } from "./render.js";
 /**
  * Template rendering as Novu does it for workflows written through its v2 API and dashboard:
  * LiquidJS with Novu's four filters on top of Liquid's own, over `payload`, `subscriber`, `steps`
- * (what earlier steps produced, by stepId) and `context` (the trigger's contexts by type). Values print as they are (no HTML escaping);
+ * (what earlier steps produced, by stepId), `context` (the trigger's contexts by type) and `env`
+ * (the environment's variables). Values print as they are (no HTML escaping);
  * objects and arrays print as JSON with single quotes, as Novu prints them. Unknown filters are
  * skipped and unknown variables print nothing, as with Novu's engine settings.
  */
@@ -95,7 +96,13 @@ liquid.registerFilter("toSentence", toSentence);
 liquid.registerFilter("pluralize", pluralize);
 
 export function liquidData(context: RenderContext): Record<string, unknown> {
-  return { payload: context.payload, subscriber: context.subscriber, steps: context.steps ?? {}, ...(context.context ? { context: context.context } : {}) };
+  return {
+    payload: context.payload,
+    subscriber: context.subscriber,
+    steps: context.steps ?? {},
+    env: context.env ?? {},
+    ...(context.context ? { context: context.context } : {}),
+  };
 }
 
 const parse = cachedParser((template) => liquid.parse(template));

@@ -14,6 +14,8 @@ export interface RenderContext {
   step?: Record<string, unknown> | undefined;
   /** What earlier steps produced, by stepId (v2 templates' `{{steps.<stepId>.…}}`). */
   steps?: Record<string, unknown> | undefined;
+  /** The environment's variables by key (v2 templates' `{{env.KEY}}`). */
+  env?: Record<string, unknown> | undefined;
 }
 
 /** Renders one template text of a run; throws on a template that does not render (the step then fails). */

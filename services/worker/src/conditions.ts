@@ -111,6 +111,7 @@ export interface ConditionData {
   payload: Record<string, unknown>;
   subscriber: Record<string, unknown>;
   steps: Record<string, unknown>;
+  env: Record<string, unknown>;
 }
 
 /** Whether a step with these conditions runs: no conditions, or a rule that holds (truthy, as JSON Logic reads it). */

@@ -1,9 +1,9 @@
 import { Code, ConnectError, type CallOptions, type Client } from "@connectrpc/connect";
 import { clone, create, type JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate, timestampNow } from "@bufbuild/protobuf/wkt";
-import { messagesV1, type subscribersV1, triggersV1, type integrationsV1, type topicsV1, type workflowsV1 } from "@notify/proto";
+import { messagesV1, type subscribersV1, triggersV1, type integrationsV1, type topicsV1, type variablesV1, type workflowsV1 } from "@notify/proto";
 import { Channel, contextKeysOf, scopeHeaders, StepType, stepChannel, type KnownChannel, type Logger } from "@notify/runtime";
-import { renderBudget, renderer, withinBudget, type Render, type RenderBudget } from "@notify/templates";
+import { readsEnvironment, renderBudget, renderer, withinBudget, type Render, type RenderBudget } from "@notify/templates";
 import { composeMessages, subscriberVariables, type Composed, type DeliveryPlan, type RecipientProfile, type RunContext } from "./compose.js";
 import { conditionsHold, subscriptionConditionHolds, type ConditionData } from "./conditions.js";
 import { writeAndHandOver, type PublishDeliveries } from "./deliveries.js";
@@ -16,6 +16,7 @@ export interface PipelineClients {
   subscribers: Client<typeof subscribersV1.SubscriberService>;
   topics: Client<typeof topicsV1.TopicService>;
   integrations: Client<typeof integrationsV1.IntegrationService>;
+  variables: Client<typeof variablesV1.EnvironmentVariableService>;
   messages: Client<typeof messagesV1.MessageService>;
 }
 
@@ -103,10 +104,12 @@ export interface JobRun {
   contexts: Record<string, unknown> | undefined;
   /** Their keys, sorted: stamped on every message of the job. */
   contextKeys: string[];
+  /** The environment's variables (`env.KEY`), when its jobs' templates read them. */
+  env: Record<string, string> | undefined;
 }
 
 /** A job's run, with what every subscriber's run of it shares. */
-function jobRun(job: triggersV1.TriggerJob, actor: subscribersV1.Subscriber | undefined): JobRun {
+function jobRun(job: triggersV1.TriggerJob, actor: subscribersV1.Subscriber | undefined, env: Record<string, string> | undefined): JobRun {
   const hasContexts = job.contexts.length > 0;
   return {
     job,
@@ -114,8 +117,13 @@ function jobRun(job: triggersV1.TriggerJob, actor: subscribersV1.Subscriber | un
     budget: renderBudget(),
     contexts: hasContexts ? Object.fromEntries(job.contexts.map(({ type, id, data }) => [type, { id, data: data ?? {} }])) : undefined,
     contextKeys: hasContexts ? contextKeysOf(job.contexts) : [],
+    env,
   };
 }
+
+/** Whether a job's templates (its workflow's steps, the layouts its emails go in) read environment variables. */
+const readsEnvironmentVariables = (job: triggersV1.TriggerJob) =>
+  (job.workflow?.environmentVariables.length ?? 0) > 0 || job.layouts.some((layout) => layout.email !== undefined && readsEnvironment(layout.email.body));
 
 /** What a run's subscribers' channel preferences are resolved for: its workflow in its context scope. */
 const preferenceScopeOf = (run: JobRun) => `${run.job.workflow!.id} ${run.contextKeys.join(",")}`;
@@ -247,10 +255,12 @@ async function runEnvironmentJobs(jobs: triggersV1.TriggerJob[], call: CallOptio
       subscribers.set(subscriber.subscriberId, subscriber);
   }
 
+  // Read when they start, once for the environment's jobs: a run sees the values of that moment.
+  const env = live.some(readsEnvironmentVariables) ? (await clients.variables.resolveEnvironmentVariables({}, call)).values : undefined;
   const runs = live.map((job) => {
     const actor = job.event?.actor?.kind;
     const actorId = actor?.case === "subscriberId" ? actor.value : actor?.case === "subscriber" ? actor.value.subscriberId : undefined;
-    return jobRun(job, actorId ? subscribers.get(actorId) : undefined);
+    return jobRun(job, actorId ? subscribers.get(actorId) : undefined, env);
   });
   // Subscribers a delay paused, by internal id.
   const resumed = new Map<string, RecipientProfile>();
@@ -509,6 +519,7 @@ async function composeForSubscriber(
       ...(run.actor ? { actor: subscriberVariables(run.actor) } : {}),
       ...(tenant ? { tenant } : {}),
       ...(run.contexts ? { context: run.contexts } : {}),
+      ...(run.env ? { env: run.env } : {}),
       ...afterDigest,
     },
     run.budget,
@@ -526,7 +537,7 @@ async function composeForSubscriber(
   };
   const passes = (candidate: workflowsV1.Step) =>
     stepPasses(filtersOf(candidate, render), { subscriber: variables, payload }) &&
-    conditionsHoldFor(candidate, { payload, subscriber: variables, steps: afterDigest.steps }, run, deps.log);
+    conditionsHoldFor(candidate, { payload, subscriber: variables, steps: afterDigest.steps, env: run.env ?? {} }, run, deps.log);
   const produced: Composed[] = [];
   for (let index = from; index < steps.length; index += 1) {
     const main = steps[index]!;

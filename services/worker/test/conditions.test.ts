@@ -13,6 +13,7 @@ const data: ConditionData = {
   },
   subscriber: { firstName: "Ada", locale: null },
   steps: { digest: { eventCount: 3 } },
+  env: { REGION: "eu" },
 };
 const holds = (rule: Record<string, unknown>) => conditionsHold(rule, data);
 const v = (name: string) => ({ var: name });
@@ -21,6 +22,11 @@ describe("v2 step conditions (JSON Logic, as Novu evaluates them)", () => {
   it("runs a step without conditions", () => {
     expect(conditionsHold(undefined, data)).toBe(true);
     expect(conditionsHold({}, data)).toBe(true);
+  });
+
+  it("reads the environment's variables", () => {
+    expect(holds({ "==": [v("env.REGION"), "eu"] })).toBe(true);
+    expect(holds({ "==": [v("env.MISSING"), "eu"] })).toBe(false);
   });
 
   it("compares numeric texts as numbers, boolean texts as booleans, dates as instants, and nothing else as ordered", () => {

@@ -1,7 +1,7 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
-import { integrationsV1, messagesV1, subscribersV1, topicsV1, triggersV1, workflowsV1 } from "@notify/proto";
+import { integrationsV1, messagesV1, subscribersV1, topicsV1, triggersV1, variablesV1, workflowsV1 } from "@notify/proto";
 import { createLogger, objectId, Ordinal, StepType, Weekday, type ServiceRegistry } from "@notify/runtime";
 import { inMemoryTransport } from "@notify/testing";
 import { describe, expect, it, vi } from "vitest";
@@ -161,6 +161,7 @@ function services(options: { subscribers?: string[]; topics?: Record<string, str
       subscribers: createClient(subscribersV1.SubscriberService, transport),
       topics: createClient(topicsV1.TopicService, transport),
       integrations: createClient(integrationsV1.IntegrationService, transport),
+      variables: createClient(variablesV1.EnvironmentVariableService, transport),
       messages: createClient(messagesV1.MessageService, transport),
     },
     log: createLogger("test", "silent"),

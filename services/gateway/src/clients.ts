@@ -1,6 +1,18 @@
 import type { DescService } from "@bufbuild/protobuf";
 import { createClient, type Client, type Transport } from "@connectrpc/connect";
-import { contextsV1, Health, layoutsV1, integrationsV1, messagesV1, subscribersV1, tenantsV1, topicsV1, triggersV1, workflowsV1 } from "@notify/proto";
+import {
+  contextsV1,
+  Health,
+  layoutsV1,
+  integrationsV1,
+  messagesV1,
+  subscribersV1,
+  tenantsV1,
+  topicsV1,
+  triggersV1,
+  variablesV1,
+  workflowsV1,
+} from "@notify/proto";
 import { createRpcTransport } from "@notify/runtime";
 import type { GatewayConfig } from "./config.js";
 import { forgettingWrites } from "./forgetting.js";
@@ -29,6 +41,8 @@ export interface BatchedCalls {
 export interface Clients {
   subscribers: Client<typeof subscribersV1.SubscriberService>;
   integrations: Client<typeof integrationsV1.IntegrationService>;
+  /** Served by the integrations process, which seals them as it seals credentials. */
+  variables: Client<typeof variablesV1.EnvironmentVariableService>;
   topics: Client<typeof topicsV1.TopicService>;
   messages: Client<typeof messagesV1.MessageService>;
   /** Served by the triggers process, as are tenants, contexts and layouts. */
@@ -72,6 +86,7 @@ export function connectClients(
     clients: {
       subscribers: subscribersClient,
       integrations: clientOf(integrationsV1.IntegrationService, integrations.transport),
+      variables: clientOf(variablesV1.EnvironmentVariableService, integrations.transport),
       topics: clientOf(topicsV1.TopicService, topics.transport),
       messages: messagesClient,
       workflows: clientOf(workflowsV1.WorkflowService, triggers.transport),

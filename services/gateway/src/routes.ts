@@ -1,11 +1,30 @@
 import type { SubscriberSession } from "./sessions.js";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
-import { type integrationsV1, messagesV1, subscribersV1 } from "@notify/proto";
+import { type integrationsV1, messagesV1, subscribersV1, workflowsV1 } from "@notify/proto";
 import { stepLayoutId } from "@notify/templates";
 import { z } from "zod";
 import { HttpError } from "./errors.js";
-import { cursorPage, offsetPage, offsetPageText, cursorPageResponse, offsetPageResponse } from "./mappers/common.js";
+import {
+  createVariableBody,
+  createVariableRequestOf,
+  listVariablesQuery,
+  previewEnvironment,
+  updateVariableBody,
+  updateVariableRequestOf,
+  variableKeyParam,
+  variableResponse,
+  variableToJson,
+} from "./mappers/environment-variables.js";
+import {
+  cursorPage,
+  offsetPage,
+  offsetPageText,
+  cursorPageResponse,
+  offsetPageResponse,
+  workflowUsageResponse,
+  workflowUsageToJson,
+} from "./mappers/common.js";
 import {
   bulkCreatedToJson,
   bulkSubscribersBody,
@@ -185,8 +204,6 @@ import {
   layoutPreviewResponse,
   layoutResponse,
   layoutToJson,
-  layoutUsageResponse,
-  layoutUsageToJson,
   listLayoutsQuery,
   listLayoutsRequestOf,
   updateLayoutBody,
@@ -1050,8 +1067,14 @@ export const routes: Route[] = [
       const previewed = body.controlValues ? stepWithControlValues(step, body.controlValues) : step;
       // An email is previewed in its layout, as it would be sent without overrides.
       const layoutId = stepLayoutId(previewed, workflow.templateEngine, {});
-      const layout = layoutId === undefined ? undefined : (await clients.layouts.getLayout({ layoutId }, call)).email;
-      return stepPreview(previewed, body.previewPayload ?? {}, workflow.templateEngine, layout);
+      const [layout, env] = await Promise.all([
+        layoutId === undefined ? undefined : clients.layouts.getLayout({ layoutId }, call).then((found) => found.email),
+        // Only v2 (liquid) templates read environment variables.
+        workflow.templateEngine === workflowsV1.TemplateEngine.LIQUID
+          ? clients.variables.listEnvironmentVariables({}, call).then(previewEnvironment)
+          : undefined,
+      ]);
+      return stepPreview(previewed, body.previewPayload ?? {}, workflow.templateEngine, { layout, env });
     },
   }),
   route({
@@ -1268,17 +1291,72 @@ export const routes: Route[] = [
     params: layoutIdParam,
     body: layoutPreviewBody,
     handle: async ({ params, body, clients, call }) => {
-      const layout = await clients.layouts.getLayout(params, call);
+      const [layout, env] = await Promise.all([clients.layouts.getLayout(params, call), clients.variables.listEnvironmentVariables({}, call)]);
       const given = body.controlValues?.email;
-      return layoutPreview(given ? contentOf(given) : layout.email, body.previewPayload?.subscriber ?? {});
+      return layoutPreview(given ? contentOf(given) : layout.email, body.previewPayload?.subscriber ?? {}, previewEnvironment(env));
     },
   }),
   route({
     method: "GET",
     path: "/v2/layouts/:layoutId/usage",
-    response: layoutUsageResponse,
+    response: workflowUsageResponse,
     params: layoutIdParam,
-    handle: async ({ params, clients, call }) => layoutUsageToJson(await clients.layouts.getLayoutUsage(params, call)),
+    handle: async ({ params, clients, call }) => workflowUsageToJson(await clients.layouts.getLayoutUsage(params, call)),
+  }),
+
+  // Environment variables (Novu's /v1/environment-variables; v2 templates read them as {{ env.KEY }})
+  route({
+    method: "POST",
+    path: "/v1/environment-variables",
+    response: variableResponse,
+    // As Novu's newer API answers, and the only status @novu/api accepts.
+    status: 200,
+    body: createVariableBody,
+    handle: async ({ body, clients, call }) => variableToJson(await clients.variables.createEnvironmentVariable(createVariableRequestOf(body), call)),
+  }),
+  route({
+    method: "GET",
+    path: "/v1/environment-variables",
+    response: z.array(variableResponse),
+    query: listVariablesQuery,
+    handle: async ({ query, clients, call }) =>
+      (await clients.variables.listEnvironmentVariables(query.search === undefined ? {} : { search: query.search }, call)).variables.map(variableToJson),
+  }),
+  route({
+    method: "GET",
+    path: "/v1/environment-variables/:variableKey",
+    response: variableResponse,
+    params: variableKeyParam,
+    handle: async ({ params, clients, call }) => variableToJson(await clients.variables.getEnvironmentVariable({ key: params.variableKey }, call)),
+  }),
+  route({
+    method: "PATCH",
+    path: "/v1/environment-variables/:variableKey",
+    response: variableResponse,
+    params: variableKeyParam,
+    body: updateVariableBody,
+    handle: async ({ params, body, clients, call }) =>
+      variableToJson(await clients.variables.updateEnvironmentVariable(updateVariableRequestOf(params.variableKey, body), call)),
+  }),
+  route({
+    method: "DELETE",
+    path: "/v1/environment-variables/:variableKey",
+    status: 204,
+    params: variableKeyParam,
+    handle: async ({ params, clients, call }) => {
+      await clients.variables.deleteEnvironmentVariable({ key: params.variableKey }, call);
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/v1/environment-variables/:variableKey/usage",
+    response: workflowUsageResponse,
+    params: variableKeyParam,
+    handle: async ({ params, clients, call }) => {
+      // An unknown key is a 404, not a variable nothing reads.
+      await clients.variables.getEnvironmentVariable({ key: params.variableKey }, call);
+      return workflowUsageToJson(await clients.workflows.listEnvironmentVariableReaders({ key: params.variableKey }, call));
+    },
   }),
 
   // Legacy layouts (Novu's /v1/layouts, for v1 workflows)

@@ -17,6 +17,13 @@ export const freeFormResponse = z.record(z.string(), z.unknown());
 
 const count = z.int().min(0);
 
+/** The workflows that use a resource (a layout, an environment variable), by name and trigger identifier. */
+export function workflowUsageToJson(usage: { workflows: readonly { name: string; identifier: string }[] }) {
+  return { workflows: usage.workflows.map((workflow) => ({ name: workflow.name, workflowId: workflow.identifier })) };
+}
+
+export const workflowUsageResponse = z.object({ workflows: z.array(z.object({ name: z.string(), workflowId: z.string() })) }).meta({ id: "WorkflowUsage" });
+
 /** What offsetPage answers, with items of `item`'s shape. */
 export const offsetPageResponse = <T extends z.ZodType>(item: T) =>
   z.object({ data: z.array(item), page: count, pageSize: count, totalCount: count, hasMore: z.boolean() });

@@ -160,12 +160,6 @@ export const layoutResponse = z
 
 export const layoutListResponse = z.object({ layouts: z.array(layoutResponse), totalCount: z.number().int() }).meta({ id: "LayoutList" });
 
-export function layoutUsageToJson(usage: layoutsV1.LayoutUsage) {
-  return { workflows: usage.workflows.map((workflow) => ({ name: workflow.name, workflowId: workflow.identifier })) };
-}
-
-export const layoutUsageResponse = z.object({ workflows: z.array(z.object({ name: z.string(), workflowId: z.string() })) }).meta({ id: "LayoutUsage" });
-
 export const layoutPreviewResponse = z
   .object({
     result: z.object({ type: z.literal("email"), preview: z.object({ body: z.string() }).optional() }),
@@ -183,14 +177,14 @@ const PREVIEW_PLACEHOLDER =
  * The layout rendered for a subscriber, with a placeholder where the email goes, the way a send
  * renders it (sanitized as v2 emails are). A layout that does not render previews nothing, as in Novu.
  */
-export async function layoutPreview(layout: layoutsV1.EmailLayoutContent | undefined, subscriber: Record<string, unknown>) {
+export async function layoutPreview(layout: layoutsV1.EmailLayoutContent | undefined, subscriber: Record<string, unknown>, env: Record<string, string>) {
   const { LIQUID } = workflowsV1.TemplateEngine;
   // The subscriber fields the layout reads that were not given show as their own variables, as in Novu.
   const example = exampleOf(layout ? [layout.body] : [], { subscriber }, LIQUID);
   const previewPayloadExample = { subscriber: example.subscriber ?? {} };
   if (!layout) return { result: { type: "email" as const }, previewPayloadExample, schema: null };
   try {
-    const render = renderer(LIQUID, { payload: {}, subscriber: previewPayloadExample.subscriber });
+    const render = renderer(LIQUID, { payload: {}, subscriber: previewPayloadExample.subscriber, env });
     const template = create(workflowsV1.MessageTemplateSchema, {});
     const body = await emailHtml(template, { case: "text", value: PREVIEW_PLACEHOLDER }, render, layout);
     return { result: { type: "email" as const, preview: { body } }, previewPayloadExample, schema: null };

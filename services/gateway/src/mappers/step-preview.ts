@@ -193,16 +193,24 @@ function previewError(error: unknown) {
 
 /**
  * Novu's GeneratePreviewResponseDto for one step: its content rendered with the preview payload,
- * and that payload with examples of what the templates read; an email in its layout. A template
+ * and that payload with examples of what the templates read; an email in its layout, `env` with the
+ * environment's variables (a secret's masked). A template
  * that does not render is not a failed request: the preview is empty and says why, as Novu's is.
  */
-export async function stepPreview(step: workflowsV1.Step, given: PreviewPayload, engine: workflowsV1.TemplateEngine, layout?: layoutsV1.EmailLayoutContent) {
+export async function stepPreview(
+  step: workflowsV1.Step,
+  given: PreviewPayload,
+  engine: workflowsV1.TemplateEngine,
+  around: { layout?: layoutsV1.EmailLayoutContent | undefined; env?: Record<string, string> | undefined } = {},
+) {
+  const { layout, env } = around;
   const example = examplePayload(step, given, engine);
   const render = renderer(engine, {
     payload: example.payload ?? {},
     subscriber: example.subscriber ?? {},
     ...(example.actor ? { actor: example.actor } : {}),
     ...(example.steps ? { steps: example.steps } : {}),
+    ...(env ? { env } : {}),
   });
   const type = stepTypeName(step.template?.type ?? StepType.UNSPECIFIED);
   // The catalogue keeps no step without a type; were there one, Novu's answer for what it cannot preview.

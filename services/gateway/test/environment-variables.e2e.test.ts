@@ -142,6 +142,30 @@ describe("environment variables (Novu's /v1/environment-variables)", () => {
     expect(await inAppContent("variables-t1")).toBe("See https://shop.example.com/orders/variables-t1");
     expect(await mailFor("variables-t1")).toContain("<p>Token sig-42 at https://shop.example.com</p>");
 
+    // A layout reads them too, also when its workflow's steps read none.
+    await novu.layouts.create({ layoutId: "variables-brand", name: "Variables brand" }, undefined, once);
+    const brand = "<html><body><header>Visit {{ env.SHOP_URL }}</header>{{content}}</body></html>";
+    await novu.layouts.update({ name: "Variables brand", controlValues: { email: { body: brand, editorType: "html" } } }, "variables-brand", undefined, once);
+    await novu.workflows.create(
+      {
+        name: "Variables plain",
+        workflowId: "variables-plain",
+        active: true,
+        steps: [
+          {
+            name: "Mail",
+            stepId: "mail",
+            type: "email",
+            controlValues: { subject: "{{ payload.order }}", body: "<p>Plain</p>", editorType: "html", layoutId: "variables-brand" },
+          },
+        ],
+      },
+      undefined,
+      once,
+    );
+    await trigger("variables-plain", "variables-ada", "variables-t3");
+    expect(await mailFor("variables-t3")).toMatch(/<header>Visit https:\/\/shop\.example\.com<\/header>\s*<p>Plain<\/p>/);
+
     // A run reads the values of when it starts.
     await novu.environmentVariables.update({ values: [value(development, "https://new.example.com")] }, "SHOP_URL", undefined, once);
     await trigger("variables-receipt", "variables-ada", "variables-t2");

@@ -1,6 +1,6 @@
 import { objectId } from "@notify/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { purgeDigestState } from "../src/triggers/store.js";
+import { purgeStepState } from "../src/triggers/store.js";
 import { openDatabase, type Fixture } from "./fixtures.js";
 
 let fixture: Fixture;
@@ -11,8 +11,8 @@ afterAll(() => fixture?.close());
 
 const DAY = 86_400_000;
 
-describe("purgeDigestState", () => {
-  it("deletes closed digests, lone events and idle keys older than the cut-off, and nothing newer or open", async () => {
+describe("purgeStepState", () => {
+  it("deletes closed digests, lone events, idle keys and ended throttle windows older than the cut-off, and nothing newer or open", async () => {
     const environmentId = objectId();
     const db = fixture.pool;
     const ago = (days: number) => new Date(Date.now() - days * DAY);
@@ -45,16 +45,26 @@ describe("purgeDigestState", () => {
     await event("t5", null, ago(1));
     await key("old", ago(8));
     await key("recent", ago(1));
+    const throttle = (value: string, endedAt: Date) =>
+      db.query(`INSERT INTO triggers.throttle_windows (environment_id, throttle_key, window_ends, transactions) VALUES ($1, $2, $3, '{t}')`, [
+        environmentId,
+        value,
+        endedAt,
+      ]);
+    await throttle("ended", ago(8));
+    await throttle("ending", ago(1));
+    await throttle("open", ago(-1));
 
     let purged = 0;
-    for (let round: number; (round = await purgeDigestState(db, ago(7), 1)) > 0; ) purged += round;
+    for (let round: number; (round = await purgeStepState(db, ago(7), 1)) > 0; ) purged += round;
     // The old digest's event goes with it (ON DELETE CASCADE), uncounted.
-    expect(purged).toBe(3);
+    expect(purged).toBe(4);
 
     const left = async (sql: string) =>
       (await db.query(`${sql} WHERE environment_id = $1 ORDER BY 1`, [environmentId])).rows.map((row) => Object.values(row)[0]);
     expect(await left("SELECT digest_key FROM triggers.digests")).toEqual(["open", "recent"]);
     expect(await left("SELECT transaction_id FROM triggers.digest_events")).toEqual(["t2", "t3", "t5"]);
     expect(await left("SELECT digest_key FROM triggers.digest_keys")).toEqual(["recent"]);
+    expect(await left("SELECT throttle_key FROM triggers.throttle_windows")).toEqual(["ending", "open"]);
   });
 });

@@ -26,7 +26,7 @@ export interface RelayOptions {
 
 /** How long closed digests and their events are kept (a redelivered resumption reads them). */
 const DIGEST_RETENTION_MS = 7 * 86_400_000;
-/** Digest state is purged at most this often, in statements of at most PURGE_BATCH rows per table. */
+/** Digest and throttle state is purged at most this often, in statements of at most PURGE_BATCH rows per table. */
 const PURGE_EVERY_MS = 10 * 60_000;
 const PURGE_BATCH = 5_000;
 
@@ -133,7 +133,7 @@ export function startRelay(options: RelayOptions): Relay {
         if (Date.now() - purgedAt >= PURGE_EVERY_MS) {
           purgedAt = Date.now();
           const before = new Date(Date.now() - DIGEST_RETENTION_MS);
-          while (!stopped && (await store.purgeDigestState(pool, before, PURGE_BATCH)) > 0) {
+          while (!stopped && (await store.purgeStepState(pool, before, PURGE_BATCH)) > 0) {
             // old state left: another round
           }
         }

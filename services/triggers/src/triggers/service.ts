@@ -24,6 +24,7 @@ import { workflowFromRow } from "../workflows/mapping.js";
 import { payloadErrorMessage, payloadErrors } from "../workflows/payload-schema.js";
 import { selectWorkflowByKey } from "../workflows/store.js";
 import { digestEvents, getDigests } from "./digests.js";
+import { passThrottles } from "./throttles.js";
 import * as store from "./store.js";
 
 const { TriggerJobSchema } = triggersV1;
@@ -389,6 +390,10 @@ export function createTriggerService({ pool, jobSubject, workflowsByIdentifier }
 
     async digestEvents(request, context) {
       return { digested: await digestEvents(pool, scopeOf(context).environmentId, request, jobSubject) };
+    },
+
+    async passThrottles(request, context) {
+      return { passed: await passThrottles(pool, scopeOf(context).environmentId, request.entries) };
     },
 
     async getDigests(request, context) {

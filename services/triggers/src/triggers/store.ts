@@ -430,11 +430,12 @@ export async function deleteOpenDigestEventsOf(db: Queryable, environmentId: str
 }
 
 /**
- * Deletes up to `limit` rows of digest state no run can need any more, answering how many went:
- * digests closed before `before` (with their events), events a backoff ran at once, and keys
- * whose last event is older (a backoff window longer than the retention then counts as over).
+ * Deletes up to `limit` rows of digest and throttle state no run can need any more, answering how
+ * many went: digests closed before `before` (with their events), events a backoff ran at once,
+ * keys whose last event is older (a backoff window longer than the retention then counts as
+ * over), and throttle windows that ended before it.
  */
-export async function purgeDigestState(db: Queryable, before: Date, limit: number): Promise<number> {
+export async function purgeStepState(db: Queryable, before: Date, limit: number): Promise<number> {
   const { rows } = await db.query<{ purged: number }>(
     `WITH closed AS (
        DELETE FROM triggers.digests
@@ -452,9 +453,53 @@ export async function purgeDigestState(db: Queryable, before: Date, limit: numbe
                 SELECT environment_id, workflow_id, subscriber_id, step_id, digest_key FROM triggers.digest_keys
                  WHERE last_event_at < $1 ORDER BY last_event_at LIMIT $2)
        RETURNING 1
+     ),
+     ended AS (
+       DELETE FROM triggers.throttle_windows
+        WHERE (environment_id, throttle_key) IN (
+                SELECT environment_id, throttle_key FROM triggers.throttle_windows WHERE window_ends < $1 ORDER BY window_ends LIMIT $2)
+       RETURNING 1
      )
-     SELECT (SELECT count(*) FROM closed) + (SELECT count(*) FROM lone) + (SELECT count(*) FROM idle) AS purged`,
+     SELECT (SELECT count(*) FROM closed) + (SELECT count(*) FROM lone) + (SELECT count(*) FROM idle) + (SELECT count(*) FROM ended) AS purged`,
     [before, limit],
   );
   return rows[0]!.purged;
+}
+
+// Throttle windows
+
+export interface ThrottleWindow {
+  key: string;
+  ends: Date;
+  transactions: string[];
+}
+
+/** Makes a row, already ended, for each key that has none, so that every key's row can be locked; keys sorted, as every writer locks them. */
+export async function insertThrottleWindows(db: Queryable, environmentId: string, sortedKeys: readonly string[]): Promise<void> {
+  await db.query(
+    `INSERT INTO triggers.throttle_windows (environment_id, throttle_key, window_ends, transactions)
+     SELECT $1, key, '-infinity', '{}' FROM unnest($2::text[]) AS key
+     ON CONFLICT DO NOTHING`,
+    [environmentId, sortedKeys],
+  );
+}
+
+/** The keys' windows, locked until the transaction ends (in key order, as every writer locks them). */
+export async function lockThrottleWindows(db: Queryable, environmentId: string, sortedKeys: readonly string[]): Promise<ThrottleWindow[]> {
+  const { rows } = await db.query<{ throttle_key: string; window_ends: Date; transactions: string[] }>(
+    `SELECT throttle_key, window_ends, transactions FROM triggers.throttle_windows
+      WHERE environment_id = $1 AND throttle_key = ANY ($2::text[])
+      ORDER BY throttle_key FOR UPDATE`,
+    [environmentId, sortedKeys],
+  );
+  return rows.map((row) => ({ key: row.throttle_key, ends: row.window_ends, transactions: row.transactions }));
+}
+
+export async function updateThrottleWindows(db: Queryable, environmentId: string, windows: readonly ThrottleWindow[]): Promise<void> {
+  await db.query(
+    `UPDATE triggers.throttle_windows w SET window_ends = u.ends, transactions = u.transactions
+       FROM jsonb_to_recordset($2::jsonb) AS u (key text, ends timestamptz, transactions text[])
+      WHERE w.environment_id = $1 AND w.throttle_key = u.key`,
+    [environmentId, JSON.stringify(windows)],
+  );
 }

@@ -77,7 +77,7 @@ const CHANNELS_BY_STEP_TYPE = new Map<StepType, KnownChannel>(
   Object.entries(CHANNEL_STEP_TYPES).map(([channel, stepType]) => [stepType, Number(channel) as KnownChannel]),
 );
 
-/** The channel a step of this type delivers on; undefined for digest and delay, which shape the run instead. */
+/** The channel a step of this type delivers on; undefined for digest, delay and throttle, which shape the run instead. */
 export const stepChannel = (type: StepType): KnownChannel | undefined => CHANNELS_BY_STEP_TYPE.get(type);
 
 /** Novu's name of each step type: a channel step is named by its channel. */
@@ -89,6 +89,7 @@ export const STEP_TYPE_NAMES = {
   [StepType.PUSH]: CHANNEL_NAMES[Channel.PUSH],
   [StepType.DIGEST]: "digest",
   [StepType.DELAY]: "delay",
+  [StepType.THROTTLE]: "throttle",
 } as const satisfies Record<KnownStepType, string>;
 
 export type StepTypeName = (typeof STEP_TYPE_NAMES)[KnownStepType];

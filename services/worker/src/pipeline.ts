@@ -10,6 +10,7 @@ import { writeAndHandOver, type PublishDeliveries } from "./deliveries.js";
 import { stepPasses, type StepFilter } from "./filters.js";
 import { delayUntil } from "./delay.js";
 import { digestPlan, digestVariables, type Digested, type DigestPlan } from "./digest.js";
+import { throttlePlan, type ThrottlePlan } from "./throttle.js";
 
 export interface PipelineClients {
   triggers: Client<typeof triggersV1.TriggerService>;
@@ -145,6 +146,12 @@ interface DigestStop {
   index: number;
   stepId: string;
   plan: DigestPlan;
+}
+
+/** Where a run of the steps reached a throttle step (at `index`): the window decides whether it goes on. */
+interface ThrottleStop {
+  index: number;
+  plan: ThrottlePlan;
 }
 
 /** A step that stops on failure and has a send: the run goes on from `fromStep` once `send` succeeds. */
@@ -391,10 +398,12 @@ async function deliverShares(
       return { share, subscriber, from: resumption?.fromStep ?? 0, digested, digestId };
     });
   });
-  // Each round runs subscribers until they end, pause or reach a digest step; one digest call then
-  // decides for all of them, and those not digested go on from the next step in another round.
+  // Each round runs subscribers until they end, pause or reach a digest or throttle step; one call
+  // per kind then decides for all of them, and those not digested, or let through, go on from the
+  // next step in another round.
   while (runs.length > 0) {
     const stops: { run: SubscriberRun; stop: DigestStop }[] = [];
+    const throttles: { run: SubscriberRun; stop: ThrottleStop }[] = [];
     let sliceStarted = performance.now();
     for (const run of runs) {
       if (performance.now() - sliceStarted > COMPOSE_SLICE_MS) {
@@ -414,14 +423,19 @@ async function deliverShares(
         paused.set(key, entry);
       }
       if (composed.digest) stops.push({ run, stop: composed.digest });
+      if (composed.throttle) throttles.push({ run, stop: composed.throttle });
       if (composed.waitsFor) {
         composed.waitsFor.send.continuation = resumptionOf(job, [run.subscriber.id], composed.waitsFor.fromStep, run.digestId ? [run.digestId] : []);
       }
     }
     const digested = await enterDigests(stops, call, deps);
-    runs = stops.flatMap(({ run, stop }, index) =>
-      digested[index] ? [] : [{ share: run.share, subscriber: run.subscriber, from: stop.index + 1, digested: ranAtOnce(run.share.run.job) }],
-    );
+    const passed = await passThrottles(throttles, call, deps);
+    runs = [
+      ...stops.flatMap(({ run, stop }, index) =>
+        digested[index] ? [] : [{ share: run.share, subscriber: run.subscriber, from: stop.index + 1, digested: ranAtOnce(run.share.run.job) }],
+      ),
+      ...throttles.flatMap(({ run, stop }, index) => (passed[index] ? [{ ...run, from: stop.index + 1 }] : [])),
+    ];
   }
   const created = await writeAndHandOver(messages, shares[0]!.run.job, deps.clients.messages, deps.publishDeliveries, call);
   const resumptions = [...paused.values()].flatMap(({ job, pause, subscriberIds, digestIds }) =>
@@ -489,8 +503,27 @@ async function enterDigests(stops: readonly { run: SubscriberRun; stop: DigestSt
 }
 
 /**
+ * Counts the runs that reached a throttle step against their windows, in order, 1000 per call;
+ * answers, per stop, whether it was let through (its run goes on) or throttled (it ends here).
+ */
+async function passThrottles(stops: readonly { run: SubscriberRun; stop: ThrottleStop }[], call: CallOptions, deps: PipelineDeps): Promise<boolean[]> {
+  const passed: boolean[] = [];
+  for (const part of chunks(stops)) {
+    const entries = part.map(({ run, stop }) => ({
+      key: stop.plan.key,
+      transactionId: run.share.run.job.transactionId,
+      windowEnds: timestampFromDate(stop.plan.windowEnds),
+      threshold: stop.plan.threshold,
+    }));
+    passed.push(...(await deps.clients.triggers.passThrottles({ entries }, call)).passed);
+  }
+  return passed;
+}
+
+/**
  * One subscriber through the workflow's active steps, in order, from step `from`; stops at the
- * next delay step (saying when the rest runs) or digest step (saying how the event digests).
+ * next delay step (saying when the rest runs), digest step (saying how the event digests) or
+ * throttle step (saying what it counts against).
  */
 async function composeForSubscriber(
   subscriber: RecipientProfile,
@@ -502,7 +535,7 @@ async function composeForSubscriber(
   digested: Digested | undefined,
   /** The time delays count from: one for the whole delivery, so subscribers paused together resume together. */
   now: number,
-): Promise<{ messages: Composed[]; pause?: Pause; digest?: DigestStop; waitsFor?: WaitForSend }> {
+): Promise<{ messages: Composed[]; pause?: Pause; digest?: DigestStop; throttle?: ThrottleStop; waitsFor?: WaitForSend }> {
   const { job } = run;
   const workflow = job.workflow!;
   const payload = payloadOf(job);
@@ -564,6 +597,16 @@ async function composeForSubscriber(
         }
         // The main step's id keys the digest, whichever variant ran.
         return { messages: produced, digest: { index, stepId: main.id, plan } };
+      }
+      if (type === StepType.THROTTLE && passes(step)) {
+        const plan = throttlePlan(step, `${workflow.id}:${main.id}:${subscriber.id}`, payload, render, now);
+        if (plan === undefined) continue;
+        if ("error" in plan) {
+          // Like a bad delay: the run of this subscriber fails at the step.
+          deps.log.warn({ step: step.id, transactionId: job.transactionId, reason: plan.error }, "throttle step failed");
+          return { messages: produced };
+        }
+        return { messages: produced, throttle: { index, plan } };
       }
       const channel = stepChannel(type);
       if (channel === undefined) continue;

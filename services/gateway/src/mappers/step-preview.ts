@@ -177,7 +177,7 @@ async function channelPreview(step: workflowsV1.Step, render: Render, layout: la
     case StepType.CHAT:
       return { body: textOf(renderContent(template, render)) };
     default:
-      // Delay and digest render nothing: their preview is their schedule.
+      // Delay, digest and throttle render nothing: their preview is their controls.
       return controlValuesOf(step);
   }
 }
@@ -251,6 +251,14 @@ const previews = {
   push: z.object({ subject: z.string(), body: z.string() }),
   delay: schedule,
   digest: schedule,
+  throttle: z.object({
+    type: z.enum(["fixed", "dynamic"]),
+    amount: z.number().optional(),
+    unit: z.string().optional(),
+    dynamicKey: z.string().optional(),
+    threshold: z.number().optional(),
+    throttleKey: z.string().optional(),
+  }),
 } satisfies Record<StepTypeName, z.ZodType>;
 
 const rendered = Object.entries(previews).map(([type, preview]) => z.object({ type: z.literal(type), preview }));

@@ -45,6 +45,11 @@ const redirect = z.object({ url: text("url", MAX_URL), target: oneOf("target", R
 const action = z.object({ label: text("label").optional(), redirect: redirect.optional() });
 const onlyRegular = (name: string) => z.literal("regular", { error: `${name}: only regular (amount and unit) schedules are supported` });
 const noCron = z.undefined({ error: "cron schedules are not supported" }).optional();
+const THROTTLE_TYPES = ["fixed", "dynamic"] as const;
+/** Novu leaves out seconds, for the cost of such short windows. */
+const THROTTLE_UNITS = ["minutes", "hours", "days"] as const;
+/** As Novu's ThrottleControlDto documents it: a window's runs are kept with it. */
+const MAX_THROTTLE_THRESHOLD = 100;
 
 /** The control values notify runs, per step type; other keys are ignored, as Novu stores but does not read them. */
 const CONTROLS = {
@@ -85,6 +90,19 @@ const CONTROLS = {
     digestKey: text("digestKey", 255).optional(),
     lookBackWindow: z.object({ amount: quantity("amount"), unit: oneOf("unit", UNITS) }).optional(),
     cron: noCron,
+  }),
+  throttle: z.object({
+    skip,
+    type: oneOf("type", THROTTLE_TYPES).default("fixed"),
+    amount: quantity("amount").min(1, "amount must be at least 1").optional(),
+    unit: oneOf("unit", THROTTLE_UNITS).optional(),
+    dynamicKey: text("dynamicKey", 255).min(1, "dynamicKey should not be empty").optional(),
+    threshold: z
+      .int({ error: "threshold must be an integer" })
+      .min(1, "threshold must be at least 1")
+      .max(MAX_THROTTLE_THRESHOLD, `threshold must be at most ${MAX_THROTTLE_THRESHOLD}`)
+      .optional(),
+    throttleKey: text("throttleKey", 255).optional(),
   }),
 } as const satisfies Record<StepTypeName, z.ZodType>;
 
@@ -256,6 +274,20 @@ function templateOf(controls: Controls): Pick<StepInit, "template" | "metadata">
           ...(controls.values.unit !== undefined ? { unit: controls.values.unit } : {}),
         },
       };
+    case "throttle": {
+      const values = controls.values;
+      return {
+        template: { type: StepType.THROTTLE },
+        metadata: {
+          type: values.type,
+          ...(values.amount !== undefined ? { amount: values.amount } : {}),
+          ...(values.unit !== undefined ? { unit: values.unit } : {}),
+          ...(values.dynamicKey !== undefined ? { dynamicKey: values.dynamicKey } : {}),
+          ...(values.threshold !== undefined ? { threshold: values.threshold } : {}),
+          ...(values.throttleKey !== undefined ? { throttleKey: values.throttleKey } : {}),
+        },
+      };
+    }
     case "digest": {
       const values = controls.values;
       const window = values.lookBackWindow;
@@ -494,6 +526,15 @@ function typeControlValues(one: workflowsV1.Step): Record<string, unknown> {
       };
     case StepType.PUSH:
       return { body: textOf(template), ...(template.title !== undefined ? { subject: template.title } : {}) };
+    case StepType.THROTTLE:
+      return {
+        type: metadata?.type === "dynamic" ? "dynamic" : "fixed",
+        ...(metadata?.amount !== undefined ? { amount: metadata.amount } : {}),
+        ...(metadata?.unit !== undefined ? { unit: metadata.unit } : {}),
+        ...(metadata?.dynamicKey !== undefined ? { dynamicKey: metadata.dynamicKey } : {}),
+        ...(metadata?.threshold !== undefined ? { threshold: metadata.threshold } : {}),
+        ...(metadata?.throttleKey !== undefined ? { throttleKey: metadata.throttleKey } : {}),
+      };
     case StepType.DELAY:
     case StepType.DIGEST:
       return {

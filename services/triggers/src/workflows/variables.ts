@@ -18,7 +18,7 @@ function* ruleVariables(rule: unknown): Generator<string> {
   }
 }
 
-/** Payload paths a step reads outside its templates: filter fields, its conditions, the delay path, the digest key. */
+/** Payload paths a step reads outside its templates: filter fields, its conditions, the delay path, the digest key, a throttle's keys. */
 function* stepPaths(step: workflowsV1.Step): Generator<string> {
   for (const filter of step.filters) {
     for (const child of filter.children) if (child.on === "payload") yield child.field;
@@ -26,6 +26,11 @@ function* stepPaths(step: workflowsV1.Step): Generator<string> {
   yield* ruleVariables(step.conditions);
   if (step.metadata?.type === "scheduled" && step.metadata.delayPath) yield step.metadata.delayPath;
   if (step.template?.type === StepType.DIGEST && step.metadata?.digestKey) yield step.metadata.digestKey;
+  if (step.template?.type === StepType.THROTTLE) {
+    if (step.metadata?.dynamicKey) yield step.metadata.dynamicKey;
+    // A key written as a template ({{payload.userId}}) is rendered, not read as a path.
+    if (step.metadata?.throttleKey && !step.metadata.throttleKey.includes("{{")) yield step.metadata.throttleKey;
+  }
 }
 
 export interface StepVariables {

@@ -20,7 +20,7 @@ import {
 
 describe("vocabulary", () => {
   it("names every step type, a channel step by its channel, and maps each name back", () => {
-    expect(STEP_TYPES).toEqual([...CHANNELS, "digest", "delay"]);
+    expect(STEP_TYPES).toEqual([...CHANNELS, "digest", "delay", "throttle"]);
     for (const name of STEP_TYPES) expect(stepTypeName(stepTypeNamed(name))).toBe(name);
     for (const name of CHANNELS) expect(stepChannel(stepTypeNamed(name))).toBe(channelNamed(name));
     expect(stepChannel(StepType.DIGEST)).toBeUndefined();

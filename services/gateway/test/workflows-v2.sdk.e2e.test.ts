@@ -127,7 +127,7 @@ describe("/v2/workflows through @novu/api 3.19.1", () => {
     const bad: [string, string, unknown][] = [
       ["POST", "/v2/workflows", { name: "No id", steps: [] }],
       ["POST", "/v2/workflows", { name: "Bad id", workflowId: "has spaces", steps: [] }],
-      ["POST", "/v2/workflows", { name: "Bad step", workflowId: "bad-step", steps: [{ name: "x", type: "throttle" }] }],
+      ["POST", "/v2/workflows", { name: "Bad step", workflowId: "bad-step", steps: [{ name: "x", type: "http_request" }] }],
       ["POST", "/v2/workflows", { name: "Bad controls", workflowId: "bad-controls", steps: [{ name: "x", type: "in_app", controlValues: { body: 5 } }] }],
       ["POST", "/v2/workflows", { name: "Skip", workflowId: "skip", steps: [{ name: "x", type: "sms", controlValues: { skip: { "==": [1, 1], and: [] } } }] }],
       [

@@ -64,6 +64,12 @@ describe("throttle steps (Novu's v2 throttle)", () => {
     const refused = await failureOf(throttled("throttle-refused", { type: "fixed", amount: 1, unit: "seconds", threshold: 101 }));
     expect(refused.statusCode).toBe(422);
     expect(Object.keys(JSON.parse(refused.body).errors).sort()).toEqual(["steps[1].controlValues.threshold", "steps[1].controlValues.unit"]);
+    // Novu's v1 workflows have no throttle step.
+    const v1 = await stack.request<{ errors: Record<string, unknown> }>("POST", "/v1/workflows", {
+      name: "V1 throttle",
+      steps: [{ template: { type: "throttle" } }],
+    });
+    expect([v1.status, Object.keys(v1.body.errors)]).toEqual([422, ["steps[0].template.type"]]);
   });
 
   it("let a subscriber's runs through up to the threshold per window, each subscriber apart", async () => {

@@ -156,7 +156,8 @@ const cta = z.object({
 });
 
 const templateFields = z.object({
-  type: oneOf("type", STEP_TYPES),
+  // Novu's v1 workflows have no throttle step: it is a v2 step, with v2's controls.
+  type: oneOf("type", STEP_TYPES).refine((type) => type !== STEP_TYPE_NAMES[StepType.THROTTLE], "a throttle step is written through /v2/workflows"),
   // Checked below against the type: a string, or email blocks for email steps.
   content: z.unknown().optional(),
   contentType: oneOf("contentType", CONTENT_TYPES).optional(),

@@ -1,7 +1,7 @@
 import { clone, create, toBinary, type JsonObject } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { triggersV1 } from "@notify/proto";
-import { currentOrigin, invalidField, withTransaction, type Pool } from "@notify/runtime";
+import { boundBatch, currentOrigin, invalidField, withTransaction, type Pool } from "@notify/runtime";
 import * as store from "./store.js";
 
 const { TriggerJobSchema, ResumptionSchema } = triggersV1;
@@ -23,8 +23,8 @@ interface Item {
 }
 
 function itemsOf(environmentId: string, request: triggersV1.DigestEventsRequest): Item[] {
-  if (request.entries.length > MAX_DIGEST_BATCH) throw invalidField("entries", `at most ${MAX_DIGEST_BATCH} entries per call`, request.entries.length);
-  if (request.jobs.length > MAX_DIGEST_BATCH) throw invalidField("jobs", `at most ${MAX_DIGEST_BATCH} jobs per call`, request.jobs.length);
+  boundBatch("entries", request.entries.length, MAX_DIGEST_BATCH);
+  boundBatch("jobs", request.jobs.length, MAX_DIGEST_BATCH);
   request.jobs.forEach((job, index) => {
     if (job.environmentId !== environmentId) throw invalidField(`jobs[${index}].environmentId`, "must be the caller's environment", job.environmentId);
     if (!job.workflow?.id) throw invalidField(`jobs[${index}].workflow`, "is required");

@@ -474,23 +474,17 @@ export interface ThrottleWindow {
   transactions: string[];
 }
 
-/** Makes a row, already ended, for each key that has none, so that every key's row can be locked; keys sorted, as every writer locks them. */
-export async function insertThrottleWindows(db: Queryable, environmentId: string, sortedKeys: readonly string[]): Promise<void> {
-  await db.query(
-    `INSERT INTO triggers.throttle_windows (environment_id, throttle_key, window_ends, transactions)
-     SELECT $1, key, '-infinity', '{}' FROM unnest($2::text[]) AS key
-     ON CONFLICT DO NOTHING`,
-    [environmentId, sortedKeys],
-  );
-}
-
-/** The keys' windows, locked until the transaction ends (in key order, as every writer locks them). */
-export async function lockThrottleWindows(db: Queryable, environmentId: string, sortedKeys: readonly string[]): Promise<ThrottleWindow[]> {
+/**
+ * The keys' windows, locked until the transaction ends: a key without one gets a row already
+ * ended. Rows are taken in key order, as every writer takes them (as lockDigestKeys does).
+ */
+export async function lockThrottleWindows(db: Queryable, environmentId: string, keys: readonly string[]): Promise<ThrottleWindow[]> {
   const { rows } = await db.query<{ throttle_key: string; window_ends: Date; transactions: string[] }>(
-    `SELECT throttle_key, window_ends, transactions FROM triggers.throttle_windows
-      WHERE environment_id = $1 AND throttle_key = ANY ($2::text[])
-      ORDER BY throttle_key FOR UPDATE`,
-    [environmentId, sortedKeys],
+    `INSERT INTO triggers.throttle_windows (environment_id, throttle_key, window_ends, transactions)
+     SELECT $1, key, '-infinity', '{}' FROM unnest($2::text[]) AS key ORDER BY key
+     ON CONFLICT (environment_id, throttle_key) DO UPDATE SET window_ends = throttle_windows.window_ends
+     RETURNING throttle_key, window_ends, transactions`,
+    [environmentId, keys],
   );
   return rows.map((row) => ({ key: row.throttle_key, ends: row.window_ends, transactions: row.transactions }));
 }

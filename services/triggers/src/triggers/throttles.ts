@@ -1,13 +1,13 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { triggersV1 } from "@notify/proto";
-import { invalidField, withTransaction, type Pool } from "@notify/runtime";
+import { boundBatch, invalidField, withTransaction, type Pool } from "@notify/runtime";
 import * as store from "./store.js";
 
 /** Entries in one call. */
 export const MAX_THROTTLE_BATCH = 1000;
 
 function checkEntries(entries: readonly triggersV1.ThrottleEntry[]): void {
-  if (entries.length > MAX_THROTTLE_BATCH) throw invalidField("entries", `at most ${MAX_THROTTLE_BATCH} entries per call`, entries.length);
+  boundBatch("entries", entries.length, MAX_THROTTLE_BATCH);
   entries.forEach((entry, index) => {
     if (!entry.key) throw invalidField(`entries[${index}].key`, "is required");
     if (!entry.transactionId) throw invalidField(`entries[${index}].transactionId`, "is required");
@@ -26,9 +26,8 @@ function checkEntries(entries: readonly triggersV1.ThrottleEntry[]): void {
 export async function passThrottles(pool: Pool, environmentId: string, entries: readonly triggersV1.ThrottleEntry[], now = new Date()): Promise<boolean[]> {
   checkEntries(entries);
   if (entries.length === 0) return [];
-  const keys = [...new Set(entries.map((entry) => entry.key))].sort();
+  const keys = [...new Set(entries.map((entry) => entry.key))];
   return withTransaction(pool, async (tx) => {
-    await store.insertThrottleWindows(tx, environmentId, keys);
     const windows = new Map((await store.lockThrottleWindows(tx, environmentId, keys)).map((window) => [window.key, window]));
     const passed = entries.map((entry) => {
       let window = windows.get(entry.key)!;

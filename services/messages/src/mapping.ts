@@ -118,6 +118,7 @@ export function messageGroupRow(message: messagesV1.NewMessage, grp: number): Me
     tags: message.tags,
     data: message.data ?? null,
     context_keys: message.contextKeys,
+    destination: message.destination,
   };
 }
 

@@ -426,9 +426,15 @@ export function createMessageService({
         if (request.countOnly) return { createdCount: inserted.size };
         const keyOfRow = (row: store.RecipientRow) => {
           const shared = groupRows[row.grp]!;
-          return { transaction_id: shared.transaction_id, subscriber_id: row.subscriber_id, step_id: shared.step_id, channel: shared.channel };
+          return {
+            transaction_id: shared.transaction_id,
+            subscriber_id: row.subscriber_id,
+            step_id: shared.step_id,
+            channel: shared.channel,
+            destination: shared.destination,
+          };
         };
-        const messageKey = (key: store.MessageKey) => keyOf([key.transaction_id, key.subscriber_id, key.step_id, key.channel]);
+        const messageKey = (key: store.MessageKey) => keyOf([key.transaction_id, key.subscriber_id, key.step_id, key.channel, key.destination]);
         const repeated = rows.filter((row) => !inserted.has(row.id)).map(keyOfRow);
         // A key named twice in one call is inserted for its first mention; the others find it here.
         const existing = new Map(

@@ -154,6 +154,8 @@ export type MessageGroupRow = Pick<
   data: Record<string, unknown> | null;
   payload: Record<string, unknown> | null;
   overrides: Record<string, unknown> | null;
+  /** What tells apart one step's messages to one subscriber on one channel ('' where there is one). */
+  destination: string;
   grp: number;
 };
 
@@ -187,6 +189,7 @@ const GROUP_COLUMNS = [
   ["tags", "text[]"],
   ["data", "jsonb"],
   ["context_keys", "text[]"],
+  ["destination", "text"],
 ] as const satisfies readonly (readonly [keyof MessageGroupRow, string])[];
 
 /** One message of a group: its own ids and recipient, and the index of its group. */
@@ -212,6 +215,7 @@ export interface MessageKey {
   subscriber_id: string;
   step_id: string;
   channel: ChannelName;
+  destination: string;
 }
 
 type NotificationKey = { id: string; transaction_id: string; subscriber_id: string };
@@ -359,7 +363,7 @@ export async function insertMissingMessages(
 ): Promise<Set<string>> {
   const { rows: inserted } = await db.query<{ id: string }>(
     ...insertMessagesStatement(
-      "ON CONFLICT (environment_id, transaction_id, subscriber_id, step_id, channel) DO NOTHING RETURNING id",
+      "ON CONFLICT (environment_id, transaction_id, subscriber_id, step_id, channel, destination) DO NOTHING RETURNING id",
       environmentId,
       organizationId,
       groups,
@@ -375,17 +379,18 @@ export async function selectMessageIdsByKeys(
   keys: readonly MessageKey[],
 ): Promise<({ id: string; notification_id: string; created_at: Date } & MessageKey)[]> {
   const { rows } = await db.query<{ id: string; notification_id: string; created_at: Date } & MessageKey>(
-    `SELECT m.id, m.notification_id, m.created_at, m.transaction_id, m.subscriber_id, m.step_id, m.channel
-       FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS k(transaction_id, subscriber_id, step_id, channel)
+    `SELECT m.id, m.notification_id, m.created_at, m.transaction_id, m.subscriber_id, m.step_id, m.channel, m.destination
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS k(transaction_id, subscriber_id, step_id, channel, destination)
        JOIN messages.messages m
          ON m.environment_id = $1 AND m.transaction_id = k.transaction_id AND m.subscriber_id = k.subscriber_id
-        AND m.step_id = k.step_id AND m.channel = k.channel`,
+        AND m.step_id = k.step_id AND m.channel = k.channel AND m.destination = k.destination`,
     [
       environmentId,
       keys.map((key) => key.transaction_id),
       keys.map((key) => key.subscriber_id),
       keys.map((key) => key.step_id),
       keys.map((key) => key.channel),
+      keys.map((key) => key.destination),
     ],
   );
   return rows;
@@ -646,9 +651,13 @@ export async function recordDeliveryAttempts(db: Queryable, environmentId: strin
        SELECT a.id, m.organization_id, m.environment_id, m.id, m.notification_id, m.external_subscriber_id, a.attempt, a.provider_id, a.status,
               a.error_id, a.error_text, a.provider_message_id, a.detail, a.started_at, a.duration_ms
          FROM input a
+        -- By its primary key alone, the environment checked after: with statistics from before
+        -- the environment's messages were written, a condition on it inside could lead the
+        -- planner to walk another index by environment_id, through all of them.
         CROSS JOIN LATERAL (
-          SELECT * FROM messages.messages m WHERE m.environment_id = $1 AND m.id = a.message_id LIMIT 1
+          SELECT * FROM messages.messages m WHERE m.id = a.message_id LIMIT 1
         ) m
+        WHERE m.environment_id = $1
        ON CONFLICT (message_id, attempt) DO NOTHING
        RETURNING message_id, environment_id, status, error_id, error_text, provider_message_id, created_at
      )

@@ -79,6 +79,20 @@ describe("MessageService (in memory)", () => {
       expect(count.rows[0].n).toBe(4);
     });
 
+    it("keeps one message per destination of a step (each chat channel, each endpoint), idempotently", async () => {
+      const { call, subscriber } = setUp();
+      const chat = (destination: string) => newMessage(subscriber, { transactionId: "txn-destinations", channel: Channel.CHAT, stepId: "chat", destination });
+      const batch = [chat("integration-a"), chat("endpoint:room"), chat("integration-a")];
+      const first = await client.createMessages({ messages: batch }, call);
+      expect(first.messages.map((message) => message.created)).toEqual([true, true, false]);
+      expect(first.messages[2]!.id).toBe(first.messages[0]!.id);
+      const again = await client.createMessages({ messages: [chat("endpoint:room"), chat("integration-b")] }, call);
+      expect(again.messages.map((message) => [message.id === first.messages[1]!.id, message.created])).toEqual([
+        [true, false],
+        [false, true],
+      ]);
+    });
+
     it("creates the messages of a group, one per recipient, after the call's single messages and idempotently", async () => {
       const { call, subscriber, scope } = setUp();
       const others = ["bob", "cy", "dee"].map((id) => subscribers.add(scope, id));

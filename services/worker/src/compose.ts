@@ -181,6 +181,7 @@ async function baseMessage(step: workflowsV1.Step, context: RunContext, channel:
     severity: severityOf(context.overrides, context.workflow),
     tags: context.workflow.tags,
     contextKeys: context.contextKeys,
+    destination: "",
   };
   if (!template) return message;
   const rendered = renderContent(template, context.render);
@@ -261,6 +262,7 @@ export async function composeMessages(step: workflowsV1.Step, context: RunContex
     if (identifier && integration.identifier !== identifier) continue;
     const perChannel = clone(NewMessageSchema, message);
     perChannel.providerId = integration.providerId;
+    perChannel.destination = settings.integrationId;
     const credentials = settings.credentials;
     if (channel === Channel.CHAT) {
       const isWhatsApp = integration.providerId === "whatsapp-business";

@@ -63,6 +63,7 @@ function keyOf(message: messagesV1.NewMessage, identityOf: (value: object | unde
     message.severity,
     message.data ? JSON.stringify(message.data) : "",
     message.contextKeys.join(","),
+    message.destination,
   ].join("\u0000");
 }
 

@@ -31,6 +31,14 @@ describe("groupMessages", () => {
     expect(groups[2]!.message!.email).toBe("d@example.com");
   });
 
+  it("keeps a step's messages to different destinations of one subscriber apart", () => {
+    const groups = groupMessages([message("a", { destination: "slack" }), message("b", { destination: "discord" }), message("c", { destination: "slack" })]);
+    expect(groups.map((group) => [group.message!.destination, group.recipients.length])).toEqual([
+      ["slack", 2],
+      ["discord", 1],
+    ]);
+  });
+
   it("keeps messages with delivery dates (bigint seconds) apart by value", () => {
     const at = (seconds: bigint) => [create(TimestampSchema, { seconds })];
     const groups = groupMessages([message("a", { deliveredAt: at(1n) }), message("b", { deliveredAt: at(2n) }), message("c", { deliveredAt: at(1n) })]);

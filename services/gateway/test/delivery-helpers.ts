@@ -9,6 +9,7 @@ export interface Message {
   channel: string;
   status: string;
   deliveredAt: string[];
+  providerId?: string;
   errorId?: string;
   errorText?: string;
   email?: string;

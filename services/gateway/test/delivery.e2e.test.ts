@@ -131,6 +131,27 @@ describe("chat webhooks: retries, refusals and the budget", () => {
     expect(reply.body.data.status).toBe("processed");
   };
 
+  it("sends a message to each of the subscriber's chat channels", async () => {
+    await createIntegration(stack, { providerId: "discord", channel: "chat", identifier: "discord" });
+    const channels = [
+      { providerId: "slack", credentials: { webhookUrl: `${receiver.url}/both-slack` } },
+      { providerId: "discord", credentials: { webhookUrl: `${receiver.url}/both-discord` } },
+    ];
+    const reply = await stack.request("POST", "/v1/events/trigger", {
+      name: workflow,
+      to: { subscriberId: "two-channels", channels },
+      payload: { version: "2.0" },
+      transactionId: "t-chat-both",
+    });
+    expect(reply.body.data.status).toBe("processed");
+    const messages = await eventually(async () => {
+      const found = await messagesOf(stack, "t-chat-both", "chat");
+      return found.length === 2 && found.every(delivered) ? found : undefined;
+    }, 15_000);
+    expect(messages.map((message) => message.providerId).sort()).toEqual(["discord", "slack"]);
+    for (const hook of ["/both-slack", "/both-discord"]) expect(receiver.received.filter((request) => request.url.startsWith(hook))).toHaveLength(1);
+  });
+
   it("retries a 500 and ends sent, with two attempts recorded", async () => {
     answers.set("/flaky", [500]);
     await triggerTo("flaky-user", "/flaky", "t-chat-flaky");

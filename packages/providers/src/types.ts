@@ -48,6 +48,10 @@ export interface ChatMessage {
   channel?: string | undefined;
   /** The subscriber's phone (whatsapp-business). */
   phone?: string | undefined;
+  /** A Slack channel or user id to post to with `accessToken` (a channel endpoint). */
+  conversation?: string | undefined;
+  /** The channel connection's token: a secret, redacted from whatever a failure says. */
+  accessToken?: string | undefined;
   content: string;
   /** Provider-native rich content when the step has it (Slack blocks, a Teams card, …). */
   blocks?: readonly unknown[] | undefined;

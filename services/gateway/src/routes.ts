@@ -17,6 +17,17 @@ import {
   variableToJson,
 } from "./mappers/environment-variables.js";
 import {
+  createEndpointBody,
+  endpointIdentifierParam,
+  endpointPageResponse,
+  endpointResponse,
+  endpointToJson,
+  listEndpointsQuery,
+  listEndpointsRequestOf,
+  updateEndpointBody,
+} from "./mappers/channel-endpoints.js";
+import { createEndpoint, updateEndpoint } from "./channel-endpoints.js";
+import {
   cursorPage,
   offsetPage,
   offsetPageText,
@@ -1302,6 +1313,51 @@ export const routes: Route[] = [
     response: workflowUsageResponse,
     params: layoutIdParam,
     handle: async ({ params, clients, call }) => workflowUsageToJson(await clients.layouts.getLayoutUsage(params, call)),
+  }),
+
+  // Channel endpoints (Novu's /v1/channel-endpoints): a subscriber's chat destinations per integration and context
+  route({
+    method: "POST",
+    path: "/v1/channel-endpoints",
+    response: endpointResponse,
+    status: 201,
+    body: createEndpointBody,
+    handle: async ({ body, clients, call }) => endpointToJson(await createEndpoint(body, clients, call)),
+  }),
+  route({
+    method: "GET",
+    path: "/v1/channel-endpoints",
+    response: endpointPageResponse,
+    envelope: false,
+    query: listEndpointsQuery,
+    handle: async ({ query, clients, call }) => {
+      const reply = await clients.subscribers.listChannelEndpoints(listEndpointsRequestOf(query), call);
+      return cursorPage(reply.endpoints.map(endpointToJson), reply);
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/v1/channel-endpoints/:identifier",
+    response: endpointResponse,
+    params: endpointIdentifierParam,
+    handle: async ({ params, clients, call }) => endpointToJson(await clients.subscribers.getChannelEndpoint(params, call)),
+  }),
+  route({
+    method: "PATCH",
+    path: "/v1/channel-endpoints/:identifier",
+    response: endpointResponse,
+    params: endpointIdentifierParam,
+    body: updateEndpointBody,
+    handle: async ({ params, body, clients, call }) => endpointToJson(await updateEndpoint(params.identifier, body, clients, call)),
+  }),
+  route({
+    method: "DELETE",
+    path: "/v1/channel-endpoints/:identifier",
+    status: 204,
+    params: endpointIdentifierParam,
+    handle: async ({ params, clients, call }) => {
+      await clients.subscribers.deleteChannelEndpoint(params, call);
+    },
   }),
 
   // Environment variables (Novu's /v1/environment-variables; v2 templates read them as {{ env.KEY }})

@@ -24,6 +24,7 @@ import {
 import { EMPTY_PROFILE, applyFields, isFieldName, profileOf, recipientFromRow, sameProfile, subscriberFromRow, type FieldName } from "./mapping.js";
 import { createChannelHandlers, createChannelWriter, type ChannelHandlerDeps, type PreparedWrites } from "./channel-handlers.js";
 import { createPreferenceHandlers, type PreferenceHandlerDeps } from "./preference-handlers.js";
+import { createChannelEndpointHandlers } from "./channel-endpoints/service.js";
 import * as store from "./store.js";
 import { checkSubscriberWrite, subscriberWriteErrors } from "./validation.js";
 
@@ -95,6 +96,7 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
   return {
     ...createChannelHandlers(deps),
     ...createPreferenceHandlers(deps),
+    ...createChannelEndpointHandlers(deps),
 
     async upsertSubscriber(request, context) {
       const scope = scopeOf(context);

@@ -45,6 +45,8 @@ export interface RunContext {
   integrationFor(channel: string): Promise<integrationsV1.Integration | undefined>;
   /** Chat/push integrations by id, for the subscriber's own channels. */
   integrationById(id: string): Promise<integrationsV1.Integration | undefined>;
+  /** The subscriber's chat endpoints made for exactly this run's contexts, oldest first. */
+  chatEndpoints: readonly subscribersV1.ChannelEndpoint[];
 }
 
 interface Outcome {
@@ -254,7 +256,8 @@ export async function composeMessages(step: workflowsV1.Step, context: RunContex
   }
 
   const kinds = channel === Channel.CHAT ? CHAT_PROVIDER_IDS : PUSH_PROVIDER_IDS;
-  const composed: Composed[] = [];
+  // As in Novu, a chat step goes to the subscriber's endpoints first, then to their channels.
+  const composed: Composed[] = channel === Channel.CHAT ? await endpointMessages(message, context, identifier) : [];
   for (const settings of context.subscriber.channels.filter((item) => kinds.has(item.providerId))) {
     const integration = await context.integrationById(settings.integrationId);
     if (!integration?.active || integration.deleted) continue; // Novu skips channels whose integration is gone
@@ -301,6 +304,54 @@ export async function composeMessages(step: workflowsV1.Step, context: RunContex
       });
       composed.push({ message: perChannel, delivery: { integration, content: { case: "push", value: content } } });
     }
+  }
+  return composed;
+}
+
+/** Where an endpoint of each type sends: a webhook, a phone, or a Slack conversation with its connection's token. */
+function endpointTarget(endpoint: subscribersV1.ChannelEndpoint, contextKeys: readonly string[]) {
+  const data = (endpoint.endpoint ?? {}) as Record<string, string | undefined>;
+  switch (endpoint.type) {
+    case "webhook":
+      return { webhookUrl: data["url"], ...(data["channel"] ? { channel: data["channel"] } : {}) };
+    case "phone":
+      return { phone: data["phoneNumber"] };
+    default:
+      return {
+        conversation: endpoint.type === "slack_user" ? data["userId"] : data["channelId"],
+        ...(endpoint.connectionIdentifier !== undefined ? { connectionIdentifier: endpoint.connectionIdentifier } : {}),
+        contextKeys: [...contextKeys],
+      };
+  }
+}
+
+/**
+ * A chat step's messages to the subscriber's channel endpoints: one per endpoint whose integration
+ * is active (Novu skips the others), narrowed by overrides.chat.integrationIdentifier as channels are.
+ */
+async function endpointMessages(message: NewMessage, context: RunContext, identifier: string | undefined): Promise<Composed[]> {
+  const composed: Composed[] = [];
+  for (const endpoint of context.chatEndpoints) {
+    if (identifier && endpoint.integrationIdentifier !== identifier) continue;
+    const integration = await context.integrationFor(`chat:${endpoint.integrationIdentifier}`);
+    if (!integration?.active || integration.deleted) continue;
+    const perEndpoint = clone(NewMessageSchema, message);
+    perEndpoint.providerId = integration.providerId;
+    perEndpoint.destination = `endpoint:${endpoint.identifier}`;
+    const target = endpointTarget(endpoint, context.contextKeys);
+    if ("conversation" in target && target.connectionIdentifier === undefined) {
+      composed.push(
+        settle(perEndpoint, {
+          status: MessageStatus.ERROR,
+          errorId: "chat_connection_missing",
+          errorText: `The ${endpoint.type} endpoint "${endpoint.identifier}" names no channel connection to post with`,
+        }),
+      );
+      continue;
+    }
+    if ("webhookUrl" in target && target.webhookUrl) perEndpoint.directWebhookUrl = target.webhookUrl;
+    const content = create(deliveriesV1.ChatContentSchema, { content: textOf(perEndpoint), ...target });
+    composed.push({ message: perEndpoint, delivery: { integration, content: { case: "chat", value: content } } });
   }
   return composed;
 }

@@ -384,7 +384,7 @@ async function deliverShares(
       }
     }),
   );
-  const digests = await digestsOf(shares, call, deps);
+  const [digests, chatEndpoints] = await Promise.all([digestsOf(shares, call, deps), chatEndpointsOf(shares, call, deps)]);
   const messages: Composed[] = [];
   const now = Date.now();
   // Subscribers paused at a delay, per job, resumption point and whether a digest resumed them.
@@ -413,7 +413,8 @@ async function deliverShares(
       const job = run.share.run.job;
       const key = preferenceScopeOf(run.share.run);
       const channels = preferences.get(`${key}/${run.subscriber.id}`) ?? defaults.get(key);
-      const composed = await composeForSubscriber(run.subscriber, run.share.run, channels, lookups, deps, run.from, run.digested, now);
+      const endpoints = chatEndpoints.get(`${run.share.run.contextKeys.join(",")}/${run.subscriber.id}`) ?? [];
+      const composed = await composeForSubscriber(run.subscriber, run.share.run, channels, endpoints, lookups, deps, run.from, run.digested, now);
       messages.push(...composed.messages);
       if (composed.pause) {
         const key = `${job.triggerId}/${composed.pause.fromStep}/${composed.pause.runAt.getTime()}/${run.digestId ? "digest" : ""}`;
@@ -463,6 +464,38 @@ const ranAtOnce = (job: triggersV1.TriggerJob): Digested => ({
   arrivals: [{ transactionId: job.transactionId, arrivedAt: timestampNow() }],
   totalCount: 1,
 });
+
+/** Whether a workflow has an active chat step (or variant): only then are its subscribers' chat endpoints read. */
+const sendsChat = (workflow: workflowsV1.Workflow) =>
+  activeSteps(workflow).some((step) => [step, ...step.variants].some((candidate) => candidate.template?.type === StepType.CHAT));
+
+/**
+ * The chat endpoints of these shares' subscribers, keyed by context scope and internal subscriber
+ * id: one call per 1000 subscribers of a scope, none for workflows without a chat step.
+ */
+async function chatEndpointsOf(shares: readonly Share[], call: CallOptions, deps: PipelineDeps): Promise<Map<string, subscribersV1.ChannelEndpoint[]>> {
+  const scopes = new Map<string, { contextKeys: string[]; ids: Set<string> }>();
+  for (const share of shares) {
+    if (!sendsChat(share.run.job.workflow!)) continue;
+    const key = share.run.contextKeys.join(",");
+    const scope = scopes.get(key) ?? { contextKeys: share.run.contextKeys, ids: new Set<string>() };
+    for (const subscriber of share.subscribers) scope.ids.add(subscriber.id);
+    scopes.set(key, scope);
+  }
+  const endpoints = new Map<string, subscribersV1.ChannelEndpoint[]>();
+  await Promise.all(
+    [...scopes].map(async ([key, { contextKeys, ids }]) => {
+      for (const part of chunks([...ids])) {
+        const reply = await deps.clients.subscribers.listRecipientEndpoints({ internalSubscriberIds: part, channel: "chat", contextKeys }, call);
+        for (const endpoint of reply.endpoints) {
+          const owner = `${key}/${endpoint.internalSubscriberId}`;
+          endpoints.set(owner, [...(endpoints.get(owner) ?? []), endpoint]);
+        }
+      }
+    }),
+  );
+  return endpoints;
+}
 
 /** The events of the digests that resume some of these shares' runs: one call per 1000 digests. */
 async function digestsOf(shares: readonly Share[], call: CallOptions, deps: PipelineDeps): Promise<Map<string, Digested>> {
@@ -529,6 +562,7 @@ async function composeForSubscriber(
   subscriber: RecipientProfile,
   run: JobRun,
   channels: subscribersV1.ChannelPreferences | undefined,
+  chatEndpoints: readonly subscribersV1.ChannelEndpoint[],
   lookups: ReturnType<typeof integrationLookups>,
   deps: PipelineDeps,
   from: number,
@@ -567,6 +601,7 @@ async function composeForSubscriber(
     contextKeys: run.contextKeys,
     integrationById: lookups.integrationById,
     integrationFor: async (key) => chooseIntegration(await lookups.selectionFor(key), { tenant, payload, subscriber: variables }),
+    chatEndpoints,
   };
   const passes = (candidate: workflowsV1.Step) =>
     stepPasses(filtersOf(candidate, render), { subscriber: variables, payload }) &&

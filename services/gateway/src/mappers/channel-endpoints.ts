@@ -1,0 +1,130 @@
+import { commonV1, type subscribersV1 } from "@notify/proto";
+import { z } from "zod";
+import { keyString, outboundUrl, queryBool, queryInt } from "../validation.js";
+import { cursorPageResponse, iso, isoDateResponse } from "./common.js";
+import { contextBody } from "./context-inputs.js";
+import { contextKeyList } from "./messages.js";
+import { flag } from "./workflows.js";
+
+const field = (name: string) => keyString(name);
+
+/**
+ * The endpoint data of each type notify sends to, as Novu checks it: exactly these string fields.
+ * A webhook's URL is vetted against the outbound policy when written, as every destination is.
+ */
+const ENDPOINT_SHAPES = {
+  slack_channel: z.strictObject({ channelId: field("channelId") }),
+  slack_user: z.strictObject({ userId: field("userId") }),
+  webhook: z.strictObject({ url: outboundUrl("url"), channel: field("channel").optional() }),
+  phone: z.strictObject({ phoneNumber: field("phoneNumber") }),
+};
+
+export type EndpointType = keyof typeof ENDPOINT_SHAPES;
+
+/** Which providers send to each type: Slack's API for channels and users, WhatsApp to a phone, any other chat provider to a webhook. */
+export function typeFitsProvider(type: EndpointType, providerId: string): boolean {
+  if (type === "slack_channel" || type === "slack_user") return providerId === "slack";
+  if (type === "phone") return providerId === "whatsapp-business";
+  return providerId !== "whatsapp-business";
+}
+
+const common = {
+  identifier: keyString("identifier").optional(),
+  subscriberId: keyString("subscriberId"),
+  createSubscriberIfMissing: flag("createSubscriberIfMissing").optional(),
+  context: contextBody.optional(),
+  integrationIdentifier: keyString("integrationIdentifier"),
+  connectionIdentifier: keyString("connectionIdentifier").optional(),
+};
+
+/** POST /v1/channel-endpoints: the type decides the endpoint's shape. */
+export const createEndpointBody = z.discriminatedUnion(
+  "type",
+  [
+    z.object({ ...common, type: z.literal("slack_channel"), endpoint: ENDPOINT_SHAPES.slack_channel }),
+    z.object({ ...common, type: z.literal("slack_user"), endpoint: ENDPOINT_SHAPES.slack_user }),
+    z.object({ ...common, type: z.literal("webhook"), endpoint: ENDPOINT_SHAPES.webhook }),
+    z.object({ ...common, type: z.literal("phone"), endpoint: ENDPOINT_SHAPES.phone }),
+  ],
+  { error: `type must be one of ${Object.keys(ENDPOINT_SHAPES).join(", ")}` },
+);
+
+/** PATCH /v1/channel-endpoints/{identifier}: new data of the endpoint's own type (checked once the type is known). */
+export const updateEndpointBody = z.object({ endpoint: z.union(Object.values(ENDPOINT_SHAPES), { error: "endpoint must be an object" }) });
+
+/** The data's shape for an existing endpoint's type, as a 400 names it when it does not fit (as Novu answers). */
+export function endpointFitsType(type: string, endpoint: unknown): boolean {
+  const shape = ENDPOINT_SHAPES[type as EndpointType];
+  return shape?.safeParse(endpoint).success === true;
+}
+
+export const endpointIdentifierParam = z.object({ identifier: keyString("identifier") });
+
+/** GET /v1/channel-endpoints: Novu's cursor paging and filters. */
+export const listEndpointsQuery = z.object({
+  limit: queryInt(10, 1, 100),
+  after: z.string().max(255).optional(),
+  before: z.string().max(255).optional(),
+  orderDirection: z.enum(["ASC", "DESC"], { error: "orderDirection must be ASC or DESC" }).default("DESC"),
+  orderBy: z.enum(["createdAt", "updatedAt"], { error: "orderBy must be createdAt or updatedAt" }).default("createdAt"),
+  includeCursor: queryBool.default(false),
+  subscriberId: keyString("subscriberId").optional(),
+  channel: keyString("channel").optional(),
+  providerId: keyString("providerId").optional(),
+  integrationIdentifier: keyString("integrationIdentifier").optional(),
+  connectionIdentifier: keyString("connectionIdentifier").optional(),
+  contextKeys: contextKeyList.optional(),
+});
+
+export function listEndpointsRequestOf(query: z.output<typeof listEndpointsQuery>) {
+  return {
+    limit: query.limit,
+    direction: query.orderDirection === "ASC" ? commonV1.SortDirection.ASC : commonV1.SortDirection.DESC,
+    byUpdatedAt: query.orderBy === "updatedAt",
+    ...(query.after ? { after: query.after } : {}),
+    ...(query.before ? { before: query.before } : {}),
+    ...(query.subscriberId ? { subscriberId: query.subscriberId } : {}),
+    ...(query.channel ? { channel: query.channel } : {}),
+    ...(query.providerId ? { providerId: query.providerId } : {}),
+    ...(query.integrationIdentifier ? { integrationIdentifier: query.integrationIdentifier } : {}),
+    ...(query.connectionIdentifier ? { connectionIdentifier: query.connectionIdentifier } : {}),
+    ...(query.contextKeys ? { contextKeys: query.contextKeys, filterContextKeys: true } : {}),
+  };
+}
+
+// Responses
+
+/** An endpoint as Novu answers one (GetChannelEndpointResponseDto). */
+export function endpointToJson(endpoint: subscribersV1.ChannelEndpoint) {
+  return {
+    identifier: endpoint.identifier,
+    channel: endpoint.channel,
+    providerId: endpoint.providerId,
+    integrationIdentifier: endpoint.integrationIdentifier,
+    connectionIdentifier: endpoint.connectionIdentifier ?? null,
+    subscriberId: endpoint.subscriberId,
+    contextKeys: endpoint.contextKeys,
+    type: endpoint.type,
+    endpoint: endpoint.endpoint ?? {},
+    createdAt: iso(endpoint.createdAt),
+    updatedAt: iso(endpoint.updatedAt),
+  };
+}
+
+export const endpointResponse = z
+  .object({
+    identifier: z.string(),
+    channel: z.string(),
+    providerId: z.string(),
+    integrationIdentifier: z.string(),
+    connectionIdentifier: z.string().nullable(),
+    subscriberId: z.string(),
+    contextKeys: z.array(z.string()),
+    type: z.enum(Object.keys(ENDPOINT_SHAPES) as [EndpointType, ...EndpointType[]]),
+    endpoint: z.record(z.string(), z.string()),
+    createdAt: isoDateResponse,
+    updatedAt: isoDateResponse,
+  })
+  .meta({ id: "ChannelEndpoint" });
+
+export const endpointPageResponse = cursorPageResponse(endpointResponse);

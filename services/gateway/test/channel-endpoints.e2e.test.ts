@@ -1,0 +1,181 @@
+import { Novu } from "@novu/api";
+import { eventually, startReceiver, type Receiver } from "@notify/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createIntegration, createWorkflow, delivered, messagesOf, settledMessage } from "./delivery-helpers.js";
+import { failureOf, once } from "./sdk3-helpers.js";
+import { startStack, type Stack } from "./stack.js";
+
+let stack: Stack;
+let novu: Novu;
+let receiver: Receiver;
+let workflow: string;
+beforeAll(async () => {
+  receiver = await startReceiver(() => ({ body: "ok" }));
+  // The webhook receiver is local.
+  stack = await startStack({ outboundAllowedCidrs: "127.0.0.0/8" });
+  novu = new Novu({ secretKey: stack.key, serverURL: stack.url });
+  await createIntegration(stack, { providerId: "slack", channel: "chat", identifier: "endpoints-slack" });
+  await createIntegration(stack, { providerId: "discord", channel: "chat", identifier: "endpoints-discord" });
+  await createIntegration(stack, { providerId: "sendgrid", channel: "email", identifier: "endpoints-mail", credentials: { apiKey: "k" } });
+  workflow = await createWorkflow(stack, "Endpoint note", [{ template: { type: "chat", content: "Build {{build}} is green" } }]);
+}, 120_000);
+afterAll(async () => {
+  await stack?.stop();
+  await receiver?.close();
+});
+
+const webhook = (subscriberId: string, path: string, more: Record<string, unknown> = {}) => ({
+  subscriberId,
+  integrationIdentifier: "endpoints-discord",
+  type: "webhook" as const,
+  endpoint: { url: `${receiver.url}${path}` },
+  ...more,
+});
+
+const postsTo = (path: string) => receiver.received.filter((request) => request.url.split("?")[0] === path);
+
+describe("channel endpoints (Novu's /v1/channel-endpoints)", () => {
+  it("are created, listed with filters and cursors, read, changed and deleted through @novu/api", async () => {
+    await novu.subscribers.create({ subscriberId: "endpoint-owner" }, undefined, undefined, once);
+    const created = (await novu.channelEndpoints.create(webhook("endpoint-owner", "/owner"), undefined, once)).result;
+    expect(created).toMatchObject({
+      channel: "chat",
+      providerId: "discord",
+      integrationIdentifier: "endpoints-discord",
+      connectionIdentifier: null,
+      subscriberId: "endpoint-owner",
+      contextKeys: [],
+      type: "webhook",
+      endpoint: { url: `${receiver.url}/owner` },
+    });
+    expect(created.identifier).toMatch(/^chendp_[A-Za-z0-9_-]{12}$/);
+    const named = (
+      await novu.channelEndpoints.create(
+        {
+          identifier: "team-room",
+          subscriberId: "endpoint-owner",
+          integrationIdentifier: "endpoints-slack",
+          type: "slack_channel",
+          endpoint: { channelId: "C0123" },
+          context: { team: "blue" },
+        },
+        undefined,
+        once,
+      )
+    ).result;
+    expect(named).toMatchObject({ identifier: "team-room", contextKeys: ["team:blue"], providerId: "slack" });
+    // A subscriber made on the way, when asked.
+    await novu.channelEndpoints.create(webhook("endpoint-newcomer", "/newcomer", { createSubscriberIfMissing: true }), undefined, once);
+    expect((await novu.subscribers.retrieve("endpoint-newcomer", undefined, once)).result.subscriberId).toBe("endpoint-newcomer");
+
+    const all = (await novu.channelEndpoints.list({ limit: 2 }, undefined, once)).result;
+    expect(all.data.map((endpoint) => endpoint.subscriberId)).toEqual(["endpoint-newcomer", "endpoint-owner"]);
+    expect(all).toMatchObject({ totalCount: 3, totalCountCapped: false, previous: null });
+    const rest = (await novu.channelEndpoints.list({ limit: 2, after: all.next! }, undefined, once)).result;
+    expect(rest.data.map((endpoint) => endpoint.identifier)).toEqual([created.identifier]);
+    expect(rest.next).toBeNull();
+    const filtered = async (filters: Record<string, unknown>) =>
+      (await novu.channelEndpoints.list(filters, undefined, once)).result.data.map((endpoint) => endpoint.identifier).sort();
+    expect(await filtered({ subscriberId: "endpoint-owner" })).toEqual([created.identifier, "team-room"].sort());
+    expect(await filtered({ contextKeys: ["team:blue"] })).toEqual(["team-room"]);
+    expect(await filtered({ integrationIdentifier: "endpoints-slack" })).toEqual(["team-room"]);
+    expect(await filtered({ orderDirection: "ASC", limit: 1 })).toEqual([created.identifier]);
+
+    const changed = await novu.channelEndpoints.update({ endpoint: { channelId: "C0456" } }, "team-room", undefined, once);
+    expect(changed.result.endpoint).toEqual({ channelId: "C0456" });
+    expect((await novu.channelEndpoints.retrieve("team-room", undefined, once)).result.endpoint).toEqual({ channelId: "C0456" });
+
+    const refusals = await Promise.all([
+      failureOf(novu.channelEndpoints.create({ ...webhook("endpoint-owner", "/x"), identifier: "team-room" }, undefined, once)),
+      failureOf(novu.channelEndpoints.create(webhook("nobody", "/x"), undefined, once)),
+      failureOf(novu.channelEndpoints.create({ ...webhook("endpoint-owner", "/x"), integrationIdentifier: "missing" }, undefined, once)),
+      failureOf(novu.channelEndpoints.create({ ...webhook("endpoint-owner", "/x"), integrationIdentifier: "endpoints-mail" }, undefined, once)),
+      failureOf(
+        novu.channelEndpoints.create(
+          { subscriberId: "endpoint-owner", integrationIdentifier: "endpoints-discord", type: "slack_user", endpoint: { userId: "U1" } },
+          undefined,
+          once,
+        ),
+      ),
+      failureOf(novu.channelEndpoints.update({ endpoint: { url: `${receiver.url}/y` } }, "team-room", undefined, once)),
+      failureOf(novu.channelEndpoints.retrieve("missing", undefined, once)),
+      failureOf(novu.channelEndpoints.delete("missing", undefined, once)),
+    ]);
+    expect(refusals.map((refusal) => refusal.statusCode)).toEqual([409, 404, 404, 422, 422, 400, 404, 404]);
+    expect(JSON.parse(refusals[2]!.body).message).toBe("Integration not found: missing");
+    expect(JSON.parse(refusals[5]!.body).message).toBe("Endpoint must match the required format for type slack_channel");
+
+    // Raw requests the SDK would not send: a body of the wrong shape, a forbidden destination, both cursors.
+    const raw = await Promise.all([
+      stack.request("POST", "/v1/channel-endpoints", { ...webhook("endpoint-owner", "/x"), endpoint: { url: "http://a.example", extra: "1" } }),
+      stack.request("POST", "/v1/channel-endpoints", { ...webhook("endpoint-owner", "/x"), type: "fax" }),
+      stack.request("POST", "/v1/channel-endpoints", { ...webhook("endpoint-owner", "/x"), endpoint: { url: "http://169.254.169.254/latest" } }),
+      stack.request("GET", "/v1/channel-endpoints?after=a&before=b"),
+      stack.request("GET", "/v1/channel-endpoints?limit=101"),
+    ]);
+    expect(raw.map((reply) => reply.status)).toEqual([422, 422, 422, 422, 422]);
+    expect(JSON.stringify(raw[2]!.body)).toContain("endpoint.url");
+
+    // Another environment sees none of them.
+    const other = (await novu.environments.create({ name: "Endpoints elsewhere", color: "#333333" }, undefined, once)).result;
+    const there = new Novu({ secretKey: other.apiKeys![0]!.key, serverURL: stack.url });
+    expect((await there.channelEndpoints.list({}, undefined, once)).result.totalCount).toBe(0);
+    expect((await failureOf(there.channelEndpoints.retrieve("team-room", undefined, once))).statusCode).toBe(404);
+
+    await novu.channelEndpoints.delete("team-room", undefined, once);
+    expect((await failureOf(novu.channelEndpoints.retrieve("team-room", undefined, once))).statusCode).toBe(404);
+    // An endpoint goes with its subscriber.
+    await novu.subscribers.delete("endpoint-newcomer", undefined, once);
+    expect((await novu.channelEndpoints.list({ subscriberId: "endpoint-newcomer" }, undefined, once)).result.totalCount).toBe(0);
+  });
+
+  it("receive a chat step: every endpoint of the trigger's exact contexts, then the subscriber's own channel", async () => {
+    await novu.subscribers.create({ subscriberId: "endpoint-reader" }, undefined, undefined, once);
+    await novu.subscribers.credentials.update(
+      { providerId: "slack", integrationIdentifier: "endpoints-slack", credentials: { webhookUrl: `${receiver.url}/legacy` } },
+      "endpoint-reader",
+      undefined,
+      once,
+    );
+    await novu.channelEndpoints.create(webhook("endpoint-reader", "/plain"), undefined, once);
+    await novu.channelEndpoints.create(webhook("endpoint-reader", "/plain-2", { integrationIdentifier: "endpoints-slack" }), undefined, once);
+    await novu.channelEndpoints.create(webhook("endpoint-reader", "/blue", { context: { team: "blue" } }), undefined, once);
+
+    const trigger = async (transactionId: string, more: Record<string, unknown> = {}) => {
+      const reply = await stack.request("POST", "/v1/events/trigger", {
+        name: workflow,
+        to: "endpoint-reader",
+        payload: { build: transactionId },
+        transactionId,
+        ...more,
+      });
+      expect(reply.body.data.status, JSON.stringify(reply.body)).toBe("processed");
+    };
+    await trigger("t-endpoints-plain");
+    const sent = await eventually(async () => {
+      const messages = await messagesOf(stack, "t-endpoints-plain", "chat");
+      return messages.length === 3 && messages.every(delivered) ? messages : undefined;
+    }, 15_000);
+    expect(sent.map((message) => message.status)).toEqual(["sent", "sent", "sent"]);
+    for (const path of ["/plain", "/plain-2", "/legacy"]) {
+      expect(postsTo(path).map((request) => JSON.parse(request.body).content ?? JSON.parse(request.body).text)).toEqual(["Build t-endpoints-plain is green"]);
+    }
+    expect(postsTo("/blue")).toEqual([]);
+
+    // With a context, only the endpoints made for exactly it (and the subscriber's channel).
+    await trigger("t-endpoints-blue", { context: { team: "blue" } });
+    await settledMessage(stack, "t-endpoints-blue", "chat", delivered);
+    await eventually(async () => (postsTo("/blue").length === 1 ? true : undefined), 15_000);
+    expect(postsTo("/plain")).toHaveLength(1);
+    expect(postsTo("/legacy")).toHaveLength(2);
+
+    // overrides.chat.integrationIdentifier narrows endpoints as it narrows channels.
+    await trigger("t-endpoints-narrow", { overrides: { chat: { integrationIdentifier: "endpoints-discord" } } });
+    await settledMessage(stack, "t-endpoints-narrow", "chat", delivered);
+    await eventually(async () => (postsTo("/plain").length === 2 ? true : undefined), 15_000);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect((await messagesOf(stack, "t-endpoints-narrow", "chat")).length).toBe(1);
+    expect(postsTo("/plain-2")).toHaveLength(1);
+    expect(postsTo("/legacy")).toHaveLength(2);
+  });
+});

@@ -10,4 +10,5 @@ export * as triggersV1 from "./gen/notify/triggers/v1/triggers_pb.js";
 export * as workflowsV1 from "./gen/notify/workflows/v1/workflows_pb.js";
 export * as deliveriesV1 from "./gen/notify/deliveries/v1/deliveries_pb.js";
 export * as variablesV1 from "./gen/notify/variables/v1/variables_pb.js";
+export * as connectionsV1 from "./gen/notify/connections/v1/connections_pb.js";
 export * as commonV1 from "./common.js";

@@ -1,4 +1,4 @@
-import { invalidField } from "./errors.js";
+import { failedPrecondition, invalidField } from "./errors.js";
 
 /**
  * A keyset page as fetched (up to limit + 1 rows, in walking order) → the page in display order
@@ -32,4 +32,28 @@ export async function readOffsetPage<Row>(
   if (offset !== undefined && offset < 0) throw invalidField("offset", "offset must not be negative", offset);
   const [rows, totalCount] = await Promise.all([fetch(offset ?? page * limit), count(countCap)]);
   return { rows: rows.slice(0, limit), hasMore: rows.length > limit, totalCount, totalCountCapped: totalCount >= countCap };
+}
+
+/** Novu's public cursor-paged lists (channel connections and endpoints): pages of 10 unless asked, at most 100. */
+export const PUBLIC_PAGE = { fallback: 10, max: 100 } as const;
+
+/**
+ * The keyset read a cursor-paged list request asks for, checked: its page size, the cursor to walk
+ * from (after or before, never both: 400, as Novu answers), the direction of the walk, and whether
+ * the cursor's own row is included (Novu's includeCursor).
+ */
+export function keysetRead(
+  request: { limit: number; after?: string | undefined; before?: string | undefined; descending: boolean; includeCursor?: boolean | undefined },
+  bounds: { fallback: number; max: number } = PUBLIC_PAGE,
+) {
+  if (request.limit < 0 || request.limit > bounds.max) throw invalidField("limit", `limit must be between 1 and ${bounds.max}`, request.limit);
+  if (request.after !== undefined && request.before !== undefined) {
+    throw failedPrecondition("Cannot specify both 'after' and 'before' cursors at the same time");
+  }
+  return {
+    limit: request.limit || bounds.fallback,
+    cursor: request.after ?? request.before,
+    towardsLower: request.descending !== (request.before !== undefined),
+    inclusive: request.includeCursor === true,
+  };
 }

@@ -12,6 +12,7 @@ const methods = services.flatMap((service) => service.methods.map((method) => [`
 describe("the coherence every RPC declares", () => {
   it("finds every service", () => {
     expect(services.map((service) => service.name).sort()).toEqual([
+      "ChannelConnectionService",
       "ContextService",
       "EnvironmentVariableService",
       "IntegrationService",

@@ -9,8 +9,8 @@ import type { z } from "zod";
 
 /**
  * Makes a channel endpoint as Novu does: the integration named (404 when the environment has none
- * of that identifier), the subscriber (404, or made first when asked), the contexts (made on first
- * mention). Departing from Novu, an endpoint notify would never send to is refused (422): one on
+ * of that identifier), the connection named (404), the subscriber (404, or made first when asked),
+ * the contexts (made on first mention). Departing from Novu, an endpoint notify would never send to is refused (422): one on
  * an integration of another channel, or of a type its provider does not take.
  */
 export async function createEndpoint(body: z.output<typeof createEndpointBody>, clients: Clients, call: RouteCall): Promise<subscribersV1.ChannelEndpoint> {
@@ -25,6 +25,8 @@ export async function createEndpoint(body: z.output<typeof createEndpointBody>, 
   if (!typeFitsProvider(body.type, integration.providerId)) {
     throw validationError({ type: { messages: [`a ${integration.providerId} integration does not send to a ${body.type} endpoint`], value: body.type } });
   }
+  // The connection a Slack endpoint posts with must exist when named (404, as Novu answers).
+  if (body.connectionIdentifier !== undefined) await clients.channelConnections.getChannelConnection({ identifier: body.connectionIdentifier }, call);
   if (body.createSubscriberIfMissing) await clients.subscribers.ensureSubscribers({ subscribers: [{ subscriberId: body.subscriberId }] }, call);
   return clients.subscribers.createChannelEndpoint(
     {

@@ -1,6 +1,7 @@
 import type { DescService } from "@bufbuild/protobuf";
 import { createClient, type Client, type Transport } from "@connectrpc/connect";
 import {
+  connectionsV1,
   contextsV1,
   Health,
   layoutsV1,
@@ -43,6 +44,8 @@ export interface Clients {
   integrations: Client<typeof integrationsV1.IntegrationService>;
   /** Served by the integrations process, which seals them as it seals credentials. */
   variables: Client<typeof variablesV1.EnvironmentVariableService>;
+  /** Served by the integrations process, which seals their tokens as it seals credentials. */
+  channelConnections: Client<typeof connectionsV1.ChannelConnectionService>;
   topics: Client<typeof topicsV1.TopicService>;
   messages: Client<typeof messagesV1.MessageService>;
   /** Served by the triggers process, as are tenants, contexts and layouts. */
@@ -87,6 +90,7 @@ export function connectClients(
       subscribers: subscribersClient,
       integrations: clientOf(integrationsV1.IntegrationService, integrations.transport),
       variables: clientOf(variablesV1.EnvironmentVariableService, integrations.transport),
+      channelConnections: clientOf(connectionsV1.ChannelConnectionService, integrations.transport),
       topics: clientOf(topicsV1.TopicService, topics.transport),
       messages: messagesClient,
       workflows: clientOf(workflowsV1.WorkflowService, triggers.transport),

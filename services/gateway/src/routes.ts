@@ -17,6 +17,18 @@ import {
   variableToJson,
 } from "./mappers/environment-variables.js";
 import {
+  connectionIdentifierParam,
+  connectionPageResponse,
+  connectionResponse,
+  connectionToJson,
+  createConnectionBody,
+  listConnectionsQuery,
+  listConnectionsRequestOf,
+  updateConnectionBody,
+  updateConnectionRequestOf,
+} from "./mappers/channel-connections.js";
+import { createConnection } from "./channel-connections.js";
+import {
   createEndpointBody,
   endpointIdentifierParam,
   endpointPageResponse,
@@ -1412,6 +1424,52 @@ export const routes: Route[] = [
       // An unknown key is a 404, not a variable nothing reads.
       await clients.variables.getEnvironmentVariable({ key: params.variableKey }, call);
       return workflowUsageToJson(await clients.workflows.listEnvironmentVariableReaders({ key: params.variableKey }, call));
+    },
+  }),
+
+  // Channel connections (Novu's /v1/channel-connections): OAuth grants of chat workspaces, their tokens sealed and masked
+  route({
+    method: "POST",
+    path: "/v1/channel-connections",
+    response: connectionResponse,
+    status: 201,
+    body: createConnectionBody,
+    handle: async ({ body, clients, call }) => connectionToJson(await createConnection(body, clients, call)),
+  }),
+  route({
+    method: "GET",
+    path: "/v1/channel-connections",
+    response: connectionPageResponse,
+    envelope: false,
+    query: listConnectionsQuery,
+    handle: async ({ query, clients, call }) => {
+      const reply = await clients.channelConnections.listChannelConnections(listConnectionsRequestOf(query), call);
+      return cursorPage(reply.connections.map(connectionToJson), reply);
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/v1/channel-connections/:identifier",
+    response: connectionResponse,
+    params: connectionIdentifierParam,
+    handle: async ({ params, clients, call }) => connectionToJson(await clients.channelConnections.getChannelConnection(params, call)),
+  }),
+  route({
+    method: "PATCH",
+    path: "/v1/channel-connections/:identifier",
+    response: connectionResponse,
+    params: connectionIdentifierParam,
+    body: updateConnectionBody,
+    handle: async ({ params, body, clients, call }) =>
+      connectionToJson(await clients.channelConnections.updateChannelConnection(updateConnectionRequestOf(params.identifier, body), call)),
+  }),
+  route({
+    method: "DELETE",
+    path: "/v1/channel-connections/:identifier",
+    status: 204,
+    params: connectionIdentifierParam,
+    handle: async ({ params, clients, call }) => {
+      await clients.channelConnections.deleteChannelConnection(params, call);
     },
   }),
 

@@ -68,14 +68,17 @@ describe("channel endpoints (Novu's /v1/channel-endpoints)", () => {
     await novu.channelEndpoints.create(webhook("endpoint-newcomer", "/newcomer", { createSubscriberIfMissing: true }), undefined, once);
     expect((await novu.subscribers.retrieve("endpoint-newcomer", undefined, once)).result.subscriberId).toBe("endpoint-newcomer");
 
-    const all = (await novu.channelEndpoints.list({ limit: 2 }, undefined, once)).result;
+    const all = (await novu.channelEndpoints.list({ limit: 2 }, once)).result;
     expect(all.data.map((endpoint) => endpoint.subscriberId)).toEqual(["endpoint-newcomer", "endpoint-owner"]);
     expect(all).toMatchObject({ totalCount: 3, totalCountCapped: false, previous: null });
-    const rest = (await novu.channelEndpoints.list({ limit: 2, after: all.next! }, undefined, once)).result;
+    const rest = (await novu.channelEndpoints.list({ limit: 2, after: all.next! }, once)).result;
     expect(rest.data.map((endpoint) => endpoint.identifier)).toEqual([created.identifier]);
     expect(rest.next).toBeNull();
+    const fromCursor = (await novu.channelEndpoints.list({ limit: 2, after: all.next!, includeCursor: true }, once)).result;
+    expect(fromCursor.data.map((endpoint) => endpoint.subscriberId)).toEqual(["endpoint-owner", "endpoint-owner"]);
+    expect(fromCursor.data[0]!.identifier).toBe(all.data[1]!.identifier);
     const filtered = async (filters: Record<string, unknown>) =>
-      (await novu.channelEndpoints.list(filters, undefined, once)).result.data.map((endpoint) => endpoint.identifier).sort();
+      (await novu.channelEndpoints.list(filters, once)).result.data.map((endpoint) => endpoint.identifier).sort();
     expect(await filtered({ subscriberId: "endpoint-owner" })).toEqual([created.identifier, "team-room"].sort());
     expect(await filtered({ contextKeys: ["team:blue"] })).toEqual(["team-room"]);
     expect(await filtered({ integrationIdentifier: "endpoints-slack" })).toEqual(["team-room"]);
@@ -113,20 +116,20 @@ describe("channel endpoints (Novu's /v1/channel-endpoints)", () => {
       stack.request("GET", "/v1/channel-endpoints?after=a&before=b"),
       stack.request("GET", "/v1/channel-endpoints?limit=101"),
     ]);
-    expect(raw.map((reply) => reply.status)).toEqual([422, 422, 422, 422, 422]);
+    expect(raw.map((reply) => reply.status)).toEqual([422, 422, 422, 400, 422]);
     expect(JSON.stringify(raw[2]!.body)).toContain("endpoint.url");
 
     // Another environment sees none of them.
     const other = (await novu.environments.create({ name: "Endpoints elsewhere", color: "#333333" }, undefined, once)).result;
     const there = new Novu({ secretKey: other.apiKeys![0]!.key, serverURL: stack.url });
-    expect((await there.channelEndpoints.list({}, undefined, once)).result.totalCount).toBe(0);
+    expect((await there.channelEndpoints.list({}, once)).result.totalCount).toBe(0);
     expect((await failureOf(there.channelEndpoints.retrieve("team-room", undefined, once))).statusCode).toBe(404);
 
     await novu.channelEndpoints.delete("team-room", undefined, once);
     expect((await failureOf(novu.channelEndpoints.retrieve("team-room", undefined, once))).statusCode).toBe(404);
     // An endpoint goes with its subscriber.
     await novu.subscribers.delete("endpoint-newcomer", undefined, once);
-    expect((await novu.channelEndpoints.list({ subscriberId: "endpoint-newcomer" }, undefined, once)).result.totalCount).toBe(0);
+    expect((await novu.channelEndpoints.list({ subscriberId: "endpoint-newcomer" }, once)).result.totalCount).toBe(0);
   });
 
   it("receive a chat step: every endpoint of the trigger's exact contexts, then the subscriber's own channel", async () => {
@@ -177,5 +180,75 @@ describe("channel endpoints (Novu's /v1/channel-endpoints)", () => {
     expect((await messagesOf(stack, "t-endpoints-narrow", "chat")).length).toBe(1);
     expect(postsTo("/plain-2")).toHaveLength(1);
     expect(postsTo("/legacy")).toHaveLength(2);
+  });
+
+  it("post a Slack channel or user endpoint through chat.postMessage with its connection's token, and fail clearly without one", async () => {
+    const slackApi = await startReceiver((request) => {
+      const body = JSON.parse(request.body) as { channel: string };
+      if (body.channel === "C404") return { body: { ok: false, error: `channel_not_found for ${request.headers.authorization}` } };
+      return { body: { ok: true, ts: `1700000000.${body.channel}` } };
+    });
+    try {
+      await createIntegration(stack, { providerId: "slack", channel: "chat", identifier: "endpoints-slack-api", credentials: { baseUrl: slackApi.url } });
+      await novu.subscribers.create({ subscriberId: "endpoint-slacker" }, undefined, undefined, once);
+      await novu.channelConnections.create(
+        {
+          identifier: "slacker-workspace",
+          subscriberId: "endpoint-slacker",
+          integrationIdentifier: "endpoints-slack-api",
+          workspace: { id: "T0001", name: "Acme" },
+          auth: { accessToken: "xoxb-endpoint-token-1" },
+        },
+        undefined,
+        once,
+      );
+      const slackEndpoint = (type: "slack_channel" | "slack_user", endpoint: Record<string, string>, connectionIdentifier?: string) =>
+        novu.channelEndpoints.create(
+          {
+            subscriberId: "endpoint-slacker",
+            integrationIdentifier: "endpoints-slack-api",
+            type,
+            endpoint,
+            ...(connectionIdentifier ? { connectionIdentifier } : {}),
+          } as Parameters<typeof novu.channelEndpoints.create>[0],
+          undefined,
+          once,
+        );
+      await slackEndpoint("slack_channel", { channelId: "C42" }, "slacker-workspace");
+      await slackEndpoint("slack_user", { userId: "U7" }, "slacker-workspace");
+      await slackEndpoint("slack_channel", { channelId: "C404" }, "slacker-workspace");
+      await slackEndpoint("slack_channel", { channelId: "C9" });
+      expect((await failureOf(slackEndpoint("slack_channel", { channelId: "C1" }, "missing-connection"))).statusCode).toBe(404);
+
+      const reply = await stack.request("POST", "/v1/events/trigger", {
+        name: workflow,
+        to: "endpoint-slacker",
+        payload: { build: "b-7" },
+        transactionId: "t-slack-api",
+      });
+      expect(reply.body.data.status, JSON.stringify(reply.body)).toBe("processed");
+      const messages = await eventually(async () => {
+        const found = await messagesOf(stack, "t-slack-api", "chat");
+        return found.length === 4 &&
+          found.every((message) => message.status !== "sent" || delivered(message)) &&
+          found.filter((message) => message.status === "error").length === 2
+          ? found
+          : undefined;
+      }, 15_000);
+      const posts = slackApi.received.map((request) => [request.url, request.headers.authorization, JSON.parse(request.body)] as const);
+      expect(posts.sort((a, b) => a[2].channel.localeCompare(b[2].channel))).toEqual([
+        ["/api/chat.postMessage", "Bearer xoxb-endpoint-token-1", { channel: "C404", text: "Build b-7 is green" }],
+        ["/api/chat.postMessage", "Bearer xoxb-endpoint-token-1", { channel: "C42", text: "Build b-7 is green" }],
+        ["/api/chat.postMessage", "Bearer xoxb-endpoint-token-1", { channel: "U7", text: "Build b-7 is green" }],
+      ]);
+      expect(messages.filter((message) => message.status === "sent")).toHaveLength(2);
+      const errors = messages.filter((message) => message.status === "error").map((message) => [message.errorId, message.errorText]);
+      expect(errors).toContainEqual(["chat_connection_missing", expect.stringContaining("names no channel connection")]);
+      const refused = errors.find(([errorId]) => errorId === "unexpected_chat_error");
+      expect(refused?.[1]).toContain("channel_not_found");
+      expect(refused?.[1]).not.toContain("xoxb-endpoint-token-1");
+    } finally {
+      await slackApi.close();
+    }
   });
 });

@@ -1,5 +1,6 @@
 import type { ServiceRegistry } from "@notify/runtime";
-import { integrationsV1, variablesV1 } from "@notify/proto";
+import { connectionsV1, integrationsV1, variablesV1 } from "@notify/proto";
+import { createChannelConnectionService } from "./channel-connections/service.js";
 import { createEnvironmentVariableService } from "./environment-variables/service.js";
 import { createIntegrationService, type IntegrationServiceDeps } from "./service.js";
 
@@ -7,5 +8,6 @@ export function routes(deps: IntegrationServiceDeps) {
   return (router: ServiceRegistry) => {
     router.service(integrationsV1.IntegrationService, createIntegrationService(deps));
     router.service(variablesV1.EnvironmentVariableService, createEnvironmentVariableService(deps));
+    router.service(connectionsV1.ChannelConnectionService, createChannelConnectionService(deps));
   };
 }

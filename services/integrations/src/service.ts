@@ -15,6 +15,7 @@ import {
   type PoolClient,
   type Scope,
 } from "@notify/runtime";
+import * as connections from "./channel-connections/store.js";
 import { conditionsToJson, credentialColumns, fieldsOf, integrationFromRow } from "./mapping.js";
 import type { SecretBox } from "./secrets.js";
 import * as store from "./store.js";
@@ -214,6 +215,8 @@ export function createIntegrationService({ pool, secrets }: IntegrationServiceDe
           if (!fields.active) Object.assign(fields, { is_primary: false, priority: 0 });
           if (fields.conditions.length > 0) fields.is_primary = false;
           const updated = await store.updateIntegration(tx, environmentId, existing.id, fields);
+          // Channel connections name their integration by identifier.
+          if (fields.identifier !== existing.identifier) await connections.renameIntegrationConnections(tx, environmentId, existing.id, fields.identifier);
           const leftTheTop = (existing.active && !fields.active) || (existing.is_primary && !fields.is_primary);
           if (!supportsPrimary(existing.channel) || !leftTheTop) return updated;
           await store.renumberPriorities(tx, environmentId, existing.channel, null);
@@ -231,6 +234,9 @@ export function createIntegrationService({ pool, secrets }: IntegrationServiceDe
         // API keys carry no user: the environment whose key made the call is who deleted it.
         const deleted = await store.softDeleteIntegration(tx, environmentId, request.id, scope.environmentId);
         if (!deleted) throw integrationNotFound(request.id);
+        // Its channel connections go with it: their tokens are of no use without it, and a later
+        // integration given the same identifier must not send with them.
+        await connections.deleteIntegrationConnections(tx, environmentId, deleted.id);
         if (deleted.active && supportsPrimary(deleted.channel)) await store.renumberPriorities(tx, environmentId, deleted.channel, null);
         return store.selectIntegrations(tx, environmentId, { channel: null, activeOnly: false }, MAX_LISTED);
       });

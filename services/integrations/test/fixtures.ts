@@ -1,5 +1,5 @@
 import { createClient } from "@connectrpc/connect";
-import { integrationsV1, variablesV1 } from "@notify/proto";
+import { connectionsV1, integrationsV1, variablesV1 } from "@notify/proto";
 import { createLogger, type Pool } from "@notify/runtime";
 import { openTestDatabase, type DatabaseFixture } from "@notify/testing";
 export { callAs, newScope, rpcError } from "@notify/testing";
@@ -29,6 +29,11 @@ export function inMemoryClient(pool: Pool, secrets: SecretBox = createSecretBox(
 /** The environment variables' service of the same process, behind an in-memory transport. */
 export function inMemoryVariablesClient(pool: Pool, secrets: SecretBox = createSecretBox(TEST_KEY)) {
   return createClient(variablesV1.EnvironmentVariableService, inMemoryTransportOf(pool, secrets));
+}
+
+/** The channel connections' service of the same process, behind an in-memory transport. */
+export function inMemoryConnectionsClient(pool: Pool, secrets: SecretBox = createSecretBox(TEST_KEY)) {
+  return createClient(connectionsV1.ChannelConnectionService, inMemoryTransportOf(pool, secrets));
 }
 
 function inMemoryTransportOf(pool: Pool, secrets: SecretBox) {

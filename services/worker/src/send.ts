@@ -1,7 +1,7 @@
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate, timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
-import { deliveriesV1, messagesV1, type integrationsV1, type subscribersV1, type triggersV1 } from "@notify/proto";
+import { deliveriesV1, messagesV1, type connectionsV1, type integrationsV1, type subscribersV1, type triggersV1 } from "@notify/proto";
 import {
   OutboundRefused,
   OutboundTimeout,
@@ -10,6 +10,7 @@ import {
   type DeliveryChannel,
   type MessageByChannel,
   type OutboundHttp,
+  type ChatMessage,
   type ProviderCredentials,
   type Providers,
   type SendResult,
@@ -45,6 +46,8 @@ export interface DeliveryStageDeps {
   providers: Providers;
   outbound: OutboundHttp;
   integrations: Client<typeof integrationsV1.IntegrationService>;
+  /** Opens the channel connection a Slack endpoint posts with, when it is sent. */
+  connections: Client<typeof connectionsV1.ChannelConnectionService>;
   messages: Client<typeof messagesV1.MessageService>;
   /** Schedules the rest of a run that waited for a send. */
   triggers: Client<typeof triggersV1.TriggerService>;
@@ -211,9 +214,9 @@ function failureOf(error: unknown): Failure {
 }
 
 /** Replaces every credential value found in a text: a provider may echo what it was sent. */
-export function redact(text: string, credentials: ProviderCredentials): string {
+export function redact(text: string, credentials: ProviderCredentials, secrets: readonly string[] = []): string {
   let redacted = text;
-  for (const value of Object.values(credentials)) {
+  for (const value of [...Object.values(credentials), ...secrets]) {
     if (typeof value === "string" && value.length >= 4) redacted = redacted.split(value).join("[redacted]");
   }
   return redacted.length > 2_000 ? `${redacted.slice(0, 2_000)}…` : redacted;
@@ -251,6 +254,7 @@ function messageFor(job: deliveriesV1.DeliveryJob): MessageByChannel[DeliveryCha
         webhookUrl: content.value.webhookUrl,
         channel: content.value.channel,
         phone: content.value.phone,
+        conversation: content.value.conversation,
         content: content.value.content,
         title: content.value.title,
       };
@@ -391,6 +395,20 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     return lookup;
   }
 
+  /**
+   * The channel connection a Slack endpoint's send posts with: undefined for every other send,
+   * null when the environment no longer has it for the run's contexts. Read at each send, so a
+   * token is never carried on the stream and a renewed one is used at once.
+   */
+  async function connectionOf(job: deliveriesV1.DeliveryJob): Promise<connectionsV1.ResolvedChannelConnection | null | undefined> {
+    if (job.content.case !== "chat" || job.content.value.connectionIdentifier === undefined) return undefined;
+    const { connectionIdentifier: identifier, contextKeys } = job.content.value;
+    return deps.connections.resolveChannelConnection({ identifier, contextKeys }, { headers: scopeHeaders(job) }).catch((error: unknown) => {
+      if (error instanceof ConnectError && error.code === Code.NotFound) return null;
+      throw error;
+    });
+  }
+
   /** Ends a claimed send without a call (nothing to send with): final, recorded as a failed attempt. */
   async function refuse(job: deliveriesV1.DeliveryJob, lease: store.Lease, errorId: string, errorText: string): Promise<undefined> {
     await finish({ messageId: job.messageId, state: "failed", errorId, errorText });
@@ -458,6 +476,12 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     const message = messageFor(job);
     if (!provider || !message) return refuse(job, lease, "provider_not_supported", `notify has no ${channel} sender for provider "${integration.providerId}"`);
     const credentials = credentialsOf(integration);
+    const connection = await connectionOf(job);
+    if (connection === null) {
+      const { connectionIdentifier } = job.content.value as deliveriesV1.ChatContent;
+      return refuse(job, lease, "chat_connection_missing", `The channel connection "${connectionIdentifier}" of the trigger's contexts is gone`);
+    }
+    if (connection) (message as ChatMessage).accessToken = connection.accessToken;
 
     const series = sendSeriesOf(channel, integration.providerId);
     await ticket.slot();
@@ -484,7 +508,8 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
       series.duration.observe(durationMs / 1000);
       if (error instanceof ProviderError) await dropInvalidTokens(job, error.invalidTokens);
       const failure = failureOf(error);
-      const errorText = redact(failure.text, credentials);
+      // The connection's token is a secret like the integration's: redacted from whatever a failure says.
+      const errorText = redact(failure.text, credentials, connection ? [connection.accessToken] : []);
       const errorId = FAILURE_ERROR_IDS[channel];
       const delay = failure.retryAfterMs ?? BACKOFF_MS[Math.min(lease.attempts - 1, BACKOFF_MS.length - 1)]!;
       const written = writtenAtMs(job) ?? lease.first_attempt_at.getTime();

@@ -2,7 +2,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fromBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
-import { integrationsV1, messagesV1, subscribersV1, topicsV1, triggersV1, variablesV1 } from "@notify/proto";
+import { connectionsV1, integrationsV1, messagesV1, subscribersV1, topicsV1, triggersV1, variablesV1 } from "@notify/proto";
 import {
   connectNats,
   consumeJobs,
@@ -69,6 +69,7 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
     topics: createClient(topicsV1.TopicService, topics.transport),
     integrations: createClient(integrationsV1.IntegrationService, integrations.transport),
     variables: createClient(variablesV1.EnvironmentVariableService, integrations.transport),
+    connections: createClient(connectionsV1.ChannelConnectionService, integrations.transport),
     messages: createClient(messagesV1.MessageService, messages.transport),
   };
 
@@ -143,6 +144,7 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
     providers,
     outbound,
     integrations: clients.integrations,
+    connections: clients.connections,
     messages: clients.messages,
     triggers: clients.triggers,
     subscribers: clients.subscribers,

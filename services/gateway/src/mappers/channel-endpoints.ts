@@ -1,9 +1,10 @@
-import { commonV1, type subscribersV1 } from "@notify/proto";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { subscribersV1 } from "@notify/proto";
 import { z } from "zod";
-import { keyString, outboundUrl, queryBool, queryInt } from "../validation.js";
+import { keyString, outboundUrl } from "../validation.js";
+import { channelListQuery, channelListRequestOf } from "./channel-lists.js";
 import { cursorPageResponse, iso, isoDateResponse } from "./common.js";
 import { contextBody } from "./context-inputs.js";
-import { contextKeyList } from "./messages.js";
 import { flag } from "./workflows.js";
 
 const field = (name: string) => keyString(name);
@@ -60,37 +61,15 @@ export function endpointFitsType(type: string, endpoint: unknown): boolean {
 
 export const endpointIdentifierParam = z.object({ identifier: keyString("identifier") });
 
-/** GET /v1/channel-endpoints: Novu's cursor paging and filters. */
-export const listEndpointsQuery = z.object({
-  limit: queryInt(10, 1, 100),
-  after: z.string().max(255).optional(),
-  before: z.string().max(255).optional(),
-  orderDirection: z.enum(["ASC", "DESC"], { error: "orderDirection must be ASC or DESC" }).default("DESC"),
-  orderBy: z.enum(["createdAt", "updatedAt"], { error: "orderBy must be createdAt or updatedAt" }).default("createdAt"),
-  includeCursor: queryBool.default(false),
-  subscriberId: keyString("subscriberId").optional(),
-  channel: keyString("channel").optional(),
-  providerId: keyString("providerId").optional(),
-  integrationIdentifier: keyString("integrationIdentifier").optional(),
-  connectionIdentifier: keyString("connectionIdentifier").optional(),
-  contextKeys: contextKeyList.optional(),
-});
+/** GET /v1/channel-endpoints: Novu's cursor paging and filters, and the connection an endpoint names. */
+export const listEndpointsQuery = channelListQuery.extend({ connectionIdentifier: keyString("connectionIdentifier").optional() });
 
-export function listEndpointsRequestOf(query: z.output<typeof listEndpointsQuery>) {
-  return {
-    limit: query.limit,
-    direction: query.orderDirection === "ASC" ? commonV1.SortDirection.ASC : commonV1.SortDirection.DESC,
-    byUpdatedAt: query.orderBy === "updatedAt",
-    ...(query.after ? { after: query.after } : {}),
-    ...(query.before ? { before: query.before } : {}),
-    ...(query.subscriberId ? { subscriberId: query.subscriberId } : {}),
-    ...(query.channel ? { channel: query.channel } : {}),
-    ...(query.providerId ? { providerId: query.providerId } : {}),
-    ...(query.integrationIdentifier ? { integrationIdentifier: query.integrationIdentifier } : {}),
-    ...(query.connectionIdentifier ? { connectionIdentifier: query.connectionIdentifier } : {}),
-    ...(query.contextKeys ? { contextKeys: query.contextKeys, filterContextKeys: true } : {}),
-  };
-}
+export const listEndpointsRequestOf = (
+  query: z.output<typeof listEndpointsQuery>,
+): MessageInitShape<typeof subscribersV1.ListChannelEndpointsRequestSchema> => ({
+  ...channelListRequestOf(query),
+  ...(query.connectionIdentifier ? { connectionIdentifier: query.connectionIdentifier } : {}),
+});
 
 // Responses
 

@@ -5,8 +5,8 @@ import {
   alreadyExists,
   boundBatch,
   checkContextKeys,
-  invalidField,
   keysetPage,
+  keysetRead,
   notFound,
   objectId,
   scopeOf,
@@ -19,8 +19,6 @@ import * as store from "./store.js";
 
 /** Counts stop here, as Novu's do. */
 export const ENDPOINT_COUNT_CAP = 50_000;
-/** The public list's largest page. */
-export const MAX_ENDPOINT_PAGE = 100;
 /** Subscribers per ListRecipientEndpoints call: one fan-out page. */
 export const MAX_RECIPIENT_IDS = 1000;
 
@@ -71,13 +69,7 @@ export function createChannelEndpointHandlers(deps: { pool: Pool }): EndpointHan
 
     async listChannelEndpoints(request, context) {
       const scope = scopeOf(context);
-      if (request.limit < 0 || request.limit > MAX_ENDPOINT_PAGE) {
-        throw invalidField("limit", `limit must be between 1 and ${MAX_ENDPOINT_PAGE}`, request.limit);
-      }
-      if (request.after !== undefined && request.before !== undefined) {
-        throw invalidField("after", "Cannot specify both 'after' and 'before' cursors at the same time", request.after);
-      }
-      const limit = request.limit || 10;
+      const read = keysetRead({ ...request, descending: request.direction !== commonV1.SortDirection.ASC });
       const filters: store.EndpointFilters = {
         subscriberId: request.subscriberId,
         channel: request.channel,
@@ -86,18 +78,11 @@ export function createChannelEndpointHandlers(deps: { pool: Pool }): EndpointHan
         connectionIdentifier: request.connectionIdentifier,
         ...(request.filterContextKeys ? { contextKeys: checkContextKeys(request.contextKeys) } : {}),
       };
-      const descending = request.direction !== commonV1.SortDirection.ASC;
       const [fetched, totalCount] = await Promise.all([
-        store.selectEndpointPage(pool, scope.environmentId, {
-          cursor: request.after ?? request.before,
-          towardsLower: descending !== (request.before !== undefined),
-          byUpdatedAt: request.byUpdatedAt,
-          limit,
-          filters,
-        }),
+        store.selectEndpointPage(pool, scope.environmentId, { ...read, byUpdatedAt: request.byUpdatedAt, filters }),
         store.countEndpoints(pool, scope.environmentId, ENDPOINT_COUNT_CAP, filters),
       ]);
-      const { page, cursors } = keysetPage(fetched, limit, request);
+      const { page, cursors } = keysetPage(fetched, read.limit, request);
       return { endpoints: page.map(endpointFromRow), ...cursors, totalCount, totalCountCapped: totalCount >= ENDPOINT_COUNT_CAP };
     },
 

@@ -97,22 +97,24 @@ const filterValues = (filters: EndpointFilters) => [
 ];
 
 /**
- * A page of the environment's endpoints from a cursor (an endpoint id), limit + 1 of them so the
- * over-run says whether there is more. Ordered by creation (the id) or by last update then id; a
+ * A page of the environment's endpoints from a cursor (an endpoint id, itself included when asked),
+ * limit + 1 of them so the over-run says whether there is more. Ordered by creation (the id) or by last update then id; a
  * cursor naming no endpoint of the environment answers nothing.
  */
 export async function selectEndpointPage(
   db: Queryable,
   environmentId: string,
-  query: { cursor: string | undefined; towardsLower: boolean; byUpdatedAt: boolean; limit: number; filters: EndpointFilters },
+  query: { cursor: string | undefined; towardsLower: boolean; inclusive: boolean; byUpdatedAt: boolean; limit: number; filters: EndpointFilters },
 ): Promise<EndpointRow[]> {
+  // Only these fixed operators and column names are ever interpolated.
   const [comparison, order] = query.towardsLower ? ["<", "DESC"] : [">", "ASC"];
+  const operator = `${comparison}${query.inclusive ? "=" : ""}`;
   const key = query.byUpdatedAt ? "(e.updated_at, e.id)" : "e.id";
   const cursorKey = query.byUpdatedAt ? "(c.updated_at, c.id)" : "c.id";
   const { rows } = await db.query<EndpointRow>(
     `${WITH_SUBSCRIBER}
       WHERE e.environment_id = $1
-        AND ($2::text IS NULL OR ${key} ${comparison} (
+        AND ($2::text IS NULL OR ${key} ${operator} (
           SELECT ${cursorKey} FROM subscribers.channel_endpoints c WHERE c.environment_id = $1 AND c.id = $2))${FILTER_CONDITIONS(4)}
       ORDER BY ${query.byUpdatedAt ? `e.updated_at ${order}, ` : ""}e.id ${order}
       LIMIT $3`,

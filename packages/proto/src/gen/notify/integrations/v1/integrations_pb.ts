@@ -827,7 +827,8 @@ export const IntegrationService: GenService<{
     output: typeof IntegrationSchema;
   },
   /**
-   * Soft delete; answers the environment's remaining integrations.
+   * Soft delete, with the channel connections made through it (deleted); answers the
+   * environment's remaining integrations.
    *
    * @generated from rpc notify.integrations.v1.IntegrationService.DeleteIntegration
    */

@@ -268,6 +268,26 @@ describe("the documented success answers", () => {
     await documented("DELETE /v1/topics/{topicKey}", "/v1/topics/doc-topic");
   });
 
+  it("of channel connections and endpoints", async () => {
+    await createIntegration(stack, { providerId: "slack", channel: "chat", identifier: "docs-slack" });
+    await documented("POST /v1/subscribers", "/v1/subscribers", { subscriberId: "doc-slacker" });
+    const connection = { integrationIdentifier: "docs-slack", subscriberId: "doc-slacker", workspace: { id: "T1" }, auth: { accessToken: "xoxb-docs" } };
+    await documented("POST /v1/channel-connections", "/v1/channel-connections", { identifier: "doc-connection", ...connection });
+    await documented("GET /v1/channel-connections", "/v1/channel-connections");
+    await documented("GET /v1/channel-connections/{identifier}", "/v1/channel-connections/doc-connection");
+    await documented("PATCH /v1/channel-connections/{identifier}", "/v1/channel-connections/doc-connection", {
+      workspace: { id: "T1", name: "Docs" },
+      auth: { accessToken: "xoxb-docs-2" },
+    });
+    const endpoint = { identifier: "doc-endpoint", subscriberId: "doc-slacker", integrationIdentifier: "docs-slack", connectionIdentifier: "doc-connection" };
+    await documented("POST /v1/channel-endpoints", "/v1/channel-endpoints", { ...endpoint, type: "slack_channel", endpoint: { channelId: "C1" } });
+    await documented("GET /v1/channel-endpoints", "/v1/channel-endpoints");
+    await documented("GET /v1/channel-endpoints/{identifier}", "/v1/channel-endpoints/doc-endpoint");
+    await documented("PATCH /v1/channel-endpoints/{identifier}", "/v1/channel-endpoints/doc-endpoint", { endpoint: { channelId: "C2" } });
+    await documented("DELETE /v1/channel-endpoints/{identifier}", "/v1/channel-endpoints/doc-endpoint");
+    await documented("DELETE /v1/channel-connections/{identifier}", "/v1/channel-connections/doc-connection");
+  });
+
   it("of workflows, tenants, contexts, feeds, notification groups and environments", async () => {
     await documented("GET /v1/workflows", "/v1/workflows");
     await documented("GET /v1/workflows/{workflowId}", `/v1/workflows/${workflowId}`);

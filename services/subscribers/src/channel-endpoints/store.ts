@@ -110,7 +110,7 @@ export async function selectEndpointPage(
   const [comparison, order] = query.towardsLower ? ["<", "DESC"] : [">", "ASC"];
   const operator = `${comparison}${query.inclusive ? "=" : ""}`;
   const key = query.byUpdatedAt ? "(e.updated_at, e.id)" : "e.id";
-  const cursorKey = query.byUpdatedAt ? "(c.updated_at, c.id)" : "c.id";
+  const cursorKey = query.byUpdatedAt ? "c.updated_at, c.id" : "c.id";
   const { rows } = await db.query<EndpointRow>(
     `${WITH_SUBSCRIBER}
       WHERE e.environment_id = $1

@@ -258,6 +258,7 @@ export async function composeMessages(step: workflowsV1.Step, context: RunContex
   const kinds = channel === Channel.CHAT ? CHAT_PROVIDER_IDS : PUSH_PROVIDER_IDS;
   // As in Novu, a chat step goes to the subscriber's endpoints first, then to their channels.
   const composed: Composed[] = channel === Channel.CHAT ? await endpointMessages(message, context, identifier) : [];
+  const fromChannels = composed.length;
   for (const settings of context.subscriber.channels.filter((item) => kinds.has(item.providerId))) {
     const integration = await context.integrationById(settings.integrationId);
     if (!integration?.active || integration.deleted) continue; // Novu skips channels whose integration is gone
@@ -305,6 +306,11 @@ export async function composeMessages(step: workflowsV1.Step, context: RunContex
       composed.push({ message: perChannel, delivery: { integration, content: { case: "push", value: content } } });
     }
   }
+  // The first message to the subscriber's own channels keeps the empty destination, the key every
+  // message had before a step told destinations apart: a job written before then and run again
+  // (redelivered, or a dead letter replayed) finds that message instead of sending it again.
+  const first = composed[fromChannels];
+  if (first) first.message.destination = "";
   return composed;
 }
 

@@ -10,8 +10,9 @@ import type { z } from "zod";
 /**
  * Makes a channel endpoint as Novu does: the integration named (404 when the environment has none
  * of that identifier), the connection named (404), the subscriber (404, or made first when asked),
- * the contexts (made on first mention). Departing from Novu, an endpoint notify would never send to is refused (422): one on
- * an integration of another channel, or of a type its provider does not take.
+ * the contexts (made on first mention). Departing from Novu, an endpoint notify would never send
+ * to is refused (422): one on an integration of another channel, or of a type its provider does
+ * not take.
  */
 export async function createEndpoint(body: z.output<typeof createEndpointBody>, clients: Clients, call: RouteCall): Promise<subscribersV1.ChannelEndpoint> {
   const { integrations } = await clients.integrations.listIntegrations({}, call);

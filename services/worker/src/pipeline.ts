@@ -413,7 +413,7 @@ async function deliverShares(
       const job = run.share.run.job;
       const key = preferenceScopeOf(run.share.run);
       const channels = preferences.get(`${key}/${run.subscriber.id}`) ?? defaults.get(key);
-      const endpoints = chatEndpoints.get(`${run.share.run.contextKeys.join(",")}/${run.subscriber.id}`) ?? [];
+      const endpoints = chatEndpoints(run.share.run, run.subscriber.id);
       const composed = await composeForSubscriber(run.subscriber, run.share.run, channels, endpoints, lookups, deps, run.from, run.digested, now);
       messages.push(...composed.messages);
       if (composed.pause) {
@@ -470,14 +470,19 @@ const sendsChat = (workflow: workflowsV1.Workflow) =>
   activeSteps(workflow).some((step) => [step, ...step.variants].some((candidate) => candidate.template?.type === StepType.CHAT));
 
 /**
- * The chat endpoints of these shares' subscribers, keyed by context scope and internal subscriber
- * id: one call per 1000 subscribers of a scope, none for workflows without a chat step.
+ * The chat endpoints of these shares' subscribers, as a lookup by run and internal subscriber id:
+ * one call per 1000 subscribers of a context scope, none for workflows without a chat step.
  */
-async function chatEndpointsOf(shares: readonly Share[], call: CallOptions, deps: PipelineDeps): Promise<Map<string, subscribersV1.ChannelEndpoint[]>> {
+async function chatEndpointsOf(
+  shares: readonly Share[],
+  call: CallOptions,
+  deps: PipelineDeps,
+): Promise<(run: JobRun, subscriberId: string) => readonly subscribersV1.ChannelEndpoint[]> {
+  const scopeOf = (run: JobRun) => run.contextKeys.join(",");
   const scopes = new Map<string, { contextKeys: string[]; ids: Set<string> }>();
   for (const share of shares) {
     if (!sendsChat(share.run.job.workflow!)) continue;
-    const key = share.run.contextKeys.join(",");
+    const key = scopeOf(share.run);
     const scope = scopes.get(key) ?? { contextKeys: share.run.contextKeys, ids: new Set<string>() };
     for (const subscriber of share.subscribers) scope.ids.add(subscriber.id);
     scopes.set(key, scope);
@@ -489,12 +494,14 @@ async function chatEndpointsOf(shares: readonly Share[], call: CallOptions, deps
         const reply = await deps.clients.subscribers.listRecipientEndpoints({ internalSubscriberIds: part, channel: "chat", contextKeys }, call);
         for (const endpoint of reply.endpoints) {
           const owner = `${key}/${endpoint.internalSubscriberId}`;
-          endpoints.set(owner, [...(endpoints.get(owner) ?? []), endpoint]);
+          const owned = endpoints.get(owner);
+          if (owned) owned.push(endpoint);
+          else endpoints.set(owner, [endpoint]);
         }
       }
     }),
   );
-  return endpoints;
+  return (run, subscriberId) => endpoints.get(`${scopeOf(run)}/${subscriberId}`) ?? [];
 }
 
 /** The events of the digests that resume some of these shares' runs: one call per 1000 digests. */

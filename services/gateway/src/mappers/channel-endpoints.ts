@@ -7,17 +7,15 @@ import { cursorPageResponse, iso, isoDateResponse } from "./common.js";
 import { contextBody } from "./context-inputs.js";
 import { flag } from "./workflows.js";
 
-const field = (name: string) => keyString(name);
-
 /**
  * The endpoint data of each type notify sends to, as Novu checks it: exactly these string fields.
  * A webhook's URL is vetted against the outbound policy when written, as every destination is.
  */
 const ENDPOINT_SHAPES = {
-  slack_channel: z.strictObject({ channelId: field("channelId") }),
-  slack_user: z.strictObject({ userId: field("userId") }),
-  webhook: z.strictObject({ url: outboundUrl("url"), channel: field("channel").optional() }),
-  phone: z.strictObject({ phoneNumber: field("phoneNumber") }),
+  slack_channel: z.strictObject({ channelId: keyString("channelId") }),
+  slack_user: z.strictObject({ userId: keyString("userId") }),
+  webhook: z.strictObject({ url: outboundUrl("url"), channel: keyString("channel").optional() }),
+  phone: z.strictObject({ phoneNumber: keyString("phoneNumber") }),
 };
 
 export type EndpointType = keyof typeof ENDPOINT_SHAPES;

@@ -6,6 +6,7 @@ import type {
   ActivityDayRow,
   AttemptRow,
   ExecutionDetailRow,
+  ProviderEventRow,
   InboxBulkChangeName,
   InboxChangeName,
   MarkAsName,
@@ -202,6 +203,51 @@ export function attemptRow(attempt: messagesV1.DeliveryAttempt, status: AttemptR
   };
 }
 
+export function providerEventRow(event: messagesV1.ProviderEvent, id: string): ProviderEventRow {
+  return {
+    id,
+    provider_message_id: event.providerMessageId,
+    status: event.status,
+    occurred_at: event.occurredAt ? timestampDate(event.occurredAt) : new Date(),
+    external_id: event.externalId ?? null,
+    attempts: event.attempts ?? null,
+    response: event.response ?? null,
+    raw: event.raw,
+  };
+}
+
+/** A send attempt, or the event its provider reported (only one of `attempt` and `event` is set). */
+function executionDetailKindOf(row: ExecutionDetailRow): { attempt: messagesV1.DeliveryAttempt } | { event: messagesV1.ProviderEvent } {
+  if (row.kind === "event") {
+    return {
+      event: create(messagesV1.ProviderEventSchema, {
+        providerId: row.provider_id,
+        providerMessageId: "",
+        status: row.status,
+        occurredAt: timestampFromDate(row.occurred_at),
+        ...(row.external_id !== null ? { externalId: row.external_id } : {}),
+        ...(row.attempts !== null ? { attempts: row.attempts } : {}),
+        ...(row.response !== null ? { response: row.response } : {}),
+        raw: row.raw,
+      }),
+    };
+  }
+  return {
+    attempt: create(messagesV1.DeliveryAttemptSchema, {
+      messageId: row.message_id,
+      attempt: row.attempt,
+      providerId: row.provider_id,
+      status: row.status === "success" ? messagesV1.AttemptStatus.SUCCESS : messagesV1.AttemptStatus.FAILED,
+      ...(row.error_id !== null ? { errorId: row.error_id } : {}),
+      ...(row.error_text !== null ? { errorText: row.error_text } : {}),
+      ...(row.provider_message_id !== null ? { providerMessageId: row.provider_message_id } : {}),
+      startedAt: timestampFromDate(row.started_at),
+      durationMs: row.duration_ms,
+      detail: row.detail,
+    }),
+  };
+}
+
 export function executionDetailFromRow(row: ExecutionDetailRow): messagesV1.ExecutionDetail {
   return create(messagesV1.ExecutionDetailSchema, {
     id: row.id,
@@ -214,18 +260,7 @@ export function executionDetailFromRow(row: ExecutionDetailRow): messagesV1.Exec
     ...(row.job_id !== null ? { jobId: row.job_id } : {}),
     transactionId: row.transaction_id,
     channel: channelNamed(row.channel)!,
-    attempt: {
-      messageId: row.message_id,
-      attempt: row.attempt,
-      providerId: row.provider_id,
-      status: row.status === "success" ? messagesV1.AttemptStatus.SUCCESS : messagesV1.AttemptStatus.FAILED,
-      ...(row.error_id !== null ? { errorId: row.error_id } : {}),
-      ...(row.error_text !== null ? { errorText: row.error_text } : {}),
-      ...(row.provider_message_id !== null ? { providerMessageId: row.provider_message_id } : {}),
-      startedAt: timestampFromDate(row.started_at),
-      durationMs: row.duration_ms,
-      detail: row.detail,
-    },
+    ...executionDetailKindOf(row),
     createdAt: timestampFromDate(row.created_at),
   });
 }

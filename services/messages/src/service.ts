@@ -29,6 +29,7 @@ import {
   actionTypeName,
   activityDayFromRow,
   attemptRow,
+  providerEventRow,
   attemptStatusName,
   executionDetailFromRow,
   inboxBulkChangeOf,
@@ -57,6 +58,8 @@ export const MAX_LIST_PAGE = 1000;
 /** Offset pages cost what they skip, so they go no deeper than this. */
 export const MAX_OFFSET = 100_000;
 export const MAX_ATTEMPT_BATCH = 2_000;
+/** One webhook request's events: a provider's batch (SendGrid's are the largest) or a part of one. */
+export const MAX_PROVIDER_EVENT_BATCH = 1_000;
 /** One notification's attempts at one subscriber: a few per channel step, so this is never reached in practice. */
 export const MAX_EXECUTION_DETAILS = 1_000;
 export const MAX_INBOX_PAGE = 100;
@@ -576,6 +579,21 @@ export function createMessageService({
       if (rows.length === 0) return { recorded: 0 };
       // A batch of a few sends' attempts: on the prepared pool its statement is planned once per connection.
       return { recorded: await store.recordDeliveryAttempts(preparedReads, scopeOf(context).environmentId, rows) };
+    },
+
+    async recordProviderEvents(request, context) {
+      boundBatch("events", request.events.length, MAX_PROVIDER_EVENT_BATCH);
+      if (request.providerId.length === 0) throw invalidField("providerId", "providerId must not be empty", request.providerId);
+      const rows = request.events.map((event, index) => {
+        if (event.providerMessageId.length === 0)
+          throw invalidField(`events.${index}.providerMessageId`, "providerMessageId must not be empty", event.providerMessageId);
+        if (!/^[a-z]{1,32}$/.test(event.status))
+          throw invalidField(`events.${index}.status`, "status must be an event status (delivered, opened, …)", event.status);
+        return providerEventRow(event, objectId());
+      });
+      if (rows.length === 0) return { matched: [] };
+      const positions = await store.recordProviderEvents(pool, scopeOf(context).environmentId, request.providerId, rows);
+      return { matched: positions.map((position) => position - 1) };
     },
 
     async listExecutionDetails(request, context) {

@@ -688,7 +688,67 @@ export async function recordDeliveryAttempts(db: Queryable, environmentId: strin
   return rowCount ?? 0;
 }
 
-export interface ExecutionDetailRow extends AttemptRow {
+export interface ProviderEventRow {
+  id: string;
+  provider_message_id: string;
+  status: string;
+  occurred_at: Date;
+  external_id: string | null;
+  attempts: number | null;
+  response: string | null;
+  raw: string;
+}
+
+/**
+ * Records a provider's events of the environment's messages it sent, each found by the provider
+ * message id a send attempt kept; an event recorded before (the same text for the same message)
+ * is not recorded again. Answers the positions (from 1) of the events that named a message.
+ */
+export async function recordProviderEvents(db: Queryable, environmentId: string, providerId: string, events: readonly ProviderEventRow[]): Promise<number[]> {
+  const { rows } = await db.query<{ position: string }>(
+    `WITH input AS (
+       SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::text[], $8::int[], $9::text[], $10::text[]) WITH ORDINALITY
+         AS e(id, provider_message_id, status, occurred_at, external_id, attempts, response, raw, position)
+     ), matched AS (
+       SELECT e.*, m.organization_id, m.id AS message_id, m.notification_id, m.external_subscriber_id
+         FROM input e
+        CROSS JOIN LATERAL (
+          SELECT a.message_id FROM messages.delivery_attempts a
+           WHERE a.environment_id = $1 AND a.provider_id = $2 AND a.provider_message_id = e.provider_message_id
+           LIMIT 1
+        ) a
+         JOIN messages.messages m ON m.id = a.message_id
+     ), recorded AS (
+       INSERT INTO messages.provider_events
+         (id, organization_id, environment_id, message_id, notification_id, external_subscriber_id, provider_id, status, occurred_at,
+          external_id, attempts, response, raw, event_key)
+       SELECT id, organization_id, $1, message_id, notification_id, external_subscriber_id, $2, status, occurred_at,
+              external_id, attempts, response, raw, sha256(convert_to(raw, 'UTF8'))
+         FROM matched
+       ON CONFLICT (message_id, event_key) DO NOTHING
+     )
+     SELECT position FROM matched ORDER BY position`,
+    [
+      environmentId,
+      providerId,
+      events.map((row) => row.id),
+      textArray(events.map((row) => row.provider_message_id)),
+      events.map((row) => row.status),
+      events.map((row) => row.occurred_at),
+      events.map((row) => row.external_id),
+      events.map((row) => row.attempts),
+      events.map((row) => row.response),
+      events.map((row) => row.raw),
+    ],
+  );
+  return rows.map((row) => Number(row.position));
+}
+
+/** What both kinds of execution detail name: the message and where it went. */
+interface ExecutionDetailContext {
+  id: string;
+  message_id: string;
+  provider_id: string;
   organization_id: string;
   environment_id: string;
   notification_id: string;
@@ -700,6 +760,11 @@ export interface ExecutionDetailRow extends AttemptRow {
   created_at: Date;
 }
 
+/** An execution detail: a send attempt, or an event its provider reported afterwards. */
+export type ExecutionDetailRow =
+  | (ExecutionDetailContext & { kind: "attempt" } & AttemptRow)
+  | (ExecutionDetailContext & { kind: "event" } & Omit<ProviderEventRow, "id" | "provider_message_id">);
+
 /** A notification named with its subscriber's subscriberId (execution details are kept under both). */
 export interface SubscriberNotification {
   notificationId: string;
@@ -707,8 +772,9 @@ export interface SubscriberNotification {
 }
 
 /**
- * The attempts at each notification's messages to its subscriber, oldest first, at most `limit`
- * per notification: each a range of the attempts' notification index.
+ * The attempts at each notification's messages to its subscriber and their providers' events,
+ * oldest first, at most `limit` per notification: each a range of the two tables' notification
+ * indexes. The columns of the kind a row is not are null.
  */
 export async function selectExecutionDetails(
   db: Queryable,
@@ -717,15 +783,29 @@ export async function selectExecutionDetails(
   limit: number,
 ): Promise<ExecutionDetailRow[]> {
   const { rows } = await db.query<ExecutionDetailRow>(
-    `SELECT d.* FROM unnest($2::text[], $3::text[]) AS k(notification_id, external_subscriber_id)
-       CROSS JOIN LATERAL (
-         SELECT a.id, a.message_id, a.attempt, a.provider_id, a.status, a.error_id, a.error_text, a.provider_message_id, a.detail,
-                a.started_at, a.duration_ms, a.created_at, a.organization_id, a.environment_id, a.notification_id,
-                m.template_id, m.subscriber_id, m.job_id, m.transaction_id, m.channel
-           FROM messages.delivery_attempts a JOIN messages.messages m ON m.id = a.message_id
+    `SELECT d.*, m.template_id, m.subscriber_id, m.job_id, m.transaction_id, m.channel
+       FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS k(notification_id, external_subscriber_id, position)
+      CROSS JOIN LATERAL (
+        (SELECT 'attempt' AS kind, a.id, a.message_id, a.provider_id, a.organization_id, a.environment_id, a.notification_id, a.created_at,
+                a.attempt, a.status, a.error_id, a.error_text, a.provider_message_id, a.detail, a.started_at, a.duration_ms,
+                NULL::timestamptz AS occurred_at, NULL AS external_id, NULL::int AS attempts, NULL AS response, NULL AS raw
+           FROM messages.delivery_attempts a
           WHERE a.environment_id = $1 AND a.notification_id = k.notification_id AND a.external_subscriber_id = k.external_subscriber_id
           ORDER BY a.created_at, a.id
-          LIMIT $4) d`,
+          LIMIT $4)
+        UNION ALL
+        (SELECT 'event', e.id, e.message_id, e.provider_id, e.organization_id, e.environment_id, e.notification_id, e.created_at,
+                NULL, e.status, NULL, NULL, NULL, NULL, NULL, NULL,
+                e.occurred_at, e.external_id, e.attempts, e.response, e.raw
+           FROM messages.provider_events e
+          WHERE e.environment_id = $1 AND e.notification_id = k.notification_id AND e.external_subscriber_id = k.external_subscriber_id
+          ORDER BY e.created_at, e.id
+          LIMIT $4)
+        ORDER BY created_at, id
+        LIMIT $4
+      ) d
+      JOIN messages.messages m ON m.id = d.message_id
+      ORDER BY k.position, d.created_at, d.id`,
     [
       environmentId,
       textArray(notifications.map((notification) => notification.notificationId)),

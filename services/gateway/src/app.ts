@@ -4,7 +4,7 @@ import type { NamePolicy } from "@notify/providers";
 import { continueFrom, currentSpan, processStopping, scopeHeaders, SpanKind, type Logger, type Scope } from "@notify/runtime";
 import Koa, { type Context, type Next } from "koa";
 import { authMiddleware, sessionAuthMiddleware, type AuthDeps } from "./auth.js";
-import { readJsonBody, refuseNul } from "./body.js";
+import { readJsonBody, readRawBody, refuseNul } from "./body.js";
 import type { Clients } from "./clients.js";
 import { inboxCors } from "./cors.js";
 import { apiDescription } from "./docs.js";
@@ -14,7 +14,17 @@ import { dependencyHealth, livez, readyz, type ReadinessDeps } from "./health.js
 import { idempotencyMiddleware, type IdempotencyDeps } from "./idempotency.js";
 import { countRequest } from "./metrics.js";
 import { rateLimitMiddleware, type RateLimitDeps } from "./rate-limits.js";
-import { JsonBytes, NO_CONTENT, type Audience, type InboxRouteInput, type PublicRouteInput, type Route, type RouteCall, type RouteInput } from "./route.js";
+import {
+  JsonBytes,
+  NO_CONTENT,
+  type Audience,
+  type InboxRouteInput,
+  type PublicRouteInput,
+  type RawRequest,
+  type Route,
+  type RouteCall,
+  type RouteInput,
+} from "./route.js";
 import type { SubscriberSession } from "./sessions.js";
 import { outboundCheck, parseOrThrow } from "./validation.js";
 
@@ -74,6 +84,13 @@ function requestLog(log: Logger) {
 
 /** Reads the body with the route's size limit; the raw bytes are kept for the idempotency fingerprint. */
 function bodyReader(route: Route) {
+  if (route.rawBody) {
+    return async (ctx: Context, next: Next) => {
+      const headers = Object.fromEntries(Object.entries(ctx.headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(", ") : value]));
+      ctx.state.body = { body: await readRawBody(ctx, route.bodyLimit), contentType: ctx.get("content-type"), headers, url: ctx.href } satisfies RawRequest;
+      await next();
+    };
+  }
   return async (ctx: Context, next: Next) => {
     const { value, raw } = await readJsonBody(ctx, route.bodyLimit);
     ctx.state.body = value;

@@ -73,26 +73,30 @@ export function refuseNul(value: unknown): void {
   if (nul) throw validationError({ [fieldPath(nul)]: { messages: ["must not contain a NUL character (\\u0000)"] } });
 }
 
-/**
- * Reads and parses a JSON body whatever its declared type (curl's default form type included);
- * over `limit` bytes → 413, malformed or nested deeper than MAX_BODY_DEPTH → 400, a NUL character
- * anywhere → 422, empty → undefined.
- */
-export async function readJsonBody(ctx: Context, limit: number): Promise<{ value: unknown; raw: Buffer }> {
+/** A body's bytes as they arrived; over `limit` bytes → 413, shorter than declared → 400. */
+export async function readRawBody(ctx: Context, limit: number): Promise<Buffer> {
   // A request without Content-Length or Transfer-Encoding has no body (RFC 9112 §6.3): most GETs.
-  if (ctx.req.headers["content-length"] === undefined && ctx.req.headers["transfer-encoding"] === undefined) return { value: undefined, raw: EMPTY };
+  if (ctx.req.headers["content-length"] === undefined && ctx.req.headers["transfer-encoding"] === undefined) return EMPTY;
   const declared = Number(ctx.get("content-length") || 0);
   if (declared > limit) throw new HttpError(413, "Request body too large");
   const length = ctx.get("content-length");
-  let raw: Buffer;
   try {
-    raw = await getRawBody(ctx.req, length ? { limit, length } : { limit });
+    return await getRawBody(ctx.req, length ? { limit, length } : { limit });
   } catch (error) {
     const type = (error as { type?: string }).type;
     if (type === "entity.too.large") throw new HttpError(413, "Request body too large");
     if (type === "request.size.invalid") throw new HttpError(400, "Request body does not match its Content-Length");
     throw new HttpError(400, "Request body could not be read");
   }
+}
+
+/**
+ * Reads and parses a JSON body whatever its declared type (curl's default form type included);
+ * over `limit` bytes → 413, malformed or nested deeper than MAX_BODY_DEPTH → 400, a NUL character
+ * anywhere → 422, empty → undefined.
+ */
+export async function readJsonBody(ctx: Context, limit: number): Promise<{ value: unknown; raw: Buffer }> {
+  const raw = await readRawBody(ctx, limit);
   if (raw.length === 0) return { value: undefined, raw };
   let value: unknown;
   try {

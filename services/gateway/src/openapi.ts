@@ -33,7 +33,11 @@ export interface Operation {
   tags: string[];
   security: Record<string, string[]>[];
   parameters: (Parameter | Reference)[];
-  requestBody?: { required: boolean; content: { "application/json": { schema: JsonSchema } } };
+  requestBody?: {
+    required: boolean;
+    description?: string;
+    content: { "application/json": { schema: JsonSchema }; "application/x-www-form-urlencoded"?: { schema: JsonSchema } };
+  };
   responses: Record<string, Response | Reference>;
 }
 
@@ -174,6 +178,13 @@ function successOf(route: Route, convert: ReturnType<typeof schemaConverter>, op
   return { ...response, content: { "application/json": { schema } } };
 }
 
+/** A body read as it arrives (a provider's webhook, which signs its bytes): JSON or a form, of the sender's own shape. */
+const RAW_REQUEST_BODY: NonNullable<Operation["requestBody"]> = {
+  required: true,
+  description: "The body as the sender writes it, JSON or a form",
+  content: { "application/json": { schema: {} }, "application/x-www-form-urlencoded": { schema: { type: "object" } } },
+};
+
 function operationOf(route: Route, convert: ReturnType<typeof schemaConverter>, operationId: string): Operation {
   const params = convert(route.params, `${operationId}Params`);
   const declared = new Map(parametersOf(params, "path").map((parameter) => [parameter.name, parameter]));
@@ -195,7 +206,11 @@ function operationOf(route: Route, convert: ReturnType<typeof schemaConverter>, 
     tags: [tagOf(route)],
     security: SECURITY[route.audience],
     parameters,
-    ...(isEmptySchema(body) ? {} : { requestBody: { required: true, content: { "application/json": { schema: body } } } }),
+    ...(route.rawBody
+      ? { requestBody: RAW_REQUEST_BODY }
+      : isEmptySchema(body)
+        ? {}
+        : { requestBody: { required: true, content: { "application/json": { schema: body } } } }),
     responses,
   };
 }

@@ -24,6 +24,16 @@ export interface RouteCall {
  */
 export type Audience = "api" | "inbox" | "public";
 
+/** A request's body as it arrived, with what signatures over it are checked against. */
+export interface RawRequest {
+  body: Buffer;
+  contentType: string;
+  /** By lower-case name. */
+  headers: Readonly<Record<string, string | undefined>>;
+  /** The URL the caller used, as the proxy in front saw it. */
+  url: string;
+}
+
 /** What every handler gets. */
 export interface BaseRouteInput<P, Q, B> {
   params: P;
@@ -81,6 +91,11 @@ export interface Route {
   /** Wrap the result (an object or JsonBytes) as {"data": result}; false for paginated lists, which carry their own data. */
   envelope: boolean;
   bodyLimit: number;
+  /**
+   * The body is not JSON parsed for the route: its `body` is the request as it arrived
+   * (RawRequest), for callers that sign their bytes (providers' webhooks).
+   */
+  rawBody: boolean;
   params: z.ZodType;
   query: z.ZodType;
   body: z.ZodType;
@@ -144,6 +159,7 @@ export function route<
   status?: number;
   envelope?: boolean;
   bodyLimit?: number;
+  rawBody?: boolean;
   params?: P;
   query?: Q;
   body?: B;
@@ -161,6 +177,7 @@ export function route<
     status: spec.status ?? (spec.method === "POST" ? 201 : 200),
     envelope: spec.envelope ?? true,
     bodyLimit: spec.bodyLimit ?? MIB,
+    rawBody: spec.rawBody ?? false,
     params: spec.params ?? anything,
     query: spec.query ?? anything,
     body: spec.body ?? anything,

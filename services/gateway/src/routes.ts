@@ -312,7 +312,9 @@ import {
   triggerBody,
   triggerResultResponse,
 } from "./mappers/triggers.js";
+import { receiveProviderEvents } from "./provider-events.js";
 import { executionDetailsQuery, executionDetailToJson, executionDetailResponse } from "./mappers/execution-details.js";
+import { inboundWebhookParams, webhookResultResponse } from "./mappers/provider-events.js";
 import {
   activityPageToJson,
   activityStatsToJson,
@@ -1575,7 +1577,20 @@ export const routes: Route[] = [
     handle: async ({ params, clients, call }) => integrationToJson(await clients.integrations.setPrimaryIntegration({ id: params.integrationId }, call)),
     sensitive: integrationOutcome,
   }),
-  // Chat connections and inbound webhooks need a provider app whose callbacks reach the service: refused, as Novu refuses unsupported providers
+  // Delivery providers' webhooks: what became of the messages they accepted
+  route({
+    method: "POST",
+    audience: "public",
+    path: "/v2/inbound-webhooks/delivery-providers/:environmentId/:integrationId",
+    // @novu/api reads 200 only.
+    status: 200,
+    rawBody: true,
+    bodyLimit: 2 * MIB,
+    params: inboundWebhookParams,
+    response: z.array(webhookResultResponse),
+    handle: receiveProviderEvents,
+  }),
+  // Chat connections and the auto-configuration of inbound webhooks need a provider app whose callbacks reach the service: refused, as Novu refuses unsupported providers
   route({
     method: "POST",
     path: "/v1/integrations/:integrationId/auto-configure",

@@ -71,6 +71,7 @@ interface Schema {
   const?: unknown;
   minLength?: number;
   maxLength?: number;
+  pattern?: string;
   minimum?: number;
   maximum?: number;
   minItems?: number;
@@ -173,6 +174,10 @@ function refusedText(schema: Schema): fc.Arbitrary<string> | undefined {
     if (schema.minimum !== undefined) options.push(fc.integer({ min: schema.minimum - 1_000, max: schema.minimum - 1 }).map(String));
   }
   if (schema.maxLength !== undefined) options.push(fc.integer({ min: schema.maxLength + 1, max: schema.maxLength + 500 }).map((length) => "p".repeat(length)));
+  if (schema.pattern !== undefined) {
+    const pattern = new RegExp(schema.pattern, "u");
+    options.push(fc.string({ minLength: 1 }).filter((text) => !pattern.test(text)));
+  }
   return options.length > 0 ? fc.oneof(...options) : undefined;
 }
 
@@ -183,7 +188,9 @@ function requestsOf(path: string, method: string, operation: Operation) {
   const parameters = operation.parameters.filter((parameter) => "in" in parameter) as Parameter[];
   const pathParameters = parameters.filter((parameter) => parameter.in === "path");
   const queryParameters = parameters.filter((parameter) => parameter.in === "query");
-  const bodySchema = operation.requestBody?.content["application/json"].schema as Schema | undefined;
+  // A body read as it arrives (a provider's webhook, JSON or a form) is the route's to parse: only its other parts are malformed.
+  const rawBody = operation.requestBody?.content["application/x-www-form-urlencoded"] !== undefined;
+  const bodySchema = rawBody ? undefined : (operation.requestBody?.content["application/json"].schema as Schema | undefined);
   const scheme = operation.security.flatMap((requirement) => Object.keys(requirement))[0];
   const credentials = scheme === "ApiKey" ? `ApiKey ${stack.key}` : scheme === "Bearer" ? `Bearer ${sessionToken}` : undefined;
   const idempotent = operation.parameters.some((parameter) => "$ref" in parameter && parameter.$ref.endsWith("/IdempotencyKey"));
@@ -237,34 +244,36 @@ function requestsOf(path: string, method: string, operation: Operation) {
     };
   };
 
-  const malformations: fc.Arbitrary<FuzzRequest>[] = [
-    // Text that is not JSON.
-    fc
-      .tuple(
-        parts,
-        fc.oneof(
-          fc.constantFrom("{", '{"a":', "[1,]", "nul", "{'a':1}", '{"a":1}}', "\u0000"),
-          fc.string({ minLength: 1 }).map((text) => `{${text}`),
+  const malformations: fc.Arbitrary<FuzzRequest>[] = [];
+  if (!rawBody)
+    malformations.push(
+      // Text that is not JSON.
+      fc
+        .tuple(
+          parts,
+          fc.oneof(
+            fc.constantFrom("{", '{"a":', "[1,]", "nul", "{'a':1}", '{"a":1}}', "\u0000"),
+            fc.string({ minLength: 1 }).map((text) => `{${text}`),
+          ),
+        )
+        .filter(([, text]) => !isJson(text))
+        .map(([base, body]) => build("not JSON", { ...base, body }, 400)),
+      // Nested thousands of levels deep, as the whole body or in one of its fields.
+      fc
+        .tuple(
+          parts,
+          fc.integer({ min: 1_000, max: 20_000 }),
+          fc.constantFrom("array" as const, "object" as const),
+          fc.constantFrom(...fieldsOf(bodySchema), null),
+        )
+        .map(([base, depth, kind, field]) =>
+          build("nested too deeply", { ...base, body: field === null ? deepText(depth, kind) : `{${JSON.stringify(field)}:${deepText(depth, kind)}}` }, 400),
         ),
-      )
-      .filter(([, text]) => !isJson(text))
-      .map(([base, body]) => build("not JSON", { ...base, body }, 400)),
-    // Nested thousands of levels deep, as the whole body or in one of its fields.
-    fc
-      .tuple(
-        parts,
-        fc.integer({ min: 1_000, max: 20_000 }),
-        fc.constantFrom("array" as const, "object" as const),
-        fc.constantFrom(...fieldsOf(bodySchema), null),
-      )
-      .map(([base, depth, kind, field]) =>
-        build("nested too deeply", { ...base, body: field === null ? deepText(depth, kind) : `{${JSON.stringify(field)}:${deepText(depth, kind)}}` }, 400),
-      ),
-    // A NUL character, which nothing can store.
-    fc
-      .tuple(parts, fc.constantFrom(...fieldsOf(bodySchema), "note"))
-      .map(([base, field]) => build("NUL character", { ...base, body: JSON.stringify({ ...parsedObject(base.body), [field]: "a\u0000b" }) }, 422)),
-  ];
+      // A NUL character, which nothing can store.
+      fc
+        .tuple(parts, fc.constantFrom(...fieldsOf(bodySchema), "note"))
+        .map(([base, field]) => build("NUL character", { ...base, body: JSON.stringify({ ...parsedObject(base.body), [field]: "a\u0000b" }) }, 422)),
+    );
   if (credentials) {
     const wrong = fc.constantFrom(
       "",

@@ -1,36 +1,25 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { messagesV1 } from "@notify/proto";
+import { PROVIDER_EVENT_STATUSES, type ProviderEventStatus } from "@notify/providers/events";
 import { CHANNELS } from "@notify/runtime";
 import { z } from "zod";
 import { keyString } from "../validation.js";
 import { isoDateResponse } from "./common.js";
 import { channelNameOf } from "./messages.js";
+import { EVENT_DETAIL_STATUS } from "./provider-events.js";
 
 export const executionDetailsQuery = z.object({
   notificationId: keyString("notificationId").regex(/^[0-9a-f]{24}$/, "notificationId must be a notification id (24 hex characters)"),
   subscriberId: keyString("subscriberId"),
 });
 
-/** One send attempt as Novu's ExecutionDetailsResponseDto. */
-export function executionDetailToJson(detail: messagesV1.ExecutionDetail) {
-  const attempt = detail.attempt!;
-  const created = detail.createdAt ? timestampDate(detail.createdAt).toISOString() : undefined;
+/** What an execution detail says of a send attempt: Novu's Internal source. */
+function attemptDetailOf(attempt: messagesV1.DeliveryAttempt) {
   return {
-    _id: detail.id,
-    _organizationId: detail.organizationId,
-    _jobId: detail.jobId ?? detail.messageId,
-    _environmentId: detail.environmentId,
-    _notificationId: detail.notificationId,
-    _notificationTemplateId: detail.templateId,
-    _subscriberId: detail.subscriberId,
-    _messageId: detail.messageId,
     providerId: attempt.providerId,
-    transactionId: detail.transactionId,
-    channel: channelNameOf(detail.channel),
     detail: attempt.detail,
-    source: "Internal",
-    status: attempt.status === messagesV1.AttemptStatus.SUCCESS ? "Success" : "Failed",
-    isTest: false,
+    source: "Internal" as const,
+    status: attempt.status === messagesV1.AttemptStatus.SUCCESS ? ("Success" as const) : ("Failed" as const),
     isRetry: attempt.attempt > 1,
     raw: JSON.stringify({
       attempt: attempt.attempt,
@@ -40,11 +29,46 @@ export function executionDetailToJson(detail: messagesV1.ExecutionDetail) {
       ...(attempt.errorText !== undefined ? { errorText: attempt.errorText } : {}),
       ...(attempt.providerMessageId !== undefined ? { providerMessageId: attempt.providerMessageId } : {}),
     }),
+  };
+}
+
+/** What an execution detail says of an event a provider reported: Novu's Webhook source, the event as the provider wrote it. */
+function eventDetailOf(event: messagesV1.ProviderEvent) {
+  const status = event.status as ProviderEventStatus;
+  return {
+    providerId: event.providerId,
+    detail: event.response ? `Message ${status}: ${event.response}` : `Message ${status}`,
+    source: "Webhook" as const,
+    status: EVENT_DETAIL_STATUS[status] ?? "Pending",
+    isRetry: false,
+    raw: event.raw,
+    webhookStatus: status,
+  };
+}
+
+/** One send attempt, or one event its provider reported, as Novu's ExecutionDetailsResponseDto. */
+export function executionDetailToJson(detail: messagesV1.ExecutionDetail) {
+  const created = detail.createdAt ? timestampDate(detail.createdAt).toISOString() : undefined;
+  const { isRetry, ...what } = detail.event ? eventDetailOf(detail.event) : attemptDetailOf(detail.attempt!);
+  return {
+    _id: detail.id,
+    _organizationId: detail.organizationId,
+    _jobId: detail.jobId ?? detail.messageId,
+    _environmentId: detail.environmentId,
+    _notificationId: detail.notificationId,
+    _notificationTemplateId: detail.templateId,
+    _subscriberId: detail.subscriberId,
+    _messageId: detail.messageId,
+    transactionId: detail.transactionId,
+    channel: channelNameOf(detail.channel),
+    isTest: false,
+    isRetry,
+    ...what,
     ...(created ? { createdAt: created, updatedAt: created } : {}),
   };
 }
 
-/** What executionDetailToJson answers; `raw` is the attempt's record as JSON text. */
+/** What executionDetailToJson answers; `raw` is the attempt's record, or the provider's event, as JSON text. */
 export const executionDetailResponse = z
   .object({
     _id: z.string(),
@@ -59,11 +83,12 @@ export const executionDetailResponse = z
     transactionId: z.string(),
     channel: z.enum(CHANNELS),
     detail: z.string(),
-    source: z.literal("Internal"),
-    status: z.enum(["Success", "Failed"]),
+    source: z.enum(["Internal", "Webhook"]),
+    status: z.enum(["Success", "Failed", "Pending", "Queued"]),
     isTest: z.boolean(),
     isRetry: z.boolean(),
     raw: z.string(),
+    webhookStatus: z.enum(PROVIDER_EVENT_STATUSES).optional().describe("What the provider reported (Webhook details only)"),
     createdAt: isoDateResponse.optional(),
     updatedAt: isoDateResponse.optional(),
   })

@@ -1,0 +1,47 @@
+import { readProviderEvents, WebhookRefused, type ProviderEvent } from "@notify/providers/events";
+import type { z } from "zod";
+import { HttpError } from "./errors.js";
+import { providerEventMessageOf, webhookResultToJson, type inboundWebhookParams } from "./mappers/provider-events.js";
+import type { PublicRouteInput, RawRequest } from "./route.js";
+
+/** Events recorded per call: a provider's batch may hold more than the messages service takes at once. */
+const EVENTS_PER_CALL = 500;
+
+const REFUSAL_STATUS = { unsupported: 404, signature: 401, body: 400 } as const;
+
+/**
+ * A delivery provider's webhook (Novu's inbound webhooks): the provider posts what became of the
+ * messages it accepted, to a URL naming the environment and the integration. No API key: the
+ * integration must have inbound webhooks enabled, and the provider's signature must hold when the
+ * integration has a signing key. Events are kept as their messages' execution details; those
+ * naming no message this integration's provider sent in the environment are left out.
+ */
+export async function receiveProviderEvents({
+  params,
+  body,
+  accounts,
+  clients,
+  callAs,
+}: PublicRouteInput<z.output<typeof inboundWebhookParams>, unknown, RawRequest>) {
+  const environment = await accounts.environments.byId(params.environmentId);
+  if (!environment) throw new HttpError(404, `Environment not found: ${params.environmentId}`);
+  const call = callAs({ organizationId: environment.organizationId, environmentId: environment.id });
+  const integration = await clients.integrations.getIntegration({ id: params.integrationId }, call);
+  const { inboundWebhookEnabled, inboundWebhookSigningKey } = integration.configurations ?? {};
+  if (inboundWebhookEnabled !== true)
+    throw new HttpError(403, `Inbound webhooks are not enabled for integration ${params.integrationId}: set configurations.inboundWebhookEnabled`);
+  let events: ProviderEvent[];
+  try {
+    events = readProviderEvents(integration.providerId, body, inboundWebhookSigningKey);
+  } catch (error) {
+    if (error instanceof WebhookRefused) throw new HttpError(REFUSAL_STATUS[error.reason], error.message);
+    throw error;
+  }
+  const kept: ProviderEvent[] = [];
+  for (let start = 0; start < events.length; start += EVENTS_PER_CALL) {
+    const part = events.slice(start, start + EVENTS_PER_CALL);
+    const { matched } = await clients.messages.recordProviderEvents({ providerId: integration.providerId, events: part.map(providerEventMessageOf) }, call);
+    for (const position of matched) kept.push(part[position]!);
+  }
+  return kept.map(webhookResultToJson);
+}

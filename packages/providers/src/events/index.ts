@@ -11,13 +11,13 @@ export function eventProviders(): { providerId: string; signed: boolean }[] {
   return [...readers.values()].map((reader) => ({ providerId: reader.providerId, signed: reader.verify !== undefined }));
 }
 
-function parsedBody(webhook: InboundWebhook): unknown {
+function parsedBody(providerId: string, webhook: InboundWebhook): unknown {
   const text = webhook.body.toString("utf8");
   if (/^application\/x-www-form-urlencoded\b/i.test(webhook.contentType)) return Object.fromEntries(new URLSearchParams(text));
   try {
     return JSON.parse(text);
   } catch {
-    throw new WebhookRefused("body", "the body is neither JSON nor a form");
+    throw new WebhookRefused("body", `${providerId}: the body is neither JSON nor a form`);
   }
 }
 
@@ -30,7 +30,7 @@ function parsedBody(webhook: InboundWebhook): unknown {
 export function readProviderEvents(providerId: string, webhook: InboundWebhook, signingKey: string | undefined): ProviderEvent[] {
   const reader = readers.get(providerId);
   if (!reader) throw new WebhookRefused("unsupported", `notify does not read ${providerId}'s webhooks`);
-  const body = parsedBody(webhook);
+  const body = parsedBody(providerId, webhook);
   if (signingKey) {
     if (!reader.verify)
       throw new WebhookRefused(

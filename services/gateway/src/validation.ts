@@ -66,6 +66,9 @@ export const keyString = (name: string) =>
     .min(1, `${name} should not be empty`)
     .max(255, `${name} must be shorter than or equal to 255 characters`);
 
+/** An `_id` (24 hex characters, as Novu's Mongo ids are), with a message that names the field. */
+export const objectIdString = (name: string) => z.string({ error: `${name} must be a string` }).regex(/^[0-9a-f]{24}$/, `${name} must be a mongodb id`);
+
 /** A query-string integer. */
 export const queryInt = (fallback: number, min: number, max: number) =>
   z.coerce

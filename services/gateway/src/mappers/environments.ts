@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ENVIRONMENT_IDENTIFIER, type CreatedEnvironment, type EnvironmentSummary } from "../environments.js";
 import type { workflowsV1 } from "@notify/proto";
-import { keyString } from "../validation.js";
+import { keyString, objectIdString } from "../validation.js";
 import { isoDateResponse } from "./common.js";
 import type { PublishOutcome, WorkflowDiff } from "../workflow-environments.js";
 import { workflowV2ToJson } from "./workflows-v2.js";
@@ -29,7 +29,7 @@ export function environmentToJson(environment: EnvironmentSummary, parentId: str
 export const environmentIdParam = z.object({ environmentId: keyString("environmentId") });
 
 const environmentName = keyString("name").trim().min(1, "name should not be empty");
-const parentId = z.string({ error: "parentId must be a string" }).regex(/^[0-9a-f]{24}$/, "parentId must be a mongodb id");
+const parentId = objectIdString("parentId");
 const color = z.string({ error: "color must be a string" }).max(64, "color must be shorter than or equal to 64 characters");
 
 /**

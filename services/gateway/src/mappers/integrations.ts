@@ -2,7 +2,7 @@ import { fromJson, toJson, type JsonObject } from "@bufbuild/protobuf";
 import { integrationsV1 } from "@notify/proto";
 import { CHANNELS } from "@notify/runtime";
 import { z } from "zod";
-import { jsonObject, keyString, outboundHost, outboundUrl } from "../validation.js";
+import { jsonObject, keyString, objectIdString, outboundHost, outboundUrl } from "../validation.js";
 import { FILTER_ON, FILTER_TYPES, FILTER_VALUES, freeFormResponse, iso, isoDateResponse, OPERATORS } from "./common.js";
 
 const { ConfigurationsSchema, IntegrationCredentialsSchema, StepFilterSchema } = integrationsV1;
@@ -89,7 +89,7 @@ const stepFilter = z.object({
 const conditions = z.array(stepFilter, { error: "conditions must be an array" }).max(100, "conditions must contain no more than 100 elements");
 
 export const integrationIdParam = z.object({
-  integrationId: z.string().regex(/^[0-9a-f]{24}$/, "integrationId must be a mongodb id"),
+  integrationId: objectIdString("integrationId"),
 });
 
 /** POST /v1/integrations; `check` and `_environmentId` are accepted and ignored (no cross-environment writes). */

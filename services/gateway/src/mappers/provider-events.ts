@@ -3,9 +3,8 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { messagesV1 } from "@notify/proto";
 import { PROVIDER_EVENT_STATUSES, type ProviderEvent, type ProviderEventStatus } from "@notify/providers/events";
 import { z } from "zod";
+import { objectIdString } from "../validation.js";
 import { isoDateResponse } from "./common.js";
-
-const objectIdString = (name: string) => z.string().regex(/^[0-9a-f]{24}$/, `${name} must be a mongodb id`);
 
 export const inboundWebhookParams = z.object({
   environmentId: objectIdString("environmentId"),

@@ -14,7 +14,8 @@ import { OutboundRefused, urlRefusal, type OutboundHttp, type OutboundResponse }
 import type { ProviderFactory } from "../registry.js";
 import type { PushMessage, SendContext } from "../types.js";
 import { missingSetting, ProviderError } from "../types.js";
-import { createTokenCache, fingerprint, objectOf, providerOverrides, requireTokens, sendEachToken, stringOf, type TokenOutcome } from "./common.js";
+import { createTokenCache, fingerprint } from "../tokens.js";
+import { objectOf, providerOverrides, requireTokens, sendEachToken, stringOf, type TokenOutcome } from "./common.js";
 
 const ID = "apns";
 const PRODUCTION = "https://api.push.apple.com";

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { OutboundRefused } from "../outbound.js";
 import type { PushMessage, SendResult } from "../types.js";
 import { ProviderError } from "../types.js";
@@ -72,47 +71,3 @@ export function objectOf(value: unknown): Record<string, unknown> | undefined {
 }
 
 export const stringOf = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
-
-/** A fingerprint of credentials, so a cached token is not reused after the integration's settings change. */
-export const fingerprint = (...parts: (string | undefined)[]) => createHash("sha256").update(JSON.stringify(parts)).digest("hex");
-
-export interface MintedToken {
-  value: string;
-  /** When to mint a new one (epoch ms). */
-  renewAt: number;
-}
-
-/**
- * Bearer tokens per integration, minted once while a send is waiting for them (concurrent sends
- * share the mint) and kept until their renewal time or until the credentials change.
- */
-export function createTokenCache() {
-  const entries = new Map<string, { fingerprint: string; token: Promise<MintedToken> }>();
-  return {
-    async get(integrationId: string, credentials: string, mint: () => Promise<MintedToken>): Promise<string> {
-      const entry = entries.get(integrationId);
-      if (entry && entry.fingerprint === credentials) {
-        const token = await entry.token;
-        if (token.renewAt > Date.now()) return token.value;
-        if (entries.get(integrationId) !== entry) return this.get(integrationId, credentials, mint);
-      }
-      const minted = { fingerprint: credentials, token: mint() };
-      entries.set(integrationId, minted);
-      minted.token.catch(() => {
-        if (entries.get(integrationId) === minted) entries.delete(integrationId);
-      });
-      return (await minted.token).value;
-    },
-    /** Forgets a token the provider refused, so the next send mints a new one. */
-    drop(integrationId: string, value: string) {
-      const entry = entries.get(integrationId);
-      if (!entry) return;
-      entry.token.then(
-        (token) => {
-          if (token.value === value && entries.get(integrationId) === entry) entries.delete(integrationId);
-        },
-        () => undefined,
-      );
-    },
-  };
-}

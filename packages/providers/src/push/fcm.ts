@@ -4,14 +4,13 @@ import type { OutboundHttp } from "../outbound.js";
 import type { ProviderFactory } from "../registry.js";
 import type { PushMessage, SendContext } from "../types.js";
 import { missingSetting, ProviderError } from "../types.js";
-import { createTokenCache, fingerprint, objectOf, providerOverrides, requireTokens, sendEachToken, stringOf, type TokenOutcome } from "./common.js";
+import { createTokenCache, fingerprint, mintedToken } from "../tokens.js";
+import { objectOf, providerOverrides, requireTokens, sendEachToken, stringOf, type TokenOutcome } from "./common.js";
 
 const ID = "fcm";
 const DEFAULT_BASE = "https://fcm.googleapis.com";
 const DEFAULT_TOKEN_URI = "https://oauth2.googleapis.com/token";
 const SCOPE = "https://www.googleapis.com/auth/firebase.messaging";
-/** Google's access tokens live an hour; a new one is fetched this long before, so none expires mid-send. */
-const RENEW_BEFORE_MS = 5 * 60_000;
 
 interface ServiceAccount {
   clientEmail: string;
@@ -66,8 +65,7 @@ async function mintAccessToken(account: ServiceAccount, http: OutboundHttp) {
   });
   const value = stringOf(answer.access_token);
   if (!value) throw new ProviderError(`${ID}: the token endpoint answered no access_token`, { transient: false });
-  const lifetimeMs = (typeof answer.expires_in === "number" ? answer.expires_in : 3600) * 1000;
-  return { value, renewAt: Date.now() + lifetimeMs - Math.min(RENEW_BEFORE_MS, lifetimeMs / 2) };
+  return mintedToken(value, answer.expires_in);
 }
 
 /** FCM data values are strings: others travel as JSON, as Novu sends them. */

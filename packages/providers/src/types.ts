@@ -48,10 +48,16 @@ export interface ChatMessage {
   channel?: string | undefined;
   /** The subscriber's phone (whatsapp-business). */
   phone?: string | undefined;
-  /** A Slack channel or user id to post to with `accessToken` (a channel endpoint). */
+  /** A Slack or Teams channel or user id (a channel endpoint), posted to through its channel connection. */
   conversation?: string | undefined;
+  /** `conversation` is a person, not a channel (Teams opens a conversation with them first). */
+  direct?: boolean | undefined;
+  /** The team of a Teams channel. */
+  teamId?: string | undefined;
   /** The channel connection's token: a secret, redacted from whatever a failure says. */
   accessToken?: string | undefined;
+  /** The channel connection's workspace (Slack's team, Teams' customer tenant). */
+  workspaceId?: string | undefined;
   content: string;
   /** Provider-native rich content when the step has it (Slack blocks, a Teams card, …). */
   blocks?: readonly unknown[] | undefined;

@@ -4,7 +4,7 @@ import { createOutbound, DEFAULT_OUTBOUND_POLICY, type OutboundHttp, OutboundRef
 import { createProviders, type Providers } from "../src/registry.js";
 import { type ChatMessage, ProviderError, type ProviderCredentials } from "../src/types.js";
 import { startReceiver, type Receiver } from "@notify/testing";
-import { sendContext, testOutbound } from "./helpers.js";
+import { formOf, sendContext, testOutbound } from "./helpers.js";
 
 let receiver: Receiver;
 let http: OutboundHttp;
@@ -129,6 +129,74 @@ describe("msteams", () => {
     await expect(send("msteams", { webhookUrl: hook(), content: "x" })).rejects.toMatchObject({
       transient: false,
       message: expect.stringContaining("HTTP error 413"),
+    });
+  });
+
+  describe("as its app's bot (ms_teams_channel and ms_teams_user endpoints)", () => {
+    /** Each test its own integration: tokens are kept per integration. */
+    const sendAsBot = (message: ChatMessage, integrationId: string) =>
+      providers
+        .get("chat", "msteams")!
+        .send(message, sendContext(http, { clientId: "app-1", secretKey: "bot-secret", tenantId: "home-tenant", baseUrl: receiver.url }, integrationId));
+    let tokensMinted = 0;
+    beforeEach(() => {
+      tokensMinted = 0;
+      receiver.respond = (request) => {
+        if (request.url.endsWith("/oauth2/v2.0/token"))
+          return { body: { token_type: "Bearer", expires_in: 3599, access_token: `bot-token-${++tokensMinted}` } };
+        if (request.url === "/teams/v3/conversations") return { status: 201, body: { id: "a:1-direct" } };
+        return { status: 201, body: { id: "1700000000001" } };
+      };
+    });
+    const paths = () => receiver.received.map((request) => request.url);
+
+    it("takes a token from the bot's tenant once, and posts to the channel in the customer's tenant", async () => {
+      const channel = { conversation: "19:general@thread.tacv2", teamId: "19:team@thread.tacv2", workspaceId: "customer-tenant", content: "Deploy 4.2 done" };
+      expect((await sendAsBot(channel, "teams-a")).id).toBe("1700000000001");
+      await sendAsBot(channel, "teams-a");
+      expect(paths()).toEqual([
+        "/home-tenant/oauth2/v2.0/token",
+        "/teams/v3/conversations/19%3Ageneral%40thread.tacv2/activities",
+        "/teams/v3/conversations/19%3Ageneral%40thread.tacv2/activities",
+      ]);
+      const [token, post] = receiver.received;
+      expect(formOf(token!.body)).toEqual({
+        grant_type: "client_credentials",
+        client_id: "app-1",
+        client_secret: "bot-secret",
+        scope: "https://api.botframework.com/.default",
+      });
+      expect(post!.headers.authorization).toBe("Bearer bot-token-1");
+      expect(json(post!.body)).toEqual({
+        type: "message",
+        text: "Deploy 4.2 done",
+        channelData: { tenant: { id: "customer-tenant" }, team: { id: "19:team@thread.tacv2" }, channel: { id: "19:general@thread.tacv2" } },
+      });
+    });
+
+    it("opens a conversation with a person, then posts into it", async () => {
+      await sendAsBot({ conversation: "29:user-aad", direct: true, workspaceId: "customer-tenant", content: "Your report is ready" }, "teams-b");
+      expect(paths()).toEqual(["/home-tenant/oauth2/v2.0/token", "/teams/v3/conversations", "/teams/v3/conversations/a%3A1-direct/activities"]);
+      expect(json(receiver.received[1]!.body)).toEqual({
+        isGroup: false,
+        bot: { id: "app-1" },
+        members: [{ id: "29:user-aad" }],
+        channelData: { tenant: { id: "customer-tenant" } },
+      });
+      expect(json(receiver.received[2]!.body)).toEqual({ type: "message", text: "Your report is ready", channelData: { tenant: { id: "customer-tenant" } } });
+    });
+
+    it("mints a new token after Teams refuses one, and needs the connection's tenant and the app's credentials", async () => {
+      const channel = { conversation: "19:c@thread.tacv2", teamId: "19:t@thread.tacv2", workspaceId: "customer-tenant", content: "x" };
+      const answer = receiver.respond;
+      receiver.respond = (request) => (request.url.includes("/activities") ? { status: 401, body: { message: "token expired" } } : answer(request));
+      await expect(sendAsBot(channel, "teams-c")).rejects.toMatchObject({ transient: true, status: 401 });
+      receiver.respond = answer;
+      await sendAsBot(channel, "teams-c");
+      expect(receiver.received.at(-1)!.headers.authorization).toBe("Bearer bot-token-2");
+      await expect(sendAsBot({ ...channel, workspaceId: undefined }, "teams-c")).rejects.toThrow(/names no workspace/);
+      const provider = providers.get("chat", "msteams")!;
+      await expect(provider.send(channel, sendContext(http, { clientId: "app-1", baseUrl: receiver.url }, "teams-d"))).rejects.toThrow(/no secretKey/);
     });
   });
 });

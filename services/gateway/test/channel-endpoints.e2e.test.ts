@@ -251,4 +251,109 @@ describe("channel endpoints (Novu's /v1/channel-endpoints)", () => {
       await slackApi.close();
     }
   });
+
+  it("post a Teams channel or person endpoint as the app's bot, in the tenant their connection names", async () => {
+    const microsoft = await startReceiver((request) => {
+      if (request.url.endsWith("/oauth2/v2.0/token")) return { body: { token_type: "Bearer", expires_in: 3599, access_token: "teams-bot-token" } };
+      if (request.url === "/teams/v3/conversations") return { status: 201, body: { id: "a:direct-with-person" } };
+      return { status: 201, body: { id: `activity-${request.url.length}` } };
+    });
+    try {
+      await createIntegration(stack, {
+        providerId: "msteams",
+        channel: "chat",
+        identifier: "endpoints-teams",
+        credentials: { clientId: "teams-app", secretKey: "teams-app-secret", tenantId: "app-home-tenant", baseUrl: microsoft.url },
+      });
+      await novu.subscribers.create({ subscriberId: "endpoint-teams-user" }, undefined, undefined, once);
+      await novu.channelConnections.create(
+        {
+          identifier: "contoso-tenant",
+          subscriberId: "endpoint-teams-user",
+          integrationIdentifier: "endpoints-teams",
+          workspace: { id: "contoso-tenant-id", name: "Contoso" },
+          auth: { accessToken: "consented" },
+        },
+        undefined,
+        once,
+      );
+      const teamsEndpoint = (type: "ms_teams_channel" | "ms_teams_user", endpoint: Record<string, string>) =>
+        novu.channelEndpoints.create(
+          {
+            subscriberId: "endpoint-teams-user",
+            integrationIdentifier: "endpoints-teams",
+            connectionIdentifier: "contoso-tenant",
+            type,
+            endpoint,
+          } as Parameters<typeof novu.channelEndpoints.create>[0],
+          undefined,
+          once,
+        );
+      expect((await teamsEndpoint("ms_teams_channel", { teamId: "19:team@thread.tacv2", channelId: "19:ops@thread.tacv2" })).result).toMatchObject({
+        type: "ms_teams_channel",
+        providerId: "msteams",
+        endpoint: { teamId: "19:team@thread.tacv2", channelId: "19:ops@thread.tacv2" },
+      });
+      await teamsEndpoint("ms_teams_user", { userId: "29:person" });
+      // A Teams endpoint on a Slack integration, and a channel without its team, are refused.
+      const onSlack = novu.channelEndpoints.create(
+        { subscriberId: "endpoint-teams-user", integrationIdentifier: "endpoints-slack", type: "ms_teams_user", endpoint: { userId: "29:x" } } as Parameters<
+          typeof novu.channelEndpoints.create
+        >[0],
+        undefined,
+        once,
+      );
+      expect((await failureOf(onSlack)).statusCode).toBe(422);
+      expect(
+        (
+          await stack.request("POST", "/v1/channel-endpoints", {
+            subscriberId: "endpoint-teams-user",
+            integrationIdentifier: "endpoints-teams",
+            type: "ms_teams_channel",
+            endpoint: { channelId: "19:x@thread.tacv2" },
+          })
+        ).status,
+      ).toBe(422);
+
+      const reply = await stack.request("POST", "/v1/events/trigger", {
+        name: workflow,
+        to: "endpoint-teams-user",
+        payload: { build: "b-8" },
+        transactionId: "t-teams",
+      });
+      expect(reply.body.data.status, JSON.stringify(reply.body)).toBe("processed");
+      const messages = await eventually(async () => {
+        const found = await messagesOf(stack, "t-teams", "chat");
+        return found.length === 2 && found.every(delivered) ? found : undefined;
+      }, 15_000);
+      expect(messages.map((message) => message.status)).toEqual(["sent", "sent"]);
+      const seen = microsoft.received.map((request) => [request.url, request.headers.authorization ?? null, request.body] as const);
+      const token = seen.filter(([url]) => url.endsWith("/oauth2/v2.0/token"));
+      expect(token).toHaveLength(1);
+      expect(token[0]![0]).toBe("/app-home-tenant/oauth2/v2.0/token");
+      expect(new URLSearchParams(token[0]![2]).get("client_secret")).toBe("teams-app-secret");
+      const posts = seen.filter(([url]) => url.startsWith("/teams/")).map(([url, authorization, body]) => [url, authorization, JSON.parse(body)]);
+      expect(posts).toContainEqual([
+        "/teams/v3/conversations/19%3Aops%40thread.tacv2/activities",
+        "Bearer teams-bot-token",
+        {
+          type: "message",
+          text: "Build b-8 is green",
+          channelData: { tenant: { id: "contoso-tenant-id" }, team: { id: "19:team@thread.tacv2" }, channel: { id: "19:ops@thread.tacv2" } },
+        },
+      ]);
+      expect(posts).toContainEqual([
+        "/teams/v3/conversations",
+        "Bearer teams-bot-token",
+        { isGroup: false, bot: { id: "teams-app" }, members: [{ id: "29:person" }], channelData: { tenant: { id: "contoso-tenant-id" } } },
+      ]);
+      expect(posts).toContainEqual([
+        "/teams/v3/conversations/a%3Adirect-with-person/activities",
+        "Bearer teams-bot-token",
+        { type: "message", text: "Build b-8 is green", channelData: { tenant: { id: "contoso-tenant-id" } } },
+      ]);
+    } finally {
+      await microsoft.close();
+    }
+  });
 });

@@ -314,7 +314,10 @@ export async function composeMessages(step: workflowsV1.Step, context: RunContex
   return composed;
 }
 
-/** Where an endpoint of each type sends: a webhook, a phone, or a Slack conversation with its connection's token. */
+/**
+ * Where an endpoint of each type sends: a webhook, a phone, or a Slack or Teams conversation
+ * through its connection (Slack's token, Teams' tenant).
+ */
 function endpointTarget(endpoint: subscribersV1.ChannelEndpoint, contextKeys: readonly string[]) {
   const data = (endpoint.endpoint ?? {}) as Record<string, string | undefined>;
   switch (endpoint.type) {
@@ -322,12 +325,16 @@ function endpointTarget(endpoint: subscribersV1.ChannelEndpoint, contextKeys: re
       return { webhookUrl: data["url"], ...(data["channel"] ? { channel: data["channel"] } : {}) };
     case "phone":
       return { phone: data["phoneNumber"] };
-    default:
+    default: {
+      const direct = endpoint.type === "slack_user" || endpoint.type === "ms_teams_user";
       return {
-        conversation: endpoint.type === "slack_user" ? data["userId"] : data["channelId"],
+        conversation: direct ? data["userId"] : data["channelId"],
+        direct,
+        ...(data["teamId"] ? { teamId: data["teamId"] } : {}),
         ...(endpoint.connectionIdentifier !== undefined ? { connectionIdentifier: endpoint.connectionIdentifier } : {}),
         contextKeys: [...contextKeys],
       };
+    }
   }
 }
 

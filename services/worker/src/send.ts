@@ -255,6 +255,8 @@ function messageFor(job: deliveriesV1.DeliveryJob): MessageByChannel[DeliveryCha
         channel: content.value.channel,
         phone: content.value.phone,
         conversation: content.value.conversation,
+        direct: content.value.direct,
+        teamId: content.value.teamId,
         content: content.value.content,
         title: content.value.title,
       };
@@ -481,7 +483,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
       const { connectionIdentifier } = job.content.value as deliveriesV1.ChatContent;
       return refuse(job, lease, "chat_connection_missing", `The channel connection "${connectionIdentifier}" of the trigger's contexts is gone`);
     }
-    if (connection) (message as ChatMessage).accessToken = connection.accessToken;
+    if (connection) Object.assign(message as ChatMessage, { accessToken: connection.accessToken, workspaceId: connection.workspaceId });
 
     const series = sendSeriesOf(channel, integration.providerId);
     await ticket.slot();

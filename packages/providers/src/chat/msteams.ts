@@ -1,9 +1,14 @@
-import { headerOf, postJsonResponse } from "../http.js";
+import { answerError, expectOk, headerOf, parseJson, postForm, postJsonResponse, trimSlash } from "../http.js";
 import type { ProviderFactory } from "../registry.js";
-import { ProviderError, type ChatMessage, type Provider } from "../types.js";
+import { createTokenCache, fingerprint, mintedToken } from "../tokens.js";
+import { missingSetting, ProviderError, type ChatMessage, type Provider, type SendContext } from "../types.js";
 import { channelSetting } from "./subscriber.js";
 
 const ID = "msteams";
+const LOGIN = "https://login.microsoftonline.com";
+/** The Bot Connector service of Teams, in every region. */
+const BOT_CONNECTOR = "https://smba.trafficmanager.net";
+const BOT_SCOPE = "https://api.botframework.com/.default";
 
 /** Content that is itself a JSON object is a card the step's author wrote (MessageCard or Adaptive Card message): sent as is, as Novu does. */
 function authoredCard(content: string): Record<string, unknown> | undefined {
@@ -36,22 +41,93 @@ function adaptiveCard(message: ChatMessage): Record<string, unknown> {
   };
 }
 
-/** A Microsoft Teams incoming webhook (connector or Workflows). */
-export const msteams: ProviderFactory = (): Provider<"chat"> => ({
-  id: ID,
-  channel: "chat",
-  // Teams webhooks take no idempotency key.
-  idempotent: false,
-  async send(message, { http }) {
-    const url = channelSetting(ID, message, "webhookUrl");
-    const response = await postJsonResponse(ID, http, url, authoredCard(message.content) ?? adaptiveCard(message));
-    // Connector webhooks answer 200 even when Teams refused the post, with the reason as text.
-    if (response.text.startsWith("Webhook message delivery failed")) {
-      throw new ProviderError(`${ID} answered ${response.status}: ${response.text.slice(0, 2000)}`, {
-        transient: /HTTP error (429|5\d\d)/.test(response.text),
-        status: response.status,
-      });
+type TokenCache = ReturnType<typeof createTokenCache>;
+
+/**
+ * The bot's token from its own tenant's Microsoft Entra endpoint (client credentials). `baseUrl`
+ * stands in for both Microsoft hosts, so a test can answer for them.
+ */
+function botToken(context: SendContext, tokens: TokenCache): Promise<string> {
+  const { credentials, http, integrationId } = context;
+  const { clientId, secretKey, tenantId, baseUrl } = credentials;
+  if (!clientId) throw missingSetting(ID, "clientId");
+  if (!secretKey) throw missingSetting(ID, "secretKey");
+  const tenant = tenantId || "botframework.com";
+  return tokens.get(integrationId, fingerprint(clientId, secretKey, tenant, baseUrl), async () => {
+    const answer = await postForm<{ access_token?: unknown; expires_in?: unknown }>(
+      `${ID} token endpoint`,
+      http,
+      `${trimSlash(baseUrl || LOGIN)}/${encodeURIComponent(tenant)}/oauth2/v2.0/token`,
+      { grant_type: "client_credentials", client_id: clientId, client_secret: secretKey, scope: BOT_SCOPE },
+    );
+    if (typeof answer.access_token !== "string" || !answer.access_token)
+      throw new ProviderError(`${ID}: the token endpoint answered no access_token`, { transient: false });
+    return mintedToken(answer.access_token, answer.expires_in);
+  });
+}
+
+/**
+ * A Teams channel or person (an ms_teams_* endpoint) through the Bot Connector API, as the bot
+ * of the integration's app, in the customer's tenant that the channel connection names. A person
+ * is first given a one-to-one conversation with the bot (Teams answers the same one each time).
+ */
+async function sendAsBot(message: ChatMessage, context: SendContext, tokens: TokenCache) {
+  if (!message.workspaceId) throw new ProviderError(`${ID}: the channel connection names no workspace (the customer's tenant id)`, { transient: false });
+  const token = await botToken(context, tokens);
+  const connector = `${trimSlash(context.credentials.baseUrl || BOT_CONNECTOR)}/teams/v3/conversations`;
+  const tenant = { id: message.workspaceId };
+  const post = async (url: string, body: unknown) => {
+    const response = await context.http.request(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+      body: JSON.stringify(body),
+    });
+    if (response.status === 401) {
+      // A revoked or early-expired token: the next attempt mints a new one.
+      tokens.drop(context.integrationId, token);
+      throw answerError(ID, response, true);
     }
-    return { id: headerOf(response, "request-id") ?? headerOf(response, "x-ms-workflow-run-id") };
-  },
-});
+    return parseJson<{ id?: unknown }>(expectOk(ID, response).text);
+  };
+  const card = authoredCard(message.content);
+  const activity = card?.type === "message" ? card : { type: "message", text: message.content };
+  let conversation = message.conversation!;
+  if (message.direct) {
+    const opened = await post(connector, {
+      isGroup: false,
+      bot: { id: context.credentials.clientId },
+      members: [{ id: conversation }],
+      channelData: { tenant },
+    });
+    if (typeof opened.id !== "string") throw new ProviderError(`${ID}: Teams opened no conversation with ${conversation}`, { transient: false });
+    conversation = opened.id;
+  }
+  const channelData = message.direct ? { tenant } : { tenant, team: { id: message.teamId }, channel: { id: conversation } };
+  const sent = await post(`${connector}/${encodeURIComponent(conversation)}/activities`, { ...activity, channelData });
+  return { id: typeof sent.id === "string" ? sent.id : undefined };
+}
+
+/** A Microsoft Teams incoming webhook (connector or Workflows), or the app's bot for a channel endpoint. */
+export const msteams: ProviderFactory = (): Provider<"chat"> => {
+  const tokens = createTokenCache();
+  return {
+    id: ID,
+    channel: "chat",
+    // Neither webhooks nor the Bot Connector take an idempotency key.
+    idempotent: false,
+    async send(message, context) {
+      if (message.conversation) return sendAsBot(message, context, tokens);
+      const url = channelSetting(ID, message, "webhookUrl");
+      const { http } = context;
+      const response = await postJsonResponse(ID, http, url, authoredCard(message.content) ?? adaptiveCard(message));
+      // Connector webhooks answer 200 even when Teams refused the post, with the reason as text.
+      if (response.text.startsWith("Webhook message delivery failed")) {
+        throw new ProviderError(`${ID} answered ${response.status}: ${response.text.slice(0, 2000)}`, {
+          transient: /HTTP error (429|5\d\d)/.test(response.text),
+          status: response.status,
+        });
+      }
+      return { id: headerOf(response, "request-id") ?? headerOf(response, "x-ms-workflow-run-id") };
+    },
+  };
+};

@@ -14,15 +14,21 @@ import { flag } from "./workflows.js";
 const ENDPOINT_SHAPES = {
   slack_channel: z.strictObject({ channelId: keyString("channelId") }),
   slack_user: z.strictObject({ userId: keyString("userId") }),
+  ms_teams_channel: z.strictObject({ teamId: keyString("teamId"), channelId: keyString("channelId") }),
+  ms_teams_user: z.strictObject({ userId: keyString("userId") }),
   webhook: z.strictObject({ url: outboundUrl("url"), channel: keyString("channel").optional() }),
   phone: z.strictObject({ phoneNumber: keyString("phoneNumber") }),
 };
 
 export type EndpointType = keyof typeof ENDPOINT_SHAPES;
 
-/** Which providers send to each type: Slack's API for channels and users, WhatsApp to a phone, any other chat provider to a webhook. */
+/**
+ * Which providers send to each type: Slack's and Teams' bot APIs for their channels and users,
+ * WhatsApp to a phone, any other chat provider to a webhook.
+ */
 export function typeFitsProvider(type: EndpointType, providerId: string): boolean {
   if (type === "slack_channel" || type === "slack_user") return providerId === "slack";
+  if (type === "ms_teams_channel" || type === "ms_teams_user") return providerId === "msteams";
   if (type === "phone") return providerId === "whatsapp-business";
   return providerId !== "whatsapp-business";
 }
@@ -42,6 +48,8 @@ export const createEndpointBody = z.discriminatedUnion(
   [
     z.object({ ...common, type: z.literal("slack_channel"), endpoint: ENDPOINT_SHAPES.slack_channel }),
     z.object({ ...common, type: z.literal("slack_user"), endpoint: ENDPOINT_SHAPES.slack_user }),
+    z.object({ ...common, type: z.literal("ms_teams_channel"), endpoint: ENDPOINT_SHAPES.ms_teams_channel }),
+    z.object({ ...common, type: z.literal("ms_teams_user"), endpoint: ENDPOINT_SHAPES.ms_teams_user }),
     z.object({ ...common, type: z.literal("webhook"), endpoint: ENDPOINT_SHAPES.webhook }),
     z.object({ ...common, type: z.literal("phone"), endpoint: ENDPOINT_SHAPES.phone }),
   ],

@@ -57,6 +57,7 @@ const credentials = z.object(
     accessKey: text("accessKey").optional(),
     appSid: text("appSid").optional(),
     senderId: text("senderId").optional(),
+    tenantId: text("tenantId").optional(),
   },
   { error: "credentials must be an object" },
 );

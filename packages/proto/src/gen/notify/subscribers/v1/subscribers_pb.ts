@@ -1969,7 +1969,7 @@ export type ChannelEndpoint = Message<"notify.subscribers.v1.ChannelEndpoint"> &
   contextKeys: string[];
 
   /**
-   * slack_channel, slack_user, webhook or phone.
+   * slack_channel, slack_user, ms_teams_channel, ms_teams_user, webhook or phone.
    *
    * @generated from field: string type = 10;
    */

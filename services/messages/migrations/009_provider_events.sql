@@ -8,6 +8,7 @@ CREATE TABLE provider_events (
   notification_id        text COLLATE "C" NOT NULL,
   external_subscriber_id text NOT NULL,
   provider_id            text NOT NULL,
+  provider_message_id    text NOT NULL,
   status                 text NOT NULL,
   occurred_at            timestamptz NOT NULL,
   external_id            text,

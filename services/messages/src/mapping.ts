@@ -222,7 +222,7 @@ function executionDetailKindOf(row: ExecutionDetailRow): { attempt: messagesV1.D
     return {
       event: create(messagesV1.ProviderEventSchema, {
         providerId: row.provider_id,
-        providerMessageId: "",
+        providerMessageId: row.provider_message_id,
         status: row.status,
         occurredAt: timestampFromDate(row.occurred_at),
         ...(row.external_id !== null ? { externalId: row.external_id } : {}),

@@ -720,10 +720,10 @@ export async function recordProviderEvents(db: Queryable, environmentId: string,
          JOIN messages.messages m ON m.id = a.message_id
      ), recorded AS (
        INSERT INTO messages.provider_events
-         (id, organization_id, environment_id, message_id, notification_id, external_subscriber_id, provider_id, status, occurred_at,
-          external_id, attempts, response, raw, event_key)
-       SELECT id, organization_id, $1, message_id, notification_id, external_subscriber_id, $2, status, occurred_at,
-              external_id, attempts, response, raw, sha256(convert_to(raw, 'UTF8'))
+         (id, organization_id, environment_id, message_id, notification_id, external_subscriber_id, provider_id, provider_message_id,
+          status, occurred_at, external_id, attempts, response, raw, event_key)
+       SELECT id, organization_id, $1, message_id, notification_id, external_subscriber_id, $2, provider_message_id,
+              status, occurred_at, external_id, attempts, response, raw, sha256(convert_to(raw, 'UTF8'))
          FROM matched
        ON CONFLICT (message_id, event_key) DO NOTHING
      )
@@ -763,7 +763,7 @@ interface ExecutionDetailContext {
 /** An execution detail: a send attempt, or an event its provider reported afterwards. */
 export type ExecutionDetailRow =
   | (ExecutionDetailContext & { kind: "attempt" } & AttemptRow)
-  | (ExecutionDetailContext & { kind: "event" } & Omit<ProviderEventRow, "id" | "provider_message_id">);
+  | (ExecutionDetailContext & { kind: "event" } & Omit<ProviderEventRow, "id">);
 
 /** A notification named with its subscriber's subscriberId (execution details are kept under both). */
 export interface SubscriberNotification {
@@ -795,7 +795,7 @@ export async function selectExecutionDetails(
           LIMIT $4)
         UNION ALL
         (SELECT 'event', e.id, e.message_id, e.provider_id, e.organization_id, e.environment_id, e.notification_id, e.created_at,
-                NULL, e.status, NULL, NULL, NULL, NULL, NULL, NULL,
+                NULL, e.status, NULL, NULL, e.provider_message_id, NULL, NULL, NULL,
                 e.occurred_at, e.external_id, e.attempts, e.response, e.raw
            FROM messages.provider_events e
           WHERE e.environment_id = $1 AND e.notification_id = k.notification_id AND e.external_subscriber_id = k.external_subscriber_id

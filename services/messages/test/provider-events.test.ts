@@ -99,6 +99,7 @@ describe("provider events", () => {
         message_id: idOf(1, "0"),
         status: "delivered",
         provider_id: "sendgrid",
+        provider_message_id: "sg-0-1",
         channel: "email",
         transaction_id: "txn",
       }),

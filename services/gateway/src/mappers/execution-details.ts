@@ -49,7 +49,6 @@ function eventDetailOf(event: messagesV1.ProviderEvent) {
 /** One send attempt, or one event its provider reported, as Novu's ExecutionDetailsResponseDto. */
 export function executionDetailToJson(detail: messagesV1.ExecutionDetail) {
   const created = detail.createdAt ? timestampDate(detail.createdAt).toISOString() : undefined;
-  const { isRetry, ...what } = detail.event ? eventDetailOf(detail.event) : attemptDetailOf(detail.attempt!);
   return {
     _id: detail.id,
     _organizationId: detail.organizationId,
@@ -62,8 +61,7 @@ export function executionDetailToJson(detail: messagesV1.ExecutionDetail) {
     transactionId: detail.transactionId,
     channel: channelNameOf(detail.channel),
     isTest: false,
-    isRetry,
-    ...what,
+    ...(detail.event ? eventDetailOf(detail.event) : attemptDetailOf(detail.attempt!)),
     ...(created ? { createdAt: created, updatedAt: created } : {}),
   };
 }

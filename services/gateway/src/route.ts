@@ -1,3 +1,4 @@
+import type { InboundWebhook } from "@notify/providers/events";
 import type { Scope } from "@notify/runtime";
 import { z } from "zod";
 import { MIB } from "./body.js";
@@ -24,15 +25,11 @@ export interface RouteCall {
  */
 export type Audience = "api" | "inbox" | "public";
 
-/** A request's body as it arrived, with what signatures over it are checked against. */
-export interface RawRequest {
-  body: Buffer;
-  contentType: string;
-  /** By lower-case name. */
-  headers: Readonly<Record<string, string | undefined>>;
-  /** The URL the caller used, as the proxy in front saw it. */
-  url: string;
-}
+/**
+ * A request's body as it arrived, with what signatures over it are checked against: the shape
+ * providers' webhooks are read from, which are the routes that take one.
+ */
+export type RawRequest = InboundWebhook;
 
 /** What every handler gets. */
 export interface BaseRouteInput<P, Q, B> {

@@ -6,11 +6,6 @@ export * from "./types.js";
 
 const readers = new Map<string, EventReader>([...emailEventReaders, ...smsEventReaders].map((reader) => [reader.providerId, reader]));
 
-/** The providers whose webhooks notify reads, and whether each signs them. */
-export function eventProviders(): { providerId: string; signed: boolean }[] {
-  return [...readers.values()].map((reader) => ({ providerId: reader.providerId, signed: reader.verify !== undefined }));
-}
-
 function parsedBody(providerId: string, webhook: InboundWebhook): unknown {
   const text = webhook.body.toString("utf8");
   if (/^application\/x-www-form-urlencoded\b/i.test(webhook.contentType)) return Object.fromEntries(new URLSearchParams(text));

@@ -1,4 +1,7 @@
 import { createHash } from "node:crypto";
+import { answerError } from "./http.js";
+import type { OutboundResponse } from "./outbound.js";
+import type { ProviderError } from "./types.js";
 
 /** A fingerprint of credentials, so a cached token is not reused after the integration's settings change. */
 export const fingerprint = (...parts: (string | undefined)[]) => createHash("sha256").update(JSON.stringify(parts)).digest("hex");
@@ -39,16 +42,19 @@ export function createTokenCache() {
       });
       return (await minted.token).value;
     },
-    /** Forgets a token the provider refused, so the next send mints a new one. */
-    drop(integrationId: string, value: string) {
+    /**
+     * The failure of a call whose token the provider refused (revoked, or expired early): the
+     * token is forgotten and the failure is transient, so the next attempt mints a new one.
+     */
+    refused(integrationId: string, value: string, providerId: string, response: OutboundResponse): ProviderError {
       const entry = entries.get(integrationId);
-      if (!entry) return;
-      entry.token.then(
+      entry?.token.then(
         (token) => {
           if (token.value === value && entries.get(integrationId) === entry) entries.delete(integrationId);
         },
         () => undefined,
       );
+      return answerError(providerId, response, true);
     },
   };
 }

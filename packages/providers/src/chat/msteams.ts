@@ -1,4 +1,4 @@
-import { answerError, expectOk, headerOf, parseJson, postForm, postJsonResponse, trimSlash } from "../http.js";
+import { expectOk, headerOf, parseJson, postForm, postJsonResponse, trimSlash } from "../http.js";
 import type { ProviderFactory } from "../registry.js";
 import { createTokenCache, fingerprint, mintedToken } from "../tokens.js";
 import { missingSetting, ProviderError, type ChatMessage, type Provider, type SendContext } from "../types.js";
@@ -82,11 +82,7 @@ async function sendAsBot(message: ChatMessage, context: SendContext, tokens: Tok
       headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
       body: JSON.stringify(body),
     });
-    if (response.status === 401) {
-      // A revoked or early-expired token: the next attempt mints a new one.
-      tokens.drop(context.integrationId, token);
-      throw answerError(ID, response, true);
-    }
+    if (response.status === 401) throw tokens.refused(context.integrationId, token, ID, response);
     return parseJson<{ id?: unknown }>(expectOk(ID, response).text);
   };
   const card = authoredCard(message.content);

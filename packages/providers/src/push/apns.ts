@@ -259,10 +259,7 @@ export const apns: ProviderFactory = () => {
         if (response.status === 410 || reason === "BadDeviceToken") {
           return { sent: false, invalid: true, error: answerError(ID, response, false) };
         }
-        if (response.status === 403 && reason === "ExpiredProviderToken") {
-          tokens.drop(context.integrationId, jwt);
-          throw answerError(ID, response, true);
-        }
+        if (response.status === 403 && reason === "ExpiredProviderToken") throw tokens.refused(context.integrationId, jwt, ID, response);
         expectOk(ID, response);
         return { sent: true, id: stringOf(response.headers["apns-id"]) };
       });

@@ -203,11 +203,7 @@ export const fcm: ProviderFactory = () => {
           headers: { "content-type": "application/json", authorization: `Bearer ${accessToken}` },
           body: JSON.stringify({ message: fcmMessage(message, token) }),
         });
-        if (response.status === 401) {
-          // A revoked or early-expired token: the next attempt mints a new one.
-          tokens.drop(context.integrationId, accessToken);
-          throw answerError(ID, response, true);
-        }
+        if (response.status === 401) throw tokens.refused(context.integrationId, accessToken, ID, response);
         if (response.status >= 400 && response.status < 500 && tokenIsInvalid(response.text)) {
           return { sent: false, invalid: true, error: answerError(ID, response, false) };
         }

@@ -221,6 +221,11 @@ describe("channel connections", () => {
     expect(await ids({ connectionMode: ConnectionMode.SHARED })).toEqual(["c4"]);
     expect(await ids({ connectionMode: ConnectionMode.SUBSCRIBER, subscriberId: "bob" })).toEqual(["c2"]);
     expect((await client.listChannelConnections({ subscriberId: "ada", limit: 1 }, call)).totalCount).toBe(3);
+    // An Inbox's view: its subscriber's connections and the shared ones, in its contexts.
+    expect(await ids({ subscriberId: "ada", includeShared: true })).toEqual(["c5", "c4", "c3", "c1"]);
+    expect(await ids({ subscriberId: "ada", includeShared: true, contextKeys: ["tenant:acme"], filterContextKeys: true })).toEqual(["c5"]);
+    expect(await ids({ subscriberId: "bob", includeShared: true, connectionMode: ConnectionMode.SHARED })).toEqual(["c4"]);
+    expect((await client.listChannelConnections({ subscriberId: "bob", includeShared: true }, call)).totalCount).toBe(2);
 
     const both = await rpcError(client.listChannelConnections({ after: "a", before: "b" }, call));
     expect([both.code, both.rawMessage]).toEqual([Code.FailedPrecondition, "Cannot specify both 'after' and 'before' cursors at the same time"]);

@@ -158,6 +158,7 @@ export function createChannelConnectionService({ pool, secrets }: ChannelConnect
       const read = keysetRead({ ...request, descending: request.direction !== commonV1.SortDirection.ASC });
       const filters: store.ConnectionFilters = {
         subscriberId: request.subscriberId ?? null,
+        includeShared: request.includeShared,
         channel: request.channel ?? null,
         providerId: request.providerId ?? null,
         integrationIdentifier: request.integrationIdentifier ?? null,

@@ -96,6 +96,8 @@ export async function selectConnection(db: Queryable, environmentId: string, ide
 
 export interface ConnectionFilters {
   subscriberId: string | null;
+  /** With subscriberId: the shared connections match too. */
+  includeShared: boolean;
   channel: string | null;
   providerId: string | null;
   integrationIdentifier: string | null;
@@ -108,7 +110,7 @@ export interface ConnectionFilters {
 /** The filters' conditions, their parameters numbered from `first`. */
 const filterConditions = (first: number) =>
   [
-    `($${first}::text IS NULL OR subscriber_id = $${first})`,
+    `($${first}::text IS NULL OR subscriber_id = $${first} OR ($${first + 6}::boolean AND subscriber_id IS NULL))`,
     `($${first + 1}::text IS NULL OR channel = $${first + 1})`,
     `($${first + 2}::text IS NULL OR provider_id = $${first + 2})`,
     `($${first + 3}::text IS NULL OR integration_identifier = $${first + 3})`,
@@ -123,6 +125,7 @@ const filterParameters = (filters: ConnectionFilters) => [
   filters.integrationIdentifier,
   filters.contextKeys,
   filters.heldBySubscriber,
+  filters.includeShared,
 ];
 
 /**

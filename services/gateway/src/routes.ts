@@ -1336,7 +1336,7 @@ export const routes: Route[] = [
     response: endpointResponse,
     status: 201,
     body: createEndpointBody,
-    handle: async ({ body, clients, call }) => endpointToJson(await createEndpoint(body, clients, call)),
+    handle: async ({ body, clients, call }) => endpointToJson(await createEndpoint(body, () => contextKeysFor(body.context, clients, call), clients, call)),
   }),
   route({
     method: "GET",
@@ -1436,7 +1436,7 @@ export const routes: Route[] = [
     response: connectionResponse,
     status: 201,
     body: createConnectionBody,
-    handle: async ({ body, clients, call }) => connectionToJson(await createConnection(body, clients, call)),
+    handle: async ({ body, clients, call }) => connectionToJson(await createConnection(body, () => contextKeysFor(body.context, clients, call), clients, call)),
   }),
   route({
     method: "GET",

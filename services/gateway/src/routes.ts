@@ -29,6 +29,23 @@ import {
 } from "./mappers/channel-connections.js";
 import { createConnection } from "./channel-connections.js";
 import {
+  createInboxConnection,
+  createInboxEndpoint,
+  deleteInboxConnection,
+  deleteInboxEndpoint,
+  getInboxConnection,
+  getInboxEndpoint,
+  listInboxConnections,
+  listInboxEndpoints,
+} from "./inbox-channels.js";
+import {
+  inboxConnectionPageResponse,
+  inboxConnectionQuery,
+  inboxConnectionResponse,
+  inboxEndpointPageResponse,
+  inboxEndpointResponse,
+} from "./mappers/inbox-channels.js";
+import {
   createEndpointBody,
   endpointIdentifierParam,
   endpointPageResponse,
@@ -1474,6 +1491,95 @@ export const routes: Route[] = [
       await clients.channelConnections.deleteChannelConnection(params, call);
     },
   }),
+
+  // The Inbox's chat connections and endpoints (@novu/js channelConnections, channelEndpoints): the
+  // session's subscriber's and the shared ones, in the session's contexts (inbox-channels.ts)
+  route({
+    audience: "inbox",
+    method: "GET",
+    path: "/v1/inbox/channel-connections",
+    response: inboxConnectionPageResponse,
+    envelope: false,
+    query: listConnectionsQuery,
+    handle: ({ query, session, clients, call }) => listInboxConnections(session, query, clients, call),
+  }),
+  route({
+    audience: "inbox",
+    method: "GET",
+    path: "/v1/inbox/channel-connections/:identifier",
+    response: inboxConnectionResponse,
+    params: connectionIdentifierParam,
+    query: inboxConnectionQuery,
+    handle: ({ params, query, session, clients, call }) => getInboxConnection(session, params.identifier, query.connectionMode, clients, call),
+  }),
+  route({
+    audience: "inbox",
+    method: "POST",
+    path: "/v1/inbox/channel-connections",
+    response: inboxConnectionResponse,
+    status: 201,
+    body: createConnectionBody,
+    handle: ({ body, session, clients, call }) => createInboxConnection(session, body, clients, call),
+  }),
+  route({
+    audience: "inbox",
+    method: "DELETE",
+    path: "/v1/inbox/channel-connections/:identifier",
+    status: 204,
+    params: connectionIdentifierParam,
+    handle: ({ params, session, clients, call }) => deleteInboxConnection(session, params.identifier, clients, call),
+  }),
+  route({
+    audience: "inbox",
+    method: "GET",
+    path: "/v1/inbox/channel-endpoints",
+    response: inboxEndpointPageResponse,
+    envelope: false,
+    query: listEndpointsQuery,
+    handle: ({ query, session, clients, call }) => listInboxEndpoints(session, query, clients, call),
+  }),
+  route({
+    audience: "inbox",
+    method: "GET",
+    path: "/v1/inbox/channel-endpoints/:identifier",
+    response: inboxEndpointResponse,
+    params: endpointIdentifierParam,
+    handle: ({ params, session, clients, call }) => getInboxEndpoint(session, params.identifier, clients, call),
+  }),
+  route({
+    audience: "inbox",
+    method: "POST",
+    path: "/v1/inbox/channel-endpoints",
+    response: inboxEndpointResponse,
+    status: 201,
+    body: createEndpointBody,
+    handle: ({ body, session, clients, call }) => createInboxEndpoint(session, body, clients, call),
+  }),
+  route({
+    audience: "inbox",
+    method: "DELETE",
+    path: "/v1/inbox/channel-endpoints/:identifier",
+    status: 204,
+    params: endpointIdentifierParam,
+    handle: ({ params, session, clients, call }) => deleteInboxEndpoint(session, params.identifier, clients, call),
+  }),
+  ...(
+    [
+      ["/v1/inbox/chat/oauth", "OAuth"],
+      ["/v1/inbox/channel-connections/oauth", "OAuth"],
+      ["/v1/inbox/channel-endpoints/oauth", "OAuth"],
+      ["/v1/inbox/channel-endpoints/link", "Linking a chat identity"],
+    ] as const
+  ).map(([path, what]) =>
+    route({
+      audience: "inbox",
+      method: "POST",
+      path,
+      body: chatConnectionBody,
+      response: refusedResponse,
+      handle: async ({ body, clients, call }) => refuseForProvider(await integrationByIdentifier(body.integrationIdentifier, clients, call), what),
+    }),
+  ),
 
   // Legacy layouts (Novu's /v1/layouts, for v1 workflows)
   route({

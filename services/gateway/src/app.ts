@@ -13,7 +13,7 @@ import { errorMiddleware } from "./errors.js";
 import { dependencyHealth, livez, readyz, type ReadinessDeps } from "./health.js";
 import { idempotencyMiddleware, type IdempotencyDeps } from "./idempotency.js";
 import { countRequest } from "./metrics.js";
-import { rateLimitMiddleware, type RateLimitDeps } from "./rate-limits.js";
+import { callerLimitMiddleware, rateLimitMiddleware, type RateLimitDeps } from "./rate-limits.js";
 import {
   JsonBytes,
   NO_CONTENT,
@@ -194,11 +194,9 @@ function execute(route: Route, clients: Clients, accounts: Accounts, outbound: N
 
 /**
  * Middleware order: log and metrics → errors → Inbox CORS → one router (probes and the API description; API routes: auth → rate limit
- * → body → idempotency → validate and run; Inbox routes: session → body → validate and run, without
- * idempotency keys, which are kept per environment, not per subscriber, and without rate limits,
- * which the reference service applies to API keys only: one budget per environment shared by every
- * subscriber's browser would let one of them starve the others' Inboxes; public routes: body →
- * validate and run). Auth runs only once a route has matched, as in the reference service: an
+ * → body → idempotency → validate and run; Inbox routes: session → the subscriber's rate limit →
+ * body → validate and run, without idempotency keys, which are kept per environment, not per
+ * subscriber; public routes: the client address's rate limit → body → validate and run). Auth runs only once a route has matched, as in the reference service: an
  * unknown path is a 404 whoever asks. One router pass per request, not one per group of routes:
  * on these machines every layer a request crosses is measurable (DESIGN §5).
  */
@@ -217,13 +215,16 @@ export function createApp(deps: AppDeps): Koa {
   const authenticateSession = sessionAuthMiddleware(deps.accounts.sessions);
   const idempotent = idempotencyMiddleware(deps.idempotency);
   const limited = deps.rateLimits ? rateLimitMiddleware(deps.rateLimits) : undefined;
+  const callerLimited = deps.rateLimits ? callerLimitMiddleware(deps.rateLimits) : undefined;
+  const inboxLimit = callerLimited ? [callerLimited("inbox")] : [];
+  const publicLimit = callerLimited ? [callerLimited("public")] : [];
   for (const route of deps.routes) {
     const read = bodyReader(route);
     const run = execute(route, deps.clients, deps.accounts, deps.outbound);
     const chains = {
       api: () => (limited ? [authenticate, limited(route), read, idempotent(route), run] : [authenticate, read, idempotent(route), run]),
-      inbox: () => [authenticateSession, read, run],
-      public: () => [read, run],
+      inbox: () => [authenticateSession, ...inboxLimit, read, run],
+      public: () => [...publicLimit, read, run],
     };
     router.register(route.path, [route.method], chains[route.audience]());
   }

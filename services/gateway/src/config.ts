@@ -65,6 +65,12 @@ const schema = z.object({
   RATE_LIMIT_TRIGGER: perSecond,
   RATE_LIMIT_CONFIGURATION: perSecond,
   RATE_LIMIT_GLOBAL: perSecond,
+  /** Requests per second of each Inbox subscriber (all its browsers and apps together). */
+  RATE_LIMIT_INBOX: z.coerce.number().int().positive().default(20),
+  /** Requests per second of each client address on the public routes (Inbox session start, providers' webhooks). */
+  RATE_LIMIT_PUBLIC: z.coerce.number().int().positive().default(50),
+  /** Proxies in front of the gateway that append to X-Forwarded-For: the client address is the entry the outermost one added. */
+  GATEWAY_TRUSTED_PROXIES: z.coerce.number().int().min(0).max(10).default(0),
   IDEMPOTENCY_TTL_SECONDS: z.coerce.number().int().min(60).default(86_400),
   /**
    * Memory for the feed pages kept between identical polls (messages-client.ts); 0 keeps none.

@@ -74,7 +74,10 @@ const ERROR_RESPONSES = {
   Conflict: [409, "The resource already exists, or a request with the same idempotency key is still running (Retry-After)"],
   PayloadTooLarge: [413, "The body is larger than the route accepts"],
   ValidationFailed: [422, "Parameters, query or body fail validation; `errors` names each field (or the idempotency key was used for another body)"],
-  RateLimited: [429, "The environment's rate limit of the route's category is spent: retry after Retry-After seconds"],
+  RateLimited: [
+    429,
+    "The rate limit is spent (an API route's: its environment's, of the route's category; an Inbox route's: its subscriber's; a public route's: the client address's): retry after Retry-After seconds",
+  ],
   InternalError: [500, "An unexpected failure, logged under `errorId`"],
   Unavailable: [503, "A dependency is unavailable: retry after Retry-After seconds"],
 } as const satisfies Record<string, readonly [number, string]>;
@@ -85,12 +88,9 @@ const RETRY_AFTER: readonly ErrorResponse[] = ["Conflict", "RateLimited", "Unava
 
 /** The errors a route can answer, from what it declares. */
 function errorsOf(route: Route): ErrorResponse[] {
-  const errors: ErrorResponse[] = ["BadRequest", "NotFound", "PayloadTooLarge", "ValidationFailed", "InternalError", "Unavailable"];
+  const errors: ErrorResponse[] = ["BadRequest", "NotFound", "PayloadTooLarge", "ValidationFailed", "RateLimited", "InternalError", "Unavailable"];
   if (route.audience !== "public") errors.push("Unauthorized");
-  if (route.audience === "api") {
-    errors.push("RateLimited");
-    if (route.method !== "GET" && route.method !== "DELETE") errors.push("Conflict");
-  }
+  if (route.audience === "api" && route.method !== "GET" && route.method !== "DELETE") errors.push("Conflict");
   return errors;
 }
 
@@ -162,12 +162,10 @@ const isEmptySchema = (schema: JsonSchema) => Object.keys(schema).length === 0;
 
 function successOf(route: Route, convert: ReturnType<typeof schemaConverter>, operationId: string): Response {
   const headers: Record<string, Reference> = {};
-  if (route.audience === "api") {
-    for (const name of RATE_LIMIT_HEADERS) headers[name] = ref("headers", name);
-    if (route.method === "POST" || route.method === "PATCH") {
-      headers["Idempotency-Key"] = ref("headers", "Idempotency-Key");
-      headers["Idempotency-Replay"] = ref("headers", "Idempotency-Replay");
-    }
+  for (const name of RATE_LIMIT_HEADERS) headers[name] = ref("headers", name);
+  if (route.audience === "api" && (route.method === "POST" || route.method === "PATCH")) {
+    headers["Idempotency-Key"] = ref("headers", "Idempotency-Key");
+    headers["Idempotency-Replay"] = ref("headers", "Idempotency-Replay");
   }
   const response: Response = { description: route.status === 204 ? "Done; no body" : "Success", ...(Object.keys(headers).length > 0 ? { headers } : {}) };
   if (route.status === 204) return response;
@@ -199,7 +197,7 @@ function operationOf(route: Route, convert: ReturnType<typeof schemaConverter>, 
   if (route.audience === "api" && (route.method === "POST" || route.method === "PATCH")) parameters.push(ref("parameters", "IdempotencyKey"));
   const body = convert(route.body, `${operationId}Body`);
   const responses: Record<string, Response | Reference> = { [String(route.status)]: successOf(route, convert, operationId) };
-  for (const error of errorsOf(route)) responses[String(ERROR_RESPONSES[error][0])] = ref("responses", route.audience === "api" ? `Api${error}` : error);
+  for (const error of errorsOf(route)) responses[String(ERROR_RESPONSES[error][0])] = ref("responses", error);
   return {
     operationId,
     summary: `${route.method} ${route.path}`,
@@ -215,16 +213,13 @@ function operationOf(route: Route, convert: ReturnType<typeof schemaConverter>, 
   };
 }
 
-/** The error responses, each twice: as every route answers it, and as an API-key route does (`Api…`, with the RateLimit headers). */
+/** The error responses, each with the RateLimit headers (every route is limited, and answers them once its limit was taken). */
 function errorResponses(errorSchema: Reference): Record<string, Response> {
   const responses: Record<string, Response> = {};
   for (const [name, [, description]] of Object.entries(ERROR_RESPONSES) as [ErrorResponse, (typeof ERROR_RESPONSES)[ErrorResponse]][]) {
     const headers: Record<string, Reference> = RETRY_AFTER.includes(name) ? { "Retry-After": ref("headers", "Retry-After") } : {};
-    const content = { "application/json": { schema: errorSchema } };
-    responses[name] = { description, ...(Object.keys(headers).length > 0 ? { headers } : {}), content };
-    const limited = { ...headers };
-    for (const header of RATE_LIMIT_HEADERS) limited[header] = ref("headers", header);
-    responses[`Api${name}`] = { description, headers: limited, content };
+    for (const header of RATE_LIMIT_HEADERS) headers[header] = ref("headers", header);
+    responses[name] = { description, headers, content: { "application/json": { schema: errorSchema } } };
   }
   return responses;
 }
@@ -278,10 +273,13 @@ export function openApiDocument(routes: readonly Route[], version: string): Open
       },
       headers: {
         // Sent whenever the gateway runs with rate limits (RATE_LIMITS=on, the default).
-        "RateLimit-Limit": { description: "The tokens a window grants the route's category", schema: integer },
+        "RateLimit-Limit": { description: "The tokens a window grants the caller in the route's category", schema: integer },
         "RateLimit-Remaining": { description: "The tokens left in the current window", schema: integer },
         "RateLimit-Reset": { description: "Seconds until the window's tokens are granted again", schema: integer },
-        "RateLimit-Policy": { description: "The limit, window, burst, category, cost and service level applied", schema: { type: "string" } },
+        "RateLimit-Policy": {
+          description: "The limit, window, burst and category applied (an API route's also its cost and service level)",
+          schema: { type: "string" },
+        },
         "Retry-After": { description: "Seconds to wait before retrying", schema: { type: "integer", minimum: 1 } },
         "Idempotency-Key": { description: "The idempotency key the request carried", schema: { type: "string" } },
         "Idempotency-Replay": { description: "`true` when the answer is the stored answer of an earlier request", schema: { type: "string", enum: ["true"] } },

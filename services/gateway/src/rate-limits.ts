@@ -7,11 +7,13 @@ import type { Environments } from "./environments.js";
 import { HttpError } from "./errors.js";
 import { rateLimitRejections } from "./metrics.js";
 import type { Route } from "./route.js";
+import type { SubscriberSession } from "./sessions.js";
 
 /**
  * API rate limits as the reference service applies them (novu-behaviour.md §1.7): a budget per
  * environment and category, refilled every window, with a burst allowance above it; bulk calls
- * cost more tokens. Only API-key routes are limited, as there.
+ * cost more tokens. The Inbox and public routes, which the reference service does not limit,
+ * have a budget per caller instead (callerLimitMiddleware).
  */
 export const RATE_LIMIT_CATEGORIES = ["trigger", "configuration", "global"] as const;
 export type RateLimitCategory = (typeof RATE_LIMIT_CATEGORIES)[number];
@@ -129,8 +131,12 @@ const LEASE_DIVISOR = 20;
 const KEY_PREFIX = "notify:ratelimit";
 
 export interface RateLimiter {
-  take(environmentId: string, category: RateLimitCategory, cost: number, perSecond: number): Decision | Promise<Decision>;
+  /** Takes `cost` tokens from the budget of `key` (an environment, an Inbox subscriber, a client address) in `category`. */
+  take(key: string, category: string, cost: number, perSecond: number): Decision | Promise<Decision>;
 }
+
+/** How often leases whose window ended are dropped: callers (subscribers, addresses) come and go. */
+const SWEEP_MS = WINDOW_SECONDS * 1000;
 
 /**
  * Budgets kept in Redis (rate-limiter-flexible, a fixed window per environment and category),
@@ -142,8 +148,16 @@ export interface RateLimiter {
 export function createRateLimiter(redis: Redis): RateLimiter {
   const limiters = new Map<string, RateLimiterRedis>();
   const leases = new Map<string, Lease>();
+  let nextSweep = Date.now() + SWEEP_MS;
 
-  function limiterOf(category: RateLimitCategory, burst: number): RateLimiterRedis {
+  /** Drops the leases of windows that ended (a refill under way keeps its lease), at most once a window. */
+  function sweep(now: number) {
+    if (now < nextSweep) return;
+    nextSweep = now + SWEEP_MS;
+    for (const [key, lease] of leases) if (!lease.refilling && lease.until <= now) leases.delete(key);
+  }
+
+  function limiterOf(category: string, burst: number): RateLimiterRedis {
     const name = `${category}:${burst}`;
     let limiter = limiters.get(name);
     if (!limiter) {
@@ -162,12 +176,12 @@ export function createRateLimiter(redis: Redis): RateLimiter {
   }
 
   /** Asks the shared budget for `cost` tokens plus a lease; answers whether `cost` was granted. */
-  async function refill(key: string, environmentId: string, limiter: RateLimiterRedis, cost: number, burst: number): Promise<boolean> {
+  async function refill(key: string, budgetKey: string, limiter: RateLimiterRedis, cost: number, burst: number): Promise<boolean> {
     const known = leases.get(key);
     const spare = known && known.until > Date.now() ? known.spare : burst;
     const size = Math.max(cost, Math.min(Math.floor(burst / LEASE_DIVISOR), spare));
     try {
-      const granted = await limiter.consume(environmentId, size);
+      const granted = await limiter.consume(budgetKey, size);
       leases.set(key, { tokens: size - cost, until: Date.now() + granted.msBeforeNext, spare: granted.remainingPoints });
       return true;
     } catch (refused) {
@@ -176,21 +190,21 @@ export function createRateLimiter(redis: Redis): RateLimiter {
       // only tokens handed out. When `cost` alone still fits, it is kept.
       const room = burst - (refused.consumedPoints - size);
       const fits = room >= cost;
-      await limiter.reward(environmentId, fits ? size - cost : size).catch(() => undefined);
+      await limiter.reward(budgetKey, fits ? size - cost : size).catch(() => undefined);
       leases.set(key, { tokens: 0, until: Date.now() + refused.msBeforeNext, spare: Math.max(0, fits ? room - cost : room) });
       return fits;
     }
   }
 
   /** Waits for the refill under way, or makes one, then decides again. */
-  async function afterRefill(key: string, environmentId: string, category: RateLimitCategory, cost: number, perSecond: number): Promise<Decision> {
+  async function afterRefill(key: string, budgetKey: string, category: string, cost: number, perSecond: number): Promise<Decision> {
     const lease = leases.get(key);
     if (lease?.refilling && lease.until > Date.now()) {
       await lease.refilling;
-      return take(environmentId, category, cost, perSecond);
+      return take(budgetKey, category, cost, perSecond);
     }
     const { limit, burst } = budgetOf(perSecond);
-    const pending = refill(key, environmentId, limiterOf(category, burst), cost, burst);
+    const pending = refill(key, budgetKey, limiterOf(category, burst), cost, burst);
     const waitedOn: Lease = lease && lease.until > Date.now() ? lease : { tokens: 0, until: Number.POSITIVE_INFINITY, spare: burst };
     waitedOn.refilling = pending.then(
       () => undefined,
@@ -206,10 +220,12 @@ export function createRateLimiter(redis: Redis): RateLimiter {
   }
 
   /** Decided here while the lease lasts (no promise made: the hot routes pass here on every request), else after a refill. */
-  function take(environmentId: string, category: RateLimitCategory, cost: number, perSecond: number): Decision | Promise<Decision> {
-    const key = `${category}:${environmentId}`;
+  function take(budgetKey: string, category: string, cost: number, perSecond: number): Decision | Promise<Decision> {
+    const key = `${category}:${budgetKey}`;
     const lease = leases.get(key);
-    if (lease && !lease.refilling && lease.until > Date.now()) {
+    const now = Date.now();
+    sweep(now);
+    if (lease && !lease.refilling && lease.until > now) {
       if (lease.tokens >= cost) {
         lease.tokens -= cost;
         const { limit, burst } = budgetOf(perSecond);
@@ -221,7 +237,7 @@ export function createRateLimiter(redis: Redis): RateLimiter {
         return decisionOf(false, limit, burst, lease);
       }
     }
-    return afterRefill(key, environmentId, category, cost, perSecond);
+    return afterRefill(key, budgetKey, category, cost, perSecond);
   }
 
   return { take };
@@ -236,6 +252,10 @@ export interface RateLimitDeps {
   environments: Environments;
   /** The limits of environments that have none of their own. */
   defaults: RateLimitSettings;
+  /** Requests per second of each Inbox subscriber, and of each client address on the public routes. */
+  callers: Record<CallerCategory, number>;
+  /** Proxies in front of the gateway whose X-Forwarded-For entries are believed (0: the connection's own address). */
+  trustedProxies: number;
 }
 
 /**
@@ -254,19 +274,10 @@ export function rateLimitMiddleware(deps: RateLimitDeps) {
     const answer = (ctx: Context, next: Next, settings: RateLimitSettings, decision: Decision) => {
       let policy = policies.get(settings);
       if (policy === undefined) {
-        policy = `${decision.limit};w=${WINDOW_SECONDS};burst=${decision.burst};comment="fixed window";category="${category}";cost="${cost}";serviceLevel="${settings.serviceLevel}"`;
+        policy = `${policyOf(decision, category)};cost="${cost}";serviceLevel="${settings.serviceLevel}"`;
         policies.set(settings, policy);
       }
-      const resetSeconds = Math.ceil(decision.resetMs / 1000);
-      ctx.set("RateLimit-Limit", String(decision.limit));
-      ctx.set("RateLimit-Remaining", String(decision.remaining));
-      ctx.set("RateLimit-Reset", String(resetSeconds));
-      ctx.set("RateLimit-Policy", policy);
-      if (!decision.allowed) {
-        rejections.inc();
-        throw new HttpError(429, "API rate limit exceeded", {}, { "Retry-After": String(Math.max(1, resetSeconds)) });
-      }
-      return next();
+      return answerDecision(ctx, next, decision, policy, rejections);
     };
     const limit = (ctx: Context, next: Next, environmentId: string, settings: RateLimitSettings) => {
       const decision = deps.limiter.take(environmentId, category, tokens, settings.perSecond[category]);
@@ -278,6 +289,69 @@ export function rateLimitMiddleware(deps: RateLimitDeps) {
       const { environmentId } = ctx.state.scope as Scope;
       const settings = settingsOfEnvironment(environmentId);
       return settings instanceof Promise ? settings.then((found) => limit(ctx, next, environmentId, found)) : limit(ctx, next, environmentId, settings);
+    };
+  };
+}
+
+const policyOf = (decision: Decision, category: string) =>
+  `${decision.limit};w=${WINDOW_SECONDS};burst=${decision.burst};comment="fixed window";category="${category}"`;
+
+/** The RateLimit headers of a decision on the answer, and 429 + Retry-After when it refused. */
+function answerDecision(ctx: Context, next: Next, decision: Decision, policy: string, rejections: { inc(): void }) {
+  const resetSeconds = Math.ceil(decision.resetMs / 1000);
+  ctx.set("RateLimit-Limit", String(decision.limit));
+  ctx.set("RateLimit-Remaining", String(decision.remaining));
+  ctx.set("RateLimit-Reset", String(resetSeconds));
+  ctx.set("RateLimit-Policy", policy);
+  if (!decision.allowed) {
+    rejections.inc();
+    throw new HttpError(429, "API rate limit exceeded", {}, { "Retry-After": String(Math.max(1, resetSeconds)) });
+  }
+  return next();
+}
+
+/**
+ * Where no API key names an environment to charge, each caller has a budget of its own: an Inbox
+ * subscriber (its environment and subscriber) on the Inbox routes, a client address on the
+ * public ones (starting an Inbox session, providers' webhooks). One budget per environment shared
+ * by every subscriber's browser would let one of them starve the others; one per caller bounds a
+ * runaway client or a flood and leaves everyone else alone.
+ */
+export type CallerCategory = "inbox" | "public";
+
+/**
+ * The client's address: the connection's, or with trusted proxies in front, the entry the outermost
+ * of them appended to X-Forwarded-For (each proxy appends the address it was reached from, so
+ * entries further left are the client's own say, which anyone can forge).
+ */
+export function clientAddressOf(forwardedFor: string, connectionAddress: string, trustedProxies: number): string {
+  if (trustedProxies === 0 || forwardedFor === "") return connectionAddress;
+  const chain = forwardedFor
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== "");
+  return chain[Math.max(0, chain.length - trustedProxies)] ?? connectionAddress;
+}
+
+export function callerLimitMiddleware(deps: RateLimitDeps) {
+  return (category: CallerCategory) => {
+    const perSecond = deps.callers[category];
+    const rejections = rateLimitRejections.labels(category);
+    let policy: string | undefined;
+    const keyOf =
+      category === "inbox"
+        ? (ctx: Context) => {
+            const session = ctx.state.session as SubscriberSession;
+            return `${session.scope.environmentId}:${session.subscriberDbId}`;
+          }
+        : (ctx: Context) => clientAddressOf(ctx.get("x-forwarded-for"), ctx.socket.remoteAddress ?? "", deps.trustedProxies);
+    const answer = (ctx: Context, next: Next, decision: Decision) => {
+      policy ??= policyOf(decision, category);
+      return answerDecision(ctx, next, decision, policy, rejections);
+    };
+    return (ctx: Context, next: Next) => {
+      const decision = deps.limiter.take(keyOf(ctx), category, 1, perSecond);
+      return decision instanceof Promise ? decision.then((decided) => answer(ctx, next, decided)) : answer(ctx, next, decision);
     };
   };
 }

@@ -89,7 +89,17 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
     auth: { pool, redis, cacheSeconds: config.API_KEY_CACHE_SECONDS },
     accounts,
     idempotency: { redis, ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS, log },
-    ...(config.RATE_LIMITS === "on" ? { rateLimits: { limiter: createRateLimiter(redis), environments, defaults: defaultRateLimits(config) } } : {}),
+    ...(config.RATE_LIMITS === "on"
+      ? {
+          rateLimits: {
+            limiter: createRateLimiter(redis),
+            environments,
+            defaults: defaultRateLimits(config),
+            callers: { inbox: config.RATE_LIMIT_INBOX, public: config.RATE_LIMIT_PUBLIC },
+            trustedProxies: config.GATEWAY_TRUSTED_PROXIES,
+          },
+        }
+      : {}),
     outbound: { allowedCidrs: config.OUTBOUND_ALLOWED_CIDRS },
     readiness: {
       accepting: () => accepting && !processStopping(),

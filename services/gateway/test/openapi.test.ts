@@ -73,7 +73,7 @@ describe("the OpenAPI document", () => {
         operation.parameters.some((parameter) => "$ref" in parameter && parameter.$ref.endsWith("/IdempotencyKey")),
         route.path,
       ).toBe(idempotent);
-      if (route.audience === "api") expect(operation.responses["429"]).toEqual({ $ref: "#/components/responses/ApiRateLimited" });
+      expect(operation.responses["429"]).toEqual({ $ref: "#/components/responses/RateLimited" });
     }
   });
 

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_ORGANIZATION } from "../src/accounts.js";
 import type { EnvironmentRateLimits } from "../src/rate-limits.js";
 import { updateRateLimits } from "../src/store.js";
-import { startStack, type Reply, type Stack } from "./stack.js";
+import { environmentIdentifier } from "./inbox-helpers.js";
+import { startStack, type Data, type Reply, type Stack } from "./stack.js";
 
 // API rate limits against a Redis of this file's own (another port, no persistence), so stopping
 // it disturbs no test running beside this one. Each test limits an environment of its own, made
@@ -46,7 +47,7 @@ const newSubscriber = () => ({ subscriberId: `s-${randomBytes(6).toString("hex")
 /** A trigger of a workflow nobody made: refused after it was counted, and cheap. */
 const trigger = { name: "no-such-workflow", to: "someone", payload: {} };
 
-function rateLimitHeadersOf(reply: Reply) {
+function rateLimitHeadersOf(reply: Reply<unknown>) {
   return {
     limit: Number(reply.headers.get("ratelimit-limit")),
     remaining: Number(reply.headers.get("ratelimit-remaining")),
@@ -56,7 +57,7 @@ function rateLimitHeadersOf(reply: Reply) {
 }
 
 /** Sends `request` until it is refused (at most `most` times); answers how many went through and the refusal. */
-async function untilRefused(request: () => Promise<Reply>, most: number): Promise<{ passed: number; refusal: Reply }> {
+async function untilRefused<T>(request: () => Promise<Reply<T>>, most: number): Promise<{ passed: number; refusal: Reply<T> }> {
   for (let passed = 0; passed < most; passed++) {
     const reply = await request();
     if (reply.status === 429) return { passed, refusal: reply };
@@ -176,5 +177,68 @@ describe("API rate limits", () => {
       20_000,
       500,
     );
+  });
+});
+
+describe("Inbox and public rate limits: a budget per caller", () => {
+  // A gateway behind one trusted proxy, so each test names its client addresses (documentation
+  // ranges, RFC 5737) in X-Forwarded-For; budgets of one request a second (five a window).
+  let callers: Stack;
+  beforeAll(async () => {
+    callers = await startStack({
+      gatewayEnv: { REDIS_URL: `redis://127.0.0.1:${redisPort}`, RATE_LIMIT_INBOX: "1", RATE_LIMIT_PUBLIC: "1", GATEWAY_TRUSTED_PROXIES: "1" },
+      worker: false,
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await callers?.stop();
+  });
+
+  const from = (address: string) => ({ authorization: "", "x-forwarded-for": address });
+
+  async function startSession(subscriberId: string, address: string): Promise<Reply<Data<{ token: string }>>> {
+    const applicationIdentifier = await environmentIdentifier(callers);
+    return callers.request("POST", "/v1/inbox/session", { applicationIdentifier, subscriber: { subscriberId } }, from(address));
+  }
+
+  async function tokenOf(subscriberId: string, address: string): Promise<string> {
+    const reply = await startSession(subscriberId, address);
+    expect(reply.status, JSON.stringify(reply.body)).toBe(201);
+    return reply.body.data.token;
+  }
+
+  it("limits each Inbox subscriber on its own, whichever address it calls from", async () => {
+    const ann = await tokenOf("limit-ann", "203.0.113.1");
+    const bob = await tokenOf("limit-bob", "203.0.113.2");
+    const addresses = ["203.0.113.3", "203.0.113.4"];
+    let call = 0;
+    const annReads = () =>
+      callers.request("GET", "/v1/inbox/notifications?limit=1", undefined, { authorization: `Bearer ${ann}`, "x-forwarded-for": addresses[call++ % 2]! });
+    const { passed, refusal } = await untilRefused(annReads, 20);
+    expect(passed).toBe(5);
+    expect(refusal.body).toMatchObject({ statusCode: 429, message: "API rate limit exceeded" });
+    expect(Number(refusal.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(rateLimitHeadersOf(refusal)).toMatchObject({ limit: 5, remaining: 0, policy: '5;w=5;burst=5;comment="fixed window";category="inbox"' });
+    const bobRead = await callers.request("GET", "/v1/inbox/notifications?limit=1", undefined, { authorization: `Bearer ${bob}` });
+    expect(bobRead.status).toBe(200);
+    expect(rateLimitHeadersOf(bobRead)).toMatchObject({ limit: 5, remaining: 4 });
+    const scrape = await (await fetch(callers.metricsUrls.gateway)).text();
+    expect(Number(/^notify_gateway_rate_limit_rejections_total\{category="inbox"\} (\d+)$/m.exec(scrape)?.[1])).toBeGreaterThanOrEqual(1);
+  });
+
+  it("limits each client address on the public routes, as the outermost trusted proxy saw it", async () => {
+    let made = 0;
+    const { passed, refusal } = await untilRefused(() => startSession(`limit-public-${made++}`, "198.51.100.7"), 20);
+    expect(passed).toBe(5);
+    expect(rateLimitHeadersOf(refusal).policy).toBe('5;w=5;burst=5;comment="fixed window";category="public"');
+    // The subscriber the refused session would have made was not made.
+    expect((await callers.request("GET", `/v1/subscribers/limit-public-${made - 1}`)).status).toBe(404);
+    // An entry the client wrote itself, left of the proxy's, changes nothing.
+    expect((await startSession("limit-forged", "192.0.2.9, 198.51.100.7")).status).toBe(429);
+    // The providers' webhooks share the address's budget; another address has its own.
+    const webhook = "/v2/inbound-webhooks/delivery-providers/0123456789abcdef01234567/0123456789abcdef01234567";
+    expect((await callers.request("POST", webhook, [], from("198.51.100.7"))).status).toBe(429);
+    expect((await callers.request("POST", webhook, [], from("198.51.100.8"))).status).toBe(404);
+    expect((await startSession("limit-other", "198.51.100.8")).status).toBe(201);
   });
 });

@@ -1,7 +1,7 @@
 import { connectRedis, objectId, type Redis } from "@notify/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readConfig } from "../src/config.js";
-import { createRateLimiter, defaultRateLimits, settingsOf, SERVICE_LEVELS } from "../src/rate-limits.js";
+import { clientAddressOf, createRateLimiter, defaultRateLimits, settingsOf, SERVICE_LEVELS } from "../src/rate-limits.js";
 
 // Two limiters over one Redis stand for two gateways sharing an environment's budget.
 let redis: Redis;
@@ -64,5 +64,20 @@ describe("rate limit settings", () => {
     expect(settingsOf(defaults, null)).toBe(defaults);
     expect(settingsOf(defaults, { serviceLevel: "pro" })).toEqual({ serviceLevel: "pro", perSecond: SERVICE_LEVELS.pro });
     expect(settingsOf(defaults, { configuration: 5 })).toEqual({ serviceLevel: "custom", perSecond: { ...SERVICE_LEVELS.enterprise, configuration: 5 } });
+  });
+});
+
+describe("the client address of a request", () => {
+  it("is the connection's own without trusted proxies, whatever X-Forwarded-For says", () => {
+    expect(clientAddressOf("192.0.2.1", "10.0.0.5", 0)).toBe("10.0.0.5");
+    expect(clientAddressOf("", "10.0.0.5", 1)).toBe("10.0.0.5");
+  });
+
+  it("is the entry the outermost trusted proxy appended, never one written further left", () => {
+    expect(clientAddressOf("192.0.2.1", "10.0.0.5", 1)).toBe("192.0.2.1");
+    expect(clientAddressOf("6.6.6.6, 192.0.2.1", "10.0.0.5", 1)).toBe("192.0.2.1");
+    expect(clientAddressOf("6.6.6.6,192.0.2.1 , 10.1.1.1", "10.0.0.5", 2)).toBe("192.0.2.1");
+    // Fewer entries than proxies: the leftmost is the best there is.
+    expect(clientAddressOf("192.0.2.1", "10.0.0.5", 3)).toBe("192.0.2.1");
   });
 });

@@ -98,3 +98,33 @@ export function runWhenMain<C extends ProcessConfig>(
   if (!isMain(moduleUrl)) return;
   runMain(() => runProcess(name, readConfig(), start));
 }
+
+/**
+ * Runs `work` every `everyMs`, each run after the last one ended (a slow run delays the next
+ * rather than overlapping it); a failed run is reported to `failed` and the next one still comes.
+ * The timer does not keep the process alive. `stop` waits for a run under way.
+ */
+export function repeatEvery(everyMs: number, work: () => Promise<void>, failed: (error: unknown) => void): { stop(): Promise<void> } {
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let stopped = false;
+  function schedule(): void {
+    timer = setTimeout(() => {
+      running = work()
+        .catch(failed)
+        .finally(() => {
+          running = undefined;
+          if (!stopped) schedule();
+        });
+    }, everyMs);
+    timer.unref();
+  }
+  schedule();
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}

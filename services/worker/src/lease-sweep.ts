@@ -1,4 +1,4 @@
-import { Counter, metricsRegistry, type Logger, type Pool } from "@notify/runtime";
+import { Counter, metricsRegistry, repeatEvery, type Logger, type Pool } from "@notify/runtime";
 import * as store from "./store.js";
 
 export interface LeaseSweepDeps {
@@ -30,9 +30,6 @@ const leasesDeleted = new Counter({
 export function startLeaseSweep(deps: LeaseSweepDeps): { stop(): Promise<void> } {
   const keptMs = 2 * deps.maxAgeMs;
   const everyMs = Math.min(MAX_SWEEP_INTERVAL_MS, Math.ceil(deps.maxAgeMs / 10));
-  let timer: NodeJS.Timeout | undefined;
-  let sweeping: Promise<void> | undefined;
-  let stopped = false;
 
   async function sweep(): Promise<void> {
     let deleted = 0;
@@ -45,24 +42,5 @@ export function startLeaseSweep(deps: LeaseSweepDeps): { stop(): Promise<void> }
     if (deleted > 0) deps.log.info({ deleted }, "old send leases deleted");
   }
 
-  function schedule(): void {
-    timer = setTimeout(() => {
-      sweeping = sweep()
-        .catch((error: unknown) => deps.log.warn({ err: error }, "send lease sweep failed; trying again at the next"))
-        .finally(() => {
-          sweeping = undefined;
-          if (!stopped) schedule();
-        });
-    }, everyMs);
-    timer.unref();
-  }
-  schedule();
-
-  return {
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await sweeping;
-    },
-  };
+  return repeatEvery(everyMs, sweep, (error) => deps.log.warn({ err: error }, "send lease sweep failed; trying again at the next"));
 }

@@ -115,6 +115,8 @@ export interface StackOptions {
   gatewayEnv?: Record<string, string>;
   /** More variables of the worker (a short delivery budget, say). */
   workerEnv?: Record<string, string>;
+  /** More variables of the messages service (a short retention sweep interval, say). */
+  messagesEnv?: Record<string, string>;
   /**
    * OUTBOUND_ALLOWED_CIDRS of the gateway and the worker: none by default, so user-set URLs are
    * vetted as in production; tests delivering to local receivers allow 127.0.0.0/8.
@@ -152,6 +154,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       NATS_URL: jobs.NATS_URL,
       SUBSCRIBERS_URL: `http://127.0.0.1:${subscribers.port}`,
       TRIGGERS_URL: `http://127.0.0.1:${triggers.port}`,
+      ...options.messagesEnv,
     }),
   );
   const topics = await startTopics(

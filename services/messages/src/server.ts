@@ -16,6 +16,7 @@ import {
   serveRpc,
 } from "@notify/runtime";
 import { readConfig, type MessagesConfig } from "./config.js";
+import { startRetention } from "./retention.js";
 import { routes } from "./routes.js";
 import { createSnoozeSchedule } from "./snoozes.js";
 import { createSubscriberDirectory } from "./subscribers.js";
@@ -37,7 +38,7 @@ export interface RunningMessages {
 /**
  * Composition root: pool, migrations, the subscribers and workflows clients, the copies of
  * subscribers and workflows kept while their changes are followed over NATS, the announcer of
- * changed feeds, service, RPC server.
+ * changed feeds, service, RPC server, the retention sweep.
  */
 export async function start(config: MessagesConfig): Promise<RunningMessages> {
   const log = createLogger("messages", config.LOG_LEVEL);
@@ -75,10 +76,15 @@ export async function start(config: MessagesConfig): Promise<RunningMessages> {
       announceReceived,
     }),
   });
+  const retention = startRetention(
+    { pool, notificationDays: config.NOTIFICATION_RETENTION_DAYS, messageDays: config.MESSAGE_RETENTION_DAYS, announceFeeds, log },
+    config.RETENTION_SWEEP_INTERVAL_MS,
+  );
   return {
     port: server.port,
     metricsPort: server.metricsPort,
     async stop() {
+      await retention.stop();
       await server.close();
       subscribersTransport.close();
       triggersTransport.close();

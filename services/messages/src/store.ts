@@ -1282,3 +1282,72 @@ export async function returnSnoozedMessage(db: Queryable, environmentId: string,
   );
   return rows[0]?.external_subscriber_id;
 }
+
+// Retention (retention.ts): what is older than the environment's retention goes, a batch at a time.
+
+/**
+ * The environments that have rows in `table`, in id order: a loose scan of the index its
+ * environment_id leads (one probe per environment, not a read of every row).
+ */
+async function selectEnvironmentsOf(db: Queryable, table: "notifications" | "messages"): Promise<string[]> {
+  // Only these two fixed table names are ever interpolated.
+  const { rows } = await db.query<{ environment_id: string }>(
+    `WITH RECURSIVE environments AS (
+       (SELECT environment_id FROM messages.${table} ORDER BY environment_id LIMIT 1)
+       UNION ALL
+       SELECT (SELECT t.environment_id FROM messages.${table} t WHERE t.environment_id > e.environment_id ORDER BY t.environment_id LIMIT 1)
+         FROM environments e WHERE e.environment_id IS NOT NULL
+     )
+     SELECT environment_id FROM environments WHERE environment_id IS NOT NULL`,
+  );
+  return rows.map((row) => row.environment_id);
+}
+
+export const selectNotificationEnvironments = (db: Queryable) => selectEnvironmentsOf(db, "notifications");
+export const selectMessageEnvironments = (db: Queryable) => selectEnvironmentsOf(db, "messages");
+
+/**
+ * Deletes at most `limit` of the environment's notifications made more than `days` ago, oldest
+ * first, with their messages of every channel but in-app (their send attempts and provider events
+ * go with them); answers how many notifications went. Rows another sweep holds are skipped.
+ */
+export async function deleteExpiredNotifications(db: Queryable, environmentId: string, days: number, limit: number): Promise<number> {
+  const { rowCount } = await db.query(
+    `WITH expired AS (
+       SELECT id, transaction_id, subscriber_id FROM messages.notifications
+        WHERE environment_id = $1 AND created_at < now() - make_interval(days => $2)
+        ORDER BY created_at, id
+        LIMIT $3
+        FOR UPDATE SKIP LOCKED
+     ), sent AS (
+       DELETE FROM messages.messages m USING expired e
+        WHERE m.environment_id = $1 AND m.transaction_id = e.transaction_id AND m.subscriber_id = e.subscriber_id AND m.channel <> 'in_app'
+     )
+     DELETE FROM messages.notifications n USING expired e WHERE n.id = e.id`,
+    [environmentId, days, limit],
+  );
+  return rowCount ?? 0;
+}
+
+/**
+ * Deletes at most `limit` of the environment's messages, of any channel, made more than `days`
+ * ago; answers how many went, and whose in-app feeds they changed (external subscriber ids).
+ */
+export async function deleteExpiredMessages(
+  db: Queryable,
+  environmentId: string,
+  days: number,
+  limit: number,
+): Promise<{ deleted: number; feedsChanged: string[] }> {
+  const { rows } = await db.query<{ in_app: boolean; external_subscriber_id: string }>(
+    `DELETE FROM messages.messages WHERE id IN (
+       SELECT id FROM messages.messages
+        WHERE environment_id = $1 AND created_at < now() - make_interval(days => $2)
+        LIMIT $3
+        FOR UPDATE SKIP LOCKED
+     )
+     RETURNING channel = 'in_app' AS in_app, external_subscriber_id`,
+    [environmentId, days, limit],
+  );
+  return { deleted: rows.length, feedsChanged: [...new Set(rows.filter((row) => row.in_app).map((row) => row.external_subscriber_id))] };
+}

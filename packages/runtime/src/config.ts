@@ -92,3 +92,15 @@ export const jobStreamEnv = {
     .regex(/^[A-Za-z0-9_.-]+$/)
     .default("notify.jobs"),
 };
+
+/** Days of retention (data retention, README): 0 keeps for good. */
+export const retentionDays = (fallback: number) => z.coerce.number().int().min(0).max(36_500).default(fallback);
+
+/**
+ * Variables of the processes that keep what a notification leaves (messages: the notification and
+ * its sent messages; triggers: its transactionId, taken until then, as in the reference service).
+ */
+export const notificationRetentionEnv = {
+  /** Days a notification is kept (the reference service's default); 0 keeps it for good. */
+  NOTIFICATION_RETENTION_DAYS: retentionDays(30),
+};

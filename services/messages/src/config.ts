@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { commonEnv, rpcClientEnv, loadConfig, optionalPort, natsEnv, port, url, type Env } from "@notify/runtime";
+import { commonEnv, rpcClientEnv, loadConfig, notificationRetentionEnv, optionalPort, natsEnv, port, retentionDays, url, type Env } from "@notify/runtime";
 
 const schema = z.object({
   ...commonEnv,
@@ -21,13 +21,10 @@ const schema = z.object({
    * while much smaller ones cost markedly more (`pnpm bench messages` times a chunked mark-all).
    */
   MARK_ALL_CHUNK_ROWS: z.coerce.number().int().min(100).max(1_000_000).default(50_000),
-  /**
-   * Days a notification (an activity feed entry) is kept, with its email, SMS, chat and push
-   * messages and their execution details (the reference service's default); 0 keeps them for good.
-   */
-  NOTIFICATION_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(30),
+  /** A notification (an activity feed entry) goes with its email, SMS, chat and push messages and their execution details. */
+  ...notificationRetentionEnv,
   /** Days any message is kept, the in-app ones being the last left by default (as the reference service keeps them); 0: for good. */
-  MESSAGE_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(365),
+  MESSAGE_RETENTION_DAYS: retentionDays(365),
   /** How often expired notifications and messages are looked for. */
   RETENTION_SWEEP_INTERVAL_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(600_000),
   /** How far ahead an Inbox snooze may end (the Inbox session tells clients the same bound). */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { commonEnv, internalRpcEnv, jobStreamEnv, loadConfig, optionalPort, port, type Env } from "@notify/runtime";
+import { commonEnv, internalRpcEnv, jobStreamEnv, loadConfig, notificationRetentionEnv, optionalPort, port, type Env } from "@notify/runtime";
 
 const schema = z.object({
   ...commonEnv,
@@ -9,6 +9,8 @@ const schema = z.object({
   /** Where /metrics is served; unset: TRIGGERS_PORT + 1000. */
   TRIGGERS_METRICS_PORT: optionalPort,
   ...jobStreamEnv,
+  /** A trigger's transactionId stays taken, and the trigger cancellable, while its notification is kept. */
+  ...notificationRetentionEnv,
 });
 
 export type TriggersConfig = z.infer<typeof schema>;

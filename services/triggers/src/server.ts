@@ -66,7 +66,14 @@ export async function start(config: TriggersConfig): Promise<RunningTriggers> {
     routes: routes({ pool, log, jobSubject: jobSubjectOfTriggers, announceWorkflows, workflowsByIdentifier }),
   });
   // Acceptance needs only Postgres; the relay catches up whenever NATS is reachable.
-  const relay = startRelay({ pool, databaseUrl: config.DATABASE_URL, natsUrl: config.NATS_URL, stream, log });
+  const relay = startRelay({
+    pool,
+    databaseUrl: config.DATABASE_URL,
+    natsUrl: config.NATS_URL,
+    stream,
+    log,
+    recordRetentionDays: config.NOTIFICATION_RETENTION_DAYS,
+  });
   const stopWatchingOutbox = watchOutboxBacklog(async (set) => set({}, await countOutboxBacklog(pool, OUTBOX_BACKLOG_COUNTED)));
   return {
     port: server.port,

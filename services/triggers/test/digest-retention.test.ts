@@ -1,6 +1,6 @@
 import { objectId } from "@notify/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { purgeStepState } from "../src/triggers/store.js";
+import { purgeStepState, purgeTriggerRecords } from "../src/triggers/store.js";
 import { openDatabase, type Fixture } from "./fixtures.js";
 
 let fixture: Fixture;
@@ -66,5 +66,39 @@ describe("purgeStepState", () => {
     expect(await left("SELECT transaction_id FROM triggers.digest_events")).toEqual(["t2", "t3", "t5"]);
     expect(await left("SELECT digest_key FROM triggers.digest_keys")).toEqual(["recent"]);
     expect(await left("SELECT throttle_key FROM triggers.throttle_windows")).toEqual(["ending", "open"]);
+  });
+});
+
+describe("purgeTriggerRecords", () => {
+  it("frees the transactionIds of triggers older than the cut-off, except those a schedule still names", async () => {
+    const environmentId = objectId();
+    const db = fixture.pool;
+    const ago = (days: number) => new Date(Date.now() - days * DAY);
+    const record = async (transactionId: string, createdAt: Date) => {
+      const id = objectId();
+      await db.query(
+        `INSERT INTO triggers.trigger_records (environment_id, organization_id, id, transaction_id, workflow_id, status, created_at)
+         VALUES ($1, 'org', $2, $3, 'w', 'processed', $4)`,
+        [environmentId, id, transactionId, createdAt],
+      );
+      return id;
+    };
+    await record("old", ago(40));
+    await record("older", ago(50));
+    const delayed = await record("delayed", ago(45));
+    await record("recent", ago(10));
+    await db.query(
+      `INSERT INTO triggers.schedules (environment_id, trigger_id, dedupe_key, subject, job, run_at) VALUES ($1, $2, 'd', 'subject', '\\x00', now() + interval '1 day')`,
+      [environmentId, delayed],
+    );
+
+    let purged = 0;
+    for (let round: number; (round = await purgeTriggerRecords(db, ago(30), 1)) > 0; ) purged += round;
+    expect(purged).toBe(2);
+    const { rows } = await db.query<{ transaction_id: string }>(
+      "SELECT transaction_id FROM triggers.trigger_records WHERE environment_id = $1 ORDER BY transaction_id",
+      [environmentId],
+    );
+    expect(rows.map((row) => row.transaction_id)).toEqual(["delayed", "recent"]);
   });
 });

@@ -22,11 +22,13 @@ export interface RelayOptions {
   batchSize?: number;
   /** The slow fallback when no NOTIFY arrives (a missed notification, another replica's rows). */
   idleCheckMs?: number;
+  /** Days a trigger record (its transactionId taken) is kept; 0: for good. */
+  recordRetentionDays: number;
 }
 
 /** How long closed digests and their events are kept (a redelivered resumption reads them). */
 const DIGEST_RETENTION_MS = 7 * 86_400_000;
-/** Digest and throttle state is purged at most this often, in statements of at most PURGE_BATCH rows per table. */
+/** Digest and throttle state and old trigger records are purged at most this often, in statements of at most PURGE_BATCH rows per table. */
 const PURGE_EVERY_MS = 10 * 60_000;
 const PURGE_BATCH = 5_000;
 
@@ -135,6 +137,12 @@ export function startRelay(options: RelayOptions): Relay {
           const before = new Date(Date.now() - DIGEST_RETENTION_MS);
           while (!stopped && (await store.purgeStepState(pool, before, PURGE_BATCH)) > 0) {
             // old state left: another round
+          }
+          if (options.recordRetentionDays > 0) {
+            const recordsBefore = new Date(Date.now() - options.recordRetentionDays * 86_400_000);
+            while (!stopped && (await store.purgeTriggerRecords(pool, recordsBefore, PURGE_BATCH)) > 0) {
+              // old records left: another round
+            }
           }
         }
         backoff = 100;

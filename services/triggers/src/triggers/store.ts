@@ -466,6 +466,25 @@ export async function purgeStepState(db: Queryable, before: Date, limit: number)
   return rows[0]!.purged;
 }
 
+/**
+ * Deletes up to `limit` trigger records made before `before`, answering how many went: their
+ * transactionIds are free again. A record a schedule still names (a delay or digest not yet
+ * resumed) stays, so its trigger can still be cancelled and its id stays taken.
+ */
+export async function purgeTriggerRecords(db: Queryable, before: Date, limit: number): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM triggers.trigger_records WHERE id IN (
+       SELECT r.id FROM triggers.trigger_records r
+        WHERE r.created_at < $1
+          AND NOT EXISTS (SELECT 1 FROM triggers.schedules s WHERE s.environment_id = r.environment_id AND s.trigger_id = r.id)
+        ORDER BY r.created_at
+        LIMIT $2
+     )`,
+    [before, limit],
+  );
+  return rowCount ?? 0;
+}
+
 // Throttle windows
 
 export interface ThrottleWindow {

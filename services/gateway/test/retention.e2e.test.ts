@@ -2,13 +2,14 @@ import { createPool, type Pool } from "@notify/runtime";
 import { eventually } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createWorkflow } from "./delivery-helpers.js";
-import { openSession } from "./inbox-helpers.js";
+import { openInbox, openSession } from "./inbox-helpers.js";
 import { startStack, type Data, type Stack } from "./stack.js";
 
 // Retention through the running stack: a notification and its email go from the activity feed
 // and the messages once older than NOTIFICATION_RETENTION_DAYS, its in-app message stays in the
 // Inbox until MESSAGE_RETENTION_DAYS, as the reference service keeps them. The test ages rows in
-// the database instead of waiting a month; the messages service sweeps every second.
+// the database instead of waiting a month; the messages service sweeps every second. An open
+// Inbox hears its count change when its messages go.
 
 let stack: Stack;
 let pool: Pool;
@@ -71,9 +72,25 @@ describe("retention", () => {
     expect(await activityOf("retained-recent")).toBe(1);
     expect(await messagesOf("retained-recent")).toEqual(["email", "in_app"]);
 
-    await age("retained-old", 400, ["in_app"]);
-    await eventually(async () => ((await messagesOf("retained-old")).length === 0 ? true : undefined), 10_000, 200);
-    expect(await inboxCount()).toBe(1);
+    // The subscriber's open Inbox hears its count go down when the year-old message goes.
+    const novu = await openInbox(stack, "retained");
+    const unseen: number[] = [];
+    novu.on("notifications.unseen_count_changed", ({ result }) => unseen.push(result));
+    await new Promise<void>((resolve, reject) => {
+      const stop = novu.on("socket.connect.resolved", ({ error }) => {
+        stop();
+        if (error) reject(error);
+        else resolve();
+      });
+    });
+    try {
+      await age("retained-old", 400, ["in_app"]);
+      await eventually(async () => ((await messagesOf("retained-old")).length === 0 ? true : undefined), 10_000, 200);
+      expect(await inboxCount()).toBe(1);
+      await eventually(async () => (unseen.includes(1) ? true : undefined), 10_000, 100);
+    } finally {
+      novu.socket.disconnect();
+    }
     expect(await messagesOf("retained-recent")).toEqual(["email", "in_app"]);
     const scrape = await (await fetch(stack.metricsUrls.messages)).text();
     expect(scrape).toMatch(/^notify_retention_deleted_total\{kind="notifications"\} [1-9]/m);

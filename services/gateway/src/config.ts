@@ -87,6 +87,8 @@ const schema = z.object({
    * of any proxy in front, which cuts a silent websocket.
    */
   INBOX_SOCKET_PING_INTERVAL_MS: z.coerce.number().int().min(1_000).max(300_000).default(45_000),
+  /** Inbox sockets one subscriber may hold open on one gateway process (every tab and app of theirs); one more is closed as it connects. */
+  INBOX_MAX_SOCKETS_PER_SUBSCRIBER: z.coerce.number().int().min(1).max(100_000).default(50),
   /** Time /readyz/dependencies waits for each dependency. */
   READINESS_TIMEOUT_MS: z.coerce.number().int().min(50).default(1_000),
 });

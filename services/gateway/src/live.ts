@@ -71,6 +71,8 @@ export interface LiveDeps {
   pingIntervalMs: number;
   /** How long a socket has to answer a ping; engine.io's own default unless given. */
   pingTimeoutMs?: number;
+  /** Sockets one subscriber may hold open on this process, all its sessions together; a socket past them is closed as it connects. */
+  maxSocketsPerSubscriber: number;
 }
 
 export interface LiveEvents {
@@ -423,6 +425,13 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
     const session = socket.data as VerifiedSession;
     const { environmentId, organizationId } = session.scope;
     const { subscriberId } = session;
+    // Counted here, where connections are registered one at a time: a check during the handshake
+    // would let a burst of them through together.
+    if (socketsHeld(environmentId, subscriberId) >= deps.maxSocketsPerSubscriber) {
+      log.debug({ environmentId, subscriberId }, "socket refused: its subscriber holds as many as it may on this process");
+      socket.disconnect(true);
+      return;
+    }
     const context = contextOf(session.contextKeys);
     void socket.join(roomOf(environmentId, subscriberId, context));
     // A socket lives no longer than its session: the client reconnects with a new one, or not at all.
@@ -441,6 +450,13 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
       if (local.subscribers.size === 0 && environments.get(environmentId) === local) environments.delete(environmentId);
     });
   });
+
+  /** The sockets a subscriber holds on this process, in every context. */
+  function socketsHeld(environmentId: string, subscriberId: string): number {
+    let held = 0;
+    for (const count of environments.get(environmentId)?.subscribers.get(subscriberId)?.values() ?? []) held += count;
+    return held;
+  }
 
   function pendingOf(environmentId: string): Pending {
     let changes = pending.get(environmentId);

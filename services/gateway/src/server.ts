@@ -121,6 +121,7 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
     log,
     originAllowed: (origin, session) => inboxOriginAllowed(environments, session.scope.environmentId, origin),
     pingIntervalMs: config.INBOX_SOCKET_PING_INTERVAL_MS,
+    maxSocketsPerSubscriber: config.INBOX_MAX_SOCKETS_PER_SUBSCRIBER,
   });
   const stopWatchingSockets = watchSocketConnections(async (set) => set({}, live.sockets()));
   const port = (server.address() as AddressInfo).port;

@@ -65,6 +65,7 @@ async function startReplica(
   verifier: Pick<SessionTokens, "verify"> = sessions,
   pingIntervalMs = 25_000,
   pingTimeoutMs?: number,
+  maxSocketsPerSubscriber = 50,
 ): Promise<Replica> {
   const app = new Koa();
   app.use((ctx) => {
@@ -82,6 +83,7 @@ async function startReplica(
     originAllowed,
     pingIntervalMs,
     ...(pingTimeoutMs === undefined ? {} : { pingTimeoutMs }),
+    maxSocketsPerSubscriber,
   });
   // The subscriptions are made once the connection is: wait until the server has them.
   await (await nats.connected).flush();
@@ -518,6 +520,34 @@ describe("live Inbox events", () => {
     } finally {
       await replica.stop();
       await open2.stop();
+    }
+  });
+
+  it("closes a subscriber's socket past its bound as it connects, however many come at once; others' and later ones still connect", async () => {
+    const replica = await startReplica(fakeReads().reads, () => true, sessions, 25_000, undefined, 3);
+    try {
+      const issue = (subscriberId: string, contextKeys: string[] = []) => sessions.issue({ scope, subscriberId, subscriberDbId: hex24(), contextKeys });
+      const tokens = await Promise.all([issue("crowd"), issue("crowd"), issue("crowd", ["tenant:acme"]), issue("crowd"), issue("crowd")]);
+      const outcomes = await Promise.all(
+        tokens.map((token) => {
+          const socket = connectSocket(replica.url, { transports: ["websocket"], query: { token }, reconnection: false, forceNew: true });
+          sockets.push(socket);
+          return new Promise<{ socket: Socket; closed: boolean }>((resolve) => {
+            socket.once("connect", () => setTimeout(() => resolve({ socket, closed: !socket.connected }), 200));
+            socket.once("connect_error", () => resolve({ socket, closed: true }));
+          });
+        }),
+      );
+      expect(outcomes.filter((outcome) => !outcome.closed)).toHaveLength(3);
+      expect(replica.live.sockets()).toBe(3);
+      await open(replica.url, "neighbour");
+      expect(replica.live.sockets()).toBe(4);
+      outcomes.find((outcome) => !outcome.closed)!.socket.close();
+      await eventually(async () => (replica.live.sockets() === 3 ? true : undefined));
+      await open(replica.url, "crowd");
+      expect(replica.live.sockets()).toBe(4);
+    } finally {
+      await replica.stop();
     }
   });
 

@@ -73,6 +73,8 @@ export interface LiveDeps {
   pingTimeoutMs?: number;
   /** Sockets one subscriber may hold open on this process, all its sessions together; a socket past them is closed as it connects. */
   maxSocketsPerSubscriber: number;
+  /** Whether the subscriber's Inbox budget has room for one more handshake (rate-limits.ts inboxAdmission); absent: always. */
+  admit?: (session: SubscriberSession) => boolean | Promise<boolean>;
 }
 
 export interface LiveEvents {
@@ -408,6 +410,8 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
     void (async () => {
       const session = token === undefined ? undefined : await deps.sessions.verify(token);
       if (!session || !(await deps.originAllowed(socket.handshake.headers.origin, session))) return next(new Error("Unauthorized"));
+      // Spent with the Inbox's requests: a client reconnecting in a loop waits like one polling.
+      if (deps.admit && !(await deps.admit(session))) return next(new Error("Too many requests"));
       socket.data = session;
       next();
     })().catch((error: unknown) => {

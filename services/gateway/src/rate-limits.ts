@@ -333,6 +333,25 @@ export function clientAddressOf(forwardedFor: string, connectionAddress: string,
   return chain[Math.max(0, chain.length - trustedProxies)] ?? connectionAddress;
 }
 
+/** The budget of an Inbox subscriber: its environment's and its own, whichever session or socket it calls through. */
+const inboxBudgetKey = (session: SubscriberSession) => `${session.scope.environmentId}:${session.subscriberDbId}`;
+
+/**
+ * Whether one more call of the session's subscriber fits its Inbox budget, for what is not a route:
+ * the handshake of a live socket, which a client reconnecting in a loop repeats.
+ */
+export function inboxAdmission(deps: RateLimitDeps): (session: SubscriberSession) => boolean | Promise<boolean> {
+  const rejections = rateLimitRejections.labels("inbox");
+  const admitted = (decision: Decision) => {
+    if (!decision.allowed) rejections.inc();
+    return decision.allowed;
+  };
+  return (session) => {
+    const decision = deps.limiter.take(inboxBudgetKey(session), "inbox", 1, deps.callers.inbox);
+    return decision instanceof Promise ? decision.then(admitted) : admitted(decision);
+  };
+}
+
 export function callerLimitMiddleware(deps: RateLimitDeps) {
   return (category: CallerCategory) => {
     const perSecond = deps.callers[category];
@@ -340,10 +359,7 @@ export function callerLimitMiddleware(deps: RateLimitDeps) {
     let policy: string | undefined;
     const keyOf =
       category === "inbox"
-        ? (ctx: Context) => {
-            const session = ctx.state.session as SubscriberSession;
-            return `${session.scope.environmentId}:${session.subscriberDbId}`;
-          }
+        ? (ctx: Context) => inboxBudgetKey(ctx.state.session as SubscriberSession)
         : (ctx: Context) => clientAddressOf(ctx.get("x-forwarded-for"), ctx.socket.remoteAddress ?? "", deps.trustedProxies);
     const answer = (ctx: Context, next: Next, decision: Decision) => {
       policy ??= policyOf(decision, category);

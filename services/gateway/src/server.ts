@@ -26,7 +26,7 @@ import { attachLiveEvents } from "./live.js";
 import { liveReadsOf } from "./live-reads.js";
 import { watchSocketConnections } from "./metrics.js";
 import { createFeedPages } from "./messages-client.js";
-import { createRateLimiter, defaultRateLimits } from "./rate-limits.js";
+import { createRateLimiter, defaultRateLimits, inboxAdmission, type RateLimitDeps } from "./rate-limits.js";
 import { routes } from "./routes.js";
 import { createSessionTokens } from "./sessions.js";
 import { migrations } from "./store.js";
@@ -81,6 +81,16 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
     inbox: { maxSnoozeDurationHours: config.INBOX_MAX_SNOOZE_HOURS },
   };
   let accepting = true;
+  const rateLimits: RateLimitDeps | undefined =
+    config.RATE_LIMITS === "on"
+      ? {
+          limiter: createRateLimiter(redis),
+          environments,
+          defaults: defaultRateLimits(config),
+          callers: { inbox: config.RATE_LIMIT_INBOX, public: config.RATE_LIMIT_PUBLIC },
+          trustedProxies: config.GATEWAY_TRUSTED_PROXIES,
+        }
+      : undefined;
 
   const app = createApp({
     log,
@@ -89,17 +99,7 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
     auth: { pool, redis, cacheSeconds: config.API_KEY_CACHE_SECONDS },
     accounts,
     idempotency: { redis, ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS, log },
-    ...(config.RATE_LIMITS === "on"
-      ? {
-          rateLimits: {
-            limiter: createRateLimiter(redis),
-            environments,
-            defaults: defaultRateLimits(config),
-            callers: { inbox: config.RATE_LIMIT_INBOX, public: config.RATE_LIMIT_PUBLIC },
-            trustedProxies: config.GATEWAY_TRUSTED_PROXIES,
-          },
-        }
-      : {}),
+    ...(rateLimits ? { rateLimits } : {}),
     outbound: { allowedCidrs: config.OUTBOUND_ALLOWED_CIDRS },
     readiness: {
       accepting: () => accepting && !processStopping(),
@@ -122,6 +122,7 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
     originAllowed: (origin, session) => inboxOriginAllowed(environments, session.scope.environmentId, origin),
     pingIntervalMs: config.INBOX_SOCKET_PING_INTERVAL_MS,
     maxSocketsPerSubscriber: config.INBOX_MAX_SOCKETS_PER_SUBSCRIBER,
+    ...(rateLimits ? { admit: inboxAdmission(rateLimits) } : {}),
   });
   const stopWatchingSockets = watchSocketConnections(async (set) => set({}, live.sockets()));
   const port = (server.address() as AddressInfo).port;

@@ -2,6 +2,7 @@ import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createPool, type Pool } from "@notify/runtime";
 import { eventually, freePort, startRedisServer, stopChild } from "@notify/testing";
+import { io as connectSocket } from "socket.io-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_ORGANIZATION } from "../src/accounts.js";
 import type { EnvironmentRateLimits } from "../src/rate-limits.js";
@@ -224,6 +225,28 @@ describe("Inbox and public rate limits: a budget per caller", () => {
     expect(rateLimitHeadersOf(bobRead)).toMatchObject({ limit: 5, remaining: 4 });
     const scrape = await (await fetch(callers.metricsUrls.gateway)).text();
     expect(Number(/^notify_gateway_rate_limit_rejections_total\{category="inbox"\} (\d+)$/m.exec(scrape)?.[1])).toBeGreaterThanOrEqual(1);
+  });
+
+  it("counts an Inbox socket's handshake against its subscriber's budget", async () => {
+    const handshake = (token: string) => {
+      const socket = connectSocket(callers.url, { transports: ["websocket"], query: { token }, reconnection: false, forceNew: true });
+      return new Promise<string>((resolve) => {
+        socket.once("connect", () => {
+          socket.close();
+          resolve("connected");
+        });
+        socket.once("connect_error", (error) => {
+          socket.close();
+          resolve(error.message);
+        });
+      });
+    };
+    const cy = await tokenOf("limit-cy", "203.0.113.5");
+    const dee = await tokenOf("limit-dee", "203.0.113.6");
+    expect(await handshake(cy)).toBe("connected");
+    await untilRefused(() => callers.request("GET", "/v1/inbox/notifications?limit=1", undefined, { authorization: `Bearer ${cy}` }), 20);
+    expect(await handshake(cy)).toBe("Too many requests");
+    expect(await handshake(dee)).toBe("connected");
   });
 
   it("limits each client address on the public routes, as the outermost trusted proxy saw it", async () => {

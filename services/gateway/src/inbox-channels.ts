@@ -5,7 +5,7 @@ import { createConnection } from "./channel-connections.js";
 import { createEndpoint } from "./channel-endpoints.js";
 import type { Clients } from "./clients.js";
 import { HttpError } from "./errors.js";
-import { listConnectionsRequestOf, type createConnectionBody, type listConnectionsQuery } from "./mappers/channel-connections.js";
+import { listConnectionsRequestOf, type ConnectionMode, type createConnectionBody, type listConnectionsQuery } from "./mappers/channel-connections.js";
 import { listEndpointsRequestOf, type createEndpointBody, type listEndpointsQuery } from "./mappers/channel-endpoints.js";
 import { cursorPage } from "./mappers/common.js";
 import { contextInputsOf, type ContextBody } from "./mappers/context-inputs.js";
@@ -34,8 +34,6 @@ function checkSessionNames(session: SubscriberSession, named: { subscriberId?: s
 }
 
 const bodyContextKeys = (context: ContextBody | undefined) => (context === undefined ? undefined : contextKeysOf(contextInputsOf(context)));
-
-type ConnectionMode = "subscriber" | "shared";
 
 /** The connection, when the session may see it (and it is held as `mode` asks, when given); 404 otherwise. */
 async function sessionConnection(

@@ -37,11 +37,13 @@ const authBody = z.object(
   { error: "auth must be an object" },
 );
 
-const connectionMode = z.enum(["subscriber", "shared"], { error: "connectionMode must be one of: subscriber, shared" });
+/** How a connection is held: by a subscriber, or shared by its contexts' workspace. */
+export const connectionMode = z.enum(["subscriber", "shared"], { error: "connectionMode must be one of: subscriber, shared" });
+export type ConnectionMode = z.output<typeof connectionMode>;
 
 const MODES = { subscriber: connectionsV1.ConnectionMode.SUBSCRIBER, shared: connectionsV1.ConnectionMode.SHARED } as const;
 
-const modeOf = (mode: z.output<typeof connectionMode> | undefined) => (mode === undefined ? connectionsV1.ConnectionMode.UNSPECIFIED : MODES[mode]);
+const modeOf = (mode: ConnectionMode | undefined) => (mode === undefined ? connectionsV1.ConnectionMode.UNSPECIFIED : MODES[mode]);
 
 /** POST /v1/channel-connections (CreateChannelConnectionRequestDto). */
 export const createConnectionBody = z.object({

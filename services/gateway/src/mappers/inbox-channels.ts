@@ -1,6 +1,6 @@
 import type { connectionsV1, subscribersV1 } from "@notify/proto";
 import { z } from "zod";
-import { connectionResponse, connectionToJson } from "./channel-connections.js";
+import { connectionMode, connectionResponse, connectionToJson } from "./channel-connections.js";
 import { endpointResponse, endpointToJson } from "./channel-endpoints.js";
 import { cursorPageResponse } from "./common.js";
 
@@ -9,9 +9,7 @@ import { cursorPageResponse } from "./common.js";
 // subscriber's id.
 
 /** GET /v1/inbox/channel-connections/{identifier}: which kind of connection is asked for. */
-export const inboxConnectionQuery = z.object({
-  connectionMode: z.enum(["subscriber", "shared"], { error: "connectionMode must be one of: subscriber, shared" }).optional(),
-});
+export const inboxConnectionQuery = z.object({ connectionMode: connectionMode.optional() });
 
 export function inboxConnectionToJson(connection: connectionsV1.ChannelConnection) {
   const { identifier, workspace, createdAt } = connectionToJson(connection);

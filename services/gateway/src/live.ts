@@ -73,7 +73,7 @@ export interface LiveDeps {
   pingTimeoutMs?: number;
   /** Sockets one subscriber may hold open on this process, all its sessions together; a socket past them is closed as it connects. */
   maxSocketsPerSubscriber: number;
-  /** Whether the subscriber's Inbox budget has room for one more handshake (rate-limits.ts inboxAdmission); absent: always. */
+  /** Whether the subscriber's Inbox budget has room for one more handshake (rate-limits.ts inboxAdmission), else it is dropped; absent: always. */
   admit?: (session: SubscriberSession) => boolean | Promise<boolean>;
 }
 
@@ -410,8 +410,14 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
     void (async () => {
       const session = token === undefined ? undefined : await deps.sessions.verify(token);
       if (!session || !(await deps.originAllowed(socket.handshake.headers.origin, session))) return next(new Error("Unauthorized"));
-      // Spent with the Inbox's requests: a client reconnecting in a loop waits like one polling.
-      if (deps.admit && !(await deps.admit(session))) return next(new Error("Too many requests"));
+      if (deps.admit && !(await deps.admit(session))) {
+        // Spent with the Inbox's requests. Dropped rather than refused: socket.io clients take a
+        // refusal as final (the Inbox would stay without live events until the page reloads), and
+        // reconnect after a drop with backoff, so a client in a loop comes back no faster than that.
+        log.debug({ environmentId: session.scope.environmentId, subscriberId: session.subscriberId }, "socket dropped: its subscriber's Inbox budget is spent");
+        socket.conn.close();
+        return;
+      }
       socket.data = session;
       next();
     })().catch((error: unknown) => {

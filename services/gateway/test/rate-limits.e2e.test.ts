@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_ORGANIZATION } from "../src/accounts.js";
 import type { EnvironmentRateLimits } from "../src/rate-limits.js";
 import { updateRateLimits } from "../src/store.js";
-import { environmentIdentifier } from "./inbox-helpers.js";
+import { environmentIdentifier, openInbox } from "./inbox-helpers.js";
 import { startStack, type Data, type Reply, type Stack } from "./stack.js";
 
 // API rate limits against a Redis of this file's own (another port, no persistence), so stopping
@@ -227,26 +227,47 @@ describe("Inbox and public rate limits: a budget per caller", () => {
     expect(Number(/^notify_gateway_rate_limit_rejections_total\{category="inbox"\} (\d+)$/m.exec(scrape)?.[1])).toBeGreaterThanOrEqual(1);
   });
 
-  it("counts an Inbox socket's handshake against its subscriber's budget", async () => {
+  it("counts an Inbox socket's handshake against its subscriber's budget, dropping it while spent so the Inbox reconnects by itself", async () => {
     const handshake = (token: string) => {
       const socket = connectSocket(callers.url, { transports: ["websocket"], query: { token }, reconnection: false, forceNew: true });
       return new Promise<string>((resolve) => {
         socket.once("connect", () => {
-          socket.close();
           resolve("connected");
+          socket.close();
         });
         socket.once("connect_error", (error) => {
+          resolve(`refused: ${error.message}`);
           socket.close();
-          resolve(error.message);
         });
+        socket.once("disconnect", (reason) => resolve(reason));
       });
     };
+    const spend = (token: string) =>
+      untilRefused(() => callers.request("GET", "/v1/inbox/notifications?limit=1", undefined, { authorization: `Bearer ${token}` }), 20);
     const cy = await tokenOf("limit-cy", "203.0.113.5");
     const dee = await tokenOf("limit-dee", "203.0.113.6");
     expect(await handshake(cy)).toBe("connected");
-    await untilRefused(() => callers.request("GET", "/v1/inbox/notifications?limit=1", undefined, { authorization: `Bearer ${cy}` }), 20);
-    expect(await handshake(cy)).toBe("Too many requests");
+    await spend(cy);
+    // Dropped, not refused: socket.io clients never retry a refusal.
+    expect(await handshake(cy)).toBe("transport close");
     expect(await handshake(dee)).toBe("connected");
+
+    // @novu/js, opened while its subscriber's budget is spent, is connected once the window renews,
+    // with no error along the way and no new client.
+    const eve = await tokenOf("limit-eve", "203.0.113.7");
+    const novu = await openInbox(callers, "limit-eve");
+    const events: string[] = [];
+    novu.on("socket.connect.resolved", ({ error }) => events.push(error ? `error: ${String(error)}` : "connected"));
+    novu.on("socket.disconnect.resolved", () => events.push("dropped"));
+    try {
+      await spend(eve);
+      novu.on("notifications.unseen_count_changed", () => undefined);
+      await eventually(async () => (events.includes("connected") ? true : undefined), 15_000, 100);
+      expect(events.filter((event) => event !== "dropped")).toEqual(["connected"]);
+      expect(events[0]).toBe("dropped");
+    } finally {
+      novu.socket.disconnect();
+    }
   });
 
   it("limits each client address on the public routes, as the outermost trusted proxy saw it", async () => {

@@ -1,13 +1,9 @@
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
 import { createServer as createNetServer } from "node:net";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { simpleParser, type ParsedMail } from "mailparser";
 import { SMTPServer, type SMTPServerOptions } from "smtp-server";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { eventually } from "@notify/testing";
+import { eventually, selfSignedCertificate } from "@notify/testing";
 import { createNodemailer } from "../src/email/nodemailer.js";
 import { createOutbound, DEFAULT_OUTBOUND_POLICY, OutboundRefused } from "../src/outbound.js";
 import { ProviderError, type EmailMessage, type SendContext } from "../src/types.js";
@@ -315,30 +311,9 @@ describe("nodemailer over TLS", () => {
   let sink: Sink;
   let ca = "";
   beforeAll(async () => {
-    const dir = mkdtempSync(join(tmpdir(), "notify-smtp-tls-"));
-    execFileSync(
-      "openssl",
-      [
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-days",
-        "1",
-        "-subj",
-        "/CN=localhost",
-        "-addext",
-        "subjectAltName=DNS:localhost",
-        "-keyout",
-        join(dir, "key.pem"),
-        "-out",
-        join(dir, "cert.pem"),
-      ],
-      { stdio: "ignore" },
-    );
-    ca = readFileSync(join(dir, "cert.pem"), "utf8");
-    sink = await startSink({ disabledCommands: [], key: readFileSync(join(dir, "key.pem")), cert: ca });
+    const { certificate, key } = selfSignedCertificate("localhost", "rsa:2048", ["-addext", "subjectAltName=DNS:localhost"]);
+    ca = certificate;
+    sink = await startSink({ disabledCommands: [], key, cert: ca });
   });
   afterAll(() => sink.stop());
 

@@ -1,10 +1,8 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createSecureServer, createServer, type Http2Server, type IncomingHttpHeaders } from "node:http2";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { AddressInfo } from "node:net";
 import { exportPKCS8, generateKeyPair, jwtVerify, type CryptoKey } from "jose";
+import { selfSignedCertificate } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { OutboundHttp } from "../src/outbound.js";
 import { createOutbound, DEFAULT_OUTBOUND_POLICY, OutboundRefused } from "../src/outbound.js";
@@ -253,38 +251,16 @@ describe("apns", () => {
   });
 
   it.skipIf(!hasOpenssl())("speaks TLS to the vetted address with the base's host name as SNI, and checks the certificate", async () => {
-    const directory = mkdtempSync(join(tmpdir(), "apns-tls-"));
-    execFileSync(
-      "openssl",
-      [
-        "req",
-        "-x509",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:P-256",
-        "-nodes",
-        "-days",
-        "1",
-        "-subj",
-        "/CN=localhost",
-        "-keyout",
-        join(directory, "key.pem"),
-        "-out",
-        join(directory, "cert.pem"),
-      ],
-      { stdio: "ignore" },
-    );
+    const { certificate, key } = selfSignedCertificate("localhost", "ec", ["-pkeyopt", "ec_paramgen_curve:P-256"]);
     const names: string[] = [];
     const secure = createSecureServer({
-      key: readFileSync(join(directory, "key.pem")),
-      cert: readFileSync(join(directory, "cert.pem")),
+      key,
+      cert: certificate,
       SNICallback: (name, callback) => {
         names.push(name);
         callback(null);
       },
     });
-    rmSync(directory, { recursive: true });
     await new Promise<void>((resolve) => secure.listen(0, "127.0.0.1", resolve));
     const provider = apns() as Provider<"push">;
     try {

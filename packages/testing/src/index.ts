@@ -5,3 +5,4 @@ export * from "./explain.js";
 export * from "./receivers.js";
 export * from "./signatures.js";
 export * from "./processes.js";
+export * from "./certificates.js";

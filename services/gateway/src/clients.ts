@@ -14,10 +14,12 @@ import {
   variablesV1,
   workflowsV1,
 } from "@notify/proto";
-import { createRpcTransport } from "@notify/runtime";
+import type { SnsEndpoints } from "@notify/providers/events";
+import { createRpcTransport, type NatsConnection } from "@notify/runtime";
 import type { GatewayConfig } from "./config.js";
 import { forgettingWrites } from "./forgetting.js";
 import { countUnseenBatched, feedPageBatched, inboxPageBatched, type CountUnseen, type FeedPage, type FeedPages, type InboxPage } from "./messages-client.js";
+import { snsEndpointsOver } from "./sns-client.js";
 import { getSubscriberBatched, type GetSubscriber } from "./subscribers-client.js";
 import { acceptTriggerBatched, type AcceptTrigger } from "./triggers-client.js";
 
@@ -55,6 +57,8 @@ export interface Clients {
   layouts: Client<typeof layoutsV1.LayoutService>;
   legacyLayouts: Client<typeof layoutsV1.LegacyLayoutService>;
   triggers: Client<typeof triggersV1.TriggerService>;
+  /** Calls to Amazon SNS for SES webhooks, made by a worker over NATS: the only process that reaches the internet. */
+  sns: SnsEndpoints;
   batched: BatchedCalls;
 }
 
@@ -74,6 +78,7 @@ export function connectClients(
     "SUBSCRIBERS_URL" | "MESSAGES_URL" | "TRIGGERS_URL" | "INTEGRATIONS_URL" | "TOPICS_URL" | "RPC_TIMEOUT_MS" | "INTERNAL_RPC_TOKEN"
   >,
   feedPages?: FeedPages,
+  nats: () => NatsConnection | undefined = () => undefined,
 ): ConnectedClients {
   const subscribers = createRpcTransport(config.SUBSCRIBERS_URL, config.RPC_TIMEOUT_MS, { internalToken: config.INTERNAL_RPC_TOKEN });
   const integrations = createRpcTransport(config.INTEGRATIONS_URL, config.RPC_TIMEOUT_MS, { internalToken: config.INTERNAL_RPC_TOKEN });
@@ -99,6 +104,7 @@ export function connectClients(
       layouts: clientOf(layoutsV1.LayoutService, triggers.transport),
       legacyLayouts: clientOf(layoutsV1.LegacyLayoutService, triggers.transport),
       triggers: triggersClient,
+      sns: snsEndpointsOver(nats),
       batched: {
         countUnseen: countUnseenBatched(messagesClient),
         feedPage: feedPageBatched(messagesClient, feedPages),

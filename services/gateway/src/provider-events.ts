@@ -13,7 +13,7 @@ const REFUSAL_STATUS = { unsupported: 404, signature: 401, body: 400 } as const;
  * A delivery provider's webhook (Novu's inbound webhooks): the provider posts what became of the
  * messages it accepted, to a URL naming the environment and the integration. No API key: the
  * integration must have inbound webhooks enabled, and the provider's signature must hold when the
- * integration has a signing key. Events are kept as their messages' execution details; those
+ * integration has a signing key (always, for SNS's deliveries of SES events). Events are kept as their messages' execution details; those
  * naming no message this integration's provider sent in the environment are left out.
  */
 export async function receiveProviderEvents({
@@ -32,7 +32,11 @@ export async function receiveProviderEvents({
     throw new HttpError(403, `Inbound webhooks are not enabled for integration ${params.integrationId}: set configurations.inboundWebhookEnabled`);
   let events: ProviderEvent[];
   try {
-    events = readProviderEvents(integration.providerId, body, inboundWebhookSigningKey);
+    events = await readProviderEvents(integration.providerId, body, {
+      signingKey: inboundWebhookSigningKey,
+      region: integration.credentials?.region,
+      sns: clients.sns,
+    });
   } catch (error) {
     if (error instanceof WebhookRefused) throw new HttpError(REFUSAL_STATUS[error.reason], error.message);
     throw error;

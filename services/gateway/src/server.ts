@@ -67,7 +67,7 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
   if (feedPages) {
     void followChanges(nats, feedPagesFollowed, feedPages, log);
   }
-  const downstream = connectClients(config, feedPages);
+  const downstream = connectClients(config, feedPages, nats.current);
   const environments = createEnvironments({
     pool,
     sealer,

@@ -1,6 +1,6 @@
-import { generateKeyPairSync, sign } from "node:crypto";
+import { generateKeyPairSync, randomUUID, sign } from "node:crypto";
 import { Novu } from "@novu/api";
-import { startReceiver, type Receiver } from "@notify/testing";
+import { selfSignedCertificate, startReceiver, type Receiver } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createIntegration, createWorkflow, delivered, executionDetails, settledMessage, type Message } from "./delivery-helpers.js";
 import { once } from "./sdk3-helpers.js";
@@ -9,6 +9,38 @@ import { startStack, type Data, type Stack } from "./stack.js";
 // Delivery providers post what became of the messages they accepted to
 // /v2/inbound-webhooks/delivery-providers/:environmentId/:integrationId (Novu's inbound webhooks):
 // no API key, the provider's signature when the integration has a signing key.
+
+/** The certificate SNS signs with, and its key. */
+const sns = selfSignedCertificate("sns.amazonaws.com");
+const SNS_CERTIFICATE_PATH = "/SimpleNotificationService-0123456789abcdef.pem";
+const TOPIC = "arn:aws:sns:us-east-1:123456789012:ses-events";
+
+/** An SNS message as SNS signs it (its documented string to sign), by `key`; `fields` overrides any of it. */
+function snsMessage(type: string, message: string, fields: Record<string, string> = {}, key = sns.key) {
+  const body: Record<string, string> = {
+    Type: type,
+    MessageId: `sns-${randomUUID()}`,
+    TopicArn: TOPIC,
+    Message: message,
+    Timestamp: new Date().toISOString(),
+    SignatureVersion: "2",
+    SigningCertURL: `https://sns.us-east-1.amazonaws.com${SNS_CERTIFICATE_PATH}`,
+    ...(type === "Notification"
+      ? {}
+      : { Token: "token-1", SubscribeURL: `https://sns.us-east-1.amazonaws.com/?Action=ConfirmSubscription&TopicArn=${TOPIC}&Token=token-1` }),
+    ...fields,
+  };
+  const signed = (
+    type === "Notification"
+      ? ["Message", "MessageId", "Subject", "Timestamp", "TopicArn", "Type"]
+      : ["Message", "MessageId", "SubscribeURL", "Timestamp", "Token", "TopicArn", "Type"]
+  )
+    .filter((name) => body[name] !== undefined)
+    .map((name) => `${name}\n${body[name]}\n`)
+    .join("");
+  body.Signature = sign(body.SignatureVersion === "1" ? "sha1" : "sha256", Buffer.from(signed), key).toString("base64");
+  return body;
+}
 
 let stack: Stack;
 let receiver: Receiver;
@@ -25,11 +57,15 @@ beforeAll(async () => {
   let sent = 0;
   receiver = await startReceiver((request) => {
     sent++;
+    if (request.url === SNS_CERTIFICATE_PATH) return { body: sns.certificate };
+    if (request.url.startsWith("/?Action=ConfirmSubscription")) return { body: "<ConfirmSubscriptionResponse/>" };
+    if (request.url.startsWith("/ses/")) return { body: { MessageId: `ses-${sent}` } };
     return request.url.startsWith("/sendgrid")
       ? { status: 202, headers: { "x-message-id": `sgid${sent}` } }
       : { status: 201, body: { sid: `SM${sent}`, status: "queued" } };
   });
-  stack = await startStack({ outboundAllowedCidrs: "127.0.0.0/8" });
+  // The worker fetches SNS's URLs from the receiver instead of AWS.
+  stack = await startStack({ outboundAllowedCidrs: "127.0.0.0/8", workerEnv: { SNS_ENDPOINT_ORIGIN: receiver.url } });
   sendgridId = await createIntegration(stack, {
     providerId: "sendgrid",
     channel: "email",
@@ -207,5 +243,124 @@ describe("delivery providers' webhooks", () => {
     expect(elsewhere).toEqual({ status: 200, body: { data: [] } });
     // Nor does this environment's path reach the other's integration.
     expect((await post(other.body.data._id, event)).status).toBe(404);
+  });
+});
+
+describe("Amazon SES's events, delivered by SNS", () => {
+  let sesId: string;
+  let sesMail: Message;
+  beforeAll(async () => {
+    sesId = await createIntegration(stack, {
+      providerId: "ses",
+      channel: "email",
+      identifier: "ses-events",
+      credentials: { region: "us-east-1", apiKey: "AKIAEXAMPLE", secretKey: "ses-secret", from: "notify@example.com", baseUrl: `${receiver.url}/ses` },
+      configurations: { inboundWebhookEnabled: true },
+    });
+    const workflow = await createWorkflow(stack, "SES receipt", [{ template: { type: "email", subject: "Receipt", content: "<p>Paid</p>" } }]);
+    const trigger = await stack.request("POST", "/v1/events/trigger", {
+      name: workflow,
+      to: { subscriberId: "payer", email: "payer@example.com" },
+      overrides: { email: { integrationIdentifier: "ses-events" } },
+      transactionId: "ses-receipt",
+    });
+    expect(trigger.status).toBe(201);
+    sesMail = await settledMessage(stack, "ses-receipt", "email", delivered);
+  }, 60_000);
+
+  const sesEvent = (eventType: string, messageId: string, details: Record<string, unknown>) =>
+    JSON.stringify({ eventType, mail: { timestamp: "2026-11-28T08:00:00.000Z", messageId, destination: ["payer@example.com"] }, ...details });
+  const certificateFetches = () => receiver.received.filter((request) => request.url === SNS_CERTIFICATE_PATH).length;
+
+  it("confirm the subscription, then keep the signed events of the messages SES sent", async () => {
+    const confirmation = snsMessage("SubscriptionConfirmation", "You have chosen to subscribe to the topic", { SignatureVersion: "1" });
+    const confirmed = await post(sesId, JSON.stringify(confirmation), { "content-type": "text/plain; charset=UTF-8" });
+    expect(confirmed).toEqual({ status: 200, body: { data: [] } });
+    expect(receiver.received.filter((request) => request.url.startsWith("/?Action=ConfirmSubscription")).map((request) => request.url)).toEqual([
+      `/?Action=ConfirmSubscription&TopicArn=${TOPIC}&Token=token-1`,
+    ]);
+
+    const providerMessageId = await providerIdOf(sesMail);
+    expect(providerMessageId).toMatch(/^ses-\d+$/);
+    const delivery = snsMessage(
+      "Notification",
+      sesEvent("Delivery", providerMessageId, { delivery: { timestamp: "2026-11-28T08:00:02.000Z", smtpResponse: "250 2.6.0 Message received" } }),
+    );
+    const reply = await post(sesId, JSON.stringify(delivery), { "content-type": "text/plain; charset=UTF-8" });
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    expect(reply.body.data).toEqual([
+      {
+        id: providerMessageId,
+        event: {
+          status: "delivered",
+          date: "2026-11-28T08:00:02.000Z",
+          externalId: delivery.MessageId,
+          response: "250 2.6.0 Message received",
+          row: delivery.Message,
+        },
+      },
+    ]);
+    const bounce = snsMessage(
+      "Notification",
+      sesEvent("Bounce", providerMessageId, {
+        bounce: {
+          bounceType: "Transient",
+          timestamp: "2026-11-28T08:05:00.000Z",
+          bouncedRecipients: [{ emailAddress: "payer@example.com", diagnosticCode: "smtp; 452 mailbox full" }],
+        },
+      }),
+      { Subject: "Amazon SES Email Event Notification" },
+    );
+    expect((await post(sesId, JSON.stringify(bounce))).body.data?.map((result) => result.event.status)).toEqual(["bounced"]);
+    // Event kinds notify does not keep, and messages it did not send, add nothing.
+    const unknown = snsMessage("Notification", sesEvent("Delivery", "not-sent-by-notify", { delivery: {} }));
+    expect((await post(sesId, JSON.stringify(unknown))).body).toEqual({ data: [] });
+    const rendering = snsMessage("Notification", sesEvent("Rendering Failure", providerMessageId, {}));
+    expect((await post(sesId, JSON.stringify(rendering))).body).toEqual({ data: [] });
+
+    const details = (await executionDetails(stack, sesMail, "payer")).filter((detail) => detail._messageId === sesMail._id);
+    expect(details.map((detail) => [detail.providerId, detail.detail])).toEqual([
+      ["ses", "Message sent by ses"],
+      ["ses", "Message delivered: 250 2.6.0 Message received"],
+      ["ses", "Message bounced: smtp; 452 mailbox full"],
+    ]);
+    // One certificate, fetched once for every message it signed.
+    expect(certificateFetches()).toBe(1);
+  });
+
+  it("refuse what SNS did not sign, or a certificate or topic not SNS's own, and change nothing", async () => {
+    const providerMessageId = await providerIdOf(sesMail);
+    const forged = sesEvent("Complaint", providerMessageId, { complaint: { timestamp: "2026-11-28T09:00:00.000Z", complaintFeedbackType: "abuse" } });
+    const fetchesBefore = certificateFetches();
+    const requestsBefore = receiver.received.length;
+    const refusals = [
+      // Signed by another key.
+      snsMessage(
+        "Notification",
+        forged,
+        {},
+        generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({ format: "pem", type: "pkcs8" }).toString(),
+      ),
+      // Changed after signing.
+      { ...snsMessage("Notification", sesEvent("Delivery", providerMessageId, { delivery: {} })), Message: forged },
+      // A certificate anywhere but SNS's own https hosts: never fetched.
+      snsMessage("Notification", forged, { SigningCertURL: `${receiver.url}${SNS_CERTIFICATE_PATH}` }),
+      snsMessage("Notification", forged, { SigningCertURL: `http://sns.us-east-1.amazonaws.com${SNS_CERTIFICATE_PATH}` }),
+      snsMessage("Notification", forged, { SigningCertURL: `https://sns.us-east-1.amazonaws.com.evil.example${SNS_CERTIFICATE_PATH}` }),
+      // A topic in another region than the integration's.
+      snsMessage("Notification", forged, { TopicArn: "arn:aws:sns:eu-west-1:123456789012:ses-events" }),
+      // A subscription to confirm anywhere but SNS.
+      snsMessage("SubscriptionConfirmation", "subscribe", { SubscribeURL: `${receiver.url}/?Action=ConfirmSubscription` }),
+    ];
+    for (const message of refusals) {
+      const reply = await post(sesId, JSON.stringify(message));
+      expect(reply.status, JSON.stringify(reply.body)).toBe(401);
+      expect(reply.body.message).toMatch(/^ses: /);
+    }
+    expect(receiver.received.length - requestsBefore).toBe(0);
+    expect(certificateFetches()).toBe(fetchesBefore);
+    expect((await post(sesId, JSON.stringify({ Type: "Notification", Message: forged }))).status).toBe(400);
+    const details = await executionDetails(stack, sesMail, "payer");
+    expect(details.filter((detail) => detail.detail.includes("complaint"))).toEqual([]);
   });
 });

@@ -57,6 +57,11 @@ const schema = z.object({
   OUTBOUND_ALLOWED_CIDRS: parsedText(parseCidrs),
   OUTBOUND_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(5_000),
   OUTBOUND_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
+  /**
+   * Where the Amazon SNS URLs of SES webhooks (certificates, subscription confirmations) are
+   * fetched from instead of AWS, path and query kept: a test's stand-in. Unset in production.
+   */
+  SNS_ENDPOINT_ORIGIN: z.preprocess((value) => (value === "" ? undefined : value), z.string().url().optional()),
   /** The health endpoint (/livez, /readyz): the worker serves nothing else. */
   WORKER_HOST: z.string().default("127.0.0.1"),
   WORKER_PORT: port(50060),

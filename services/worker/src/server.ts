@@ -31,6 +31,7 @@ import { decodeTriggerJob } from "./trigger-jobs.js";
 import { runTriggerJobs } from "./pipeline.js";
 import { createDeliveryStage } from "./send.js";
 import { followSubscriberDeletion } from "./subscriber-deletions.js";
+import { serveSnsEndpoints } from "./sns.js";
 import * as store from "./store.js";
 
 export { readConfig };
@@ -156,6 +157,7 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
     maxAgeMs: config.DELIVERY_MAX_AGE_MS,
   });
   const leaseSweep = startLeaseSweep({ pool, maxAgeMs: config.DELIVERY_MAX_AGE_MS, log });
+  const snsEndpoints = serveSnsEndpoints({ nats, outbound, log, origin: config.SNS_ENDPOINT_ORIGIN });
   const consumeDeliveries = () =>
     consumeJobs(nats, {
       stream: deliveries,
@@ -220,6 +222,7 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
       await consumption.stop();
       await sending.stop();
       await leaseSweep.stop();
+      snsEndpoints.stop();
       await providers.close();
       await outbound.close();
       health.close();

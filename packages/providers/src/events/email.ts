@@ -1,6 +1,7 @@
-import { eventFrom, eventsOf, fieldsOf, statusIn } from "./fields.js";
+import { eventFrom, eventsOf, type Fields, fieldsOf, statusIn } from "./fields.js";
 import { verifyMailgun, verifySendgrid, verifySvix } from "./signatures.js";
-import type { EventReader } from "./types.js";
+import type { SnsMessage } from "./sns.js";
+import { type EventReader, type ProviderEventStatus, WebhookRefused } from "./types.js";
 
 /** SendGrid's event webhook: a batch of events; the X-Message-Id its send answered begins each sg_message_id. */
 const sendgrid: EventReader = {
@@ -167,4 +168,46 @@ const mailjet: EventReader = {
     ),
 };
 
-export const emailEventReaders: readonly EventReader[] = [sendgrid, mailgun, postmark, resend, brevoAs("brevo"), brevoAs("sendinblue"), mailjet];
+/** Each SES event type notify keeps, and the field of the event that holds its details. */
+const SES_EVENTS: Readonly<Record<string, { status: ProviderEventStatus; details: string }>> = {
+  Send: { status: "sent", details: "send" },
+  Delivery: { status: "delivered", details: "delivery" },
+  Bounce: { status: "bounced", details: "bounce" },
+  Complaint: { status: "complaint", details: "complaint" },
+  Reject: { status: "rejected", details: "reject" },
+  Open: { status: "opened", details: "open" },
+  Click: { status: "clicked", details: "click" },
+  DeliveryDelay: { status: "delayed", details: "deliveryDelay" },
+};
+
+/**
+ * Amazon SES's events, each in the Message of an SNS notification (readProviderEvents checks its
+ * signature first): a configuration set's events (`eventType`) or an identity's notifications
+ * (`notificationType`), naming the MessageId its send answered as `mail.messageId`.
+ */
+const ses: EventReader = {
+  providerId: "ses",
+  viaSns: true,
+  read: (notification) => {
+    const { Message, MessageId } = notification as SnsMessage;
+    let event: Fields;
+    try {
+      event = fieldsOf(JSON.parse(Message));
+    } catch {
+      throw new WebhookRefused("body", "ses: the SNS notification's Message is not JSON");
+    }
+    const kind = SES_EVENTS[String(event.eventType ?? event.notificationType)];
+    if (!kind) return [];
+    const details = fieldsOf(event[kind.details]);
+    const recipient = fieldsOf([details.bouncedRecipients, details.delayedRecipients].flatMap((list) => (Array.isArray(list) ? list : []))[0]);
+    return eventFrom(event, {
+      providerMessageId: fieldsOf(event.mail).messageId,
+      status: kind.status,
+      occurredAt: details.timestamp ?? fieldsOf(event.mail).timestamp,
+      externalId: MessageId,
+      response: recipient.diagnosticCode ?? details.smtpResponse ?? details.reason ?? details.bounceType ?? details.complaintFeedbackType,
+    });
+  },
+};
+
+export const emailEventReaders: readonly EventReader[] = [sendgrid, mailgun, postmark, resend, brevoAs("brevo"), brevoAs("sendinblue"), mailjet, ses];

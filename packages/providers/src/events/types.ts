@@ -71,6 +71,11 @@ export interface EventReader {
    * when the provider does not sign its webhooks.
    */
   readonly verify?: ((webhook: InboundWebhook, body: unknown, signingKey: string) => void) | undefined;
+  /**
+   * Posts through Amazon SNS (ses): every request is an SNS message whose own signature is checked,
+   * with or without a signing key, and `read` gets the message once it holds.
+   */
+  readonly viaSns?: true;
   /** The events of a parsed body; those of kinds notify does not keep are left out. */
   readonly read: (body: unknown) => ProviderEvent[];
 }

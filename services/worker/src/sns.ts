@@ -1,0 +1,92 @@
+import { OutboundRefused, OutboundTimeout, type OutboundHttp } from "@notify/providers";
+import { isSnsEndpointRequest, SNS_ENDPOINTS_SUBJECT, snsUrlRefusal, type SnsEndpointAnswer, type SnsEndpointRequest } from "@notify/providers/events";
+import type { Logger } from "@notify/runtime";
+import { JSONCodec, type NatsConnection } from "nats";
+
+/** Certificates kept at once; SNS signs with few, and names the one it used in every message. */
+const CERTIFICATES_KEPT = 64;
+/** How long a certificate is used before it is fetched again. */
+const CERTIFICATE_KEPT_MS = 24 * 3_600_000;
+
+const codec = JSONCodec<unknown>();
+
+export interface SnsEndpointDeps {
+  nats: NatsConnection;
+  outbound: OutboundHttp;
+  log: Logger;
+  /** SNS_ENDPOINT_ORIGIN: where SNS's URLs are fetched from instead of AWS (a test's stand-in). */
+  origin?: string | undefined;
+}
+
+class SnsCallFailed extends Error {
+  constructor(
+    message: string,
+    readonly transient: boolean,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Serves the calls to Amazon SNS that webhooks of SES need (SnsEndpoints), for the gateway, which
+ * does not reach the internet: the certificate a message's signature is checked with, kept a day,
+ * and the visit that confirms a subscription. Only SNS's own https URLs are called, through the
+ * outbound guard; one worker of the queue group answers each request.
+ */
+export function serveSnsEndpoints(deps: SnsEndpointDeps): { stop(): void } {
+  const certificates = new Map<string, { pem: Promise<string>; until: number }>();
+
+  async function get(url: string): Promise<string> {
+    const refusal = snsUrlRefusal(url);
+    if (refusal) throw new SnsCallFailed(refusal, false);
+    const { pathname, search, host } = new URL(url);
+    let status: number;
+    let text: string;
+    try {
+      ({ status, text } = await deps.outbound.request(deps.origin ? `${deps.origin}${pathname}${search}` : url, { method: "GET" }));
+    } catch (error) {
+      throw new SnsCallFailed(`${host} could not be reached: ${error instanceof Error ? error.message : String(error)}`, !(error instanceof OutboundRefused));
+    }
+    if (status !== 200) throw new SnsCallFailed(`${host} answered ${status}`, status >= 500 || status === 429);
+    return text;
+  }
+
+  function certificate(url: string): Promise<string> {
+    const kept = certificates.get(url);
+    if (kept && kept.until > Date.now()) return kept.pem;
+    const pem = get(url);
+    certificates.set(url, { pem, until: Date.now() + CERTIFICATE_KEPT_MS });
+    pem.catch(() => certificates.delete(url));
+    if (certificates.size > CERTIFICATES_KEPT) certificates.delete(certificates.keys().next().value as string);
+    return pem;
+  }
+
+  async function answer(request: SnsEndpointRequest): Promise<SnsEndpointAnswer> {
+    try {
+      if (request.action === "certificate") return { certificate: await certificate(request.url) };
+      await get(request.url);
+      deps.log.info({ topic: new URL(request.url).searchParams.get("TopicArn") }, "SNS subscription confirmed");
+      return {};
+    } catch (error) {
+      const transient = error instanceof SnsCallFailed ? error.transient : error instanceof OutboundTimeout;
+      deps.log.warn({ action: request.action, error: error instanceof Error ? error.message : String(error) }, "SNS call failed");
+      return { error: error instanceof Error ? error.message : String(error), transient };
+    }
+  }
+
+  const subscription = deps.nats.subscribe(SNS_ENDPOINTS_SUBJECT, {
+    queue: "worker",
+    callback: (error, message) => {
+      if (error) return;
+      let request: unknown;
+      try {
+        request = codec.decode(message.data);
+      } catch {
+        request = undefined;
+      }
+      const reply = isSnsEndpointRequest(request) ? answer(request) : Promise.resolve({ error: "not an SNS endpoint request", transient: false });
+      void reply.then((answered) => message.respond(codec.encode(answered)));
+    },
+  });
+  return { stop: () => subscription.unsubscribe() };
+}

@@ -79,6 +79,14 @@ export const natsEnv = {
   NATS_URL: z.string().default("nats://127.0.0.1:4222"),
 };
 
+/** The NATS subject the worker answers the gateway's calls to Amazon SNS on (SES webhooks); tests use their own. */
+export const snsRequestsEnv = {
+  SNS_REQUESTS_SUBJECT: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]+$/)
+    .default("notify.outbound.sns"),
+};
+
 /** Variables of the processes that publish or consume jobs (triggers relay, worker). */
 export const jobStreamEnv = {
   ...natsEnv,

@@ -75,7 +75,7 @@ export interface ConnectedClients {
 export function connectClients(
   config: Pick<
     GatewayConfig,
-    "SUBSCRIBERS_URL" | "MESSAGES_URL" | "TRIGGERS_URL" | "INTEGRATIONS_URL" | "TOPICS_URL" | "RPC_TIMEOUT_MS" | "INTERNAL_RPC_TOKEN"
+    "SUBSCRIBERS_URL" | "MESSAGES_URL" | "TRIGGERS_URL" | "INTEGRATIONS_URL" | "TOPICS_URL" | "RPC_TIMEOUT_MS" | "INTERNAL_RPC_TOKEN" | "SNS_REQUESTS_SUBJECT"
   >,
   feedPages?: FeedPages,
   nats: () => NatsConnection | undefined = () => undefined,
@@ -104,7 +104,7 @@ export function connectClients(
       layouts: clientOf(layoutsV1.LayoutService, triggers.transport),
       legacyLayouts: clientOf(layoutsV1.LegacyLayoutService, triggers.transport),
       triggers: triggersClient,
-      sns: snsEndpointsOver(nats),
+      sns: snsEndpointsOver(nats, config.SNS_REQUESTS_SUBJECT),
       batched: {
         countUnseen: countUnseenBatched(messagesClient),
         feedPage: feedPageBatched(messagesClient, feedPages),

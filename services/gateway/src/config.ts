@@ -11,6 +11,7 @@ import {
   optionalPort,
   parsedText,
   port,
+  snsRequestsEnv,
   url,
   type Env,
 } from "@notify/runtime";
@@ -20,6 +21,7 @@ const perSecond = z.preprocess((value) => (value === "" ? undefined : value), z.
 const schema = z.object({
   ...commonEnv,
   ...rpcClientEnv,
+  ...snsRequestsEnv,
   GATEWAY_HOST: z.string().default("0.0.0.0"),
   GATEWAY_PORT: port(3000),
   /** Where /metrics is served: not on the public port. Unset: GATEWAY_PORT + 1000 (a free port when that is 0). */

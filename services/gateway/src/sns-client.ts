@@ -1,4 +1,4 @@
-import { SNS_ENDPOINTS_SUBJECT, WebhookRefused, type SnsEndpointAnswer, type SnsEndpointRequest, type SnsEndpoints } from "@notify/providers/events";
+import { WebhookRefused, type SnsEndpointAnswer, type SnsEndpointRequest, type SnsEndpoints } from "@notify/providers/events";
 import type { NatsConnection } from "@notify/runtime";
 import { JSONCodec } from "nats";
 import { HttpError } from "./errors.js";
@@ -13,16 +13,14 @@ const codec = JSONCodec<unknown>();
  * only process that reaches the internet. AWS or the worker out of reach is a 503, which SNS
  * retries; a certificate URL that serves none refuses the message; a confirmation SNS turns down is a 400.
  */
-export function snsEndpointsOver(nats: () => NatsConnection | undefined): SnsEndpoints {
+export function snsEndpointsOver(nats: () => NatsConnection | undefined, subject: string): SnsEndpoints {
   const unavailable = (why: string) => new HttpError(503, `Amazon SNS could not be reached to read the webhook (${why}); it is taken when SNS retries`);
   async function call(request: SnsEndpointRequest): Promise<SnsEndpointAnswer> {
     const connection = nats();
     if (!connection) throw unavailable("no NATS connection");
     let answer: SnsEndpointAnswer;
     try {
-      answer = codec.decode(
-        (await connection.request(SNS_ENDPOINTS_SUBJECT, codec.encode(request), { timeout: SNS_CALL_TIMEOUT_MS })).data,
-      ) as SnsEndpointAnswer;
+      answer = codec.decode((await connection.request(subject, codec.encode(request), { timeout: SNS_CALL_TIMEOUT_MS })).data) as SnsEndpointAnswer;
     } catch (error) {
       throw unavailable(error instanceof Error ? error.message : String(error));
     }

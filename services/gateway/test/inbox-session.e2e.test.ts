@@ -68,6 +68,7 @@ beforeAll(async () => {
     INTEGRATIONS_URL: unreachable,
     TOPICS_URL: unreachable,
     RPC_TIMEOUT_MS: 1000,
+    SNS_REQUESTS_SUBJECT: "unused",
   });
   stopClients = downstream.close;
   const app = createApp({

@@ -157,7 +157,7 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
     maxAgeMs: config.DELIVERY_MAX_AGE_MS,
   });
   const leaseSweep = startLeaseSweep({ pool, maxAgeMs: config.DELIVERY_MAX_AGE_MS, log });
-  const snsEndpoints = serveSnsEndpoints({ nats, outbound, log, origin: config.SNS_ENDPOINT_ORIGIN });
+  const snsEndpoints = serveSnsEndpoints({ nats, outbound, log, subject: config.SNS_REQUESTS_SUBJECT, origin: config.SNS_ENDPOINT_ORIGIN });
   const consumeDeliveries = () =>
     consumeJobs(nats, {
       stream: deliveries,

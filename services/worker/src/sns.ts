@@ -1,5 +1,5 @@
 import { OutboundRefused, OutboundTimeout, type OutboundHttp } from "@notify/providers";
-import { isSnsEndpointRequest, SNS_ENDPOINTS_SUBJECT, snsUrlRefusal, type SnsEndpointAnswer, type SnsEndpointRequest } from "@notify/providers/events";
+import { isSnsEndpointRequest, snsUrlRefusal, type SnsEndpointAnswer, type SnsEndpointRequest } from "@notify/providers/events";
 import type { Logger } from "@notify/runtime";
 import { JSONCodec, type NatsConnection } from "nats";
 
@@ -14,6 +14,8 @@ export interface SnsEndpointDeps {
   nats: NatsConnection;
   outbound: OutboundHttp;
   log: Logger;
+  /** SNS_REQUESTS_SUBJECT: where the gateway asks. */
+  subject: string;
   /** SNS_ENDPOINT_ORIGIN: where SNS's URLs are fetched from instead of AWS (a test's stand-in). */
   origin?: string | undefined;
 }
@@ -74,7 +76,7 @@ export function serveSnsEndpoints(deps: SnsEndpointDeps): { stop(): void } {
     }
   }
 
-  const subscription = deps.nats.subscribe(SNS_ENDPOINTS_SUBJECT, {
+  const subscription = deps.nats.subscribe(deps.subject, {
     queue: "worker",
     callback: (error, message) => {
       if (error) return;

@@ -9,9 +9,6 @@ import { WebhookRefused } from "./types.js";
  * both are calls to AWS, which only the worker makes (SnsEndpoints).
  */
 
-/** The NATS subject the worker answers SnsEndpointRequests on. */
-export const SNS_ENDPOINTS_SUBJECT = "notify.outbound.sns";
-
 export interface SnsEndpointRequest {
   action: "certificate" | "confirm";
   url: string;

@@ -3,6 +3,7 @@ import type { Server as HttpServer } from "node:http";
 import { CHANGE_SUBJECTS, changedKeysOf, EVERY_KEY, type BackgroundNats, type ChangedKeys, type Logger, type Scope } from "@notify/runtime";
 import type { Subscription } from "nats";
 import { Server, type Socket } from "socket.io";
+import type { Presence } from "./presence.js";
 import type { SessionTokens, SubscriberSession, VerifiedSession } from "./sessions.js";
 
 /** A subscriber's counts as the count events carry them (each count capped, `hasMore` past the cap). */
@@ -73,6 +74,8 @@ export interface LiveDeps {
   pingTimeoutMs?: number;
   /** Sockets one subscriber may hold open on this process, all its sessions together; a socket past them is closed as it connects. */
   maxSocketsPerSubscriber: number;
+  /** Marks subscribers online while they hold a socket (presence.ts); absent: presence is not kept. */
+  presence?: Presence;
   /** Whether the subscriber's Inbox budget has room for one more handshake (rate-limits.ts inboxAdmission), else it is dropped; absent: always. */
   admit?: (session: SubscriberSession) => boolean | Promise<boolean>;
 }
@@ -449,14 +452,21 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
     let local = environments.get(environmentId);
     if (!local) environments.set(environmentId, (local = { organizationId, subscribers: new Map() }));
     let contexts = local.subscribers.get(subscriberId);
-    if (!contexts) local.subscribers.set(subscriberId, (contexts = new Map()));
+    if (!contexts) {
+      local.subscribers.set(subscriberId, (contexts = new Map()));
+      deps.presence?.opened(session.scope, subscriberId);
+    }
     contexts.set(context, (contexts.get(context) ?? 0) + 1);
     socket.once("disconnect", () => {
       cancelExpiry();
       const left = (contexts.get(context) ?? 1) - 1;
       if (left > 0) contexts.set(context, left);
       else contexts.delete(context);
-      if (contexts.size === 0 && local.subscribers.get(subscriberId) === contexts) local.subscribers.delete(subscriberId);
+      if (contexts.size === 0 && local.subscribers.get(subscriberId) === contexts) {
+        local.subscribers.delete(subscriberId);
+        // Not while this gateway stops: its clients reconnect to another, as Novu's socket service assumes.
+        if (!closed) deps.presence?.closed(session.scope, subscriberId, () => socketsHeld(environmentId, subscriberId) > 0);
+      }
       if (local.subscribers.size === 0 && environments.get(environmentId) === local) environments.delete(environmentId);
     });
   });

@@ -26,6 +26,7 @@ import { attachLiveEvents } from "./live.js";
 import { liveReadsOf } from "./live-reads.js";
 import { watchSocketConnections } from "./metrics.js";
 import { createFeedPages } from "./messages-client.js";
+import { createPresence } from "./presence.js";
 import { createRateLimiter, defaultRateLimits, inboxAdmission, type RateLimitDeps } from "./rate-limits.js";
 import { routes } from "./routes.js";
 import { createSessionTokens } from "./sessions.js";
@@ -112,6 +113,7 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
     server.once("error", reject);
   });
   server.keepAliveTimeout = 65_000;
+  const presence = createPresence({ redis, subscribers: downstream.clients.subscribers, log });
   // The Inbox's live events share the HTTP server, so one origin serves apiUrl and socketUrl.
   const live = attachLiveEvents({
     server,
@@ -123,6 +125,7 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
     pingIntervalMs: config.INBOX_SOCKET_PING_INTERVAL_MS,
     maxSocketsPerSubscriber: config.INBOX_MAX_SOCKETS_PER_SUBSCRIBER,
     ...(rateLimits ? { admit: inboxAdmission(rateLimits) } : {}),
+    presence,
   });
   const stopWatchingSockets = watchSocketConnections(async (set) => set({}, live.sockets()));
   const port = (server.address() as AddressInfo).port;
@@ -138,6 +141,7 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
       stopWatchingSockets();
       await metrics.close();
       await live.close();
+      await presence.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();

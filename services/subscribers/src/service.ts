@@ -136,6 +136,14 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
       });
     },
 
+    async setSubscribersOnline(request, context) {
+      const scope = scopeOf(context);
+      if (request.subscriberIds.length > MAX_BATCH) throw invalidField("subscriberIds", `at most ${MAX_BATCH} ids per call`, request.subscriberIds.length);
+      const subscriberIds = request.subscriberIds.filter((id) => !holdsNul(id));
+      if (subscriberIds.length === 0) return { changed: 0 };
+      return { changed: await store.updateOnlineStatus(pool, scope.environmentId, subscriberIds, request.isOnline) };
+    },
+
     async deleteSubscriber(request, context) {
       const scope = scopeOf(context);
       return withTransaction(pool, async (tx) => {

@@ -199,6 +199,20 @@ export async function updateSubscriberProfile(db: Queryable, environmentId: stri
   return rows[0]!;
 }
 
+/**
+ * Sets the Inbox presence of subscribers not already in that state; going offline, they were last
+ * online now. Answers how many changed.
+ */
+export async function updateOnlineStatus(db: Queryable, environmentId: string, subscriberIds: readonly string[], isOnline: boolean): Promise<number> {
+  const { rowCount } = await db.query(
+    `UPDATE subscribers.subscribers
+        SET is_online = $3, last_online_at = CASE WHEN $3 THEN last_online_at ELSE now() END, version = version + 1, updated_at = now()
+      WHERE environment_id = $1 AND subscriber_id = ANY ($2::text[]) AND is_online IS DISTINCT FROM $3`,
+    [environmentId, subscriberIds, isOnline],
+  );
+  return rowCount ?? 0;
+}
+
 export async function deleteSubscriber(db: Queryable, environmentId: string, subscriberId: string): Promise<string | undefined> {
   const { rows } = await db.query<{ id: string }>("DELETE FROM subscribers.subscribers WHERE environment_id = $1 AND subscriber_id = $2 RETURNING id", [
     environmentId,

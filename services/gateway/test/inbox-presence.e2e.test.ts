@@ -1,0 +1,112 @@
+import { eventually } from "@notify/testing";
+import { io as connectSocket, type Socket } from "socket.io-client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createWorkflow, messagesOf } from "./delivery-helpers.js";
+import { openInbox, openSession } from "./inbox-helpers.js";
+import { startStack, type Data, type Stack } from "./stack.js";
+
+// Inbox presence, as Novu's socket service keeps it: a subscriber with an Inbox socket open on any
+// gateway is online; once its last one closes it is offline, last online then. Step conditions
+// on subscriber.isOnline read it.
+
+let stack: Stack;
+/** A second gateway of the same stack, in a process of its own. */
+let replicaUrl: string;
+let workflow: string;
+const sockets: Socket[] = [];
+
+beforeAll(async () => {
+  stack = await startStack();
+  replicaUrl = await stack.startReplica();
+  workflow = await createWorkflow(stack, "Presence", [
+    { template: { type: "in_app", content: "always" } },
+    {
+      template: { type: "in_app", content: "while away" },
+      filters: [{ isNegated: false, type: "GROUP", value: "AND", children: [{ on: "subscriber", field: "isOnline", value: "false", operator: "EQUAL" }] }],
+    },
+  ]);
+}, 60_000);
+
+afterAll(async () => {
+  for (const socket of sockets) socket.close();
+  await stack?.stop();
+});
+
+type Presence = { isOnline?: boolean | null | undefined; lastOnlineAt?: string | null | undefined };
+
+async function presenceOf(subscriberId: string): Promise<Presence> {
+  const reply = await stack.request<Data<Presence>>("GET", `/v1/subscribers/${subscriberId}`);
+  expect(reply.status).toBe(200);
+  return { isOnline: reply.body.data.isOnline, lastOnlineAt: reply.body.data.lastOnlineAt };
+}
+
+/** A socket of the subscriber's Inbox session on `url`, once connected. */
+async function socketOn(url: string, subscriberId: string): Promise<Socket> {
+  const { token } = await openSession(stack, subscriberId);
+  const socket = connectSocket(url, { transports: ["websocket"], query: { token }, forceNew: true, reconnection: false });
+  sockets.push(socket);
+  await new Promise<void>((resolve, reject) => {
+    socket.once("connect", resolve);
+    socket.once("connect_error", reject);
+  });
+  return socket;
+}
+
+/** Triggers the workflow for the subscriber and answers the contents of the messages its run wrote. */
+async function run(subscriberId: string, transactionId: string): Promise<string[]> {
+  expect((await stack.request("POST", "/v1/events/trigger", { name: workflow, to: subscriberId, transactionId })).status).toBe(201);
+  // The unconditional step is written in the same run as the conditional one.
+  const contents = await eventually(async () => {
+    const written = (await messagesOf(stack, transactionId, "in_app")).map((message) => String((message as { content?: unknown }).content));
+    return written.includes("always") ? written : undefined;
+  }, 15_000);
+  return contents.sort();
+}
+
+describe("Inbox presence", () => {
+  it("is online while any gateway holds one of the subscriber's sockets, offline with lastOnlineAt once the last closes; conditions read it", async () => {
+    expect((await stack.request("POST", "/v1/subscribers", { subscriberId: "presence-ada" })).status).toBe(201);
+    expect((await presenceOf("presence-ada")).isOnline ?? false).toBe(false);
+
+    // @novu/js opens its socket through the first gateway.
+    const inbox = await openInbox(stack, "presence-ada");
+    const connected = new Promise<void>((resolve, reject) => {
+      const stop = inbox.on("socket.connect.resolved", ({ error }) => {
+        stop();
+        if (error) reject(error);
+        else resolve();
+      });
+    });
+    inbox.on("notifications.unseen_count_changed", () => undefined);
+    await connected;
+    await eventually(async () => ((await presenceOf("presence-ada")).isOnline === true ? true : undefined), 10_000, 100);
+    expect(await run("presence-ada", "presence-online")).toEqual(["always"]);
+
+    // A second tab, through the replica; the first closes: still online, the replica holds a socket.
+    const replicaSocket = await socketOn(replicaUrl, "presence-ada");
+    // Its opening recorded (it marks online what is online already: nothing to wait for), the first closes.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    inbox.socket.disconnect();
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect((await presenceOf("presence-ada")).isOnline).toBe(true);
+
+    // The last one closes: offline, last online now.
+    const closedAt = Date.now();
+    replicaSocket.close();
+    const offline = await eventually(
+      async () => {
+        const presence = await presenceOf("presence-ada");
+        return presence.isOnline === false ? presence : undefined;
+      },
+      10_000,
+      100,
+    );
+    expect(Math.abs(Date.parse(offline.lastOnlineAt ?? "") - closedAt)).toBeLessThan(10_000);
+    expect(await run("presence-ada", "presence-away")).toEqual(["always", "while away"]);
+
+    // Back: online again, lastOnlineAt kept.
+    await socketOn(stack.url, "presence-ada");
+    await eventually(async () => ((await presenceOf("presence-ada")).isOnline === true ? true : undefined), 10_000, 100);
+    expect((await presenceOf("presence-ada")).lastOnlineAt).toBe(offline.lastOnlineAt);
+  });
+});

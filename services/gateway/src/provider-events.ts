@@ -1,8 +1,8 @@
-import { readProviderEvents, WebhookRefused, type ProviderEvent } from "@notify/providers/events";
+import { readProviderEvents, readsWebhooksOf, WebhookRefused, type ProviderEvent } from "@notify/providers/events";
 import type { z } from "zod";
 import { HttpError } from "./errors.js";
 import { providerEventMessageOf, webhookResultToJson, type inboundWebhookParams } from "./mappers/provider-events.js";
-import type { PublicRouteInput, RawRequest } from "./route.js";
+import type { PublicRouteInput, RawRequest, RouteInput } from "./route.js";
 
 /** Events recorded per call: a provider's batch may hold more than the messages service takes at once. */
 const EVENTS_PER_CALL = 500;
@@ -48,4 +48,26 @@ export async function receiveProviderEvents({
     for (const position of matched) kept.push(part[position]!);
   }
   return kept.map(webhookResultToJson);
+}
+
+/** Channels whose providers may report events; Novu answers 400 for the others. */
+const REPORTING_CHANNELS = new Set(["email", "sms"]);
+
+/**
+ * Whether an integration's provider reports events that notify reads (@novu/node's
+ * getWebhookProviderStatus): the integration named by its id, or the environment's first one of
+ * that provider with credentials, as Novu finds it.
+ */
+export async function webhookSupport({ params, clients, call }: RouteInput<{ providerOrIntegrationId: string }, unknown, unknown>): Promise<boolean> {
+  const key = params.providerOrIntegrationId;
+  const { integrations } = await clients.integrations.listIntegrations({}, call);
+  const hasCredentials = (integration: (typeof integrations)[number]) =>
+    Object.entries(integration.credentials ?? {}).some(([name, value]) => name !== "$typeName" && value !== undefined && value !== "");
+  const integration =
+    integrations.find((candidate) => candidate.id === key) ?? integrations.find((candidate) => candidate.providerId === key && hasCredentials(candidate));
+  if (!integration) throw new HttpError(404, `Integration for ${key} was not found`);
+  if (!hasCredentials(integration)) throw new HttpError(400, `Integration ${integration.id} doesn't have credentials set up`);
+  if (!REPORTING_CHANNELS.has(integration.channel))
+    throw new HttpError(400, `Webhook for ${integration.providerId}-${integration.channel} is not supported yet`);
+  return readsWebhooksOf(integration.providerId);
 }

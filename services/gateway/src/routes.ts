@@ -329,7 +329,7 @@ import {
   triggerBody,
   triggerResultResponse,
 } from "./mappers/triggers.js";
-import { receiveProviderEvents } from "./provider-events.js";
+import { receiveProviderEvents, webhookSupport } from "./provider-events.js";
 import { executionDetailsQuery, executionDetailToJson, executionDetailResponse } from "./mappers/execution-details.js";
 import { inboundWebhookParams, webhookResultResponse } from "./mappers/provider-events.js";
 import {
@@ -1682,6 +1682,13 @@ export const routes: Route[] = [
     params: integrationIdParam,
     handle: async ({ params, clients, call }) => integrationToJson(await clients.integrations.setPrimaryIntegration({ id: params.integrationId }, call)),
     sensitive: integrationOutcome,
+  }),
+  route({
+    method: "GET",
+    path: "/v1/integrations/webhook/provider/:providerOrIntegrationId/status",
+    params: z.object({ providerOrIntegrationId: z.string().min(1).max(200) }),
+    response: z.boolean(),
+    handle: webhookSupport,
   }),
   // Delivery providers' webhooks: what became of the messages they accepted
   route({

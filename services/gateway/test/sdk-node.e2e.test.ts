@@ -201,6 +201,24 @@ describe("@novu/node 2.6.6 against the gateway: integrations", () => {
     expect(dataOf(await novu.integrations.setIntegrationAsPrimary(String(second._id)))).toMatchObject({ _id: second._id, primary: true });
     expect(dataOf(await novu.integrations.delete(String(created._id))).map((integration: Json) => integration._id)).not.toContain(String(created._id));
   });
+
+  it("getWebhookProviderStatus: whether notify reads the events of an integration's provider, by provider or integration id", async () => {
+    const postmark = dataOf(await novu.integrations.create("postmark", { channel: ChannelTypeEnum.EMAIL, active: false, credentials: { apiKey: "pm" } }));
+    expect(dataOf(await novu.integrations.getWebhookProviderStatus("postmark"))).toBe(true);
+    expect(dataOf(await novu.integrations.getWebhookProviderStatus(String(postmark._id)))).toBe(true);
+    const smtp = dataOf(
+      await novu.integrations.create("nodemailer", { channel: ChannelTypeEnum.EMAIL, active: false, credentials: { host: "smtp.example.com" } }),
+    );
+    expect(dataOf(await novu.integrations.getWebhookProviderStatus(String(smtp._id)))).toBe(false);
+    const chat = dataOf(await novu.integrations.create("discord", { channel: ChannelTypeEnum.CHAT, active: true, credentials: { apiKey: "d" } }));
+    const refused = await novu.integrations
+      .getWebhookProviderStatus(String(chat._id))
+      .catch((error: { response: { status: number; data: Json } }) => error.response);
+    expect(refused).toMatchObject({ status: 400, data: { message: "Webhook for discord-chat is not supported yet" } });
+    expect(await statusOf(novu.integrations.getWebhookProviderStatus("0123456789abcdef01234567"))).toBe(404);
+    // A provider none of whose integrations has credentials is not found, as Novu finds it.
+    expect(await statusOf(novu.integrations.getWebhookProviderStatus("resend"))).toBe(404);
+  });
 });
 
 describe("@novu/node 2.6.6 against the gateway: messages", () => {

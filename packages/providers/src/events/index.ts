@@ -8,6 +8,11 @@ export * from "./types.js";
 
 const readers = new Map<string, EventReader>([...emailEventReaders, ...smsEventReaders].map((reader) => [reader.providerId, reader]));
 
+/** Whether notify reads the webhooks of a provider (Novu's "webhook support" of an integration). */
+export function readsWebhooksOf(providerId: string): boolean {
+  return readers.has(providerId);
+}
+
 function parsedBody(providerId: string, webhook: InboundWebhook): unknown {
   const text = webhook.body.toString("utf8");
   if (/^application\/x-www-form-urlencoded\b/i.test(webhook.contentType)) return Object.fromEntries(new URLSearchParams(text));

@@ -53,6 +53,32 @@ describe("SubscriberService (in memory)", () => {
     expect(new Set(replies.map((reply) => reply.subscriber?.id)).size).toBe(1);
   });
 
+  it("sets Inbox presence: only subscribers not already in that state change, last online when they go offline, in the caller's environment", async () => {
+    await client.upsertSubscriber({ subscriberId: "online-a" }, call);
+    await client.upsertSubscriber({ subscriberId: "online-b" }, call);
+    const other = { headers: scopeHeaders(newScope()) };
+    await client.upsertSubscriber({ subscriberId: "online-a" }, other);
+    expect(await client.setSubscribersOnline({ subscriberIds: ["online-a", "online-b", "ghost", "nul\u0000"], isOnline: true }, call)).toMatchObject({
+      changed: 2,
+    });
+    expect(await client.setSubscribersOnline({ subscriberIds: ["online-a"], isOnline: true }, call)).toMatchObject({ changed: 0 });
+    const before = Date.now();
+    expect(await client.setSubscribersOnline({ subscriberIds: ["online-a"], isOnline: false }, call)).toMatchObject({ changed: 1 });
+    const [a, b] = (await client.batchGetSubscribers({ subscriberIds: ["online-a", "online-b"] }, call)).subscribers.sort((x, y) =>
+      x.subscriberId.localeCompare(y.subscriberId),
+    );
+    expect(a).toMatchObject({ isOnline: false });
+    expect(Number(a!.lastOnlineAt?.seconds) * 1000).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000);
+    expect(b).toMatchObject({ isOnline: true });
+    expect(b!.lastOnlineAt).toBeUndefined();
+    const elsewhere = (await client.batchGetSubscribers({ subscriberIds: ["online-a"] }, other)).subscribers[0];
+    expect(elsewhere?.isOnline).toBeUndefined();
+    const tooMany = await rpcError(
+      client.setSubscribersOnline({ subscriberIds: Array.from({ length: 1001 }, (_, index) => `s${index}`), isOnline: true }, call),
+    );
+    expect(tooMany.code).toBe(Code.InvalidArgument);
+  });
+
   it("looks up a batch by external and internal ids, only in the caller's environment", async () => {
     const a = (await client.upsertSubscriber({ subscriberId: "batch-a" }, call)).subscriber!;
     const b = (await client.upsertSubscriber({ subscriberId: "batch-b" }, call)).subscriber!;

@@ -9,7 +9,7 @@ import { benchDatabase, cpuSeconds, startProcess, startServices, stopProcess, wa
 
 const SOCKETS = Number(process.env.BENCH_INBOX_SOCKETS ?? 10_000);
 const gatewayModule = (path) => import(new URL(`../services/gateway/dist/${path}`, import.meta.url).href);
-const { readConfig: readGatewayConfig } = await gatewayModule("config.js");
+const { readConfig: readGatewayConfig, encryptionKeyOf, sealerOf } = await gatewayModule("config.js");
 /**
  * Whole rounds of the gateway's pings (every socket pinged the same number of times), several of
  * them: an idle socket costs nothing between its pings, and the garbage they leave is collected a
@@ -29,7 +29,6 @@ const PAYLOAD = Object.fromEntries(Array.from({ length: 40 }, (_, index) => [`fi
 
 const { createSessionTokens } = await gatewayModule("sessions.js");
 const { createEnvironments } = await gatewayModule("environments.js");
-const { encryptionKeyOf, sealerOf } = await gatewayModule("server.js");
 
 const rssBytes = (pid) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))[1]) * 1024;
 const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,4 +1,4 @@
-import { OutboundRefused, OutboundTimeout, type OutboundHttp } from "@notify/providers";
+import { OutboundRefused, type OutboundHttp } from "@notify/providers";
 import { isSnsEndpointRequest, snsUrlRefusal, type SnsEndpointAnswer, type SnsEndpointRequest } from "@notify/providers/events";
 import type { Logger } from "@notify/runtime";
 import { JSONCodec, type NatsConnection } from "nats";
@@ -70,7 +70,7 @@ export function serveSnsEndpoints(deps: SnsEndpointDeps): { stop(): void } {
       deps.log.info({ topic: new URL(request.url).searchParams.get("TopicArn") }, "SNS subscription confirmed");
       return {};
     } catch (error) {
-      const transient = error instanceof SnsCallFailed ? error.transient : error instanceof OutboundTimeout;
+      const transient = error instanceof SnsCallFailed && error.transient;
       deps.log.warn({ action: request.action, error: error instanceof Error ? error.message : String(error) }, "SNS call failed");
       return { error: error instanceof Error ? error.message : String(error), transient };
     }

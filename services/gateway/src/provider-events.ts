@@ -13,8 +13,9 @@ const REFUSAL_STATUS = { unsupported: 404, signature: 401, body: 400 } as const;
  * A delivery provider's webhook (Novu's inbound webhooks): the provider posts what became of the
  * messages it accepted, to a URL naming the environment and the integration. No API key: the
  * integration must have inbound webhooks enabled, and the provider's signature must hold when the
- * integration has a signing key (always, for SNS's deliveries of SES events). Events are kept as their messages' execution details; those
- * naming no message this integration's provider sent in the environment are left out.
+ * integration has a signing key (always, for SNS's deliveries of SES events). Events are kept as
+ * their messages' execution details; those naming no message this integration's provider sent in
+ * the environment are left out.
  */
 export async function receiveProviderEvents({
   params,

@@ -70,9 +70,9 @@ export function serveSnsEndpoints(deps: SnsEndpointDeps): { stop(): void } {
       deps.log.info({ topic: new URL(request.url).searchParams.get("TopicArn") }, "SNS subscription confirmed");
       return {};
     } catch (error) {
-      const transient = error instanceof SnsCallFailed && error.transient;
-      deps.log.warn({ action: request.action, error: error instanceof Error ? error.message : String(error) }, "SNS call failed");
-      return { error: error instanceof Error ? error.message : String(error), transient };
+      const text = error instanceof Error ? error.message : String(error);
+      deps.log.warn({ action: request.action, error: text }, "SNS call failed");
+      return { error: text, transient: error instanceof SnsCallFailed && error.transient };
     }
   }
 

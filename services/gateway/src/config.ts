@@ -91,6 +91,12 @@ const schema = z.object({
   INBOX_SOCKET_PING_INTERVAL_MS: z.coerce.number().int().min(1_000).max(300_000).default(45_000),
   /** Inbox sockets one subscriber may hold open on one gateway process (every tab and app of theirs); one more is closed as it connects. */
   INBOX_MAX_SOCKETS_PER_SUBSCRIBER: z.coerce.number().int().min(1).max(100_000).default(50),
+  /**
+   * How long a gateway that stopped without closing its Inbox sockets (killed, crashed, cut off
+   * from Redis) keeps their subscribers online: it says it is alive three times as often, and
+   * the other gateways look for ones gone silent as often.
+   */
+  INBOX_PRESENCE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(60_000),
   /** Time /readyz/dependencies waits for each dependency. */
   READINESS_TIMEOUT_MS: z.coerce.number().int().min(50).default(1_000),
 });

@@ -1,22 +1,54 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import type { Client } from "@connectrpc/connect";
 import type { subscribersV1 } from "@notify/proto";
 import { createCoalescer, repeatEvery, scopeHeaders, type Logger, type Redis, type Scope } from "@notify/runtime";
 
-/** How long a gateway counts as alive after it last said so; it says so three times as often. */
-const PROCESS_ALIVE_MS = 60_000;
 /** A subscriber's record of the gateways holding its sockets outlives a gateway that died holding one by this long. */
 const SUBSCRIBER_KEPT_MS = 24 * 3_600_000;
-/** Presence changes sent to the subscribers service in one call. */
+/** Presence changes sent to the subscribers service in one call, and subscribers of a silent gateway swept at once. */
 const PER_CALL = 1_000;
 
 const processKey = (processId: string) => `notify:presence:process:${processId}`;
 const subscriberKey = (environmentId: string, subscriberId: string) => `notify:presence:${environmentId}:${subscriberId}`;
+/** The subscribers a gateway holds sockets of, as `organizationId/environmentId/subscriberId`. */
+const heldKey = (processId: string) => `notify:presence:held:${processId}`;
+/** The gateways of a deployment that may hold sockets, alive or not yet swept. */
+const gatewaysKey = (deployment: string) => `notify:presence:gateways:${deployment}`;
+/** Taken by the gateway sweeping a silent one, so two do not sweep it at once. */
+const sweepKey = (processId: string) => `notify:presence:sweep:${processId}`;
+
+interface Held {
+  scope: Scope;
+  subscriberId: string;
+}
+
+const heldText = ({ scope, subscriberId }: Held) => `${scope.organizationId}/${scope.environmentId}/${subscriberId}`;
+
+/** An entry of a gateway's held set; organization and environment ids hold no "/", a subscriber id may. */
+function heldOf(text: string): Held | undefined {
+  const first = text.indexOf("/");
+  const second = text.indexOf("/", first + 1);
+  if (first < 1 || second < 0) return undefined;
+  return { scope: { organizationId: text.slice(0, first), environmentId: text.slice(first + 1, second) }, subscriberId: text.slice(second + 1) };
+}
+
+/**
+ * The name gateways share when they look after each other's subscribers: their database's
+ * (host, port and name, not the credentials), so deployments that share a Redis keep apart.
+ */
+export function deploymentOf(databaseUrl: string): string {
+  const { host, pathname } = new URL(databaseUrl);
+  return createHash("sha256").update(`${host}${pathname}`).digest("hex").slice(0, 16);
+}
 
 export interface PresenceDeps {
   redis: Redis;
   subscribers: Pick<Client<typeof subscribersV1.SubscriberService>, "setSubscribersOnline">;
   log: Logger;
+  /** deploymentOf(DATABASE_URL): the gateways that sweep each other's subscribers. */
+  deployment: string;
+  /** INBOX_PRESENCE_TIMEOUT_MS: how long a silent gateway's subscribers stay online. */
+  timeoutMs: number;
 }
 
 export interface Presence {
@@ -34,14 +66,19 @@ export interface Presence {
  * Inbox presence (Novu's subscriber isOnline and lastOnlineAt, which step conditions read), kept
  * as Novu's socket service keeps it, across gateways: each records in Redis which gateways hold
  * a subscriber's sockets and says it is alive, so one closing its last socket of a subscriber
- * marks it offline only when no live gateway holds another. A gateway that dies holding sockets
- * leaves their subscribers online, as Novu's does; their clients reconnect elsewhere anyway.
+ * marks it offline only when no live gateway holds another. A gateway that stops without closing
+ * its sockets (killed, crashed, or stopping, when its clients reconnect elsewhere) goes silent:
+ * once its word has run out, another gateway sweeps its subscribers, marking offline those no
+ * live gateway holds a socket of. Novu's leaves them online until their next disconnect.
  */
 export function createPresence(deps: PresenceDeps): Presence {
-  const { redis, log } = deps;
+  const { redis, log, timeoutMs } = deps;
   const processId = randomBytes(8).toString("hex");
-  const alive = () => redis.set(processKey(processId), "1", { PX: PROCESS_ALIVE_MS }).then(() => undefined);
-  const heartbeat = repeatEvery(PROCESS_ALIVE_MS / 3, alive, (error) => log.warn({ err: error }, "presence heartbeat not written"));
+  const gateways = gatewaysKey(deps.deployment);
+  const alive = async () => {
+    await redis.multi().set(processKey(processId), "1", { PX: timeoutMs }).sAdd(gateways, processId).pExpire(heldKey(processId), SUBSCRIBER_KEPT_MS).exec();
+  };
+  const heartbeat = repeatEvery(timeoutMs / 3, alive, (error) => log.warn({ err: error }, "presence heartbeat not written"));
   void alive().catch((error: unknown) => log.warn({ err: error }, "presence heartbeat not written"));
 
   // Per environment, in the order they happened: a reload's close and open land in one batch or in
@@ -60,24 +97,57 @@ export function createPresence(deps: PresenceDeps): Presence {
       return items.map(() => undefined);
     },
   });
-  const change = (scope: Scope, subscriberId: string, isOnline: boolean) => {
-    changes.submit(`${scope.organizationId}/${scope.environmentId}`, { subscriberId, isOnline }).catch((error: unknown) => {
-      log.warn({ err: error, environmentId: scope.environmentId, subscriberId }, "presence not recorded");
+  const change = ({ scope, subscriberId }: Held, isOnline: boolean) =>
+    changes.submit(`${scope.organizationId}/${scope.environmentId}`, { subscriberId, isOnline });
+  const changeNow = (held: Held, isOnline: boolean) => {
+    change(held, isOnline).catch((error: unknown) => {
+      log.warn({ err: error, environmentId: held.scope.environmentId, subscriberId: held.subscriberId }, "presence not recorded");
     });
   };
 
-  /** Whether a live gateway other than this one holds a socket of the subscriber; Redis out of reach: none known. */
-  async function heldElsewhere(scope: Scope, subscriberId: string): Promise<boolean> {
-    try {
-      const key = subscriberKey(scope.environmentId, subscriberId);
-      const [, members] = (await redis.multi().sRem(key, processId).sMembers(key).exec()) as [unknown, string[]];
-      const others = members.filter((member) => member !== processId);
-      return others.length > 0 && (await redis.exists(others.map(processKey))) > 0;
-    } catch (error) {
-      log.warn({ err: error }, "presence of other gateways not read");
-      return false;
+  /** Takes `leaving` off the subscriber's record; answers whether a live gateway still holds one of its sockets. */
+  async function heldByOthers({ scope, subscriberId }: Held, leaving: string): Promise<boolean> {
+    const key = subscriberKey(scope.environmentId, subscriberId);
+    const [, members] = (await redis.multi().sRem(key, leaving).sMembers(key).exec()) as [unknown, string[]];
+    return members.length > 0 && (await redis.exists(members.map(processKey))) > 0;
+  }
+
+  /**
+   * Marks offline the subscribers of a silent gateway that no live gateway holds, a page at a
+   * time; an entry leaves its held set once its change is recorded, so a sweep cut short (this
+   * gateway dying too, the subscribers service out of reach) is taken up again by the next.
+   */
+  async function sweepGateway(silent: string): Promise<number> {
+    let offline = 0;
+    for (;;) {
+      const entries = await redis.sRandMemberCount(heldKey(silent), PER_CALL);
+      if (entries.length === 0) return offline;
+      await Promise.all(
+        entries.map(async (entry) => {
+          const held = heldOf(entry);
+          if (!held || (await heldByOthers(held, silent))) return;
+          await change(held, false);
+          offline += 1;
+        }),
+      );
+      await redis.sRem(heldKey(silent), entries);
     }
   }
+
+  /** Sweeps the deployment's gateways gone silent, each by one gateway at a time. */
+  async function sweep(): Promise<void> {
+    const others = (await redis.sMembers(gateways)).filter((id) => id !== processId);
+    if (others.length === 0) return;
+    const words = await redis.mGet(others.map(processKey));
+    for (const [index, silent] of others.entries()) {
+      if (words[index] !== null) continue;
+      if ((await redis.set(sweepKey(silent), processId, { NX: true, PX: timeoutMs })) === null) continue;
+      const offline = await sweepGateway(silent);
+      await redis.multi().sRem(gateways, silent).del(heldKey(silent)).del(sweepKey(silent)).exec();
+      log.info({ gateway: silent, offline }, "presence of a silent gateway's subscribers swept");
+    }
+  }
+  const sweeps = repeatEvery(timeoutMs / 3, sweep, (error) => log.warn({ err: error }, "presence of silent gateways not swept"));
 
   return {
     opened(scope, subscriberId) {
@@ -86,16 +156,27 @@ export function createPresence(deps: PresenceDeps): Presence {
         .multi()
         .sAdd(key, processId)
         .pExpire(key, SUBSCRIBER_KEPT_MS)
+        .sAdd(heldKey(processId), heldText({ scope, subscriberId }))
         .exec()
         .catch((error: unknown) => log.warn({ err: error }, "presence not recorded in Redis"));
-      change(scope, subscriberId, true);
+      changeNow({ scope, subscriberId }, true);
     },
     closed(scope, subscriberId, heldAgain) {
-      void heldElsewhere(scope, subscriberId).then((elsewhere) => {
-        if (!elsewhere && !heldAgain()) change(scope, subscriberId, false);
-      });
+      const held = { scope, subscriberId };
+      redis.sRem(heldKey(processId), heldText(held)).catch((error: unknown) => log.warn({ err: error }, "presence not recorded in Redis"));
+      void heldByOthers(held, processId).then(
+        (elsewhere) => {
+          if (!elsewhere && !heldAgain()) changeNow(held, false);
+        },
+        (error: unknown) => {
+          // Redis out of reach: no other gateway known to hold one.
+          log.warn({ err: error }, "presence of other gateways not read");
+          if (!heldAgain()) changeNow(held, false);
+        },
+      );
     },
     async stop() {
+      await sweeps.stop();
       await heartbeat.stop();
     },
   };

@@ -26,7 +26,7 @@ import { attachLiveEvents } from "./live.js";
 import { liveReadsOf } from "./live-reads.js";
 import { watchSocketConnections } from "./metrics.js";
 import { createFeedPages } from "./messages-client.js";
-import { createPresence } from "./presence.js";
+import { createPresence, deploymentOf } from "./presence.js";
 import { createRateLimiter, defaultRateLimits, inboxAdmission, type RateLimitDeps } from "./rate-limits.js";
 import { routes } from "./routes.js";
 import { createSessionTokens } from "./sessions.js";
@@ -113,7 +113,13 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
     server.once("error", reject);
   });
   server.keepAliveTimeout = 65_000;
-  const presence = createPresence({ redis, subscribers: downstream.clients.subscribers, log });
+  const presence = createPresence({
+    redis,
+    subscribers: downstream.clients.subscribers,
+    log,
+    deployment: deploymentOf(config.DATABASE_URL),
+    timeoutMs: config.INBOX_PRESENCE_TIMEOUT_MS,
+  });
   // The Inbox's live events share the HTTP server, so one origin serves apiUrl and socketUrl.
   const live = attachLiveEvents({
     server,

@@ -7,7 +7,11 @@ import { startStack, type Data, type Stack } from "./stack.js";
 
 // Inbox presence, as Novu's socket service keeps it: a subscriber with an Inbox socket open on any
 // gateway is online; once its last one closes it is offline, last online then. Step conditions
-// on subscriber.isOnline read it.
+// on subscriber.isOnline read it. A gateway that dies holding sockets goes silent, and another
+// marks offline the subscribers no live gateway holds a socket of.
+
+/** INBOX_PRESENCE_TIMEOUT_MS of this stack's gateways: a silent one is swept soon after. */
+const PRESENCE_TIMEOUT_MS = 1_500;
 
 let stack: Stack;
 /** A second gateway of the same stack, in a process of its own. */
@@ -16,7 +20,7 @@ let workflow: string;
 const sockets: Socket[] = [];
 
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await startStack({ gatewayEnv: { INBOX_PRESENCE_TIMEOUT_MS: String(PRESENCE_TIMEOUT_MS) } });
   replicaUrl = await stack.startReplica();
   workflow = await createWorkflow(stack, "Presence", [
     { template: { type: "in_app", content: "always" } },
@@ -108,5 +112,40 @@ describe("Inbox presence", () => {
     await socketOn(stack.url, "presence-ada");
     await eventually(async () => ((await presenceOf("presence-ada")).isOnline === true ? true : undefined), 10_000, 100);
     expect((await presenceOf("presence-ada")).lastOnlineAt).toBe(offline.lastOnlineAt);
+  });
+
+  it("marks offline, once a gateway killed holding their sockets has gone silent, the subscribers no live gateway holds a socket of", async () => {
+    for (const subscriberId of ["presence-bo", "presence-cy"]) {
+      expect((await stack.request("POST", "/v1/subscribers", { subscriberId })).status).toBe(201);
+    }
+    const doomed = await stack.startReplica();
+    // Bo's only socket is on the gateway about to die; Cy has one there and one on the first gateway.
+    await socketOn(doomed, "presence-bo");
+    await socketOn(doomed, "presence-cy");
+    await socketOn(stack.url, "presence-cy");
+    for (const subscriberId of ["presence-bo", "presence-cy"]) {
+      await eventually(async () => ((await presenceOf(subscriberId)).isOnline === true ? true : undefined), 10_000, 100);
+    }
+    // Every opening recorded in Redis before the gateway dies.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+
+    const killedAt = Date.now();
+    await stack.killReplica(doomed);
+    const offline = await eventually(
+      async () => {
+        const presence = await presenceOf("presence-bo");
+        return presence.isOnline === false ? presence : undefined;
+      },
+      15_000,
+      100,
+    );
+    // Not before its word ran out; last online when it was swept.
+    const lastOnlineAt = Date.parse(offline.lastOnlineAt ?? "");
+    expect(lastOnlineAt).toBeGreaterThanOrEqual(killedAt + PRESENCE_TIMEOUT_MS / 2);
+    expect(lastOnlineAt).toBeLessThan(Date.now() + 1_000);
+    expect(await run("presence-bo", "presence-bo-away")).toEqual(["always", "while away"]);
+    // Cy's socket on the first gateway keeps Cy online through the sweep.
+    await new Promise((resolve) => setTimeout(resolve, PRESENCE_TIMEOUT_MS));
+    expect((await presenceOf("presence-cy")).isOnline).toBe(true);
   });
 });

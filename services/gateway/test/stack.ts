@@ -58,6 +58,8 @@ export interface Stack {
    * replica behind a load balancer would run; answers its URL. Stopped with the stack.
    */
   startReplica(): Promise<string>;
+  /** Kills the replica at `url` as a crash would (SIGKILL): it closes nothing. */
+  killReplica(url: string): Promise<void>;
   /** Makes a key for another environment (created if needed). */
   createKey(environment: string, organization?: string): Promise<string>;
   stop(): Promise<void>;
@@ -202,7 +204,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     ...options.gatewayEnv,
   };
   const gateway = await startGateway(readConfig(gatewayEnv));
-  const replicas: ChildProcess[] = [];
+  const replicas = new Map<string, ChildProcess>();
   const url = `http://127.0.0.1:${gateway.port}`;
   const pool = createPool(database.url, 2);
   const sealer = sealerOf(readConfig({ GATEWAY_ENCRYPTION_KEY }));
@@ -234,15 +236,21 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         env: { ...process.env, ...gatewayEnv, GATEWAY_PORT: String(port) },
         stdio: ["ignore", "ignore", "inherit"],
       });
-      replicas.push(replica);
       const replicaUrl = `http://127.0.0.1:${port}`;
+      replicas.set(replicaUrl, replica);
       await eventually(async () => ((await fetch(`${replicaUrl}/livez`)).ok ? true : undefined), 30_000);
       return replicaUrl;
     },
+    async killReplica(replicaUrl) {
+      const replica = replicas.get(replicaUrl);
+      if (!replica || replica.exitCode !== null || replica.signalCode !== null) throw new Error(`no replica running at ${replicaUrl}`);
+      replica.kill("SIGKILL");
+      await once(replica, "exit");
+    },
     async stop() {
       await Promise.all(
-        replicas.map((replica) => {
-          if (replica.exitCode !== null) return undefined;
+        [...replicas.values()].map((replica) => {
+          if (replica.exitCode !== null || replica.signalCode !== null) return undefined;
           replica.kill("SIGTERM");
           return once(replica, "exit");
         }),

@@ -12,6 +12,7 @@ export * from "./jetstream.js";
 export * from "./paging.js";
 export * from "./changes.js";
 export * from "./coalesce.js";
+export * from "./kept-loads.js";
 export * from "./coherence.js";
 export * from "./vocabulary.js";
 export * from "./sealing.js";

@@ -20,6 +20,7 @@ import {
   channelName,
   Counter,
   createCoalescer,
+  keptLoads,
   Histogram,
   inSpan,
   SpanKind,
@@ -308,8 +309,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
    * 'sending', it would take it for a dead worker's.
    */
   const inHand = new Set<string>();
-  const integrationCache = new Map<string, { at: number; lookup: Promise<integrationsV1.Integration | undefined> }>();
-  const integrationLookups = cacheLookups("worker_integrations");
+  const integrations = keptLoads<integrationsV1.Integration>({ max: 10_000, ttlMs: 5_000, lookups: cacheLookups("worker_integrations") });
 
   // Claims and outcomes of concurrent sends share one statement: a batch commits the outcomes of
   // the sends that just ended with the claims of those about to start. One batch at a time (here
@@ -375,26 +375,15 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
   });
   const record = (attempt: Attempt) => records.submit(`${attempt.job.organizationId}/${attempt.job.environmentId}`, attempt);
 
-  /** An integration as its environment has it now, read at most every few seconds per process. */
+  /** An integration as its environment has it now, read at most every few seconds per process; undefined when it is gone. */
   function integrationOf(job: deliveriesV1.DeliveryJob): Promise<integrationsV1.Integration | undefined> {
-    const key = `${job.environmentId}/${job.integrationId}`;
-    const cached = integrationCache.get(key);
-    if (cached && Date.now() - cached.at < 5_000) {
-      integrationLookups.hit();
-      return cached.lookup;
-    }
-    integrationLookups.miss();
-    const lookup = deps.integrations.getIntegration({ id: job.integrationId }, { headers: scopeHeaders(job) }).then(
-      (integration) => integration as integrationsV1.Integration | undefined,
-      (error: unknown) => {
-        integrationCache.delete(key);
-        if (error instanceof ConnectError && error.code === Code.NotFound) return undefined;
-        throw error;
-      },
+    const lookup = integrations(`${job.environmentId}/${job.integrationId}`, () =>
+      deps.integrations.getIntegration({ id: job.integrationId }, { headers: scopeHeaders(job) }),
     );
-    integrationCache.set(key, { at: Date.now(), lookup });
-    if (integrationCache.size > 10_000) integrationCache.delete(integrationCache.keys().next().value as string);
-    return lookup;
+    return lookup.catch((error: unknown) => {
+      if (error instanceof ConnectError && error.code === Code.NotFound) return undefined;
+      throw error;
+    });
   }
 
   /**

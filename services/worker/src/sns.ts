@@ -1,6 +1,6 @@
 import { OutboundRefused, type OutboundHttp } from "@notify/providers";
 import { isSnsEndpointRequest, snsUrlRefusal, type SnsEndpointAnswer, type SnsEndpointRequest } from "@notify/providers/events";
-import type { Logger } from "@notify/runtime";
+import { keptLoads, type Logger } from "@notify/runtime";
 import { JSONCodec, type NatsConnection } from "nats";
 
 /** Certificates kept at once; SNS signs with few, and names the one it used in every message. */
@@ -36,7 +36,7 @@ class SnsCallFailed extends Error {
  * outbound guard; one worker of the queue group answers each request.
  */
 export function serveSnsEndpoints(deps: SnsEndpointDeps): { stop(): void } {
-  const certificates = new Map<string, { pem: Promise<string>; until: number }>();
+  const certificate = keptLoads<string>({ max: CERTIFICATES_KEPT, ttlMs: CERTIFICATE_KEPT_MS });
 
   async function get(url: string): Promise<string> {
     const refusal = snsUrlRefusal(url);
@@ -53,19 +53,9 @@ export function serveSnsEndpoints(deps: SnsEndpointDeps): { stop(): void } {
     return text;
   }
 
-  function certificate(url: string): Promise<string> {
-    const kept = certificates.get(url);
-    if (kept && kept.until > Date.now()) return kept.pem;
-    const pem = get(url);
-    certificates.set(url, { pem, until: Date.now() + CERTIFICATE_KEPT_MS });
-    pem.catch(() => certificates.delete(url));
-    if (certificates.size > CERTIFICATES_KEPT) certificates.delete(certificates.keys().next().value as string);
-    return pem;
-  }
-
   async function answer(request: SnsEndpointRequest): Promise<SnsEndpointAnswer> {
     try {
-      if (request.action === "certificate") return { certificate: await certificate(request.url) };
+      if (request.action === "certificate") return { certificate: await certificate(request.url, () => get(request.url)) };
       await get(request.url);
       deps.log.info({ topic: new URL(request.url).searchParams.get("TopicArn") }, "SNS subscription confirmed");
       return {};

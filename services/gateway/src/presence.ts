@@ -75,11 +75,22 @@ export function createPresence(deps: PresenceDeps): Presence {
   const { redis, log, timeoutMs } = deps;
   const processId = randomBytes(8).toString("hex");
   const gateways = gatewaysKey(deps.deployment);
+  /** The subscribers this gateway holds sockets of, by heldText. */
+  const holding = new Map<string, Held>();
   const alive = async () => {
-    await redis.multi().set(processKey(processId), "1", { PX: timeoutMs }).sAdd(gateways, processId).pExpire(heldKey(processId), SUBSCRIBER_KEPT_MS).exec();
+    const [, joined] = (await redis
+      .multi()
+      .set(processKey(processId), "1", { PX: timeoutMs })
+      .sAdd(gateways, processId)
+      .pExpire(heldKey(processId), SUBSCRIBER_KEPT_MS)
+      .exec()) as [unknown, number, unknown];
+    // Not among the deployment's gateways: first start, or swept while alive (cut off from Redis,
+    // or too busy to say so, for longer than the timeout). What it holds is recorded again.
+    if (joined === 1 && holding.size > 0) {
+      log.warn({ subscribers: holding.size }, "presence swept while alive; recorded again");
+      for (const held of holding.values()) hold(held);
+    }
   };
-  const heartbeat = repeatEvery(timeoutMs / 3, alive, (error) => log.warn({ err: error }, "presence heartbeat not written"));
-  void alive().catch((error: unknown) => log.warn({ err: error }, "presence heartbeat not written"));
 
   // Per environment, in the order they happened: a reload's close and open land in one batch or in
   // batches that run one after another, so the open is never undone by the close before it.
@@ -104,6 +115,19 @@ export function createPresence(deps: PresenceDeps): Presence {
       log.warn({ err: error, environmentId: held.scope.environmentId, subscriberId: held.subscriberId }, "presence not recorded");
     });
   };
+
+  /** Records that this gateway holds a socket of the subscriber: online. */
+  function hold(held: Held): void {
+    const key = subscriberKey(held.scope.environmentId, held.subscriberId);
+    redis
+      .multi()
+      .sAdd(key, processId)
+      .pExpire(key, SUBSCRIBER_KEPT_MS)
+      .sAdd(heldKey(processId), heldText(held))
+      .exec()
+      .catch((error: unknown) => log.warn({ err: error }, "presence not recorded in Redis"));
+    changeNow(held, true);
+  }
 
   /** Takes `leaving` off the subscriber's record; answers whether a live gateway still holds one of its sockets. */
   async function heldByOthers({ scope, subscriberId }: Held, leaving: string): Promise<boolean> {
@@ -147,22 +171,19 @@ export function createPresence(deps: PresenceDeps): Presence {
       log.info({ gateway: silent, offline }, "presence of a silent gateway's subscribers swept");
     }
   }
+  const heartbeat = repeatEvery(timeoutMs / 3, alive, (error) => log.warn({ err: error }, "presence heartbeat not written"));
+  void alive().catch((error: unknown) => log.warn({ err: error }, "presence heartbeat not written"));
   const sweeps = repeatEvery(timeoutMs / 3, sweep, (error) => log.warn({ err: error }, "presence of silent gateways not swept"));
 
   return {
     opened(scope, subscriberId) {
-      const key = subscriberKey(scope.environmentId, subscriberId);
-      redis
-        .multi()
-        .sAdd(key, processId)
-        .pExpire(key, SUBSCRIBER_KEPT_MS)
-        .sAdd(heldKey(processId), heldText({ scope, subscriberId }))
-        .exec()
-        .catch((error: unknown) => log.warn({ err: error }, "presence not recorded in Redis"));
-      changeNow({ scope, subscriberId }, true);
+      const held = { scope, subscriberId };
+      holding.set(heldText(held), held);
+      hold(held);
     },
     closed(scope, subscriberId, heldAgain) {
       const held = { scope, subscriberId };
+      holding.delete(heldText(held));
       redis.sRem(heldKey(processId), heldText(held)).catch((error: unknown) => log.warn({ err: error }, "presence not recorded in Redis"));
       void heldByOthers(held, processId).then(
         (elsewhere) => {

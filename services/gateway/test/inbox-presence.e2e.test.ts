@@ -1,3 +1,4 @@
+import { connectRedis, type Redis } from "@notify/runtime";
 import { eventually } from "@notify/testing";
 import { io as connectSocket, type Socket } from "socket.io-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -16,12 +17,14 @@ const PRESENCE_TIMEOUT_MS = 1_500;
 let stack: Stack;
 /** A second gateway of the same stack, in a process of its own. */
 let replicaUrl: string;
+let redis: Redis;
 let workflow: string;
 const sockets: Socket[] = [];
 
 beforeAll(async () => {
   stack = await startStack({ gatewayEnv: { INBOX_PRESENCE_TIMEOUT_MS: String(PRESENCE_TIMEOUT_MS) } });
   replicaUrl = await stack.startReplica();
+  redis = await connectRedis("redis://127.0.0.1:6379");
   workflow = await createWorkflow(stack, "Presence", [
     { template: { type: "in_app", content: "always" } },
     {
@@ -33,6 +36,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const socket of sockets) socket.close();
+  await redis?.quit();
   await stack?.stop();
 });
 
@@ -147,5 +151,33 @@ describe("Inbox presence", () => {
     // Cy's socket on the first gateway keeps Cy online through the sweep.
     await new Promise((resolve) => setTimeout(resolve, PRESENCE_TIMEOUT_MS));
     expect((await presenceOf("presence-cy")).isOnline).toBe(true);
+  }, 60_000);
+
+  it("records its subscribers online again when a gateway taken for dead while alive is back", async () => {
+    expect((await stack.request("POST", "/v1/subscribers", { subscriberId: "presence-di" })).status).toBe(201);
+    await socketOn(replicaUrl, "presence-di");
+    await eventually(async () => ((await presenceOf("presence-di")).isOnline === true ? true : undefined), 10_000, 100);
+
+    // The replica's word is wiped as fast as it renews it, as if it could not reach Redis: it is swept.
+    const environment = await stack.request<Data<{ _id: string }>>("GET", "/v1/environments/me");
+    const [replicaId] = await eventually(async () => {
+      const holders = await redis.sMembers(`notify:presence:${environment.body.data._id}:presence-di`);
+      return holders.length === 1 ? holders : undefined;
+    }, 5_000);
+    let silenced = true;
+    const silence = (async () => {
+      while (silenced) {
+        await redis.del(`notify:presence:process:${replicaId}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    })();
+    try {
+      await eventually(async () => ((await presenceOf("presence-di")).isOnline === false ? true : undefined), 15_000, 100);
+    } finally {
+      silenced = false;
+      await silence;
+    }
+    // Its next word finds it swept: the subscriber it still holds a socket of is online again.
+    await eventually(async () => ((await presenceOf("presence-di")).isOnline === true ? true : undefined), 10_000, 100);
   });
 });

@@ -146,6 +146,8 @@ export function createPresence(deps: PresenceDeps): Presence {
     for (;;) {
       const entries = await redis.sRandMemberCount(heldKey(silent), PER_CALL);
       if (entries.length === 0) return offline;
+      // Still sweeping it: no other gateway takes over while a page is under way.
+      await redis.pExpire(sweepKey(silent), timeoutMs);
       await Promise.all(
         entries.map(async (entry) => {
           const held = heldOf(entry);

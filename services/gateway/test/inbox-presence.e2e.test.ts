@@ -48,6 +48,18 @@ async function presenceOf(subscriberId: string): Promise<Presence> {
   return { isOnline: reply.body.data.isOnline, lastOnlineAt: reply.body.data.lastOnlineAt };
 }
 
+/** The subscriber's presence once it is `isOnline`, within `withinMs`. */
+function presenceOnce(subscriberId: string, isOnline: boolean, withinMs = 10_000): Promise<Presence> {
+  return eventually(
+    async () => {
+      const presence = await presenceOf(subscriberId);
+      return presence.isOnline === isOnline ? presence : undefined;
+    },
+    withinMs,
+    100,
+  );
+}
+
 /** A socket of the subscriber's Inbox session on `url`, once connected. */
 async function socketOn(url: string, subscriberId: string): Promise<Socket> {
   const { token } = await openSession(stack, subscriberId);
@@ -87,7 +99,7 @@ describe("Inbox presence", () => {
     });
     inbox.on("notifications.unseen_count_changed", () => undefined);
     await connected;
-    await eventually(async () => ((await presenceOf("presence-ada")).isOnline === true ? true : undefined), 10_000, 100);
+    await presenceOnce("presence-ada", true);
     expect(await run("presence-ada", "presence-online")).toEqual(["always"]);
 
     // A second tab, through the replica; the first closes: still online, the replica holds a socket.
@@ -101,20 +113,13 @@ describe("Inbox presence", () => {
     // The last one closes: offline, last online now.
     const closedAt = Date.now();
     replicaSocket.close();
-    const offline = await eventually(
-      async () => {
-        const presence = await presenceOf("presence-ada");
-        return presence.isOnline === false ? presence : undefined;
-      },
-      10_000,
-      100,
-    );
+    const offline = await presenceOnce("presence-ada", false);
     expect(Math.abs(Date.parse(offline.lastOnlineAt ?? "") - closedAt)).toBeLessThan(10_000);
     expect(await run("presence-ada", "presence-away")).toEqual(["always", "while away"]);
 
     // Back: online again, lastOnlineAt kept.
     await socketOn(stack.url, "presence-ada");
-    await eventually(async () => ((await presenceOf("presence-ada")).isOnline === true ? true : undefined), 10_000, 100);
+    await presenceOnce("presence-ada", true);
     expect((await presenceOf("presence-ada")).lastOnlineAt).toBe(offline.lastOnlineAt);
   });
 
@@ -128,21 +133,14 @@ describe("Inbox presence", () => {
     await socketOn(doomed, "presence-cy");
     await socketOn(stack.url, "presence-cy");
     for (const subscriberId of ["presence-bo", "presence-cy"]) {
-      await eventually(async () => ((await presenceOf(subscriberId)).isOnline === true ? true : undefined), 10_000, 100);
+      await presenceOnce(subscriberId, true);
     }
     // Every opening recorded in Redis before the gateway dies.
     await new Promise((resolve) => setTimeout(resolve, 500));
 
     const killedAt = Date.now();
     await stack.killReplica(doomed);
-    const offline = await eventually(
-      async () => {
-        const presence = await presenceOf("presence-bo");
-        return presence.isOnline === false ? presence : undefined;
-      },
-      15_000,
-      100,
-    );
+    const offline = await presenceOnce("presence-bo", false, 15_000);
     // Not before its word ran out; last online when it was swept.
     const lastOnlineAt = Date.parse(offline.lastOnlineAt ?? "");
     expect(lastOnlineAt).toBeGreaterThanOrEqual(killedAt + PRESENCE_TIMEOUT_MS / 2);
@@ -156,7 +154,7 @@ describe("Inbox presence", () => {
   it("records its subscribers online again when a gateway taken for dead while alive is back", async () => {
     expect((await stack.request("POST", "/v1/subscribers", { subscriberId: "presence-di" })).status).toBe(201);
     await socketOn(replicaUrl, "presence-di");
-    await eventually(async () => ((await presenceOf("presence-di")).isOnline === true ? true : undefined), 10_000, 100);
+    await presenceOnce("presence-di", true);
 
     // The replica's word is wiped as fast as it renews it, as if it could not reach Redis: it is swept.
     const environment = await stack.request<Data<{ _id: string }>>("GET", "/v1/environments/me");
@@ -172,12 +170,12 @@ describe("Inbox presence", () => {
       }
     })();
     try {
-      await eventually(async () => ((await presenceOf("presence-di")).isOnline === false ? true : undefined), 15_000, 100);
+      await presenceOnce("presence-di", false, 15_000);
     } finally {
       silenced = false;
       await silence;
     }
     // Its next word finds it swept: the subscriber it still holds a socket of is online again.
-    await eventually(async () => ((await presenceOf("presence-di")).isOnline === true ? true : undefined), 10_000, 100);
+    await presenceOnce("presence-di", true);
   });
 });

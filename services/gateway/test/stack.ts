@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
-import { createTestDatabase, eventually, freePort, type TestDatabase } from "@notify/testing";
+import { createTestDatabase, eventually, freePort, stopChild, type TestDatabase } from "@notify/testing";
 import { migrations as subscribersMigrations, readConfig as readSubscribersConfig, start as startSubscribers } from "@notify/subscribers";
 import { migrations as messagesMigrations, readConfig as readMessagesConfig, start as startMessages } from "@notify/messages";
 import { migrations as integrationsMigrations, readConfig as readIntegrationsConfig, start as startIntegrations } from "@notify/integrations";
@@ -248,13 +248,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       await once(replica, "exit");
     },
     async stop() {
-      await Promise.all(
-        [...replicas.values()].map((replica) => {
-          if (replica.exitCode !== null || replica.signalCode !== null) return undefined;
-          replica.kill("SIGTERM");
-          return once(replica, "exit");
-        }),
-      );
+      await Promise.all([...replicas.values()].map(stopChild));
       await gateway.stop();
       await worker?.stop();
       await messages.stop();

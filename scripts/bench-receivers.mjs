@@ -1,11 +1,44 @@
 // The delivery bench's stand-ins for providers, in a process of their own (bench/delivery.mjs
 // starts it): an SMTP sink that accepts every mail, counts it and discards it (no TLS, no auth),
 // and an HTTP receiver that answers every POST 200 "ok". GET /count on the HTTP port answers
-// {"smtp": mails, "http": posts}. Ports come from SMTP_PORT and HTTP_PORT.
+// {"smtp": mails, "http": posts, "connections": HTTP connections accepted}; with ?smtp=N or ?http=N
+// it answers once that count reaches N, or after a second: a bench waiting for its sends asks
+// once a second instead of polling, which would take CPU from the services it times. Ports come
+// from SMTP_PORT and HTTP_PORT.
 import { createServer } from "node:http";
 import { SMTPServer } from "smtp-server";
 
-const counts = { smtp: 0, http: 0 };
+const counts = { smtp: 0, http: 0, connections: 0 };
+/** Long polls of /count: each answered once its count reaches its goal, or at its deadline. */
+const waiting = new Set();
+const LONG_POLL_MS = 1_000;
+
+function answerCount(response) {
+  response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(counts));
+}
+
+function counted(field) {
+  counts[field] += 1;
+  for (const poll of waiting) {
+    if (poll.field === field && counts[field] >= poll.goal) poll.answer();
+  }
+}
+
+/** Answers now, or once `field` reaches `goal`, or after LONG_POLL_MS. */
+function countWhen(response, field, goal) {
+  if (!(field in counts) || !(counts[field] < goal)) return answerCount(response);
+  const poll = {
+    field,
+    goal,
+    answer: () => {
+      waiting.delete(poll);
+      clearTimeout(timer);
+      answerCount(response);
+    },
+  };
+  const timer = setTimeout(poll.answer, LONG_POLL_MS);
+  waiting.add(poll);
+}
 
 const smtp = new SMTPServer({
   authOptional: true,
@@ -14,7 +47,7 @@ const smtp = new SMTPServer({
   logger: false,
   onData(stream, _session, callback) {
     stream.on("end", () => {
-      counts.smtp += 1;
+      counted("smtp");
       callback();
     });
     stream.resume();
@@ -22,15 +55,21 @@ const smtp = new SMTPServer({
 });
 
 const http = createServer((request, response) => {
-  if (request.method === "GET" && request.url === "/count") {
-    response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(counts));
+  const url = new URL(request.url, "http://receiver");
+  if (request.method === "GET" && url.pathname === "/count") {
+    const [[field, goal] = []] = url.searchParams;
+    countWhen(response, field, Number(goal));
     return;
   }
   request.on("end", () => {
-    counts.http += 1;
+    counted("http");
     response.writeHead(200, { "content-type": "text/plain" }).end("ok");
   });
   request.resume();
+});
+
+http.on("connection", () => {
+  counts.connections += 1;
 });
 
 await new Promise((resolve) => smtp.listen(Number(process.env.SMTP_PORT), "127.0.0.1", resolve));

@@ -111,7 +111,7 @@ export function createPresence(deps: PresenceDeps): Presence {
   const change = ({ scope, subscriberId }: Held, isOnline: boolean) =>
     changes.submit(`${scope.organizationId}/${scope.environmentId}`, { subscriberId, isOnline });
   const changeNow = (held: Held, isOnline: boolean) => {
-    change(held, isOnline).catch((error: unknown) => {
+    (isOnline ? change(held, true) : markOffline(held)).catch((error: unknown) => {
       log.warn({ err: error, environmentId: held.scope.environmentId, subscriberId: held.subscriberId }, "presence not recorded");
     });
   };
@@ -129,11 +129,26 @@ export function createPresence(deps: PresenceDeps): Presence {
     changeNow(held, true);
   }
 
+  /** Whether a live gateway is among `holders`, the gateways recorded holding a subscriber's sockets. */
+  async function aliveAmong(holders: string[]): Promise<boolean> {
+    return holders.length > 0 && (await redis.exists(holders.map(processKey))) > 0;
+  }
+
   /** Takes `leaving` off the subscriber's record; answers whether a live gateway still holds one of its sockets. */
   async function heldByOthers({ scope, subscriberId }: Held, leaving: string): Promise<boolean> {
     const key = subscriberKey(scope.environmentId, subscriberId);
-    const [, members] = (await redis.multi().sRem(key, leaving).sMembers(key).exec()) as [unknown, string[]];
-    return members.length > 0 && (await redis.exists(members.map(processKey))) > 0;
+    const [, holders] = (await redis.multi().sRem(key, leaving).sMembers(key).exec()) as [unknown, string[]];
+    return aliveAmong(holders);
+  }
+
+  /**
+   * Records the subscriber offline, then online again if a live gateway took one of its sockets
+   * meanwhile: that gateway's online call may have been recorded before this offline one, which
+   * would otherwise have the last word while the subscriber is connected.
+   */
+  async function markOffline(held: Held): Promise<void> {
+    await change(held, false);
+    if (await aliveAmong(await redis.sMembers(subscriberKey(held.scope.environmentId, held.subscriberId)))) await change(held, true);
   }
 
   /**
@@ -152,7 +167,7 @@ export function createPresence(deps: PresenceDeps): Presence {
         entries.map(async (entry) => {
           const held = heldOf(entry);
           if (!held || (await heldByOthers(held, silent))) return;
-          await change(held, false);
+          await markOffline(held);
           offline += 1;
         }),
       );

@@ -1,0 +1,101 @@
+import { randomBytes } from "node:crypto";
+import { connectRedis, createLogger, type Redis, type Scope } from "@notify/runtime";
+import { eventually } from "@notify/testing";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { createPresence, type Presence, type PresenceDeps } from "../src/presence.js";
+
+const hex24 = () => randomBytes(12).toString("hex");
+const scope: Scope = { organizationId: hex24(), environmentId: hex24() };
+const log = createLogger("presence-test", "silent");
+
+let redis: Redis;
+const started: Presence[] = [];
+
+beforeAll(async () => {
+  redis = await connectRedis("redis://127.0.0.1:6379");
+});
+
+afterAll(async () => {
+  await Promise.all(started.map((presence) => presence.stop()));
+  await redis.quit();
+});
+
+/**
+ * The subscribers service as presence calls reach it: the last call recorded has the last word,
+ * as in its table. One gateway's offline calls can be held back, as a slow network would.
+ */
+function subscribersService() {
+  const isOnline = new Map<string, boolean>();
+  const calls: { gateway: string; isOnline: boolean }[] = [];
+  let held: { gateway: string; released: Promise<void> } | undefined;
+  return {
+    isOnline,
+    calls,
+    /** Holds `gateway`'s offline calls until the answer is called. */
+    holdOffline(gateway: string): () => void {
+      let release!: () => void;
+      held = { gateway, released: new Promise((resolve) => (release = resolve)) };
+      return release;
+    },
+    clientOf(gateway: string): PresenceDeps["subscribers"] {
+      return {
+        setSubscribersOnline: (async (request: { subscriberIds: string[]; isOnline: boolean }) => {
+          if (!request.isOnline && held?.gateway === gateway) await held.released;
+          calls.push({ gateway, isOnline: request.isOnline });
+          for (const subscriberId of request.subscriberIds) isOnline.set(subscriberId, request.isOnline);
+          return {};
+        }) as unknown as PresenceDeps["subscribers"]["setSubscribersOnline"],
+      };
+    },
+  };
+}
+
+/** Two gateways of one deployment, sharing one Redis connection so their commands keep their order. */
+function gatewaysOf(service: ReturnType<typeof subscribersService>) {
+  const deployment = randomBytes(8).toString("hex");
+  const gateway = (name: string) => {
+    const presence = createPresence({ redis, subscribers: service.clientOf(name), log, deployment, timeoutMs: 60_000 });
+    started.push(presence);
+    return presence;
+  };
+  return { a: gateway("a"), b: gateway("b") };
+}
+
+it("keeps a subscriber online when another gateway's open is recorded before this one's close", async () => {
+  const service = subscribersService();
+  const { a, b } = gatewaysOf(service);
+  const subscriberId = `sub-${hex24()}`;
+
+  a.opened(scope, subscriberId);
+  await eventually(async () => expect(service.isOnline.get(subscriberId)).toBe(true));
+
+  // The socket moves from gateway a to gateway b; a's offline call arrives last.
+  const release = service.holdOffline("a");
+  a.closed(scope, subscriberId, () => false);
+  b.opened(scope, subscriberId);
+  await eventually(async () => expect(service.calls).toContainEqual({ gateway: "b", isOnline: true }));
+  release();
+  await eventually(async () => expect(service.calls.some((call) => call.gateway === "a" && !call.isOnline)).toBe(true));
+
+  // Gateway b still holds a socket: gateway a, finding it so, records the subscriber online again.
+  await eventually(async () => expect(service.calls.at(-1)).toEqual({ gateway: "a", isOnline: true }));
+  expect(service.isOnline.get(subscriberId)).toBe(true);
+});
+
+it("leaves a subscriber offline when no gateway holds a socket of it any more", async () => {
+  const service = subscribersService();
+  const { a, b } = gatewaysOf(service);
+  const subscriberId = `sub-${hex24()}`;
+
+  a.opened(scope, subscriberId);
+  b.opened(scope, subscriberId);
+  await eventually(async () => expect(new Set(service.calls.map((call) => call.gateway))).toEqual(new Set(["a", "b"])));
+  a.closed(scope, subscriberId, () => false);
+  b.closed(scope, subscriberId, () => false);
+
+  await eventually(async () => expect(service.isOnline.get(subscriberId)).toBe(false));
+  // Nothing comes back online after the offline call.
+  const offlineAt = service.calls.length;
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  expect(service.calls.slice(offlineAt - 1)).toEqual([{ gateway: "b", isOnline: false }]);
+});

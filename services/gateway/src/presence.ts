@@ -77,19 +77,29 @@ export function createPresence(deps: PresenceDeps): Presence {
   const gateways = gatewaysKey(deps.deployment);
   /** The subscribers this gateway holds sockets of, by heldText. */
   const holding = new Map<string, Held>();
+  /** Whether a heartbeat has been written: until then this gateway is new to the set, not swept from it. */
+  let joined = false;
   const alive = async () => {
-    const [, joined] = (await redis
+    const [, added] = (await redis
       .multi()
       .set(processKey(processId), "1", { PX: timeoutMs })
       .sAdd(gateways, processId)
       .pExpire(heldKey(processId), SUBSCRIBER_KEPT_MS)
       .exec()) as [unknown, number, unknown];
-    // Not among the deployment's gateways: first start, or swept while alive (cut off from Redis,
-    // or too busy to say so, for longer than the timeout). What it holds is recorded again.
-    if (joined === 1 && holding.size > 0) {
-      log.warn({ subscribers: holding.size }, "presence swept while alive; recorded again");
-      for (const held of holding.values()) hold(held);
+    if (added === 1 && holding.size > 0) {
+      if (joined) {
+        // Swept while alive (cut off from Redis, or too busy to say so, for longer than the
+        // timeout): its subscribers were marked offline, and are recorded online again.
+        log.warn({ subscribers: holding.size }, "presence swept while alive; recorded again");
+        for (const held of holding.values()) hold(held);
+      } else {
+        // Joining with sockets already open (clients of a replaced gateway reconnect at once):
+        // they were recorded online as they opened; Redis is written again in case it was out of
+        // reach then, so a sweep would find them.
+        for (const held of holding.values()) recordHeld(held);
+      }
     }
+    joined = true;
   };
 
   // Per environment, in the order they happened: a reload's close and open land in one batch or in
@@ -116,8 +126,8 @@ export function createPresence(deps: PresenceDeps): Presence {
     });
   };
 
-  /** Records that this gateway holds a socket of the subscriber: online. */
-  function hold(held: Held): void {
+  /** Records in Redis that this gateway holds a socket of the subscriber. */
+  function recordHeld(held: Held): void {
     const key = subscriberKey(held.scope.environmentId, held.subscriberId);
     redis
       .multi()
@@ -126,6 +136,11 @@ export function createPresence(deps: PresenceDeps): Presence {
       .sAdd(heldKey(processId), heldText(held))
       .exec()
       .catch((error: unknown) => log.warn({ err: error }, "presence not recorded in Redis"));
+  }
+
+  /** Records that this gateway holds a socket of the subscriber: online. */
+  function hold(held: Held): void {
+    recordHeld(held);
     changeNow(held, true);
   }
 

@@ -99,3 +99,21 @@ it("leaves a subscriber offline when no gateway holds a socket of it any more", 
   await new Promise((resolve) => setTimeout(resolve, 200));
   expect(service.calls.slice(offlineAt - 1)).toEqual([{ gateway: "b", isOnline: false }]);
 });
+
+it("records a socket opened as the gateway starts once, and in Redis for a sweep to find", async () => {
+  const service = subscribersService();
+  const deployment = randomBytes(8).toString("hex");
+  const subscriberId = `sub-${hex24()}`;
+  // A gateway of a short timeout, with a socket opened before its first heartbeat is written.
+  const starting = createPresence({ redis, subscribers: service.clientOf("a"), log, deployment, timeoutMs: 1_000 });
+  started.push(starting);
+  starting.opened(scope, subscriberId);
+  await eventually(async () => expect(service.isOnline.get(subscriberId)).toBe(true));
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  expect(service.calls).toEqual([{ gateway: "a", isOnline: true }]);
+
+  // It goes silent: another gateway of the deployment sweeps the subscriber offline.
+  await starting.stop();
+  started.push(createPresence({ redis, subscribers: service.clientOf("b"), log, deployment, timeoutMs: 1_000 }));
+  await eventually(async () => expect(service.isOnline.get(subscriberId)).toBe(false));
+});

@@ -37,12 +37,8 @@ export interface ChannelSettings {
 /** The language of a workflow's templates, as the column holds it. */
 export type TemplateEngineName = "handlebars" | "liquid";
 
-/** A row of triggers.workflows joined with its notification group. */
-export interface WorkflowRow {
-  id: string;
-  organization_id: string;
-  environment_id: string;
-  creator_id: string;
+/** What a workflow write stores; derived columns are computed by the service from the steps. */
+export interface WorkflowColumns {
   name: string;
   description: string;
   trigger_identifier: string;
@@ -65,6 +61,14 @@ export interface WorkflowRow {
   /** PreferenceLevels in proto JSON; null when the workflow has v1's single level. */
   preference_levels: Record<string, unknown> | null;
   template_engine: TemplateEngineName;
+}
+
+/** A row of triggers.workflows joined with its notification group. */
+export interface WorkflowRow extends WorkflowColumns {
+  id: string;
+  organization_id: string;
+  environment_id: string;
+  creator_id: string;
   deleted: boolean;
   deleted_at: Date | null;
   created_at: Date;
@@ -72,30 +76,6 @@ export interface WorkflowRow {
   group_name: string;
   group_parent_id: string | null;
   group_organization_id: string;
-}
-
-/** What a workflow write stores; derived columns are computed by the service from the steps. */
-export interface WorkflowColumns {
-  name: string;
-  description: string;
-  trigger_identifier: string;
-  active: boolean;
-  draft: boolean;
-  critical: boolean;
-  tags: string[];
-  preference_settings: ChannelSettings;
-  steps: unknown[];
-  active_channels: string[];
-  variables: string[];
-  subscriber_variables: string[];
-  environment_variables: string[];
-  notification_group_id: string;
-  data: Record<string, unknown> | null;
-  severity: SeverityName;
-  validate_payload: boolean;
-  payload_schema: Record<string, unknown> | null;
-  preference_levels: Record<string, unknown> | null;
-  template_engine: TemplateEngineName;
 }
 
 const WRITABLE = [

@@ -1,14 +1,13 @@
 import { OutboundRefused, type OutboundHttp } from "@notify/providers";
 import { isSnsEndpointRequest, snsUrlRefusal, type SnsEndpointAnswer, type SnsEndpointRequest } from "@notify/providers/events";
 import { keptLoads, type Logger } from "@notify/runtime";
-import { JSONCodec, type NatsConnection } from "nats";
+import type { NatsConnection } from "nats";
+import { answerRequests } from "./requests.js";
 
 /** Certificates kept at once; SNS signs with few, and names the one it used in every message. */
 const CERTIFICATES_KEPT = 64;
 /** How long a certificate is used before it is fetched again. */
 const CERTIFICATE_KEPT_MS = 24 * 3_600_000;
-
-const codec = JSONCodec<unknown>();
 
 export interface SnsEndpointDeps {
   nats: NatsConnection;
@@ -66,19 +65,5 @@ export function serveSnsEndpoints(deps: SnsEndpointDeps): { stop(): void } {
     }
   }
 
-  const subscription = deps.nats.subscribe(deps.subject, {
-    queue: "worker",
-    callback: (error, message) => {
-      if (error) return;
-      let request: unknown;
-      try {
-        request = codec.decode(message.data);
-      } catch {
-        request = undefined;
-      }
-      const reply = isSnsEndpointRequest(request) ? answer(request) : Promise.resolve({ error: "not an SNS endpoint request", transient: false });
-      void reply.then((answered) => message.respond(codec.encode(answered)));
-    },
-  });
-  return { stop: () => subscription.unsubscribe() };
+  return answerRequests(deps.nats, deps.subject, isSnsEndpointRequest, answer, { error: "not an SNS endpoint request", transient: false });
 }

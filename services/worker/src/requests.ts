@@ -1,0 +1,33 @@
+import { JSONCodec, type NatsConnection } from "nats";
+
+const codec = JSONCodec<unknown>();
+
+/**
+ * Answers the JSON requests the gateway publishes on `subject` for work that reaches the internet,
+ * which only the worker may: one worker of the queue group answers each. A message that is not
+ * such a request (anything on NATS may publish there) gets `refusal`. `answer` settles with an
+ * answer, never a rejection.
+ */
+export function answerRequests<Request, Answer>(
+  nats: NatsConnection,
+  subject: string,
+  isRequest: (value: unknown) => value is Request,
+  answer: (request: Request) => Promise<Answer>,
+  refusal: Answer,
+): { stop(): void } {
+  const subscription = nats.subscribe(subject, {
+    queue: "worker",
+    callback: (error, message) => {
+      if (error) return;
+      let request: unknown;
+      try {
+        request = codec.decode(message.data);
+      } catch {
+        request = undefined;
+      }
+      const reply = isRequest(request) ? answer(request) : Promise.resolve(refusal);
+      void reply.then((answered) => message.respond(codec.encode(answered)));
+    },
+  });
+  return { stop: () => subscription.unsubscribe() };
+}

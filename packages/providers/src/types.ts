@@ -110,8 +110,25 @@ export interface Provider<C extends DeliveryChannel = DeliveryChannel> {
    */
   readonly idempotent: boolean;
   send(message: MessageByChannel[C], context: SendContext): Promise<SendResult>;
+  /**
+   * Sets the provider's event webhook to post to `webhookUrl` (Novu's auto-configure), with
+   * signed events where the provider signs them; answers the integration's new configurations.
+   * Only providers whose API can do it have it. A refusal throws a ProviderError.
+   */
+  configureEventsWebhook?(webhookUrl: string, context: WebhookSetupContext): Promise<EventsWebhookSetup>;
   /** Releases what the provider keeps between sends (pooled connections). */
   close?(): Promise<void>;
+}
+
+export interface WebhookSetupContext {
+  credentials: ProviderCredentials;
+  http: OutboundHttp;
+}
+
+/** A configured event webhook: what to tell the caller, and what the integration's configurations take. */
+export interface EventsWebhookSetup {
+  message: string;
+  configurations: { inboundWebhookEnabled: true; inboundWebhookSigningKey: string };
 }
 
 /**

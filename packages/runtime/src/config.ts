@@ -87,6 +87,14 @@ export const snsRequestsEnv = {
     .default("notify.outbound.sns"),
 };
 
+/** The NATS subject the worker answers the gateway's requests to set up providers' event webhooks on; tests use their own. */
+export const webhookSetupEnv = {
+  WEBHOOK_SETUP_SUBJECT: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]+$/)
+    .default("notify.outbound.webhook-setup"),
+};
+
 /** Variables of the processes that publish or consume jobs (triggers relay, worker). */
 export const jobStreamEnv = {
   ...natsEnv,

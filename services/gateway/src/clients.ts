@@ -20,6 +20,7 @@ import type { GatewayConfig } from "./config.js";
 import { forgettingWrites } from "./forgetting.js";
 import { countUnseenBatched, feedPageBatched, inboxPageBatched, type CountUnseen, type FeedPage, type FeedPages, type InboxPage } from "./messages-client.js";
 import { snsEndpointsOver } from "./sns-client.js";
+import { webhookSetupsOver, type WebhookSetups } from "./webhook-setup-client.js";
 import { getSubscriberBatched, type GetSubscriber } from "./subscribers-client.js";
 import { acceptTriggerBatched, type AcceptTrigger } from "./triggers-client.js";
 
@@ -59,6 +60,8 @@ export interface Clients {
   triggers: Client<typeof triggersV1.TriggerService>;
   /** Calls to Amazon SNS for SES webhooks, made by a worker over NATS: the only process that reaches the internet. */
   sns: SnsEndpoints;
+  /** Providers' event webhooks set up by a worker over NATS (Novu's auto-configure), for the same reason. */
+  webhookSetups: WebhookSetups;
   batched: BatchedCalls;
 }
 
@@ -75,7 +78,16 @@ export interface ConnectedClients {
 export function connectClients(
   config: Pick<
     GatewayConfig,
-    "SUBSCRIBERS_URL" | "MESSAGES_URL" | "TRIGGERS_URL" | "INTEGRATIONS_URL" | "TOPICS_URL" | "RPC_TIMEOUT_MS" | "INTERNAL_RPC_TOKEN" | "SNS_REQUESTS_SUBJECT"
+    | "SUBSCRIBERS_URL"
+    | "MESSAGES_URL"
+    | "TRIGGERS_URL"
+    | "INTEGRATIONS_URL"
+    | "TOPICS_URL"
+    | "RPC_TIMEOUT_MS"
+    | "INTERNAL_RPC_TOKEN"
+    | "SNS_REQUESTS_SUBJECT"
+    | "WEBHOOK_SETUP_SUBJECT"
+    | "GATEWAY_PUBLIC_URL"
   >,
   feedPages?: FeedPages,
   nats: () => NatsConnection | undefined = () => undefined,
@@ -105,6 +117,7 @@ export function connectClients(
       legacyLayouts: clientOf(layoutsV1.LegacyLayoutService, triggers.transport),
       triggers: triggersClient,
       sns: snsEndpointsOver(nats, config.SNS_REQUESTS_SUBJECT),
+      webhookSetups: webhookSetupsOver(nats, config.WEBHOOK_SETUP_SUBJECT, config.GATEWAY_PUBLIC_URL),
       batched: {
         countUnseen: countUnseenBatched(messagesClient),
         feedPage: feedPageBatched(messagesClient, feedPages),

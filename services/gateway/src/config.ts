@@ -13,6 +13,7 @@ import {
   port,
   snsRequestsEnv,
   url,
+  webhookSetupEnv,
   type Env,
 } from "@notify/runtime";
 
@@ -22,6 +23,12 @@ const schema = z.object({
   ...commonEnv,
   ...rpcClientEnv,
   ...snsRequestsEnv,
+  ...webhookSetupEnv,
+  /**
+   * The address providers reach this gateway at (https://notify.example.com): auto-configure points
+   * their event webhooks there. Unset, auto-configure says it is needed.
+   */
+  GATEWAY_PUBLIC_URL: z.preprocess((value) => (value === "" ? undefined : value), z.string().url().optional()),
   GATEWAY_HOST: z.string().default("0.0.0.0"),
   GATEWAY_PORT: port(3000),
   /** Where /metrics is served: not on the public port. Unset: GATEWAY_PORT + 1000 (a free port when that is 0). */

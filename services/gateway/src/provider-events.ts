@@ -1,6 +1,7 @@
 import { readProviderEvents, readsWebhooksOf, WebhookRefused, type ProviderEvent } from "@notify/providers/events";
 import type { z } from "zod";
 import { HttpError } from "./errors.js";
+import { integrationToJson, type integrationIdParam } from "./mappers/integrations.js";
 import { providerEventMessageOf, webhookResultToJson, type inboundWebhookParams } from "./mappers/provider-events.js";
 import type { PublicRouteInput, RawRequest, RouteInput } from "./route.js";
 
@@ -71,4 +72,21 @@ export async function webhookSupport({ params, clients, call }: RouteInput<{ pro
   if (!REPORTING_CHANNELS.has(integration.channel))
     throw new HttpError(400, `Webhook for ${integration.providerId}-${integration.channel} is not supported yet`);
   return readsWebhooksOf(integration.providerId);
+}
+
+/**
+ * Novu's auto-configure: a worker sets the integration's provider up to post its events to this
+ * gateway's inbound webhook of the integration (GATEWAY_PUBLIC_URL), signed where the provider
+ * signs them, and the integration takes the webhook's configurations. A provider whose API cannot
+ * do it is refused as Novu refuses it; one that turns it down answers success false, and the
+ * integration is left as it was.
+ */
+export async function autoConfigure({ params, scope, clients, call }: RouteInput<z.infer<typeof integrationIdParam>, unknown, unknown>) {
+  const integration = await clients.integrations.getIntegration({ id: params.integrationId }, call);
+  const answer = await clients.webhookSetups(scope, integration.id);
+  if ("unsupported" in answer) throw new HttpError(400, `Auto-configuration of inbound webhooks is not supported for provider: ${integration.providerId}`);
+  if ("refused" in answer) return { success: false, message: answer.refused };
+  const updated = await clients.integrations.updateIntegration({ id: integration.id, configurations: answer.setup.configurations }, call);
+  // As Novu answers it: the integration's metadata, its credentials left out.
+  return { success: true, message: answer.setup.message, integration: { ...integrationToJson(updated), credentials: {} } };
 }

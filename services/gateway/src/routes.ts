@@ -273,6 +273,7 @@ import {
   integrationToJson,
   mobileLinkBody,
   refusedResponse,
+  autoConfigureResponse,
   subscriberChatConnectionBody,
   updateIntegrationBody,
   updateRequestOf,
@@ -329,7 +330,7 @@ import {
   triggerBody,
   triggerResultResponse,
 } from "./mappers/triggers.js";
-import { receiveProviderEvents, webhookSupport } from "./provider-events.js";
+import { autoConfigure, receiveProviderEvents, webhookSupport } from "./provider-events.js";
 import { executionDetailsQuery, executionDetailToJson, executionDetailResponse } from "./mappers/execution-details.js";
 import { inboundWebhookParams, webhookResultResponse } from "./mappers/provider-events.js";
 import {
@@ -1703,15 +1704,17 @@ export const routes: Route[] = [
     response: z.array(webhookResultResponse),
     handle: receiveProviderEvents,
   }),
-  // Chat connections and the auto-configuration of inbound webhooks need a provider app whose callbacks reach the service: refused, as Novu refuses unsupported providers
+  // A provider's event webhook pointed at the route above, by a worker (the providers whose API can)
   route({
     method: "POST",
     path: "/v1/integrations/:integrationId/auto-configure",
+    // @novu/api reads 200 only.
+    status: 200,
     params: integrationIdParam,
-    response: refusedResponse,
-    handle: async ({ params, clients, call }) =>
-      refuseForProvider(await clients.integrations.getIntegration({ id: params.integrationId }, call), "Auto-configuration of inbound webhooks"),
+    response: autoConfigureResponse,
+    handle: autoConfigure,
   }),
+  // Chat connections need a provider app whose callbacks reach the service: refused, as Novu refuses unsupported providers
   ...(
     [
       ["/v1/integrations/:integrationIdentifier/mobile-link", "Mobile setup links"],

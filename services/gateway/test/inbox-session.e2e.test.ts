@@ -69,6 +69,7 @@ beforeAll(async () => {
     TOPICS_URL: unreachable,
     RPC_TIMEOUT_MS: 1000,
     SNS_REQUESTS_SUBJECT: "unused",
+    WEBHOOK_SETUP_SUBJECT: "unused",
   });
   stopClients = downstream.close;
   const app = createApp({

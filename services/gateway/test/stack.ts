@@ -133,8 +133,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const suffix = randomBytes(6).toString("hex");
   const jobs = { NATS_URL: options.natsUrl ?? "nats://127.0.0.1:4222", JOBS_STREAM: `TEST_JOBS_${suffix}`, JOBS_SUBJECT_PREFIX: `test.${suffix}.jobs` };
   const deliveries = { DELIVERIES_STREAM: `TEST_DELIVERIES_${suffix}`, DELIVERIES_SUBJECT_PREFIX: `test.${suffix}.deliveries` };
-  // The gateway's calls to SNS reach this stack's worker, not another test file's.
-  const snsRequests = { SNS_REQUESTS_SUBJECT: `test.${suffix}.sns` };
+  // The gateway's requests to a worker (calls to SNS, event webhook setups) reach this stack's, not another test file's.
+  const workerRequests = { SNS_REQUESTS_SUBJECT: `test.${suffix}.sns`, WEBHOOK_SETUP_SUBJECT: `test.${suffix}.webhook-setup` };
   // Subscribers bind credentials to integrations and resolve preferences over workflows: those start first.
   const integrations = await startIntegrations(
     readIntegrationsConfig({ ...quiet, DATABASE_URL: database.url, INTEGRATIONS_PORT: "0", INTEGRATIONS_ENCRYPTION_KEY }),
@@ -176,7 +176,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     ...quiet,
     ...jobs,
     ...deliveries,
-    ...snsRequests,
+    ...workerRequests,
     ...serviceUrls,
     ...outbound,
     DATABASE_URL: database.url,
@@ -196,7 +196,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     GATEWAY_ENCRYPTION_KEY,
     ...serviceUrls,
     NATS_URL: jobs.NATS_URL,
-    ...snsRequests,
+    ...workerRequests,
     ...outbound,
     // Every test's client is 127.0.0.1 and the Redis is shared: one address's budget would be
     // every test file's at once. rate-limits.e2e.test.ts sets its own.

@@ -1,12 +1,13 @@
 import { parseCidrs } from "@notify/providers";
 import { z } from "zod";
-import { commonEnv, rpcClientEnv, jobStreamEnv, loadConfig, parsedText, port, snsRequestsEnv, url, type Env } from "@notify/runtime";
+import { commonEnv, rpcClientEnv, jobStreamEnv, loadConfig, parsedText, port, snsRequestsEnv, url, webhookSetupEnv, type Env } from "@notify/runtime";
 
 const schema = z.object({
   ...commonEnv,
   ...rpcClientEnv,
   ...jobStreamEnv,
   ...snsRequestsEnv,
+  ...webhookSetupEnv,
   /** Batches of jobs processed at once. */
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
   /** Jobs that arrived together and run together (one round trip per stage for all of them). */

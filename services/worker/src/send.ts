@@ -224,7 +224,7 @@ export function redact(text: string, credentials: ProviderCredentials, secrets: 
 }
 
 /** The integration's credentials as providers take them (a Struct of TLS options becomes a plain object). */
-function credentialsOf(integration: integrationsV1.Integration): ProviderCredentials {
+export function credentialsOf(integration: integrationsV1.Integration): ProviderCredentials {
   const { $typeName: _type, tlsOptions, ...rest } = integration.credentials ?? ({} as integrationsV1.IntegrationCredentials);
   return { ...rest, ...(tlsOptions ? { tlsOptions } : {}) };
 }

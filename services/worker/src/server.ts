@@ -32,6 +32,7 @@ import { runTriggerJobs } from "./pipeline.js";
 import { createDeliveryStage } from "./send.js";
 import { followSubscriberDeletion } from "./subscriber-deletions.js";
 import { serveSnsEndpoints } from "./sns.js";
+import { serveWebhookSetups } from "./webhook-setup.js";
 import * as store from "./store.js";
 
 export { readConfig };
@@ -158,6 +159,7 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
   });
   const leaseSweep = startLeaseSweep({ pool, maxAgeMs: config.DELIVERY_MAX_AGE_MS, log });
   const snsEndpoints = serveSnsEndpoints({ nats, outbound, log, subject: config.SNS_REQUESTS_SUBJECT, origin: config.SNS_ENDPOINT_ORIGIN });
+  const webhookSetups = serveWebhookSetups({ nats, integrations: clients.integrations, providers, outbound, log, subject: config.WEBHOOK_SETUP_SUBJECT });
   const consumeDeliveries = () =>
     consumeJobs(nats, {
       stream: deliveries,
@@ -223,6 +225,7 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
       await sending.stop();
       await leaseSweep.stop();
       snsEndpoints.stop();
+      webhookSetups.stop();
       await providers.close();
       await outbound.close();
       health.close();

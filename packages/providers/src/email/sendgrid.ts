@@ -1,6 +1,14 @@
-import { expectOk, trimSlash } from "../http.js";
+import { expectOk, parseJson, postJson, trimSlash } from "../http.js";
 import type { ProviderFactory } from "../registry.js";
-import { missingSetting, type EmailMessage, type Provider, type SendContext } from "../types.js";
+import {
+  missingSetting,
+  ProviderError,
+  type EmailMessage,
+  type EventsWebhookSetup,
+  type Provider,
+  type SendContext,
+  type WebhookSetupContext,
+} from "../types.js";
 import { base64Of, senderOf } from "./sender.js";
 
 const ID = "sendgrid";
@@ -41,4 +49,36 @@ async function send(message: EmailMessage, { credentials, http }: SendContext) {
   return { id: Array.isArray(id) ? id[0] : id };
 }
 
-export const sendgrid: ProviderFactory = (): Provider<"email"> => ({ id: ID, channel: "email", idempotent: false, send });
+/** The events the webhook posts: every delivery and engagement event notify reads (events/email.ts). */
+const WEBHOOK_EVENTS = ["processed", "delivered", "deferred", "bounce", "dropped", "open", "click", "spam_report", "unsubscribe", "group_unsubscribe"];
+
+/**
+ * Creates an Event Webhook posting to `webhookUrl`, then turns on its signature: SendGrid answers
+ * the public key its events are verified with.
+ */
+async function configureEventsWebhook(webhookUrl: string, { credentials, http }: WebhookSetupContext): Promise<EventsWebhookSetup> {
+  if (!credentials.apiKey) throw missingSetting(ID, "apiKey");
+  const base = `${trimSlash(credentials.baseUrl || BASE_URL)}/v3/user/webhooks/event/settings`;
+  const headers = { authorization: `Bearer ${credentials.apiKey}` };
+  const events = Object.fromEntries(WEBHOOK_EVENTS.map((event) => [event, true]));
+  const created = await postJson<{ id?: unknown }>(ID, http, base, { enabled: true, url: webhookUrl, friendly_name: "notify", ...events }, headers);
+  if (typeof created.id !== "string" || !created.id) throw new ProviderError(`${ID} created the event webhook without naming it`, { transient: false });
+  const signed = parseJson<{ public_key?: unknown }>(
+    expectOk(
+      ID,
+      await http.request(`${base}/signed/${encodeURIComponent(created.id)}`, {
+        method: "PATCH",
+        headers: { ...headers, "content-type": "application/json" },
+        body: JSON.stringify({ enabled: true }),
+      }),
+    ).text,
+  );
+  if (typeof signed.public_key !== "string" || !signed.public_key)
+    throw new ProviderError(`${ID} signed the event webhook without its public key`, { transient: false });
+  return {
+    message: "SendGrid's event webhook is configured, with signed events",
+    configurations: { inboundWebhookEnabled: true, inboundWebhookSigningKey: signed.public_key },
+  };
+}
+
+export const sendgrid: ProviderFactory = (): Provider<"email"> => ({ id: ID, channel: "email", idempotent: false, send, configureEventsWebhook });

@@ -4,6 +4,7 @@ import { type SnsEndpoints, verifiedSnsMessage } from "./sns.js";
 import { type EventReader, type InboundWebhook, type ProviderEvent, WebhookRefused } from "./types.js";
 
 export * from "./sns.js";
+export * from "./webhook-setup.js";
 export * from "./types.js";
 
 const readers = new Map<string, EventReader>([...emailEventReaders, ...smsEventReaders].map((reader) => [reader.providerId, reader]));

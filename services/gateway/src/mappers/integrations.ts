@@ -219,5 +219,12 @@ export const subscriberChatConnectionBody = chatConnectionBody.extend({ subscrib
 /** POST /v1/integrations/{integrationIdentifier}/mobile-link and …/webhook/configure (which sends none). */
 export const mobileLinkBody = z.object({ subscriberId: keyString("subscriberId").optional() }).optional();
 
+/** POST /v1/integrations/{integrationId}/auto-configure: whether it worked, why not, and the integration without its credentials. */
+export const autoConfigureResponse = z.object({
+  success: z.boolean(),
+  message: z.string().optional(),
+  integration: integrationResponse.optional(),
+});
+
 /** The calls refused for every provider (routes.ts refuseForProvider) answer no success. */
 export const refusedResponse = z.never().describe("Not served: every call answers 400 (unsupported provider) or 404 (unknown integration)");

@@ -1,0 +1,173 @@
+import { generateKeyPairSync, randomBytes, sign } from "node:crypto";
+import { Novu } from "@novu/api";
+import { startReceiver, type Received, type Receiver } from "@notify/testing";
+import { connect } from "nats";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { webhookSetupsOver } from "../src/webhook-setup-client.js";
+import { createIntegration } from "./delivery-helpers.js";
+import { once } from "./sdk3-helpers.js";
+import { startStack, type Data, type Stack } from "./stack.js";
+
+// Novu's auto-configure: a worker points the provider's event webhook at this gateway's inbound
+// webhook of the integration (GATEWAY_PUBLIC_URL) through the provider's own API, here a local
+// stand-in, and the integration takes the signing key the provider answers.
+
+const PUBLIC_URL = "https://notify.example.com";
+const { publicKey, privateKey } = generateKeyPairSync("ec", { namedCurve: "prime256v1" });
+const sendgridKey = publicKey.export({ format: "der", type: "spki" }).toString("base64");
+const MAILGUN_SIGNING_KEY = "mailgun-http-signing-key";
+/** What the refusing stand-in echoes back: a provider may quote the credentials it was sent. */
+const REFUSED_KEY = "SG.refused-secret-key";
+/** The stack's, named here so a test can ask its worker as a gateway without GATEWAY_PUBLIC_URL would. */
+const WEBHOOK_SETUP_SUBJECT = `test.${randomBytes(6).toString("hex")}.webhook-setup`;
+
+interface AutoConfigured {
+  success: boolean;
+  message?: string;
+  integration?: { _id: string; credentials: Record<string, unknown>; configurations: Record<string, unknown> };
+}
+
+let stack: Stack;
+let receiver: Receiver;
+
+beforeAll(async () => {
+  receiver = await startReceiver((request) => {
+    if (request.url.startsWith("/refusing/")) return { status: 401, body: { errors: [{ message: `authorization required for ${REFUSED_KEY}` }] } };
+    if (request.url === "/sendgrid/v3/user/webhooks/event/settings") return { status: 201, body: { id: "webhook-1", enabled: true } };
+    if (request.url === "/sendgrid/v3/user/webhooks/event/settings/signed/webhook-1") return { body: { id: "webhook-1", public_key: sendgridKey } };
+    if (request.url === "/mailgun/v3/domains/mg.example.com/webhooks") return { body: { message: "Webhook has been created" } };
+    if (request.url === "/mailgun/v5/accounts/http_signing_key") return { body: { http_signing_key: MAILGUN_SIGNING_KEY } };
+    return { status: 404, body: { message: "unknown path" } };
+  });
+  stack = await startStack({
+    outboundAllowedCidrs: "127.0.0.0/8",
+    gatewayEnv: { GATEWAY_PUBLIC_URL: PUBLIC_URL, WEBHOOK_SETUP_SUBJECT },
+    workerEnv: { WEBHOOK_SETUP_SUBJECT },
+  });
+});
+
+afterAll(async () => {
+  await stack?.stop();
+  await receiver?.close();
+});
+
+const autoConfigure = (integrationId: string) => stack.request<Data<AutoConfigured>>("POST", `/v1/integrations/${integrationId}/auto-configure`);
+const receivedUnder = (prefix: string): Received[] => receiver.received.filter((request) => request.url.startsWith(prefix));
+
+async function integrationOf(integrationId: string) {
+  const reply = await stack.request<Data<{ _id: string; _environmentId: string; _organizationId: string; configurations: Record<string, unknown> }[]>>(
+    "GET",
+    "/v1/integrations",
+  );
+  return reply.body.data.find((integration) => integration._id === integrationId)!;
+}
+
+const configurationsOf = async (integrationId: string) => (await integrationOf(integrationId)).configurations;
+/** The integration's inbound webhook, as the provider is to post to it. */
+const inboundOf = async (integrationId: string) =>
+  `/v2/inbound-webhooks/delivery-providers/${(await integrationOf(integrationId))._environmentId}/${integrationId}`;
+
+describe("auto-configure", () => {
+  it("SendGrid: creates a signed event webhook to the integration's inbound webhook, whose events then verify with the key", async () => {
+    const id = await createIntegration(stack, {
+      providerId: "sendgrid",
+      channel: "email",
+      credentials: { apiKey: "SG.key", from: "notify@example.com", baseUrl: `${receiver.url}/sendgrid` },
+    });
+
+    const reply = await autoConfigure(id);
+    expect(reply.status).toBe(200);
+    expect(reply.body.data).toMatchObject({
+      success: true,
+      integration: { _id: id, credentials: {}, configurations: { inboundWebhookEnabled: true, inboundWebhookSigningKey: sendgridKey } },
+    });
+
+    const [created, signed] = receivedUnder("/sendgrid/");
+    const inbound = await inboundOf(id);
+    expect(created).toMatchObject({ method: "POST", headers: { authorization: "Bearer SG.key" } });
+    expect(JSON.parse(created!.body)).toMatchObject({ enabled: true, url: `${PUBLIC_URL}${inbound}`, delivered: true, bounce: true, open: true, click: true });
+    expect(signed).toMatchObject({ method: "PATCH", headers: { authorization: "Bearer SG.key" } });
+    expect(JSON.parse(signed!.body)).toEqual({ enabled: true });
+    expect(await configurationsOf(id)).toEqual({ inboundWebhookEnabled: true, inboundWebhookSigningKey: sendgridKey });
+
+    // The webhook now takes SendGrid's signed events and refuses unsigned ones.
+    const body = JSON.stringify([{ event: "delivered", sg_message_id: "unknown.filter0001", timestamp: Math.floor(Date.now() / 1000) }]);
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    const signature = sign("sha256", Buffer.from(timestamp + body), privateKey).toString("base64");
+    const post = (headers: Record<string, string>) =>
+      fetch(`${stack.url}${inbound}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
+    expect((await post({ "x-twilio-email-event-webhook-signature": signature, "x-twilio-email-event-webhook-timestamp": timestamp })).status).toBe(200);
+    expect((await post({})).status).toBe(401);
+  });
+
+  it("Mailgun: sets each of the domain's event webhooks and takes the account's signing key", async () => {
+    const id = await createIntegration(stack, {
+      providerId: "mailgun",
+      channel: "email",
+      credentials: { apiKey: "mg-key", domain: "mg.example.com", from: "notify@example.com", baseUrl: `${receiver.url}/mailgun` },
+    });
+
+    const reply = await autoConfigure(id);
+    expect(reply.body.data).toMatchObject({ success: true, integration: { configurations: { inboundWebhookSigningKey: MAILGUN_SIGNING_KEY } } });
+
+    const calls = receivedUnder("/mailgun/");
+    const authorization = `Basic ${Buffer.from("api:mg-key").toString("base64")}`;
+    const webhooks = calls.filter((call) => call.method === "POST");
+    const url = `${PUBLIC_URL}${await inboundOf(id)}`;
+    expect(webhooks.map((call) => Object.fromEntries(new URLSearchParams(call.body)))).toEqual(
+      ["accepted", "delivered", "opened", "clicked", "unsubscribed", "complained", "permanent_fail", "temporary_fail"].map((event) => ({ id: event, url })),
+    );
+    expect(webhooks.every((call) => call.headers.authorization === authorization)).toBe(true);
+    expect(calls.at(-1)).toMatchObject({ method: "GET", url: "/mailgun/v5/accounts/http_signing_key", headers: { authorization } });
+    expect(await configurationsOf(id)).toEqual({ inboundWebhookEnabled: true, inboundWebhookSigningKey: MAILGUN_SIGNING_KEY });
+
+    // Again through @novu/api, whose response validation reads the answer (its model of the integration has no fields).
+    const novu = new Novu({ secretKey: stack.key, serverURL: stack.url });
+    const again = await novu.integrations.integrationsControllerAutoConfigureIntegration(id, undefined, once);
+    expect(again.result).toEqual({ success: true, message: "Mailgun's event webhooks are configured, with signed events", integration: {} });
+  });
+
+  it("answers success false with the provider's refusal, credentials redacted, and leaves the integration as it was", async () => {
+    const id = await createIntegration(stack, {
+      providerId: "sendgrid",
+      channel: "email",
+      credentials: { apiKey: REFUSED_KEY, from: "notify@example.com", baseUrl: `${receiver.url}/refusing` },
+      configurations: { inboundWebhookEnabled: false },
+    });
+
+    const reply = await autoConfigure(id);
+    expect(reply.status).toBe(200);
+    expect(reply.body.data.success).toBe(false);
+    expect(reply.body.data.message).toMatch(/sendgrid answered 401/);
+    expect(reply.body.data.message).toContain("[redacted]");
+    expect(JSON.stringify(reply.body)).not.toContain(REFUSED_KEY);
+    expect(reply.body.data.integration).toBeUndefined();
+    expect(await configurationsOf(id)).toEqual({ inboundWebhookEnabled: false });
+  });
+
+  it("refuses a provider whose API cannot set its webhook up, and an unknown integration", async () => {
+    const id = await createIntegration(stack, { providerId: "postmark", channel: "email", credentials: { apiKey: "pm-key", from: "notify@example.com" } });
+    const refused = await autoConfigure(id);
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ message: "Auto-configuration of inbound webhooks is not supported for provider: postmark" });
+    expect((await autoConfigure("0".repeat(24))).status).toBe(404);
+  });
+
+  it("says GATEWAY_PUBLIC_URL is needed when the gateway does not know its address, and calls no provider", async () => {
+    const id = await createIntegration(stack, {
+      providerId: "sendgrid",
+      channel: "email",
+      credentials: { apiKey: "SG.key", from: "notify@example.com", baseUrl: `${receiver.url}/unaddressed` },
+    });
+    const integration = await integrationOf(id);
+    const nats = await connect({ servers: "nats://127.0.0.1:4222" });
+    try {
+      const setUp = webhookSetupsOver(() => nats, WEBHOOK_SETUP_SUBJECT, undefined);
+      const answer = await setUp({ organizationId: integration._organizationId, environmentId: integration._environmentId }, id);
+      expect(answer).toEqual({ refused: expect.stringMatching(/set GATEWAY_PUBLIC_URL/) });
+    } finally {
+      await nats.close();
+    }
+    expect(receivedUnder("/unaddressed/")).toEqual([]);
+  });
+});

@@ -1,0 +1,60 @@
+import type { Client } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { integrationsV1 } from "@notify/proto";
+import type { DeliveryChannel, OutboundHttp, Providers } from "@notify/providers";
+import { isWebhookSetupRequest, type WebhookSetupAnswer, type WebhookSetupRequest } from "@notify/providers/events";
+import { scopeHeaders, type Logger } from "@notify/runtime";
+import type { NatsConnection } from "nats";
+import { answerRequests } from "./requests.js";
+import { credentialsOf, redact } from "./send.js";
+
+export interface WebhookSetupDeps {
+  nats: NatsConnection;
+  integrations: Pick<Client<typeof integrationsV1.IntegrationService>, "getIntegration">;
+  providers: Providers;
+  outbound: OutboundHttp;
+  log: Logger;
+  /** WEBHOOK_SETUP_SUBJECT: where the gateway asks. */
+  subject: string;
+}
+
+/**
+ * Serves the gateway's requests to set up an integration's event webhook (Novu's auto-configure):
+ * the integration is read here, so its credentials never travel on NATS, and the provider is
+ * called through the outbound guard. One worker of the queue group answers each request.
+ */
+export function serveWebhookSetups(deps: WebhookSetupDeps): { stop(): void } {
+  async function answer(request: WebhookSetupRequest): Promise<WebhookSetupAnswer> {
+    const scope = { organizationId: request.organizationId, environmentId: request.environmentId };
+    let integration: integrationsV1.Integration;
+    try {
+      integration = await deps.integrations.getIntegration({ id: request.integrationId }, { headers: scopeHeaders(scope) });
+    } catch (error) {
+      if (error instanceof ConnectError && error.code === Code.NotFound) return { refused: `Integration ${request.integrationId} was not found` };
+      throw error;
+    }
+    const provider = deps.providers.get(integration.channel as DeliveryChannel, integration.providerId);
+    if (!provider?.configureEventsWebhook) return { unsupported: true };
+    if (!request.webhookUrl) {
+      return { refused: "The address providers reach this service at is not known: set GATEWAY_PUBLIC_URL on the gateway" };
+    }
+    const credentials = credentialsOf(integration);
+    try {
+      const setup = await provider.configureEventsWebhook(request.webhookUrl, { credentials, http: deps.outbound });
+      deps.log.info({ environmentId: scope.environmentId, integrationId: integration.id, providerId: integration.providerId }, "event webhook set up");
+      return { setup };
+    } catch (error) {
+      // Whatever the call came to (an answer refusing it, the guard, no connection) is the provider's refusal.
+      const refused = redact(error instanceof Error ? error.message : String(error), credentials);
+      deps.log.warn({ environmentId: scope.environmentId, integrationId: integration.id, error: refused }, "event webhook not set up");
+      return { refused: `${integration.providerId} could not be configured: ${refused}` };
+    }
+  }
+
+  const answerOrUnavailable = (request: WebhookSetupRequest) =>
+    answer(request).catch((failure: unknown): WebhookSetupAnswer => {
+      deps.log.warn({ err: failure, integrationId: request.integrationId }, "event webhook setup failed");
+      return { unavailable: "the integration could not be read" };
+    });
+  return answerRequests(deps.nats, deps.subject, isWebhookSetupRequest, answerOrUnavailable, { refused: "not an event webhook setup request" });
+}

@@ -1,7 +1,7 @@
 import { readProviderEvents, readsWebhooksOf, WebhookRefused, type ProviderEvent } from "@notify/providers/events";
 import type { z } from "zod";
 import { HttpError } from "./errors.js";
-import { integrationToJson, type integrationIdParam } from "./mappers/integrations.js";
+import { integrationToJson, refuseForProvider, type integrationIdParam } from "./mappers/integrations.js";
 import { providerEventMessageOf, webhookResultToJson, type inboundWebhookParams } from "./mappers/provider-events.js";
 import type { PublicRouteInput, RawRequest, RouteInput } from "./route.js";
 
@@ -84,7 +84,7 @@ export async function webhookSupport({ params, clients, call }: RouteInput<{ pro
 export async function autoConfigure({ params, scope, clients, call }: RouteInput<z.infer<typeof integrationIdParam>, unknown, unknown>) {
   const integration = await clients.integrations.getIntegration({ id: params.integrationId }, call);
   const answer = await clients.webhookSetups(scope, integration.id);
-  if ("unsupported" in answer) throw new HttpError(400, `Auto-configuration of inbound webhooks is not supported for provider: ${integration.providerId}`);
+  if ("unsupported" in answer) refuseForProvider(integration, "Auto-configuration of inbound webhooks");
   if ("refused" in answer) return { success: false, message: answer.refused };
   const updated = await clients.integrations.updateIntegration({ id: integration.id, configurations: answer.setup.configurations }, call);
   // As Novu answers it: the integration's metadata, its credentials left out.

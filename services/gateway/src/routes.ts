@@ -1,7 +1,7 @@
 import type { SubscriberSession } from "./sessions.js";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
-import { type integrationsV1, messagesV1, subscribersV1, workflowsV1 } from "@notify/proto";
+import { messagesV1, subscribersV1, workflowsV1 } from "@notify/proto";
 import { stepLayoutId } from "@notify/templates";
 import { z } from "zod";
 import { HttpError } from "./errors.js";
@@ -273,6 +273,7 @@ import {
   integrationToJson,
   mobileLinkBody,
   refusedResponse,
+  refuseForProvider,
   autoConfigureResponse,
   subscriberChatConnectionBody,
   updateIntegrationBody,
@@ -415,15 +416,6 @@ async function integrationByIdentifier(identifier: string, clients: Clients, cal
   const integration = integrations.find((candidate) => candidate.identifier === identifier);
   if (!integration) throw new HttpError(404, `Integration with identifier ${identifier} not found`);
   return integration;
-}
-
-/**
- * Refuses a call that needs the provider to reach back into the service (an OAuth redirect, a bot
- * webhook, a signed inbound webhook), which notify does not receive: Novu's answer to a provider
- * it does not support for the call.
- */
-function refuseForProvider(integration: integrationsV1.Integration, what: string): never {
-  throw new HttpError(400, `${what} is not supported for provider: ${integration.providerId}`);
 }
 
 const createdEnvironmentOutcome: Sensitive<unknown, unknown, unknown, ReturnType<typeof createdEnvironmentToJson>> = {

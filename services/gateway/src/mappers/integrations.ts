@@ -2,6 +2,7 @@ import { fromJson, toJson, type JsonObject } from "@bufbuild/protobuf";
 import { integrationsV1 } from "@notify/proto";
 import { CHANNELS } from "@notify/runtime";
 import { z } from "zod";
+import { HttpError } from "../errors.js";
 import { jsonObject, keyString, objectIdString, outboundHost, outboundUrl } from "../validation.js";
 import { FILTER_ON, FILTER_TYPES, FILTER_VALUES, freeFormResponse, iso, isoDateResponse, OPERATORS } from "./common.js";
 
@@ -226,5 +227,14 @@ export const autoConfigureResponse = z.object({
   integration: integrationResponse.optional(),
 });
 
-/** The calls refused for every provider (routes.ts refuseForProvider) answer no success. */
+/**
+ * Refuses a call the integration's provider does not support here (chat connections, which need a
+ * provider app whose callbacks reach the service; auto-configure, for a provider whose API cannot
+ * set its webhook up): Novu's answer to a provider it does not support for the call.
+ */
+export function refuseForProvider(integration: integrationsV1.Integration, what: string): never {
+  throw new HttpError(400, `${what} is not supported for provider: ${integration.providerId}`);
+}
+
+/** The calls refused for every provider (refuseForProvider) answer no success. */
 export const refusedResponse = z.never().describe("Not served: every call answers 400 (unsupported provider) or 404 (unknown integration)");

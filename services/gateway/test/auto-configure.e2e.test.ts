@@ -153,7 +153,7 @@ describe("auto-configure", () => {
     expect((await autoConfigure("0".repeat(24))).status).toBe(404);
   });
 
-  it("says GATEWAY_PUBLIC_URL is needed when the gateway does not know its address, and calls no provider", async () => {
+  it("says GATEWAY_PUBLIC_URL is needed when the gateway does not know its address, and calls no provider; 503 without a worker", async () => {
     const id = await createIntegration(stack, {
       providerId: "sendgrid",
       channel: "email",
@@ -165,6 +165,11 @@ describe("auto-configure", () => {
       const setUp = webhookSetupsOver(() => nats, WEBHOOK_SETUP_SUBJECT, undefined);
       const answer = await setUp({ organizationId: integration._organizationId, environmentId: integration._environmentId }, id);
       expect(answer).toEqual({ refused: expect.stringMatching(/set GATEWAY_PUBLIC_URL/) });
+      // No worker listening: a 503 at once, not a wait.
+      const nobody = webhookSetupsOver(() => nats, `test.${randomBytes(6).toString("hex")}.nobody`, PUBLIC_URL);
+      await expect(nobody({ organizationId: integration._organizationId, environmentId: integration._environmentId }, id)).rejects.toMatchObject({
+        status: 503,
+      });
     } finally {
       await nats.close();
     }

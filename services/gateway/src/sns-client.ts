@@ -1,12 +1,10 @@
 import { WebhookRefused, type SnsEndpointAnswer, type SnsEndpointRequest, type SnsEndpoints } from "@notify/providers/events";
 import type { NatsConnection } from "@notify/runtime";
-import { JSONCodec } from "nats";
 import { HttpError } from "./errors.js";
+import { askWorker } from "./worker-requests.js";
 
 /** How long a call to AWS through the worker may take: SNS waits 15 s for a webhook's answer. */
 const SNS_CALL_TIMEOUT_MS = 10_000;
-
-const codec = JSONCodec<unknown>();
 
 /**
  * The calls to Amazon SNS that SES webhooks need, made by a worker over NATS: the worker is the
@@ -16,14 +14,7 @@ const codec = JSONCodec<unknown>();
 export function snsEndpointsOver(nats: () => NatsConnection | undefined, subject: string): SnsEndpoints {
   const unavailable = (why: string) => new HttpError(503, `Amazon SNS could not be reached to read the webhook (${why}); it is taken when SNS retries`);
   async function call(request: SnsEndpointRequest): Promise<SnsEndpointAnswer> {
-    const connection = nats();
-    if (!connection) throw unavailable("no NATS connection");
-    let answer: SnsEndpointAnswer;
-    try {
-      answer = codec.decode((await connection.request(subject, codec.encode(request), { timeout: SNS_CALL_TIMEOUT_MS })).data) as SnsEndpointAnswer;
-    } catch (error) {
-      throw unavailable(error instanceof Error ? error.message : String(error));
-    }
+    const answer = await askWorker<SnsEndpointAnswer>(nats, subject, request, SNS_CALL_TIMEOUT_MS, unavailable);
     if (answer.error === undefined) return answer;
     if (answer.transient) throw unavailable(answer.error);
     if (request.action === "certificate") throw new WebhookRefused("signature", `ses: the SigningCertURL's certificate could not be fetched: ${answer.error}`);

@@ -67,13 +67,18 @@ const configurationsOf = async (integrationId: string) => (await integrationOf(i
 const inboundOf = async (integrationId: string) =>
   `/v2/inbound-webhooks/delivery-providers/${(await integrationOf(integrationId))._environmentId}/${integrationId}`;
 
+/** A SendGrid integration whose API is the stand-in's under `path`; `more` adds to what it is created with. */
+const sendgridAt = (path: string, apiKey = "SG.key", more: Record<string, unknown> = {}) =>
+  createIntegration(stack, {
+    providerId: "sendgrid",
+    channel: "email",
+    credentials: { apiKey, from: "notify@example.com", baseUrl: `${receiver.url}${path}` },
+    ...more,
+  });
+
 describe("auto-configure", () => {
   it("SendGrid: creates a signed event webhook to the integration's inbound webhook, whose events then verify with the key", async () => {
-    const id = await createIntegration(stack, {
-      providerId: "sendgrid",
-      channel: "email",
-      credentials: { apiKey: "SG.key", from: "notify@example.com", baseUrl: `${receiver.url}/sendgrid` },
-    });
+    const id = await sendgridAt("/sendgrid");
 
     const reply = await autoConfigure(id);
     expect(reply.status).toBe(200);
@@ -128,12 +133,7 @@ describe("auto-configure", () => {
   });
 
   it("answers success false with the provider's refusal, credentials redacted, and leaves the integration as it was", async () => {
-    const id = await createIntegration(stack, {
-      providerId: "sendgrid",
-      channel: "email",
-      credentials: { apiKey: REFUSED_KEY, from: "notify@example.com", baseUrl: `${receiver.url}/refusing` },
-      configurations: { inboundWebhookEnabled: false },
-    });
+    const id = await sendgridAt("/refusing", REFUSED_KEY, { configurations: { inboundWebhookEnabled: false } });
 
     const reply = await autoConfigure(id);
     expect(reply.status).toBe(200);
@@ -154,11 +154,7 @@ describe("auto-configure", () => {
   });
 
   it("says GATEWAY_PUBLIC_URL is needed when the gateway does not know its address, and calls no provider; 503 without a worker", async () => {
-    const id = await createIntegration(stack, {
-      providerId: "sendgrid",
-      channel: "email",
-      credentials: { apiKey: "SG.key", from: "notify@example.com", baseUrl: `${receiver.url}/unaddressed` },
-    });
+    const id = await sendgridAt("/unaddressed");
     const integration = await integrationOf(id);
     const nats = await connect({ servers: "nats://127.0.0.1:4222" });
     try {

@@ -115,6 +115,84 @@ describe("mailgun", () => {
   });
 });
 
+describe("mailgun event webhooks", () => {
+  const HOOK = "https://notify.test/v2/inbound-webhooks/delivery-providers/env-1/int-1";
+  const EVENTS = ["accepted", "delivered", "opened", "clicked", "unsubscribed", "complained", "permanent_fail", "temporary_fail"];
+
+  /**
+   * Mailgun's domain webhooks as its API reference describes them: listed by GET, created by POST
+   * (refused when the webhook exists), replaced by PUT; `legacy` webhooks are listed in the older
+   * one-`url` form.
+   */
+  function mailgunWebhooks(initial: Record<string, string[]>, legacy: string[] = []) {
+    const webhooks = new Map(Object.entries(initial));
+    receiver.respond = (request) => {
+      const base = "/v3/domains/mg.notify.test/webhooks";
+      const form = new URLSearchParams(request.body);
+      if (request.method === "GET" && request.url === base) {
+        const listed = [...webhooks].map(([event, urls]) => [event, legacy.includes(event) ? { url: urls[0] } : { urls }]);
+        return { body: { webhooks: Object.fromEntries(listed) } };
+      }
+      if (request.method === "POST" && request.url === base) {
+        const event = form.get("id")!;
+        if (webhooks.has(event)) return { status: 400, body: { message: "Webhook already exists" } };
+        webhooks.set(event, form.getAll("url"));
+        return { body: { message: "Webhook has been created", webhook: { urls: form.getAll("url") } } };
+      }
+      const event = request.url.startsWith(`${base}/`) ? request.url.slice(base.length + 1) : "";
+      if (request.method === "PUT" && webhooks.has(event)) {
+        webhooks.set(event, form.getAll("url"));
+        return { body: { message: "Webhook has been updated", webhook: { urls: form.getAll("url") } } };
+      }
+      if (request.url === "/v5/accounts/http_signing_key") return { body: { http_signing_key: "signing-key" } };
+      return { status: 404, body: { message: "not found" } };
+    };
+    return webhooks;
+  }
+
+  const configure = () =>
+    providers.get("email", "mailgun")!.configureEventsWebhook!(HOOK, {
+      credentials: { apiKey: "mg-key", domain: "mg.notify.test", baseUrl: receiver.url },
+      http,
+    });
+  const writes = () => receiver.received.filter((request) => request.method !== "GET");
+
+  it("creates each event's webhook, and a second run changes nothing", async () => {
+    const webhooks = mailgunWebhooks({});
+    expect(await configure()).toMatchObject({ configurations: { inboundWebhookEnabled: true, inboundWebhookSigningKey: "signing-key" } });
+    expect(writes().map((request) => [request.method, Object.fromEntries(new URLSearchParams(request.body))])).toEqual(
+      EVENTS.map((event) => ["POST", { id: event, url: HOOK }]),
+    );
+    expect(receiver.received.every((request) => request.headers.authorization === basic("api", "mg-key"))).toBe(true);
+
+    receiver.received.length = 0;
+    expect(await configure()).toMatchObject({ configurations: { inboundWebhookSigningKey: "signing-key" } });
+    expect(writes()).toEqual([]);
+    expect(Object.fromEntries(webhooks)).toEqual(Object.fromEntries(EVENTS.map((event) => [event, [HOOK]])));
+  });
+
+  it("adds its URL to a webhook that posts elsewhere, keeping that URL", async () => {
+    const webhooks = mailgunWebhooks({ delivered: ["https://crm.test/mailgun"], opened: ["https://stats.test/open"] }, ["opened"]);
+    await configure();
+    expect(
+      writes()
+        .filter((request) => request.method === "PUT")
+        .map((request) => [request.url, new URLSearchParams(request.body).getAll("url")]),
+    ).toEqual([
+      ["/v3/domains/mg.notify.test/webhooks/delivered", ["https://crm.test/mailgun", HOOK]],
+      ["/v3/domains/mg.notify.test/webhooks/opened", ["https://stats.test/open", HOOK]],
+    ]);
+    expect(webhooks.get("delivered")).toEqual(["https://crm.test/mailgun", HOOK]);
+    expect(webhooks.get("accepted")).toEqual([HOOK]);
+  });
+
+  it("refuses, changing nothing, when a webhook already has Mailgun's three URLs", async () => {
+    mailgunWebhooks({ clicked: ["https://a.test/", "https://b.test/", "https://c.test/"] });
+    await expect(configure()).rejects.toMatchObject({ transient: false, message: expect.stringContaining("clicked webhook already posts to 3 URLs") });
+    expect(writes()).toEqual([]);
+  });
+});
+
 describe("postmark", () => {
   it("posts /email with the server token and answers MessageID", async () => {
     receiver.respond = () => ({

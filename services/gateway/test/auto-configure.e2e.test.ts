@@ -35,7 +35,10 @@ beforeAll(async () => {
     if (request.url.startsWith("/refusing/")) return { status: 401, body: { errors: [{ message: `authorization required for ${REFUSED_KEY}` }] } };
     if (request.url === "/sendgrid/v3/user/webhooks/event/settings") return { status: 201, body: { id: "webhook-1", enabled: true } };
     if (request.url === "/sendgrid/v3/user/webhooks/event/settings/signed/webhook-1") return { body: { id: "webhook-1", public_key: sendgridKey } };
-    if (request.url === "/mailgun/v3/domains/mg.example.com/webhooks") return { body: { message: "Webhook has been created" } };
+    if (request.url === "/mailgun/v3/domains/mg.example.com/webhooks") {
+      // The domain has no webhooks yet: each setup lists none and creates all (the providers' tests follow a domain's webhooks through repeated setups).
+      return { body: request.method === "GET" ? { webhooks: {} } : { message: "Webhook has been created" } };
+    }
     if (request.url === "/mailgun/v5/accounts/http_signing_key") return { body: { http_signing_key: MAILGUN_SIGNING_KEY } };
     return { status: 404, body: { message: "unknown path" } };
   });
@@ -117,6 +120,7 @@ describe("auto-configure", () => {
 
     const calls = receivedUnder("/mailgun/");
     const authorization = `Basic ${Buffer.from("api:mg-key").toString("base64")}`;
+    expect(calls[0]).toMatchObject({ method: "GET", url: "/mailgun/v3/domains/mg.example.com/webhooks", headers: { authorization } });
     const webhooks = calls.filter((call) => call.method === "POST");
     const url = `${PUBLIC_URL}${await inboundOf(id)}`;
     expect(webhooks.map((call) => Object.fromEntries(new URLSearchParams(call.body)))).toEqual(

@@ -1,4 +1,4 @@
-import { basicAuth, expectOk, parseJson, postForm, trimSlash } from "../http.js";
+import { basicAuth, expectOk, parseJson, trimSlash } from "../http.js";
 import { multipartBody, type FormPart } from "../multipart.js";
 import type { ProviderFactory } from "../registry.js";
 import {
@@ -60,15 +60,61 @@ async function send(message: EmailMessage, { credentials, http }: SendContext) {
 
 /** The domain's webhooks to set, as Mailgun names them: every event notify reads (events/email.ts). */
 const WEBHOOK_EVENTS = ["accepted", "delivered", "opened", "clicked", "unsubscribed", "complained", "permanent_fail", "temporary_fail"];
+/** Mailgun keeps at most this many URLs per event webhook. */
+const MAX_URLS_PER_WEBHOOK = 3;
+
+/** The URLs each of the domain's event webhooks posts to (GET /v3/domains/{domain}/webhooks). */
+async function webhookUrlsOf(api: ReturnType<typeof apiOf>, http: WebhookSetupContext["http"]): Promise<Map<string, string[]>> {
+  const answer = expectOk(
+    ID,
+    await http.request(`${api.base}/v3/domains/${api.domain}/webhooks`, { method: "GET", headers: { authorization: api.authorization } }),
+  );
+  const webhooks = parseJson<{ webhooks?: Record<string, { urls?: unknown; url?: unknown } | undefined> }>(answer.text).webhooks ?? {};
+  const urls = new Map<string, string[]>();
+  for (const [event, webhook] of Object.entries(webhooks)) {
+    // Mailgun's older answers name one `url` where newer ones list `urls`.
+    const listed = Array.isArray(webhook?.urls) ? webhook.urls : [webhook?.url];
+    urls.set(
+      event,
+      listed.filter((url) => typeof url === "string" && url !== ""),
+    );
+  }
+  return urls;
+}
 
 /**
- * Points each of the domain's event webhooks at `webhookUrl`, then reads the account's HTTP
- * webhook signing key, which Mailgun signs every event with.
+ * Adds `webhookUrl` to each of the domain's event webhooks, keeping the URLs already there (a
+ * webhook that has it is left alone, so running the setup again changes nothing), then reads the
+ * account's HTTP webhook signing key, which Mailgun signs every event with.
  */
 async function configureEventsWebhook(webhookUrl: string, { credentials, http }: WebhookSetupContext): Promise<EventsWebhookSetup> {
   const api = apiOf(credentials);
+  const existing = await webhookUrlsOf(api, http);
+  const full = WEBHOOK_EVENTS.filter((event) => {
+    const urls = existing.get(event) ?? [];
+    return !urls.includes(webhookUrl) && urls.length >= MAX_URLS_PER_WEBHOOK;
+  });
+  if (full.length > 0) {
+    throw new ProviderError(
+      `${ID}: the domain's ${full.join(", ")} webhook already posts to ${MAX_URLS_PER_WEBHOOK} URLs, Mailgun's most: remove one of them and try again`,
+      { transient: false },
+    );
+  }
   for (const event of WEBHOOK_EVENTS) {
-    await postForm(ID, http, `${api.base}/v3/domains/${api.domain}/webhooks`, { id: event, url: webhookUrl }, { authorization: api.authorization });
+    const urls = existing.get(event) ?? [];
+    if (urls.includes(webhookUrl)) continue;
+    // Creating a webhook that exists is refused, so one that exists is replaced by its list with the URL added.
+    const creating = urls.length === 0;
+    const fields = new URLSearchParams(creating ? { id: event } : {});
+    for (const url of [...urls, webhookUrl]) fields.append("url", url);
+    expectOk(
+      ID,
+      await http.request(`${api.base}/v3/domains/${api.domain}/${creating ? "webhooks" : `webhooks/${event}`}`, {
+        method: creating ? "POST" : "PUT",
+        headers: { authorization: api.authorization, "content-type": "application/x-www-form-urlencoded" },
+        body: fields.toString(),
+      }),
+    );
   }
   const answer = expectOk(ID, await http.request(`${api.base}/v5/accounts/http_signing_key`, { method: "GET", headers: { authorization: api.authorization } }));
   const key = parseJson<{ http_signing_key?: unknown }>(answer.text).http_signing_key;

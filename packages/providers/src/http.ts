@@ -37,30 +37,30 @@ export function answerError(
   });
 }
 
-/** POSTs a JSON body and answers the whole 2xx response, for providers that read their id from a header; non-2xx throws. */
-export async function postJsonResponse(
+/** Sends a JSON body with `method` and answers the whole 2xx response; non-2xx throws. */
+async function sendJson(
   providerId: string,
   http: OutboundHttp,
+  method: "POST" | "PATCH",
   url: string,
   body: unknown,
-  headers: Record<string, string> = {},
+  headers: Record<string, string>,
 ): Promise<OutboundResponse> {
-  return expectOk(
-    providerId,
-    await http.request(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) }),
-  );
+  return expectOk(providerId, await http.request(url, { method, headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) }));
 }
 
-/** POSTs a JSON body and answers the parsed JSON reply ({} for an empty one); non-2xx throws. */
-export async function postJson<T = Record<string, unknown>>(
-  providerId: string,
-  http: OutboundHttp,
-  url: string,
-  body: unknown,
-  headers: Record<string, string> = {},
-): Promise<T> {
-  return parseJson<T>((await postJsonResponse(providerId, http, url, body, headers)).text);
-}
+/** POSTs a JSON body and answers the whole 2xx response, for providers that read their id from a header; non-2xx throws. */
+export const postJsonResponse = (providerId: string, http: OutboundHttp, url: string, body: unknown, headers: Record<string, string> = {}) =>
+  sendJson(providerId, http, "POST", url, body, headers);
+
+/** A JSON request with `method` that answers the parsed JSON reply ({} for an empty one); non-2xx throws. */
+const jsonRequest =
+  (method: "POST" | "PATCH") =>
+  async <T = Record<string, unknown>>(providerId: string, http: OutboundHttp, url: string, body: unknown, headers: Record<string, string> = {}): Promise<T> =>
+    parseJson<T>((await sendJson(providerId, http, method, url, body, headers)).text);
+
+export const postJson = jsonRequest("POST");
+export const patchJson = jsonRequest("PATCH");
 
 /** POSTs an application/x-www-form-urlencoded body; non-2xx throws. */
 export async function postForm<T = Record<string, unknown>>(

@@ -115,6 +115,55 @@ describe("mailgun", () => {
   });
 });
 
+describe("sendgrid event webhook", () => {
+  const HOOK = "https://notify.test/v2/inbound-webhooks/delivery-providers/env-1/int-1";
+  const BASE = "/v3/user/webhooks/event/settings";
+
+  /** SendGrid's Event Webhooks as its API reference describes them: listed, created, updated, signed. */
+  function sendgridWebhooks(initial: { id: string; url: string }[]) {
+    const webhooks = new Map(initial.map((webhook) => [webhook.id, { ...webhook } as Record<string, unknown>]));
+    receiver.respond = (request) => {
+      if (request.method === "GET" && request.url === `${BASE}/all`) return { body: { max_allowed: 5, webhooks: [...webhooks.values()] } };
+      if (request.method === "POST" && request.url === BASE) {
+        const id = `wh-${webhooks.size + 1}`;
+        webhooks.set(id, { ...json(request), id });
+        return { status: 201, body: webhooks.get(id) };
+      }
+      const signed = request.url.match(/^\/v3\/user\/webhooks\/event\/settings\/signed\/(.+)$/);
+      if (request.method === "PATCH" && signed && webhooks.has(signed[1]!)) return { body: { id: signed[1], public_key: `key-of-${signed[1]}` } };
+      const id = request.url.slice(BASE.length + 1);
+      if (request.method === "PATCH" && webhooks.has(id)) {
+        webhooks.set(id, { ...webhooks.get(id), ...json(request), id });
+        return { body: webhooks.get(id) };
+      }
+      return { status: 404, body: { errors: [{ message: "not found" }] } };
+    };
+    return webhooks;
+  }
+
+  const configure = () => providers.get("email", "sendgrid")!.configureEventsWebhook!(HOOK, { credentials: { apiKey: "SG.key", baseUrl: receiver.url }, http });
+
+  it("creates a signed webhook with every event, and a second run updates it instead of adding another", async () => {
+    const webhooks = sendgridWebhooks([{ id: "wh-other", url: "https://crm.test/sendgrid" }]);
+    expect(await configure()).toEqual({
+      message: "SendGrid's event webhook is configured, with signed events",
+      configurations: { inboundWebhookEnabled: true, inboundWebhookSigningKey: "key-of-wh-2" },
+    });
+    expect(webhooks.get("wh-2")).toMatchObject({ enabled: true, url: HOOK, delivered: true, bounce: true, open: true, click: true, spam_report: true });
+    expect(receiver.received.every((request) => request.headers.authorization === "Bearer SG.key")).toBe(true);
+
+    receiver.received.length = 0;
+    expect(await configure()).toMatchObject({ configurations: { inboundWebhookSigningKey: "key-of-wh-2" } });
+    expect(receiver.received.map((request) => `${request.method} ${request.url}`)).toEqual([
+      `GET ${BASE}/all`,
+      `PATCH ${BASE}/wh-2`,
+      `PATCH ${BASE}/signed/wh-2`,
+    ]);
+    expect([...webhooks.keys()]).toEqual(["wh-other", "wh-2"]);
+    expect(webhooks.get("wh-other")).toEqual({ id: "wh-other", url: "https://crm.test/sendgrid" });
+  });
+});
+
 describe("mailgun event webhooks", () => {
   const HOOK = "https://notify.test/v2/inbound-webhooks/delivery-providers/env-1/int-1";
   const EVENTS = ["accepted", "delivered", "opened", "clicked", "unsubscribed", "complained", "permanent_fail", "temporary_fail"];

@@ -33,6 +33,8 @@ let receiver: Receiver;
 beforeAll(async () => {
   receiver = await startReceiver((request) => {
     if (request.url.startsWith("/refusing/")) return { status: 401, body: { errors: [{ message: `authorization required for ${REFUSED_KEY}` }] } };
+    // No webhook posts to notify yet: each setup creates one (the providers' tests follow a second setup).
+    if (request.url === "/sendgrid/v3/user/webhooks/event/settings/all") return { body: { max_allowed: 5, webhooks: [] } };
     if (request.url === "/sendgrid/v3/user/webhooks/event/settings") return { status: 201, body: { id: "webhook-1", enabled: true } };
     if (request.url === "/sendgrid/v3/user/webhooks/event/settings/signed/webhook-1") return { body: { id: "webhook-1", public_key: sendgridKey } };
     if (request.url === "/mailgun/v3/domains/mg.example.com/webhooks") {
@@ -90,7 +92,8 @@ describe("auto-configure", () => {
       integration: { _id: id, credentials: {}, configurations: { inboundWebhookEnabled: true, inboundWebhookSigningKey: sendgridKey } },
     });
 
-    const [created, signed] = receivedUnder("/sendgrid/");
+    const [listed, created, signed] = receivedUnder("/sendgrid/");
+    expect(listed).toMatchObject({ method: "GET", url: "/sendgrid/v3/user/webhooks/event/settings/all", headers: { authorization: "Bearer SG.key" } });
     const inbound = await inboundOf(id);
     expect(created).toMatchObject({ method: "POST", headers: { authorization: "Bearer SG.key" } });
     expect(JSON.parse(created!.body)).toMatchObject({ enabled: true, url: `${PUBLIC_URL}${inbound}`, delivered: true, bounce: true, open: true, click: true });

@@ -1,4 +1,4 @@
-import { expectOk, parseJson, postJson, trimSlash } from "../http.js";
+import { expectOk, parseJson, patchJson, postJson, trimSlash } from "../http.js";
 import type { ProviderFactory } from "../registry.js";
 import {
   missingSetting,
@@ -53,26 +53,23 @@ async function send(message: EmailMessage, { credentials, http }: SendContext) {
 const WEBHOOK_EVENTS = ["processed", "delivered", "deferred", "bounce", "dropped", "open", "click", "spam_report", "unsubscribe", "group_unsubscribe"];
 
 /**
- * Creates an Event Webhook posting to `webhookUrl`, then turns on its signature: SendGrid answers
- * the public key its events are verified with.
+ * Points an Event Webhook at `webhookUrl` with every event notify reads, then turns on its
+ * signature: SendGrid answers the public key its events are verified with. A webhook that already
+ * posts there is updated, so running the setup again adds no second webhook posting the same events.
  */
 async function configureEventsWebhook(webhookUrl: string, { credentials, http }: WebhookSetupContext): Promise<EventsWebhookSetup> {
   if (!credentials.apiKey) throw missingSetting(ID, "apiKey");
   const base = `${trimSlash(credentials.baseUrl || BASE_URL)}/v3/user/webhooks/event/settings`;
   const headers = { authorization: `Bearer ${credentials.apiKey}` };
-  const events = Object.fromEntries(WEBHOOK_EVENTS.map((event) => [event, true]));
-  const created = await postJson<{ id?: unknown }>(ID, http, base, { enabled: true, url: webhookUrl, friendly_name: "notify", ...events }, headers);
-  if (typeof created.id !== "string" || !created.id) throw new ProviderError(`${ID} created the event webhook without naming it`, { transient: false });
-  const signed = parseJson<{ public_key?: unknown }>(
-    expectOk(
-      ID,
-      await http.request(`${base}/signed/${encodeURIComponent(created.id)}`, {
-        method: "PATCH",
-        headers: { ...headers, "content-type": "application/json" },
-        body: JSON.stringify({ enabled: true }),
-      }),
-    ).text,
-  );
+  const settings = { enabled: true, url: webhookUrl, friendly_name: "notify", ...Object.fromEntries(WEBHOOK_EVENTS.map((event) => [event, true])) };
+  const listed = parseJson<{ webhooks?: { id?: unknown; url?: unknown }[] }>(expectOk(ID, await http.request(`${base}/all`, { method: "GET", headers })).text);
+  const found = (listed.webhooks ?? []).find((webhook) => webhook.url === webhookUrl)?.id;
+  const reused = typeof found === "string" && found ? found : undefined;
+  let id: unknown = reused;
+  if (reused) await patchJson(ID, http, `${base}/${encodeURIComponent(reused)}`, settings, headers);
+  else id = (await postJson<{ id?: unknown }>(ID, http, base, settings, headers)).id;
+  if (typeof id !== "string" || !id) throw new ProviderError(`${ID} created the event webhook without naming it`, { transient: false });
+  const signed = await patchJson<{ public_key?: unknown }>(ID, http, `${base}/signed/${encodeURIComponent(id)}`, { enabled: true }, headers);
   if (typeof signed.public_key !== "string" || !signed.public_key)
     throw new ProviderError(`${ID} signed the event webhook without its public key`, { transient: false });
   return {

@@ -7,6 +7,11 @@ import { createCoalescer, repeatEvery, scopeHeaders, type Logger, type Redis, ty
 const SUBSCRIBER_KEPT_MS = 24 * 3_600_000;
 /** Presence changes sent to the subscribers service in one call, and subscribers of a silent gateway swept at once. */
 const PER_CALL = 1_000;
+/**
+ * Reads of a subscriber's holders after recording it offline, each followed by a correcting call
+ * when they disagree: a socket opening and closing faster than the calls land is left to the next close.
+ */
+const MAX_PRESENCE_CHECKS = 4;
 
 const processKey = (processId: string) => `notify:presence:process:${processId}`;
 const subscriberKey = (environmentId: string, subscriberId: string) => `notify:presence:${environmentId}:${subscriberId}`;
@@ -96,7 +101,7 @@ export function createPresence(deps: PresenceDeps): Presence {
         // Joining with sockets already open (clients of a replaced gateway reconnect at once):
         // they were recorded online as they opened; Redis is written again in case it was out of
         // reach then, so a sweep would find them.
-        for (const held of holding.values()) recordHeld(held);
+        for (const held of holding.values()) void recordHeld(held);
       }
     }
     joined = true;
@@ -126,22 +131,27 @@ export function createPresence(deps: PresenceDeps): Presence {
     });
   };
 
-  /** Records in Redis that this gateway holds a socket of the subscriber. */
-  function recordHeld(held: Held): void {
+  /** Records in Redis that this gateway holds a socket of the subscriber; resolves once Redis has it or is found out of reach. */
+  function recordHeld(held: Held): Promise<void> {
     const key = subscriberKey(held.scope.environmentId, held.subscriberId);
-    redis
+    return redis
       .multi()
       .sAdd(key, processId)
       .pExpire(key, SUBSCRIBER_KEPT_MS)
       .sAdd(heldKey(processId), heldText(held))
       .exec()
-      .catch((error: unknown) => log.warn({ err: error }, "presence not recorded in Redis"));
+      .then(
+        () => undefined,
+        (error: unknown) => log.warn({ err: error }, "presence not recorded in Redis"),
+      );
   }
 
-  /** Records that this gateway holds a socket of the subscriber: online. */
+  /**
+   * Records that this gateway holds a socket of the subscriber: online, once Redis has it, so a
+   * gateway that reads the holders after this online call lands finds this one among them.
+   */
   function hold(held: Held): void {
-    recordHeld(held);
-    changeNow(held, true);
+    void recordHeld(held).then(() => changeNow(held, true));
   }
 
   /** Whether a live gateway is among `holders`, the gateways recorded holding a subscriber's sockets. */
@@ -157,13 +167,21 @@ export function createPresence(deps: PresenceDeps): Presence {
   }
 
   /**
-   * Records the subscriber offline, then online again if a live gateway took one of its sockets
-   * meanwhile: that gateway's online call may have been recorded before this offline one, which
-   * would otherwise have the last word while the subscriber is connected.
+   * Records the subscriber offline, then reads whether a live gateway holds one of its sockets
+   * after each change it recorded, and records the opposite while the two disagree: another
+   * gateway's calls travel apart from this one's, so this one's may land after a newer one of
+   * theirs (an online call for a socket opened meanwhile, an offline one for a socket closed since).
    */
   async function markOffline(held: Held): Promise<void> {
-    await change(held, false);
-    if (await aliveAmong(await redis.sMembers(subscriberKey(held.scope.environmentId, held.subscriberId)))) await change(held, true);
+    const key = subscriberKey(held.scope.environmentId, held.subscriberId);
+    let online = false;
+    await change(held, online);
+    for (let check = 0; check < MAX_PRESENCE_CHECKS; check += 1) {
+      const holds = await aliveAmong(await redis.sMembers(key));
+      if (holds === online) return;
+      online = holds;
+      await change(held, online);
+    }
   }
 
   /**

@@ -22,25 +22,34 @@ afterAll(async () => {
 
 /**
  * The subscribers service as presence calls reach it: the last call recorded has the last word,
- * as in its table. One gateway's offline calls can be held back, as a slow network would.
+ * as in its table. A gateway's offline (or online) calls can be held back, as a slow network would.
  */
 function subscribersService() {
   const isOnline = new Map<string, boolean>();
   const calls: { gateway: string; isOnline: boolean }[] = [];
-  let held: { gateway: string; released: Promise<void> } | undefined;
+  const holds: { gateway: string; isOnline: boolean; released: Promise<void> }[] = [];
+  /** Calls arrived but held back, not yet recorded. */
+  const waiting: { gateway: string; isOnline: boolean }[] = [];
   return {
     isOnline,
     calls,
-    /** Holds `gateway`'s offline calls until the answer is called. */
-    holdOffline(gateway: string): () => void {
+    waiting,
+    /** Holds `gateway`'s calls of `online` until the answer is called. */
+    hold(gateway: string, online = false): () => void {
       let release!: () => void;
-      held = { gateway, released: new Promise((resolve) => (release = resolve)) };
+      holds.push({ gateway, isOnline: online, released: new Promise((resolve) => (release = resolve)) });
       return release;
     },
     clientOf(gateway: string): PresenceDeps["subscribers"] {
       return {
         setSubscribersOnline: (async (request: { subscriberIds: string[]; isOnline: boolean }) => {
-          if (!request.isOnline && held?.gateway === gateway) await held.released;
+          const holding = holds.find((held) => held.gateway === gateway && held.isOnline === request.isOnline);
+          if (holding) {
+            const call = { gateway, isOnline: request.isOnline };
+            waiting.push(call);
+            await holding.released;
+            waiting.splice(waiting.indexOf(call), 1);
+          }
           calls.push({ gateway, isOnline: request.isOnline });
           for (const subscriberId of request.subscriberIds) isOnline.set(subscriberId, request.isOnline);
           return {};
@@ -70,7 +79,7 @@ it("keeps a subscriber online when another gateway's open is recorded before thi
   await eventually(async () => expect(service.isOnline.get(subscriberId)).toBe(true));
 
   // The socket moves from gateway a to gateway b; a's offline call arrives last.
-  const release = service.holdOffline("a");
+  const release = service.hold("a");
   a.closed(scope, subscriberId, () => false);
   b.opened(scope, subscriberId);
   await eventually(async () => expect(service.calls).toContainEqual({ gateway: "b", isOnline: true }));
@@ -80,6 +89,34 @@ it("keeps a subscriber online when another gateway's open is recorded before thi
   // Gateway b still holds a socket: gateway a, finding it so, records the subscriber online again.
   await eventually(async () => expect(service.calls.at(-1)).toEqual({ gateway: "a", isOnline: true }));
   expect(service.isOnline.get(subscriberId)).toBe(true);
+});
+
+it("ends offline when a gateway's late online call, made for a socket that closed meanwhile, lands last", async () => {
+  const service = subscribersService();
+  const { a, b } = gatewaysOf(service);
+  const subscriberId = `sub-${hex24()}`;
+  a.opened(scope, subscriberId);
+  await eventually(async () => expect(service.isOnline.get(subscriberId)).toBe(true));
+
+  // Gateway a records its close while the subscriber opens on gateway b: finding b holding it,
+  // a records it online again, and that call is held back.
+  const releaseOffline = service.hold("a", false);
+  const releaseOnline = service.hold("a", true);
+  a.closed(scope, subscriberId, () => false);
+  await eventually(async () => expect(service.waiting).toEqual([{ gateway: "a", isOnline: false }]));
+  b.opened(scope, subscriberId);
+  await eventually(async () => expect(service.calls.at(-1)).toEqual({ gateway: "b", isOnline: true }));
+  releaseOffline();
+  await eventually(async () => expect(service.waiting).toEqual([{ gateway: "a", isOnline: true }]));
+
+  // b's socket closes at once: b records the subscriber offline, before a's online call lands.
+  b.closed(scope, subscriberId, () => false);
+  await eventually(async () => expect(service.calls.at(-1)).toEqual({ gateway: "b", isOnline: false }));
+  releaseOnline();
+
+  // No gateway holds a socket: gateway a, reading so after its online call, records it offline again.
+  await eventually(async () => expect(service.calls.at(-1)).toEqual({ gateway: "a", isOnline: false }));
+  expect(service.isOnline.get(subscriberId)).toBe(false);
 });
 
 it("leaves a subscriber offline when no gateway holds a socket of it any more", async () => {

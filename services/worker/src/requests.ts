@@ -1,3 +1,4 @@
+import type { Logger } from "@notify/runtime";
 import { JSONCodec, type NatsConnection } from "nats";
 
 const codec = JSONCodec<unknown>();
@@ -14,6 +15,7 @@ export function answerRequests<Request, Answer>(
   isRequest: (value: unknown) => value is Request,
   answer: (request: Request) => Promise<Answer>,
   refusal: Answer,
+  log: Logger,
 ): { stop(): void } {
   const subscription = nats.subscribe(subject, {
     queue: "worker",
@@ -26,7 +28,10 @@ export function answerRequests<Request, Answer>(
         request = undefined;
       }
       const reply = isRequest(request) ? answer(request) : Promise.resolve(refusal);
-      void reply.then((answered) => message.respond(codec.encode(answered)));
+      // The connection may have closed meanwhile (the worker stopping): the gateway's wait ends on its own.
+      void reply
+        .then((answered) => message.respond(codec.encode(answered)))
+        .catch((failure: unknown) => log.warn({ err: failure, subject }, "request not answered"));
     },
   });
   return { stop: () => subscription.unsubscribe() };

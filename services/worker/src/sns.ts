@@ -65,5 +65,5 @@ export function serveSnsEndpoints(deps: SnsEndpointDeps): { stop(): void } {
     }
   }
 
-  return answerRequests(deps.nats, deps.subject, isSnsEndpointRequest, answer, { error: "not an SNS endpoint request", transient: false });
+  return answerRequests(deps.nats, deps.subject, isSnsEndpointRequest, answer, { error: "not an SNS endpoint request", transient: false }, deps.log);
 }

@@ -86,7 +86,7 @@ export async function autoConfigure({ params, scope, clients, call }: RouteInput
   const answer = await clients.webhookSetups(scope, integration.id);
   if ("unsupported" in answer) refuseForProvider(integration, "Auto-configuration of inbound webhooks");
   if ("refused" in answer) return { success: false, message: answer.refused };
-  const updated = await clients.integrations.updateIntegration({ id: integration.id, configurations: answer.setup.configurations }, call);
-  // As Novu answers it: the integration's metadata, its credentials left out.
-  return { success: true, message: answer.setup.message, integration: { ...integrationToJson(updated), credentials: {} } };
+  // As Novu answers it: the integration as the worker left it, its credentials left out.
+  const configured = await clients.integrations.getIntegration({ id: integration.id }, call);
+  return { success: true, message: answer.configured, integration: { ...integrationToJson(configured), credentials: {} } };
 }

@@ -160,22 +160,27 @@ describe("auto-configure", () => {
     expect((await autoConfigure("0".repeat(24))).status).toBe(404);
   });
 
-  it("says GATEWAY_PUBLIC_URL is needed when the gateway does not know its address, and calls no provider; 503 without a worker", async () => {
+  it("says GATEWAY_PUBLIC_URL is needed when the gateway does not know its address, and calls no provider; writes the integration itself; 503 without a worker", async () => {
     const id = await sendgridAt("/unaddressed");
     const integration = await integrationOf(id);
     const nats = await connect({ servers: "nats://127.0.0.1:4222" });
     try {
-      const setUp = webhookSetupsOver(() => nats, WEBHOOK_SETUP_SUBJECT, undefined);
-      const answer = await setUp({ organizationId: integration._organizationId, environmentId: integration._environmentId }, id);
-      expect(answer).toEqual({ refused: expect.stringMatching(/set GATEWAY_PUBLIC_URL/) });
+      const scope = { organizationId: integration._organizationId, environmentId: integration._environmentId };
+      const unaddressed = webhookSetupsOver(() => nats, WEBHOOK_SETUP_SUBJECT, undefined);
+      expect(await unaddressed(scope, id)).toEqual({ refused: expect.stringMatching(/set GATEWAY_PUBLIC_URL/) });
+      expect(receivedUnder("/unaddressed/")).toEqual([]);
+
+      // Asked by a gateway that then stops waiting (no HTTP request here): the worker writes the
+      // integration itself, and its answer on NATS holds no signing key.
+      const addressed = await sendgridAt("/sendgrid");
+      const answer = await webhookSetupsOver(() => nats, WEBHOOK_SETUP_SUBJECT, PUBLIC_URL)(scope, addressed);
+      expect(answer).toEqual({ configured: "SendGrid's event webhook is configured, with signed events" });
+      expect(await configurationsOf(addressed)).toEqual({ inboundWebhookEnabled: true, inboundWebhookSigningKey: sendgridKey });
       // No worker listening: a 503 at once, not a wait.
       const nobody = webhookSetupsOver(() => nats, `test.${randomBytes(6).toString("hex")}.nobody`, PUBLIC_URL);
-      await expect(nobody({ organizationId: integration._organizationId, environmentId: integration._environmentId }, id)).rejects.toMatchObject({
-        status: 503,
-      });
+      await expect(nobody(scope, id)).rejects.toMatchObject({ status: 503 });
     } finally {
       await nats.close();
     }
-    expect(receivedUnder("/unaddressed/")).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 import type { Client } from "@connectrpc/connect";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { integrationsV1 } from "@notify/proto";
-import type { DeliveryChannel, OutboundHttp, Providers } from "@notify/providers";
+import type { DeliveryChannel, EventsWebhookSetup, OutboundHttp, Providers } from "@notify/providers";
 import { isWebhookSetupRequest, type WebhookSetupAnswer, type WebhookSetupRequest } from "@notify/providers/events";
 import { scopeHeaders, type Logger } from "@notify/runtime";
 import type { NatsConnection } from "nats";
@@ -10,7 +10,7 @@ import { credentialsOf, redact } from "./send.js";
 
 export interface WebhookSetupDeps {
   nats: NatsConnection;
-  integrations: Pick<Client<typeof integrationsV1.IntegrationService>, "getIntegration">;
+  integrations: Pick<Client<typeof integrationsV1.IntegrationService>, "getIntegration" | "updateIntegration">;
   providers: Providers;
   outbound: OutboundHttp;
   log: Logger;
@@ -20,8 +20,10 @@ export interface WebhookSetupDeps {
 
 /**
  * Serves the gateway's requests to set up an integration's event webhook (Novu's auto-configure):
- * the integration is read here, so its credentials never travel on NATS, and the provider is
- * called through the outbound guard. One worker of the queue group answers each request.
+ * the integration is read and written here, so neither its credentials nor the signing key the
+ * provider answers travel on NATS, and a gateway that stopped waiting does not leave the provider
+ * set up and the integration not. The provider is called through the outbound guard. One worker
+ * of the queue group answers each request.
  */
 export function serveWebhookSetups(deps: WebhookSetupDeps): { stop(): void } {
   async function answer(request: WebhookSetupRequest): Promise<WebhookSetupAnswer> {
@@ -39,22 +41,25 @@ export function serveWebhookSetups(deps: WebhookSetupDeps): { stop(): void } {
       return { refused: "The address providers reach this service at is not known: set GATEWAY_PUBLIC_URL on the gateway" };
     }
     const credentials = credentialsOf(integration);
+    let setup: EventsWebhookSetup;
     try {
-      const setup = await provider.configureEventsWebhook(request.webhookUrl, { credentials, http: deps.outbound });
-      deps.log.info({ environmentId: scope.environmentId, integrationId: integration.id, providerId: integration.providerId }, "event webhook set up");
-      return { setup };
+      setup = await provider.configureEventsWebhook(request.webhookUrl, { credentials, http: deps.outbound });
     } catch (error) {
       // Whatever the call came to (an answer refusing it, the guard, no connection) is the provider's refusal.
       const refused = redact(error instanceof Error ? error.message : String(error), credentials);
       deps.log.warn({ environmentId: scope.environmentId, integrationId: integration.id, error: refused }, "event webhook not set up");
       return { refused: `${integration.providerId} could not be configured: ${refused}` };
     }
+    // Not written: the setup can be run again, and changes nothing at the provider the second time.
+    await deps.integrations.updateIntegration({ id: integration.id, configurations: setup.configurations }, { headers: scopeHeaders(scope) });
+    deps.log.info({ environmentId: scope.environmentId, integrationId: integration.id, providerId: integration.providerId }, "event webhook set up");
+    return { configured: setup.message };
   }
 
   const answerOrUnavailable = (request: WebhookSetupRequest) =>
     answer(request).catch((failure: unknown): WebhookSetupAnswer => {
       deps.log.warn({ err: failure, integrationId: request.integrationId }, "event webhook setup failed");
-      return { unavailable: "the integration could not be read" };
+      return { unavailable: "the integration could not be read or written" };
     });
-  return answerRequests(deps.nats, deps.subject, isWebhookSetupRequest, answerOrUnavailable, { refused: "not an event webhook setup request" });
+  return answerRequests(deps.nats, deps.subject, isWebhookSetupRequest, answerOrUnavailable, { refused: "not an event webhook setup request" }, deps.log);
 }

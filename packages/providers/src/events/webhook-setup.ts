@@ -1,4 +1,3 @@
-import type { EventsWebhookSetup } from "../types.js";
 import { fieldsOf } from "./fields.js";
 
 /**
@@ -25,8 +24,9 @@ export function isWebhookSetupRequest(value: unknown): value is WebhookSetupRequ
 }
 
 /**
- * The worker's answer: the webhook set up; refused, by the provider or for want of a setting (the
- * text, credentials redacted, is for the caller); not something the integration's provider
- * offers; or not tried, a service being out of reach.
+ * The worker's answer: the webhook set up and the integration's configurations written (what to
+ * tell the caller; the signing key stays off NATS); refused, by the provider or for want of a
+ * setting (the text, credentials redacted, is for the caller); not something the integration's
+ * provider offers; or not done, a service being out of reach.
  */
-export type WebhookSetupAnswer = { setup: EventsWebhookSetup } | { refused: string } | { unsupported: true } | { unavailable: string };
+export type WebhookSetupAnswer = { configured: string } | { refused: string } | { unsupported: true } | { unavailable: string };

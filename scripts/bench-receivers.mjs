@@ -1,7 +1,7 @@
 // The delivery bench's stand-ins for providers, in a process of their own (bench/delivery.mjs
 // starts it): an SMTP sink that accepts every mail, counts it and discards it (no TLS, no auth),
 // and an HTTP receiver that answers every POST 200 "ok". GET /count on the HTTP port answers
-// {"smtp": mails, "http": posts, "connections": HTTP connections accepted}; with ?smtp=N or ?http=N
+// {"smtp": mails, "http": posts, "connections": HTTP connections that carried posts}; with ?smtp=N or ?http=N
 // it answers once that count reaches N, or after a second: a bench waiting for its sends asks
 // once a second instead of polling, which would take CPU from the services it times. Ports come
 // from SMTP_PORT and HTTP_PORT.
@@ -12,6 +12,8 @@ const counts = { smtp: 0, http: 0, connections: 0 };
 /** Long polls of /count: each answered once its count reaches its goal, or at its deadline. */
 const waiting = new Set();
 const LONG_POLL_MS = 1_000;
+/** Connections that carried a post: the bench's own /count polls are not the senders' connections. */
+const posting = new WeakSet();
 
 function answerCount(response) {
   response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(counts));
@@ -61,15 +63,15 @@ const http = createServer((request, response) => {
     countWhen(response, field, Number(goal));
     return;
   }
+  if (!posting.has(request.socket)) {
+    posting.add(request.socket);
+    counts.connections += 1;
+  }
   request.on("end", () => {
     counted("http");
     response.writeHead(200, { "content-type": "text/plain" }).end("ok");
   });
   request.resume();
-});
-
-http.on("connection", () => {
-  counts.connections += 1;
 });
 
 await new Promise((resolve) => smtp.listen(Number(process.env.SMTP_PORT), "127.0.0.1", resolve));

@@ -28,7 +28,7 @@ export function answerRequests<Request, Answer>(
         request = undefined;
       }
       const reply = isRequest(request) ? answer(request) : Promise.resolve(refusal);
-      // The connection may have closed meanwhile (the worker stopping): the gateway's wait ends on its own.
+      // NATS may refuse the reply (one larger than the server takes): the gateway's wait ends on its own.
       void reply
         .then((answered) => message.respond(codec.encode(answered)))
         .catch((failure: unknown) => log.warn({ err: failure, subject }, "request not answered"));

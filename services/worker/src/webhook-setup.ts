@@ -50,7 +50,7 @@ export function serveWebhookSetups(deps: WebhookSetupDeps): { stop(): void } {
       deps.log.warn({ environmentId: scope.environmentId, integrationId: integration.id, error: refused }, "event webhook not set up");
       return { refused: `${integration.providerId} could not be configured: ${refused}` };
     }
-    // Not written: the setup can be run again, and changes nothing at the provider the second time.
+    // Should this write fail, the caller is told to try again (a 503): a second setup changes nothing at the provider.
     await deps.integrations.updateIntegration({ id: integration.id, configurations: setup.configurations }, { headers: scopeHeaders(scope) });
     deps.log.info({ environmentId: scope.environmentId, integrationId: integration.id, providerId: integration.providerId }, "event webhook set up");
     return { configured: setup.message };

@@ -31,12 +31,15 @@ let stack: Stack;
 let receiver: Receiver;
 
 beforeAll(async () => {
-  receiver = await startReceiver((request) => {
+  receiver = await startReceiver(async (request) => {
     if (request.url.startsWith("/refusing/")) return { status: 401, body: { errors: [{ message: `authorization required for ${REFUSED_KEY}` }] } };
+    // SendGrid answering slowly: a setup stays under way a while.
+    if (request.url === "/slow/v3/user/webhooks/event/settings/all") await new Promise((resolve) => setTimeout(resolve, 500));
+    const url = request.url.replace(/^\/slow\//, "/sendgrid/");
     // No webhook posts to notify yet: each setup creates one (the providers' tests follow a second setup).
-    if (request.url === "/sendgrid/v3/user/webhooks/event/settings/all") return { body: { max_allowed: 5, webhooks: [] } };
-    if (request.url === "/sendgrid/v3/user/webhooks/event/settings") return { status: 201, body: { id: "webhook-1", enabled: true } };
-    if (request.url === "/sendgrid/v3/user/webhooks/event/settings/signed/webhook-1") return { body: { id: "webhook-1", public_key: sendgridKey } };
+    if (url === "/sendgrid/v3/user/webhooks/event/settings/all") return { body: { max_allowed: 5, webhooks: [] } };
+    if (url === "/sendgrid/v3/user/webhooks/event/settings") return { status: 201, body: { id: "webhook-1", enabled: true } };
+    if (url === "/sendgrid/v3/user/webhooks/event/settings/signed/webhook-1") return { body: { id: "webhook-1", public_key: sendgridKey } };
     if (request.url === "/mailgun/v3/domains/mg.example.com/webhooks") {
       // The domain has no webhooks yet: each setup lists none and creates all (the providers' tests follow a domain's webhooks through repeated setups).
       return { body: request.method === "GET" ? { webhooks: {} } : { message: "Webhook has been created" } };
@@ -137,6 +140,20 @@ describe("auto-configure", () => {
     const novu = new Novu({ secretKey: stack.key, serverURL: stack.url });
     const again = await novu.integrations.integrationsControllerAutoConfigureIntegration(id, undefined, once);
     expect(again.result).toEqual({ success: true, message: "Mailgun's event webhooks are configured, with signed events", integration: {} });
+  });
+
+  it("turns a second setup of the same integration away while the first is under way, and takes the next once it is done", async () => {
+    const id = await sendgridAt("/slow");
+    const replies = await Promise.all([autoConfigure(id), autoConfigure(id)]);
+    expect(replies.map((reply) => reply.status).sort()).toEqual([200, 503]);
+    expect(replies.find((reply) => reply.status === 503)!.body).toMatchObject({
+      message: expect.stringContaining("another setup of this integration is under way"),
+    });
+    expect(receivedUnder("/slow/").filter((call) => call.method === "POST")).toHaveLength(1);
+
+    const again = await autoConfigure(id);
+    expect(again.status).toBe(200);
+    expect(again.body.data.success).toBe(true);
   });
 
   it("answers success false with the provider's refusal, credentials redacted, and leaves the integration as it was", async () => {

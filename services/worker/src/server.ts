@@ -159,7 +159,7 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
   });
   const leaseSweep = startLeaseSweep({ pool, maxAgeMs: config.DELIVERY_MAX_AGE_MS, log });
   const snsEndpoints = serveSnsEndpoints({ nats, outbound, log, subject: config.SNS_REQUESTS_SUBJECT, origin: config.SNS_ENDPOINT_ORIGIN });
-  const webhookSetups = serveWebhookSetups({ nats, integrations: clients.integrations, providers, outbound, log, subject: config.WEBHOOK_SETUP_SUBJECT });
+  const webhookSetups = serveWebhookSetups({ nats, pool, integrations: clients.integrations, providers, outbound, log, subject: config.WEBHOOK_SETUP_SUBJECT });
   const consumeDeliveries = () =>
     consumeJobs(nats, {
       stream: deliveries,

@@ -174,3 +174,20 @@ export async function selectUnknownSends(db: Queryable, limit: number): Promise<
   );
   return rows;
 }
+
+/**
+ * Claims the setup of an integration's event webhook: false while another setup of it, claimed
+ * less than `staleAfterMs` ago, is under way.
+ */
+export async function claimWebhookSetup(db: Queryable, integrationId: string, staleAfterMs: number): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `INSERT INTO worker.webhook_setups AS s (integration_id) VALUES ($1)
+     ON CONFLICT (integration_id) DO UPDATE SET claimed_at = now() WHERE s.claimed_at < now() - make_interval(secs => $2::double precision / 1000)`,
+    [integrationId, staleAfterMs],
+  );
+  return rowCount === 1;
+}
+
+export async function releaseWebhookSetup(db: Queryable, integrationId: string): Promise<void> {
+  await db.query("DELETE FROM worker.webhook_setups WHERE integration_id = $1", [integrationId]);
+}

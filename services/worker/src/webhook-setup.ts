@@ -1,15 +1,21 @@
 import type { Client } from "@connectrpc/connect";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { integrationsV1 } from "@notify/proto";
-import type { DeliveryChannel, EventsWebhookSetup, OutboundHttp, Providers } from "@notify/providers";
+import type { DeliveryChannel, EventsWebhookSetup, OutboundHttp, Provider, Providers } from "@notify/providers";
 import { isWebhookSetupRequest, type WebhookSetupAnswer, type WebhookSetupRequest } from "@notify/providers/events";
-import { scopeHeaders, type Logger } from "@notify/runtime";
+import { scopeHeaders, type Logger, type Pool, type Scope } from "@notify/runtime";
 import type { NatsConnection } from "nats";
 import { answerRequests } from "./requests.js";
 import { credentialsOf, redact } from "./send.js";
+import * as store from "./store.js";
+
+/** A setup claimed longer ago than this is a dead worker's: its provider calls would all have timed out by now. */
+const SETUP_CLAIM_STALE_MS = 10 * 60_000;
 
 export interface WebhookSetupDeps {
   nats: NatsConnection;
+  /** The worker's schema: the setups under way. */
+  pool: Pool;
   integrations: Pick<Client<typeof integrationsV1.IntegrationService>, "getIntegration" | "updateIntegration">;
   providers: Providers;
   outbound: OutboundHttp;
@@ -37,13 +43,31 @@ export function serveWebhookSetups(deps: WebhookSetupDeps): { stop(): void } {
     }
     const provider = deps.providers.get(integration.channel as DeliveryChannel, integration.providerId);
     if (!provider?.configureEventsWebhook) return { unsupported: true };
+    const configure = provider.configureEventsWebhook.bind(provider);
     if (!request.webhookUrl) {
       return { refused: "The address providers reach this service at is not known: set GATEWAY_PUBLIC_URL on the gateway" };
     }
+    if (!(await store.claimWebhookSetup(deps.pool, integration.id, SETUP_CLAIM_STALE_MS))) {
+      return { unavailable: "another setup of this integration is under way" };
+    }
+    try {
+      return await setUp(configure, integration, request.webhookUrl, scope);
+    } finally {
+      await store.releaseWebhookSetup(deps.pool, integration.id);
+    }
+  }
+
+  /** Sets the webhook up through the provider's API, then writes what it answered on the integration. */
+  async function setUp(
+    configure: NonNullable<Provider["configureEventsWebhook"]>,
+    integration: integrationsV1.Integration,
+    webhookUrl: string,
+    scope: Scope,
+  ): Promise<WebhookSetupAnswer> {
     const credentials = credentialsOf(integration);
     let setup: EventsWebhookSetup;
     try {
-      setup = await provider.configureEventsWebhook(request.webhookUrl, { credentials, http: deps.outbound });
+      setup = await configure(webhookUrl, { credentials, http: deps.outbound });
     } catch (error) {
       // Whatever the call came to (an answer refusing it, the guard, no connection) is the provider's refusal.
       const refused = redact(error instanceof Error ? error.message : String(error), credentials);

@@ -9,7 +9,7 @@ import { answerRequests } from "./requests.js";
 import { credentialsOf, redact } from "./send.js";
 import * as store from "./store.js";
 
-/** A setup claimed longer ago than this is a dead worker's: its provider calls would all have timed out by now. */
+/** A setup claimed longer ago than this is taken for a dead worker's: far longer than a setup's provider calls take at the default outbound timeout. */
 const SETUP_CLAIM_STALE_MS = 10 * 60_000;
 
 export interface WebhookSetupDeps {
@@ -83,7 +83,7 @@ export function serveWebhookSetups(deps: WebhookSetupDeps): { stop(): void } {
   const answerOrUnavailable = (request: WebhookSetupRequest) =>
     answer(request).catch((failure: unknown): WebhookSetupAnswer => {
       deps.log.warn({ err: failure, integrationId: request.integrationId }, "event webhook setup failed");
-      return { unavailable: "the integration could not be read or written" };
+      return { unavailable: "a service the setup needs did not answer" };
     });
   return answerRequests(deps.nats, deps.subject, isWebhookSetupRequest, answerOrUnavailable, { refused: "not an event webhook setup request" }, deps.log);
 }

@@ -62,20 +62,38 @@ const jsonRequest =
 export const postJson = jsonRequest("POST");
 export const patchJson = jsonRequest("PATCH");
 
-/** POSTs an application/x-www-form-urlencoded body; non-2xx throws. */
-export async function postForm<T = Record<string, unknown>>(
+/**
+ * A form request (application/x-www-form-urlencoded; a field given as URLSearchParams may repeat)
+ * with `method` that answers the parsed JSON reply; non-2xx throws.
+ */
+const formRequest =
+  (method: "POST" | "PUT") =>
+  async <T = Record<string, unknown>>(
+    providerId: string,
+    http: OutboundHttp,
+    url: string,
+    fields: Record<string, string> | URLSearchParams,
+    headers: Record<string, string> = {},
+  ): Promise<T> => {
+    const body = new URLSearchParams(fields).toString();
+    const response = expectOk(
+      providerId,
+      await http.request(url, { method, headers: { "content-type": "application/x-www-form-urlencoded", ...headers }, body }),
+    );
+    return parseJson<T>(response.text);
+  };
+
+export const postForm = formRequest("POST");
+export const putForm = formRequest("PUT");
+
+/** GETs a JSON reply and answers it parsed ({} for an empty one); non-2xx throws. */
+export async function getJson<T = Record<string, unknown>>(
   providerId: string,
   http: OutboundHttp,
   url: string,
-  fields: Record<string, string>,
   headers: Record<string, string> = {},
 ): Promise<T> {
-  const body = new URLSearchParams(fields).toString();
-  const response = expectOk(
-    providerId,
-    await http.request(url, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", ...headers }, body }),
-  );
-  return parseJson<T>(response.text);
+  return parseJson<T>(expectOk(providerId, await http.request(url, { method: "GET", headers })).text);
 }
 
 /** A reply body as JSON; {} when it is empty or not JSON (some vendors answer "ok"). */

@@ -1,4 +1,4 @@
-import { basicAuth, expectOk, parseJson, trimSlash } from "../http.js";
+import { basicAuth, expectOk, getJson, parseJson, postForm, putForm, trimSlash } from "../http.js";
 import { multipartBody, type FormPart } from "../multipart.js";
 import type { ProviderFactory } from "../registry.js";
 import {
@@ -65,18 +65,15 @@ const MAX_URLS_PER_WEBHOOK = 3;
 
 /** The URLs each of the domain's event webhooks posts to (GET /v3/domains/{domain}/webhooks). */
 async function webhookUrlsOf(api: ReturnType<typeof apiOf>, http: WebhookSetupContext["http"]): Promise<Map<string, string[]>> {
-  const answer = expectOk(
-    ID,
-    await http.request(`${api.base}/v3/domains/${api.domain}/webhooks`, { method: "GET", headers: { authorization: api.authorization } }),
-  );
-  const webhooks = parseJson<{ webhooks?: Record<string, { urls?: unknown; url?: unknown } | undefined> }>(answer.text).webhooks ?? {};
+  type Listed = { webhooks?: Record<string, { urls?: unknown; url?: unknown } | undefined> };
+  const { webhooks = {} } = await getJson<Listed>(ID, http, `${api.base}/v3/domains/${api.domain}/webhooks`, { authorization: api.authorization });
   const urls = new Map<string, string[]>();
   for (const [event, webhook] of Object.entries(webhooks)) {
     // Mailgun's older answers name one `url` where newer ones list `urls`.
-    const listed = Array.isArray(webhook?.urls) ? webhook.urls : [webhook?.url];
+    const listed: unknown[] = Array.isArray(webhook?.urls) ? webhook.urls : [webhook?.url];
     urls.set(
       event,
-      listed.filter((url) => typeof url === "string" && url !== ""),
+      listed.filter((url): url is string => typeof url === "string" && url !== ""),
     );
   }
   return urls;
@@ -107,17 +104,11 @@ async function configureEventsWebhook(webhookUrl: string, { credentials, http }:
     const creating = urls.length === 0;
     const fields = new URLSearchParams(creating ? { id: event } : {});
     for (const url of [...urls, webhookUrl]) fields.append("url", url);
-    expectOk(
-      ID,
-      await http.request(`${api.base}/v3/domains/${api.domain}/${creating ? "webhooks" : `webhooks/${event}`}`, {
-        method: creating ? "POST" : "PUT",
-        headers: { authorization: api.authorization, "content-type": "application/x-www-form-urlencoded" },
-        body: fields.toString(),
-      }),
-    );
+    const path = creating ? "webhooks" : `webhooks/${event}`;
+    await (creating ? postForm : putForm)(ID, http, `${api.base}/v3/domains/${api.domain}/${path}`, fields, { authorization: api.authorization });
   }
-  const answer = expectOk(ID, await http.request(`${api.base}/v5/accounts/http_signing_key`, { method: "GET", headers: { authorization: api.authorization } }));
-  const key = parseJson<{ http_signing_key?: unknown }>(answer.text).http_signing_key;
+  const signing = await getJson<{ http_signing_key?: unknown }>(ID, http, `${api.base}/v5/accounts/http_signing_key`, { authorization: api.authorization });
+  const key = signing.http_signing_key;
   if (typeof key !== "string" || !key) throw new ProviderError(`${ID} answered no HTTP webhook signing key`, { transient: false });
   return {
     message: "Mailgun's event webhooks are configured, with signed events",

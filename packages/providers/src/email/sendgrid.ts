@@ -1,4 +1,4 @@
-import { expectOk, parseJson, patchJson, postJson, trimSlash } from "../http.js";
+import { expectOk, getJson, patchJson, postJson, trimSlash } from "../http.js";
 import type { ProviderFactory } from "../registry.js";
 import {
   missingSetting,
@@ -62,7 +62,7 @@ async function configureEventsWebhook(webhookUrl: string, { credentials, http }:
   const base = `${trimSlash(credentials.baseUrl || BASE_URL)}/v3/user/webhooks/event/settings`;
   const headers = { authorization: `Bearer ${credentials.apiKey}` };
   const settings = { enabled: true, url: webhookUrl, friendly_name: "notify", ...Object.fromEntries(WEBHOOK_EVENTS.map((event) => [event, true])) };
-  const listed = parseJson<{ webhooks?: { id?: unknown; url?: unknown }[] }>(expectOk(ID, await http.request(`${base}/all`, { method: "GET", headers })).text);
+  const listed = await getJson<{ webhooks?: { id?: unknown; url?: unknown }[] }>(ID, http, `${base}/all`, headers);
   const found = (listed.webhooks ?? []).find((webhook) => webhook.url === webhookUrl)?.id;
   const reused = typeof found === "string" && found ? found : undefined;
   let id: unknown = reused;

@@ -129,10 +129,26 @@ describe("fcm", () => {
     const provider = fcm() as Provider<"push">;
     receiver.received.length = 0;
     const overrides = {
-      android: { ttl: 3_600_000, priority: "high", notification: { imageUrl: "https://example.com/a.png", clickAction: "OPEN" } },
+      android: {
+        ttl: 3_600_000,
+        priority: "high",
+        notification: {
+          imageUrl: "https://example.com/a.png",
+          clickAction: "OPEN",
+          priority: "high",
+          visibility: "public",
+          proxy: "deny",
+          eventTimestamp: "2026-11-28T10:00:00.000Z",
+          vibrateTimingsMillis: [200, 1_500],
+          lightSettings: { color: "#FF000080", lightOnDurationMillis: 100, lightOffDurationMillis: 2_000 },
+        },
+      },
       apns: {
         headers: { "apns-priority": "10" },
-        payload: { aps: { contentAvailable: true, threadId: "orders", alert: { locKey: "SHIPPED" } }, orderId: "42" },
+        payload: {
+          aps: { contentAvailable: true, mutableContent: 0, threadId: "orders", alert: { locKey: "SHIPPED" }, sound: { name: "alarm", critical: true } },
+          orderId: "42",
+        },
         fcmOptions: { imageUrl: "https://example.com/b.png" },
       },
       webPush: { headers: { Urgency: "high" } },
@@ -142,10 +158,26 @@ describe("fcm", () => {
     expect(json(requestsTo("/v1/projects/project-1/messages:send")[0]!).message).toEqual({
       token: "good-1",
       notification: { title: "Order shipped", body: "Your order 42 is on its way" },
-      android: { ttl: "3600s", priority: "high", notification: { image: "https://example.com/a.png", clickAction: "OPEN" } },
+      android: {
+        ttl: "3600s",
+        priority: "high",
+        notification: {
+          image: "https://example.com/a.png",
+          clickAction: "OPEN",
+          notification_priority: "PRIORITY_HIGH",
+          visibility: "PUBLIC",
+          proxy: "DENY",
+          event_time: "2026-11-28T10:00:00.000Z",
+          vibrate_timings: ["0.2s", "1.5s"],
+          light_settings: { color: { red: 1, green: 0, blue: 0, alpha: 128 / 255 }, light_on_duration: "0.1s", light_off_duration: "2s" },
+        },
+      },
       apns: {
         headers: { "apns-priority": "10" },
-        payload: { aps: { "content-available": 1, "thread-id": "orders", alert: { "loc-key": "SHIPPED" } }, orderId: "42" },
+        payload: {
+          aps: { "content-available": 1, "thread-id": "orders", alert: { "loc-key": "SHIPPED" }, sound: { name: "alarm", critical: 1 } },
+          orderId: "42",
+        },
         fcm_options: { image: "https://example.com/b.png" },
       },
       webpush: { headers: { Urgency: "high" } },

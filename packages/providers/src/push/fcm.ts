@@ -76,8 +76,64 @@ function stringData(payload: Readonly<Record<string, unknown>>): Record<string, 
 const renamed = (value: Record<string, unknown>, names: Readonly<Record<string, string>>) =>
   Object.fromEntries(Object.entries(value).map(([key, entry]) => [names[key] ?? key, entry]));
 
+/** A length in milliseconds as a protobuf Duration in JSON ("1.5s"). */
+const durationOf = (ms: number) => `${(ms / 1000).toFixed(9).replace(/\.?0+$/, "")}s`;
+
+/** firebase-admin's AndroidNotification names (what Novu users write in overrides) that the v1 API spells otherwise. */
+const ANDROID_NOTIFICATION_NAMES = {
+  imageUrl: "image",
+  eventTimestamp: "event_time",
+  priority: "notification_priority",
+  vibrateTimingsMillis: "vibrate_timings",
+  lightSettings: "light_settings",
+};
+
+/** A "#RRGGBB" or "#RRGGBBAA" colour as the v1 API's google.type.Color (channels from 0 to 1); undefined for anything else. */
+function colorOf(value: unknown): Record<string, number> | undefined {
+  const match = typeof value === "string" ? /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})?$/i.exec(value) : null;
+  if (!match) return undefined;
+  const [, red, green, blue, alpha = "ff"] = match;
+  const channel = (hex: string | undefined) => Number.parseInt(hex ?? "ff", 16) / 255;
+  return { red: channel(red), green: channel(green), blue: channel(blue), alpha: channel(alpha) };
+}
+
+function lightSettingsOf(settings: unknown): unknown {
+  const light = objectOf(settings);
+  if (!light) return settings;
+  const { color, lightOnDurationMillis: on, lightOffDurationMillis: off, ...rest } = light;
+  return {
+    ...rest,
+    ...(color === undefined ? {} : { color: colorOf(color) ?? color }),
+    ...(on === undefined ? {} : { light_on_duration: typeof on === "number" ? durationOf(on) : on }),
+    ...(off === undefined ? {} : { light_off_duration: typeof off === "number" ? durationOf(off) : off }),
+  };
+}
+
+/**
+ * firebase-admin's AndroidNotification in the v1 API's form: its priority, visibility and proxy
+ * as the API's enum names, its millisecond durations as Durations, its light colour as a Color.
+ * A value not of firebase-admin's type goes as it is, for FCM to judge.
+ */
+function androidNotification(notification: Record<string, unknown>): Record<string, unknown> {
+  const { priority, visibility, proxy, vibrateTimingsMillis: vibrate, lightSettings, ...rest } = notification;
+  const upper = (value: unknown) => (typeof value === "string" ? value.toUpperCase() : value);
+  return renamed(
+    {
+      ...rest,
+      ...(priority === undefined ? {} : { priority: typeof priority === "string" ? `PRIORITY_${priority.toUpperCase()}` : priority }),
+      ...(visibility === undefined ? {} : { visibility: upper(visibility) }),
+      ...(proxy === undefined ? {} : { proxy: upper(proxy) }),
+      ...(vibrate === undefined
+        ? {}
+        : { vibrateTimingsMillis: Array.isArray(vibrate) ? vibrate.map((ms) => (typeof ms === "number" ? durationOf(ms) : ms)) : vibrate }),
+      ...(lightSettings === undefined ? {} : { lightSettings: lightSettingsOf(lightSettings) }),
+    },
+    ANDROID_NOTIFICATION_NAMES,
+  );
+}
+
 /** firebase-admin's aps names (what Novu users write in overrides) and the ones Apple reads. */
-const APS_NAMES = { threadId: "thread-id", targetContentId: "target-content-id" };
+const APS_NAMES = { threadId: "thread-id", targetContentId: "target-content-id", contentAvailable: "content-available", mutableContent: "mutable-content" };
 const ALERT_NAMES = {
   locKey: "loc-key",
   locArgs: "loc-args",
@@ -89,18 +145,22 @@ const ALERT_NAMES = {
   launchImage: "launch-image",
 };
 
+/** Apple's flags are 1 or absent: firebase-admin takes true for 1 and drops any other value. */
+const FLAGS = ["content-available", "mutable-content"] as const;
+const flagged = (value: unknown) => value === true || value === 1;
+
 /**
- * Novu hands `android` and `apns` to firebase-admin, which converts a few of its own forms to
- * the v1 API's: a TTL in milliseconds, `imageUrl`, and camelCase aps keys with boolean flags.
- * The rest is already v1 JSON (which takes camelCase field names too).
+ * Novu hands `android` and `apns` to firebase-admin, which converts its own forms to the v1
+ * API's: a TTL in milliseconds, the notification's fields above, `imageUrl`, and camelCase aps
+ * keys with boolean flags. The rest is already v1 JSON (which takes camelCase field names too).
  */
 function androidConfig(android: Record<string, unknown>): Record<string, unknown> {
   const { ttl, notification, ...rest } = android;
   const shown = objectOf(notification);
   return {
     ...rest,
-    ...(ttl === undefined ? {} : { ttl: typeof ttl === "number" ? `${ttl / 1000}s` : ttl }),
-    ...(notification === undefined ? {} : { notification: shown ? renamed(shown, { imageUrl: "image" }) : notification }),
+    ...(ttl === undefined ? {} : { ttl: typeof ttl === "number" ? durationOf(ttl) : ttl }),
+    ...(notification === undefined ? {} : { notification: shown ? androidNotification(shown) : notification }),
   };
 }
 
@@ -118,15 +178,22 @@ function apnsPayload(payload: unknown): unknown {
   const body = objectOf(payload);
   const aps = objectOf(body?.aps);
   if (!body || !aps) return payload;
-  const { contentAvailable, mutableContent, alert, ...fields } = aps;
+  const { alert, sound, ...fields } = renamed(aps, APS_NAMES);
   const text = objectOf(alert);
+  const tone = objectOf(sound);
+  const { critical, ...toneFields } = tone ?? {};
+  for (const flag of FLAGS) {
+    if (flag in fields) {
+      if (flagged(fields[flag])) fields[flag] = 1;
+      else delete fields[flag];
+    }
+  }
   return {
     ...body,
     aps: {
-      ...renamed(fields, APS_NAMES),
+      ...fields,
       ...(text ? { alert: renamed(text, ALERT_NAMES) } : alert === undefined ? {} : { alert }),
-      ...(contentAvailable === true ? { "content-available": 1 } : {}),
-      ...(mutableContent === true ? { "mutable-content": 1 } : {}),
+      ...(tone ? { sound: { ...toneFields, ...(flagged(critical) ? { critical: 1 } : {}) } } : sound === undefined ? {} : { sound }),
     },
   };
 }

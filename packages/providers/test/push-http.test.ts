@@ -157,6 +157,9 @@ describe("push providers over HTTP", () => {
       contents: { en: "Your order 42 is on its way" },
       subtitle: { en: "Today" },
       data: { orderId: 42, carrier: "ups" },
+      // OneSignal's names for the badge fields, as its API reference and Novu spell them.
+      ios_badgeType: "Increase",
+      ios_badgeCount: 1,
       ios_sound: "chime",
       android_sound: "chime",
       small_icon: "ic_stat",

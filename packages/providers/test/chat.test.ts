@@ -351,11 +351,11 @@ describe("whatsapp-business", () => {
 describe("chat-webhook", () => {
   it("posts the message as JSON, signed over the exact body with the integration's secret", async () => {
     receiver.respond = () => ({ body: { id: "wh-1" } });
-    const message = { webhookUrl: hook(), content: "Deploy finished", title: "CI", channel: "ops" };
+    const message = { webhookUrl: hook(), content: "Deploy finished", title: "CI", channel: "ops", phone: "+15550100" };
     const result = await send("chat-webhook", message, { secretKey: "webhook-signing-secret" });
     expect(result.id).toBe("wh-1");
     const request = only();
-    expect(json(request.body)).toEqual({ content: "Deploy finished", title: "CI", channel: "ops" });
+    expect(json(request.body)).toEqual({ content: "Deploy finished", webhookUrl: message.webhookUrl, channel: "ops", phoneNumber: "+15550100", title: "CI" });
     expect(request.headers["x-novu-signature"]).toBe(createHmac("sha256", "webhook-signing-secret").update(request.body).digest("hex"));
     expect(request.headers["idempotency-key"]).toBe("message-1");
   });

@@ -484,7 +484,7 @@ const chatCases: Case[] = [
       expect(pathOf(request!)).toBe("/chat-webhook/hook");
       expect(request!.headers["x-novu-signature"]).toBe(createHmac("sha256", "chat-webhook-secret").update(request!.raw).digest("hex"));
       expect(request!.headers["idempotency-key"]).toBe(message._id);
-      expect(json(request!)).toEqual({ content: CHAT_TEXT });
+      expect(json(request!)).toEqual({ content: CHAT_TEXT, webhookUrl: `${api.url}/chat-webhook/hook` });
     },
     {
       credentials: () => ({ secretKey: "chat-webhook-secret" }),

@@ -19,11 +19,13 @@ export const chatWebhook: ProviderFactory = (): Provider<"chat"> => ({
   idempotent: false,
   async send(message, { credentials, http, idempotencyKey }) {
     const url = channelSetting(ID, message, "webhookUrl");
+    // Novu's fields (a receiver written for Novu's posts reads these), with the title and blocks besides.
     const body = JSON.stringify({
       content: message.content,
-      title: message.title,
+      webhookUrl: url,
       channel: message.channel,
-      phone: message.phone,
+      phoneNumber: message.phone,
+      title: message.title,
       blocks: message.blocks,
     });
     const headers: Record<string, string> = { "content-type": "application/json", "idempotency-key": idempotencyKey };

@@ -129,6 +129,13 @@ export interface ConsumeOptions {
    * than the jobs under way (the sends a page holds) says here when it can take more.
    */
   ready?(): Promise<void> | undefined;
+  /**
+   * Jobs delivered and not acknowledged yet, beyond which the server delivers no more; by default a
+   * few times what the process handles at once. A job handed back for later counts until it is due,
+   * so a stream whose handler hands jobs back by the thousand sets -1 (no bound): its own `ready`
+   * and `prefetch` bound what it takes.
+   */
+  maxAckPending?: number;
   /** Deliveries before a job is dead-lettered; -1 for no limit (the handler then decides when to give up). */
   maxDeliver: number;
   /** Waits before the 2nd, 3rd, … delivery. */
@@ -232,7 +239,7 @@ export async function consumeJobs(nats: NatsConnection, options: ConsumeOptions)
     // their delay below; a crashed process's jobs come back after the ack wait.
     ack_wait: nanos(options.ackWaitMs),
     max_deliver: options.maxDeliver,
-    max_ack_pending: Math.max(options.concurrency * (options.maxBatch ?? 1) * 4, 64),
+    max_ack_pending: options.maxAckPending ?? Math.max(options.concurrency * (options.maxBatch ?? 1) * 4, 64),
   };
   try {
     await manager.consumers.info(options.stream.name, options.durable);

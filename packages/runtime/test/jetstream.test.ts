@@ -211,4 +211,42 @@ describe("job stream", () => {
     expect(info.config.ack_wait).toBe(1_000_000_000);
     await (await nats.jetstreamManager()).streams.delete(longStream.name);
   });
+  it("takes new jobs while many handed back for later wait to be due", async () => {
+    const laterStream: JobStream = { name: `${stream.name}_D`, subjectPrefix: `test.${suffix}.deferred` };
+    await ensureJobStream(nats, laterStream);
+    // More jobs waiting for later than the consumer's bound on unacknowledged jobs would hold.
+    const waiting = 200;
+    await publishJobs(
+      nats,
+      Array.from({ length: waiting }, (_, index) => ({ subject: jobSubject(laterStream, "x"), data: encode(`later-${index}`), msgID: `d-${index}` })),
+    );
+    const deferred = new Set<string>();
+    const done: string[] = [];
+    const consumption = await consumeJobs(nats, {
+      stream: laterStream,
+      durable: "deferring",
+      concurrency: 2,
+      maxAckPending: -1,
+      maxDeliver: -1,
+      backoffMs: [100],
+      ackWaitMs: 5_000,
+      log,
+      handle: async (message) => {
+        const body = decode(message.data);
+        if (body.startsWith("later-")) {
+          deferred.add(body);
+          return { retryInMs: 60_000 };
+        }
+        done.push(body);
+        return undefined;
+      },
+      deadLetter: async () => undefined,
+    });
+    await until(() => deferred.size === waiting);
+    await publishJobs(nats, [{ subject: jobSubject(laterStream, "x"), data: encode("now"), msgID: "d-now" }]);
+    await until(() => done.length === 1, 5_000);
+    await consumption.stop();
+    expect(done).toEqual(["now"]);
+    await (await nats.jetstreamManager()).streams.delete(laterStream.name);
+  });
 });

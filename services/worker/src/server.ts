@@ -168,6 +168,9 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
       concurrency: config.DELIVERY_CONCURRENCY,
       prefetch: Math.ceil(config.DELIVERY_CONCURRENCY / SENDS_PER_PAGE) + 1,
       ready: () => stage.ready(),
+      // Sends waiting for a retry (up to the delivery budget) stay unacknowledged until due: a
+      // failing provider's could otherwise fill any bound and stop every other integration's sends.
+      maxAckPending: -1,
       // The stage gives up by its own budget, not by a count of deliveries.
       maxDeliver: -1,
       backoffMs: [1_000, 5_000, 15_000, 30_000, 60_000],

@@ -1,9 +1,10 @@
 /**
  * How one integration's sends share the worker (one lane per integration): at most `slots` calls
  * to its provider at once; a few more jobs claim their send lease while those calls run, so a slot
- * that frees finds a claimed job instead of waiting a lease commit; and past twice its slots, its
- * jobs wait in memory only while the lane keeps moving, and otherwise go back to the stream, so a
- * slow provider cannot take the stage's jobs from the other integrations.
+ * that frees finds a claimed job instead of waiting a lease commit; and past its slots and what
+ * it gets through within the admission wait, its jobs wait in memory only while the lane keeps
+ * moving, and otherwise go back to the stream, so a slow provider cannot take the stage's jobs
+ * from the other integrations.
  *
  * Leases are claimed ahead only as far as the lane's calls get through during one claim: a slow
  * provider's jobs claim just before a slot frees, a fast one's keep up to a slot's worth claimed.
@@ -172,13 +173,15 @@ export function createLanes(options: LaneOptions) {
 
   return {
     /**
-     * Gives the job a place in its integration's lane: at once while the lane holds fewer than
-     * twice its slots, after a wait while it keeps moving fast enough, or not at all (undefined:
-     * the job goes back to the stream).
+     * Gives the job a place in its integration's lane: at once while the lane holds fewer than its
+     * slots and the jobs it gets through within the admission wait (at most as many again), after
+     * a wait while it keeps moving fast enough, or not at all (undefined: the job goes back to the
+     * stream). A slow lane holds no job waiting for a slot: such a job would wait a whole call
+     * while holding one of the process's places, which slow lanes enough would all take.
      */
     enter(integrationId: string): LaneTicket | undefined | Promise<LaneTicket | undefined> {
       const lane = laneOf(integrationId);
-      if (lane.admitted < 2 * slots) {
+      if (lane.admitted < slots + Math.min(slots, queueRoom(lane))) {
         lane.admitted += 1;
         return ticket(lane);
       }

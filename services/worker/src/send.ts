@@ -173,6 +173,8 @@ export function durationText(ms: number): string {
 
 /** Waits before the 2nd, 3rd, … attempt when the provider names no time of its own. */
 const BACKOFF_MS = [1_000, 5_000, 15_000, 30_000, 60_000, 120_000];
+/** The least wait before another attempt, whatever a provider's Retry-After says. */
+const MIN_RETRY_MS = 1_000;
 /** A job given back (its integration busy, its lease held elsewhere) comes back after about this long. */
 const BUSY_RETRY_MS = 1_000;
 /** The first wait of a job given back by an integration none of whose calls has finished yet; doubled at each return. */
@@ -182,6 +184,9 @@ const UNPACED_RETRY_MS = 50;
  * going back to the stream would cost it anyway, without the redelivery.
  */
 const ADMISSION_WAIT_MS = BUSY_RETRY_MS;
+
+/** Waits before writing a send's outcome again when Postgres refused it. */
+const FINISH_RETRIES_MS = [100, 500, 2_000, 5_000];
 
 /** Errors of the connection rather than of the request: worth another attempt. */
 const TRANSIENT_CODES = new Set([
@@ -214,9 +219,15 @@ function failureOf(error: unknown): Failure {
   return { transient, retryAfterMs: undefined, text };
 }
 
+/**
+ * A provider's text as Postgres can hold it: without NUL characters, which a text column refuses,
+ * failing the whole statement (and with it every send of its batch).
+ */
+export const storable = (text: string) => text.replaceAll("\u0000", "\uFFFD");
+
 /** Replaces every credential value found in a text: a provider may echo what it was sent. */
 export function redact(text: string, credentials: ProviderCredentials, secrets: readonly string[] = []): string {
-  let redacted = text;
+  let redacted = storable(text);
   for (const value of [...Object.values(credentials), ...secrets]) {
     if (typeof value === "string" && value.length >= 4) redacted = redacted.split(value).join("[redacted]");
   }
@@ -273,6 +284,12 @@ function messageFor(job: deliveriesV1.DeliveryJob): MessageByChannel[DeliveryCha
     default:
       return undefined;
   }
+}
+
+/** What a send needs besides its lease: its integration (undefined once gone) and a Slack endpoint's channel connection. */
+interface SendNeeds {
+  integration: integrationsV1.Integration | undefined;
+  connection: connectionsV1.ResolvedChannelConnection | null | undefined;
 }
 
 /** One send's part of a lease batch: the lease to claim before its call, or how its call ended. */
@@ -345,8 +362,22 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     lanes.claimTook(performance.now() - started);
     return lease;
   };
+  /**
+   * Once the provider has answered, its outcome is written again while Postgres refuses it, for a
+   * while, rather than given up at once: a lease left 'sending' reads later as a dead worker's.
+   */
   const finish = async (outcome: store.LeaseOutcome) => {
-    await leases.submit("", { outcome });
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        await leases.submit("", { outcome });
+        return;
+      } catch (error) {
+        const waitMs = FINISH_RETRIES_MS[attempt];
+        if (waitMs === undefined) throw error;
+        log.warn({ err: error, messageId: outcome.messageId, retryInMs: waitMs }, "send outcome not written; writing it again");
+        await new Promise((resolve) => setTimeout(resolve, waitMs));
+      }
+    }
   };
   const records = createCoalescer<Attempt, void>({
     maxBatch: 500,
@@ -449,17 +480,41 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     }
     if (lease.state === "retrying") {
       // Its retry is due later than this copy came: the copy waits for it.
-      return { retryInMs: BACKOFF_MS[0]!, reason: "lease" };
+      return { retryInMs: Math.max(lease.retry_due_in_ms ?? 0, BUSY_RETRY_MS), reason: "lease" };
     }
     return undefined;
+  }
+
+  /**
+   * Records again the failed attempt a retry follows (kept on its lease): its record may have been
+   * lost after the lease was written. Recording an attempt twice keeps the first.
+   */
+  async function recordRetried(job: deliveriesV1.DeliveryJob, lease: store.Lease): Promise<void> {
+    if (lease.attempts < 2 || lease.error_id === null) return;
+    const errorText = lease.error_text ?? "";
+    await record({
+      job,
+      attempt: lease.attempts - 1,
+      status: messagesV1.AttemptStatus.FAILED,
+      startedAt: lease.updated_at,
+      durationMs: 0,
+      detail: errorText,
+      errorId: lease.error_id,
+      errorText,
+    });
   }
 
   /**
    * The call takes one of the integration's slots, given back once the provider has answered
    * (`ticket.done()`): recording the outcome does not hold it.
    */
-  async function send(job: deliveriesV1.DeliveryJob, lease: store.Lease, channel: DeliveryChannel, ticket: LaneTicket): Promise<Back | undefined> {
-    const integration = await integrationOf(job);
+  async function send(
+    job: deliveriesV1.DeliveryJob,
+    lease: store.Lease,
+    channel: DeliveryChannel,
+    ticket: LaneTicket,
+    { integration, connection }: SendNeeds,
+  ): Promise<Back | undefined> {
     if (!integration || integration.deleted || !integration.active) {
       return refuse(job, lease, "integration_not_active", `The ${job.providerId} integration is deleted or not active`);
     }
@@ -467,7 +522,6 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     const message = messageFor(job);
     if (!provider || !message) return refuse(job, lease, "provider_not_supported", `notify has no ${channel} sender for provider "${integration.providerId}"`);
     const credentials = credentialsOf(integration);
-    const connection = await connectionOf(job);
     if (connection === null) {
       const { connectionIdentifier } = job.content.value as deliveriesV1.ChatContent;
       return refuse(job, lease, "chat_connection_missing", `The channel connection "${connectionIdentifier}" of the trigger's contexts is gone`);
@@ -502,11 +556,12 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
       // The connection's token is a secret like the integration's: redacted from whatever a failure says.
       const errorText = redact(failure.text, credentials, connection ? [connection.accessToken] : []);
       const errorId = FAILURE_ERROR_IDS[channel];
-      const delay = failure.retryAfterMs ?? BACKOFF_MS[Math.min(lease.attempts - 1, BACKOFF_MS.length - 1)]!;
+      // A Retry-After of nothing or near it is not taken as leave to call again at once, again and again.
+      const delay = Math.max(failure.retryAfterMs ?? BACKOFF_MS[Math.min(lease.attempts - 1, BACKOFF_MS.length - 1)]!, MIN_RETRY_MS);
       const written = writtenAtMs(job) ?? lease.first_attempt_at.getTime();
       const retry = failure.transient && Date.now() + delay - written < deps.budgetMs;
       series.outcomes[retry ? "retrying" : "failed"].inc();
-      await finish({ messageId: job.messageId, state: retry ? "retrying" : "failed", errorId, errorText });
+      await finish({ messageId: job.messageId, state: retry ? "retrying" : "failed", errorId, errorText, retryInMs: retry ? delay : undefined });
       await record({ job, attempt: lease.attempts, status: messagesV1.AttemptStatus.FAILED, startedAt, durationMs, detail: errorText, errorId, errorText });
       log.warn(
         { messageId: job.messageId, providerId: job.providerId, attempt: lease.attempts, retryInMs: retry ? delay : undefined, error: errorText },
@@ -518,7 +573,8 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     const durationMs = Date.now() - startedAt.getTime();
     series.duration.observe(durationMs / 1000);
     series.outcomes.sent.inc();
-    await finish({ messageId: job.messageId, state: "sent", providerMessageId: result.id });
+    const providerMessageId = result.id === undefined ? undefined : storable(result.id);
+    await finish({ messageId: job.messageId, state: "sent", providerMessageId });
     await dropInvalidTokens(job, result.invalidTokens);
     await goOn(job);
     await record({
@@ -528,7 +584,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
       startedAt,
       durationMs,
       detail: `Message sent by ${integration.providerId}`,
-      providerMessageId: result.id,
+      providerMessageId,
     });
     return undefined;
   }
@@ -536,6 +592,9 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
   async function deliver(job: deliveriesV1.DeliveryJob, ticket: LaneTicket): Promise<Back | undefined> {
     const channel = deliveryChannelOf(job.channel);
     if (!channel) throw new ConnectError(`a delivery job of channel ${job.channel}`, Code.InvalidArgument);
+    // Read before the lease is claimed: a service that does not answer sends the job back with
+    // its lease untouched, where a claimed lease would read as a dead worker's when it came back.
+    const needs: SendNeeds = { integration: await integrationOf(job), connection: await connectionOf(job) };
     await ticket.claimTurn();
     const lease = await claim({
       messageId: job.messageId,
@@ -544,14 +603,17 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
       providerId: job.providerId,
     });
     if (!lease) return { retryInMs: BUSY_RETRY_MS, reason: "lease" };
-    if (lease.claimed) return send(job, lease, channel, ticket);
+    if (lease.claimed) {
+      await recordRetried(job, lease);
+      return send(job, lease, channel, ticket, needs);
+    }
     if (lease.state !== "sending") return settled(job, lease);
     // Another worker holds it: under way (its lease is fresh) or dead mid-call.
     if (Date.now() - lease.updated_at.getTime() < deps.orphanAfterMs) return { retryInMs: deps.orphanAfterMs, reason: "lease" };
     const provider = deps.providers.get(channel, job.providerId);
     if (provider?.idempotent) {
       const taken = await store.takeOverLease(deps.pool, job.messageId, lease.attempts);
-      return taken ? send(job, taken, channel, ticket) : { retryInMs: BUSY_RETRY_MS, reason: "lease" };
+      return taken ? send(job, taken, channel, ticket, needs) : { retryInMs: BUSY_RETRY_MS, reason: "lease" };
     }
     const errorText = "The worker stopped while the provider was being called: the message may or may not have been delivered, and is not sent again";
     log.error({ messageId: job.messageId, environmentId: job.environmentId, providerId: job.providerId }, "send outcome unknown");

@@ -76,15 +76,18 @@ export interface Lease {
   provider_message_id: string | null;
   error_id: string | null;
   error_text: string | null;
+  /** For a lease waiting for a retry: how long until it is due, by the database's clock (negative once due). */
+  retry_due_in_ms: number | null;
   /** True when this call took the lease (a first try, or a retry that was due); false: the row as it stands. */
   claimed: boolean;
 }
 
 const LEASE_COLUMNS = "message_id, state, attempts, first_attempt_at, updated_at, provider_message_id, error_id, error_text";
 
-const LEASE_RETURNED = LEASE_COLUMNS.split(", ")
+/** The columns of a lease row `l`, and how long until its retry is due. */
+const LEASE_RETURNED = `${LEASE_COLUMNS.split(", ")
   .map((column) => `l.${column}`)
-  .join(", ");
+  .join(", ")}, (extract(epoch FROM l.retry_at - now()) * 1000)::int AS retry_due_in_ms`;
 
 export interface LeaseOutcome {
   messageId: string;
@@ -92,6 +95,8 @@ export interface LeaseOutcome {
   providerMessageId?: string | undefined;
   errorId?: string | undefined;
   errorText?: string | undefined;
+  /** For 'retrying': how long the lease waits before it may be claimed again. */
+  retryInMs?: number | undefined;
 }
 
 /**
@@ -107,15 +112,19 @@ export async function finishAndClaimLeases(db: Queryable, outcomes: readonly Lea
   const { rows } = await db.query<Lease>({
     text: `WITH finished AS (
        UPDATE worker.send_leases l
-          SET state = o.state, provider_message_id = o.provider_message_id, error_id = o.error_id, error_text = o.error_text, updated_at = now()
-         FROM unnest($5::text[], $6::text[], $7::text[], $8::text[], $9::text[]) AS o(message_id, state, provider_message_id, error_id, error_text)
-        WHERE l.message_id = o.message_id
+          SET state = o.state, provider_message_id = o.provider_message_id, error_id = o.error_id, error_text = o.error_text, updated_at = now(),
+              retry_at = now() + make_interval(secs => o.retry_in_ms / 1000.0)
+         FROM unnest($5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::int[])
+           AS o(message_id, state, provider_message_id, error_id, error_text, retry_in_ms)
+        -- An outcome taken to be unknown (its worker seemed dead) never overwrites one its worker recorded after all.
+        WHERE l.message_id = o.message_id AND (o.state <> 'unknown' OR l.state = 'sending')
      ), input AS (
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS i(message_id, organization_id, environment_id, provider_id)
      ), claimed AS (
        INSERT INTO worker.send_leases AS l (message_id, organization_id, environment_id, provider_id, state, attempts)
        SELECT message_id, organization_id, environment_id, provider_id, 'sending', 1 FROM input
-       ON CONFLICT (message_id) DO UPDATE SET state = 'sending', attempts = l.attempts + 1, updated_at = now() WHERE l.state = 'retrying'
+       ON CONFLICT (message_id) DO UPDATE SET state = 'sending', attempts = l.attempts + 1, updated_at = now()
+        WHERE l.state = 'retrying' AND (l.retry_at IS NULL OR l.retry_at <= now())
        RETURNING ${LEASE_RETURNED}, true AS claimed
      )
      SELECT * FROM claimed
@@ -133,6 +142,7 @@ export async function finishAndClaimLeases(db: Queryable, outcomes: readonly Lea
       outcomes.map((outcome) => outcome.providerMessageId ?? null),
       outcomes.map((outcome) => outcome.errorId ?? null),
       outcomes.map((outcome) => outcome.errorText ?? null),
+      outcomes.map((outcome) => (outcome.state === "retrying" ? Math.round(outcome.retryInMs ?? 0) : null)),
     ],
   });
   return rows;
@@ -141,9 +151,9 @@ export async function finishAndClaimLeases(db: Queryable, outcomes: readonly Lea
 /** Takes over a lease whose worker died mid-call, as its next attempt; undefined when another worker took it first. */
 export async function takeOverLease(db: Queryable, messageId: string, attempts: number): Promise<Lease | undefined> {
   const { rows } = await db.query<Lease>(
-    `UPDATE worker.send_leases SET attempts = attempts + 1, updated_at = now()
+    `UPDATE worker.send_leases l SET attempts = attempts + 1, updated_at = now()
       WHERE message_id = $1 AND state = 'sending' AND attempts = $2
-      RETURNING ${LEASE_COLUMNS}, true AS claimed`,
+      RETURNING ${LEASE_RETURNED}, true AS claimed`,
     [messageId, attempts],
   );
   return rows[0];
@@ -166,9 +176,11 @@ export async function deleteOldLeases(db: Queryable, olderThanMs: number, limit:
   return rowCount ?? 0;
 }
 
+export type UnknownSend = Omit<Lease, "claimed" | "retry_due_in_ms"> & { environment_id: string; provider_id: string };
+
 /** Sends whose outcome is unknown (a worker died mid-call), newest first: for an operator to check with the provider. */
-export async function selectUnknownSends(db: Queryable, limit: number): Promise<(Omit<Lease, "claimed"> & { environment_id: string; provider_id: string })[]> {
-  const { rows } = await db.query<Omit<Lease, "claimed"> & { environment_id: string; provider_id: string }>(
+export async function selectUnknownSends(db: Queryable, limit: number): Promise<UnknownSend[]> {
+  const { rows } = await db.query<UnknownSend>(
     `SELECT ${LEASE_COLUMNS}, environment_id, provider_id FROM worker.send_leases WHERE state = 'unknown' ORDER BY updated_at DESC LIMIT $1`,
     [limit],
   );

@@ -81,4 +81,13 @@ describe("send leases", () => {
     expect(await store.deleteOldLeases(fixture.pool, 30 * 60_000, 2)).toBe(0);
     expect(await left()).toEqual(["new-failed", "new-retrying", "new-sending", "new-sent", "new-unknown", "old-sending", "old-unknown"]);
   });
+  it("never overwrites an outcome its worker recorded with one taken to be unknown", async () => {
+    const [lease] = await store.finishAndClaimLeases(fixture.pool, [], [requestOf(70_000)]);
+    expect(lease).toMatchObject({ claimed: true, state: "sending" });
+    // The worker that seemed dead recorded its send after all, before the other's verdict landed.
+    await store.finishAndClaimLeases(fixture.pool, [{ messageId: idOf(70_000), state: "sent", providerMessageId: "p-1" }], []);
+    await store.finishAndClaimLeases(fixture.pool, [{ messageId: idOf(70_000), state: "unknown", errorId: "delivery_outcome_unknown", errorText: "?" }], []);
+    const { rows } = await fixture.pool.query<{ state: string }>("SELECT state FROM worker.send_leases WHERE message_id = $1", [idOf(70_000)]);
+    expect(rows[0]?.state).toBe("sent");
+  });
 });

@@ -234,10 +234,15 @@ export function redact(text: string, credentials: ProviderCredentials, secrets: 
   return redacted.length > 2_000 ? `${redacted.slice(0, 2_000)}…` : redacted;
 }
 
-/** The integration's credentials as providers take them (a Struct of TLS options becomes a plain object). */
+/**
+ * The integration's credentials as providers take them: a Struct of TLS options becomes a plain
+ * object, and a field left blank ("", as dashboards and SDKs send one) is not set, so a provider
+ * falls back to its default (a vendor's API address, the integration's sender) as for a field never set.
+ */
 export function credentialsOf(integration: integrationsV1.Integration): ProviderCredentials {
   const { $typeName: _type, tlsOptions, ...rest } = integration.credentials ?? ({} as integrationsV1.IntegrationCredentials);
-  return { ...rest, ...(tlsOptions ? { tlsOptions } : {}) };
+  const set = Object.fromEntries(Object.entries(rest).filter(([, value]) => value !== "")) as Omit<ProviderCredentials, "tlsOptions">;
+  return { ...set, ...(tlsOptions ? { tlsOptions } : {}) };
 }
 
 function messageFor(job: deliveriesV1.DeliveryJob): MessageByChannel[DeliveryChannel] | undefined {

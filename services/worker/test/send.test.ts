@@ -1,5 +1,7 @@
+import { create } from "@bufbuild/protobuf";
+import { integrationsV1 } from "@notify/proto";
 import { describe, expect, it } from "vitest";
-import { durationText } from "../src/send.js";
+import { credentialsOf, durationText } from "../src/send.js";
 
 describe("durationText", () => {
   it("names a length of time in the largest unit it holds one of", () => {
@@ -13,5 +15,14 @@ describe("durationText", () => {
 
   it("names less than a second in seconds", () => {
     expect(durationText(500)).toBe("0.5 seconds");
+  });
+});
+
+describe("credentialsOf", () => {
+  it("leaves out the fields left blank, so providers take their defaults", () => {
+    const integration = create(integrationsV1.IntegrationSchema, {
+      credentials: { accountSid: "AC1", token: "secret", from: "+15550100", baseUrl: "", senderName: "" },
+    });
+    expect(credentialsOf(integration)).toEqual({ accountSid: "AC1", token: "secret", from: "+15550100" });
   });
 });

@@ -195,7 +195,7 @@ describe("generic-sms", () => {
     expect(post?.url).toBe("/api/sms");
     expect(post?.headers.accesstoken).toBe("session-token-1");
     expect(post?.headers["x-api-key"]).toBeUndefined();
-    expect(JSON.parse(post?.body ?? "")).toEqual({ to: "+15550001111", content: "Your code is 1234", sender: "Acme" });
+    expect(JSON.parse(post?.body ?? "")).toEqual({ to: "+15550001111", content: "Your code is 1234", from: "Acme", sender: "Acme" });
   });
 });
 

@@ -338,7 +338,7 @@ const smsCases: Case[] = [
       expect(request!.headers["x-api-key"]).toBe("generic-key");
       expect(request!.headers["x-api-secret"]).toBe("generic-secret");
       expect(request!.headers["content-type"]).toBe("application/json");
-      expect(json(request!)).toEqual({ to: PHONE, content: SMS_TEXT, sender: SMS_FROM });
+      expect(json(request!)).toEqual({ to: PHONE, content: SMS_TEXT, from: SMS_FROM, sender: SMS_FROM });
     },
   },
 ];

@@ -44,13 +44,9 @@ export const genericSms: ProviderFactory = (): Provider<"sms"> => ({
       }
       headers = { [tokenKey]: token };
     }
-    const answer = await postJson<unknown>(
-      ID,
-      http,
-      baseUrl,
-      { to: message.to, content: message.content, from: message.from, sender: message.from ?? credentials.from },
-      headers,
-    );
+    // Novu posts the sender twice: as `from` (the trigger's, else the integration's) and as `sender`.
+    const sender = message.from || credentials.from;
+    const answer = await postJson<unknown>(ID, http, baseUrl, { to: message.to, content: message.content, from: sender, sender }, headers);
     return { id: valueAt(answer, credentials.idPath || "id") };
   },
 });

@@ -49,7 +49,7 @@ async function sendJson(
   return expectOk(providerId, await http.request(url, { method, headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) }));
 }
 
-/** POSTs a JSON body and answers the whole 2xx response, for providers that read their id from a header; non-2xx throws. */
+/** POSTs a JSON body and answers the whole 2xx response, for providers that read their id from a header or the raw body; non-2xx throws. */
 export const postJsonResponse = (providerId: string, http: OutboundHttp, url: string, body: unknown, headers: Record<string, string> = {}) =>
   sendJson(providerId, http, "POST", url, body, headers);
 

@@ -328,19 +328,14 @@ describe("brevo", () => {
 
 describe("mailjet", () => {
   it("posts /v3.1/send with basic auth key:secret and answers the first recipient's MessageID", async () => {
+    // Mailjet's ids are larger than a double holds exactly: the id is the digits as written.
     receiver.respond = () => ({
       status: 200,
-      body: {
-        Messages: [
-          {
-            Status: "success",
-            To: [{ Email: "ann@example.test", MessageUUID: "u-1", MessageID: 288230376, MessageHref: "https://api.mailjet.com/v3/message/288230376" }],
-          },
-        ],
-      },
+      headers: { "content-type": "application/json" },
+      body: '{"Messages":[{"Status":"success","To":[{"Email":"ann@example.test","MessageUUID":"u-1","MessageID": 1152921511742440123}]}]}',
     });
     const result = await send("mailjet", { apiKey: "mj-key", secretKey: "mj-secret", from: "noreply@notify.test", senderName: "Notify" });
-    expect(result.id).toBe("288230376");
+    expect(result.id).toBe("1152921511742440123");
     const [request] = receiver.received;
     expect(request).toMatchObject({ method: "POST", url: "/v3.1/send" });
     expect(request!.headers.authorization).toBe(basic("mj-key", "mj-secret"));

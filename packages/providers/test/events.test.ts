@@ -114,6 +114,10 @@ describe("provider events: what each provider's webhook says", () => {
     expect(await read("mailjet", jsonWebhook([{ event: "open", MessageID: 19_421_777_835_146_490, time: 1_764_000_000 }]), undefined)).toEqual([
       expect.objectContaining({ providerMessageId: "19421777835146490", status: "opened" }),
     ]);
+    // The id's digits as written, where the number itself would be rounded.
+    expect(
+      await read("mailjet", jsonWebhook([{ event: "sent", MessageID: 1_152_921_511_742_440_000, mj_message_id: "1152921511742440123" }]), undefined),
+    ).toEqual([expect.objectContaining({ providerMessageId: "1152921511742440123", status: "sent" })]);
   });
 
   it("twilio and plivo read form posts; telnyx its status per recipient", async () => {

@@ -1,4 +1,4 @@
-import { basicAuth, postJson, trimSlash } from "../http.js";
+import { basicAuth, parseJson, postJsonResponse, trimSlash } from "../http.js";
 import type { ProviderFactory } from "../registry.js";
 import { missingSetting, type EmailMessage, type Provider, type SendContext } from "../types.js";
 import { base64Of, senderOf } from "./sender.js";
@@ -9,15 +9,21 @@ const BASE_URL = "https://api.mailjet.com";
 const addresses = (list: readonly string[] | undefined) => (list?.length ? list.map((email) => ({ Email: email })) : undefined);
 
 interface MailjetAnswer {
-  Messages?: { To?: { MessageID?: number | string }[] }[];
+  Messages?: { To?: { MessageID?: string }[] }[];
 }
+
+/**
+ * Mailjet's message ids are JSON numbers beyond what a double holds exactly: read as numbers they
+ * would be stored rounded, and two sends could share an id. They are read as the digits written.
+ */
+const idsAsText = (json: string) => json.replace(/("MessageID"\s*:\s*)(\d+)/g, '$1"$2"');
 
 /** Mailjet Send API v3.1: one message, basic auth with the API key and secret key. */
 async function send(message: EmailMessage, { credentials, http }: SendContext) {
   if (!credentials.apiKey) throw missingSetting(ID, "apiKey");
   if (!credentials.secretKey) throw missingSetting(ID, "secretKey");
   const from = senderOf(ID, message, credentials);
-  const answer = await postJson<MailjetAnswer>(
+  const response = await postJsonResponse(
     ID,
     http,
     `${trimSlash(credentials.baseUrl || BASE_URL)}/v3.1/send`,
@@ -44,8 +50,7 @@ async function send(message: EmailMessage, { credentials, http }: SendContext) {
     },
     { authorization: basicAuth(credentials.apiKey, credentials.secretKey) },
   );
-  const id = answer.Messages?.[0]?.To?.[0]?.MessageID;
-  return { id: id === undefined ? undefined : String(id) };
+  return { id: parseJson<MailjetAnswer>(idsAsText(response.text)).Messages?.[0]?.To?.[0]?.MessageID };
 }
 
 export const mailjet: ProviderFactory = (): Provider<"email"> => ({ id: ID, channel: "email", idempotent: false, send });

@@ -151,13 +151,17 @@ function brevoAs(providerId: string): EventReader {
   };
 }
 
-/** Mailjet's event API: an event or a batch of them, MessageID as its send answered. Mailjet does not sign them. */
+/**
+ * Mailjet's event API: an event or a batch of them, MessageID as its send answered. Mailjet does
+ * not sign them. The id's digits are read from mj_message_id where the event has it: the number
+ * itself is larger than a double holds exactly.
+ */
 const mailjet: EventReader = {
   providerId: "mailjet",
   read: (body) =>
     eventsOf(body).flatMap((event) =>
       eventFrom(event, {
-        providerMessageId: event.MessageID,
+        providerMessageId: event.mj_message_id || event.MessageID,
         status: statusIn(
           { sent: "sent", open: "opened", click: "clicked", bounce: "bounced", blocked: "blocked", spam: "spam", unsub: "unsubscribed" },
           event.event,

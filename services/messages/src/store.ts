@@ -658,7 +658,12 @@ export async function recordDeliveryAttempts(db: Queryable, environmentId: strin
           SELECT * FROM messages.messages m WHERE m.id = a.message_id LIMIT 1
         ) m
         WHERE m.environment_id = $1
-       ON CONFLICT (message_id, attempt) DO NOTHING
+       -- An attempt is recorded once; only a success replaces a failure of the same attempt: the
+       -- call's own worker learned it went out after another had taken its outcome for unknown.
+       ON CONFLICT (message_id, attempt) DO UPDATE
+          SET status = excluded.status, error_id = NULL, error_text = NULL, provider_message_id = excluded.provider_message_id,
+              detail = excluded.detail, started_at = excluded.started_at, duration_ms = excluded.duration_ms
+        WHERE delivery_attempts.status = 'failed' AND excluded.status = 'success'
        RETURNING message_id, environment_id, status, error_id, error_text, provider_message_id, created_at
      )
      UPDATE messages.messages m

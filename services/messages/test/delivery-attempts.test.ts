@@ -77,6 +77,19 @@ describe("recording send attempts", () => {
     expect(await store.recordDeliveryAttempts(fixture.pool, objectId(), [attempt(3, 1, "success")])).toBe(0);
   });
 
+  it("lets a success replace a failure recorded for the same attempt, and never the other way", async () => {
+    // A worker took attempt 1's outcome for unknown; the call's own worker then learned it went out.
+    expect(await store.recordDeliveryAttempts(fixture.pool, environmentId, [attempt(4, 1, "failed")])).toBe(1);
+    expect(await store.recordDeliveryAttempts(fixture.pool, environmentId, [attempt(4, 1, "success")])).toBe(1);
+    expect(await store.recordDeliveryAttempts(fixture.pool, environmentId, [attempt(4, 1, "failed")])).toBe(0);
+    const { rows } = await fixture.pool.query<{ status: string; delivered: number; attempt_status: string; error_text: string | null }>(
+      `SELECT m.status, cardinality(m.delivered_at) AS delivered, a.status AS attempt_status, a.error_text
+         FROM messages.messages m JOIN messages.delivery_attempts a ON a.message_id = m.id WHERE m.id = $1`,
+      [idOf(4)],
+    );
+    expect(rows).toEqual([{ status: "sent", delivered: 1, attempt_status: "success", error_text: null }]);
+  });
+
   it("reads a batch's messages by their ids, not the environment's 20,000, planned once per connection or for each batch", async () => {
     const batch = [attempt(10, 1, "success"), attempt(11, 1, "success")];
     const { plan: prepared } = await planOf((db) => store.recordDeliveryAttempts(db, environmentId, batch));

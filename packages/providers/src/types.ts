@@ -87,11 +87,18 @@ export interface SendContext {
   /** The integration whose credentials these are: providers that keep connections key them by it. */
   integrationId: string;
   credentials: ProviderCredentials;
+  /** The integration's settings that are not credentials, as far as a send uses them. */
+  configurations?: SendConfigurations | undefined;
   /** Every HTTP call a provider makes goes through it (SSRF guard, timeouts, no redirects, size cap). */
   http: OutboundHttp;
   /** The same for every attempt at one message: providers that deduplicate receive it. */
   idempotencyKey: string;
   signal?: AbortSignal | undefined;
+}
+
+export interface SendConfigurations {
+  /** SES: the configuration set each send names (its events reach SNS through it). */
+  configurationSetName?: string | undefined;
 }
 
 export interface SendResult {

@@ -36,10 +36,16 @@ const message = (extra: Partial<EmailMessage> = {}): EmailMessage => ({
   ...extra,
 });
 
-const send = (providerId: string, credentials: ProviderCredentials, email: EmailMessage = message()) => {
+const send = (providerId: string, credentials: ProviderCredentials, email: EmailMessage = message(), configurations?: SendContext["configurations"]) => {
   const provider = providers.get("email", providerId);
   if (!provider) throw new Error(`no email provider ${providerId}`);
-  const context: SendContext = { integrationId: `int-${providerId}`, credentials: { baseUrl: receiver.url, ...credentials }, http, idempotencyKey: "msg-123" };
+  const context: SendContext = {
+    integrationId: `int-${providerId}`,
+    credentials: { baseUrl: receiver.url, ...credentials },
+    configurations,
+    http,
+    idempotencyKey: "msg-123",
+  };
   return provider.send(email, context);
 };
 
@@ -399,6 +405,15 @@ describe("ses", () => {
     expect(mail.replyTo?.value[0]?.address).toBe("support@notify.test");
     expect(mail.attachments[0]).toMatchObject({ filename: "report.pdf", contentType: "application/pdf" });
     expect([...mail.attachments[0]!.content]).toEqual([...PDF]);
+  });
+
+  it("names the integration's configuration set, through which SES publishes its events", async () => {
+    receiver.respond = () => ({ status: 200, body: { MessageId: "0100018c-ses" } });
+    const credentials = { apiKey: "AKIDEXAMPLE", secretKey: "ses-secret", region: "eu-west-1", from: "noreply@notify.test" };
+    await send("ses", credentials, message(), { configurationSetName: "notify-events" });
+    expect(json(receiver.received.at(-1)!).ConfigurationSetName).toBe("notify-events");
+    await send("ses", credentials);
+    expect(json(receiver.received.at(-1)!)).not.toHaveProperty("ConfigurationSetName");
   });
 
   it("names a missing region", async () => {

@@ -40,10 +40,13 @@ function vendor(request: Received): Answer {
     case "/notifications": {
       if (request.headers.authorization !== "Basic onesignal-rest-key")
         return { status: 403, body: { errors: ["Access denied. Please include an 'Authorization: ...' header with a valid API key"] } };
-      const body = json(request) as { include_player_ids: string[] };
-      const dead = body.include_player_ids.filter((id) => id.includes("dead"));
-      if (dead.length === body.include_player_ids.length) return { status: 200, body: { id: "", errors: ["All included players are not subscribed"] } };
-      return { status: 200, body: { id: "onesignal-notification-1", ...(dead.length > 0 ? { errors: { invalid_player_ids: dead } } : {}) } };
+      const body = json(request) as { include_player_ids?: string[]; include_aliases?: { external_id: string[] } };
+      const external = body.include_aliases?.external_id;
+      const targets = external ?? body.include_player_ids ?? [];
+      const dead = targets.filter((id) => id.includes("dead"));
+      if (dead.length === targets.length) return { status: 200, body: { id: "", errors: ["All included players are not subscribed"] } };
+      const errors = external ? { invalid_aliases: { external_id: dead } } : { invalid_player_ids: dead };
+      return { status: 200, body: { id: "onesignal-notification-1", ...(dead.length > 0 ? { errors } : {}) } };
     }
     case "/api/v1/projects/4242/notifications":
       if (request.headers.authorization !== "Bearer pushpad-token") return { status: 401, body: { error: "unauthorized" } };
@@ -167,6 +170,12 @@ describe("push providers over HTTP", () => {
     expect(body.idempotency_key).toMatch(UUID);
     await send(oneSignal, credentials, ["player-1"]);
     expect(json(last()).idempotency_key).toBe(body.idempotency_key);
+
+    // OneSignal's user model: the tokens are the users' external ids, none of them a device to forget.
+    const byUser = await send(oneSignal, { ...credentials, apiVersion: "externalId" }, ["user-1", "user-dead"]);
+    expect(byUser).toEqual({ id: "onesignal-notification-1" });
+    expect(json(last())).toMatchObject({ include_aliases: { external_id: ["user-1", "user-dead"] }, target_channel: "push" });
+    expect(json(last())).not.toHaveProperty("include_player_ids");
 
     const none = await failure(send(oneSignal, credentials, ["player-dead"]));
     expect(none.transient).toBe(false);

@@ -114,6 +114,27 @@ describe("integrations", () => {
     expect(integration).not.toHaveProperty("deletedAt");
   });
 
+  it("keeps the settings Novu's providers read beyond the spec's: OneSignal's apiVersion, SES's configuration set", async () => {
+    const as = await environment("Beyond");
+    const oneSignal = await as.request("POST", "/v1/integrations", {
+      providerId: "one-signal",
+      channel: "push",
+      credentials: { apiKey: "os-key", applicationId: "app-1", apiVersion: "externalId" },
+    });
+    expect(oneSignal.body.data.credentials).toMatchObject({ applicationId: "app-1", apiVersion: "externalId" });
+    const ses = await as.request<Data<{ _id: string; configurations: object }>>("POST", "/v1/integrations", {
+      providerId: "ses",
+      channel: "email",
+      credentials: { region: "eu-west-1" },
+      configurations: { inboundWebhookEnabled: true, configurationSetName: "notify-events" },
+    });
+    expect(ses.body.data.configurations).toEqual({ inboundWebhookEnabled: true, configurationSetName: "notify-events" });
+    const listed = await as.request<Data<{ _id: string; configurations: object }[]>>("GET", "/v1/integrations");
+    expect(listed.body.data.find((integration) => integration._id === ses.body.data._id)?.configurations).toMatchObject({
+      configurationSetName: "notify-events",
+    });
+  });
+
   it("answers 409 for an identifier taken in the environment, and stores nothing", async () => {
     const as = await environment("Conflict");
     await create(as, { providerId: "twilio", channel: "sms", identifier: "sms-main" });

@@ -36,6 +36,8 @@ interface Case {
   channel: Channel;
   /** The integration's credentials, pointing at the local receivers. */
   credentials: () => Record<string, unknown>;
+  /** The integration's configurations, when the case needs some. */
+  configurations?: Record<string, unknown>;
   /** Chat and push: the subscriber's channel credentials (written with PUT /credentials unless `inTrigger`). */
   subscriberChannel?: { credentials: () => Record<string, unknown>; inTrigger?: boolean };
   /** The stand-in vendor's answer to a request under `/<providerId>/` (default: 200 with `{}`). */
@@ -91,11 +93,18 @@ const FCM_CLIENT = "notify@notify-test.iam.gserviceaccount.com";
 // Email: the rendered subject, HTML and its text alternative, from the integration's sender.
 
 /** The case of an HTTP email API at `<api>/<id>`. */
-const emailApi = (providerId: string, credentials: Record<string, unknown>, check: Case["check"], answer?: Case["answer"]): Case => ({
+const emailApi = (
+  providerId: string,
+  credentials: Record<string, unknown>,
+  check: Case["check"],
+  answer?: Case["answer"],
+  configurations?: Case["configurations"],
+): Case => ({
   providerId,
   channel: "email",
   credentials: () => ({ from: FROM, senderName: SENDER, baseUrl: `${api.url}/${providerId}`, ...credentials }),
   ...(answer ? { answer } : {}),
+  ...(configurations ? { configurations } : {}),
   check,
 });
 
@@ -211,7 +220,7 @@ const emailCases: Case[] = [
       expect(verifySigV4(request!, "ses-secret")).toMatchObject({ accessKeyId: "AKIDSTANDIN", region: "eu-west-1", service: "ses" });
       expect(request!.headers["x-amz-date"]).toMatch(/^\d{8}T\d{6}Z$/);
       const body = json(request!);
-      expect(body).toMatchObject({ FromEmailAddress: FROM, Destination: { ToAddresses: ["ses@example.com"] } });
+      expect(body).toMatchObject({ FromEmailAddress: FROM, Destination: { ToAddresses: ["ses@example.com"] }, ConfigurationSetName: "notify-events" });
       const raw = (body.Content as { Raw: { Data: string } }).Raw.Data;
       const mail = await parseMail(Buffer.from(raw, "base64"));
       expect(mail.from?.value).toEqual([{ address: FROM, name: SENDER }]);
@@ -220,6 +229,7 @@ const emailCases: Case[] = [
       expect(mail.text?.trim()).toBe(TEXT);
     },
     () => ({ body: { MessageId: "ses-1" } }),
+    { configurationSetName: "notify-events" },
   ),
   brevoCase("brevo"),
   // Novu's former name of Brevo, registered so integrations made through Novu's API keep sending.
@@ -675,7 +685,7 @@ async function trigger(testCase: Case): Promise<{ transactionId: string; subscri
   const identifier = `${providerId}-standin`;
   if (testCase.answer) answers.set(providerId, testCase.answer);
   const credentials = testCase.credentials();
-  await createIntegration(stack, { providerId, channel, identifier, credentials });
+  await createIntegration(stack, { providerId, channel, identifier, credentials, configurations: testCase.configurations ?? {} });
 
   const subscriberId = `${channel}-${providerId}`;
   const profile = { subscriberId, firstName: "Ada", email: `${providerId}@example.com`, phone: PHONE };

@@ -548,6 +548,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
           provider.send(message as never, {
             integrationId: integration.id,
             credentials,
+            configurations: { configurationSetName: integration.configurations?.configurationSetName },
             http: deps.outbound,
             idempotencyKey: job.messageId,
           }),

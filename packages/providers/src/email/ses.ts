@@ -22,7 +22,7 @@ function mimeOf(message: EmailMessage, from: { address: string; name: string | u
  * Amazon SES v2 SendEmail with raw content, signed with Signature Version 4. Credentials as Novu names
  * them: apiKey is the access key id, secretKey the secret access key.
  */
-async function send(message: EmailMessage, { credentials, http }: SendContext) {
+async function send(message: EmailMessage, { credentials, configurations, http }: SendContext) {
   if (!credentials.apiKey) throw missingSetting(ID, "apiKey");
   if (!credentials.secretKey) throw missingSetting(ID, "secretKey");
   if (!credentials.region) throw missingSetting(ID, "region");
@@ -37,6 +37,7 @@ async function send(message: EmailMessage, { credentials, http }: SendContext) {
     },
     ...(message.replyTo ? { ReplyToAddresses: [message.replyTo] } : {}),
     Content: { Raw: { Data: (await mimeOf(message, from)).toString("base64") } },
+    ...(configurations?.configurationSetName ? { ConfigurationSetName: configurations.configurationSetName } : {}),
   });
   const signed = aws4.sign(
     { host: url.host, path: url.pathname, method: "POST", service: "ses", region: credentials.region, body, headers: { "content-type": "application/json" } },

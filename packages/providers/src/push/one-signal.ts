@@ -20,13 +20,21 @@ function uuidOf(key: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-/** The notification as Novu builds it (the subscriber's tokens are OneSignal player / subscription ids). */
-function notificationBody(message: PushMessage, appId: string, idempotencyKey: string): Record<string, unknown> {
+/**
+ * Whom the notification goes to: the subscriber's tokens as OneSignal player (subscription) ids,
+ * or, for an integration whose apiVersion is "externalId" (OneSignal's user model), as the
+ * external ids of its users, as Novu targets them.
+ */
+const targetOf = (message: PushMessage, byExternalId: boolean) =>
+  byExternalId ? { include_aliases: { external_id: message.tokens }, target_channel: "push" } : { include_player_ids: message.tokens };
+
+/** The notification as Novu builds it. */
+function notificationBody(message: PushMessage, appId: string, idempotencyKey: string, byExternalId: boolean): Record<string, unknown> {
   const { sound, ...overrides } = providerOverrides(message);
   const icon = overrides.icon;
   return {
     app_id: appId,
-    include_player_ids: message.tokens,
+    ...targetOf(message, byExternalId),
     headings: { en: message.title },
     contents: { en: message.content },
     ...(overrides.subtitle === undefined ? {} : { subtitle: { en: overrides.subtitle } }),
@@ -52,7 +60,8 @@ export const oneSignal: ProviderFactory = () => ({
   idempotent: true,
   async send(message: PushMessage, context: SendContext): Promise<SendResult> {
     requireTokens(ID, message);
-    const { apiKey, applicationId, baseUrl } = context.credentials;
+    const { apiKey, applicationId, baseUrl, apiVersion } = context.credentials;
+    const byExternalId = apiVersion === "externalId";
     if (!apiKey) throw missingSetting(ID, "apiKey");
     if (!applicationId) throw missingSetting(ID, "applicationId");
     // App API keys of the current kind go with the `Key` scheme; legacy REST API keys with `Basic`.
@@ -61,10 +70,11 @@ export const oneSignal: ProviderFactory = () => ({
       ID,
       context.http,
       `${trimSlash(baseUrl ?? DEFAULT_BASE)}/notifications`,
-      notificationBody(message, applicationId, context.idempotencyKey),
+      notificationBody(message, applicationId, context.idempotencyKey, byExternalId),
       { authorization },
     );
-    const reported = objectOf(answer.errors)?.invalid_player_ids;
+    // Only player ids are device tokens: an external id OneSignal does not know is a user's, not a dead device.
+    const reported = byExternalId ? undefined : objectOf(answer.errors)?.invalid_player_ids;
     const invalidTokens = Array.isArray(reported) ? reported.filter((token): token is string => typeof token === "string") : [];
     const id = stringOf(answer.id);
     // An answer without an id created nothing: none of the tokens is subscribed.

@@ -59,6 +59,7 @@ const credentials = z.object(
     appSid: text("appSid").optional(),
     senderId: text("senderId").optional(),
     tenantId: text("tenantId").optional(),
+    apiVersion: text("apiVersion").optional(),
   },
   { error: "credentials must be an object" },
 );
@@ -67,6 +68,7 @@ const configurations = z.object(
   {
     inboundWebhookEnabled: flag("inboundWebhookEnabled").optional(),
     inboundWebhookSigningKey: text("inboundWebhookSigningKey").optional(),
+    configurationSetName: text("configurationSetName").optional(),
   },
   { error: "configurations must be an object" },
 );

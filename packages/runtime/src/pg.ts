@@ -32,7 +32,7 @@ export function isForeignKeyViolation(error: unknown): boolean {
 
 /**
  * Text Postgres cannot hold: a NUL character (\u0000) in a text parameter (22021) or in a JSON
- * string bound for jsonb (22P05). Only a client's input carries one.
+ * string bound for jsonb (22P05). A client's input carries one, or a provider's answer.
  */
 export function isUnstorableText(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
@@ -41,6 +41,12 @@ export function isUnstorableText(error: unknown): boolean {
 
 /** Whether `text` holds a NUL character, which no Postgres text can: an id holding one names nothing. */
 export const holdsNul = (text: string) => text.includes("\u0000");
+
+/**
+ * Text from outside as Postgres can hold it: its NUL characters replaced. One refused value fails
+ * the whole statement, with every row of its batch.
+ */
+export const storableText = (text: string) => text.replaceAll("\u0000", "\uFFFD");
 
 /** Postgres' deadlock_detected: the statement was rolled back so that another could go on. */
 export function isDeadlock(error: unknown): boolean {

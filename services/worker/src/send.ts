@@ -26,6 +26,7 @@ import {
   SpanKind,
   metricsRegistry,
   scopeHeaders,
+  storableText,
   type Channel,
   type JobStream,
   type JsMsg,
@@ -219,15 +220,10 @@ function failureOf(error: unknown): Failure {
   return { transient, retryAfterMs: undefined, text };
 }
 
-/**
- * A provider's text as Postgres can hold it: without NUL characters, which a text column refuses,
- * failing the whole statement (and with it every send of its batch).
- */
-export const storable = (text: string) => text.replaceAll("\u0000", "\uFFFD");
-
 /** Replaces every credential value found in a text: a provider may echo what it was sent. */
 export function redact(text: string, credentials: ProviderCredentials, secrets: readonly string[] = []): string {
-  let redacted = storable(text);
+  // A provider's text is stored: one NUL in it would fail the statement of every send of its batch.
+  let redacted = storableText(text);
   for (const value of [...Object.values(credentials), ...secrets]) {
     if (typeof value === "string" && value.length >= 4) redacted = redacted.split(value).join("[redacted]");
   }
@@ -492,7 +488,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
 
   /**
    * Records again the failed attempt a retry follows (kept on its lease): its record may have been
-   * lost after the lease was written. Recording an attempt twice keeps the first.
+   * lost after the lease was written. A failure recorded again changes nothing recorded already.
    */
   async function recordRetried(job: deliveriesV1.DeliveryJob, lease: store.Lease): Promise<void> {
     if (lease.attempts < 2 || lease.error_id === null) return;
@@ -579,7 +575,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
     const durationMs = Date.now() - startedAt.getTime();
     series.duration.observe(durationMs / 1000);
     series.outcomes.sent.inc();
-    const providerMessageId = result.id === undefined ? undefined : storable(result.id);
+    const providerMessageId = result.id === undefined ? undefined : storableText(result.id);
     await finish({ messageId: job.messageId, state: "sent", providerMessageId });
     await dropInvalidTokens(job, result.invalidTokens);
     await goOn(job);

@@ -89,16 +89,25 @@ export const webhookRecipients = (prefix: string, count: number, providerId: str
   }));
 
 /**
- * Triggers the chat workflow for `count` recipients whose Slack webhook is the (slow) receiver, a
- * hundred per trigger, and waits until every message is written and `busy` says the receiver is
- * at work: what a test measures next is the slow provider, not the fan-out. Answers the
- * transaction ids, comma-separated as GET /v1/messages takes them.
+ * Triggers the chat workflow for `count` recipients whose chat webhook is the (slow) receiver, a
+ * hundred per trigger, each hundred on the next of `providerIds` (Slack by default), and waits
+ * until every message is written and `busy` says the receiver is at work: what a test measures
+ * next is the slow providers, not the fan-out. Answers the transaction ids, comma-separated as GET
+ * /v1/messages takes them.
  */
-export async function loadSlowChat(stack: Requester, workflow: string, receiver: Receiver, count: number, busy: () => boolean): Promise<string> {
+export async function loadSlowChat(
+  stack: Requester,
+  workflow: string,
+  receiver: Receiver,
+  count: number,
+  busy: () => boolean,
+  providerIds: readonly string[] = ["slack"],
+): Promise<string> {
   const transactionIds: string[] = [];
   for (let start = 0; start < count; start += 100) {
     const transactionId = `slow-${start}`;
-    const to = webhookRecipients(transactionId, Math.min(100, count - start), "slack", receiver);
+    const providerId = providerIds[(start / 100) % providerIds.length]!;
+    const to = webhookRecipients(transactionId, Math.min(100, count - start), providerId, receiver);
     const reply = await stack.request("POST", "/v1/events/trigger", { name: workflow, to, transactionId });
     expect(reply.body.data.status).toBe("processed");
     transactionIds.push(transactionId);

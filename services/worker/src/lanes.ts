@@ -6,6 +6,10 @@
  * moving, and otherwise go back to the stream, so a slow provider cannot take the stage's jobs
  * from the other integrations.
  *
+ * While several lanes hold jobs, lanes not known to be quick hold at most a share of the process's
+ * places each and three quarters of them together: slow providers enough would otherwise fill
+ * every place with calls that take seconds, and a quick provider's jobs would wait for them.
+ *
  * Leases are claimed ahead only as far as the lane's calls get through during one claim: a slow
  * provider's jobs claim just before a slot frees, a fast one's keep up to a slot's worth claimed.
  * A worker that dies leaves unknown only the sends under way, those claimed for the next slots
@@ -14,6 +18,8 @@
 export interface LaneOptions {
   /** Calls to one integration's provider at once. */
   slots: number;
+  /** The places the lanes' jobs share in the process (its room), waiting in a lane or admitted. */
+  places: number;
   /**
    * How long a job over the bound may expect to wait for a place; a lane whose calls take longer,
    * or that finished nothing for this long, sends such jobs back to the stream.
@@ -55,10 +61,23 @@ const SMOOTHING = 0.2;
 const average = (previous: number | undefined, latest: number) => (previous === undefined ? latest : (1 - SMOOTHING) * previous + SMOOTHING * latest);
 
 export function createLanes(options: LaneOptions) {
-  const { slots, admissionWaitMs } = options;
+  const { slots, places, admissionWaitMs } = options;
   const lanes = new Map<string, Lane>();
   /** How long a lease claim has lately taken to commit, averaged. */
   let claimMs: number | undefined;
+  /** Lanes holding jobs (admitted or queued). */
+  const holding = new Set<Lane>();
+  const holds = (lane: Lane) => lane.admitted + lane.queued.length;
+  /** Counts the lane in as it takes a job… */
+  const join = (lane: Lane) => holding.add(lane);
+  /** …and out once it has given up its last. */
+  const leave = (lane: Lane) => {
+    if (holds(lane) === 0) holding.delete(lane);
+  };
+  /** A lane whose calls take less than the admission wait: it gives its places back soon. */
+  const quick = (lane: Lane) => lane.callMs !== undefined && lane.callMs < admissionWaitMs;
+  /** Places the lanes not known to be quick may hold together, whatever their number. */
+  const slowPlaces = Math.max(1, places - Math.ceil(places / 4));
 
   const laneOf = (integrationId: string): Lane => {
     let lane = lanes.get(integrationId);
@@ -100,6 +119,25 @@ export function createLanes(options: LaneOptions) {
     return Math.floor((slots * admissionWaitMs) / Math.max(lane.callMs, 1));
   }
 
+  /**
+   * Whether the lane, not known to be quick, holds its share of the places already while other
+   * lanes hold jobs too: an equal share with one kept for a lane yet to come, and with the other
+   * lanes not known to be quick, at most three quarters of the places. Lanes that came first hold
+   * more than their share until their calls end, and the last quarter is kept for quick lanes.
+   * A lane whose pace is not known yet always gets one place, to learn it. A quick lane gives its
+   * places back within the admission wait, so it takes what its own bounds allow: turned away,
+   * its jobs would wait a whole return to the stream.
+   */
+  function holdsItsShare(lane: Lane): boolean {
+    if (quick(lane)) return false;
+    const others = holding.size - (holding.has(lane) ? 1 : 0);
+    if (others === 0 || (lane.callMs === undefined && holds(lane) === 0)) return false;
+    if (holds(lane) >= Math.max(1, Math.floor(places / (others + 2)))) return true;
+    let held = 0;
+    for (const other of holding) if (!quick(other)) held += holds(other);
+    return held >= slowPlaces;
+  }
+
   /** Sends the queued jobs back once the lane has finished nothing for the admission wait. */
   function watchStall(lane: Lane): void {
     if (lane.stallTimer) return;
@@ -112,6 +150,7 @@ export function createLanes(options: LaneOptions) {
         return;
       }
       for (const answer of lane.queued.splice(0)) answer(false);
+      leave(lane);
     };
     lane.stallTimer = setTimeout(check, admissionWaitMs).unref();
   }
@@ -167,6 +206,7 @@ export function createLanes(options: LaneOptions) {
         const queued = lane.queued.shift();
         if (queued) queued(true);
         else lane.admitted -= 1;
+        leave(lane);
       },
     };
   }
@@ -177,15 +217,19 @@ export function createLanes(options: LaneOptions) {
      * slots and the jobs it gets through within the admission wait (at most as many again), after
      * a wait while it keeps moving fast enough, or not at all (undefined: the job goes back to the
      * stream). A slow lane holds no job waiting for a slot: such a job would wait a whole call
-     * while holding one of the process's places, which slow lanes enough would all take.
+     * while holding one of the process's places. Nor does a lane not known to be quick take more
+     * than its share of the places while others hold jobs.
      */
     enter(integrationId: string): LaneTicket | undefined | Promise<LaneTicket | undefined> {
       const lane = laneOf(integrationId);
+      if (holdsItsShare(lane)) return undefined;
       if (lane.admitted < slots + Math.min(slots, queueRoom(lane))) {
+        join(lane);
         lane.admitted += 1;
         return ticket(lane);
       }
       if (lane.queued.length >= queueRoom(lane)) return undefined;
+      join(lane);
       watchStall(lane);
       return new Promise((resolve) => lane.queued.push((admitted) => resolve(admitted ? ticket(lane) : undefined)));
     },

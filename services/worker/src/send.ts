@@ -318,7 +318,7 @@ interface Attempt {
  */
 export function createDeliveryStage(deps: DeliveryStageDeps) {
   const { log } = deps;
-  const lanes = createLanes({ slots: deps.perIntegration, admissionWaitMs: ADMISSION_WAIT_MS });
+  const lanes = createLanes({ slots: deps.perIntegration, places: deps.held, admissionWaitMs: ADMISSION_WAIT_MS });
   // A worker that dies leaves unknown at most the sends it held: a page's sends beyond the bound wait here.
   const room = createRoom(deps.held);
   /**

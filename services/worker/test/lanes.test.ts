@@ -26,7 +26,7 @@ async function oneCall(lanes: ReturnType<typeof createLanes>, ms: number, integr
 
 describe("delivery lanes", () => {
   it("lets at most `slots` calls run at once; the next job calls when one ends", async () => {
-    const lanes = createLanes({ slots: 2, admissionWaitMs: 1_000 });
+    const lanes = createLanes({ slots: 2, places: 100, admissionWaitMs: 1_000 });
     const tickets = [admitted(lanes), admitted(lanes), admitted(lanes)];
     const calling: number[] = [];
     const runs = tickets.map((ticket, index) => toCall(ticket).then(() => calling.push(index)));
@@ -41,7 +41,7 @@ describe("delivery lanes", () => {
 
   it("keeps as many leases claimed ahead as the calls use up during one claim", async () => {
     // Calls far quicker than a claim: a slot's worth of jobs claims ahead of the busy slots.
-    const fast = createLanes({ slots: 4, admissionWaitMs: 1_000 });
+    const fast = createLanes({ slots: 4, places: 100, admissionWaitMs: 1_000 });
     await oneCall(fast, 1);
     fast.claimTook(200);
     const calls = [admitted(fast), admitted(fast), admitted(fast), admitted(fast)];
@@ -51,7 +51,7 @@ describe("delivery lanes", () => {
     expect(turns.every((turn) => turn === undefined)).toBe(true);
 
     // Calls far slower than a claim: one job at a time claims ahead.
-    const slow = createLanes({ slots: 4, admissionWaitMs: 1_000 });
+    const slow = createLanes({ slots: 4, places: 100, admissionWaitMs: 1_000 });
     await oneCall(slow, 50);
     slow.claimTook(1);
     const busy = [admitted(slow), admitted(slow), admitted(slow), admitted(slow)];
@@ -74,7 +74,7 @@ describe("delivery lanes", () => {
   });
 
   it("gives a job over twice the slots a place when one frees, while the lane moves", async () => {
-    const lanes = createLanes({ slots: 1, admissionWaitMs: 200 });
+    const lanes = createLanes({ slots: 1, places: 100, admissionWaitMs: 200 });
     await oneCall(lanes, 1);
     const inside = [admitted(lanes), admitted(lanes)];
     const over = lanes.enter("a");
@@ -88,14 +88,14 @@ describe("delivery lanes", () => {
 
   it("sends jobs over the bound back when the lane is slow, or when it stalls", async () => {
     // Calls slower than the admission wait: no job beyond those calling waits inside for a slot.
-    const slow = createLanes({ slots: 1, admissionWaitMs: 20 });
+    const slow = createLanes({ slots: 1, places: 100, admissionWaitMs: 20 });
     await oneCall(slow, 30);
     const slowInside = [admitted(slow)];
     expect(slow.enter("a")).toBeUndefined();
     // Another integration is not held back by it.
     expect(slow.enter("b")).toBeDefined();
 
-    const stalled = createLanes({ slots: 1, admissionWaitMs: 30 });
+    const stalled = createLanes({ slots: 1, places: 100, admissionWaitMs: 30 });
     await oneCall(stalled, 1);
     const stalledInside = [admitted(stalled), admitted(stalled)];
     const started = performance.now();
@@ -104,8 +104,41 @@ describe("delivery lanes", () => {
     for (const ticket of [...slowInside, ...stalledInside]) ticket.done();
   });
 
+  it("keeps slow lanes from filling the process's places: each holds a share, together three quarters", async () => {
+    // Four integrations whose calls take longer than the admission wait, each with slots for a
+    // quarter of the places: without shares their calls alone would hold every place.
+    const lanes = createLanes({ slots: 4, places: 16, admissionWaitMs: 20 });
+    const slowIds = ["s1", "s2", "s3", "s4"];
+    await Promise.all(slowIds.map((id) => oneCall(lanes, 30, id)));
+    const held = new Map<string, LaneTicket[]>(slowIds.map((id) => [id, []]));
+    for (const id of slowIds) {
+      for (;;) {
+        const ticket = lanes.enter(id);
+        if (ticket === undefined) break;
+        if (ticket instanceof Promise) throw new Error("a slow lane queued a job");
+        held.get(id)!.push(ticket);
+      }
+    }
+    expect([...held.values()].flat().length).toBe(12);
+    // A fifth integration gets one place to learn its pace, and once it is known to be quick, the last quarter.
+    const probe = admitted(lanes, "q");
+    expect(lanes.enter("q")).toBeUndefined();
+    await toCall(probe);
+    probe.done();
+    const fresh = [admitted(lanes, "q"), admitted(lanes, "q"), admitted(lanes, "q"), admitted(lanes, "q")];
+    // When a call of a lane over its share ends, the lane that had none takes the place.
+    held.get("s1")!.pop()!.done();
+    expect(lanes.enter("s1")).toBeUndefined();
+    held.get("s4")!.push(admitted(lanes, "s4"));
+    expect(lanes.enter("s4")).toBeUndefined();
+    // Alone, a lane is bound by its slots only: the places are all its own once the others end.
+    for (const ticket of [...[...held.values()].flat(), ...fresh]) ticket.done();
+    const alone = Array.from({ length: 4 }, () => admitted(lanes, "s1"));
+    for (const ticket of alone) ticket.done();
+  });
+
   it("knows no backlog until one of its calls has finished, then what its jobs hold at that pace", async () => {
-    const lanes = createLanes({ slots: 2, admissionWaitMs: 1_000 });
+    const lanes = createLanes({ slots: 2, places: 100, admissionWaitMs: 1_000 });
     const first = admitted(lanes);
     await toCall(first);
     // Its first call is under way: how long the lane needs is not known yet.

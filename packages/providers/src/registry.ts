@@ -15,11 +15,14 @@ export interface Providers {
 
 const factories: readonly ProviderFactory[] = [...emailProviders, ...smsProviders, ...chatProviders, ...pushProviders];
 
-/** Every provider notify sends through, by channel and id (end-to-end tests hold a case for each). */
-export function registeredProviders(): { channel: DeliveryChannel; id: string }[] {
+/**
+ * Every provider notify sends through, by channel and id (end-to-end tests hold a case for each),
+ * and whether it can set up its own event webhook (Novu's auto-configure).
+ */
+export function registeredProviders(): { channel: DeliveryChannel; id: string; configuresEventsWebhook: boolean }[] {
   return factories.map((factory) => {
-    const { channel, id } = factory();
-    return { channel, id };
+    const { channel, id, configureEventsWebhook } = factory();
+    return { channel, id, configuresEventsWebhook: configureEventsWebhook !== undefined };
   });
 }
 

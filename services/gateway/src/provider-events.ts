@@ -1,3 +1,4 @@
+import { registeredProviders } from "@notify/providers";
 import { readProviderEvents, readsWebhooksOf, WebhookRefused, type ProviderEvent } from "@notify/providers/events";
 import type { z } from "zod";
 import { HttpError } from "./errors.js";
@@ -74,6 +75,13 @@ export async function webhookSupport({ params, clients, call }: RouteInput<{ pro
   return readsWebhooksOf(integration.providerId);
 }
 
+/** The providers that can set up their own event webhook, by channel and id. */
+const autoConfigurable = new Set(
+  registeredProviders()
+    .filter((provider) => provider.configuresEventsWebhook)
+    .map((provider) => `${provider.channel}/${provider.id}`),
+);
+
 /**
  * Novu's auto-configure: a worker sets the integration's provider up to post its events to this
  * gateway's inbound webhook of the integration (GATEWAY_PUBLIC_URL), signed where the provider
@@ -83,6 +91,8 @@ export async function webhookSupport({ params, clients, call }: RouteInput<{ pro
  */
 export async function autoConfigure({ params, scope, clients, call }: RouteInput<z.infer<typeof integrationIdParam>, unknown, unknown>) {
   const integration = await clients.integrations.getIntegration({ id: params.integrationId }, call);
+  // Known here, so a provider that cannot do it is refused whether or not a worker answers.
+  if (!autoConfigurable.has(`${integration.channel}/${integration.providerId}`)) refuseForProvider(integration, "Auto-configuration of inbound webhooks");
   const answer = await clients.webhookSetups(scope, integration.id);
   if ("unsupported" in answer) refuseForProvider(integration, "Auto-configuration of inbound webhooks");
   if ("refused" in answer) return { success: false, message: answer.refused };

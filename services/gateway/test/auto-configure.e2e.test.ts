@@ -169,11 +169,19 @@ describe("auto-configure", () => {
     expect(await configurationsOf(id)).toEqual({ inboundWebhookEnabled: false });
   });
 
-  it("refuses a provider whose API cannot set its webhook up, and an unknown integration", async () => {
+  it("refuses a provider whose API cannot set its webhook up without asking a worker (400 whether one runs or not), and an unknown integration", async () => {
     const id = await createIntegration(stack, { providerId: "postmark", channel: "email", credentials: { apiKey: "pm-key", from: "notify@example.com" } });
-    const refused = await autoConfigure(id);
-    expect(refused.status).toBe(400);
-    expect(refused.body).toMatchObject({ message: "Auto-configuration of inbound webhooks is not supported for provider: postmark" });
+    const nats = await connect({ servers: "nats://127.0.0.1:4222" });
+    try {
+      const asked = nats.subscribe(WEBHOOK_SETUP_SUBJECT);
+      const refused = await autoConfigure(id);
+      expect(refused.status).toBe(400);
+      expect(refused.body).toMatchObject({ message: "Auto-configuration of inbound webhooks is not supported for provider: postmark" });
+      await nats.flush();
+      expect(asked.getReceived()).toBe(0);
+    } finally {
+      await nats.close();
+    }
     expect((await autoConfigure("0".repeat(24))).status).toBe(404);
   });
 

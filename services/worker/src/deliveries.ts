@@ -64,9 +64,19 @@ export function encodePages(
 /** The origin of the work a send comes from (its request id and trace), if it has one. */
 export type OriginOfSend = (job: deliveriesV1.DeliveryJob) => Origin | undefined;
 
-export function deliveryPublisher(nats: NatsConnection, stream: JobStream, originOf: OriginOfSend): PublishDeliveries {
+/**
+ * The most a send's page grows by when it is handed back: its due time and its count of returns.
+ * Sends are handed over within this much less than a stream message takes, so that each fits
+ * again on its own when it comes back.
+ */
+export const HAND_BACK_GROWTH_BYTES = 32;
+
+/** Why pages are published: handed over from fan-out, or handed back by the delivery stage. */
+export type PageUse = "hand-over" | "hand-back";
+
+export function deliveryPublisher(nats: NatsConnection, stream: JobStream, use: PageUse, originOf: OriginOfSend): PublishDeliveries {
   return async (pages) => {
-    const { encoded, tooLarge } = encodePages(pages, maxJobBytes(nats));
+    const { encoded, tooLarge } = encodePages(pages, maxJobBytes(nats) - (use === "hand-over" ? HAND_BACK_GROWTH_BYTES : 0));
     await publishJobs(
       nats,
       encoded.map(({ page, data }): OutgoingJob => {

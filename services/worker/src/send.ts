@@ -733,7 +733,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
       pages.push(...pagesOf(jobs, timestampFromMs(Date.now() + sends[end - 1]!.retryInMs)));
       start = end;
     }
-    // Each of these sends fitted a stream message when it was first handed over.
+    // Each of these sends was handed over with room kept for what handing it back adds (HAND_BACK_GROWTH_BYTES).
     const unfit = await deps.handBack(pages);
     if (unfit.length > 0) throw new Error(`${unfit.length} sends handed back do not fit a stream message`);
     for (const { reason } of sends) handedBackSeries[reason].inc();

@@ -89,7 +89,7 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
     if (jobs.length === 0) return;
     // Each send continues the request of the trigger it comes from.
     const origins = new Map(jobs.map((job, index) => [`${job.environmentId}/${job.transactionId}`, originOfJob(triggerMessages[index]!)]));
-    const publishDeliveries = deliveryPublisher(nats, deliveries, (send) => origins.get(`${send.environmentId}/${send.transactionId}`));
+    const publishDeliveries = deliveryPublisher(nats, deliveries, "hand-over", (send) => origins.get(`${send.environmentId}/${send.transactionId}`));
     const started = performance.now();
     const totals = await runTriggerJobs(jobs, {
       clients,
@@ -142,7 +142,7 @@ export async function start(config: WorkerConfig): Promise<RunningWorker> {
     pool,
     stream: deliveries,
     // Sends handed back continue the work of the page they were on.
-    handBack: deliveryPublisher(nats, deliveries, () => currentOrigin()),
+    handBack: deliveryPublisher(nats, deliveries, "hand-back", () => currentOrigin()),
     providers,
     outbound,
     integrations: clients.integrations,

@@ -1,11 +1,11 @@
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { timestampDate, timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { TimestampSchema, timestampDate, timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { createClient } from "@connectrpc/connect";
 import { commonV1, deliveriesV1, integrationsV1, messagesV1 } from "@notify/proto";
 import { scopeHeaders, type ServiceRegistry } from "@notify/runtime";
 import { inMemoryTransport } from "@notify/testing";
 import { describe, expect, it } from "vitest";
-import { encodePages, isPageSubject, pagesOf, pageSubject, SENDS_PER_PAGE, writeAndHandOver } from "../src/deliveries.js";
+import { encodePages, HAND_BACK_GROWTH_BYTES, isPageSubject, pagesOf, pageSubject, SENDS_PER_PAGE, writeAndHandOver } from "../src/deliveries.js";
 
 const send = (messageId: string, integrationId: string, transactionId = "txn-1") =>
   create(deliveriesV1.DeliveryJobSchema, { messageId, integrationId, transactionId, channel: commonV1.Channel.CHAT });
@@ -54,6 +54,29 @@ describe("pages of sends", () => {
     // Pages that fit are encoded once, as they are.
     const small = pagesOf([send("s0", "slack"), send("s1", "slack")]);
     expect(encodePages(small, 100_000)).toEqual({ encoded: [{ page: small[0], data: toBinary(deliveriesV1.DeliveryPageSchema, small[0]!) }], tooLarge: [] });
+  });
+
+  it("keeps room for what a send's page gains when handed back: one that was handed over fits again", () => {
+    const limit = 100_000;
+    const email = (bytes: number) =>
+      create(deliveriesV1.DeliveryJobSchema, {
+        messageId: "m0",
+        integrationId: "smtp",
+        transactionId: "txn-1",
+        channel: commonV1.Channel.EMAIL,
+        content: { case: "email", value: { to: ["a@example.com"], body: { case: "html", value: "x".repeat(bytes) } } },
+      });
+    // The largest send handed over: its page takes all a stream message may, less the room kept.
+    const framing = toBinary(deliveriesV1.DeliveryPageSchema, pagesOf([email(limit)])[0]!).length - limit;
+    const largest = email(limit - HAND_BACK_GROWTH_BYTES - framing);
+    const handedOver = encodePages(pagesOf([largest]), limit - HAND_BACK_GROWTH_BYTES).encoded;
+    expect(handedOver.map(({ data }) => data.length)).toEqual([limit - HAND_BACK_GROWTH_BYTES]);
+    // Handed back as often as its count holds, due as late as a timestamp goes: it fits still.
+    largest.handedBack = 2 ** 32 - 1;
+    const due = create(TimestampSchema, { seconds: 253_402_300_799n, nanos: 999_999_999 });
+    const { encoded, tooLarge } = encodePages(pagesOf([largest], due), limit);
+    expect(tooLarge).toEqual([]);
+    expect(encoded).toHaveLength(1);
   });
 
   it("publishes pages on a subject of their own, apart from the single sends of before", () => {

@@ -131,6 +131,27 @@ describe("POST /v1/events/trigger", () => {
     const byIdentifier = await trigger({ name: tenanted, to: "ada", tenant: "acme", transactionId: "t-tenant-2" });
     expect(byIdentifier.body.data.status).toBe("processed");
     expect((await awaitMessages("t-tenant-2", 1))[0]?.content).toBe("From Acme");
+
+    // The same tenant object on several events of one batch (a bulk, or concurrent triggers the
+    // gateway sends on together): each is processed, and the tenant takes the last event's name.
+    const events = ["Globex", "Globex Corp"].map((name, n) => ({
+      name: tenanted,
+      to: "ada",
+      payload: {},
+      tenant: { identifier: "globex", name },
+      transactionId: `t-globex-${n}`,
+    }));
+    const bulk = await stack.request<Data<{ status: string }[]>>("POST", "/v1/events/trigger/bulk", { events });
+    expect(bulk.status).toBe(201);
+    expect(bulk.body.data.map((result) => result.status)).toEqual(["processed", "processed"]);
+    expect((await stack.request("GET", "/v1/tenants/globex")).body.data).toMatchObject({ identifier: "globex", name: "Globex Corp" });
+    const concurrent = await Promise.all(
+      Array.from({ length: 10 }, (_, n) =>
+        trigger({ name: tenanted, to: "ada", tenant: { identifier: "initech", name: "Initech" }, transactionId: `t-initech-${n}` }),
+      ),
+    );
+    expect(concurrent.map((reply) => reply.status)).toEqual(Array(10).fill(201));
+    expect(concurrent.map((reply) => reply.body.data.status)).toEqual(Array(10).fill("processed"));
   });
 
   it("answers the workflow's state: inactive, without steps, without active steps", async () => {

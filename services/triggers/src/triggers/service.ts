@@ -307,7 +307,14 @@ export function createTriggerService({ pool, jobSubject, workflowsByIdentifier }
           };
         });
         const record = (db: Queryable) => store.recordTriggers(db, scope.environmentId, scope.organizationId, jobSubject, jobs);
-        const tenantObjects = toRecord.flatMap((accepted) => (accepted.event.tenant?.kind.case === "tenant" ? [accepted.event.tenant.kind.value] : []));
+        // One row per identifier, as the last event of the batch has it: one statement may not write a row twice.
+        const tenantObjects = [
+          ...new Map(
+            toRecord.flatMap((accepted) =>
+              accepted.event.tenant?.kind.case === "tenant" ? [[accepted.event.tenant.kind.value.identifier, accepted.event.tenant.kind.value]] : [],
+            ),
+          ).values(),
+        ];
         if (tenantObjects.length === 0) {
           // One statement, its own transaction: the usual batch costs one round trip.
           await record(pool);

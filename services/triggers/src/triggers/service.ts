@@ -8,7 +8,6 @@ import {
   contextKeyOf,
   currentOrigin,
   invalidField,
-  notFound,
   objectId,
   scopeOf,
   withTransaction,
@@ -354,7 +353,8 @@ export function createTriggerService({ pool, jobSubject, workflowsByIdentifier }
       const scope = scopeOf(context);
       return withTransaction(pool, async (tx) => {
         const id = await store.cancelTriggerRecord(tx, scope.environmentId, request.transactionId);
-        if (!id) throw notFound(`No trigger with transactionId ${request.transactionId}`);
+        // As Novu answers it: nothing to cancel is no error.
+        if (!id) return { canceled: false };
         await store.deleteOutboxFor(tx, scope.environmentId, id);
         await store.deleteSchedulesFor(tx, scope.environmentId, id);
         // Its digests' runs were the schedules just deleted; the events it added to others go too.

@@ -290,6 +290,46 @@ describe("the Inbox's notifications through @novu/js", () => {
     }
   });
 
+  it("counts up to 100, as Novu does, alike in the count route and the session: the Inbox shows 99+ past 99", async () => {
+    const subscriberId = unique("ivy");
+    const { id, scope } = await createSubscriber(stack, subscriberId);
+    const seed = seeder(stack, scope);
+    try {
+      await seed.inApp({ id, subscriberId }, 120);
+      const { token } = await openSession(stack, subscriberId);
+      const novu = await openInbox(stack, subscriberId);
+      expect(await counts(novu, [{ read: false }, { seen: false }])).toEqual([100, 100]);
+      expect((await openSession(stack, subscriberId)).unreadCount.total).toBe(100);
+      expect((await inboxOf(token, "?limit=100")).data).toHaveLength(100);
+    } finally {
+      seed.close();
+    }
+  });
+
+  it("refuses a data filter nested too deeply with a 4xx of its own, and the lists sent beside it are answered", async () => {
+    const victim = unique("hal");
+    const mallory = unique("mal");
+    const victimSession = await openSession(stack, victim);
+    await delivered(victimSession.token, victim, 1);
+    const { token } = await openSession(stack, mallory);
+    let deep: unknown = "x";
+    for (let level = 0; level < 120; level += 1) deep = { a: deep };
+    const data = encodeURIComponent(JSON.stringify(deep));
+    const [lists, refusals] = await Promise.all([
+      Promise.all(Array.from({ length: 10 }, () => stack.request("GET", "/v1/inbox/notifications?limit=10", undefined, bearer(victimSession.token)))),
+      Promise.all([
+        ...Array.from({ length: 10 }, () => stack.request("GET", `/v1/inbox/notifications?data=${data}`, undefined, bearer(token))),
+        stack.request("GET", `/v1/inbox/notifications/count?filters=${encodeURIComponent(JSON.stringify([{ data: deep }]))}`, undefined, bearer(token)),
+        stack.request("POST", "/v1/inbox/notifications/read", { notificationIds: [], data: JSON.stringify(deep) }, bearer(token)),
+      ]),
+    ]);
+    expect(lists.map((reply) => reply.status)).toEqual(Array(10).fill(200));
+    for (const reply of refusals) {
+      expect(reply.status).toBeGreaterThanOrEqual(400);
+      expect(reply.status).toBeLessThan(500);
+    }
+  });
+
   it("brings a snoozed notification back when its snooze ends, through the schedule the delays use", async () => {
     const subscriberId = unique("eve");
     const novu = await openInbox(stack, subscriberId);

@@ -4,6 +4,7 @@ import { messagesV1, type subscribersV1, type workflowsV1 } from "@notify/proto"
 import { isObjectId, SEVERITIES, severityName, severityNamed, type SeverityName } from "@notify/runtime";
 import { z } from "zod";
 import { contextKeys } from "./context-inputs.js";
+import { MAX_BODY_DEPTH, nestedDeeperThan } from "../body.js";
 import { validationError } from "../errors.js";
 import { queryBool, queryInt } from "../validation.js";
 import { freeFormResponse, isoDateResponse, isoOrNull } from "./common.js";
@@ -36,17 +37,32 @@ const tagsFilter = z.union(
 );
 
 const dataObject = z.record(z.string(), z.unknown(), { error: "data must be a JSON object" });
+/**
+ * A JSON text a query carries (or a body, as a string), held to a body's depth: nested deeper,
+ * it could not travel on to the messages service, and would fail the calls batched with it.
+ * Undefined, with the issue added, when it is not JSON or nests too deeply.
+ */
+function parsedJsonText(text: string, context: z.RefinementCtx, notJson: string): unknown {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    context.addIssue({ code: "custom", message: notJson });
+    return undefined;
+  }
+  if (!nestedDeeperThan(Buffer.from(text), MAX_BODY_DEPTH)) return parsed;
+  context.addIssue({ code: "custom", message: `nests more than ${MAX_BODY_DEPTH} levels deep` });
+  return undefined;
+}
+
 /** `data` as a JSON text of an object (what list queries and bulk bodies carry), or the object itself. */
 const dataText = z.union([
   dataObject,
   z.string().transform((text, context): Record<string, unknown> => {
-    try {
-      const parsed: unknown = JSON.parse(text);
-      if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
-    } catch {
-      // reported below
-    }
-    context.addIssue({ code: "custom", message: "data must be a JSON object" });
+    const notObject = "data must be a JSON object";
+    const parsed = parsedJsonText(text, context, notObject);
+    if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+    if (parsed !== undefined) context.addIssue({ code: "custom", message: notObject });
     return z.NEVER;
   }),
 ]);
@@ -77,8 +93,8 @@ export const INBOX_BULK_ROUTES = [
   ["delete", InboxBulkChange.DELETE],
 ] as const;
 
-/** Novu's counts stop here. */
-export const INBOX_COUNT_CAP = 99;
+/** Novu's counts stop here (its count route's limit, as its session's and its socket's): its Inbox shows "99+" above 99. */
+export const INBOX_COUNT_CAP = 100;
 
 export const actionBody = z.object({
   actionType: z
@@ -157,12 +173,8 @@ export const countQuery = z.object({
   filters: z
     .string({ error: "filters must be a JSON array of filters" })
     .transform((text, context) => {
-      try {
-        return JSON.parse(text) as unknown;
-      } catch {
-        context.addIssue({ code: "custom", message: "filters must be a JSON array of filters" });
-        return z.NEVER;
-      }
+      const parsed = parsedJsonText(text, context, "filters must be a JSON array of filters");
+      return parsed === undefined ? z.NEVER : parsed;
     })
     .pipe(z.array(countFilter, { error: "filters must be a JSON array of filters" }).min(1).max(MAX_COUNT_FILTERS)),
 });

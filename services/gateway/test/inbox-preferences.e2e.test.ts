@@ -258,4 +258,21 @@ describe("Inbox preferences: bad input and isolation", () => {
     expect(forged.status).toBe(401);
     expect(await serverSide("pref-victim")).toEqual(before);
   });
+
+  it("lists and filters workflows by their own severity", async () => {
+    const reply = await stack.request("POST", "/v2/workflows", {
+      name: "Outage",
+      workflowId: "outage",
+      severity: "high",
+      active: true,
+      steps: [{ name: "Bell", type: "in_app", controlValues: { body: "Down" } }],
+    });
+    expect(reply.status, JSON.stringify(reply.body)).toBe(201);
+    const novu = await openInbox(stack, "pref-severity");
+    const high = data(await novu.preferences.list({ severity: SeverityLevelEnum.HIGH }));
+    expect(high.map((preference) => preference.workflow?.identifier ?? "global")).toEqual(["global", "outage"]);
+    expect(high[1]!.workflow).toMatchObject({ identifier: "outage", severity: "high" });
+    const none = data(await novu.preferences.list({ severity: SeverityLevelEnum.NONE }));
+    expect(none.map((preference) => preference.workflow?.identifier ?? "global")).toEqual(["global", "news", "alerts"]);
+  });
 });

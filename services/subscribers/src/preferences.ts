@@ -1,5 +1,5 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { WEEKDAYS, type FieldErrors } from "@notify/runtime";
+import { severityName, WEEKDAYS, type FieldErrors } from "@notify/runtime";
 import { subscribersV1, type workflowsV1 } from "@notify/proto";
 import { PREFERENCE_CHANNELS, type PerChannel, type PreferenceChannel, type PreferenceRow } from "./store.js";
 
@@ -77,16 +77,18 @@ export function workflowFactsOf(workflow: { id: string; critical: boolean; prefe
   return { id: workflow.id, critical: workflow.critical, settings: choicesOf(workflow.preferenceSettings) };
 }
 
-/** The severity every workflow has: workflows carry no severity of their own. */
-export const WORKFLOW_SEVERITY = "none";
+/** A workflow's severity by name ("none" when it has none). */
+const severityOf = (workflow: workflowsV1.ActiveWorkflow) => severityName(workflow.severity) ?? "none";
 
 /** Which workflows a listing shows: by criticality, and by any of the tags and severities when given. */
 export function workflowFilter(request: { criticality: subscribersV1.Criticality; tags: readonly string[]; severities: readonly string[] }) {
   const critical = criticalityFilter(request.criticality);
   const tags = new Set(request.tags);
-  const severityListed = request.severities.length === 0 || request.severities.includes(WORKFLOW_SEVERITY);
+  const severities = new Set(request.severities);
   return (workflow: workflowsV1.ActiveWorkflow) =>
-    critical(workflow.critical) && severityListed && (tags.size === 0 || workflow.tags.some((tag) => tags.has(tag)));
+    critical(workflow.critical) &&
+    (severities.size === 0 || severities.has(severityOf(workflow))) &&
+    (tags.size === 0 || workflow.tags.some((tag) => tags.has(tag)));
 }
 
 function criticalityFilter(criticality: subscribersV1.Criticality): (critical: boolean) => boolean {
@@ -133,7 +135,7 @@ export function subscriberPreferences(
         ...(workflow.updatedAt ? { updatedAt: workflow.updatedAt } : {}),
         critical: workflow.critical,
         tags: workflow.tags,
-        severity: WORKFLOW_SEVERITY,
+        severity: severityOf(workflow),
       },
     });
   }

@@ -141,5 +141,6 @@ export function activeWorkflowFromRow(row: ActiveWorkflowRow): workflowsV1.Activ
     channels: row.active_channels,
     updatedAt: timestampFromDate(row.updated_at),
     tags: row.tags,
+    severity: severityNamed(row.severity) ?? Severity.NONE,
   });
 }

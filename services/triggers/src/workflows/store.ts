@@ -417,13 +417,13 @@ export async function selectEnvironmentVariableReaders(
 /** What preferences need of an active workflow; the steps themselves are not read. */
 export type ActiveWorkflowRow = Pick<
   WorkflowRow,
-  "id" | "name" | "trigger_identifier" | "critical" | "preference_settings" | "active_channels" | "tags" | "updated_at"
+  "id" | "name" | "trigger_identifier" | "critical" | "preference_settings" | "active_channels" | "tags" | "severity" | "updated_at"
 >;
 
 /** Active workflows after the `after` id, in id order; fetches one extra row to tell whether more follow. */
 export async function selectActiveWorkflowPage(db: Queryable, environmentId: string, after: string | undefined, limit: number): Promise<ActiveWorkflowRow[]> {
   const { rows } = await db.query<ActiveWorkflowRow>(
-    `SELECT id, name, trigger_identifier, critical, preference_settings, active_channels, tags, updated_at
+    `SELECT id, name, trigger_identifier, critical, preference_settings, active_channels, tags, severity, updated_at
        FROM triggers.workflows
       WHERE environment_id = $1 AND active AND NOT deleted AND ($2::text IS NULL OR id > $2)
       ORDER BY id LIMIT $3`,

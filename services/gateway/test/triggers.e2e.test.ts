@@ -504,6 +504,18 @@ describe("delays", () => {
     });
     await trigger({ name: scheduled, to: "ada", transactionId: "t-scheduled", payload: { sendAt: new Date(Date.now() + 1_500).toISOString() } });
     expect((await awaitMessages("t-scheduled", 1)).map((m) => m.content)).toEqual(["on time"]);
+
+    // Without a date at the path, the trigger is refused as Novu refuses it, and nothing runs.
+    for (const payload of [{}, { sendAt: "next tuesday" }]) {
+      const refused = await trigger({ name: scheduled, to: "ada", transactionId: "t-scheduled-undated", payload });
+      expect(refused.status).toBe(400);
+      expect(refused.body.message).toBe("payload is missing required key(s) and type(s): sendAt (ISO Date)");
+    }
+    const bulk = await stack.request<Data<{ status: string; error: string[] }[]>>("POST", "/v1/events/trigger/bulk", {
+      events: [{ name: scheduled, to: "ada", payload: {}, transactionId: "t-scheduled-bulk" }],
+    });
+    expect(bulk.body.data).toEqual([{ acknowledged: true, status: "error", error: ["payload is missing required key(s) and type(s): sendAt (ISO Date)"] }]);
+    expect(await messagesOf("t-scheduled-undated")).toEqual([]);
   });
 });
 

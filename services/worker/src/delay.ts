@@ -1,7 +1,6 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { workflowsV1 } from "@notify/proto";
-import { objectAt } from "@notify/templates";
-import { valueAtPath } from "./filters.js";
+import { objectAt, scheduledDate } from "@notify/templates";
 
 const UNIT_MS: Record<string, number> = {
   seconds: 1_000,
@@ -29,9 +28,8 @@ export type DelayOutcome = { runAt: Date } | { error: string };
 export function delayUntil(step: workflowsV1.Step, payload: JsonObject, overrides: JsonObject, now = Date.now()): DelayOutcome {
   const metadata = step.metadata;
   if (metadata?.type === "scheduled") {
-    const value = metadata.delayPath ? valueAtPath(payload, metadata.delayPath) : undefined;
-    const at = typeof value === "string" || typeof value === "number" ? new Date(value) : undefined;
-    if (!at || Number.isNaN(at.getTime())) return { error: `Delay date at path ${metadata.delayPath ?? ""} is missing or not a date` };
+    const at = scheduledDate(payload, metadata.delayPath);
+    if (!at) return { error: `Delay date at path ${metadata.delayPath ?? ""} is missing or not a date` };
     if (at.getTime() <= now) return { error: "Delay date at path must be a future date" };
     return { runAt: at };
   }

@@ -2,8 +2,8 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import type { workflowsV1 } from "@notify/proto";
 import { StepType } from "@notify/runtime";
+import { valueAtPath } from "@notify/templates";
 import { durationMs } from "./delay.js";
-import { valueAtPath } from "./filters.js";
 import { nextTimedBoundary } from "./timed.js";
 
 /** How an event enters a digest step: the key it digests under and when a digest it opens ends. */

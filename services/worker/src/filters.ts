@@ -1,3 +1,5 @@
+import { valueAtPath } from "@notify/templates";
+
 /**
  * Step filters (the spec's StepFilter / FieldFilterPart). A step runs when it has no filters or
  * when any of its filters passes; a filter combines its children with AND / OR and may be negated.
@@ -39,16 +41,6 @@ export interface FilterContext {
   subscriber: Record<string, unknown>;
   payload: Record<string, unknown>;
   tenant?: Record<string, unknown> | undefined;
-}
-
-/** Reads a dotted path (`address.city`, `tags.0`) without touching prototypes. */
-export function valueAtPath(source: unknown, path: string): unknown {
-  let current = source;
-  for (const key of path.split(".")) {
-    if (current === null || typeof current !== "object" || !Object.hasOwn(current, key)) return undefined;
-    current = (current as Record<string, unknown>)[key];
-  }
-  return current;
 }
 
 /** A list operand: a JSON array, or comma-separated items. */

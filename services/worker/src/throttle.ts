@@ -1,8 +1,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { workflowsV1 } from "@notify/proto";
-import type { Render } from "@notify/templates";
+import { valueAtPath, type Render } from "@notify/templates";
 import { durationMs } from "./delay.js";
-import { valueAtPath } from "./filters.js";
 
 /** What a run reaching a throttle step is counted against. */
 export interface ThrottlePlan {

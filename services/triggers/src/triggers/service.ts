@@ -10,12 +10,14 @@ import {
   invalidField,
   objectId,
   scopeOf,
+  StepType,
   withTransaction,
   type FollowedCache,
   type Logger,
   type Pool,
   type Queryable,
 } from "@notify/runtime";
+import { scheduledDate } from "@notify/templates";
 import { contextsRefusal } from "../contexts/rules.js";
 import { batchLayouts } from "../layouts/batch.js";
 import { selectTenantsByIdentifiers } from "../tenants/store.js";
@@ -137,6 +139,22 @@ function payloadRefusal(workflow: workflowsV1.Workflow, event: triggersV1.Trigge
   });
 }
 
+/**
+ * Novu's check of a scheduled delay's date when the trigger arrives: each scheduled delay step
+ * needs its payload path to hold a date, else nothing runs (the steps before the delay would
+ * otherwise be sent and the rest dropped).
+ */
+function scheduledDelayRefusal(workflow: workflowsV1.Workflow, event: triggersV1.TriggerEvent): triggersV1.TriggerOutcome | undefined {
+  const missing = workflow.steps.flatMap((step) =>
+    step.template?.type === StepType.DELAY && step.metadata?.type === "scheduled" && !scheduledDate(event.payload ?? {}, step.metadata.delayPath)
+      ? [`${step.metadata.delayPath ?? ""} (ISO Date)`]
+      : [],
+  );
+  if (missing.length === 0) return undefined;
+  const message = `payload is missing required key(s) and type(s): ${missing.join(", ")}`;
+  return create(triggersV1.TriggerOutcomeSchema, { outcome: { case: "error", value: { code: Code.FailedPrecondition, message } } });
+}
+
 interface Accepted {
   /** The trigger record's id, and its job's. */
   id: string;
@@ -225,7 +243,7 @@ export function createTriggerService({ pool, jobSubject, workflowsByIdentifier }
               outcome: { case: "error", value: { code: Code.InvalidArgument, message: "workflow_not_found" } },
             }),
           };
-        const refused = payloadRefusal(workflow, event);
+        const refused = payloadRefusal(workflow, event) ?? scheduledDelayRefusal(workflow, event);
         if (refused) return { outcome: refused };
         let tenant: triggersV1.TenantInput | undefined;
         if (event.tenant?.kind.case === "identifier") {

@@ -86,6 +86,22 @@ describe("digest steps", () => {
     expect([first![1], first![2]]).toEqual([transactionId.slice(-1), transactionId.slice(-1)]);
   });
 
+  it("takes the trigger's overrides.delay as the window, as Novu does for regular digests", async () => {
+    const name = await createWorkflow("Digest overridden", [digest({ type: "regular", amount: 1, unit: "hours" }), inApp(COUNTED)]);
+    for (const n of [1, 2]) {
+      const reply = await stack.request("POST", "/v1/events/trigger", {
+        name,
+        to: "dg-override",
+        transactionId: `dg-override-${n}`,
+        payload: { n },
+        overrides: { delay: { amount: 1, unit: "seconds" } },
+      });
+      expect(reply.body.data?.status, JSON.stringify(reply.body)).toBe("processed");
+    }
+    const messages = await awaitMessages("dg-override", 1);
+    expect(messages.map((message) => unordered(message.content))).toEqual(["2:1,2,"]);
+  });
+
   it("digests a bulk's events (jobs of one batch) per subscriber", async () => {
     const name = await createWorkflow("Digest bulk", [digest({ type: "regular" }), inApp(COUNTED)]);
     const events = [1, 2, 3].map((n) => ({ name, to: ["dg-bulk-a", "dg-bulk-b"], transactionId: `dg-bulk-${n}`, payload: { n } }));

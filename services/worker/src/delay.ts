@@ -21,8 +21,7 @@ export function durationMs(amount: number | undefined, unit: string | undefined)
 export type DelayOutcome = { runAt: Date } | { error: string };
 
 /**
- * When the steps after a delay step run: `amount` × `unit` from now (overrides.delay
- * {amount, unit} wins over the step's), or, for a scheduled delay, the date at `delayPath` in the
+ * When the steps after a delay step run: its window from now (windowMs), or, for a scheduled delay, the date at `delayPath` in the
  * payload, which must be in the future.
  */
 export function delayUntil(step: workflowsV1.Step, payload: JsonObject, overrides: JsonObject, now = Date.now()): DelayOutcome {
@@ -33,10 +32,17 @@ export function delayUntil(step: workflowsV1.Step, payload: JsonObject, override
     if (at.getTime() <= now) return { error: "Delay date at path must be a future date" };
     return { runAt: at };
   }
-  const given = objectAt(overrides, "delay");
-  const amount = typeof given["amount"] === "number" ? given["amount"] : metadata?.amount;
-  const unit = typeof given["unit"] === "string" ? given["unit"] : metadata?.unit;
-  const duration = durationMs(amount, unit);
+  const duration = windowMs(metadata, overrides);
   if (duration === undefined) return { error: "Delay step has no valid amount and unit" };
   return { runAt: new Date(now + duration) };
+}
+
+/**
+ * How long a delay or a regular digest step waits: the trigger's `overrides.delay` {amount, unit}
+ * when both are valid, as Novu takes it, else the step's own amount × unit.
+ */
+export function windowMs(metadata: workflowsV1.StepMetadata | undefined, overrides: JsonObject): number | undefined {
+  const given = objectAt(overrides, "delay");
+  const overridden = typeof given["amount"] === "number" && typeof given["unit"] === "string" ? durationMs(given["amount"], given["unit"]) : undefined;
+  return overridden ?? durationMs(metadata?.amount, metadata?.unit);
 }

@@ -3,7 +3,7 @@ import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import type { workflowsV1 } from "@notify/proto";
 import { StepType } from "@notify/runtime";
 import { valueAtPath } from "@notify/templates";
-import { durationMs } from "./delay.js";
+import { durationMs, windowMs } from "./delay.js";
 import { nextTimedBoundary } from "./timed.js";
 
 /** How an event enters a digest step: the key it digests under and when a digest it opens ends. */
@@ -20,10 +20,17 @@ export interface DigestPlan {
 }
 
 /**
- * The plan of a digest step for one event: regular (window amount × unit from now), backoff
- * (the same, but only after a recent event of the key) or timed (until the next boundary).
+ * The plan of a digest step for one event: regular (its window from now: the step's amount ×
+ * unit, or the trigger's overrides.delay), backoff (the same, but only after a recent event of
+ * the key) or timed (until the next boundary).
  */
-export function digestPlan(step: workflowsV1.Step, payload: JsonObject, now = Date.now(), contextKeys: readonly string[] = []): DigestPlan | { error: string } {
+export function digestPlan(
+  step: workflowsV1.Step,
+  payload: JsonObject,
+  overrides: JsonObject,
+  now = Date.now(),
+  contextKeys: readonly string[] = [],
+): DigestPlan | { error: string } {
   const metadata = step.metadata;
   const value = metadata?.digestKey ? valueAtPath(payload, metadata.digestKey) : undefined;
   const key = (value === undefined ? "" : JSON.stringify(value)) + (contextKeys.length > 0 ? ` ${contextKeys.join(",")}` : "");
@@ -31,7 +38,7 @@ export function digestPlan(step: workflowsV1.Step, payload: JsonObject, now = Da
     const boundary = nextTimedBoundary(metadata, new Date(now));
     return "error" in boundary ? boundary : { key, runAt: boundary.runAt };
   }
-  const window = durationMs(metadata?.amount, metadata?.unit);
+  const window = windowMs(metadata, overrides);
   if (window === undefined) return { error: "Digest step has no valid amount and unit" };
   if (metadata?.type !== "backoff" && metadata?.backoff !== true) return { key, runAt: new Date(now + window) };
   const backoffMs = durationMs(metadata.backoffAmount, metadata.backoffUnit);

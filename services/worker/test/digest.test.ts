@@ -59,7 +59,7 @@ describe("digestPlan", () => {
   it("refuses a window without a valid amount and unit", () => {
     expect(digestPlan(step({ type: "regular", unit: "minutes" }), {}, {}, now)).toHaveProperty("error");
     expect(digestPlan(step({ type: "regular", amount: 1, unit: "fortnights" }), {}, {}, now)).toHaveProperty("error");
-    expect(digestPlan(create(workflowsV1.StepSchema, { template: { type: StepType.DIGEST } }), {}, now)).toHaveProperty("error");
+    expect(digestPlan(create(workflowsV1.StepSchema, { template: { type: StepType.DIGEST } }), {}, {}, now)).toHaveProperty("error");
   });
 });
 

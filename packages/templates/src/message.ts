@@ -30,7 +30,8 @@ export interface RenderedContent {
 export interface RenderedCta {
   type?: string;
   url?: string;
-  action?: { status?: string; buttons: { type: string; content: string; resultContent?: string }[] };
+  target?: string;
+  action?: { status?: string; buttons: { type: string; content: string; resultContent?: string; url?: string; target?: string }[] };
 }
 
 /** The template's subject, title and content (text, or email editor blocks) rendered; throws on a template that does not render. */
@@ -56,11 +57,12 @@ export function renderContent(template: workflowsV1.MessageTemplate, render: Ren
   return rendered;
 }
 
-/** An in-app step's call to action: its redirect url and button texts rendered. */
+/** An in-app step's call to action: its redirect url and its buttons' texts and urls rendered. */
 export function renderCta(cta: workflowsV1.MessageCta, render: Render): RenderedCta {
   return {
     ...(cta.type !== undefined ? { type: cta.type } : {}),
     ...(cta.data?.url !== undefined ? { url: render(cta.data.url) } : {}),
+    ...(cta.data?.target !== undefined ? { target: cta.data.target } : {}),
     ...(cta.action
       ? {
           action: {
@@ -69,6 +71,8 @@ export function renderCta(cta: workflowsV1.MessageCta, render: Render): Rendered
               type: button.type,
               content: render(button.content),
               ...(button.resultContent !== undefined ? { resultContent: render(button.resultContent) } : {}),
+              ...(button.url !== undefined ? { url: render(button.url) } : {}),
+              ...(button.target !== undefined ? { target: button.target } : {}),
             })),
           },
         }

@@ -290,6 +290,55 @@ describe("the Inbox's notifications through @novu/js", () => {
     }
   });
 
+  it("carries a v2 step's avatar, its buttons' links and its links' windows to the Inbox client", async () => {
+    const controlValues = {
+      body: "Order {{payload.order}} shipped",
+      avatar: "https://cdn.example.com/avatars/{{payload.order}}.png",
+      primaryAction: { label: "Track", redirect: { url: "https://track.example.com/{{payload.order}}", target: "_blank" } },
+      secondaryAction: { label: "Later" },
+      redirect: { url: "/orders/{{payload.order}}", target: "_self" },
+    };
+    const created = await stack.request("POST", "/v2/workflows", {
+      name: "Shipped",
+      workflowId: "shipped",
+      active: true,
+      steps: [{ name: "Bell", type: "in_app", controlValues }],
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    // Written as given, read back as given.
+    expect((await stack.request("GET", "/v2/workflows/shipped")).body.data.steps[0].controlValues).toEqual(controlValues);
+
+    const subscriberId = unique("jay");
+    const novu = await openInbox(stack, subscriberId);
+    const reply = await stack.request("POST", "/v1/events/trigger", { name: "shipped", to: subscriberId, payload: { order: 42 } });
+    expect(reply.status, JSON.stringify(reply.body)).toBe(201);
+    const { token } = await openSession(stack, subscriberId);
+    await eventually(async () => ((await inboxOf(token)).data.length === 1 ? true : undefined), 15_000);
+    const notification = (await novu.notifications.list({ limit: 10 })).data?.notifications[0];
+    expect(notification).toMatchObject({
+      body: "Order 42 shipped",
+      avatar: "https://cdn.example.com/avatars/42.png",
+      primaryAction: { label: "Track", isCompleted: false, redirect: { url: "https://track.example.com/42", target: "_blank" } },
+      secondaryAction: { label: "Later", isCompleted: false },
+      redirect: { url: "/orders/42", target: "_self" },
+    });
+    expect(notification!.secondaryAction?.redirect).toBeUndefined();
+    // The server-side API shows the stored message the same way.
+    const [message] = (await stack.request("GET", `/v1/messages?subscriberId=${subscriberId}&channel=in_app`)).body.data;
+    expect(message).toMatchObject({
+      avatar: "https://cdn.example.com/avatars/42.png",
+      cta: {
+        data: { url: "/orders/42", target: "_self" },
+        action: {
+          buttons: [
+            { type: "primary", content: "Track", url: "https://track.example.com/42", target: "_blank" },
+            { type: "secondary", content: "Later" },
+          ],
+        },
+      },
+    });
+  });
+
   it("counts up to 100, as Novu does, alike in the count route and the session: the Inbox shows 99+ past 99", async () => {
     const subscriberId = unique("ivy");
     const { id, scope } = await createSubscriber(stack, subscriberId);

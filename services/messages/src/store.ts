@@ -28,6 +28,7 @@ export interface MessageRow {
   provider_id: string | null;
   device_tokens: string[];
   cta: Record<string, unknown>;
+  avatar: string | null;
   feed_id: string | null;
   feed_identifier: string | null;
   status: StatusName;
@@ -83,6 +84,7 @@ const MESSAGE_COLUMN_NAMES: Record<keyof MessageRow, true> = {
   provider_id: true,
   device_tokens: true,
   cta: true,
+  avatar: true,
   feed_id: true,
   feed_identifier: true,
   status: true,
@@ -141,6 +143,7 @@ export type MessageGroupRow = Pick<
   | "provider_id"
   | "device_tokens"
   | "cta"
+  | "avatar"
   | "feed_id"
   | "feed_identifier"
   | "status"
@@ -177,6 +180,7 @@ const GROUP_COLUMNS = [
   ["provider_id", "text"],
   ["device_tokens", "text[]"],
   ["cta", "jsonb"],
+  ["avatar", "text"],
   ["feed_id", "text"],
   ["feed_identifier", "text"],
   ["status", "text"],

@@ -220,6 +220,9 @@ export async function composeMessages(step: workflowsV1.Step, context: RunContex
 
   if (channel === Channel.IN_APP) {
     if (step.template?.cta) message.cta = create(MessageCtaSchema, renderCta(step.template.cta, context.render));
+    // A v2 step's avatar control is kept as a custom actor; its image is the message's avatar.
+    const actor = step.template?.actor;
+    if (actor?.type === "system_custom" && actor.data) message.avatar = context.render(actor.data);
     if (step.template?.data) message.data = renderJson(step.template.data, context.render) as JsonObject;
     if (step.template?.feedId !== undefined) message.feedId = step.template.feedId;
     const integration = await context.integrationFor(type);

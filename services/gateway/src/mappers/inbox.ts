@@ -287,11 +287,18 @@ export function workflowSummaryToJson(workflow: workflowsV1.Workflow) {
   };
 }
 
+/** Where a link leads and in which window, as the Inbox client opens it; undefined without a url. */
+function redirectToJson(url: string | undefined, target: string | undefined) {
+  return url === undefined ? undefined : { url, ...(target !== undefined ? { target } : {}) };
+}
+
 function actionToJson(message: messagesV1.Message, type: "primary" | "secondary") {
   const action = message.cta?.action;
   const button = action?.buttons.find((candidate) => candidate.type === type);
   if (!button) return undefined;
-  return { label: button.content, isCompleted: action?.status === "done" && action.result?.type === type };
+  const json: Record<string, unknown> = { label: button.content, isCompleted: action?.status === "done" && action.result?.type === type };
+  put(json, "redirect", redirectToJson(button.url, button.target));
+  return json;
 }
 
 /** One in-app message as the Inbox client's InboxNotification. */
@@ -317,11 +324,12 @@ export function inboxNotificationToJson(
   json.readAt = isoOrNull(message.lastReadDate);
   json.firstSeenAt = isoOrNull(message.firstSeenDate);
   json.archivedAt = isoOrNull(message.archivedAt);
+  put(json, "avatar", message.avatar);
   put(json, "primaryAction", actionToJson(message, "primary"));
   put(json, "secondaryAction", actionToJson(message, "secondary"));
   json.channelType = "in_app";
   json.tags = message.tags;
-  if (message.cta?.url !== undefined) json.redirect = { url: message.cta.url };
+  put(json, "redirect", redirectToJson(message.cta?.url, message.cta?.target));
   put(json, "data", message.data);
   if (workflow) json.workflow = workflowSummaryToJson(workflow);
   json.severity = severityName(message.severity) ?? "none";
@@ -345,7 +353,8 @@ export const updatedNotificationToJson = (reply: messagesV1.UpdateInboxMessageRe
 
 // Shapes of the replies above, for the API description.
 
-const actionResponse = z.object({ label: z.string(), isCompleted: z.boolean() });
+const redirectResponse = z.object({ url: z.string(), target: z.string().optional() });
+const actionResponse = z.object({ label: z.string(), isCompleted: z.boolean(), redirect: redirectResponse.optional() });
 
 /** What inboxNotificationToJson answers. */
 export const inboxNotificationResponse = z
@@ -378,11 +387,12 @@ export const inboxNotificationResponse = z
     readAt: isoDateResponse.nullable(),
     firstSeenAt: isoDateResponse.nullable(),
     archivedAt: isoDateResponse.nullable(),
+    avatar: z.string().optional(),
     primaryAction: actionResponse.optional(),
     secondaryAction: actionResponse.optional(),
     channelType: z.literal("in_app"),
     tags: z.array(z.string()),
-    redirect: z.object({ url: z.string() }).optional(),
+    redirect: redirectResponse.optional(),
     data: freeFormResponse.optional(),
     workflow: z
       .object({ id: z.string(), identifier: z.string(), name: z.string(), critical: z.boolean(), tags: z.array(z.string()), severity: z.enum(SEVERITIES) })

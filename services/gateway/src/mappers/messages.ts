@@ -136,7 +136,7 @@ function put(json: Record<string, unknown>, key: string, value: unknown): void {
 function ctaToJson(cta: messagesV1.MessageCta | undefined) {
   const json: Record<string, unknown> = {};
   put(json, "type", cta?.type);
-  json.data = cta?.url !== undefined ? { url: cta.url } : {};
+  json.data = cta?.url !== undefined ? { url: cta.url, ...(cta.target !== undefined ? { target: cta.target } : {}) } : {};
   const action = cta?.action;
   if (action) {
     const actionJson: Record<string, unknown> = {};
@@ -144,6 +144,8 @@ function ctaToJson(cta: messagesV1.MessageCta | undefined) {
     actionJson.buttons = action.buttons.map((button) => {
       const buttonJson: Record<string, unknown> = { type: button.type, content: button.content };
       put(buttonJson, "resultContent", button.resultContent);
+      put(buttonJson, "url", button.url);
+      put(buttonJson, "target", button.target);
       return buttonJson;
     });
     if (action.result) {
@@ -209,6 +211,7 @@ export function messageFieldsToJson(message: messagesV1.Message): Record<string,
   if (message.deviceTokens.length > 0) json.deviceTokens = message.deviceTokens;
   put(json, "title", message.title);
   json.cta = ctaToJson(message.cta);
+  put(json, "avatar", message.avatar);
   json._feedId = message.feedId ?? null;
   json.status = STATUS_NAMES.get(message.status) ?? "sent";
   put(json, "errorId", message.errorId);
@@ -291,11 +294,13 @@ const emailBlockResponse = z.object({
 
 const messageCtaResponse = z.object({
   type: z.string().optional(),
-  data: z.object({ url: z.string().optional() }),
+  data: z.object({ url: z.string().optional(), target: z.string().optional() }),
   action: z
     .object({
       status: z.string().optional(),
-      buttons: z.array(z.object({ type: z.string(), content: z.string(), resultContent: z.string().optional() })),
+      buttons: z.array(
+        z.object({ type: z.string(), content: z.string(), resultContent: z.string().optional(), url: z.string().optional(), target: z.string().optional() }),
+      ),
       result: z.object({ payload: freeFormResponse.optional(), type: z.string().optional() }).optional(),
     })
     .optional(),
@@ -342,6 +347,7 @@ export const messageResponse = z
     deviceTokens: z.array(z.string()).optional(),
     title: z.string().optional(),
     cta: messageCtaResponse,
+    avatar: z.string().optional(),
     _feedId: z.string().nullable(),
     status: z.enum([...STATUS_NAMES.values()] as [string, ...string[]]),
     errorId: z.string().optional(),

@@ -208,15 +208,19 @@ export function listWorkflowsV2RequestOf(query: z.output<typeof listWorkflowsV2Q
   };
 }
 
+/** A link (a redirect control, or a template's) as its url and its target when given; undefined without a url. */
+const linkOf = (link: { url?: string | undefined; target?: string | undefined } | undefined) =>
+  link?.url === undefined ? undefined : { url: link.url, ...(link.target !== undefined ? { target: link.target } : {}) };
+
 function inAppTemplate(values: z.output<typeof CONTROLS.in_app>): TemplateInit {
   const buttons = (
     [
       ["primary", values.primaryAction],
       ["secondary", values.secondaryAction],
     ] as const
-  ).flatMap(([type, given]) => (given?.label !== undefined ? [{ type, content: given.label }] : []));
+  ).flatMap(([type, given]) => (given?.label !== undefined ? [{ type, content: given.label, ...linkOf(given.redirect) }] : []));
   const cta = {
-    ...(values.redirect ? { type: "redirect", data: { url: values.redirect.url } } : {}),
+    ...(values.redirect ? { type: "redirect", data: linkOf(values.redirect) } : {}),
     ...(buttons.length > 0 ? { action: { buttons } } : {}),
   };
   return {
@@ -487,16 +491,22 @@ const textOf = (template: workflowsV1.MessageTemplate) => {
 
 function inAppControlValues(template: workflowsV1.MessageTemplate) {
   const buttons = template.cta?.action?.buttons ?? [];
-  const label = (type: string) => buttons.find((button) => button.type === type)?.content;
-  const [primary, secondary] = [label("primary"), label("secondary")];
-  const url = template.cta?.data?.url;
+  const redirectOf = (link: Parameters<typeof linkOf>[0]) => {
+    const redirect = linkOf(link);
+    return redirect ? { redirect } : {};
+  };
+  const actionOf = (type: string) => {
+    const button = buttons.find((candidate) => candidate.type === type);
+    return button ? { label: button.content, ...redirectOf(button) } : undefined;
+  };
+  const [primary, secondary] = [actionOf("primary"), actionOf("secondary")];
   return {
     body: textOf(template),
     ...(template.subject !== undefined ? { subject: template.subject } : {}),
     ...(template.actor?.type === "system_custom" && template.actor.data ? { avatar: template.actor.data } : {}),
-    ...(primary !== undefined ? { primaryAction: { label: primary } } : {}),
-    ...(secondary !== undefined ? { secondaryAction: { label: secondary } } : {}),
-    ...(url !== undefined ? { redirect: { url } } : {}),
+    ...(primary !== undefined ? { primaryAction: primary } : {}),
+    ...(secondary !== undefined ? { secondaryAction: secondary } : {}),
+    ...redirectOf(template.cta?.data),
     ...(template.data ? { data: template.data } : {}),
   };
 }

@@ -40,14 +40,14 @@ describe("email through SMTP", () => {
     await stack.request("POST", "/v1/subscribers", { subscriberId: "no-address" });
   });
 
-  it("sends the rendered mail once: sent, deliveredAt, one execution detail", async () => {
-    const reply = await stack.request("POST", "/v1/events/trigger", {
-      name: workflow,
-      to: "ada",
-      payload: { amount: "12 €", id: "r1" },
-      transactionId: "t-mail-1",
-    });
+  /** A receipt to Ada, processed. */
+  async function receipt(transactionId: string, payload: Record<string, unknown>, more: Record<string, unknown> = {}) {
+    const reply = await stack.request("POST", "/v1/events/trigger", { name: workflow, to: "ada", payload, transactionId, ...more });
     expect(reply.body.data.status).toBe("processed");
+  }
+
+  it("sends the rendered mail once: sent, deliveredAt, one execution detail", async () => {
+    await receipt("t-mail-1", { amount: "12 €", id: "r1" });
     const message = await settledMessage(stack, "t-mail-1", "email", delivered);
     expect(message).toMatchObject({ status: "sent", email: "ada@example.com" });
     const mails = sink.received.filter((mail) => mail.envelope.to.includes("ada@example.com"));
@@ -61,6 +61,25 @@ describe("email through SMTP", () => {
     expect(mail!.mail.text).toContain("Hello Ada, you paid 12 €.");
     const details = await executionDetails(stack, message, "ada");
     expect(details).toEqual([expect.objectContaining({ _messageId: message._id, status: "Success", providerId: "nodemailer", isRetry: false })]);
+  });
+
+  it("takes the trigger's email overrides as Novu does: more recipients, subject, body, the provider's own over them", async () => {
+    await receipt(
+      "t-mail-overrides",
+      { amount: "3 €", id: "r3" },
+      {
+        overrides: {
+          email: { to: ["audit@example.com"], subject: "Overridden", text: "plain override", cc: ["cc@example.com"] },
+          nodemailer: { html: "<p>For <i>SMTP</i> only</p>" },
+        },
+      },
+    );
+    await settledMessage(stack, "t-mail-overrides", "email", delivered);
+    const [mail, ...others] = sink.received.filter((candidate) => candidate.mail.subject === "Overridden");
+    expect(others).toEqual([]);
+    expect([...mail!.envelope.to].sort()).toEqual(["ada@example.com", "audit@example.com", "cc@example.com"]);
+    expect(mail!.mail.html).toContain("<p>For <i>SMTP</i> only</p>");
+    expect(mail!.mail.html).not.toContain("you paid");
   });
 
   it("sends large mails to many at once, and ends a mail larger than the stream carries as an error", async () => {

@@ -94,18 +94,28 @@ function attachmentsOf(payload: JsonObject): deliveriesV1.Attachment[] {
   });
 }
 
+/**
+ * The mail to send, as Novu builds it: the trigger's `overrides.email`, and over it the overrides
+ * named after the integration's provider, add recipients (`to`) and replace the subject, the body
+ * (`html`, else `text`), the sender and the copies.
+ */
 function emailContent(message: NewMessage, context: RunContext): deliveriesV1.DeliveryJob["content"] {
-  const overrides = objectAt(context.overrides, "email");
+  const overrides = { ...objectAt(context.overrides, "email"), ...(message.providerId ? objectAt(context.overrides, message.providerId) : {}) };
+  const html = optionalString(overrides["html"]) ?? optionalString(overrides["text"]);
   const body: deliveriesV1.EmailContent["body"] =
-    message.content.case === "blocks" ? { case: "blocks", value: message.content.value } : { case: "html", value: message.content.value ?? "" };
+    html !== undefined
+      ? { case: "html", value: html }
+      : message.content.case === "blocks"
+        ? { case: "blocks", value: message.content.value }
+        : { case: "html", value: message.content.value ?? "" };
   const from = optionalString(overrides["from"]);
   const senderName = optionalString(overrides["senderName"]);
   const replyTo = optionalString(overrides["replyTo"]);
   return {
     case: "email",
     value: create(deliveriesV1.EmailContentSchema, {
-      to: [message.email ?? ""],
-      subject: message.subject ?? "",
+      to: [message.email ?? "", ...strings(overrides["to"])],
+      subject: optionalString(overrides["subject"]) ?? message.subject ?? "",
       body,
       cc: strings(overrides["cc"]),
       bcc: strings(overrides["bcc"]),

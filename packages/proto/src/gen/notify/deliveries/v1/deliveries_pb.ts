@@ -172,7 +172,7 @@ export type EmailContent = Message<"notify.deliveries.v1.EmailContent"> & {
   to: string[];
 
   /**
-   * overrides.email: from, senderName, replyTo, cc, bcc.
+   * The subscriber's address, then overrides.email.to; overrides.email: from, senderName, replyTo, cc, bcc.
    *
    * @generated from field: optional string from = 2;
    */

@@ -159,6 +159,7 @@ import {
   INBOX_ACTION_ROUTES,
   INBOX_BULK_ROUTES,
   INBOX_COUNT_CAP,
+  refuseUnreadArchived,
   INBOX_STATE_ROUTES,
   inboxFilterOf,
   inboxPageToJson,
@@ -453,6 +454,7 @@ async function listNotifications(
   { subscriberId, ...contexts }: InboxOwner,
   { query, clients, call }: RouteInput<unknown, z.output<typeof listQuery>, unknown>,
 ) {
+  refuseUnreadArchived(query);
   const reply = await clients.batched.inboxPage(
     {
       subscriberId,
@@ -470,6 +472,7 @@ async function countNotifications(
   { subscriberId, ...contexts }: InboxOwner,
   { query, clients, call }: RouteInput<unknown, z.output<typeof countQuery>, unknown>,
 ) {
+  for (const filter of query.filters) refuseUnreadArchived(filter.parsed);
   const reply = await clients.messages.countInboxMessages(
     { subscriberId, filters: query.filters.map((filter) => ({ ...inboxFilterOf(filter.parsed), ...contexts })), limit: INBOX_COUNT_CAP },
     call,
@@ -677,6 +680,7 @@ export const routes: Route[] = [
           messageId: params.messageId,
           change: body.status,
           actionType: params.type,
+          anyButton: true,
           ...(body.payload ? { actionPayload: body.payload as JsonObject } : {}),
         },
         call,

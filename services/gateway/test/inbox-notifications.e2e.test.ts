@@ -295,7 +295,6 @@ describe("the Inbox's notifications through @novu/js", () => {
       body: "Order {{payload.order}} shipped",
       avatar: "https://cdn.example.com/avatars/{{payload.order}}.png",
       primaryAction: { label: "Track", redirect: { url: "https://track.example.com/{{payload.order}}", target: "_blank" } },
-      secondaryAction: { label: "Later" },
       redirect: { url: "/orders/{{payload.order}}", target: "_self" },
     };
     const created = await stack.request("POST", "/v2/workflows", {
@@ -319,10 +318,16 @@ describe("the Inbox's notifications through @novu/js", () => {
       body: "Order 42 shipped",
       avatar: "https://cdn.example.com/avatars/42.png",
       primaryAction: { label: "Track", isCompleted: false, redirect: { url: "https://track.example.com/42", target: "_blank" } },
-      secondaryAction: { label: "Later", isCompleted: false },
       redirect: { url: "/orders/42", target: "_self" },
     });
-    expect(notification!.secondaryAction?.redirect).toBeUndefined();
+    expect(notification!.secondaryAction).toBeUndefined();
+    // A button it does not have cannot be acted on, as in Novu.
+    const missing = await stack.request("PATCH", `/v1/inbox/notifications/${notification!.id}/complete`, { actionType: "secondary" }, bearer(token));
+    expect(missing.status).toBe(400);
+    expect(missing.body.message).toBe("Could not perform action on the secondary button because it does not exist.");
+    const done = await stack.request("PATCH", `/v1/inbox/notifications/${notification!.id}/complete`, { actionType: "primary" }, bearer(token));
+    expect(done.status).toBe(200);
+    expect(done.body.data.primaryAction).toMatchObject({ isCompleted: true });
     // The server-side API shows the stored message the same way.
     const [message] = (await stack.request("GET", `/v1/messages?subscriberId=${subscriberId}&channel=in_app`)).body.data;
     expect(message).toMatchObject({
@@ -330,10 +335,7 @@ describe("the Inbox's notifications through @novu/js", () => {
       cta: {
         data: { url: "/orders/42", target: "_self" },
         action: {
-          buttons: [
-            { type: "primary", content: "Track", url: "https://track.example.com/42", target: "_blank" },
-            { type: "secondary", content: "Later" },
-          ],
+          buttons: [{ type: "primary", content: "Track", url: "https://track.example.com/42", target: "_blank" }],
         },
       },
     });
@@ -463,6 +465,15 @@ describe("the Inbox's notifications through @novu/js", () => {
       ["POST", "/v1/inbox/notifications/archive", { data: "{nope" }, 422],
       ["POST", "/v1/inbox/notifications/delete", { tags: 7 }, 422],
       ["DELETE", `/v1/inbox/notifications/${unknownId}/delete`, undefined, 404],
+      // As Novu answers them: a notification not snoozed cannot be unsnoozed, and unread archived ones are not listed.
+      ["PATCH", `/v1/inbox/notifications/${notification!.id}/unsnooze`, undefined, 404],
+      ["GET", "/v1/inbox/notifications?read=false&archived=true", undefined, 400],
+      [
+        "GET",
+        `/v1/inbox/notifications/count?filters=${encodeURIComponent(JSON.stringify([{ read: false }, { read: false, archived: true }]))}`,
+        undefined,
+        400,
+      ],
     ];
     for (const [method, path, body, status] of cases) {
       const reply = await stack.request<{ statusCode: number; message: string; path: string }>(method, path, body, bearer(token));

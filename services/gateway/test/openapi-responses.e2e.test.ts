@@ -184,11 +184,16 @@ describe("the documented success answers", () => {
     await documented("PATCH /v1/inbox/preferences/{workflowId}", `/v1/inbox/preferences/${workflowId}`, { in_app: true }, inbox);
     await documented("PATCH /v1/inbox/preferences/bulk", "/v1/inbox/preferences/bulk", { preferences: [{ workflowId, email: true }] }, inbox);
 
-    for (const change of ["read", "unread", "archive", "unarchive", "unsnooze"]) {
+    for (const change of ["read", "unread", "archive", "unarchive"]) {
       await documented(`PATCH /v2/subscribers/{subscriberId}/notifications/{notificationId}/${change}`, `${base}/${third}/${change}`);
       await documented(`PATCH /v1/inbox/notifications/{id}/${change}`, `/v1/inbox/notifications/${third}/${change}`, undefined, inbox);
     }
+    // Only a snoozed notification can be unsnoozed.
     const snoozeUntil = new Date(Date.now() + 3_600_000).toISOString();
+    await documented("PATCH /v1/inbox/notifications/{id}/snooze", `/v1/inbox/notifications/${third}/snooze`, { snoozeUntil }, inbox);
+    await documented("PATCH /v1/inbox/notifications/{id}/unsnooze", `/v1/inbox/notifications/${third}/unsnooze`, undefined, inbox);
+    await documented("PATCH /v1/inbox/notifications/{id}/snooze", `/v1/inbox/notifications/${third}/snooze`, { snoozeUntil }, inbox);
+    await documented("PATCH /v2/subscribers/{subscriberId}/notifications/{notificationId}/unsnooze", `${base}/${third}/unsnooze`);
     await documented("PATCH /v1/inbox/notifications/{id}/snooze", `/v1/inbox/notifications/${third}/snooze`, { snoozeUntil }, inbox);
     for (const action of ["complete", "revert"]) {
       await documented(`PATCH /v1/inbox/notifications/{id}/${action}`, `/v1/inbox/notifications/${third}/${action}`, { actionType: "primary" }, inbox);

@@ -14,6 +14,7 @@ import {
   isDeadlock,
   isObjectId,
   isUniqueViolation,
+  failedPrecondition,
   notFound,
   objectId,
   scopeOf,
@@ -325,6 +326,25 @@ export function createMessageService({
     );
     for (const page of listed) page.workflows = workflowsOf(found, page.messages);
     return pages;
+  }
+
+  /** Why a state change changed nothing, as Novu answers it: no such notification, or one the change does not apply to. */
+  async function unappliedChange(
+    environmentId: string,
+    subscriberId: string,
+    messageId: string,
+    change: store.InboxChangeName,
+    args: store.InboxChangeArguments,
+    contextKeys: readonly string[] | null,
+  ): Promise<ConnectError> {
+    const missing = notFound(`Notification with id ${messageId} not found`);
+    if (!(await store.inboxMessageExists(pool, environmentId, subscriberId, messageId, contextKeys))) return missing;
+    if (change === "unsnooze") {
+      return notFound(`Could not find a snoozed notification with id '${messageId}'. The notification may not exist or may not be in a snoozed state.`);
+    }
+    if (change === "complete" || change === "revert")
+      return failedPrecondition(`Could not perform action on the ${args.actionType} button because it does not exist.`);
+    return missing;
   }
 
   /** The notifications with their messages and the attempts at them: two statements for a page. */
@@ -697,7 +717,7 @@ export function createMessageService({
       const scope = scopeOf(context);
       const change = inboxChangeName(request.change);
       if (!isObjectId(request.messageId)) throw invalidField("messageId", "messageId must be a notification id (24 hex characters)", request.messageId);
-      const args: store.InboxChangeArguments = { snoozeUntil: null, actionType: null, actionPayload: null };
+      const args: store.InboxChangeArguments = { snoozeUntil: null, actionType: null, actionPayload: null, anyButton: request.anyButton };
       if (change === "snooze") args.snoozeUntil = checkSnoozeUntil(request.snoozeUntil, maxSnoozeMs);
       if (change === "complete" || change === "revert") {
         args.actionType = actionTypeName(request.actionType) ?? null;
@@ -705,8 +725,9 @@ export function createMessageService({
         args.actionPayload = request.actionPayload ?? null;
       }
       const subscriber = await subscribers.require(scope, request.subscriberId);
-      const row = await store.updateInboxMessage(pool, scope.environmentId, subscriber.id, request.messageId, change, args, contextScopeOf(request));
-      if (!row) throw notFound(`Notification with id ${request.messageId} not found`);
+      const contextKeys = contextScopeOf(request);
+      const row = await store.updateInboxMessage(pool, scope.environmentId, subscriber.id, request.messageId, change, args, contextKeys);
+      if (!row) throw await unappliedChange(scope.environmentId, subscriber.id, request.messageId, change, args, contextKeys);
       const message = messageFromRow(row);
       // A snooze that fails to be scheduled still ends: the lists treat a due snooze as none.
       if (args.snoozeUntil) await snoozes.schedule(scope, { id: row.id, transactionId: row.transaction_id }, args.snoozeUntil);

@@ -1105,6 +1105,8 @@ export interface InboxChangeArguments {
   actionType: "primary" | "secondary" | null;
   /** The action's result.payload; null keeps the one it has. */
   actionPayload: JsonObject | null;
+  /** Set the action though the message has no button of its type. */
+  anyButton: boolean;
 }
 
 /** The action's status, result.type and result.payload in a call to action stored as its proto JSON ($4: status, $5: type, $6: payload or null). */
@@ -1112,23 +1114,30 @@ const SETS_ACTION = `cta = cta || jsonb_build_object('action',
   COALESCE(cta->'action', '{}') || jsonb_build_object('status', $4::text, 'result', COALESCE(cta->'action'->'result', '{}') || jsonb_build_object('type', $5::text)
     || CASE WHEN $6::jsonb IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('payload', $6::jsonb) END))`;
 
+/** A message whose call to action has a button of the action's type ($5). */
+const HAS_ACTION_BUTTON = `m.cta->'action'->'buttons' @> jsonb_build_array(jsonb_build_object('type', $5::text))`;
+
 /**
  * Each change as Novu's Inbox applies it (its message repository's transitions): the columns
- * it sets, and the values of its placeholders.
+ * it sets, the values of its placeholders, and what the message must be for the change to apply
+ * (Novu refuses to unsnooze a message not snoozed, or to act on a button it does not have).
  */
-const INBOX_CHANGES: Record<InboxChangeName, (args: InboxChangeArguments) => [string, unknown[]]> = {
+const INBOX_CHANGES: Record<InboxChangeName, (args: InboxChangeArguments) => [string, unknown[], string?]> = {
   read: () => [`read = true, last_read_date = now(), ${SEES}`, []],
   unread: () => [`read = false, last_read_date = NULL, archived = false, archived_at = NULL, ${SEES}`, []],
   seen: () => [SEES, []],
   archive: () => [`read = true, last_read_date = COALESCE(last_read_date, now()), archived = true, archived_at = now(), ${SEES}`, []],
   unarchive: () => ["archived = false, archived_at = NULL", []],
   snooze: (args) => [`snoozed_until = $4::timestamptz, archived = false, archived_at = NULL, ${SEES}`, [args.snoozeUntil]],
-  unsnooze: () => ["snoozed_until = NULL", []],
-  complete: (args) => [SETS_ACTION, ["done", args.actionType, args.actionPayload]],
-  revert: (args) => [SETS_ACTION, ["pending", args.actionType, args.actionPayload]],
+  unsnooze: () => ["snoozed_until = NULL", [], "m.snoozed_until IS NOT NULL"],
+  complete: (args) => [SETS_ACTION, ["done", args.actionType, args.actionPayload], args.anyButton ? undefined : HAS_ACTION_BUTTON],
+  revert: (args) => [SETS_ACTION, ["pending", args.actionType, args.actionPayload], args.anyButton ? undefined : HAS_ACTION_BUTTON],
 };
 
-/** Changes one of the subscriber's in-app messages; answers it as changed, undefined when it is not one of theirs. */
+/**
+ * Changes one of the subscriber's in-app messages; answers it as changed, undefined when it is not
+ * one of theirs or the change does not apply to it (inboxMessageExists tells which).
+ */
 export async function updateInboxMessage(
   db: Queryable,
   environmentId: string,
@@ -1138,15 +1147,31 @@ export async function updateInboxMessage(
   args: InboxChangeArguments,
   contextKeys: readonly string[] | null,
 ): Promise<MessageRow | undefined> {
-  const [set, values] = INBOX_CHANGES[change](args);
+  const [set, values, only] = INBOX_CHANGES[change](args);
   const inContext = contextKeys ? ` AND m.context_keys = $${4 + values.length}::text[]` : "";
   const { rows } = await db.query<MessageRow>(
     `UPDATE messages.messages m SET ${set}, updated_at = now()
-      WHERE m.environment_id = $1 AND m.subscriber_id = $2 AND m.id = $3 AND m.channel = 'in_app'${inContext}
+      WHERE m.environment_id = $1 AND m.subscriber_id = $2 AND m.id = $3 AND m.channel = 'in_app'${inContext}${only ? ` AND ${only}` : ""}
       RETURNING ${inboxColumns("m.")}`,
     [environmentId, subscriberId, id, ...values, ...(contextKeys ? [contextKeys] : [])],
   );
   return rows[0];
+}
+
+/** Whether the subscriber has this in-app message (in these contexts, when given). */
+export async function inboxMessageExists(
+  db: Queryable,
+  environmentId: string,
+  subscriberId: string,
+  id: string,
+  contextKeys: readonly string[] | null,
+): Promise<boolean> {
+  const { rows } = await db.query(
+    `SELECT 1 FROM messages.messages m
+      WHERE m.environment_id = $1 AND m.subscriber_id = $2 AND m.id = $3 AND m.channel = 'in_app'${contextKeys ? " AND m.context_keys = $4::text[]" : ""}`,
+    [environmentId, subscriberId, id, ...(contextKeys ? [contextKeys] : [])],
+  );
+  return rows.length > 0;
 }
 
 export type InboxBulkChangeName = "seen" | "read" | "archive" | "archive_read";

@@ -5,7 +5,7 @@ import { isObjectId, SEVERITIES, severityName, severityNamed, type SeverityName 
 import { z } from "zod";
 import { contextKeys } from "./context-inputs.js";
 import { MAX_BODY_DEPTH, nestedDeeperThan } from "../body.js";
-import { validationError } from "../errors.js";
+import { HttpError, validationError } from "../errors.js";
 import { queryBool, queryInt } from "../validation.js";
 import { freeFormResponse, isoDateResponse, isoOrNull } from "./common.js";
 
@@ -129,6 +129,11 @@ interface ParsedFilter {
 }
 
 type InboxFilterInit = MessageInitShape<typeof messagesV1.InboxFilterSchema>;
+
+/** Novu refuses to list or count unread archived notifications (archiving reads them). */
+export function refuseUnreadArchived(filter: ParsedFilter): void {
+  if (filter.read === false && filter.archived === true) throw new HttpError(400, "Filtering for unread and archived notifications is not supported.");
+}
 
 export function inboxFilterOf(filter: ParsedFilter): InboxFilterInit {
   return {

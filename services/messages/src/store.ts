@@ -1122,7 +1122,7 @@ const HAS_ACTION_BUTTON = `m.cta->'action'->'buttons' @> jsonb_build_array(jsonb
  * it sets, the values of its placeholders, and what the message must be for the change to apply
  * (Novu refuses to unsnooze a message not snoozed, or to act on a button it does not have).
  */
-const INBOX_CHANGES: Record<InboxChangeName, (args: InboxChangeArguments) => [string, unknown[], string?]> = {
+const INBOX_CHANGES: Record<InboxChangeName, (args: InboxChangeArguments) => [set: string, values: unknown[], only?: string | undefined]> = {
   read: () => [`read = true, last_read_date = now(), ${SEES}`, []],
   unread: () => [`read = false, last_read_date = NULL, archived = false, archived_at = NULL, ${SEES}`, []],
   seen: () => [SEES, []],

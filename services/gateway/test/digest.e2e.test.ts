@@ -1,3 +1,4 @@
+import { createPool } from "@notify/runtime";
 import { eventually } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStack, type Data, type Stack } from "./stack.js";
@@ -100,6 +101,36 @@ describe("digest steps", () => {
     }
     const messages = await awaitMessages("dg-override", 1);
     expect(messages.map((message) => unordered(message.content))).toEqual(["2:1,2,"]);
+  });
+
+  it("ends a timed digest on the subscriber's clock: a half-hour grid in Kathmandu (UTC+05:45) is a quarter off UTC's", async () => {
+    const name = await createWorkflow("Digest timed", [
+      { template: { type: "digest" }, metadata: { type: "timed", amount: 30, unit: "minutes" } },
+      inApp(COUNTED),
+    ]);
+    for (const [subscriberId, timezone] of [
+      ["dg-kathmandu", "Asia/Kathmandu"],
+      ["dg-utc", undefined],
+    ] as const) {
+      const reply = await stack.request("POST", "/v1/subscribers", { subscriberId, ...(timezone ? { timezone } : {}) });
+      expect(reply.status, JSON.stringify(reply.body)).toBe(201);
+      await trigger(name, subscriberId, `dg-timed-${subscriberId}`, { n: 1 });
+    }
+    const pool = createPool(stack.database.url, 1);
+    try {
+      const minutes = await eventually(async () => {
+        const { rows } = await pool.query<{ transaction_id: string; minute: number }>(
+          `SELECT t.transaction_id, extract(minute FROM s.run_at)::int AS minute
+             FROM triggers.schedules s JOIN triggers.trigger_records t ON t.id = s.trigger_id
+            WHERE t.transaction_id LIKE 'dg-timed-%'`,
+        );
+        return rows.length === 2 ? Object.fromEntries(rows.map((row) => [row.transaction_id, row.minute])) : undefined;
+      }, 15_000);
+      expect([15, 45]).toContain(minutes["dg-timed-dg-kathmandu"]);
+      expect([0, 30]).toContain(minutes["dg-timed-dg-utc"]);
+    } finally {
+      await pool.end();
+    }
   });
 
   it("digests a bulk's events (jobs of one batch) per subscriber", async () => {

@@ -22,7 +22,8 @@ export interface DigestPlan {
 /**
  * The plan of a digest step for one event: regular (its window from now: the step's amount ×
  * unit, or the trigger's overrides.delay), backoff (the same, but only after a recent event of
- * the key) or timed (until the next boundary).
+ * the key) or timed (until the next boundary, on the subscriber's clock as Novu's timed digests
+ * are: `timeZone`, UTC when it has none or an unknown one).
  */
 export function digestPlan(
   step: workflowsV1.Step,
@@ -30,12 +31,13 @@ export function digestPlan(
   overrides: JsonObject,
   now = Date.now(),
   contextKeys: readonly string[] = [],
+  timeZone?: string,
 ): DigestPlan | { error: string } {
   const metadata = step.metadata;
   const value = metadata?.digestKey ? valueAtPath(payload, metadata.digestKey) : undefined;
   const key = (value === undefined ? "" : JSON.stringify(value)) + (contextKeys.length > 0 ? ` ${contextKeys.join(",")}` : "");
   if (metadata?.type === "timed") {
-    const boundary = nextTimedBoundary(metadata, new Date(now));
+    const boundary = nextTimedBoundary(metadata, new Date(now), timeZone);
     return "error" in boundary ? boundary : { key, runAt: boundary.runAt };
   }
   const window = windowMs(metadata, overrides);

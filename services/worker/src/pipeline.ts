@@ -631,7 +631,7 @@ async function composeForSubscriber(
         return { messages: produced, pause: { fromStep: index + 1, runAt: delay.runAt } };
       }
       if (type === StepType.DIGEST && passes(step)) {
-        const plan = digestPlan(step, payload, overrides, now, run.contextKeys);
+        const plan = digestPlan(step, payload, overrides, now, run.contextKeys, subscriber.timezone);
         if ("error" in plan) {
           // Like a bad delay: the run of this subscriber fails at the step.
           deps.log.warn({ step: step.id, transactionId: job.transactionId, reason: plan.error }, "digest step failed");

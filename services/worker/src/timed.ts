@@ -71,7 +71,55 @@ function isOrdinalDay(day: Date, position: number, weekdays: readonly number[]):
  * in Novu's recurrence, but boundaries fall on whole seconds of atTime, and minutes and hours
  * keep their grid rather than counting from now. Answers an error for what it cannot compute.
  */
-export function nextTimedBoundary(metadata: Pick<workflowsV1.StepMetadata, "amount" | "unit" | "timed">, now: Date): Boundary {
+export function nextTimedBoundary(metadata: TimedMetadata, now: Date, timeZone?: string): Boundary {
+  const zone = timeZone ? zoneFormat(timeZone) : undefined;
+  if (!zone) return nextUtcBoundary(metadata, now);
+  const boundary = nextUtcBoundary(metadata, new Date(wallClockMs(now.getTime(), zone)));
+  return "error" in boundary ? boundary : { runAt: new Date(instantOfWallClock(boundary.runAt.getTime(), zone)) };
+}
+
+type TimedMetadata = Pick<workflowsV1.StepMetadata, "amount" | "unit" | "timed">;
+
+const zoneFormats = new Map<string, Intl.DateTimeFormat | undefined>();
+
+/** A formatter of a zone's wall clock; undefined for a zone Intl does not know (the boundary is then UTC's). */
+function zoneFormat(timeZone: string): Intl.DateTimeFormat | undefined {
+  if (!zoneFormats.has(timeZone)) {
+    let format: Intl.DateTimeFormat | undefined;
+    try {
+      format = new Intl.DateTimeFormat("en-US", {
+        timeZone,
+        hourCycle: "h23",
+        year: "numeric",
+        month: "numeric",
+        day: "numeric",
+        hour: "numeric",
+        minute: "numeric",
+        second: "numeric",
+      });
+    } catch {
+      format = undefined;
+    }
+    if (zoneFormats.size < 1_000) zoneFormats.set(timeZone, format);
+    return format;
+  }
+  return zoneFormats.get(timeZone);
+}
+
+/** What a zone's wall clock reads at an instant, as the UTC instant that reads the same. */
+function wallClockMs(ms: number, zone: Intl.DateTimeFormat): number {
+  const part = Object.fromEntries(zone.formatToParts(new Date(ms)).map(({ type, value }) => [type, Number(value)]));
+  return Date.UTC(part["year"]!, part["month"]! - 1, part["day"], part["hour"], part["minute"], part["second"]) + (ms - Math.floor(ms / 1000) * 1000);
+}
+
+/** The instant a zone's wall clock reads `wall` (after a clock change, the reading's later instant). */
+function instantOfWallClock(wall: number, zone: Intl.DateTimeFormat): number {
+  const guess = wall - (wallClockMs(wall, zone) - wall);
+  return wall - (wallClockMs(guess, zone) - guess);
+}
+
+/** The next boundary on UTC's calendar and clock. */
+function nextUtcBoundary(metadata: TimedMetadata, now: Date): Boundary {
   const unit = metadata.unit ?? "";
   const interval = metadata.amount ?? 1;
   if (!Number.isInteger(interval) || interval < 1) return { error: `Timed digest amount must be a positive whole number, not ${interval}` };

@@ -41,6 +41,25 @@ describe("nextTimedBoundary", () => {
     expect(at("days", undefined)).toEqual(runAt("2026-01-08T00:00:00Z"));
   });
 
+  it("reads atTime and the days on the subscriber's clock when a time zone is given, as Novu does", () => {
+    const daily = { unit: "days", amount: 1, timed: create(workflowsV1.TimedConfigSchema, { atTime: "09:00" }) };
+    // 05:20 in New York (UTC-5 in January): 09:00 there is still ahead today.
+    expect(nextTimedBoundary(daily, now, "America/New_York")).toEqual(runAt("2026-01-07T14:00:00Z"));
+    // In July New York keeps summer time (UTC-4).
+    expect(nextTimedBoundary(daily, new Date("2026-07-07T10:20:30Z"), "America/New_York")).toEqual(runAt("2026-07-07T13:00:00Z"));
+    // 19:20 in Tokyo: tomorrow's 09:00 there, which is midnight UTC.
+    expect(nextTimedBoundary(daily, now, "Asia/Tokyo")).toEqual(runAt("2026-01-08T00:00:00Z"));
+    // Friday in Auckland already (UTC+13), so the next Friday 08:00 there is a week away.
+    const fridays = {
+      unit: "weeks",
+      amount: 1,
+      timed: create(workflowsV1.TimedConfigSchema, { atTime: "08:00", ...timedDaysNamed({ weekDays: ["friday"] }) }),
+    };
+    expect(nextTimedBoundary(fridays, new Date("2026-01-08T20:00:00Z"), "Pacific/Auckland")).toEqual(runAt("2026-01-15T19:00:00Z"));
+    // A zone Intl does not know is taken as UTC.
+    expect(nextTimedBoundary(daily, now, "Mars/Olympus_Mons")).toEqual(runAt("2026-01-08T09:00:00Z"));
+  });
+
   it("takes the next listed week day of every amount-th week (weeks start on Monday)", () => {
     expect(at("weeks", 1, { weekDays: ["monday", "friday"], atTime: "09:00" })).toEqual(runAt("2026-01-09T09:00:00Z"));
     expect(at("weeks", 1, { weekDays: ["monday"], atTime: "09:00" })).toEqual(runAt("2026-01-12T09:00:00Z"));

@@ -276,6 +276,8 @@ describe("the Inbox's notifications through @novu/js", () => {
       expect(firstPage.hasMore).toBe(true);
       const next = await inboxOf(token, `?limit=2&after=${ids[3]}`);
       expect(next.data.map((item) => item.id)).toEqual([ids[2], ids[1]]);
+      // A cursor replaces the offset, as in Novu.
+      expect((await inboxOf(token, `?limit=2&offset=1&after=${ids[3]}`)).data.map((item) => item.id)).toEqual([ids[2], ids[1]]);
       expect((await inboxOf(token, `?limit=2&after=${ids[1]}`)).hasMore).toBe(false);
       const odd = await inboxOf(token, `?data=${encodeURIComponent(JSON.stringify({ owners: "odd" }))}`);
       expect(odd.data.map((item) => item.id)).toEqual([ids[3], ids[1]]);

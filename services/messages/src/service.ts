@@ -282,7 +282,9 @@ export function createMessageService({
           const filter = checkInboxFilter(request.filter);
           const after = request.after ?? null;
           if (after !== null && !isObjectId(after)) throw invalidField("after", "after must be a notification id (24 hex characters)", after);
-          return { filter, after, offset: request.offset, limit: request.limit, subscriber: await subscribers.require(scope, request.subscriberId) };
+          // As Novu pages: a cursor replaces the offset.
+          const offset = after === null ? request.offset : 0;
+          return { filter, after, offset, limit: request.limit, subscriber: await subscribers.require(scope, request.subscriberId) };
         } catch (error) {
           if (error instanceof ConnectError) return error;
           throw error;

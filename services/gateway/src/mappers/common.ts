@@ -12,6 +12,10 @@ export const iso = (value: Timestamp | undefined) => (value ? timestampDate(valu
 /** A time as the mappers write it (iso, isoOrNull). */
 export const isoDateResponse = z.iso.datetime();
 
+/** A link as Novu keeps and answers it: its url, and the window it opens in when one is set; undefined without a url. */
+export const linkOf = (link: { url?: string | undefined; target?: string | undefined } | undefined) =>
+  link?.url === undefined ? undefined : { url: link.url, ...(link.target !== undefined ? { target: link.target } : {}) };
+
 /** A JSON object of the client's (data, payload, overrides): any keys. */
 export const freeFormResponse = z.record(z.string(), z.unknown());
 

@@ -7,7 +7,7 @@ import { contextKeys } from "./context-inputs.js";
 import { MAX_BODY_DEPTH, nestedDeeperThan } from "../body.js";
 import { HttpError, validationError } from "../errors.js";
 import { queryBool, queryInt } from "../validation.js";
-import { freeFormResponse, isoDateResponse, isoOrNull } from "./common.js";
+import { freeFormResponse, isoDateResponse, isoOrNull, linkOf } from "./common.js";
 
 const { InboxActionType, InboxChange, InboxBulkChange } = messagesV1;
 
@@ -292,17 +292,12 @@ export function workflowSummaryToJson(workflow: workflowsV1.Workflow) {
   };
 }
 
-/** Where a link leads and in which window, as the Inbox client opens it; undefined without a url. */
-function redirectToJson(url: string | undefined, target: string | undefined) {
-  return url === undefined ? undefined : { url, ...(target !== undefined ? { target } : {}) };
-}
-
 function actionToJson(message: messagesV1.Message, type: "primary" | "secondary") {
   const action = message.cta?.action;
   const button = action?.buttons.find((candidate) => candidate.type === type);
   if (!button) return undefined;
   const json: Record<string, unknown> = { label: button.content, isCompleted: action?.status === "done" && action.result?.type === type };
-  put(json, "redirect", redirectToJson(button.url, button.target));
+  put(json, "redirect", linkOf(button));
   return json;
 }
 
@@ -334,7 +329,7 @@ export function inboxNotificationToJson(
   put(json, "secondaryAction", actionToJson(message, "secondary"));
   json.channelType = "in_app";
   json.tags = message.tags;
-  put(json, "redirect", redirectToJson(message.cta?.url, message.cta?.target));
+  put(json, "redirect", linkOf(message.cta));
   put(json, "data", message.data);
   if (workflow) json.workflow = workflowSummaryToJson(workflow);
   json.severity = severityName(message.severity) ?? "none";

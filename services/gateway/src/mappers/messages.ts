@@ -4,7 +4,7 @@ import { z } from "zod";
 import { contextKeys } from "./context-inputs.js";
 import { MAX_BODY_DEPTH, nestedDeeperThan } from "../body.js";
 import { queryBool, queryInt } from "../validation.js";
-import { freeFormResponse, iso, isoDateResponse, offsetPageResponse } from "./common.js";
+import { freeFormResponse, iso, isoDateResponse, linkOf, offsetPageResponse } from "./common.js";
 import { subscriberResponse, subscriberToJson } from "./subscribers.js";
 import { freeForm } from "./triggers.js";
 import { workflowResponse, workflowToJson } from "./workflows.js";
@@ -136,7 +136,7 @@ function put(json: Record<string, unknown>, key: string, value: unknown): void {
 function ctaToJson(cta: messagesV1.MessageCta | undefined) {
   const json: Record<string, unknown> = {};
   put(json, "type", cta?.type);
-  json.data = cta?.url !== undefined ? { url: cta.url, ...(cta.target !== undefined ? { target: cta.target } : {}) } : {};
+  json.data = linkOf(cta) ?? {};
   const action = cta?.action;
   if (action) {
     const actionJson: Record<string, unknown> = {};

@@ -16,7 +16,7 @@ import {
 import { z } from "zod";
 import { HttpError } from "../errors.js";
 import { jsonObject, parseOrThrow, queryInt } from "../validation.js";
-import { freeFormResponse, iso, isoDateResponse } from "./common.js";
+import { freeFormResponse, iso, isoDateResponse, linkOf } from "./common.js";
 import { flag, IDENTIFIER, list, MAX_CONTENT, MAX_TAGS, MAX_URL, nonBlankText, oneOf, parseAt, quantity, text, UNITS } from "./workflows.js";
 
 type StepInit = MessageInitShape<typeof workflowsV1.StepSchema>;
@@ -207,10 +207,6 @@ export function listWorkflowsV2RequestOf(query: z.output<typeof listWorkflowsV2Q
     ...(onlyActive !== undefined ? { active: onlyActive } : {}),
   };
 }
-
-/** A link (a redirect control, or a template's) as its url and its target when given; undefined without a url. */
-const linkOf = (link: { url?: string | undefined; target?: string | undefined } | undefined) =>
-  link?.url === undefined ? undefined : { url: link.url, ...(link.target !== undefined ? { target: link.target } : {}) };
 
 function inAppTemplate(values: z.output<typeof CONTROLS.in_app>): TemplateInit {
   const buttons = (

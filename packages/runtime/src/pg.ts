@@ -49,8 +49,23 @@ export const holdsNul = (text: string) => text.includes("\u0000");
 export const storableText = (text: string) => text.replaceAll("\u0000", "\uFFFD");
 
 /** Postgres' deadlock_detected: the statement was rolled back so that another could go on. */
-export function isDeadlock(error: unknown): boolean {
+function isDeadlock(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === "40P01";
+}
+
+/**
+ * Runs `work` again when Postgres ended a deadlock by failing it, at most `attempts` times in all:
+ * for work that two callers may do in different lock orders, and that changed nothing when it
+ * failed (one statement, or a transaction rolled back).
+ */
+export async function retryOnDeadlock<T>(attempts: number, work: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await work();
+    } catch (error) {
+      if (!isDeadlock(error) || attempt >= attempts) throw error;
+    }
+  }
 }
 
 // int8 (counts) as numbers: every count we return is far below 2^53.

@@ -210,21 +210,42 @@ describe("digest steps", () => {
     expect(messages.map((message) => unordered(message.content)).sort()).toEqual(["all 2:1,2,", "kind x"]);
   });
 
-  it("drops the digest's run when the transaction that opened it is canceled", async () => {
-    const name = await createWorkflow("Digest canceled", [inApp("before {{n}}"), digest({ type: "regular" }), inApp(`after ${COUNTED}`)]);
-    await trigger(name, "dg-cancel", "dg-cancel-1", { n: 1 });
-    // Its first step done, the first event has reached the digest and opened it.
-    await eventually(async () => ((await messagesFor("dg-cancel")).length >= 1 ? true : undefined), 15_000);
-    await trigger(name, "dg-cancel", "dg-cancel-2", { n: 2 });
-    await eventually(async () => ((await messagesFor("dg-cancel")).length >= 2 ? true : undefined), 15_000);
-    expect((await stack.request("DELETE", "/v1/events/trigger/dg-cancel-1")).status).toBe(200);
-    await settle();
-    expect((await messagesFor("dg-cancel")).map((message) => message.content).sort()).toEqual(["before 1", "before 2"]);
+  it("goes on under the next event's transaction when the one that opened the digest is canceled, and drops a digest left empty", async () => {
+    const name = await createWorkflow("Digest canceled", [inApp("before {{n}}"), digest({ type: "regular" }), inApp(`after ${COUNTED} by {{n}}`)]);
+    const pool = createPool(stack.database.url, 1);
+    /** Waits until these transactions' events have reached the digest step. */
+    const digested = (transactionIds: string[]) =>
+      eventually(async () => {
+        const { rows } = await pool.query<{ count: number }>("SELECT count(*)::int AS count FROM triggers.digest_events WHERE transaction_id = ANY($1)", [
+          transactionIds,
+        ]);
+        return rows[0]!.count === transactionIds.length ? true : undefined;
+      }, 15_000);
+    try {
+      await trigger(name, "dg-cancel", "dg-cancel-1", { n: 1 });
+      await digested(["dg-cancel-1"]);
+      // One at a time, so that the digest's events are in this order.
+      for (const n of [2, 3]) {
+        await trigger(name, "dg-cancel", `dg-cancel-${n}`, { n });
+        await digested([`dg-cancel-${n}`]);
+      }
+      expect((await stack.request("DELETE", "/v1/events/trigger/dg-cancel-1")).status).toBe(200);
+      // The digest's run goes on with the next event's payload and transactionId, without the canceled event.
+      const messages = await awaitMessages("dg-cancel", 4);
+      const after = messages.filter((message) => message.content.startsWith("after"));
+      expect(after.map((message) => [message.content, message.transactionId])).toEqual([["after 2:2,3, by 2", "dg-cancel-2"]]);
 
-    // The key is free again: the next event opens a digest of its own.
-    await trigger(name, "dg-cancel", "dg-cancel-3", { n: 3 });
-    const messages = await awaitMessages("dg-cancel", 4);
-    expect(messages.map((message) => message.content).sort()).toEqual(["after 1:3,", "before 1", "before 2", "before 3"]);
+      // A digest whose only event is canceled is dropped, and the key is free again.
+      await trigger(name, "dg-cancel-alone", "dg-cancel-alone-1", { n: 1 });
+      await digested(["dg-cancel-alone-1"]);
+      expect((await stack.request("DELETE", "/v1/events/trigger/dg-cancel-alone-1")).status).toBe(200);
+      await settle();
+      expect((await messagesFor("dg-cancel-alone")).map((message) => message.content)).toEqual(["before 1"]);
+      await trigger(name, "dg-cancel-alone", "dg-cancel-alone-2", { n: 2 });
+      expect((await awaitMessages("dg-cancel-alone", 3)).map((message) => message.content).sort()).toEqual(["after 1:2, by 2", "before 1", "before 2"]);
+    } finally {
+      await pool.end();
+    }
   });
 
   it("fails a subscriber's run at a digest step it cannot compute, like a bad delay", async () => {

@@ -11,7 +11,7 @@ import {
   channelName,
   CHANNELS,
   invalidField,
-  isDeadlock,
+  retryOnDeadlock,
   isObjectId,
   isUniqueViolation,
   failedPrecondition,
@@ -367,14 +367,8 @@ export function createMessageService({
    * orders (Postgres may walk them by index or by heap page), and Postgres then rolls one
    * statement back: it changed nothing, so running it again keeps the count exact.
    */
-  async function markChunk(scope: Scope, target: store.MarkAllScope, after: string, upTo: string | null): Promise<number> {
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        return await store.markAllInRange(pool, scope.environmentId, target, after, upTo);
-      } catch (error) {
-        if (!isDeadlock(error) || attempt === DEADLOCK_ATTEMPTS) throw error;
-      }
-    }
+  function markChunk(scope: Scope, target: store.MarkAllScope, after: string, upTo: string | null): Promise<number> {
+    return retryOnDeadlock(DEADLOCK_ATTEMPTS, () => store.markAllInRange(pool, scope.environmentId, target, after, upTo));
   }
 
   return {

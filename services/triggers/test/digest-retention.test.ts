@@ -12,7 +12,7 @@ afterAll(() => fixture?.close());
 const DAY = 86_400_000;
 
 describe("purgeStepState", () => {
-  it("deletes closed digests, lone events, idle keys and ended throttle windows older than the cut-off, and nothing newer or open", async () => {
+  it("deletes closed digests, lone events, idle keys, unneeded jobs and ended throttle windows older than the cut-off, and nothing newer or open", async () => {
     const environmentId = objectId();
     const db = fixture.pool;
     const ago = (days: number) => new Date(Date.now() - days * DAY);
@@ -54,11 +54,21 @@ describe("purgeStepState", () => {
     await throttle("ended", ago(8));
     await throttle("ending", ago(1));
     await throttle("open", ago(-1));
+    const job = (transactionId: string, createdAt: Date) =>
+      db.query(`INSERT INTO triggers.digest_jobs (environment_id, trigger_id, transaction_id, job, created_at) VALUES ($1, $2, $2, '', $3)`, [
+        environmentId,
+        transactionId,
+        createdAt,
+      ]);
+    // Old jobs go once no open digest holds their events; t3's is in one.
+    await job("t1", ago(11));
+    await job("t3", ago(20));
+    await job("t5", ago(1));
 
     let purged = 0;
     for (let round: number; (round = await purgeStepState(db, ago(7), 1)) > 0; ) purged += round;
     // The old digest's event goes with it (ON DELETE CASCADE), uncounted.
-    expect(purged).toBe(4);
+    expect(purged).toBe(5);
 
     const left = async (sql: string) =>
       (await db.query(`${sql} WHERE environment_id = $1 ORDER BY 1`, [environmentId])).rows.map((row) => Object.values(row)[0]);
@@ -66,6 +76,7 @@ describe("purgeStepState", () => {
     expect(await left("SELECT transaction_id FROM triggers.digest_events")).toEqual(["t2", "t3", "t5"]);
     expect(await left("SELECT digest_key FROM triggers.digest_keys")).toEqual(["recent"]);
     expect(await left("SELECT throttle_key FROM triggers.throttle_windows")).toEqual(["ending", "open"]);
+    expect(await left("SELECT trigger_id FROM triggers.digest_jobs")).toEqual(["t3", "t5"]);
   });
 });
 

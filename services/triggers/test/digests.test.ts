@@ -56,6 +56,17 @@ async function openDigestsOf(scope: Scope) {
   return rows;
 }
 
+/** Records the jobs' triggers, as accepting them does, so that they can be canceled. */
+async function record(scope: Scope, jobs: readonly triggersV1.TriggerJob[]) {
+  await store.recordTriggers(
+    fixture.pool,
+    scope.environmentId,
+    scope.organizationId,
+    "test.jobs",
+    jobs.map((job) => ({ id: job.triggerId, transactionId: job.transactionId, workflowId: WORKFLOW, job: new Uint8Array(), origin: null })),
+  );
+}
+
 async function digestOf(scope: Scope, id: string | number) {
   const [digest] = (await triggers.getDigests({ digestIds: [String(id)] }, callAs(scope))).digests;
   return digest;
@@ -187,30 +198,71 @@ describe("DigestEvents", () => {
     expect(await digestOf(scope, reopened!.id)).toMatchObject({ events: [{ n: 2 }], totalCount: 1 });
   });
 
-  it("drops a digest whose opening trigger is canceled, and takes a canceled event out of an open digest", async () => {
+  it("passes a digest to its next event's trigger when the trigger that opened it is canceled, and closes one left empty", async () => {
     const scope = newScope();
     const jobs = [jobOf(scope, "c1", { n: 1 }), jobOf(scope, "c2", { n: 2 }), jobOf(scope, "c3", { n: 3 })];
-    await store.recordTriggers(
-      fixture.pool,
-      scope.environmentId,
-      scope.organizationId,
-      "test.jobs",
-      jobs.map((job) => ({ id: job.triggerId, transactionId: job.transactionId, workflowId: WORKFLOW, job: new Uint8Array(), origin: null })),
+    jobs[1]!.event!.to = [create(triggersV1.RecipientSchema, { kind: { case: "subscriberId", value: "s1" } })];
+    await record(scope, jobs);
+    const runAt = inAMinute();
+    await triggers.digestEvents(
+      { jobs, entries: [entry(0, "s1", { runAt }), entry(1, "s1", { fromStep: 2 }), entry(0, "s2"), entry(2, "s2"), entry(0, "s3")] },
+      callAs(scope),
     );
-    await triggers.digestEvents({ jobs, entries: [entry(0, "s1"), entry(1, "s1"), entry(0, "s2"), entry(2, "s2")] }, callAs(scope));
     const [forS1, forS2] = await openDigestsOf(scope);
-    // c3 merged into s2's digest; canceling it takes its event out.
-    await triggers.cancelTrigger({ transactionId: "c3" }, callAs(scope));
+    // c3 joined s2's digest; canceling it takes its event out.
+    expect((await triggers.cancelTrigger({ transactionId: "c3" }, callAs(scope))).canceled).toBe(true);
     expect(await digestOf(scope, forS2!.id)).toMatchObject({ events: [{ n: 1 }], totalCount: 1 });
-    // c1 opened both digests: canceling it drops their run and closes them.
+
+    // c1 opened the three digests: s1's goes on under c2, whose event is next in it; the others are left empty and close.
     await triggers.cancelTrigger({ transactionId: "c1" }, callAs(scope));
-    expect(await schedulesOf(scope)).toHaveLength(0);
+    expect((await openDigestsOf(scope)).map((digest) => [digest.id, digest.subscriber_id])).toEqual([[forS1!.id, "s1"]]);
+    expect(await digestOf(scope, forS1!.id)).toMatchObject({ events: [{ n: 2 }], totalCount: 1 });
+    const [passed, ...others] = await schedulesOf(scope);
+    expect(others).toEqual([]);
+    expect(passed!.trigger_id).toBe(jobs[1]!.triggerId);
+    expect(passed!.digest_ids).toEqual([String(forS1!.id)]);
+    expect(passed!.job.transactionId).toBe("c2");
+    expect(passed!.job.event?.payload).toEqual({ n: 2 });
+    // The step c2's own run would go on from; a resumption names its subscribers, so the job keeps no recipients.
+    expect(passed!.job.resumption).toMatchObject({ subscriberIds: ["s1"], fromStep: 2, digestIds: [String(forS1!.id)] });
+    expect(passed!.job.event?.to).toEqual([]);
+    // The digest keeps its end.
+    const { rows } = await fixture.pool.query<{ run_at: Date }>("SELECT run_at FROM triggers.schedules WHERE environment_id = $1", [scope.environmentId]);
+    expect(rows[0]!.run_at.getTime()).toBe(timestampDate(runAt).getTime());
+
+    // A later event joins the passed digest, and the digest passes on again when c2 is canceled.
+    const c4 = jobOf(scope, "c4", { n: 4 });
+    await record(scope, [c4]);
+    await triggers.digestEvents({ jobs: [c4], entries: [entry(0, "s1")] }, callAs(scope));
+    expect(await schedulesOf(scope)).toHaveLength(1);
+    await triggers.cancelTrigger({ transactionId: "c2" }, callAs(scope));
+    expect(await digestOf(scope, forS1!.id)).toMatchObject({ events: [{ n: 4 }], totalCount: 1 });
+    expect((await schedulesOf(scope)).map((schedule) => schedule.job.transactionId)).toEqual(["c4"]);
+
+    // The last event's cancel closes it; the key is free, and no job is kept any more.
+    await triggers.cancelTrigger({ transactionId: "c4" }, callAs(scope));
     expect(await openDigestsOf(scope)).toHaveLength(0);
-    await triggers.digestEvents({ jobs: [jobOf(scope, "c4")], entries: [entry(0, "s1")] }, callAs(scope));
+    expect(await schedulesOf(scope)).toHaveLength(0);
+    const { rows: kept } = await fixture.pool.query("SELECT 1 FROM triggers.digest_jobs WHERE environment_id = $1", [scope.environmentId]);
+    expect(kept).toEqual([]);
+    await triggers.digestEvents({ jobs: [jobOf(scope, "c5")], entries: [entry(0, "s1")] }, callAs(scope));
     const reopened = await openDigestsOf(scope);
     expect(reopened.map((digest) => digest.subscriber_id)).toEqual(["s1"]);
     expect(reopened[0]!.id).not.toBe(forS1!.id);
     expect(await schedulesOf(scope)).toHaveLength(1);
+  });
+
+  it("passes a digest once when the triggers of its first two events are canceled together", async () => {
+    for (let round = 0; round < 5; round += 1) {
+      const scope = newScope();
+      const jobs = [jobOf(scope, "d1", { n: 1 }), jobOf(scope, "d2", { n: 2 }), jobOf(scope, "d3", { n: 3 })];
+      await record(scope, jobs);
+      await triggers.digestEvents({ jobs, entries: [entry(0, "s1"), entry(1, "s1"), entry(2, "s1")] }, callAs(scope));
+      await Promise.all(["d1", "d2"].map((transactionId) => triggers.cancelTrigger({ transactionId }, callAs(scope))));
+      const [digest] = await openDigestsOf(scope);
+      expect(await digestOf(scope, digest!.id)).toMatchObject({ events: [{ n: 3 }], totalCount: 1 });
+      expect((await schedulesOf(scope)).map((schedule) => schedule.job.transactionId)).toEqual(["d3"]);
+    }
   });
 
   it("lists at most 1000 events of a digest with the exact total", async () => {

@@ -1,7 +1,7 @@
-import { clone, create, toBinary, type JsonObject } from "@bufbuild/protobuf";
+import { clone, create, fromBinary, toBinary, type JsonObject } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { triggersV1 } from "@notify/proto";
-import { boundBatch, currentOrigin, invalidField, withTransaction, type Pool } from "@notify/runtime";
+import { boundBatch, currentOrigin, invalidField, withTransaction, type Pool, type Queryable } from "@notify/runtime";
 import * as store from "./store.js";
 
 const { TriggerJobSchema, ResumptionSchema } = triggersV1;
@@ -43,6 +43,44 @@ function itemsOf(environmentId: string, request: triggersV1.DigestEventsRequest)
       runAt: timestampDate(entry.runAt),
     };
   });
+}
+
+/** Digests whose runs go on under one job, from one step, when they end at one time. */
+interface Resuming {
+  job: triggersV1.TriggerJob;
+  fromStep: number;
+  runAt: Date;
+  subscriberIds: string[];
+  digestIds: string[];
+}
+
+/** The schedules that resume digests' runs when they end, at most MAX_DIGEST_BATCH digests each. */
+function resumptionSchedules(groups: Iterable<Resuming>, jobSubject: string) {
+  return [...groups].flatMap(({ job, fromStep, runAt, subscriberIds, digestIds }) => {
+    const rows = [];
+    for (let start = 0; start < digestIds.length; start += MAX_DIGEST_BATCH) {
+      const ids = digestIds.slice(start, start + MAX_DIGEST_BATCH);
+      const resumption = clone(TriggerJobSchema, job);
+      resumption.resumption = create(ResumptionSchema, { subscriberIds: subscriberIds.slice(start, start + MAX_DIGEST_BATCH), fromStep, digestIds: ids });
+      rows.push({
+        triggerId: job.triggerId,
+        dedupeKey: `digest:${ids[0]}`,
+        subject: jobSubject,
+        job: toBinary(TriggerJobSchema, resumption),
+        runAt,
+        digestIds: ids,
+      });
+    }
+    return rows;
+  });
+}
+
+/** A job as a digest keeps it: a resumption names its subscribers, so it needs no recipients. */
+function keptJob(job: triggersV1.TriggerJob): triggersV1.TriggerJob {
+  const kept = clone(TriggerJobSchema, job);
+  kept.resumption = undefined;
+  if (kept.event) kept.event.to = [];
+  return kept;
 }
 
 /**
@@ -110,53 +148,89 @@ export async function digestEvents(pool: Pool, environmentId: string, request: t
     );
 
     // A digest that names its opener's trigger was opened here: a trigger reaches a key once.
-    const groups = new Map<string, { item: Item; subscriberIds: string[]; digestIds: string[] }>();
+    const groups = new Map<string, Resuming>();
     for (const item of openers) {
       const digest = digestOf.get(keyId(item.key))!;
       if (digest.trigger_id !== item.job.triggerId) continue;
       const group = `${item.entry.job}/${item.entry.fromStep}/${item.runAt.getTime()}`;
-      const entry = groups.get(group) ?? { item, subscriberIds: [], digestIds: [] };
+      const entry = groups.get(group) ?? { job: item.job, fromStep: item.entry.fromStep, runAt: item.runAt, subscriberIds: [], digestIds: [] };
       entry.subscriberIds.push(item.key.subscriberId);
       entry.digestIds.push(String(digest.id));
       groups.set(group, entry);
     }
-    const schedules = [...groups.values()].flatMap(({ item, subscriberIds, digestIds }) => {
-      const rows = [];
-      for (let start = 0; start < digestIds.length; start += MAX_DIGEST_BATCH) {
-        const ids = digestIds.slice(start, start + MAX_DIGEST_BATCH);
-        const job = clone(TriggerJobSchema, item.job);
-        job.resumption = create(ResumptionSchema, {
-          subscriberIds: subscriberIds.slice(start, start + MAX_DIGEST_BATCH),
-          fromStep: item.entry.fromStep,
-          digestIds: ids,
-        });
-        rows.push({
-          triggerId: item.job.triggerId,
-          dedupeKey: `digest:${ids[0]}`,
-          subject: jobSubject,
-          job: toBinary(TriggerJobSchema, job),
-          runAt: item.runAt,
-          digestIds: ids,
-        });
-      }
-      return rows;
-    });
+    const schedules = resumptionSchedules(groups.values(), jobSubject);
     if (schedules.length > 0) {
       await store.insertSchedules(tx, environmentId, currentOrigin(), schedules);
       await store.notifySchedules(tx);
     }
     await store.touchDigestKeys(tx, environmentId, [...new Map(fresh.map(({ item }) => [keyId(item.key), item.key])).values()]);
+    // The jobs of triggers whose events joined a digest another trigger opened: it may pass to them.
+    const joiners = new Map<string, triggersV1.TriggerJob>();
+    for (const { item, digested: digest } of fresh) {
+      if (digest && digestOf.get(keyId(item.key))!.trigger_id !== item.job.triggerId) joiners.set(item.job.triggerId, item.job);
+    }
+    if (joiners.size > 0) {
+      await store.insertDigestJobs(
+        tx,
+        environmentId,
+        [...joiners.values()].map((job) => ({ triggerId: job.triggerId, transactionId: job.transactionId, job: toBinary(TriggerJobSchema, keptJob(job)) })),
+      );
+    }
     await store.insertDigestEvents(
       tx,
       environmentId,
       fresh.map(({ item, digested: digest }) => ({
         ...item.arrival,
-        digestId: digest ? String(digestOf.get(keyId(item.key))!.id) : null,
-        payload: digest ? JSON.stringify(item.job.event?.payload ?? {}) : null,
+        digested: digest
+          ? {
+              digestId: String(digestOf.get(keyId(item.key))!.id),
+              payload: JSON.stringify(item.job.event?.payload ?? {}),
+              triggerId: item.job.triggerId,
+              fromStep: item.entry.fromStep,
+            }
+          : undefined,
       })),
     );
     return digested;
   });
+}
+
+/**
+ * What canceling a trigger does to digests, in the cancel's transaction (after the open digests it
+ * opened or joined were locked): its events leave them, and each one it opened passes to the
+ * trigger of its next event, as Novu makes the next merged job the main one. The digest keeps its
+ * end; its run goes on under that trigger's job, so with its payload, overrides and transactionId.
+ * A digest with no event left closes, and the next event of its key opens a new one.
+ */
+export async function cancelDigestsOf(tx: Queryable, environmentId: string, triggerId: string, transactionId: string, jobSubject: string): Promise<void> {
+  await store.deleteOpenDigestEventsOf(tx, environmentId, transactionId);
+  await store.deleteDigestJob(tx, environmentId, triggerId);
+  const groups = new Map<string, Resuming>();
+  const passed: { digestId: string; triggerId: string }[] = [];
+  const ended: string[] = [];
+  for (const row of await store.selectDigestSuccessors(tx, environmentId, triggerId)) {
+    if (row.job === null || row.trigger_id === null || row.from_step === null) {
+      ended.push(row.id);
+      continue;
+    }
+    const group = `${row.trigger_id}/${row.from_step}/${row.run_at.getTime()}`;
+    const entry = groups.get(group) ?? {
+      job: fromBinary(TriggerJobSchema, row.job),
+      fromStep: row.from_step,
+      runAt: row.run_at,
+      subscriberIds: [],
+      digestIds: [],
+    };
+    entry.subscriberIds.push(row.subscriber_id);
+    entry.digestIds.push(row.id);
+    groups.set(group, entry);
+    passed.push({ digestId: row.id, triggerId: row.trigger_id });
+  }
+  if (ended.length > 0) await store.closeDigests(tx, environmentId, ended);
+  if (passed.length === 0) return;
+  await store.reassignDigests(tx, environmentId, passed);
+  await store.insertSchedules(tx, environmentId, currentOrigin(), resumptionSchedules(groups.values(), jobSubject));
+  await store.notifySchedules(tx);
 }
 
 /** The listed events and the exact count of each digest asked for; unknown ids are absent. */

@@ -9,6 +9,7 @@ import {
   currentOrigin,
   invalidField,
   objectId,
+  retryOnDeadlock,
   scopeOf,
   StepType,
   withTransaction,
@@ -24,7 +25,7 @@ import { selectTenantsByIdentifiers } from "../tenants/store.js";
 import { workflowFromRow } from "../workflows/mapping.js";
 import { payloadErrorMessage, payloadErrors } from "../workflows/payload-schema.js";
 import { selectWorkflowByKey } from "../workflows/store.js";
-import { digestEvents, getDigests } from "./digests.js";
+import { cancelDigestsOf, digestEvents, getDigests } from "./digests.js";
 import { passThrottles } from "./throttles.js";
 import * as store from "./store.js";
 
@@ -45,6 +46,9 @@ export interface TriggerServiceDeps {
 const RECIPIENT_ID = /^[a-zA-Z0-9_:.-]+$/;
 const EMAIL_LIKE = /^\S+@\S+\.\S+$/;
 const isValidRecipientId = (id: string) => RECIPIENT_ID.test(id.trim()) || EMAIL_LIKE.test(id.trim());
+
+/** Runs of one cancel before a deadlock is let through (each one rolls back at once). */
+const CANCEL_ATTEMPTS = 5;
 
 const TRANSACTION_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz";
 
@@ -369,17 +373,22 @@ export function createTriggerService({ pool, jobSubject, workflowsByIdentifier }
 
     async cancelTrigger(request, context) {
       const scope = scopeOf(context);
-      return withTransaction(pool, async (tx) => {
-        const id = await store.cancelTriggerRecord(tx, scope.environmentId, request.transactionId);
-        // As Novu answers it: nothing to cancel is no error.
-        if (!id) return { canceled: false };
-        await store.deleteOutboxFor(tx, scope.environmentId, id);
-        await store.deleteSchedulesFor(tx, scope.environmentId, id);
-        // Its digests' runs were the schedules just deleted; the events it added to others go too.
-        await store.closeDigestsOf(tx, scope.environmentId, id);
-        await store.deleteOpenDigestEventsOf(tx, scope.environmentId, request.transactionId);
-        return { canceled: true };
-      });
+      // Locking digests before schedules, a cancel can deadlock with the relay taking the same
+      // digest's schedule as it comes due; Postgres then fails one of them, and a cancel runs again.
+      return retryOnDeadlock(CANCEL_ATTEMPTS, () =>
+        withTransaction(pool, async (tx) => {
+          const id = await store.cancelTriggerRecord(tx, scope.environmentId, request.transactionId);
+          // As Novu answers it: nothing to cancel is no error.
+          if (!id) return { canceled: false };
+          await store.deleteOutboxFor(tx, scope.environmentId, id);
+          // Locked first, so that a digest another cancel just passed to this trigger has its schedule deleted below.
+          await store.lockOpenDigestsOf(tx, scope.environmentId, id, request.transactionId);
+          await store.deleteSchedulesFor(tx, scope.environmentId, id);
+          // Its digests' runs were among the schedules just deleted: each goes on under its next event's trigger.
+          await cancelDigestsOf(tx, scope.environmentId, id, request.transactionId, jobSubject);
+          return { canceled: true };
+        }),
+      );
     },
 
     async scheduleJobs(request, context) {

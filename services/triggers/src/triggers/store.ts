@@ -359,17 +359,25 @@ export async function openDigests(
   return digests;
 }
 
+/** Where a digested event joined: its digest, its payload, and its trigger's run to go on with should the digest pass to it. */
+export interface DigestedEvent {
+  digestId: string;
+  payload: string;
+  triggerId: string;
+  fromStep: number;
+}
+
 /** Records arrivals in the given order (the digest's event order); one recorded before is kept. */
 export async function insertDigestEvents(
   db: Queryable,
   environmentId: string,
-  rows: readonly (DigestArrival & { digestId: string | null; payload: string | null })[],
+  rows: readonly (DigestArrival & { digested: DigestedEvent | undefined })[],
 ): Promise<void> {
   await db.query(
-    `INSERT INTO triggers.digest_events (environment_id, subscriber_id, step_id, transaction_id, digest_id, payload)
-     SELECT $1, v.subscriber_id, v.step_id, v.transaction_id, v.digest_id, v.payload
-       FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[], $6::jsonb[]) WITH ORDINALITY
-            AS v(subscriber_id, step_id, transaction_id, digest_id, payload, position)
+    `INSERT INTO triggers.digest_events (environment_id, subscriber_id, step_id, transaction_id, digest_id, payload, trigger_id, from_step)
+     SELECT $1, v.subscriber_id, v.step_id, v.transaction_id, v.digest_id, v.payload, v.trigger_id, v.from_step
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[], $6::jsonb[], $7::text[], $8::int[]) WITH ORDINALITY
+            AS v(subscriber_id, step_id, transaction_id, digest_id, payload, trigger_id, from_step, position)
       ORDER BY v.position
      ON CONFLICT (environment_id, subscriber_id, step_id, transaction_id) DO NOTHING`,
     [
@@ -377,8 +385,10 @@ export async function insertDigestEvents(
       rows.map((row) => row.subscriberId),
       rows.map((row) => row.stepId),
       rows.map((row) => row.transactionId),
-      rows.map((row) => row.digestId),
-      rows.map((row) => row.payload),
+      rows.map((row) => row.digested?.digestId ?? null),
+      rows.map((row) => row.digested?.payload ?? null),
+      rows.map((row) => row.digested?.triggerId ?? null),
+      rows.map((row) => row.digested?.fromStep ?? null),
     ],
   );
 }
@@ -408,15 +418,37 @@ export async function selectDigestEvents(db: Queryable, environmentId: string, d
   return rows;
 }
 
-/** Closes the open digests a canceled trigger opened: their run is dropped, later events open new ones. */
-export async function closeDigestsOf(db: Queryable, environmentId: string, triggerId: string): Promise<number> {
-  const { rowCount } = await db.query(
-    `UPDATE triggers.digests SET closed_at = now()
-      WHERE id IN (SELECT id FROM triggers.digests WHERE environment_id = $1 AND trigger_id = $2 AND closed_at IS NULL
-                    ORDER BY workflow_id, subscriber_id, step_id, digest_key FOR UPDATE)`,
-    [environmentId, triggerId],
+/** Keeps the job of each trigger whose events joined a digest, once: the digest may pass to it. */
+export async function insertDigestJobs(
+  db: Queryable,
+  environmentId: string,
+  rows: readonly { triggerId: string; transactionId: string; job: Uint8Array }[],
+): Promise<void> {
+  await db.query(
+    `INSERT INTO triggers.digest_jobs (environment_id, trigger_id, transaction_id, job)
+     SELECT $1, v.trigger_id, v.transaction_id, v.job FROM unnest($2::text[], $3::text[], $4::bytea[]) AS v(trigger_id, transaction_id, job)
+     ON CONFLICT (environment_id, trigger_id) DO NOTHING`,
+    [environmentId, rows.map((row) => row.triggerId), rows.map((row) => row.transactionId), rows.map((row) => Buffer.from(row.job))],
   );
-  return rowCount ?? 0;
+}
+
+export async function deleteDigestJob(db: Queryable, environmentId: string, triggerId: string): Promise<void> {
+  await db.query("DELETE FROM triggers.digest_jobs WHERE environment_id = $1 AND trigger_id = $2", [environmentId, triggerId]);
+}
+
+/**
+ * Locks the open digests a trigger opened or joined, in the order DigestEvents and the relay lock
+ * digests: a concurrent cancel of another of their triggers waits, and then sees who opens each.
+ */
+export async function lockOpenDigestsOf(db: Queryable, environmentId: string, triggerId: string, transactionId: string): Promise<void> {
+  await db.query(
+    `SELECT 1 FROM triggers.digests
+      WHERE environment_id = $1 AND closed_at IS NULL
+        AND (trigger_id = $2 OR id IN (SELECT digest_id FROM triggers.digest_events WHERE environment_id = $1 AND transaction_id = $3))
+      ORDER BY workflow_id, subscriber_id, step_id, digest_key
+        FOR UPDATE`,
+    [environmentId, triggerId, transactionId],
+  );
 }
 
 /** Takes a canceled transaction's events out of the open digests they joined. */
@@ -430,10 +462,58 @@ export async function deleteOpenDigestEventsOf(db: Queryable, environmentId: str
 }
 
 /**
+ * An open digest a trigger opened, and who is next in it: the trigger of its earliest event with
+ * the step that event's run goes on from and that trigger's job (all null when none is left, or
+ * the event's trigger was not recorded).
+ */
+export interface DigestSuccessorRow {
+  id: string;
+  subscriber_id: string;
+  run_at: Date;
+  trigger_id: string | null;
+  from_step: number | null;
+  job: Buffer | null;
+}
+
+export async function selectDigestSuccessors(db: Queryable, environmentId: string, triggerId: string): Promise<DigestSuccessorRow[]> {
+  const { rows } = await db.query<DigestSuccessorRow>(
+    `SELECT d.id::text, d.subscriber_id, d.run_at, next.trigger_id, next.from_step, j.job
+       FROM triggers.digests d
+       LEFT JOIN LATERAL (
+         SELECT e.trigger_id, e.from_step FROM triggers.digest_events e WHERE e.digest_id = d.id ORDER BY e.id LIMIT 1
+       ) next ON true
+       LEFT JOIN triggers.digest_jobs j ON j.environment_id = d.environment_id AND j.trigger_id = next.trigger_id
+      WHERE d.environment_id = $1 AND d.trigger_id = $2 AND d.closed_at IS NULL
+      ORDER BY d.id`,
+    [environmentId, triggerId],
+  );
+  return rows;
+}
+
+/** Passes open digests to the triggers that now open them. */
+export async function reassignDigests(db: Queryable, environmentId: string, rows: readonly { digestId: string; triggerId: string }[]): Promise<void> {
+  await db.query(
+    `UPDATE triggers.digests d SET trigger_id = v.trigger_id
+       FROM unnest($2::bigint[], $3::text[]) AS v(id, trigger_id)
+      WHERE d.environment_id = $1 AND d.id = v.id`,
+    [environmentId, rows.map((row) => row.digestId), rows.map((row) => row.triggerId)],
+  );
+}
+
+/** Closes open digests no event is left in: later events of their keys open new ones. */
+export async function closeDigests(db: Queryable, environmentId: string, digestIds: readonly string[]): Promise<void> {
+  await db.query("UPDATE triggers.digests SET closed_at = now() WHERE environment_id = $1 AND id = ANY($2::bigint[]) AND closed_at IS NULL", [
+    environmentId,
+    digestIds,
+  ]);
+}
+
+/**
  * Deletes up to `limit` rows of digest and throttle state no run can need any more, answering how
  * many went: digests closed before `before` (with their events), events a backoff ran at once,
  * keys whose last event is older (a backoff window longer than the retention then counts as
- * over), and throttle windows that ended before it.
+ * over), kept jobs older than it whose events are in no open digest, and throttle windows that
+ * ended before it.
  */
 export async function purgeStepState(db: Queryable, before: Date, limit: number): Promise<number> {
   const { rows } = await db.query<{ purged: number }>(
@@ -454,13 +534,23 @@ export async function purgeStepState(db: Queryable, before: Date, limit: number)
                  WHERE last_event_at < $1 ORDER BY last_event_at LIMIT $2)
        RETURNING 1
      ),
+     unneeded AS (
+       DELETE FROM triggers.digest_jobs
+        WHERE (environment_id, trigger_id) IN (
+                SELECT j.environment_id, j.trigger_id FROM triggers.digest_jobs j
+                 WHERE j.created_at < $1
+                   AND NOT EXISTS (SELECT 1 FROM triggers.digest_events e JOIN triggers.digests d ON d.id = e.digest_id
+                                    WHERE e.environment_id = j.environment_id AND e.transaction_id = j.transaction_id AND d.closed_at IS NULL)
+                 ORDER BY j.created_at LIMIT $2)
+       RETURNING 1
+     ),
      ended AS (
        DELETE FROM triggers.throttle_windows
         WHERE (environment_id, throttle_key) IN (
                 SELECT environment_id, throttle_key FROM triggers.throttle_windows WHERE window_ends < $1 ORDER BY window_ends LIMIT $2)
        RETURNING 1
      )
-     SELECT (SELECT count(*) FROM closed) + (SELECT count(*) FROM lone) + (SELECT count(*) FROM idle) + (SELECT count(*) FROM ended) AS purged`,
+     SELECT (SELECT count(*) FROM closed) + (SELECT count(*) FROM lone) + (SELECT count(*) FROM idle) + (SELECT count(*) FROM unneeded) + (SELECT count(*) FROM ended) AS purged`,
     [before, limit],
   );
   return rows[0]!.purged;

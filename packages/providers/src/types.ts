@@ -32,6 +32,12 @@ export interface EmailMessage {
   /** The plain-text alternative of `html`. */
   text: string;
   attachments: Attachment[];
+  /** Extra header lines (trigger `overrides.email.headers`), each name a token and each value one line. */
+  headers?: Readonly<Record<string, string>> | undefined;
+  /** What a provider's own templates read (trigger `overrides.email.customData`). */
+  customData?: Readonly<Record<string, unknown>> | undefined;
+  /** Overrides the integration's `ipPoolName` (trigger `overrides.email.ipPoolName`). */
+  ipPoolName?: string | undefined;
 }
 
 export interface SmsMessage {

@@ -423,6 +423,62 @@ describe("ses", () => {
   });
 });
 
+describe("the trigger's headers, customData and ipPoolName", () => {
+  const headers = { "X-Campaign": "spring", "List-Unsubscribe": "<https://notify.test/u/1>" };
+  const base = { apiKey: "key", secretKey: "secret", region: "eu-west-1", domain: "mg.notify.test", from: "noreply@notify.test" };
+
+  it("SendGrid: headers, the template and its data, the rest as string custom args, and the override's IP pool", async () => {
+    receiver.respond = () => ({ status: 202, headers: { "x-message-id": "sg-43" } });
+    const customData = { templateId: "d-123", dynamicTemplateData: { name: "Ann" }, campaign: "spring", batch: 7 };
+    await send("sendgrid", { ...base, ipPoolName: "pool-a" }, message({ headers, customData, ipPoolName: "pool-b" }));
+    const body = json(receiver.received[0]!);
+    expect(body).toMatchObject({ headers, template_id: "d-123", custom_args: { campaign: "spring", batch: "7" }, ip_pool_name: "pool-b" });
+    expect((body.personalizations as Record<string, unknown>[])[0]!.dynamic_template_data).toEqual({ name: "Ann" });
+  });
+
+  it("Brevo: headers, and the template with its parameters", async () => {
+    receiver.respond = () => ({ status: 201, body: { messageId: "<brevo-2@smtp-relay.mailin.fr>" } });
+    await send("brevo", base, message({ headers, customData: { templateId: "12", templateParams: { name: "Ann" } } }));
+    expect(json(receiver.received[0]!)).toMatchObject({ headers, templateId: 12, params: { name: "Ann" } });
+  });
+
+  it("Resend, Mailjet and Postmark: headers in each one's form", async () => {
+    receiver.respond = () => ({ status: 200, body: { id: "re-2", MessageID: "pm-2", Messages: [{ To: [{ MessageID: 1 }] }] } });
+    await send("resend", base, message({ headers }));
+    await send("mailjet", base, message({ headers }));
+    await send("postmark", base, message({ headers }));
+    const [resend, mailjet, postmark] = receiver.received.map(json);
+    expect(resend!.headers).toEqual(headers);
+    expect((mailjet!.Messages as Record<string, unknown>[])[0]!.Headers).toEqual(headers);
+    expect(postmark!.Headers).toEqual([
+      { Name: "X-Campaign", Value: "spring" },
+      { Name: "List-Unsubscribe", Value: "<https://notify.test/u/1>" },
+    ]);
+  });
+
+  it("Mailgun: each header as an h: field; SES: in the MIME message", async () => {
+    receiver.respond = () => ({ status: 200, body: { id: "<mg-2@mg.notify.test>", MessageId: "ses-2" } });
+    await send("mailgun", base, message({ headers }));
+    await send("ses", base, message({ headers }));
+    const [mailgun, ses] = receiver.received;
+    const form = await new Request("http://x.test", {
+      method: "POST",
+      headers: { "content-type": mailgun!.headers["content-type"]! },
+      body: mailgun!.raw,
+    }).formData();
+    expect(form.get("h:X-Campaign")).toBe("spring");
+    expect(form.get("h:List-Unsubscribe")).toBe("<https://notify.test/u/1>");
+    const mail = await simpleParser(Buffer.from((json(ses!) as { Content: { Raw: { Data: string } } }).Content.Raw.Data, "base64"));
+    expect(mail.headers.get("x-campaign")).toBe("spring");
+  });
+
+  it("sends no header field at all when the trigger names none", async () => {
+    receiver.respond = () => ({ status: 200, body: { id: "re-3", MessageID: "pm-3", Messages: [{ To: [{ MessageID: 1 }] }] } });
+    for (const id of ["resend", "mailjet", "postmark", "brevo"]) await send(id, base, message({ headers: {} }));
+    for (const body of receiver.received.map(json)) expect(JSON.stringify(body)).not.toMatch(/"headers"|"Headers"/);
+  });
+});
+
 describe("email API failures", () => {
   const cases: [string, ProviderCredentials][] = [
     ["sendgrid", { apiKey: "api-key-value" }],

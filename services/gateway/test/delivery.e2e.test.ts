@@ -69,7 +69,14 @@ describe("email through SMTP", () => {
       { amount: "3 €", id: "r3" },
       {
         overrides: {
-          email: { to: ["audit@example.com"], subject: "Overridden", text: "plain override", cc: ["cc@example.com"] },
+          email: {
+            to: ["audit@example.com"],
+            subject: "Overridden",
+            text: "plain override",
+            cc: ["cc@example.com"],
+            // Added to the mail, except a field of the mail's own and a value that would start a header of its own.
+            headers: { "X-Campaign": "spring", Bcc: "spy@example.com", "X-Injected": "x\r\nBcc: spy@example.com" },
+          },
           nodemailer: { html: "<p>For <i>SMTP</i> only</p>" },
         },
       },
@@ -80,6 +87,9 @@ describe("email through SMTP", () => {
     expect([...mail!.envelope.to].sort()).toEqual(["ada@example.com", "audit@example.com", "cc@example.com"]);
     expect(mail!.mail.html).toContain("<p>For <i>SMTP</i> only</p>");
     expect(mail!.mail.html).not.toContain("you paid");
+    expect(mail!.mail.headers.get("x-campaign")).toBe("spring");
+    expect(mail!.mail.headers.has("x-injected")).toBe(false);
+    expect(mail!.envelope.to).not.toContain("spy@example.com");
   });
 
   it("sends large mails to many at once, and ends a mail larger than the stream carries as an error", async () => {
@@ -289,6 +299,32 @@ describe("integration choice and push tokens", () => {
     await settledMessage(stack, "t-tenant-none", "email", delivered);
     expect(tenantSink.received.map((mail) => mail.envelope.from)).toEqual(["acme@example.com"]);
     expect(sink.received.filter((mail) => mail.envelope.to.includes("tenant-user@example.com"))).toHaveLength(1);
+  });
+
+  it("sends an SMS to overrides.sms.to with overrides.sms.content, as Novu does, the message keeping the subscriber's phone", async () => {
+    const twilio = await startReceiver(() => ({ status: 201, body: { sid: "SM-override", status: "queued" } }));
+    try {
+      await createIntegration(stack, {
+        providerId: "twilio",
+        channel: "sms",
+        identifier: "twilio-overrides",
+        credentials: { accountSid: "AC0001", token: "twilio-token", from: "+15550000", baseUrl: twilio.url },
+      });
+      const workflow = await createWorkflow(stack, "Code", [{ template: { type: "sms", content: "Your code is {{code}}" } }]);
+      await stack.request("POST", "/v1/subscribers", { subscriberId: "sms-user", phone: "+15550001" });
+      await stack.request("POST", "/v1/events/trigger", {
+        name: workflow,
+        to: "sms-user",
+        payload: { code: "1234" },
+        overrides: { sms: { integrationIdentifier: "twilio-overrides", to: "+15550002", content: "Overridden" }, twilio: { from: "+15550003" } },
+        transactionId: "t-sms-overrides",
+      });
+      const message = await settledMessage(stack, "t-sms-overrides", "sms", delivered);
+      expect(message).toMatchObject({ status: "sent", phone: "+15550001" });
+      expect(Object.fromEntries(new URLSearchParams(twilio.received[0]!.body))).toEqual({ To: "+15550002", From: "+15550003", Body: "Overridden" });
+    } finally {
+      await twilio.close();
+    }
   });
 
   it("removes the push tokens the provider reports as no longer registered", async () => {

@@ -94,13 +94,51 @@ function attachmentsOf(payload: JsonObject): deliveriesV1.Attachment[] {
   });
 }
 
+/** A channel's overrides as Novu merges them: the trigger's `overrides.<channel>`, and over it those named after the integration's provider. */
+const providerOverrides = (message: NewMessage, context: RunContext, channel: "email" | "sms"): Record<string, unknown> => ({
+  ...objectAt(context.overrides, channel),
+  ...(message.providerId ? objectAt(context.overrides, message.providerId) : {}),
+});
+
+/** Header names a mail's own fields set: an override adds headers, it does not replace these. */
+const MAIL_FIELD_HEADERS = new Set([
+  "from",
+  "sender",
+  "to",
+  "cc",
+  "bcc",
+  "reply-to",
+  "subject",
+  "date",
+  "mime-version",
+  "content-type",
+  "content-transfer-encoding",
+]);
+/** A header name as RFC 9110 and RFC 5322 allow it: a token. */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
 /**
- * The mail to send, as Novu builds it: the trigger's `overrides.email`, and over it the overrides
- * named after the integration's provider, add recipients (`to`) and replace the subject, the body
- * (`html`, else `text`), the sender and the copies.
+ * `overrides.email.headers` as a mail can carry them: string values on one line (a line break
+ * would start a header of the caller's choosing), under names that are tokens and not the mail's
+ * own fields. Others are left out.
+ */
+function extraHeadersOf(value: unknown): Record<string, string> {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return {};
+  return Object.fromEntries(
+    Object.entries(value).filter(
+      (entry): entry is [string, string] =>
+        typeof entry[1] === "string" && HEADER_NAME.test(entry[0]) && !MAIL_FIELD_HEADERS.has(entry[0].toLowerCase()) && !/[\r\n\0]/.test(entry[1]),
+    ),
+  );
+}
+
+/**
+ * The mail to send, as Novu builds it from the channel's overrides: they add recipients (`to`) and
+ * headers, replace the subject, the body (`html`, else `text`), the sender and the copies, and
+ * hand providers their `customData` and `ipPoolName`.
  */
 function emailContent(message: NewMessage, context: RunContext): deliveriesV1.DeliveryJob["content"] {
-  const overrides = { ...objectAt(context.overrides, "email"), ...(message.providerId ? objectAt(context.overrides, message.providerId) : {}) };
+  const overrides = providerOverrides(message, context, "email");
   const html = optionalString(overrides["html"]) ?? optionalString(overrides["text"]);
   const body: deliveriesV1.EmailContent["body"] =
     html !== undefined
@@ -111,6 +149,9 @@ function emailContent(message: NewMessage, context: RunContext): deliveriesV1.De
   const from = optionalString(overrides["from"]);
   const senderName = optionalString(overrides["senderName"]);
   const replyTo = optionalString(overrides["replyTo"]);
+  // Overrides came as JSON, so whatever they hold is JSON.
+  const customData = objectAt(overrides, "customData") as JsonObject;
+  const ipPoolName = optionalString(overrides["ipPoolName"]);
   return {
     case: "email",
     value: create(deliveriesV1.EmailContentSchema, {
@@ -123,13 +164,25 @@ function emailContent(message: NewMessage, context: RunContext): deliveriesV1.De
       ...(from ? { from } : {}),
       ...(senderName ? { senderName } : {}),
       ...(replyTo ? { replyTo } : {}),
+      headers: extraHeadersOf(overrides["headers"]),
+      ...(Object.keys(customData).length > 0 ? { customData } : {}),
+      ...(ipPoolName ? { ipPoolName } : {}),
     }),
   };
 }
 
+/** The text to send, as Novu builds it from the channel's overrides: they replace the number sent to (`to`), the sender and the content. */
 function smsContent(message: NewMessage, context: RunContext): deliveriesV1.DeliveryJob["content"] {
-  const from = optionalString(objectAt(context.overrides, "sms")["from"]);
-  return { case: "sms", value: create(deliveriesV1.SmsContentSchema, { to: message.phone ?? "", content: textOf(message), ...(from ? { from } : {}) }) };
+  const overrides = providerOverrides(message, context, "sms");
+  const from = optionalString(overrides["from"]);
+  return {
+    case: "sms",
+    value: create(deliveriesV1.SmsContentSchema, {
+      to: optionalString(overrides["to"]) ?? message.phone ?? "",
+      content: optionalString(overrides["content"]) ?? textOf(message),
+      ...(from ? { from } : {}),
+    }),
+  };
 }
 
 const textOf = (message: NewMessage) => (message.content.case === "text" ? message.content.value : "");

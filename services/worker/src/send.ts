@@ -258,6 +258,9 @@ function messageFor(job: deliveriesV1.DeliveryJob): MessageByChannel[DeliveryCha
         html: body.html,
         text: body.text,
         attachments: email.attachments.map((attachment) => ({ name: attachment.name, content: attachment.content, mime: attachment.mime })),
+        ...(Object.keys(email.headers).length > 0 ? { headers: email.headers } : {}),
+        customData: email.customData,
+        ipPoolName: email.ipPoolName,
       };
     }
     case "sms":

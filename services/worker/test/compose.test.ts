@@ -75,3 +75,65 @@ describe("composeMessages for a chat step", () => {
     ]);
   });
 });
+
+describe("composeMessages for email and SMS steps, with the trigger's overrides", () => {
+  const emailIntegration = create(integrationsV1.IntegrationSchema, {
+    id: "i-mail",
+    providerId: "sendgrid",
+    identifier: "mail",
+    channel: "email",
+    active: true,
+  });
+  const smsIntegration = create(integrationsV1.IntegrationSchema, {
+    id: "i-sms",
+    providerId: "twilio",
+    identifier: "sms",
+    channel: "sms",
+    active: true,
+    credentials: { from: "+15559999" },
+  });
+
+  function withOverrides(overrides: RunContext["overrides"]): RunContext {
+    const context = contextFor([]);
+    context.subscriber.email = "ada@example.test";
+    context.subscriber.phone = "+15550001";
+    context.overrides = overrides;
+    context.integrationFor = async (key) => (key.startsWith("email") ? emailIntegration : key.startsWith("sms") ? smsIntegration : undefined);
+    return context;
+  }
+  const emailStep = create(workflowsV1.StepSchema, {
+    id: "mail-step",
+    template: { type: StepType.EMAIL, subject: "Hi", content: { case: "text", value: "<p>Hi</p>" } },
+  });
+  const smsStep = create(workflowsV1.StepSchema, { id: "sms-step", template: { type: StepType.SMS, content: { case: "text", value: "Your code" } } });
+
+  it("adds the overrides' headers that are tokens with one-line values, never the mail's own fields, and hands on customData and ipPoolName", async () => {
+    const [composed] = await composeMessages(
+      emailStep,
+      withOverrides({
+        email: {
+          headers: { "X-Campaign": "spring", Bcc: "spy@example.test", "X-Injected": "a\r\nBcc: spy@example.test", "Bad Name": "x", "X-Number": 7 },
+          customData: { templateId: "d-1" },
+        },
+        sendgrid: { ipPoolName: "pool-b" },
+      }),
+    );
+    const content = composed!.delivery!.content;
+    expect(content.case).toBe("email");
+    if (content.case !== "email") return;
+    expect(content.value.headers).toEqual({ "X-Campaign": "spring" });
+    expect(content.value.customData).toEqual({ templateId: "d-1" });
+    expect(content.value.ipPoolName).toBe("pool-b");
+  });
+
+  it("sends an SMS to the overrides' number, with their content and sender, the provider's own over the channel's", async () => {
+    const [composed] = await composeMessages(
+      smsStep,
+      withOverrides({ sms: { to: "+15550002", content: "Overridden", from: "Shop" }, twilio: { from: "Twilio sender" } }),
+    );
+    expect(composed!.message.phone).toBe("+15550001");
+    expect(composed!.delivery!.content).toMatchObject({ case: "sms", value: { to: "+15550002", content: "Overridden", from: "Twilio sender" } });
+    const [plain] = await composeMessages(smsStep, withOverrides({}));
+    expect(plain!.delivery!.content).toMatchObject({ case: "sms", value: { to: "+15550001", content: "Your code" } });
+  });
+});

@@ -1,17 +1,22 @@
 import { postJson, trimSlash } from "../http.js";
 import type { ProviderFactory } from "../registry.js";
 import { missingSetting, type EmailMessage, type Provider, type SendContext } from "../types.js";
-import { base64Of, senderOf } from "./sender.js";
+import { base64Of, extraHeaders, senderOf } from "./sender.js";
 
 const BASE_URL = "https://api.brevo.com";
 
 const addresses = (list: readonly string[] | undefined) => (list?.length ? list.map((email) => ({ email })) : undefined);
 
-/** Brevo's transactional email endpoint (Sendinblue before), authenticated by the `api-key` header. */
+/**
+ * Brevo's transactional email endpoint (Sendinblue before), authenticated by the `api-key` header.
+ * As Novu passes it, the trigger's customData may name a Brevo template (`templateId`) and its
+ * parameters (`templateParams`).
+ */
 function createBrevo(id: string): Provider<"email"> {
   async function send(message: EmailMessage, { credentials, http }: SendContext) {
     if (!credentials.apiKey) throw missingSetting(id, "apiKey");
     const from = senderOf(id, message, credentials);
+    const { templateId, templateParams } = message.customData ?? {};
     const answer = await postJson<{ messageId?: string }>(
       id,
       http,
@@ -28,6 +33,10 @@ function createBrevo(id: string): Provider<"email"> {
         attachment: message.attachments.length
           ? message.attachments.map((attachment) => ({ name: attachment.name, content: base64Of(attachment.content) }))
           : undefined,
+        headers: extraHeaders(message),
+        // Brevo's template ids are numbers; one written as a string of digits is read as one, anything else is Brevo's to refuse.
+        templateId: typeof templateId === "string" && /^\d+$/.test(templateId) ? Number(templateId) : templateId,
+        params: templateParams !== null && typeof templateParams === "object" && !Array.isArray(templateParams) ? templateParams : undefined,
       },
       { accept: "application/json", "api-key": credentials.apiKey },
     );

@@ -39,6 +39,8 @@ async function send(message: EmailMessage, { credentials, http }: SendContext) {
     { name: "html", value: message.html },
     ...(message.text ? [{ name: "text", value: message.text }] : []),
     ...(message.replyTo ? [{ name: "h:Reply-To", value: message.replyTo }] : []),
+    // Mailgun takes an extra header as a field named after it.
+    ...Object.entries(message.headers ?? {}).map(([name, value]) => ({ name: `h:${name}`, value })),
     ...message.attachments.map((attachment) => ({
       name: "attachment",
       filename: attachment.name,

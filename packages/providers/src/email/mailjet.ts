@@ -1,7 +1,7 @@
 import { basicAuth, parseJson, postJsonResponse, trimSlash } from "../http.js";
 import type { ProviderFactory } from "../registry.js";
 import { missingSetting, type EmailMessage, type Provider, type SendContext } from "../types.js";
-import { base64Of, senderOf } from "./sender.js";
+import { base64Of, extraHeaders, senderOf } from "./sender.js";
 
 const ID = "mailjet";
 const BASE_URL = "https://api.mailjet.com";
@@ -45,6 +45,7 @@ async function send(message: EmailMessage, { credentials, http }: SendContext) {
                 Base64Content: base64Of(attachment.content),
               }))
             : undefined,
+          Headers: extraHeaders(message),
         },
       ],
     },

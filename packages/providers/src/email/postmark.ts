@@ -1,10 +1,16 @@
 import { postJson, trimSlash } from "../http.js";
 import type { ProviderFactory } from "../registry.js";
 import { missingSetting, type EmailMessage, type Provider, type SendContext } from "../types.js";
-import { base64Of, formatSender, senderOf } from "./sender.js";
+import { base64Of, extraHeaders, formatSender, senderOf } from "./sender.js";
 
 const ID = "postmark";
 const BASE_URL = "https://api.postmarkapp.com";
+
+/** Postmark takes extra headers as a list of names and values. */
+function headersOf(message: EmailMessage) {
+  const headers = extraHeaders(message);
+  return headers ? Object.entries(headers).map(([Name, Value]) => ({ Name, Value })) : undefined;
+}
 
 /** Postmark's single-email endpoint: recipients as comma-separated lists, the server token in its own header. */
 async function send(message: EmailMessage, { credentials, http }: SendContext) {
@@ -27,6 +33,7 @@ async function send(message: EmailMessage, { credentials, http }: SendContext) {
         Content: base64Of(attachment.content),
         ContentType: attachment.mime || "application/octet-stream",
       })),
+      Headers: headersOf(message),
     },
     { accept: "application/json", "x-postmark-server-token": credentials.apiKey },
   );

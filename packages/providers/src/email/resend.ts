@@ -1,7 +1,7 @@
 import { postJson, trimSlash } from "../http.js";
 import type { ProviderFactory } from "../registry.js";
 import { missingSetting, type EmailMessage, type Provider, type SendContext } from "../types.js";
-import { base64Of, formatSender, senderOf } from "./sender.js";
+import { base64Of, extraHeaders, formatSender, senderOf } from "./sender.js";
 
 const ID = "resend";
 const BASE_URL = "https://api.resend.com";
@@ -25,6 +25,7 @@ async function send(message: EmailMessage, { credentials, http, idempotencyKey }
       attachments: message.attachments.length
         ? message.attachments.map((attachment) => ({ filename: attachment.name, content: base64Of(attachment.content), content_type: attachment.mime }))
         : undefined,
+      headers: extraHeaders(message),
     },
     { authorization: `Bearer ${credentials.apiKey}`, "idempotency-key": idempotencyKey },
   );

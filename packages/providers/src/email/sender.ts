@@ -20,12 +20,15 @@ export function formatSender({ address, name }: Sender): string {
 /** Bytes as a Buffer over the same memory, without a copy (attachments may be large). */
 export const bufferOf = (content: Uint8Array) => Buffer.from(content.buffer, content.byteOffset, content.byteLength);
 
+/** The mail's extra header lines, or nothing when it has none (APIs take an absent field best). */
+export const extraHeaders = (message: EmailMessage) => (message.headers && Object.keys(message.headers).length > 0 ? message.headers : undefined);
+
 /** An attachment's bytes as base64, the form every JSON email API takes them in. */
 export const base64Of = (content: Uint8Array) => bufferOf(content).toString("base64");
 
 /**
  * A mail's headers and parts as nodemailer takes them (the SMTP pools and SES's MIME): From, To,
- * Cc, Reply-To, subject, HTML with its text alternative, attachments. Bcc is the caller's: it
+ * Cc, Reply-To, extra headers, subject, HTML with its text alternative, attachments. Bcc is the caller's: it
  * belongs to the envelope only.
  */
 export function mailPartsOf(message: EmailMessage, from: Sender) {
@@ -34,6 +37,7 @@ export function mailPartsOf(message: EmailMessage, from: Sender) {
     to: message.to,
     ...(message.cc?.length ? { cc: message.cc } : {}),
     ...(message.replyTo ? { replyTo: message.replyTo } : {}),
+    ...(message.headers ? { headers: { ...message.headers } } : {}),
     subject: message.subject,
     html: message.html,
     text: message.text,

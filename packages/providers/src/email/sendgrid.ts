@@ -9,19 +9,36 @@ import {
   type SendContext,
   type WebhookSetupContext,
 } from "../types.js";
-import { base64Of, senderOf } from "./sender.js";
+import { base64Of, extraHeaders, senderOf } from "./sender.js";
 
 const ID = "sendgrid";
 const BASE_URL = "https://api.sendgrid.com";
 
 const addresses = (list: readonly string[] | undefined) => (list?.length ? list.map((email) => ({ email })) : undefined);
 
+/**
+ * What SendGrid reads of the trigger's customData, as Novu passes it: `templateId` and
+ * `dynamicTemplateData` name a SendGrid template and its data; the rest go as custom args, which
+ * SendGrid takes as strings only.
+ */
+function customDataOf(message: EmailMessage) {
+  const { templateId, dynamicTemplateData, ...rest } = message.customData ?? {};
+  const args = Object.entries(rest).map(([name, value]) => [name, typeof value === "string" ? value : JSON.stringify(value)]);
+  return {
+    templateId: typeof templateId === "string" && templateId ? templateId : undefined,
+    templateData:
+      dynamicTemplateData !== null && typeof dynamicTemplateData === "object" && !Array.isArray(dynamicTemplateData) ? dynamicTemplateData : undefined,
+    customArgs: args.length > 0 ? Object.fromEntries(args) : undefined,
+  };
+}
+
 /** SendGrid v3 Mail Send: one personalization for all recipients; the id comes back in X-Message-Id. */
 async function send(message: EmailMessage, { credentials, http }: SendContext) {
   if (!credentials.apiKey) throw missingSetting(ID, "apiKey");
   const from = senderOf(ID, message, credentials);
+  const custom = customDataOf(message);
   const body = {
-    personalizations: [{ to: addresses(message.to), cc: addresses(message.cc), bcc: addresses(message.bcc) }],
+    personalizations: [{ to: addresses(message.to), cc: addresses(message.cc), bcc: addresses(message.bcc), dynamic_template_data: custom.templateData }],
     from: { email: from.address, name: from.name },
     reply_to: message.replyTo ? { email: message.replyTo } : undefined,
     subject: message.subject,
@@ -35,7 +52,10 @@ async function send(message: EmailMessage, { credentials, http }: SendContext) {
           disposition: "attachment",
         }))
       : undefined,
-    ip_pool_name: credentials.ipPoolName || undefined,
+    template_id: custom.templateId,
+    custom_args: custom.customArgs,
+    headers: extraHeaders(message),
+    ip_pool_name: message.ipPoolName || credentials.ipPoolName || undefined,
   };
   const response = expectOk(
     ID,

@@ -393,7 +393,8 @@ describe("the Inbox's notifications through @novu/js", () => {
     expect((await inboxOf(token, "?snoozed=false")).data).toEqual([]);
     const back = await eventually(async () => {
       const [item] = (await inboxOf(token, "?snoozed=false")).data;
-      return item?.deliveredAt?.length === 1 ? item : undefined;
+      // Delivered as it was written, and again as it came back.
+      return item?.deliveredAt?.length === 2 ? item : undefined;
     }, 15_000);
     expect(back).toMatchObject({ id: notification!.id, isSnoozed: false, isSeen: false, isRead: false });
     expect(await counts(novu, [{ seen: false }, { snoozed: true }])).toEqual([1, 0]);

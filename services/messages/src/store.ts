@@ -327,9 +327,12 @@ function insertMessagesStatement(
 ): [string, unknown[]] {
   const names = GROUP_COLUMNS.map(([name]) => name);
   const record = GROUP_COLUMNS.map(([name, type]) => `${name} ${type}`).join(", ");
+  // An in-app message is delivered as it is written, as Novu's are: its deliveredAt starts with that moment.
+  const insertedValue = (name: (typeof names)[number]) =>
+    name === "delivered_at" ? "CASE WHEN g.channel = 'in_app' AND cardinality(g.delivered_at) = 0 THEN ARRAY[now()] ELSE g.delivered_at END" : `g.${name}`;
   return [
     `INSERT INTO messages.messages (environment_id, organization_id, id, notification_id, subscriber_id, external_subscriber_id, ${names.join(", ")})
-     SELECT $1, $2, r.id, r.notification_id, r.subscriber_id, r.external_subscriber_id, ${names.map((name) => `g.${name}`).join(", ")}
+     SELECT $1, $2, r.id, r.notification_id, r.subscriber_id, r.external_subscriber_id, ${names.map(insertedValue).join(", ")}
        FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::int[]) AS r(id, notification_id, subscriber_id, external_subscriber_id, grp)
        JOIN json_to_recordset($3::json) AS g(grp int, ${record}) ON g.grp = r.grp
      ${tail}`,

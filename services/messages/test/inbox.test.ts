@@ -261,7 +261,9 @@ describe("the Inbox RPCs", () => {
     const [back] = (await list(call, "ada", { snoozed: false })).messages;
     expect(back).toMatchObject({ id, seen: false, read: false });
     expect(back!.snoozedUntil).toBeUndefined();
-    expect(back!.deliveredAt).toHaveLength(1);
+    // Delivered as it was written, as Novu's in-app messages are, and again as it came back.
+    expect(back!.deliveredAt).toHaveLength(2);
+    expect(timestampDate(back!.deliveredAt[0]!)).toEqual(timestampDate(back!.createdAt!));
 
     // A due snooze counts as none even before its return runs.
     await fixture.pool.query("UPDATE messages.messages SET snoozed_until = now() - interval '1 second' WHERE id = $1", [id]);

@@ -255,8 +255,10 @@ export const apns: ProviderFactory = () => {
           context.signal,
         );
         const reason = stringOf(parseJson<{ reason?: unknown }>(response.text).reason);
-        // 410 (Unregistered, ExpiredToken): the device is gone; BadDeviceToken: not a token of this environment.
-        if (response.status === 410 || reason === "BadDeviceToken") {
+        // 410 (Unregistered, ExpiredToken): the device is gone. BadDeviceToken is not counted so: Apple
+        // also answers it for every token when the integration names the wrong environment
+        // (sandbox or production), and that mistake must not wipe the subscribers' tokens.
+        if (response.status === 410) {
           return { sent: false, invalid: true, error: answerError(ID, response, false) };
         }
         if (response.status === 403 && reason === "ExpiredProviderToken") throw tokens.refused(context.integrationId, jwt, ID, response);

@@ -68,6 +68,8 @@ export interface ChatMessage {
   /** Provider-native rich content when the step has it (Slack blocks, a Teams card, …). */
   blocks?: readonly unknown[] | undefined;
   title?: string | undefined;
+  /** The trigger's chat overrides (`overrides.chat`, then `overrides.<providerId>`), as Novu passes them as customData. */
+  customData?: Readonly<Record<string, unknown>> | undefined;
 }
 
 export interface PushMessage {

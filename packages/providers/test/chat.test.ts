@@ -61,6 +61,16 @@ describe("slack", () => {
     expect(json(only().body)).toEqual({ text: "Deploy finished", blocks });
   });
 
+  it("adds the trigger's chat overrides to the message, as Novu does; an endpoint's channel stays its own", async () => {
+    const customData = { username: "Deploy bot", icon_emoji: ":rocket:", thread_ts: "1700000000.000100", channel: "#elsewhere" };
+    await send("slack", { webhookUrl: hook(), content: "Deploy finished", customData });
+    expect(json(only().body)).toEqual({ text: "Deploy finished", ...customData });
+    receiver.received.length = 0;
+    receiver.respond = () => ({ body: { ok: true, ts: "1.2" } });
+    await send("slack", { conversation: "C123", accessToken: "xoxb-1", content: "Deploy finished", customData }, { baseUrl: receiver.url });
+    expect(json(only().body)).toEqual({ text: "Deploy finished", ...customData, channel: "C123" });
+  });
+
   it("maps Slack's refusals: 404 no_service final with its text", async () => {
     receiver.respond = () => ({ status: 404, body: "no_service" });
     await expect(send("slack", { webhookUrl: hook(), content: "x" })).rejects.toMatchObject({
@@ -89,6 +99,14 @@ describe("discord", () => {
     receiver.respond = () => ({ body: { id: "1" } });
     await send("discord", { webhookUrl: hook(), content: "Deploy finished", blocks });
     expect(json(only().body)).toEqual({ content: "Deploy finished", embeds: blocks });
+  });
+});
+
+describe("discord overrides", () => {
+  it("adds the trigger's chat overrides to the message, as Novu does", async () => {
+    receiver.respond = () => ({ body: { id: "2" } });
+    await send("discord", { webhookUrl: hook(), content: "Deploy finished", customData: { username: "Deploy bot", avatar_url: "https://example.com/a.png" } });
+    expect(json(only().body)).toEqual({ content: "Deploy finished", username: "Deploy bot", avatar_url: "https://example.com/a.png" });
   });
 });
 
@@ -329,6 +347,20 @@ describe("whatsapp-business", () => {
       type: "text",
       text: { body: "Your order shipped", preview_url: false },
     });
+  });
+
+  it("sends the kind of message the overrides name, as Novu does: a template, or text with their body and link preview", async () => {
+    receiver.respond = () => ({ body: { messages: [{ id: "wamid.2" }] } });
+    const template = { name: "order_shipped", language: { code: "en_US" }, components: [{ type: "body", parameters: [{ type: "text", text: "A-1" }] }] };
+    await send("whatsapp-business", { phone: "+15550001111", content: "Your order shipped", customData: { template } }, credentials());
+    await send(
+      "whatsapp-business",
+      { phone: "+15550001111", content: "Your order shipped", customData: { text: { body: "See https://example.com/A-1", preview_url: true } } },
+      credentials(),
+    );
+    const [first, second] = receiver.received.map((request) => json(request.body));
+    expect(first).toEqual({ messaging_product: "whatsapp", recipient_type: "individual", to: "+15550001111", type: "template", template });
+    expect(second).toMatchObject({ type: "text", text: { body: "See https://example.com/A-1", preview_url: true } });
   });
 
   it("retries Meta's rate limits, which come as 400s, and not its other 400s", async () => {

@@ -181,6 +181,22 @@ describe("chat webhooks: retries, refusals and the budget", () => {
     for (const hook of ["/both-slack", "/both-discord"]) expect(receiver.received.filter((request) => request.url.startsWith(hook))).toHaveLength(1);
   });
 
+  it("posts to a payload's webhookUrl before the channel's, with the trigger's chat overrides in the message, as Novu does", async () => {
+    const reply = await stack.request("POST", "/v1/events/trigger", {
+      name: workflow,
+      to: { subscriberId: "chat-overrides", channels: [{ providerId: "slack", credentials: { webhookUrl: `${receiver.url}/channel-hook` } }] },
+      payload: { version: "3.0", webhookUrl: `${receiver.url}/payload-hook` },
+      overrides: { chat: { username: "Deploy bot" }, slack: { icon_emoji: ":rocket:" } },
+      transactionId: "t-chat-overrides",
+    });
+    expect(reply.body.data.status).toBe("processed");
+    await settledMessage(stack, "t-chat-overrides", "chat", delivered);
+    expect(receiver.received.filter((request) => request.url.startsWith("/channel-hook"))).toEqual([]);
+    const [posted, ...others] = receiver.received.filter((request) => request.url.startsWith("/payload-hook"));
+    expect(others).toEqual([]);
+    expect(JSON.parse(posted!.body)).toEqual({ text: "Deploy 3.0 done", username: "Deploy bot", icon_emoji: ":rocket:" });
+  });
+
   it("retries a 500 and ends sent, with two attempts recorded", async () => {
     answers.set("/flaky", [500]);
     await triggerTo("flaky-user", "/flaky", "t-chat-flaky");

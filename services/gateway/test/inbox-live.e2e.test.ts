@@ -116,8 +116,8 @@ describe("live Inbox events over the gateway's socket.io endpoint, with @novu/js
     const id = notificationIdOf(received);
     expect(id).toMatch(/^[0-9a-f]{24}$/);
     // Delivered as it was written, as Novu's in-app messages are.
-    const { createdAt, deliveredAt } = (received as { notification: { createdAt: string; deliveredAt: string[] } }).notification;
-    expect(deliveredAt).toEqual([createdAt]);
+    const { notification } = received as Extract<Heard, { event: "notification_received" }>;
+    expect(notification.deliveredAt).toEqual([notification.createdAt]);
     expect(after).toEqual(counts(1, 1));
     // What the client lists is the notification it was told about.
     const listed = await ada.novu.notifications.list();

@@ -95,10 +95,17 @@ function attachmentsOf(payload: JsonObject): deliveriesV1.Attachment[] {
 }
 
 /** A channel's overrides as Novu merges them: the trigger's `overrides.<channel>`, and over it those named after the integration's provider. */
-const providerOverrides = (message: NewMessage, context: RunContext, channel: "email" | "sms"): Record<string, unknown> => ({
+const providerOverrides = (message: NewMessage, context: RunContext, channel: "email" | "sms" | "chat"): Record<string, unknown> => ({
   ...objectAt(context.overrides, channel),
   ...(message.providerId ? objectAt(context.overrides, message.providerId) : {}),
 });
+
+/** What a chat provider is handed of the overrides (Novu's customData): all but the integration they chose. */
+function chatCustomData(message: NewMessage, context: RunContext): { customData?: JsonObject } {
+  const { integrationIdentifier: _chosen, ...customData } = providerOverrides(message, context, "chat");
+  // Overrides came as JSON, so whatever they hold is JSON.
+  return Object.keys(customData).length > 0 ? { customData: customData as JsonObject } : {};
+}
 
 /** Header names a mail's own fields set: an override adds headers, it does not replace these. */
 const MAIL_FIELD_HEADERS = new Set([
@@ -337,7 +344,9 @@ export async function composeMessages(step: workflowsV1.Step, context: RunContex
     if (channel === Channel.CHAT) {
       const isWhatsApp = integration.providerId === "whatsapp-business";
       const phone = context.subscriber.phone;
-      if (isWhatsApp ? !phone : !credentials?.webhookUrl) {
+      // As Novu picks it: a webhookUrl in the payload goes before the subscriber's channel's.
+      const webhookUrl = optionalString(context.payload["webhookUrl"]) ?? credentials?.webhookUrl;
+      if (isWhatsApp ? !phone : !webhookUrl) {
         composed.push(
           settle(
             perChannel,
@@ -348,23 +357,28 @@ export async function composeMessages(step: workflowsV1.Step, context: RunContex
         );
         continue;
       }
-      if (credentials?.webhookUrl) perChannel.directWebhookUrl = credentials.webhookUrl;
+      if (webhookUrl) perChannel.directWebhookUrl = webhookUrl;
       const content = create(deliveriesV1.ChatContentSchema, {
         content: textOf(perChannel),
-        ...(credentials?.webhookUrl ? { webhookUrl: credentials.webhookUrl } : {}),
+        ...(webhookUrl ? { webhookUrl } : {}),
         ...(credentials?.channel ? { channel: credentials.channel } : {}),
         ...(isWhatsApp && phone ? { phone } : {}),
+        ...chatCustomData(perChannel, context),
       });
       composed.push({ message: perChannel, delivery: { integration, content: { case: "chat", value: content } } });
     } else {
-      if (!credentials || credentials.deviceTokens.length === 0) continue; // Novu skips a push channel without tokens
-      perChannel.deviceTokens = [...credentials.deviceTokens];
+      const overrides = objectAt(context.overrides, integration.providerId) as JsonObject;
+      // As Novu sends them: the provider's overrides may name the devices instead of the subscriber's tokens.
+      const named = strings(overrides["deviceTokens"]);
+      const tokens = named.length > 0 ? named : (credentials?.deviceTokens ?? []);
+      if (tokens.length === 0) continue; // Novu skips a push channel without tokens
+      perChannel.deviceTokens = [...tokens];
       const content = create(deliveriesV1.PushContentSchema, {
         tokens: perChannel.deviceTokens,
         title: perChannel.title ?? "",
         content: textOf(perChannel),
         payload: context.payload,
-        overrides: objectAt(context.overrides, integration.providerId) as JsonObject,
+        overrides,
         channelIntegrationId: settings.integrationId,
         ...(context.subscriber.email ? { subscriberEmail: context.subscriber.email } : {}),
         ...(context.subscriber.phone ? { subscriberPhone: context.subscriber.phone } : {}),
@@ -429,7 +443,7 @@ async function endpointMessages(message: NewMessage, context: RunContext, identi
       continue;
     }
     if ("webhookUrl" in target && target.webhookUrl) perEndpoint.directWebhookUrl = target.webhookUrl;
-    const content = create(deliveriesV1.ChatContentSchema, { content: textOf(perEndpoint), ...target });
+    const content = create(deliveriesV1.ChatContentSchema, { content: textOf(perEndpoint), ...target, ...chatCustomData(perEndpoint, context) });
     composed.push({ message: perEndpoint, delivery: { integration, content: { case: "chat", value: content } } });
   }
   return composed;

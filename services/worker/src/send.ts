@@ -275,6 +275,7 @@ function messageFor(job: deliveriesV1.DeliveryJob): MessageByChannel[DeliveryCha
         teamId: content.value.teamId,
         content: content.value.content,
         title: content.value.title,
+        customData: content.value.customData,
       };
     case "push":
       return {

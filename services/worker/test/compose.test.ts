@@ -137,3 +137,36 @@ describe("composeMessages for email and SMS steps, with the trigger's overrides"
     expect(plain!.delivery!.content).toMatchObject({ case: "sms", value: { to: "+15550001", content: "Your code" } });
   });
 });
+
+describe("composeMessages with the trigger's chat and push overrides", () => {
+  it("hands chat providers the chat overrides, the provider's over the channel's, and takes a payload webhookUrl first, as Novu does", async () => {
+    const context = contextFor([{ providerId: "slack", integrationId: "i-slack", webhookUrl: "https://hooks.example/slack" }]);
+    context.payload = { webhookUrl: "https://hooks.example/from-payload" };
+    context.overrides = { chat: { integrationIdentifier: "slack", username: "bot", icon_emoji: ":x:" }, slack: { icon_emoji: ":rocket:" } };
+    const [composed] = await composeMessages(chatStep, context);
+    expect(composed!.message.directWebhookUrl).toBe("https://hooks.example/from-payload");
+    expect(composed!.delivery!.content).toMatchObject({
+      case: "chat",
+      value: { webhookUrl: "https://hooks.example/from-payload", customData: { username: "bot", icon_emoji: ":rocket:" } },
+    });
+  });
+
+  it("sends a push to the devices the provider's overrides name instead of the subscriber's tokens", async () => {
+    const push = create(integrationsV1.IntegrationSchema, { id: "i-fcm", providerId: "fcm", identifier: "fcm", channel: "push", active: true });
+    const context = contextFor([]);
+    context.subscriber.channels = [
+      create(subscribersV1.ChannelSettingsSchema, { providerId: "fcm", integrationId: "i-fcm", credentials: { deviceTokens: ["own"] } }),
+    ];
+    context.integrationById = async (id) => (id === "i-fcm" ? push : undefined);
+    const pushStep = create(workflowsV1.StepSchema, {
+      id: "push-step",
+      template: { type: StepType.PUSH, title: "Hi", content: { case: "text", value: "Hello" } },
+    });
+    const [own] = await composeMessages(pushStep, context);
+    expect(own!.delivery!.content).toMatchObject({ case: "push", value: { tokens: ["own"] } });
+    context.overrides = { fcm: { deviceTokens: ["named-1", "named-2"] } };
+    const [named] = await composeMessages(pushStep, context);
+    expect(named!.message.deviceTokens).toEqual(["named-1", "named-2"]);
+    expect(named!.delivery!.content).toMatchObject({ case: "push", value: { tokens: ["named-1", "named-2"] } });
+  });
+});

@@ -6,7 +6,8 @@ import { channelSetting } from "./subscriber.js";
 const ID = "discord";
 
 /**
- * A Discord webhook: `content`, and `embeds` when the step has provider-native blocks. `wait=true`
+ * A Discord webhook: `content`, `embeds` when the step has provider-native blocks, and the
+ * trigger's chat overrides. `wait=true`
  * makes Discord answer the created message, whose id is the send's id.
  */
 export const discord: ProviderFactory = (): Provider<"chat"> => ({
@@ -17,7 +18,12 @@ export const discord: ProviderFactory = (): Provider<"chat"> => ({
   async send(message, { http }) {
     const url = new URL(channelSetting(ID, message, "webhookUrl"));
     url.searchParams.set("wait", "true");
-    const response = await postJsonResponse(ID, http, url.toString(), { content: message.content, ...(message.blocks ? { embeds: message.blocks } : {}) });
+    // The trigger's chat overrides go into the message as Novu adds them (username, avatar_url, embeds, …).
+    const response = await postJsonResponse(ID, http, url.toString(), {
+      content: message.content,
+      ...(message.blocks ? { embeds: message.blocks } : {}),
+      ...message.customData,
+    });
     return { id: parseJson<{ id?: string }>(response.text).id };
   },
 });

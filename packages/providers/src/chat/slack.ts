@@ -20,7 +20,8 @@ export const slack: ProviderFactory = (): Provider<"chat"> => ({
   // Neither API takes an idempotency key.
   idempotent: false,
   async send(message, { http, credentials }) {
-    const body = { text: message.content, ...(message.blocks ? { blocks: message.blocks } : {}) };
+    // The trigger's chat overrides go into the message as Novu adds them (username, icon_emoji, thread_ts, blocks, …).
+    const body = { text: message.content, ...(message.blocks ? { blocks: message.blocks } : {}), ...message.customData };
     if (message.conversation !== undefined) return postMessage(http, credentials, message, body);
     const url = channelSetting(ID, message, "webhookUrl");
     const response = await postJsonResponse(ID, http, url, body);
@@ -36,7 +37,8 @@ async function postMessage(http: OutboundHttp, credentials: ProviderCredentials,
     ID,
     http,
     url,
-    { channel: message.conversation, ...body },
+    // The endpoint, not the overrides, says where the message goes.
+    { ...body, channel: message.conversation },
     { authorization: `Bearer ${message.accessToken}`, "content-type": "application/json; charset=utf-8" },
   );
   if (reply.ok !== true) {

@@ -1,7 +1,7 @@
 import { expectOk, parseJson, trimSlash } from "../http.js";
 import type { ProviderFactory } from "../registry.js";
 import { requireSetting } from "../settings.js";
-import { ProviderError, type Provider } from "../types.js";
+import { ProviderError, type ChatMessage, type Provider } from "../types.js";
 import { channelSetting } from "./subscriber.js";
 
 const ID = "whatsapp-business";
@@ -20,7 +20,23 @@ interface GraphAnswer {
   error?: { code?: number; message?: string };
 }
 
-/** The WhatsApp Cloud API: a text message to the subscriber's phone from the integration's business number. */
+/** The kinds of message the Cloud API sends besides text, in the order Novu looks for them among the overrides. */
+const MESSAGE_TYPES = ["template", "interactive", "image", "document", "video", "audio", "location", "contacts", "sticker"] as const;
+
+/**
+ * The message as Novu builds it from the trigger's chat overrides: the first kind they name (a
+ * `template`, needed outside the customer-service window, an `interactive` message, media, …)
+ * with their object for it; else text, the step's content unless `text.body` says otherwise.
+ */
+function messageOf(message: ChatMessage) {
+  const overrides = message.customData ?? {};
+  const type = MESSAGE_TYPES.find((candidate) => Object.hasOwn(overrides, candidate));
+  if (type) return { type, [type]: overrides[type] };
+  const text = overrides["text"] !== null && typeof overrides["text"] === "object" ? (overrides["text"] as Record<string, unknown>) : {};
+  return { type: "text", text: { body: typeof text["body"] === "string" ? text["body"] : message.content, preview_url: text["preview_url"] === true } };
+}
+
+/** The WhatsApp Cloud API: a message to the subscriber's phone from the integration's business number. */
 export const whatsappBusiness: ProviderFactory = (): Provider<"chat"> => ({
   id: ID,
   channel: "chat",
@@ -32,7 +48,7 @@ export const whatsappBusiness: ProviderFactory = (): Provider<"chat"> => ({
     const to = channelSetting(ID, message, "phone");
     const base = trimSlash(credentials.baseUrl ?? "https://graph.facebook.com");
     const url = `${base}/${GRAPH_VERSION}/${encodeURIComponent(phoneNumberId)}/messages`;
-    const body = { messaging_product: "whatsapp", recipient_type: "individual", to, type: "text", text: { body: message.content, preview_url: false } };
+    const body = { messaging_product: "whatsapp", recipient_type: "individual", to, ...messageOf(message) };
     const response = await http.request(url, {
       method: "POST",
       headers: { "content-type": "application/json", authorization: `Bearer ${token}` },

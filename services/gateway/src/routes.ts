@@ -1032,7 +1032,10 @@ export const routes: Route[] = [
     path: "/v2/workflows",
     response: workflowV2PageResponse,
     query: listWorkflowsV2Query,
-    handle: async ({ query, clients, call }) => workflowV2PageToJson(await clients.workflows.listWorkflows(listWorkflowsV2RequestOf(query), call)),
+    handle: async ({ query, clients, call }) => {
+      const request = listWorkflowsV2RequestOf(query);
+      return workflowV2PageToJson(request ? await clients.workflows.listWorkflows(request, call) : { workflows: [], totalCount: 0 });
+    },
   }),
   route({
     method: "GET",

@@ -79,6 +79,14 @@ describe("/v2/workflows through @novu/api 3.19.1", () => {
       "orders-v2",
     );
     expect(updated.result).toMatchObject({ name: "Orders v2 (renamed)", severity: "low", workflowId: "orders-v2" });
+    // A workflowId in the body does not rename the trigger identifier, as in Novu.
+    const put = await stack.request<Data<{ workflowId: string }>>("PUT", "/v2/workflows/orders-v2", {
+      name: "Orders v2 (renamed)",
+      workflowId: "elsewhere",
+      steps: updated.result.steps.map((one) => ({ id: one.id, name: one.name, type: one.type, controlValues: one.controlValues })),
+    });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    expect(put.body.data.workflowId).toBe("orders-v2");
     expect(updated.result.steps).toHaveLength(1);
     expect(updated.result.steps[0]!.id).toBe(workflow.steps[0]!.id);
     expect(updated.result.steps[0]!.controlValues).toMatchObject({ body: "Changed {{payload.order}}" });
@@ -98,6 +106,8 @@ describe("/v2/workflows through @novu/api 3.19.1", () => {
     expect(listed.result.totalCount).toBe(1);
     expect((await novu.workflows.list({ query: "orders-v2" })).result.workflows.map((one) => one.workflowId)).toEqual(["orders-v2"]);
     expect((await novu.workflows.list({ tags: ["v2"], status: ["INACTIVE"] })).result.totalCount).toBe(1);
+    // No workflow is in error.
+    expect((await novu.workflows.list({ status: ["ERROR"] })).result).toMatchObject({ workflows: [], totalCount: 0 });
     expect((await novu.workflows.list({ tags: ["v2"], status: ["ACTIVE"] })).result.totalCount).toBe(0);
 
     await novu.workflows.delete("orders-v2");
@@ -119,10 +129,12 @@ describe("/v2/workflows through @novu/api 3.19.1", () => {
 
   it("refuses bad input with a 4xx JSON error and changes nothing", async () => {
     await novu.workflows.create({ name: "Guarded", workflowId: "guarded", steps: [inAppStep] });
-    const before = await stack.request("GET", "/v2/workflows/guarded");
+    const before = await stack.request<Data<{ _id: string }>>("GET", "/v2/workflows/guarded");
 
-    const duplicate = await failureOf(novu.workflows.create({ name: "Again", workflowId: "guarded", steps: [] }, undefined, once));
-    expect(duplicate.statusCode).toBe(409);
+    // A taken workflowId is suffixed, as Novu's create does, not refused (a 409 has the SDK retry for an hour).
+    const again = await novu.workflows.create({ name: "Again", workflowId: "guarded", steps: [] });
+    expect(again.result.workflowId).toMatch(/^guarded-[0-9a-z]+$/);
+    expect(again.result.id).not.toBe(before.body.data._id);
 
     const bad: [string, string, unknown][] = [
       ["POST", "/v2/workflows", { name: "No id", steps: [] }],

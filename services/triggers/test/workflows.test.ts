@@ -267,10 +267,13 @@ describe("Novu v2's fields", () => {
     expect(v1.preferenceSettings).toMatchObject({ email: false, sms: true, inApp: true });
   });
 
-  it("refuses a taken identifier, a payload schema ajv cannot compile and a stepId given twice", async () => {
+  it("suffixes a taken identifier as Novu's create does, and refuses a payload schema ajv cannot compile and a stepId given twice", async () => {
     const call = newCall();
     await client.createWorkflow({ name: "One", identifier: "taken" }, call);
-    expect((await rpcError(client.createWorkflow({ name: "Two", identifier: "taken" }, call))).code).toBe(Code.AlreadyExists);
+    const suffixed = (await client.createWorkflow({ name: "Two", identifier: "taken" }, call)).identifier;
+    expect(suffixed).toMatch(/^taken-[0-9a-z]+$/);
+    // A copy into another environment must keep its identifier: it is refused instead.
+    expect((await rpcError(client.createWorkflow({ name: "Copy", identifier: "taken", exactIdentifier: true }, call))).code).toBe(Code.AlreadyExists);
     const badSchema = await rpcError(client.createWorkflow({ name: "Three", payloadSchema: { type: "not-a-type" } }, call));
     expect(Object.keys(fieldErrorsOf(badSchema) ?? {})).toEqual(["payloadSchema"]);
     const twice = await rpcError(
@@ -287,7 +290,7 @@ describe("Novu v2's fields", () => {
     );
     expect(Object.keys(fieldErrorsOf(twice) ?? {})).toEqual(["steps[1].stepId"]);
     const { workflows } = await client.listWorkflows({ limit: 10 }, call);
-    expect(workflows.map((one) => one.identifier)).toEqual(["taken"]);
+    expect(workflows.map((one) => one.identifier).sort()).toEqual(["taken", suffixed]);
   });
 
   it("derives stepIds from step names, numbering the ones taken", async () => {
@@ -296,5 +299,47 @@ describe("Novu v2's fields", () => {
       newCall(),
     );
     expect(workflow.steps.map((one) => one.stepId)).toEqual(["hello-world", "hello-world-2", "in-app"]);
+    // A numbered id that another step already has is numbered again.
+    const crowded = await client.createWorkflow(
+      {
+        name: "Crowded",
+        steps: [
+          { ...inApp("a"), name: "x" },
+          { ...inApp("b"), name: "x-3" },
+          { ...inApp("c"), name: "x" },
+        ],
+      },
+      newCall(),
+    );
+    expect(crowded.steps.map((one) => one.stepId)).toEqual(["x", "x-3", "x-3-2"]);
+  });
+
+  it("keeps a kept step's stepId through a rename and a stepId given in the update, as Novu does", async () => {
+    const call = newCall();
+    const workflow = await client.createWorkflow(
+      {
+        name: "Kept ids",
+        steps: [
+          { ...inApp("a"), name: "Welcome" },
+          { ...inApp("b"), name: "Reminder" },
+        ],
+      },
+      call,
+    );
+    const [welcome, reminder] = workflow.steps;
+    const updated = await client.updateWorkflow(
+      {
+        workflowId: workflow.identifier,
+        steps: {
+          steps: [
+            { ...inApp("b"), name: "Welcome", id: reminder!.id },
+            { ...inApp("a"), name: "Greeting", id: welcome!.id, stepId: "greeting" },
+            { ...inApp("c"), name: "Welcome" },
+          ],
+        },
+      },
+      call,
+    );
+    expect(updated.steps.map((one) => one.stepId)).toEqual(["reminder", "welcome", "welcome-3"]);
   });
 });

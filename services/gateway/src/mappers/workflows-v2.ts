@@ -154,7 +154,11 @@ export const createWorkflowV2Body = z.object({
   severity: severity.optional(),
 });
 
-/** PUT /v2/workflows/{workflowId} (UpdateWorkflowDto): the workflow as a whole; a new workflowId renames its trigger identifier. */
+/**
+ * PUT /v2/workflows/{workflowId} (UpdateWorkflowDto): the workflow as a whole. A workflowId in the
+ * body is read but not applied, as Novu's update does: renaming the trigger identifier there would
+ * break every trigger naming the old one.
+ */
 export const updateWorkflowV2Body = createWorkflowV2Body.extend({
   workflowId: workflowIdField.optional(),
   steps: list("steps", step, MAX_STEPS),
@@ -194,10 +198,13 @@ export const listWorkflowsV2Query = z.object({
   orderBy: oneOf("orderBy", ["createdAt"]).default("createdAt"),
 });
 
-export function listWorkflowsV2RequestOf(query: z.output<typeof listWorkflowsV2Query>): MessageInitShape<typeof workflowsV1.ListWorkflowsRequestSchema> {
-  // No workflow is in ERROR here, so a status filter is whether ACTIVE, INACTIVE or both are asked for.
+/** The list call for the query; undefined when it can match nothing (only ERROR asked for: no workflow here is in error). */
+export function listWorkflowsV2RequestOf(
+  query: z.output<typeof listWorkflowsV2Query>,
+): MessageInitShape<typeof workflowsV1.ListWorkflowsRequestSchema> | undefined {
   const statuses = new Set(query.status ?? ["ACTIVE", "INACTIVE"]);
-  const onlyActive = statuses.has("ACTIVE") === statuses.has("INACTIVE") ? undefined : statuses.has("ACTIVE");
+  if (!statuses.has("ACTIVE") && !statuses.has("INACTIVE")) return undefined;
+  const onlyActive = statuses.has("ACTIVE") && statuses.has("INACTIVE") ? undefined : statuses.has("ACTIVE");
   return {
     offset: query.offset,
     limit: query.limit,
@@ -370,7 +377,6 @@ export function updateWorkflowV2RequestOf(
     workflowId,
     active: body.active,
     steps: { steps: body.steps.map(stepInit) },
-    ...(body.workflowId !== undefined ? { identifier: body.workflowId } : {}),
     ...(body.tags ? { tags: { tags: body.tags } } : {}),
     ...(body.payloadSchema !== undefined ? { payloadSchema: schemaInit(body.payloadSchema) } : {}),
   };
@@ -432,7 +438,7 @@ export function syncedWorkflowOf(
     templateEngine: source.templateEngine,
   };
   return {
-    create: { ...common, ...preferences, identifier: source.identifier, tags: source.tags, steps },
+    create: { ...common, ...preferences, identifier: source.identifier, exactIdentifier: true, tags: source.tags, steps },
     update: { ...common, ...preferences, workflowId: target?.id ?? source.identifier, tags: { tags: source.tags }, steps: { steps } },
   };
 }
@@ -642,7 +648,7 @@ export function workflowV2ToJson(workflow: workflowsV1.Workflow) {
 }
 
 /** Novu's ListWorkflowResponse: summaries and the total. */
-export function workflowV2PageToJson(reply: workflowsV1.ListWorkflowsResponse) {
+export function workflowV2PageToJson(reply: Pick<workflowsV1.ListWorkflowsResponse, "workflows" | "totalCount">) {
   return {
     workflows: reply.workflows.map((workflow) => ({
       _id: workflow.id,

@@ -237,15 +237,17 @@ export function createWorkflowService({ pool }: Pick<RouteDeps, "pool">): Servic
           creatorId: scope.organizationId,
           columns: { ...columns, trigger_identifier: identifier },
         });
-      if (request.identifier !== undefined) {
-        const row = await insert(request.identifier);
-        if (!row) throw alreadyExists(`Workflow with id ${request.identifier} already exists`);
+      // As Novu's create does, a taken identifier, given or derived from the name, is suffixed
+      // rather than refused (a 409 would have Novu's SDKs retry the create for an hour). The
+      // unique index decides: a taken identifier inserts nothing and we try a suffixed one.
+      const wanted = request.identifier ?? slugify(request.name).slice(0, IDENTIFIER_BASE);
+      if (request.exactIdentifier) {
+        const row = await insert(wanted);
+        if (!row) throw alreadyExists(`Workflow with id ${wanted} already exists`);
         return workflowFromRow(row);
       }
-      const base = slugify(request.name).slice(0, IDENTIFIER_BASE);
-      // The unique index decides: a taken identifier inserts nothing and we try a suffixed one.
       for (let attempt = 0; attempt < IDENTIFIER_ATTEMPTS; attempt++) {
-        const row = await insert(attempt === 0 ? base : `${base}${identifierSuffix()}`);
+        const row = await insert(attempt === 0 ? wanted : `${wanted.slice(0, IDENTIFIER_BASE)}${identifierSuffix()}`);
         if (row) return workflowFromRow(row);
       }
       throw new ConnectError("no free trigger identifier was found, retry", Code.Aborted);

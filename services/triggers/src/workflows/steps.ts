@@ -6,23 +6,24 @@ import { slugify } from "./slug.js";
 
 /** Ids of the steps a workflow had, so an update keeps the identity of the steps it keeps. */
 export class StepIdentities {
-  private readonly byId = new Map<string, string>();
+  private readonly byId = new Map<string, workflowsV1.Step>();
   private readonly idByUuid = new Map<string, string>();
   private readonly claimed = new Set<string>();
 
   constructor(previous: readonly workflowsV1.Step[] = []) {
     for (const step of previous.flatMap((one) => [one, ...one.variants])) {
-      this.byId.set(step.id, step.uuid);
+      this.byId.set(step.id, step);
       this.idByUuid.set(step.uuid, step.id);
     }
   }
 
   /** The existing step this one names by _id, else by uuid; each existing step is given out once. */
-  claim(step: workflowsV1.Step): { id: string; uuid: string } | undefined {
+  claim(step: workflowsV1.Step): { id: string; uuid: string; stepId: string | undefined } | undefined {
     const id = this.byId.has(step.id) ? step.id : this.idByUuid.get(step.uuid);
     if (id === undefined || this.claimed.has(id)) return undefined;
     this.claimed.add(id);
-    return { id, uuid: step.uuid || this.byId.get(id)! };
+    const previous = this.byId.get(id)!;
+    return { id, uuid: step.uuid || previous.uuid, stepId: previous.stepId };
   }
 }
 
@@ -32,6 +33,9 @@ function identify(step: workflowsV1.Step, parentId: string | undefined, identiti
   const stored = clone(workflowsV1.StepSchema, step);
   stored.id = kept?.id ?? objectId();
   stored.uuid = kept?.uuid ?? (step.uuid || randomUUID());
+  // A step kept keeps its stepId, as in Novu: overrides.steps, steps.<stepId> in templates and
+  // reads by stepId name it, so a rename or a stepId in the update does not change it.
+  if (kept?.stepId) stored.stepId = kept.stepId;
   stored.active = step.active ?? true;
   if (parentId === undefined) delete stored.parentId;
   else stored.parentId = parentId;
@@ -74,8 +78,9 @@ export function feedReferences(steps: readonly workflowsV1.Step[]): { path: stri
 }
 
 /**
- * Gives every step Novu v2's stepId: the one given, else its slugified name (with its position
- * appended when that is taken). A given stepId that repeats is an error of that step.
+ * Gives every step Novu v2's stepId: the one it has (kept or given), else its slugified name, with
+ * its position and then a count appended while that is taken. A stepId that repeats is an error
+ * of that step.
  */
 export function assignStepIds(steps: workflowsV1.Step[]): FieldErrors {
   const errors: FieldErrors = {};
@@ -88,8 +93,11 @@ export function assignStepIds(steps: workflowsV1.Step[]): FieldErrors {
       return;
     }
     const derived = slugify(step.name ?? stepTypeName(step.template?.type ?? StepType.UNSPECIFIED) ?? "step");
-    step.stepId = taken.has(derived) || given.has(derived) ? `${derived}-${index + 1}` : derived;
-    taken.add(step.stepId);
+    const free = (candidate: string) => !taken.has(candidate) && !given.has(candidate);
+    let stepId = free(derived) ? derived : `${derived}-${index + 1}`;
+    for (let count = 2; !free(stepId); count += 1) stepId = `${derived}-${index + 1}-${count}`;
+    step.stepId = stepId;
+    taken.add(stepId);
   });
   return errors;
 }

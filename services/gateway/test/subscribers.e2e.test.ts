@@ -159,6 +159,21 @@ describe("subscribers", () => {
     expect(back.body.data.map((s) => s.subscriberId)).toEqual(["p4"]);
     expect(back.body.previous).toBeNull();
     expect(back.body.next).toBe(back.body.data[0]._id);
+    // Both cursors at once: a 400, as Novu answers it.
+    expect((await stack.request("GET", `/v2/subscribers?after=${newest.body.next}&before=${newest.body.next}`, undefined, as)).status).toBe(400);
+  });
+
+  it("searches emails and phones by a part of them in any case, as Novu does; the subscriberId exactly", async () => {
+    await stack.request("POST", "/v2/subscribers", { subscriberId: "search-ada", email: "Ada.Lovelace@Analytical.test", phone: "+15550101234" });
+    await stack.request("POST", "/v2/subscribers", { subscriberId: "search-bob", email: "bob@other.test", phone: "+15550109999" });
+    const ids = async (query: string) =>
+      ((await stack.request("GET", `/v2/subscribers?${query}`)).body.data as { subscriberId: string }[]).map((one) => one.subscriberId).sort();
+    expect(await ids("email=analytical.TEST")).toEqual(["search-ada"]);
+    expect(await ids(`phone=${encodeURIComponent("555010")}`)).toEqual(["search-ada", "search-bob"]);
+    expect(await ids(`phone=${encodeURIComponent("0101")}`)).toEqual(["search-ada"]);
+    // A LIKE wildcard is a character like any other.
+    expect(await ids("email=%25")).toEqual([]);
+    expect(await ids("subscriberId=search")).toEqual([]);
   });
 });
 

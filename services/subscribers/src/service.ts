@@ -7,6 +7,7 @@ import {
   fieldErrorsOf,
   holdsNul,
   invalidArgument,
+  failedPrecondition,
   invalidField,
   keysetPage,
   objectId,
@@ -261,8 +262,9 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
     async searchSubscribers(request, context) {
       const scope = scopeOf(context);
       const limit = pageSize(request.limit);
+      // 400, as Novu and the other keyset reads answer it.
       if (request.after !== undefined && request.before !== undefined) {
-        throw invalidField("after", "after and before cannot be used together", request.after);
+        throw failedPrecondition("Cannot specify both 'after' and 'before' cursors at the same time");
       }
       const descending = request.direction !== SortDirection.ASC;
       const backwards = request.before !== undefined;

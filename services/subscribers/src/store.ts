@@ -232,22 +232,25 @@ export async function selectSubscriberPage(db: Queryable, environmentId: string,
 }
 
 export interface SearchFilters {
+  /** Case-insensitive match on a part of the email. */
   email?: string;
+  /** Case-insensitive match on a part of the phone. */
   phone?: string;
   subscriberId?: string;
   /** Case-insensitive match on the first name, last name or both. */
   name?: string;
 }
 
+// As Novu searches: email and phone by case-insensitive substring, the subscriber id exactly.
 const FILTER_CONDITIONS = (first: number) => `
-        AND ($${first}::text IS NULL OR email = $${first})
-        AND ($${first + 1}::text IS NULL OR phone = $${first + 1})
+        AND ($${first}::text IS NULL OR email ILIKE '%' || $${first} || '%')
+        AND ($${first + 1}::text IS NULL OR phone ILIKE '%' || $${first + 1} || '%')
         AND ($${first + 2}::text IS NULL OR subscriber_id = $${first + 2})
         AND ($${first + 3}::text IS NULL OR concat_ws(' ', first_name, last_name) ILIKE '%' || $${first + 3} || '%')`;
 
 const filterValues = (filters: SearchFilters) => [
-  filters.email ?? null,
-  filters.phone ?? null,
+  filters.email === undefined ? null : escapeLike(filters.email),
+  filters.phone === undefined ? null : escapeLike(filters.phone),
   filters.subscriberId ?? null,
   filters.name === undefined ? null : escapeLike(filters.name),
 ];

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startStack, type Stack } from "./stack.js";
+import { startStack, type Data, type Stack } from "./stack.js";
 
 let stack: Stack;
 beforeAll(async () => {
@@ -167,7 +167,7 @@ describe("subscribers", () => {
     await stack.request("POST", "/v2/subscribers", { subscriberId: "search-ada", email: "Ada.Lovelace@Analytical.test", phone: "+15550101234" });
     await stack.request("POST", "/v2/subscribers", { subscriberId: "search-bob", email: "bob@other.test", phone: "+15550109999" });
     const ids = async (query: string) =>
-      ((await stack.request("GET", `/v2/subscribers?${query}`)).body.data as { subscriberId: string }[]).map((one) => one.subscriberId).sort();
+      (await stack.request<Data<{ subscriberId: string }[]>>("GET", `/v2/subscribers?${query}`)).body.data.map((one) => one.subscriberId).sort();
     expect(await ids("email=analytical.TEST")).toEqual(["search-ada"]);
     expect(await ids(`phone=${encodeURIComponent("555010")}`)).toEqual(["search-ada", "search-bob"]);
     expect(await ids(`phone=${encodeURIComponent("0101")}`)).toEqual(["search-ada"]);

@@ -7,9 +7,9 @@ import {
   fieldErrorsOf,
   holdsNul,
   invalidArgument,
-  failedPrecondition,
   invalidField,
   keysetPage,
+  keysetRead,
   objectId,
   readOffsetPage,
   scopeOf,
@@ -35,6 +35,7 @@ const { SortDirection } = commonV1;
 export const COUNT_CAP = 10_000;
 /** The gateway caps public pages at 100; internal callers (the worker's fan-out) page by up to 1000. */
 export const MAX_PAGE_SIZE = 1000;
+const DEFAULT_PAGE_SIZE = 10;
 export const MAX_BATCH = 1000;
 /** Values of each list MatchSubscribers takes. */
 export const MAX_MATCH_VALUES = 100;
@@ -63,7 +64,7 @@ function channelFailure(index: number, error: ConnectError): ConnectError {
 
 function pageSize(limit: number): number {
   if (limit < 0 || limit > MAX_PAGE_SIZE) throw invalidField("limit", `limit must be between 1 and ${MAX_PAGE_SIZE}`, limit);
-  return limit === 0 ? 10 : limit;
+  return limit === 0 ? DEFAULT_PAGE_SIZE : limit;
 }
 
 export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImpl<typeof subscribersV1.SubscriberService> {
@@ -261,13 +262,10 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
 
     async searchSubscribers(request, context) {
       const scope = scopeOf(context);
-      const limit = pageSize(request.limit);
-      // 400, as Novu and the other keyset reads answer it.
-      if (request.after !== undefined && request.before !== undefined) {
-        throw failedPrecondition("Cannot specify both 'after' and 'before' cursors at the same time");
-      }
-      const descending = request.direction !== SortDirection.ASC;
-      const backwards = request.before !== undefined;
+      const { limit, cursor, towardsLower } = keysetRead(
+        { ...request, descending: request.direction !== SortDirection.ASC },
+        { fallback: DEFAULT_PAGE_SIZE, max: MAX_PAGE_SIZE },
+      );
       const filters: store.SearchFilters = {
         ...(request.email !== undefined ? { email: request.email } : {}),
         ...(request.phone !== undefined ? { phone: request.phone } : {}),
@@ -275,12 +273,7 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
         ...(request.name !== undefined ? { name: request.name } : {}),
       };
       const [fetched, totalCount] = await Promise.all([
-        store.selectSubscriberKeysetPage(pool, scope.environmentId, {
-          cursor: request.after ?? request.before,
-          towardsLower: descending !== backwards,
-          limit,
-          filters,
-        }),
+        store.selectSubscriberKeysetPage(pool, scope.environmentId, { cursor, towardsLower, limit, filters }),
         store.countSubscribers(pool, scope.environmentId, COUNT_CAP, filters),
       ]);
       const { page, cursors } = keysetPage(fetched, limit, request);

@@ -129,10 +129,9 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
  * would start a header of the caller's choosing), under names that are tokens and not the mail's
  * own fields. Others are left out.
  */
-function extraHeadersOf(value: unknown): Record<string, string> {
-  if (value === null || typeof value !== "object" || Array.isArray(value)) return {};
+function extraHeadersOf(overrides: Record<string, unknown>): Record<string, string> {
   return Object.fromEntries(
-    Object.entries(value).filter(
+    Object.entries(objectAt(overrides, "headers")).filter(
       (entry): entry is [string, string] =>
         typeof entry[1] === "string" && HEADER_NAME.test(entry[0]) && !MAIL_FIELD_HEADERS.has(entry[0].toLowerCase()) && !/[\r\n\0]/.test(entry[1]),
     ),
@@ -171,7 +170,7 @@ function emailContent(message: NewMessage, context: RunContext): deliveriesV1.De
       ...(from ? { from } : {}),
       ...(senderName ? { senderName } : {}),
       ...(replyTo ? { replyTo } : {}),
-      headers: extraHeadersOf(overrides["headers"]),
+      headers: extraHeadersOf(overrides),
       ...(Object.keys(customData).length > 0 ? { customData } : {}),
       ...(ipPoolName ? { ipPoolName } : {}),
     }),

@@ -1,5 +1,6 @@
 import { expectOk, parseJson, trimSlash } from "../http.js";
 import type { ProviderFactory } from "../registry.js";
+import { objectOf } from "../overrides.js";
 import { requireSetting } from "../settings.js";
 import { ProviderError, type ChatMessage, type Provider } from "../types.js";
 import { channelSetting } from "./subscriber.js";
@@ -32,7 +33,7 @@ function messageOf(message: ChatMessage) {
   const overrides = message.customData ?? {};
   const type = MESSAGE_TYPES.find((candidate) => Object.hasOwn(overrides, candidate));
   if (type) return { type, [type]: overrides[type] };
-  const text = overrides["text"] !== null && typeof overrides["text"] === "object" ? (overrides["text"] as Record<string, unknown>) : {};
+  const text = objectOf(overrides["text"]) ?? {};
   return { type: "text", text: { body: typeof text["body"] === "string" ? text["body"] : message.content, preview_url: text["preview_url"] === true } };
 }
 

@@ -1,6 +1,7 @@
 import { postJson, trimSlash } from "../http.js";
 import type { ProviderFactory } from "../registry.js";
 import { missingSetting, type EmailMessage, type Provider, type SendContext } from "../types.js";
+import { objectOf } from "../overrides.js";
 import { base64Of, extraHeaders, senderOf } from "./sender.js";
 
 const BASE_URL = "https://api.brevo.com";
@@ -36,7 +37,7 @@ function createBrevo(id: string): Provider<"email"> {
         headers: extraHeaders(message),
         // Brevo's template ids are numbers; one written as a string of digits is read as one, anything else is Brevo's to refuse.
         templateId: typeof templateId === "string" && /^\d+$/.test(templateId) ? Number(templateId) : templateId,
-        params: templateParams !== null && typeof templateParams === "object" && !Array.isArray(templateParams) ? templateParams : undefined,
+        params: objectOf(templateParams),
       },
       { accept: "application/json", "api-key": credentials.apiKey },
     );

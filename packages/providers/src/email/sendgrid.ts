@@ -9,6 +9,7 @@ import {
   type SendContext,
   type WebhookSetupContext,
 } from "../types.js";
+import { objectOf } from "../overrides.js";
 import { base64Of, extraHeaders, senderOf } from "./sender.js";
 
 const ID = "sendgrid";
@@ -26,8 +27,7 @@ function customDataOf(message: EmailMessage) {
   const args = Object.entries(rest).map(([name, value]) => [name, typeof value === "string" ? value : JSON.stringify(value)]);
   return {
     templateId: typeof templateId === "string" && templateId ? templateId : undefined,
-    templateData:
-      dynamicTemplateData !== null && typeof dynamicTemplateData === "object" && !Array.isArray(dynamicTemplateData) ? dynamicTemplateData : undefined,
+    templateData: objectOf(dynamicTemplateData),
     customArgs: args.length > 0 ? Object.fromEntries(args) : undefined,
   };
 }

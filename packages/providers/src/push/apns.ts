@@ -15,7 +15,8 @@ import type { ProviderFactory } from "../registry.js";
 import type { PushMessage, SendContext } from "../types.js";
 import { missingSetting, ProviderError } from "../types.js";
 import { createTokenCache, fingerprint } from "../tokens.js";
-import { objectOf, providerOverrides, requireTokens, sendEachToken, stringOf, type TokenOutcome } from "./common.js";
+import { providerOverrides, requireTokens, sendEachToken, stringOf, type TokenOutcome } from "./common.js";
+import { objectOf } from "../overrides.js";
 
 const ID = "apns";
 const PRODUCTION = "https://api.push.apple.com";

@@ -65,9 +65,4 @@ export function providerOverrides(message: PushMessage): Record<string, unknown>
   return rest;
 }
 
-/** A plain object from an override value, or undefined when it is something else. */
-export function objectOf(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-}
-
 export const stringOf = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);

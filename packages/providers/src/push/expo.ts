@@ -2,7 +2,8 @@ import { postJson, trimSlash } from "../http.js";
 import type { ProviderFactory } from "../registry.js";
 import type { PushMessage, SendContext, SendResult } from "../types.js";
 import { ProviderError } from "../types.js";
-import { objectOf, providerOverrides, requireTokens, settle, type TokenOutcome } from "./common.js";
+import { providerOverrides, requireTokens, settle, type TokenOutcome } from "./common.js";
+import { objectOf } from "../overrides.js";
 
 const ID = "expo";
 const DEFAULT_BASE = "https://exp.host";

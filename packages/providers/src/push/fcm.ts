@@ -5,7 +5,8 @@ import type { ProviderFactory } from "../registry.js";
 import type { PushMessage, SendContext } from "../types.js";
 import { missingSetting, ProviderError } from "../types.js";
 import { createTokenCache, fingerprint, mintedToken } from "../tokens.js";
-import { objectOf, providerOverrides, requireTokens, sendEachToken, stringOf, type TokenOutcome } from "./common.js";
+import { providerOverrides, requireTokens, sendEachToken, stringOf, type TokenOutcome } from "./common.js";
+import { objectOf } from "../overrides.js";
 
 const ID = "fcm";
 const DEFAULT_BASE = "https://fcm.googleapis.com";

@@ -3,7 +3,8 @@ import { postJson, trimSlash } from "../http.js";
 import type { ProviderFactory } from "../registry.js";
 import type { PushMessage, SendContext, SendResult } from "../types.js";
 import { missingSetting, ProviderError } from "../types.js";
-import { objectOf, providerOverrides, requireTokens, stringOf } from "./common.js";
+import { providerOverrides, requireTokens, stringOf } from "./common.js";
+import { objectOf } from "../overrides.js";
 
 const ID = "one-signal";
 const DEFAULT_BASE = "https://api.onesignal.com";

@@ -54,6 +54,23 @@ interface Resuming {
   digestIds: string[];
 }
 
+/**
+ * Adds a subscriber's digest to the group of `key` (one job, first step and end time), made by
+ * `first` when the digest is its first: each group is resumed by the same schedules.
+ */
+function addResuming(
+  groups: Map<string, Resuming>,
+  key: string,
+  first: () => Omit<Resuming, "subscriberIds" | "digestIds">,
+  subscriberId: string,
+  digestId: string,
+): void {
+  let group = groups.get(key);
+  if (!group) groups.set(key, (group = { ...first(), subscriberIds: [], digestIds: [] }));
+  group.subscriberIds.push(subscriberId);
+  group.digestIds.push(digestId);
+}
+
 /** The schedules that resume digests' runs when they end, at most MAX_DIGEST_BATCH digests each. */
 function resumptionSchedules(groups: Iterable<Resuming>, jobSubject: string) {
   return [...groups].flatMap(({ job, fromStep, runAt, subscriberIds, digestIds }) => {
@@ -152,11 +169,13 @@ export async function digestEvents(pool: Pool, environmentId: string, request: t
     for (const item of openers) {
       const digest = digestOf.get(keyId(item.key))!;
       if (digest.trigger_id !== item.job.triggerId) continue;
-      const group = `${item.entry.job}/${item.entry.fromStep}/${item.runAt.getTime()}`;
-      const entry = groups.get(group) ?? { job: item.job, fromStep: item.entry.fromStep, runAt: item.runAt, subscriberIds: [], digestIds: [] };
-      entry.subscriberIds.push(item.key.subscriberId);
-      entry.digestIds.push(String(digest.id));
-      groups.set(group, entry);
+      addResuming(
+        groups,
+        `${item.entry.job}/${item.entry.fromStep}/${item.runAt.getTime()}`,
+        () => ({ job: item.job, fromStep: item.entry.fromStep, runAt: item.runAt }),
+        item.key.subscriberId,
+        String(digest.id),
+      );
     }
     const schedules = resumptionSchedules(groups.values(), jobSubject);
     if (schedules.length > 0) {
@@ -213,17 +232,14 @@ export async function cancelDigestsOf(tx: Queryable, environmentId: string, trig
       ended.push(row.id);
       continue;
     }
-    const group = `${row.trigger_id}/${row.from_step}/${row.run_at.getTime()}`;
-    const entry = groups.get(group) ?? {
-      job: fromBinary(TriggerJobSchema, row.job),
-      fromStep: row.from_step,
-      runAt: row.run_at,
-      subscriberIds: [],
-      digestIds: [],
-    };
-    entry.subscriberIds.push(row.subscriber_id);
-    entry.digestIds.push(row.id);
-    groups.set(group, entry);
+    const { job, from_step: fromStep, run_at: runAt } = row;
+    addResuming(
+      groups,
+      `${row.trigger_id}/${fromStep}/${runAt.getTime()}`,
+      () => ({ job: fromBinary(TriggerJobSchema, job), fromStep, runAt }),
+      row.subscriber_id,
+      row.id,
+    );
     passed.push({ digestId: row.id, triggerId: row.trigger_id });
   }
   if (ended.length > 0) await store.closeDigests(tx, environmentId, ended);

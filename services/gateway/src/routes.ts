@@ -399,11 +399,16 @@ import { keyString, parseOrThrow, queryBool } from "./validation.js";
 const getSubscriber = async ({ params, clients, call }: RouteInput<z.infer<typeof subscriberIdParam>, unknown, unknown>) =>
   subscriberToJson(await clients.batched.getSubscriber(params.subscriberId, call));
 
-/** The subscribers service makes its topic memberships end too (a job it publishes with the delete). */
-const deleteSubscriber = async ({ params, clients, call }: RouteInput<z.infer<typeof subscriberIdParam>, unknown, unknown>) => {
-  await clients.subscribers.deleteSubscriber(params, call);
-  return deletedResult;
-};
+/**
+ * The subscribers service makes its topic memberships end too, and its messages go when asked (as
+ * Novu's v2 delete does and its v1 delete does not), through a job it publishes with the delete.
+ */
+const deleteSubscriber =
+  (deleteMessages: boolean) =>
+  async ({ params, clients, call }: RouteInput<z.infer<typeof subscriberIdParam>, unknown, unknown>) => {
+    await clients.subscribers.deleteSubscriber({ subscriberId: params.subscriberId, deleteMessages }, call);
+    return deletedResult;
+  };
 
 /** Integration responses carry decrypted credentials: the idempotency cache keeps the id, and a replay reads the integration again. */
 const integrationOutcome: Sensitive<unknown, unknown, unknown, ReturnType<typeof integrationToJson>> = {
@@ -579,7 +584,7 @@ export const routes: Route[] = [
         await clients.subscribers.updateSubscriber({ subscriberId: params.subscriberId, fields: fieldsOf(body), cleared: v1Cleared(body) }, call),
       ),
   }),
-  route({ method: "DELETE", path: "/v1/subscribers/:subscriberId", params: subscriberIdParam, response: deletedResponse, handle: deleteSubscriber }),
+  route({ method: "DELETE", path: "/v1/subscribers/:subscriberId", params: subscriberIdParam, response: deletedResponse, handle: deleteSubscriber(false) }),
 
   // Subscribers (v2, as @novu/api calls them)
   route({
@@ -627,7 +632,7 @@ export const routes: Route[] = [
         await clients.subscribers.updateSubscriber({ subscriberId: params.subscriberId, fields: fieldsOf(body), cleared: v2Cleared(body) }, call),
       ),
   }),
-  route({ method: "DELETE", path: "/v2/subscribers/:subscriberId", params: subscriberIdParam, response: deletedResponse, handle: deleteSubscriber }),
+  route({ method: "DELETE", path: "/v2/subscribers/:subscriberId", params: subscriberIdParam, response: deletedResponse, handle: deleteSubscriber(true) }),
   route({
     method: "GET",
     path: "/v2/subscribers/:subscriberId/subscriptions",

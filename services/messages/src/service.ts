@@ -75,6 +75,8 @@ export const MAX_NOTIFICATION_MESSAGES = 100;
 /** The subscribers the activity feed's subscriber filters may name at once (each page reads their notifications). */
 export const MAX_MATCHED_SUBSCRIBERS = 1000;
 export const MAX_GRAPH_DAYS = 366;
+/** A deleted subscriber's messages per channel group and call: each call holds the locks of at most this many. */
+export const SUBSCRIBER_DELETE_BATCH = 2_000;
 const DAY_MS = 86_400_000;
 
 export interface MessageServiceDeps {
@@ -580,6 +582,15 @@ export function createMessageService({
       const deleted = await store.deleteTransactionMessages(pool, scope.environmentId, request.transactionId, channel);
       if (deleted === 0) throw notFound("Invalid transactionId or channel");
       return { deleted };
+    },
+
+    async deleteSubscriberMessages(request, context) {
+      const scope = scopeOf(context);
+      if (!isObjectId(request.internalSubscriberId)) {
+        throw invalidField("internalSubscriberId", "internalSubscriberId must be a subscriber id (24 hex characters)", request.internalSubscriberId);
+      }
+      const { inApp, others } = await store.deleteSubscriberMessages(pool, scope.environmentId, request.internalSubscriberId, SUBSCRIBER_DELETE_BATCH);
+      return { deleted: inApp + others, hasMore: inApp === SUBSCRIBER_DELETE_BATCH || others === SUBSCRIBER_DELETE_BATCH };
     },
 
     async recordDeliveries(request, context) {

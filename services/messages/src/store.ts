@@ -623,6 +623,36 @@ export async function deleteTransactionMessages(db: Queryable, environmentId: st
   return rowCount ?? 0;
 }
 
+/**
+ * Deletes up to `limit` of a subscriber's in-app messages and up to `limit` of its others, and
+ * answers how many went. The in-app ones are found through the feed's index; the others through
+ * the subscriber's notifications, which every message of another channel keeps (retention
+ * deletes them together), so no index on every message's subscriber is needed.
+ */
+export async function deleteSubscriberMessages(
+  db: Queryable,
+  environmentId: string,
+  subscriberId: string,
+  limit: number,
+): Promise<{ inApp: number; others: number }> {
+  const { rows } = await db.query<{ in_app: boolean; count: number }>(
+    `WITH gone AS (
+       DELETE FROM messages.messages WHERE id IN (
+         (SELECT id FROM messages.messages WHERE environment_id = $1 AND subscriber_id = $2 AND channel = 'in_app' LIMIT $3)
+         UNION ALL
+         (SELECT m.id FROM messages.notifications n
+            JOIN messages.messages m ON m.environment_id = $1 AND m.transaction_id = n.transaction_id AND m.subscriber_id = $2 AND m.channel <> 'in_app'
+           WHERE n.environment_id = $1 AND n.subscriber_id = $2
+           LIMIT $3)
+       )
+       RETURNING channel = 'in_app' AS in_app
+     )
+     SELECT in_app, count(*)::int AS count FROM gone GROUP BY in_app`,
+    [environmentId, subscriberId, limit],
+  );
+  return { inApp: rows.find((row) => row.in_app)?.count ?? 0, others: rows.find((row) => !row.in_app)?.count ?? 0 };
+}
+
 export interface AttemptRow {
   id: string;
   message_id: string;

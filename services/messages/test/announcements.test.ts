@@ -56,6 +56,9 @@ describe("announcements of changed feeds", () => {
     ]);
     expect(await announcements(() => client.markAllMessages({ subscriberId: "cy", markAs: MarkAs.SEEN }, call))).toEqual([{ environmentId, keys: ["cy"] }]);
     expect(await announcements(() => client.deleteTransactionMessages({ transactionId }, call))).toEqual([{ environmentId, keys: EVERY_KEY }]);
+    expect(await announcements(() => client.deleteSubscriberMessages({ internalSubscriberId: bob!.id, subscriberId: "bob" }, call))).toEqual([
+      { environmentId, keys: ["bob"] },
+    ]);
     // A failed write (an unknown message: NOT_FOUND) is announced too: a write may fail after its commit.
     expect(await announcements(() => client.deleteMessage({ messageId: "0".repeat(24) }, call))).toEqual([{ environmentId, keys: EVERY_KEY }]);
     // Reads announce nothing.

@@ -3,7 +3,7 @@ import { Code } from "@connectrpc/connect";
 import { commonV1, messagesV1 } from "@notify/proto";
 import { fieldErrorsOf } from "@notify/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_OFFSET } from "../src/service.js";
+import { MAX_OFFSET, SUBSCRIBER_DELETE_BATCH } from "../src/service.js";
 import { MAX_CREATE_BATCH } from "../src/validation.js";
 import {
   callAs,
@@ -464,6 +464,46 @@ describe("MessageService (in memory)", () => {
       expect(await countOne(client, { subscriberId: "ada", limit: 100 }, call)).toBe(10);
       const email = await client.listMessages({ limit: 10, channel: Channel.EMAIL, subscriberId: "ada" }, call);
       expect(email.messages[0]).toMatchObject({ read: false, seen: false });
+    });
+  });
+  describe("DeleteSubscriberMessages", () => {
+    it("deletes the subscriber's messages of every channel a batch at a time, and nobody else's", async () => {
+      const { call, subscriber, scope } = setUp();
+      const bob = subscribers.add(scope, "bob");
+      const inApp = SUBSCRIBER_DELETE_BATCH + 5;
+      await client.createMessages(
+        {
+          messages: [
+            ...Array.from({ length: inApp }, () => newMessage(subscriber)),
+            ...Array.from({ length: 3 }, () => newMessage(subscriber, { channel: Channel.EMAIL, stepId: "email" })),
+            newMessage(bob),
+            newMessage(bob, { channel: Channel.SMS, stepId: "sms" }),
+          ],
+        },
+        call,
+      );
+      const request = { internalSubscriberId: subscriber.id, subscriberId: "ada" };
+      expect(await client.deleteSubscriberMessages(request, call)).toMatchObject({ deleted: SUBSCRIBER_DELETE_BATCH + 3, hasMore: true });
+      expect(await client.deleteSubscriberMessages(request, call)).toMatchObject({ deleted: 5, hasMore: false });
+      expect(await client.deleteSubscriberMessages(request, call)).toMatchObject({ deleted: 0, hasMore: false });
+      const left = await fixture.pool.query<{ external_subscriber_id: string; channel: string }>(
+        "SELECT external_subscriber_id, channel FROM messages.messages WHERE environment_id = $1 ORDER BY channel",
+        [scope.environmentId],
+      );
+      expect(left.rows).toEqual([
+        { external_subscriber_id: "bob", channel: "in_app" },
+        { external_subscriber_id: "bob", channel: "sms" },
+      ]);
+    });
+
+    it("deletes nothing of another environment, and refuses an id no subscriber has", async () => {
+      const { call, subscriber } = setUp();
+      await client.createMessages({ messages: [newMessage(subscriber)] }, call);
+      const other = setUp();
+      expect(await client.deleteSubscriberMessages({ internalSubscriberId: subscriber.id, subscriberId: "ada" }, other.call)).toMatchObject({ deleted: 0 });
+      expect(await countOne(client, { subscriberId: "ada", limit: 10 }, call)).toBe(1);
+      const refused = await rpcError(client.deleteSubscriberMessages({ internalSubscriberId: "ada", subscriberId: "ada" }, call));
+      expect(refused.code).toBe(Code.InvalidArgument);
     });
   });
 });

@@ -159,6 +159,7 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
             environmentId: scope.environmentId,
             id,
             subscriberId: request.subscriberId,
+            deleteMessages: request.deleteMessages,
           }),
         );
         return { id };

@@ -83,6 +83,7 @@ import {
   subscriberIdParam,
   subscriberToJson,
   updateSubscriberBody,
+  updateSubscriberV1Body,
   v1Cleared,
   v2Cleared,
   bulkCreatedResponse,
@@ -578,11 +579,17 @@ export const routes: Route[] = [
     path: "/v1/subscribers/:subscriberId",
     response: subscriberResponse,
     params: subscriberIdParam,
-    body: updateSubscriberBody,
-    handle: async ({ params, body, clients, call }) =>
-      subscriberToJson(
-        await clients.subscribers.updateSubscriber({ subscriberId: params.subscriberId, fields: fieldsOf(body), cleared: v1Cleared(body) }, call),
-      ),
+    body: updateSubscriberV1Body,
+    handle: async ({ params, body, clients, call }) => {
+      const { channels, ...profile } = body;
+      const request = {
+        subscriberId: params.subscriberId,
+        fields: fieldsOf(profile),
+        cleared: v1Cleared(profile),
+        channels: (channels ?? []).map(channelWriteOf),
+      };
+      return subscriberToJson(await clients.subscribers.updateSubscriber(request, call));
+    },
   }),
   route({ method: "DELETE", path: "/v1/subscribers/:subscriberId", params: subscriberIdParam, response: deletedResponse, handle: deleteSubscriber(false) }),
 

@@ -266,3 +266,43 @@ describe("POST /v1/subscribers with channels", () => {
     expect(reply.status).toBe(400);
   });
 });
+
+describe("PUT /v1/subscribers/{subscriberId} with channels", () => {
+  it("updates the profile and applies the channels as POST does, or, when one cannot be applied, neither", async () => {
+    await stack.request("POST", "/v1/subscribers", {
+      subscriberId: "put-connected",
+      firstName: "Ada",
+      channels: [{ providerId: "fcm", credentials: { deviceTokens: ["t1"] } }],
+    });
+    const put = await stack.request("PUT", "/v1/subscribers/put-connected", {
+      lastName: "Lovelace",
+      channels: [
+        { providerId: "fcm", credentials: { deviceTokens: ["t2"] } },
+        { providerId: "slack", integrationIdentifier: "slack-main", credentials: { webhookUrl: "https://hooks.slack.com/p" } },
+      ],
+    });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    expect(put.body.data).toMatchObject({ firstName: "Ada", lastName: "Lovelace" });
+    expect(put.body.data.channels).toEqual([
+      { providerId: "fcm", _integrationId: fcm._id, credentials: { deviceTokens: ["t1", "t2"] } },
+      {
+        providerId: "slack",
+        integrationIdentifier: "slack-main",
+        _integrationId: slack._id,
+        credentials: { webhookUrl: "https://hooks.slack.com/p", deviceTokens: [] },
+      },
+    ]);
+    expect(await channelsOf("put-connected")).toEqual(put.body.data.channels);
+
+    const refused = await stack.request("PUT", "/v1/subscribers/put-connected", {
+      lastName: "Byron",
+      channels: [{ providerId: "apns", credentials: { deviceTokens: ["x"] } }],
+    });
+    expect(refused.status).toBe(400);
+    const invalid = await stack.request("PUT", "/v1/subscribers/put-connected", { lastName: "Byron", channels: [{ providerId: "sendgrid", credentials: {} }] });
+    expect(invalid.status).toBe(422);
+    expect(invalid.body.errors["channels[0].providerId"].messages.length).toBeGreaterThan(0);
+    const kept = await stack.request("GET", "/v1/subscribers/put-connected");
+    expect(kept.body.data).toMatchObject({ lastName: "Lovelace", channels: put.body.data.channels });
+  });
+});

@@ -72,7 +72,7 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
   const channelWriter = createChannelWriter(deps);
 
   /** The channels an upsert gives, checked and bound before its transaction. */
-  function prepareChannels(scope: Scope, context: HandlerContext, request: subscribersV1.UpsertSubscriberRequest) {
+  function prepareChannels(scope: Scope, context: HandlerContext, request: Pick<subscribersV1.UpsertSubscriberRequest, "subscriberId" | "channels">) {
     if (request.channels.length > MAX_UPSERT_CHANNELS) {
       throw invalidField("channels", `channels must contain no more than ${MAX_UPSERT_CHANNELS} elements`, request.channels.length);
     }
@@ -129,12 +129,13 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
       const scope = scopeOf(context);
       checkSubscriberWrite(request.subscriberId, request.fields);
       const cleared = clearedNames(request.cleared);
+      const channels = await prepareChannels(scope, context, request);
       return withTransaction(pool, async (tx) => {
         const existing = await store.selectSubscriberForUpdate(tx, scope.environmentId, request.subscriberId);
         if (!existing) throw subscriberNotFound(request.subscriberId);
         const profile = applyFields(profileOf(existing), request.fields, cleared);
-        if (sameProfile(profile, profileOf(existing))) return subscriberFromRow(existing);
-        return subscriberFromRow(await store.updateSubscriberProfile(tx, scope.environmentId, existing.id, profile));
+        const row = sameProfile(profile, profileOf(existing)) ? existing : await store.updateSubscriberProfile(tx, scope.environmentId, existing.id, profile);
+        return subscriberFromRow(await withChannels(tx, scope, row, channels));
       });
     },
 

@@ -271,12 +271,14 @@ export const credentialsRequestOf = (subscriberId: string, body: CredentialsBody
 export const MAX_CREATE_CHANNELS = 100;
 
 /**
- * POST /v1/subscribers: the profile and `channels`, each shaped as a credentials write (applied
- * with the same rules, in append mode). v2 has no channels, as in Novu.
+ * POST /v1/subscribers and PUT /v1/subscribers/{id}: the profile and `channels`, each shaped as a
+ * credentials write (applied with the same rules, in append mode). v2 has no channels, as in Novu.
  */
-export const createSubscriberV1Body = createSubscriberBody.extend({
+const v1Channels = {
   channels: z
     .array(credentialsBody, { error: "channels must be an array" })
     .max(MAX_CREATE_CHANNELS, `channels must contain no more than ${MAX_CREATE_CHANNELS} elements`)
     .optional(),
-});
+};
+export const createSubscriberV1Body = createSubscriberBody.extend(v1Channels);
+export const updateSubscriberV1Body = updateSubscriberBody.extend(v1Channels);

@@ -13,7 +13,7 @@ import {
 } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createIntegration, createWorkflow, executionDetails, settledMessage, type Message } from "./delivery-helpers.js";
-import { startStack, type Stack } from "./stack.js";
+import { startStack, type Data, type Stack } from "./stack.js";
 
 /**
  * Every provider notify registers, end to end: an integration pointing at a local stand-in of the
@@ -688,7 +688,9 @@ async function trigger(testCase: Case): Promise<{ transactionId: string; subscri
   await createIntegration(stack, { providerId, channel, identifier, credentials, configurations: testCase.configurations ?? {} });
 
   const subscriberId = `${channel}-${providerId}`;
-  const profile = { subscriberId, firstName: "Ada", email: `${providerId}@example.com`, phone: PHONE };
+  // Once the environment has a WhatsApp integration, a chat step reaches every subscriber with a phone there too.
+  const phone = channel !== "chat" || providerId === "whatsapp-business" ? { phone: PHONE } : {};
+  const profile = { subscriberId, firstName: "Ada", email: `${providerId}@example.com`, ...phone };
   const channelWrite = { providerId, integrationIdentifier: identifier, credentials: testCase.subscriberChannel?.credentials() ?? {} };
   let to: unknown = subscriberId;
   if (testCase.subscriberChannel?.inTrigger) {
@@ -751,3 +753,23 @@ for (const [name, cases] of groups) {
     }
   });
 }
+
+it("whatsapp-business: reaches a subscriber who has a phone and no chat channel, as Novu does", async () => {
+  const listed = await stack.request<Data<{ providerId: string }[]>>("GET", "/v1/integrations");
+  const whatsapp = chatCases.find(({ providerId }) => providerId === "whatsapp-business")!;
+  if (!listed.body.data.some(({ providerId }) => providerId === whatsapp.providerId)) {
+    answers.set(whatsapp.providerId, whatsapp.answer!);
+    await createIntegration(stack, { providerId: whatsapp.providerId, channel: "chat", credentials: whatsapp.credentials() });
+  }
+  const before = api.received.length;
+  const reply = await stack.request("POST", "/v1/events/trigger", {
+    name: workflows.chat,
+    to: { subscriberId: "phone-only", firstName: "Ada", phone: PHONE },
+    payload: PAYLOAD.chat,
+    transactionId: "t-phone-only",
+  });
+  expect(reply.status, JSON.stringify(reply.body)).toBe(201);
+  const message = await settledMessage(stack, "t-phone-only", "chat", settled);
+  expect(message, `${message.errorId}: ${message.errorText}`).toMatchObject({ status: "sent", providerId: "whatsapp-business" });
+  await whatsapp.check({ requests: api.received.slice(before), message, subscriberId: "phone-only" });
+});

@@ -45,6 +45,8 @@ export interface RunContext {
   integrationFor(channel: string): Promise<integrationsV1.Integration | undefined>;
   /** Chat/push integrations by id, for the subscriber's own channels. */
   integrationById(id: string): Promise<integrationsV1.Integration | undefined>;
+  /** The environment's active integration of this provider, chosen as `integrationFor` chooses (undefined: none). */
+  integrationOfProvider(providerId: string): Promise<integrationsV1.Integration | undefined>;
   /** The subscriber's chat endpoints made for exactly this run's contexts, oldest first. */
   chatEndpoints: readonly subscribersV1.ChannelEndpoint[];
 }
@@ -275,7 +277,8 @@ async function baseMessage(step: workflowsV1.Step, context: RunContext, channel:
 /**
  * The messages one channel step produces for one subscriber: in-app one message; email and sms
  * one message (a warning when there is no address); chat and push one per subscriber channel
- * of that kind with an active integration (none when the subscriber has no such channel). Each
+ * of that kind with an active integration (none when the subscriber has no such channel), and
+ * chat one more to a subscriber's phone on WhatsApp when the environment has it. Each
  * message with an address and an integration carries its send, which happens once it is written.
  */
 export async function composeMessages(step: workflowsV1.Step, context: RunContext): Promise<Composed[]> {
@@ -341,30 +344,7 @@ export async function composeMessages(step: workflowsV1.Step, context: RunContex
     perChannel.destination = settings.integrationId;
     const credentials = settings.credentials;
     if (channel === Channel.CHAT) {
-      const isWhatsApp = integration.providerId === "whatsapp-business";
-      const phone = context.subscriber.phone;
-      // As Novu picks it: a webhookUrl in the payload goes before the subscriber's channel's.
-      const webhookUrl = optionalString(context.payload["webhookUrl"]) ?? credentials?.webhookUrl;
-      if (isWhatsApp ? !phone : !webhookUrl) {
-        composed.push(
-          settle(
-            perChannel,
-            isWhatsApp
-              ? warning("no_subscriber_chat_phone_number", "Subscriber does not have a phone number")
-              : warning("no_subscriber_chat_channel_id", "Subscriber does not have a chat webhook URL"),
-          ),
-        );
-        continue;
-      }
-      if (webhookUrl) perChannel.directWebhookUrl = webhookUrl;
-      const content = create(deliveriesV1.ChatContentSchema, {
-        content: textOf(perChannel),
-        ...(webhookUrl ? { webhookUrl } : {}),
-        ...(credentials?.channel ? { channel: credentials.channel } : {}),
-        ...(isWhatsApp && phone ? { phone } : {}),
-        ...chatCustomData(perChannel, context),
-      });
-      composed.push({ message: perChannel, delivery: { integration, content: { case: "chat", value: content } } });
+      composed.push(chatMessage(perChannel, integration, credentials, context));
     } else {
       const overrides = objectAt(context.overrides, integration.providerId) as JsonObject;
       // As Novu sends them: the provider's overrides may name the devices instead of the subscriber's tokens.
@@ -390,7 +370,66 @@ export async function composeMessages(step: workflowsV1.Step, context: RunContex
   // (redelivered, or a dead letter replayed) finds that message instead of sending it again.
   const first = composed[fromChannels];
   if (first) first.message.destination = "";
+  if (channel === Channel.CHAT) {
+    const byPhone = await whatsAppByPhone(message, context, identifier, composed);
+    if (byPhone) composed.push(byPhone);
+  }
   return composed;
+}
+
+const WHATSAPP = "whatsapp-business";
+
+/**
+ * A chat message through a subscriber channel's integration: to the payload's webhookUrl or the
+ * channel's, or for WhatsApp to the subscriber's phone; a warning when it has nowhere to go.
+ */
+function chatMessage(
+  message: NewMessage,
+  integration: integrationsV1.Integration,
+  credentials: subscribersV1.ChannelCredentials | undefined,
+  context: RunContext,
+): Composed {
+  const isWhatsApp = integration.providerId === WHATSAPP;
+  const phone = context.subscriber.phone;
+  // As Novu picks it: a webhookUrl in the payload goes before the subscriber's channel's.
+  const webhookUrl = optionalString(context.payload["webhookUrl"]) ?? credentials?.webhookUrl;
+  if (isWhatsApp ? !phone : !webhookUrl) {
+    return settle(
+      message,
+      isWhatsApp
+        ? warning("no_subscriber_chat_phone_number", "Subscriber does not have a phone number")
+        : warning("no_subscriber_chat_channel_id", "Subscriber does not have a chat webhook URL"),
+    );
+  }
+  if (webhookUrl) message.directWebhookUrl = webhookUrl;
+  const content = create(deliveriesV1.ChatContentSchema, {
+    content: textOf(message),
+    ...(webhookUrl ? { webhookUrl } : {}),
+    ...(credentials?.channel ? { channel: credentials.channel } : {}),
+    ...(isWhatsApp && phone ? { phone } : {}),
+    ...chatCustomData(message, context),
+  });
+  return { message, delivery: { integration, content: { case: "chat", value: content } } };
+}
+
+/**
+ * As Novu does, a chat step reaches a subscriber who has a phone on WhatsApp too, through the
+ * environment's active whatsapp-business integration, unless one of their channels or endpoints
+ * already goes there (or overrides.chat.integrationIdentifier names another integration).
+ */
+async function whatsAppByPhone(
+  message: NewMessage,
+  context: RunContext,
+  identifier: string | undefined,
+  composed: readonly Composed[],
+): Promise<Composed | undefined> {
+  if (!context.subscriber.phone || composed.some((item) => item.message.providerId === WHATSAPP)) return undefined;
+  const integration = await context.integrationOfProvider(WHATSAPP);
+  if (!integration || (identifier && integration.identifier !== identifier)) return undefined;
+  const byPhone = clone(NewMessageSchema, message);
+  byPhone.providerId = WHATSAPP;
+  byPhone.destination = integration.id;
+  return chatMessage(byPhone, integration, undefined, context);
 }
 
 /**

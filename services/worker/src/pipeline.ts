@@ -608,6 +608,14 @@ async function composeForSubscriber(
     contextKeys: run.contextKeys,
     integrationById: lookups.integrationById,
     integrationFor: async (key) => chooseIntegration(await lookups.selectionFor(key), { tenant, payload, subscriber: variables }),
+    integrationOfProvider: async (providerId) => {
+      const active = await lookups.activeOfProvider(providerId);
+      const selection = {
+        integration: active.find((integration) => integration.conditions.length === 0),
+        conditional: active.filter((integration) => integration.conditions.length > 0),
+      };
+      return chooseIntegration(selection, { tenant, payload, subscriber: variables });
+    },
     chatEndpoints,
   };
   const passes = (candidate: workflowsV1.Step) =>
@@ -742,11 +750,20 @@ function reachedMembers(run: JobRun, members: readonly topicsV1.Member[], recipi
 /** Integration lookups cached for one delivery: one RPC per channel, not per message. */
 function integrationLookups(clients: PipelineClients, call: CallOptions) {
   const byChannel = new Map<string, Promise<integrationsV1.SelectIntegrationResponse | undefined>>();
-  const byId = new Map<string, Promise<integrationsV1.Integration | undefined>>();
   const notFoundIsNone = (error: unknown) => {
     if (error instanceof ConnectError && error.code === Code.NotFound) return undefined;
     throw error;
   };
+  let listing: Promise<{ all: integrationsV1.Integration[]; byId: Map<string, integrationsV1.Integration> }> | undefined;
+  /** The environment's integrations, listed once. */
+  const listed = () =>
+    (listing ??= clients.integrations.listIntegrations({}, call).then(
+      ({ integrations }) => ({ all: integrations, byId: new Map(integrations.map((integration) => [integration.id, integration])) }),
+      (error: unknown) => {
+        notFoundIsNone(error);
+        return { all: [], byId: new Map() };
+      },
+    ));
   return {
     /** The channel's selection (`<channel>` or `<channel>:<identifier>`): the default integration and those with conditions. */
     selectionFor(key: string) {
@@ -758,17 +775,10 @@ function integrationLookups(clients: PipelineClients, call: CallOptions) {
       }
       return lookup;
     },
-    integrationById(id: string) {
-      let lookup = byId.get(id);
-      if (!lookup) {
-        lookup = clients.integrations.listIntegrations({}, call).then((reply) => {
-          for (const integration of reply.integrations) byId.set(integration.id, Promise.resolve(integration));
-          return reply.integrations.find((integration) => integration.id === id);
-        }, notFoundIsNone);
-        byId.set(id, lookup);
-      }
-      return lookup;
-    },
+    integrationById: async (id: string) => (await listed()).byId.get(id),
+    /** The environment's active integrations of a provider, oldest first (the order they are listed in). */
+    activeOfProvider: async (providerId: string) =>
+      (await listed()).all.filter((integration) => integration.providerId === providerId && integration.active && !integration.deleted),
   };
 }
 
@@ -778,7 +788,7 @@ function integrationLookups(clients: PipelineClients, call: CallOptions) {
  * channel's default.
  */
 function chooseIntegration(
-  selection: integrationsV1.SelectIntegrationResponse | undefined,
+  selection: Pick<integrationsV1.SelectIntegrationResponse, "integration" | "conditional"> | undefined,
   context: { tenant?: Record<string, unknown> | undefined; payload: Record<string, unknown>; subscriber: Record<string, unknown> },
 ): integrationsV1.Integration | undefined {
   if (!selection) return undefined;

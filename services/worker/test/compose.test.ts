@@ -7,7 +7,7 @@ import { composeMessages, type RunContext } from "../src/compose.js";
 
 const integration = (id: string, providerId: string, identifier = providerId) =>
   create(integrationsV1.IntegrationSchema, { id, providerId, identifier, channel: "chat", active: true });
-const integrations = [integration("i-slack", "slack"), integration("i-discord", "discord")];
+const integrations = [integration("i-slack", "slack"), integration("i-discord", "discord"), integration("i-whatsapp", "whatsapp-business")];
 
 const chatStep = create(workflowsV1.StepSchema, { id: "chat-step", template: { type: StepType.CHAT, content: { case: "text", value: "Hi" } } });
 
@@ -30,6 +30,7 @@ function contextFor(
     contextKeys: [],
     integrationFor: async (key) => integrations.find((candidate) => `chat:${candidate.identifier}` === key),
     integrationById: async (id) => integrations.find((candidate) => candidate.id === id),
+    integrationOfProvider: async (providerId) => integrations.find((candidate) => candidate.providerId === providerId),
     chatEndpoints: endpoints,
   };
 }
@@ -73,6 +74,42 @@ describe("composeMessages for a chat step", () => {
       ["", "no_subscriber_chat_channel_id"],
       ["i-discord", null],
     ]);
+  });
+});
+
+describe("composeMessages for a chat step to a subscriber with a phone", () => {
+  const withPhone = (channels: Parameters<typeof contextFor>[0], overrides: RunContext["overrides"] = {}) => {
+    const context = contextFor(channels);
+    context.subscriber.phone = "+15550001";
+    context.overrides = overrides;
+    return context;
+  };
+  const sends = (composed: Awaited<ReturnType<typeof composeMessages>>) =>
+    composed.map(({ message, delivery }) => [message.providerId, message.destination, delivery?.content.case === "chat" ? delivery.content.value.phone : null]);
+
+  it("goes to their phone on WhatsApp too, through the environment's WhatsApp integration", async () => {
+    const composed = await composeMessages(chatStep, withPhone([{ providerId: "slack", integrationId: "i-slack", webhookUrl: "https://hooks.example/slack" }]));
+    expect(sends(composed)).toEqual([
+      ["slack", "", undefined],
+      ["whatsapp-business", "i-whatsapp", "+15550001"],
+    ]);
+  });
+
+  it("goes there once when one of their channels is WhatsApp's, and not when the overrides name another integration", async () => {
+    expect(sends(await composeMessages(chatStep, withPhone([{ providerId: "whatsapp-business", integrationId: "i-whatsapp" }])))).toEqual([
+      ["whatsapp-business", "", "+15550001"],
+    ]);
+    const named = withPhone([{ providerId: "slack", integrationId: "i-slack", webhookUrl: "https://hooks.example/slack" }], {
+      chat: { integrationIdentifier: "slack" },
+    });
+    expect(sends(await composeMessages(chatStep, named))).toEqual([["slack", "", undefined]]);
+  });
+
+  it("sends nothing to a subscriber without a phone, nor without a WhatsApp integration", async () => {
+    expect(await composeMessages(chatStep, contextFor([]))).toEqual([]);
+    const without = withPhone([]);
+    without.integrationOfProvider = async () => undefined;
+    expect(await composeMessages(chatStep, without)).toEqual([]);
   });
 });
 

@@ -115,6 +115,17 @@ describe("topic subscriptions through @novu/api: preferences and contexts decide
     ]);
     const acme = await api.topics.subscriptions.list({ topicKey: "project", limit: 10, contextKeys: ["tenant:acme"] }, once);
     expect(acme.result.data.map((subscription) => subscription.identifier)).toEqual(["tk_project:si_bob:ctx_tenant:acme"]);
+    // A subscriber's subscriptions, narrowed the same way, and to one topic by its key.
+    await api.topics.subscriptions.create({ subscriptions: ["bob"] }, "side-project", undefined, once);
+    const ofBob = async (narrowed: { key?: string; contextKeys?: string[] }) =>
+      (await api.subscribers.topics.list({ subscriberId: "bob", limit: 10, ...narrowed }, once)).result.data
+        .map((subscription) => subscription.identifier)
+        .sort();
+    expect(await ofBob({})).toEqual(["tk_project:si_bob:ctx_tenant:acme", "tk_side-project:si_bob"]);
+    expect(await ofBob({ key: "project" })).toEqual(["tk_project:si_bob:ctx_tenant:acme"]);
+    expect(await ofBob({ key: "side-project", contextKeys: ["tenant:acme"] })).toEqual([]);
+    expect(await ofBob({ contextKeys: ["tenant:acme"] })).toEqual(["tk_project:si_bob:ctx_tenant:acme"]);
+    expect(await ofBob({ key: "no-such-topic" })).toEqual([]);
     const cy = await api.topics.subscriptions.getSubscription("project", "tk_project:si_cy", undefined, once);
     expect(cy.result).toMatchObject({ identifier: "tk_project:si_cy", preferences: [{ enabled: true, condition: gold, workflow: { identifier: alerts } }] });
 

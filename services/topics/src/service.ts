@@ -422,17 +422,23 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
     async listSubscriberSubscriptions(request, context) {
       const scope = scopeOf(context);
       const limit = cursorPageSize(request);
-      const [subscriber] = await lookUp(scope, context, { subscriberIds: [request.subscriberId] });
+      const [[subscriber], topic] = await Promise.all([
+        lookUp(scope, context, { subscriberIds: [request.subscriberId] }),
+        request.topicKey === undefined ? undefined : store.selectTopic(pool, scope.environmentId, request.topicKey),
+      ]);
       if (!subscriber) throw subscriberNotFound(request.subscriberId);
+      if (request.topicKey !== undefined && !topic) return { subscriptions: [], topics: [], totalCount: 0, totalCountCapped: false };
       const descending = request.direction !== commonV1.SortDirection.ASC;
       const backwards = request.before !== undefined;
+      const filter = { topicId: topic?.id ?? null, contextKeys: contextScopeOf(request) };
       const [fetched, totalCount] = await Promise.all([
         store.selectSubscriberSubscriptionPage(pool, scope.environmentId, subscriber.id, {
           cursor: request.after ?? request.before,
           towardsLower: descending !== backwards,
           limit,
+          ...filter,
         }),
-        store.countSubscriberSubscriptions(pool, scope.environmentId, subscriber.id, COUNT_CAP),
+        store.countSubscriberSubscriptions(pool, scope.environmentId, subscriber.id, filter, COUNT_CAP),
       ]);
       const { page, cursors } = keysetPage(fetched, limit, request);
       const topics = page.length > 0 ? await store.selectTopicsByIds(pool, scope.environmentId, [...new Set(page.map((row) => row.topic_id))]) : [];

@@ -450,31 +450,48 @@ export async function selectSubscriptionKeysetPage(
   return rows;
 }
 
+/** Which of a subscriber's memberships a list shows: of one topic, of exactly these contexts (null: any). */
+export interface SubscriberSubscriptionFilter {
+  topicId: string | null;
+  contextKeys: readonly string[] | null;
+}
+
 /** One keyset page (plus one row) of a subscriber's memberships across topics, in id order. */
 export async function selectSubscriberSubscriptionPage(
   db: Queryable,
   environmentId: string,
   internalSubscriberId: string,
-  query: { cursor: string | undefined; towardsLower: boolean; limit: number },
+  query: { cursor: string | undefined; towardsLower: boolean; limit: number } & SubscriberSubscriptionFilter,
 ): Promise<SubscriptionRow[]> {
   const { rows } = await db.query<SubscriptionRow>(
     `SELECT * FROM topics.subscriptions
       WHERE environment_id = $1 AND internal_subscriber_id = $2
         AND ($3::text IS NULL OR (CASE WHEN $4 THEN id < $3 ELSE id > $3 END))
+        AND ($6::text IS NULL OR topic_id = $6)
+        AND ($7::text[] IS NULL OR context_keys = $7)
       ORDER BY CASE WHEN $4 THEN id END DESC, id ASC
       LIMIT $5`,
-    [environmentId, internalSubscriberId, query.cursor ?? null, query.towardsLower, query.limit + 1],
+    [environmentId, internalSubscriberId, query.cursor ?? null, query.towardsLower, query.limit + 1, query.topicId, query.contextKeys],
   );
   return rows;
 }
 
 /** Counts at most `cap` memberships of a subscriber. */
-export async function countSubscriberSubscriptions(db: Queryable, environmentId: string, internalSubscriberId: string, cap: number): Promise<number> {
+export async function countSubscriberSubscriptions(
+  db: Queryable,
+  environmentId: string,
+  internalSubscriberId: string,
+  filter: SubscriberSubscriptionFilter,
+  cap: number,
+): Promise<number> {
   const { rows } = await db.query<{ count: number }>(
     `SELECT count(*) AS count FROM (
-       SELECT 1 FROM topics.subscriptions WHERE environment_id = $1 AND internal_subscriber_id = $2 LIMIT $3
+       SELECT 1 FROM topics.subscriptions
+        WHERE environment_id = $1 AND internal_subscriber_id = $2 AND ($4::text IS NULL OR topic_id = $4)
+          AND ($5::text[] IS NULL OR context_keys = $5)
+        LIMIT $3
      ) capped`,
-    [environmentId, internalSubscriberId, cap],
+    [environmentId, internalSubscriberId, cap, filter.topicId, filter.contextKeys],
   );
   return rows[0]!.count;
 }

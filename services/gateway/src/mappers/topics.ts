@@ -155,8 +155,8 @@ export function searchTopicsRequestOf(query: z.infer<typeof searchTopicsQuery>) 
   };
 }
 
-/** GET /v2/subscribers/{subscriberId}/subscriptions: the same paging, over one subscriber's topics. */
-export const subscriberSubscriptionsQuery = listSubscriptionsQuery.omit({ subscriberId: true, contextKeys: true });
+/** GET /v2/subscribers/{subscriberId}/subscriptions: the same paging and contexts over one subscriber's topics, or one topic's (`key`). */
+export const subscriberSubscriptionsQuery = listSubscriptionsQuery.omit({ subscriberId: true }).extend({ key: z.string().max(255).optional() });
 
 /** A subscription page's size, order and cursor. */
 function subscriptionPagingOf(query: z.infer<typeof subscriberSubscriptionsQuery>) {
@@ -180,6 +180,8 @@ export function listSubscriptionsRequestOf(topicKey: string, query: z.infer<type
 export const subscriberSubscriptionsRequestOf = (subscriberId: string, query: z.infer<typeof subscriberSubscriptionsQuery>) => ({
   subscriberId,
   ...subscriptionPagingOf(query),
+  ...(query.key !== undefined ? { topicKey: query.key } : {}),
+  ...(query.contextKeys ? { contextKeys: query.contextKeys } : { anyContext: true }),
 });
 
 /** Workflows by id, for the preferences a reply shows. */

@@ -252,6 +252,59 @@ describe("DigestEvents", () => {
     expect(await schedulesOf(scope)).toHaveLength(1);
   });
 
+  describe("passes a digest that came due before the trigger that opened it was canceled", () => {
+    /** e1 opens s1's digest, due already, and e2 joins it; e1 alone is in s2's; the digests' run moves into the outbox. */
+    async function dueDigests() {
+      const scope = newScope();
+      const jobs = [jobOf(scope, "e1", { n: 1 }), jobOf(scope, "e2", { n: 2 })];
+      await record(scope, jobs);
+      const past = timestampFromDate(new Date(Date.now() - 1_000));
+      await triggers.digestEvents({ jobs, entries: [entry(0, "s1", { runAt: past }), entry(1, "s1"), entry(0, "s2", { runAt: past })] }, callAs(scope));
+      const [forS1, forS2] = await openDigestsOf(scope);
+      await store.moveDueSchedules(fixture.pool, 1000);
+      expect(await openDigestsOf(scope)).toEqual([]);
+      return { scope, jobs, digestIds: [String(forS1!.id), String(forS2!.id)] };
+    }
+
+    const expectPassedToE2 = async (scope: Scope, jobs: triggersV1.TriggerJob[], digestId: string) => {
+      const [passed, ...others] = await schedulesOf(scope);
+      expect(others).toEqual([]);
+      expect(passed!.trigger_id).toBe(jobs[1]!.triggerId);
+      expect(passed!.digest_ids).toEqual([digestId]);
+      expect(passed!.job.transactionId).toBe("e2");
+      expect(passed!.job.resumption).toMatchObject({ subscriberIds: ["s1"], digestIds: [digestId] });
+      expect(await digestOf(scope, digestId)).toMatchObject({ events: [{ n: 2 }], totalCount: 1 });
+    };
+
+    it("taking its run out of the outbox", async () => {
+      const { scope, jobs, digestIds } = await dueDigests();
+      await triggers.cancelTrigger({ transactionId: "e1" }, callAs(scope));
+      const { rows: outbox } = await fixture.pool.query("SELECT 1 FROM triggers.outbox WHERE environment_id = $1 AND trigger_id = $2", [
+        scope.environmentId,
+        jobs[0]!.triggerId,
+      ]);
+      expect(outbox).toEqual([]);
+      await expectPassedToE2(scope, jobs, digestIds[0]!);
+    });
+
+    it("once the worker finds its published run canceled, and once only", async () => {
+      const { scope, jobs, digestIds } = await dueDigests();
+      // The relay published the run before the cancel: the cancel finds nothing to pass.
+      await fixture.pool.query("DELETE FROM triggers.outbox WHERE environment_id = $1 AND trigger_id = $2", [scope.environmentId, jobs[0]!.triggerId]);
+      await triggers.cancelTrigger({ transactionId: "e1" }, callAs(scope));
+      expect(await schedulesOf(scope)).toEqual([]);
+
+      await triggers.passCanceledDigests({ transactionId: "e1", digestIds }, callAs(scope));
+      await expectPassedToE2(scope, jobs, digestIds[0]!);
+      // A redelivered run asks again: the digest names e2 now, and nothing more is scheduled.
+      await triggers.passCanceledDigests({ transactionId: "e1", digestIds }, callAs(scope));
+      await expectPassedToE2(scope, jobs, digestIds[0]!);
+
+      expect((await rpcError(triggers.passCanceledDigests({ transactionId: "e2", digestIds }, callAs(scope)))).code).toBe(Code.FailedPrecondition);
+      expect((await rpcError(triggers.passCanceledDigests({ transactionId: "e1", digestIds: ["x"] }, callAs(scope)))).code).toBe(Code.InvalidArgument);
+    });
+  });
+
   it("passes a digest once when the triggers of its first two events are canceled together", async () => {
     for (let round = 0; round < 5; round += 1) {
       const scope = newScope();

@@ -232,6 +232,13 @@ async function runEnvironmentJobs(jobs: triggersV1.TriggerJob[], call: CallOptio
     for (const id of (await clients.triggers.getCanceledTriggers({ transactionIds: part }, call)).transactionIds) canceled.add(id);
   }
   const live = jobs.filter((job) => !canceled.has(job.transactionId));
+  // A canceled trigger's digest run that came due before the cancel holds other triggers' events
+  // too: the digests pass to their next events' triggers, whose runs go on instead.
+  await Promise.all(
+    jobs
+      .filter((job) => canceled.has(job.transactionId) && (job.resumption?.digestIds.length ?? 0) > 0)
+      .map((job) => clients.triggers.passCanceledDigests({ transactionId: job.transactionId, digestIds: job.resumption!.digestIds }, call)),
+  );
 
   // Everyone named in these jobs (recipients and actors), upserted at once; the last mention wins.
   const named = new Map<string, { subscriberId: string; fields?: subscribersV1.SubscriberFields }>();

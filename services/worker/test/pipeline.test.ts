@@ -68,6 +68,7 @@ function services(options: { subscribers?: string[]; topics?: Record<string, str
     written: [] as { stepId: string; transactionId: string; externalSubscriberId: string; content: string }[],
     scheduled: [] as triggersV1.ScheduledJob[],
     returned: [] as messagesV1.ReturnSnoozedMessageRequest[],
+    passedDigests: [] as triggersV1.PassCanceledDigestsRequest[],
   };
   const subscriberOf = (externalId: string) => {
     let subscriber = known.get(externalId);
@@ -127,6 +128,10 @@ function services(options: { subscribers?: string[]; topics?: Record<string, str
     });
     router.service(triggersV1.TriggerService, {
       getCanceledTriggers: (request) => ({ transactionIds: request.transactionIds.filter((id) => options.canceled?.includes(id)) }),
+      passCanceledDigests: (request) => {
+        calls.passedDigests.push(request);
+        return {};
+      },
       scheduleJobs: (request) => {
         calls.scheduled.push(...request.jobs);
         return {};
@@ -313,6 +318,19 @@ describe("runTriggerJobs", () => {
     expect(totals).toEqual({ subscribers: 0, messages: 0 });
     expect(calls.ensured).toEqual([]);
     expect(calls.written).toEqual([]);
+  });
+
+  it("passes on the digests of a canceled trigger's digest run, and runs none of it", async () => {
+    const { deps, calls } = services({ canceled: ["txn-digest", "txn-delay"] });
+    const digestRun = job({ steps: [inApp("s")], transactionId: "txn-digest" });
+    digestRun.resumption = create(triggersV1.ResumptionSchema, { subscriberIds: ["id-ada"], fromStep: 0, digestIds: ["7"] });
+    const delayRun = job({ steps: [inApp("s")], transactionId: "txn-delay" });
+    delayRun.resumption = create(triggersV1.ResumptionSchema, { subscriberIds: ["id-ada"], fromStep: 0 });
+    expect(await runTriggerJobs([digestRun, delayRun], deps)).toEqual({ subscribers: 0, messages: 0 });
+    expect(calls.written).toEqual([]);
+    expect(calls.passedDigests.map(({ transactionId, digestIds }) => ({ transactionId, digestIds }))).toEqual([
+      { transactionId: "txn-digest", digestIds: ["7"] },
+    ]);
   });
 
   it("leaves out the channels a subscriber turned off, asking once per workflow with the job's snapshot of it", async () => {

@@ -215,19 +215,30 @@ export async function digestEvents(pool: Pool, environmentId: string, request: t
 }
 
 /**
- * What canceling a trigger does to digests, in the cancel's transaction (after the open digests it
+ * What canceling a trigger does to digests, in the cancel's transaction (after the digests it
  * opened or joined were locked): its events leave them, and each one it opened passes to the
  * trigger of its next event, as Novu makes the next merged job the main one. The digest keeps its
  * end; its run goes on under that trigger's job, so with its payload, overrides and transactionId.
  * A digest with no event left closes, and the next event of its key opens a new one.
+ *
+ * `dueDigestIds` are digests it opened that came due before the cancel, whose run (its resumption)
+ * the cancel took out of the outbox or the worker dropped: they pass on the same way, so the
+ * events of other triggers in them are not lost with the canceled trigger's run.
  */
-export async function cancelDigestsOf(tx: Queryable, environmentId: string, triggerId: string, transactionId: string, jobSubject: string): Promise<void> {
-  await store.deleteOpenDigestEventsOf(tx, environmentId, transactionId);
+export async function cancelDigestsOf(
+  tx: Queryable,
+  environmentId: string,
+  triggerId: string,
+  transactionId: string,
+  jobSubject: string,
+  dueDigestIds: readonly string[],
+): Promise<void> {
+  await store.deleteDigestEventsOf(tx, environmentId, transactionId, dueDigestIds);
   await store.deleteDigestJob(tx, environmentId, triggerId);
   const groups = new Map<string, Resuming>();
   const passed: { digestId: string; triggerId: string }[] = [];
   const ended: string[] = [];
-  for (const row of await store.selectDigestSuccessors(tx, environmentId, triggerId)) {
+  for (const row of await store.selectDigestSuccessors(tx, environmentId, triggerId, dueDigestIds)) {
     if (row.job === null || row.trigger_id === null || row.from_step === null) {
       ended.push(row.id);
       continue;
@@ -249,12 +260,20 @@ export async function cancelDigestsOf(tx: Queryable, environmentId: string, trig
   await store.notifySchedules(tx);
 }
 
-/** The listed events and the exact count of each digest asked for; unknown ids are absent. */
-export async function getDigests(pool: Pool, environmentId: string, digestIds: readonly string[]): Promise<triggersV1.Digest[]> {
+/** The digests the resumptions among these stream jobs would have run. */
+export const digestsRunBy = (jobs: readonly Uint8Array[]): string[] => jobs.flatMap((job) => fromBinary(TriggerJobSchema, job).resumption?.digestIds ?? []);
+
+/** Refuses more digest ids than a call takes, or one no digest can have. */
+export function checkDigestIds(digestIds: readonly string[]): void {
   if (digestIds.length > MAX_DIGEST_BATCH) throw invalidField("digestIds", `at most ${MAX_DIGEST_BATCH} per call`, digestIds.length);
   digestIds.forEach((id, index) => {
     if (!/^\d{1,18}$/.test(id)) throw invalidField(`digestIds[${index}]`, "must be a digest id", id);
   });
+}
+
+/** The listed events and the exact count of each digest asked for; unknown ids are absent. */
+export async function getDigests(pool: Pool, environmentId: string, digestIds: readonly string[]): Promise<triggersV1.Digest[]> {
+  checkDigestIds(digestIds);
   if (digestIds.length === 0) return [];
   const digests = new Map<number, triggersV1.Digest>();
   for (const row of await store.selectDigestEvents(pool, environmentId, digestIds, MAX_DIGEST_EVENTS)) {

@@ -7,6 +7,7 @@ import { triggersV1, workflowsV1 } from "@notify/proto";
 import {
   contextKeyOf,
   currentOrigin,
+  failedPrecondition,
   invalidField,
   objectId,
   retryOnDeadlock,
@@ -25,7 +26,7 @@ import { selectTenantsByIdentifiers } from "../tenants/store.js";
 import { workflowFromRow } from "../workflows/mapping.js";
 import { payloadErrorMessage, payloadErrors } from "../workflows/payload-schema.js";
 import { selectWorkflowByKey } from "../workflows/store.js";
-import { cancelDigestsOf, digestEvents, getDigests } from "./digests.js";
+import { cancelDigestsOf, checkDigestIds, digestEvents, digestsRunBy, getDigests } from "./digests.js";
 import { passThrottles } from "./throttles.js";
 import * as store from "./store.js";
 
@@ -380,13 +381,29 @@ export function createTriggerService({ pool, jobSubject, workflowsByIdentifier }
           const id = await store.cancelTriggerRecord(tx, scope.environmentId, request.transactionId);
           // As Novu answers it: nothing to cancel is no error.
           if (!id) return { canceled: false };
-          await store.deleteOutboxFor(tx, scope.environmentId, id);
+          // Among its jobs still in the outbox may be the runs of digests that came due.
+          const dueDigestIds = digestsRunBy(await store.deleteOutboxFor(tx, scope.environmentId, id));
           // Locked first, so that a digest another cancel just passed to this trigger has its schedule deleted below.
-          await store.lockOpenDigestsOf(tx, scope.environmentId, id, request.transactionId);
+          await store.lockDigestsOf(tx, scope.environmentId, id, request.transactionId, dueDigestIds);
           await store.deleteSchedulesFor(tx, scope.environmentId, id);
-          // Its digests' runs were among the schedules just deleted: each goes on under its next event's trigger.
-          await cancelDigestsOf(tx, scope.environmentId, id, request.transactionId, jobSubject);
+          // Its digests' runs were among the jobs just deleted: each goes on under its next event's trigger.
+          await cancelDigestsOf(tx, scope.environmentId, id, request.transactionId, jobSubject, dueDigestIds);
           return { canceled: true };
+        }),
+      );
+    },
+
+    async passCanceledDigests(request, context) {
+      const scope = scopeOf(context);
+      checkDigestIds(request.digestIds);
+      return retryOnDeadlock(CANCEL_ATTEMPTS, () =>
+        withTransaction(pool, async (tx) => {
+          const id = await store.selectCanceledTriggerId(tx, scope.environmentId, request.transactionId);
+          if (!id) throw failedPrecondition(`Transaction ${request.transactionId} was not canceled`);
+          // Digests passed already name another trigger: they are passed over.
+          await store.lockDigestsOf(tx, scope.environmentId, id, request.transactionId, request.digestIds);
+          await cancelDigestsOf(tx, scope.environmentId, id, request.transactionId, jobSubject, request.digestIds);
+          return {};
         }),
       );
     },

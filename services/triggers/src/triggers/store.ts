@@ -73,10 +73,22 @@ export async function cancelTriggerRecord(db: Queryable, environmentId: string, 
   return rows[0]?.id;
 }
 
-/** Removes a canceled trigger's job if the relay has not published it yet. */
-export async function deleteOutboxFor(db: Queryable, environmentId: string, triggerId: string): Promise<number> {
-  const { rowCount } = await db.query("DELETE FROM triggers.outbox WHERE environment_id = $1 AND trigger_id = $2", [environmentId, triggerId]);
-  return rowCount ?? 0;
+/** The trigger of a transaction, if it was canceled. */
+export async function selectCanceledTriggerId(db: Queryable, environmentId: string, transactionId: string): Promise<string | undefined> {
+  const { rows } = await db.query<{ id: string }>(
+    "SELECT id FROM triggers.trigger_records WHERE environment_id = $1 AND transaction_id = $2 AND canceled_at IS NOT NULL",
+    [environmentId, transactionId],
+  );
+  return rows[0]?.id;
+}
+
+/** Removes a canceled trigger's jobs the relay has not published yet; answers them. */
+export async function deleteOutboxFor(db: Queryable, environmentId: string, triggerId: string): Promise<Buffer[]> {
+  const { rows } = await db.query<{ job: Buffer }>("DELETE FROM triggers.outbox WHERE environment_id = $1 AND trigger_id = $2 RETURNING job", [
+    environmentId,
+    triggerId,
+  ]);
+  return rows.map((row) => row.job);
 }
 
 /**
@@ -437,32 +449,40 @@ export async function deleteDigestJob(db: Queryable, environmentId: string, trig
 }
 
 /**
- * Locks the open digests a trigger opened or joined, in the order DigestEvents and the relay lock
- * digests: a concurrent cancel of another of their triggers waits, and then sees who opens each.
+ * Locks the open digests a trigger opened or joined, and the due ones named, in the order
+ * DigestEvents and the relay lock digests: a concurrent cancel of another of their triggers
+ * waits, and then sees who opens each.
  */
-export async function lockOpenDigestsOf(db: Queryable, environmentId: string, triggerId: string, transactionId: string): Promise<void> {
+export async function lockDigestsOf(
+  db: Queryable,
+  environmentId: string,
+  triggerId: string,
+  transactionId: string,
+  dueDigestIds: readonly string[],
+): Promise<void> {
   await db.query(
     `SELECT 1 FROM triggers.digests
-      WHERE environment_id = $1 AND closed_at IS NULL
-        AND (trigger_id = $2 OR id IN (SELECT digest_id FROM triggers.digest_events WHERE environment_id = $1 AND transaction_id = $3))
+      WHERE environment_id = $1
+        AND ((closed_at IS NULL AND (trigger_id = $2 OR id IN (SELECT digest_id FROM triggers.digest_events WHERE environment_id = $1 AND transaction_id = $3)))
+             OR id = ANY($4::bigint[]))
       ORDER BY workflow_id, subscriber_id, step_id, digest_key
         FOR UPDATE`,
-    [environmentId, triggerId, transactionId],
+    [environmentId, triggerId, transactionId, dueDigestIds],
   );
 }
 
-/** Takes a canceled transaction's events out of the open digests they joined. */
-export async function deleteOpenDigestEventsOf(db: Queryable, environmentId: string, transactionId: string): Promise<number> {
+/** Takes a canceled transaction's events out of the open digests they joined and out of the due ones named. */
+export async function deleteDigestEventsOf(db: Queryable, environmentId: string, transactionId: string, dueDigestIds: readonly string[]): Promise<number> {
   const { rowCount } = await db.query(
     `DELETE FROM triggers.digest_events e USING triggers.digests d
-      WHERE e.environment_id = $1 AND e.transaction_id = $2 AND d.id = e.digest_id AND d.closed_at IS NULL`,
-    [environmentId, transactionId],
+      WHERE e.environment_id = $1 AND e.transaction_id = $2 AND d.id = e.digest_id AND (d.closed_at IS NULL OR d.id = ANY($3::bigint[]))`,
+    [environmentId, transactionId, dueDigestIds],
   );
   return rowCount ?? 0;
 }
 
 /**
- * An open digest a trigger opened, and who is next in it: the trigger of its earliest event with
+ * An open digest a trigger opened (or a due one of those named), and who is next in it: the trigger of its earliest event with
  * the step that event's run goes on from and that trigger's job (all null when none is left, or
  * the event's trigger was not recorded).
  */
@@ -475,7 +495,12 @@ export interface DigestSuccessorRow {
   job: Buffer | null;
 }
 
-export async function selectDigestSuccessors(db: Queryable, environmentId: string, triggerId: string): Promise<DigestSuccessorRow[]> {
+export async function selectDigestSuccessors(
+  db: Queryable,
+  environmentId: string,
+  triggerId: string,
+  dueDigestIds: readonly string[],
+): Promise<DigestSuccessorRow[]> {
   const { rows } = await db.query<DigestSuccessorRow>(
     `SELECT d.id::text, d.subscriber_id, d.run_at, next.trigger_id, next.from_step, j.job
        FROM triggers.digests d
@@ -483,9 +508,9 @@ export async function selectDigestSuccessors(db: Queryable, environmentId: strin
          SELECT e.trigger_id, e.from_step FROM triggers.digest_events e WHERE e.digest_id = d.id ORDER BY e.id LIMIT 1
        ) next ON true
        LEFT JOIN triggers.digest_jobs j ON j.environment_id = d.environment_id AND j.trigger_id = next.trigger_id
-      WHERE d.environment_id = $1 AND d.trigger_id = $2 AND d.closed_at IS NULL
+      WHERE d.environment_id = $1 AND d.trigger_id = $2 AND (d.closed_at IS NULL OR d.id = ANY($3::bigint[]))
       ORDER BY d.id`,
-    [environmentId, triggerId],
+    [environmentId, triggerId, dueDigestIds],
   );
   return rows;
 }

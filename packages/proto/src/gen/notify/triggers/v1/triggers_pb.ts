@@ -21,7 +21,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file notify/triggers/v1/triggers.proto.
  */
 export const file_notify_triggers_v1_triggers: GenFile = /*@__PURE__*/
-  fileDesc("CiFub3RpZnkvdHJpZ2dlcnMvdjEvdHJpZ2dlcnMucHJvdG8SEm5vdGlmeS50cmlnZ2Vycy52MSKVAQoPU3Vic2NyaWJlcklucHV0EhUKDXN1YnNjcmliZXJfaWQYASABKAkSNwoGZmllbGRzGAIgASgLMicubm90aWZ5LnN1YnNjcmliZXJzLnYxLlN1YnNjcmliZXJGaWVsZHMSMgoIY2hhbm5lbHMYAyADKAsyIC5ub3RpZnkudHJpZ2dlcnMudjEuQ2hhbm5lbElucHV0IqMBCgxDaGFubmVsSW5wdXQSEwoLcHJvdmlkZXJfaWQYASABKAkSIwoWaW50ZWdyYXRpb25faWRlbnRpZmllchgCIAEoCUgAiAEBEj4KC2NyZWRlbnRpYWxzGAMgASgLMikubm90aWZ5LnN1YnNjcmliZXJzLnYxLkNoYW5uZWxDcmVkZW50aWFsc0IZChdfaW50ZWdyYXRpb25faWRlbnRpZmllciJ8CglSZWNpcGllbnQSFwoNc3Vic2NyaWJlcl9pZBgBIAEoCUgAEjkKCnN1YnNjcmliZXIYAiABKAsyIy5ub3RpZnkudHJpZ2dlcnMudjEuU3Vic2NyaWJlcklucHV0SAASEwoJdG9waWNfa2V5GAMgASgJSABCBgoEa2luZCJjCgVBY3RvchIXCg1zdWJzY3JpYmVyX2lkGAEgASgJSAASOQoKc3Vic2NyaWJlchgCIAEoCzIjLm5vdGlmeS50cmlnZ2Vycy52MS5TdWJzY3JpYmVySW5wdXRIAEIGCgRraW5kInIKC1RlbmFudElucHV0EhIKCmlkZW50aWZpZXIYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEioKBGRhdGEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAGIAQFCBwoFX25hbWVCBwoFX2RhdGEiWQoGVGVuYW50EhQKCmlkZW50aWZpZXIYASABKAlIABIxCgZ0ZW5hbnQYAiABKAsyHy5ub3RpZnkudHJpZ2dlcnMudjEuVGVuYW50SW5wdXRIAEIGCgRraW5kIpkECgxUcmlnZ2VyRXZlbnQSDAoEbmFtZRgBIAEoCRIpCgJ0bxgCIAMoCzIdLm5vdGlmeS50cmlnZ2Vycy52MS5SZWNpcGllbnQSLQoHcGF5bG9hZBgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIAIgBARIvCglvdmVycmlkZXMYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAGIAQESGwoOdHJhbnNhY3Rpb25faWQYBSABKAlIAogBARItCgVhY3RvchgGIAEoCzIZLm5vdGlmeS50cmlnZ2Vycy52MS5BY3RvckgDiAEBEi8KBnRlbmFudBgHIAEoCzIaLm5vdGlmeS50cmlnZ2Vycy52MS5UZW5hbnRIBIgBARIRCglicm9hZGNhc3QYCCABKAgSPAoGb3JpZ2luGAkgAygLMiwubm90aWZ5LnRyaWdnZXJzLnYxLlRyaWdnZXJFdmVudC5PcmlnaW5FbnRyeRIxCgdjb250ZXh0GAogAygLMiAubm90aWZ5LmNvbnRleHRzLnYxLkNvbnRleHRJbnB1dBotCgtPcmlnaW5FbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQgoKCF9wYXlsb2FkQgwKCl9vdmVycmlkZXNCEQoPX3RyYW5zYWN0aW9uX2lkQggKBl9hY3RvckIJCgdfdGVuYW50IkcKE1RyaWdnZXJCYXRjaFJlcXVlc3QSMAoGZXZlbnRzGAEgAygLMiAubm90aWZ5LnRyaWdnZXJzLnYxLlRyaWdnZXJFdmVudCJ0Cg1UcmlnZ2VyUmVzdWx0EhQKDGFja25vd2xlZGdlZBgBIAEoCBIOCgZzdGF0dXMYAiABKAkSDQoFZXJyb3IYAyADKAkSGwoOdHJhbnNhY3Rpb25faWQYBCABKAlIAIgBAUIRCg9fdHJhbnNhY3Rpb25faWQipQEKCkV2ZW50RXJyb3ISDAoEY29kZRgBIAEoBRIPCgdtZXNzYWdlGAIgASgJEi8KDnBheWxvYWRfZXJyb3JzGAMgAygLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBI0Cg5wYXlsb2FkX3NjaGVtYRgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIAIgBAUIRCg9fcGF5bG9hZF9zY2hlbWEigQEKDlRyaWdnZXJPdXRjb21lEjMKBnJlc3VsdBgBIAEoCzIhLm5vdGlmeS50cmlnZ2Vycy52MS5UcmlnZ2VyUmVzdWx0SAASLwoFZXJyb3IYAiABKAsyHi5ub3RpZnkudHJpZ2dlcnMudjEuRXZlbnRFcnJvckgAQgkKB291dGNvbWUiTAoUVHJpZ2dlckJhdGNoUmVzcG9uc2USNAoIb3V0Y29tZXMYASADKAsyIi5ub3RpZnkudHJpZ2dlcnMudjEuVHJpZ2dlck91dGNvbWUiLgoUQ2FuY2VsVHJpZ2dlclJlcXVlc3QSFgoOdHJhbnNhY3Rpb25faWQYASABKAkiKQoVQ2FuY2VsVHJpZ2dlclJlc3BvbnNlEhAKCGNhbmNlbGVkGAEgASgIIjUKGkdldENhbmNlbGVkVHJpZ2dlcnNSZXF1ZXN0EhcKD3RyYW5zYWN0aW9uX2lkcxgBIAMoCSI2ChtHZXRDYW5jZWxlZFRyaWdnZXJzUmVzcG9uc2USFwoPdHJhbnNhY3Rpb25faWRzGAEgAygJIrgECgpUcmlnZ2VySm9iEhIKCnRyaWdnZXJfaWQYASABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJEhYKDmVudmlyb25tZW50X2lkGAMgASgJEhYKDnRyYW5zYWN0aW9uX2lkGAQgASgJEi8KBWV2ZW50GAUgASgLMiAubm90aWZ5LnRyaWdnZXJzLnYxLlRyaWdnZXJFdmVudBIvCgh3b3JrZmxvdxgGIAEoCzIdLm5vdGlmeS53b3JrZmxvd3MudjEuV29ya2Zsb3cSNAoGdGVuYW50GAcgASgLMh8ubm90aWZ5LnRyaWdnZXJzLnYxLlRlbmFudElucHV0SACIAQESNwoKcmVzdW1wdGlvbhgIIAEoCzIeLm5vdGlmeS50cmlnZ2Vycy52MS5SZXN1bXB0aW9uSAGIAQESPAoNc25vb3plX3JldHVybhgJIAEoCzIgLm5vdGlmeS50cmlnZ2Vycy52MS5Tbm9vemVSZXR1cm5IAogBARItCghjb250ZXh0cxgKIAMoCzIbLm5vdGlmeS5jb250ZXh0cy52MS5Db250ZXh0EioKB2xheW91dHMYCyADKAsyGS5ub3RpZnkubGF5b3V0cy52MS5MYXlvdXQSNwoObGVnYWN5X2xheW91dHMYDCADKAsyHy5ub3RpZnkubGF5b3V0cy52MS5MZWdhY3lMYXlvdXRCCQoHX3RlbmFudEINCgtfcmVzdW1wdGlvbkIQCg5fc25vb3plX3JldHVybiJVCgxTbm9vemVSZXR1cm4SEgoKbWVzc2FnZV9pZBgBIAEoCRIxCg1zbm9vemVkX3VudGlsGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJLCgpSZXN1bXB0aW9uEhYKDnN1YnNjcmliZXJfaWRzGAEgAygJEhEKCWZyb21fc3RlcBgCIAEoBRISCgpkaWdlc3RfaWRzGAMgAygJImcKDFNjaGVkdWxlZEpvYhIqCgZydW5fYXQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEisKA2pvYhgCIAEoCzIeLm5vdGlmeS50cmlnZ2Vycy52MS5UcmlnZ2VySm9iIkUKE1NjaGVkdWxlSm9ic1JlcXVlc3QSLgoEam9icxgBIAMoCzIgLm5vdGlmeS50cmlnZ2Vycy52MS5TY2hlZHVsZWRKb2IiFgoUU2NoZWR1bGVKb2JzUmVzcG9uc2UitgEKC0RpZ2VzdEVudHJ5EgsKA2pvYhgBIAEoDRIVCg1zdWJzY3JpYmVyX2lkGAIgASgJEg8KB3N0ZXBfaWQYAyABKAkSEQoJZnJvbV9zdGVwGAQgASgFEgsKA2tleRgFIAEoCRIqCgZydW5fYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKCmJhY2tvZmZfbXMYByABKAFIAIgBAUINCgtfYmFja29mZl9tcyJ1ChNEaWdlc3RFdmVudHNSZXF1ZXN0EiwKBGpvYnMYASADKAsyHi5ub3RpZnkudHJpZ2dlcnMudjEuVHJpZ2dlckpvYhIwCgdlbnRyaWVzGAIgAygLMh8ubm90aWZ5LnRyaWdnZXJzLnYxLkRpZ2VzdEVudHJ5IigKFERpZ2VzdEV2ZW50c1Jlc3BvbnNlEhAKCGRpZ2VzdGVkGAEgAygIIkoKFFBhc3NUaHJvdHRsZXNSZXF1ZXN0EjIKB2VudHJpZXMYASADKAsyIS5ub3RpZnkudHJpZ2dlcnMudjEuVGhyb3R0bGVFbnRyeSJ4Cg1UaHJvdHRsZUVudHJ5EgsKA2tleRgBIAEoCRIWCg50cmFuc2FjdGlvbl9pZBgCIAEoCRIvCgt3aW5kb3dfZW5kcxgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJdGhyZXNob2xkGAQgASgFIicKFVBhc3NUaHJvdHRsZXNSZXNwb25zZRIOCgZwYXNzZWQYASADKAgiJwoRR2V0RGlnZXN0c1JlcXVlc3QSEgoKZGlnZXN0X2lkcxgBIAMoCSKHAQoGRGlnZXN0EgoKAmlkGAEgASgJEicKBmV2ZW50cxgCIAMoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEwoLdG90YWxfY291bnQYAyABKA0SMwoIYXJyaXZhbHMYBCADKAsyIS5ub3RpZnkudHJpZ2dlcnMudjEuRGlnZXN0QXJyaXZhbCJXCg1EaWdlc3RBcnJpdmFsEhYKDnRyYW5zYWN0aW9uX2lkGAEgASgJEi4KCmFycml2ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIkEKEkdldERpZ2VzdHNSZXNwb25zZRIrCgdkaWdlc3RzGAEgAygLMhoubm90aWZ5LnRyaWdnZXJzLnYxLkRpZ2VzdDKSBgoOVHJpZ2dlclNlcnZpY2USaQoMVHJpZ2dlckJhdGNoEicubm90aWZ5LnRyaWdnZXJzLnYxLlRyaWdnZXJCYXRjaFJlcXVlc3QaKC5ub3RpZnkudHJpZ2dlcnMudjEuVHJpZ2dlckJhdGNoUmVzcG9uc2UiBsLzGAIQAhJsCg1DYW5jZWxUcmlnZ2VyEigubm90aWZ5LnRyaWdnZXJzLnYxLkNhbmNlbFRyaWdnZXJSZXF1ZXN0Gikubm90aWZ5LnRyaWdnZXJzLnYxLkNhbmNlbFRyaWdnZXJSZXNwb25zZSIGwvMYAhACEn4KE0dldENhbmNlbGVkVHJpZ2dlcnMSLi5ub3RpZnkudHJpZ2dlcnMudjEuR2V0Q2FuY2VsZWRUcmlnZ2Vyc1JlcXVlc3QaLy5ub3RpZnkudHJpZ2dlcnMudjEuR2V0Q2FuY2VsZWRUcmlnZ2Vyc1Jlc3BvbnNlIgbC8xgCEAESaQoMU2NoZWR1bGVKb2JzEicubm90aWZ5LnRyaWdnZXJzLnYxLlNjaGVkdWxlSm9ic1JlcXVlc3QaKC5ub3RpZnkudHJpZ2dlcnMudjEuU2NoZWR1bGVKb2JzUmVzcG9uc2UiBsLzGAIQAhJpCgxEaWdlc3RFdmVudHMSJy5ub3RpZnkudHJpZ2dlcnMudjEuRGlnZXN0RXZlbnRzUmVxdWVzdBooLm5vdGlmeS50cmlnZ2Vycy52MS5EaWdlc3RFdmVudHNSZXNwb25zZSIGwvMYAhACEmwKDVBhc3NUaHJvdHRsZXMSKC5ub3RpZnkudHJpZ2dlcnMudjEuUGFzc1Rocm90dGxlc1JlcXVlc3QaKS5ub3RpZnkudHJpZ2dlcnMudjEuUGFzc1Rocm90dGxlc1Jlc3BvbnNlIgbC8xgCEAISYwoKR2V0RGlnZXN0cxIlLm5vdGlmeS50cmlnZ2Vycy52MS5HZXREaWdlc3RzUmVxdWVzdBomLm5vdGlmeS50cmlnZ2Vycy52MS5HZXREaWdlc3RzUmVzcG9uc2UiBsLzGAIQAWIGcHJvdG8z", [file_google_protobuf_struct, file_notify_contexts_v1_contexts, file_notify_layouts_v1_layouts, file_google_protobuf_timestamp, file_notify_common_v1_options, file_notify_subscribers_v1_subscribers, file_notify_workflows_v1_workflows]);
+  fileDesc("CiFub3RpZnkvdHJpZ2dlcnMvdjEvdHJpZ2dlcnMucHJvdG8SEm5vdGlmeS50cmlnZ2Vycy52MSKVAQoPU3Vic2NyaWJlcklucHV0EhUKDXN1YnNjcmliZXJfaWQYASABKAkSNwoGZmllbGRzGAIgASgLMicubm90aWZ5LnN1YnNjcmliZXJzLnYxLlN1YnNjcmliZXJGaWVsZHMSMgoIY2hhbm5lbHMYAyADKAsyIC5ub3RpZnkudHJpZ2dlcnMudjEuQ2hhbm5lbElucHV0IqMBCgxDaGFubmVsSW5wdXQSEwoLcHJvdmlkZXJfaWQYASABKAkSIwoWaW50ZWdyYXRpb25faWRlbnRpZmllchgCIAEoCUgAiAEBEj4KC2NyZWRlbnRpYWxzGAMgASgLMikubm90aWZ5LnN1YnNjcmliZXJzLnYxLkNoYW5uZWxDcmVkZW50aWFsc0IZChdfaW50ZWdyYXRpb25faWRlbnRpZmllciJ8CglSZWNpcGllbnQSFwoNc3Vic2NyaWJlcl9pZBgBIAEoCUgAEjkKCnN1YnNjcmliZXIYAiABKAsyIy5ub3RpZnkudHJpZ2dlcnMudjEuU3Vic2NyaWJlcklucHV0SAASEwoJdG9waWNfa2V5GAMgASgJSABCBgoEa2luZCJjCgVBY3RvchIXCg1zdWJzY3JpYmVyX2lkGAEgASgJSAASOQoKc3Vic2NyaWJlchgCIAEoCzIjLm5vdGlmeS50cmlnZ2Vycy52MS5TdWJzY3JpYmVySW5wdXRIAEIGCgRraW5kInIKC1RlbmFudElucHV0EhIKCmlkZW50aWZpZXIYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEioKBGRhdGEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAGIAQFCBwoFX25hbWVCBwoFX2RhdGEiWQoGVGVuYW50EhQKCmlkZW50aWZpZXIYASABKAlIABIxCgZ0ZW5hbnQYAiABKAsyHy5ub3RpZnkudHJpZ2dlcnMudjEuVGVuYW50SW5wdXRIAEIGCgRraW5kIpkECgxUcmlnZ2VyRXZlbnQSDAoEbmFtZRgBIAEoCRIpCgJ0bxgCIAMoCzIdLm5vdGlmeS50cmlnZ2Vycy52MS5SZWNpcGllbnQSLQoHcGF5bG9hZBgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIAIgBARIvCglvdmVycmlkZXMYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAGIAQESGwoOdHJhbnNhY3Rpb25faWQYBSABKAlIAogBARItCgVhY3RvchgGIAEoCzIZLm5vdGlmeS50cmlnZ2Vycy52MS5BY3RvckgDiAEBEi8KBnRlbmFudBgHIAEoCzIaLm5vdGlmeS50cmlnZ2Vycy52MS5UZW5hbnRIBIgBARIRCglicm9hZGNhc3QYCCABKAgSPAoGb3JpZ2luGAkgAygLMiwubm90aWZ5LnRyaWdnZXJzLnYxLlRyaWdnZXJFdmVudC5PcmlnaW5FbnRyeRIxCgdjb250ZXh0GAogAygLMiAubm90aWZ5LmNvbnRleHRzLnYxLkNvbnRleHRJbnB1dBotCgtPcmlnaW5FbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQgoKCF9wYXlsb2FkQgwKCl9vdmVycmlkZXNCEQoPX3RyYW5zYWN0aW9uX2lkQggKBl9hY3RvckIJCgdfdGVuYW50IkcKE1RyaWdnZXJCYXRjaFJlcXVlc3QSMAoGZXZlbnRzGAEgAygLMiAubm90aWZ5LnRyaWdnZXJzLnYxLlRyaWdnZXJFdmVudCJ0Cg1UcmlnZ2VyUmVzdWx0EhQKDGFja25vd2xlZGdlZBgBIAEoCBIOCgZzdGF0dXMYAiABKAkSDQoFZXJyb3IYAyADKAkSGwoOdHJhbnNhY3Rpb25faWQYBCABKAlIAIgBAUIRCg9fdHJhbnNhY3Rpb25faWQipQEKCkV2ZW50RXJyb3ISDAoEY29kZRgBIAEoBRIPCgdtZXNzYWdlGAIgASgJEi8KDnBheWxvYWRfZXJyb3JzGAMgAygLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBI0Cg5wYXlsb2FkX3NjaGVtYRgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIAIgBAUIRCg9fcGF5bG9hZF9zY2hlbWEigQEKDlRyaWdnZXJPdXRjb21lEjMKBnJlc3VsdBgBIAEoCzIhLm5vdGlmeS50cmlnZ2Vycy52MS5UcmlnZ2VyUmVzdWx0SAASLwoFZXJyb3IYAiABKAsyHi5ub3RpZnkudHJpZ2dlcnMudjEuRXZlbnRFcnJvckgAQgkKB291dGNvbWUiTAoUVHJpZ2dlckJhdGNoUmVzcG9uc2USNAoIb3V0Y29tZXMYASADKAsyIi5ub3RpZnkudHJpZ2dlcnMudjEuVHJpZ2dlck91dGNvbWUiLgoUQ2FuY2VsVHJpZ2dlclJlcXVlc3QSFgoOdHJhbnNhY3Rpb25faWQYASABKAkiKQoVQ2FuY2VsVHJpZ2dlclJlc3BvbnNlEhAKCGNhbmNlbGVkGAEgASgIIjUKGkdldENhbmNlbGVkVHJpZ2dlcnNSZXF1ZXN0EhcKD3RyYW5zYWN0aW9uX2lkcxgBIAMoCSI2ChtHZXRDYW5jZWxlZFRyaWdnZXJzUmVzcG9uc2USFwoPdHJhbnNhY3Rpb25faWRzGAEgAygJIkgKGlBhc3NDYW5jZWxlZERpZ2VzdHNSZXF1ZXN0EhYKDnRyYW5zYWN0aW9uX2lkGAEgASgJEhIKCmRpZ2VzdF9pZHMYAiADKAkiHQobUGFzc0NhbmNlbGVkRGlnZXN0c1Jlc3BvbnNlIrgECgpUcmlnZ2VySm9iEhIKCnRyaWdnZXJfaWQYASABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJEhYKDmVudmlyb25tZW50X2lkGAMgASgJEhYKDnRyYW5zYWN0aW9uX2lkGAQgASgJEi8KBWV2ZW50GAUgASgLMiAubm90aWZ5LnRyaWdnZXJzLnYxLlRyaWdnZXJFdmVudBIvCgh3b3JrZmxvdxgGIAEoCzIdLm5vdGlmeS53b3JrZmxvd3MudjEuV29ya2Zsb3cSNAoGdGVuYW50GAcgASgLMh8ubm90aWZ5LnRyaWdnZXJzLnYxLlRlbmFudElucHV0SACIAQESNwoKcmVzdW1wdGlvbhgIIAEoCzIeLm5vdGlmeS50cmlnZ2Vycy52MS5SZXN1bXB0aW9uSAGIAQESPAoNc25vb3plX3JldHVybhgJIAEoCzIgLm5vdGlmeS50cmlnZ2Vycy52MS5Tbm9vemVSZXR1cm5IAogBARItCghjb250ZXh0cxgKIAMoCzIbLm5vdGlmeS5jb250ZXh0cy52MS5Db250ZXh0EioKB2xheW91dHMYCyADKAsyGS5ub3RpZnkubGF5b3V0cy52MS5MYXlvdXQSNwoObGVnYWN5X2xheW91dHMYDCADKAsyHy5ub3RpZnkubGF5b3V0cy52MS5MZWdhY3lMYXlvdXRCCQoHX3RlbmFudEINCgtfcmVzdW1wdGlvbkIQCg5fc25vb3plX3JldHVybiJVCgxTbm9vemVSZXR1cm4SEgoKbWVzc2FnZV9pZBgBIAEoCRIxCg1zbm9vemVkX3VudGlsGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJLCgpSZXN1bXB0aW9uEhYKDnN1YnNjcmliZXJfaWRzGAEgAygJEhEKCWZyb21fc3RlcBgCIAEoBRISCgpkaWdlc3RfaWRzGAMgAygJImcKDFNjaGVkdWxlZEpvYhIqCgZydW5fYXQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEisKA2pvYhgCIAEoCzIeLm5vdGlmeS50cmlnZ2Vycy52MS5UcmlnZ2VySm9iIkUKE1NjaGVkdWxlSm9ic1JlcXVlc3QSLgoEam9icxgBIAMoCzIgLm5vdGlmeS50cmlnZ2Vycy52MS5TY2hlZHVsZWRKb2IiFgoUU2NoZWR1bGVKb2JzUmVzcG9uc2UitgEKC0RpZ2VzdEVudHJ5EgsKA2pvYhgBIAEoDRIVCg1zdWJzY3JpYmVyX2lkGAIgASgJEg8KB3N0ZXBfaWQYAyABKAkSEQoJZnJvbV9zdGVwGAQgASgFEgsKA2tleRgFIAEoCRIqCgZydW5fYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKCmJhY2tvZmZfbXMYByABKAFIAIgBAUINCgtfYmFja29mZl9tcyJ1ChNEaWdlc3RFdmVudHNSZXF1ZXN0EiwKBGpvYnMYASADKAsyHi5ub3RpZnkudHJpZ2dlcnMudjEuVHJpZ2dlckpvYhIwCgdlbnRyaWVzGAIgAygLMh8ubm90aWZ5LnRyaWdnZXJzLnYxLkRpZ2VzdEVudHJ5IigKFERpZ2VzdEV2ZW50c1Jlc3BvbnNlEhAKCGRpZ2VzdGVkGAEgAygIIkoKFFBhc3NUaHJvdHRsZXNSZXF1ZXN0EjIKB2VudHJpZXMYASADKAsyIS5ub3RpZnkudHJpZ2dlcnMudjEuVGhyb3R0bGVFbnRyeSJ4Cg1UaHJvdHRsZUVudHJ5EgsKA2tleRgBIAEoCRIWCg50cmFuc2FjdGlvbl9pZBgCIAEoCRIvCgt3aW5kb3dfZW5kcxgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJdGhyZXNob2xkGAQgASgFIicKFVBhc3NUaHJvdHRsZXNSZXNwb25zZRIOCgZwYXNzZWQYASADKAgiJwoRR2V0RGlnZXN0c1JlcXVlc3QSEgoKZGlnZXN0X2lkcxgBIAMoCSKHAQoGRGlnZXN0EgoKAmlkGAEgASgJEicKBmV2ZW50cxgCIAMoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEwoLdG90YWxfY291bnQYAyABKA0SMwoIYXJyaXZhbHMYBCADKAsyIS5ub3RpZnkudHJpZ2dlcnMudjEuRGlnZXN0QXJyaXZhbCJXCg1EaWdlc3RBcnJpdmFsEhYKDnRyYW5zYWN0aW9uX2lkGAEgASgJEi4KCmFycml2ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIkEKEkdldERpZ2VzdHNSZXNwb25zZRIrCgdkaWdlc3RzGAEgAygLMhoubm90aWZ5LnRyaWdnZXJzLnYxLkRpZ2VzdDKSBwoOVHJpZ2dlclNlcnZpY2USaQoMVHJpZ2dlckJhdGNoEicubm90aWZ5LnRyaWdnZXJzLnYxLlRyaWdnZXJCYXRjaFJlcXVlc3QaKC5ub3RpZnkudHJpZ2dlcnMudjEuVHJpZ2dlckJhdGNoUmVzcG9uc2UiBsLzGAIQAhJsCg1DYW5jZWxUcmlnZ2VyEigubm90aWZ5LnRyaWdnZXJzLnYxLkNhbmNlbFRyaWdnZXJSZXF1ZXN0Gikubm90aWZ5LnRyaWdnZXJzLnYxLkNhbmNlbFRyaWdnZXJSZXNwb25zZSIGwvMYAhACEn4KE0dldENhbmNlbGVkVHJpZ2dlcnMSLi5ub3RpZnkudHJpZ2dlcnMudjEuR2V0Q2FuY2VsZWRUcmlnZ2Vyc1JlcXVlc3QaLy5ub3RpZnkudHJpZ2dlcnMudjEuR2V0Q2FuY2VsZWRUcmlnZ2Vyc1Jlc3BvbnNlIgbC8xgCEAESfgoTUGFzc0NhbmNlbGVkRGlnZXN0cxIuLm5vdGlmeS50cmlnZ2Vycy52MS5QYXNzQ2FuY2VsZWREaWdlc3RzUmVxdWVzdBovLm5vdGlmeS50cmlnZ2Vycy52MS5QYXNzQ2FuY2VsZWREaWdlc3RzUmVzcG9uc2UiBsLzGAIQAhJpCgxTY2hlZHVsZUpvYnMSJy5ub3RpZnkudHJpZ2dlcnMudjEuU2NoZWR1bGVKb2JzUmVxdWVzdBooLm5vdGlmeS50cmlnZ2Vycy52MS5TY2hlZHVsZUpvYnNSZXNwb25zZSIGwvMYAhACEmkKDERpZ2VzdEV2ZW50cxInLm5vdGlmeS50cmlnZ2Vycy52MS5EaWdlc3RFdmVudHNSZXF1ZXN0Gigubm90aWZ5LnRyaWdnZXJzLnYxLkRpZ2VzdEV2ZW50c1Jlc3BvbnNlIgbC8xgCEAISbAoNUGFzc1Rocm90dGxlcxIoLm5vdGlmeS50cmlnZ2Vycy52MS5QYXNzVGhyb3R0bGVzUmVxdWVzdBopLm5vdGlmeS50cmlnZ2Vycy52MS5QYXNzVGhyb3R0bGVzUmVzcG9uc2UiBsLzGAIQAhJjCgpHZXREaWdlc3RzEiUubm90aWZ5LnRyaWdnZXJzLnYxLkdldERpZ2VzdHNSZXF1ZXN0GiYubm90aWZ5LnRyaWdnZXJzLnYxLkdldERpZ2VzdHNSZXNwb25zZSIGwvMYAhABYgZwcm90bzM", [file_google_protobuf_struct, file_notify_contexts_v1_contexts, file_notify_layouts_v1_layouts, file_google_protobuf_timestamp, file_notify_common_v1_options, file_notify_subscribers_v1_subscribers, file_notify_workflows_v1_workflows]);
 
 /**
  * A subscriber given by its fields (a recipient object, or an actor object): upserted before use.
@@ -482,6 +482,43 @@ export const GetCanceledTriggersResponseSchema: GenMessage<GetCanceledTriggersRe
   messageDesc(file_notify_triggers_v1_triggers, 15);
 
 /**
+ * @generated from message notify.triggers.v1.PassCanceledDigestsRequest
+ */
+export type PassCanceledDigestsRequest = Message<"notify.triggers.v1.PassCanceledDigestsRequest"> & {
+  /**
+   * @generated from field: string transaction_id = 1;
+   */
+  transactionId: string;
+
+  /**
+   * The resumption's digest ids, at most 1000.
+   *
+   * @generated from field: repeated string digest_ids = 2;
+   */
+  digestIds: string[];
+};
+
+/**
+ * Describes the message notify.triggers.v1.PassCanceledDigestsRequest.
+ * Use `create(PassCanceledDigestsRequestSchema)` to create a new message.
+ */
+export const PassCanceledDigestsRequestSchema: GenMessage<PassCanceledDigestsRequest> = /*@__PURE__*/
+  messageDesc(file_notify_triggers_v1_triggers, 16);
+
+/**
+ * @generated from message notify.triggers.v1.PassCanceledDigestsResponse
+ */
+export type PassCanceledDigestsResponse = Message<"notify.triggers.v1.PassCanceledDigestsResponse"> & {
+};
+
+/**
+ * Describes the message notify.triggers.v1.PassCanceledDigestsResponse.
+ * Use `create(PassCanceledDigestsResponseSchema)` to create a new message.
+ */
+export const PassCanceledDigestsResponseSchema: GenMessage<PassCanceledDigestsResponse> = /*@__PURE__*/
+  messageDesc(file_notify_triggers_v1_triggers, 17);
+
+/**
  * What the relay publishes and the worker runs: the event with everything resolved at
  * acceptance, including the workflow as it was then.
  *
@@ -570,7 +607,7 @@ export type TriggerJob = Message<"notify.triggers.v1.TriggerJob"> & {
  * Use `create(TriggerJobSchema)` to create a new message.
  */
 export const TriggerJobSchema: GenMessage<TriggerJob> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 16);
+  messageDesc(file_notify_triggers_v1_triggers, 18);
 
 /**
  * A snoozed in-app message due to come back (MessageService.ReturnSnoozedMessage).
@@ -594,7 +631,7 @@ export type SnoozeReturn = Message<"notify.triggers.v1.SnoozeReturn"> & {
  * Use `create(SnoozeReturnSchema)` to create a new message.
  */
 export const SnoozeReturnSchema: GenMessage<SnoozeReturn> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 17);
+  messageDesc(file_notify_triggers_v1_triggers, 19);
 
 /**
  * @generated from message notify.triggers.v1.Resumption
@@ -627,7 +664,7 @@ export type Resumption = Message<"notify.triggers.v1.Resumption"> & {
  * Use `create(ResumptionSchema)` to create a new message.
  */
 export const ResumptionSchema: GenMessage<Resumption> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 18);
+  messageDesc(file_notify_triggers_v1_triggers, 20);
 
 /**
  * @generated from message notify.triggers.v1.ScheduledJob
@@ -649,7 +686,7 @@ export type ScheduledJob = Message<"notify.triggers.v1.ScheduledJob"> & {
  * Use `create(ScheduledJobSchema)` to create a new message.
  */
 export const ScheduledJobSchema: GenMessage<ScheduledJob> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 19);
+  messageDesc(file_notify_triggers_v1_triggers, 21);
 
 /**
  * @generated from message notify.triggers.v1.ScheduleJobsRequest
@@ -666,7 +703,7 @@ export type ScheduleJobsRequest = Message<"notify.triggers.v1.ScheduleJobsReques
  * Use `create(ScheduleJobsRequestSchema)` to create a new message.
  */
 export const ScheduleJobsRequestSchema: GenMessage<ScheduleJobsRequest> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 20);
+  messageDesc(file_notify_triggers_v1_triggers, 22);
 
 /**
  * @generated from message notify.triggers.v1.ScheduleJobsResponse
@@ -679,7 +716,7 @@ export type ScheduleJobsResponse = Message<"notify.triggers.v1.ScheduleJobsRespo
  * Use `create(ScheduleJobsResponseSchema)` to create a new message.
  */
 export const ScheduleJobsResponseSchema: GenMessage<ScheduleJobsResponse> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 21);
+  messageDesc(file_notify_triggers_v1_triggers, 23);
 
 /**
  * @generated from message notify.triggers.v1.DigestEntry
@@ -739,7 +776,7 @@ export type DigestEntry = Message<"notify.triggers.v1.DigestEntry"> & {
  * Use `create(DigestEntrySchema)` to create a new message.
  */
 export const DigestEntrySchema: GenMessage<DigestEntry> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 22);
+  messageDesc(file_notify_triggers_v1_triggers, 24);
 
 /**
  * @generated from message notify.triggers.v1.DigestEventsRequest
@@ -765,7 +802,7 @@ export type DigestEventsRequest = Message<"notify.triggers.v1.DigestEventsReques
  * Use `create(DigestEventsRequestSchema)` to create a new message.
  */
 export const DigestEventsRequestSchema: GenMessage<DigestEventsRequest> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 23);
+  messageDesc(file_notify_triggers_v1_triggers, 25);
 
 /**
  * @generated from message notify.triggers.v1.DigestEventsResponse
@@ -784,7 +821,7 @@ export type DigestEventsResponse = Message<"notify.triggers.v1.DigestEventsRespo
  * Use `create(DigestEventsResponseSchema)` to create a new message.
  */
 export const DigestEventsResponseSchema: GenMessage<DigestEventsResponse> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 24);
+  messageDesc(file_notify_triggers_v1_triggers, 26);
 
 /**
  * @generated from message notify.triggers.v1.PassThrottlesRequest
@@ -803,7 +840,7 @@ export type PassThrottlesRequest = Message<"notify.triggers.v1.PassThrottlesRequ
  * Use `create(PassThrottlesRequestSchema)` to create a new message.
  */
 export const PassThrottlesRequestSchema: GenMessage<PassThrottlesRequest> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 25);
+  messageDesc(file_notify_triggers_v1_triggers, 27);
 
 /**
  * @generated from message notify.triggers.v1.ThrottleEntry
@@ -841,7 +878,7 @@ export type ThrottleEntry = Message<"notify.triggers.v1.ThrottleEntry"> & {
  * Use `create(ThrottleEntrySchema)` to create a new message.
  */
 export const ThrottleEntrySchema: GenMessage<ThrottleEntry> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 26);
+  messageDesc(file_notify_triggers_v1_triggers, 28);
 
 /**
  * @generated from message notify.triggers.v1.PassThrottlesResponse
@@ -860,7 +897,7 @@ export type PassThrottlesResponse = Message<"notify.triggers.v1.PassThrottlesRes
  * Use `create(PassThrottlesResponseSchema)` to create a new message.
  */
 export const PassThrottlesResponseSchema: GenMessage<PassThrottlesResponse> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 27);
+  messageDesc(file_notify_triggers_v1_triggers, 29);
 
 /**
  * @generated from message notify.triggers.v1.GetDigestsRequest
@@ -877,7 +914,7 @@ export type GetDigestsRequest = Message<"notify.triggers.v1.GetDigestsRequest"> 
  * Use `create(GetDigestsRequestSchema)` to create a new message.
  */
 export const GetDigestsRequestSchema: GenMessage<GetDigestsRequest> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 28);
+  messageDesc(file_notify_triggers_v1_triggers, 30);
 
 /**
  * @generated from message notify.triggers.v1.Digest
@@ -915,7 +952,7 @@ export type Digest = Message<"notify.triggers.v1.Digest"> & {
  * Use `create(DigestSchema)` to create a new message.
  */
 export const DigestSchema: GenMessage<Digest> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 29);
+  messageDesc(file_notify_triggers_v1_triggers, 31);
 
 /**
  * @generated from message notify.triggers.v1.DigestArrival
@@ -937,7 +974,7 @@ export type DigestArrival = Message<"notify.triggers.v1.DigestArrival"> & {
  * Use `create(DigestArrivalSchema)` to create a new message.
  */
 export const DigestArrivalSchema: GenMessage<DigestArrival> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 30);
+  messageDesc(file_notify_triggers_v1_triggers, 32);
 
 /**
  * @generated from message notify.triggers.v1.GetDigestsResponse
@@ -954,7 +991,7 @@ export type GetDigestsResponse = Message<"notify.triggers.v1.GetDigestsResponse"
  * Use `create(GetDigestsResponseSchema)` to create a new message.
  */
 export const GetDigestsResponseSchema: GenMessage<GetDigestsResponse> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 31);
+  messageDesc(file_notify_triggers_v1_triggers, 33);
 
 /**
  * Accepting triggers: served by the triggers process. A trigger answered `processed` is durable:
@@ -996,6 +1033,19 @@ export const TriggerService: GenService<{
     methodKind: "unary";
     input: typeof GetCanceledTriggersRequestSchema;
     output: typeof GetCanceledTriggersResponseSchema;
+  },
+  /**
+   * Passes the due digests a canceled trigger's dropped resumption would have run to the triggers
+   * of their next events, as canceling passes open ones (the worker, finding the trigger of a
+   * digest's run canceled). A digest passed already is left alone; FAILED_PRECONDITION when the
+   * transaction was not canceled.
+   *
+   * @generated from rpc notify.triggers.v1.TriggerService.PassCanceledDigests
+   */
+  passCanceledDigests: {
+    methodKind: "unary";
+    input: typeof PassCanceledDigestsRequestSchema;
+    output: typeof PassCanceledDigestsResponseSchema;
   },
   /**
    * Keeps jobs to publish later (the rest of a workflow after a delay step). Scheduling the

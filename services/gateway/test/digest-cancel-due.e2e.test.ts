@@ -1,6 +1,5 @@
 import { createPool } from "@notify/runtime";
 import { eventually } from "@notify/testing";
-import { readConfig as readWorkerConfig, start as startWorker, type RunningWorker } from "@notify/worker";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createWorkflow } from "./delivery-helpers.js";
 import { startStack, type Data, type Stack } from "./stack.js";
@@ -9,12 +8,10 @@ import { startStack, type Data, type Stack } from "./stack.js";
 // the run of the canceled trigger is dropped, and the digest goes on under its next event's.
 
 let stack: Stack;
-let worker: RunningWorker | undefined;
 beforeAll(async () => {
   stack = await startStack({ worker: false });
 });
 afterAll(async () => {
-  await worker?.stop();
   await stack?.stop();
 });
 
@@ -31,7 +28,7 @@ it("passes a digest whose run was published before its opener was canceled to th
   ]);
   const pool = createPool(stack.database.url, 1);
   try {
-    worker = await startWorker(readWorkerConfig(stack.workerEnv));
+    await stack.startWorker();
     for (const n of [1, 2]) {
       const reply = await stack.request("POST", "/v1/events/trigger", { name, to: "due-cancel", transactionId: `due-cancel-${n}`, payload: { n } });
       expect(reply.status).toBe(201);
@@ -41,8 +38,7 @@ it("passes a digest whose run was published before its opener was canceled to th
         return rows.length === 1 ? true : undefined;
       }, 15_000);
     }
-    await worker.stop();
-    worker = undefined;
+    await stack.stopWorker();
     // The digest comes due and the relay publishes its run, which waits for a worker.
     await eventually(async () => {
       const { rows } = await pool.query(
@@ -54,7 +50,7 @@ it("passes a digest whose run was published before its opener was canceled to th
     }, 15_000);
     expect((await stack.request("DELETE", "/v1/events/trigger/due-cancel-1")).status).toBe(200);
 
-    worker = await startWorker(readWorkerConfig(stack.workerEnv));
+    await stack.startWorker();
     await eventually(async () => ((await contentsFor("due-cancel")).length === 3 ? true : undefined), 15_000);
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(await contentsFor("due-cancel")).toEqual(["after 1:2, by 2 (due-cancel-2)", "before 1 (due-cancel-1)", "before 2 (due-cancel-2)"]);

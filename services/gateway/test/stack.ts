@@ -62,6 +62,10 @@ export interface Stack {
   killReplica(url: string): Promise<void>;
   /** Makes a key for another environment (created if needed). */
   createKey(environment: string, organization?: string): Promise<string>;
+  /** Starts a worker in this process unless one runs (a stack started with `worker: false` has none); stopped with the stack. */
+  startWorker(): Promise<void>;
+  /** Stops the worker: jobs wait on the streams until one is started again. */
+  stopWorker(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -183,7 +187,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     WORKER_PORT: "0",
     ...options.workerEnv,
   };
-  const worker = options.worker === false ? undefined : await startWorker(readWorkerConfig(workerEnv));
+  let worker = options.worker === false ? undefined : await startWorker(readWorkerConfig(workerEnv));
   // A key per stack: cached key lookups in the shared Redis must not leak between test files.
   const key = randomBytes(16).toString("hex");
   const gatewayEnv = {
@@ -246,6 +250,14 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       if (!replica || replica.exitCode !== null || replica.signalCode !== null) throw new Error(`no replica running at ${replicaUrl}`);
       replica.kill("SIGKILL");
       await once(replica, "exit");
+    },
+    async startWorker() {
+      worker ??= await startWorker(readWorkerConfig(workerEnv));
+    },
+    async stopWorker() {
+      const running = worker;
+      worker = undefined;
+      await running?.stop();
     },
     async stop() {
       await Promise.all([...replicas.values()].map(stopChild));

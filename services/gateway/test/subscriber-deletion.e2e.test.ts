@@ -1,4 +1,3 @@
-import { readConfig as readWorkerConfig, start as startWorker, type RunningWorker } from "@notify/worker";
 import { eventually } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createWorkflow, messagesOf } from "./delivery-helpers.js";
@@ -8,12 +7,10 @@ import { startStack, type Data, type Stack } from "./stack.js";
 // follow through a job on the job stream, so they go even when no worker runs at the time of the delete.
 
 let stack: Stack;
-let worker: RunningWorker | undefined;
 beforeAll(async () => {
   stack = await startStack({ worker: false });
 });
 afterAll(async () => {
-  await worker?.stop();
   await stack?.stop();
 });
 
@@ -31,13 +28,13 @@ describe("DELETE /v2/subscribers/{subscriberId}", () => {
     // No worker yet: the membership is still stored, and the job waits on the stream.
     expect((await members("club")).sort()).toEqual(["leaver", "stayer"]);
 
-    worker ??= await startWorker(readWorkerConfig(stack.workerEnv));
+    await stack.startWorker();
     await eventually(async () => ((await members("club")).includes("leaver") ? undefined : true));
     expect(await members("club")).toEqual(["stayer"]);
   });
 
   it("deletes the subscriber's messages of every channel, where the v1 delete keeps them", async () => {
-    worker ??= await startWorker(readWorkerConfig(stack.workerEnv));
+    await stack.startWorker();
     const workflow = await createWorkflow(stack, "Farewell", [
       { template: { type: "in_app", content: "Bye {{name}}" } },
       { template: { type: "email", subject: "Bye", content: "Bye {{name}}" } },

@@ -400,6 +400,21 @@ import { keyString, parseOrThrow, queryBool } from "./validation.js";
 const getSubscriber = async ({ params, clients, call }: RouteInput<z.infer<typeof subscriberIdParam>, unknown, unknown>) =>
   subscriberToJson(await clients.batched.getSubscriber(params.subscriberId, call));
 
+/** Topics GET /v1/subscribers/{id}?includeTopics=true names at most. */
+const MAX_INCLUDED_TOPICS = 1_000;
+
+/** The keys of the topics a subscriber is in, of any context, as Novu's includeTopics lists them. */
+async function topicKeysOf(subscriberId: string, clients: Clients, call: RouteCall): Promise<string[]> {
+  const keys = new Set<string>();
+  let after: string | undefined;
+  do {
+    const page = await clients.topics.listSubscriberSubscriptions({ subscriberId, limit: 100, anyContext: true, ...(after ? { after } : {}) }, call);
+    for (const topic of page.topics) keys.add(topic.key);
+    after = page.next;
+  } while (after !== undefined && keys.size < MAX_INCLUDED_TOPICS);
+  return [...keys].slice(0, MAX_INCLUDED_TOPICS);
+}
+
 /**
  * The subscribers service makes its topic memberships end too, and its messages go when asked (as
  * Novu's v2 delete does and its v1 delete does not), through a job it publishes with the delete.
@@ -564,7 +579,20 @@ export const routes: Route[] = [
       return bulkCreatedToJson(body.subscribers, reply.createdSubscriberIds);
     },
   }),
-  route({ method: "GET", path: "/v1/subscribers/:subscriberId", params: subscriberIdParam, response: subscriberResponse, handle: getSubscriber }),
+  route({
+    method: "GET",
+    path: "/v1/subscribers/:subscriberId",
+    params: subscriberIdParam,
+    query: z.object({ includeTopics: queryBool.default(false) }),
+    response: subscriberResponse,
+    handle: async ({ params, query, clients, call }) => {
+      const [subscriber, topics] = await Promise.all([
+        clients.batched.getSubscriber(params.subscriberId, call),
+        query.includeTopics ? topicKeysOf(params.subscriberId, clients, call) : undefined,
+      ]);
+      return { ...subscriberToJson(subscriber), ...(topics ? { topics } : {}) };
+    },
+  }),
   route({
     method: "PATCH",
     path: "/v1/subscribers/:subscriberId/online-status",

@@ -113,6 +113,19 @@ describe("subscribers", () => {
     expect((await stack.request("PATCH", "/v2/subscribers/linus", { lastName: "X" })).status).toBe(404);
   });
 
+  it("names the subscriber's topics in the v1 read when asked (includeTopics), of any context, and none otherwise", async () => {
+    await stack.request("POST", "/v1/subscribers", { subscriberId: "topical" });
+    await stack.request("POST", "/v1/topics/alpha/subscribers", { subscribers: ["topical"] });
+    await stack.request("POST", "/v2/topics/beta/subscriptions", { subscriberIds: ["topical"] });
+    await stack.request("POST", "/v2/topics/beta/subscriptions", { subscriberIds: ["topical"], context: { tenant: "acme" } });
+    const included = await stack.request<Data<{ topics: string[] }>>("GET", "/v1/subscribers/topical?includeTopics=true");
+    expect(included.status).toBe(200);
+    expect(included.body.data.topics.sort()).toEqual(["alpha", "beta"]);
+    expect((await stack.request("GET", "/v1/subscribers/topical")).body.data.topics).toEqual([]);
+    expect((await stack.request("GET", "/v1/subscribers/nobody-topical?includeTopics=true")).status).toBe(404);
+    expect((await stack.request("GET", "/v1/subscribers/topical?includeTopics=maybe")).status).toBe(422);
+  });
+
   it("v2 create answers 409 with the existing subscriber when failIfExists is set", async () => {
     const first = await stack.request("POST", "/v2/subscribers?failIfExists=true", { subscriberId: "once", firstName: "One" });
     expect(first.status).toBe(201);

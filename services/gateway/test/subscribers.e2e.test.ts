@@ -176,6 +176,32 @@ describe("subscribers", () => {
     expect((await stack.request("GET", `/v2/subscribers?after=${newest.body.next}&before=${newest.body.next}`, undefined, as)).status).toBe(400);
   });
 
+  it("orders the v2 list by last update when asked, pages it by cursor, and starts a page at its cursor with includeCursor", async () => {
+    const as = { authorization: `ApiKey ${await stack.createKey("Update order")}` };
+    for (const id of ["u0", "u1", "u2", "u3"]) await stack.request("POST", "/v2/subscribers", { subscriberId: id }, as);
+    // u1 and u0 change last, in that order.
+    await stack.request("PATCH", "/v2/subscribers/u1", { firstName: "One" }, as);
+    await stack.request("PATCH", "/v2/subscribers/u0", { firstName: "Zero" }, as);
+    const page = async (query: string) => {
+      const reply = await stack.request<{ data: { subscriberId: string; _id: string }[]; next: string | null }>(
+        "GET",
+        `/v2/subscribers?limit=2&${query}`,
+        undefined,
+        as,
+      );
+      expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+      return { ids: reply.body.data.map((one) => one.subscriberId), next: reply.body.next, first: reply.body.data[0]?._id };
+    };
+    const first = await page("orderBy=updatedAt");
+    expect(first.ids).toEqual(["u0", "u1"]);
+    expect((await page(`orderBy=updatedAt&after=${first.next}`)).ids).toEqual(["u3", "u2"]);
+    expect((await page("orderBy=updatedAt&orderDirection=ASC")).ids).toEqual(["u2", "u3"]);
+    expect((await page("orderBy=createdAt")).ids).toEqual(["u3", "u2"]);
+    expect((await page(`orderBy=updatedAt&after=${first.next}&includeCursor=true`)).ids).toEqual(["u1", "u3"]);
+    expect((await page(`after=${first.first}&includeCursor=true`)).ids[0]).toBe("u0");
+    expect((await stack.request("GET", "/v2/subscribers?orderBy=email", undefined, as)).status).toBe(422);
+  });
+
   it("searches emails and phones by a part of them in any case, as Novu does; the subscriberId exactly", async () => {
     await stack.request("POST", "/v2/subscribers", { subscriberId: "search-ada", email: "Ada.Lovelace@Analytical.test", phone: "+15550101234" });
     await stack.request("POST", "/v2/subscribers", { subscriberId: "search-bob", email: "bob@other.test", phone: "+15550109999" });

@@ -264,10 +264,7 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
 
     async searchSubscribers(request, context) {
       const scope = scopeOf(context);
-      const { limit, cursor, towardsLower } = keysetRead(
-        { ...request, descending: request.direction !== SortDirection.ASC },
-        { fallback: DEFAULT_PAGE_SIZE, max: MAX_PAGE_SIZE },
-      );
+      const read = keysetRead({ ...request, descending: request.direction !== SortDirection.ASC }, { fallback: DEFAULT_PAGE_SIZE, max: MAX_PAGE_SIZE });
       const filters: store.SearchFilters = {
         ...(request.email !== undefined ? { email: request.email } : {}),
         ...(request.phone !== undefined ? { phone: request.phone } : {}),
@@ -275,10 +272,10 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
         ...(request.name !== undefined ? { name: request.name } : {}),
       };
       const [fetched, totalCount] = await Promise.all([
-        store.selectSubscriberKeysetPage(pool, scope.environmentId, { cursor, towardsLower, limit, filters }),
+        store.selectSubscriberKeysetPage(pool, scope.environmentId, { ...read, byUpdatedAt: request.byUpdatedAt, filters }),
         store.countSubscribers(pool, scope.environmentId, COUNT_CAP, filters),
       ]);
-      const { page, cursors } = keysetPage(fetched, limit, request);
+      const { page, cursors } = keysetPage(fetched, read.limit, request);
       return {
         subscribers: page.map(subscriberFromRow),
         ...cursors,

@@ -262,15 +262,20 @@ const filterValues = (filters: SearchFilters) => [
 export async function selectSubscriberKeysetPage(
   db: Queryable,
   environmentId: string,
-  query: { cursor: string | undefined; towardsLower: boolean; limit: number; filters: SearchFilters },
+  query: { cursor: string | undefined; towardsLower: boolean; inclusive: boolean; byUpdatedAt: boolean; limit: number; filters: SearchFilters },
 ): Promise<SubscriberRow[]> {
-  // The direction is spelled out (not a CASE) so the planner walks the (environment_id, id) index.
+  // The direction is spelled out (not a CASE) so the planner walks the (environment_id, id) or
+  // (environment_id, updated_at, id) index; only these fixed operators and names are interpolated.
   const [comparison, order] = query.towardsLower ? ["<", "DESC"] : [">", "ASC"];
+  const operator = `${comparison}${query.inclusive ? "=" : ""}`;
+  const after = query.byUpdatedAt
+    ? `(updated_at, id) ${operator} (SELECT c.updated_at, c.id FROM subscribers.subscribers c WHERE c.environment_id = $1 AND c.id = $2)`
+    : `id ${operator} $2`;
   const { rows } = await db.query<SubscriberRow>(
     `SELECT * FROM subscribers.subscribers
       WHERE environment_id = $1
-        AND ($2::text IS NULL OR id ${comparison} $2)${FILTER_CONDITIONS(4)}
-      ORDER BY id ${order}
+        AND ($2::text IS NULL OR ${after})${FILTER_CONDITIONS(4)}
+      ORDER BY ${query.byUpdatedAt ? `updated_at ${order}, ` : ""}id ${order}
       LIMIT $3`,
     [environmentId, query.cursor ?? null, query.limit + 1, ...filterValues(query.filters)],
   );

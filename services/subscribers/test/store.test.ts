@@ -44,11 +44,18 @@ describe("subscribers store", () => {
       });
       ids.push(row!.id);
     }
-    const ascending = await store.selectSubscriberKeysetPage(fixture.pool, env, { cursor: ids[1], towardsLower: false, limit: 2, filters: {} });
+    const byId = { inclusive: false, byUpdatedAt: false };
+    const ascending = await store.selectSubscriberKeysetPage(fixture.pool, env, { ...byId, cursor: ids[1], towardsLower: false, limit: 2, filters: {} });
     expect(ascending.map((row) => row.id)).toEqual(ids.slice(2, 5));
-    const descending = await store.selectSubscriberKeysetPage(fixture.pool, env, { cursor: ids[3], towardsLower: true, limit: 10, filters: {} });
+    const descending = await store.selectSubscriberKeysetPage(fixture.pool, env, { ...byId, cursor: ids[3], towardsLower: true, limit: 10, filters: {} });
     expect(descending.map((row) => row.id)).toEqual([ids[2], ids[1], ids[0]]);
-    const named = await store.selectSubscriberKeysetPage(fixture.pool, env, { cursor: undefined, towardsLower: false, limit: 10, filters: { name: "od" } });
+    const named = await store.selectSubscriberKeysetPage(fixture.pool, env, {
+      ...byId,
+      cursor: undefined,
+      towardsLower: false,
+      limit: 10,
+      filters: { name: "od" },
+    });
     expect(named.map((row) => row.subscriber_id)).toEqual(["k1", "k3"]);
     expect(await store.countSubscribers(fixture.pool, env, 3)).toBe(3);
     expect(await store.countSubscribers(fixture.pool, env, 100)).toBe(5);

@@ -1,7 +1,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { commonV1, type subscribersV1 } from "@notify/proto";
 import { z } from "zod";
-import { jsonObject, keyString, outboundUrl, queryInt } from "../validation.js";
+import { jsonObject, keyString, outboundUrl, queryBool, queryInt } from "../validation.js";
 import { freeFormResponse, iso, isoDateResponse, isoOrNull } from "./common.js";
 
 type FieldsInit = MessageInitShape<typeof subscribersV1.SubscriberFieldsSchema>;
@@ -110,8 +110,9 @@ export const searchSubscribersQuery = z.object({
   after: z.string().optional(),
   before: z.string().optional(),
   orderDirection: z.enum(["ASC", "DESC"]).default("DESC"),
-  orderBy: z.string().optional(),
-  includeCursor: z.string().optional(),
+  // Ids grow with creation, so _id and createdAt name one order.
+  orderBy: z.enum(["_id", "createdAt", "updatedAt"], { error: "orderBy must be one of _id, createdAt, updatedAt" }).default("_id"),
+  includeCursor: queryBool.default(false),
   email: z.string().optional(),
   phone: z.string().optional(),
   subscriberId: z.string().optional(),
@@ -122,6 +123,8 @@ export function searchRequestOf(query: z.infer<typeof searchSubscribersQuery>) {
   return {
     limit: query.limit,
     direction: query.orderDirection === "ASC" ? commonV1.SortDirection.ASC : commonV1.SortDirection.DESC,
+    byUpdatedAt: query.orderBy === "updatedAt",
+    includeCursor: query.includeCursor,
     ...(query.after ? { after: query.after } : {}),
     ...(query.before ? { before: query.before } : {}),
     ...(query.email ? { email: query.email } : {}),

@@ -15,6 +15,7 @@ export * from "./coalesce.js";
 export * from "./kept-loads.js";
 export * from "./coherence.js";
 export * from "./vocabulary.js";
+export * from "./cron.js";
 export * from "./sealing.js";
 export * from "./metrics.js";
 export * from "./tracing.js";

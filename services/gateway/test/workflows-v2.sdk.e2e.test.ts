@@ -27,6 +27,19 @@ const inAppStep = {
   },
 };
 
+/** Triggers the workflow to a new subscriber, and answers their Inbox session and the first notification it shows. */
+async function firstNotification(workflowId: string, subscriber: { subscriberId: string; firstName: string }, payload: Record<string, unknown>) {
+  await stack.request("POST", "/v1/subscribers", subscriber);
+  const triggered = await stack.request("POST", "/v1/events/trigger", { name: workflowId, to: subscriber.subscriberId, payload });
+  expect(triggered.status, JSON.stringify(triggered.body)).toBe(201);
+  const session = await openSession(stack, subscriber.subscriberId);
+  const notification = await eventually(async () => {
+    const page = await stack.request<{ data: Json[] }>("GET", "/v1/inbox/notifications", undefined, { authorization: `Bearer ${session.token}` });
+    return page.body.data[0];
+  }, 15_000);
+  return { session, notification };
+}
+
 describe("/v2/workflows through @novu/api 3.19.1", () => {
   it("creates, reads (by workflowId and _id), updates, patches, lists and deletes a workflow", async () => {
     const created = await novu.workflows.create({
@@ -145,8 +158,9 @@ describe("/v2/workflows through @novu/api 3.19.1", () => {
       [
         "POST",
         "/v2/workflows",
-        { name: "Cron", workflowId: "cron", steps: [{ name: "x", type: "delay", controlValues: { type: "timed", cron: "* * * * *" } }] },
+        { name: "Cron", workflowId: "cron", steps: [{ name: "x", type: "delay", controlValues: { type: "timed", cron: "61 * * * *" } }] },
       ],
+      ["POST", "/v2/workflows", { name: "Cron", workflowId: "cron", steps: [{ name: "x", type: "digest", controlValues: { type: "timed" } }] }],
       ["POST", "/v2/workflows", { name: "Severity", workflowId: "severity", severity: "urgent", steps: [] }],
       ["POST", "/v2/workflows", { name: "Schema", workflowId: "schema", payloadSchema: { type: "no-such-type" }, steps: [] }],
       [
@@ -210,15 +224,7 @@ describe("/v2/workflows through @novu/api 3.19.1", () => {
 
   it("delivers a trigger of a v2 workflow: an in-app message with the workflow's severity and the step's rendered data", async () => {
     await novu.workflows.create({ name: "Deliver v2", workflowId: "deliver-v2", active: true, severity: "medium", steps: [inAppStep] });
-    await stack.request("POST", "/v1/subscribers", { subscriberId: "v2-ada", firstName: "Ada" });
-    const triggered = await stack.request("POST", "/v1/events/trigger", { name: "deliver-v2", to: "v2-ada", payload: { order: 42 } });
-    expect(triggered.status, JSON.stringify(triggered.body)).toBe(201);
-
-    const session = await openSession(stack, "v2-ada");
-    const notification = await eventually(async () => {
-      const page = await stack.request<{ data: Json[] }>("GET", "/v1/inbox/notifications", undefined, { authorization: `Bearer ${session.token}` });
-      return page.body.data[0];
-    }, 15_000);
+    const { session, notification } = await firstNotification("deliver-v2", { subscriberId: "v2-ada", firstName: "Ada" }, { order: 42 });
     expect(notification).toMatchObject({
       subject: "Order 42",
       body: "Order 42 for Ada",
@@ -238,6 +244,18 @@ describe("/v2/workflows through @novu/api 3.19.1", () => {
       return page.body.data.find((one) => one.body.startsWith("Order 43"));
     }, 15_000);
     expect(overridden.severity).toBe("low");
+  });
+
+  it("waits for a timed delay's cron to occur, and shows its controls as written", async () => {
+    const delay = { name: "Wait", type: "delay" as const, controlValues: { type: "timed", cron: "*/2 * * * * *" } };
+    const created = await novu.workflows.create({ name: "Cron delay", workflowId: "cron-delay", active: true, steps: [delay, inAppStep] });
+    expect(created.result.steps[0]!.controls.values).toMatchObject({ type: "timed", cron: "*/2 * * * * *" });
+    const digest = { name: "Weekly", type: "digest" as const, controlValues: { type: "timed", cron: "0 9 * * 1", digestKey: "post" } };
+    const digested = await novu.workflows.create({ name: "Cron digest", workflowId: "cron-digest", steps: [digest, inAppStep] });
+    expect(digested.result.steps[0]!.controls.values).toMatchObject({ type: "timed", cron: "0 9 * * 1", digestKey: "post" });
+
+    const { notification } = await firstNotification("cron-delay", { subscriberId: "v2-cron", firstName: "Cy" }, { order: 7 });
+    expect(notification).toMatchObject({ body: "Order 7 for Cy" });
   });
 
   it("refuses triggers whose payload does not match the schema when validatePayload is set", async () => {

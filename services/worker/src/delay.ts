@@ -1,5 +1,6 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { workflowsV1 } from "@notify/proto";
+import { nextCronRun } from "@notify/runtime";
 import { objectAt, scheduledDate } from "@notify/templates";
 
 const UNIT_MS: Record<string, number> = {
@@ -21,11 +22,13 @@ export function durationMs(amount: number | undefined, unit: string | undefined)
 export type DelayOutcome = { runAt: Date } | { error: string };
 
 /**
- * When the steps after a delay step run: its window from now (windowMs), or, for a scheduled delay, the date at `delayPath` in the
- * payload, which must be in the future.
+ * When the steps after a delay step run: its window from now (windowMs); for a scheduled delay, the
+ * date at `delayPath` in the payload, which must be in the future; for a timed one, its cron's next
+ * occurrence on the subscriber's clock.
  */
-export function delayUntil(step: workflowsV1.Step, payload: JsonObject, overrides: JsonObject, now = Date.now()): DelayOutcome {
+export function delayUntil(step: workflowsV1.Step, payload: JsonObject, overrides: JsonObject, now = Date.now(), timeZone?: string): DelayOutcome {
   const metadata = step.metadata;
+  if (metadata?.type === "timed") return cronRun("Delay", metadata.cron, now, timeZone);
   if (metadata?.type === "scheduled") {
     const at = scheduledDate(payload, metadata.delayPath);
     if (!at) return { error: `Delay date at path ${metadata.delayPath ?? ""} is missing or not a date` };
@@ -45,4 +48,10 @@ export function windowMs(metadata: workflowsV1.StepMetadata | undefined, overrid
   const given = objectAt(overrides, "delay");
   const overridden = typeof given["amount"] === "number" && typeof given["unit"] === "string" ? durationMs(given["amount"], given["unit"]) : undefined;
   return overridden ?? durationMs(metadata?.amount, metadata?.unit);
+}
+
+/** When a timed step's wait ends: its cron's next occurrence after now, on the subscriber's clock. */
+export function cronRun(kind: "Delay" | "Digest", cron: string | undefined, now: number, timeZone: string | undefined): DelayOutcome {
+  const runAt = cron === undefined ? undefined : nextCronRun(cron, new Date(now), timeZone);
+  return runAt ? { runAt } : { error: `${kind} step has no cron expression that occurs: ${cron ?? ""}` };
 }

@@ -3,7 +3,7 @@ import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import type { workflowsV1 } from "@notify/proto";
 import { StepType } from "@notify/runtime";
 import { valueAtPath } from "@notify/templates";
-import { durationMs, windowMs } from "./delay.js";
+import { cronRun, durationMs, windowMs } from "./delay.js";
 import { nextTimedBoundary } from "./timed.js";
 
 /** How an event enters a digest step: the key it digests under and when a digest it opens ends. */
@@ -37,7 +37,8 @@ export function digestPlan(
   const value = metadata?.digestKey ? valueAtPath(payload, metadata.digestKey) : undefined;
   const key = (value === undefined ? "" : JSON.stringify(value)) + (contextKeys.length > 0 ? ` ${contextKeys.join(",")}` : "");
   if (metadata?.type === "timed") {
-    const boundary = nextTimedBoundary(metadata, new Date(now), timeZone);
+    // A v2 step's cron, else a v1 step's recurrence.
+    const boundary = metadata.cron !== undefined ? cronRun("Digest", metadata.cron, now, timeZone) : nextTimedBoundary(metadata, new Date(now), timeZone);
     return "error" in boundary ? boundary : { key, runAt: boundary.runAt };
   }
   const window = windowMs(metadata, overrides);

@@ -637,7 +637,7 @@ async function composeForSubscriber(
       const step = main.variants.find((variant) => variant.active !== false && variant.filters.length > 0 && passes(variant)) ?? main;
       const type = step.template?.type ?? StepType.UNSPECIFIED;
       if (type === StepType.DELAY && passes(step)) {
-        const delay = delayUntil(step, payload, overrides, now);
+        const delay = delayUntil(step, payload, overrides, now, subscriber.timezone);
         if ("error" in delay) {
           // As in Novu, a delay that cannot be computed fails the run of this subscriber here.
           deps.log.warn({ step: step.id, transactionId: job.transactionId, reason: delay.error }, "delay step failed");

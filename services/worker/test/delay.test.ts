@@ -25,4 +25,13 @@ describe("delayUntil", () => {
     expect(delayUntil(scheduled, { sendAt: "2025-12-31T00:00:00Z" }, {}, now)).toEqual({ error: "Delay date at path must be a future date" });
     expect(delayUntil(scheduled, {}, {}, now)).toHaveProperty("error");
   });
+
+  it("waits for a timed delay's cron to occur next, on the subscriber's clock (UTC's for an unknown zone)", () => {
+    const daily = step({ type: "timed", cron: "0 9 * * *" });
+    expect(delayUntil(daily, {}, {}, now)).toEqual({ runAt: new Date("2026-01-01T09:00:00Z") });
+    expect(delayUntil(daily, {}, {}, now, "America/New_York")).toEqual({ runAt: new Date("2026-01-01T14:00:00Z") });
+    expect(delayUntil(daily, {}, {}, now, "Not/AZone")).toEqual({ runAt: new Date("2026-01-01T09:00:00Z") });
+    expect(delayUntil(step({ type: "timed", cron: "61 * * * *" }), {}, {}, now)).toHaveProperty("error");
+    expect(delayUntil(step({ type: "timed" }), {}, {}, now)).toHaveProperty("error");
+  });
 });

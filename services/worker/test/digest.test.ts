@@ -56,6 +56,13 @@ describe("digestPlan", () => {
     expect(digestPlan(step({ type: "timed", amount: 1, unit: "seconds" }), {}, {}, now)).toHaveProperty("error");
   });
 
+  it("ends a v2 timed window at its cron's next occurrence on the subscriber's clock", () => {
+    const mondays = step({ type: "timed", cron: "0 8 * * 1", digestKey: "post.id" });
+    // 2026-01-07 is a Wednesday: the next Monday 08:00 in Tokyo is 2026-01-11T23:00Z.
+    expect(digestPlan(mondays, { post: { id: 1 } }, {}, now, [], "Asia/Tokyo")).toEqual({ key: "1", runAt: new Date("2026-01-11T23:00:00Z") });
+    expect(digestPlan(step({ type: "timed", cron: "not a cron" }), {}, {}, now)).toHaveProperty("error");
+  });
+
   it("refuses a window without a valid amount and unit", () => {
     expect(digestPlan(step({ type: "regular", unit: "minutes" }), {}, {}, now)).toHaveProperty("error");
     expect(digestPlan(step({ type: "regular", amount: 1, unit: "fortnights" }), {}, {}, now)).toHaveProperty("error");

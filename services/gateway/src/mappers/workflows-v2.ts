@@ -3,6 +3,7 @@ import jsonLogic from "json-logic-js";
 import { workflowsV1 } from "@notify/proto";
 import {
   CHANNELS,
+  cronProblem,
   SEVERITIES,
   Severity,
   severityName,
@@ -43,8 +44,18 @@ const skip = jsonObject.refine((value) => Object.keys(value).length === 0 || jso
 const body = text("body", MAX_CONTENT).optional();
 const redirect = z.object({ url: text("url", MAX_URL), target: oneOf("target", REDIRECT_TARGETS).optional() });
 const action = z.object({ label: text("label").optional(), redirect: redirect.optional() });
-const onlyRegular = (name: string) => z.literal("regular", { error: `${name}: only regular (amount and unit) schedules are supported` });
-const noCron = z.undefined({ error: "cron schedules are not supported" }).optional();
+const SCHEDULE_TYPES = ["regular", "timed"] as const;
+const cron = z
+  .string({ error: "cron must be a string" })
+  .min(1, "cron should not be empty")
+  .max(255, "cron must be at most 255 characters")
+  .superRefine((value, context) => {
+    const problem = cronProblem(value);
+    if (problem) context.addIssue({ code: "custom", message: `cron must be a cron expression: ${problem}` });
+  });
+/** A timed schedule waits for its cron's next occurrence: it has one. */
+const timedHasCron = (values: { type?: string | undefined; cron?: string | undefined }) => values.type !== "timed" || values.cron !== undefined;
+const cronRequired = { path: ["cron"], message: "cron is required for a timed schedule" };
 const THROTTLE_TYPES = ["fixed", "dynamic"] as const;
 /** Novu leaves out seconds, for the cost of such short windows. */
 const THROTTLE_UNITS = ["minutes", "hours", "days"] as const;
@@ -75,22 +86,26 @@ const CONTROLS = {
   sms: z.object({ skip, body }),
   chat: z.object({ skip, body }),
   push: z.object({ skip, subject: text("subject").optional(), body }),
-  delay: z.object({
-    skip,
-    type: onlyRegular("type").default("regular"),
-    amount: quantity("amount").optional(),
-    unit: oneOf("unit", UNITS).optional(),
-    cron: noCron,
-  }),
-  digest: z.object({
-    skip,
-    type: onlyRegular("type").optional(),
-    amount: quantity("amount").optional(),
-    unit: oneOf("unit", UNITS).optional(),
-    digestKey: text("digestKey", 255).optional(),
-    lookBackWindow: z.object({ amount: quantity("amount"), unit: oneOf("unit", UNITS) }).optional(),
-    cron: noCron,
-  }),
+  delay: z
+    .object({
+      skip,
+      type: oneOf("type", SCHEDULE_TYPES).default("regular"),
+      amount: quantity("amount").optional(),
+      unit: oneOf("unit", UNITS).optional(),
+      cron: cron.optional(),
+    })
+    .refine(timedHasCron, cronRequired),
+  digest: z
+    .object({
+      skip,
+      type: oneOf("type", SCHEDULE_TYPES).optional(),
+      amount: quantity("amount").optional(),
+      unit: oneOf("unit", UNITS).optional(),
+      digestKey: text("digestKey", 255).optional(),
+      lookBackWindow: z.object({ amount: quantity("amount"), unit: oneOf("unit", UNITS) }).optional(),
+      cron: cron.optional(),
+    })
+    .refine(timedHasCron, cronRequired),
   throttle: z.object({
     skip,
     type: oneOf("type", THROTTLE_TYPES).default("fixed"),
@@ -272,15 +287,18 @@ function templateOf(controls: Controls): Pick<StepInit, "template" | "metadata">
           ...(controls.values.subject !== undefined ? { title: controls.values.subject } : {}),
         },
       };
-    case "delay":
+    case "delay": {
+      const values = controls.values;
       return {
         template: { type: StepType.DELAY },
         metadata: {
-          type: "regular",
-          ...(controls.values.amount !== undefined ? { amount: controls.values.amount } : {}),
-          ...(controls.values.unit !== undefined ? { unit: controls.values.unit } : {}),
+          type: values.type,
+          ...(values.amount !== undefined ? { amount: values.amount } : {}),
+          ...(values.unit !== undefined ? { unit: values.unit } : {}),
+          ...(values.type === "timed" ? { cron: values.cron } : {}),
         },
       };
+    }
     case "throttle": {
       const values = controls.values;
       return {
@@ -298,10 +316,12 @@ function templateOf(controls: Controls): Pick<StepInit, "template" | "metadata">
     case "digest": {
       const values = controls.values;
       const window = values.lookBackWindow;
+      const timed = values.type === "timed";
       return {
         template: { type: StepType.DIGEST },
         metadata: {
-          type: window ? "backoff" : "regular",
+          type: timed ? "timed" : window ? "backoff" : "regular",
+          ...(timed ? { cron: values.cron } : {}),
           ...(values.amount !== undefined ? { amount: values.amount } : {}),
           ...(values.unit !== undefined ? { unit: values.unit } : {}),
           ...(values.digestKey !== undefined ? { digestKey: values.digestKey } : {}),
@@ -551,6 +571,7 @@ function typeControlValues(one: workflowsV1.Step): Record<string, unknown> {
     case StepType.DIGEST:
       return {
         type: metadata?.type === "timed" ? "timed" : "regular",
+        ...(metadata?.cron !== undefined ? { cron: metadata.cron } : {}),
         ...(metadata?.amount !== undefined ? { amount: metadata.amount } : {}),
         ...(metadata?.unit !== undefined ? { unit: metadata.unit } : {}),
         ...(metadata?.digestKey !== undefined ? { digestKey: metadata.digestKey } : {}),

@@ -151,6 +151,28 @@ describe("apns", () => {
     }
   });
 
+  it("takes node-apn's alert (a string, or an object of alert fields) and sends a rawPayload as it is", async () => {
+    const provider = apns() as Provider<"push">;
+    try {
+      received.length = 0;
+      await provider.send(pushMessage(["good-1"], { overrides: { alert: "Plain words" } }), sendContext(http, credentials()));
+      await provider.send(
+        pushMessage(["good-1"], { overrides: { alert: { body: "Other words", "launch-image": "a.png" }, subtitleLocKey: "SUB", subtitleLocArgs: ["x"] } }),
+        sendContext(http, credentials()),
+      );
+      const raw = { aps: { alert: "Raw", badge: 9 }, custom: true };
+      await provider.send(pushMessage(["good-1"], { overrides: { rawPayload: raw, badge: 1 } }), sendContext(http, credentials()));
+      expect(received.map(({ body }) => body.aps)).toEqual([
+        { alert: "Plain words" },
+        { alert: { title: "Order shipped", body: "Other words", "subtitle-loc-key": "SUB", "subtitle-loc-args": ["x"], "launch-image": "a.png" } },
+        raw.aps,
+      ]);
+      expect(received[2]!.body).toEqual(raw);
+    } finally {
+      await provider.close?.();
+    }
+  });
+
   it("reports a 410 token as invalid, never a BadDeviceToken one (a wrong environment answers it for all), and fails only when no token was accepted", async () => {
     const provider = apns() as Provider<"push">;
     try {

@@ -73,17 +73,25 @@ function apnsRequest(message: PushMessage, bundleId: string | undefined) {
   const overrides = providerOverrides(message);
   const topic = stringOf(overrides.topic) ?? bundleId;
   if (!topic) throw missingSetting(ID, "applicationId");
-  const alert = defined({
-    title: stringOf(overrides.title) ?? message.title,
-    subtitle: overrides.subtitle,
-    body: stringOf(overrides.body) ?? message.content,
-    "title-loc-key": overrides.titleLocKey,
-    "title-loc-args": overrides.titleLocArgs,
-    "action-loc-key": overrides.actionLocKey,
-    "loc-key": overrides.locKey,
-    "loc-args": overrides.locArgs,
-    "launch-image": overrides.launchImage,
-  });
+  // node-apn's `alert`: a string is the whole alert, an object is taken as the alert's fields.
+  const given = overrides.alert;
+  const alert =
+    typeof given === "string"
+      ? given
+      : defined({
+          title: stringOf(overrides.title) ?? message.title,
+          subtitle: overrides.subtitle,
+          body: stringOf(overrides.body) ?? message.content,
+          "title-loc-key": overrides.titleLocKey,
+          "title-loc-args": overrides.titleLocArgs,
+          "subtitle-loc-key": overrides.subtitleLocKey,
+          "subtitle-loc-args": overrides.subtitleLocArgs,
+          "action-loc-key": overrides.actionLocKey,
+          "loc-key": overrides.locKey,
+          "loc-args": overrides.locArgs,
+          "launch-image": overrides.launchImage,
+          ...objectOf(given),
+        });
   const aps = defined({
     alert,
     badge: overrides.badge,
@@ -107,7 +115,9 @@ function apnsRequest(message: PushMessage, bundleId: string | undefined) {
     "apns-collapse-id": stringOf(overrides.collapseId),
     "apns-id": stringOf(overrides.id),
   }) as Record<string, string>;
-  return { headers, body: JSON.stringify({ ...custom, aps }) };
+  // node-apn sends a rawPayload as it is, instead of the payload it would build.
+  const raw = objectOf(overrides.rawPayload);
+  return { headers, body: JSON.stringify(raw ?? { ...custom, aps }) };
 }
 
 interface Connection {

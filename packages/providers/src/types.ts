@@ -81,7 +81,12 @@ export interface PushMessage {
   payload: Readonly<Record<string, unknown>>;
   /** `overrides.<provider id>` / `overrides.push` of the trigger, merged into the provider's request as Novu does. */
   overrides: Readonly<Record<string, unknown>>;
-  subscriber: { subscriberId: string; email?: string | undefined; phone?: string | undefined };
+  /** The subscriber's profile (Novu's subscriber fields: `_id`, `subscriberId`, `firstName`, `email`, `data`, …). */
+  subscriber: Readonly<Record<string, unknown>> & { subscriberId: string };
+  /** After a digest, the digest as templates read it ({digest, events, total_count}). */
+  step?: Readonly<Record<string, unknown>> | undefined;
+  /** The notify message this send delivers. */
+  messageId?: string | undefined;
 }
 
 export interface MessageByChannel {

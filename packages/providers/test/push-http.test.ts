@@ -242,6 +242,13 @@ describe("push providers over HTTP", () => {
       overrides: { sound: "ding" },
       payload: { orderId: 42, carrier: "ups", subscriber: { subscriberId: "subscriber-1", email: "ada@example.com" } },
     });
+    // After a digest, the digest in the payload; the message's id beside it.
+    const step = { digest: true, events: [{ orderId: 41 }, { orderId: 42 }], total_count: 2 };
+    await (pushWebhook() as Provider<"push">).send(
+      pushMessage(["device-1"], { step, messageId: "6a0000000000000000000042" }),
+      sendContext(http, { webhookUrl: `${receiver.url}/hooks/push`, secretKey: WEBHOOK_SECRET }),
+    );
+    expect(JSON.parse(last().body)).toMatchObject({ messageId: "6a0000000000000000000042", payload: { orderId: 42, step } });
     const forged = await failure(send(pushWebhook, { webhookUrl: `${receiver.url}/hooks/push`, secretKey: "another-secret" }, ["device-1"]));
     expect([forged.transient, forged.status]).toEqual([false, 401]);
     expect(forged.message).not.toContain("another-secret");

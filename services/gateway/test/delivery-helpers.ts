@@ -6,6 +6,7 @@ import type { Data, Requester } from "./stack.js";
 export interface Message {
   _id: string;
   _notificationId: string;
+  _subscriberId: string;
   channel: string;
   status: string;
   deliveredAt: string[];

@@ -626,7 +626,7 @@ const pushCases: Case[] = [
   pushCase(
     "push-webhook",
     () => ({ webhookUrl: `${api.url}/push-webhook/hook`, secretKey: "push-webhook-secret" }),
-    ({ requests: [request] }) => {
+    ({ requests: [request], message }) => {
       expect(pathOf(request!)).toBe("/push-webhook/hook");
       // The signature is over the exact bytes received, keyed by the integration's secret.
       expect(request!.headers["x-novu-signature"]).toBe(createHmac("sha256", "push-webhook-secret").update(request!.raw).digest("hex"));
@@ -634,8 +634,13 @@ const pushCases: Case[] = [
         target: ["push-webhook-device-1"],
         title: PUSH_TITLE,
         content: PUSH_TEXT,
-        payload: { orderId: "42", subscriber: { subscriberId: "push-push-webhook" } },
+        messageId: message._id,
+        payload: {
+          orderId: "42",
+          subscriber: { subscriberId: "push-push-webhook", _id: message._subscriberId, firstName: "Ada", email: "push-webhook@example.com", data: {} },
+        },
       });
+      expect(json(request!).payload).not.toHaveProperty("subscriber.channels");
     },
     () => ({ body: { id: "webhook-1" } }),
   ),

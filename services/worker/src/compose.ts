@@ -30,6 +30,19 @@ export function subscriberVariables(subscriber: RecipientProfile): Record<string
   };
 }
 
+/** JSON has no undefined: the fields that are set. */
+const definedFields = (fields: Record<string, unknown>) => Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as JsonObject;
+
+/** A push send carries a digest's events up to this size (JSON); a larger digest goes without them, so the send still fits a stream message. */
+const MAX_PUSH_DIGEST_BYTES = 64 * 1024;
+
+/** The digest a push send carries: with its events while they are small. */
+function stepOfPush(digest: JsonObject): JsonObject {
+  if (JSON.stringify(digest).length <= MAX_PUSH_DIGEST_BYTES) return digest;
+  const { events: _left, ...rest } = digest;
+  return rest;
+}
+
 /** Everything one subscriber's run of a trigger needs. */
 export interface RunContext {
   job: triggersV1.TriggerJob;
@@ -39,6 +52,8 @@ export interface RunContext {
   render: Render;
   payload: JsonObject;
   overrides: JsonObject;
+  /** After a digest step, the digest as templates read it ({digest, events, total_count}); empty otherwise. */
+  digest: JsonObject;
   /** The keys of the trigger's contexts, sorted: stamped on every message of the run. */
   contextKeys: string[];
   /** The integration chosen for a channel (undefined: none active), looked up once per job. */
@@ -359,8 +374,8 @@ export async function composeMessages(step: workflowsV1.Step, context: RunContex
         payload: context.payload,
         overrides,
         channelIntegrationId: settings.integrationId,
-        ...(context.subscriber.email ? { subscriberEmail: context.subscriber.email } : {}),
-        ...(context.subscriber.phone ? { subscriberPhone: context.subscriber.phone } : {}),
+        subscriber: definedFields(subscriberVariables(context.subscriber)),
+        ...(Object.keys(context.digest).length > 0 ? { step: stepOfPush(context.digest) } : {}),
       });
       composed.push({ message: perChannel, delivery: { integration, content: { case: "push", value: content } } });
     }

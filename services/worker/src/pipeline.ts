@@ -613,6 +613,7 @@ async function composeForSubscriber(
     payload,
     overrides,
     contextKeys: run.contextKeys,
+    digest: afterDigest.step as JsonObject,
     integrationById: lookups.integrationById,
     integrationFor: async (key) => chooseIntegration(await lookups.selectionFor(key), { tenant, payload, subscriber: variables }),
     integrationOfProvider: async (providerId) => {

@@ -284,7 +284,12 @@ function messageFor(job: deliveriesV1.DeliveryJob): MessageByChannel[DeliveryCha
         content: content.value.content,
         payload: content.value.payload ?? {},
         overrides: content.value.overrides ?? {},
-        subscriber: { subscriberId: job.externalSubscriberId, email: content.value.subscriberEmail, phone: content.value.subscriberPhone },
+        subscriber: {
+          ...(content.value.subscriber ?? { email: content.value.subscriberEmail, phone: content.value.subscriberPhone }),
+          subscriberId: job.externalSubscriberId,
+        },
+        ...(content.value.step ? { step: content.value.step } : {}),
+        messageId: job.messageId,
       };
     default:
       return undefined;

@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import { integrationsV1, subscribersV1, triggersV1, workflowsV1 } from "@notify/proto";
+import { type deliveriesV1, integrationsV1, subscribersV1, triggersV1, workflowsV1 } from "@notify/proto";
 import { StepType } from "@notify/runtime";
 import { renderer } from "@notify/templates";
 import { describe, expect, it } from "vitest";
@@ -28,6 +28,7 @@ function contextFor(
     payload: {},
     overrides: {},
     contextKeys: [],
+    digest: {},
     integrationFor: async (key) => integrations.find((candidate) => `chat:${candidate.identifier}` === key),
     integrationById: async (id) => integrations.find((candidate) => candidate.id === id),
     integrationOfProvider: async (providerId) => integrations.find((candidate) => candidate.providerId === providerId),
@@ -205,5 +206,15 @@ describe("composeMessages with the trigger's chat and push overrides", () => {
     const [named] = await composeMessages(pushStep, context);
     expect(named!.message.deviceTokens).toEqual(["named-1", "named-2"]);
     expect(named!.delivery!.content).toMatchObject({ case: "push", value: { tokens: ["named-1", "named-2"] } });
+
+    // The subscriber's profile goes along, and after a digest the digest, its events while they are small.
+    const content = (composed: Awaited<ReturnType<typeof composeMessages>>) => composed[0]!.delivery!.content.value as deliveriesV1.PushContent;
+    context.subscriber.firstName = "Ada";
+    expect(content(await composeMessages(pushStep, context)).subscriber).toEqual({ _id: "internal-ada", subscriberId: "ada", firstName: "Ada", data: {} });
+    expect(content(await composeMessages(pushStep, context)).step).toBeUndefined();
+    context.digest = { digest: true, events: [{ n: 1 }], total_count: 1 };
+    expect(content(await composeMessages(pushStep, context)).step).toEqual({ digest: true, events: [{ n: 1 }], total_count: 1 });
+    context.digest = { digest: true, events: [{ text: "x".repeat(70_000) }], total_count: 1 };
+    expect(content(await composeMessages(pushStep, context)).step).toEqual({ digest: true, total_count: 1 });
   });
 });

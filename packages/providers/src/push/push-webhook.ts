@@ -6,14 +6,15 @@ import { missingSetting } from "../types.js";
 
 const ID = "push-webhook";
 
-/** Novu's body: the message, with the subscriber inside the payload. */
+/** Novu's body: the message, with the subscriber and the digest step inside the payload. */
 function webhookBody(message: PushMessage): string {
   return JSON.stringify({
     target: message.tokens,
     title: message.title,
     content: message.content,
     overrides: message.overrides,
-    payload: { ...message.payload, subscriber: message.subscriber },
+    ...(message.messageId !== undefined ? { messageId: message.messageId } : {}),
+    payload: { ...message.payload, subscriber: message.subscriber, ...(message.step ? { step: message.step } : {}) },
   });
 }
 

@@ -138,6 +138,14 @@ describe("/v2/workflows through @novu/api 3.19.1", () => {
     expect(oldest.result.workflows.map((one) => one.workflowId)).toEqual(["paged-1"]);
     const tooMany = await stack.request("GET", "/v2/workflows?limit=101");
     expect(tooMany.status).toBe(422);
+
+    // Ordered by name or by last update, as Novu's list orders them.
+    await novu.workflows.patch({ name: "Paged 9" }, "paged-1");
+    const byName = await novu.workflows.list({ query: "paged-", orderBy: "name", orderDirection: "ASC" });
+    expect(byName.result.workflows.map((one) => one.name)).toEqual(["Paged 2", "Paged 3", "Paged 9"]);
+    const byUpdate = await novu.workflows.list({ query: "paged-", orderBy: "updatedAt", orderDirection: "DESC" });
+    expect(byUpdate.result.workflows.map((one) => one.workflowId)).toEqual(["paged-1", "paged-3", "paged-2"]);
+    expect((await stack.request("GET", "/v2/workflows?orderBy=lastTriggeredAt")).status).toBe(422);
   });
 
   it("refuses bad input with a 4xx JSON error and changes nothing", async () => {
@@ -179,7 +187,7 @@ describe("/v2/workflows through @novu/api 3.19.1", () => {
       ["PUT", "/v2/workflows/guarded", { name: "No steps" }],
       ["PATCH", "/v2/workflows/guarded", { active: "yes" }],
       ["PATCH", "/v2/workflows/guarded", { payloadSchema: { properties: 3 } }],
-      ["GET", "/v2/workflows?orderBy=name", undefined],
+      ["GET", "/v2/workflows?orderBy=email", undefined],
       ["GET", "/v2/workflows/guarded/steps/no-such-step", undefined],
       ["GET", "/v2/workflows/no-such-workflow", undefined],
       ["PUT", "/v2/workflows/guarded/sync", { targetEnvironmentId: 7 }],

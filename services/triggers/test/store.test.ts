@@ -66,7 +66,7 @@ describe("workflow store", () => {
     await fixture.pool.query("UPDATE triggers.workflows SET tags = '{x}', active = false WHERE id = $1", [second!.id]);
     const list = async (filter: Partial<store.WorkflowFilter>, oldestFirst = false) => {
       const full = { query: undefined, tags: [], active: undefined, ...filter };
-      const rows = await store.selectWorkflowPage(fixture.pool, env.environmentId, { offset: 0, limit: 10, filter: full, oldestFirst });
+      const rows = await store.selectWorkflowPage(fixture.pool, env.environmentId, { offset: 0, limit: 10, filter: full, oldestFirst, orderBy: "created" });
       expect(await store.countWorkflows(fixture.pool, env.environmentId, 100, full)).toBe(rows.length);
       return rows.map((row) => row.id);
     };

@@ -210,8 +210,14 @@ export const listWorkflowsV2Query = z.object({
   tags: queryList("tags", z.string().max(255)).optional(),
   status: queryList("status", oneOf("status", ["ACTIVE", "INACTIVE", "ERROR"])).optional(),
   orderDirection: oneOf("orderDirection", ["ASC", "DESC"]).default("DESC"),
-  orderBy: oneOf("orderBy", ["createdAt"]).default("createdAt"),
+  orderBy: oneOf("orderBy", ["createdAt", "updatedAt", "name"]).default("createdAt"),
 });
+
+const WORKFLOW_ORDERS = {
+  createdAt: workflowsV1.WorkflowOrder.UNSPECIFIED,
+  updatedAt: workflowsV1.WorkflowOrder.UPDATED_AT,
+  name: workflowsV1.WorkflowOrder.NAME,
+} as const;
 
 /** The list call for the query; undefined when it can match nothing (only ERROR asked for: no workflow here is in error). */
 export function listWorkflowsV2RequestOf(
@@ -225,6 +231,7 @@ export function listWorkflowsV2RequestOf(
     limit: query.limit,
     tags: query.tags ?? [],
     oldestFirst: query.orderDirection === "ASC",
+    orderBy: WORKFLOW_ORDERS[query.orderBy],
     ...(query.query ? { query: query.query } : {}),
     ...(onlyActive !== undefined ? { active: onlyActive } : {}),
   };

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
-import type { workflowsV1 } from "@notify/proto";
+import { workflowsV1 } from "@notify/proto";
 import {
   alreadyExists,
   announceKeys,
@@ -169,6 +169,18 @@ function throwIfAny(errors: FieldErrors): void {
  */
 const changing = (context: HandlerContext, ...keys: string[]) => announceKeys(context, ChangeKind.WORKFLOWS, keys);
 
+/** The list order a request names (an unknown one: creation order). */
+function orderOf(order: workflowsV1.WorkflowOrder): store.WorkflowOrder {
+  switch (order) {
+    case workflowsV1.WorkflowOrder.UPDATED_AT:
+      return "updated";
+    case workflowsV1.WorkflowOrder.NAME:
+      return "name";
+    default:
+      return "created";
+  }
+}
+
 export function createWorkflowService({ pool }: Pick<RouteDeps, "pool">): ServiceImpl<typeof workflowsV1.WorkflowService> {
   /** environment id → its "General" group id; that group is never deleted or renamed, so this stays true. */
   const generalGroups = new Map<string, string>();
@@ -268,7 +280,8 @@ export function createWorkflowService({ pool }: Pick<RouteDeps, "pool">): Servic
       const filter: store.WorkflowFilter = { query: request.query || undefined, tags: request.tags, active: request.active };
       const { rows, ...page } = await readOffsetPage(
         { page: request.page, limit, countCap: COUNT_CAP, offset: request.offset },
-        (offset) => store.selectWorkflowPage(pool, scope.environmentId, { offset, limit, filter, oldestFirst: request.oldestFirst }),
+        (offset) =>
+          store.selectWorkflowPage(pool, scope.environmentId, { offset, limit, filter, oldestFirst: request.oldestFirst, orderBy: orderOf(request.orderBy) }),
         (cap) => store.countWorkflows(pool, scope.environmentId, cap, filter),
       );
       return { workflows: rows.map(workflowFromRow), ...page };

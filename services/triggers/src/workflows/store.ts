@@ -354,20 +354,27 @@ function filterCondition(filter: WorkflowFilter, first: number) {
   };
 }
 
+/** The columns a list orders by before the id, which breaks ties (names compare byte by byte, as Novu's store sorts them). */
+export type WorkflowOrder = "created" | "updated" | "name";
+const ORDER_COLUMNS: Record<WorkflowOrder, string> = { created: "", updated: "updated_at", name: 'name COLLATE "C"' };
+
 export async function selectWorkflowPage(
   db: Queryable,
   environmentId: string,
-  page: { offset: number; limit: number; filter: WorkflowFilter; oldestFirst: boolean },
+  page: { offset: number; limit: number; filter: WorkflowFilter; oldestFirst: boolean; orderBy: WorkflowOrder },
 ): Promise<WorkflowRow[]> {
   const condition = filterCondition(page.filter, 4);
   const direction = page.oldestFirst ? "ASC" : "DESC";
+  // Only these fixed column names and directions are interpolated.
+  const column = ORDER_COLUMNS[page.orderBy];
+  const order = (table: string) => `${column ? `${table}.${column} ${direction}, ` : ""}${table}.id ${direction}`;
   const { rows } = await db.query<WorkflowRow>(
     `WITH w AS (
-       SELECT * FROM triggers.workflows
+       SELECT * FROM triggers.workflows t
         WHERE environment_id = $1 AND NOT deleted AND ${condition.sql}
-        ORDER BY id ${direction} LIMIT $2 OFFSET $3
+        ORDER BY ${order("t")} LIMIT $2 OFFSET $3
      )
-     SELECT ${WITH_GROUP} ORDER BY w.id ${direction}`,
+     SELECT ${WITH_GROUP} ORDER BY ${order("w")}`,
     [environmentId, page.limit + 1, page.offset, ...condition.values],
   );
   return rows;

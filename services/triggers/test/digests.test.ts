@@ -1,4 +1,4 @@
-import { create, fromBinary, type JsonObject } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary, type JsonObject } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { createClient } from "@connectrpc/connect";
 import { triggersV1 } from "@notify/proto";
@@ -272,7 +272,7 @@ describe("DigestEvents", () => {
       expect(passed!.trigger_id).toBe(jobs[1]!.triggerId);
       expect(passed!.digest_ids).toEqual([digestId]);
       expect(passed!.job.transactionId).toBe("e2");
-      expect(passed!.job.resumption).toMatchObject({ subscriberIds: ["s1"], digestIds: [digestId] });
+      expect(passed!.job.resumption).toMatchObject({ subscriberIds: ["s1"], digestIds: [digestId], digestRun: true });
       expect(await digestOf(scope, digestId)).toMatchObject({ events: [{ n: 2 }], totalCount: 1 });
     };
 
@@ -285,6 +285,25 @@ describe("DigestEvents", () => {
       ]);
       expect(outbox).toEqual([]);
       await expectPassedToE2(scope, jobs, digestIds[0]!);
+    });
+
+    it("but not when what the cancel takes out of the outbox is a later resumption of the digest's run, which ran the digest already", async () => {
+      const { scope, digestIds } = await dueDigests();
+      // The digest's run went on to a delay: its resumption names the digest, but is not the digest's run.
+      const { rows } = await fixture.pool.query<{ message_id: string; job: Buffer }>(
+        "SELECT message_id, job FROM triggers.outbox WHERE environment_id = $1 AND message_id LIKE '%.resume.%'",
+        [scope.environmentId],
+      );
+      const later = fromBinary(triggersV1.TriggerJobSchema, rows[0]!.job);
+      expect(later.resumption).toMatchObject({ digestRun: true, digestIds });
+      later.resumption!.digestRun = false;
+      later.resumption!.fromStep += 1;
+      await fixture.pool.query("UPDATE triggers.outbox SET job = $2 WHERE message_id = $1", [
+        rows[0]!.message_id,
+        toBinary(triggersV1.TriggerJobSchema, later),
+      ]);
+      await triggers.cancelTrigger({ transactionId: "e1" }, callAs(scope));
+      expect(await schedulesOf(scope)).toEqual([]);
     });
 
     it("once the worker finds its published run canceled, and once only", async () => {

@@ -236,7 +236,7 @@ async function runEnvironmentJobs(jobs: triggersV1.TriggerJob[], call: CallOptio
   // too: the digests pass to their next events' triggers, whose runs go on instead.
   await Promise.all(
     jobs
-      .filter((job) => canceled.has(job.transactionId) && (job.resumption?.digestIds.length ?? 0) > 0)
+      .filter((job) => canceled.has(job.transactionId) && job.resumption?.digestRun === true)
       .map((job) => clients.triggers.passCanceledDigests({ transactionId: job.transactionId, digestIds: job.resumption!.digestIds }, call)),
   );
 

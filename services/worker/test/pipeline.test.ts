@@ -323,9 +323,10 @@ describe("runTriggerJobs", () => {
   it("passes on the digests of a canceled trigger's digest run, and runs none of it", async () => {
     const { deps, calls } = services({ canceled: ["txn-digest", "txn-delay"] });
     const digestRun = job({ steps: [inApp("s")], transactionId: "txn-digest" });
-    digestRun.resumption = create(triggersV1.ResumptionSchema, { subscriberIds: ["id-ada"], fromStep: 0, digestIds: ["7"] });
+    digestRun.resumption = create(triggersV1.ResumptionSchema, { subscriberIds: ["id-ada"], fromStep: 0, digestIds: ["7"], digestRun: true });
+    // A later resumption of a digest's run (after a delay) names the digest too, but ran it already.
     const delayRun = job({ steps: [inApp("s")], transactionId: "txn-delay" });
-    delayRun.resumption = create(triggersV1.ResumptionSchema, { subscriberIds: ["id-ada"], fromStep: 0 });
+    delayRun.resumption = create(triggersV1.ResumptionSchema, { subscriberIds: ["id-ada"], fromStep: 0, digestIds: ["8"] });
     expect(await runTriggerJobs([digestRun, delayRun], deps)).toEqual({ subscribers: 0, messages: 0 });
     expect(calls.written).toEqual([]);
     expect(calls.passedDigests.map(({ transactionId, digestIds }) => ({ transactionId, digestIds }))).toEqual([

@@ -78,7 +78,12 @@ function resumptionSchedules(groups: Iterable<Resuming>, jobSubject: string) {
     for (let start = 0; start < digestIds.length; start += MAX_DIGEST_BATCH) {
       const ids = digestIds.slice(start, start + MAX_DIGEST_BATCH);
       const resumption = clone(TriggerJobSchema, job);
-      resumption.resumption = create(ResumptionSchema, { subscriberIds: subscriberIds.slice(start, start + MAX_DIGEST_BATCH), fromStep, digestIds: ids });
+      resumption.resumption = create(ResumptionSchema, {
+        subscriberIds: subscriberIds.slice(start, start + MAX_DIGEST_BATCH),
+        fromStep,
+        digestIds: ids,
+        digestRun: true,
+      });
       rows.push({
         triggerId: job.triggerId,
         dedupeKey: `digest:${ids[0]}`,
@@ -260,8 +265,12 @@ export async function cancelDigestsOf(
   await store.notifySchedules(tx);
 }
 
-/** The digests the resumptions among these stream jobs would have run. */
-export const digestsRunBy = (jobs: readonly Uint8Array[]): string[] => jobs.flatMap((job) => fromBinary(TriggerJobSchema, job).resumption?.digestIds ?? []);
+/** The digests whose own runs are among these stream jobs. */
+export const digestsRunBy = (jobs: readonly Uint8Array[]): string[] =>
+  jobs.flatMap((job) => {
+    const resumption = fromBinary(TriggerJobSchema, job).resumption;
+    return resumption?.digestRun ? resumption.digestIds : [];
+  });
 
 /** Refuses more digest ids than a call takes, or one no digest can have. */
 export function checkDigestIds(digestIds: readonly string[]): void {

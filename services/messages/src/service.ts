@@ -94,6 +94,15 @@ export interface MessageServiceDeps {
 }
 
 const keyOf = (parts: readonly string[]) => parts.join("\u0000");
+
+/** A DeleteSubscriberMessages cursor: a notification id, then its created_at as Postgres prints it. */
+const WALK_POINT = /^([0-9a-f]{24})@(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d{1,6})?[+-]\d{2}(?::\d{2})?)$/;
+
+function walkPointOf(after: string): store.NotificationWalkPoint {
+  const match = WALK_POINT.exec(after);
+  if (!match) throw invalidField("after", "after must be the next of an earlier call", after);
+  return { id: match[1]!, createdAt: match[2]! };
+}
 /** Runs of one mark-all chunk before a deadlock is let through (each one rolls back at once). */
 const DEADLOCK_ATTEMPTS = 5;
 
@@ -589,8 +598,20 @@ export function createMessageService({
       if (!isObjectId(request.internalSubscriberId)) {
         throw invalidField("internalSubscriberId", "internalSubscriberId must be a subscriber id (24 hex characters)", request.internalSubscriberId);
       }
-      const { inApp, others } = await store.deleteSubscriberMessages(pool, scope.environmentId, request.internalSubscriberId, SUBSCRIBER_DELETE_BATCH);
-      return { deleted: inApp + others, hasMore: inApp === SUBSCRIBER_DELETE_BATCH || others === SUBSCRIBER_DELETE_BATCH };
+      const from = request.after === undefined ? undefined : walkPointOf(request.after);
+      const { inApp, others, reached } = await store.deleteSubscriberMessages(
+        pool,
+        scope.environmentId,
+        request.internalSubscriberId,
+        SUBSCRIBER_DELETE_BATCH,
+        from,
+      );
+      const walkedFrom = reached ?? from;
+      return {
+        deleted: inApp + others,
+        hasMore: inApp === SUBSCRIBER_DELETE_BATCH || others === SUBSCRIBER_DELETE_BATCH,
+        ...(walkedFrom ? { next: `${walkedFrom.id}@${walkedFrom.createdAt}` } : {}),
+      };
     },
 
     async recordDeliveries(request, context) {

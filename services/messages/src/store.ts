@@ -623,34 +623,52 @@ export async function deleteTransactionMessages(db: Queryable, environmentId: st
   return rowCount ?? 0;
 }
 
+/** Where a walk of a subscriber's notifications stopped: the last one it reached (its created_at as Postgres prints it, exactly). */
+export interface NotificationWalkPoint {
+  createdAt: string;
+  id: string;
+}
+
 /**
  * Deletes up to `limit` of a subscriber's in-app messages and up to `limit` of its others, and
- * answers how many went. The in-app ones are found through the feed's index; the others through
- * the subscriber's notifications, which every message of another channel keeps (retention
- * deletes them together), so no index on every message's subscriber is needed.
+ * answers how many went and where the walk of its notifications stopped. The in-app ones are
+ * found through the feed's index; the others through the subscriber's notifications, newest
+ * first from `from` (itself included, its rest may be left), which every message of another
+ * channel keeps (retention deletes them together): no index on every message's subscriber is
+ * needed, and each call walks on from where the last one stopped.
  */
 export async function deleteSubscriberMessages(
   db: Queryable,
   environmentId: string,
   subscriberId: string,
   limit: number,
-): Promise<{ inApp: number; others: number }> {
-  const { rows } = await db.query<{ in_app: boolean; count: number }>(
-    `WITH gone AS (
-       DELETE FROM messages.messages WHERE id IN (
-         (SELECT id FROM messages.messages WHERE environment_id = $1 AND subscriber_id = $2 AND channel = 'in_app' LIMIT $3)
-         UNION ALL
-         (SELECT m.id FROM messages.notifications n
-            JOIN messages.messages m ON m.environment_id = $1 AND m.transaction_id = n.transaction_id AND m.subscriber_id = $2 AND m.channel <> 'in_app'
-           WHERE n.environment_id = $1 AND n.subscriber_id = $2
-           LIMIT $3)
-       )
+  from: NotificationWalkPoint | undefined,
+): Promise<{ inApp: number; others: number; reached: NotificationWalkPoint | undefined }> {
+  const { rows } = await db.query<{ in_app: number; others: number; reached_at: string | null; reached_id: string | null }>(
+    `WITH in_app AS (
+       SELECT id FROM messages.messages WHERE environment_id = $1 AND subscriber_id = $2 AND channel = 'in_app' LIMIT $3
+     ), walked AS (
+       SELECT m.id, n.created_at, n.id AS notification_id FROM messages.notifications n
+         JOIN messages.messages m ON m.environment_id = $1 AND m.transaction_id = n.transaction_id AND m.subscriber_id = $2 AND m.channel <> 'in_app'
+        WHERE n.environment_id = $1 AND n.subscriber_id = $2 AND ($4::timestamptz IS NULL OR (n.created_at, n.id) <= ($4::timestamptz, $5::text))
+        ORDER BY n.created_at DESC, n.id DESC
+        LIMIT $3
+     ), gone AS (
+       DELETE FROM messages.messages WHERE id IN (SELECT id FROM in_app UNION ALL SELECT id FROM walked)
        RETURNING channel = 'in_app' AS in_app
+     ), reached AS (
+       SELECT created_at::text AS at, notification_id FROM walked ORDER BY created_at, notification_id LIMIT 1
      )
-     SELECT in_app, count(*)::int AS count FROM gone GROUP BY in_app`,
-    [environmentId, subscriberId, limit],
+     SELECT (SELECT count(*) FROM gone WHERE in_app)::int AS in_app, (SELECT count(*) FROM gone WHERE NOT in_app)::int AS others,
+            (SELECT at FROM reached) AS reached_at, (SELECT notification_id FROM reached) AS reached_id`,
+    [environmentId, subscriberId, limit, from?.createdAt ?? null, from?.id ?? null],
   );
-  return { inApp: rows.find((row) => row.in_app)?.count ?? 0, others: rows.find((row) => !row.in_app)?.count ?? 0 };
+  const row = rows[0]!;
+  return {
+    inApp: row.in_app,
+    others: row.others,
+    reached: row.reached_at !== null && row.reached_id !== null ? { createdAt: row.reached_at, id: row.reached_id } : undefined,
+  };
 }
 
 export interface AttemptRow {

@@ -483,8 +483,9 @@ describe("MessageService (in memory)", () => {
         call,
       );
       const request = { internalSubscriberId: subscriber.id, subscriberId: "ada" };
-      expect(await client.deleteSubscriberMessages(request, call)).toMatchObject({ deleted: SUBSCRIBER_DELETE_BATCH + 3, hasMore: true });
-      expect(await client.deleteSubscriberMessages(request, call)).toMatchObject({ deleted: 5, hasMore: false });
+      const first = await client.deleteSubscriberMessages(request, call);
+      expect(first).toMatchObject({ deleted: SUBSCRIBER_DELETE_BATCH + 3, hasMore: true });
+      expect(await client.deleteSubscriberMessages({ ...request, after: first.next! }, call)).toMatchObject({ deleted: 5, hasMore: false });
       expect(await client.deleteSubscriberMessages(request, call)).toMatchObject({ deleted: 0, hasMore: false });
       const left = await fixture.pool.query<{ external_subscriber_id: string; channel: string }>(
         "SELECT external_subscriber_id, channel FROM messages.messages WHERE environment_id = $1 ORDER BY channel",
@@ -494,6 +495,24 @@ describe("MessageService (in memory)", () => {
         { external_subscriber_id: "bob", channel: "in_app" },
         { external_subscriber_id: "bob", channel: "sms" },
       ]);
+    });
+
+    it("walks the subscriber's other messages on from where the call before stopped", async () => {
+      const { call, subscriber, scope } = setUp();
+      const emails = SUBSCRIBER_DELETE_BATCH + 3;
+      await client.createMessages(
+        { messages: Array.from({ length: emails }, () => newMessage(subscriber, { channel: Channel.EMAIL, stepId: "email" })) },
+        call,
+      );
+      const request = { internalSubscriberId: subscriber.id, subscriberId: "ada" };
+      const first = await client.deleteSubscriberMessages(request, call);
+      expect(first).toMatchObject({ deleted: SUBSCRIBER_DELETE_BATCH, hasMore: true, next: expect.stringMatching(/^[0-9a-f]{24}@/) });
+      const second = await client.deleteSubscriberMessages({ ...request, after: first.next! }, call);
+      expect(second).toMatchObject({ deleted: 3, hasMore: false });
+      const left = await fixture.pool.query("SELECT count(*)::int AS n FROM messages.messages WHERE environment_id = $1", [scope.environmentId]);
+      expect(left.rows[0].n).toBe(0);
+      const malformed = await rpcError(client.deleteSubscriberMessages({ ...request, after: "somewhere" }, call));
+      expect(malformed.code).toBe(Code.InvalidArgument);
     });
 
     it("deletes nothing of another environment, and refuses an id no subscriber has", async () => {

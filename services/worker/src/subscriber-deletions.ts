@@ -21,8 +21,13 @@ export async function followSubscriberDeletion(job: subscribersV1.SubscriberDele
   if (subscribers.length > 0) throw new Error(`subscriber ${job.subscriberId} still exists: its delete is not committed`);
   await clients.topics.deleteSubscriberSubscriptions({ internalSubscriberId: job.id }, call);
   let messagesLeft = job.deleteMessages;
+  let after: string | undefined;
   while (messagesLeft) {
-    const reply = await clients.messages.deleteSubscriberMessages({ internalSubscriberId: job.id, subscriberId: job.subscriberId }, call);
+    const reply = await clients.messages.deleteSubscriberMessages(
+      { internalSubscriberId: job.id, subscriberId: job.subscriberId, ...(after ? { after } : {}) },
+      call,
+    );
     messagesLeft = reply.hasMore;
+    after = reply.next;
   }
 }

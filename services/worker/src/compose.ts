@@ -60,8 +60,8 @@ export interface RunContext {
   integrationFor(channel: string): Promise<integrationsV1.Integration | undefined>;
   /** Chat/push integrations by id, for the subscriber's own channels. */
   integrationById(id: string): Promise<integrationsV1.Integration | undefined>;
-  /** The environment's active integration of this provider, chosen as `integrationFor` chooses (undefined: none). */
-  integrationOfProvider(providerId: string): Promise<integrationsV1.Integration | undefined>;
+  /** The environment's active integration of this provider (with this identifier, when given), chosen as `integrationFor` chooses (undefined: none). */
+  integrationOfProvider(providerId: string, identifier?: string): Promise<integrationsV1.Integration | undefined>;
   /** The subscriber's chat endpoints made for exactly this run's contexts, oldest first. */
   chatEndpoints: readonly subscribersV1.ChannelEndpoint[];
 }
@@ -429,8 +429,8 @@ function chatMessage(
 
 /**
  * As Novu does, a chat step reaches a subscriber who has a phone on WhatsApp too, through the
- * environment's active whatsapp-business integration, unless one of their channels or endpoints
- * already goes there (or overrides.chat.integrationIdentifier names another integration).
+ * environment's active whatsapp-business integration (the one overrides.chat.integrationIdentifier
+ * names, when it names one), unless one of their channels or endpoints already goes there.
  */
 async function whatsAppByPhone(
   message: NewMessage,
@@ -439,8 +439,8 @@ async function whatsAppByPhone(
   composed: readonly Composed[],
 ): Promise<Composed | undefined> {
   if (!context.subscriber.phone || composed.some((item) => item.message.providerId === WHATSAPP)) return undefined;
-  const integration = await context.integrationOfProvider(WHATSAPP);
-  if (!integration || (identifier && integration.identifier !== identifier)) return undefined;
+  const integration = await context.integrationOfProvider(WHATSAPP, identifier);
+  if (!integration) return undefined;
   const byPhone = clone(NewMessageSchema, message);
   byPhone.providerId = WHATSAPP;
   byPhone.destination = integration.id;

@@ -616,8 +616,8 @@ async function composeForSubscriber(
     digest: afterDigest.step as JsonObject,
     integrationById: lookups.integrationById,
     integrationFor: async (key) => chooseIntegration(await lookups.selectionFor(key), { tenant, payload, subscriber: variables }),
-    integrationOfProvider: async (providerId) => {
-      const active = await lookups.activeOfProvider(providerId);
+    integrationOfProvider: async (providerId, identifier) => {
+      const active = (await lookups.activeOfProvider(providerId)).filter((integration) => identifier === undefined || integration.identifier === identifier);
       const selection = {
         integration: active.find((integration) => integration.conditions.length === 0),
         conditional: active.filter((integration) => integration.conditions.length > 0),

@@ -31,7 +31,8 @@ function contextFor(
     digest: {},
     integrationFor: async (key) => integrations.find((candidate) => `chat:${candidate.identifier}` === key),
     integrationById: async (id) => integrations.find((candidate) => candidate.id === id),
-    integrationOfProvider: async (providerId) => integrations.find((candidate) => candidate.providerId === providerId),
+    integrationOfProvider: async (providerId, identifier) =>
+      integrations.find((candidate) => candidate.providerId === providerId && (identifier === undefined || candidate.identifier === identifier)),
     chatEndpoints: endpoints,
   };
 }
@@ -96,7 +97,7 @@ describe("composeMessages for a chat step to a subscriber with a phone", () => {
     ]);
   });
 
-  it("goes there once when one of their channels is WhatsApp's, and not when the overrides name another integration", async () => {
+  it("goes there once when one of their channels is WhatsApp's, and through the integration the overrides name", async () => {
     expect(sends(await composeMessages(chatStep, withPhone([{ providerId: "whatsapp-business", integrationId: "i-whatsapp" }])))).toEqual([
       ["whatsapp-business", "", "+15550001"],
     ]);
@@ -104,6 +105,10 @@ describe("composeMessages for a chat step to a subscriber with a phone", () => {
       chat: { integrationIdentifier: "slack" },
     });
     expect(sends(await composeMessages(chatStep, named))).toEqual([["slack", "", undefined]]);
+    const whatsapp = withPhone([{ providerId: "slack", integrationId: "i-slack", webhookUrl: "https://hooks.example/slack" }], {
+      chat: { integrationIdentifier: "whatsapp-business" },
+    });
+    expect(sends(await composeMessages(chatStep, whatsapp))).toEqual([["whatsapp-business", "i-whatsapp", "+15550001"]]);
   });
 
   it("sends nothing to a subscriber without a phone, nor without a WhatsApp integration", async () => {

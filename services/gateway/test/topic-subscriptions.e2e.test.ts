@@ -126,6 +126,8 @@ describe("topic subscriptions through @novu/api: preferences and contexts decide
     expect(await ofBob({ key: "side-project", contextKeys: ["tenant:acme"] })).toEqual([]);
     expect(await ofBob({ contextKeys: ["tenant:acme"] })).toEqual(["tk_project:si_bob:ctx_tenant:acme"]);
     expect(await ofBob({ key: "no-such-topic" })).toEqual([]);
+    const emptyKey = await stack.request<{ data: { identifier: string }[] }>("GET", "/v2/subscribers/bob/subscriptions?key=");
+    expect(emptyKey.body.data.map((subscription) => subscription.identifier).sort()).toEqual(["tk_project:si_bob:ctx_tenant:acme", "tk_side-project:si_bob"]);
     const cy = await api.topics.subscriptions.getSubscription("project", "tk_project:si_cy", undefined, once);
     expect(cy.result).toMatchObject({ identifier: "tk_project:si_cy", preferences: [{ enabled: true, condition: gold, workflow: { identifier: alerts } }] });
 

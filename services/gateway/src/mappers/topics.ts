@@ -180,7 +180,8 @@ export function listSubscriptionsRequestOf(topicKey: string, query: z.infer<type
 export const subscriberSubscriptionsRequestOf = (subscriberId: string, query: z.infer<typeof subscriberSubscriptionsQuery>) => ({
   subscriberId,
   ...subscriptionPagingOf(query),
-  ...(query.key !== undefined ? { topicKey: query.key } : {}),
+  // An empty key names no topic, as Novu reads it.
+  ...(query.key ? { topicKey: query.key } : {}),
   ...(query.contextKeys ? { contextKeys: query.contextKeys } : { anyContext: true }),
 });
 

@@ -95,12 +95,13 @@ describe("channel endpoints (in memory)", () => {
     expect((await rpcError(client.createChannelEndpoint(webhook("e1", "bob"), call))).code).toBe(Code.AlreadyExists);
     const generated = await client.createChannelEndpoint(webhook("", "bob"), call);
     expect(generated.identifier).toMatch(/^chendp_[A-Za-z0-9_-]{12}$/);
+    // Each call is made only when awaited: one made earlier could fail before anything handles it.
     for (const refused of [
-      client.getChannelEndpoint({ identifier: "missing" }, call),
-      client.updateChannelEndpoint({ identifier: "missing", endpoint: {} }, call),
-      client.deleteChannelEndpoint({ identifier: "missing" }, call),
+      () => client.getChannelEndpoint({ identifier: "missing" }, call),
+      () => client.updateChannelEndpoint({ identifier: "missing", endpoint: {} }, call),
+      () => client.deleteChannelEndpoint({ identifier: "missing" }, call),
     ]) {
-      expect((await rpcError(refused)).code).toBe(Code.NotFound);
+      expect((await rpcError(refused())).code).toBe(Code.NotFound);
     }
     await client.deleteSubscriber({ subscriberId: "bob" }, call);
     expect(identifiers(await client.listChannelEndpoints({}, call))).toEqual(["e4", "e3", "e1"]);

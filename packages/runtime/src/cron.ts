@@ -1,4 +1,5 @@
 import { CronExpressionParser } from "cron-parser";
+import { isTimeZone } from "./time-zones.js";
 
 /** Why `expression` is not a cron expression (Novu's timed delay and digest steps), or undefined when it is one. */
 export function cronProblem(expression: string): string | undefined {
@@ -16,19 +17,10 @@ export function cronProblem(expression: string): string | undefined {
  * undefined for an expression that is not one or never occurs.
  */
 export function nextCronRun(expression: string, after: Date, timeZone?: string): Date | undefined {
-  const zone = timeZone && knownZone(timeZone) ? timeZone : "UTC";
+  const zone = timeZone && isTimeZone(timeZone) ? timeZone : "UTC";
   try {
     return CronExpressionParser.parse(expression, { currentDate: after, tz: zone }).next().toDate();
   } catch {
     return undefined;
-  }
-}
-
-function knownZone(timeZone: string): boolean {
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone });
-    return true;
-  } catch {
-    return false;
   }
 }

@@ -16,6 +16,7 @@ export * from "./kept-loads.js";
 export * from "./coherence.js";
 export * from "./vocabulary.js";
 export * from "./cron.js";
+export * from "./time-zones.js";
 export * from "./sealing.js";
 export * from "./metrics.js";
 export * from "./tracing.js";

@@ -1,17 +1,8 @@
-import { invalidArgument, type FieldErrors } from "@notify/runtime";
+import { invalidArgument, isTimeZone, type FieldErrors } from "@notify/runtime";
 import type { subscribersV1 } from "@notify/proto";
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const MAX_TEXT = 1024;
-
-function isTimezone(value: string): boolean {
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone: value });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function isLocale(value: string): boolean {
   try {
@@ -39,7 +30,7 @@ export function subscriberWriteErrors(subscriberId: string, fields: subscribersV
   if (fields) {
     if (fields.email !== undefined && !EMAIL.test(fields.email)) fail("email", "email must be an email", fields.email);
     if (fields.locale !== undefined && !isLocale(fields.locale)) fail("locale", "locale must be a valid locale", fields.locale);
-    if (fields.timezone !== undefined && !isTimezone(fields.timezone)) {
+    if (fields.timezone !== undefined && !isTimeZone(fields.timezone)) {
       fail("timezone", "timezone must be a valid IANA time zone", fields.timezone);
     }
     for (const name of ["firstName", "lastName", "phone", "avatar"] as const) {

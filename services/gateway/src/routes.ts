@@ -68,7 +68,6 @@ import {
 import {
   bulkCreatedToJson,
   bulkSubscribersBody,
-  channelWriteOf,
   createSubscriberBody,
   createSubscriberV1Body,
   credentialsBody,
@@ -85,6 +84,7 @@ import {
   updateSubscriberBody,
   updateSubscriberV1Body,
   v1Cleared,
+  v1WriteOf,
   v2Cleared,
   bulkCreatedResponse,
   deletedResponse,
@@ -544,11 +544,8 @@ export const routes: Route[] = [
     response: subscriberResponse,
     body: createSubscriberV1Body,
     handle: async ({ body, clients, call }) => {
-      const { subscriberId, channels, ...profile } = body;
-      const reply = await clients.subscribers.upsertSubscriber(
-        { subscriberId, fields: fieldsOf(profile), cleared: v1Cleared(profile), channels: (channels ?? []).map(channelWriteOf) },
-        call,
-      );
+      const { subscriberId, ...written } = body;
+      const reply = await clients.subscribers.upsertSubscriber({ subscriberId, ...v1WriteOf(written) }, call);
       return subscriberToJson(reply.subscriber!);
     },
   }),
@@ -608,16 +605,8 @@ export const routes: Route[] = [
     response: subscriberResponse,
     params: subscriberIdParam,
     body: updateSubscriberV1Body,
-    handle: async ({ params, body, clients, call }) => {
-      const { channels, ...profile } = body;
-      const request = {
-        subscriberId: params.subscriberId,
-        fields: fieldsOf(profile),
-        cleared: v1Cleared(profile),
-        channels: (channels ?? []).map(channelWriteOf),
-      };
-      return subscriberToJson(await clients.subscribers.updateSubscriber(request, call));
-    },
+    handle: async ({ params, body, clients, call }) =>
+      subscriberToJson(await clients.subscribers.updateSubscriber({ subscriberId: params.subscriberId, ...v1WriteOf(body) }, call)),
   }),
   route({ method: "DELETE", path: "/v1/subscribers/:subscriberId", params: subscriberIdParam, response: deletedResponse, handle: deleteSubscriber(false) }),
 

@@ -285,3 +285,9 @@ const v1Channels = {
 };
 export const createSubscriberV1Body = createSubscriberBody.extend(v1Channels);
 export const updateSubscriberV1Body = updateSubscriberBody.extend(v1Channels);
+
+/** A v1 create's or update's profile and channels as the subscribers service takes them. */
+export function v1WriteOf(body: z.infer<typeof updateSubscriberV1Body>) {
+  const { channels, ...profile } = body;
+  return { fields: fieldsOf(profile), cleared: v1Cleared(profile), channels: (channels ?? []).map(channelWriteOf) };
+}

@@ -158,13 +158,14 @@ export function searchTopicsRequestOf(query: z.infer<typeof searchTopicsQuery>) 
 /** GET /v2/subscribers/{subscriberId}/subscriptions: the same paging and contexts over one subscriber's topics, or one topic's (`key`). */
 export const subscriberSubscriptionsQuery = listSubscriptionsQuery.omit({ subscriberId: true }).extend({ key: z.string().max(255).optional() });
 
-/** A subscription page's size, order and cursor. */
+/** A subscription page's size, order, cursor and contexts (every scope unless contextKeys names one). */
 function subscriptionPagingOf(query: z.infer<typeof subscriberSubscriptionsQuery>) {
   return {
     limit: query.limit,
     direction: query.orderDirection === "ASC" ? commonV1.SortDirection.ASC : commonV1.SortDirection.DESC,
     ...(query.after ? { after: query.after } : {}),
     ...(query.before ? { before: query.before } : {}),
+    ...(query.contextKeys ? { contextKeys: query.contextKeys } : { anyContext: true }),
   };
 }
 
@@ -173,7 +174,6 @@ export function listSubscriptionsRequestOf(topicKey: string, query: z.infer<type
     topicKey,
     ...subscriptionPagingOf(query),
     ...(query.subscriberId ? { subscriberId: query.subscriberId } : {}),
-    ...(query.contextKeys ? { contextKeys: query.contextKeys } : { anyContext: true }),
   };
 }
 
@@ -182,7 +182,6 @@ export const subscriberSubscriptionsRequestOf = (subscriberId: string, query: z.
   ...subscriptionPagingOf(query),
   // An empty key names no topic, as Novu reads it.
   ...(query.key ? { topicKey: query.key } : {}),
-  ...(query.contextKeys ? { contextKeys: query.contextKeys } : { anyContext: true }),
 });
 
 /** Workflows by id, for the preferences a reply shows. */

@@ -349,6 +349,8 @@ export async function composeMessages(step: workflowsV1.Step, context: RunContex
   // As in Novu, a chat step goes to the subscriber's endpoints first, then to their channels.
   const composed: Composed[] = channel === Channel.CHAT ? await endpointMessages(message, context, identifier) : [];
   const fromChannels = composed.length;
+  // What every push send of the step carries alike: made at its first send, for all of the subscriber's channels.
+  let pushShared: Pick<deliveriesV1.PushContent, "subscriber" | "step"> | undefined;
   for (const settings of context.subscriber.channels.filter((item) => kinds.has(item.providerId))) {
     const integration = await context.integrationById(settings.integrationId);
     if (!integration?.active || integration.deleted) continue; // Novu skips channels whose integration is gone
@@ -374,8 +376,10 @@ export async function composeMessages(step: workflowsV1.Step, context: RunContex
         payload: context.payload,
         overrides,
         channelIntegrationId: settings.integrationId,
-        subscriber: definedFields(subscriberVariables(context.subscriber)),
-        ...(Object.keys(context.digest).length > 0 ? { step: stepOfPush(context.digest) } : {}),
+        ...(pushShared ??= {
+          subscriber: definedFields(subscriberVariables(context.subscriber)),
+          ...(Object.keys(context.digest).length > 0 ? { step: stepOfPush(context.digest) } : {}),
+        }),
       });
       composed.push({ message: perChannel, delivery: { integration, content: { case: "push", value: content } } });
     }

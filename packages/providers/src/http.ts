@@ -1,4 +1,5 @@
 import type { OutboundHttp, OutboundResponse } from "./outbound.js";
+import { formFields } from "./provider-data.js";
 import { ProviderError } from "./types.js";
 
 /** Statuses worth another attempt: the request may succeed unchanged later. */
@@ -63,7 +64,7 @@ export const postJson = jsonRequest("POST");
 export const patchJson = jsonRequest("PATCH");
 
 /**
- * A form request (application/x-www-form-urlencoded; a field given as URLSearchParams may repeat)
+ * A form request (application/x-www-form-urlencoded; a field given as an array or in URLSearchParams repeats)
  * with `method` that answers the parsed JSON reply; non-2xx throws.
  */
 const formRequest =
@@ -72,10 +73,10 @@ const formRequest =
     providerId: string,
     http: OutboundHttp,
     url: string,
-    fields: Record<string, string> | URLSearchParams,
+    fields: Readonly<Record<string, unknown>> | URLSearchParams,
     headers: Record<string, string> = {},
   ): Promise<T> => {
-    const body = new URLSearchParams(fields).toString();
+    const body = (fields instanceof URLSearchParams ? fields : new URLSearchParams(formFields(fields))).toString();
     const response = expectOk(
       providerId,
       await http.request(url, { method, headers: { "content-type": "application/x-www-form-urlencoded", ...headers }, body }),

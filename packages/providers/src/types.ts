@@ -106,6 +106,11 @@ export interface SendContext {
   http: OutboundHttp;
   /** The same for every attempt at one message: providers that deduplicate receive it. */
   idempotencyKey: string;
+  /**
+   * The trigger's overrides for this provider (`overrides.providers.<id>`, and over it
+   * `overrides.steps.<stepId>.providers.<id>`), merged into its request by `withProviderData`.
+   */
+  providerData?: Readonly<Record<string, unknown>> | undefined;
   signal?: AbortSignal | undefined;
 }
 

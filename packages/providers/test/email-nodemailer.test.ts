@@ -164,6 +164,31 @@ describe("nodemailer (custom SMTP)", () => {
     expect(sink.connections - connectionsBefore).toBe(1);
   });
 
+  it("merges the trigger's provider overrides into the mail's options, and never reads a file or URL they name", async () => {
+    const smtp = provider();
+    const before = sink.received.length;
+    const providerData = { priority: "high", attachments: [{ filename: "note.txt", content: "from the trigger" }] };
+    await smtp.send(message(), { ...context(sink.port), providerData });
+    const got = sink.received[before]!;
+    expect(got.raw).toMatch(/^X-Priority: 1 \(Highest\)\r?$/m);
+    expect(got.mail.attachments.map((attachment) => [attachment.filename, attachment.content.toString()])).toEqual([["note.txt", "from the trigger"]]);
+
+    for (const reading of [
+      { filename: "passwd", path: "/etc/passwd" },
+      { filename: "metadata", href: "http://169.254.169.254/latest/meta-data/" },
+    ]) {
+      const refused = await smtp
+        .send(message(), { ...context(sink.port), providerData: { disableFileAccess: false, disableUrlAccess: false, attachments: [reading] } })
+        .then(
+          () => expect.fail("the mail was sent"),
+          (error: unknown) => error as ProviderError,
+        );
+      expect(refused).toBeInstanceOf(ProviderError);
+      expect(refused.transient).toBe(false);
+    }
+    expect(sink.received.length - before).toBe(1);
+  });
+
   it("bounds concurrent sends of one integration to the pool's connections, and keeps a pool per integration", async () => {
     const smtp = provider();
     const before = sink.received.length;

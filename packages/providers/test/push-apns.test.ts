@@ -118,6 +118,23 @@ describe("apns", () => {
     }
   });
 
+  it("takes the trigger's provider overrides as node-apn's fields, and their _passthrough into the payload and headers", async () => {
+    const provider = apns() as Provider<"push">;
+    try {
+      received.length = 0;
+      const providerData = {
+        badge: 7,
+        _passthrough: { body: { aps: { "interruption-level": "critical" }, campaign: "spring" }, headers: { "apns-expiration": "0" } },
+      };
+      await provider.send(pushMessage(["good-1"], { overrides: { sound: "ping.aiff" } }), { ...sendContext(http, credentials()), providerData });
+      const [request] = received;
+      expect(request!.headers["apns-expiration"]).toBe("0");
+      expect(request!.body).toMatchObject({ campaign: "spring", aps: { badge: 7, sound: "ping.aiff", "interruption-level": "critical" } });
+    } finally {
+      await provider.close?.();
+    }
+  });
+
   it("takes node-apn's override names: headers, aps flags and a topic of its own", async () => {
     const provider = apns() as Provider<"push">;
     try {

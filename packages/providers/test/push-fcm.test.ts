@@ -110,6 +110,26 @@ describe("fcm", () => {
     expect(tokenCalls).toBe(1);
   });
 
+  it("merges the trigger's provider overrides into each token's message, not into the token exchange", async () => {
+    const provider = fcm() as Provider<"push">;
+    receiver.received.length = 0;
+    const providerData = {
+      android: { collapseKey: "orders" },
+      _passthrough: { body: { fcmOptions: { analyticsLabel: "spring" } }, headers: { "x-goog-trace": "t" } },
+    };
+    await provider.send(pushMessage(["good-1", "good-2"]), {
+      ...sendContext(http, { serviceAccount, baseUrl: receiver.url }, "fcm-provider-data"),
+      providerData,
+    });
+    const sends = requestsTo("/v1/projects/project-1/messages:send");
+    expect(sends).toHaveLength(2);
+    for (const request of sends) {
+      expect(json(request).message).toMatchObject({ android: { collapseKey: "orders" }, fcmOptions: { analyticsLabel: "spring" } });
+      expect(request.headers["x-goog-trace"]).toBe("t");
+    }
+    for (const request of requestsTo("/token")) expect(request.headers["x-goog-trace"]).toBeUndefined();
+  });
+
   it("sends a data message with the payload as strings when overrides say type data", async () => {
     const provider = fcm() as Provider<"push">;
     receiver.received.length = 0;

@@ -3,6 +3,7 @@ import { expectOk, parseJson } from "../http.js";
 import type { ProviderFactory } from "../registry.js";
 import type { Provider } from "../types.js";
 import { channelSetting } from "./subscriber.js";
+import { withProviderData } from "../provider-data.js";
 
 const ID = "chat-webhook";
 
@@ -17,18 +18,20 @@ export const chatWebhook: ProviderFactory = (): Provider<"chat"> => ({
   channel: "chat",
   // Deduplicating on the key is up to the receiver, which nothing guarantees.
   idempotent: false,
-  async send(message, { credentials, http, idempotencyKey }) {
-    const url = channelSetting(ID, message, "webhookUrl");
+  async send(message, { credentials, http, idempotencyKey, providerData }) {
+    const webhookUrl = channelSetting(ID, message, "webhookUrl");
     // Novu's fields (a receiver written for Novu's posts reads these), with the title and blocks besides.
-    const body = JSON.stringify({
-      content: message.content,
-      webhookUrl: url,
-      channel: message.channel,
-      phoneNumber: message.phone,
-      title: message.title,
-      blocks: message.blocks,
-    });
-    const headers: Record<string, string> = { "content-type": "application/json", "idempotency-key": idempotencyKey };
+    const request = withProviderData(
+      {
+        url: webhookUrl,
+        body: { content: message.content, webhookUrl, channel: message.channel, phoneNumber: message.phone, title: message.title, blocks: message.blocks },
+        headers: { "content-type": "application/json", "idempotency-key": idempotencyKey },
+      },
+      providerData,
+      "camel",
+    );
+    const { url, headers } = request;
+    const body = JSON.stringify(request.body);
     if (credentials.secretKey) headers["x-novu-signature"] = createHmac("sha256", credentials.secretKey).update(body, "utf8").digest("hex");
     const response = expectOk(ID, await http.request(url, { method: "POST", headers, body }));
     const id = parseJson<{ id?: unknown }>(response.text).id;

@@ -3,6 +3,7 @@ import type { ProviderFactory } from "../registry.js";
 import { requireSetting } from "../settings.js";
 import type { Provider } from "../types.js";
 import { channelSetting } from "./subscriber.js";
+import { withProviderData } from "../provider-data.js";
 
 const ID = "getstream";
 
@@ -15,10 +16,14 @@ export const getstream: ProviderFactory = (): Provider<"chat"> => ({
   channel: "chat",
   // The webhook takes no idempotency key.
   idempotent: false,
-  async send(message, { credentials, http }) {
+  async send(message, { credentials, http, providerData }) {
     const apiKey = requireSetting(ID, credentials, "apiKey");
-    const url = channelSetting(ID, message, "webhookUrl");
-    const response = await postJsonResponse(ID, http, url, { text: message.content }, { "x-api-key": apiKey });
+    const { url, body, headers } = withProviderData(
+      { url: channelSetting(ID, message, "webhookUrl"), body: { text: message.content }, headers: { "x-api-key": apiKey } },
+      providerData,
+      "snake",
+    );
+    const response = await postJsonResponse(ID, http, url, body, headers);
     return { id: headerOf(response, "x-webhook-id") };
   },
 });

@@ -2,6 +2,7 @@ import { headerOf, postJsonResponse } from "../http.js";
 import type { ProviderFactory } from "../registry.js";
 import type { Provider } from "../types.js";
 import { channelSetting } from "./subscriber.js";
+import { withProviderData } from "../provider-data.js";
 
 const ID = "mattermost";
 
@@ -11,9 +12,17 @@ export const mattermost: ProviderFactory = (): Provider<"chat"> => ({
   channel: "chat",
   // Incoming webhooks take no idempotency key.
   idempotent: false,
-  async send(message, { http }) {
-    const url = channelSetting(ID, message, "webhookUrl");
-    const response = await postJsonResponse(ID, http, url, { text: message.content, ...(message.channel ? { channel: message.channel } : {}) });
+  async send(message, { http, providerData }) {
+    const { url, body, headers } = withProviderData(
+      {
+        url: channelSetting(ID, message, "webhookUrl"),
+        body: { text: message.content, ...(message.channel ? { channel: message.channel } : {}) },
+        headers: {},
+      },
+      providerData,
+      "snake",
+    );
+    const response = await postJsonResponse(ID, http, url, body, headers);
     return { id: headerOf(response, "x-request-id") };
   },
 });

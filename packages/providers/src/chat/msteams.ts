@@ -3,6 +3,7 @@ import type { ProviderFactory } from "../registry.js";
 import { createTokenCache, fingerprint, mintedToken } from "../tokens.js";
 import { missingSetting, ProviderError, type ChatMessage, type Provider, type SendContext } from "../types.js";
 import { channelSetting } from "./subscriber.js";
+import { withProviderData } from "../provider-data.js";
 
 const ID = "msteams";
 const LOGIN = "https://login.microsoftonline.com";
@@ -76,12 +77,9 @@ async function sendAsBot(message: ChatMessage, context: SendContext, tokens: Tok
   const token = await botToken(context, tokens);
   const connector = `${trimSlash(context.credentials.baseUrl || BOT_CONNECTOR)}/teams/v3/conversations`;
   const tenant = { id: message.workspaceId };
-  const post = async (url: string, body: unknown) => {
-    const response = await context.http.request(url, {
-      method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
-      body: JSON.stringify(body),
-    });
+  const headers: Record<string, string> = { "content-type": "application/json", authorization: `Bearer ${token}` };
+  const post = async (url: string, body: unknown, postHeaders = headers) => {
+    const response = await context.http.request(url, { method: "POST", headers: postHeaders, body: JSON.stringify(body) });
     if (response.status === 401) throw tokens.refused(context.integrationId, token, ID, response);
     return parseJson<{ id?: unknown }>(expectOk(ID, response).text);
   };
@@ -99,7 +97,13 @@ async function sendAsBot(message: ChatMessage, context: SendContext, tokens: Tok
     conversation = opened.id;
   }
   const channelData = message.direct ? { tenant } : { tenant, team: { id: message.teamId }, channel: { id: conversation } };
-  const sent = await post(`${connector}/${encodeURIComponent(conversation)}/activities`, { ...activity, channelData });
+  // The trigger's provider overrides reach the message, not the conversation opened for it.
+  const request = withProviderData(
+    { url: `${connector}/${encodeURIComponent(conversation)}/activities`, body: { ...activity, channelData }, headers },
+    context.providerData,
+    "camel",
+  );
+  const sent = await post(request.url, request.body, request.headers);
   return { id: typeof sent.id === "string" ? sent.id : undefined };
 }
 
@@ -113,9 +117,12 @@ export const msteams: ProviderFactory = (): Provider<"chat"> => {
     idempotent: false,
     async send(message, context) {
       if (message.conversation) return sendAsBot(message, context, tokens);
-      const url = channelSetting(ID, message, "webhookUrl");
-      const { http } = context;
-      const response = await postJsonResponse(ID, http, url, authoredCard(message.content) ?? adaptiveCard(message));
+      const { url, body, headers } = withProviderData(
+        { url: channelSetting(ID, message, "webhookUrl"), body: authoredCard(message.content) ?? adaptiveCard(message), headers: {} },
+        context.providerData,
+        "camel",
+      );
+      const response = await postJsonResponse(ID, context.http, url, body, headers);
       // Connector webhooks answer 200 even when Teams refused the post, with the reason as text.
       if (response.text.startsWith("Webhook message delivery failed")) {
         throw new ProviderError(`${ID} answered ${response.status}: ${response.text.slice(0, 2000)}`, {

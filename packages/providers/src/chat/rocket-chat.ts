@@ -3,6 +3,7 @@ import type { ProviderFactory } from "../registry.js";
 import { requireSetting } from "../settings.js";
 import { ProviderError, type Provider } from "../types.js";
 import { channelSetting } from "./subscriber.js";
+import { withProviderData } from "../provider-data.js";
 
 const ID = "rocket-chat";
 
@@ -21,18 +22,17 @@ export const rocketChat: ProviderFactory = (): Provider<"chat"> => ({
   channel: "chat",
   // chat.sendMessage deduplicates only on a caller-chosen message _id, which Novu does not send.
   idempotent: false,
-  async send(message, { credentials, http }) {
+  async send(message, { credentials, http, providerData }) {
     const token = requireSetting(ID, credentials, "token");
     const user = requireSetting(ID, credentials, "user");
     const base = trimSlash(channelSetting(ID, message, "webhookUrl"));
     const rid = channelSetting(ID, message, "channel");
-    const answer = await postJson<RocketChatAnswer>(
-      ID,
-      http,
-      `${base}/api/v1/chat.sendMessage`,
-      { message: { rid, msg: message.content } },
-      { "x-auth-token": token, "x-user-id": user },
+    const { url, body, headers } = withProviderData(
+      { url: `${base}/api/v1/chat.sendMessage`, body: { message: { rid, msg: message.content } }, headers: { "x-auth-token": token, "x-user-id": user } },
+      providerData,
+      "snake",
     );
+    const answer = await postJson<RocketChatAnswer>(ID, http, url, body, headers);
     if (answer.success === false) throw new ProviderError(`${ID} refused the message: ${answer.error ?? ""}`, { transient: false });
     return { id: answer.message?._id };
   },

@@ -2,6 +2,7 @@ import { postJson } from "../http.js";
 import type { ProviderFactory } from "../registry.js";
 import type { Provider } from "../types.js";
 import { channelSetting } from "./subscriber.js";
+import { withProviderData } from "../provider-data.js";
 
 const ID = "ryver";
 
@@ -11,9 +12,13 @@ export const ryver: ProviderFactory = (): Provider<"chat"> => ({
   channel: "chat",
   // Incoming webhooks take no idempotency key.
   idempotent: false,
-  async send(message, { http }) {
-    const url = channelSetting(ID, message, "webhookUrl");
-    await postJson(ID, http, url, { content: message.content });
+  async send(message, { http, providerData }) {
+    const { url, body, headers } = withProviderData(
+      { url: channelSetting(ID, message, "webhookUrl"), body: { content: message.content }, headers: {} },
+      providerData,
+      "camel",
+    );
+    await postJson(ID, http, url, body, headers);
     // Ryver's webhook answer carries no message id.
     return {};
   },

@@ -1,8 +1,9 @@
 import { headerOf, postJson, postJsonResponse, trimSlash } from "../http.js";
 import type { OutboundHttp } from "../outbound.js";
 import type { ProviderFactory } from "../registry.js";
-import { ProviderError, type ChatMessage, type ProviderCredentials, type Provider } from "../types.js";
+import { ProviderError, type ChatMessage, type ProviderCredentials, type Provider, type SendContext } from "../types.js";
 import { channelSetting } from "./subscriber.js";
+import { withProviderData } from "../provider-data.js";
 
 const ID = "slack";
 
@@ -19,27 +20,41 @@ export const slack: ProviderFactory = (): Provider<"chat"> => ({
   channel: "chat",
   // Neither API takes an idempotency key.
   idempotent: false,
-  async send(message, { http, credentials }) {
+  async send(message, { http, credentials, providerData }) {
     // The trigger's chat overrides go into the message as Novu adds them (username, icon_emoji, thread_ts, blocks, …).
     const body = { text: message.content, ...(message.blocks ? { blocks: message.blocks } : {}), ...message.customData };
-    if (message.conversation !== undefined) return postMessage(http, credentials, message, body);
-    const url = channelSetting(ID, message, "webhookUrl");
-    const response = await postJsonResponse(ID, http, url, body);
+    if (message.conversation !== undefined) return postMessage(http, credentials, message, body, providerData);
+    const request = withProviderData({ url: channelSetting(ID, message, "webhookUrl"), body, headers: {} }, providerData, "snake");
+    const response = await postJsonResponse(ID, http, request.url, request.body, request.headers);
     return { id: headerOf(response, "x-slack-req-id") };
   },
 });
 
 /** chat.postMessage answers 200 with `ok: false` and an error code when it refuses: only some codes are worth retrying. */
-async function postMessage(http: OutboundHttp, credentials: ProviderCredentials, message: ChatMessage, body: Record<string, unknown>) {
+async function postMessage(
+  http: OutboundHttp,
+  credentials: ProviderCredentials,
+  message: ChatMessage,
+  body: Record<string, unknown>,
+  providerData: SendContext["providerData"],
+) {
   if (!message.accessToken) throw new ProviderError(`${ID}: the channel connection has no access token`, { transient: false });
-  const url = `${trimSlash(credentials.baseUrl || "https://slack.com")}/api/chat.postMessage`;
+  const request = withProviderData(
+    {
+      url: `${trimSlash(credentials.baseUrl || "https://slack.com")}/api/chat.postMessage`,
+      body,
+      headers: { authorization: `Bearer ${message.accessToken}`, "content-type": "application/json; charset=utf-8" },
+    },
+    providerData,
+    "snake",
+  );
+  // The endpoint, not the overrides, says where the message goes.
   const reply = await postJson<{ ok?: boolean; error?: string; ts?: string }>(
     ID,
     http,
-    url,
-    // The endpoint, not the overrides, says where the message goes.
-    { ...body, channel: message.conversation },
-    { authorization: `Bearer ${message.accessToken}`, "content-type": "application/json; charset=utf-8" },
+    request.url,
+    { ...request.body, channel: message.conversation },
+    request.headers,
   );
   if (reply.ok !== true) {
     const error = reply.error ?? "no ok in the answer";

@@ -4,6 +4,7 @@ import { objectOf } from "../overrides.js";
 import { requireSetting } from "../settings.js";
 import { ProviderError, type ChatMessage, type Provider } from "../types.js";
 import { channelSetting } from "./subscriber.js";
+import { withProviderData } from "../provider-data.js";
 
 const ID = "whatsapp-business";
 
@@ -43,18 +44,21 @@ export const whatsappBusiness: ProviderFactory = (): Provider<"chat"> => ({
   channel: "chat",
   // The Cloud API's messages endpoint takes no idempotency key.
   idempotent: false,
-  async send(message, { credentials, http }) {
+  async send(message, { credentials, http, providerData }) {
     const token = requireSetting(ID, credentials, "apiToken");
     const phoneNumberId = requireSetting(ID, credentials, "phoneNumberIdentification");
     const to = channelSetting(ID, message, "phone");
     const base = trimSlash(credentials.baseUrl ?? "https://graph.facebook.com");
-    const url = `${base}/${GRAPH_VERSION}/${encodeURIComponent(phoneNumberId)}/messages`;
-    const body = { messaging_product: "whatsapp", recipient_type: "individual", to, ...messageOf(message) };
-    const response = await http.request(url, {
-      method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
-      body: JSON.stringify(body),
-    });
+    const { url, body, headers } = withProviderData(
+      {
+        url: `${base}/${GRAPH_VERSION}/${encodeURIComponent(phoneNumberId)}/messages`,
+        body: { messaging_product: "whatsapp", recipient_type: "individual", to, ...messageOf(message) },
+        headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+      },
+      providerData,
+      "snake",
+    );
+    const response = await http.request(url, { method: "POST", headers, body: JSON.stringify(body) });
     const answer = parseJson<GraphAnswer>(response.text);
     if (response.status === 400 && RATE_LIMIT_CODES.has(answer.error?.code ?? -1)) {
       throw new ProviderError(`${ID} answered 400: ${response.text.slice(0, 2000)}`, { transient: true, status: 400 });

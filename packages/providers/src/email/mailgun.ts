@@ -12,6 +12,7 @@ import {
   type WebhookSetupContext,
 } from "../types.js";
 import { formatSender, senderOf } from "./sender.js";
+import { formFields, withProviderData } from "../provider-data.js";
 
 const ID = "mailgun";
 /** Mailgun keeps EU domains on their own API host. */
@@ -28,7 +29,7 @@ function apiOf(credentials: ProviderCredentials) {
 }
 
 /** Mailgun Messages API: a multipart form, repeated fields per recipient and per attachment. */
-async function send(message: EmailMessage, { credentials, http }: SendContext) {
+async function send(message: EmailMessage, { credentials, http, providerData }: SendContext) {
   const api = apiOf(credentials);
   const parts: FormPart[] = [
     { name: "from", value: formatSender(senderOf(ID, message, credentials)) },
@@ -48,15 +49,16 @@ async function send(message: EmailMessage, { credentials, http }: SendContext) {
       content: attachment.content,
     })),
   ];
-  const { body, contentType } = multipartBody(parts);
-  const response = expectOk(
-    ID,
-    await http.request(`${api.base}/v3/${api.domain}/messages`, {
-      method: "POST",
-      headers: { authorization: api.authorization, "content-type": contentType },
-      body,
-    }),
+  // The trigger's provider overrides are form fields too (o:tag, v:…): a field they name replaces the mail's own.
+  const request = withProviderData(
+    { url: `${api.base}/v3/${api.domain}/messages`, body: {}, headers: { authorization: api.authorization } },
+    providerData,
+    "as-given",
   );
+  const extra = formFields(request.body);
+  const named = new Set(extra.map(([name]) => name));
+  const { body, contentType } = multipartBody([...parts.filter((part) => !named.has(part.name)), ...extra.map(([name, value]) => ({ name, value }))]);
+  const response = expectOk(ID, await http.request(request.url, { method: "POST", headers: { ...request.headers, "content-type": contentType }, body }));
   return { id: parseJson<{ id?: string }>(response.text).id };
 }
 

@@ -2,6 +2,7 @@ import { basicAuth, parseJson, postJsonResponse, trimSlash } from "../http.js";
 import type { ProviderFactory } from "../registry.js";
 import { missingSetting, type EmailMessage, type Provider, type SendContext } from "../types.js";
 import { base64Of, extraHeaders, senderOf } from "./sender.js";
+import { withProviderData } from "../provider-data.js";
 
 const ID = "mailjet";
 const BASE_URL = "https://api.mailjet.com";
@@ -19,38 +20,38 @@ interface MailjetAnswer {
 const idsAsText = (json: string) => json.replace(/("MessageID"\s*:\s*)(\d+)/g, '$1"$2"');
 
 /** Mailjet Send API v3.1: one message, basic auth with the API key and secret key. */
-async function send(message: EmailMessage, { credentials, http }: SendContext) {
+async function send(message: EmailMessage, { credentials, http, providerData }: SendContext) {
   if (!credentials.apiKey) throw missingSetting(ID, "apiKey");
   if (!credentials.secretKey) throw missingSetting(ID, "secretKey");
   const from = senderOf(ID, message, credentials);
-  const response = await postJsonResponse(
-    ID,
-    http,
-    `${trimSlash(credentials.baseUrl || BASE_URL)}/v3.1/send`,
+  // The trigger's provider overrides reach the message, as Novu merges them into it.
+  const request = withProviderData(
     {
-      Messages: [
-        {
-          From: { Email: from.address, Name: from.name },
-          To: addresses(message.to),
-          Cc: addresses(message.cc),
-          Bcc: addresses(message.bcc),
-          ReplyTo: message.replyTo ? { Email: message.replyTo } : undefined,
-          Subject: message.subject,
-          HTMLPart: message.html,
-          TextPart: message.text || undefined,
-          Attachments: message.attachments.length
-            ? message.attachments.map((attachment) => ({
-                Filename: attachment.name,
-                ContentType: attachment.mime || "application/octet-stream",
-                Base64Content: base64Of(attachment.content),
-              }))
-            : undefined,
-          Headers: extraHeaders(message),
-        },
-      ],
+      url: `${trimSlash(credentials.baseUrl || BASE_URL)}/v3.1/send`,
+      body: {
+        From: { Email: from.address, Name: from.name },
+        To: addresses(message.to),
+        Cc: addresses(message.cc),
+        Bcc: addresses(message.bcc),
+        ReplyTo: message.replyTo ? { Email: message.replyTo } : undefined,
+        Subject: message.subject,
+        HTMLPart: message.html,
+        TextPart: message.text || undefined,
+        Attachments: message.attachments.length
+          ? message.attachments.map((attachment) => ({
+              Filename: attachment.name,
+              ContentType: attachment.mime || "application/octet-stream",
+              Base64Content: base64Of(attachment.content),
+            }))
+          : undefined,
+        Headers: extraHeaders(message),
+      },
+      headers: { authorization: basicAuth(credentials.apiKey, credentials.secretKey) },
     },
-    { authorization: basicAuth(credentials.apiKey, credentials.secretKey) },
+    providerData,
+    "pascal",
   );
+  const response = await postJsonResponse(ID, http, request.url, { Messages: [request.body] }, request.headers);
   return { id: parseJson<MailjetAnswer>(idsAsText(response.text)).Messages?.[0]?.To?.[0]?.MessageID };
 }
 

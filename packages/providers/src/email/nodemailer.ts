@@ -7,6 +7,7 @@ import type { ProviderFactory } from "../registry.js";
 import { missingSetting, ProviderError, type EmailMessage, type Provider, type ProviderCredentials, type SendContext } from "../types.js";
 import { mailPartsOf, senderOf } from "./sender.js";
 import { createSmtpThread, type SmtpPool, type SmtpThread } from "./smtp-pools.js";
+import { mergedBody } from "../provider-data.js";
 
 const ID = "nodemailer";
 
@@ -137,14 +138,14 @@ export function createNodemailer(): Provider<"email"> & { close(): Promise<void>
     pool.sending += 1;
     try {
       const transport = await pool.transport;
-      const sent = await transport
-        .sendMail({ ...mailPartsOf(message, from), ...(message.bcc?.length ? { bcc: message.bcc } : {}) }, context.signal)
-        .catch((error: unknown) => {
-          const failure = smtpError(error);
-          // A server that could not be reached may have moved: the next send resolves the host again.
-          if (failure.transient && failure.status === undefined) retire(context.integrationId, pool);
-          throw failure;
-        });
+      // The trigger's provider overrides reach the mail's options, as Novu merges them into nodemailer's.
+      const mail = mergedBody({ ...mailPartsOf(message, from), ...(message.bcc?.length ? { bcc: message.bcc } : {}) }, context.providerData, "camel");
+      const sent = await transport.sendMail(mail, context.signal).catch((error: unknown) => {
+        const failure = smtpError(error);
+        // A server that could not be reached may have moved: the next send resolves the host again.
+        if (failure.transient && failure.status === undefined) retire(context.integrationId, pool);
+        throw failure;
+      });
       return { id: sent.messageId ?? sent.response };
     } finally {
       pool.sending -= 1;

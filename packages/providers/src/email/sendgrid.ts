@@ -11,6 +11,7 @@ import {
 } from "../types.js";
 import { objectOf } from "../overrides.js";
 import { base64Of, extraHeaders, senderOf } from "./sender.js";
+import { withProviderData } from "../provider-data.js";
 
 const ID = "sendgrid";
 const BASE_URL = "https://api.sendgrid.com";
@@ -33,7 +34,7 @@ function customDataOf(message: EmailMessage) {
 }
 
 /** SendGrid v3 Mail Send: one personalization for all recipients; the id comes back in X-Message-Id. */
-async function send(message: EmailMessage, { credentials, http }: SendContext) {
+async function send(message: EmailMessage, { credentials, http, providerData }: SendContext) {
   if (!credentials.apiKey) throw missingSetting(ID, "apiKey");
   const from = senderOf(ID, message, credentials);
   const custom = customDataOf(message);
@@ -57,14 +58,16 @@ async function send(message: EmailMessage, { credentials, http }: SendContext) {
     headers: extraHeaders(message),
     ip_pool_name: message.ipPoolName || credentials.ipPoolName || undefined,
   };
-  const response = expectOk(
-    ID,
-    await http.request(`${trimSlash(credentials.baseUrl || BASE_URL)}/v3/mail/send`, {
-      method: "POST",
+  const request = withProviderData(
+    {
+      url: `${trimSlash(credentials.baseUrl || BASE_URL)}/v3/mail/send`,
+      body,
       headers: { authorization: `Bearer ${credentials.apiKey}`, "content-type": "application/json" },
-      body: JSON.stringify(body),
-    }),
+    },
+    providerData,
+    "snake",
   );
+  const response = expectOk(ID, await http.request(request.url, { method: "POST", headers: request.headers, body: JSON.stringify(request.body) }));
   const id = response.headers["x-message-id"];
   return { id: Array.isArray(id) ? id[0] : id };
 }

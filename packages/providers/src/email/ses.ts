@@ -4,13 +4,15 @@ import { expectOk, parseJson, trimSlash } from "../http.js";
 import type { ProviderFactory } from "../registry.js";
 import { missingSetting, type EmailMessage, type Provider, type SendContext } from "../types.js";
 import { mailPartsOf, senderOf } from "./sender.js";
+import { mergedBody } from "../provider-data.js";
 
 const ID = "ses";
 
 /** The MIME message SES sends as is: HTML with its text alternative, attachments, Reply-To (Bcc only in the envelope). */
-function mimeOf(message: EmailMessage, from: { address: string; name: string | undefined }): Promise<Buffer> {
+function mimeOf(message: EmailMessage, from: { address: string; name: string | undefined }, providerData: SendContext["providerData"]): Promise<Buffer> {
   return new MailComposer({
-    ...mailPartsOf(message, from),
+    // The trigger's provider overrides reach the mail's options, as Novu merges them into nodemailer's SES transport.
+    ...mergedBody(mailPartsOf(message, from), providerData, "camel"),
     disableFileAccess: true,
     disableUrlAccess: true,
   })
@@ -22,7 +24,7 @@ function mimeOf(message: EmailMessage, from: { address: string; name: string | u
  * Amazon SES v2 SendEmail with raw content, signed with Signature Version 4. Credentials as Novu names
  * them: apiKey is the access key id, secretKey the secret access key.
  */
-async function send(message: EmailMessage, { credentials, configurations, http }: SendContext) {
+async function send(message: EmailMessage, { credentials, configurations, http, providerData }: SendContext) {
   if (!credentials.apiKey) throw missingSetting(ID, "apiKey");
   if (!credentials.secretKey) throw missingSetting(ID, "secretKey");
   if (!credentials.region) throw missingSetting(ID, "region");
@@ -36,7 +38,7 @@ async function send(message: EmailMessage, { credentials, configurations, http }
       ...(message.bcc?.length ? { BccAddresses: message.bcc } : {}),
     },
     ...(message.replyTo ? { ReplyToAddresses: [message.replyTo] } : {}),
-    Content: { Raw: { Data: (await mimeOf(message, from)).toString("base64") } },
+    Content: { Raw: { Data: (await mimeOf(message, from, providerData)).toString("base64") } },
     ...(configurations?.configurationSetName ? { ConfigurationSetName: configurations.configurationSetName } : {}),
   });
   const signed = aws4.sign(

@@ -43,10 +43,13 @@ port.on("message", (command: ToSmtpThread) => {
       }
       const abort = new AbortController();
       aborts.set(command.request, abort);
+      const { attachments } = command.mail;
       const mail: SendMailOptions = {
         ...command.mail,
-        // Buffers arrive as plain byte arrays.
-        attachments: command.mail.attachments.map((attachment) => ({ ...attachment, content: bufferOf(attachment.content) })),
+        // Buffers arrive as plain byte arrays; a trigger's overrides may have added attachments of their own.
+        attachments: Array.isArray(attachments)
+          ? attachments.map((attachment) => (attachment.content instanceof Uint8Array ? { ...attachment, content: bufferOf(attachment.content) } : attachment))
+          : attachments,
         signal: abort.signal,
       };
       transport.sendMail(mail).then(

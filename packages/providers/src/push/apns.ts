@@ -17,6 +17,7 @@ import { missingSetting, ProviderError } from "../types.js";
 import { createTokenCache, fingerprint } from "../tokens.js";
 import { providerOverrides, requireTokens, sendEachToken, stringOf, type TokenOutcome } from "./common.js";
 import { objectOf } from "../overrides.js";
+import { mergedBody, withProviderData } from "../provider-data.js";
 
 const ID = "apns";
 const PRODUCTION = "https://api.push.apple.com";
@@ -69,8 +70,11 @@ const defined = (entries: Record<string, unknown>) => Object.fromEntries(Object.
  * takes as overrides: header fields, `aps` fields under their camelCase names, and the custom
  * payload at the top level beside `aps`.
  */
-function apnsRequest(message: PushMessage, bundleId: string | undefined) {
-  const overrides = providerOverrides(message);
+function apnsRequest(message: PushMessage, bundleId: string | undefined, providerData: SendContext["providerData"]) {
+  // The trigger's provider overrides: their known fields are node-apn's, like the push overrides;
+  // their `_passthrough` reaches the payload and the headers.
+  const { _passthrough, ...known } = providerData ?? {};
+  const overrides = mergedBody(providerOverrides(message), known, "camel");
   const topic = stringOf(overrides.topic) ?? bundleId;
   if (!topic) throw missingSetting(ID, "applicationId");
   // node-apn's `alert`: a string is the whole alert, an object is taken as the alert's fields.
@@ -117,7 +121,9 @@ function apnsRequest(message: PushMessage, bundleId: string | undefined) {
   }) as Record<string, string>;
   // node-apn sends a rawPayload as it is, instead of the payload it would build.
   const raw = objectOf(overrides.rawPayload);
-  return { headers, body: JSON.stringify(raw ?? { ...custom, aps }) };
+  // APNs takes no query: the URL is only what the merge asks for.
+  const request = withProviderData({ url: PRODUCTION, body: raw ?? { ...custom, aps }, headers }, { _passthrough }, "as-given");
+  return { headers: request.headers, body: JSON.stringify(request.body) };
 }
 
 interface Connection {
@@ -245,7 +251,7 @@ export const apns: ProviderFactory = () => {
     async send(message: PushMessage, context: SendContext) {
       requireTokens(ID, message);
       const settings = settingsOf(context);
-      const { headers, body } = apnsRequest(message, settings.bundleId);
+      const { headers, body } = apnsRequest(message, settings.bundleId, context.providerData);
       let base: URL;
       try {
         base = new URL(settings.base);

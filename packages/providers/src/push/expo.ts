@@ -4,6 +4,7 @@ import type { PushMessage, SendContext, SendResult } from "../types.js";
 import { ProviderError } from "../types.js";
 import { providerOverrides, requireTokens, settle, type TokenOutcome } from "./common.js";
 import { objectOf } from "../overrides.js";
+import { mergedBody, withProviderData } from "../provider-data.js";
 
 const ID = "expo";
 const DEFAULT_BASE = "https://exp.host";
@@ -45,12 +46,17 @@ export const expo: ProviderFactory = () => ({
   idempotent: false,
   async send(message: PushMessage, context: SendContext): Promise<SendResult> {
     requireTokens(ID, message);
-    const url = `${trimSlash(context.credentials.baseUrl ?? DEFAULT_BASE)}/--/api/v2/push/send`;
-    // The access token is optional: Expo asks for one only when the project turned on push security.
-    const headers: Record<string, string> = {
-      accept: "application/json",
-      ...(context.credentials.apiKey ? { authorization: `Bearer ${context.credentials.apiKey}` } : {}),
-    };
+    // The trigger's provider overrides reach every message of a batch, and the request's URL and headers.
+    const { url, headers } = withProviderData(
+      {
+        url: `${trimSlash(context.credentials.baseUrl ?? DEFAULT_BASE)}/--/api/v2/push/send`,
+        body: {},
+        // The access token is optional: Expo asks for one only when the project turned on push security.
+        headers: { accept: "application/json", ...(context.credentials.apiKey ? { authorization: `Bearer ${context.credentials.apiKey}` } : {}) },
+      },
+      context.providerData,
+      "camel",
+    );
     const outcomes: { token: string; outcome: TokenOutcome }[] = [];
     for (let start = 0; start < message.tokens.length; start += BATCH) {
       const batch = message.tokens.slice(start, start + BATCH);
@@ -59,7 +65,7 @@ export const expo: ProviderFactory = () => ({
         ID,
         context.http,
         url,
-        batch.map((token) => expoMessage(message, token)),
+        batch.map((token) => mergedBody(expoMessage(message, token), context.providerData, "camel")),
         headers,
       ).then(
         (answer) => (Array.isArray(answer.data) ? answer.data.map((ticket) => outcomeOf(objectOf(ticket) as Ticket | undefined)) : []),

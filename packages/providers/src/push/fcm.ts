@@ -7,6 +7,7 @@ import { missingSetting, ProviderError } from "../types.js";
 import { createTokenCache, fingerprint, mintedToken } from "../tokens.js";
 import { providerOverrides, requireTokens, sendEachToken, stringOf, type TokenOutcome } from "./common.js";
 import { objectOf } from "../overrides.js";
+import { withProviderData } from "../provider-data.js";
 
 const ID = "fcm";
 const DEFAULT_BASE = "https://fcm.googleapis.com";
@@ -264,13 +265,18 @@ export const fcm: ProviderFactory = () => {
       const accessToken = await tokens.get(context.integrationId, fingerprint(account.clientEmail, account.privateKey, account.tokenUri), () =>
         mintAccessToken(account, context.http),
       );
-      const url = `${trimSlash(context.credentials.baseUrl ?? DEFAULT_BASE)}/v1/projects/${encodeURIComponent(account.projectId)}/messages:send`;
       return sendEachToken(ID, message.tokens, async (token): Promise<TokenOutcome> => {
-        const response = await context.http.request(url, {
-          method: "POST",
-          headers: { "content-type": "application/json", authorization: `Bearer ${accessToken}` },
-          body: JSON.stringify({ message: fcmMessage(message, token) }),
-        });
+        // The trigger's provider overrides reach the message, as Novu merges them into the admin SDK's.
+        const { url, body, headers } = withProviderData(
+          {
+            url: `${trimSlash(context.credentials.baseUrl ?? DEFAULT_BASE)}/v1/projects/${encodeURIComponent(account.projectId)}/messages:send`,
+            body: fcmMessage(message, token),
+            headers: { "content-type": "application/json", authorization: `Bearer ${accessToken}` },
+          },
+          context.providerData,
+          "camel",
+        );
+        const response = await context.http.request(url, { method: "POST", headers, body: JSON.stringify({ message: body }) });
         if (response.status === 401) throw tokens.refused(context.integrationId, accessToken, ID, response);
         if (response.status >= 400 && response.status < 500 && tokenIsInvalid(response.text)) {
           return { sent: false, invalid: true, error: answerError(ID, response, false) };

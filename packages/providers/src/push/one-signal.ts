@@ -5,6 +5,7 @@ import type { PushMessage, SendContext, SendResult } from "../types.js";
 import { missingSetting, ProviderError } from "../types.js";
 import { providerOverrides, requireTokens, stringOf } from "./common.js";
 import { objectOf } from "../overrides.js";
+import { withProviderData } from "../provider-data.js";
 
 const ID = "one-signal";
 const DEFAULT_BASE = "https://api.onesignal.com";
@@ -67,13 +68,16 @@ export const oneSignal: ProviderFactory = () => ({
     if (!applicationId) throw missingSetting(ID, "applicationId");
     // App API keys of the current kind go with the `Key` scheme; legacy REST API keys with `Basic`.
     const authorization = apiKey.startsWith("os_v2_") ? `Key ${apiKey}` : `Basic ${apiKey}`;
-    const answer = await postJson<{ id?: unknown; errors?: unknown }>(
-      ID,
-      context.http,
-      `${trimSlash(baseUrl ?? DEFAULT_BASE)}/notifications`,
-      notificationBody(message, applicationId, context.idempotencyKey, byExternalId),
-      { authorization },
+    const { url, body, headers } = withProviderData(
+      {
+        url: `${trimSlash(baseUrl ?? DEFAULT_BASE)}/notifications`,
+        body: notificationBody(message, applicationId, context.idempotencyKey, byExternalId),
+        headers: { authorization },
+      },
+      context.providerData,
+      "snake",
     );
+    const answer = await postJson<{ id?: unknown; errors?: unknown }>(ID, context.http, url, body, headers);
     // Only player ids are device tokens: an external id OneSignal does not know is a user's, not a dead device.
     const reported = byExternalId ? undefined : objectOf(answer.errors)?.invalid_player_ids;
     const invalidTokens = Array.isArray(reported) ? reported.filter((token): token is string => typeof token === "string") : [];

@@ -3,6 +3,7 @@ import type { ProviderFactory } from "../registry.js";
 import type { PushMessage, SendContext } from "../types.js";
 import { missingSetting } from "../types.js";
 import { providerOverrides, requireTokens, stringOf } from "./common.js";
+import { withProviderData } from "../provider-data.js";
 
 const ID = "pusher-beams";
 
@@ -40,8 +41,16 @@ export const pusherBeams: ProviderFactory = () => ({
     if (!instanceId) throw missingSetting(ID, "instanceId");
     if (!secretKey) throw missingSetting(ID, "secretKey");
     const base = trimSlash(baseUrl ?? `https://${encodeURIComponent(instanceId)}.pushnotifications.pusher.com`);
-    const url = `${base}/publish_api/v1/instances/${encodeURIComponent(instanceId)}/publishes/users`;
-    const answer = await postJson<{ publishId?: unknown }>(ID, context.http, url, publishBody(message), { authorization: `Bearer ${secretKey}` });
+    const { url, body, headers } = withProviderData(
+      {
+        url: `${base}/publish_api/v1/instances/${encodeURIComponent(instanceId)}/publishes/users`,
+        body: publishBody(message),
+        headers: { authorization: `Bearer ${secretKey}` },
+      },
+      context.providerData,
+      "snake",
+    );
+    const answer = await postJson<{ publishId?: unknown }>(ID, context.http, url, body, headers);
     const id = stringOf(answer.publishId);
     return id === undefined ? {} : { id };
   },

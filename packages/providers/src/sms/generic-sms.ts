@@ -2,6 +2,7 @@ import { expectOk, parseJson, postJson } from "../http.js";
 import type { ProviderFactory } from "../registry.js";
 import { requireSetting } from "../settings.js";
 import { ProviderError, type Provider } from "../types.js";
+import { withProviderData } from "../provider-data.js";
 
 const ID = "generic-sms";
 
@@ -26,13 +27,13 @@ export const genericSms: ProviderFactory = (): Provider<"sms"> => ({
   channel: "sms",
   // An arbitrary HTTP API: nothing says it deduplicates.
   idempotent: false,
-  async send(message, { credentials, http }) {
+  async send(message, { credentials, http, providerData }) {
     const baseUrl = requireSetting(ID, credentials, "baseUrl");
     const keyHeaders: Record<string, string> = {
       [requireSetting(ID, credentials, "apiKeyRequestHeader")]: requireSetting(ID, credentials, "apiKey"),
     };
     if (credentials.secretKeyRequestHeader && credentials.secretKey) keyHeaders[credentials.secretKeyRequestHeader] = credentials.secretKey;
-    let headers = keyHeaders;
+    let authHeaders = keyHeaders;
     if (credentials.authenticateByToken) {
       const domain = requireSetting(ID, credentials, "domain");
       const tokenKey = requireSetting(ID, credentials, "authenticationTokenKey");
@@ -42,11 +43,16 @@ export const genericSms: ProviderFactory = (): Provider<"sms"> => ({
       if (typeof token !== "string" || token === "") {
         throw new ProviderError(`${ID}: the token endpoint answered without data.${tokenKey}`, { transient: false });
       }
-      headers = { [tokenKey]: token };
+      authHeaders = { [tokenKey]: token };
     }
     // Novu posts the sender twice: as `from` (the trigger's, else the integration's) and as `sender`.
     const sender = message.from || credentials.from;
-    const answer = await postJson<unknown>(ID, http, baseUrl, { to: message.to, content: message.content, from: sender, sender }, headers);
+    const { url, body, headers } = withProviderData(
+      { url: baseUrl, body: { to: message.to, content: message.content, from: sender, sender }, headers: authHeaders },
+      providerData,
+      "camel",
+    );
+    const answer = await postJson<unknown>(ID, http, url, body, headers);
     return { id: valueAt(answer, credentials.idPath || "id") };
   },
 });

@@ -3,6 +3,7 @@ import { expectOk, trimSlash } from "../http.js";
 import type { ProviderFactory } from "../registry.js";
 import { requireSetting } from "../settings.js";
 import type { Provider } from "../types.js";
+import { formFields, withProviderData } from "../provider-data.js";
 
 const ID = "sns";
 
@@ -15,22 +16,24 @@ export const sns: ProviderFactory = (): Provider<"sms"> => ({
   channel: "sms",
   // Publish deduplicates only on FIFO topics, never for SMS to a phone number.
   idempotent: false,
-  async send(message, { credentials, http }) {
+  async send(message, { credentials, http, providerData }) {
     const accessKeyId = requireSetting(ID, credentials, "apiKey");
     const secretAccessKey = requireSetting(ID, credentials, "secretKey");
     const region = requireSetting(ID, credentials, "region");
-    const url = new URL(`${trimSlash(credentials.baseUrl ?? `https://sns.${region}.amazonaws.com`)}/`);
-    const body = new URLSearchParams({ Action: "Publish", Version: "2010-03-31", PhoneNumber: message.to, Message: message.content }).toString();
-    const signed = aws4.sign(
+    // The trigger's provider overrides are merged before the request is signed.
+    const request = withProviderData(
       {
-        host: url.host,
-        path: url.pathname,
-        method: "POST",
-        service: "sns",
-        region,
-        body,
+        url: `${trimSlash(credentials.baseUrl ?? `https://sns.${region}.amazonaws.com`)}/`,
+        body: { Action: "Publish", Version: "2010-03-31", PhoneNumber: message.to, Message: message.content },
         headers: { "content-type": "application/x-www-form-urlencoded; charset=utf-8" },
       },
+      providerData,
+      "pascal",
+    );
+    const url = new URL(request.url);
+    const body = new URLSearchParams(formFields(request.body)).toString();
+    const signed = aws4.sign(
+      { host: url.host, path: `${url.pathname}${url.search}`, method: "POST", service: "sns", region, body, headers: request.headers },
       { accessKeyId, secretAccessKey },
     );
     const headers: Record<string, string> = {};

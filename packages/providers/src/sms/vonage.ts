@@ -2,6 +2,7 @@ import { postForm, trimSlash } from "../http.js";
 import type { ProviderFactory } from "../registry.js";
 import { requireSetting } from "../settings.js";
 import { ProviderError, type Provider } from "../types.js";
+import { withProviderData } from "../provider-data.js";
 
 interface VonageAnswer {
   messages?: { status?: string; "message-id"?: string; "error-text"?: string }[];
@@ -20,7 +21,7 @@ function vonageAs(id: string): ProviderFactory {
     channel: "sms",
     // The SMS API takes no idempotency key.
     idempotent: false,
-    async send(message, { credentials, http }) {
+    async send(message, { credentials, http, providerData }) {
       const apiKey = requireSetting(id, credentials, "apiKey");
       const apiSecret = requireSetting(id, credentials, "secretKey");
       const from = message.from ?? requireSetting(id, credentials, "from");
@@ -28,7 +29,8 @@ function vonageAs(id: string): ProviderFactory {
       const fields: Record<string, string> = { api_key: apiKey, api_secret: apiSecret, from, to: message.to, text: message.content };
       // Text outside ASCII must be sent as unicode, or Vonage replaces the characters it cannot encode.
       if (/[\u0080-\uffff]/.test(message.content)) fields.type = "unicode";
-      const answer = await postForm<VonageAnswer>(id, http, `${base}/sms/json`, fields);
+      const { url, body, headers } = withProviderData({ url: `${base}/sms/json`, body: fields, headers: {} }, providerData, "kebab");
+      const answer = await postForm<VonageAnswer>(id, http, url, body, headers);
       const first = answer.messages?.[0];
       if (!first) throw new ProviderError(`${id} answered without a message status`, { transient: false });
       if (first.status !== "0") {

@@ -1,0 +1,106 @@
+import { camelCase, kebabCase, pascalCase, snakeCase } from "change-case/keys";
+import deepmerge from "deepmerge";
+import { objectOf } from "./overrides.js";
+
+/**
+ * How a provider's API spells its fields. The known fields of a trigger's provider overrides are
+ * respelled so before they are merged, as Novu respells them for each provider.
+ */
+export type FieldCase = "camel" | "snake" | "pascal" | "kebab" | "as-given";
+
+const RESPELL: Record<FieldCase, (value: unknown) => unknown> = {
+  camel: (value) => camelCase(value, Number.POSITIVE_INFINITY),
+  snake: (value) => snakeCase(value, Number.POSITIVE_INFINITY),
+  pascal: (value) => pascalCase(value, Number.POSITIVE_INFINITY),
+  kebab: (value) => kebabCase(value, Number.POSITIVE_INFINITY),
+  "as-given": (value) => value,
+};
+
+/** What of a provider's request a trigger's provider overrides reach. */
+export interface ProviderRequest<B extends object> {
+  url: string;
+  body: B;
+  headers: Record<string, string>;
+}
+
+/** A header name as RFC 9110 allows it. */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** Headers the HTTP client owns: a request that set them would be refused or framed wrong. */
+const CLIENT_HEADERS = new Set(["host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "expect", "te", "trailer"]);
+
+/** `_passthrough.headers` as a request can carry them: string or number values on one line, under names the client does not own. */
+function passthroughHeaders(given: unknown): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(objectOf(given) ?? {})) {
+    if (!HEADER_NAME.test(name) || CLIENT_HEADERS.has(name.toLowerCase())) continue;
+    if (typeof value !== "string" && typeof value !== "number") continue;
+    const text = String(value);
+    if (!/[\r\n\0]/.test(text)) headers[name.toLowerCase()] = text;
+  }
+  return headers;
+}
+
+/** `url` with `_passthrough.query`'s string, number and boolean values set on it. */
+function withQuery(url: string, given: unknown): string {
+  const query = Object.entries(objectOf(given) ?? {}).filter(([, value]) => ["string", "number", "boolean"].includes(typeof value));
+  if (query.length === 0) return url;
+  const parsed = new URL(url);
+  for (const [name, value] of query) parsed.searchParams.set(name, String(value));
+  return parsed.toString();
+}
+
+/** Objects and arrays as JSON has them merge; anything else (a Buffer of an attachment, say) is taken whole. */
+function isPlainData(value: unknown): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  const prototype = Object.getPrototypeOf(value);
+  return Array.isArray(value) || prototype === Object.prototype || prototype === null;
+}
+
+/**
+ * The body's fields under those a trigger's provider overrides add, as Novu merges them: the
+ * known fields, respelled as the API spells them, then `_passthrough.body` over both. Nested
+ * objects merge and arrays are joined, as Novu's merge does.
+ */
+export function mergedBody<B extends object>(body: B, providerData: Readonly<Record<string, unknown>> | undefined, fieldCase: FieldCase): B {
+  if (!providerData) return body;
+  const { _passthrough, ...known } = providerData;
+  const passthroughBody = objectOf(objectOf(_passthrough)?.["body"]) ?? {};
+  const respelled = objectOf(RESPELL[fieldCase](known)) ?? {};
+  return mergedLevels([body, respelled, passthroughBody]) as B;
+}
+
+/** Objects merged deeply, later over earlier, as Novu merges a provider's overrides and request. */
+export const mergedLevels = (levels: readonly object[]): Record<string, unknown> =>
+  deepmerge.all(levels as object[], { isMergeableObject: isPlainData }) as Record<string, unknown>;
+
+/**
+ * A provider's request with the trigger's provider overrides for it (`overrides.providers.<id>`,
+ * then `overrides.steps.<stepId>.providers.<id>`): the body merged as `mergedBody` merges it,
+ * `_passthrough.headers` over the provider's own headers and `_passthrough.query` added to its URL.
+ */
+export function withProviderData<B extends object>(
+  request: ProviderRequest<B>,
+  providerData: Readonly<Record<string, unknown>> | undefined,
+  fieldCase: FieldCase,
+): ProviderRequest<B> {
+  if (!providerData) return request;
+  const passthrough = objectOf(providerData["_passthrough"]);
+  return {
+    url: withQuery(request.url, passthrough?.["query"]),
+    body: mergedBody(request.body, providerData, fieldCase),
+    headers: { ...request.headers, ...passthroughHeaders(passthrough?.["headers"]) },
+  };
+}
+
+/**
+ * Form fields of a body whose values may be anything a merge left there: arrays repeat their
+ * field, objects go as JSON, and absent values are left out.
+ */
+export function formFields(body: Readonly<Record<string, unknown>>): [string, string][] {
+  const field = (name: string, value: unknown): [string, string][] => {
+    if (value === undefined || value === null) return [];
+    if (Array.isArray(value)) return value.flatMap((item) => field(name, item));
+    return [[name, typeof value === "object" ? JSON.stringify(value) : String(value)]];
+  };
+  return Object.entries(body).flatMap(([name, value]) => field(name, value));
+}

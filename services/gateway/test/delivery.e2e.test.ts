@@ -197,6 +197,37 @@ describe("chat webhooks: retries, refusals and the budget", () => {
     expect(JSON.parse(posted!.body)).toEqual({ text: "Deploy 3.0 done", username: "Deploy bot", icon_emoji: ":rocket:" });
   });
 
+  it("merges the trigger's provider overrides into the request, a step's over the workflow-wide ones, as Novu does", async () => {
+    const workflowReply = await stack.request<Data<{ steps: { stepId: string }[] }>>("GET", `/v2/workflows/${workflow}`);
+    const [{ stepId }] = workflowReply.body.data.steps as [{ stepId: string }];
+    const reply = await stack.request("POST", "/v1/events/trigger", {
+      name: workflow,
+      to: { subscriberId: "provider-overrides", channels: [{ providerId: "slack", credentials: { webhookUrl: `${receiver.url}/provider-hook` } }] },
+      payload: { version: "4.0" },
+      overrides: {
+        providers: {
+          slack: {
+            iconEmoji: ":gear:",
+            unfurlLinks: false,
+            _passthrough: { body: { blocks: [{ type: "divider" }] }, headers: { "X-Trace": "t-42" }, query: { via: "notify" } },
+          },
+          // Another provider's overrides stay with it.
+          discord: { username: "not for slack" },
+        },
+        steps: { [stepId]: { providers: { slack: { iconEmoji: ":rocket:" } } } },
+      },
+      transactionId: "t-chat-provider-overrides",
+    });
+    expect(reply.status).toBe(201);
+    const message = await settledMessage(stack, "t-chat-provider-overrides", "chat", delivered);
+    const [posted, ...others] = receiver.received.filter((request) => request.url.startsWith("/provider-hook"));
+    expect(others).toEqual([]);
+    expect(posted!.url).toBe("/provider-hook?via=notify");
+    expect(posted!.headers["x-trace"]).toBe("t-42");
+    expect(JSON.parse(posted!.body)).toEqual({ text: "Deploy 4.0 done", icon_emoji: ":rocket:", unfurl_links: false, blocks: [{ type: "divider" }] });
+    expect(await executionDetails(stack, message, "provider-overrides")).toEqual([expect.objectContaining({ status: "Success", providerId: "slack" })]);
+  });
+
   it("retries a 500 and ends sent, with two attempts recorded", async () => {
     answers.set("/flaky", [500]);
     await triggerTo("flaky-user", "/flaky", "t-chat-flaky");

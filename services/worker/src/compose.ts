@@ -1,7 +1,7 @@
 import { clone, create, type JsonObject } from "@bufbuild/protobuf";
 import { deliveriesV1, messagesV1, type integrationsV1, type layoutsV1, type subscribersV1, type triggersV1, type workflowsV1 } from "@notify/proto";
 import { CHANNEL_NAMES, CHAT_PROVIDER_IDS, Channel, PUSH_PROVIDER_IDS, Severity, severityNamed, StepType, stepChannel } from "@notify/runtime";
-import { renderEmailBody } from "@notify/providers";
+import { mergedLevels, renderEmailBody } from "@notify/providers";
 import { emailHtml, legacyLayoutKeys, objectAt, renderContent, renderCta, renderJson, stepLayoutId, type Render } from "@notify/templates";
 
 export type NewMessage = messagesV1.NewMessage;
@@ -78,6 +78,8 @@ export interface DeliveryPlan {
   content: deliveriesV1.DeliveryJob["content"];
   /** The rest of the subscriber's run, when it waits for this send (shouldStopOnFail). */
   continuation?: triggersV1.TriggerJob | undefined;
+  /** The trigger's overrides for the integration's provider (`providerDataOf`), when it has any. */
+  providerData?: JsonObject | undefined;
 }
 
 /** A message as composed, with its send when it has one (email, sms, chat, push with an address). */
@@ -297,6 +299,28 @@ async function baseMessage(step: workflowsV1.Step, context: RunContext, channel:
  * message with an address and an integration carries its send, which happens once it is written.
  */
 export async function composeMessages(step: workflowsV1.Step, context: RunContext): Promise<Composed[]> {
+  const composed = await composeChannel(step, context);
+  for (const { delivery } of composed) {
+    const providerData = delivery && providerDataOf(context.overrides, delivery.integration.providerId, step.stepId);
+    if (providerData) delivery.providerData = providerData;
+  }
+  return composed;
+}
+
+/**
+ * The trigger's overrides for a provider, as Novu merges them for a step's send:
+ * `overrides.providers.<id>`, and over it `overrides.steps.<stepId>.providers.<id>`; undefined
+ * when neither says anything.
+ */
+function providerDataOf(overrides: JsonObject, providerId: string, stepId: string | undefined): JsonObject | undefined {
+  const global = objectAt(objectAt(overrides, "providers"), providerId);
+  const forStep = stepId ? objectAt(objectAt(objectAt(objectAt(overrides, "steps"), stepId), "providers"), providerId) : {};
+  if (Object.keys(global).length === 0 && Object.keys(forStep).length === 0) return undefined;
+  // Overrides came as JSON, so their merge is JSON.
+  return mergedLevels([global, forStep]) as JsonObject;
+}
+
+async function composeChannel(step: workflowsV1.Step, context: RunContext): Promise<Composed[]> {
   const channel = stepChannel(step.template?.type ?? StepType.UNSPECIFIED);
   if (channel === undefined) return [];
   // Overrides and integrations are keyed by the channel's public name.

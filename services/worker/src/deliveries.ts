@@ -154,6 +154,7 @@ export async function writeAndHandOver(
         createdAt: written.writtenAt ?? now,
         content: delivery!.content,
         ...(delivery!.continuation ? { continuation: delivery!.continuation } : {}),
+        ...(delivery!.providerData ? { providerData: delivery!.providerData } : {}),
       });
     });
     await refuseTooLarge(await publish(pagesOf(jobs)), client, call);

@@ -556,6 +556,7 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
             configurations: { configurationSetName: integration.configurations?.configurationSetName },
             http: deps.outbound,
             idempotencyKey: job.messageId,
+            providerData: job.providerData,
           }),
       );
     } catch (error) {

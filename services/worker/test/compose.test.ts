@@ -223,3 +223,35 @@ describe("composeMessages with the trigger's chat and push overrides", () => {
     expect(content(await composeMessages(pushStep, context)).step).toEqual({ digest: true, total_count: 1 });
   });
 });
+
+describe("composeMessages with provider overrides", () => {
+  const step = create(workflowsV1.StepSchema, { ...chatStep, stepId: "notify-team" });
+  const channels = [
+    { providerId: "slack", integrationId: "i-slack", webhookUrl: "https://hooks.example/slack" },
+    { providerId: "discord", integrationId: "i-discord", webhookUrl: "https://hooks.example/discord" },
+  ];
+
+  it("gives each send its provider's overrides, the step's merged over the workflow-wide ones", async () => {
+    const context = contextFor(channels);
+    context.overrides = {
+      providers: { slack: { iconEmoji: ":gear:", attachments: [{ text: "a" }], nested: { kept: true } } },
+      steps: {
+        "notify-team": { providers: { slack: { iconEmoji: ":rocket:", nested: { added: 1 } } } },
+        "other-step": { providers: { discord: { tts: true } } },
+      },
+    };
+    const composed = await composeMessages(step, context);
+    expect(composed.map(({ message, delivery }) => [message.providerId, delivery?.providerData])).toEqual([
+      ["slack", { iconEmoji: ":rocket:", attachments: [{ text: "a" }], nested: { kept: true, added: 1 } }],
+      // The other step's overrides are not this step's.
+      ["discord", undefined],
+    ]);
+  });
+
+  it("gives no provider data when the overrides name none", async () => {
+    const context = contextFor(channels);
+    context.overrides = { chat: { username: "Bot" }, providers: "not an object" };
+    const composed = await composeMessages(step, context);
+    expect(composed.map(({ delivery }) => delivery?.providerData)).toEqual([undefined, undefined]);
+  });
+});

@@ -256,6 +256,26 @@ describe("push providers over HTTP", () => {
     await expect(send(pushWebhook, { secretKey: WEBHOOK_SECRET }, ["device-1"])).rejects.toThrow(/webhookUrl/);
   });
 
+  it("push-webhook: one signed request per device token; the trigger's provider overrides may name the URL and key", async () => {
+    receiver.received.length = 0;
+    const result = await send(pushWebhook, { webhookUrl: `${receiver.url}/hooks/push`, secretKey: WEBHOOK_SECRET }, ["device-1", "device-2"]);
+    expect(result).toEqual({ id: "webhook-1" });
+    expect(receiver.received.map((request) => JSON.parse(request.body).target).sort()).toEqual([["device-1"], ["device-2"]]);
+
+    receiver.received.length = 0;
+    const providerData = { webhookUrl: `${receiver.url}/hooks/push`, hmacSecretKey: WEBHOOK_SECRET, badge: 2 };
+    await (pushWebhook() as Provider<"push">).send(pushMessage(["device-1"]), {
+      ...sendContext(http, { webhookUrl: `${receiver.url}/hooks/elsewhere`, secretKey: "integration-secret" }),
+      providerData,
+    });
+    const [request] = receiver.received;
+    expect(request!.url).toBe("/hooks/push");
+    const body = JSON.parse(request!.body);
+    expect(body.badge).toBe(2);
+    expect(body).not.toHaveProperty("webhookUrl");
+    expect(body).not.toHaveProperty("hmacSecretKey");
+  });
+
   it("maps 429 with Retry-After to a transient error and a 400 to a final one", async () => {
     const busy = await failure(send(pushWebhook, { webhookUrl: `${receiver.url}/busy`, secretKey: WEBHOOK_SECRET }, ["device-1"]));
     expect([busy.transient, busy.status, busy.retryAfterMs]).toEqual([true, 429, 11_000]);

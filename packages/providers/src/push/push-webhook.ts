@@ -3,14 +3,15 @@ import { expectOk, parseJson } from "../http.js";
 import type { ProviderFactory } from "../registry.js";
 import type { PushMessage, SendContext } from "../types.js";
 import { missingSetting } from "../types.js";
+import { requireTokens, sendEachToken, type TokenOutcome } from "./common.js";
 import { withProviderData } from "../provider-data.js";
 
 const ID = "push-webhook";
 
-/** Novu's body: the message, with the subscriber and the digest step inside the payload. */
-function webhookBody(message: PushMessage) {
+/** Novu's body for one device: the message, with the subscriber and the digest step inside the payload. */
+function webhookBody(message: PushMessage, token: string) {
   return {
-    target: message.tokens,
+    target: [token],
     title: message.title,
     content: message.content,
     overrides: message.overrides,
@@ -19,25 +20,36 @@ function webhookBody(message: PushMessage) {
   };
 }
 
+const textOf = (value: unknown) => (typeof value === "string" && value.length > 0 ? value : undefined);
+
+/** One signed POST per device token, as Novu sends them. */
 export const pushWebhook: ProviderFactory = () => ({
   id: ID,
   channel: "push",
   idempotent: false,
   async send(message: PushMessage, context: SendContext) {
+    requireTokens(ID, message);
     const { webhookUrl, secretKey } = context.credentials;
     if (!webhookUrl) throw missingSetting(ID, "webhookUrl");
     if (!secretKey) throw missingSetting(ID, "secretKey");
-    const request = withProviderData(
-      { url: webhookUrl, body: webhookBody(message), headers: { "content-type": "application/json" } },
-      context.providerData,
-      "camel",
-    );
-    const body = JSON.stringify(request.body);
-    // The receiver checks the signature over the exact bytes it receives: sign the string that is sent.
-    const signature = createHmac("sha256", secretKey).update(body, "utf8").digest("hex");
-    const headers = { ...request.headers, "x-novu-signature": signature };
-    const response = expectOk(ID, await context.http.request(request.url, { method: "POST", headers, body }));
-    const id = parseJson<{ id?: unknown }>(response.text).id;
-    return typeof id === "string" || typeof id === "number" ? { id: String(id) } : {};
+    return sendEachToken(ID, message.tokens, async (token): Promise<TokenOutcome> => {
+      const request = withProviderData(
+        { url: webhookUrl, body: webhookBody(message, token) as Record<string, unknown>, headers: { "content-type": "application/json" } },
+        context.providerData,
+        "camel",
+      );
+      // As Novu takes them, the trigger's provider overrides may name another URL and key; they are not sent.
+      const { webhookUrl: namedUrl, hmacSecretKey: namedKey, ...fields } = request.body;
+      const url = textOf(namedUrl) ?? request.url;
+      const body = JSON.stringify(fields);
+      // The receiver checks the signature over the exact bytes it receives: sign the string that is sent.
+      const signature = createHmac("sha256", textOf(namedKey) ?? secretKey)
+        .update(body, "utf8")
+        .digest("hex");
+      const headers = { ...request.headers, "x-novu-signature": signature };
+      const response = expectOk(ID, await context.http.request(url, { method: "POST", headers, body }));
+      const id = parseJson<{ id?: unknown }>(response.text).id;
+      return { sent: true, id: typeof id === "string" || typeof id === "number" ? String(id) : undefined };
+    });
   },
 });

@@ -530,7 +530,7 @@ const pushCases: Case[] = [
         token_uri: `${api.url}/fcm/oauth2/token`,
       }),
     }),
-    ({ requests: [token, send] }) => {
+    ({ requests: [token, send], message }) => {
       // The service account's assertion, exchanged at its own token endpoint.
       expect(pathOf(token!)).toBe("/fcm/oauth2/token");
       expect(token!.headers["content-type"]).toBe("application/x-www-form-urlencoded");
@@ -542,7 +542,9 @@ const pushCases: Case[] = [
       // Then the HTTP v1 send with the access token.
       expect(pathOf(send!)).toBe("/fcm/v1/projects/notify-test/messages:send");
       expect(send!.headers.authorization).toBe(`Bearer ${FCM_ACCESS_TOKEN}`);
-      expect(json(send!)).toEqual({ message: { token: "fcm-device-1", notification: { title: PUSH_TITLE, body: PUSH_TEXT } } });
+      expect(json(send!)).toEqual({
+        message: { token: "fcm-device-1", notification: { title: PUSH_TITLE, body: PUSH_TEXT }, data: { __nvMessageId: message._id } },
+      });
     },
     (request) =>
       request.url === "/fcm/oauth2/token"
@@ -558,7 +560,7 @@ const pushCases: Case[] = [
       applicationId: "com.example.app",
       baseUrl: apnsReceiver.url,
     }),
-    () => {
+    ({ message }) => {
       // APNs speaks HTTP/2 only: its stand-in is the h2c receiver.
       expect(apnsReceiver.received).toHaveLength(1);
       const [request] = apnsReceiver.received;
@@ -567,17 +569,18 @@ const pushCases: Case[] = [
       const { header, claims } = verifiedJwt(String(request!.headers.authorization).replace(/^bearer /, ""), apnsKeys.publicKey, "ES256");
       expect(header).toMatchObject({ alg: "ES256", kid: "KEYID12345" });
       expect(claims.iss).toBe("TEAMID1234");
-      expect(json(request!)).toEqual({ orderId: "42", aps: { alert: { title: PUSH_TITLE, body: PUSH_TEXT } } });
+      // As Novu hands every push provider the payload: with the message's id in it.
+      expect(json(request!)).toEqual({ orderId: "42", __nvMessageId: message._id, aps: { alert: { title: PUSH_TITLE, body: PUSH_TEXT } } });
     },
   ),
   pushCase(
     "expo",
     () => ({ apiKey: "expo-access-token", baseUrl: `${api.url}/expo` }),
-    ({ requests: [request] }) => {
+    ({ requests: [request], message }) => {
       expect(pathOf(request!)).toBe("/expo/--/api/v2/push/send");
       expect(request!.headers.authorization).toBe("Bearer expo-access-token");
       expect(request!.headers["content-type"]).toBe("application/json");
-      expect(json(request!)).toEqual([{ to: "expo-device-1", title: PUSH_TITLE, body: PUSH_TEXT, data: { orderId: "42" } }]);
+      expect(json(request!)).toEqual([{ to: "expo-device-1", title: PUSH_TITLE, body: PUSH_TEXT, data: { orderId: "42", __nvMessageId: message._id } }]);
     },
     () => ({ body: { data: [{ status: "ok", id: "expo-ticket-1" }] } }),
   ),
@@ -637,6 +640,7 @@ const pushCases: Case[] = [
         messageId: message._id,
         payload: {
           orderId: "42",
+          __nvMessageId: message._id,
           subscriber: { subscriberId: "push-push-webhook", _id: message._subscriberId, firstName: "Ada", email: "push-webhook@example.com", data: {} },
         },
       });

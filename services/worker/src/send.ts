@@ -282,7 +282,8 @@ function messageFor(job: deliveriesV1.DeliveryJob): MessageByChannel[DeliveryCha
         tokens: content.value.tokens,
         title: content.value.title,
         content: content.value.content,
-        payload: content.value.payload ?? {},
+        // As Novu hands it to every push provider: the payload names the message it delivers.
+        payload: { ...content.value.payload, __nvMessageId: job.messageId },
         overrides: content.value.overrides ?? {},
         subscriber: {
           ...(content.value.subscriber ?? { email: content.value.subscriberEmail, phone: content.value.subscriberPhone }),

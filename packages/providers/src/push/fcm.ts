@@ -218,7 +218,9 @@ function fcmMessage(message: PushMessage, token: string): Record<string, unknown
   if (type === "data") {
     return { token, data: { ...stringData(message.payload), title: message.title, body: message.content, message: message.content }, ...platforms };
   }
-  const extra = objectOf(data);
+  // As Novu sends a notification: its data is the overrides' data and the id of the message it delivers.
+  const messageId = stringOf(message.payload.__nvMessageId);
+  const extra = { ...(messageId ? { __nvMessageId: messageId } : {}), ...objectOf(data) };
   return {
     token,
     notification: {
@@ -226,7 +228,7 @@ function fcmMessage(message: PushMessage, token: string): Record<string, unknown
       body: stringOf(notification.body) ?? message.content,
       ...(stringOf(notification.imageUrl) ? { image: notification.imageUrl } : {}),
     },
-    ...(extra ? { data: stringData(extra) } : {}),
+    ...(Object.keys(extra).length > 0 ? { data: stringData(extra) } : {}),
     ...platforms,
   };
 }
@@ -274,7 +276,7 @@ export const fcm: ProviderFactory = () => {
             headers: { "content-type": "application/json", authorization: `Bearer ${accessToken}` },
           },
           context.providerData,
-          "camel",
+          "snake",
         );
         const response = await context.http.request(url, { method: "POST", headers, body: JSON.stringify({ message: body }) });
         if (response.status === 401) throw tokens.refused(context.integrationId, accessToken, ID, response);

@@ -58,3 +58,40 @@ it("passes a digest whose run was published before its opener was canceled to th
     await pool.end();
   }
 });
+
+it("leaves out of a digest that came due the events of a trigger that joined it and was canceled before it ran", async () => {
+  const name = await createWorkflow(stack, "Digest joiner canceled when due", [
+    { template: { type: "digest" }, metadata: { type: "regular", amount: 1, unit: "seconds" } },
+    { template: { type: "in_app", content: "digest {{step.total_count}}:{{#each step.events}}{{n}},{{/each}} by {{n}}" } },
+  ]);
+  const pool = createPool(stack.database.url, 1);
+  try {
+    await stack.startWorker();
+    for (const n of [1, 2, 3]) {
+      const reply = await stack.request("POST", "/v1/events/trigger", { name, to: "joiner-cancel", transactionId: `joiner-cancel-${n}`, payload: { n } });
+      expect(reply.status).toBe(201);
+      // One at a time, so that the first event opens the digest and the others join it.
+      await eventually(async () => {
+        const { rows } = await pool.query("SELECT 1 FROM triggers.digest_events WHERE transaction_id = $1", [`joiner-cancel-${n}`]);
+        return rows.length === 1 ? true : undefined;
+      }, 15_000);
+    }
+    await stack.stopWorker();
+    // The digest comes due: its run (the first trigger's) waits on the stream for a worker.
+    await eventually(async () => {
+      const { rows } = await pool.query(
+        `SELECT 1 FROM triggers.digests d WHERE d.closed_at IS NOT NULL
+            AND EXISTS (SELECT 1 FROM triggers.digest_events e WHERE e.digest_id = d.id AND e.transaction_id = 'joiner-cancel-2')`,
+      );
+      return rows.length === 1 ? true : undefined;
+    }, 15_000);
+    expect((await stack.request("DELETE", "/v1/events/trigger/joiner-cancel-2")).status).toBe(200);
+
+    await stack.startWorker();
+    await eventually(async () => ((await contentsFor("joiner-cancel")).length === 1 ? true : undefined), 15_000);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await contentsFor("joiner-cancel")).toEqual(["digest 2:1,3, by 1 (joiner-cancel-1)"]);
+  } finally {
+    await pool.end();
+  }
+});

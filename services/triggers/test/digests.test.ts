@@ -306,6 +306,19 @@ describe("DigestEvents", () => {
       expect(await schedulesOf(scope)).toEqual([]);
     });
 
+    it("and takes out of it, before its run reads them, the events of a trigger that joined it and is canceled", async () => {
+      const { scope, jobs, digestIds } = await dueDigests();
+      await triggers.cancelTrigger({ transactionId: "e2" }, callAs(scope));
+      expect(await digestOf(scope, digestIds[0]!)).toMatchObject({ events: [{ n: 1 }], totalCount: 1 });
+      // The run stays the first trigger's, in the outbox; nothing is passed.
+      const { rows: outbox } = await fixture.pool.query("SELECT 1 FROM triggers.outbox WHERE environment_id = $1 AND trigger_id = $2", [
+        scope.environmentId,
+        jobs[0]!.triggerId,
+      ]);
+      expect(outbox).not.toEqual([]);
+      expect(await schedulesOf(scope)).toEqual([]);
+    });
+
     it("once the worker finds its published run canceled, and once only", async () => {
       const { scope, jobs, digestIds } = await dueDigests();
       // The relay published the run before the cancel: the cancel finds nothing to pass.

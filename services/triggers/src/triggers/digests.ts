@@ -238,7 +238,7 @@ export async function cancelDigestsOf(
   jobSubject: string,
   dueDigestIds: readonly string[],
 ): Promise<void> {
-  await store.deleteDigestEventsOf(tx, environmentId, transactionId, dueDigestIds);
+  await store.deleteDigestEventsOf(tx, environmentId, transactionId);
   await store.deleteDigestJob(tx, environmentId, triggerId);
   const groups = new Map<string, Resuming>();
   const passed: { digestId: string; triggerId: string }[] = [];

@@ -449,9 +449,9 @@ export async function deleteDigestJob(db: Queryable, environmentId: string, trig
 }
 
 /**
- * Locks the open digests a trigger opened or joined, and the due ones named, in the order
- * DigestEvents and the relay lock digests: a concurrent cancel of another of their triggers
- * waits, and then sees who opens each.
+ * Locks the open digests a trigger opened, every digest it joined (open or closed), and the due
+ * ones named, in the order DigestEvents and the relay lock digests: a concurrent cancel of
+ * another of their triggers waits, and then sees who opens each.
  */
 export async function lockDigestsOf(
   db: Queryable,
@@ -463,7 +463,8 @@ export async function lockDigestsOf(
   await db.query(
     `SELECT 1 FROM triggers.digests
       WHERE environment_id = $1
-        AND ((closed_at IS NULL AND (trigger_id = $2 OR id IN (SELECT digest_id FROM triggers.digest_events WHERE environment_id = $1 AND transaction_id = $3)))
+        AND ((closed_at IS NULL AND trigger_id = $2)
+             OR id IN (SELECT digest_id FROM triggers.digest_events WHERE environment_id = $1 AND transaction_id = $3)
              OR id = ANY($4::bigint[]))
       ORDER BY workflow_id, subscriber_id, step_id, digest_key
         FOR UPDATE`,
@@ -471,14 +472,16 @@ export async function lockDigestsOf(
   );
 }
 
-/** Takes a canceled transaction's events out of the open digests they joined and out of the due ones named. */
-export async function deleteDigestEventsOf(db: Queryable, environmentId: string, transactionId: string, dueDigestIds: readonly string[]): Promise<number> {
-  const { rowCount } = await db.query(
-    `DELETE FROM triggers.digest_events e USING triggers.digests d
-      WHERE e.environment_id = $1 AND e.transaction_id = $2 AND d.id = e.digest_id AND (d.closed_at IS NULL OR d.id = ANY($3::bigint[]))`,
-    [environmentId, transactionId, dueDigestIds],
-  );
-  return rowCount ?? 0;
+/**
+ * Takes a canceled transaction's events out of every digest they joined: an open one, and one
+ * that came due and whose run (another trigger's) has yet to read them, as Novu's run leaves
+ * canceled jobs out.
+ */
+export async function deleteDigestEventsOf(db: Queryable, environmentId: string, transactionId: string): Promise<void> {
+  await db.query("DELETE FROM triggers.digest_events WHERE environment_id = $1 AND transaction_id = $2 AND digest_id IS NOT NULL", [
+    environmentId,
+    transactionId,
+  ]);
 }
 
 /**

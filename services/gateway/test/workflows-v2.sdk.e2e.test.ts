@@ -145,7 +145,27 @@ describe("/v2/workflows through @novu/api 3.19.1", () => {
     expect(byName.result.workflows.map((one) => one.name)).toEqual(["Paged 2", "Paged 3", "Paged 9"]);
     const byUpdate = await novu.workflows.list({ query: "paged-", orderBy: "updatedAt", orderDirection: "DESC" });
     expect(byUpdate.result.workflows.map((one) => one.workflowId)).toEqual(["paged-1", "paged-3", "paged-2"]);
-    expect((await stack.request("GET", "/v2/workflows?orderBy=lastTriggeredAt")).status).toBe(422);
+  });
+
+  it("shows when a workflow was last triggered and orders the list by it, never-triggered ones as the oldest", async () => {
+    for (const index of [1, 2, 3]) await novu.workflows.create({ name: `Triggered ${index}`, workflowId: `triggered-${index}`, steps: [inAppStep] });
+    const before = Date.now();
+    for (const index of [2, 1]) {
+      const reply = await stack.request("POST", "/v1/events/trigger", { name: `triggered-${index}`, to: "last-triggered-reader" });
+      expect(reply.status).toBe(201);
+    }
+    const latest = await novu.workflows.get("triggered-1");
+    expect(latest.result.lastTriggeredAt).toBeDefined();
+    expect(Date.parse(latest.result.lastTriggeredAt!)).toBeGreaterThanOrEqual(before - 1_000);
+    expect((await novu.workflows.get("triggered-3")).result.lastTriggeredAt).toBeUndefined();
+    const newest = await novu.workflows.list({ query: "triggered-", orderBy: "lastTriggeredAt", orderDirection: "DESC" });
+    expect(newest.result.workflows.map((one) => [one.workflowId, one.lastTriggeredAt !== undefined])).toEqual([
+      ["triggered-1", true],
+      ["triggered-2", true],
+      ["triggered-3", false],
+    ]);
+    const oldest = await novu.workflows.list({ query: "triggered-", orderBy: "lastTriggeredAt", orderDirection: "ASC" });
+    expect(oldest.result.workflows.map((one) => one.workflowId)).toEqual(["triggered-3", "triggered-2", "triggered-1"]);
   });
 
   it("refuses bad input with a 4xx JSON error and changes nothing", async () => {

@@ -87,6 +87,31 @@ describe("TriggerBatch", () => {
   });
 });
 
+describe("TriggerBatch marks workflows triggered", () => {
+  it("once every few minutes, not for a trigger Novu's dashboard sent, never changing updatedAt", async () => {
+    const call = callAs(newScope());
+    const step = { template: { type: StepType.IN_APP, content: { case: "text" as const, value: "Hi" } } };
+    const marked = await clients.workflows.createWorkflow({ name: "Marked", active: true, steps: [step] }, call);
+    const fromDashboard = await clients.workflows.createWorkflow({ name: "From the dashboard", active: true, steps: [step] }, call);
+    expect(marked.lastTriggeredAt).toBeUndefined();
+    const to = [{ kind: { case: "subscriberId" as const, value: "ada" } }];
+    const trigger = (name: string, payload: Record<string, string> = {}) => triggers.triggerBatch({ events: [{ name, to, payload }] }, call);
+    const lastTriggeredOf = async (identifier: string) =>
+      (await clients.workflows.getWorkflow({ key: { case: "identifier", value: identifier } }, call)).lastTriggeredAt;
+
+    await trigger(marked.identifier);
+    const first = await lastTriggeredOf(marked.identifier);
+    expect(first).toBeDefined();
+    await trigger(marked.identifier);
+    expect(await lastTriggeredOf(marked.identifier)).toEqual(first);
+    const after = await clients.workflows.getWorkflow({ key: { case: "identifier", value: marked.identifier } }, call);
+    expect(after.updatedAt).toEqual(marked.updatedAt);
+
+    await trigger(fromDashboard.identifier, { __source: "dashboard" });
+    expect(await lastTriggeredOf(fromDashboard.identifier)).toBeUndefined();
+  });
+});
+
 describe("GetCanceledTriggers", () => {
   it("answers only the canceled ones among the given transactions, in the caller's environment", async () => {
     const scope = newScope();

@@ -127,7 +127,7 @@ export const diffBody = z
 
 /** What a publish would carry over of a workflow: everything but its ids and times. */
 function contentOf(workflow: workflowsV1.Workflow): string {
-  const { _id, slug, createdAt, updatedAt, steps, ...fields } = workflowV2ToJson(workflow);
+  const { _id, slug, createdAt, updatedAt, lastTriggeredAt, steps, ...fields } = workflowV2ToJson(workflow);
   return JSON.stringify({ ...fields, steps: steps.map(({ _id: _stepId, slug: _stepSlug, workflowDatabaseId, ...step }) => step) });
 }
 

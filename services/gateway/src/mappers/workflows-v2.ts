@@ -202,7 +202,7 @@ const queryList = (name: string, item: z.ZodType<string>) =>
     .transform((value) => (Array.isArray(value) ? value : [value]))
     .pipe(z.array(z.string()).max(MAX_FILTER_TAGS, `${name} must contain no more than ${MAX_FILTER_TAGS} elements`));
 
-/** GET /v2/workflows: offset paging, search by name or workflowId, tags and status filters, by creation date. */
+/** GET /v2/workflows: offset paging, search by name or workflowId, tags and status filters, in one of Novu's orders. */
 export const listWorkflowsV2Query = z.object({
   offset: queryInt(0, 0, 1_000_000),
   limit: queryInt(50, 1, 100),
@@ -210,14 +210,18 @@ export const listWorkflowsV2Query = z.object({
   tags: queryList("tags", z.string().max(255)).optional(),
   status: queryList("status", oneOf("status", ["ACTIVE", "INACTIVE", "ERROR"])).optional(),
   orderDirection: oneOf("orderDirection", ["ASC", "DESC"]).default("DESC"),
-  orderBy: oneOf("orderBy", ["createdAt", "updatedAt", "name"]).default("createdAt"),
+  orderBy: oneOf("orderBy", ["createdAt", "updatedAt", "name", "lastTriggeredAt"]).default("createdAt"),
 });
 
 const WORKFLOW_ORDERS = {
   createdAt: workflowsV1.WorkflowOrder.UNSPECIFIED,
   updatedAt: workflowsV1.WorkflowOrder.UPDATED_AT,
   name: workflowsV1.WorkflowOrder.NAME,
+  lastTriggeredAt: workflowsV1.WorkflowOrder.LAST_TRIGGERED_AT,
 } as const;
+
+/** Novu's lastTriggeredAt: present once the workflow was triggered. */
+const lastTriggeredOf = (workflow: workflowsV1.Workflow) => (workflow.lastTriggeredAt ? { lastTriggeredAt: iso(workflow.lastTriggeredAt) } : {});
 
 /** The list call for the query; undefined when it can match nothing (only ERROR asked for: no workflow here is in error). */
 export function listWorkflowsV2RequestOf(
@@ -672,6 +676,7 @@ export function workflowV2ToJson(workflow: workflowsV1.Workflow) {
     steps: workflow.steps.map((one) => stepToJson(one, workflow)),
     createdAt: iso(workflow.createdAt),
     updatedAt: iso(workflow.updatedAt),
+    ...lastTriggeredOf(workflow),
   };
 }
 
@@ -691,6 +696,7 @@ export function workflowV2PageToJson(reply: Pick<workflowsV1.ListWorkflowsRespon
       steps: workflow.steps.map((one) => ({ slug: `${stepIdOf(one)}${STEP_SLUG_MARK}${one.id}`, type: stepTypeNameOf(one) })),
       createdAt: iso(workflow.createdAt),
       updatedAt: iso(workflow.updatedAt),
+      ...lastTriggeredOf(workflow),
     })),
     totalCount: reply.totalCount,
   };
@@ -742,6 +748,7 @@ export const workflowV2Response = z
     steps: z.array(stepV2Response),
     createdAt: isoDateResponse,
     updatedAt: isoDateResponse,
+    lastTriggeredAt: isoDateResponse.optional(),
   })
   .meta({ id: "WorkflowV2" });
 
@@ -761,6 +768,7 @@ export const workflowV2PageResponse = z.object({
       steps: z.array(z.object({ slug: z.string(), type: z.string() })),
       createdAt: isoDateResponse,
       updatedAt: isoDateResponse,
+      lastTriggeredAt: isoDateResponse.optional(),
     }),
   ),
   totalCount: z.int(),

@@ -25,7 +25,7 @@ import { batchLayouts } from "../layouts/batch.js";
 import { selectTenantsByIdentifiers } from "../tenants/store.js";
 import { workflowFromRow } from "../workflows/mapping.js";
 import { payloadErrorMessage, payloadErrors } from "../workflows/payload-schema.js";
-import { selectWorkflowByKey } from "../workflows/store.js";
+import { markWorkflowsTriggered, selectWorkflowByKey } from "../workflows/store.js";
 import { cancelDigestsOf, checkDigestIds, digestEvents, digestsRunBy, getDigests } from "./digests.js";
 import { passThrottles } from "./throttles.js";
 import * as store from "./store.js";
@@ -182,7 +182,34 @@ const MAX_JOB_BYTES = 1024 * 1024 - 128 * 1024;
 
 type Decision = { outcome: triggersV1.TriggerOutcome } | { accepted: Accepted };
 
-export function createTriggerService({ pool, jobSubject, workflowsByIdentifier }: TriggerServiceDeps): ServiceImpl<typeof triggersV1.TriggerService> {
+/** How stale a workflow's lastTriggeredAt may be, as Novu keeps it: a trigger writes it at most this often. */
+const LAST_TRIGGERED_INTERVAL_MS = 5 * 60_000;
+/** Workflows whose marks this process remembers; past it, it forgets them all (and marks them once more). */
+const MARKS_KEPT = 10_000;
+
+export function createTriggerService({ pool, log, jobSubject, workflowsByIdentifier }: TriggerServiceDeps): ServiceImpl<typeof triggersV1.TriggerService> {
+  /** Workflow id → when this process last marked it triggered. */
+  const markedAt = new Map<string, number>();
+  /**
+   * Marks the workflows of accepted events triggered (Novu's lastTriggeredAt), except what
+   * Novu leaves out (a trigger its dashboard sent, `payload.__source`). Remembered here, so that
+   * most triggers make no write; a failed mark is logged and the trigger still succeeds.
+   */
+  async function markTriggered(environmentId: string, accepted: readonly Accepted[]) {
+    const now = Date.now();
+    const due = new Set<string>();
+    for (const { workflow, event } of accepted) {
+      if (event.payload?.["__source"] !== undefined || now - (markedAt.get(workflow.id) ?? 0) < LAST_TRIGGERED_INTERVAL_MS) continue;
+      due.add(workflow.id);
+    }
+    if (due.size === 0) return;
+    if (markedAt.size + due.size > MARKS_KEPT) markedAt.clear();
+    for (const id of due) markedAt.set(id, now);
+    await markWorkflowsTriggered(pool, environmentId, [...due], `${LAST_TRIGGERED_INTERVAL_MS} milliseconds`).catch((error: unknown) => {
+      log.warn({ err: error, workflowIds: [...due] }, "could not mark workflows triggered");
+    });
+  }
+
   /** The live workflow with this trigger identifier: a kept copy (read-only), else read and kept. */
   const workflowNamed = (environmentId: string, name: string): Promise<workflowsV1.Workflow | undefined> =>
     workflowsByIdentifier.readThrough(environmentId, name, async () => {
@@ -356,6 +383,7 @@ export function createTriggerService({ pool, jobSubject, workflowsByIdentifier }
             await record(tx);
           });
         }
+        await markTriggered(scope.environmentId, toRecord);
       }
 
       // A repeat of a recorded transaction id creates nothing and answers what the first one did.

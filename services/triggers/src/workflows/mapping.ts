@@ -127,6 +127,7 @@ export function workflowFromRow(row: WorkflowRow): workflowsV1.Workflow {
     ...(row.deleted_at === null ? {} : { deletedAt: timestampFromDate(row.deleted_at) }),
     createdAt: timestampFromDate(row.created_at),
     updatedAt: timestampFromDate(row.updated_at),
+    ...(row.last_triggered_at === null ? {} : { lastTriggeredAt: timestampFromDate(row.last_triggered_at) }),
   });
 }
 

@@ -176,6 +176,8 @@ function orderOf(order: workflowsV1.WorkflowOrder): store.WorkflowOrder {
       return "updated";
     case workflowsV1.WorkflowOrder.NAME:
       return "name";
+    case workflowsV1.WorkflowOrder.LAST_TRIGGERED_AT:
+      return "lastTriggered";
     default:
       return "created";
   }

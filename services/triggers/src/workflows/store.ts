@@ -73,6 +73,7 @@ export interface WorkflowRow extends WorkflowColumns {
   deleted_at: Date | null;
   created_at: Date;
   updated_at: Date;
+  last_triggered_at: Date | null;
   group_name: string;
   group_parent_id: string | null;
   group_organization_id: string;
@@ -355,8 +356,13 @@ function filterCondition(filter: WorkflowFilter, first: number) {
 }
 
 /** The columns a list orders by before the id, which breaks ties (names compare byte by byte, as Novu's store sorts them). */
-export type WorkflowOrder = "created" | "updated" | "name";
-const ORDER_COLUMNS: Record<WorkflowOrder, string> = { created: "", updated: "updated_at", name: 'name COLLATE "C"' };
+export type WorkflowOrder = "created" | "updated" | "name" | "lastTriggered";
+const ORDER_COLUMNS: Record<WorkflowOrder, string> = {
+  created: "",
+  updated: "updated_at",
+  name: 'name COLLATE "C"',
+  lastTriggered: "last_triggered_at",
+};
 
 export async function selectWorkflowPage(
   db: Queryable,
@@ -367,7 +373,9 @@ export async function selectWorkflowPage(
   const direction = page.oldestFirst ? "ASC" : "DESC";
   // Only these fixed column names and directions are interpolated.
   const column = ORDER_COLUMNS[page.orderBy];
-  const order = (table: string) => `${column ? `${table}.${column} ${direction}, ` : ""}${table}.id ${direction}`;
+  // A workflow never triggered sorts as the oldest, as Novu's store sorts an absent time.
+  const nulls = page.oldestFirst ? "NULLS FIRST" : "NULLS LAST";
+  const order = (table: string) => `${column ? `${table}.${column} ${direction} ${nulls}, ` : ""}${table}.id ${direction}`;
   const { rows } = await db.query<WorkflowRow>(
     `WITH w AS (
        SELECT * FROM triggers.workflows t
@@ -437,4 +445,17 @@ export async function selectActiveWorkflowPage(db: Queryable, environmentId: str
     [environmentId, after ?? null, limit + 1],
   );
   return rows;
+}
+
+/**
+ * Marks workflows triggered now, unless one was marked within `interval`: a trigger does not wait
+ * on more than one such write per workflow every few minutes. Not a change of the workflow (its
+ * updatedAt stays).
+ */
+export async function markWorkflowsTriggered(db: Queryable, environmentId: string, workflowIds: readonly string[], interval: string): Promise<void> {
+  await db.query(
+    `UPDATE triggers.workflows SET last_triggered_at = now()
+      WHERE environment_id = $1 AND id = ANY($2::text[]) AND (last_triggered_at IS NULL OR last_triggered_at < now() - $3::interval)`,
+    [environmentId, workflowIds, interval],
+  );
 }

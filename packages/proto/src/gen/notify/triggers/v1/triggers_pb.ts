@@ -1014,6 +1014,8 @@ export const TriggerService: GenService<{
    * Accepts events (one trigger, a bulk, a broadcast, or many single triggers the gateway coalesced)
    * and commits them in one transaction. One outcome per event, in order: a result, or the error
    * that event alone caused (e.g. NOT_FOUND workflow_not_found); one event never fails another.
+   * It marks the events' workflows triggered (lastTriggeredAt), which no kept copy of a workflow
+   * serves, so it announces nothing.
    *
    * @generated from rpc notify.triggers.v1.TriggerService.TriggerBatch
    */

@@ -40,10 +40,10 @@ function passthroughHeaders(given: unknown): Record<string, string> {
   return headers;
 }
 
-/** `url` with `_passthrough.query`'s string, number and boolean values set on it. */
+/** `url` with `_passthrough.query`'s string, number and boolean values set on it (left as it is when it is no URL: the call refuses it). */
 function withQuery(url: string, given: unknown): string {
   const query = Object.entries(objectOf(given) ?? {}).filter(([, value]) => ["string", "number", "boolean"].includes(typeof value));
-  if (query.length === 0) return url;
+  if (query.length === 0 || !URL.canParse(url)) return url;
   const parsed = new URL(url);
   for (const [name, value] of query) parsed.searchParams.set(name, String(value));
   return parsed.toString();

@@ -48,6 +48,8 @@ describe("mergedBody and withProviderData", () => {
     );
     expect(request.headers).toEqual({ authorization: "Bearer k", "x-trace": "t-1", "x-number": "7" });
     expect(request.url).toBe("https://api.example.test/send?a=1&b=2&c=true");
+    // Not a URL: left for the call to refuse.
+    expect(withProviderData({ url: "not a url", body: {}, headers: {} }, { _passthrough: { query: { b: 2 } } }, "camel").url).toBe("not a url");
   });
 
   it("writes form fields of merged values: arrays repeat, objects as JSON, nothing for null", () => {

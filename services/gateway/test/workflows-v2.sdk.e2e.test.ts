@@ -148,11 +148,12 @@ describe("/v2/workflows through @novu/api 3.19.1", () => {
   });
 
   it("shows when a workflow was last triggered and orders the list by it, never-triggered ones as the oldest", async () => {
-    for (const index of [1, 2, 3]) await novu.workflows.create({ name: `Triggered ${index}`, workflowId: `triggered-${index}`, steps: [inAppStep] });
+    for (const index of [1, 2, 3])
+      await novu.workflows.create({ name: `Triggered ${index}`, workflowId: `triggered-${index}`, active: true, steps: [inAppStep] });
     const before = Date.now();
     for (const index of [2, 1]) {
       const reply = await stack.request("POST", "/v1/events/trigger", { name: `triggered-${index}`, to: "last-triggered-reader" });
-      expect(reply.status).toBe(201);
+      expect(reply.body.data.status).toBe("processed");
     }
     const latest = await novu.workflows.get("triggered-1");
     expect(latest.result.lastTriggeredAt).toBeDefined();

@@ -206,6 +206,8 @@ export function createTriggerService({ pool, log, jobSubject, workflowsByIdentif
     if (markedAt.size + due.size > MARKS_KEPT) markedAt.clear();
     for (const id of due) markedAt.set(id, now);
     await markWorkflowsTriggered(pool, environmentId, [...due], `${LAST_TRIGGERED_INTERVAL_MS} milliseconds`).catch((error: unknown) => {
+      // The next trigger of these workflows tries again.
+      for (const id of due) markedAt.delete(id);
       log.warn({ err: error, workflowIds: [...due] }, "could not mark workflows triggered");
     });
   }

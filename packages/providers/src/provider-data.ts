@@ -23,21 +23,45 @@ export interface ProviderRequest<B extends object> {
   headers: Record<string, string>;
 }
 
-/** A header name as RFC 9110 allows it. */
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** A header name as RFC 9110 and RFC 5322 allow it: a token. */
+export const isHeaderName = (name: string) => /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name);
+/**
+ * A header value as HTTP clients send it: tabs, visible characters and Latin-1 only. A line break
+ * would start a header of the caller's choosing; other control characters make the client refuse
+ * the whole request.
+ */
+export const isHeaderValue = (value: string) => /^[\t\x20-\x7e\x80-\xff]*$/.test(value);
 /** Headers the HTTP client owns: a request that set them would be refused or framed wrong. */
-const CLIENT_HEADERS = new Set(["host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "expect", "te", "trailer"]);
+const CLIENT_HEADERS = new Set([
+  "host",
+  "content-length",
+  "transfer-encoding",
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "upgrade",
+  "http2-settings",
+  "expect",
+  "te",
+  "trailer",
+]);
 
-/** `_passthrough.headers` as a request can carry them: string or number values on one line, under names the client does not own. */
+/** `_passthrough.headers` as a request can carry them: string or number values, under names the client does not own. */
 function passthroughHeaders(given: unknown): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(objectOf(given) ?? {})) {
-    if (!HEADER_NAME.test(name) || CLIENT_HEADERS.has(name.toLowerCase())) continue;
+    if (!isHeaderName(name) || CLIENT_HEADERS.has(name.toLowerCase())) continue;
     if (typeof value !== "string" && typeof value !== "number") continue;
     const text = String(value);
-    if (!/[\r\n\0]/.test(text)) headers[name.toLowerCase()] = text;
+    if (isHeaderValue(text)) headers[name.toLowerCase()] = text;
   }
   return headers;
+}
+
+/** The provider's headers with those given over them, whatever the case of either's names. */
+function headersOver(own: Readonly<Record<string, string>>, given: Readonly<Record<string, string>>): Record<string, string> {
+  const kept = Object.entries(own).filter(([name]) => !Object.hasOwn(given, name.toLowerCase()));
+  return { ...Object.fromEntries(kept), ...given };
 }
 
 /** `url` with `_passthrough.query`'s string, number and boolean values set on it (left as it is when it is no URL: the call refuses it). */
@@ -69,9 +93,27 @@ export function mergedBody<B extends object>(body: B, providerData: Readonly<Rec
   return mergedLevels([body, respelled, passthroughBody]) as B;
 }
 
-/** Objects merged deeply, later over earlier, as Novu merges a provider's overrides and request. */
-export const mergedLevels = (levels: readonly object[]): Record<string, unknown> =>
+/** Objects merged deeply, later over earlier, arrays joined: as Novu's providers merge overrides into their request. */
+const mergedLevels = (levels: readonly object[]): Record<string, unknown> =>
   deepmerge.all(levels as object[], { isMergeableObject: isPlainData }) as Record<string, unknown>;
+
+/**
+ * Objects merged deeply, later over earlier, arrays item by item (lodash's merge): as Novu
+ * merges the levels of a trigger's provider overrides (`overrides.providers.<id>`, then
+ * `overrides.steps.<stepId>.providers.<id>`).
+ */
+export const mergedOverrideLevels = (levels: readonly object[]): Record<string, unknown> =>
+  deepmerge.all(levels as object[], {
+    isMergeableObject: isPlainData,
+    arrayMerge: (target, source, options) => {
+      const merged = [...target];
+      source.forEach((item, index) => {
+        const under = merged[index];
+        merged[index] = index < target.length && isPlainData(under) && isPlainData(item) ? deepmerge(under, item, options) : item;
+      });
+      return merged;
+    },
+  }) as Record<string, unknown>;
 
 /**
  * A provider's request with the trigger's provider overrides for it (`overrides.providers.<id>`,
@@ -88,7 +130,7 @@ export function withProviderData<B extends object>(
   return {
     url: withQuery(request.url, passthrough?.["query"]),
     body: mergedBody(request.body, providerData, fieldCase),
-    headers: { ...request.headers, ...passthroughHeaders(passthrough?.["headers"]) },
+    headers: headersOver(request.headers, passthroughHeaders(passthrough?.["headers"])),
   };
 }
 

@@ -1,7 +1,7 @@
 import { clone, create, type JsonObject } from "@bufbuild/protobuf";
 import { deliveriesV1, messagesV1, type integrationsV1, type layoutsV1, type subscribersV1, type triggersV1, type workflowsV1 } from "@notify/proto";
 import { CHANNEL_NAMES, CHAT_PROVIDER_IDS, Channel, PUSH_PROVIDER_IDS, Severity, severityNamed, StepType, stepChannel } from "@notify/runtime";
-import { mergedLevels, renderEmailBody } from "@notify/providers";
+import { isHeaderName, mergedOverrideLevels, renderEmailBody } from "@notify/providers";
 import { emailHtml, legacyLayoutKeys, objectAt, renderContent, renderCta, renderJson, stepLayoutId, type Render } from "@notify/templates";
 
 export type NewMessage = messagesV1.NewMessage;
@@ -140,19 +140,16 @@ const MAIL_FIELD_HEADERS = new Set([
   "content-type",
   "content-transfer-encoding",
 ]);
-/** A header name as RFC 9110 and RFC 5322 allow it: a token. */
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-
 /**
  * `overrides.email.headers` as a mail can carry them: string values on one line (a line break
- * would start a header of the caller's choosing), under names that are tokens and not the mail's
- * own fields. Others are left out.
+ * would start a header of the caller's choosing; the mail encodes any other character), under
+ * names that are tokens and not the mail's own fields. Others are left out.
  */
 function extraHeadersOf(overrides: Record<string, unknown>): Record<string, string> {
   return Object.fromEntries(
     Object.entries(objectAt(overrides, "headers")).filter(
       (entry): entry is [string, string] =>
-        typeof entry[1] === "string" && HEADER_NAME.test(entry[0]) && !MAIL_FIELD_HEADERS.has(entry[0].toLowerCase()) && !/[\r\n\0]/.test(entry[1]),
+        typeof entry[1] === "string" && isHeaderName(entry[0]) && !MAIL_FIELD_HEADERS.has(entry[0].toLowerCase()) && !/[\r\n\0]/.test(entry[1]),
     ),
   );
 }
@@ -317,7 +314,7 @@ function providerDataOf(overrides: JsonObject, providerId: string, stepId: strin
   const forStep = stepId ? objectAt(objectAt(objectAt(objectAt(overrides, "steps"), stepId), "providers"), providerId) : {};
   if (Object.keys(global).length === 0 && Object.keys(forStep).length === 0) return undefined;
   // Overrides came as JSON, so their merge is JSON.
-  return mergedLevels([global, forStep]) as JsonObject;
+  return mergedOverrideLevels([global, forStep]) as JsonObject;
 }
 
 async function composeChannel(step: workflowsV1.Step, context: RunContext): Promise<Composed[]> {

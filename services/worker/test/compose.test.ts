@@ -234,15 +234,16 @@ describe("composeMessages with provider overrides", () => {
   it("gives each send its provider's overrides, the step's merged over the workflow-wide ones", async () => {
     const context = contextFor(channels);
     context.overrides = {
-      providers: { slack: { iconEmoji: ":gear:", attachments: [{ text: "a" }], nested: { kept: true } } },
+      providers: { slack: { iconEmoji: ":gear:", attachments: [{ text: "a" }, { text: "b" }], nested: { kept: true } } },
       steps: {
-        "notify-team": { providers: { slack: { iconEmoji: ":rocket:", nested: { added: 1 } } } },
+        "notify-team": { providers: { slack: { iconEmoji: ":rocket:", attachments: [{ color: "good" }], nested: { added: 1 } } } },
         "other-step": { providers: { discord: { tts: true } } },
       },
     };
     const composed = await composeMessages(step, context);
     expect(composed.map(({ message, delivery }) => [message.providerId, delivery?.providerData])).toEqual([
-      ["slack", { iconEmoji: ":rocket:", attachments: [{ text: "a" }], nested: { kept: true, added: 1 } }],
+      // Arrays item by item, as Novu's merge of the two levels does.
+      ["slack", { iconEmoji: ":rocket:", attachments: [{ text: "a", color: "good" }, { text: "b" }], nested: { kept: true, added: 1 } }],
       // The other step's overrides are not this step's.
       ["discord", undefined],
     ]);

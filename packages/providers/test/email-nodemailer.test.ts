@@ -1,4 +1,7 @@
+import { mkdtemp, readdir } from "node:fs/promises";
 import { createServer as createNetServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { AddressInfo } from "node:net";
 import { simpleParser, type ParsedMail } from "mailparser";
 import { SMTPServer, type SMTPServerOptions } from "smtp-server";
@@ -167,11 +170,19 @@ describe("nodemailer (custom SMTP)", () => {
   it("merges the trigger's provider overrides into the mail's options, and never reads a file or URL they name", async () => {
     const smtp = provider();
     const before = sink.received.length;
-    const providerData = { priority: "high", attachments: [{ filename: "note.txt", content: "from the trigger" }] };
+    const dkimCache = await mkdtemp(join(tmpdir(), "dkim-cache-"));
+    const providerData = {
+      priority: "high",
+      attachments: [{ filename: "note.txt", content: "from the trigger" }],
+      // DKIM's options are left out: its cache would write the mail where they say.
+      dkim: { domainName: "example.test", keySelector: "k", privateKey: "not a key", cacheDir: dkimCache, cacheTreshold: 1 },
+    };
     await smtp.send(message(), { ...context(sink.port), providerData });
     const got = sink.received[before]!;
     expect(got.raw).toMatch(/^X-Priority: 1 \(Highest\)\r?$/m);
     expect(got.mail.attachments.map((attachment) => [attachment.filename, attachment.content.toString()])).toEqual([["note.txt", "from the trigger"]]);
+    expect(got.mail.headers.has("dkim-signature")).toBe(false);
+    expect(await readdir(dkimCache)).toEqual([]);
 
     for (const reading of [
       { filename: "passwd", path: "/etc/passwd" },

@@ -6,7 +6,7 @@ import { OutboundRefused, type OutboundHttp } from "../outbound.js";
 import type { ProviderFactory } from "../registry.js";
 import { missingSetting, ProviderError, type EmailMessage, type Provider, type ProviderCredentials, type SendContext } from "../types.js";
 import { mailPartsOf, senderOf } from "./sender.js";
-import { createSmtpThread, type SmtpPool, type SmtpThread } from "./smtp-pools.js";
+import { createSmtpThread, type SmtpPool, type SmtpThread, type ThreadMail } from "./smtp-pools.js";
 import { mergedBody } from "../provider-data.js";
 
 const ID = "nodemailer";
@@ -138,8 +138,13 @@ export function createNodemailer(): Provider<"email"> & { close(): Promise<void>
     pool.sending += 1;
     try {
       const transport = await pool.transport;
-      // The trigger's provider overrides reach the mail's options, as Novu merges them into nodemailer's.
-      const mail = mergedBody({ ...mailPartsOf(message, from), ...(message.bcc?.length ? { bcc: message.bcc } : {}) }, context.providerData, "camel");
+      // The trigger's provider overrides reach the mail's options, as Novu merges them into nodemailer's,
+      // but for DKIM's: its cache writes files where the options say.
+      const { dkim: _dkim, ...mail } = mergedBody(
+        { ...mailPartsOf(message, from), ...(message.bcc?.length ? { bcc: message.bcc } : {}) },
+        context.providerData,
+        "camel",
+      ) as ThreadMail & { dkim?: unknown };
       const sent = await transport.sendMail(mail, context.signal).catch((error: unknown) => {
         const failure = smtpError(error);
         // A server that could not be reached may have moved: the next send resolves the host again.

@@ -3,7 +3,7 @@ import { expectOk, parseJson } from "../http.js";
 import type { ProviderFactory } from "../registry.js";
 import type { PushMessage, SendContext } from "../types.js";
 import { missingSetting } from "../types.js";
-import { requireTokens, sendEachToken, type TokenOutcome } from "./common.js";
+import { requireTokens, sendEachToken, stringOf, type TokenOutcome } from "./common.js";
 import { withProviderData } from "../provider-data.js";
 
 const ID = "push-webhook";
@@ -20,8 +20,6 @@ function webhookBody(message: PushMessage, token: string) {
   };
 }
 
-const textOf = (value: unknown) => (typeof value === "string" && value.length > 0 ? value : undefined);
-
 /** One signed POST per device token, as Novu sends them. */
 export const pushWebhook: ProviderFactory = () => ({
   id: ID,
@@ -32,22 +30,22 @@ export const pushWebhook: ProviderFactory = () => ({
     const { webhookUrl, secretKey } = context.credentials;
     if (!webhookUrl) throw missingSetting(ID, "webhookUrl");
     if (!secretKey) throw missingSetting(ID, "secretKey");
+    // As Novu takes them, the trigger's provider overrides may name another URL and key; they are not sent.
+    const named = (field: string) => stringOf(context.providerData?.[field]) || undefined;
+    const url = named("webhookUrl") ?? webhookUrl;
+    const key = named("hmacSecretKey") ?? secretKey;
     return sendEachToken(ID, message.tokens, async (token): Promise<TokenOutcome> => {
       const request = withProviderData(
-        { url: webhookUrl, body: webhookBody(message, token) as Record<string, unknown>, headers: { "content-type": "application/json" } },
+        { url, body: webhookBody(message, token) as Record<string, unknown>, headers: { "content-type": "application/json" } },
         context.providerData,
         "camel",
       );
-      // As Novu takes them, the trigger's provider overrides may name another URL and key; they are not sent.
-      const { webhookUrl: namedUrl, hmacSecretKey: namedKey, ...fields } = request.body;
-      const url = textOf(namedUrl) ?? request.url;
+      const { webhookUrl: _url, hmacSecretKey: _key, ...fields } = request.body;
       const body = JSON.stringify(fields);
       // The receiver checks the signature over the exact bytes it receives: sign the string that is sent.
-      const signature = createHmac("sha256", textOf(namedKey) ?? secretKey)
-        .update(body, "utf8")
-        .digest("hex");
+      const signature = createHmac("sha256", key).update(body, "utf8").digest("hex");
       const headers = { ...request.headers, "x-novu-signature": signature };
-      const response = expectOk(ID, await context.http.request(url, { method: "POST", headers, body }));
+      const response = expectOk(ID, await context.http.request(request.url, { method: "POST", headers, body }));
       const id = parseJson<{ id?: unknown }>(response.text).id;
       return { sent: true, id: typeof id === "string" || typeof id === "number" ? String(id) : undefined };
     });

@@ -37,16 +37,28 @@ describe("mergedBody and withProviderData", () => {
 
   it("takes _passthrough headers the client does not own, on one line, and sets _passthrough.query on the URL", () => {
     const request = withProviderData(
-      { url: "https://api.example.test/send?a=1", body: {}, headers: { authorization: "Bearer k" } },
+      { url: "https://api.example.test/send?a=1", body: {}, headers: { authorization: "Bearer k", "X-Api-Version": "1" } },
       {
         _passthrough: {
-          headers: { "X-Trace": "t-1", "x-number": 7, host: "elsewhere.test", "content-length": "1", "x-split": "a\r\nb", "bad name": "x", "x-object": {} },
+          headers: {
+            "X-Trace": "t-1",
+            "x-number": 7,
+            "x-api-version": "2",
+            host: "elsewhere.test",
+            "content-length": "1",
+            "proxy-connection": "keep-alive",
+            "x-split": "a\r\nb",
+            "x-control": "a\u0001b",
+            "x-wide": "日本",
+            "bad name": "x",
+            "x-object": {},
+          },
           query: { b: 2, c: true, d: { no: 1 } },
         },
       },
       "camel",
     );
-    expect(request.headers).toEqual({ authorization: "Bearer k", "x-trace": "t-1", "x-number": "7" });
+    expect(request.headers).toEqual({ authorization: "Bearer k", "x-api-version": "2", "x-trace": "t-1", "x-number": "7" });
     expect(request.url).toBe("https://api.example.test/send?a=1&b=2&c=true");
     // Not a URL: left for the call to refuse.
     expect(withProviderData({ url: "not a url", body: {}, headers: {} }, { _passthrough: { query: { b: 2 } } }, "camel").url).toBe("not a url");

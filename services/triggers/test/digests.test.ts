@@ -319,6 +319,13 @@ describe("DigestEvents", () => {
       expect(await schedulesOf(scope)).toEqual([]);
     });
 
+    it("but leaves them in once its run has read the digest, so that the run's later steps read the same events", async () => {
+      const { scope, digestIds } = await dueDigests();
+      expect(await digestOf(scope, digestIds[0]!)).toMatchObject({ events: [{ n: 1 }, { n: 2 }], totalCount: 2 });
+      await triggers.cancelTrigger({ transactionId: "e2" }, callAs(scope));
+      expect(await digestOf(scope, digestIds[0]!)).toMatchObject({ events: [{ n: 1 }, { n: 2 }], totalCount: 2 });
+    });
+
     it("once the worker finds its published run canceled, and once only", async () => {
       const { scope, jobs, digestIds } = await dueDigests();
       // The relay published the run before the cancel: the cancel finds nothing to pass.

@@ -238,7 +238,7 @@ export async function cancelDigestsOf(
   jobSubject: string,
   dueDigestIds: readonly string[],
 ): Promise<void> {
-  await store.deleteDigestEventsOf(tx, environmentId, transactionId);
+  await store.deleteDigestEventsOf(tx, environmentId, transactionId, dueDigestIds);
   await store.deleteDigestJob(tx, environmentId, triggerId);
   const groups = new Map<string, Resuming>();
   const passed: { digestId: string; triggerId: string }[] = [];
@@ -280,10 +280,15 @@ export function checkDigestIds(digestIds: readonly string[]): void {
   });
 }
 
-/** The listed events and the exact count of each digest asked for; unknown ids are absent. */
+/**
+ * The listed events and the exact count of each digest asked for (unknown ids are absent), for
+ * its run: marked read first, so that a cancel either came before (and its events are gone) or
+ * leaves them, and every step of the run reads the same events.
+ */
 export async function getDigests(pool: Pool, environmentId: string, digestIds: readonly string[]): Promise<triggersV1.Digest[]> {
   checkDigestIds(digestIds);
   if (digestIds.length === 0) return [];
+  await store.markDigestsRead(pool, environmentId, digestIds);
   const digests = new Map<number, triggersV1.Digest>();
   for (const row of await store.selectDigestEvents(pool, environmentId, digestIds, MAX_DIGEST_EVENTS)) {
     let digest = digests.get(row.digest_id);

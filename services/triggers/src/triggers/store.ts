@@ -414,6 +414,23 @@ export interface DigestEventRow {
   total: number;
 }
 
+/**
+ * Marks digests read by their runs, the first time only; locked in the order DigestEvents and
+ * a cancel lock digests. A cancel that comes after leaves its events in them.
+ */
+export async function markDigestsRead(db: Queryable, environmentId: string, digestIds: readonly string[]): Promise<void> {
+  await db.query(
+    `WITH unread AS (
+       SELECT id FROM triggers.digests
+        WHERE environment_id = $1 AND id = ANY($2::bigint[]) AND read_at IS NULL
+        ORDER BY workflow_id, subscriber_id, step_id, digest_key
+          FOR UPDATE
+     )
+     UPDATE triggers.digests d SET read_at = now() FROM unread WHERE d.id = unread.id`,
+    [environmentId, digestIds],
+  );
+}
+
 export async function selectDigestEvents(db: Queryable, environmentId: string, digestIds: readonly string[], limit: number): Promise<DigestEventRow[]> {
   const { rows } = await db.query<DigestEventRow>(
     `SELECT digest_id, payload, transaction_id, created_at, total FROM (
@@ -473,15 +490,17 @@ export async function lockDigestsOf(
 }
 
 /**
- * Takes a canceled transaction's events out of every digest they joined: an open one, and one
- * that came due and whose run (another trigger's) has yet to read them, as Novu's run leaves
- * canceled jobs out.
+ * Takes a canceled transaction's events out of the digests they joined: open ones, ones that came
+ * due and whose run (another trigger's) has yet to read them, as Novu's run leaves canceled jobs
+ * out, and the due ones named (whose run was the canceled trigger's and is dropped).
  */
-export async function deleteDigestEventsOf(db: Queryable, environmentId: string, transactionId: string): Promise<void> {
-  await db.query("DELETE FROM triggers.digest_events WHERE environment_id = $1 AND transaction_id = $2 AND digest_id IS NOT NULL", [
-    environmentId,
-    transactionId,
-  ]);
+export async function deleteDigestEventsOf(db: Queryable, environmentId: string, transactionId: string, dueDigestIds: readonly string[]): Promise<void> {
+  await db.query(
+    `DELETE FROM triggers.digest_events e USING triggers.digests d
+      WHERE e.environment_id = $1 AND e.transaction_id = $2 AND d.id = e.digest_id
+        AND (d.closed_at IS NULL OR d.read_at IS NULL OR d.id = ANY($3::bigint[]))`,
+    [environmentId, transactionId, dueDigestIds],
+  );
 }
 
 /**

@@ -1,20 +1,35 @@
-import { camelCase, kebabCase, pascalCase, snakeCase } from "change-case/keys";
+import { camelCase, kebabCase, pascalCase, snakeCase } from "change-case";
 import deepmerge from "deepmerge";
 import { objectOf } from "./overrides.js";
 
-/**
- * How a provider's API spells its fields. The known fields of a trigger's provider overrides are
- * respelled so before they are merged, as Novu respells them for each provider.
- */
-export type FieldCase = "camel" | "snake" | "pascal" | "kebab" | "as-given";
+/** A case of field names. */
+export type FieldCase = "camel" | "snake" | "pascal" | "kebab";
 
-const RESPELL: Record<FieldCase, (value: unknown) => unknown> = {
-  camel: (value) => camelCase(value, Number.POSITIVE_INFINITY),
-  snake: (value) => snakeCase(value, Number.POSITIVE_INFINITY),
-  pascal: (value) => pascalCase(value, Number.POSITIVE_INFINITY),
-  kebab: (value) => kebabCase(value, Number.POSITIVE_INFINITY),
-  "as-given": (value) => value,
-};
+/**
+ * How a provider's API spells its fields: a case, and the names that case does not give (Mailgun's
+ * `o:tag`, say), by what the case makes of them. The known fields of a trigger's provider overrides
+ * are respelled so before they are merged, as Novu respells them for each provider.
+ */
+export type Spelling = FieldCase | { case: FieldCase; names: Readonly<Record<string, string>> };
+
+const CASES: Record<FieldCase, (name: string) => string> = { camel: camelCase, snake: snakeCase, pascal: pascalCase, kebab: kebabCase };
+
+/** Every key of a JSON value, at any depth, respelled. */
+function respelled(value: unknown, spell: (name: string) => string): unknown {
+  if (Array.isArray(value)) return value.map((item) => respelled(item, spell));
+  const object = objectOf(value);
+  if (!object) return value;
+  return Object.fromEntries(Object.entries(object).map(([name, item]) => [spell(name), respelled(item, spell)]));
+}
+
+function spellerOf(spelling: Spelling): (name: string) => string {
+  if (typeof spelling === "string") return CASES[spelling];
+  const inCase = CASES[spelling.case];
+  return (name) => {
+    const cased = inCase(name);
+    return Object.hasOwn(spelling.names, cased) ? spelling.names[cased]! : cased;
+  };
+}
 
 /** What of a provider's request a trigger's provider overrides reach. */
 export interface ProviderRequest<B extends object> {
@@ -85,12 +100,11 @@ function isPlainData(value: unknown): boolean {
  * known fields, respelled as the API spells them, then `_passthrough.body` over both. Nested
  * objects merge and arrays are joined, as Novu's merge does.
  */
-export function mergedBody<B extends object>(body: B, providerData: Readonly<Record<string, unknown>> | undefined, fieldCase: FieldCase): B {
+export function mergedBody<B extends object>(body: B, providerData: Readonly<Record<string, unknown>> | undefined, spelling: Spelling): B {
   if (!providerData) return body;
   const { _passthrough, ...known } = providerData;
   const passthroughBody = objectOf(objectOf(_passthrough)?.["body"]) ?? {};
-  const respelled = objectOf(RESPELL[fieldCase](known)) ?? {};
-  return mergedLevels([body, respelled, passthroughBody]) as B;
+  return mergedLevels([body, respelled(known, spellerOf(spelling)) as object, passthroughBody]) as B;
 }
 
 /** Objects merged deeply, later over earlier, arrays joined: as Novu's providers merge overrides into their request. */
@@ -123,13 +137,13 @@ export const mergedOverrideLevels = (levels: readonly object[]): Record<string, 
 export function withProviderData<B extends object>(
   request: ProviderRequest<B>,
   providerData: Readonly<Record<string, unknown>> | undefined,
-  fieldCase: FieldCase,
+  spelling: Spelling,
 ): ProviderRequest<B> {
   if (!providerData) return request;
   const passthrough = objectOf(providerData["_passthrough"]);
   return {
     url: withQuery(request.url, passthrough?.["query"]),
-    body: mergedBody(request.body, providerData, fieldCase),
+    body: mergedBody(request.body, providerData, spelling),
     headers: headersOver(request.headers, passthroughHeaders(passthrough?.["headers"])),
   };
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startReceiver, type Answer, type Received, type Receiver } from "@notify/testing";
 import type { OutboundHttp } from "../src/outbound.js";
-import { formFields, mergedBody, withProviderData, type FieldCase } from "../src/provider-data.js";
+import { formFields, mergedBody, withProviderData, type Spelling } from "../src/provider-data.js";
 import { createProviders, type Providers } from "../src/registry.js";
 import type { DeliveryChannel, EmailMessage, MessageByChannel, ProviderCredentials } from "../src/types.js";
 import { formOf, sendContext, testOutbound } from "./helpers.js";
@@ -18,14 +18,16 @@ describe("mergedBody and withProviderData", () => {
       list: [1, 2],
       rawName: true,
     });
-    const spelled = (fieldCase: FieldCase) => Object.keys(mergedBody({}, { statusCallback: "x" }, fieldCase));
-    expect([spelled("camel"), spelled("snake"), spelled("pascal"), spelled("kebab"), spelled("as-given")]).toEqual([
+    const spelled = (spelling: Spelling) => Object.keys(mergedBody({}, { statusCallback: "x" }, spelling));
+    expect([spelled("camel"), spelled("snake"), spelled("pascal"), spelled("kebab")]).toEqual([
       ["statusCallback"],
       ["status_callback"],
       ["StatusCallback"],
       ["status-callback"],
-      ["statusCallback"],
     ]);
+    // Names the case does not give are named by what the case makes of them, at any depth.
+    const spelling: Spelling = { case: "camel", names: { oTag: "o:tag" } };
+    expect(mergedBody({}, { o_tag: "a", nested: { OTag: "b" } }, spelling)).toEqual({ "o:tag": "a", nested: { "o:tag": "b" } });
     // The provider's body is not changed, and bytes are taken whole rather than merged as objects.
     const content = Buffer.from("pdf");
     const mail = { attachments: [{ content }] };
@@ -96,6 +98,10 @@ beforeEach(() => {
 /** The trigger's overrides.providers.<id>: a known field and every part of _passthrough. */
 const PROVIDER_DATA = {
   deliveryHint: "fast",
+  // Fields some APIs spell their own way (Mailgun, Mailjet, OneSignal), as Novu names them.
+  oTag: "spring",
+  templateId: 42,
+  iosBadgeType: "Increase",
   _passthrough: { body: { rawField: "as written" }, headers: { "x-passthrough": "yes" }, query: { tracking: "on" } },
 };
 
@@ -117,6 +123,8 @@ interface Case<C extends DeliveryChannel = DeliveryChannel> {
   fieldsOf?: (request: Received) => Record<string, unknown>;
   /** The known field, as the provider's API spells it. */
   known: string;
+  /** Fields the API spells its own way, as it spells them. */
+  named?: Record<string, unknown>;
 }
 
 const chat = (id: string, known: string, answer: Answer = {}, credentials: () => ProviderCredentials = () => ({})): Case<"chat"> => ({
@@ -222,6 +230,7 @@ const cases: Case[] = [
     answer: { body: { Messages: [{ To: [{ MessageID: 1 }] }] } },
     fieldsOf: (request) => (json(request).Messages as Record<string, unknown>[])[0]!,
     known: "DeliveryHint",
+    named: { TemplateID: 42 },
   },
   {
     id: "mailgun",
@@ -231,20 +240,22 @@ const cases: Case[] = [
     answer: { body: { id: "mg1" } },
     fieldsOf: multipartFields,
     known: "deliveryHint",
+    named: { "o:tag": "spring" },
   },
   ...[
-    { id: "one-signal", answer: { body: { id: "os1" } }, known: "delivery_hint" },
+    { id: "one-signal", answer: { body: { id: "os1" } }, known: "delivery_hint", named: { ios_badgeType: "Increase" } },
     { id: "pushpad", answer: { status: 201, body: { id: 1 } }, known: "delivery_hint" },
     { id: "pusher-beams", answer: { body: { publishId: "pb1" } }, known: "delivery_hint" },
     { id: "push-webhook", answer: { body: { id: "pw1" } }, known: "deliveryHint" },
   ].map(
-    ({ id, answer, known }): Case<"push"> => ({
+    ({ id, answer, known, named }: { id: string; answer: Answer; known: string; named?: Record<string, unknown> }): Case<"push"> => ({
       id,
       channel: "push",
       credentials: () => ({ apiKey: "k", applicationId: "app-1", instanceId: "i1", secretKey: "s", webhookUrl: hook(), baseUrl: receiver.url }),
       message: () => pushMessage(["token-1"]),
       answer,
       known,
+      ...(named ? { named } : {}),
     }),
   ),
   {
@@ -258,7 +269,7 @@ const cases: Case[] = [
   },
 ];
 
-describe.each(cases)("$id with the trigger's provider overrides", ({ id, channel, credentials, message, answer, fieldsOf = json, known }) => {
+describe.each(cases)("$id with the trigger's provider overrides", ({ id, channel, credentials, message, answer, fieldsOf = json, known, named = {} }) => {
   it("sends the known field in the API's spelling, _passthrough's body field as written, its header and its query", async () => {
     receiver.respond = () => answer;
     const provider = providers.get(channel, id);
@@ -266,7 +277,7 @@ describe.each(cases)("$id with the trigger's provider overrides", ({ id, channel
     await provider.send(message() as never, { ...sendContext(http, credentials()), providerData: PROVIDER_DATA });
     expect(receiver.received).toHaveLength(1);
     const [request] = receiver.received as [Received];
-    expect(fieldsOf(request)).toMatchObject({ [known]: "fast", rawField: "as written" });
+    expect(fieldsOf(request)).toMatchObject({ [known]: "fast", rawField: "as written", ...named });
     expect(request.headers["x-passthrough"]).toBe("yes");
     expect(new URL(request.url, receiver.url).searchParams.get("tracking")).toBe("on");
   });

@@ -12,7 +12,7 @@ import {
   type WebhookSetupContext,
 } from "../types.js";
 import { formatSender, senderOf } from "./sender.js";
-import { formFields, withProviderData } from "../provider-data.js";
+import { formFields, type Spelling, withProviderData } from "../provider-data.js";
 
 const ID = "mailgun";
 /** Mailgun keeps EU domains on their own API host. */
@@ -27,6 +27,28 @@ function apiOf(credentials: ProviderCredentials) {
   if (!base) throw new ProviderError(`${ID}: the integration's region "${credentials.region}" is neither eu nor us`, { transient: false });
   return { base: trimSlash(base), domain: encodeURIComponent(credentials.domain), authorization: basicAuth(credentials.user || "api", credentials.apiKey) };
 }
+
+/** Mailgun's form fields that camelCase does not spell, by what it makes of them (as Novu names them). */
+const MAILGUN_SPELLING: Spelling = {
+  case: "camel",
+  names: {
+    ampHtml: "amp-html",
+    tVersion: "t:version",
+    tText: "t:text",
+    oTag: "o:tag",
+    oDkim: "o:dkim",
+    oDeliverytime: "o:deliverytime",
+    oDeliverytimeOptimizePeriod: "o:deliverytime-optimize-period",
+    oTimeZoneLocalize: "o:time-zone-localize",
+    oTestmode: "o:testmode",
+    oTracking: "o:tracking",
+    oTrackingClicks: "o:tracking-clicks",
+    oTrackingOpens: "o:tracking-opens",
+    oRequireTls: "o:require-tls",
+    oSkipVerification: "o:skip-verification",
+    recipientVariables: "recipient-variables",
+  },
+};
 
 /** Mailgun Messages API: a multipart form, repeated fields per recipient and per attachment. */
 async function send(message: EmailMessage, { credentials, http, providerData }: SendContext) {
@@ -53,7 +75,7 @@ async function send(message: EmailMessage, { credentials, http, providerData }: 
   const request = withProviderData(
     { url: `${api.base}/v3/${api.domain}/messages`, body: {}, headers: { authorization: api.authorization } },
     providerData,
-    "as-given",
+    MAILGUN_SPELLING,
   );
   const extra = formFields(request.body);
   const named = new Set(extra.map(([name]) => name));

@@ -2,7 +2,7 @@ import { basicAuth, parseJson, postJsonResponse, trimSlash } from "../http.js";
 import type { ProviderFactory } from "../registry.js";
 import { missingSetting, type EmailMessage, type Provider, type SendContext } from "../types.js";
 import { base64Of, extraHeaders, senderOf } from "./sender.js";
-import { withProviderData } from "../provider-data.js";
+import { type Spelling, withProviderData } from "../provider-data.js";
 
 const ID = "mailjet";
 const BASE_URL = "https://api.mailjet.com";
@@ -18,6 +18,12 @@ interface MailjetAnswer {
  * would be stored rounded, and two sends could share an id. They are read as the digits written.
  */
 const idsAsText = (json: string) => json.replace(/("MessageID"\s*:\s*)(\d+)/g, '$1"$2"');
+
+/** Mailjet's fields that PascalCase does not spell, by what it makes of them. */
+const MAILJET_SPELLING: Spelling = {
+  case: "pascal",
+  names: { ContentId: "ContentID", HtmlPart: "HTMLPart", TemplateId: "TemplateID", CustomId: "CustomID", UrlTags: "URLTags" },
+};
 
 /** Mailjet Send API v3.1: one message, basic auth with the API key and secret key. */
 async function send(message: EmailMessage, { credentials, http, providerData }: SendContext) {
@@ -49,7 +55,7 @@ async function send(message: EmailMessage, { credentials, http, providerData }: 
       headers: { authorization: basicAuth(credentials.apiKey, credentials.secretKey) },
     },
     providerData,
-    "pascal",
+    MAILJET_SPELLING,
   );
   const response = await postJsonResponse(ID, http, request.url, { Messages: [request.body] }, request.headers);
   return { id: parseJson<MailjetAnswer>(idsAsText(response.text)).Messages?.[0]?.To?.[0]?.MessageID };

@@ -122,7 +122,7 @@ function apnsRequest(message: PushMessage, bundleId: string | undefined, provide
   // node-apn sends a rawPayload as it is, instead of the payload it would build.
   const raw = objectOf(overrides.rawPayload);
   // APNs takes no query: the URL is only what the merge asks for.
-  const request = withProviderData({ url: PRODUCTION, body: raw ?? { ...custom, aps }, headers }, { _passthrough }, "as-given");
+  const request = withProviderData({ url: PRODUCTION, body: raw ?? { ...custom, aps }, headers }, { _passthrough }, "camel");
   return { headers: request.headers, body: JSON.stringify(request.body) };
 }
 

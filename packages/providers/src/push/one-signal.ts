@@ -5,7 +5,7 @@ import type { PushMessage, SendContext, SendResult } from "../types.js";
 import { missingSetting, ProviderError } from "../types.js";
 import { providerOverrides, requireTokens, stringOf } from "./common.js";
 import { objectOf } from "../overrides.js";
-import { withProviderData } from "../provider-data.js";
+import { type Spelling, withProviderData } from "../provider-data.js";
 
 const ID = "one-signal";
 const DEFAULT_BASE = "https://api.onesignal.com";
@@ -56,6 +56,25 @@ function notificationBody(message: PushMessage, appId: string, idempotencyKey: s
   };
 }
 
+/** OneSignal's fields that snake_case does not spell, by what it makes of them (as Novu names them). */
+const ONE_SIGNAL_SPELLING: Spelling = {
+  case: "snake",
+  names: {
+    is_ios: "isIos",
+    is_android: "isAndroid",
+    is_huawei: "isHuawei",
+    is_any_web: "isAnyWeb",
+    is_chrome_web: "isChromeWeb",
+    is_firefox: "isFirefox",
+    is_safari: "isSafari",
+    is_wp_wns: "isWP_WNS",
+    is_adm: "isAdm",
+    is_chrome: "isChrome",
+    ios_badge_type: "ios_badgeType",
+    ios_badge_count: "ios_badgeCount",
+  },
+};
+
 export const oneSignal: ProviderFactory = () => ({
   id: ID,
   channel: "push",
@@ -75,7 +94,7 @@ export const oneSignal: ProviderFactory = () => ({
         headers: { authorization },
       },
       context.providerData,
-      "snake",
+      ONE_SIGNAL_SPELLING,
     );
     const answer = await postJson<{ id?: unknown; errors?: unknown }>(ID, context.http, url, body, headers);
     // Only player ids are device tokens: an external id OneSignal does not know is a user's, not a dead device.

@@ -61,8 +61,9 @@ beforeAll(async () => {
     }
     if (request.url !== "/v1/projects/project-1/messages:send") return { status: 404, body: { error: { code: 404 } } };
     if (request.headers.authorization !== `Bearer ${accessToken}`) return { status: 401, body: { error: { code: 401, status: "UNAUTHENTICATED" } } };
-    const message = json(request).message as { token: string };
-    return fcmAnswer(message.token);
+    const message = json(request).message as { token?: string; topic?: string };
+    if (message.topic !== undefined) return { status: 200, body: { name: `projects/project-1/messages/topic-${message.topic}` } };
+    return fcmAnswer(message.token ?? "");
   });
   http = testOutbound();
   serviceAccount = JSON.stringify({
@@ -129,6 +130,23 @@ describe("fcm", () => {
       expect(request.headers["x-goog-trace"]).toBe("t");
     }
     for (const request of requestsTo("/token")) expect(request.headers["x-goog-trace"]).toBeUndefined();
+  });
+
+  it("sends once to a topic the provider overrides name, and never drops a device for a token the overrides put in its place", async () => {
+    const provider = fcm() as Provider<"push">;
+    const context = sendContext(http, { serviceAccount, baseUrl: receiver.url }, "fcm-topic");
+    receiver.received.length = 0;
+    const toTopic = await provider.send(pushMessage(["good-1", "good-2"]), { ...context, providerData: { topic: "news" } });
+    expect(toTopic.id).toBe("projects/project-1/messages/topic-news");
+    const sends = requestsTo("/v1/projects/project-1/messages:send").map((request) => json(request).message as Record<string, unknown>);
+    expect(sends).toEqual([expect.objectContaining({ topic: "news", notification: expect.any(Object) })]);
+    expect(sends[0]).not.toHaveProperty("token");
+
+    const elsewhere = await provider.send(pushMessage(["good-1"]), { ...context, providerData: { _passthrough: { body: { token: "dead" } } } }).then(
+      () => expect.fail("the send succeeded"),
+      (error: unknown) => error as ProviderError,
+    );
+    expect(elsewhere.invalidTokens ?? []).toEqual([]);
   });
 
   it("sends a data message with the payload as strings when overrides say type data", async () => {

@@ -5,9 +5,9 @@ import type { ProviderFactory } from "../registry.js";
 import type { PushMessage, SendContext } from "../types.js";
 import { missingSetting, ProviderError } from "../types.js";
 import { createTokenCache, fingerprint, mintedToken } from "../tokens.js";
-import { providerOverrides, requireTokens, sendEachToken, stringOf, type TokenOutcome } from "./common.js";
+import { providerOverrides, requireTokens, sendEachToken, settle, stringOf, type TokenOutcome } from "./common.js";
 import { objectOf } from "../overrides.js";
-import { withProviderData } from "../provider-data.js";
+import { mergedBody, withProviderData } from "../provider-data.js";
 
 const ID = "fcm";
 const DEFAULT_BASE = "https://fcm.googleapis.com";
@@ -201,11 +201,11 @@ function apnsPayload(payload: unknown): unknown {
 }
 
 /**
- * The HTTP v1 message for one token, as Novu builds its multicast: a `type: "data"` override sends
+ * The HTTP v1 message for one token (none: the overrides name a topic), as Novu builds its multicast: a `type: "data"` override sends
  * a data-only message carrying the payload; otherwise a notification whose data is
  * `overrides.data` (the payload stays out of it, as in Novu: FCM caps a message at a few KB).
  */
-function fcmMessage(message: PushMessage, token: string): Record<string, unknown> {
+function fcmMessage(message: PushMessage, token: string | undefined): Record<string, unknown> {
   const { type, android, apns, fcmOptions, webPush, data, ...notification } = providerOverrides(message);
   const androidOverrides = objectOf(android);
   const apnsOverrides = objectOf(apns);
@@ -267,8 +267,8 @@ export const fcm: ProviderFactory = () => {
       const accessToken = await tokens.get(context.integrationId, fingerprint(account.clientEmail, account.privateKey, account.tokenUri), () =>
         mintAccessToken(account, context.http),
       );
-      return sendEachToken(ID, message.tokens, async (token): Promise<TokenOutcome> => {
-        // The trigger's provider overrides reach the message, as Novu merges them into the admin SDK's.
+      /** One message to `token`, or to whatever the overrides name instead; the trigger's provider overrides merged into it as Novu merges them into the admin SDK's. */
+      const sendOne = async (token: string | undefined): Promise<TokenOutcome> => {
         const { url, body, headers } = withProviderData(
           {
             url: `${trimSlash(context.credentials.baseUrl ?? DEFAULT_BASE)}/v1/projects/${encodeURIComponent(account.projectId)}/messages:send`,
@@ -280,12 +280,17 @@ export const fcm: ProviderFactory = () => {
         );
         const response = await context.http.request(url, { method: "POST", headers, body: JSON.stringify({ message: body }) });
         if (response.status === 401) throw tokens.refused(context.integrationId, accessToken, ID, response);
-        if (response.status >= 400 && response.status < 500 && tokenIsInvalid(response.text)) {
+        // Only the subscriber's own token, not one the overrides put in its place, is dropped as dead.
+        if (token !== undefined && body.token === token && response.status >= 400 && response.status < 500 && tokenIsInvalid(response.text)) {
           return { sent: false, invalid: true, error: answerError(ID, response, false) };
         }
         expectOk(ID, response);
         return { sent: true, id: stringOf(parseJson<{ name?: unknown }>(response.text).name) };
-      });
+      };
+      // As Novu sends it: a topic or condition the overrides name gets one message, instead of the devices.
+      const target = mergedBody({}, context.providerData, "snake") as { topic?: unknown; condition?: unknown };
+      if (typeof target.topic === "string" || typeof target.condition === "string") return settle(ID, [{ token: "", outcome: await sendOne(undefined) }]);
+      return sendEachToken(ID, message.tokens, sendOne);
     },
   };
 };

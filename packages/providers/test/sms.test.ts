@@ -129,6 +129,34 @@ describe("sns", () => {
     expect(signed).toMatchObject({ accessKeyId: "AKIDEXAMPLE", region: "eu-west-1", service: "sns" });
     expect(signed.signedHeaders).toEqual(expect.arrayContaining(["host", "x-amz-date", "content-type"]));
   });
+
+  it("signs the request with the trigger's provider overrides in it, nested fields in the Query API's form", async () => {
+    receiver.respond = () => ({ body: "<PublishResponse><PublishResult><MessageId>m-2</MessageId></PublishResult></PublishResponse>" });
+    const provider = providers.get("sms", "sns")!;
+    const providerData = {
+      messageGroupId: "orders",
+      _passthrough: {
+        body: { MessageAttributes: { "AWS.SNS.SMS.SMSType": { DataType: "String", StringValue: "Transactional" } } },
+        headers: { "x-trace": "t-1" },
+        query: { via: "notify" },
+      },
+    };
+    const credentials = { apiKey: "AKIDEXAMPLE", secretKey: "sns-secret-access-key", region: "eu-west-1", baseUrl: receiver.url };
+    await provider.send(sms, { ...sendContext(http, credentials), providerData });
+    const request = only();
+    expect(request.url).toBe("/?via=notify");
+    expect(formOf(request.body)).toEqual({
+      Action: "Publish",
+      Version: "2010-03-31",
+      PhoneNumber: "+15550001111",
+      Message: "Your code is 1234",
+      MessageGroupId: "orders",
+      "MessageAttributes.entry.1.Name": "AWS.SNS.SMS.SMSType",
+      "MessageAttributes.entry.1.Value.DataType": "String",
+      "MessageAttributes.entry.1.Value.StringValue": "Transactional",
+    });
+    expect(verifySigV4(request, "sns-secret-access-key").signedHeaders).toEqual(expect.arrayContaining(["host", "x-trace"]));
+  });
 });
 
 describe("telnyx", () => {

@@ -25,7 +25,14 @@ export function verifySigV4(request: Received, secretKey: string): SigV4 {
     .split(";")
     .map((name) => `${name}:${String(request.headers[name]).trim()}\n`)
     .join("");
-  const canonicalRequest = [request.method, request.url, "", canonicalHeaders, signedHeaders, sha256(request.raw)].join("\n");
+  // The query as SigV4 signs it: each name and value percent-encoded as RFC 3986 says, in order.
+  const [path = "", query = ""] = request.url.split("?");
+  const encode = (text: string) => encodeURIComponent(text).replace(/[!'()*]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`);
+  const canonicalQuery = [...new URLSearchParams(query)]
+    .map(([name, value]) => `${encode(name)}=${encode(value)}`)
+    .sort()
+    .join("&");
+  const canonicalRequest = [request.method, path, canonicalQuery, canonicalHeaders, signedHeaders, sha256(request.raw)].join("\n");
   const stringToSign = ["AWS4-HMAC-SHA256", String(request.headers["x-amz-date"]), `${date}/${region}/${service}/aws4_request`, sha256(canonicalRequest)].join(
     "\n",
   );

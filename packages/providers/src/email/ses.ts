@@ -1,5 +1,5 @@
-import aws4 from "aws4";
 import MailComposer from "nodemailer/lib/mail-composer";
+import { sigV4Headers } from "../aws.js";
 import { expectOk, parseJson, trimSlash } from "../http.js";
 import type { ProviderFactory } from "../registry.js";
 import { missingSetting, type EmailMessage, type Provider, type SendContext } from "../types.js";
@@ -41,15 +41,11 @@ async function send(message: EmailMessage, { credentials, configurations, http, 
     Content: { Raw: { Data: (await mimeOf(message, from, providerData)).toString("base64") } },
     ...(configurations?.configurationSetName ? { ConfigurationSetName: configurations.configurationSetName } : {}),
   });
-  const signed = aws4.sign(
-    { host: url.host, path: url.pathname, method: "POST", service: "ses", region: credentials.region, body, headers: { "content-type": "application/json" } },
+  const headers = sigV4Headers(
+    url,
+    { service: "ses", region: credentials.region, body, headers: { "content-type": "application/json" } },
     { accessKeyId: credentials.apiKey, secretAccessKey: credentials.secretKey },
   );
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(signed.headers ?? {})) {
-    // The connection sets Host and the length itself; both are signed with the values it will send.
-    if (value !== undefined && !/^(host|content-length)$/i.test(name)) headers[name.toLowerCase()] = String(value);
-  }
   const response = expectOk(ID, await http.request(url.toString(), { method: "POST", headers, body }));
   return { id: parseJson<{ MessageId?: string }>(response.text).MessageId };
 }

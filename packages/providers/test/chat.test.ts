@@ -71,6 +71,15 @@ describe("slack", () => {
     expect(json(only().body)).toEqual({ text: "Deploy finished", ...customData, channel: "C123" });
   });
 
+  it("merges the trigger's provider overrides into chat.postMessage, the endpoint's channel staying its own", async () => {
+    receiver.respond = () => ({ body: { ok: true, ts: "1.3" } });
+    const providerData = { unfurlLinks: false, _passthrough: { body: { channel: "#elsewhere", mrkdwn: true } } };
+    await providers
+      .get("chat", "slack")!
+      .send({ conversation: "C123", accessToken: "xoxb-1", content: "Deploy finished" }, { ...sendContext(http, { baseUrl: receiver.url }), providerData });
+    expect(json(only().body)).toEqual({ text: "Deploy finished", unfurl_links: false, mrkdwn: true, channel: "C123" });
+  });
+
   it("maps Slack's refusals: 404 no_service final with its text", async () => {
     receiver.respond = () => ({ status: 404, body: "no_service" });
     await expect(send("slack", { webhookUrl: hook(), content: "x" })).rejects.toMatchObject({
@@ -202,6 +211,22 @@ describe("msteams", () => {
         channelData: { tenant: { id: "customer-tenant" } },
       });
       expect(json(receiver.received[2]!.body)).toEqual({ type: "message", text: "Your report is ready", channelData: { tenant: { id: "customer-tenant" } } });
+    });
+
+    it("merges the trigger's provider overrides into the message, not the token request nor the conversation it opens", async () => {
+      const providerData = { summary: "Report", _passthrough: { body: { importance: "high" }, headers: { "x-trace": "t-1" } } };
+      await providers.get("chat", "msteams")!.send(
+        { conversation: "29:user-aad", direct: true, workspaceId: "customer-tenant", content: "Your report is ready" },
+        {
+          ...sendContext(http, { clientId: "app-1", secretKey: "bot-secret", tenantId: "home-tenant", baseUrl: receiver.url }, "teams-overrides"),
+          providerData,
+        },
+      );
+      const [token, opened, posted] = receiver.received;
+      expect(formOf(token!.body)).not.toHaveProperty("summary");
+      expect(json(opened!.body)).not.toHaveProperty("summary");
+      expect([token!.headers["x-trace"], opened!.headers["x-trace"], posted!.headers["x-trace"]]).toEqual([undefined, undefined, "t-1"]);
+      expect(json(posted!.body)).toMatchObject({ type: "message", text: "Your report is ready", summary: "Report", importance: "high" });
     });
 
     it("mints a new token after Teams refuses one, and needs the connection's tenant and the app's credentials", async () => {
@@ -390,6 +415,15 @@ describe("chat-webhook", () => {
     expect(json(request.body)).toEqual({ content: "Deploy finished", webhookUrl: message.webhookUrl, channel: "ops", phoneNumber: "+15550100", title: "CI" });
     expect(request.headers["x-novu-signature"]).toBe(createHmac("sha256", "webhook-signing-secret").update(request.body).digest("hex"));
     expect(request.headers["idempotency-key"]).toBe("message-1");
+  });
+
+  it("signs the body with the trigger's provider overrides merged into it", async () => {
+    const provider = providers.get("chat", "chat-webhook")!;
+    const providerData = { priority: "high", _passthrough: { body: { source: "ci" } } };
+    await provider.send({ webhookUrl: hook(), content: "Deploy finished" }, { ...sendContext(http, { secretKey: "webhook-signing-secret" }), providerData });
+    const request = only();
+    expect(json(request.body)).toMatchObject({ content: "Deploy finished", priority: "high", source: "ci" });
+    expect(request.headers["x-novu-signature"]).toBe(createHmac("sha256", "webhook-signing-secret").update(request.body).digest("hex"));
   });
 
   it("sends unsigned without a secret", async () => {

@@ -225,6 +225,25 @@ describe("generic-sms", () => {
     expect(post?.headers["x-api-key"]).toBeUndefined();
     expect(JSON.parse(post?.body ?? "")).toEqual({ to: "+15550001111", content: "Your code is 1234", from: "Acme", sender: "Acme" });
   });
+
+  it("merges the trigger's provider overrides into the message, never into the token request", async () => {
+    receiver.respond = (request) => (request.url === "/auth" ? { body: { data: { accessToken: "session-token-2" } } } : { body: { id: "g-8" } });
+    const credentials = {
+      baseUrl: `${receiver.url}/api/sms`,
+      apiKeyRequestHeader: "X-Api-Key",
+      apiKey: "generic-key",
+      authenticateByToken: true,
+      domain: `${receiver.url}/auth`,
+      authenticationTokenKey: "accessToken",
+    };
+    const providerData = { campaignId: "spring", _passthrough: { headers: { "x-trace": "t-1" }, query: { route: "fast" } } };
+    await providers.get("sms", "generic-sms")!.send(sms, { ...sendContext(http, credentials), providerData });
+    const [auth, post] = receiver.received;
+    expect([auth?.url, auth?.body, auth?.headers["x-trace"]]).toEqual(["/auth", "", undefined]);
+    expect(post?.url).toBe("/api/sms?route=fast");
+    expect(post?.headers["x-trace"]).toBe("t-1");
+    expect(JSON.parse(post?.body ?? "")).toMatchObject({ to: "+15550001111", campaignId: "spring" });
+  });
 });
 
 describe("generic-sms token endpoint", () => {

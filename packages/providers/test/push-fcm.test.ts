@@ -142,6 +142,16 @@ describe("fcm", () => {
     expect(sends).toEqual([expect.objectContaining({ topic: "news", notification: expect.any(Object) })]);
     expect(sends[0]).not.toHaveProperty("token");
 
+    // A topic needs no device of the subscriber's.
+    receiver.received.length = 0;
+    expect((await provider.send(pushMessage([]), { ...context, providerData: { topic: "news" } })).id).toBe("projects/project-1/messages/topic-news");
+    // Devices the overrides name are the tokens sent to, not a field of the message.
+    receiver.received.length = 0;
+    await provider.send(pushMessage(["good-7"]), { ...context, providerData: { tokens: ["good-7"] } });
+    expect(requestsTo("/v1/projects/project-1/messages:send").map((request) => json(request).message)).toEqual([
+      expect.not.objectContaining({ tokens: expect.anything() }),
+    ]);
+
     const elsewhere = await provider.send(pushMessage(["good-1"]), { ...context, providerData: { _passthrough: { body: { token: "dead" } } } }).then(
       () => expect.fail("the send succeeded"),
       (error: unknown) => error as ProviderError,

@@ -763,13 +763,18 @@ for (const [name, cases] of groups) {
   });
 }
 
-it("whatsapp-business: reaches a subscriber who has a phone and no chat channel, as Novu does", async () => {
+/** The case's integration, made unless the case's own test made it already (tests may run alone). */
+async function integrationOf(testCase: Case): Promise<Case> {
   const listed = await stack.request<Data<{ providerId: string }[]>>("GET", "/v1/integrations");
-  const whatsapp = chatCases.find(({ providerId }) => providerId === "whatsapp-business")!;
-  if (!listed.body.data.some(({ providerId }) => providerId === whatsapp.providerId)) {
-    answers.set(whatsapp.providerId, whatsapp.answer!);
-    await createIntegration(stack, { providerId: whatsapp.providerId, channel: "chat", credentials: whatsapp.credentials() });
+  if (!listed.body.data.some(({ providerId }) => providerId === testCase.providerId)) {
+    if (testCase.answer) answers.set(testCase.providerId, testCase.answer);
+    await createIntegration(stack, { providerId: testCase.providerId, channel: testCase.channel, credentials: testCase.credentials() });
   }
+  return testCase;
+}
+
+it("whatsapp-business: reaches a subscriber who has a phone and no chat channel, as Novu does", async () => {
+  const whatsapp = await integrationOf(chatCases.find(({ providerId }) => providerId === "whatsapp-business")!);
   const before = api.received.length;
   const reply = await stack.request("POST", "/v1/events/trigger", {
     name: workflows.chat,
@@ -781,4 +786,23 @@ it("whatsapp-business: reaches a subscriber who has a phone and no chat channel,
   const message = await settledMessage(stack, "t-phone-only", "chat", settled);
   expect(message, `${message.errorId}: ${message.errorText}`).toMatchObject({ status: "sent", providerId: "whatsapp-business" });
   await whatsapp.check({ requests: api.received.slice(before), message, subscriberId: "phone-only" });
+});
+
+it("fcm: sends to the topic the trigger's provider overrides name, for a subscriber without a device, as Novu does", async () => {
+  await integrationOf(pushCases.find(({ providerId }) => providerId === "fcm")!);
+  const before = api.received.length;
+  const reply = await stack.request("POST", "/v1/events/trigger", {
+    name: workflows.push,
+    to: { subscriberId: "topic-reader", firstName: "Ada" },
+    payload: PAYLOAD.push,
+    overrides: { providers: { fcm: { topic: "orders" } } },
+    transactionId: "t-fcm-topic",
+  });
+  expect(reply.status, JSON.stringify(reply.body)).toBe(201);
+  const message = await settledMessage(stack, "t-fcm-topic", "push", settled);
+  expect(message, `${message.errorId}: ${message.errorText}`).toMatchObject({ status: "sent", providerId: "fcm" });
+  const sends = api.received.slice(before).filter((request) => request.url.endsWith("/messages:send"));
+  expect(sends.map((request) => json(request))).toEqual([
+    { message: { topic: "orders", notification: { title: PUSH_TITLE, body: PUSH_TEXT }, data: { __nvMessageId: message._id } } },
+  ]);
 });

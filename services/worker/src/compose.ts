@@ -371,7 +371,12 @@ async function composeChannel(step: workflowsV1.Step, context: RunContext): Prom
   const composed: Composed[] = channel === Channel.CHAT ? await endpointMessages(message, context, identifier) : [];
   const fromChannels = composed.length;
   // What every push send of the step carries alike: made at its first send, for all of the subscriber's channels.
-  let pushShared: Pick<deliveriesV1.PushContent, "subscriber" | "step"> | undefined;
+  let pushShared: SharedPush | undefined;
+  const sharedPush = () =>
+    (pushShared ??= {
+      subscriber: definedFields(subscriberVariables(context.subscriber)),
+      ...(Object.keys(context.digest).length > 0 ? { step: stepOfPush(context.digest) } : {}),
+    });
   for (const settings of context.subscriber.channels.filter((item) => kinds.has(item.providerId))) {
     const integration = await context.integrationById(settings.integrationId);
     if (!integration?.active || integration.deleted) continue; // Novu skips channels whose integration is gone
@@ -384,25 +389,11 @@ async function composeChannel(step: workflowsV1.Step, context: RunContext): Prom
     if (channel === Channel.CHAT) {
       composed.push(chatMessage(perChannel, integration, credentials, context));
     } else {
-      const overrides = objectAt(context.overrides, integration.providerId) as JsonObject;
       // As Novu sends them: the provider's overrides may name the devices instead of the subscriber's tokens.
-      const named = strings(overrides["deviceTokens"]);
+      const named = strings(objectAt(context.overrides, integration.providerId)["deviceTokens"]);
       const tokens = named.length > 0 ? named : (credentials?.deviceTokens ?? []);
       if (tokens.length === 0) continue; // Novu skips a push channel without tokens
-      perChannel.deviceTokens = [...tokens];
-      const content = create(deliveriesV1.PushContentSchema, {
-        tokens: perChannel.deviceTokens,
-        title: perChannel.title ?? "",
-        content: textOf(perChannel),
-        payload: context.payload,
-        overrides,
-        channelIntegrationId: settings.integrationId,
-        ...(pushShared ??= {
-          subscriber: definedFields(subscriberVariables(context.subscriber)),
-          ...(Object.keys(context.digest).length > 0 ? { step: stepOfPush(context.digest) } : {}),
-        }),
-      });
-      composed.push({ message: perChannel, delivery: { integration, content: { case: "push", value: content } } });
+      composed.push(pushComposed(perChannel, integration, tokens, settings.integrationId, context, sharedPush));
     }
   }
   // The first message to the subscriber's own channels keeps the empty destination, the key every
@@ -413,8 +404,66 @@ async function composeChannel(step: workflowsV1.Step, context: RunContext): Prom
   if (channel === Channel.CHAT) {
     const byPhone = await whatsAppByPhone(message, context, identifier, composed);
     if (byPhone) composed.push(byPhone);
+  } else {
+    const byOverrides = await fcmByOverrides(message, step, context, identifier, sharedPush);
+    if (byOverrides) composed.push(byOverrides);
   }
   return composed;
+}
+
+/** What every push send of a step carries alike. */
+type SharedPush = Pick<deliveriesV1.PushContent, "subscriber" | "step">;
+
+/**
+ * A push message to `tokens` through `integration`. `channelIntegrationId` names the subscriber's
+ * channel the tokens are from (its dead tokens are removed); empty when they are not theirs.
+ */
+function pushComposed(
+  message: NewMessage,
+  integration: integrationsV1.Integration,
+  tokens: readonly string[],
+  channelIntegrationId: string,
+  context: RunContext,
+  shared: () => SharedPush,
+): Composed {
+  message.deviceTokens = [...tokens];
+  const content = create(deliveriesV1.PushContentSchema, {
+    tokens: message.deviceTokens,
+    title: message.title ?? "",
+    content: textOf(message),
+    payload: context.payload,
+    overrides: objectAt(context.overrides, integration.providerId) as JsonObject,
+    channelIntegrationId,
+    ...shared(),
+  });
+  return { message, delivery: { integration, content: { case: "push", value: content } } };
+}
+
+const FCM = "fcm";
+
+/**
+ * As Novu does, a push step reaches the devices or the topic the trigger's FCM provider overrides
+ * name (`tokens`, else `topic`) when the subscriber has no FCM channel of their own (with tokens
+ * or not), through the environment's active FCM integration (the one
+ * overrides.push.integrationIdentifier names, when it names one).
+ */
+async function fcmByOverrides(
+  message: NewMessage,
+  step: workflowsV1.Step,
+  context: RunContext,
+  identifier: string | undefined,
+  shared: () => SharedPush,
+): Promise<Composed | undefined> {
+  if (context.subscriber.channels.some((channel) => channel.providerId === FCM)) return undefined;
+  const named = providerDataOf(context.overrides, FCM, step.stepId) ?? {};
+  const tokens = Array.isArray(named["tokens"]) ? strings(named["tokens"]) : [];
+  if (tokens.length === 0 && !optionalString(named["topic"])) return undefined;
+  const integration = await context.integrationOfProvider(FCM, identifier);
+  if (!integration) return undefined;
+  const byOverrides = clone(NewMessageSchema, message);
+  byOverrides.providerId = FCM;
+  byOverrides.destination = integration.id;
+  return pushComposed(byOverrides, integration, tokens, "", context, shared);
 }
 
 const WHATSAPP = "whatsapp-business";

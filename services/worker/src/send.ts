@@ -469,7 +469,8 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
 
   /** Removes the push tokens a provider reported invalid from the subscriber's channel; a failure here loses no send. */
   async function dropInvalidTokens(job: deliveriesV1.DeliveryJob, tokens: readonly string[] | undefined): Promise<void> {
-    if (!tokens?.length || job.content.case !== "push") return;
+    // Tokens the trigger named (no channel of the subscriber's) are not the subscriber's to lose.
+    if (!tokens?.length || job.content.case !== "push" || !job.content.value.channelIntegrationId) return;
     const request = { subscriberId: job.externalSubscriberId, integrationId: job.content.value.channelIntegrationId, tokens: [...tokens] };
     await deps.subscribers.removeDeviceTokens(request, { headers: scopeHeaders(job) }).catch((error: unknown) => {
       log.warn({ err: error, messageId: job.messageId }, "invalid push tokens not removed");

@@ -7,7 +7,12 @@ import { composeMessages, type RunContext } from "../src/compose.js";
 
 const integration = (id: string, providerId: string, identifier = providerId) =>
   create(integrationsV1.IntegrationSchema, { id, providerId, identifier, channel: "chat", active: true });
-const integrations = [integration("i-slack", "slack"), integration("i-discord", "discord"), integration("i-whatsapp", "whatsapp-business")];
+const integrations = [
+  integration("i-slack", "slack"),
+  integration("i-discord", "discord"),
+  integration("i-whatsapp", "whatsapp-business"),
+  create(integrationsV1.IntegrationSchema, { id: "i-fcm", providerId: "fcm", identifier: "fcm", channel: "push", active: true }),
+];
 
 const chatStep = create(workflowsV1.StepSchema, { id: "chat-step", template: { type: StepType.CHAT, content: { case: "text", value: "Hi" } } });
 
@@ -254,5 +259,47 @@ describe("composeMessages with provider overrides", () => {
     context.overrides = { chat: { username: "Bot" }, providers: "not an object" };
     const composed = await composeMessages(step, context);
     expect(composed.map(({ delivery }) => delivery?.providerData)).toEqual([undefined, undefined]);
+  });
+});
+
+describe("composeMessages for a push step with FCM provider overrides", () => {
+  const pushStep = create(workflowsV1.StepSchema, {
+    id: "push-step",
+    stepId: "notify-phones",
+    template: { type: StepType.PUSH, content: { case: "text", value: "Hi" }, title: "Hello" },
+  });
+  const pushOf = (composed: Awaited<ReturnType<typeof composeMessages>>) =>
+    composed.map(({ message, delivery }) => {
+      const content = delivery?.content.case === "push" ? delivery.content.value : undefined;
+      return [message.providerId, delivery?.integration.id, content?.tokens, content?.channelIntegrationId];
+    });
+
+  it("sends to the topic or the devices they name when the subscriber has no FCM channel, as Novu does", async () => {
+    const toTopic = contextFor([]);
+    toTopic.overrides = { providers: { fcm: { topic: "news" } } };
+    expect(pushOf(await composeMessages(pushStep, toTopic))).toEqual([["fcm", "i-fcm", [], ""]]);
+
+    const toDevices = contextFor([]);
+    toDevices.overrides = { steps: { "notify-phones": { providers: { fcm: { tokens: ["device-a", "device-b"] } } } } };
+    expect(pushOf(await composeMessages(pushStep, toDevices))).toEqual([["fcm", "i-fcm", ["device-a", "device-b"], ""]]);
+  });
+
+  it("sends nothing more when the subscriber has an FCM channel, or the overrides name neither", async () => {
+    const withChannel = contextFor([]);
+    withChannel.subscriber.channels = [
+      create(subscribersV1.ChannelSettingsSchema, { providerId: "fcm", integrationId: "i-fcm", credentials: { deviceTokens: ["own"] } }),
+    ];
+    withChannel.overrides = { providers: { fcm: { topic: "news" } } };
+    expect(pushOf(await composeMessages(pushStep, withChannel))).toEqual([["fcm", "i-fcm", ["own"], "i-fcm"]]);
+
+    // A channel without tokens is a channel all the same, as Novu counts them.
+    const withEmptyChannel = contextFor([]);
+    withEmptyChannel.subscriber.channels = [create(subscribersV1.ChannelSettingsSchema, { providerId: "fcm", integrationId: "i-fcm", credentials: {} })];
+    withEmptyChannel.overrides = { providers: { fcm: { topic: "news" } } };
+    expect(await composeMessages(pushStep, withEmptyChannel)).toEqual([]);
+
+    const neither = contextFor([]);
+    neither.overrides = { providers: { fcm: { tokens: "not a list", priority: "high" } } };
+    expect(await composeMessages(pushStep, neither)).toEqual([]);
   });
 });

@@ -262,7 +262,10 @@ export const fcm: ProviderFactory = () => {
     channel: "push",
     idempotent: false,
     async send(message: PushMessage, context: SendContext) {
-      requireTokens(ID, message);
+      // As Novu sends it: a topic or condition the overrides name gets one message, instead of the devices.
+      const target = mergedBody({}, context.providerData, "snake") as { topic?: unknown; condition?: unknown };
+      const toTopic = typeof target.topic === "string" || typeof target.condition === "string";
+      if (!toTopic) requireTokens(ID, message);
       const account = serviceAccountOf(context);
       const accessToken = await tokens.get(context.integrationId, fingerprint(account.clientEmail, account.privateKey, account.tokenUri), () =>
         mintAccessToken(account, context.http),
@@ -278,7 +281,9 @@ export const fcm: ProviderFactory = () => {
           context.providerData,
           "snake",
         );
-        const response = await context.http.request(url, { method: "POST", headers, body: JSON.stringify({ message: body }) });
+        // The devices the overrides name (Novu's multicast `tokens`) are the tokens sent to, not a field of the message.
+        const { tokens: _devices, ...fields } = body;
+        const response = await context.http.request(url, { method: "POST", headers, body: JSON.stringify({ message: fields }) });
         if (response.status === 401) throw tokens.refused(context.integrationId, accessToken, ID, response);
         // Only the subscriber's own token, not one the overrides put in its place, is dropped as dead.
         if (token !== undefined && body.token === token && response.status >= 400 && response.status < 500 && tokenIsInvalid(response.text)) {
@@ -287,9 +292,7 @@ export const fcm: ProviderFactory = () => {
         expectOk(ID, response);
         return { sent: true, id: stringOf(parseJson<{ name?: unknown }>(response.text).name) };
       };
-      // As Novu sends it: a topic or condition the overrides name gets one message, instead of the devices.
-      const target = mergedBody({}, context.providerData, "snake") as { topic?: unknown; condition?: unknown };
-      if (typeof target.topic === "string" || typeof target.condition === "string") return settle(ID, [{ token: "", outcome: await sendOne(undefined) }]);
+      if (toTopic) return settle(ID, [{ token: "", outcome: await sendOne(undefined) }]);
       return sendEachToken(ID, message.tokens, sendOne);
     },
   };

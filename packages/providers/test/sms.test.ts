@@ -181,6 +181,16 @@ describe("telnyx", () => {
   });
 });
 
+/** A generic-sms integration that first takes a token from the receiver's /auth. */
+const tokenAuthenticated = () => ({
+  baseUrl: `${receiver.url}/api/sms`,
+  apiKeyRequestHeader: "X-Api-Key",
+  apiKey: "generic-key",
+  authenticateByToken: true,
+  domain: `${receiver.url}/auth`,
+  authenticationTokenKey: "accessToken",
+});
+
 describe("generic-sms", () => {
   it("posts the message with the named key headers and reads the id at idPath", async () => {
     receiver.respond = () => ({ body: { data: { message: { id: 981, date: "2026-11-25" } } } });
@@ -228,14 +238,7 @@ describe("generic-sms", () => {
 
   it("merges the trigger's provider overrides into the message, never into the token request", async () => {
     receiver.respond = (request) => (request.url === "/auth" ? { body: { data: { accessToken: "session-token-2" } } } : { body: { id: "g-8" } });
-    const credentials = {
-      baseUrl: `${receiver.url}/api/sms`,
-      apiKeyRequestHeader: "X-Api-Key",
-      apiKey: "generic-key",
-      authenticateByToken: true,
-      domain: `${receiver.url}/auth`,
-      authenticationTokenKey: "accessToken",
-    };
+    const credentials = tokenAuthenticated();
     const providerData = { campaignId: "spring", _passthrough: { headers: { "x-trace": "t-1" }, query: { route: "fast" } } };
     await providers.get("sms", "generic-sms")!.send(sms, { ...sendContext(http, credentials), providerData });
     const [auth, post] = receiver.received;
@@ -249,14 +252,7 @@ describe("generic-sms", () => {
 describe("generic-sms token endpoint", () => {
   it("refuses to send when the token endpoint answers no token", async () => {
     receiver.respond = () => ({ body: { data: {} } });
-    const credentials = {
-      baseUrl: `${receiver.url}/api/sms`,
-      apiKeyRequestHeader: "X-Api-Key",
-      apiKey: "generic-key",
-      authenticateByToken: true,
-      domain: `${receiver.url}/auth`,
-      authenticationTokenKey: "accessToken",
-    };
+    const credentials = tokenAuthenticated();
     await expect(send("generic-sms", sms, credentials)).rejects.toMatchObject({ transient: false, message: expect.stringContaining("data.accessToken") });
     expect(receiver.received.map((request) => request.url)).toEqual(["/auth"]);
   });

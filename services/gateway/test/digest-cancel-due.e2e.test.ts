@@ -20,6 +20,25 @@ const contentsFor = async (subscriberId: string) =>
     .map((message) => `${message.content} (${message.transactionId})`)
     .sort();
 
+/**
+ * Triggers `name` for `subscriberId` `count` times (transaction `<subscriberId>-<n>`, payload
+ * `{n}`), each once the one before reached the digest, so that the first opens it and the others
+ * join it; then stops the worker, so that the digest's run waits on the stream once it comes due.
+ */
+async function digestOneByOne(pool: ReturnType<typeof createPool>, name: string, subscriberId: string, count: number) {
+  await stack.startWorker();
+  for (let n = 1; n <= count; n += 1) {
+    const transactionId = `${subscriberId}-${n}`;
+    const reply = await stack.request("POST", "/v1/events/trigger", { name, to: subscriberId, transactionId, payload: { n } });
+    expect(reply.status).toBe(201);
+    await eventually(async () => {
+      const { rows } = await pool.query("SELECT 1 FROM triggers.digest_events WHERE transaction_id = $1", [transactionId]);
+      return rows.length === 1 ? true : undefined;
+    }, 15_000);
+  }
+  await stack.stopWorker();
+}
+
 it("passes a digest whose run was published before its opener was canceled to the next event's trigger", async () => {
   const name = await createWorkflow(stack, "Digest canceled when due", [
     { template: { type: "in_app", content: "before {{n}}" } },
@@ -28,17 +47,7 @@ it("passes a digest whose run was published before its opener was canceled to th
   ]);
   const pool = createPool(stack.database.url, 1);
   try {
-    await stack.startWorker();
-    for (const n of [1, 2]) {
-      const reply = await stack.request("POST", "/v1/events/trigger", { name, to: "due-cancel", transactionId: `due-cancel-${n}`, payload: { n } });
-      expect(reply.status).toBe(201);
-      // One at a time, so that the first event opens the digest.
-      await eventually(async () => {
-        const { rows } = await pool.query("SELECT 1 FROM triggers.digest_events WHERE transaction_id = $1", [`due-cancel-${n}`]);
-        return rows.length === 1 ? true : undefined;
-      }, 15_000);
-    }
-    await stack.stopWorker();
+    await digestOneByOne(pool, name, "due-cancel", 2);
     // The digest comes due and the relay publishes its run, which waits for a worker.
     await eventually(async () => {
       const { rows } = await pool.query(
@@ -66,17 +75,7 @@ it("leaves out of a digest that came due the events of a trigger that joined it 
   ]);
   const pool = createPool(stack.database.url, 1);
   try {
-    await stack.startWorker();
-    for (const n of [1, 2, 3]) {
-      const reply = await stack.request("POST", "/v1/events/trigger", { name, to: "joiner-cancel", transactionId: `joiner-cancel-${n}`, payload: { n } });
-      expect(reply.status).toBe(201);
-      // One at a time, so that the first event opens the digest and the others join it.
-      await eventually(async () => {
-        const { rows } = await pool.query("SELECT 1 FROM triggers.digest_events WHERE transaction_id = $1", [`joiner-cancel-${n}`]);
-        return rows.length === 1 ? true : undefined;
-      }, 15_000);
-    }
-    await stack.stopWorker();
+    await digestOneByOne(pool, name, "joiner-cancel", 3);
     // The digest comes due: its run (the first trigger's) waits on the stream for a worker.
     await eventually(async () => {
       const { rows } = await pool.query(

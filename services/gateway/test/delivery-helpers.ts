@@ -15,6 +15,7 @@ export interface Message {
   errorText?: string;
   email?: string;
   phone?: string;
+  deviceTokens?: string[];
 }
 
 /** One row of GET /v1/execution-details. */

@@ -1,6 +1,15 @@
 import { eventually, startReceiver, startSmtpSink, type Receiver, type SmtpSink } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createIntegration, createWorkflow, delivered, executionDetails, messagesOf, settledMessage, sinkCredentials } from "./delivery-helpers.js";
+import {
+  createIntegration,
+  createWorkflow,
+  delivered,
+  executionDetails,
+  type Message,
+  messagesOf,
+  settledMessage,
+  sinkCredentials,
+} from "./delivery-helpers.js";
 import { startStack, type Data, type Stack } from "./stack.js";
 
 let stack: Stack;
@@ -384,12 +393,21 @@ describe("integration choice and push tokens", () => {
     });
     expect(credentials.status, JSON.stringify(credentials.body)).toBe(200);
     await stack.request("POST", "/v1/events/trigger", { name: workflow, to: "phone-user", payload: { thing: "order" }, transactionId: "t-push" });
-    const message = await settledMessage(stack, "t-push", "push", delivered);
-    expect(message.status).toBe("sent");
-    const sent = JSON.parse(expo.received[0]!.body) as { to: string; title: string; body: string }[];
-    expect(sent.map((item) => [item.to, item.title, item.body])).toEqual([
-      ["good-token", "Hello", "New order"],
-      ["stale-token", "Hello", "New order"],
+    // As Novu sends push: a message per device, each listing the channel's devices, each with its own outcome.
+    const messages = await eventually(async () => {
+      const found = await messagesOf(stack, "t-push", "push");
+      return found.length === 2 && found.every((message) => message.status !== "sent" || delivered(message)) && found.some(delivered) ? found : undefined;
+    });
+    const sentTo = (message: Message) =>
+      (JSON.parse(expo.received.find((request) => request.body.includes(`"${message._id}"`))!.body) as { to: string }[]).map((ticket) => ticket.to);
+    expect(messages.map((message) => [message.status, message.deviceTokens, sentTo(message)]).sort()).toEqual([
+      ["error", ["good-token", "stale-token"], ["stale-token"]],
+      ["sent", ["good-token", "stale-token"], ["good-token"]],
+    ]);
+    const sent = expo.received.flatMap((request) => JSON.parse(request.body) as { title: string; body: string }[]);
+    expect(sent.map((item) => [item.title, item.body])).toEqual([
+      ["Hello", "New order"],
+      ["Hello", "New order"],
     ]);
     const channels = await eventually(async () => {
       const subscriber = (await stack.request<Data<{ channels: { credentials: { deviceTokens: string[] } }[] }>>("GET", "/v1/subscribers/phone-user")).body

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { clone, create, type JsonObject } from "@bufbuild/protobuf";
 import { deliveriesV1, messagesV1, type integrationsV1, type layoutsV1, type subscribersV1, type triggersV1, type workflowsV1 } from "@notify/proto";
 import { CHANNEL_NAMES, CHAT_PROVIDER_IDS, Channel, PUSH_PROVIDER_IDS, Severity, severityNamed, StepType, stepChannel } from "@notify/runtime";
@@ -290,10 +291,11 @@ async function baseMessage(step: workflowsV1.Step, context: RunContext, channel:
 
 /**
  * The messages one channel step produces for one subscriber: in-app one message; email and sms
- * one message (a warning when there is no address); chat and push one per subscriber channel
- * of that kind with an active integration (none when the subscriber has no such channel), and
- * chat one more to a subscriber's phone on WhatsApp when the environment has it. Each
- * message with an address and an integration carries its send, which happens once it is written.
+ * one message (a warning when there is no address); chat one per subscriber channel of that kind
+ * with an active integration (none when the subscriber has no such channel), and one more to a
+ * subscriber's phone on WhatsApp when the environment has it; push one per device of each such
+ * channel. Each message with an address and an integration carries its send, which happens once
+ * it is written.
  */
 export async function composeMessages(step: workflowsV1.Step, context: RunContext): Promise<Composed[]> {
   const composed = await composeChannel(step, context);
@@ -393,7 +395,8 @@ async function composeChannel(step: workflowsV1.Step, context: RunContext): Prom
       const named = strings(objectAt(context.overrides, integration.providerId)["deviceTokens"]);
       const tokens = named.length > 0 ? named : (credentials?.deviceTokens ?? []);
       if (tokens.length === 0) continue; // Novu skips a push channel without tokens
-      composed.push(pushComposed(perChannel, integration, tokens, settings.integrationId, context, sharedPush));
+      const perDevice = !(integration.providerId === FCM && namesTopic(providerDataOf(context.overrides, FCM, step.stepId) ?? {}));
+      composed.push(...pushMessages(perChannel, integration, tokens, settings.integrationId, context, sharedPush, perDevice));
     }
   }
   // The first message to the subscriber's own channels keeps the empty destination, the key every
@@ -405,8 +408,7 @@ async function composeChannel(step: workflowsV1.Step, context: RunContext): Prom
     const byPhone = await whatsAppByPhone(message, context, identifier, composed);
     if (byPhone) composed.push(byPhone);
   } else {
-    const byOverrides = await fcmByOverrides(message, step, context, identifier, sharedPush);
-    if (byOverrides) composed.push(byOverrides);
+    composed.push(...(await fcmByOverrides(message, step, context, identifier, sharedPush)));
   }
   return composed;
 }
@@ -415,29 +417,48 @@ async function composeChannel(step: workflowsV1.Step, context: RunContext): Prom
 type SharedPush = Pick<deliveriesV1.PushContent, "subscriber" | "step">;
 
 /**
- * A push message to `tokens` through `integration`. `channelIntegrationId` names the subscriber's
- * channel the tokens are from (its dead tokens are removed); empty when they are not theirs.
+ * The push messages to `tokens` through `integration`: as Novu sends them, one per device, each
+ * listing every device of the send and sent to its own, so each device has its own outcome,
+ * retries and lease; one message when there is no token, or when not `perDevice` (an FCM topic
+ * the send goes to instead). `channelIntegrationId` names the subscriber's channel the tokens
+ * are from (its dead tokens are removed); empty when they are not theirs.
  */
-function pushComposed(
+function pushMessages(
   message: NewMessage,
   integration: integrationsV1.Integration,
   tokens: readonly string[],
   channelIntegrationId: string,
   context: RunContext,
   shared: () => SharedPush,
-): Composed {
-  message.deviceTokens = [...tokens];
-  const content = create(deliveriesV1.PushContentSchema, {
-    tokens: message.deviceTokens,
-    title: message.title ?? "",
-    content: textOf(message),
-    payload: context.payload,
-    overrides: objectAt(context.overrides, integration.providerId) as JsonObject,
-    channelIntegrationId,
-    ...shared(),
+  perDevice: boolean,
+): Composed[] {
+  const devices = [...new Set(tokens)];
+  message.deviceTokens = devices;
+  const pushTo = (perDevice: NewMessage, deviceTokens: string[]): Composed => {
+    const content = create(deliveriesV1.PushContentSchema, {
+      tokens: deviceTokens,
+      title: perDevice.title ?? "",
+      content: textOf(perDevice),
+      payload: context.payload,
+      overrides: objectAt(context.overrides, integration.providerId) as JsonObject,
+      channelIntegrationId,
+      ...shared(),
+    });
+    return { message: perDevice, delivery: { integration, content: { case: "push", value: content } } };
+  };
+  if (devices.length === 0 || !perDevice) return [pushTo(message, devices)];
+  return devices.map((token) => {
+    const perDevice = clone(NewMessageSchema, message);
+    perDevice.destination = deviceDestination(message.destination, token);
+    return pushTo(perDevice, [token]);
   });
-  return { message, delivery: { integration, content: { case: "push", value: content } } };
 }
+
+/**
+ * A device's key among a step's messages: its channel's and a digest of its token, which may be
+ * longer than an index entry holds.
+ */
+const deviceDestination = (channelDestination: string, token: string) => `${channelDestination}:${createHash("sha256").update(token).digest("base64url")}`;
 
 const FCM = "fcm";
 
@@ -453,18 +474,21 @@ async function fcmByOverrides(
   context: RunContext,
   identifier: string | undefined,
   shared: () => SharedPush,
-): Promise<Composed | undefined> {
-  if (context.subscriber.channels.some((channel) => channel.providerId === FCM)) return undefined;
+): Promise<Composed[]> {
+  if (context.subscriber.channels.some((channel) => channel.providerId === FCM)) return [];
   const named = providerDataOf(context.overrides, FCM, step.stepId) ?? {};
   const tokens = Array.isArray(named["tokens"]) ? strings(named["tokens"]) : [];
-  if (tokens.length === 0 && !optionalString(named["topic"])) return undefined;
+  if (tokens.length === 0 && !optionalString(named["topic"])) return [];
   const integration = await context.integrationOfProvider(FCM, identifier);
-  if (!integration) return undefined;
+  if (!integration) return [];
   const byOverrides = clone(NewMessageSchema, message);
   byOverrides.providerId = FCM;
   byOverrides.destination = integration.id;
-  return pushComposed(byOverrides, integration, tokens, "", context, shared);
+  return pushMessages(byOverrides, integration, tokens, "", context, shared, !namesTopic(named));
 }
+
+/** FCM overrides that name a topic or a condition: the FCM provider sends there once, instead of to the devices. */
+const namesTopic = (fcmOverrides: JsonObject) => optionalString(fcmOverrides["topic"]) !== undefined || optionalString(fcmOverrides["condition"]) !== undefined;
 
 const WHATSAPP = "whatsapp-business";
 

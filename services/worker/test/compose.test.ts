@@ -213,9 +213,15 @@ describe("composeMessages with the trigger's chat and push overrides", () => {
     const [own] = await composeMessages(pushStep, context);
     expect(own!.delivery!.content).toMatchObject({ case: "push", value: { tokens: ["own"] } });
     context.overrides = { fcm: { deviceTokens: ["named-1", "named-2"] } };
-    const [named] = await composeMessages(pushStep, context);
-    expect(named!.message.deviceTokens).toEqual(["named-1", "named-2"]);
-    expect(named!.delivery!.content).toMatchObject({ case: "push", value: { tokens: ["named-1", "named-2"] } });
+    const named = await composeMessages(pushStep, context);
+    expect(named.map(({ message }) => message.deviceTokens)).toEqual([
+      ["named-1", "named-2"],
+      ["named-1", "named-2"],
+    ]);
+    expect(named.map(({ delivery }) => delivery!.content)).toMatchObject([
+      { case: "push", value: { tokens: ["named-1"] } },
+      { case: "push", value: { tokens: ["named-2"] } },
+    ]);
 
     // The subscriber's profile goes along, and after a digest the digest, its events while they are small.
     const content = (composed: Awaited<ReturnType<typeof composeMessages>>) => composed[0]!.delivery!.content.value as deliveriesV1.PushContent;
@@ -262,6 +268,58 @@ describe("composeMessages with provider overrides", () => {
   });
 });
 
+describe("composeMessages for a push step", () => {
+  const pushStep = create(workflowsV1.StepSchema, {
+    id: "push-step",
+    stepId: "notify-phones",
+    template: { type: StepType.PUSH, content: { case: "text", value: "Hi" }, title: "Hello" },
+  });
+  const pushChannel = (providerId: string, integrationId: string, deviceTokens: string[]) =>
+    create(subscribersV1.ChannelSettingsSchema, { providerId, integrationId, credentials: { deviceTokens } });
+  const integrations = new Map(
+    ["fcm", "expo"].map((providerId) => [
+      `i-${providerId}`,
+      create(integrationsV1.IntegrationSchema, { id: `i-${providerId}`, providerId, channel: "push", active: true }),
+    ]),
+  );
+
+  it("makes one message per device, as Novu does, each keyed apart and listing the channel's devices", async () => {
+    const context = contextFor([]);
+    context.integrationById = async (id) => integrations.get(id);
+    // A token listed twice is one device.
+    context.subscriber.channels = [pushChannel("fcm", "i-fcm", ["phone", "tablet", "phone"]), pushChannel("expo", "i-expo", ["watch"])];
+    const composed = await composeMessages(pushStep, context);
+    expect(
+      composed.map(({ message, delivery }) => [message.providerId, message.deviceTokens, (delivery!.content.value as deliveriesV1.PushContent).tokens]),
+    ).toEqual([
+      ["fcm", ["phone", "tablet"], ["phone"]],
+      ["fcm", ["phone", "tablet"], ["tablet"]],
+      ["expo", ["watch"], ["watch"]],
+    ]);
+    const destinations = composed.map(({ message }) => message.destination);
+    // The first keeps the key messages had before a step told its destinations apart; the others differ, and from run to run stay the same.
+    expect(destinations[0]).toBe("");
+    expect(new Set(destinations).size).toBe(3);
+    expect((await composeMessages(pushStep, context)).map(({ message }) => message.destination)).toEqual(destinations);
+    // A token too long for an index entry still makes a key that fits one.
+    context.subscriber.channels = [pushChannel("expo", "i-expo", ["first", "x".repeat(10_000)])];
+    expect((await composeMessages(pushStep, context))[1]!.message.destination.length).toBeLessThan(100);
+  });
+
+  it("makes one message for the devices when the FCM overrides name a topic, which the provider sends to once", async () => {
+    const context = contextFor([]);
+    context.integrationById = async (id) => integrations.get(id);
+    context.subscriber.channels = [pushChannel("fcm", "i-fcm", ["phone", "tablet"]), pushChannel("expo", "i-expo", ["watch", "tv"])];
+    context.overrides = { steps: { "notify-phones": { providers: { fcm: { condition: "'news' in topics" } } } } };
+    const composed = await composeMessages(pushStep, context);
+    expect(composed.map(({ message, delivery }) => [message.providerId, (delivery!.content.value as deliveriesV1.PushContent).tokens])).toEqual([
+      ["fcm", ["phone", "tablet"]],
+      ["expo", ["watch"]],
+      ["expo", ["tv"]],
+    ]);
+  });
+});
+
 describe("composeMessages for a push step with FCM provider overrides", () => {
   const pushStep = create(workflowsV1.StepSchema, {
     id: "push-step",
@@ -281,7 +339,10 @@ describe("composeMessages for a push step with FCM provider overrides", () => {
 
     const toDevices = contextFor([]);
     toDevices.overrides = { steps: { "notify-phones": { providers: { fcm: { tokens: ["device-a", "device-b"] } } } } };
-    expect(pushOf(await composeMessages(pushStep, toDevices))).toEqual([["fcm", "i-fcm", ["device-a", "device-b"], ""]]);
+    expect(pushOf(await composeMessages(pushStep, toDevices))).toEqual([
+      ["fcm", "i-fcm", ["device-a"], ""],
+      ["fcm", "i-fcm", ["device-b"], ""],
+    ]);
   });
 
   it("sends nothing more when the subscriber has an FCM channel, or the overrides name neither", async () => {

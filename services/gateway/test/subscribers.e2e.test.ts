@@ -174,6 +174,16 @@ describe("subscribers", () => {
     expect(back.body.next).toBe(back.body.data[0]._id);
     // Both cursors at once: a 400, as Novu answers it.
     expect((await stack.request("GET", `/v2/subscribers?after=${newest.body.next}&before=${newest.body.next}`, undefined, as)).status).toBe(400);
+
+    // A cursor that names no subscriber of the environment (an unknown id, or another environment's
+    // subscriber) gives an empty page counting none, as Novu answers it, whichever way it pages.
+    const elsewhere = (await stack.request<Data<{ _id: string }>>("POST", "/v1/subscribers", { subscriberId: "p-elsewhere" })).body.data._id;
+    for (const cursor of ["0".repeat(24), "f".repeat(24), elsewhere]) {
+      for (const query of [`after=${cursor}`, `before=${cursor}`, `after=${cursor}&orderBy=updatedAt`]) {
+        const unknown = await stack.request("GET", `/v2/subscribers?limit=2&${query}`, undefined, as);
+        expect([unknown.status, unknown.body], query).toEqual([200, { data: [], next: null, previous: null, totalCount: 0, totalCountCapped: false }]);
+      }
+    }
   });
 
   it("orders the v2 list by last update when asked, pages it by cursor, and starts a page at its cursor with includeCursor", async () => {

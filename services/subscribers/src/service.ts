@@ -273,7 +273,7 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
       };
       const [fetched, totalCount] = await Promise.all([
         store.selectSubscriberKeysetPage(pool, scope.environmentId, { ...read, byUpdatedAt: request.byUpdatedAt, filters }),
-        store.countSubscribers(pool, scope.environmentId, COUNT_CAP, filters),
+        store.countSubscribers(pool, scope.environmentId, COUNT_CAP, filters, read.cursor),
       ]);
       const { page, cursors } = keysetPage(fetched, read.limit, request);
       return {

@@ -248,6 +248,13 @@ const FILTER_CONDITIONS = (first: number) => `
         AND ($${first + 2}::text IS NULL OR subscriber_id = $${first + 2})
         AND ($${first + 3}::text IS NULL OR concat_ws(' ', first_name, last_name) ILIKE '%' || $${first + 3} || '%')`;
 
+/**
+ * A cursor must name a subscriber of the environment: as Novu answers an unknown cursor, its
+ * page and its count are empty (an unknown id still sorts among the ids, so it would page).
+ */
+const CURSOR_KNOWN = (environment: number, cursor: number) =>
+  `($${cursor}::text IS NULL OR EXISTS (SELECT 1 FROM subscribers.subscribers c WHERE c.environment_id = $${environment} AND c.id = $${cursor}))`;
+
 const filterValues = (filters: SearchFilters) => [
   filters.email === undefined ? null : escapeLike(filters.email),
   filters.phone === undefined ? null : escapeLike(filters.phone),
@@ -274,7 +281,7 @@ export async function selectSubscriberKeysetPage(
   const { rows } = await db.query<SubscriberRow>(
     `SELECT * FROM subscribers.subscribers
       WHERE environment_id = $1
-        AND ($2::text IS NULL OR ${after})${FILTER_CONDITIONS(4)}
+        AND ($2::text IS NULL OR ${after}) AND ${CURSOR_KNOWN(1, 2)}${FILTER_CONDITIONS(4)}
       ORDER BY ${query.byUpdatedAt ? `updated_at ${order}, ` : ""}id ${order}
       LIMIT $3`,
     [environmentId, query.cursor ?? null, query.limit + 1, ...filterValues(query.filters)],
@@ -282,13 +289,16 @@ export async function selectSubscriberKeysetPage(
   return rows;
 }
 
-/** Counts at most `cap` rows, so the count costs the same for ten subscribers or ten million. */
-export async function countSubscribers(db: Queryable, environmentId: string, cap: number, filters: SearchFilters = {}): Promise<number> {
+/**
+ * Counts at most `cap` rows, so the count costs the same for ten subscribers or ten million; none
+ * when a `cursor` is given that names no subscriber of the environment.
+ */
+export async function countSubscribers(db: Queryable, environmentId: string, cap: number, filters: SearchFilters = {}, cursor?: string): Promise<number> {
   const { rows } = await db.query<{ count: number }>(
     `SELECT count(*) AS count FROM (
-       SELECT 1 FROM subscribers.subscribers WHERE environment_id = $1${FILTER_CONDITIONS(3)} LIMIT $2
+       SELECT 1 FROM subscribers.subscribers WHERE environment_id = $1 AND ${CURSOR_KNOWN(1, 7)}${FILTER_CONDITIONS(3)} LIMIT $2
      ) capped`,
-    [environmentId, cap, ...filterValues(filters)],
+    [environmentId, cap, ...filterValues(filters), cursor ?? null],
   );
   return rows[0]!.count;
 }

@@ -169,6 +169,22 @@ describe("/v2/workflows through @novu/api 3.19.1", () => {
     expect(oldest.result.workflows.map((one) => one.workflowId)).toEqual(["triggered-3", "triggered-2", "triggered-1"]);
   });
 
+  it("makes a workflow created or replaced without `active` active, as Novu's upsert does; the SDK sends false unless told", async () => {
+    const inAppBody = { name: "Bell", type: "in_app", controlValues: { body: "Hi" } };
+    const raw = await stack.request<{ data: { active: boolean; status: string } }>("POST", "/v2/workflows", {
+      name: "Raw",
+      workflowId: "raw-active",
+      steps: [inAppBody],
+    });
+    expect([raw.status, raw.body.data.active, raw.body.data.status]).toEqual([201, true, "ACTIVE"]);
+    expect((await stack.request("POST", "/v1/events/trigger", { name: "raw-active", to: "raw-reader" })).body.data.status).toBe("processed");
+
+    const bySdk = await novu.workflows.create({ name: "By SDK", workflowId: "sdk-inactive", steps: [inAppStep] });
+    expect(bySdk.result.active).toBe(false);
+    const replaced = await stack.request<{ data: { active: boolean } }>("PUT", "/v2/workflows/sdk-inactive", { name: "By SDK", steps: [inAppBody] });
+    expect([replaced.status, replaced.body.data.active]).toEqual([200, true]);
+  });
+
   it("refuses bad input with a 4xx JSON error and changes nothing", async () => {
     await novu.workflows.create({ name: "Guarded", workflowId: "guarded", steps: [inAppStep] });
     const before = await stack.request<Data<{ _id: string }>>("GET", "/v2/workflows/guarded");

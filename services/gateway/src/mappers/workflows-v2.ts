@@ -155,13 +155,17 @@ const severity = oneOf("severity", SEVERITIES);
 /** null clears the schema. */
 const payloadSchema = jsonObject.nullable();
 
-/** POST /v2/workflows (CreateWorkflowDto); fields notify does not keep (source, agent, translations) are ignored. */
+/**
+ * POST /v2/workflows (CreateWorkflowDto); fields notify does not keep (source, agent, translations)
+ * are ignored. Without `active` the workflow is active, as Novu's upsert makes it (its SDK sends
+ * `active: false` unless told otherwise).
+ */
 export const createWorkflowV2Body = z.object({
   name: nonBlankText("name"),
   workflowId: workflowIdField,
   description: text("description", 1000).optional(),
   tags: tags.optional(),
-  active: flag("active").default(false),
+  active: flag("active").default(true),
   validatePayload: flag("validatePayload").optional(),
   payloadSchema: payloadSchema.optional(),
   steps: list("steps", step, MAX_STEPS).default([]),

@@ -1,29 +1,10 @@
 import { createHmac } from "node:crypto";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createOutbound, DEFAULT_OUTBOUND_POLICY, type OutboundHttp, OutboundRefused } from "../src/outbound.js";
-import { createProviders, type Providers } from "../src/registry.js";
+import { beforeEach, describe, expect, it } from "vitest";
+import { createOutbound, DEFAULT_OUTBOUND_POLICY, OutboundRefused } from "../src/outbound.js";
 import { type ChatMessage, ProviderError, type ProviderCredentials } from "../src/types.js";
-import { startReceiver, type Receiver } from "@notify/testing";
-import { formOf, sendContext, testOutbound } from "./helpers.js";
+import { formOf, sendContext, sendingFixture } from "./helpers.js";
 
-let receiver: Receiver;
-let http: OutboundHttp;
-let providers: Providers;
-
-beforeAll(async () => {
-  receiver = await startReceiver();
-  http = testOutbound();
-  providers = createProviders();
-});
-afterAll(async () => {
-  await providers.close();
-  await http.close();
-  await receiver.close();
-});
-beforeEach(() => {
-  receiver.received.length = 0;
-  receiver.respond = () => ({});
-});
+const { receiver, http, providers } = await sendingFixture();
 
 /** Webhook URLs are secrets in themselves (Slack's, Discord's): errors must not carry them. */
 const HOOK_SECRET = "hook-secret-4f1c";

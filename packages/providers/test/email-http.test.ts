@@ -1,25 +1,10 @@
-import { startReceiver, verifySigV4, type Received, type Receiver } from "@notify/testing";
+import { verifySigV4, type Received } from "@notify/testing";
 import { simpleParser } from "mailparser";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createProviders } from "../src/registry.js";
+import { describe, expect, it } from "vitest";
 import { ProviderError, type EmailMessage, type ProviderCredentials, type SendContext } from "../src/types.js";
-import { basic, testOutbound } from "./helpers.js";
+import { basic, sendingFixture } from "./helpers.js";
 
-let receiver: Receiver;
-beforeAll(async () => {
-  receiver = await startReceiver(() => ({ status: 200, body: {} }));
-});
-afterAll(() => receiver.close());
-beforeEach(() => {
-  receiver.received.length = 0;
-});
-
-const http = testOutbound();
-const providers = createProviders();
-afterAll(async () => {
-  await providers.close();
-  await http.close();
-});
+const { receiver, http, providers } = await sendingFixture(() => ({ status: 200, body: {} }));
 
 const PDF = new Uint8Array([37, 80, 68, 70, 0, 255]);
 const PDF_BASE64 = Buffer.from(PDF).toString("base64");

@@ -1,10 +1,8 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { startReceiver, type Answer, type Received, type Receiver } from "@notify/testing";
-import type { OutboundHttp } from "../src/outbound.js";
+import { describe, expect, it } from "vitest";
+import type { Answer, Received } from "@notify/testing";
 import { formFields, mergedBody, withProviderData, type Spelling } from "../src/provider-data.js";
-import { createProviders, type Providers } from "../src/registry.js";
 import type { DeliveryChannel, EmailMessage, MessageByChannel, ProviderCredentials } from "../src/types.js";
-import { formOf, sendContext, testOutbound } from "./helpers.js";
+import { formOf, sendContext, sendingFixture } from "./helpers.js";
 import { pushMessage } from "./push-helpers.js";
 
 describe("mergedBody and withProviderData", () => {
@@ -77,23 +75,7 @@ describe("mergedBody and withProviderData", () => {
   });
 });
 
-let receiver: Receiver;
-let http: OutboundHttp;
-let providers: Providers;
-
-beforeAll(async () => {
-  receiver = await startReceiver();
-  http = testOutbound();
-  providers = createProviders();
-});
-afterAll(async () => {
-  await providers.close();
-  await http.close();
-  await receiver.close();
-});
-beforeEach(() => {
-  receiver.received.length = 0;
-});
+const { receiver, http, providers } = await sendingFixture();
 
 /** The trigger's overrides.providers.<id>: a known field and every part of _passthrough. */
 const PROVIDER_DATA = {

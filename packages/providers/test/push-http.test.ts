@@ -1,15 +1,13 @@
 import { createHmac } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { OutboundHttp } from "../src/outbound.js";
+import { describe, expect, it } from "vitest";
 import { expo } from "../src/push/expo.js";
 import { oneSignal } from "../src/push/one-signal.js";
 import { pushWebhook } from "../src/push/push-webhook.js";
 import { pusherBeams } from "../src/push/pusher-beams.js";
 import { pushpad } from "../src/push/pushpad.js";
-import { createProviders } from "../src/registry.js";
 import type { ProviderError, Provider, ProviderCredentials } from "../src/types.js";
-import { startReceiver, type Answer, type Received, type Receiver } from "@notify/testing";
-import { sendContext, testOutbound } from "./helpers.js";
+import type { Answer, Received } from "@notify/testing";
+import { sendContext, sendingFixture } from "./helpers.js";
 import { json, pushMessage } from "./push-helpers.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -69,16 +67,7 @@ function vendor(request: Received): Answer {
   }
 }
 
-let receiver: Receiver;
-let http: OutboundHttp;
-beforeAll(async () => {
-  receiver = await startReceiver(vendor);
-  http = testOutbound();
-});
-afterAll(async () => {
-  await http.close();
-  await receiver.close();
-});
+const { receiver, http, providers } = await sendingFixture(vendor);
 
 const last = () => receiver.received.at(-1)!;
 const send = (provider: () => Provider, credentials: ProviderCredentials, tokens: string[], overrides: Record<string, unknown> = {}) =>
@@ -91,7 +80,6 @@ const failure = (promise: Promise<unknown>) =>
 
 describe("push providers over HTTP", () => {
   it("registers every push provider", () => {
-    const providers = createProviders();
     for (const id of ["fcm", "apns", "expo", "one-signal", "pushpad", "pusher-beams", "push-webhook"]) expect(providers.get("push", id)?.id).toBe(id);
   });
 

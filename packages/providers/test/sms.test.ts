@@ -1,29 +1,11 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createOutbound, DEFAULT_OUTBOUND_POLICY, type OutboundHttp, OutboundRefused } from "../src/outbound.js";
-import { createProviders, type Providers } from "../src/registry.js";
+import { describe, expect, it } from "vitest";
+import { createOutbound, DEFAULT_OUTBOUND_POLICY, OutboundRefused } from "../src/outbound.js";
 import type { TextSetting } from "../src/settings.js";
 import { ProviderError, type ProviderCredentials, type SmsMessage } from "../src/types.js";
-import { startReceiver, verifySigV4, type Receiver } from "@notify/testing";
-import { basic, formOf, sendContext, testOutbound } from "./helpers.js";
+import { verifySigV4 } from "@notify/testing";
+import { basic, formOf, sendContext, sendingFixture } from "./helpers.js";
 
-let receiver: Receiver;
-let http: OutboundHttp;
-let providers: Providers;
-
-beforeAll(async () => {
-  receiver = await startReceiver();
-  http = testOutbound();
-  providers = createProviders();
-});
-afterAll(async () => {
-  await providers.close();
-  await http.close();
-  await receiver.close();
-});
-beforeEach(() => {
-  receiver.received.length = 0;
-  receiver.respond = () => ({});
-});
+const { receiver, http, providers } = await sendingFixture();
 
 const sms: SmsMessage = { to: "+15550001111", content: "Your code is 1234" };
 

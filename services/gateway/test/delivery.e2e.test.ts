@@ -417,4 +417,35 @@ describe("integration choice and push tokens", () => {
     });
     expect(channels[0].credentials.deviceTokens).toEqual(["good-token"]);
   });
+
+  it("runs the steps after a shouldStopOnFail push once any device got it, once, and never when none did", async () => {
+    await createIntegration(stack, { providerId: "expo", channel: "push", identifier: "expo-stop", credentials: { baseUrl: expo.url } });
+    const workflow = await createWorkflow(stack, "Push then inbox", [
+      { template: { type: "push", title: "Hello", content: "first" }, shouldStopOnFail: true },
+      { template: { type: "in_app", content: "after the push" } },
+    ]);
+    const trigger = async (subscriberId: string, deviceTokens: string[], transactionId: string) => {
+      await stack.request("POST", "/v1/subscribers", { subscriberId });
+      const credentials = await stack.request("PUT", `/v1/subscribers/${subscriberId}/credentials`, {
+        providerId: "expo",
+        integrationIdentifier: "expo-stop",
+        credentials: { deviceTokens },
+      });
+      expect(credentials.status, JSON.stringify(credentials.body)).toBe(200);
+      await stack.request("POST", "/v1/events/trigger", { name: workflow, to: subscriberId, transactionId });
+    };
+    // The first device's token is stale: the second device got the push, so the run goes on.
+    await trigger("second-device", ["stale-token", "good-token"], "t-push-stop-ok");
+    await trigger("stale-only", ["stale-token"], "t-push-stop-bad");
+    await settledMessage(stack, "t-push-stop-ok", "in_app", () => true);
+    const pushes = await eventually(async () => {
+      const found = await messagesOf(stack, "t-push-stop-ok", "push");
+      return found.length === 2 && found.every((message) => message.status !== "sent" || delivered(message)) ? found : undefined;
+    });
+    expect(pushes.map((message) => message.status).sort()).toEqual(["error", "sent"]);
+    await settledMessage(stack, "t-push-stop-bad", "push", (candidate) => candidate.status === "error");
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await messagesOf(stack, "t-push-stop-ok", "in_app")).toHaveLength(1);
+    expect(await messagesOf(stack, "t-push-stop-bad", "in_app")).toEqual([]);
+  });
 });

@@ -154,10 +154,13 @@ interface ThrottleStop {
   plan: ThrottlePlan;
 }
 
-/** A step that stops on failure and has a send: the run goes on from `fromStep` once `send` succeeds. */
+/**
+ * A step that stops on failure and has sends: the run goes on from `fromStep` once any of `sends`
+ * succeeds, as Novu's goes on when any device or channel of the step got the message.
+ */
 interface WaitForSend {
   fromStep: number;
-  send: DeliveryPlan;
+  sends: DeliveryPlan[];
 }
 
 /** One subscriber's run of a share's job, from step `from` with `step` as the template's `step`. */
@@ -433,7 +436,10 @@ async function deliverShares(
       if (composed.digest) stops.push({ run, stop: composed.digest });
       if (composed.throttle) throttles.push({ run, stop: composed.throttle });
       if (composed.waitsFor) {
-        composed.waitsFor.send.continuation = resumptionOf(job, [run.subscriber.id], composed.waitsFor.fromStep, run.digestId ? [run.digestId] : []);
+        const continuation = resumptionOf(job, [run.subscriber.id], composed.waitsFor.fromStep, run.digestId ? [run.digestId] : []);
+        // Each send carries it: a second success resumes the run again, which then finds the
+        // rest's messages written, as a redelivered job does, and sends none twice.
+        for (const send of composed.waitsFor.sends) send.continuation = continuation;
       }
     }
     const digested = await enterDigests(stops, call, deps);
@@ -689,9 +695,9 @@ async function composeForSubscriber(
     }
     produced.push(...messages);
     if (main.shouldStopOnFail && messages.some((composed) => composed.message.status === messagesV1.MessageStatus.ERROR)) break;
-    // The rest waits for the send: it runs once the provider accepted the message, never if it failed.
-    const send = main.shouldStopOnFail ? messages.find((composed) => composed.delivery)?.delivery : undefined;
-    if (send) return { messages: produced, waitsFor: { fromStep: index + 1, send } };
+    // The rest waits for the sends: it runs once a provider accepted one of them, never if all failed.
+    const sends = main.shouldStopOnFail ? messages.flatMap((composed) => (composed.delivery ? [composed.delivery] : [])) : [];
+    if (sends.length > 0) return { messages: produced, waitsFor: { fromStep: index + 1, sends } };
   }
   return { messages: produced };
 }

@@ -337,6 +337,26 @@ describe("/v2/workflows through @novu/api 3.19.1", () => {
     expect(unchecked.result.status).toBe("processed");
   });
 
+  it("gives a workflow made without a payload schema Novu's open one, checked, so that a schema set later applies at once", async () => {
+    const open = await novu.workflows.create({ name: "Open", workflowId: "open-schema", active: true, steps: [inAppStep] });
+    expect(open.result).toMatchObject({ payloadSchema: { type: "object", additionalProperties: true, properties: {} }, validatePayload: true });
+    expect((await novu.trigger({ workflowId: "open-schema", to: "v2-bob", payload: { anything: [1, { at: "all" }] } })).result.status).toBe("processed");
+
+    await novu.workflows.patch({ payloadSchema: { type: "object", properties: { order: { type: "number" } }, required: ["order"] } }, "open-schema");
+    const refused = await stack.request<{ errors: { field: string }[] }>("POST", "/v1/events/trigger", { name: "open-schema", to: "v2-bob", payload: {} });
+    expect([refused.status, refused.body.errors.map((error) => error.field)]).toEqual([400, ["order"]]);
+
+    // A schema given without validatePayload is kept unchecked, as Novu keeps it.
+    const given = await novu.workflows.create({
+      name: "Given",
+      workflowId: "given-schema",
+      active: true,
+      payloadSchema: { type: "object" },
+      steps: [inAppStep],
+    });
+    expect(given.result).toMatchObject({ payloadSchema: { type: "object" }, validatePayload: false });
+  });
+
   it("syncs a workflow to another environment of the organization, creating it and then updating it", async () => {
     const productionKey = await stack.createKey("Production");
     const production = await stack.request<Data<{ _id: string }>>("GET", "/v1/environments/me", undefined, { authorization: `ApiKey ${productionKey}` });

@@ -1,4 +1,5 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import { isDeepStrictEqual } from "node:util";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 
 /**
@@ -35,8 +36,15 @@ export interface PayloadError {
   schemaPath: string;
 }
 
+/**
+ * The schema Novu gives a workflow created without one: any object. A payload always is one, so
+ * payloads are not run through it.
+ */
+export const ANY_PAYLOAD_SCHEMA: JsonObject = { type: "object", additionalProperties: true, properties: {} };
+
 /** The payload's failures against `schema` (its defaults filled in when none), compiled once per schema object. */
 export function payloadErrors(schema: JsonObject, payload: JsonObject): PayloadError[] {
+  if (isDeepStrictEqual(schema, ANY_PAYLOAD_SCHEMA)) return [];
   let validate = compiled.get(schema);
   if (!validate) {
     validate = compile(schema);

@@ -38,7 +38,7 @@ import {
   templateEngineOf,
   workflowFromRow,
 } from "./mapping.js";
-import { payloadSchemaProblem } from "./payload-schema.js";
+import { ANY_PAYLOAD_SCHEMA, payloadSchemaProblem } from "./payload-schema.js";
 import { idFromSlug, slugify } from "./slug.js";
 import { activeChannels, assignStepIds, feedReferences, identifySteps } from "./steps.js";
 import * as store from "./store.js";
@@ -222,6 +222,7 @@ export function createWorkflowService({ pool }: Pick<RouteDeps, "pool">): Servic
       await bindLegacyLayouts(pool, scope.environmentId, steps.stored, request.templateEngine);
       const active = request.active ?? false;
       const preferences = request.preferences ? mergedPreferences(request.preferences) : undefined;
+      const payloadSchema = nonEmpty(request.payloadSchema);
       const columns: store.WorkflowColumns = {
         name: request.name,
         description: request.description ?? "",
@@ -239,8 +240,10 @@ export function createWorkflowService({ pool }: Pick<RouteDeps, "pool">): Servic
         notification_group_id: request.notificationGroupId ?? (await generalGroupId(scope)),
         data: request.data ?? null,
         severity: severityName(request.severity) ?? "none",
-        validate_payload: request.validatePayload,
-        payload_schema: nonEmpty(request.payloadSchema),
+        // As Novu's create does: without a payload schema, one that takes any object, checked
+        // unless told otherwise, so that a schema set later applies at once.
+        validate_payload: request.validatePayload ?? payloadSchema === null,
+        payload_schema: payloadSchema ?? structuredClone(ANY_PAYLOAD_SCHEMA),
         preference_levels: request.preferences ? preferenceLevelsToJson(request.preferences) : null,
         template_engine: templateEngineName(request.templateEngine),
       };

@@ -1,9 +1,9 @@
 import { Novu } from "@novu/api";
 import * as errors from "@novu/api/models/errors/index.js";
 import { commonV1 } from "@notify/proto";
-import { startSmtpSink, type SmtpSink } from "@notify/testing";
+import { eventually, startReceiver, startSmtpSink, type SmtpSink } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createIntegration, createWorkflow, delivered, settledMessage, sinkCredentials } from "./delivery-helpers.js";
+import { createIntegration, createWorkflow, delivered, messagesOf, settledMessage, sinkCredentials } from "./delivery-helpers.js";
 import { newMessage, seeder, type SeededSubscriber, type Seeder } from "./messages-fixtures.js";
 import { startStack, type Data, type Stack } from "./stack.js";
 
@@ -275,5 +275,35 @@ describe("a triggered notification delivered by email", () => {
     const details = await stack.request<Data<{ _id: string }[]>>("GET", `/v1/execution-details?notificationId=${notification.id}&subscriberId=activity-ada`);
     expect(email.executionDetails.map((detail) => detail.id)).toEqual(details.body.data.map((detail) => detail._id));
     expect(listed!.jobs).toEqual(notification.jobs);
+  });
+
+  it("shows a push step sent to several devices as one job with every device's attempts, completed when any got it", async () => {
+    // Expo answers a ticket per message: one of the devices is no longer registered.
+    const expo = await startReceiver((request) => ({
+      body: {
+        data: (JSON.parse(request.body) as { to: string }[]).map(({ to }) =>
+          to === "stale-device" ? { status: "error", message: "not registered", details: { error: "DeviceNotRegistered" } } : { status: "ok", id: "ticket" },
+        ),
+      },
+    }));
+    try {
+      await createIntegration(stack, { providerId: "expo", channel: "push", identifier: "activity-expo", credentials: { baseUrl: expo.url } });
+      const workflow = await createWorkflow(stack, "Activity push", [{ template: { type: "push", title: "Paid", content: "You paid" } }]);
+      await stack.request("POST", "/v1/subscribers", { subscriberId: "activity-phones" });
+      await stack.request("PUT", "/v1/subscribers/activity-phones/credentials", {
+        providerId: "expo",
+        credentials: { deviceTokens: ["stale-device", "good-device"] },
+      });
+      await stack.request("POST", "/v1/events/trigger", { name: workflow, to: "activity-phones", transactionId: "activity-push-1" });
+      await eventually(async () => {
+        const messages = await messagesOf(stack, "activity-push-1", "push");
+        return messages.length === 2 && messages.every((message) => message.status === "error" || delivered(message)) ? messages : undefined;
+      });
+      const [listed] = (await sdkOf(stack.key).notifications.list({ transactionId: "activity-push-1" })).result.data;
+      expect(listed!.jobs?.map((job) => [job.type, job.status, job.providerId])).toEqual([["push", "completed", "expo"]]);
+      expect(listed!.jobs![0]!.executionDetails.map((detail) => detail.status).sort()).toEqual(["Failed", "Success"]);
+    } finally {
+      await expo.close();
+    }
   });
 });

@@ -64,13 +64,27 @@ const NO_INTEGRATION_PROVIDER: Record<ChannelName, string> = {
 const parsed = (json: string | undefined): Record<string, unknown> | undefined => (json === undefined ? undefined : JSON.parse(json));
 
 /**
- * Novu's job status of a message: a failed send is "failed"; an email, SMS, chat or push message
- * not delivered yet (nor settled without a send, as a missing address is) is "pending".
+ * Novu's job status of a step's messages: "pending" while an email, SMS, chat or push message is
+ * not delivered yet (nor settled without a send, as a missing address is); then "failed" when
+ * every send failed, as Novu's step fails only when no channel or device got it.
  */
-function jobStatusOf(message: messagesV1.Message): string {
-  if (message.status === messagesV1.MessageStatus.ERROR) return "failed";
-  const awaitsSend = message.channel !== Channel.IN_APP && message.status === messagesV1.MessageStatus.SENT && message.deliveredAt.length === 0;
-  return awaitsSend ? "pending" : "completed";
+function jobStatusOf(messages: readonly messagesV1.Message[]): string {
+  const awaitsSend = (message: messagesV1.Message) =>
+    message.channel !== Channel.IN_APP && message.status === messagesV1.MessageStatus.SENT && message.deliveredAt.length === 0;
+  if (messages.some(awaitsSend)) return "pending";
+  return messages.every((message) => message.status === messagesV1.MessageStatus.ERROR) ? "failed" : "completed";
+}
+
+/** The notification's messages by step, in order: Novu runs a step as one job, whatever channels or devices it reached. */
+function stepsOf(messages: readonly messagesV1.Message[]): messagesV1.Message[][] {
+  const steps = new Map<string, messagesV1.Message[]>();
+  for (const message of messages) {
+    const key = message.stepId || message.id;
+    const step = steps.get(key);
+    if (step) step.push(message);
+    else steps.set(key, [message]);
+  }
+  return [...steps.values()];
 }
 
 /** A page's workflows as the activity shows them: the template and each step, by id. */
@@ -90,8 +104,10 @@ function workflowViews(workflows: readonly workflowsV1.Workflow[]) {
 
 type WorkflowView = ReturnType<typeof workflowViews> extends Map<string, infer V> ? V : never;
 
-/** One of the notification's messages as Novu's activity job, with the attempts at sending it. */
-function jobToJson(message: messagesV1.Message, details: readonly messagesV1.ExecutionDetail[], workflow: WorkflowView | undefined) {
+/** One step's messages as Novu's activity job (the first message's), with the attempts at sending them. */
+function jobToJson(messages: readonly messagesV1.Message[], details: readonly messagesV1.ExecutionDetail[], workflow: WorkflowView | undefined) {
+  const message = messages[0]!;
+  const ids = new Set(messages.map((one) => one.id));
   const channel = channelNameOf(message.channel);
   const step = workflow?.steps.get(message.stepId);
   const overrides = parsed(message.overridesJson);
@@ -99,7 +115,7 @@ function jobToJson(message: messagesV1.Message, details: readonly messagesV1.Exe
   return {
     _id: message.id,
     type: channel,
-    executionDetails: details.filter((detail) => detail.messageId === message.id).map(executionDetailToJson),
+    executionDetails: details.filter((detail) => ids.has(detail.messageId)).map(executionDetailToJson),
     step: {
       _id: message.stepId,
       active: step?.["active"] ?? true,
@@ -111,7 +127,7 @@ function jobToJson(message: messagesV1.Message, details: readonly messagesV1.Exe
     ...(overrides ? { overrides } : {}),
     ...(payload ? { payload } : {}),
     providerId: message.providerId ?? NO_INTEGRATION_PROVIDER[channel],
-    status: jobStatusOf(message),
+    status: jobStatusOf(messages),
     updatedAt: iso(message.updatedAt),
   };
 }
@@ -145,7 +161,7 @@ function notificationToJson(notification: messagesV1.Notification, subscriber: s
     channels: [...new Set(notification.messages.map((message) => channelNameOf(message.channel)))],
     ...(subscriber ? { subscriber: activitySubscriberToJson(subscriber) } : {}),
     ...(workflow ? { template: workflow.template } : {}),
-    jobs: notification.messages.map((message) => jobToJson(message, notification.executionDetails, workflow)),
+    jobs: stepsOf(notification.messages).map((step) => jobToJson(step, notification.executionDetails, workflow)),
     ...(payload ? { payload } : {}),
     ...(contextKeys.length > 0 ? { contextKeys } : {}),
   };

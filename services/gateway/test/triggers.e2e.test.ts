@@ -491,6 +491,37 @@ describe("delays", () => {
     expect((await messagesOf("t-delay-canceled")).map((m) => m.content)).toEqual(["before"]);
   });
 
+  it("goes on after a broadcast's delay for the subscribers the broadcast reached, not for those made since", async () => {
+    const as = { authorization: `ApiKey ${await stack.createKey("Delayed broadcast")}` };
+    const created = await stack.request(
+      "POST",
+      "/v1/workflows",
+      {
+        name: "Delayed all hands",
+        active: true,
+        steps: [inApp("now"), { template: { type: "delay" }, metadata: { type: "regular", amount: 2, unit: "seconds" } }, inApp("later")],
+      },
+      as,
+    );
+    for (const subscriberId of ["early-1", "early-2"]) await stack.request("POST", "/v1/subscribers", { subscriberId }, as);
+    const reply = await stack.request("POST", "/v1/events/trigger/broadcast", { name: created.body.data.triggers[0].identifier, payload: {} }, as);
+    const transactionId = String(reply.body.data.transactionId);
+    const messages = async () =>
+      (
+        (await stack.request("GET", `/v1/messages?transactionId=${transactionId}&limit=1000`, undefined, as)).body.data as {
+          content: string;
+          subscriber: { subscriberId: string };
+        }[]
+      )
+        .map((message) => `${message.subscriber.subscriberId}:${message.content}`)
+        .sort();
+    await eventually(async () => ((await messages()).length >= 2 ? true : undefined), 15_000);
+    await stack.request("POST", "/v1/subscribers", { subscriberId: "late" }, as);
+    await eventually(async () => ((await messages()).length >= 4 ? true : undefined), 15_000);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await messages()).toEqual(["early-1:later", "early-1:now", "early-2:later", "early-2:now"]);
+  });
+
   it("uses overrides.delay and a scheduled delay's payload date", async () => {
     const regular = await createWorkflow({
       name: "Delayed long",

@@ -190,7 +190,12 @@ function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
 
 const callFor = (job: triggersV1.TriggerJob): CallOptions => ({ headers: scopeHeaders(job) });
 
-const hasTopics = (job: triggersV1.TriggerJob) => !job.resumption && (job.event?.to.some((recipient) => recipient.kind.case === "topicKey") ?? false);
+/**
+ * A broadcast or a trigger to topics fans out to its audience; its resumptions never do: they
+ * name the subscribers they go on for.
+ */
+const fansOut = (job: triggersV1.TriggerJob) =>
+  !job.resumption && ((job.event?.broadcast ?? false) || (job.event?.to.some((recipient) => recipient.kind.case === "topicKey") ?? false));
 
 /**
  * Runs trigger jobs. Jobs of one environment that name their recipients go together: one cancel
@@ -293,7 +298,7 @@ async function runEnvironmentJobs(jobs: triggersV1.TriggerJob[], call: CallOptio
   totals.subscribers += shares.reduce((sum, share) => sum + share.subscribers.length, 0);
   totals.messages += await deliverShares(shares, call, deps);
 
-  for (const run of runs.filter((candidate) => candidate.job.event?.broadcast || hasTopics(candidate.job))) {
+  for (const run of runs.filter((candidate) => fansOut(candidate.job))) {
     const fanned = await fanOut(run, recipientsOf.get(run.job) ?? [], call, deps);
     totals.subscribers += fanned.subscribers;
     totals.messages += fanned.messages;

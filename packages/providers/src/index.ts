@@ -4,3 +4,4 @@ export * from "./http.js";
 export * from "./provider-data.js";
 export * from "./registry.js";
 export * from "./email/body.js";
+export { fcmSendsToTopic } from "./push/fcm.js";

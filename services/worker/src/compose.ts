@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { clone, create, type JsonObject } from "@bufbuild/protobuf";
 import { deliveriesV1, messagesV1, type integrationsV1, type layoutsV1, type subscribersV1, type triggersV1, type workflowsV1 } from "@notify/proto";
 import { CHANNEL_NAMES, CHAT_PROVIDER_IDS, Channel, PUSH_PROVIDER_IDS, Severity, severityNamed, StepType, stepChannel } from "@notify/runtime";
-import { isHeaderName, mergedOverrideLevels, renderEmailBody } from "@notify/providers";
+import { fcmSendsToTopic, isHeaderName, mergedOverrideLevels, renderEmailBody } from "@notify/providers";
 import { emailHtml, legacyLayoutKeys, objectAt, renderContent, renderCta, renderJson, stepLayoutId, type Render } from "@notify/templates";
 
 export type NewMessage = messagesV1.NewMessage;
@@ -395,16 +395,18 @@ async function composeChannel(step: workflowsV1.Step, context: RunContext): Prom
       const named = strings(objectAt(context.overrides, integration.providerId)["deviceTokens"]);
       const tokens = named.length > 0 ? named : (credentials?.deviceTokens ?? []);
       if (tokens.length === 0) continue; // Novu skips a push channel without tokens
-      const perDevice = !(integration.providerId === FCM && namesTopic(providerDataOf(context.overrides, FCM, step.stepId) ?? {}));
+      const perDevice = !(integration.providerId === FCM && fcmSendsToTopic(providerDataOf(context.overrides, FCM, step.stepId)));
       composed.push(...pushMessages(perChannel, integration, tokens, settings.integrationId, context, sharedPush, perDevice));
     }
   }
-  // The first message to the subscriber's own channels keeps the empty destination, the key every
-  // message had before a step told destinations apart: a job written before then and run again
-  // (redelivered, or a dead letter replayed) finds that message instead of sending it again.
-  const first = composed[fromChannels];
-  if (first) first.message.destination = "";
   if (channel === Channel.CHAT) {
+    // The first message to the subscriber's own channels keeps the empty destination, the key every
+    // message had before a step told destinations apart: a job written before then and run again
+    // (redelivered, or a dead letter replayed) finds that message instead of sending it again.
+    // Push devices are keyed by their token alone: a key by position would pass from a device
+    // to the next when the first token is removed.
+    const first = composed[fromChannels];
+    if (first) first.message.destination = "";
     const byPhone = await whatsAppByPhone(message, context, identifier, composed);
     if (byPhone) composed.push(byPhone);
   } else {
@@ -484,11 +486,10 @@ async function fcmByOverrides(
   const byOverrides = clone(NewMessageSchema, message);
   byOverrides.providerId = FCM;
   byOverrides.destination = integration.id;
-  return pushMessages(byOverrides, integration, tokens, "", context, shared, !namesTopic(named));
+  // As for a subscriber's channel, overrides.fcm.deviceTokens go before the devices named here.
+  const deviceTokens = strings(objectAt(context.overrides, FCM)["deviceTokens"]);
+  return pushMessages(byOverrides, integration, deviceTokens.length > 0 ? deviceTokens : tokens, "", context, shared, !fcmSendsToTopic(named));
 }
-
-/** FCM overrides that name a topic or a condition: the FCM provider sends there once, instead of to the devices. */
-const namesTopic = (fcmOverrides: JsonObject) => optionalString(fcmOverrides["topic"]) !== undefined || optionalString(fcmOverrides["condition"]) !== undefined;
 
 const WHATSAPP = "whatsapp-business";
 

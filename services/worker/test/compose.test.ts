@@ -296,11 +296,13 @@ describe("composeMessages for a push step", () => {
       ["fcm", ["phone", "tablet"], ["tablet"]],
       ["expo", ["watch"], ["watch"]],
     ]);
+    // Each device is keyed by its token, the same from run to run, whichever devices come before it.
     const destinations = composed.map(({ message }) => message.destination);
-    // The first keeps the key messages had before a step told its destinations apart; the others differ, and from run to run stay the same.
-    expect(destinations[0]).toBe("");
     expect(new Set(destinations).size).toBe(3);
+    expect(destinations).not.toContain("");
     expect((await composeMessages(pushStep, context)).map(({ message }) => message.destination)).toEqual(destinations);
+    context.subscriber.channels = [pushChannel("fcm", "i-fcm", ["tablet"])];
+    expect((await composeMessages(pushStep, context))[0]!.message.destination).toBe(destinations[1]);
     // A token too long for an index entry still makes a key that fits one.
     context.subscriber.channels = [pushChannel("expo", "i-expo", ["first", "x".repeat(10_000)])];
     expect((await composeMessages(pushStep, context))[1]!.message.destination.length).toBeLessThan(100);
@@ -317,6 +319,9 @@ describe("composeMessages for a push step", () => {
       ["expo", ["watch"]],
       ["expo", ["tv"]],
     ]);
+    // Named wherever the FCM provider reads it: in _passthrough's body too.
+    context.overrides = { providers: { fcm: { _passthrough: { body: { topic: "news" } } } } };
+    expect((await composeMessages(pushStep, context)).filter(({ message }) => message.providerId === "fcm")).toHaveLength(1);
   });
 });
 
@@ -343,6 +348,9 @@ describe("composeMessages for a push step with FCM provider overrides", () => {
       ["fcm", "i-fcm", ["device-a"], ""],
       ["fcm", "i-fcm", ["device-b"], ""],
     ]);
+    // overrides.fcm.deviceTokens go before them, as Novu's target does.
+    toDevices.overrides = { ...toDevices.overrides, fcm: { deviceTokens: ["device-c"] } };
+    expect(pushOf(await composeMessages(pushStep, toDevices))).toEqual([["fcm", "i-fcm", ["device-c"], ""]]);
   });
 
   it("sends nothing more when the subscriber has an FCM channel, or the overrides name neither", async () => {

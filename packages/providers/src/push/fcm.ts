@@ -255,6 +255,15 @@ function tokenIsInvalid(text: string): boolean {
   );
 }
 
+/**
+ * Whether the trigger's FCM overrides (`SendContext.providerData`) name a topic or a condition:
+ * the send then goes there once, as Novu's does, instead of to the devices.
+ */
+export function fcmSendsToTopic(providerData: SendContext["providerData"]): boolean {
+  const target = mergedBody({}, providerData, "snake") as { topic?: unknown; condition?: unknown };
+  return typeof target.topic === "string" || typeof target.condition === "string";
+}
+
 export const fcm: ProviderFactory = () => {
   const tokens = createTokenCache();
   return {
@@ -262,9 +271,7 @@ export const fcm: ProviderFactory = () => {
     channel: "push",
     idempotent: false,
     async send(message: PushMessage, context: SendContext) {
-      // As Novu sends it: a topic or condition the overrides name gets one message, instead of the devices.
-      const target = mergedBody({}, context.providerData, "snake") as { topic?: unknown; condition?: unknown };
-      const toTopic = typeof target.topic === "string" || typeof target.condition === "string";
+      const toTopic = fcmSendsToTopic(context.providerData);
       if (!toTopic) requireTokens(ID, message);
       const account = serviceAccountOf(context);
       const accessToken = await tokens.get(context.integrationId, fingerprint(account.clientEmail, account.privateKey, account.tokenUri), () =>

@@ -508,11 +508,13 @@ describe("delays", () => {
     const transactionId = String(reply.body.data.transactionId);
     const messages = async () =>
       (
-        (await stack.request("GET", `/v1/messages?transactionId=${transactionId}&limit=1000`, undefined, as)).body.data as {
-          content: string;
-          subscriber: { subscriberId: string };
-        }[]
-      )
+        await stack.request<Data<{ content: string; subscriber: { subscriberId: string } }[]>>(
+          "GET",
+          `/v1/messages?transactionId=${transactionId}&limit=1000`,
+          undefined,
+          as,
+        )
+      ).body.data
         .map((message) => `${message.subscriber.subscriberId}:${message.content}`)
         .sort();
     await eventually(async () => ((await messages()).length >= 2 ? true : undefined), 15_000);

@@ -1,18 +1,16 @@
 import { create, fromBinary, toBinary, type JsonObject } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { createClient } from "@connectrpc/connect";
 import { triggersV1 } from "@notify/proto";
 import { continueFrom, objectId, REQUEST_ID_HEADER, SpanKind, type Scope } from "@notify/runtime";
-import { inMemoryTransport } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as store from "../src/triggers/store.js";
-import { callAs, Code, newScope, openDatabase, rpcError, serviceRoutes, type Fixture } from "./fixtures.js";
+import { callAs, Code, inMemoryClients, newScope, openDatabase, rpcError, type Fixture } from "./fixtures.js";
 
 let fixture: Fixture;
-let triggers: ReturnType<typeof createClient<typeof triggersV1.TriggerService>>;
+let triggers: ReturnType<typeof inMemoryClients>["triggers"];
 beforeAll(async () => {
   fixture = await openDatabase();
-  triggers = createClient(triggersV1.TriggerService, inMemoryTransport(serviceRoutes(fixture.pool)));
+  triggers = inMemoryClients(fixture.pool).triggers;
 });
 afterAll(() => fixture?.close());
 

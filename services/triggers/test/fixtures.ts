@@ -2,7 +2,7 @@ import { cp, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Code, createClient } from "@connectrpc/connect";
-import { contextsV1, layoutsV1, tenantsV1, workflowsV1 } from "@notify/proto";
+import { contextsV1, layoutsV1, tenantsV1, triggersV1, workflowsV1 } from "@notify/proto";
 import { CHANGE_SUBJECTS, announcer, createFollowedCache, createLogger, createPool, type Pool } from "@notify/runtime";
 import { createTestDatabase, openTestDatabase, type DatabaseFixture } from "@notify/testing";
 export { callAs, newScope, rpcError } from "@notify/testing";
@@ -59,6 +59,7 @@ export function inMemoryClients(pool: Pool) {
     contexts: createClient(contextsV1.ContextService, transport),
     layouts: createClient(layoutsV1.LayoutService, transport),
     legacyLayouts: createClient(layoutsV1.LegacyLayoutService, transport),
+    triggers: createClient(triggersV1.TriggerService, transport),
   };
 }
 

@@ -77,8 +77,8 @@ interface Outcome {
 export interface DeliveryPlan {
   integration: integrationsV1.Integration;
   content: deliveriesV1.DeliveryJob["content"];
-  /** The rest of the subscriber's run, when it waits for this send (shouldStopOnFail). */
-  continuation?: triggersV1.TriggerJob | undefined;
+  /** The key the rest of the subscriber's run is held under, when it waits for this send (shouldStopOnFail). */
+  continuationKey?: string | undefined;
   /** The trigger's overrides for the integration's provider (`providerDataOf`), when it has any. */
   providerData?: JsonObject | undefined;
 }

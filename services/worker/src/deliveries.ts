@@ -153,7 +153,7 @@ export async function writeAndHandOver(
         providerId: delivery!.integration.providerId,
         createdAt: written.writtenAt ?? now,
         content: delivery!.content,
-        ...(delivery!.continuation ? { continuation: delivery!.continuation } : {}),
+        ...(delivery!.continuationKey ? { continuationKey: delivery!.continuationKey } : {}),
         ...(delivery!.providerData ? { providerData: delivery!.providerData } : {}),
       });
     });

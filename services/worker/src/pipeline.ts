@@ -155,8 +155,9 @@ interface ThrottleStop {
 }
 
 /**
- * A step that stops on failure and has sends: the run goes on from `fromStep` once any of `sends`
- * succeeds, as Novu's goes on when any device or channel of the step got the message.
+ * A step that stops on failure and has sends: the run goes on from `fromStep` once, when the
+ * first of `sends` succeeds, as Novu's goes on when any device or channel of the step got the
+ * message; never when all fail.
  */
 interface WaitForSend {
   fromStep: number;
@@ -404,6 +405,8 @@ async function deliverShares(
   const now = Date.now();
   // Subscribers paused at a delay, per job, resumption point and whether a digest resumed them.
   const paused = new Map<string, { job: triggersV1.TriggerJob; pause: Pause; subscriberIds: string[]; digestIds: string[] }>();
+  /** The rests of runs waiting for a send, held until the first of their step's sends succeeds. */
+  const held: { holdKey: string; job: triggersV1.TriggerJob }[] = [];
   let runs: SubscriberRun[] = shares.flatMap((share) => {
     const resumption = share.run.job.resumption;
     const digestOf = new Map(resumption?.digestIds.map((id, index) => [resumption.subscriberIds[index], id]));
@@ -441,10 +444,10 @@ async function deliverShares(
       if (composed.digest) stops.push({ run, stop: composed.digest });
       if (composed.throttle) throttles.push({ run, stop: composed.throttle });
       if (composed.waitsFor) {
-        const continuation = resumptionOf(job, [run.subscriber.id], composed.waitsFor.fromStep, run.digestId ? [run.digestId] : []);
-        // Each send carries it: a second success resumes the run again, which then finds the
-        // rest's messages written, as a redelivered job does, and sends none twice.
-        for (const send of composed.waitsFor.sends) send.continuation = continuation;
+        const { fromStep, sends } = composed.waitsFor;
+        const holdKey = `${job.triggerId}:${fromStep}:${run.subscriber.id}:${run.digestId ?? ""}`;
+        held.push({ holdKey, job: resumptionOf(job, [run.subscriber.id], fromStep, run.digestId ? [run.digestId] : []) });
+        for (const send of sends) send.continuationKey = holdKey;
       }
     }
     const digested = await enterDigests(stops, call, deps);
@@ -456,6 +459,8 @@ async function deliverShares(
       ...throttles.flatMap(({ run, stop }, index) => (passed[index] ? [{ ...run, from: stop.index + 1 }] : [])),
     ];
   }
+  // Held before any send that may release them is handed over.
+  for (const part of chunks(held)) await deps.clients.triggers.scheduleJobs({ jobs: part }, call);
   const created = await writeAndHandOver(messages, shares[0]!.run.job, deps.clients.messages, deps.publishDeliveries, call);
   const resumptions = [...paused.values()].flatMap(({ job, pause, subscriberIds, digestIds }) =>
     chunks(subscriberIds).map((ids, part) => {

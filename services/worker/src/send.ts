@@ -459,12 +459,18 @@ export function createDeliveryStage(deps: DeliveryStageDeps) {
   }
 
   /**
-   * Runs the rest of a run that waited for this send. Scheduling the same resumption twice keeps
-   * one, so a job seen again after its send may schedule it again (the first may have been lost).
+   * Releases the rest of a run that waited for this send's step. Only the first release of a key
+   * does anything, so a job seen again after its send may release it again (the first may have
+   * been lost), and the step's other sends succeeding later run nothing more.
    */
   async function goOn(job: deliveriesV1.DeliveryJob): Promise<void> {
-    if (!job.continuation) return;
-    await deps.triggers.scheduleJobs({ jobs: [{ runAt: timestampFromDate(new Date()), job: job.continuation }] }, { headers: scopeHeaders(job) });
+    const call = { headers: scopeHeaders(job) };
+    if (job.continuationKey) {
+      await deps.triggers.releaseHeldJobs({ holdKeys: [job.continuationKey] }, call);
+      return;
+    }
+    // A job written before runs were held carries the rest itself.
+    if (job.continuation) await deps.triggers.scheduleJobs({ jobs: [{ runAt: timestampFromDate(new Date()), job: job.continuation }] }, call);
   }
 
   /** Removes the push tokens a provider reported invalid from the subscriber's channel; a failure here loses no send. */

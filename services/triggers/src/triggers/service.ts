@@ -115,6 +115,9 @@ const result = (status: string, transactionId?: string, error: string[] = []): t
     outcome: { case: "result", value: { acknowledged: true, status, error, ...(transactionId ? { transactionId } : {}) } },
   });
 
+/** A held job's dedupe key: apart from every timed resumption's (those start with their trigger id). */
+const heldKey = (holdKey: string) => `held:${holdKey}`;
+
 function recipientId(recipient: triggersV1.Recipient): string | undefined {
   const kind = recipient.kind;
   if (kind.case === "subscriberId" || kind.case === "topicKey") return kind.value;
@@ -441,24 +444,18 @@ export function createTriggerService({ pool, log, jobSubject, workflowsByIdentif
     async scheduleJobs(request, context) {
       const scope = scopeOf(context);
       if (request.jobs.length > MAX_EVENTS) throw invalidField("jobs", `at most ${MAX_EVENTS} jobs per call`, request.jobs.length);
-      const rows = request.jobs.flatMap((scheduled) => {
+      const rows = request.jobs.flatMap((scheduled): store.NewSchedule[] => {
         const job = scheduled.job;
-        if (!job || !scheduled.runAt || job.environmentId !== scope.environmentId) return [];
-        const resumption = job.resumption;
+        if (!job || job.environmentId !== scope.environmentId) return [];
+        const row = { triggerId: job.triggerId, subject: jobSubject, job: toBinary(TriggerJobSchema, job) };
+        if (scheduled.holdKey !== "") return [{ ...row, dedupeKey: heldKey(scheduled.holdKey), runAt: null }];
+        if (!scheduled.runAt) return [];
         const runAt = timestampDate(scheduled.runAt);
         const subscribers = createHash("sha256")
-          .update((resumption?.subscriberIds ?? []).join(","))
+          .update((job.resumption?.subscriberIds ?? []).join(","))
           .digest("hex")
           .slice(0, 16);
-        return [
-          {
-            triggerId: job.triggerId,
-            dedupeKey: `${job.triggerId}:${resumption?.fromStep ?? 0}:${runAt.getTime()}:${subscribers}`,
-            subject: jobSubject,
-            job: toBinary(TriggerJobSchema, job),
-            runAt,
-          },
-        ];
+        return [{ ...row, dedupeKey: `${job.triggerId}:${job.resumption?.fromStep ?? 0}:${runAt.getTime()}:${subscribers}`, runAt }];
       });
       if (rows.length > 0) {
         await withTransaction(pool, async (tx) => {
@@ -466,6 +463,15 @@ export function createTriggerService({ pool, log, jobSubject, workflowsByIdentif
           await store.notifySchedules(tx);
         });
       }
+      return {};
+    },
+
+    async releaseHeldJobs(request, context) {
+      const scope = scopeOf(context);
+      if (request.holdKeys.length > MAX_EVENTS) throw invalidField("holdKeys", `at most ${MAX_EVENTS} keys per call`, request.holdKeys.length);
+      await withTransaction(pool, async (tx) => {
+        if ((await store.releaseHeldSchedules(tx, scope.environmentId, request.holdKeys.map(heldKey))) > 0) await store.notifySchedules(tx);
+      });
       return {};
     },
 

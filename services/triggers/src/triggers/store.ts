@@ -191,16 +191,18 @@ export async function takeOutboxBatch(db: Queryable, limit: number): Promise<Out
   return rows;
 }
 
-/**
- * Keeps jobs to publish at `run_at`, as continuations of the request `origin` names; a dedupe key
- * already kept is skipped.
- */
-export async function insertSchedules(
-  db: Queryable,
-  environmentId: string,
-  origin: Origin,
-  rows: readonly { triggerId: string; dedupeKey: string; subject: string; job: Uint8Array; runAt: Date; digestIds?: readonly string[] }[],
-): Promise<void> {
+/** A job to publish at `runAt`, or held until released when that is null. */
+export interface NewSchedule {
+  triggerId: string;
+  dedupeKey: string;
+  subject: string;
+  job: Uint8Array;
+  runAt: Date | null;
+  digestIds?: readonly string[];
+}
+
+/** Keeps jobs to publish later, as continuations of the request `origin` names; a dedupe key already kept is skipped. */
+export async function insertSchedules(db: Queryable, environmentId: string, origin: Origin, rows: readonly NewSchedule[]): Promise<void> {
   await db.query(
     `INSERT INTO triggers.schedules (environment_id, trigger_id, dedupe_key, subject, job, run_at, digest_ids, origin)
      SELECT $1, v.trigger_id, v.dedupe_key, v.subject, v.job, v.run_at, string_to_array(v.digest_ids, ',')::bigint[], $8::jsonb
@@ -218,6 +220,15 @@ export async function insertSchedules(
       Object.keys(origin).length > 0 ? JSON.stringify(origin) : null,
     ],
   );
+}
+
+/** Makes the held schedules of these dedupe keys due now; answers how many were still held. */
+export async function releaseHeldSchedules(db: Queryable, environmentId: string, dedupeKeys: readonly string[]): Promise<number> {
+  const { rowCount } = await db.query(
+    "UPDATE triggers.schedules SET run_at = now() WHERE environment_id = $1 AND dedupe_key = ANY($2::text[]) AND run_at IS NULL",
+    [environmentId, dedupeKeys],
+  );
+  return rowCount ?? 0;
 }
 
 export async function deleteSchedulesFor(db: Queryable, environmentId: string, triggerId: string): Promise<number> {
@@ -559,8 +570,8 @@ export async function closeDigests(db: Queryable, environmentId: string, digestI
  * Deletes up to `limit` rows of digest and throttle state no run can need any more, answering how
  * many went: digests closed before `before` (with their events), events a backoff ran at once,
  * keys whose last event is older (a backoff window longer than the retention then counts as
- * over), kept jobs older than it whose events are in no open digest, and throttle windows that
- * ended before it.
+ * over), kept jobs older than it whose events are in no open digest, throttle windows that
+ * ended before it, and held schedules made before it (their sends all failed, or never ran).
  */
 export async function purgeStepState(db: Queryable, before: Date, limit: number): Promise<number> {
   const { rows } = await db.query<{ purged: number }>(
@@ -596,8 +607,14 @@ export async function purgeStepState(db: Queryable, before: Date, limit: number)
         WHERE (environment_id, throttle_key) IN (
                 SELECT environment_id, throttle_key FROM triggers.throttle_windows WHERE window_ends < $1 ORDER BY window_ends LIMIT $2)
        RETURNING 1
+     ),
+     unreleased AS (
+       DELETE FROM triggers.schedules
+        WHERE id IN (SELECT id FROM triggers.schedules WHERE run_at IS NULL AND created_at < $1 ORDER BY created_at LIMIT $2)
+       RETURNING 1
      )
-     SELECT (SELECT count(*) FROM closed) + (SELECT count(*) FROM lone) + (SELECT count(*) FROM idle) + (SELECT count(*) FROM unneeded) + (SELECT count(*) FROM ended) AS purged`,
+     SELECT (SELECT count(*) FROM closed) + (SELECT count(*) FROM lone) + (SELECT count(*) FROM idle) + (SELECT count(*) FROM unneeded)
+          + (SELECT count(*) FROM ended) + (SELECT count(*) FROM unreleased) AS purged`,
     [before, limit],
   );
   return rows[0]!.purged;

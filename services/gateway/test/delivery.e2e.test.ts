@@ -311,7 +311,7 @@ describe("chat webhooks: retries, refusals and the budget", () => {
 });
 
 /** How long Expo takes to answer for the slow device: within the stack's outbound timeout. */
-const SLOW_DEVICE_MS = 800;
+const SLOW_DEVICE_MS = 600;
 
 describe("integration choice and push tokens", () => {
   let tenantSink: SmtpSink;

@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { triggersV1 } from "@notify/proto";
 import { objectId, type Scope } from "@notify/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { purgeStepState } from "../src/triggers/store.js";
+import { moveDueSchedules, purgeHolds } from "../src/triggers/store.js";
 import { callAs, inMemoryClients, newScope, openDatabase, type Fixture } from "./fixtures.js";
 
 let fixture: Fixture;
@@ -54,7 +54,22 @@ describe("held jobs", () => {
     expect(await runAt()).toEqual(released);
   });
 
-  it("go with the other step state once old, unreleased; timed and recent ones stay", async () => {
+  it("are held no more once released and run, when a job run again holds them anew", async () => {
+    const scope = newScope();
+    const hold = () => triggers.scheduleJobs({ jobs: [{ holdKey: "wait-2", job: resumption(scope, objectId()) }] }, callAs(scope));
+    await hold();
+    await triggers.releaseHeldJobs({ holdKeys: ["wait-2"] }, callAs(scope));
+    while ((await moveDueSchedules(fixture.pool, 100)) > 0) {
+      // every due schedule into the outbox
+    }
+    expect(await schedulesOf(scope)).toEqual([]);
+    // A redelivered or replayed job holds the key again, and a later send of the step releases it again: nothing is kept.
+    await hold();
+    await triggers.releaseHeldJobs({ holdKeys: ["wait-2"] }, callAs(scope));
+    expect(await schedulesOf(scope)).toEqual([]);
+  });
+
+  it("go once older than the cut-off, unreleased, with the released keys; timed and recent ones stay", async () => {
     const scope = newScope();
     const insert = (key: string, runAt: string | null, createdAt: string) =>
       fixture.pool.query(
@@ -62,12 +77,21 @@ describe("held jobs", () => {
          VALUES ($1, 't', $2, 'subject', '\\x00', ${runAt ?? "NULL"}, ${createdAt})`,
         [scope.environmentId, key],
       );
-    await insert("held:old", null, "now() - interval '10 days'");
+    await insert("held:old", null, "now() - interval '40 days'");
     await insert("held:recent", null, "now() - interval '1 day'");
-    await insert("timed", "now() + interval '30 days'", "now() - interval '10 days'");
-    while ((await purgeStepState(fixture.pool, new Date(Date.now() - 7 * 86_400_000), 10)) > 0) {
+    await insert("timed", "now() + interval '30 days'", "now() - interval '40 days'");
+    const released = (key: string, releasedAt: string) =>
+      fixture.pool.query(`INSERT INTO triggers.released_holds (environment_id, dedupe_key, released_at) VALUES ($1, $2, ${releasedAt})`, [
+        scope.environmentId,
+        key,
+      ]);
+    await released("held:long-ago", "now() - interval '40 days'");
+    await released("held:lately", "now() - interval '1 day'");
+    while ((await purgeHolds(fixture.pool, new Date(Date.now() - 30 * 86_400_000), 1)) > 0) {
       // more to purge
     }
     expect((await schedulesOf(scope)).map(([key]) => key)).toEqual(["held:recent", "timed"]);
+    const { rows } = await fixture.pool.query("SELECT dedupe_key FROM triggers.released_holds WHERE environment_id = $1", [scope.environmentId]);
+    expect(rows.map((row) => row.dedupe_key)).toEqual(["held:lately"]);
   });
 });

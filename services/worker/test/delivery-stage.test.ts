@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { timestampNow } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { commonV1, deliveriesV1, integrationsV1, type messagesV1 } from "@notify/proto";
+import { commonV1, deliveriesV1, integrationsV1, type messagesV1, triggersV1 } from "@notify/proto";
 import { createOutbound, createProviders, DEFAULT_OUTBOUND_POLICY } from "@notify/providers";
 import { createLogger, type JsMsg } from "@notify/runtime";
 import { openTestDatabase, startReceiver, type DatabaseFixture, type Receiver } from "@notify/testing";
@@ -32,6 +32,9 @@ const outbound = createOutbound({ ...DEFAULT_OUTBOUND_POLICY, allowedCidrs: ["12
 let recorded: messagesV1.DeliveryAttempt[];
 let handedBack: deliveriesV1.DeliveryPage[];
 let integrationsDown: boolean;
+/** Hold keys released, and jobs scheduled, through the triggers service. */
+let released: string[];
+let scheduled: triggersV1.ScheduledJob[];
 
 beforeAll(async () => {
   fixture = await openTestDatabase([migrations], 2);
@@ -46,6 +49,8 @@ beforeEach(() => {
   recorded = [];
   handedBack = [];
   integrationsDown = false;
+  released = [];
+  scheduled = [];
   receiver.received.length = 0;
   receiver.respond = () => ({ body: "ok" });
 });
@@ -73,7 +78,16 @@ function stage() {
         return { recorded: request.attempts.length };
       },
     },
-    triggers: { scheduleJobs: async () => ({}) },
+    triggers: {
+      scheduleJobs: async (request: { jobs: triggersV1.ScheduledJob[] }) => {
+        scheduled.push(...request.jobs);
+        return {};
+      },
+      releaseHeldJobs: async (request: { holdKeys: string[] }) => {
+        released.push(...request.holdKeys);
+        return {};
+      },
+    },
     subscribers: { removeDeviceTokens: async () => ({}) },
     log: createLogger("test", "silent"),
     budgetMs: 3_600_000,
@@ -116,6 +130,24 @@ async function leaseOf(messageId: string) {
 }
 
 describe("the delivery stage", () => {
+  it("releases the run a send's step holds once the send succeeded, never when it failed; an older job's run is scheduled", async () => {
+    const deliveries = stage();
+    receiver.respond = (request) => (request.url === "/hook/refuses" ? { status: 400, body: "no" } : { body: "ok" });
+    const accepted = create(deliveriesV1.DeliveryJobSchema, { ...chatJob(), continuationKey: "run-a" });
+    const refused = create(deliveriesV1.DeliveryJobSchema, { ...chatJob(), continuationKey: "run-b" });
+    refused.content = { case: "chat", value: create(deliveriesV1.ChatContentSchema, { webhookUrl: `${receiver.url}/hook/refuses`, content: "x" }) };
+    await deliveries.handle(pageMessage(accepted, refused));
+    expect(released).toEqual(["run-a"]);
+    // Seen again after its send (a page handed over twice): released again, which the triggers service makes nothing of.
+    await deliveries.handle(pageMessage(accepted));
+    expect(released).toEqual(["run-a", "run-a"]);
+    expect(receiver.received).toHaveLength(2);
+
+    const rest = create(triggersV1.TriggerJobSchema, { triggerId: "trigger-1", ...scope, resumption: { subscriberIds: ["subscriber-1"], fromStep: 1 } });
+    await deliveries.handle(pageMessage(create(deliveriesV1.DeliveryJobSchema, { ...chatJob(), continuation: rest })));
+    expect(scheduled.map((job) => job.job?.triggerId)).toEqual(["trigger-1"]);
+  });
+
   it("leaves the lease untouched when the integration cannot be read, and sends when the job comes back", async () => {
     const deliveries = stage();
     const job = chatJob();

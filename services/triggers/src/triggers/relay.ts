@@ -140,6 +140,11 @@ export function startRelay(options: RelayOptions): Relay {
           }
           if (options.recordRetentionDays > 0) {
             const recordsBefore = new Date(Date.now() - options.recordRetentionDays * 86_400_000);
+            // A hold lasts as long as its trigger's record, which by default is as long as a send it
+            // waits for may still be made (the worker's DELIVERY_MAX_AGE_MS).
+            while (!stopped && (await store.purgeHolds(pool, recordsBefore, PURGE_BATCH)) > 0) {
+              // old holds left: another round
+            }
             while (!stopped && (await store.purgeTriggerRecords(pool, recordsBefore, PURGE_BATCH)) > 0) {
               // old records left: another round
             }

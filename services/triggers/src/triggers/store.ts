@@ -201,12 +201,16 @@ export interface NewSchedule {
   digestIds?: readonly string[];
 }
 
-/** Keeps jobs to publish later, as continuations of the request `origin` names; a dedupe key already kept is skipped. */
+/**
+ * Keeps jobs to publish later, as continuations of the request `origin` names; a dedupe key
+ * already kept, or a hold's already released, is skipped.
+ */
 export async function insertSchedules(db: Queryable, environmentId: string, origin: Origin, rows: readonly NewSchedule[]): Promise<void> {
   await db.query(
     `INSERT INTO triggers.schedules (environment_id, trigger_id, dedupe_key, subject, job, run_at, digest_ids, origin)
      SELECT $1, v.trigger_id, v.dedupe_key, v.subject, v.job, v.run_at, string_to_array(v.digest_ids, ',')::bigint[], $8::jsonb
        FROM unnest($2::text[], $3::text[], $4::text[], $5::bytea[], $6::timestamptz[], $7::text[]) AS v(trigger_id, dedupe_key, subject, job, run_at, digest_ids)
+      WHERE NOT EXISTS (SELECT 1 FROM triggers.released_holds r WHERE r.environment_id = $1 AND r.dedupe_key = v.dedupe_key)
      ON CONFLICT (environment_id, dedupe_key) DO NOTHING`,
     [
       environmentId,
@@ -222,13 +226,43 @@ export async function insertSchedules(db: Queryable, environmentId: string, orig
   );
 }
 
-/** Makes the held schedules of these dedupe keys due now; answers how many were still held. */
+/** Makes the held schedules of these dedupe keys due now, keeping their keys taken; answers how many were still held. */
 export async function releaseHeldSchedules(db: Queryable, environmentId: string, dedupeKeys: readonly string[]): Promise<number> {
   const { rowCount } = await db.query(
-    "UPDATE triggers.schedules SET run_at = now() WHERE environment_id = $1 AND dedupe_key = ANY($2::text[]) AND run_at IS NULL",
+    `WITH released AS (
+       UPDATE triggers.schedules SET run_at = now()
+        WHERE environment_id = $1 AND dedupe_key = ANY($2::text[]) AND run_at IS NULL
+       RETURNING dedupe_key
+     )
+     INSERT INTO triggers.released_holds (environment_id, dedupe_key) SELECT $1, dedupe_key FROM released
+     ON CONFLICT DO NOTHING`,
     [environmentId, dedupeKeys],
   );
   return rowCount ?? 0;
+}
+
+/**
+ * Deletes up to `limit` holds made before `before` and never released (every send they waited
+ * for failed, or none ran), and as many released keys released before it; answers how many went.
+ */
+export async function purgeHolds(db: Queryable, before: Date, limit: number): Promise<number> {
+  const { rows } = await db.query<{ purged: number }>(
+    `WITH unreleased AS (
+       DELETE FROM triggers.schedules
+        WHERE id IN (SELECT id FROM triggers.schedules WHERE run_at IS NULL AND created_at < $1 ORDER BY created_at LIMIT $2)
+          -- One released while this waited for its lock stays.
+          AND run_at IS NULL
+       RETURNING 1
+     ),
+     released AS (
+       DELETE FROM triggers.released_holds
+        WHERE (environment_id, dedupe_key) IN (SELECT environment_id, dedupe_key FROM triggers.released_holds WHERE released_at < $1 ORDER BY released_at LIMIT $2)
+       RETURNING 1
+     )
+     SELECT (SELECT count(*) FROM unreleased) + (SELECT count(*) FROM released) AS purged`,
+    [before, limit],
+  );
+  return rows[0]!.purged;
 }
 
 export async function deleteSchedulesFor(db: Queryable, environmentId: string, triggerId: string): Promise<number> {
@@ -570,8 +604,8 @@ export async function closeDigests(db: Queryable, environmentId: string, digestI
  * Deletes up to `limit` rows of digest and throttle state no run can need any more, answering how
  * many went: digests closed before `before` (with their events), events a backoff ran at once,
  * keys whose last event is older (a backoff window longer than the retention then counts as
- * over), kept jobs older than it whose events are in no open digest, throttle windows that
- * ended before it, and held schedules made before it (their sends all failed, or never ran).
+ * over), kept jobs older than it whose events are in no open digest, and throttle windows that
+ * ended before it.
  */
 export async function purgeStepState(db: Queryable, before: Date, limit: number): Promise<number> {
   const { rows } = await db.query<{ purged: number }>(
@@ -607,14 +641,8 @@ export async function purgeStepState(db: Queryable, before: Date, limit: number)
         WHERE (environment_id, throttle_key) IN (
                 SELECT environment_id, throttle_key FROM triggers.throttle_windows WHERE window_ends < $1 ORDER BY window_ends LIMIT $2)
        RETURNING 1
-     ),
-     unreleased AS (
-       DELETE FROM triggers.schedules
-        WHERE id IN (SELECT id FROM triggers.schedules WHERE run_at IS NULL AND created_at < $1 ORDER BY created_at LIMIT $2)
-       RETURNING 1
      )
-     SELECT (SELECT count(*) FROM closed) + (SELECT count(*) FROM lone) + (SELECT count(*) FROM idle) + (SELECT count(*) FROM unneeded)
-          + (SELECT count(*) FROM ended) + (SELECT count(*) FROM unreleased) AS purged`,
+     SELECT (SELECT count(*) FROM closed) + (SELECT count(*) FROM lone) + (SELECT count(*) FROM idle) + (SELECT count(*) FROM unneeded) + (SELECT count(*) FROM ended) AS purged`,
     [before, limit],
   );
   return rows[0]!.purged;

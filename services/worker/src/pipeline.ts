@@ -1,5 +1,5 @@
 import { Code, ConnectError, type CallOptions, type Client } from "@connectrpc/connect";
-import { clone, create, type JsonObject } from "@bufbuild/protobuf";
+import { clone, create, toBinary, type JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate, timestampNow } from "@bufbuild/protobuf/wkt";
 import { messagesV1, type subscribersV1, triggersV1, type integrationsV1, type topicsV1, type variablesV1, type workflowsV1 } from "@notify/proto";
 import { Channel, contextKeysOf, scopeHeaders, StepType, stepChannel, type KnownChannel, type Logger } from "@notify/runtime";
@@ -406,7 +406,7 @@ async function deliverShares(
   // Subscribers paused at a delay, per job, resumption point and whether a digest resumed them.
   const paused = new Map<string, { job: triggersV1.TriggerJob; pause: Pause; subscriberIds: string[]; digestIds: string[] }>();
   /** The rests of runs waiting for a send, held until the first of their step's sends succeeds. */
-  const held: { holdKey: string; job: triggersV1.TriggerJob }[] = [];
+  const held: HeldRun[] = [];
   let runs: SubscriberRun[] = shares.flatMap((share) => {
     const resumption = share.run.job.resumption;
     const digestOf = new Map(resumption?.digestIds.map((id, index) => [resumption.subscriberIds[index], id]));
@@ -446,7 +446,7 @@ async function deliverShares(
       if (composed.waitsFor) {
         const { fromStep, sends } = composed.waitsFor;
         const holdKey = `${job.triggerId}:${fromStep}:${run.subscriber.id}:${run.digestId ?? ""}`;
-        held.push({ holdKey, job: resumptionOf(job, [run.subscriber.id], fromStep, run.digestId ? [run.digestId] : []) });
+        held.push({ holdKey, job: resumptionOf(job, [run.subscriber.id], fromStep, run.digestId ? [run.digestId] : []), bytes: jobBytes(job) });
         for (const send of sends) send.continuationKey = holdKey;
       }
     }
@@ -460,7 +460,9 @@ async function deliverShares(
     ];
   }
   // Held before any send that may release them is handed over.
-  for (const part of chunks(held)) await deps.clients.triggers.scheduleJobs({ jobs: part }, call);
+  for (const part of callsOf(held)) {
+    await deps.clients.triggers.scheduleJobs({ jobs: part.map(({ holdKey, job }) => ({ holdKey, job })) }, call);
+  }
   const created = await writeAndHandOver(messages, shares[0]!.run.job, deps.clients.messages, deps.publishDeliveries, call);
   const resumptions = [...paused.values()].flatMap(({ job, pause, subscriberIds, digestIds }) =>
     chunks(subscriberIds).map((ids, part) => {
@@ -470,6 +472,45 @@ async function deliverShares(
   );
   for (const part of chunks(resumptions)) await deps.clients.triggers.scheduleJobs({ jobs: part }, call);
   return created;
+}
+
+/** The rest of one subscriber's run, held under `holdKey`; `bytes` is about its size encoded. */
+export interface HeldRun {
+  holdKey: string;
+  job: triggersV1.TriggerJob;
+  bytes: number;
+}
+
+/** Held runs per ScheduleJobs call: at most CHUNK, and about this many bytes (each is a whole trigger job). */
+const HOLD_CALL_BYTES = 4 * 1024 * 1024;
+
+/** A trigger job's size encoded, measured once per job: its runs' held rests are that and a resumption. */
+const measured = new WeakMap<triggersV1.TriggerJob, number>();
+function jobBytes(job: triggersV1.TriggerJob): number {
+  let bytes = measured.get(job);
+  if (bytes === undefined) {
+    bytes = toBinary(triggersV1.TriggerJobSchema, job).length;
+    measured.set(job, bytes);
+  }
+  return bytes;
+}
+
+/** The held runs in calls of at most CHUNK runs and, unless one alone is larger, HOLD_CALL_BYTES. */
+export function callsOf(held: readonly HeldRun[]): HeldRun[][] {
+  const calls: HeldRun[][] = [];
+  let call: HeldRun[] = [];
+  let bytes = 0;
+  for (const run of held) {
+    if (call.length > 0 && (call.length === CHUNK || bytes + run.bytes > HOLD_CALL_BYTES)) {
+      calls.push(call);
+      call = [];
+      bytes = 0;
+    }
+    call.push(run);
+    bytes += run.bytes;
+  }
+  if (call.length > 0) calls.push(call);
+  return calls;
 }
 
 /** The job that runs the rest of a workflow for these subscribers, from step `fromStep`. */

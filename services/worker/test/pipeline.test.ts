@@ -1,7 +1,7 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
-import { integrationsV1, messagesV1, subscribersV1, topicsV1, triggersV1, variablesV1, workflowsV1 } from "@notify/proto";
+import { type deliveriesV1, integrationsV1, messagesV1, subscribersV1, topicsV1, triggersV1, variablesV1, workflowsV1 } from "@notify/proto";
 import { createLogger, objectId, Ordinal, StepType, Weekday, type ServiceRegistry } from "@notify/runtime";
 import { inMemoryTransport } from "@notify/testing";
 import { describe, expect, it, vi } from "vitest";
@@ -57,7 +57,9 @@ function job(options: {
  * The services the pipeline calls, in memory: subscribers known by external id (internal id
  * `id-<external>`), topics as lists of external ids, no integrations, and every write recorded.
  */
-function services(options: { subscribers?: string[]; topics?: Record<string, string[]>; inAppOff?: string[]; canceled?: string[] } = {}) {
+function services(
+  options: { subscribers?: string[]; topics?: Record<string, string[]>; inAppOff?: string[]; canceled?: string[]; emailIntegration?: boolean } = {},
+) {
   const known = new Map<string, subscribersV1.Subscriber>();
   const calls = {
     ensured: [] as string[][],
@@ -69,18 +71,27 @@ function services(options: { subscribers?: string[]; topics?: Record<string, str
     scheduled: [] as triggersV1.ScheduledJob[],
     returned: [] as messagesV1.ReturnSnoozedMessageRequest[],
     passedDigests: [] as triggersV1.PassCanceledDigestsRequest[],
+    published: [] as deliveriesV1.DeliveryJob[],
+    /** Holds and sends handed over, in the order they happened. */
+    order: [] as string[],
   };
   const subscriberOf = (externalId: string) => {
     let subscriber = known.get(externalId);
     if (!subscriber) {
-      subscriber = create(subscribersV1.SubscriberSchema, { id: `id-${externalId}`, organizationId, environmentId, subscriberId: externalId });
+      subscriber = create(subscribersV1.SubscriberSchema, {
+        id: `id-${externalId}`,
+        organizationId,
+        environmentId,
+        subscriberId: externalId,
+        email: `${externalId}@example.test`,
+      });
       known.set(externalId, subscriber);
     }
     return subscriber;
   };
   for (const id of options.subscribers ?? []) subscriberOf(id);
   const recipient = (subscriber: subscribersV1.Subscriber) =>
-    create(subscribersV1.RecipientSchema, { id: subscriber.id, subscriberId: subscriber.subscriberId });
+    create(subscribersV1.RecipientSchema, { id: subscriber.id, subscriberId: subscriber.subscriberId, email: `${subscriber.subscriberId}@example.test` });
   const byInternalId = () => [...known.values()].sort((a, b) => a.id.localeCompare(b.id));
 
   const routes = (router: ServiceRegistry) => {
@@ -134,11 +145,15 @@ function services(options: { subscribers?: string[]; topics?: Record<string, str
       },
       scheduleJobs: (request) => {
         calls.scheduled.push(...request.jobs);
+        calls.order.push(...request.jobs.filter((job) => job.holdKey).map((job) => `hold ${job.holdKey}`));
         return {};
       },
     });
     router.service(integrationsV1.IntegrationService, {
-      selectIntegration: () => {
+      selectIntegration: (request) => {
+        if (options.emailIntegration && request.channel === "email") {
+          return { integration: { id: "integration-mail", providerId: "nodemailer", channel: "email", active: true } };
+        }
         throw new ConnectError("no integration", Code.NotFound);
       },
     });
@@ -151,7 +166,14 @@ function services(options: { subscribers?: string[]; topics?: Record<string, str
             calls.written.push({ stepId: message.stepId, transactionId: message.transactionId, externalSubscriberId: to.externalSubscriberId, content });
           }
         }
-        return { createdCount: request.groups.reduce((sum, group) => sum + group.recipients.length, 0) };
+        for (const message of request.messages) {
+          const content = message.content.case === "text" ? message.content.value : "";
+          calls.written.push({ stepId: message.stepId, transactionId: message.transactionId, externalSubscriberId: message.externalSubscriberId, content });
+        }
+        return {
+          createdCount: request.messages.length + request.groups.reduce((sum, group) => sum + group.recipients.length, 0),
+          messages: request.messages.map(() => ({ id: objectId() })),
+        };
       },
       returnSnoozedMessage: (request) => {
         calls.returned.push(request);
@@ -172,9 +194,12 @@ function services(options: { subscribers?: string[]; topics?: Record<string, str
     log: createLogger("test", "silent"),
     pageSize: 2,
     pagesInFlight: 2,
-    // These workflows send in-app only: nothing is handed to the delivery stage.
-    publishDeliveries: async (jobs) => {
-      if (jobs.length > 0) throw new Error(`unexpected sends: ${jobs.length}`);
+    // Only an environment with an email integration sends: nothing else is handed to the delivery stage.
+    publishDeliveries: async (pages) => {
+      const jobs = pages.flatMap((page) => page.jobs);
+      if (jobs.length > 0 && !options.emailIntegration) throw new Error(`unexpected sends: ${jobs.length}`);
+      calls.published.push(...jobs);
+      calls.order.push(...jobs.map((job) => `send ${job.continuationKey}`));
       return [];
     },
   };
@@ -363,6 +388,23 @@ describe("runTriggerJobs", () => {
     expect(totals).toEqual({ subscribers: 2, messages: 2 });
     expect(calls.written.map((message) => message.stepId)).toEqual(["after", "after"]);
     expect(calls.scheduled).toHaveLength(1);
+  });
+
+  it("holds the rest after a send that stops on failure before handing the sends over, under a key each send carries", async () => {
+    const { deps, calls } = services({ emailIntegration: true });
+    const mail: StepInit = { id: "mail", shouldStopOnFail: true, template: { type: StepType.EMAIL, subject: "Hi", content: { case: "text", value: "Hi" } } };
+    const trigger = job({ steps: [mail, inApp("after")], to: to("ada", "bob") });
+    await runTriggerJobs([trigger], deps);
+
+    expect(calls.written.map((message) => message.stepId)).toEqual(["mail", "mail"]);
+    const keys = [`${trigger.triggerId}:1:id-ada:`, `${trigger.triggerId}:1:id-bob:`];
+    expect(calls.order).toEqual([...keys.map((key) => `hold ${key}`), ...keys.map((key) => `send ${key}`)]);
+    expect(calls.scheduled.map((held) => [held.holdKey, held.runAt, held.job?.resumption?.subscriberIds, held.job?.resumption?.fromStep])).toEqual([
+      [keys[0], undefined, ["id-ada"], 1],
+      [keys[1], undefined, ["id-bob"], 1],
+    ]);
+    // The sends carry the key only, not the rest of the run.
+    expect(calls.published.every((send) => send.continuation === undefined)).toBe(true);
   });
 
   it("runs a job queued before step types, weekdays and ordinals were enums, and schedules its rest in the enums", async () => {

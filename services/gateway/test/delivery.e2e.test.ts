@@ -310,8 +310,8 @@ describe("chat webhooks: retries, refusals and the budget", () => {
   });
 });
 
-/** Until a test opens it, Expo answers the gated device "too many requests, try again in a second". */
-let gateOpen = false;
+/** Devices Expo answers "too many requests, try again in a second" until a test takes them out. */
+const gatedTokens = new Set<string>();
 
 describe("integration choice and push tokens", () => {
   let tenantSink: SmtpSink;
@@ -320,7 +320,7 @@ describe("integration choice and push tokens", () => {
     tenantSink = await startSmtpSink();
     expo = await startReceiver((request) => {
       const tokens = (JSON.parse(request.body) as { to: string }[]).map((message) => message.to);
-      if (tokens.includes("gated-token") && !gateOpen)
+      if (tokens.some((token) => gatedTokens.has(token)))
         return { status: 429, headers: { "retry-after": "1" }, body: { errors: [{ code: "TOO_MANY_REQUESTS" }] } };
       // Expo answers one ticket per message: the stale token is no longer registered.
       return {
@@ -455,15 +455,28 @@ describe("integration choice and push tokens", () => {
 
     // The rest runs once: a device that gets the push after the run went on (retried until the
     // in-app message is deleted) does not run it again, so the deleted message stays deleted.
+    gatedTokens.add("gated-token");
     await trigger("fast-and-gated", ["good-token", "gated-token"], "t-push-stop-once");
     const after = await settledMessage(stack, "t-push-stop-once", "in_app", () => true);
     expect((await stack.request("DELETE", `/v1/messages/${after._id}`)).status).toBe(200);
-    gateOpen = true;
-    await eventually(async () => {
-      const found = await messagesOf(stack, "t-push-stop-once", "push");
-      return found.length === 2 && found.every(delivered) ? found : undefined;
-    });
+    gatedTokens.delete("gated-token");
+    const delivery = async (transactionId: string) =>
+      eventually(async () => {
+        const found = await messagesOf(stack, transactionId, "push");
+        return found.length > 0 && found.every(delivered) ? found : undefined;
+      });
+    expect(await delivery("t-push-stop-once")).toHaveLength(2);
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(await messagesOf(stack, "t-push-stop-once", "in_app")).toEqual([]);
+
+    // Canceled while its push is still being retried, the trigger's rest never runs, even once the push gets through.
+    gatedTokens.add("canceled-token");
+    await trigger("canceled-in-between", ["canceled-token"], "t-push-stop-canceled");
+    await eventually(async () => ((await messagesOf(stack, "t-push-stop-canceled", "push")).length > 0 ? true : undefined));
+    expect((await stack.request("DELETE", "/v1/events/trigger/t-push-stop-canceled")).status).toBe(200);
+    gatedTokens.delete("canceled-token");
+    await delivery("t-push-stop-canceled");
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await messagesOf(stack, "t-push-stop-canceled", "in_app")).toEqual([]);
   });
 });

@@ -379,6 +379,8 @@ async function composeChannel(step: workflowsV1.Step, context: RunContext): Prom
       subscriber: definedFields(subscriberVariables(context.subscriber)),
       ...(Object.keys(context.digest).length > 0 ? { step: stepOfPush(context.digest) } : {}),
     });
+  /** Whether the step's FCM overrides send to a topic: read at the first push channel, for all of them. */
+  let fcmToTopic: boolean | undefined;
   for (const settings of context.subscriber.channels.filter((item) => kinds.has(item.providerId))) {
     const integration = await context.integrationById(settings.integrationId);
     if (!integration?.active || integration.deleted) continue; // Novu skips channels whose integration is gone
@@ -395,7 +397,8 @@ async function composeChannel(step: workflowsV1.Step, context: RunContext): Prom
       const named = strings(objectAt(context.overrides, integration.providerId)["deviceTokens"]);
       const tokens = named.length > 0 ? named : (credentials?.deviceTokens ?? []);
       if (tokens.length === 0) continue; // Novu skips a push channel without tokens
-      const perDevice = !(integration.providerId === FCM && fcmSendsToTopic(providerDataOf(context.overrides, FCM, step.stepId)));
+      fcmToTopic ??= fcmSendsToTopic(providerDataOf(context.overrides, FCM, step.stepId));
+      const perDevice = !(integration.providerId === FCM && fcmToTopic);
       composed.push(...pushMessages(perChannel, integration, tokens, settings.integrationId, context, sharedPush, perDevice));
     }
   }
@@ -436,23 +439,23 @@ function pushMessages(
 ): Composed[] {
   const devices = [...new Set(tokens)];
   message.deviceTokens = devices;
-  const pushTo = (perDevice: NewMessage, deviceTokens: string[]): Composed => {
+  const pushTo = (target: NewMessage, deviceTokens: string[]): Composed => {
     const content = create(deliveriesV1.PushContentSchema, {
       tokens: deviceTokens,
-      title: perDevice.title ?? "",
-      content: textOf(perDevice),
+      title: target.title ?? "",
+      content: textOf(target),
       payload: context.payload,
       overrides: objectAt(context.overrides, integration.providerId) as JsonObject,
       channelIntegrationId,
       ...shared(),
     });
-    return { message: perDevice, delivery: { integration, content: { case: "push", value: content } } };
+    return { message: target, delivery: { integration, content: { case: "push", value: content } } };
   };
   if (devices.length === 0 || !perDevice) return [pushTo(message, devices)];
   return devices.map((token) => {
-    const perDevice = clone(NewMessageSchema, message);
-    perDevice.destination = deviceDestination(message.destination, token);
-    return pushTo(perDevice, [token]);
+    const toDevice = clone(NewMessageSchema, message);
+    toDevice.destination = deviceDestination(message.destination, token);
+    return pushTo(toDevice, [token]);
   });
 }
 

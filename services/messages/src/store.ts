@@ -1165,6 +1165,14 @@ const SETS_ACTION = `cta = cta || jsonb_build_object('action',
   COALESCE(cta->'action', '{}') || jsonb_build_object('status', $4::text, 'result', COALESCE(cta->'action'->'result', '{}') || jsonb_build_object('type', $5::text)
     || CASE WHEN $6::jsonb IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('payload', $6::jsonb) END))`;
 
+/**
+ * Acting on a button reads an unread message, as Novu's Inbox treats the click (its client marks
+ * nothing itself); a message read already keeps its read and seen times.
+ */
+const READS_UNREAD = `read = true, last_read_date = CASE WHEN read THEN last_read_date ELSE now() END,
+  seen = seen OR NOT read, last_seen_date = CASE WHEN read THEN last_seen_date ELSE now() END,
+  first_seen_date = CASE WHEN read THEN first_seen_date ELSE COALESCE(first_seen_date, now()) END`;
+
 /** A message whose call to action has a button of the action's type ($5). */
 const HAS_ACTION_BUTTON = `m.cta->'action'->'buttons' @> jsonb_build_array(jsonb_build_object('type', $5::text))`;
 
@@ -1181,8 +1189,8 @@ const INBOX_CHANGES: Record<InboxChangeName, (args: InboxChangeArguments) => [se
   unarchive: () => ["archived = false, archived_at = NULL", []],
   snooze: (args) => [`snoozed_until = $4::timestamptz, archived = false, archived_at = NULL, ${SEES}`, [args.snoozeUntil]],
   unsnooze: () => ["snoozed_until = NULL", [], "m.snoozed_until IS NOT NULL"],
-  complete: (args) => [SETS_ACTION, ["done", args.actionType, args.actionPayload], args.anyButton ? undefined : HAS_ACTION_BUTTON],
-  revert: (args) => [SETS_ACTION, ["pending", args.actionType, args.actionPayload], args.anyButton ? undefined : HAS_ACTION_BUTTON],
+  complete: (args) => [`${SETS_ACTION}, ${READS_UNREAD}`, ["done", args.actionType, args.actionPayload], args.anyButton ? undefined : HAS_ACTION_BUTTON],
+  revert: (args) => [`${SETS_ACTION}, ${READS_UNREAD}`, ["pending", args.actionType, args.actionPayload], args.anyButton ? undefined : HAS_ACTION_BUTTON],
 };
 
 /**
@@ -1353,14 +1361,16 @@ export async function selectInAppMessages(db: Queryable, environmentId: string, 
 }
 
 /**
- * Brings a message back from the snooze that ends at `snoozedUntil`, as newly delivered: not
- * snoozed, unseen and unread (unless archived since), with a delivery time appended. Answers its subscriber
- * (external id), undefined when it is gone or snoozed otherwise since.
+ * Brings a message back from the snooze that ends at `snoozedUntil`, as Novu does: newly created,
+ * so it heads the lists, not snoozed and unread (unless archived since), with a delivery time
+ * appended; seen as it was. Answers its subscriber (external id), undefined when it is gone or
+ * snoozed otherwise since.
  */
 export async function returnSnoozedMessage(db: Queryable, environmentId: string, id: string, snoozedUntil: Date): Promise<string | undefined> {
   const { rows } = await db.query<{ external_subscriber_id: string }>(
     `UPDATE messages.messages
-        SET snoozed_until = NULL, seen = seen AND archived, read = read AND archived, delivered_at = delivered_at || now(), updated_at = now()
+        SET snoozed_until = NULL, created_at = now(), read = read AND archived, last_read_date = CASE WHEN archived THEN last_read_date END,
+            delivered_at = delivered_at || now(), updated_at = now()
       WHERE environment_id = $1 AND id = $2 AND snoozed_until = $3 AND channel = 'in_app'
       RETURNING external_subscriber_id`,
     [environmentId, id, snoozedUntil],

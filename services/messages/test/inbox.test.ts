@@ -237,9 +237,11 @@ describe("the Inbox RPCs", () => {
     expect((await rpcError(client.deleteInboxMessage({ subscriberId: "ada", messageId: id! }, call))).code).toBe(Code.NotFound);
   });
 
-  it("snoozes: the message leaves the list until due, its return is scheduled, and the return brings it back unseen", async () => {
+  it("snoozes: the message leaves the list until due, its return is scheduled, and the return brings it back unread, at the top", async () => {
     const { call, scope, subscriber } = setUp();
     const [id] = await create(call, subscriber, {});
+    const [later] = await create(call, subscriber, {});
+    const written = (await list(call, "ada")).messages.find((message) => message.id === id)!.createdAt!;
     const until = new Date(Date.now() + 60_000);
     const snoozed = (
       await client.updateInboxMessage({ subscriberId: "ada", messageId: id!, change: InboxChange.SNOOZE, snoozeUntil: timestampFromDate(until) }, call)
@@ -247,7 +249,7 @@ describe("the Inbox RPCs", () => {
     expect(timestampDate(snoozed.snoozedUntil!)).toEqual(until);
     expect(snoozed.seen).toBe(true);
     expect(scheduled.at(-1)).toEqual({ scope, id, until });
-    expect((await list(call, "ada", { snoozed: false })).messages).toEqual([]);
+    expect((await list(call, "ada", { snoozed: false })).messages.map((message) => message.id)).toEqual([later]);
     expect((await list(call, "ada", { snoozed: true })).messages.map((message) => message.id)).toEqual([id]);
 
     // A return for another time (snoozed again since) changes nothing.
@@ -258,16 +260,18 @@ describe("the Inbox RPCs", () => {
       { kind: "feeds", environmentId: scope.environmentId, keys: ["ada"] },
       { kind: "received", environmentId: scope.environmentId, keys: [`${id}:ada`] },
     ]);
-    const [back] = (await list(call, "ada", { snoozed: false })).messages;
-    expect(back).toMatchObject({ id, seen: false, read: false });
-    expect(back!.snoozedUntil).toBeUndefined();
-    // Delivered as it was written, as Novu's in-app messages are, and again as it came back.
-    expect(back!.deliveredAt).toHaveLength(2);
-    expect(timestampDate(back!.deliveredAt[0]!)).toEqual(timestampDate(back!.createdAt!));
+    const listed = (await list(call, "ada", { snoozed: false })).messages;
+    // Made anew, as Novu brings it back: above the message written after it.
+    expect(listed.map((message) => message.id)).toEqual([id, later]);
+    const back = listed[0]!;
+    expect(back).toMatchObject({ id, seen: true, read: false });
+    expect(back.snoozedUntil).toBeUndefined();
+    // Delivered as it was written, as Novu's in-app messages are, and again as it came back, its new creation.
+    expect(back.deliveredAt.map(timestampDate)).toEqual([timestampDate(written), timestampDate(back.createdAt!)]);
 
     // A due snooze counts as none even before its return runs.
     await fixture.pool.query("UPDATE messages.messages SET snoozed_until = now() - interval '1 second' WHERE id = $1", [id]);
-    expect((await list(call, "ada", { snoozed: false })).messages.map((message) => message.id)).toEqual([id]);
+    expect((await list(call, "ada", { snoozed: false })).messages.map((message) => message.id)).toEqual([id, later]);
 
     for (const snoozeUntil of [new Date(Date.now() - 1000), new Date(Date.now() + 25 * 3_600_000)]) {
       const error = await rpcError(

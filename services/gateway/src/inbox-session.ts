@@ -5,12 +5,10 @@ import { canonicalize } from "@tufjs/canonical-json";
 import { HttpError, isCode } from "./errors.js";
 import { defaultScheduleRequestOf, sessionProfile, sessionSubscriberId, sessionToJson, type SessionBody } from "./mappers/inbox-session.js";
 import { contextInputsOf } from "./mappers/context-inputs.js";
+import { INBOX_COUNT_CAP } from "./mappers/inbox.js";
 import { fieldsOf } from "./mappers/subscribers.js";
 import type { PublicRouteInput, RouteCall } from "./route.js";
 import { keyString, parseOrThrow } from "./validation.js";
-
-/** Novu counts unread messages up to this for the bell. */
-const UNREAD_COUNT_CAP = 100;
 
 const PRODUCTION = "production";
 
@@ -69,7 +67,7 @@ export async function startSession(input: PublicRouteInput<unknown, unknown, Ses
   const contextKeys = contextKeysOf(contexts);
   const [token, bells] = await Promise.all([
     accounts.sessions.issue({ scope, subscriberId, subscriberDbId: subscriber.id, contextKeys }),
-    input.clients.messages.batchGetInboxCounts({ subscriberIds: [subscriberId], limit: UNREAD_COUNT_CAP, contextKeys }, call),
+    input.clients.messages.batchGetInboxCounts({ subscriberIds: [subscriberId], limit: INBOX_COUNT_CAP, contextKeys }, call),
     body.defaultSchedule
       ? input.clients.subscribers.setDefaultSchedule({ ...defaultScheduleRequestOf(subscriberId, body.defaultSchedule), contextKeys }, call)
       : undefined,

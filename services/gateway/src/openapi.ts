@@ -70,6 +70,7 @@ const SECURITY: Record<Audience, Record<string, string[]>[]> = {
 const ERROR_RESPONSES = {
   BadRequest: [400, "The request is malformed: a body that is not JSON, is nested too deeply, or asks what cannot be done"],
   Unauthorized: [401, "No valid credential for the route's security scheme"],
+  SnoozeTooLong: [402, "The snooze ends later than the environment's maxSnoozeDurationHours allow"],
   NotFound: [404, "The resource named does not exist in the caller's environment"],
   Conflict: [409, "The resource already exists, or a request with the same idempotency key is still running (Retry-After)"],
   PayloadTooLarge: [413, "The body is larger than the route accepts"],
@@ -91,6 +92,7 @@ function errorsOf(route: Route): ErrorResponse[] {
   const errors: ErrorResponse[] = ["BadRequest", "NotFound", "PayloadTooLarge", "ValidationFailed", "RateLimited", "InternalError", "Unavailable"];
   if (route.audience !== "public") errors.push("Unauthorized");
   if (route.audience === "api" && route.method !== "GET" && route.method !== "DELETE") errors.push("Conflict");
+  if (route.path.endsWith("/snooze")) errors.push("SnoozeTooLong");
   return errors;
 }
 

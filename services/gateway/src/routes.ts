@@ -517,6 +517,8 @@ async function changeNotifications(
   change: messagesV1.InboxBulkChange,
   { body, clients, call }: RouteInput<unknown, unknown, z.output<typeof bulkBody>>,
 ) {
+  // No ids named is no notification to change, as Novu takes it; only a body without ids changes all.
+  if (body.notificationIds?.length === 0) return;
   await clients.messages.bulkUpdateInboxMessages(
     { subscriberId, change, messageIds: body.notificationIds ?? [], filter: { ...inboxFilterOf(body), ...contexts } },
     call,

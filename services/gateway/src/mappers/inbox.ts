@@ -5,7 +5,7 @@ import { isObjectId, SEVERITIES, severityName, severityNamed, type SeverityName 
 import { z } from "zod";
 import { contextKeys } from "./context-inputs.js";
 import { MAX_BODY_DEPTH, nestedDeeperThan } from "../body.js";
-import { HttpError, validationError } from "../errors.js";
+import { HttpError } from "../errors.js";
 import { queryBool, queryInt } from "../validation.js";
 import { freeFormResponse, isoDateResponse, isoOrNull, linkOf } from "./common.js";
 
@@ -93,8 +93,11 @@ export const INBOX_BULK_ROUTES = [
   ["delete", InboxBulkChange.DELETE],
 ] as const;
 
-/** Novu's counts stop here (its count route's limit, as its session's and its socket's): its Inbox shows "99+" above 99. */
-export const INBOX_COUNT_CAP = 100;
+/**
+ * Novu's count route and session stop counting here (its socket's events count on to 100, with
+ * `hasMore`): its Inbox badge, which shows "99+" from 100, never shows it for these counts.
+ */
+export const INBOX_COUNT_CAP = 99;
 
 export const actionBody = z.object({
   actionType: z
@@ -248,15 +251,25 @@ export const bulkBody = z.object({
   contextKeys: contextKeys.optional(),
 });
 
+/** The shortest snooze Novu's request validation lets through. */
+const MIN_SNOOZE_MS = 60_000;
+
 export const snoozeBody = z.object({
-  snoozeUntil: z.iso.datetime({ offset: true, error: "snoozeUntil must be an ISO 8601 date" }).transform((text) => timestampFromDate(new Date(text))),
+  snoozeUntil: z.iso
+    .datetime({ offset: true, error: "snoozeUntil must be an ISO 8601 date" })
+    .refine((text) => new Date(text).getTime() - Date.now() >= MIN_SNOOZE_MS, `Snooze time must be at least ${MIN_SNOOZE_MS / 1000} seconds in the future`)
+    .transform((text) => timestampFromDate(new Date(text))),
 });
 
-/** `snoozeUntil` within the bound the Inbox session announced (maxSnoozeDurationHours); a 422 otherwise. */
+/**
+ * `snoozeUntil` within the bound the Inbox session announced (maxSnoozeDurationHours); beyond it,
+ * the 402 Novu answers a snooze longer than its plan allows.
+ */
 export function checkSnoozeBound(snoozeUntil: Timestamp, maxHours: number): Timestamp {
   if (timestampDate(snoozeUntil).getTime() - Date.now() > maxHours * 3_600_000) {
-    const value = timestampDate(snoozeUntil).toISOString();
-    throw validationError({ snoozeUntil: { messages: [`snoozeUntil must be at most ${maxHours} hours ahead`], value } });
+    throw new HttpError(402, "Snooze Duration Limit Exceeded", {
+      reason: `A notification can be snoozed for at most ${maxHours} hours in this environment.`,
+    });
   }
   return snoozeUntil;
 }

@@ -330,6 +330,7 @@ import {
   bulkTriggerBody,
   eventOf,
   singleOutcome,
+  broadcastOutcome,
   triggerBody,
   triggerResultResponse,
 } from "./mappers/triggers.js";
@@ -2039,7 +2040,8 @@ export const routes: Route[] = [
     bodyLimit: 5 * MIB,
     body: broadcastBody,
     handle: async ({ body, clients, call }) => {
-      return singleOutcome(await clients.batched.acceptTrigger(broadcastEventOf(body), call));
+      const event = broadcastEventOf(body);
+      return broadcastOutcome(await clients.batched.acceptTrigger(event, call), event.transactionId!);
     },
   }),
   route({

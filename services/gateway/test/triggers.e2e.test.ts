@@ -200,14 +200,14 @@ describe("POST /v1/events/trigger", () => {
     }
   });
 
-  it("answers invalid_recipients when every recipient is invalid, and lists invalid ones when others proceed", async () => {
-    const none = await trigger({ name: welcome, to: ["bad id!", "also bad"] });
+  it("notifies ids outside Novu's rule, as its default dry run of the rule does; trims ids, and answers invalid_recipients when none is left", async () => {
+    const outside = await trigger({ name: welcome, to: ["auth0|5f7c8e", " ok-one "], transactionId: "t-outside-rule" });
+    expect(outside.body.data).toEqual({ acknowledged: true, status: "processed", transactionId: "t-outside-rule" });
+    const messages = await awaitMessages("t-outside-rule", 2);
+    expect(messages.map((message) => message.subscriber?.subscriberId).sort()).toEqual(["auth0|5f7c8e", "ok-one"]);
+    const none = await trigger({ name: welcome, to: ["  ", ""] });
     expect(none.body.data.status).toBe("invalid_recipients");
     expect(none.body.data.error).toHaveLength(2);
-    const some = await trigger({ name: welcome, to: ["ok-one", "not ok"], transactionId: "t-some-invalid" });
-    expect(some.body.data.status).toBe("processed");
-    expect(some.body.data.error).toEqual(["Invalid recipient: not ok"]);
-    expect(await awaitMessages("t-some-invalid", 1)).toHaveLength(1);
   });
 
   it("creates nothing for a repeated transactionId and answers the original result", async () => {
@@ -462,7 +462,10 @@ describe("bulk and broadcast", () => {
     expect(await count()).toBe(250);
     const inactive = await stack.request("POST", "/v1/workflows", { name: "Off", steps: [inApp("x")] }, as);
     const off = await stack.request("POST", "/v1/events/trigger/broadcast", { name: inactive.body.data.triggers[0].identifier, payload: {} }, as);
-    expect(off.body.data.status).toBe("trigger_not_active");
+    // As Novu answers a broadcast: processed, whatever the workflow's state; nothing is sent.
+    expect(off.body.data).toEqual({ acknowledged: true, status: "processed", transactionId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await stack.request("GET", `/v1/messages?transactionId=${off.body.data.transactionId}`, undefined, as)).body.data).toEqual([]);
   });
 
   it("requires a payload on broadcast", async () => {
@@ -553,14 +556,33 @@ describe("delays", () => {
 });
 
 describe("cancel", () => {
-  it("answers false for an unknown transaction (as Novu does, so the SDKs' cancel does not throw) and true for a known one", async () => {
-    const unknown = await stack.request("DELETE", "/v1/events/trigger/never-sent");
-    expect(unknown.status).toBe(200);
-    expect(unknown.body).toEqual({ data: false });
-    const name = await createWorkflow({ name: "Cancelable", steps: [inApp("c")] });
-    await trigger({ name, to: "ada", transactionId: "t-cancel" });
-    const reply = await stack.request("DELETE", "/v1/events/trigger/t-cancel");
-    expect(reply.status).toBe(200);
-    expect(reply.body).toEqual({ data: true });
+  it("answers, as Novu does, true only when it stopped work still waiting: false for an unknown transaction, one sent already, or a second cancel", async () => {
+    const cancel = (transactionId: string) => stack.request("DELETE", `/v1/events/trigger/${transactionId}`);
+    // Unknown: false, not an error, so the SDKs' cancel does not throw.
+    expect(await cancel("never-sent")).toMatchObject({ status: 200, body: { data: false } });
+    const sent = await createWorkflow({ name: "Sent at once", steps: [inApp("c")] });
+    await trigger({ name: sent, to: "ada", transactionId: "t-cancel-sent" });
+    await awaitMessages("t-cancel-sent", 1);
+    expect((await cancel("t-cancel-sent")).body).toEqual({ data: false });
+
+    const delayed = await createWorkflow({
+      name: "Cancelable",
+      steps: [inApp("before"), { template: { type: "delay" }, metadata: { type: "regular", amount: 1, unit: "hours" } }, inApp("after")],
+    });
+    await trigger({ name: delayed, to: "ada", transactionId: "t-cancel" });
+    const pool = createPool(stack.database.url, 1);
+    try {
+      // Cancelled while its delay waits.
+      await eventually(async () => {
+        const { rowCount } = await pool.query(
+          "SELECT 1 FROM triggers.schedules s JOIN triggers.trigger_records r ON r.id = s.trigger_id WHERE r.transaction_id = 't-cancel'",
+        );
+        return rowCount ? true : undefined;
+      }, 15_000);
+    } finally {
+      await pool.end();
+    }
+    expect(await cancel("t-cancel")).toMatchObject({ status: 200, body: { data: true } });
+    expect((await cancel("t-cancel")).body).toEqual({ data: false });
   });
 });

@@ -19,6 +19,8 @@ export interface RouteDeps extends ServiceDeps {
   announceWorkflows: Announce;
   /** Workflows by trigger identifier, kept while their changes are followed. */
   workflowsByIdentifier: FollowedCache<workflowsV1.Workflow>;
+  /** Drop recipients whose id breaks Novu's rule, rather than only log them. */
+  enforceRecipientIds: boolean;
 }
 
 export function routes(deps: RouteDeps) {

@@ -63,7 +63,14 @@ export async function start(config: TriggersConfig): Promise<RunningTriggers> {
     metricsPort: config.TRIGGERS_METRICS_PORT,
     log,
     internalToken: config.INTERNAL_RPC_TOKEN,
-    routes: routes({ pool, log, jobSubject: jobSubjectOfTriggers, announceWorkflows, workflowsByIdentifier }),
+    routes: routes({
+      pool,
+      log,
+      jobSubject: jobSubjectOfTriggers,
+      announceWorkflows,
+      workflowsByIdentifier,
+      enforceRecipientIds: config.SUBSCRIBER_ID_VALIDATION === "enforce",
+    }),
   });
   // Acceptance needs only Postgres; the relay catches up whenever NATS is reachable.
   const relay = startRelay({

@@ -38,7 +38,7 @@ export async function openDatabaseBefore(version: string): Promise<{ pool: Pool;
  * The process's services over `pool`, keeping workflows as the process does; with one process
  * and no NATS, an announcement only drops this process's copies.
  */
-export function serviceRoutes(pool: Pool) {
+export function serviceRoutes(pool: Pool, { enforceRecipientIds = false } = {}) {
   const workflowsByIdentifier = createFollowedCache<workflowsV1.Workflow>({ name: "triggers_workflows", max: 1000 });
   workflowsByIdentifier.setLive(true);
   return routes({
@@ -47,12 +47,13 @@ export function serviceRoutes(pool: Pool) {
     jobSubject: "test.jobs.trigger",
     workflowsByIdentifier,
     announceWorkflows: announcer(() => undefined, CHANGE_SUBJECTS.workflows, workflowsByIdentifier),
+    enforceRecipientIds,
   });
 }
 
 /** The services behind an in-memory transport: the real handlers and interceptors, no network. */
-export function inMemoryClients(pool: Pool) {
-  const transport = inMemoryTransport(serviceRoutes(pool));
+export function inMemoryClients(pool: Pool, options?: Parameters<typeof serviceRoutes>[1]) {
+  const transport = inMemoryTransport(serviceRoutes(pool, options));
   return {
     workflows: createClient(workflowsV1.WorkflowService, transport),
     tenants: createClient(tenantsV1.TenantService, transport),

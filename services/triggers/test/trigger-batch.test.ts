@@ -61,6 +61,33 @@ describe("TriggerBatch", () => {
     expect(jobs[0]!.workflow!.createdAt).toBeUndefined();
   });
 
+  it("notifies recipients whose id breaks Novu's rule, as Novu's dry run does, and drops them when the rule is enforced", async () => {
+    const call = callAs(newScope());
+    const workflow = await clients.workflows.createWorkflow(
+      { name: "Ids", active: true, steps: [{ template: { type: StepType.IN_APP, content: { case: "text", value: "Hi" } } }] },
+      call,
+    );
+    const to = ["auth0|5f7c8e", "ok-one", " "].map((value) => ({ kind: { case: "subscriberId" as const, value } }));
+    const resultOf = async (client: typeof triggers) => {
+      const [outcome] = (await client.triggerBatch({ events: [{ name: workflow.identifier, to }] }, call)).outcomes;
+      if (outcome!.outcome.case !== "result") throw new Error("the trigger was refused");
+      const { rows } = await fixture.pool.query<{ job: Buffer }>(
+        "SELECT o.job FROM triggers.outbox o JOIN triggers.trigger_records r ON r.id = o.trigger_id WHERE r.transaction_id = $1",
+        [outcome!.outcome.value.transactionId],
+      );
+      const recipients = rows.flatMap((row) => fromBinary(triggersV1.TriggerJobSchema, row.job).event!.to.map((recipient) => recipient.kind.value));
+      return { status: outcome!.outcome.value.status, error: outcome!.outcome.value.error, recipients };
+    };
+    // An empty id names no subscriber in either mode.
+    expect(await resultOf(triggers)).toEqual({ status: "processed", error: ["Invalid recipient:  "], recipients: ["auth0|5f7c8e", "ok-one"] });
+    const enforcing = createClient(triggersV1.TriggerService, inMemoryTransport(serviceRoutes(fixture.pool, { enforceRecipientIds: true })));
+    expect(await resultOf(enforcing)).toEqual({
+      status: "processed",
+      error: ["Invalid recipient: auth0|5f7c8e", "Invalid recipient:  "],
+      recipients: ["ok-one"],
+    });
+  });
+
   it("sees a workflow's status, rename and deletion at once, though an earlier trigger kept it", async () => {
     const transport = inMemoryTransport(serviceRoutes(fixture.pool));
     const workflows = createClient(workflowsV1.WorkflowService, transport);

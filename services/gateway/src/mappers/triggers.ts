@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { triggersV1 } from "@notify/proto";
 import { z } from "zod";
@@ -31,7 +32,8 @@ const channel = z.object({
 
 const subscriberObject = createSubscriberBody.extend({ channels: z.array(channel).max(20).optional() });
 const topic = z.object({ type: z.literal("Topic"), topicKey: keyString("topicKey") });
-const recipient = z.union([z.string({ error: "must be a subscriber id, a subscriber object or a topic" }), topic, subscriberObject]);
+// A subscriber id is trimmed, as Novu trims it (and a subscriber object's).
+const recipient = z.union([z.string({ error: "must be a subscriber id, a subscriber object or a topic" }).trim(), topic, subscriberObject]);
 
 const tenant = z.union([
   z.string().min(1).max(255),
@@ -118,8 +120,20 @@ export function eventOf(body: z.infer<typeof triggerBody>): triggersV1.TriggerEv
   return event;
 }
 
+/** A broadcast, its transaction named before it is accepted (a UUID unless given), as Novu names it. */
 export function broadcastEventOf(body: z.infer<typeof broadcastBody>): triggersV1.TriggerEvent {
-  return eventFrom(body, true);
+  const event = eventFrom(body, true);
+  event.transactionId ??= randomUUID();
+  return event;
+}
+
+/**
+ * A broadcast's answer: as Novu answers it, processed whatever the workflow's state (inactive,
+ * without active steps, its tenant unknown: nothing is sent then); only an error is the request's.
+ */
+export function broadcastOutcome(outcome: triggersV1.TriggerOutcome, transactionId: string) {
+  singleOutcome(outcome);
+  return { acknowledged: true, status: "processed", transactionId };
 }
 
 export function resultToJson(result: triggersV1.TriggerResult) {

@@ -228,7 +228,8 @@ export async function digestEvents(pool: Pool, environmentId: string, request: t
  *
  * `dueDigestIds` are digests it opened that came due before the cancel, whose run (its resumption)
  * the cancel took out of the outbox or the worker dropped: they pass on the same way, so the
- * events of other triggers in them are not lost with the canceled trigger's run.
+ * events of other triggers in them are not lost with the canceled trigger's run. Answers how many
+ * of its events left digests.
  */
 export async function cancelDigestsOf(
   tx: Queryable,
@@ -237,8 +238,8 @@ export async function cancelDigestsOf(
   transactionId: string,
   jobSubject: string,
   dueDigestIds: readonly string[],
-): Promise<void> {
-  await store.deleteDigestEventsOf(tx, environmentId, transactionId, dueDigestIds);
+): Promise<number> {
+  const eventsTaken = await store.deleteDigestEventsOf(tx, environmentId, transactionId, dueDigestIds);
   await store.deleteDigestJob(tx, environmentId, triggerId);
   const groups = new Map<string, Resuming>();
   const passed: { digestId: string; triggerId: string }[] = [];
@@ -259,10 +260,12 @@ export async function cancelDigestsOf(
     passed.push({ digestId: row.id, triggerId: row.trigger_id });
   }
   if (ended.length > 0) await store.closeDigests(tx, environmentId, ended);
-  if (passed.length === 0) return;
-  await store.reassignDigests(tx, environmentId, passed);
-  await store.insertSchedules(tx, environmentId, currentOrigin(), resumptionSchedules(groups.values(), jobSubject));
-  await store.notifySchedules(tx);
+  if (passed.length > 0) {
+    await store.reassignDigests(tx, environmentId, passed);
+    await store.insertSchedules(tx, environmentId, currentOrigin(), resumptionSchedules(groups.values(), jobSubject));
+    await store.notifySchedules(tx);
+  }
+  return eventsTaken;
 }
 
 /** The digests whose own runs are among these stream jobs. */

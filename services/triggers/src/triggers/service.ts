@@ -1,4 +1,4 @@
-import { createHash, randomFillSync, randomUUID } from "node:crypto";
+import { createHash, randomFillSync } from "node:crypto";
 import { create, toBinary, type JsonObject } from "@bufbuild/protobuf";
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
@@ -41,6 +41,11 @@ export interface TriggerServiceDeps {
   /** Where accepted jobs are published, e.g. notify.jobs.trigger. */
   jobSubject: string;
   workflowsByIdentifier: FollowedCache<workflowsV1.Workflow>;
+  /**
+   * Whether recipients whose id breaks Novu's rule are dropped (SUBSCRIBER_ID_VALIDATION=enforce);
+   * by default they are only logged and notified, as Novu's dry run of the rule does.
+   */
+  enforceRecipientIds: boolean;
 }
 
 /** Novu's rule for recipient ids: a plain token or an email-like id, after trimming. */
@@ -190,7 +195,13 @@ const LAST_TRIGGERED_INTERVAL_MS = 5 * 60_000;
 /** Workflows whose marks this process remembers; past it, it forgets them all (and marks them once more). */
 const MARKS_KEPT = 10_000;
 
-export function createTriggerService({ pool, log, jobSubject, workflowsByIdentifier }: TriggerServiceDeps): ServiceImpl<typeof triggersV1.TriggerService> {
+export function createTriggerService({
+  pool,
+  log,
+  jobSubject,
+  workflowsByIdentifier,
+  enforceRecipientIds,
+}: TriggerServiceDeps): ServiceImpl<typeof triggersV1.TriggerService> {
   /** Workflow id → when this process last marked it triggered. */
   const markedAt = new Map<string, number>();
   /**
@@ -297,14 +308,23 @@ export function createTriggerService({ pool, log, jobSubject, workflowsByIdentif
         if (!workflow.active) return { outcome: result("trigger_not_active") };
         if (workflow.steps.length === 0) return { outcome: result("no_workflow_steps_defined") };
         if (!workflow.steps.some((step) => step.active !== false)) return { outcome: result("no_workflow_active_steps_defined") };
-        const transactionId = event.transactionId ?? (event.broadcast ? randomUUID() : generateTransactionId());
+        const transactionId = event.transactionId ?? generateTransactionId();
         const valid: triggersV1.Recipient[] = [];
         const invalid: string[] = [];
+        const passedOn: string[] = [];
         for (const recipient of event.broadcast ? [] : event.to) {
           const id = recipientId(recipient);
-          if (id !== undefined && isValidRecipientId(id)) valid.push(recipient);
-          else invalid.push(String(id));
+          // No subscriber has an empty id, whatever the rule's mode.
+          if (id === undefined || id.trim() === "") invalid.push(String(id));
+          else if (isValidRecipientId(id)) valid.push(recipient);
+          else if (enforceRecipientIds) invalid.push(id);
+          else {
+            valid.push(recipient);
+            passedOn.push(id);
+          }
         }
+        if (passedOn.length > 0)
+          log.warn({ transactionId, recipients: passedOn }, "recipient ids outside Novu's rule notified (SUBSCRIBER_ID_VALIDATION=dry-run)");
         if (!event.broadcast && valid.length === 0) {
           return {
             outcome: result(
@@ -415,13 +435,16 @@ export function createTriggerService({ pool, log, jobSubject, workflowsByIdentif
           // As Novu answers it: nothing to cancel is no error.
           if (!id) return { canceled: false };
           // Among its jobs still in the outbox may be the runs of digests that came due.
-          const dueDigestIds = digestsRunBy(await store.deleteOutboxFor(tx, scope.environmentId, id));
+          const unpublished = await store.deleteOutboxFor(tx, scope.environmentId, id);
+          const dueDigestIds = digestsRunBy(unpublished);
           // Locked first, so that a digest another cancel just passed to this trigger has its schedule deleted below.
           await store.lockDigestsOf(tx, scope.environmentId, id, request.transactionId, dueDigestIds);
-          await store.deleteSchedulesFor(tx, scope.environmentId, id);
+          const waiting = await store.deleteSchedulesFor(tx, scope.environmentId, id);
           // Its digests' runs were among the jobs just deleted: each goes on under its next event's trigger.
-          await cancelDigestsOf(tx, scope.environmentId, id, request.transactionId, jobSubject, dueDigestIds);
-          return { canceled: true };
+          const digested = await cancelDigestsOf(tx, scope.environmentId, id, request.transactionId, jobSubject, dueDigestIds);
+          // True, as Novu answers, only when work still waiting was stopped (a delay, a digest, a
+          // run not started yet): not for a run that already went out, nor for a second cancel.
+          return { canceled: unpublished.length + waiting + digested > 0 };
         }),
       );
     },

@@ -537,15 +537,17 @@ export async function lockDigestsOf(
 /**
  * Takes a canceled transaction's events out of the digests they joined: open ones, ones that came
  * due and whose run (another trigger's) has yet to read them, as Novu's run leaves canceled jobs
- * out, and the due ones named (whose run was the canceled trigger's and is dropped).
+ * out, and the due ones named (whose run was the canceled trigger's and is dropped). Answers how
+ * many left.
  */
-export async function deleteDigestEventsOf(db: Queryable, environmentId: string, transactionId: string, dueDigestIds: readonly string[]): Promise<void> {
-  await db.query(
+export async function deleteDigestEventsOf(db: Queryable, environmentId: string, transactionId: string, dueDigestIds: readonly string[]): Promise<number> {
+  const { rowCount } = await db.query(
     `DELETE FROM triggers.digest_events e USING triggers.digests d
       WHERE e.environment_id = $1 AND e.transaction_id = $2 AND d.id = e.digest_id
         AND (d.closed_at IS NULL OR d.read_at IS NULL OR d.id = ANY($3::bigint[]))`,
     [environmentId, transactionId, dueDigestIds],
   );
+  return rowCount ?? 0;
 }
 
 /**

@@ -4,21 +4,31 @@ import { inLayout } from "./layouts.js";
 import { mailyHtml, type MailyNode } from "./maily.js";
 import type { Render } from "./render.js";
 
+/** An event handler attribute (onclick, onerror, …). */
+const EVENT_HANDLER = /^on/i;
+
 /**
- * What Novu keeps of a v2 email's HTML: sanitize-html's defaults plus `style` and `img` tags and
- * `style` attributes, so layout survives and scripts, handlers and frames do not. Style tags are
- * what sanitize-html calls vulnerable (old browsers ran script in CSS); mail clients do not.
+ * What Novu keeps of a v2 email's HTML: sanitize-html's default tags plus the page around them
+ * (html, head, body, meta, title, link), `style` and `img`, with their attributes, so a mail's
+ * table layout and head survive while scripts, frames and `javascript:` links go. Unlike Novu,
+ * event handler attributes go too: mail clients do not run them, but a browser showing the mail
+ * (a preview, a web mail reader) would. Style tags are what sanitize-html calls vulnerable (old
+ * browsers ran script in CSS); mail clients do not.
  */
 const NOVU_EMAIL_HTML: sanitizeHtml.IOptions = {
-  allowedTags: [...sanitizeHtml.defaults.allowedTags, "style", "img"],
-  allowedAttributes: {
-    ...sanitizeHtml.defaults.allowedAttributes,
-    "*": ["style"],
-    img: ["src", "srcset", "alt", "title", "width", "height", "loading"],
+  allowedTags: [...sanitizeHtml.defaults.allowedTags, "style", "img", "html", "head", "body", "link", "meta", "title"],
+  allowedAttributes: false,
+  transformTags: {
+    "*": (tagName, attribs) => ({ tagName, attribs: Object.fromEntries(Object.entries(attribs).filter(([name]) => !EVENT_HANDLER.test(name))) }),
   },
   allowVulnerableTags: true,
   parseStyleAttributes: false,
 };
+
+/** sanitize-html drops the doctype, which mail clients read to choose how to lay the page out; Novu puts back one the HTML opens with. */
+const OPENING_DOCTYPE = /^<!DOCTYPE .*?>/;
+
+const sanitizedAsNovu = (html: string) => (OPENING_DOCTYPE.exec(html)?.[0] ?? "") + sanitizeHtml(html, NOVU_EMAIL_HTML);
 
 /**
  * An email step's rendered body (its HTML, or its block-editor document) as the HTML that is sent,
@@ -37,5 +47,5 @@ export async function emailHtml(
   const html = layout ? await inLayout(layout, body, render) : body;
   const sanitized = render.engine === workflowsV1.TemplateEngine.LIQUID && template.disableOutputSanitization !== true;
   // Sanitizing costs about as much as rendering a template over the same HTML: the budget counts it.
-  return sanitized ? render.charge(() => sanitizeHtml(html, NOVU_EMAIL_HTML)) : html;
+  return sanitized ? render.charge(() => sanitizedAsNovu(html)) : html;
 }

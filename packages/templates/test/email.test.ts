@@ -22,8 +22,22 @@ async function sent(engine: workflowsV1.TemplateEngine, disableOutputSanitizatio
 }
 
 describe("the HTML an email step sends", () => {
-  it("is sanitized for a liquid workflow as Novu sanitizes it: layout and styles stay, scripts, handlers and script links go", async () => {
-    expect(await sent(LIQUID)).toBe('<style>p{color:#111}</style><p style="margin:0">Hi <b>Ada</b><img src="https://example.com/a.png" /><a>x</a></p>');
+  it("is sanitized for a liquid workflow as Novu sanitizes it: the page, styles and attributes stay, scripts, script links and (unlike Novu) handlers go", async () => {
+    expect(await sent(LIQUID)).toBe(
+      '<html><head><style>p{color:#111}</style></head><body><p style="margin:0">Hi <b>Ada</b><img src="https://example.com/a.png" /><a>x</a></p></body></html>',
+    );
+  });
+
+  it("keeps a mail's doctype, head and table layout through sanitizing, as Novu does", async () => {
+    const page =
+      '<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Transitional//EN"><html dir="ltr" lang="en"><head><meta name="viewport" content="width=device-width" />' +
+      '<title>News</title><link rel="stylesheet" href="https://example.com/a.css" /></head><body style="margin:0;background:#eee">' +
+      '<table width="600" align="center" bgcolor="#ffffff" cellpadding="0" cellspacing="0" border="0" role="presentation" class="card"><tr><td valign="top">Hi</td></tr></table>' +
+      '<iframe src="https://example.com"></iframe></body></html>';
+    const template = create(workflowsV1.MessageTemplateSchema, { type: commonV1.StepType.EMAIL });
+    expect(await emailHtml(template, { case: "text", value: page }, renderer(LIQUID, { payload: {}, subscriber: {} }))).toBe(
+      page.replace(/<iframe.*<\/iframe>/, ""),
+    );
   });
 
   it("is the rendered HTML as it is when the step turns sanitizing off, and for a v1 workflow (whose engine escaped the payload)", async () => {

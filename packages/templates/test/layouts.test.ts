@@ -50,7 +50,7 @@ describe("an email in its layout", () => {
 
   it("is sanitized as a whole, layout included", async () => {
     const layout = html("<html><body><script>steal()</script>{{content}}<img src=x onerror=steal()></body></html>");
-    expect(await emailHtml(template, { case: "text", value: "<p>Hi</p>" }, render(), layout)).toBe('<p>Hi</p><img src="x" />');
+    expect(await emailHtml(template, { case: "text", value: "<p>Hi</p>" }, render(), layout)).toBe('<html><body><p>Hi</p><img src="x" /></body></html>');
   });
 
   it("goes into a block-editor layout at its content variable node", async () => {

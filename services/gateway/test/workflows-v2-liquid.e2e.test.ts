@@ -199,9 +199,10 @@ describe("workflows written through v2 render their templates as liquid, as Novu
     const mail = sink.received.find((received) => received.envelope.to.includes("block-ada@example.com"))!;
     expect(mail.mail.subject).toBe("Receipt for Ada");
     const html = String(mail.mail.html);
-    // Sanitized as Novu sends it: the document's layout and styles, no page wrapper.
-    expect(html).toMatch(/^<style>/);
-    expect(html).toContain("<table");
+    // Sanitized as Novu sends it: the whole page the document renders to, its doctype, head and table attributes kept.
+    expect(html).toMatch(/^<!DOCTYPE html [^>]*><html[^>]*><head>/);
+    expect(html).toContain('<meta name="viewport"');
+    expect(html).toMatch(/<table align="center"[^>]*cellpadding="0"/);
     expect(html).toContain("&lt;i&gt;tea&lt;/i&gt;");
     expect(html).toContain('href="https://example.com/t/a-7"');
     expect(html).toContain("Track A-7");

@@ -67,16 +67,20 @@ function toSentence(
   return `${values.slice(0, limit).join(wordsConnector)}${connector}${more} ${plural(overflowSuffix, more)}`;
 }
 
-/** `{{ items | pluralize: "item" }}`: the count (of a list, an object's keys, or a number) and the word in its number. */
-function pluralize(item: unknown, singular = "", pluralForm = ""): string {
+/**
+ * `{{ items | pluralize: "item" }}`: the count (of a list, an object's keys, or a number) and the
+ * word in its number; nothing when there is nothing to count. Only the text "true" shows the count
+ * once `showCount` is given: Novu compares with that text, so a Liquid `true` hides it too.
+ */
+function pluralize(item: unknown, singular = "", pluralForm = "", showCount: unknown = "true"): string {
   if (item === undefined || item === null) return "";
   let count: number;
   if (Array.isArray(item)) count = item.length;
   else if (typeof item === "object") count = Object.keys(item).length;
   else count = Number(item);
-  if (Number.isNaN(count)) count = 0;
-  if (pluralForm) return `${count} ${count === 1 ? singular : pluralForm}`;
-  return `${count} ${plural(singular, count)}`;
+  if (Number.isNaN(count) || count <= 0) return "";
+  const word = pluralForm ? (count === 1 ? singular : pluralForm) : plural(singular, count);
+  return showCount === "true" ? `${count} ${word}` : word;
 }
 
 const liquid = new Liquid({

@@ -57,11 +57,27 @@ describe("liquid templates", () => {
   it("has Novu's pluralize filter", () => {
     expect(render("{{ payload.items | pluralize: 'item' }}", { items: ["a", "b"] })).toBe("2 items");
     expect(render("{{ payload.count | pluralize: 'child' }} / {{ payload.one | pluralize: 'berry' }}", { count: "3", one: 1 })).toBe("3 children / 1 berry");
-    expect(render("{{ payload.count | pluralize: 'person', 'folks' }}", { count: 0 })).toBe("0 folks");
-    expect(render("{{ payload.keys | pluralize: 'property' }} {{ payload.word | pluralize: 'item' }}", { keys: { a: 1 }, word: "asdf" })).toBe(
-      "1 property 0 items",
-    );
+    expect(render("{{ payload.count | pluralize: 'person', 'folks' }}", { count: 2 })).toBe("2 folks");
+    expect(render("{{ payload.keys | pluralize: 'property' }}", { keys: { a: 1 } })).toBe("1 property");
     expect(render("[{{ payload.none | pluralize: 'item' }}]")).toBe("[]");
+  });
+
+  it("prints nothing for pluralize over no items, a negative count or a count that is not a number, as Novu's filter does", () => {
+    expect(render("[{{ payload.count | pluralize: 'person', 'folks' }}]", { count: 0 })).toBe("[]");
+    expect(
+      render("[{{ payload.items | pluralize: 'item' }}|{{ payload.debt | pluralize: 'item' }}|{{ payload.word | pluralize: 'item' }}]", {
+        items: [],
+        debt: -2,
+        word: "asdf",
+      }),
+    ).toBe("[||]");
+  });
+
+  it("prints the word alone when pluralize's fourth argument is anything but the text 'true'", () => {
+    expect(render("{{ payload.items | pluralize: 'item', '', 'false' }}", { items: [1, 2] })).toBe("items");
+    expect(render("{{ payload.one | pluralize: 'person', 'people', false }}", { one: 1 })).toBe("person");
+    expect(render("{{ payload.items | pluralize: 'item', '', true }}", { items: [1, 2] })).toBe("items");
+    expect(render("{{ payload.items | pluralize: 'item', '', 'true' }}", { items: [1, 2] })).toBe("2 items");
   });
 
   it("does not reach prototypes", () => {

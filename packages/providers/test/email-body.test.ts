@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { renderEmailBody } from "../src/index.js";
 
 describe("email body", () => {
-  it("renders editor blocks as paragraphs and button links, alignment applied, content kept as is", () => {
+  it("renders editor blocks as paragraphs and button links, text alignment applied, content kept as is", () => {
     const { html, text } = renderEmailBody([
       { type: "text", content: "Hi <b>Ann</b> &amp; co", textAlign: "center" },
       { type: "text", content: "Second line" },
@@ -12,7 +12,10 @@ describe("email body", () => {
     expect(html.endsWith("</html>")).toBe(true);
     expect(html).toContain(`<p style="margin:0;text-align:center">Hi <b>Ann</b> &amp; co</p>`);
     expect(html).toContain(`<p style="margin:0;text-align:left">Second line</p>`);
-    expect(html).toMatch(/<td align="right"[^>]*><a href="https:\/\/x\.test\/a\?b=1&amp;c=2"[^>]*display:inline-block[^>]*>Open<\/a>/);
+    // As in Novu's editor template, a button is centred whatever alignment it was given, in Novu's default branding colour.
+    expect(html).toMatch(
+      /<td align="center"[^>]*text-align:center[^>]*><a href="https:\/\/x\.test\/a\?b=1&amp;c=2"[^>]*display:inline-block[^>]*background-color:#f47373[^>]*>Open<\/a>/,
+    );
     expect(text).toBe("Hi Ann & co\n\nSecond line\n\nOpen [https://x.test/a?b=1&c=2]");
   });
 

@@ -23,20 +23,24 @@ const escapeAttribute = (value: string) => value.replace(/&/g, "&amp;").replace(
 /** Only the three alignments the editor offers reach a style attribute, so no content can widen it. */
 const alignOf = (block: EmailBlock) => (block.textAlign !== undefined && ALIGNMENTS.has(block.textAlign) ? block.textAlign : "left");
 
+/** Novu colours buttons with the organization's branding colour, this one when it has none; notify keeps no branding. */
+const BUTTON_COLOR = "#f47373";
+
 /**
  * A block's content is kept as rendered: the template engine has already escaped what the payload put
  * in, and what the author wrote (links, emphasis) is the author's HTML.
  */
 function blockHtml(block: EmailBlock): string {
-  const align = alignOf(block);
   if (block.type === "button") {
     const href = escapeAttribute(block.url ?? "");
+    // Novu centres every button: the editor's alignment applies to text blocks only.
     return (
-      `<tr><td align="${align}" style="padding:12px 0;text-align:${align}">` +
-      `<a href="${href}" target="_blank" style="display:inline-block;padding:12px 24px;border-radius:4px;background-color:#1a73e8;color:#ffffff;font-weight:600;text-decoration:none">${block.content}</a>` +
+      `<tr><td align="center" style="padding:12px 0;text-align:center">` +
+      `<a href="${href}" target="_blank" style="display:inline-block;padding:12px 24px;border-radius:4px;background-color:${BUTTON_COLOR};color:#ffffff;font-weight:600;text-decoration:none">${block.content}</a>` +
       `</td></tr>`
     );
   }
+  const align = alignOf(block);
   return `<tr><td style="padding:8px 0;text-align:${align}"><p style="margin:0;text-align:${align}">${block.content}</p></td></tr>`;
 }
 

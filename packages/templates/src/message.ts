@@ -15,10 +15,12 @@ export interface RenderedBlock {
   textAlign?: string;
 }
 
-/** A step's subject, title and content, rendered. */
+/** A step's subject, title, sender name and content, rendered. */
 export interface RenderedContent {
   subject?: string;
   title?: string;
+  /** An email step's From name: it goes before the integration's, and the trigger's overrides before it. */
+  senderName?: string;
   content:
     | { case: "text"; value: string }
     | { case: "blocks"; value: RenderedBlock[] }
@@ -34,12 +36,14 @@ export interface RenderedCta {
   action?: { status?: string; buttons: { type: string; content: string; resultContent?: string; url?: string; target?: string }[] };
 }
 
-/** The template's subject, title and content (text, or email editor blocks) rendered; throws on a template that does not render. */
+/** The template's subject, title, sender name and content (text, or email editor blocks) rendered; throws on a template that does not render. */
 export function renderContent(template: workflowsV1.MessageTemplate, render: Render): RenderedContent {
   const content = template.content;
   const rendered: RenderedContent = { content: { case: undefined } };
   if (template.subject !== undefined) rendered.subject = render(template.subject);
   if (template.title !== undefined) rendered.title = render(template.title);
+  // Trimmed as Novu trims it: a name a template writes over several lines is still one header line.
+  if (template.senderName !== undefined) rendered.senderName = render(template.senderName).trim();
   const document = content.case === "text" && isMailyBody(template, render) ? mailyDocumentOf(content.value) : undefined;
   if (document) rendered.content = { case: "maily", value: renderMailyDocument(document, render) };
   else if (content.case === "text") rendered.content = { case: "text", value: render(content.value) };

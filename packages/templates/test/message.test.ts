@@ -37,6 +37,11 @@ describe("renderContent", () => {
     });
   });
 
+  it("renders an email step's sender name with the same variables, without the whitespace around it", () => {
+    const template = create(workflowsV1.MessageTemplateSchema, { senderName: " {{name}} at Acme\n", content: { case: "text", value: "Hi" } });
+    expect(renderContent(template, data)).toEqual({ senderName: "Ada at Acme", content: { case: "text", value: "Hi" } });
+  });
+
   it("throws on a template that does not render", () => {
     expect(() => renderContent(create(workflowsV1.MessageTemplateSchema, { subject: "{{#if x}}" }), data)).toThrow();
   });

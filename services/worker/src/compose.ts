@@ -1,12 +1,13 @@
 import { createHash } from "node:crypto";
 import { clone, create, type JsonObject } from "@bufbuild/protobuf";
-import { deliveriesV1, messagesV1, type integrationsV1, type layoutsV1, type subscribersV1, type triggersV1, type workflowsV1 } from "@notify/proto";
+import { deliveriesV1, messagesV1, type integrationsV1, type layoutsV1, type subscribersV1, type triggersV1, workflowsV1 } from "@notify/proto";
 import { CHANNEL_NAMES, CHAT_PROVIDER_IDS, Channel, PUSH_PROVIDER_IDS, Severity, severityNamed, StepType, stepChannel } from "@notify/runtime";
 import { fcmSendsToTopic, isHeaderName, mergedOverrideLevels, renderEmailBody } from "@notify/providers";
 import { emailHtml, legacyLayoutKeys, objectAt, renderContent, renderCta, renderJson, stepLayoutId, type Render } from "@notify/templates";
 
 export type NewMessage = messagesV1.NewMessage;
 const { MessageStatus, NewMessageSchema, EmailBlocksSchema, MessageCtaSchema } = messagesV1;
+const { TemplateEngine } = workflowsV1;
 
 /**
  * What composing reads of a recipient: a Recipient of a fan-out page, or a Subscriber (named
@@ -157,10 +158,10 @@ function extraHeadersOf(overrides: Record<string, unknown>): Record<string, stri
 
 /**
  * The mail to send, as Novu builds it from the channel's overrides: they add recipients (`to`) and
- * headers, replace the subject, the body (`html`, else `text`), the sender and the copies, and
- * hand providers their `customData` and `ipPoolName`.
+ * headers, replace the subject, the body (`html`, else `text`), the sender (over the step's
+ * `senderName`) and the copies, and hand providers their `customData` and `ipPoolName`.
  */
-function emailContent(message: NewMessage, context: RunContext): deliveriesV1.DeliveryJob["content"] {
+function emailContent(message: NewMessage, context: RunContext, stepSenderName: string | undefined): deliveriesV1.DeliveryJob["content"] {
   const overrides = providerOverrides(message, context, "email");
   const html = optionalString(overrides["html"]) ?? optionalString(overrides["text"]);
   const body: deliveriesV1.EmailContent["body"] =
@@ -170,7 +171,8 @@ function emailContent(message: NewMessage, context: RunContext): deliveriesV1.De
         ? { case: "blocks", value: message.content.value }
         : { case: "html", value: message.content.value ?? "" };
   const from = optionalString(overrides["from"]);
-  const senderName = optionalString(overrides["senderName"]);
+  // As in Novu, an empty name is no name: the provider then sends from the integration's.
+  const senderName = optionalString(overrides["senderName"]) ?? optionalString(stepSenderName);
   const replyTo = optionalString(overrides["replyTo"]);
   // Overrides came as JSON, so whatever they hold is JSON.
   const customData = objectAt(overrides, "customData") as JsonObject;
@@ -242,12 +244,18 @@ function layoutOf(step: workflowsV1.Step, context: RunContext): layoutsV1.EmailL
   throw new Error(`Layout not found for id ${key}`);
 }
 
+/** A step's message as every channel starts it, and the email sender name it rendered, which a message does not keep. */
+interface BaseMessage {
+  message: NewMessage;
+  senderName?: string | undefined;
+}
+
 /**
  * The message as every channel starts it: identity, rendered subject/title/content, payload. A
  * literal rather than create(): protobuf-es messages are plain objects, and create() walks all
  * 27 fields reflectively, once for each of a broadcast's hundred thousand recipients.
  */
-async function baseMessage(step: workflowsV1.Step, context: RunContext, channel: Channel): Promise<NewMessage> {
+async function baseMessage(step: workflowsV1.Step, context: RunContext, channel: Channel): Promise<BaseMessage> {
   const template = step.template;
   const message: NewMessage = {
     $typeName: "notify.messages.v1.NewMessage",
@@ -271,7 +279,7 @@ async function baseMessage(step: workflowsV1.Step, context: RunContext, channel:
     contextKeys: context.contextKeys,
     destination: "",
   };
-  if (!template) return message;
+  if (!template) return { message };
   const rendered = renderContent(template, context.render);
   if (rendered.subject !== undefined) message.subject = rendered.subject;
   if (rendered.title !== undefined) message.title = rendered.title;
@@ -286,16 +294,16 @@ async function baseMessage(step: workflowsV1.Step, context: RunContext, channel:
       ? { case: "text", value: await emailHtml(template, { case: "text", value: renderEmailBody(content.value).html }, context.render, layout) }
       : { case: "blocks", value: create(EmailBlocksSchema, { blocks: content.value }) };
   }
-  return message;
+  return { message, senderName: rendered.senderName };
 }
 
 /**
- * The messages one channel step produces for one subscriber: in-app one message; email and sms
- * one message (a warning when there is no address); chat one per subscriber channel of that kind
- * with an active integration (none when the subscriber has no such channel), and one more to a
- * subscriber's phone on WhatsApp when the environment has it; push one per device of each such
- * channel. Each message with an address and an integration carries its send, which happens once
- * it is written.
+ * The messages one channel step produces for one subscriber: in-app one message; email and sms one
+ * message (a warning when there is no address, an error when a v1 SMS renders empty); chat one per
+ * subscriber channel of that kind with an active integration (none when the subscriber has no such
+ * channel), and one more to a subscriber's phone on WhatsApp when the environment has it; push one
+ * per device of each such channel. Each message with an address and an integration carries its
+ * send, which happens once it is written.
  */
 export async function composeMessages(step: workflowsV1.Step, context: RunContext): Promise<Composed[]> {
   const composed = await composeChannel(step, context);
@@ -324,7 +332,7 @@ async function composeChannel(step: workflowsV1.Step, context: RunContext): Prom
   if (channel === undefined) return [];
   // Overrides and integrations are keyed by the channel's public name.
   const type = CHANNEL_NAMES[channel];
-  const message = await baseMessage(step, context, channel);
+  const { message, senderName } = await baseMessage(step, context, channel);
   const channelOverrides = objectAt(context.overrides, type);
   const identifier = optionalString(channelOverrides["integrationIdentifier"]);
 
@@ -349,6 +357,11 @@ async function composeChannel(step: workflowsV1.Step, context: RunContext): Prom
     if (address && isEmail) message.email = address;
     if (address && !isEmail) message.phone = address;
     if (integration) message.providerId = integration.providerId;
+    // As in Novu, a v1 text that renders empty fails the step before the address and the integration
+    // count; a v2 step's is sent as rendered, even empty. Novu records no errorId: this is its event's name.
+    if (!isEmail && context.render.engine === TemplateEngine.HANDLEBARS && textOf(message) === "") {
+      return [settle(message, { status: MessageStatus.ERROR, errorId: "message_content_failed", errorText: "Message content could not be generated" })];
+    }
     if (!address) {
       return [
         settle(
@@ -365,7 +378,7 @@ async function composeChannel(step: workflowsV1.Step, context: RunContext): Prom
     if (!isEmail && !integration.credentials?.from) {
       return [settle(message, warning("no_integration_from_phone", "Integration does not have a from phone number"))];
     }
-    return [{ message, delivery: { integration, content: isEmail ? emailContent(message, context) : smsContent(message, context) } }];
+    return [{ message, delivery: { integration, content: isEmail ? emailContent(message, context, senderName) : smsContent(message, context) } }];
   }
 
   const kinds = channel === Channel.CHAT ? CHAT_PROVIDER_IDS : PUSH_PROVIDER_IDS;

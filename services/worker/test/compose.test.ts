@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import { type deliveriesV1, integrationsV1, subscribersV1, triggersV1, workflowsV1 } from "@notify/proto";
+import { type deliveriesV1, integrationsV1, messagesV1, subscribersV1, triggersV1, workflowsV1 } from "@notify/proto";
 import { StepType } from "@notify/runtime";
 import { renderer } from "@notify/templates";
 import { describe, expect, it } from "vitest";
@@ -172,6 +172,47 @@ describe("composeMessages for email and SMS steps, with the trigger's overrides"
     expect(content.value.headers).toEqual({ "X-Campaign": "spring" });
     expect(content.value.customData).toEqual({ templateId: "d-1" });
     expect(content.value.ipPoolName).toBe("pool-b");
+  });
+
+  it("sends an email from the step's sender name, rendered for the run, unless the overrides name another, the provider's over the channel's", async () => {
+    const named = create(workflowsV1.StepSchema, {
+      id: "named-mail-step",
+      template: { type: StepType.EMAIL, subject: "Hi", senderName: "{{payload.team}} team", content: { case: "text", value: "<p>Hi</p>" } },
+    });
+    const senderOf = async (step: workflowsV1.Step, overrides: RunContext["overrides"]) => {
+      const context = withOverrides(overrides);
+      context.payload = { team: "Support" };
+      context.render = renderer(context.workflow.templateEngine, { payload: context.payload, subscriber: {} });
+      const [composed] = await composeMessages(step, context);
+      const content = composed!.delivery!.content;
+      return content.case === "email" ? content.value.senderName : undefined;
+    };
+    expect(await senderOf(named, {})).toBe("Support team");
+    expect(await senderOf(named, { email: { senderName: "Billing" } })).toBe("Billing");
+    expect(await senderOf(named, { email: { senderName: "Billing" }, sendgrid: { senderName: "Grid" } })).toBe("Grid");
+    // A name that renders empty leaves the integration's.
+    const blank = create(workflowsV1.StepSchema, {
+      id: "blank",
+      template: { type: StepType.EMAIL, senderName: "{{payload.none}} ", content: { case: "text", value: "Hi" } },
+    });
+    expect(await senderOf(blank, {})).toBeUndefined();
+    expect(await senderOf(emailStep, {})).toBeUndefined();
+  });
+
+  it("fails an SMS of a v1 workflow whose content renders empty, without sending it, as Novu does", async () => {
+    const emptied = create(workflowsV1.StepSchema, { id: "sms-step", template: { type: StepType.SMS, content: { case: "text", value: "{{payload.code}}" } } });
+    const [composed] = await composeMessages(emptied, withOverrides({}));
+    expect(composed!.delivery).toBeUndefined();
+    expect(composed!.message).toMatchObject({
+      status: messagesV1.MessageStatus.ERROR,
+      errorId: "message_content_failed",
+      errorText: "Message content could not be generated",
+    });
+    // As Novu sends a v2 step's body as its workflow rendered it, an empty one goes to the provider.
+    const v2 = withOverrides({});
+    v2.render = renderer(workflowsV1.TemplateEngine.LIQUID, { payload: {}, subscriber: {} });
+    const [liquid] = await composeMessages(emptied, v2);
+    expect(liquid!.delivery!.content).toMatchObject({ case: "sms", value: { content: "" } });
   });
 
   it("sends an SMS to the overrides' number, with their content and sender, the provider's own over the channel's", async () => {

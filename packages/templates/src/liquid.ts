@@ -36,12 +36,15 @@ function textAt(item: unknown, keyPath: string): string {
 const listed = (array: unknown, keyPath: string | undefined): unknown[] =>
   Array.isArray(array) ? (keyPath ? array.map((item) => (item !== null && typeof item === "object" ? textAt(item, keyPath) : "")) : array) : [];
 
-/** `{{ names | digest: 2, "name", ", " }}`: "A", "A and B", "A, B and C" when all fit, else "A, B and 2 others". */
+/**
+ * `{{ names | digest: 2, "name", ", " }}`: "A", "A and B" (two are always both named, as Novu
+ * names them), "A, B and C" when all fit, else "A, B and 2 others".
+ */
 function digest(array: unknown, maxNames = 2, keyPath?: string, separator = ", "): string {
   const values = listed(array, keyPath);
   if (values.length === 0) return "";
   if (values.length === 1) return String(values[0]);
-  if (maxNames >= values.length) return `${values.slice(0, -1).join(separator)} and ${values.at(-1)}`;
+  if (maxNames >= values.length || values.length === 2) return `${values.slice(0, -1).join(separator)} and ${values.at(-1)}`;
   const others = values.length - maxNames;
   return `${values.slice(0, maxNames).join(separator)} and ${others} ${others === 1 ? "other" : "others"}`;
 }

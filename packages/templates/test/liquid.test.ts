@@ -35,6 +35,7 @@ describe("liquid templates", () => {
     expect(render("[{{ payload.none | digest }}]", { none: [] })).toBe("[]");
     expect(render("{{ payload.names | digest }}", { names: names(1) })).toBe("John");
     expect(render("{{ payload.names | digest }}", { names: names(2) })).toBe("John and Josh");
+    expect(render("{{ payload.names | digest: 1 }}", { names: names(2) })).toBe("John and Josh");
     expect(render("{{ payload.names | digest: 3 }}", { names: names(3) })).toBe("John, Josh and Sarah");
     expect(render("{{ payload.names | digest }}", { names: names(4) })).toBe("John, Josh and 2 others");
     expect(render("{{ payload.names | digest: 2 }}", { names: names(3) })).toBe("John, Josh and 1 other");

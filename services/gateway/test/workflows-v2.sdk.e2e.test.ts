@@ -306,7 +306,7 @@ describe("/v2/workflows through @novu/api 3.19.1", () => {
   it("refuses triggers whose payload does not match the schema when validatePayload is set", async () => {
     const payloadSchema = {
       type: "object",
-      properties: { order: { type: "number" }, currency: { type: "string", default: "EUR" } },
+      properties: { order: { type: "number" }, currency: { type: "string", default: "EUR" }, replyTo: { type: "string", format: "email" } },
       required: ["order"],
       additionalProperties: false,
     };
@@ -325,7 +325,16 @@ describe("/v2/workflows through @novu/api 3.19.1", () => {
     expect(missing.status).toBe(400);
     expect(missing.body.errors.map((error) => error.field)).toEqual(["order"]);
 
-    const accepted = await novu.trigger({ workflowId: "checked", to: "v2-bob", payload: { order: 7 } });
+    // Formats are checked, as Novu checks them (ajv-formats).
+    const misformatted = await stack.request<{ errors: { field: string; message: string }[] }>("POST", "/v1/events/trigger", {
+      name: "checked",
+      to: "v2-bob",
+      payload: { order: 7, replyTo: "not an address" },
+    });
+    expect(misformatted.status).toBe(400);
+    expect(misformatted.body.errors).toEqual([expect.objectContaining({ field: "replyTo", message: 'must match format "email"' })]);
+
+    const accepted = await novu.trigger({ workflowId: "checked", to: "v2-bob", payload: { order: 7, replyTo: "bob@example.com" } });
     expect(accepted.result.status).toBe("processed");
 
     const bulk = await novu.triggerBulk({ events: [{ workflowId: "checked", to: "v2-bob", payload: {} }] });

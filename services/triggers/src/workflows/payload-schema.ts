@@ -1,13 +1,17 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { isDeepStrictEqual } from "node:util";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import formats from "ajv-formats";
 
 /**
  * One validator for every payload schema, as Novu checks them (all errors, declared defaults
- * filled into the payload). Schemas are compiled once per workflow version and removed from
- * ajv's own cache at once, so workflows that come and go leave nothing behind in it.
+ * filled into the payload, `format`s such as email and date-time enforced). Schemas are compiled
+ * once per workflow version and removed from ajv's own cache at once, so workflows that come and
+ * go leave nothing behind in it.
  */
 const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
+// The package is CommonJS: its plugin is its default export's own default.
+formats.default(ajv);
 
 const compiled = new WeakMap<object, ValidateFunction>();
 

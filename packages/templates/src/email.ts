@@ -1,4 +1,4 @@
-import { type layoutsV1, workflowsV1 } from "@notify/proto";
+import { commonV1, type layoutsV1, workflowsV1 } from "@notify/proto";
 import sanitizeHtml from "sanitize-html";
 import { inLayout } from "./layouts.js";
 import { mailyHtml, type MailyNode } from "./maily.js";
@@ -29,6 +29,19 @@ const NOVU_EMAIL_HTML: sanitizeHtml.IOptions = {
 const OPENING_DOCTYPE = /^<!DOCTYPE .*?>/;
 
 const sanitizedAsNovu = (html: string) => (OPENING_DOCTYPE.exec(html)?.[0] ?? "") + sanitizeHtml(html, NOVU_EMAIL_HTML);
+
+/**
+ * The renderer of a v1 email step's body and layout: as Novu renders them, they also read the
+ * step's `subject` and `preheader`, rendered first (with the raw preheader), and `branding` (notify
+ * keeps no organization branding: the caller gives Novu's default). Other steps render as they are.
+ */
+export function v1EmailRender(template: workflowsV1.MessageTemplate, render: Render, branding: Record<string, unknown>): Render {
+  if (render.engine !== workflowsV1.TemplateEngine.HANDLEBARS || template.type !== commonV1.StepType.EMAIL) return render;
+  const heading = render.withEmail({ preheader: template.preheader ?? "", branding });
+  // Trimmed as Novu trims them: a subject or preheader written over several lines is one line.
+  const rendered = (text: string | undefined) => (text ? heading(text).trim() : "");
+  return render.withEmail({ branding, subject: rendered(template.subject), preheader: rendered(template.preheader) });
+}
 
 /**
  * An email step's rendered body (its HTML, or its block-editor document) as the HTML that is sent,

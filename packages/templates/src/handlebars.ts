@@ -47,6 +47,8 @@ export function handlebarsData(context: RenderContext): Record<string, unknown> 
     ...(context.context ? { context: context.context } : {}),
     ...(context.step ? { step: context.step } : {}),
     ...(context.steps ? { steps: context.steps } : {}),
+    // Over the payload's own keys of the same names, as Novu gives them.
+    ...context.email,
   };
 }
 

@@ -86,6 +86,16 @@ const LEGACY_SYSTEM_ROOTS = new Set(["subscriber", "step", "branding", "tenant",
 
 const LEGACY_BODY_VARIABLE = /\{\{\{\s*body\s*\}\}\}/g;
 
+/** What follows a preheader: mail clients' preview then shows it alone, not run on into the mail's first lines. */
+const PREHEADER_SPACER = "&nbsp;&zwnj;".repeat(150);
+
+/** A legacy layout with the step's preheader hidden right after its `<body>`, where Novu puts it: mail clients show it as the preview. */
+const withPreheader = (layoutHtml: string) =>
+  layoutHtml.replace(
+    /<body\b[^<>]*>/,
+    (tag) => `${tag}{{#if preheader}}<div style="display: none; max-height: 0px; overflow: hidden;">{{preheader}}${PREHEADER_SPACER}</div>{{/if}}`,
+  );
+
 /**
  * The email's HTML placed into the layout where it goes (a v2 layout's `content` variable, a
  * legacy layout's `{{{body}}}`), the layout rendered with the run's variables.
@@ -109,7 +119,7 @@ export async function inLayout(layout: layoutsV1.EmailLayoutContent | layoutsV1.
       throw new Error(`payload is missing required key(s) and type(s): ${named.join(", ")}`);
     }
     const layoutRender = defaults.length > 0 ? render.withPayloadDefaults(Object.fromEntries(defaults)) : render;
-    wrapped = layoutRender(layout.content.replace(LEGACY_BODY_VARIABLE, CONTENT_MARK));
+    wrapped = layoutRender(withPreheader(layout.content.replace(LEGACY_BODY_VARIABLE, CONTENT_MARK)));
   } else if (layout.editorType === layoutsV1.EditorType.HTML) {
     wrapped = render(layout.body.replace(CONTENT_VARIABLE, CONTENT_MARK));
   } else {

@@ -16,6 +16,8 @@ export interface RenderContext {
   steps?: Record<string, unknown> | undefined;
   /** The environment's variables by key (v2 templates' `{{env.KEY}}`). */
   env?: Record<string, unknown> | undefined;
+  /** What a v1 email step's body and layout read besides the payload: its subject, preheader and branding. */
+  email?: Record<string, unknown> | undefined;
 }
 
 /** Renders one template text of a run; throws on a template that does not render (the step then fails). */
@@ -27,6 +29,8 @@ export type Render = ((template: string) => string) & {
   readonly withPayloadDefaults: (defaults: Record<string, unknown>) => Render;
   /** Whether the run's payload has a value (neither absent nor null) at this dotted path. */
   readonly payloadHas: (path: string) => boolean;
+  /** The same run's renderer, a v1 email's values (RenderContext.email) over the payload's. */
+  readonly withEmail: (values: Record<string, unknown>) => Render;
 };
 
 /**
@@ -99,6 +103,7 @@ function valueAt(root: Record<string, unknown>, path: string): unknown {
 function runRenderer(engine: workflowsV1.TemplateEngine, context: RenderContext, budget: RenderBudget): Render {
   const withPayloadDefaults = (defaults: Record<string, unknown>) => runRenderer(engine, { ...context, payload: { ...defaults, ...context.payload } }, budget);
   const payloadHas = (path: string) => valueAt(context.payload, path) != null;
+  const withEmail = (values: Record<string, unknown>) => runRenderer(engine, { ...context, email: values }, budget);
   // Both engines stop a render at its limit: what the budget has left, and never more than RENDER_LIMIT_MS.
   const limitMs = () => Math.max(1, Math.min(RENDER_LIMIT_MS, allowanceMs(budget)));
   const charge = <T>(work: () => T): T => withinBudget(budget, work);
@@ -106,12 +111,12 @@ function runRenderer(engine: workflowsV1.TemplateEngine, context: RenderContext,
     const data = liquidData(context);
     return Object.assign(
       charged((template: string) => renderLiquid(template, data, limitMs()), budget),
-      { engine, charge, withPayloadDefaults, payloadHas },
+      { engine, charge, withPayloadDefaults, payloadHas, withEmail },
     );
   }
   const data = handlebarsData(context);
   return Object.assign(
     charged((template: string) => renderHandlebars(template, data, limitMs()), budget),
-    { engine: workflowsV1.TemplateEngine.HANDLEBARS, charge, withPayloadDefaults, payloadHas },
+    { engine: workflowsV1.TemplateEngine.HANDLEBARS, charge, withPayloadDefaults, payloadHas, withEmail },
   );
 }

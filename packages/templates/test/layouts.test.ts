@@ -2,7 +2,8 @@ import { create, fromJson } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { commonV1, layoutsV1, workflowsV1 } from "@notify/proto";
 import { describe, expect, it } from "vitest";
-import { emailHtml } from "../src/email.js";
+import { emailHtml, v1EmailRender } from "../src/email.js";
+import { renderContent } from "../src/message.js";
 import { stepLayoutId } from "../src/layouts.js";
 import { renderer } from "../src/render.js";
 
@@ -77,6 +78,35 @@ describe("an email in its layout", () => {
     });
     const v1 = renderer(HANDLEBARS, { payload: { plan: "gold" }, subscriber: { firstName: "Ada" } });
     expect(await emailHtml(template, { case: "text", value: "<p>{{plan}}</p>" }, v1, legacy)).toBe("<div>Acme <p>{{plan}}</p> gold Ada</div>");
+  });
+
+  it("reads, with the v1 email's body, the step's rendered subject and preheader and the branding; the preheader hidden after the layout's <body>", async () => {
+    const legacy = create(layoutsV1.LegacyLayoutSchema, {
+      content: '<html><head><title>{{subject}}</title></head><body class="page">{{{body}}}<p style="color:{{branding.color}}">{{company}}</p></body></html>',
+    });
+    const mail = create(workflowsV1.MessageTemplateSchema, {
+      type: commonV1.StepType.EMAIL,
+      subject: " Order {{order}} ",
+      preheader: "{{count}} items shipped",
+      content: { case: "text", value: "<p>{{subject}} / {{preheader}}</p>" },
+    });
+    // The step's subject and preheader go over the payload's keys of the same names, as in Novu.
+    const render = v1EmailRender(mail, renderer(HANDLEBARS, { payload: { order: 7, count: 2, company: "Acme", subject: "payload's" }, subscriber: {} }), {
+      color: "#f47373",
+    });
+    const rendered = renderContent(mail, render);
+    if (rendered.content.case !== "text") throw new Error("not an HTML body");
+    const html = await emailHtml(mail, rendered.content, render, legacy);
+    expect(html).toMatch(
+      /^<html><head><title>Order 7<\/title><\/head><body class="page"><div style="display: none; max-height: 0px; overflow: hidden;">2 items shipped(&nbsp;&zwnj;)+<\/div><p>Order 7 \/ 2 items shipped<\/p><p style="color:#f47373">Acme<\/p><\/body><\/html>$/,
+    );
+    // No preheader, nothing hidden; a v2 step reads none of these.
+    const plain = create(workflowsV1.MessageTemplateSchema, { ...mail, preheader: undefined });
+    expect(
+      await emailHtml(plain, { case: "text", value: "<p>Hi</p>" }, v1EmailRender(plain, renderer(HANDLEBARS, { payload: {}, subscriber: {} }), {}), legacy),
+    ).not.toContain("display: none");
+    const liquid = renderer(LIQUID, { payload: {}, subscriber: {} });
+    expect(v1EmailRender(mail, liquid, {})).toBe(liquid);
   });
 
   it("is not sent when the payload lacks a legacy layout's required variable that has no default", async () => {

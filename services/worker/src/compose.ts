@@ -2,8 +2,8 @@ import { createHash } from "node:crypto";
 import { clone, create, type JsonObject } from "@bufbuild/protobuf";
 import { deliveriesV1, messagesV1, type integrationsV1, type layoutsV1, type subscribersV1, type triggersV1, workflowsV1 } from "@notify/proto";
 import { CHANNEL_NAMES, CHAT_PROVIDER_IDS, Channel, PUSH_PROVIDER_IDS, Severity, severityNamed, StepType, stepChannel } from "@notify/runtime";
-import { fcmSendsToTopic, isHeaderName, mergedOverrideLevels, renderEmailBody } from "@notify/providers";
-import { emailHtml, legacyLayoutKeys, objectAt, renderContent, renderCta, renderJson, stepLayoutId, type Render } from "@notify/templates";
+import { fcmSendsToTopic, isHeaderName, mergedOverrideLevels, NOVU_BRANDING_COLOR, renderEmailBody } from "@notify/providers";
+import { emailHtml, legacyLayoutKeys, objectAt, renderContent, renderCta, renderJson, stepLayoutId, v1EmailRender, type Render } from "@notify/templates";
 
 export type NewMessage = messagesV1.NewMessage;
 const { MessageStatus, NewMessageSchema, EmailBlocksSchema, MessageCtaSchema } = messagesV1;
@@ -244,6 +244,9 @@ function layoutOf(step: workflowsV1.Step, context: RunContext): layoutsV1.EmailL
   throw new Error(`Layout not found for id ${key}`);
 }
 
+/** What a v1 email's body and layout read as `branding`: Novu's organization branding, of which notify keeps only the default colour. */
+const EMAIL_BRANDING = { color: NOVU_BRANDING_COLOR };
+
 /** A step's message as every channel starts it, and the email sender name it rendered, which a message does not keep. */
 interface BaseMessage {
   message: NewMessage;
@@ -280,18 +283,19 @@ async function baseMessage(step: workflowsV1.Step, context: RunContext, channel:
     destination: "",
   };
   if (!template) return { message };
-  const rendered = renderContent(template, context.render);
+  const render = v1EmailRender(template, context.render, EMAIL_BRANDING);
+  const rendered = renderContent(template, render);
   if (rendered.subject !== undefined) message.subject = rendered.subject;
   if (rendered.title !== undefined) message.title = rendered.title;
   const content = rendered.content;
   const layout = channel === Channel.EMAIL ? layoutOf(step, context) : undefined;
   if (content.case === "maily" || (content.case === "text" && channel === Channel.EMAIL)) {
-    message.content = { case: "text", value: await emailHtml(template, content, context.render, layout) };
+    message.content = { case: "text", value: await emailHtml(template, content, render, layout) };
   } else if (content.case === "text") message.content = content;
   if (content.case === "blocks") {
     // Editor blocks in a layout are sent as the HTML they make inside it; without one, the provider stage lays them out.
     message.content = layout
-      ? { case: "text", value: await emailHtml(template, { case: "text", value: renderEmailBody(content.value).html }, context.render, layout) }
+      ? { case: "text", value: await emailHtml(template, { case: "text", value: renderEmailBody(content.value).html }, render, layout) }
       : { case: "blocks", value: create(EmailBlocksSchema, { blocks: content.value }) };
   }
   return { message, senderName: rendered.senderName };

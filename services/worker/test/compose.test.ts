@@ -199,6 +199,23 @@ describe("composeMessages for email and SMS steps, with the trigger's overrides"
     expect(await senderOf(emailStep, {})).toBeUndefined();
   });
 
+  it("renders a v1 email's body with the step's subject and preheader and Novu's default branding colour", async () => {
+    const branded = create(workflowsV1.StepSchema, {
+      id: "branded-mail-step",
+      template: {
+        type: StepType.EMAIL,
+        subject: "Order {{payload.order}}",
+        preheader: "It shipped",
+        content: { case: "text", value: '<p style="color:{{branding.color}}">{{subject}}: {{preheader}}</p>' },
+      },
+    });
+    const context = withOverrides({});
+    context.payload = { order: 7 };
+    context.render = renderer(context.workflow.templateEngine, { payload: context.payload, subscriber: {} });
+    const [composed] = await composeMessages(branded, context);
+    expect(composed!.message.content).toEqual({ case: "text", value: '<p style="color:#f47373">Order 7: It shipped</p>' });
+  });
+
   it("fails an SMS of a v1 workflow whose content renders empty, without sending it, as Novu does", async () => {
     const emptied = create(workflowsV1.StepSchema, { id: "sms-step", template: { type: StepType.SMS, content: { case: "text", value: "{{payload.code}}" } } });
     const [composed] = await composeMessages(emptied, withOverrides({}));

@@ -23,8 +23,8 @@ const escapeAttribute = (value: string) => value.replace(/&/g, "&amp;").replace(
 /** Only the three alignments the editor offers reach a style attribute, so no content can widen it. */
 const alignOf = (block: EmailBlock) => (block.textAlign !== undefined && ALIGNMENTS.has(block.textAlign) ? block.textAlign : "left");
 
-/** Novu colours buttons with the organization's branding colour, this one when it has none; notify keeps no branding. */
-const BUTTON_COLOR = "#f47373";
+/** Novu's branding colour of an organization that set none; notify keeps no branding, so every v1 email reads this one. */
+export const NOVU_BRANDING_COLOR = "#f47373";
 
 /**
  * A block's content is kept as rendered: the template engine has already escaped what the payload put
@@ -36,7 +36,7 @@ function blockHtml(block: EmailBlock): string {
     // Novu centres every button: the editor's alignment applies to text blocks only.
     return (
       `<tr><td align="center" style="padding:12px 0;text-align:center">` +
-      `<a href="${href}" target="_blank" style="display:inline-block;padding:12px 24px;border-radius:4px;background-color:${BUTTON_COLOR};color:#ffffff;font-weight:600;text-decoration:none">${block.content}</a>` +
+      `<a href="${href}" target="_blank" style="display:inline-block;padding:12px 24px;border-radius:4px;background-color:${NOVU_BRANDING_COLOR};color:#ffffff;font-weight:600;text-decoration:none">${block.content}</a>` +
       `</td></tr>`
     );
   }

@@ -4,7 +4,7 @@ import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
 import { messagesV1, subscribersV1, workflowsV1 } from "@notify/proto";
 import { stepLayoutId } from "@notify/templates";
 import { z } from "zod";
-import { HttpError } from "./errors.js";
+import { HttpError, isCode } from "./errors.js";
 import {
   createVariableBody,
   createVariableRequestOf,
@@ -1851,7 +1851,10 @@ export const routes: Route[] = [
     params: topicKeyParam,
     body: topicSubscribersBody,
     handle: async ({ params, body, clients, call }) => {
-      await clients.topics.removeSubscribers({ topicKey: params.topicKey, subscriberIds: body.subscribers }, call);
+      // Novu's v1 removal deletes whatever memberships match, never looking the topic up: none is no error.
+      await clients.topics.removeSubscribers({ topicKey: params.topicKey, subscriberIds: body.subscribers }, call).catch((error: unknown) => {
+        if (!isCode(error, Code.NotFound)) throw error;
+      });
     },
   }),
   route({

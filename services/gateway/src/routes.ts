@@ -2123,7 +2123,7 @@ export const routes: Route[] = [
     },
   }),
 
-  // v1 preferences (@novu/node): every workflow, critical ones too, as Novu's v1 lists them
+  // v1 preferences (@novu/node): the workflows a subscriber may change, as Novu's v1 lists them (critical ones left out)
   route({
     method: "GET",
     path: "/v1/subscribers/:subscriberId/preferences",
@@ -2131,7 +2131,10 @@ export const routes: Route[] = [
     params: subscriberIdParam,
     query: preferencesV1Query,
     handle: async ({ params, query, clients, call }) => {
-      const reply = await clients.subscribers.getSubscriberPreferences({ subscriberId: params.subscriberId, criticality: subscribersV1.Criticality.ALL }, call);
+      const reply = await clients.subscribers.getSubscriberPreferences(
+        { subscriberId: params.subscriberId, criticality: subscribersV1.Criticality.NON_CRITICAL },
+        call,
+      );
       return reply.workflows.map((preference) => workflowPreferenceV1ToJson(preference, query.includeInactiveChannels));
     },
   }),
@@ -2142,7 +2145,10 @@ export const routes: Route[] = [
     params: preferenceLevelParams,
     query: preferencesV1Query,
     handle: async ({ params, query, clients, call }) => {
-      const reply = await clients.subscribers.getSubscriberPreferences({ subscriberId: params.subscriberId, criticality: subscribersV1.Criticality.ALL }, call);
+      const reply = await clients.subscribers.getSubscriberPreferences(
+        { subscriberId: params.subscriberId, criticality: subscribersV1.Criticality.NON_CRITICAL },
+        call,
+      );
       return params.parameter === "global"
         ? [globalPreferenceV1ToJson(reply.global, query.includeInactiveChannels)]
         : reply.workflows.map((preference) => workflowPreferenceV1ToJson(preference, query.includeInactiveChannels));

@@ -83,6 +83,7 @@ import {
   subscriberToJson,
   updateSubscriberBody,
   updateSubscriberV1Body,
+  v1UpdateOf,
   v1Cleared,
   v1WriteOf,
   v2Cleared,
@@ -609,7 +610,7 @@ export const routes: Route[] = [
     params: subscriberIdParam,
     body: updateSubscriberV1Body,
     handle: async ({ params, body, clients, call }) =>
-      subscriberToJson(await clients.subscribers.updateSubscriber({ subscriberId: params.subscriberId, ...v1WriteOf(body) }, call)),
+      subscriberToJson(await clients.subscribers.updateSubscriber({ subscriberId: params.subscriberId, ...v1UpdateOf(body) }, call)),
   }),
   route({ method: "DELETE", path: "/v1/subscribers/:subscriberId", params: subscriberIdParam, response: deletedResponse, handle: deleteSubscriber(false) }),
 

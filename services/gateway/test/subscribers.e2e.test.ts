@@ -95,13 +95,18 @@ describe("subscribers", () => {
     expect(got.status).toBe(200);
     expect(got.body.data).toEqual(created.body.data);
 
-    const put = await stack.request("PUT", "/v1/subscribers/linus", { lastName: "T" });
+    const put = await stack.request("PUT", "/v1/subscribers/linus", { lastName: "T", email: "linus@example.com" });
     expect(put.status).toBe(200);
-    expect(put.body.data).toMatchObject({ firstName: "Linus", lastName: "T", __v: 1 });
+    expect(put.body.data).toMatchObject({ firstName: "Linus", lastName: "T", email: "linus@example.com", __v: 1 });
+    // An empty email clears it, as Novu's v1 update reads "" as null.
+    const cleared = await stack.request("PUT", "/v1/subscribers/linus", { email: "" });
+    expect(cleared.status).toBe(200);
+    expect(cleared.body.data.email).toBeFalsy();
+    expect((await stack.request("GET", "/v1/subscribers/linus")).body.data.email).toBeFalsy();
 
     const patch = await stack.request("PATCH", "/v2/subscribers/linus", { firstName: null, locale: "fi" });
     expect(patch.status).toBe(200);
-    expect(patch.body.data).toMatchObject({ firstName: null, lastName: "T", locale: "fi", __v: 2 });
+    expect(patch.body.data).toMatchObject({ firstName: null, lastName: "T", locale: "fi", __v: 3 });
     expect((await stack.request("GET", "/v2/subscribers/linus")).body.data).toEqual(patch.body.data);
 
     const deleted = await stack.request("DELETE", "/v1/subscribers/linus");

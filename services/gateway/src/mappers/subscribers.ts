@@ -291,3 +291,6 @@ export function v1WriteOf(body: z.infer<typeof updateSubscriberV1Body>) {
   const { channels, ...profile } = body;
   return { fields: fieldsOf(profile), cleared: v1Cleared(profile), channels: (channels ?? []).map(channelWriteOf) };
 }
+
+/** PUT /v1/subscribers/:subscriberId: an empty email clears it, as Novu's update reads "" as null. */
+export const v1UpdateOf = (body: z.infer<typeof updateSubscriberV1Body>) => v1WriteOf(body.email === "" ? { ...body, email: null } : body);

@@ -26,7 +26,7 @@ import {
   type RouteInput,
 } from "./route.js";
 import type { SubscriberSession } from "./sessions.js";
-import { outboundCheck, parseOrThrow } from "./validation.js";
+import { listsJoined, outboundCheck, parseOrThrow } from "./validation.js";
 
 export interface AppDeps {
   log: Logger;
@@ -174,7 +174,7 @@ function execute(route: Route, clients: Clients, accounts: Accounts, outbound: N
       refuseNul(ctx.query);
     }
     const params = parseOrThrow(route.params, ctx.params);
-    const query = parseOrThrow(route.query, ctx.query);
+    const query = parseOrThrow(route.query, listsJoined(ctx.query));
     const body = parseOrThrow(route.body, ctx.state.body);
     const vetting = vetDestinations?.(body, outbound);
     if (vetting) await vetting;

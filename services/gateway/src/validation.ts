@@ -44,6 +44,25 @@ function fieldError(value: unknown, messages: string[] = []): FieldErrors[string
 }
 
 /** Parses `input` or throws a 422 whose `errors` name every failing field, with its value when short (echoed). */
+/** A query key written with brackets, as clients send a list (`tags[]=a&tags[]=b`); a group's index (`tags[0][]`) is not. */
+const LIST_KEY = /^([^[\]]+)\[\]$/;
+
+/**
+ * The query as Novu's server reads it: `name[]` values join `name`'s in one list, as Express
+ * parses them, where Node's parser keeps "name[]" as a key of its own. SDKs send lists either way
+ * (axios brackets them: @novu/node's `transactionId[]`).
+ */
+export function listsJoined(query: Record<string, unknown>): Record<string, unknown> {
+  const joined: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(query)) {
+    const name = LIST_KEY.exec(key)?.[1] ?? key;
+    const values = Array.isArray(value) ? value : [value];
+    const before = joined[name];
+    joined[name] = before === undefined ? (name === key ? value : values) : [...(Array.isArray(before) ? before : [before]), ...values];
+  }
+  return joined;
+}
+
 export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;

@@ -5,12 +5,12 @@ import { commonV1, messagesV1, subscribersV1, workflowsV1 } from "@notify/proto"
 import { describe, expect, it } from "vitest";
 import { HttpError } from "../src/errors.js";
 import { bulkBody, countQuery, inboxFilterOf, inboxNotificationToJson, listFilterToJson, listQuery } from "../src/mappers/inbox.js";
-import { parseOrThrow } from "../src/validation.js";
+import { listsJoined, parseOrThrow } from "../src/validation.js";
 
 const { Severity } = commonV1;
 
-/** The query as Koa hands it over (Node's querystring). */
-const query = (text: string) => ({ ...parse(text) });
+/** The query as a route reads it: as Koa hands it over (Node's querystring), its bracketed lists joined. */
+const query = (text: string) => listsJoined({ ...parse(text) });
 
 describe("the Inbox's list query", () => {
   it("reads the client's encoding of every filter", () => {

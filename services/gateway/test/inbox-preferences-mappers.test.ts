@@ -11,7 +11,7 @@ import {
   inboxUpdateRequestOf,
   updatedWorkflowsToJson,
 } from "../src/mappers/inbox-preferences.js";
-import { parseOrThrow } from "../src/validation.js";
+import { listsJoined, parseOrThrow } from "../src/validation.js";
 
 /** The fields a 422 names, or undefined when the input parses. */
 function refusedFields(schema: Parameters<typeof parseOrThrow>[0], input: unknown): string[] | undefined {
@@ -27,28 +27,44 @@ function refusedFields(schema: Parameters<typeof parseOrThrow>[0], input: unknow
 
 const { Criticality } = subscribersV1;
 
+describe("query lists", () => {
+  it("joins bracketed keys with plain ones, as Novu's Express parser does, and leaves group indexes alone", () => {
+    // What a client's URLSearchParams (or axios's brackets) gives Koa's query parser.
+    expect(listsJoined({ "tags[]": ["billing", "ops"], severity: "low", "transactionId[]": "t1", "tags[0][]": "x", limit: "5" })).toEqual({
+      tags: ["billing", "ops"],
+      severity: "low",
+      transactionId: ["t1"],
+      "tags[0][]": "x",
+      limit: "5",
+    });
+    expect(listsJoined({ severity: "high", "severity[]": ["low", "none"] })).toEqual({ severity: ["high", "low", "none"] });
+  });
+});
+
 describe("GET /v1/inbox/preferences query", () => {
+  const parsed = (query: Record<string, unknown>) => parseOrThrow(inboxPreferencesQuery, listsJoined(query));
+
   it("reads tags and severity repeated with brackets or once, and criticality (nonCritical by default)", () => {
-    // What the client's URLSearchParams gives Koa's query parser.
-    expect(parseOrThrow(inboxPreferencesQuery, { "tags[]": ["billing", "ops"], "severity[]": ["high", "none"] })).toEqual({
+    expect(parsed({ "tags[]": ["billing", "ops"], "severity[]": ["high", "none"] })).toEqual({
       criticality: Criticality.NON_CRITICAL,
       tags: ["billing", "ops"],
       severities: ["high", "none"],
     });
-    expect(parseOrThrow(inboxPreferencesQuery, { "tags[]": "billing", severity: "low", criticality: "all" })).toEqual({
+    expect(parsed({ "tags[]": "billing", severity: "low", criticality: "all" })).toEqual({
       criticality: Criticality.ALL,
       tags: ["billing"],
       severities: ["low"],
     });
-    expect(parseOrThrow(inboxPreferencesQuery, {})).toEqual({ criticality: Criticality.NON_CRITICAL, tags: [], severities: [] });
+    expect(parsed({})).toEqual({ criticality: Criticality.NON_CRITICAL, tags: [], severities: [] });
   });
 
   it("refuses unknown severities and criticalities, empty tags and too many of them", () => {
-    expect(refusedFields(inboxPreferencesQuery, { severity: "urgent" })).toEqual(["severity[0]"]);
-    expect(refusedFields(inboxPreferencesQuery, { "severity[]": ["high", "bad"] })).toEqual(["severity[][1]"]);
-    expect(refusedFields(inboxPreferencesQuery, { criticality: "some" })).toEqual(["criticality"]);
-    expect(refusedFields(inboxPreferencesQuery, { "tags[]": "" })).toEqual(["tags[][0]"]);
-    expect(refusedFields(inboxPreferencesQuery, { "tags[]": Array.from({ length: 101 }, (_, index) => `t${index}`) })).toEqual(["tags[]"]);
+    const refused = (query: Record<string, unknown>) => refusedFields(inboxPreferencesQuery, listsJoined(query));
+    expect(refused({ severity: "urgent" })).toEqual(["severity[0]"]);
+    expect(refused({ "severity[]": ["high", "bad"] })).toEqual(["severity[1]"]);
+    expect(refused({ criticality: "some" })).toEqual(["criticality"]);
+    expect(refused({ "tags[]": "" })).toEqual(["tags[0]"]);
+    expect(refused({ "tags[]": Array.from({ length: 101 }, (_, index) => `t${index}`) })).toEqual(["tags"]);
   });
 });
 

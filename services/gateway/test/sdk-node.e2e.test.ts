@@ -236,6 +236,9 @@ describe("@novu/node 2.6.6 against the gateway: messages", () => {
     const [kept, removed] = (await seed.create([newMessage(ada, { transactionId: "node-txn-1" }), newMessage(ada, { transactionId: "node-txn-2" })])).messages;
     const page = (await novu.messages.list({ subscriberId: "node-messages", limit: 10 })).data;
     expect(page.data.map((message: Json) => message._id).sort()).toEqual([kept!.id, removed!.id].sort());
+    // The SDK sends transactionId[]=…: read as a list, as Novu's server reads it.
+    const byTransaction = (await novu.messages.list({ transactionIds: ["node-txn-2"], limit: 10 })).data;
+    expect(byTransaction.data.map((message: Json) => message._id)).toEqual([removed!.id]);
     expect(dataOf(await novu.messages.deleteById(removed!.id))).toEqual({ acknowledged: true, status: "deleted" });
     expect((await novu.messages.deleteByTransactionId("node-txn-1")).status).toBe(204);
     expect((await novu.messages.list({ subscriberId: "node-messages" })).data.data).toEqual([]);

@@ -31,12 +31,8 @@ const severities = repeated("severity", z.enum(SEVERITIES, { error: `severity mu
 
 /** GET /v1/inbox/preferences: `tags[]`, `severity[]` or `severity`, `criticality` (nonCritical by default). */
 export const inboxPreferencesQuery = z
-  .object({ "tags[]": tags.optional(), tags: tags.optional(), "severity[]": severities.optional(), severity: severities.optional(), criticality })
-  .transform((query) => ({
-    criticality: query.criticality,
-    tags: [...(query["tags[]"] ?? []), ...(query.tags ?? [])],
-    severities: [...(query["severity[]"] ?? []), ...(query.severity ?? [])],
-  }));
+  .object({ tags: tags.optional(), severity: severities.optional(), criticality })
+  .transform((query) => ({ criticality: query.criticality, tags: query.tags ?? [], severities: query.severity ?? [] }));
 
 export const inboxWorkflowParam = z.object({ workflowId: keyString("workflowId") });
 

@@ -187,13 +187,16 @@ export const countQuery = z.object({
     .pipe(z.array(countFilter, { error: "filters must be a JSON array of filters" }).min(1).max(MAX_COUNT_FILTERS)),
 });
 
-/** Query keys as Node parses them: "tags[]" and "tags[0][]" are keys of their own; a repeated key is an array. */
+/** A query value as a list: a repeated key is an array already, a key sent once is not. */
 const listOf = (value: unknown): unknown[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
 
-/** The list query's tags: `tags[]=a&tags[]=b` (any of them) or `tags[0][]=a&tags[1][]=b` (a group each), as OR-groups. */
+/**
+ * The list query's tags: `tags[]=a&tags[]=b` (any of them, joined under `tags` by listsJoined) or
+ * `tags[0][]=a&tags[1][]=b` (a group each, keys of their own), as OR-groups.
+ */
 function queryTags(query: Record<string, unknown>): unknown {
   const groups: unknown[][] = [];
-  const plain = [...listOf(query["tags[]"]), ...listOf(query["tags"])];
+  const plain = listOf(query["tags"]);
   if (plain.length > 0) groups.push(plain);
   for (const [key, value] of Object.entries(query)) {
     const index = /^tags\[(\d{1,2})\]\[\]$/.exec(key)?.[1];
@@ -205,8 +208,8 @@ function queryTags(query: Record<string, unknown>): unknown {
 export const listQuery = z.preprocess(
   (input) => {
     const query = (input ?? {}) as Record<string, unknown>;
-    const severity = [...listOf(query["severity[]"]), ...listOf(query["severity"])];
-    const keys = [...listOf(query["contextKeys[]"]), ...listOf(query["contextKeys"])];
+    const severity = listOf(query["severity"]);
+    const keys = listOf(query["contextKeys"]);
     return {
       ...query,
       tags: queryTags(query),

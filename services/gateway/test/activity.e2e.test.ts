@@ -165,7 +165,27 @@ describe("pagination, stats and bad queries", () => {
       [2, 10, 5, false],
     ]);
     expect(pages.flatMap((page) => page.data.map((notification) => notification.transactionId))).toEqual(transactions);
-    expect((await env.novu.notifications.list({ limit: 100 })).result.data).toHaveLength(25);
+    expect((await env.novu.notifications.list({ limit: 50 })).result.data).toHaveLength(25);
+  });
+
+  it("keeps to the dates after and before name, and refuses one that is not a date, as Novu does", async () => {
+    const hour = 3_600_000;
+    const listed = async (after?: Date, before?: Date) =>
+      (await env.novu.notifications.list({ limit: 50, ...(after ? { after: after.toISOString() } : {}), ...(before ? { before: before.toISOString() } : {}) }))
+        .result.data.length;
+    expect(await listed(new Date(Date.now() - hour), new Date(Date.now() + hour))).toBe(25);
+    expect(await listed(new Date(Date.now() + hour))).toBe(0);
+    expect(await listed(undefined, new Date(Date.now() - hour))).toBe(0);
+    const refused = async (query: string) =>
+      (await stack.request<{ message: string }>("GET", `/v1/notifications?${query}`, undefined, { authorization: `ApiKey ${env.key}` })).body;
+    expect(await refused("after=yesterday")).toMatchObject({
+      statusCode: 400,
+      message: "Invalid date format for parameter 'after': yesterday. Please provide a valid ISO 8601 date string.",
+    });
+    expect(await refused(`after=${new Date(Date.now() + hour).toISOString()}&before=${new Date().toISOString()}`)).toMatchObject({
+      statusCode: 400,
+      message: "Invalid date range: start date (after) must be earlier than end date (before)",
+    });
   });
 
   it("counts the week's and the month's notifications, and the days' messages", async () => {
@@ -185,7 +205,7 @@ describe("pagination, stats and bad queries", () => {
 
   it("answers a bad query with a 422 naming the field, and an unknown notification with a 404", async () => {
     const bad = [
-      ["/v1/notifications?limit=101", "limit"],
+      ["/v1/notifications?limit=51", "limit"],
       ["/v1/notifications?limit=0", "limit"],
       ["/v1/notifications?page=-1", "page"],
       ["/v1/notifications?page=x", "page"],

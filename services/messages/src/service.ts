@@ -682,6 +682,8 @@ export function createMessageService({
         transactionId: request.transactionId ?? null,
         channels: channels.length > 0 ? channels : null,
         contextKeys: contextsNamed(request.contextKeys),
+        createdAfter: request.createdAfter ? timestampDate(request.createdAfter) : null,
+        createdBefore: request.createdBefore ? timestampDate(request.createdBefore) : null,
       };
       const rows = await store.selectNotificationPage(pool, scope.environmentId, filters, offset, request.limit);
       const notifications = await activityOf(scope, rows.slice(0, request.limit));

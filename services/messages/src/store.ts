@@ -904,6 +904,10 @@ export interface NotificationFilters {
   channels: readonly ChannelName[] | null;
   /** Sorted: notifications whose messages' context keys are exactly these. */
   contextKeys: readonly string[] | null;
+  /** Notifications made at or after this time. */
+  createdAfter: Date | null;
+  /** Notifications made at or before this time. */
+  createdBefore: Date | null;
 }
 
 /**
@@ -924,6 +928,7 @@ const filteredNotifications = (narrowing: string, keyColumn?: "subscriber_id" | 
      ${keyColumn === "subscriber_id" ? "" : "AND ($2::text[] IS NULL OR n.subscriber_id = ANY($2::text[]))"}
      ${keyColumn === "template_id" ? "" : "AND ($3::text[] IS NULL OR n.template_id = ANY($3::text[]))"}
      AND ($4::text IS NULL OR n.transaction_id = $4)
+     AND ($9::timestamptz IS NULL OR n.created_at >= $9) AND ($10::timestamptz IS NULL OR n.created_at <= $10)
      AND (($5::text[] IS NULL AND $8::text[] IS NULL) OR c.found)
    ORDER BY n.created_at DESC, n.id DESC`;
 
@@ -959,6 +964,8 @@ export async function selectNotificationPage(
     limit + 1,
     offset,
     filters.contextKeys && textArray(filters.contextKeys),
+    filters.createdAfter,
+    filters.createdBefore,
   ]);
   return rows;
 }

@@ -38,7 +38,15 @@ async function load(db: Queryable, environment: string, count: number) {
   );
 }
 
-const noFilters: store.NotificationFilters = { subscriberIds: null, templateIds: null, transactionId: null, channels: null, contextKeys: null };
+const noFilters: store.NotificationFilters = {
+  subscriberIds: null,
+  templateIds: null,
+  transactionId: null,
+  channels: null,
+  contextKeys: null,
+  createdAfter: null,
+  createdBefore: null,
+};
 
 beforeAll(async () => {
   fixture = await openDatabase();

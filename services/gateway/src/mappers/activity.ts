@@ -1,6 +1,8 @@
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { messagesV1, type subscribersV1, type workflowsV1 } from "@notify/proto";
 import { Channel, channelNamed, CHANNELS, type ChannelName } from "@notify/runtime";
 import { z } from "zod";
+import { HttpError } from "../errors.js";
 import { keyString, queryInt } from "../validation.js";
 import { freeFormResponse, iso, isoDateResponse } from "./common.js";
 import { executionDetailResponse, executionDetailToJson } from "./execution-details.js";
@@ -19,7 +21,8 @@ const channelList = stringList("channels").pipe(
 
 export const listNotificationsQuery = z.object({
   page: queryInt(0, 0, 100_000),
-  limit: queryInt(10, 1, 100),
+  // Novu's bound on an activity page.
+  limit: queryInt(10, 1, 50),
   channels: channelList.optional(),
   templates: boundedList("templates").optional(),
   emails: boundedList("emails").optional(),
@@ -27,10 +30,27 @@ export const listNotificationsQuery = z.object({
   search: keyString("search").optional(),
   transactionId: keyString("transactionId").optional(),
   contextKeys: contextKeyList.optional(),
+  after: z.string().optional(),
+  before: z.string().optional(),
 });
 
+/** A date bound of the activity feed, or Novu's 400 for one that is not a date. */
+function feedBound(text: string | undefined, name: "after" | "before"): Date | undefined {
+  if (text === undefined) return undefined;
+  const date = new Date(text);
+  if (Number.isNaN(date.getTime())) {
+    throw new HttpError(400, `Invalid date format for parameter '${name}': ${text}. Please provide a valid ISO 8601 date string.`);
+  }
+  return date;
+}
+
 export function listNotificationsRequestOf(query: z.output<typeof listNotificationsQuery>) {
+  const after = feedBound(query.after, "after");
+  const before = feedBound(query.before, "before");
+  if (after && before && after > before) throw new HttpError(400, "Invalid date range: start date (after) must be earlier than end date (before)");
   return {
+    ...(after ? { createdAfter: timestampFromDate(after) } : {}),
+    ...(before ? { createdBefore: timestampFromDate(before) } : {}),
     page: query.page,
     limit: query.limit,
     channels: (query.channels ?? []).map((name: ChannelName) => channelNamed(name)!),

@@ -458,10 +458,12 @@ describe("DELETE /v1/messages/transaction/{transactionId}", () => {
     expect(again.body).toMatchObject({ statusCode: 404, message: "Invalid transactionId or channel" });
   });
 
-  it("answers 404 when the transaction has no message of that channel, deleting nothing", async () => {
+  it("answers 204 when the transaction has messages but none of that channel, deleting nothing, as Novu does", async () => {
     const transactionId = await transaction([await freshSubscriber()]);
-    expect((await stack.request("DELETE", `/v1/messages/transaction/${transactionId}?channel=push`)).status).toBe(404);
+    expect((await stack.request("DELETE", `/v1/messages/transaction/${transactionId}?channel=push`)).status).toBe(204);
     expect(await listed(transactionId)).toHaveLength(2);
+    // A transaction without any message is not found, whatever the channel.
+    expect((await stack.request("DELETE", `/v1/messages/transaction/${nextTransactionId()}?channel=push`)).status).toBe(404);
   });
 
   it("answers 422 for another channel value, deleting nothing", async () => {

@@ -589,7 +589,10 @@ export function createMessageService({
       if (request.transactionId.length === 0) throw invalidField("transactionId", "transactionId must not be empty", request.transactionId);
       const channel = channelFilter(request.channel);
       const deleted = await store.deleteTransactionMessages(pool, scope.environmentId, request.transactionId, channel);
-      if (deleted === 0) throw notFound("Invalid transactionId or channel");
+      // As Novu answers: not found only when the transaction has no message at all, whatever the channel asked.
+      if (deleted === 0 && (channel === null || !(await store.transactionHasMessages(pool, scope.environmentId, request.transactionId)))) {
+        throw notFound("Invalid transactionId or channel");
+      }
       return { deleted };
     },
 

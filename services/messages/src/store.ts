@@ -623,6 +623,15 @@ export async function deleteTransactionMessages(db: Queryable, environmentId: st
   return rowCount ?? 0;
 }
 
+/** Whether the transaction has any message left, of any channel. */
+export async function transactionHasMessages(db: Queryable, environmentId: string, transactionId: string): Promise<boolean> {
+  const { rowCount } = await db.query("SELECT 1 FROM messages.messages WHERE environment_id = $1 AND transaction_id = $2 LIMIT 1", [
+    environmentId,
+    transactionId,
+  ]);
+  return (rowCount ?? 0) > 0;
+}
+
 /** Where a walk of a subscriber's notifications stopped: the last one it reached (its created_at as Postgres prints it, exactly). */
 export interface NotificationWalkPoint {
   createdAt: string;

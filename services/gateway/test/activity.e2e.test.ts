@@ -295,6 +295,11 @@ describe("a triggered notification delivered by email", () => {
     const details = await stack.request<Data<{ _id: string }[]>>("GET", `/v1/execution-details?notificationId=${notification.id}&subscriberId=activity-ada`);
     expect(email.executionDetails.map((detail) => detail.id)).toEqual(details.body.data.map((detail) => detail._id));
     expect(listed!.jobs).toEqual(notification.jobs);
+    // A subscriber that does not exist is not found, as Novu answers it.
+    expect(await stack.request("GET", `/v1/execution-details?notificationId=${notification.id}&subscriberId=nobody`)).toMatchObject({
+      status: 404,
+      body: { message: "Subscriber not found for id nobody" },
+    });
   });
 
   it("shows a push step sent to several devices as one job with every device's attempts, completed when any got it", async () => {

@@ -525,7 +525,11 @@ describe("GET /v1/messages", () => {
     expect(await count(`transactionId=${first}&transactionId=${second}`)).toBe(3);
     expect(await count(`transactionId=${first}&channel=chat`)).toBe(1);
     expect(await count(`transactionId=${first}&transactionId=${second}&subscriberId=${bob.subscriberId}`)).toBe(1);
-    expect(await count("subscriberId=nobody")).toBe(0);
+    // A subscriber that does not exist is not found, as Novu answers it.
+    expect(await stack.request("GET", "/v1/messages?subscriberId=nobody")).toMatchObject({
+      status: 404,
+      body: { message: "Subscriber 'nobody' was not found" },
+    });
   });
 
   it.each([["limit=1001"], ["limit=0"], ["page=-1"], ["channel=fax"]])("answers 422 for %s", async (query) => {

@@ -541,12 +541,8 @@ export function createMessageService({
       const offset = pageOffset(request.page, request.limit);
       const channel = channelFilter(request.channel);
       let subscriberId: string | null = null;
-      if (request.subscriberId !== undefined) {
-        const subscriber = await subscribers.find(scope, request.subscriberId);
-        // A filter naming nobody matches nothing.
-        if (!subscriber) return { messages: [], hasMore: false, totalCount: 0, totalCountCapped: false, subscribers: [] };
-        subscriberId = subscriber.id;
-      }
+      // A subscriber that does not exist is not found, as Novu answers it.
+      if (request.subscriberId !== undefined) subscriberId = (await subscribers.require(scope, request.subscriberId)).id;
       const filters: store.ListFilters = {
         channel,
         subscriberId,
@@ -652,6 +648,8 @@ export function createMessageService({
       if (!isObjectId(request.notificationId))
         throw invalidField("notificationId", "notificationId must be a notification id (24 hex characters)", request.notificationId);
       if (request.subscriberId.length === 0) throw invalidField("subscriberId", "subscriberId must not be empty", request.subscriberId);
+      // As Novu answers it: details are asked of a subscriber that exists.
+      if (!(await subscribers.find(scope, request.subscriberId))) throw notFound(`Subscriber not found for id ${request.subscriberId}`);
       const notification = { notificationId: request.notificationId, externalSubscriberId: request.subscriberId };
       const rows = await store.selectExecutionDetails(pool, scope.environmentId, [notification], MAX_EXECUTION_DETAILS);
       return { details: rows.map(executionDetailFromRow) };

@@ -98,7 +98,7 @@ describe("integrations", () => {
     const integration = reply.body.data;
     for (const field of INTEGRATION_FIELDS) expect(integration).toHaveProperty(field);
     expect(integration).toMatchObject({
-      name: "Sendgrid",
+      name: "SendGrid",
       providerId: "sendgrid",
       channel: "email",
       active: false,

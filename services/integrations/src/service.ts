@@ -17,6 +17,7 @@ import {
 } from "@notify/runtime";
 import * as connections from "./channel-connections/store.js";
 import { conditionsToJson, credentialColumns, fieldsOf, integrationFromRow } from "./mapping.js";
+import { providerName } from "./provider-names.js";
 import type { SecretBox } from "./secrets.js";
 import * as store from "./store.js";
 import { CHANNELS_WITH_PRIMARY, Checks } from "./validation.js";
@@ -35,8 +36,6 @@ export interface IntegrationServiceDeps {
 }
 
 const integrationNotFound = (id: string) => notFound(`Integration with id ${id} not found`);
-
-const defaultName = (providerId: string) => `${providerId.charAt(0).toUpperCase()}${providerId.slice(1)}`;
 
 /** Novu's identifier shape: `<slug of the name>-<short random id>`. */
 function defaultIdentifier(name: string): string {
@@ -71,14 +70,15 @@ const supportsPrimary = (channel: string) => CHANNELS_WITH_PRIMARY.includes(chan
 
 /**
  * Primary flag and priority of an integration that becomes active (Novu's order): on a channel
- * without a primary it becomes the primary, on top, unless it carries conditions (a primary never
- * does); otherwise it goes right below the primary, which moves up one.
+ * without a primary it goes on top, the primary when `mayBecomePrimary` (Novu makes a new
+ * integration without conditions the primary there, never one activated later); otherwise it goes
+ * right below the primary, which moves up one.
  */
 async function placeActive(
   tx: PoolClient,
   environmentId: string,
   channel: string,
-  conditional: boolean,
+  mayBecomePrimary: boolean,
 ): Promise<Pick<store.IntegrationFields, "is_primary" | "priority">> {
   if (!supportsPrimary(channel)) return { is_primary: false, priority: 0 };
   const primary = await store.selectPrimaryIntegration(tx, environmentId, channel);
@@ -86,7 +86,7 @@ async function placeActive(
     await store.updatePriority(tx, environmentId, primary.id, primary.priority + 1);
     return { is_primary: false, priority: primary.priority };
   }
-  return { is_primary: !conditional, priority: (await store.selectHighestActivePriority(tx, environmentId, channel)) + 1 };
+  return { is_primary: mayBecomePrimary, priority: (await store.selectHighestActivePriority(tx, environmentId, channel)) + 1 };
 }
 
 export function createIntegrationService({ pool, secrets }: IntegrationServiceDeps): ServiceImpl<typeof integrationsV1.IntegrationService> {
@@ -134,12 +134,12 @@ export function createIntegrationService({ pool, secrets }: IntegrationServiceDe
       checks.throwIfAny();
       const environmentId = scope.environmentId;
       const id = objectId();
-      const name = request.name ?? defaultName(request.providerId);
+      const name = request.name ?? providerName(request.providerId);
       const row = await writing(() =>
         withTransaction(pool, async (tx) => {
           await store.lockEnvironment(tx, environmentId);
           const placement = request.active
-            ? await placeActive(tx, environmentId, request.channel, request.conditions.length > 0)
+            ? await placeActive(tx, environmentId, request.channel, request.conditions.length === 0)
             : { is_primary: false, priority: 0 };
           return store.insertIntegration(tx, environmentId, {
             id,
@@ -210,7 +210,7 @@ export function createIntegrationService({ pool, secrets }: IntegrationServiceDe
             active: request.active ?? existing.active,
           };
           if (fields.active && !existing.active) {
-            Object.assign(fields, await placeActive(tx, environmentId, existing.channel, fields.conditions.length > 0));
+            Object.assign(fields, await placeActive(tx, environmentId, existing.channel, false));
           }
           if (!fields.active) Object.assign(fields, { is_primary: false, priority: 0 });
           if (fields.conditions.length > 0) fields.is_primary = false;

@@ -70,6 +70,10 @@ describe("creating", () => {
     expect(created).toMatchObject({ name: "Mailgun", active: false, primary: false, priority: 0, deleted: false });
     expect(created.identifier).toMatch(/^mailgun-[\w-]{8}$/);
     expect(created.id).toMatch(/^[0-9a-f]{24}$/);
+    // Novu's name for the provider, not its id: an SMTP server is "Custom SMTP".
+    const smtp = await client.createIntegration({ providerId: "nodemailer", channel: "email" }, call);
+    expect(smtp.name).toBe("Custom SMTP");
+    expect(smtp.identifier).toMatch(/^custom-smtp-[\w-]{8}$/);
   });
 
   it("answers ALREADY_EXISTS for an identifier taken in the environment, and not across environments", async () => {
@@ -193,8 +197,9 @@ describe("updating", () => {
       b: { primary: false, priority: 1, active: true },
       c: { primary: false, priority: 2, active: true },
     });
+    // Activated again, on top but not the primary: Novu makes only a new integration the primary.
     const reactivated = await client.updateIntegration({ id: a.id, active: true }, call);
-    expect(reactivated).toMatchObject({ active: true, primary: true, priority: 3 });
+    expect(reactivated).toMatchObject({ active: true, primary: false, priority: 3 });
   });
 
   it("giving the primary conditions makes it an ordinary integration", async () => {

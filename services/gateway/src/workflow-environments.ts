@@ -4,7 +4,7 @@ import { scopeHeaders } from "@notify/runtime";
 import { stepLayoutId } from "@notify/templates";
 import type { Clients } from "./clients.js";
 import { HttpError, httpErrorFromRpc, isCode } from "./errors.js";
-import { MAX_PUBLISHED, parentIdOf } from "./mappers/environments.js";
+import { MAX_PUBLISHED, parentIdOf, sameContent } from "./mappers/environments.js";
 import { syncedWorkflowOf } from "./mappers/workflows-v2.js";
 import type { RouteCall, RouteInput } from "./route.js";
 
@@ -28,7 +28,8 @@ export async function syncWorkflow(input: RouteInput<{ workflowId: string }, unk
   const { params, body, scope, clients, call } = input;
   if (body.targetEnvironmentId === scope.environmentId) throw new HttpError(400, "Cannot sync workflow to the same environment");
   const source = await clients.workflows.getWorkflow({ key: { case: "any", value: params.workflowId } }, call);
-  return (await syncInto(source, clients, await callInEnvironment(input, body.targetEnvironmentId), false, call)).workflow!;
+  const targetCall = await callInEnvironment(input, body.targetEnvironmentId);
+  return syncInto(source, await counterpartOf(source, clients, targetCall), clients, targetCall, call);
 }
 
 /** The target's workflow with the source's trigger identifier, if it has one. */
@@ -97,20 +98,20 @@ async function copyLayouts(clients: Clients, sourceCall: RouteCall, targetCall: 
 }
 
 /**
- * Copies `source` over its counterpart in the target, or creates it there; a dry run only says
- * which it would do. `layoutsFrom`, the source's call, copies the layouts it names along (unset:
+ * Copies `source` over `target`, its counterpart in the target environment, or creates it there
+ * when it has none. `layoutsFrom`, the source's call, copies the layouts it names along (unset:
  * they were all copied already).
  */
-async function syncInto(source: workflowsV1.Workflow, clients: Clients, targetCall: RouteCall, dryRun: boolean, layoutsFrom: RouteCall | undefined) {
-  const target = await counterpartOf(source, clients, targetCall);
-  const action = target ? ("updated" as const) : ("created" as const);
-  if (dryRun) return { action, workflow: undefined };
+async function syncInto(
+  source: workflowsV1.Workflow,
+  target: workflowsV1.Workflow | undefined,
+  clients: Clients,
+  targetCall: RouteCall,
+  layoutsFrom: RouteCall | undefined,
+): Promise<workflowsV1.Workflow> {
   if (layoutsFrom) await syncLayouts(source, clients, layoutsFrom, targetCall);
   const synced = syncedWorkflowOf(source, target);
-  const workflow = target
-    ? await clients.workflows.updateWorkflow(synced.update, targetCall)
-    : await clients.workflows.createWorkflow(synced.create, targetCall);
-  return { action, workflow };
+  return target ? clients.workflows.updateWorkflow(synced.update, targetCall) : clients.workflows.createWorkflow(synced.create, targetCall);
 }
 
 /** The live workflows of an environment, oldest first; 400 beyond MAX_PUBLISHED of them. */
@@ -158,15 +159,21 @@ export async function diffWorkflows(
 }
 
 export interface PublishOutcome {
-  successful: { workflow: workflowsV1.Workflow; action: "created" | "updated" }[];
+  successful: { workflow: workflowsV1.Workflow; action: "created" | "updated" | "deleted" }[];
   failed: { workflow: workflowsV1.Workflow; error: string }[];
+  skipped: { workflow: workflowsV1.Workflow; reason: string }[];
 }
+
+/** Why Novu's publish left a workflow as it was. */
+const DRY_RUN = "Dry run mode";
+const NO_CHANGES = "No changes detected";
 
 /**
  * Novu's publish: every workflow of the source environment (Development unless named), or those
  * `resourceIds` names (ids or trigger identifiers), synced into the target environment as
- * PUT /v2/workflows/{id}/sync does; a dry run changes nothing. A workflow that cannot be copied
- * is reported and the others go on.
+ * PUT /v2/workflows/{id}/sync does, and the target's workflows the source does not have (of
+ * those named) deleted. A workflow the target has already as it is, and every one of a dry run,
+ * is skipped with Novu's reason. A workflow that cannot be copied is reported and the others go on.
  */
 export async function publishWorkflows(
   input: RouteInput<unknown, unknown, unknown>,
@@ -174,23 +181,36 @@ export async function publishWorkflows(
 ): Promise<PublishOutcome> {
   const calls = await publishingCalls(input, request.sourceEnvironmentId, request.targetEnvironmentId);
   const wanted = request.resourceIds === undefined ? undefined : new Set(request.resourceIds);
-  const outcome: PublishOutcome = { successful: [], failed: [] };
+  const named = (workflow: workflowsV1.Workflow) => !wanted || wanted.has(workflow.id) || wanted.has(workflow.identifier);
+  const sources = await workflowsOf(input.clients, calls.source);
+  const published = sources.filter(named);
+  if (request.dryRun) return { successful: [], failed: [], skipped: published.map((workflow) => ({ workflow, reason: DRY_RUN })) };
+  const outcome: PublishOutcome = { successful: [], failed: [], skipped: [] };
   // A publish of everything also makes the target's layouts the source's, as Novu's does: all are
   // copied first, so no workflow copies its own again.
-  const everything = !request.dryRun && wanted === undefined;
+  const everything = wanted === undefined;
   const targetOnlyLayouts = everything ? await copyLayouts(input.clients, calls.source, calls.target) : [];
-  for (const workflow of await workflowsOf(input.clients, calls.source)) {
-    if (wanted && !wanted.has(workflow.id) && !wanted.has(workflow.identifier)) continue;
+  const targets = new Map((await workflowsOf(input.clients, calls.target)).map((workflow) => [workflow.identifier, workflow]));
+  for (const workflow of published) {
+    const target = targets.get(workflow.identifier);
+    if (target && sameContent(workflow, target)) {
+      outcome.skipped.push({ workflow, reason: NO_CHANGES });
+      continue;
+    }
     try {
-      outcome.successful.push({
-        workflow,
-        action: (await syncInto(workflow, input.clients, calls.target, request.dryRun, everything ? undefined : calls.source)).action,
-      });
+      await syncInto(workflow, target, input.clients, calls.target, everything ? undefined : calls.source);
+      outcome.successful.push({ workflow, action: target ? "updated" : "created" });
     } catch (error) {
       // A refused copy (a 4xx) is the workflow's; anything else stops the publish.
       if (!(error instanceof ConnectError) || httpErrorFromRpc(error).status >= 500) throw error;
       outcome.failed.push({ workflow, error: error.rawMessage });
     }
+  }
+  const sourceIdentifiers = new Set(sources.map((workflow) => workflow.identifier));
+  for (const target of targets.values()) {
+    if (sourceIdentifiers.has(target.identifier) || !named(target)) continue;
+    await input.clients.workflows.deleteWorkflow({ workflowId: target.id }, calls.target);
+    outcome.successful.push({ workflow: target, action: "deleted" });
   }
   for (const layout of targetOnlyLayouts) await input.clients.layouts.deleteLayout({ layoutId: layout.id }, calls.target);
   return outcome;

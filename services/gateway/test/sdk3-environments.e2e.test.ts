@@ -111,18 +111,32 @@ describe("@novu/api 3.19.1 against the gateway: environments", () => {
     const release = await novu.environments.create({ name: "Release", color: "#333333" });
     const releaseSdk = new Novu({ secretKey: release.result.apiKeys![0]!.key, serverURL: stack.url });
 
+    // A dry run skips every workflow, as Novu reports it, and changes nothing.
     const dry = await novu.environments.publish({ dryRun: true }, release.result.id);
-    expect(dry.result.summary).toEqual({ resources: sourceIds.length, successful: sourceIds.length, failed: 0, skipped: 0 });
-    expect(dry.result.results[0]!.successful.every((synced) => synced.action === "created")).toBe(true);
+    expect(dry.result.summary).toEqual({ resources: sourceIds.length, successful: 0, failed: 0, skipped: sourceIds.length });
+    expect(dry.result.results[0]!.skipped.every((skipped) => skipped.reason === "Dry run mode")).toBe(true);
     expect((await releaseSdk.workflows.list({})).result.totalCount).toBe(0);
 
+    // A workflow only the target has is deleted by a publish of everything.
+    await releaseSdk.workflows.create({ name: "Retired", workflowId: "retired", steps: [] });
     const published = await novu.environments.publish({}, release.result.id);
-    expect(published.result.results[0]!.successful.map((synced) => synced.resourceId).sort()).toEqual(sourceIds);
+    expect(
+      published.result.results[0]!.successful.filter((synced) => synced.action === "created")
+        .map((synced) => synced.resourceId)
+        .sort(),
+    ).toEqual(sourceIds);
+    expect(published.result.results[0]!.successful.filter((synced) => synced.action === "deleted").map((synced) => synced.resourceName)).toEqual(["Retired"]);
+    expect((await failureOf(releaseSdk.workflows.get("retired", undefined, undefined, once))).statusCode).toBe(404);
     const copied = await releaseSdk.workflows.get("published");
     expect(copied.result).toMatchObject({ workflowId: "published", name: "Published", tags: ["release"] });
 
-    const again = await novu.environments.publish({ resources: [{ resourceType: "REGULAR", resourceId: "published" }] }, release.result.id);
-    expect(again.result.results[0]!.successful.map((synced) => [synced.resourceName, synced.action])).toEqual([["Published", "updated"]]);
+    // Published again as it is: skipped; once changed: updated.
+    const selected = { resources: [{ resourceType: "REGULAR" as const, resourceId: "published" }] };
+    const again = await novu.environments.publish(selected, release.result.id);
+    expect(again.result.results[0]!.skipped.map((skipped) => [skipped.resourceName, skipped.reason])).toEqual([["Published", "No changes detected"]]);
+    await novu.workflows.patch({ tags: ["release", "v2"] }, "published");
+    const changed = await novu.environments.publish(selected, release.result.id);
+    expect(changed.result.results[0]!.successful.map((synced) => [synced.resourceName, synced.action])).toEqual([["Published", "updated"]]);
 
     const development = await developmentOf(novu);
     expect((await failureOf(novu.environments.publish({}, development.id, undefined, once))).statusCode).toBe(400);

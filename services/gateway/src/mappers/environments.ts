@@ -104,18 +104,18 @@ const described = (workflow: workflowsV1.Workflow) => ({ resourceType: REGULAR, 
 
 /** PublishEnvironmentResponseDto */
 export function publishOutcomeToJson(outcome: PublishOutcome) {
-  const total = outcome.successful.length + outcome.failed.length;
+  const total = outcome.successful.length + outcome.failed.length + outcome.skipped.length;
   return {
     results: [
       {
         resourceType: REGULAR,
         successful: outcome.successful.map(({ workflow, action }) => ({ ...described(workflow), action })),
         failed: outcome.failed.map(({ workflow, error }) => ({ ...described(workflow), error })),
-        skipped: [],
+        skipped: outcome.skipped.map(({ workflow, reason }) => ({ ...described(workflow), reason })),
         totalProcessed: total,
       },
     ],
-    summary: { resources: total, successful: outcome.successful.length, failed: outcome.failed.length, skipped: 0 },
+    summary: { resources: total, successful: outcome.successful.length, failed: outcome.failed.length, skipped: outcome.skipped.length },
   };
 }
 
@@ -131,13 +131,16 @@ function contentOf(workflow: workflowsV1.Workflow): string {
   return JSON.stringify({ ...fields, steps: steps.map(({ _id: _stepId, slug: _stepSlug, workflowDatabaseId, ...step }) => step) });
 }
 
+/** Whether a publish would change nothing of the target's workflow: the diff's "unchanged". */
+export const sameContent = (source: workflowsV1.Workflow, target: workflowsV1.Workflow) => contentOf(source) === contentOf(target);
+
 const resourceOf = (workflow: workflowsV1.Workflow | undefined) =>
   workflow ? { id: workflow.id, name: workflow.name, updatedAt: workflowV2ToJson(workflow).updatedAt } : null;
 
 /** DiffEnvironmentResponseDto: one resource per workflow, added, modified, deleted (only in the target) or unchanged. */
 export function workflowDiffToJson(targetEnvironmentId: string, diff: WorkflowDiff) {
   const resources = diff.pairs.map(({ source, target }) => {
-    const action = !target ? "added" : !source ? "deleted" : contentOf(source) === contentOf(target) ? "unchanged" : "modified";
+    const action = !target ? "added" : !source ? "deleted" : sameContent(source, target) ? "unchanged" : "modified";
     const ends = { sourceResource: resourceOf(source), targetResource: resourceOf(target) };
     return {
       resourceType: REGULAR,
@@ -186,9 +189,9 @@ export const publishResponse = z.object({
   results: z.array(
     z.object({
       resourceType: z.literal("REGULAR"),
-      successful: z.array(z.object({ ...resourceDescription, action: z.enum(["created", "updated"]) })),
+      successful: z.array(z.object({ ...resourceDescription, action: z.enum(["created", "updated", "deleted"]) })),
       failed: z.array(z.object({ ...resourceDescription, error: z.string() })),
-      skipped: z.array(z.never()),
+      skipped: z.array(z.object({ ...resourceDescription, reason: z.string() })),
       totalProcessed: z.int(),
     }),
   ),

@@ -298,6 +298,10 @@ describe("/v2/workflows through @novu/api 3.19.1", () => {
     const digest = { name: "Weekly", type: "digest" as const, controlValues: { type: "timed", cron: "0 9 * * 1", digestKey: "post" } };
     const digested = await novu.workflows.create({ name: "Cron digest", workflowId: "cron-digest", steps: [digest, inAppStep] });
     expect(digested.result.steps[0]!.controls.values).toMatchObject({ type: "timed", cron: "0 9 * * 1", digestKey: "post" });
+    // Novu's timed digest controls carry no type: the cron makes it timed.
+    const untyped = { name: "Weekly", type: "digest" as const, controlValues: { cron: "0 9 * * 1", digestKey: "post" } };
+    const weekly = await novu.workflows.create({ name: "Untyped cron digest", workflowId: "untyped-cron-digest", steps: [untyped, inAppStep] });
+    expect(weekly.result.steps[0]!.controls.values).toMatchObject({ type: "timed", cron: "0 9 * * 1", digestKey: "post" });
 
     const { notification } = await firstNotification("cron-delay", { subscriberId: "v2-cron", firstName: "Cy" }, { order: 7 });
     expect(notification).toMatchObject({ body: "Order 7 for Cy" });

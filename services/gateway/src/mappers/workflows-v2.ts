@@ -331,7 +331,8 @@ function templateOf(controls: Controls): Pick<StepInit, "template" | "metadata">
     case "digest": {
       const values = controls.values;
       const window = values.lookBackWindow;
-      const timed = values.type === "timed";
+      // Novu's timed digest controls are its cron and key, with no type: a cron alone makes one.
+      const timed = values.type === "timed" || (values.type === undefined && values.cron !== undefined);
       return {
         template: { type: StepType.DIGEST },
         metadata: {

@@ -109,7 +109,8 @@ describe("integrations", () => {
       configurations: { inboundWebhookEnabled: false },
     });
     expect(integration.credentials).not.toHaveProperty("notACredential");
-    expect(integration.identifier).toMatch(/^sendgrid-[\w-]+$/);
+    // Made from the name as Novu slugs it (camelCase split).
+    expect(integration.identifier).toMatch(/^send-grid-[\w-]+$/);
     expect(integration.createdAt).toMatch(ISO);
     expect(integration).not.toHaveProperty("deletedAt");
   });

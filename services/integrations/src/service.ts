@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import slugify from "@sindresorhus/slugify";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { integrationsV1 } from "@notify/proto";
 import {
@@ -37,17 +38,8 @@ export interface IntegrationServiceDeps {
 
 const integrationNotFound = (id: string) => notFound(`Integration with id ${id} not found`);
 
-/** Novu's identifier shape: `<slug of the name>-<short random id>`. */
-function defaultIdentifier(name: string): string {
-  const slug = name
-    .normalize("NFKD")
-    .replace(/[\u0300-\u036f]/g, "")
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, "-")
-    .replace(/^-+|-+$/g, "")
-    .slice(0, 200);
-  return `${slug || "integration"}-${randomBytes(6).toString("base64url")}`;
-}
+/** Novu's identifier shape: `<slug of the name, as Novu slugs it>-<short random id>`. */
+const defaultIdentifier = (name: string) => `${slugify(name).slice(0, 200) || "integration"}-${randomBytes(6).toString("base64url")}`;
 
 /** The unique-index violations a client can cause, as the errors Novu answers for them. */
 function conflictOf(error: unknown): ConnectError | undefined {

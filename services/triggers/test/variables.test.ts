@@ -131,6 +131,14 @@ describe("slugs", () => {
     expect(slugify("Welcome Email & Onboarding")).toBe("welcome-email-and-onboarding");
     expect(slugify("fooBar APIs Déjà vu!")).toBe("foo-bar-apis-deja-vu");
     expect(slugify("!!!")).toBe("workflow");
+    // Transliterated, and contractions joined, as Novu's slugs are.
+    expect(["User's Welcome Email", "Straße", "Ørsted news", "Привет мир", "Welcome 🦄"].map(slugify)).toEqual([
+      "users-welcome-email",
+      "strasse",
+      "orsted-news",
+      "privet-mir",
+      "welcome-unicorn",
+    ]);
   });
 
   it("round-trips the id through the slug and rejects what is not one", () => {

@@ -1,4 +1,5 @@
 import { isObjectId } from "@notify/runtime";
+import slugifyText from "@sindresorhus/slugify";
 
 const BASE62 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
 /** What kind of resource a slug's id is of, as Novu marks it. */
@@ -7,21 +8,11 @@ export type SlugKind = keyof typeof SLUG_MARKS;
 const MAX_ID = (1n << 96n) - 1n;
 
 /**
- * Novu's trigger-identifier slug: ASCII-folded, "&" as "and", camelCase split, lowercase words
- * joined by "-". Empty (a name of only symbols) becomes "workflow".
+ * Novu's trigger-identifier slug, made by the library Novu's own is taken from: transliterated
+ * ("Straße" → "strasse", Cyrillic, emoji), "&" as "and", camelCase split, contractions joined
+ * ("User's" → "users"), lowercase words joined by "-". Empty (a name of only symbols) becomes "workflow".
  */
-export function slugify(name: string): string {
-  const slug = name
-    .normalize("NFKD")
-    .replace(/[\u0300-\u036f]/g, "")
-    .replace(/&/g, " and ")
-    .replace(/([a-z\d])([A-Z])/g, "$1 $2")
-    .replace(/([A-Z]+)([A-Z][a-rt-z\d]+)/g, "$1 $2")
-    .toLowerCase()
-    .replace(/[^a-z\d]+/g, "-")
-    .replace(/^-+|-+$/g, "");
-  return slug || "workflow";
-}
+export const slugify = (name: string): string => slugifyText(name) || "workflow";
 
 function encodeBase62(value: bigint): string {
   let out = "";

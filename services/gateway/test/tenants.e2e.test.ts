@@ -76,10 +76,11 @@ describe("tenants", () => {
     const first = await stack.request("GET", "/v1/tenants?page=0&limit=2", undefined, headers);
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({ page: 0, pageSize: 2, totalCount: 3, hasMore: true });
-    expect(first.body.data.map((tenant) => tenant.identifier)).toEqual(["t1", "t2"]);
+    // Newest first, as Novu lists them.
+    expect(first.body.data.map((tenant) => tenant.identifier)).toEqual(["t3", "t2"]);
     const second = await stack.request("GET", "/v1/tenants?page=1&limit=2", undefined, headers);
     expect(second.body).toMatchObject({ page: 1, hasMore: false });
-    expect(second.body.data.map((tenant) => tenant.identifier)).toEqual(["t3"]);
+    expect(second.body.data.map((tenant) => tenant.identifier)).toEqual(["t1"]);
     expect((await stack.request("GET", "/v1/tenants?limit=0", undefined, headers)).status).toBe(422);
     // Tenants of other environments are invisible.
     expect((await stack.request("GET", "/v1/tenants/acme", undefined, headers)).status).toBe(404);

@@ -78,7 +78,7 @@ describe("TenantService", () => {
     expect((await rpcError(client.batchGetTenants({ identifiers: tooMany }, call))).code).toBe(Code.InvalidArgument);
 
     const page = await client.listTenants({ page: 1, limit: 2 }, call);
-    expect(page.tenants.map((tenant) => tenant.identifier)).toEqual(["c"]);
+    expect(page.tenants.map((tenant) => tenant.identifier)).toEqual(["a"]);
     expect(page).toMatchObject({ hasMore: false, totalCount: 3 });
     expect((await client.listTenants({ page: 0, limit: 2 }, call)).hasMore).toBe(true);
     expect((await rpcError(client.listTenants({ page: 0, limit: 101 }, call))).code).toBe(Code.InvalidArgument);

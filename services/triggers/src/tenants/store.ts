@@ -81,9 +81,9 @@ export async function deleteTenant(db: Queryable, environmentId: string, identif
   return rows[0]?.id;
 }
 
-/** One page in creation order; fetches one extra row so the caller knows whether more follow. */
+/** One page, newest first as Novu lists them (ids grow with creation); fetches one extra row so the caller knows whether more follow. */
 export async function selectTenantPage(db: Queryable, environmentId: string, offset: number, limit: number): Promise<TenantRow[]> {
-  const { rows } = await db.query<TenantRow>("SELECT * FROM triggers.tenants WHERE environment_id = $1 ORDER BY id LIMIT $2 OFFSET $3", [
+  const { rows } = await db.query<TenantRow>("SELECT * FROM triggers.tenants WHERE environment_id = $1 ORDER BY id DESC LIMIT $2 OFFSET $3", [
     environmentId,
     limit + 1,
     offset,

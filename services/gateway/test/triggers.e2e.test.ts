@@ -131,6 +131,9 @@ describe("POST /v1/events/trigger", () => {
     const byIdentifier = await trigger({ name: tenanted, to: "ada", tenant: "acme", transactionId: "t-tenant-2" });
     expect(byIdentifier.body.data.status).toBe("processed");
     expect((await awaitMessages("t-tenant-2", 1))[0]?.content).toBe("From Acme");
+    // An object naming only the identifier runs with the stored tenant, as Novu's run reads it.
+    await trigger({ name: tenanted, to: "ada", tenant: { identifier: "acme" }, transactionId: "t-tenant-3" });
+    expect((await awaitMessages("t-tenant-3", 1))[0]?.content).toBe("From Acme");
 
     // The same tenant object on several events of one batch (a bulk, or concurrent triggers the
     // gateway sends on together): each is processed, and the tenant takes the last event's name.

@@ -22,7 +22,7 @@ import {
 import { scheduledDate } from "@notify/templates";
 import { contextsRefusal } from "../contexts/rules.js";
 import { batchLayouts } from "../layouts/batch.js";
-import { selectTenantsByIdentifiers } from "../tenants/store.js";
+import { selectTenantsByIdentifiers, type TenantRow } from "../tenants/store.js";
 import { workflowFromRow } from "../workflows/mapping.js";
 import { payloadErrorMessage, payloadErrors } from "../workflows/payload-schema.js";
 import { markWorkflowsTriggered, selectWorkflowByKey } from "../workflows/store.js";
@@ -122,6 +122,16 @@ const result = (status: string, transactionId?: string, error: string[] = []): t
 
 /** A held job's dedupe key: apart from every timed resumption's (those start with their trigger id). */
 const heldKey = (holdKey: string) => `held:${holdKey}`;
+
+/**
+ * The tenant a run reads, as Novu's run reads it from its store: the stored tenant, with the
+ * fields the trigger's tenant object gives (and writes) over it.
+ */
+function runTenant(identifier: string, row: TenantRow | undefined, given?: triggersV1.TenantInput): triggersV1.TenantInput {
+  const name = given?.name ?? row?.name ?? undefined;
+  const data = given?.data ?? (row?.data as JsonObject | null | undefined) ?? undefined;
+  return create(triggersV1.TenantInputSchema, { identifier, ...(name !== undefined ? { name } : {}), ...(data ? { data } : {}) });
+}
 
 function recipientId(recipient: triggersV1.Recipient): string | undefined {
   const kind = recipient.kind;
@@ -253,7 +263,14 @@ export function createTriggerService({
       // Workflows once per distinct name; tenants named by identifier in one query.
       const names = [...new Set(events.map((event) => event.name))];
       const workflows = new Map(await Promise.all(names.map(async (name) => [name, await workflowNamed(scope.environmentId, name)] as const)));
-      const tenantIdentifiers = [...new Set(events.flatMap((event) => (event.tenant?.kind.case === "identifier" ? [event.tenant.kind.value] : [])))];
+      const tenantIdentifiers = [
+        ...new Set(
+          events.flatMap((event) => {
+            const kind = event.tenant?.kind;
+            return kind?.case === "identifier" ? [kind.value] : kind?.case === "tenant" ? [kind.value.identifier] : [];
+          }),
+        ),
+      ];
       const tenants = new Map(
         (tenantIdentifiers.length ? await selectTenantsByIdentifiers(pool, scope.environmentId, tenantIdentifiers) : []).map((row) => [row.identifier, row]),
       );
@@ -297,13 +314,10 @@ export function createTriggerService({
         if (event.tenant?.kind.case === "identifier") {
           const row = tenants.get(event.tenant.kind.value);
           if (!row) return { outcome: result("no_tenant_found") };
-          tenant = create(triggersV1.TenantInputSchema, {
-            identifier: row.identifier,
-            ...(row.name !== null ? { name: row.name } : {}),
-            ...(row.data ? { data: row.data as JsonObject } : {}),
-          });
+          tenant = runTenant(row.identifier, row);
         } else if (event.tenant?.kind.case === "tenant") {
-          tenant = event.tenant.kind.value;
+          const given = event.tenant.kind.value;
+          tenant = runTenant(given.identifier, tenants.get(given.identifier), given);
         }
         if (!workflow.active) return { outcome: result("trigger_not_active") };
         if (workflow.steps.length === 0) return { outcome: result("no_workflow_steps_defined") };

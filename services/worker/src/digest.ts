@@ -63,7 +63,8 @@ export interface Digested {
  * step `from` of `steps`.
  */
 export function digestVariables(digested: Digested | undefined, steps: readonly workflowsV1.Step[], from: number) {
-  if (!digested) return { step: {}, steps: {} };
+  // Novu's runs read step.digest false when no digest ran before (or a backoff let the event through at once).
+  if (!digested) return { step: { digest: false }, steps: {} };
   const step = { digest: true, events: digested.events, total_count: digested.totalCount };
   const stepId = steps.slice(0, from).findLast((candidate) => candidate.template?.type === StepType.DIGEST)?.stepId;
   const events = digested.events.map((payload, index) => {

@@ -1,6 +1,6 @@
 import { Code, ConnectError, type CallOptions, type Client } from "@connectrpc/connect";
 import { clone, create, toBinary, type JsonObject } from "@bufbuild/protobuf";
-import { timestampFromDate, timestampNow } from "@bufbuild/protobuf/wkt";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { messagesV1, type subscribersV1, triggersV1, type integrationsV1, type topicsV1, type variablesV1, type workflowsV1 } from "@notify/proto";
 import { Channel, contextKeysOf, scopeHeaders, StepType, stepChannel, type KnownChannel, type Logger } from "@notify/runtime";
 import { readsEnvironment, renderBudget, renderer, withinBudget, type Render, type RenderBudget } from "@notify/templates";
@@ -454,7 +454,8 @@ async function deliverShares(
     const passed = await passThrottles(throttles, call, deps);
     runs = [
       ...stops.flatMap(({ run, stop }, index) =>
-        digested[index] ? [] : [{ share: run.share, subscriber: run.subscriber, from: stop.index + 1, digested: ranAtOnce(run.share.run.job) }],
+        // Let through at once (a backoff without a recent event): as Novu runs it, not a digest of one.
+        digested[index] ? [] : [{ share: run.share, subscriber: run.subscriber, from: stop.index + 1 }],
       ),
       ...throttles.flatMap(({ run, stop }, index) => (passed[index] ? [{ ...run, from: stop.index + 1 }] : [])),
     ];
@@ -521,13 +522,6 @@ function resumptionOf(job: triggersV1.TriggerJob, subscriberIds: string[], fromS
 }
 
 const payloadOf = (job: triggersV1.TriggerJob) => (job.event?.payload ?? {}) as JsonObject;
-
-/** An event a digest step let through at once (a backoff without a recent event): a digest of itself, arrived now. */
-const ranAtOnce = (job: triggersV1.TriggerJob): Digested => ({
-  events: [payloadOf(job)],
-  arrivals: [{ transactionId: job.transactionId, arrivedAt: timestampNow() }],
-  totalCount: 1,
-});
 
 /** Whether a workflow has an active chat step (or variant): only then are its subscribers' chat endpoints read. */
 const sendsChat = (workflow: workflowsV1.Workflow) =>

@@ -97,6 +97,6 @@ describe("digestVariables", () => {
       },
     });
     expect(Object.keys(digestVariables(digested, steps, 1).steps)).toEqual(["first"]);
-    expect(digestVariables(undefined, steps, 3)).toEqual({ step: {}, steps: {} });
+    expect(digestVariables(undefined, steps, 3)).toEqual({ step: { digest: false }, steps: {} });
   });
 });

@@ -685,10 +685,12 @@ async function composeForSubscriber(
     const main = steps[index]!;
     let messages: Composed[];
     try {
-      // The first active variant whose conditions pass replaces the step, as in Novu.
+      // As Novu runs a step: its own filters decide whether it runs, then the first active variant
+      // whose conditions pass replaces it.
+      if (!passes(main)) continue;
       const step = main.variants.find((variant) => variant.active !== false && variant.filters.length > 0 && passes(variant)) ?? main;
       const type = step.template?.type ?? StepType.UNSPECIFIED;
-      if (type === StepType.DELAY && passes(step)) {
+      if (type === StepType.DELAY) {
         const delay = delayUntil(step, payload, overrides, now, subscriber.timezone);
         if ("error" in delay) {
           // As in Novu, a delay that cannot be computed fails the run of this subscriber here.
@@ -697,7 +699,7 @@ async function composeForSubscriber(
         }
         return { messages: produced, pause: { fromStep: index + 1, runAt: delay.runAt } };
       }
-      if (type === StepType.DIGEST && passes(step)) {
+      if (type === StepType.DIGEST) {
         const plan = digestPlan(step, payload, overrides, now, run.contextKeys, subscriber.timezone);
         if ("error" in plan) {
           // Like a bad delay: the run of this subscriber fails at the step.
@@ -707,7 +709,7 @@ async function composeForSubscriber(
         // The main step's id keys the digest, whichever variant ran.
         return { messages: produced, digest: { index, stepId: main.id, plan } };
       }
-      if (type === StepType.THROTTLE && passes(step)) {
+      if (type === StepType.THROTTLE) {
         const plan = throttlePlan(step, `${workflow.id}:${main.id}:${subscriber.id}`, payload, render, now);
         if (plan === undefined) continue;
         if ("error" in plan) {
@@ -719,7 +721,6 @@ async function composeForSubscriber(
       }
       const channel = stepChannel(type);
       if (channel === undefined) continue;
-      if (step === main && !passes(step)) continue;
       if (!channelEnabled(channels, channel)) continue;
       messages = await composeMessages(step, context);
     } catch (error) {
@@ -739,7 +740,8 @@ async function composeForSubscriber(
       continue;
     }
     produced.push(...messages);
-    if (main.shouldStopOnFail && messages.some((composed) => composed.message.status === messagesV1.MessageStatus.ERROR)) break;
+    // A chat or push step with nowhere to send (no channel, no device) failed, as Novu counts it.
+    if (main.shouldStopOnFail && (messages.length === 0 || messages.some((composed) => composed.message.status === messagesV1.MessageStatus.ERROR))) break;
     // The rest waits for the sends: it runs once a provider accepted one of them, never if all failed.
     const sends = main.shouldStopOnFail ? messages.flatMap((composed) => (composed.delivery ? [composed.delivery] : [])) : [];
     if (sends.length > 0) return { messages: produced, waitsFor: { fromStep: index + 1, sends } };

@@ -407,6 +407,40 @@ describe("runTriggerJobs", () => {
     expect(calls.published.every((send) => send.continuation === undefined)).toBe(true);
   });
 
+  it("runs a step only when its own filters pass, then sends the first variant whose filters pass, as Novu does", async () => {
+    const { deps, calls } = services();
+    const on = (field: string, value: string) => [{ type: "STATEMENT", value: "AND", children: [{ field, value, operator: "EQUAL", on: "payload" }] }];
+    const step: StepInit = {
+      id: "greeting",
+      template: { type: StepType.IN_APP, content: { case: "text", value: "Hello" } },
+      filters: on("plan", "pro"),
+      variants: [{ id: "german", template: { type: StepType.IN_APP, content: { case: "text", value: "Hallo" } }, filters: on("lang", "de") }],
+    };
+    const contentFor = async (payload: Record<string, string>) => {
+      calls.written.length = 0;
+      const trigger = job({ steps: [step], to: to("ada") });
+      trigger.event!.payload = payload;
+      await runTriggerJobs([trigger], deps);
+      return calls.written.map((message) => message.content);
+    };
+    expect(await contentFor({ plan: "free", lang: "de" })).toEqual([]);
+    expect(await contentFor({ plan: "pro", lang: "de" })).toEqual(["Hallo"]);
+    expect(await contentFor({ plan: "pro", lang: "en" })).toEqual(["Hello"]);
+  });
+
+  it("stops the run at a chat or push step that stops on failure and has nowhere to send, as Novu fails it", async () => {
+    const { deps, calls } = services();
+    const push = (shouldStopOnFail: boolean): StepInit => ({
+      id: `push-${shouldStopOnFail}`,
+      shouldStopOnFail,
+      template: { type: StepType.PUSH, title: "T", content: { case: "text", value: "P" } },
+    });
+    await runTriggerJobs([job({ steps: [push(true), inApp("after")], to: to("ada") })], deps);
+    expect(calls.written).toEqual([]);
+    await runTriggerJobs([job({ steps: [push(false), inApp("after")], to: to("ada") })], deps);
+    expect(calls.written.map((message) => message.stepId)).toEqual(["after"]);
+  });
+
   it("runs a job queued before step types, weekdays and ordinals were enums, and schedules its rest in the enums", async () => {
     const { deps, calls } = services();
     // Captured from that build: in-app (with an in-app variant), delay 1 hour, a timed digest on the

@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from "node:crypto";
 import { mkdtemp, readdir } from "node:fs/promises";
 import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -16,6 +17,8 @@ interface Received {
   to: string[];
   raw: string;
   mail: ParsedMail;
+  /** The name the client greeted with (EHLO). */
+  greeting: string;
 }
 
 interface Sink {
@@ -71,6 +74,7 @@ async function startSink(options: Partial<SMTPServerOptions> = {}, reject: Recor
             to: envelope.rcptTo.map((rcpt) => rcpt.address),
             raw: raw.toString("utf8"),
             mail: await simpleParser(raw),
+            greeting: session.hostNameAppearsAs,
           });
           callback();
         },
@@ -211,6 +215,19 @@ describe("nodemailer (custom SMTP)", () => {
     expect(poolA).toBeLessThanOrEqual(5);
     await smtp.send(message(), context(sink.port, {}, "int-b"));
     expect(sink.connections - connectionsBefore).toBe(poolA + 1);
+  });
+
+  it("greets with the server's name and signs with DKIM when the integration has Novu's three DKIM fields", async () => {
+    const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+    const dkim = { domain: "notify.test", secretKey: privateKey.export({ type: "pkcs8", format: "pem" }).toString(), accountSid: "mail" };
+    const before = sink.received.length;
+    await provider().send(message(), context(sink.port, { host: "localhost", ...dkim }));
+    const signed = sink.received[before]!;
+    expect(signed.greeting).toBe("localhost");
+    expect(signed.raw).toMatch(/^DKIM-Signature: v=1; a=rsa-sha256; c=relaxed\/relaxed; d=notify\.test;\s*q=dns\/txt; s=mail;/m);
+    // Without all three, mail goes unsigned.
+    await provider().send(message(), context(sink.port, { host: "localhost", domain: "notify.test" }));
+    expect(sink.received[before + 1]!.raw).not.toMatch(/DKIM-Signature/);
   });
 
   it("lets the message's from and sender name beat the integration's", async () => {

@@ -48,10 +48,18 @@ function portOf(credentials: ProviderCredentials): number {
 
 /** Only what the connection depends on: a change of any of these makes a new pool. */
 function fingerprintOf(credentials: ProviderCredentials): string {
-  const { host, port, secure, requireTls, ignoreTls, tlsOptions, user, password } = credentials;
+  const { host, port, secure, requireTls, ignoreTls, tlsOptions, user, password, domain, secretKey, accountSid } = credentials;
   return createHash("sha256")
-    .update(JSON.stringify([host, port, secure, requireTls, ignoreTls, tlsOptions, user, password]))
+    .update(JSON.stringify([host, port, secure, requireTls, ignoreTls, tlsOptions, user, password, domain, secretKey, accountSid]))
     .digest("hex");
+}
+
+/**
+ * The DKIM signing of every mail, as Novu's SMTP integration sets it: its form names `domain` the
+ * signing domain, `secretKey` the private key and `accountSid` the key selector; all three, or none.
+ */
+function dkimOf({ domain, secretKey, accountSid }: ProviderCredentials) {
+  return domain && secretKey && accountSid ? { dkim: { domainName: domain, privateKey: secretKey, keySelector: accountSid } } : {};
 }
 
 async function makeTransport(credentials: ProviderCredentials, http: OutboundHttp, smtp: SmtpThread): Promise<SmtpPool> {
@@ -69,6 +77,9 @@ async function makeTransport(credentials: ProviderCredentials, http: OutboundHtt
   const tls: ConnectionOptions = { ...(credentials.tlsOptions ?? {}), ...(isIP(host) ? {} : { servername: host }) };
   const options: SMTPPoolOptions & { pool: true } = {
     pool: true,
+    // Greets (EHLO) with the server's own name, as Novu's does: the machine's name is often not a
+    // domain in a container, and relays such as Google's refuse the address nodemailer falls back to.
+    name: host,
     host: address,
     port,
     secure: credentials.secure ?? false,
@@ -76,6 +87,7 @@ async function makeTransport(credentials: ProviderCredentials, http: OutboundHtt
     ignoreTLS: credentials.ignoreTls ?? false,
     tls,
     ...(credentials.user && credentials.password ? { auth: { user: credentials.user, pass: credentials.password } } : {}),
+    ...dkimOf(credentials),
     connectionTimeout: http.policy.connectTimeoutMs,
     greetingTimeout: http.policy.connectTimeoutMs,
     socketTimeout: http.policy.timeoutMs,

@@ -115,7 +115,7 @@ describe("fcm", () => {
     const provider = fcm() as Provider<"push">;
     receiver.received.length = 0;
     const providerData = {
-      android: { collapseKey: "orders" },
+      android: { collapseKey: "orders", ttl: 3_600_000, notification: { priority: "high" } },
       _passthrough: { body: { fcmOptions: { analyticsLabel: "spring" } }, headers: { "x-goog-trace": "t" } },
     };
     await provider.send(pushMessage(["good-1", "good-2"]), {
@@ -126,7 +126,11 @@ describe("fcm", () => {
     expect(sends).toHaveLength(2);
     for (const request of sends) {
       // Known fields in the spelling Novu's FCM provider gives them; _passthrough's as written.
-      expect(json(request).message).toMatchObject({ android: { collapse_key: "orders" }, fcmOptions: { analyticsLabel: "spring" } });
+      // firebase-admin's forms in the v1 API's, as it converts what Novu merges in: a TTL in milliseconds, a priority's name.
+      expect(json(request).message).toMatchObject({
+        android: { collapse_key: "orders", ttl: "3600s", notification: { notification_priority: "PRIORITY_HIGH" } },
+        fcmOptions: { analyticsLabel: "spring" },
+      });
       expect(request.headers["x-goog-trace"]).toBe("t");
     }
     for (const request of requestsTo("/token")) expect(request.headers["x-goog-trace"]).toBeUndefined();

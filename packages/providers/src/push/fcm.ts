@@ -166,6 +166,17 @@ function androidConfig(android: Record<string, unknown>): Record<string, unknown
   };
 }
 
+/**
+ * The trigger's FCM provider overrides with their `android` and `apns` in the v1 API's form: Novu
+ * merges them into firebase-admin's message, which converts them as it converts its own.
+ */
+function inV1Form(providerData: Readonly<Record<string, unknown>> | undefined): Readonly<Record<string, unknown>> | undefined {
+  if (!providerData) return providerData;
+  const android = objectOf(providerData["android"]);
+  const apns = objectOf(providerData["apns"]);
+  return { ...providerData, ...(android ? { android: androidConfig(android) } : {}), ...(apns ? { apns: apnsConfig(apns) } : {}) };
+}
+
 function apnsConfig(apns: Record<string, unknown>): Record<string, unknown> {
   const { payload, fcmOptions, ...rest } = apns;
   const options = objectOf(fcmOptions);
@@ -277,6 +288,7 @@ export const fcm: ProviderFactory = () => {
       const accessToken = await tokens.get(context.integrationId, fingerprint(account.clientEmail, account.privateKey, account.tokenUri), () =>
         mintAccessToken(account, context.http),
       );
+      const providerData = inV1Form(context.providerData);
       /** One message to `token`, or to whatever the overrides name instead; the trigger's provider overrides merged into it as Novu merges them into the admin SDK's. */
       const sendOne = async (token: string | undefined): Promise<TokenOutcome> => {
         const { url, body, headers } = withProviderData(
@@ -285,7 +297,7 @@ export const fcm: ProviderFactory = () => {
             body: fcmMessage(message, token),
             headers: { "content-type": "application/json", authorization: `Bearer ${accessToken}` },
           },
-          context.providerData,
+          providerData,
           "snake",
         );
         // The devices the overrides name (Novu's multicast `tokens`) are the tokens sent to, not a field of the message.

@@ -124,12 +124,22 @@ describe("apns", () => {
       received.length = 0;
       const providerData = {
         badge: 7,
+        // Merged into the trigger's payload, not in its place, as Novu merges it.
+        payload: { channel: "mobile" },
         _passthrough: { body: { aps: { "interruption-level": "critical" }, campaign: "spring" }, headers: { "apns-expiration": "0" } },
       };
-      await provider.send(pushMessage(["good-1"], { overrides: { sound: "ping.aiff" } }), { ...sendContext(http, credentials()), providerData });
+      await provider.send(pushMessage(["good-1"], { overrides: { sound: "ping.aiff" }, payload: { orderId: 42 } }), {
+        ...sendContext(http, credentials()),
+        providerData,
+      });
       const [request] = received;
       expect(request!.headers["apns-expiration"]).toBe("0");
-      expect(request!.body).toMatchObject({ campaign: "spring", aps: { badge: 7, sound: "ping.aiff", "interruption-level": "critical" } });
+      expect(request!.body).toMatchObject({
+        orderId: 42,
+        channel: "mobile",
+        campaign: "spring",
+        aps: { badge: 7, sound: "ping.aiff", "interruption-level": "critical" },
+      });
     } finally {
       await provider.close?.();
     }

@@ -74,7 +74,8 @@ function apnsRequest(message: PushMessage, bundleId: string | undefined, provide
   // The trigger's provider overrides: their known fields are node-apn's, like the push overrides;
   // their `_passthrough` reaches the payload and the headers.
   const { _passthrough, ...known } = providerData ?? {};
-  const overrides = mergedBody(providerOverrides(message), known, "camel");
+  const channel = providerOverrides(message);
+  const overrides = mergedBody(channel, known, "camel");
   const topic = stringOf(overrides.topic) ?? bundleId;
   if (!topic) throw missingSetting(ID, "applicationId");
   // node-apn's `alert`: a string is the whole alert, an object is taken as the alert's fields.
@@ -110,7 +111,9 @@ function apnsRequest(message: PushMessage, bundleId: string | undefined, provide
     "relevance-score": overrides.relevanceScore,
     ...objectOf(overrides.aps),
   });
-  const custom = objectOf(overrides.payload) ?? message.payload;
+  // As Novu builds it: the push overrides' payload replaces the trigger's, the provider overrides' merges into that.
+  const base = { payload: objectOf(channel.payload) ?? message.payload };
+  const custom = objectOf(mergedBody(base, known.payload === undefined ? {} : { payload: known.payload }, "camel").payload) ?? {};
   const headers = defined({
     "apns-topic": topic,
     "apns-push-type": stringOf(overrides.pushType) ?? "alert",

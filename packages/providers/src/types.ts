@@ -38,6 +38,16 @@ export interface EmailMessage {
   customData?: Readonly<Record<string, unknown>> | undefined;
   /** Overrides the integration's `ipPoolName` (trigger `overrides.email.ipPoolName`). */
   ipPoolName?: string | undefined;
+  /** What the mail was sent for, which Novu's SendGrid mails name in their category and custom args. */
+  notification?: SentFor | undefined;
+}
+
+export interface SentFor {
+  messageId: string;
+  transactionId: string;
+  /** The caller's subscriberId. */
+  subscriberId: string;
+  workflowIdentifier?: string | undefined;
 }
 
 export interface SmsMessage {
@@ -45,6 +55,10 @@ export interface SmsMessage {
   content: string;
   /** Overrides the integration's `from` (trigger `overrides.sms.from`). */
   from?: string | undefined;
+  /** The message sent: a generic SMS gateway gets it as Novu's `id`. */
+  messageId?: string | undefined;
+  /** Trigger `overrides.sms.customData`, for a generic SMS gateway. */
+  customData?: Record<string, unknown> | undefined;
 }
 
 export interface ChatMessage {

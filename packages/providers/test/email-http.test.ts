@@ -421,6 +421,23 @@ describe("the trigger's headers, customData and ipPoolName", () => {
     expect((body.personalizations as Record<string, unknown>[])[0]!.dynamic_template_data).toEqual({ name: "Ann" });
   });
 
+  it("SendGrid: names the mail's message, transaction, subscriber and workflow in its custom args and category, as Novu's mails do", async () => {
+    receiver.respond = () => ({ status: 202, headers: { "x-message-id": "sg-44" } });
+    const notification = { messageId: "m-1", transactionId: "t-1", subscriberId: "ada", workflowIdentifier: "welcome" };
+    await send("sendgrid", base, message({ notification, customData: { campaign: "spring" } }));
+    expect(json(receiver.received.at(-1)!)).toMatchObject({
+      categories: ["welcome"],
+      custom_args: {
+        id: "m-1",
+        novuMessageId: "m-1",
+        novuTransactionId: "t-1",
+        novuSubscriberId: "ada",
+        novuWorkflowIdentifier: "welcome",
+        campaign: "spring",
+      },
+    });
+  });
+
   it("Brevo: headers, and the template with its parameters", async () => {
     receiver.respond = () => ({ status: 201, body: { messageId: "<brevo-2@smtp-relay.mailin.fr>" } });
     await send("brevo", base, message({ headers, customData: { templateId: "12", templateParams: { name: "Ann" } } }));

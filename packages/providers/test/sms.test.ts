@@ -178,7 +178,7 @@ describe("generic-sms", () => {
     receiver.respond = () => ({ body: { data: { message: { id: 981, date: "2026-11-25" } } } });
     const result = await send(
       "generic-sms",
-      { ...sms, from: "Override" },
+      { ...sms, from: "Override", messageId: "64b7f0c2a1b2c3d4e5f60718", customData: { route: "otp" } },
       {
         baseUrl: `${receiver.url}/api/sms`,
         apiKeyRequestHeader: "X-Api-Key",
@@ -194,7 +194,15 @@ describe("generic-sms", () => {
     expect(request.url).toBe("/api/sms");
     expect(request.headers["x-api-key"]).toBe("generic-key");
     expect(request.headers["x-api-secret"]).toBe("generic-secret");
-    expect(JSON.parse(request.body)).toEqual({ to: "+15550001111", content: "Your code is 1234", from: "Override", sender: "Override" });
+    // As Novu posts it: its message id and the trigger's customData along.
+    expect(JSON.parse(request.body)).toEqual({
+      to: "+15550001111",
+      content: "Your code is 1234",
+      from: "Override",
+      id: "64b7f0c2a1b2c3d4e5f60718",
+      customData: { route: "otp" },
+      sender: "Override",
+    });
   });
 
   it("first fetches a token from the domain, then sends with only that token", async () => {
@@ -215,7 +223,7 @@ describe("generic-sms", () => {
     expect(post?.url).toBe("/api/sms");
     expect(post?.headers.accesstoken).toBe("session-token-1");
     expect(post?.headers["x-api-key"]).toBeUndefined();
-    expect(JSON.parse(post?.body ?? "")).toEqual({ to: "+15550001111", content: "Your code is 1234", from: "Acme", sender: "Acme" });
+    expect(JSON.parse(post?.body ?? "")).toEqual({ to: "+15550001111", content: "Your code is 1234", from: "Acme", customData: {}, sender: "Acme" });
   });
 
   it("merges the trigger's provider overrides into the message, never into the token request", async () => {

@@ -174,13 +174,13 @@ function emailContent(message: NewMessage, context: RunContext, stepSenderName: 
   // As in Novu, an empty name is no name: the provider then sends from the integration's.
   const senderName = optionalString(overrides["senderName"]) ?? optionalString(stepSenderName);
   const replyTo = optionalString(overrides["replyTo"]);
-  // Overrides came as JSON, so whatever they hold is JSON.
-  const customData = objectAt(overrides, "customData") as JsonObject;
+  const customData = customDataOf(overrides);
   const ipPoolName = optionalString(overrides["ipPoolName"]);
   return {
     case: "email",
     value: create(deliveriesV1.EmailContentSchema, {
-      to: [message.email ?? "", ...strings(overrides["to"])],
+      // Each address once, as Novu sends them: SendGrid refuses a mail that names one twice.
+      to: [...new Set([message.email ?? "", ...strings(overrides["to"])])],
       subject: optionalString(overrides["subject"]) ?? message.subject ?? "",
       body,
       cc: strings(overrides["cc"]),
@@ -192,20 +192,26 @@ function emailContent(message: NewMessage, context: RunContext, stepSenderName: 
       headers: extraHeadersOf(overrides),
       ...(Object.keys(customData).length > 0 ? { customData } : {}),
       ...(ipPoolName ? { ipPoolName } : {}),
+      ...(context.workflow.identifier ? { workflowIdentifier: context.workflow.identifier } : {}),
     }),
   };
 }
+
+/** The overrides' `customData`, handed to providers as it came: overrides came as JSON, so whatever they hold is JSON. */
+const customDataOf = (overrides: Record<string, unknown>) => objectAt(overrides, "customData") as JsonObject;
 
 /** The text to send, as Novu builds it from the channel's overrides: they replace the number sent to (`to`), the sender and the content. */
 function smsContent(message: NewMessage, context: RunContext): deliveriesV1.DeliveryJob["content"] {
   const overrides = providerOverrides(message, context, "sms");
   const from = optionalString(overrides["from"]);
+  const customData = customDataOf(overrides);
   return {
     case: "sms",
     value: create(deliveriesV1.SmsContentSchema, {
       to: optionalString(overrides["to"]) ?? message.phone ?? "",
       content: optionalString(overrides["content"]) ?? textOf(message),
       ...(from ? { from } : {}),
+      ...(Object.keys(customData).length > 0 ? { customData } : {}),
     }),
   };
 }
@@ -379,9 +385,8 @@ async function composeChannel(step: workflowsV1.Step, context: RunContext): Prom
     if (!integration) {
       return [settle(message, { status: MessageStatus.ERROR, errorId: "no_active_integration", errorText: `There is no active ${type} integration` })];
     }
-    if (!isEmail && !integration.credentials?.from) {
-      return [settle(message, warning("no_integration_from_phone", "Integration does not have a from phone number"))];
-    }
+    // An SMS integration without a sender is still sent with, as Novu sends it: SNS has none, and
+    // a provider that needs one answers why it refused.
     return [{ message, delivery: { integration, content: isEmail ? emailContent(message, context, senderName) : smsContent(message, context) } }];
   }
 
@@ -408,7 +413,7 @@ async function composeChannel(step: workflowsV1.Step, context: RunContext): Prom
     perChannel.destination = settings.integrationId;
     const credentials = settings.credentials;
     if (channel === Channel.CHAT) {
-      composed.push(chatMessage(perChannel, integration, credentials, context));
+      composed.push(chatMessage(perChannel, integration, credentials, context, step.stepId));
     } else {
       // As Novu sends them: the provider's overrides may name the devices instead of the subscriber's tokens.
       const named = strings(objectAt(context.overrides, integration.providerId)["deviceTokens"]);
@@ -522,11 +527,16 @@ function chatMessage(
   integration: integrationsV1.Integration,
   credentials: subscribersV1.ChannelCredentials | undefined,
   context: RunContext,
+  stepId: string | undefined,
 ): Composed {
   const isWhatsApp = integration.providerId === WHATSAPP;
   const phone = context.subscriber.phone;
-  // As Novu picks it: a webhookUrl in the payload goes before the subscriber's channel's.
-  const webhookUrl = optionalString(context.payload["webhookUrl"]) ?? credentials?.webhookUrl;
+  // As Novu picks it: the provider overrides' webhookUrl (the step's over the trigger's), then the
+  // payload's, then the subscriber's channel's.
+  const webhookUrl =
+    optionalString(providerDataOf(context.overrides, integration.providerId, stepId)?.["webhookUrl"]) ??
+    optionalString(context.payload["webhookUrl"]) ??
+    credentials?.webhookUrl;
   if (isWhatsApp ? !phone : !webhookUrl) {
     return settle(
       message,
@@ -563,7 +573,7 @@ async function whatsAppByPhone(
   const byPhone = clone(NewMessageSchema, message);
   byPhone.providerId = WHATSAPP;
   byPhone.destination = integration.id;
-  return chatMessage(byPhone, integration, undefined, context);
+  return chatMessage(byPhone, integration, undefined, context, undefined);
 }
 
 /**

@@ -261,10 +261,22 @@ function messageFor(job: deliveriesV1.DeliveryJob): MessageByChannel[DeliveryCha
         ...(Object.keys(email.headers).length > 0 ? { headers: email.headers } : {}),
         customData: email.customData,
         ipPoolName: email.ipPoolName,
+        notification: {
+          messageId: job.messageId,
+          transactionId: job.transactionId,
+          subscriberId: job.externalSubscriberId,
+          workflowIdentifier: email.workflowIdentifier,
+        },
       };
     }
     case "sms":
-      return { to: content.value.to, content: content.value.content, from: content.value.from };
+      return {
+        to: content.value.to,
+        content: content.value.content,
+        from: content.value.from,
+        messageId: job.messageId,
+        ...(content.value.customData ? { customData: content.value.customData } : {}),
+      };
     case "chat":
       return {
         webhookUrl: content.value.webhookUrl,

@@ -235,12 +235,31 @@ describe("composeMessages for email and SMS steps, with the trigger's overrides"
   it("sends an SMS to the overrides' number, with their content and sender, the provider's own over the channel's", async () => {
     const [composed] = await composeMessages(
       smsStep,
-      withOverrides({ sms: { to: "+15550002", content: "Overridden", from: "Shop" }, twilio: { from: "Twilio sender" } }),
+      withOverrides({ sms: { to: "+15550002", content: "Overridden", from: "Shop", customData: { route: "otp" } }, twilio: { from: "Twilio sender" } }),
     );
     expect(composed!.message.phone).toBe("+15550001");
-    expect(composed!.delivery!.content).toMatchObject({ case: "sms", value: { to: "+15550002", content: "Overridden", from: "Twilio sender" } });
+    expect(composed!.delivery!.content).toMatchObject({
+      case: "sms",
+      value: { to: "+15550002", content: "Overridden", from: "Twilio sender", customData: { route: "otp" } },
+    });
     const [plain] = await composeMessages(smsStep, withOverrides({}));
     expect(plain!.delivery!.content).toMatchObject({ case: "sms", value: { to: "+15550001", content: "Your code" } });
+  });
+
+  it("sends an SMS through an integration without a sender, as Novu sends through SNS, whose form has none", async () => {
+    const context = withOverrides({});
+    const sns = create(integrationsV1.IntegrationSchema, { id: "i-sns", providerId: "sns", identifier: "sns", channel: "sms", active: true, credentials: {} });
+    context.integrationFor = async (key) => (key.startsWith("sms") ? sns : undefined);
+    const [composed] = await composeMessages(smsStep, context);
+    expect(composed!.delivery).toMatchObject({
+      integration: { providerId: "sns" },
+      content: { case: "sms", value: { to: "+15550001", content: "Your code" } },
+    });
+  });
+
+  it("names each address of a mail once, the subscriber's and the overrides' alike, as Novu does", async () => {
+    const [composed] = await composeMessages(emailStep, withOverrides({ email: { to: ["ada@example.test", "ops@example.test", "ops@example.test"] } }));
+    expect(composed!.delivery!.content).toMatchObject({ case: "email", value: { to: ["ada@example.test", "ops@example.test"] } });
   });
 });
 
@@ -255,6 +274,14 @@ describe("composeMessages with the trigger's chat and push overrides", () => {
       case: "chat",
       value: { webhookUrl: "https://hooks.example/from-payload", customData: { username: "bot", icon_emoji: ":rocket:" } },
     });
+  });
+
+  it("posts a chat to the provider overrides' webhookUrl before the payload's and the subscriber's, as Novu picks it", async () => {
+    const context = contextFor([{ providerId: "slack", integrationId: "i-slack", webhookUrl: "https://hooks.example/slack" }]);
+    context.payload = { webhookUrl: "https://hooks.example/from-payload" };
+    context.overrides = { providers: { slack: { webhookUrl: "https://hooks.example/from-overrides" } } };
+    const [composed] = await composeMessages(chatStep, context);
+    expect(composed!.delivery!.content).toMatchObject({ case: "chat", value: { webhookUrl: "https://hooks.example/from-overrides" } });
   });
 
   it("sends a push to the devices the provider's overrides name instead of the subscriber's tokens", async () => {

@@ -21,11 +21,22 @@ const addresses = (list: readonly string[] | undefined) => (list?.length ? list.
 /**
  * What SendGrid reads of the trigger's customData, as Novu passes it: `templateId` and
  * `dynamicTemplateData` name a SendGrid template and its data; the rest go as custom args, which
- * SendGrid takes as strings only.
+ * SendGrid takes as strings only, after the args Novu names every mail with (its message,
+ * transaction, workflow and subscriber), which event webhooks read back.
  */
 function customDataOf(message: EmailMessage) {
   const { templateId, dynamicTemplateData, ...rest } = message.customData ?? {};
-  const args = Object.entries(rest).map(([name, value]) => [name, typeof value === "string" ? value : JSON.stringify(value)]);
+  const sentFor = message.notification;
+  const named = sentFor
+    ? {
+        id: sentFor.messageId,
+        novuMessageId: sentFor.messageId,
+        novuTransactionId: sentFor.transactionId,
+        novuSubscriberId: sentFor.subscriberId,
+        ...(sentFor.workflowIdentifier ? { novuWorkflowIdentifier: sentFor.workflowIdentifier } : {}),
+      }
+    : {};
+  const args = Object.entries({ ...named, ...rest }).map(([name, value]) => [name, typeof value === "string" ? value : JSON.stringify(value)]);
   return {
     templateId: typeof templateId === "string" && templateId ? templateId : undefined,
     templateData: objectOf(dynamicTemplateData),
@@ -54,6 +65,7 @@ async function send(message: EmailMessage, { credentials, http, providerData }: 
         }))
       : undefined,
     template_id: custom.templateId,
+    categories: message.notification?.workflowIdentifier ? [message.notification.workflowIdentifier] : undefined,
     custom_args: custom.customArgs,
     headers: extraHeaders(message),
     ip_pool_name: message.ipPoolName || credentials.ipPoolName || undefined,

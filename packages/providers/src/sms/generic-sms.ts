@@ -45,13 +45,11 @@ export const genericSms: ProviderFactory = (): Provider<"sms"> => ({
       }
       authHeaders = { [tokenKey]: token };
     }
-    // Novu posts the sender twice: as `from` (the trigger's, else the integration's) and as `sender`.
+    // Novu posts the sender twice: as `from` (the trigger's, else the integration's) and as `sender`,
+    // with its message id and the trigger's customData.
     const sender = message.from || credentials.from;
-    const { url, body, headers } = withProviderData(
-      { url: baseUrl, body: { to: message.to, content: message.content, from: sender, sender }, headers: authHeaders },
-      providerData,
-      "camel",
-    );
+    const posted = { to: message.to, content: message.content, from: sender, id: message.messageId, customData: message.customData ?? {}, sender };
+    const { url, body, headers } = withProviderData({ url: baseUrl, body: posted, headers: authHeaders }, providerData, "camel");
     const answer = await postJson<unknown>(ID, http, url, body, headers);
     return { id: valueAt(answer, credentials.idPath || "id") };
   },

@@ -349,7 +349,14 @@ const smsCases: Case[] = [
       expect(request!.headers["x-api-secret"]).toBe("generic-secret");
       expect(request!.headers["content-type"]).toBe("application/json");
       // As Novu posts it: with its message id and the trigger's customData (none here).
-      expect(json(request!)).toEqual({ to: PHONE, content: SMS_TEXT, from: SMS_FROM, id: expect.stringMatching(/^[0-9a-f]{24}$/), customData: {}, sender: SMS_FROM });
+      expect(json(request!)).toEqual({
+        to: PHONE,
+        content: SMS_TEXT,
+        from: SMS_FROM,
+        id: expect.stringMatching(/^[0-9a-f]{24}$/),
+        customData: {},
+        sender: SMS_FROM,
+      });
     },
   },
 ];

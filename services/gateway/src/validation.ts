@@ -43,7 +43,6 @@ function fieldError(value: unknown, messages: string[] = []): FieldErrors[string
   return shown === undefined ? { messages } : { messages, value: shown };
 }
 
-/** Parses `input` or throws a 422 whose `errors` name every failing field, with its value when short (echoed). */
 /** A query key written with brackets, as clients send a list (`tags[]=a&tags[]=b`); a group's index (`tags[0][]`) is not. */
 const LIST_KEY = /^([^[\]]+)\[\]$/;
 
@@ -53,7 +52,8 @@ const LIST_KEY = /^([^[\]]+)\[\]$/;
  * (axios brackets them: @novu/node's `transactionId[]`).
  */
 export function listsJoined(query: Record<string, unknown>): Record<string, unknown> {
-  const joined: Record<string, unknown> = {};
+  // No prototype, as Node's parser makes the query: a key named __proto__ is only a key.
+  const joined: Record<string, unknown> = Object.create(null);
   for (const [key, value] of Object.entries(query)) {
     const name = LIST_KEY.exec(key)?.[1] ?? key;
     const values = Array.isArray(value) ? value : [value];
@@ -63,6 +63,7 @@ export function listsJoined(query: Record<string, unknown>): Record<string, unkn
   return joined;
 }
 
+/** Parses `input` or throws a 422 whose `errors` name every failing field, with its value when short (echoed). */
 export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;

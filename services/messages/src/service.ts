@@ -540,9 +540,8 @@ export function createMessageService({
       checkRange("limit", request.limit, 1, MAX_LIST_PAGE);
       const offset = pageOffset(request.page, request.limit);
       const channel = channelFilter(request.channel);
-      let subscriberId: string | null = null;
       // A subscriber that does not exist is not found, as Novu answers it.
-      if (request.subscriberId !== undefined) subscriberId = (await subscribers.require(scope, request.subscriberId)).id;
+      const subscriberId = request.subscriberId === undefined ? null : (await subscribers.require(scope, request.subscriberId)).id;
       const filters: store.ListFilters = {
         channel,
         subscriberId,

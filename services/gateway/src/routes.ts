@@ -265,7 +265,7 @@ import {
   updateLegacyLayoutBody,
   updateLegacyLayoutRequestOf,
 } from "./mappers/legacy-layouts.js";
-import { callInEnvironment, diffWorkflows, publishWorkflows, syncWorkflow } from "./workflow-environments.js";
+import { callInEnvironment, diffWorkflows, environmentIdNamed, publishWorkflows, syncWorkflow } from "./workflow-environments.js";
 import {
   chatConnectionBody,
   createIntegrationBody,
@@ -2431,7 +2431,7 @@ export const routes: Route[] = [
     params: environmentIdParam,
     response: tagsResponse,
     handle: async (input) => {
-      const call = await callInEnvironment(input, input.params.environmentId);
+      const call = await callInEnvironment(input, await environmentIdNamed(input, input.params.environmentId));
       return tagsToJson((await input.clients.workflows.listWorkflowTags({}, call)).tags);
     },
   }),

@@ -20,6 +20,12 @@ export async function callInEnvironment(input: RouteInput<unknown, unknown, unkn
   return { headers: scopeHeaders({ organizationId: scope.organizationId, environmentId }), signal: call.signal };
 }
 
+/** The id of an environment named by its id or, as Novu's tags route also takes it, its identifier (the applicationIdentifier). */
+export async function environmentIdNamed(input: RouteInput<unknown, unknown, unknown>, idOrIdentifier: string): Promise<string> {
+  if (idOrIdentifier === input.scope.environmentId || (await input.accounts.environments.byId(idOrIdentifier))) return idOrIdentifier;
+  return (await input.accounts.environments.byIdentifier(idOrIdentifier))?.id ?? idOrIdentifier;
+}
+
 /**
  * Novu's sync: the workflow copied into another environment of the organization, over the
  * workflow with the same trigger identifier there if it has one. Answers the target's workflow.

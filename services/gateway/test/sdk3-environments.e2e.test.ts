@@ -101,6 +101,8 @@ describe("@novu/api 3.19.1 against the gateway: environments", () => {
     await novu.workflows.create({ name: "Tagged two", workflowId: "tagged-two", steps: [], tags: ["orders"] });
     const development = await developmentOf(novu);
     expect((await novu.environments.getTags(development.id)).result).toEqual([{ name: "billing" }, { name: "orders" }]);
+    // Named by its identifier too, as Novu's route takes it.
+    expect((await novu.environments.getTags(development.identifier)).result).toEqual([{ name: "billing" }, { name: "orders" }]);
 
     const other = await novu.environments.create({ name: "Untagged", color: "#222222" });
     expect((await novu.environments.getTags(other.result.id)).result).toEqual([]);

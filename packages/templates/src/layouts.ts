@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { toJson, type JsonObject } from "@bufbuild/protobuf";
-import { ValueSchema } from "@bufbuild/protobuf/wkt";
+import type { JsonObject } from "@bufbuild/protobuf";
 import { commonV1, layoutsV1, workflowsV1 } from "@notify/proto";
 import { cachedParser } from "./cache.js";
 import { mailyDocumentOf, mailyHtml, renderMailyDocument, type MailyNode } from "./maily.js";
+import { missingRequiredVariables, missingVariablesMessage, variableDefaults } from "./payload.js";
 import type { Render } from "./render.js";
 
 /**
@@ -81,9 +81,6 @@ function emailBody(html: string): string {
   return open && close > open.index ? stripped.slice(open.index + open[0].length, close) : stripped;
 }
 
-/** What the engine gives a legacy layout itself, never asked of the payload (Novu's list). */
-const LEGACY_SYSTEM_ROOTS = new Set(["subscriber", "step", "branding", "tenant", "preheader", "actor"]);
-
 const LEGACY_BODY_VARIABLE = /\{\{\{\s*body\s*\}\}\}/g;
 
 /** What follows a preheader: mail clients' preview then shows it alone, not run on into the mail's first lines. */
@@ -103,22 +100,11 @@ const withPreheader = (layoutHtml: string) =>
 export async function inLayout(layout: layoutsV1.EmailLayoutContent | layoutsV1.LegacyLayout, email: string, render: Render): Promise<string> {
   let wrapped: string;
   if (layout.$typeName === "notify.layouts.v1.LegacyLayout") {
-    // Its variables' defaults stand in for what the payload lacks, as in Novu.
-    const defaults = layout.variables.flatMap((variable) => {
-      const value = variable.defaultValue ? toJson(ValueSchema, variable.defaultValue) : undefined;
-      return value === undefined || value === null || value === "" ? [] : [[variable.name, value] as const];
-    });
-    // A required variable without a default must be in the payload, or the email is not sent, as in Novu.
-    const defaulted = new Set(defaults.map(([name]) => name));
-    const missing = layout.variables.filter(
-      (variable) =>
-        variable.required && !defaulted.has(variable.name) && !LEGACY_SYSTEM_ROOTS.has(variable.name.split(".")[0]!) && !render.payloadHas(variable.name),
-    );
-    if (missing.length > 0) {
-      const named = missing.map((variable) => `${variable.name} (${variable.type === "String" ? "Value" : variable.type})`);
-      throw new Error(`payload is missing required key(s) and type(s): ${named.join(", ")}`);
-    }
-    const layoutRender = defaults.length > 0 ? render.withPayloadDefaults(Object.fromEntries(defaults)) : render;
+    // A required variable must be in the payload, or the email is not sent; defaults stand in for what else it lacks, as in Novu.
+    const missing = missingRequiredVariables(layout.variables, render.payloadAt);
+    if (missing.length > 0) throw new Error(missingVariablesMessage(missing));
+    const defaults = variableDefaults(layout.variables);
+    const layoutRender = Object.keys(defaults).length > 0 ? render.withPayloadDefaults(defaults) : render;
     wrapped = layoutRender(withPreheader(layout.content.replace(LEGACY_BODY_VARIABLE, CONTENT_MARK)));
   } else if (layout.editorType === layoutsV1.EditorType.HTML) {
     wrapped = render(layout.body.replace(CONTENT_VARIABLE, CONTENT_MARK));

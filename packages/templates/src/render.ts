@@ -1,6 +1,7 @@
 import { workflowsV1 } from "@notify/proto";
 import { handlebarsData, renderHandlebars } from "./handlebars.js";
 import { liquidData, renderLiquid } from "./liquid.js";
+import { valueAtPath, withDefaults } from "./payload.js";
 
 /** What one run's templates may read. */
 export interface RenderContext {
@@ -27,8 +28,8 @@ export type Render = ((template: string) => string) & {
   readonly charge: <T>(work: () => T) => T;
   /** The same run's renderer, with these values in the payload where it has none (a legacy layout's variable defaults). */
   readonly withPayloadDefaults: (defaults: Record<string, unknown>) => Render;
-  /** Whether the run's payload has a value (neither absent nor null) at this dotted path. */
-  readonly payloadHas: (path: string) => boolean;
+  /** The run's payload's value at this dotted path. */
+  readonly payloadAt: (path: string) => unknown;
   /** The same run's renderer, a v1 email's values (RenderContext.email) over the payload's. */
   readonly withEmail: (values: Record<string, unknown>) => Render;
 };
@@ -89,20 +90,11 @@ export function renderer(engine: workflowsV1.TemplateEngine, context: RenderCont
   return runRenderer(engine, context, budget);
 }
 
-/** The value at a dotted path of an object (own keys only). */
-function valueAt(root: Record<string, unknown>, path: string): unknown {
-  let current: unknown = root;
-  for (const key of path.split(".")) {
-    if (current === null || typeof current !== "object" || !Object.hasOwn(current, key)) return undefined;
-    current = (current as Record<string, unknown>)[key];
-  }
-  return current;
-}
-
 /** A renderer of a run already counted in the budget. */
 function runRenderer(engine: workflowsV1.TemplateEngine, context: RenderContext, budget: RenderBudget): Render {
-  const withPayloadDefaults = (defaults: Record<string, unknown>) => runRenderer(engine, { ...context, payload: { ...defaults, ...context.payload } }, budget);
-  const payloadHas = (path: string) => valueAt(context.payload, path) != null;
+  const withPayloadDefaults = (defaults: Record<string, unknown>) =>
+    runRenderer(engine, { ...context, payload: withDefaults(defaults, context.payload) }, budget);
+  const payloadAt = (path: string) => valueAtPath(context.payload, path);
   const withEmail = (values: Record<string, unknown>) => runRenderer(engine, { ...context, email: values }, budget);
   // Both engines stop a render at its limit: what the budget has left, and never more than RENDER_LIMIT_MS.
   const limitMs = () => Math.max(1, Math.min(RENDER_LIMIT_MS, allowanceMs(budget)));
@@ -111,12 +103,12 @@ function runRenderer(engine: workflowsV1.TemplateEngine, context: RenderContext,
     const data = liquidData(context);
     return Object.assign(
       charged((template: string) => renderLiquid(template, data, limitMs()), budget),
-      { engine, charge, withPayloadDefaults, payloadHas, withEmail },
+      { engine, charge, withPayloadDefaults, payloadAt, withEmail },
     );
   }
   const data = handlebarsData(context);
   return Object.assign(
     charged((template: string) => renderHandlebars(template, data, limitMs()), budget),
-    { engine: workflowsV1.TemplateEngine.HANDLEBARS, charge, withPayloadDefaults, payloadHas, withEmail },
+    { engine: workflowsV1.TemplateEngine.HANDLEBARS, charge, withPayloadDefaults, payloadAt, withEmail },
   );
 }

@@ -109,7 +109,7 @@ describe("an email in its layout", () => {
     expect(v1EmailRender(mail, liquid, {})).toBe(liquid);
   });
 
-  it("is not sent when the payload lacks a legacy layout's required variable that has no default", async () => {
+  it("is not sent when the payload lacks a legacy layout's required variable, default or not, as in Novu", async () => {
     const legacy = create(layoutsV1.LegacyLayoutSchema, {
       content: "<div>{{{body}}} {{order.id}} {{subscriber.firstName}}</div>",
       variables: [
@@ -122,5 +122,15 @@ describe("an email in its layout", () => {
     await expect(emailHtml(template, email, lacking, legacy)).rejects.toThrow("payload is missing required key(s) and type(s): order.id (Value)");
     const having = renderer(HANDLEBARS, { payload: { order: { id: "A-7" } }, subscriber: {} });
     expect(await emailHtml(template, email, having, legacy)).toBe("<div><p>Hi</p> A-7 </div>");
+    const defaulted = create(layoutsV1.LegacyLayoutSchema, {
+      content: "<div>{{{body}}} {{order.id}} {{order.currency}}</div>",
+      variables: [
+        { name: "order.id", type: "String", required: true, defaultValue: fromJson(ValueSchema, "none") },
+        { name: "order.currency", type: "String", defaultValue: fromJson(ValueSchema, "EUR") },
+      ],
+    });
+    await expect(emailHtml(template, email, lacking, defaulted)).rejects.toThrow("payload is missing required key(s) and type(s): order.id (Value)");
+    // A dotted default fills in beside what the payload's object holds.
+    expect(await emailHtml(template, email, having, defaulted)).toBe("<div><p>Hi</p> A-7 EUR</div>");
   });
 });

@@ -353,6 +353,55 @@ describe("steps", () => {
   });
 });
 
+describe("template variables", () => {
+  it("refuses a trigger without a v1 step's required variables and fills in their defaults, as Novu does", async () => {
+    const variables = [
+      { name: "order.id", type: "String", required: true },
+      { name: "items", type: "Array", required: true },
+      { name: "order.currency", type: "String", defaultValue: "EUR" },
+      { name: "note", defaultValue: "" },
+    ];
+    const created = await stack.request<Data<{ _id: string; triggers: { identifier: string }[]; steps: { template: { variables: unknown } }[] }>>(
+      "POST",
+      "/v1/workflows",
+      {
+        active: true,
+        name: "Declared variables",
+        steps: [{ template: { type: "in_app", content: "{{order.id}} {{order.currency}} {{items.length}}", variables } }],
+      },
+    );
+    expect(created.status).toBe(201);
+    // Untyped variables are Strings and an empty default is none, as Novu keeps them.
+    const kept = [
+      { name: "order.id", type: "String", required: true },
+      { name: "items", type: "Array", required: true },
+      { name: "order.currency", type: "String", required: false, defaultValue: "EUR" },
+      { name: "note", type: "String", required: false },
+    ];
+    expect(created.body.data.steps[0]!.template.variables).toEqual(kept);
+    const read = await stack.request<Data<{ steps: { template: { variables: unknown } }[] }>>("GET", `/v1/workflows/${created.body.data._id}`);
+    expect(read.body.data.steps[0]!.template.variables).toEqual(kept);
+    const name = created.body.data.triggers[0]!.identifier;
+
+    const refused = await trigger({ name, to: "ada", transactionId: "t-variables-missing", payload: { order: { id: 7 }, items: "one" } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toBe("payload is missing required key(s) and type(s): items (Array)");
+    const none = await trigger({ name, to: "ada", transactionId: "t-variables-none" });
+    expect(none.body.message).toBe("payload is missing required key(s) and type(s): order.id (Value), items (Array)");
+
+    const sent = await trigger({ name, to: "ada", transactionId: "t-variables", payload: { order: { id: "A-7" }, items: [1, 2] } });
+    expect(sent.body.data.status).toBe("processed");
+    const [message] = await awaitMessages("t-variables", 1);
+    expect(message!.content).toBe("A-7 EUR 2");
+    // The payload the run had, defaults filled in, is the notification's.
+    expect(message!.payload).toEqual({ order: { id: "A-7", currency: "EUR" }, items: [1, 2] });
+    const given = await trigger({ name, to: "ada", transactionId: "t-variables-given", payload: { order: { id: "A-8", currency: "USD" }, items: [] } });
+    expect(given.body.data.status).toBe("processed");
+    expect((await awaitMessages("t-variables-given", 1))[0]!.content).toBe("A-8 USD 0");
+    expect(await messagesOf("t-variables-missing")).toEqual([]);
+  });
+});
+
 describe("preferences and channels", () => {
   it("skips a channel the subscriber disabled, unless the workflow is critical", async () => {
     const normal = await createWorkflow({ name: "Prefs normal", steps: [inApp("normal")] });

@@ -1,23 +1,14 @@
-import { fromJson, toJson } from "@bufbuild/protobuf";
-import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { layoutsV1 } from "@notify/proto";
 import { z } from "zod";
 import { HttpError } from "../errors.js";
 import { queryInt } from "../validation.js";
 import { iso, isoDateResponse } from "./common.js";
-import { flag, oneOf, text } from "./workflows.js";
+import { flag, oneOf, templateVariables, templateVariablesInit, templateVariablesResponse, templateVariablesToJson, text } from "./workflows.js";
 
 const { LegacyLayoutOrder } = layoutsV1;
 
 /** A layout's content is bounded by the service, which knows what a trigger can carry. */
 const content = z.string({ error: "content must be a string" });
-
-const variable = z.object({
-  name: text("name", 255),
-  type: oneOf("type", ["String", "Array", "Boolean"]).optional(),
-  required: flag("required").optional(),
-  defaultValue: z.union([z.string(), z.boolean()], { error: "defaultValue must be a string or a boolean" }).optional(),
-});
 
 /** POST /v1/layouts (Novu's CreateLayoutRequestDto). */
 export const createLegacyLayoutBody = z.object({
@@ -25,7 +16,7 @@ export const createLegacyLayoutBody = z.object({
   identifier: text("identifier", 255),
   description: text("description", 1000).optional(),
   content,
-  variables: z.array(variable).max(100).optional(),
+  variables: templateVariables.optional(),
   isDefault: flag("isDefault").optional(),
 });
 
@@ -49,21 +40,13 @@ const ORDERS = {
   identifier: LegacyLayoutOrder.IDENTIFIER,
 } as const;
 
-const variablesOf = (variables: z.output<typeof variable>[]) =>
-  variables.map((one) => ({
-    name: one.name,
-    type: one.type ?? "String",
-    required: one.required ?? false,
-    ...(one.defaultValue !== undefined ? { defaultValue: fromJson(ValueSchema, one.defaultValue) } : {}),
-  }));
-
 export function createLegacyLayoutRequestOf(body: z.output<typeof createLegacyLayoutBody>) {
   return {
     identifier: body.identifier,
     name: body.name,
     description: body.description ?? "",
     content: body.content,
-    variables: variablesOf(body.variables ?? []),
+    variables: templateVariablesInit(body.variables ?? []),
     isDefault: body.isDefault ?? false,
   };
 }
@@ -77,7 +60,7 @@ export function updateLegacyLayoutRequestOf(layoutId: string, body: z.output<typ
     ...(body.name ? { name: body.name } : {}),
     ...(body.description ? { description: body.description } : {}),
     ...(body.content ? { content: body.content } : {}),
-    ...(body.variables ? { variables: { variables: variablesOf(body.variables) } } : {}),
+    ...(body.variables ? { variables: { variables: templateVariablesInit(body.variables) } } : {}),
     ...(body.isDefault !== undefined ? { isDefault: body.isDefault } : {}),
   };
 }
@@ -100,12 +83,7 @@ export function legacyLayoutToJson(layout: layoutsV1.LegacyLayout, scope: { orga
     channel: "email",
     content: layout.content,
     contentType: "customHtml",
-    variables: layout.variables.map((one) => ({
-      name: one.name,
-      type: one.type,
-      required: one.required,
-      ...(one.defaultValue ? { defaultValue: toJson(ValueSchema, one.defaultValue) } : {}),
-    })),
+    variables: templateVariablesToJson(layout.variables),
     isDefault: layout.isDefault,
     isDeleted: false,
     createdAt: iso(layout.createdAt),
@@ -125,7 +103,7 @@ export const legacyLayoutResponse = z
     channel: z.literal("email"),
     content: z.string(),
     contentType: z.literal("customHtml"),
-    variables: z.array(z.object({ name: z.string(), type: z.string(), required: z.boolean(), defaultValue: z.union([z.string(), z.boolean()]).optional() })),
+    variables: templateVariablesResponse,
     isDefault: z.boolean(),
     isDeleted: z.boolean(),
     createdAt: isoDateResponse,

@@ -1,6 +1,6 @@
-import type { MessageInitShape } from "@bufbuild/protobuf";
-import { timestampDate } from "@bufbuild/protobuf/wkt";
-import { workflowsV1 } from "@notify/proto";
+import { fromJson, toJson, type MessageInitShape } from "@bufbuild/protobuf";
+import { timestampDate, ValueSchema } from "@bufbuild/protobuf/wkt";
+import { type commonV1, workflowsV1 } from "@notify/proto";
 import {
   isChannelName,
   ORDINAL_DAY_NAMES,
@@ -155,6 +155,39 @@ const cta = z.object({
     .optional(),
 });
 
+/** A variable a v1 template declares (Novu's ITemplateVariable): a step's or a legacy layout's. */
+export const templateVariable = z.object({
+  name: text("name", 255),
+  type: oneOf("type", ["String", "Array", "Boolean"]).optional(),
+  required: flag("required").optional(),
+  defaultValue: z.union([z.string(), z.boolean()], { error: "defaultValue must be a string or a boolean" }).optional(),
+});
+
+/** Most variables one template declares. */
+const MAX_TEMPLATE_VARIABLES = 100;
+export const templateVariables = z.array(templateVariable).max(MAX_TEMPLATE_VARIABLES, `variables must hold at most ${MAX_TEMPLATE_VARIABLES} items`);
+
+/** The variables as the services keep them: untyped ones are Strings, and an empty default is none, as in Novu. */
+export const templateVariablesInit = (variables: readonly z.output<typeof templateVariable>[]) =>
+  variables.map((one) => ({
+    name: one.name,
+    type: one.type ?? "String",
+    required: one.required ?? false,
+    ...(one.defaultValue !== undefined && one.defaultValue !== "" ? { defaultValue: fromJson(ValueSchema, one.defaultValue) } : {}),
+  }));
+
+export const templateVariablesToJson = (variables: readonly commonV1.TemplateVariable[]) =>
+  variables.map((one) => ({
+    name: one.name,
+    type: one.type,
+    required: one.required,
+    ...(one.defaultValue ? { defaultValue: toJson(ValueSchema, one.defaultValue) } : {}),
+  }));
+
+export const templateVariablesResponse = z.array(
+  z.object({ name: z.string(), type: z.string(), required: z.boolean(), defaultValue: z.union([z.string(), z.boolean()]).optional() }),
+);
+
 const templateFields = z.object({
   // Novu's v1 workflows have no throttle step: it is a v2 step, with v2's controls.
   type: oneOf("type", STEP_TYPES).refine((type) => type !== STEP_TYPE_NAMES[StepType.THROTTLE], "a throttle step is written through /v2/workflows"),
@@ -169,6 +202,7 @@ const templateFields = z.object({
   layoutId: text("layoutId", 255).nullable().optional(),
   cta: cta.optional(),
   actor: z.object({ type: oneOf("type", ACTOR_TYPES), data: text("data", MAX_URL).nullable().optional() }).optional(),
+  variables: templateVariables.optional(),
 });
 
 type Template = Omit<z.output<typeof templateFields>, "content"> & { content?: string | z.output<typeof emailBlock>[] };
@@ -312,6 +346,7 @@ function templateInit(value: StepInput["template"]): TemplateInit {
     ...(rest.layoutId ? { layoutId: rest.layoutId } : {}),
     ...(rest.cta ? { cta: ctaInit(rest.cta) } : {}),
     ...(rest.actor ? { actor: { type: rest.actor.type, ...(rest.actor.data ? { data: rest.actor.data } : {}) } } : {}),
+    variables: templateVariablesInit(rest.variables ?? []),
   };
 }
 
@@ -449,6 +484,7 @@ function templateToJson(value: workflowsV1.MessageTemplate, workflow: workflowsV
     ...(value.layoutId !== undefined ? { layoutId: value.layoutId } : {}),
     ...(value.cta ? { cta: ctaToJson(value.cta) } : {}),
     ...(value.actor ? { actor: { type: value.actor.type, data: value.actor.data ?? null } } : {}),
+    variables: templateVariablesToJson(value.variables),
     _environmentId: workflow.environmentId,
     _organizationId: workflow.organizationId,
     _creatorId: workflow.creatorId,
@@ -612,7 +648,14 @@ const stepResponseFields = {
   active: z.boolean(),
   shouldStopOnFail: z.boolean().optional(),
   template: z
-    .looseObject({ _id: z.string(), type: z.enum(STEP_TYPES), _environmentId: z.string(), _organizationId: z.string(), _creatorId: z.string() })
+    .looseObject({
+      _id: z.string(),
+      type: z.enum(STEP_TYPES),
+      variables: templateVariablesResponse,
+      _environmentId: z.string(),
+      _organizationId: z.string(),
+      _creatorId: z.string(),
+    })
     .optional(),
   filters: z.array(stepFilterResponse),
   _parentId: z.string().optional(),

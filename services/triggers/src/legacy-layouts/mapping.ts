@@ -1,6 +1,6 @@
 import { create, fromJson, toJson, type JsonValue } from "@bufbuild/protobuf";
 import { timestampFromDate, ValueSchema } from "@bufbuild/protobuf/wkt";
-import { layoutsV1 } from "@notify/proto";
+import { type commonV1, layoutsV1 } from "@notify/proto";
 import type { LegacyLayoutRow, StoredVariable } from "./store.js";
 
 export function legacyLayoutFromRow(row: LegacyLayoutRow): layoutsV1.LegacyLayout {
@@ -22,7 +22,7 @@ export function legacyLayoutFromRow(row: LegacyLayoutRow): layoutsV1.LegacyLayou
   });
 }
 
-export const storedVariables = (variables: readonly layoutsV1.LayoutVariable[]): StoredVariable[] =>
+export const storedVariables = (variables: readonly commonV1.TemplateVariable[]): StoredVariable[] =>
   variables.map((variable) => ({
     name: variable.name,
     type: variable.type || "String",

@@ -19,7 +19,7 @@ import {
   type Pool,
   type Queryable,
 } from "@notify/runtime";
-import { scheduledDate } from "@notify/templates";
+import { missingRequiredVariables, missingVariablesMessage, scheduledDate, valueAtPath, variableDefaults, withDefaults } from "@notify/templates";
 import { contextsRefusal } from "../contexts/rules.js";
 import { batchLayouts } from "../layouts/batch.js";
 import { selectTenantsByIdentifiers, type TenantRow } from "../tenants/store.js";
@@ -163,19 +163,32 @@ function payloadRefusal(workflow: workflowsV1.Workflow, event: triggersV1.Trigge
 }
 
 /**
- * Novu's check of a scheduled delay's date when the trigger arrives: each scheduled delay step
- * needs its payload path to hold a date, else nothing runs (the steps before the delay would
- * otherwise be sent and the rest dropped).
+ * Novu's check of what a trigger's payload must hold, step by step: the variables a v1 step
+ * requires, and the date each scheduled delay step waits for (else the steps before the delay
+ * would be sent and the rest dropped). A payload without them runs nothing.
  */
-function scheduledDelayRefusal(workflow: workflowsV1.Workflow, event: triggersV1.TriggerEvent): triggersV1.TriggerOutcome | undefined {
-  const missing = workflow.steps.flatMap((step) =>
-    step.template?.type === StepType.DELAY && step.metadata?.type === "scheduled" && !scheduledDate(event.payload ?? {}, step.metadata.delayPath)
+function missingKeysRefusal(workflow: workflowsV1.Workflow, event: triggersV1.TriggerEvent): triggersV1.TriggerOutcome | undefined {
+  const payload = event.payload ?? {};
+  const missing = workflow.steps.flatMap((step) => [
+    ...missingRequiredVariables(step.template?.variables ?? [], (path) => valueAtPath(payload, path)),
+    ...(step.template?.type === StepType.DELAY && step.metadata?.type === "scheduled" && !scheduledDate(payload, step.metadata.delayPath)
       ? [`${step.metadata.delayPath ?? ""} (ISO Date)`]
-      : [],
-  );
+      : []),
+  ]);
   if (missing.length === 0) return undefined;
-  const message = `payload is missing required key(s) and type(s): ${missing.join(", ")}`;
+  const message = missingVariablesMessage(missing);
   return create(triggersV1.TriggerOutcomeSchema, { outcome: { case: "error", value: { code: Code.FailedPrecondition, message } } });
+}
+
+/**
+ * The payload with the default values of the variables the workflow's v1 steps declare where it
+ * has none. Novu fills in only its last step's (each step's replaces the one before); here every
+ * step's count, a later step's default winning over an earlier one's.
+ */
+function withVariableDefaults(workflow: workflowsV1.Workflow, payload: JsonObject | undefined): JsonObject | undefined {
+  const defaults = variableDefaults(workflow.steps.flatMap((step) => step.template?.variables ?? []));
+  if (Object.keys(defaults).length === 0) return payload;
+  return withDefaults(defaults, payload ?? {}) as JsonObject;
 }
 
 interface Accepted {
@@ -308,7 +321,7 @@ export function createTriggerService({
               outcome: { case: "error", value: { code: Code.InvalidArgument, message: "workflow_not_found" } },
             }),
           };
-        const refused = payloadRefusal(workflow, event) ?? scheduledDelayRefusal(workflow, event);
+        const refused = payloadRefusal(workflow, event) ?? missingKeysRefusal(workflow, event);
         if (refused) return { outcome: refused };
         let tenant: triggersV1.TenantInput | undefined;
         if (event.tenant?.kind.case === "identifier") {
@@ -358,7 +371,7 @@ export function createTriggerService({
               environmentId: scope.environmentId,
               transactionId,
               // The contexts travel as stored, not as the event named them.
-              event: { ...event, transactionId, to: valid, origin: {}, context: [] },
+              event: { ...event, payload: withVariableDefaults(workflow, event.payload), transactionId, to: valid, origin: {}, context: [] },
               ...(tenant ? { tenant } : {}),
               contexts: event.context.map(({ type, id }) => ({ type, id, data: contexts.get(contextKeyOf({ type, id }))?.data ?? {} })),
               ...layouts[index]!,

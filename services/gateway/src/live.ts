@@ -713,7 +713,8 @@ export function attachLiveEvents(deps: LiveDeps): LiveEvents {
       for (const subscription of subscriptions) subscription.unsubscribe();
       expiries.close();
       heartbeats.close();
-      io.disconnectSockets(true);
+      // Closing the transports, not disconnecting the sockets: a client told it was disconnected
+      // on purpose never reconnects, and @novu/js then hears nothing more until the page reloads.
       io.engine.close();
     },
   };

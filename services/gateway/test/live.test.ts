@@ -187,6 +187,16 @@ describe("live Inbox events", () => {
     }
   });
 
+  it("closes its sockets as it stops so that their clients reconnect (to another replica), as @novu/js only does after a transport close", async () => {
+    const replica = await startReplica(fakeReads().reads);
+    const { socket } = await open(replica.url, "ada");
+    const reason = new Promise<string>((resolve) => socket.once("disconnect", resolve));
+    await replica.stop();
+    // "io server disconnect" would tell the client the server meant it to stay away: it would never try again.
+    expect(await reason).toBe("transport close");
+    expect(socket.active).toBe(true);
+  });
+
   it("sends a message to the subscriber's sessions of its contexts only, and counts each context's sessions on their own", async () => {
     const { reads } = fakeReads();
     const countedContexts = new Set<string>();

@@ -2133,10 +2133,10 @@ export const routes: Route[] = [
     query: preferencesV1Query,
     handle: async ({ params, query, clients, call }) => {
       const reply = await clients.subscribers.getSubscriberPreferences(
-        { subscriberId: params.subscriberId, criticality: subscribersV1.Criticality.NON_CRITICAL },
+        { subscriberId: params.subscriberId, criticality: subscribersV1.Criticality.NON_CRITICAL, includeInactiveChannels: query.includeInactiveChannels },
         call,
       );
-      return reply.workflows.map((preference) => workflowPreferenceV1ToJson(preference, query.includeInactiveChannels));
+      return reply.workflows.map(workflowPreferenceV1ToJson);
     },
   }),
   route({
@@ -2147,12 +2147,10 @@ export const routes: Route[] = [
     query: preferencesV1Query,
     handle: async ({ params, query, clients, call }) => {
       const reply = await clients.subscribers.getSubscriberPreferences(
-        { subscriberId: params.subscriberId, criticality: subscribersV1.Criticality.NON_CRITICAL },
+        { subscriberId: params.subscriberId, criticality: subscribersV1.Criticality.NON_CRITICAL, includeInactiveChannels: query.includeInactiveChannels },
         call,
       );
-      return params.parameter === "global"
-        ? [globalPreferenceV1ToJson(reply.global, query.includeInactiveChannels)]
-        : reply.workflows.map((preference) => workflowPreferenceV1ToJson(preference, query.includeInactiveChannels));
+      return params.parameter === "global" ? [globalPreferenceV1ToJson(reply.global)] : reply.workflows.map(workflowPreferenceV1ToJson);
     },
   }),
   route({
@@ -2163,10 +2161,10 @@ export const routes: Route[] = [
     body: globalPreferenceV1Body,
     handle: async ({ params, body, clients, call }) => {
       const reply = await clients.subscribers.updateSubscriberPreferences(
-        { subscriberId: params.subscriberId, channels: channelChoicesOf(body.preferences ?? []) },
+        { subscriberId: params.subscriberId, channels: channelChoicesOf(body.preferences ?? []), includeInactiveChannels: true },
         call,
       );
-      return globalPreferenceV1ToJson(reply.global, true);
+      return globalPreferenceV1ToJson(reply.global);
     },
   }),
   route({
@@ -2177,14 +2175,19 @@ export const routes: Route[] = [
     body: workflowPreferenceV1Body,
     handle: async ({ params, body, clients, call }) => {
       const reply = await clients.subscribers.updateSubscriberPreferences(
-        { subscriberId: params.subscriberId, workflowId: params.parameter, channels: channelChoicesOf(body.channel ? [body.channel] : []) },
+        {
+          subscriberId: params.subscriberId,
+          workflowId: params.parameter,
+          channels: channelChoicesOf(body.channel ? [body.channel] : []),
+          includeInactiveChannels: true,
+        },
         call,
       );
       const [updatedId] = reply.updatedWorkflowIds;
       const updated = reply.workflows.find((preference) => preference.workflow?.id === updatedId);
       // Stored, but an inactive workflow has no preference to show.
       if (!updated) throw new HttpError(404, `Workflow with id: ${params.parameter} is not active`);
-      return workflowPreferenceV1ToJson(updated, true);
+      return workflowPreferenceV1ToJson(updated);
     },
   }),
 

@@ -100,10 +100,8 @@ describe("@novu/node 2.6.6 against the gateway: subscribers", () => {
         preference: {
           enabled: true,
           channels: { email: true, sms: true, in_app: true, chat: true, push: true },
-          overrides: [
-            { channel: "in_app", source: "template" },
-            { channel: "push", source: "template" },
-          ],
+          // Every channel, those without a step too, as Novu's includeInactiveChannels (the default) lists them.
+          overrides: ["in_app", "email", "sms", "chat", "push"].map((channel) => ({ channel, source: "template" })),
         },
       },
     ]);
@@ -115,11 +113,24 @@ describe("@novu/node 2.6.6 against the gateway: subscribers", () => {
     expect(workflow.preference.channels).toMatchObject({ in_app: true, push: false });
     expect(workflow.preference.overrides).toContainEqual({ channel: "push", source: "subscriber" });
 
-    const global = dataOf(await novu.subscribers.updateGlobalPreference("node-prefs", { preferences: [{ type: ChannelTypeEnum.IN_APP, enabled: false }] }));
-    expect(global).toEqual({ preference: { enabled: true, channels: { email: true, sms: true, in_app: false, chat: true, push: true } } });
+    // SMS, which no workflow sends, shows as the subscriber chose it, not as on.
+    const global = dataOf(
+      await novu.subscribers.updateGlobalPreference("node-prefs", {
+        preferences: [
+          { type: ChannelTypeEnum.IN_APP, enabled: false },
+          { type: ChannelTypeEnum.SMS, enabled: false },
+        ],
+      }),
+    );
+    expect(global).toEqual({ preference: { enabled: true, channels: { email: true, sms: false, in_app: false, chat: true, push: true } } });
     expect(dataOf(await novu.subscribers.getGlobalPreference("node-prefs"))).toEqual([
-      { preference: { enabled: true, channels: { email: true, sms: true, in_app: false, chat: true, push: true } } },
+      { preference: { enabled: true, channels: { email: true, sms: false, in_app: false, chat: true, push: true } } },
     ]);
+    // The SDK's getGlobalPreference sends no options: the same route asked for the active channels only.
+    const activeGlobal = await stack.request("GET", "/v1/subscribers/node-prefs/preferences/global?includeInactiveChannels=false");
+    expect(activeGlobal.body).toEqual({ data: [{ preference: { enabled: true, channels: { in_app: false, push: true } } }] });
+    const [afterGlobal] = dataOf(await novu.subscribers.getPreference("node-prefs"));
+    expect(afterGlobal.preference.channels).toEqual({ email: true, sms: false, in_app: false, chat: true, push: false });
 
     expect(await statusOf(novu.subscribers.updatePreference("node-prefs", workflowId, { enabled: false }))).toBe(422);
     expect(await statusOf(novu.subscribers.updateGlobalPreference("node-prefs", { preferences: [{ type: "fax" as never, enabled: true }] }))).toBe(422);

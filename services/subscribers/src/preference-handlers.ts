@@ -90,13 +90,13 @@ export function createPreferenceHandlers({ pool, workflows }: PreferenceHandlerD
     id: string,
     contextKeys: readonly string[],
     listed: WorkflowListed,
-    catalogue?: workflowsV1.ActiveWorkflow[],
+    options: { everyChannel?: boolean; catalogue?: workflowsV1.ActiveWorkflow[] } = {},
   ) {
     const [active, rows] = await Promise.all([
-      catalogue ?? activeWorkflows(scope, context),
+      options.catalogue ?? activeWorkflows(scope, context),
       store.selectPreferences(pool, scope.environmentId, id, contextKeys),
     ]);
-    const { global, workflows: perWorkflow } = subscriberPreferences(active, rows, listed);
+    const { global, workflows: perWorkflow } = subscriberPreferences(active, rows, listed, options.everyChannel);
     const schedule = rows.find((row) => row.workflow_id === null)?.schedule;
     return {
       global: { ...global, ...(schedule ? { schedule: scheduleFromStored(schedule) } : {}) },
@@ -109,7 +109,9 @@ export function createPreferenceHandlers({ pool, workflows }: PreferenceHandlerD
       const scope = scopeOf(context);
       const subscriber = await store.selectSubscriber(pool, scope.environmentId, request.subscriberId);
       if (!subscriber) throw notFound(`Subscriber ${request.subscriberId} not found`);
-      return preferencesOf(scope, context, subscriber.id, checkContextKeys(request.contextKeys), workflowFilter(request));
+      return preferencesOf(scope, context, subscriber.id, checkContextKeys(request.contextKeys), workflowFilter(request), {
+        everyChannel: request.includeInactiveChannels,
+      });
     },
 
     async updateSubscriberPreferences(request, context) {
@@ -139,7 +141,10 @@ export function createPreferenceHandlers({ pool, workflows }: PreferenceHandlerD
         ]);
         return subscriber.id;
       });
-      return { ...(await preferencesOf(scope, context, id, contextKeys, NON_CRITICAL)), updatedWorkflowIds: workflow ? [workflow.id] : [] };
+      return {
+        ...(await preferencesOf(scope, context, id, contextKeys, NON_CRITICAL, { everyChannel: request.includeInactiveChannels })),
+        updatedWorkflowIds: workflow ? [workflow.id] : [],
+      };
     },
 
     async bulkUpdateSubscriberPreferences(request, context) {
@@ -178,7 +183,7 @@ export function createPreferenceHandlers({ pool, workflows }: PreferenceHandlerD
           await store.upsertPreferences(tx, scope.environmentId, { organizationId: scope.organizationId, subscriberId: subscriber.id, contextKeys }, writes);
         return subscriber.id;
       });
-      return { ...(await preferencesOf(scope, context, id, contextKeys, NON_CRITICAL, catalogue)), updatedWorkflowIds: [...choicesById.keys()] };
+      return { ...(await preferencesOf(scope, context, id, contextKeys, NON_CRITICAL, { catalogue })), updatedWorkflowIds: [...choicesById.keys()] };
     },
 
     async setDefaultSchedule(request, context) {

@@ -105,12 +105,14 @@ function criticalityFilter(criticality: subscribersV1.Criticality): (critical: b
 /**
  * A subscriber's preferences over the active workflows: per workflow the channels of its active
  * steps with the layer that decided each; globally the subscriber's global choices over
- * "enabled", for the channels of the non-critical workflows.
+ * "enabled", for the channels of the non-critical workflows. With `everyChannel`, all five
+ * channels in both.
  */
 export function subscriberPreferences(
   workflows: readonly workflowsV1.ActiveWorkflow[],
   rows: readonly PreferenceRow[],
   listed: (workflow: workflowsV1.ActiveWorkflow) => boolean,
+  everyChannel = false,
 ): { global: { enabled: boolean; channels: ChannelPreferencesInit }; workflows: WorkflowPreferenceInit[] } {
   const global = choicesOfRow(rows.find((row) => row.workflow_id === null));
   const ownById = new Map(rows.filter((row) => row.workflow_id !== null).map((row) => [row.workflow_id, choicesOfRow(row)]));
@@ -122,7 +124,7 @@ export function subscriberPreferences(
     if (!listed(workflow)) continue;
     const facts = workflowFactsOf(workflow);
     const own = ownById.get(workflow.id) ?? {};
-    const resolved = channels.map((channel) => ({ channel, ...resolveChannel(facts, global, own, channel) }));
+    const resolved = (everyChannel ? PREFERENCE_CHANNELS : channels).map((channel) => ({ channel, ...resolveChannel(facts, global, own, channel) }));
     listedWorkflows.push({
       enabled: true,
       channels: toChannelPreferences(Object.fromEntries(resolved.map(({ channel, enabled }) => [channel, enabled]))),
@@ -140,7 +142,7 @@ export function subscriberPreferences(
     });
   }
   const globalChoices = Object.fromEntries(
-    PREFERENCE_CHANNELS.filter((channel) => globalChannels.has(channel)).map((channel) => [channel, global[channel] ?? true]),
+    PREFERENCE_CHANNELS.filter((channel) => everyChannel || globalChannels.has(channel)).map((channel) => [channel, global[channel] ?? true]),
   );
   return { global: { enabled: true, channels: toChannelPreferences(globalChoices) }, workflows: listedWorkflows };
 }

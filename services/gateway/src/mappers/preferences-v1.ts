@@ -1,5 +1,5 @@
 import type { subscribersV1 } from "@notify/proto";
-import { CHANNELS, perChannel, type ChannelName } from "@notify/runtime";
+import { CHANNELS, type ChannelName } from "@notify/runtime";
 import { z } from "zod";
 import { queryBool } from "../validation.js";
 import { channelChoicesResponse, channelsRequestOf, channelsToJson, overridesResponse } from "./preferences.js";
@@ -51,19 +51,13 @@ export function channelChoicesOf(choices: readonly ChannelChoice[]) {
   return channelsRequestOf(Object.fromEntries(choices.map((choice) => [choice.type, choice.enabled])));
 }
 
-/** Every channel, as Novu answers with includeInactiveChannels (its default): those no active step uses are on. */
-function channelsOf(preferences: subscribersV1.ChannelPreferences | undefined, includeInactive: boolean) {
-  const shown = channelsToJson(preferences);
-  return includeInactive ? { ...perChannel(() => true), ...shown } : shown;
-}
-
 /** `{preference: {enabled, channels}}`, the global preference. */
-export function globalPreferenceV1ToJson(global: subscribersV1.GlobalPreference | undefined, includeInactive: boolean) {
-  return { preference: { enabled: global?.enabled ?? true, channels: channelsOf(global?.channels, includeInactive) } };
+export function globalPreferenceV1ToJson(global: subscribersV1.GlobalPreference | undefined) {
+  return { preference: { enabled: global?.enabled ?? true, channels: channelsToJson(global?.channels) } };
 }
 
 /** `{template, preference}`, one workflow's preference. */
-export function workflowPreferenceV1ToJson(preference: subscribersV1.WorkflowPreference, includeInactive: boolean) {
+export function workflowPreferenceV1ToJson(preference: subscribersV1.WorkflowPreference) {
   const workflow = preference.workflow;
   return {
     template: {
@@ -75,7 +69,7 @@ export function workflowPreferenceV1ToJson(preference: subscribersV1.WorkflowPre
     },
     preference: {
       enabled: preference.enabled,
-      channels: channelsOf(preference.channels, includeInactive),
+      channels: channelsToJson(preference.channels),
       overrides: preference.overrides.map(({ channel, source }) => ({ channel, source })),
     },
   };

@@ -50,8 +50,8 @@ const exactlyOneList = { message: "exactly one of subscriptions and subscriberId
 /**
  * POST /v2/topics/{topicKey}/subscriptions: `subscriptions` (@novu/api 3.x: subscriber ids or
  * named subscriptions `{identifier, subscriberId, name?}`) or the deprecated `subscriberIds` (1.x);
- * `name` names the subscriptions made from bare ids; `context` scopes them, and `preferences` are
- * given to those made.
+ * `name` names the topic, made or existing (as @novu/api 3.x documents it); `context` scopes the
+ * subscriptions, and `preferences` are given to those made.
  */
 export const createSubscriptionsBody = z
   .object({
@@ -79,7 +79,7 @@ export const addSubscribersRequestOf = (topicKey: string, body: z.output<typeof 
   topicKey,
   subscriberIds: body.subscriberIds,
   named: body.named.map(({ identifier, subscriberId, name }) => ({ identifier, subscriberId, ...(name !== undefined ? { name } : {}) })),
-  ...(body.name !== undefined ? { name: body.name } : {}),
+  ...(body.name !== undefined ? { topicNaming: { case: "topicName" as const, value: body.name } } : {}),
 });
 
 const subscriptionReference = z

@@ -197,6 +197,15 @@ describe("topics (v2)", () => {
     expect(listed.body.data[0]).toMatchObject({ topic: { key: "v2-members" }, subscriber: { subscriberId: "hugo" } });
     const next = await stack.request("GET", `/v2/topics/v2-members/subscriptions?limit=1&orderDirection=ASC&after=${listed.body.next}`);
     expect(next.body.data.map((item) => item.subscriber.subscriberId)).toEqual(["iris"]);
+    // includeCursor starts the page at the cursor's own subscription, here and on the subscriber's list.
+    const fromCursor = await stack.request(
+      "GET",
+      `/v2/topics/v2-members/subscriptions?limit=2&orderDirection=ASC&after=${listed.body.next}&includeCursor=true`,
+    );
+    expect(fromCursor.body.data.map((item) => item.subscriber.subscriberId)).toEqual(["hugo", "iris"]);
+    const ofHugo = await stack.request("GET", `/v2/subscribers/hugo/subscriptions?after=${listed.body.next}&includeCursor=true`);
+    expect(ofHugo.body.data.map((item) => item.topic.key)).toEqual(["v2-members"]);
+    expect((await stack.request("GET", `/v2/subscribers/hugo/subscriptions?after=${listed.body.next}`)).body.data).toEqual([]);
 
     const allFailed = await stack.request("POST", "/v2/topics/v2-members/subscriptions", { subscriberIds: ["ghost"] });
     expect(allFailed.status).toBe(400);

@@ -395,6 +395,7 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
         store.selectSubscriptionKeysetPage(pool, scope.environmentId, topic.id, {
           cursor: request.after ?? request.before,
           towardsLower: descending !== backwards,
+          inclusive: request.includeCursor,
           limit,
           ...filter,
         }),
@@ -435,6 +436,7 @@ export function createTopicService({ pool, subscribers }: TopicServiceDeps): Ser
         store.selectSubscriberSubscriptionPage(pool, scope.environmentId, subscriber.id, {
           cursor: request.after ?? request.before,
           towardsLower: descending !== backwards,
+          inclusive: request.includeCursor,
           limit,
           ...filter,
         }),

@@ -435,17 +435,24 @@ export async function selectSubscriptionKeysetPage(
   db: Queryable,
   environmentId: string,
   topicId: string,
-  query: { cursor: string | undefined; towardsLower: boolean; limit: number; externalSubscriberId: string | null; contextKeys: readonly string[] | null },
+  query: {
+    cursor: string | undefined;
+    towardsLower: boolean;
+    inclusive: boolean;
+    limit: number;
+    externalSubscriberId: string | null;
+    contextKeys: readonly string[] | null;
+  },
 ): Promise<SubscriptionRow[]> {
   const { rows } = await db.query<SubscriptionRow>(
     `SELECT * FROM topics.subscriptions
       WHERE environment_id = $1 AND topic_id = $2
-        AND ($3::text IS NULL OR (CASE WHEN $4 THEN id < $3 ELSE id > $3 END))
+        AND ($3::text IS NULL OR (CASE WHEN $4 THEN id < $3 ELSE id > $3 END) OR ($8 AND id = $3))
         AND ($6::text IS NULL OR external_subscriber_id = $6)
         AND ($7::text[] IS NULL OR context_keys = $7)
       ORDER BY CASE WHEN $4 THEN id END DESC, id ASC
       LIMIT $5`,
-    [environmentId, topicId, query.cursor ?? null, query.towardsLower, query.limit + 1, query.externalSubscriberId, query.contextKeys],
+    [environmentId, topicId, query.cursor ?? null, query.towardsLower, query.limit + 1, query.externalSubscriberId, query.contextKeys, query.inclusive],
   );
   return rows;
 }
@@ -461,17 +468,17 @@ export async function selectSubscriberSubscriptionPage(
   db: Queryable,
   environmentId: string,
   internalSubscriberId: string,
-  query: { cursor: string | undefined; towardsLower: boolean; limit: number } & SubscriberSubscriptionFilter,
+  query: { cursor: string | undefined; towardsLower: boolean; inclusive: boolean; limit: number } & SubscriberSubscriptionFilter,
 ): Promise<SubscriptionRow[]> {
   const { rows } = await db.query<SubscriptionRow>(
     `SELECT * FROM topics.subscriptions
       WHERE environment_id = $1 AND internal_subscriber_id = $2
-        AND ($3::text IS NULL OR (CASE WHEN $4 THEN id < $3 ELSE id > $3 END))
+        AND ($3::text IS NULL OR (CASE WHEN $4 THEN id < $3 ELSE id > $3 END) OR ($8 AND id = $3))
         AND ($6::text IS NULL OR topic_id = $6)
         AND ($7::text[] IS NULL OR context_keys = $7)
       ORDER BY CASE WHEN $4 THEN id END DESC, id ASC
       LIMIT $5`,
-    [environmentId, internalSubscriberId, query.cursor ?? null, query.towardsLower, query.limit + 1, query.topicId, query.contextKeys],
+    [environmentId, internalSubscriberId, query.cursor ?? null, query.towardsLower, query.limit + 1, query.topicId, query.contextKeys, query.inclusive],
   );
   return rows;
 }

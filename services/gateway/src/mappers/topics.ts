@@ -117,7 +117,7 @@ export const listSubscriptionsQuery = z.object({
   before: z.string().optional(),
   orderDirection: z.enum(["ASC", "DESC"], { error: "orderDirection must be ASC or DESC" }).default("DESC"),
   orderBy: z.string().optional(),
-  includeCursor: z.string().optional(),
+  includeCursor: queryBool.default(false),
   subscriberId: z.string().optional(),
   /** Only subscriptions scoped exactly to these contexts; every scope when absent. */
   contextKeys: contextKeyList.optional(),
@@ -163,6 +163,7 @@ function subscriptionPagingOf(query: z.infer<typeof subscriberSubscriptionsQuery
   return {
     limit: query.limit,
     direction: query.orderDirection === "ASC" ? commonV1.SortDirection.ASC : commonV1.SortDirection.DESC,
+    includeCursor: query.includeCursor,
     ...(query.after ? { after: query.after } : {}),
     ...(query.before ? { before: query.before } : {}),
     ...(query.contextKeys ? { contextKeys: query.contextKeys } : { anyContext: true }),

@@ -167,6 +167,27 @@ describe("live Inbox events over the gateway's socket.io endpoint, with @novu/js
     expect(dave.heard.slice(start)).toEqual([]);
   });
 
+  it("tells only the subscriber whose in-app message an admin deleted, by id or by transaction", async () => {
+    const erin = await listen("live-erin");
+    const finn = await listen("live-finn");
+    await trigger("live-erin", "E-1");
+    const [received] = await erin.next(3, erin.heard.length);
+    const finnStart = finn.heard.length;
+    const deleted = erin.heard.length;
+    expect((await stack.request("DELETE", `/v1/messages/${notificationIdOf(received)}`)).status).toBe(200);
+    expect(await erin.next(2, deleted)).toEqual(counts(0, 0));
+
+    const transactionId = `live-delete-${randomBytes(4).toString("hex")}`;
+    const sent = await stack.request("POST", "/v1/events/trigger", { name: workflow, to: "live-erin", payload: { orderId: "E-2" }, transactionId });
+    expect(sent.status).toBe(201);
+    await erin.next(3, erin.heard.length);
+    const byTransaction = erin.heard.length;
+    expect((await stack.request("DELETE", `/v1/messages/transaction/${transactionId}`)).status).toBe(204);
+    expect(await erin.next(2, byTransaction)).toEqual(counts(0, 0));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(finn.heard.slice(finnStart)).toEqual([]);
+  });
+
   it("refuses a socket without a valid session token; a session's own token opens one", async () => {
     const connects = (query: Record<string, string>) =>
       new Promise<string>((resolve) => {

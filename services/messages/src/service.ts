@@ -573,9 +573,9 @@ export function createMessageService({
     async deleteMessage(request, context) {
       const scope = scopeOf(context);
       if (!isObjectId(request.messageId)) throw invalidField("messageId", "messageId must be a message id (24 hex characters)", request.messageId);
-      if (!(await store.deleteMessage(pool, scope.environmentId, request.messageId))) {
-        throw notFound(`Message with id ${request.messageId} not found`);
-      }
+      const { deleted, feeds } = await store.deleteMessage(pool, scope.environmentId, request.messageId);
+      if (deleted === 0) throw notFound(`Message with id ${request.messageId} not found`);
+      announceKeys(context, ChangeKind.FEEDS, feeds);
       return {};
     },
 
@@ -583,7 +583,8 @@ export function createMessageService({
       const scope = scopeOf(context);
       if (request.transactionId.length === 0) throw invalidField("transactionId", "transactionId must not be empty", request.transactionId);
       const channel = channelFilter(request.channel);
-      const deleted = await store.deleteTransactionMessages(pool, scope.environmentId, request.transactionId, channel);
+      const { deleted, feeds } = await store.deleteTransactionMessages(pool, scope.environmentId, request.transactionId, channel);
+      announceKeys(context, ChangeKind.FEEDS, feeds);
       // As Novu answers: not found only when the transaction has no message at all, whatever the channel asked.
       if (deleted === 0 && (channel === null || !(await store.transactionHasMessages(pool, scope.environmentId, request.transactionId)))) {
         throw notFound("Invalid transactionId or channel");

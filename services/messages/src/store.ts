@@ -609,18 +609,41 @@ export async function countListedMessages(db: Queryable, environmentId: string, 
   return rows[0]!.count;
 }
 
-export async function deleteMessage(db: Queryable, environmentId: string, id: string): Promise<boolean> {
-  const { rowCount } = await db.query("DELETE FROM messages.messages WHERE environment_id = $1 AND id = $2", [environmentId, id]);
-  return (rowCount ?? 0) > 0;
+/** What a delete took away: how many messages, and whose feeds lost in-app ones (subscriberIds). */
+export interface DeletedMessages {
+  deleted: number;
+  feeds: string[];
 }
 
-/** Hard-deletes the transaction's messages (of one channel when given); returns how many. */
-export async function deleteTransactionMessages(db: Queryable, environmentId: string, transactionId: string, channel: ChannelName | null): Promise<number> {
-  const { rowCount } = await db.query(
-    "DELETE FROM messages.messages WHERE environment_id = $1 AND transaction_id = $2 AND ($3::text IS NULL OR channel = $3)",
+const DELETED_MESSAGES = `SELECT count(*)::int AS deleted,
+       coalesce(array_agg(DISTINCT external_subscriber_id) FILTER (WHERE channel = 'in_app'), '{}') AS feeds
+  FROM gone`;
+
+export async function deleteMessage(db: Queryable, environmentId: string, id: string): Promise<DeletedMessages> {
+  const { rows } = await db.query<DeletedMessages>(
+    `WITH gone AS (DELETE FROM messages.messages WHERE environment_id = $1 AND id = $2 RETURNING channel, external_subscriber_id)
+     ${DELETED_MESSAGES}`,
+    [environmentId, id],
+  );
+  return rows[0]!;
+}
+
+/** Hard-deletes the transaction's messages (of one channel when given). */
+export async function deleteTransactionMessages(
+  db: Queryable,
+  environmentId: string,
+  transactionId: string,
+  channel: ChannelName | null,
+): Promise<DeletedMessages> {
+  const { rows } = await db.query<DeletedMessages>(
+    `WITH gone AS (
+       DELETE FROM messages.messages WHERE environment_id = $1 AND transaction_id = $2 AND ($3::text IS NULL OR channel = $3)
+       RETURNING channel, external_subscriber_id
+     )
+     ${DELETED_MESSAGES}`,
     [environmentId, transactionId, channel],
   );
-  return rowCount ?? 0;
+  return rows[0]!;
 }
 
 /** Whether the transaction has any message left, of any channel. */

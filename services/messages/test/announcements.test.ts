@@ -1,5 +1,5 @@
 import { commonV1, messagesV1 } from "@notify/proto";
-import { EVERY_KEY, type ChangedKeys } from "@notify/runtime";
+import type { ChangedKeys } from "@notify/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { callAs, feedOne, fakeSubscribers, fakeWorkflows, inMemoryClient, newMessage, newScope, openDatabase, type Fixture } from "./fixtures.js";
 
@@ -27,7 +27,7 @@ async function announcements(act: () => Promise<unknown>) {
 }
 
 describe("announcements of changed feeds", () => {
-  it("name the subscribers whose in-app feed each write may change, or the whole environment for deletes", async () => {
+  it("name the subscribers whose in-app feed each write may change", async () => {
     const scope = newScope();
     const call = callAs(scope);
     const { environmentId } = scope;
@@ -55,12 +55,18 @@ describe("announcements of changed feeds", () => {
       { environmentId, keys: ["ada"] },
     ]);
     expect(await announcements(() => client.markAllMessages({ subscriberId: "cy", markAs: MarkAs.SEEN }, call))).toEqual([{ environmentId, keys: ["cy"] }]);
-    expect(await announcements(() => client.deleteTransactionMessages({ transactionId }, call))).toEqual([{ environmentId, keys: EVERY_KEY }]);
+    // Deletes name the feeds that lost in-app messages; an email or SMS is in none.
+    const [emailMessage] = (await client.listMessages({ transactionIds: [transactionId], channel: Channel.EMAIL, limit: 10 }, call)).messages;
+    expect(await announcements(() => client.deleteMessage({ messageId: emailMessage!.id }, call))).toEqual([{ environmentId, keys: [] }]);
+    expect(await announcements(() => client.deleteTransactionMessages({ transactionId, channel: Channel.SMS }, call))).toEqual([{ environmentId, keys: [] }]);
+    expect(await announcements(() => client.deleteTransactionMessages({ transactionId }, call))).toEqual([{ environmentId, keys: ["ada", "cy"] }]);
+    const [single] = (await client.createMessages({ messages: [newMessage(bob!, { transactionId: "txn-single" })] }, call)).messages;
+    expect(await announcements(() => client.deleteMessage({ messageId: single!.id }, call))).toEqual([{ environmentId, keys: ["bob"] }]);
     expect(await announcements(() => client.deleteSubscriberMessages({ internalSubscriberId: bob!.id, subscriberId: "bob" }, call))).toEqual([
       { environmentId, keys: ["bob"] },
     ]);
-    // A failed write (an unknown message: NOT_FOUND) is announced too: a write may fail after its commit.
-    expect(await announcements(() => client.deleteMessage({ messageId: "0".repeat(24) }, call))).toEqual([{ environmentId, keys: EVERY_KEY }]);
+    // A failed write (an unknown message: NOT_FOUND) is announced too, with what it changed: nothing.
+    expect(await announcements(() => client.deleteMessage({ messageId: "0".repeat(24) }, call))).toEqual([{ environmentId, keys: [] }]);
     // Reads announce nothing.
     expect(await announcements(() => feedOne(client, { subscriberId: "ada", limit: 10 }, call))).toEqual([]);
     // The Inbox's writes name the session's subscriber, failed or not.

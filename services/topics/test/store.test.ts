@@ -185,6 +185,7 @@ describe("topics store", () => {
     const all = await store.selectSubscriptionKeysetPage(fixture.pool, environmentId, row.id, {
       cursor: undefined,
       towardsLower: false,
+      inclusive: false,
       limit: 10,
       externalSubscriberId: null,
       contextKeys: null,
@@ -194,6 +195,7 @@ describe("topics store", () => {
     const after = await store.selectSubscriptionKeysetPage(fixture.pool, environmentId, row.id, {
       cursor,
       towardsLower: false,
+      inclusive: false,
       limit: 1,
       externalSubscriberId: null,
       contextKeys: null,
@@ -202,14 +204,25 @@ describe("topics store", () => {
     const below = await store.selectSubscriptionKeysetPage(fixture.pool, environmentId, row.id, {
       cursor,
       towardsLower: true,
+      inclusive: false,
       limit: 10,
       externalSubscriberId: null,
       contextKeys: null,
     });
     expect(externalIds(below)).toEqual(["m0"]);
+    const fromCursor = await store.selectSubscriptionKeysetPage(fixture.pool, environmentId, row.id, {
+      cursor,
+      towardsLower: false,
+      inclusive: true,
+      limit: 10,
+      externalSubscriberId: null,
+      contextKeys: null,
+    });
+    expect(externalIds(fromCursor)).toEqual(["m1", "m2", "m3"]);
     const one = await store.selectSubscriptionKeysetPage(fixture.pool, environmentId, row.id, {
       cursor: undefined,
       towardsLower: false,
+      inclusive: false,
       limit: 10,
       externalSubscriberId: "m3",
       contextKeys: null,

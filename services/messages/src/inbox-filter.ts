@@ -99,5 +99,6 @@ export function checkInboxFilter(filter: messagesV1.InboxFilter | undefined): In
     createdGte: filter?.createdGte ? timestampDate(filter.createdGte) : null,
     createdLte: filter?.createdLte ? timestampDate(filter.createdLte) : null,
     contextKeys: contextScopeOf({ contextKeys: filter?.contextKeys ?? [], anyContext: filter?.anyContext ?? false }),
+    feedId: filter?.feedId ?? null,
   };
 }

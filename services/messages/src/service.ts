@@ -214,18 +214,38 @@ export function createMessageService({
         try {
           checkRange("limit", request.limit, 1, MAX_UNSEEN_LIMIT);
           const subscriber = await subscribers.require(scope, request.subscriberId);
-          const query: store.CountQuery = { subscriberId: subscriber.id, seen: request.seen, limit: request.limit };
-          return { query, key: keyOf([query.subscriberId, String(query.seen), String(query.limit)]) };
+          const query: store.FilteredCountQuery = {
+            subscriberId: subscriber.id,
+            feedIdentifiers: request.feedIdentifiers.length > 0 ? request.feedIdentifiers : null,
+            read: request.read ?? null,
+            // Neither asked: the unseen ones, as Novu counts.
+            seen: request.seen ?? (request.read === undefined ? false : null),
+            limit: request.limit,
+          };
+          return { query, key: JSON.stringify(query) };
         } catch (error) {
           if (error instanceof ConnectError) return { error };
           throw error;
         }
       }),
     );
-    const distinct = new Map<string, store.CountQuery>();
-    for (const item of resolved) if (item.key !== undefined) distinct.set(item.key, item.query);
-    const counts = distinct.size > 0 ? await store.countMessages(preparedReads, scope.environmentId, [...distinct.values()]) : [];
-    const countOf = new Map([...distinct.keys()].map((key, index) => [key, counts[index]!]));
+    // The unseen count every open inbox polls keeps its own statement; other counts share one.
+    const unseenOnly = new Map<string, store.CountQuery>();
+    const filtered = new Map<string, store.FilteredCountQuery>();
+    for (const { key, query } of resolved) {
+      if (key === undefined) continue;
+      if (query.seen !== null && query.read === null && query.feedIdentifiers === null)
+        unseenOnly.set(key, { subscriberId: query.subscriberId, seen: query.seen, limit: query.limit });
+      else filtered.set(key, query);
+    }
+    const [unseenCounts, filteredCounts] = await Promise.all([
+      unseenOnly.size > 0 ? store.countMessages(preparedReads, scope.environmentId, [...unseenOnly.values()]) : [],
+      filtered.size > 0 ? store.countFilteredMessages(preparedReads, scope.environmentId, [...filtered.values()]) : [],
+    ]);
+    const countOf = new Map([
+      ...[...unseenOnly.keys()].map((key, index) => [key, unseenCounts[index]!] as const),
+      ...[...filtered.keys()].map((key, index) => [key, filteredCounts[index]!] as const),
+    ]);
     return resolved.map((item) => (item.key !== undefined ? countOf.get(item.key)! : item.error));
   }
 
@@ -773,12 +793,13 @@ export function createMessageService({
       const malformed = request.messageIds.find((id) => !isObjectId(id));
       if (malformed !== undefined) throw invalidField("notificationIds", "each id must be a notification id (24 hex characters)", malformed);
       const given = checkInboxFilter(request.filter);
-      // Only tags, data and the session's contexts select what a bulk change changes.
+      // Only tags, data, the feed and the session's contexts select what a bulk change changes.
       const filter: store.InboxFilter = {
         ...checkInboxFilter(undefined),
         tagGroups: given.tagGroups,
         dataGroups: given.dataGroups,
         contextKeys: given.contextKeys,
+        feedId: given.feedId,
       };
       const subscriber = await subscribers.require(scope, request.subscriberId);
       const ids = request.messageIds.length > 0 ? [...new Set(request.messageIds)] : null;

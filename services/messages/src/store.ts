@@ -497,6 +497,16 @@ export interface CountQuery {
   limit: number;
 }
 
+/** A count by any of the feed's filters (the Notification Center's tabs and bells). */
+export interface FilteredCountQuery {
+  /** Internal subscriber id. */
+  subscriberId: string;
+  feedIdentifiers: readonly string[] | null;
+  read: boolean | null;
+  seen: boolean | null;
+  limit: number;
+}
+
 /**
  * For each query, the subscriber's in-app messages with seen = query.seen, counted up to its
  * limit and no further (the seen index holds them as one range), in one statement for them all.
@@ -556,18 +566,45 @@ export async function selectFeedPages(db: Queryable, environmentId: string, quer
   const { rows } = await db.query<MessageRow & { position: number }>({
     name: "messages.select-feed-pages",
     text: SELECT_FEED_PAGES,
-    values: [
-      environmentId,
-      queries.map((query) => query.subscriberId),
-      queries.map((query) => (query.feedIdentifiers ? JSON.stringify(query.feedIdentifiers) : null)),
-      queries.map((query) => query.read),
-      queries.map((query) => query.seen),
-      queries.map((query) => query.limit + 1),
-      queries.map((query) => query.offset),
-      queries.map((query) => (query.payload ? JSON.stringify(query.payload) : null)),
-    ],
+    values: feedQueryValues(environmentId, queries, 1),
   });
   return rows;
+}
+
+/** The values of FEED_QUERIES: each query's rows up to its limit and `extraRows` more. */
+function feedQueryValues(environmentId: string, queries: readonly FeedQuery[], extraRows: number): unknown[] {
+  return [
+    environmentId,
+    queries.map((query) => query.subscriberId),
+    queries.map((query) => (query.feedIdentifiers ? JSON.stringify(query.feedIdentifiers) : null)),
+    queries.map((query) => query.read),
+    queries.map((query) => query.seen),
+    queries.map((query) => query.limit + extraRows),
+    queries.map((query) => query.offset),
+    queries.map((query) => (query.payload ? JSON.stringify(query.payload) : null)),
+  ];
+}
+
+const COUNT_FILTERED = `SELECT (SELECT count(*) FROM (SELECT 1 FROM messages.messages m WHERE ${FEED_CONDITIONS} LIMIT q.max) capped)::int AS count
+  FROM ${FEED_QUERIES}
+ ORDER BY q.position`;
+
+/**
+ * For each query, the subscriber's in-app messages that pass its filters, counted up to its
+ * limit, in one statement for them all. An unseen count alone goes through countMessages: its
+ * one condition is a range of the seen index.
+ */
+export async function countFilteredMessages(db: Queryable, environmentId: string, queries: readonly FilteredCountQuery[]): Promise<number[]> {
+  const { rows } = await db.query<{ count: number }>({
+    name: "messages.count-filtered-messages",
+    text: COUNT_FILTERED,
+    values: feedQueryValues(
+      environmentId,
+      queries.map((query) => ({ ...query, offset: 0, payload: null })),
+      0,
+    ),
+  });
+  return rows.map((row) => row.count);
 }
 
 export interface ListFilters {
@@ -1084,6 +1121,8 @@ export interface InboxFilter {
   createdLte: Date | null;
   /** The session's context keys, sorted: a message's must be exactly these; null for every context. */
   contextKeys: readonly string[] | null;
+  /** Only the messages of this feed (its _id). */
+  feedId: string | null;
 }
 
 /** A snooze that is still to come. */
@@ -1108,6 +1147,7 @@ function inboxConditions(filter: InboxFilter, values: unknown[]): string {
   for (const group of filter.tagGroups) sql += ` AND m.tags && ${parameter(group, "text[]")}`;
   for (const group of filter.dataGroups) sql += ` AND m.data @> ANY(${parameter(group, "jsonb[]")})`;
   if (filter.contextKeys) sql += ` AND m.context_keys = ${parameter(filter.contextKeys, "text[]")}`;
+  if (filter.feedId !== null) sql += ` AND m.feed_id = ${parameter(filter.feedId, "text")}`;
   return sql;
 }
 

@@ -269,6 +269,40 @@ describe("MessageService (in memory)", () => {
       expect(subscribers.calls.length - before).toBe(1);
     });
 
+    it("counts by read state and feeds too, each alone in a batch with the unseen counts", async () => {
+      const { call, scope } = setUp();
+      const cleo = subscribers.add(scope, "cleo");
+      const written = await client.createMessages(
+        {
+          messages: [
+            newMessage(cleo, { stepId: "a", feedIdentifier: "news" }),
+            newMessage(cleo, { stepId: "b", feedIdentifier: "news" }),
+            newMessage(cleo, { stepId: "c", feedIdentifier: "billing" }),
+            newMessage(cleo, { stepId: "d" }),
+          ],
+        },
+        call,
+      );
+      const [first, second] = written.messages.map((message) => message.id);
+      await client.markMessages({ subscriberId: "cleo", messageIds: [first!], markAs: messagesV1.MarkAs.READ }, call);
+      await client.markMessages({ subscriberId: "cleo", messageIds: [second!], markAs: messagesV1.MarkAs.SEEN }, call);
+      const reply = await client.batchCountMessages(
+        {
+          counts: [
+            { subscriberId: "cleo", limit: 100 },
+            { subscriberId: "cleo", limit: 100, read: false },
+            { subscriberId: "cleo", limit: 100, read: true },
+            { subscriberId: "cleo", limit: 100, seen: false, feedIdentifiers: ["news"] },
+            { subscriberId: "cleo", limit: 100, read: false, feedIdentifiers: ["news", "billing"] },
+            { subscriberId: "cleo", limit: 100, seen: true, read: false },
+            { subscriberId: "cleo", limit: 1, read: false },
+          ],
+        },
+        call,
+      );
+      expect(reply.results.map((result) => (result.result.case === "count" ? result.result.value : result.result.value!.code))).toEqual([2, 3, 1, 0, 2, 1, 1]);
+    });
+
     it("BatchCountMessages answers each count alone, with one lookup and one statement for the batch", async () => {
       const { call, scope, subscriber } = setUp();
       const bob = subscribers.add(scope, "bob");

@@ -2,8 +2,8 @@ import type { Context, Next } from "koa";
 import type { Environment, Environments } from "./environments.js";
 import type { SubscriberSession } from "./sessions.js";
 
-/** The routes browsers call, with a subscriber session, from the app's own origin. */
-export const INBOX_PATH_PREFIX = "/v1/inbox/";
+/** The routes browsers call, with a subscriber session, from the app's own origin: the Inbox's and the Notification Center's. */
+const BROWSER_PATH_PREFIXES = ["/v1/inbox/", "/v1/widgets/"];
 
 const ALLOWED_METHODS = "GET, POST, PATCH, DELETE";
 /** What @novu/js sends on every request (inbox-protocol §1). */
@@ -61,7 +61,7 @@ async function environmentNamed(ctx: Context, environments: Environments): Promi
 export function inboxCors(environments: Environments) {
   return async (ctx: Context, next: Next) => {
     const origin = ctx.get("origin");
-    if (!origin || !ctx.path.startsWith(INBOX_PATH_PREFIX)) return next();
+    if (!origin || !BROWSER_PATH_PREFIXES.some((prefix) => ctx.path.startsWith(prefix))) return next();
     ctx.vary("Origin");
     if (ctx.method === "OPTIONS" && ctx.get("access-control-request-method")) {
       ctx.set({

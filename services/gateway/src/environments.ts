@@ -21,6 +21,8 @@ export interface Environment extends EnvironmentSummary {
   inboxOrigins: readonly string[] | null;
   /** The HS256 key of its subscriber session tokens. */
   signingKey: webcrypto.CryptoKey;
+  /** Its organization's name (the Notification Center shows it). */
+  organizationName: string;
   /** Its own rate limits, if it has any (`pnpm notify rate-limits`). */
   rateLimits: EnvironmentRateLimits | null;
 }
@@ -126,6 +128,7 @@ export function createEnvironments({ pool, sealer, encryptionKey, forgetKeys, lo
       name: row.name,
       identifier: row.identifier,
       inboxOrigins: row.inbox_origins,
+      organizationName: row.organization_name,
       signingKey: await webcrypto.subtle.importKey("raw", secret, { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]),
       rateLimits: rateLimitsOf(row),
     };

@@ -6,7 +6,9 @@ import { HttpError, isCode } from "./errors.js";
 import { defaultScheduleRequestOf, sessionProfile, sessionSubscriberId, sessionToJson, type SessionBody } from "./mappers/inbox-session.js";
 import { contextInputsOf } from "./mappers/context-inputs.js";
 import { INBOX_COUNT_CAP } from "./mappers/inbox.js";
-import { fieldsOf } from "./mappers/subscribers.js";
+import { fieldsOf, type Profile } from "./mappers/subscribers.js";
+import type { Clients } from "./clients.js";
+import type { WidgetSessionBody } from "./mappers/widgets.js";
 import type { PublicRouteInput, RouteCall } from "./route.js";
 import { keyString, parseOrThrow } from "./validation.js";
 
@@ -17,8 +19,8 @@ const PRODUCTION = "production";
  * `credentials.hmac`. Without an active in_app integration (deactivated: every environment gets
  * one on its first call) nothing requires one, since a 404 would lock every browser out.
  */
-async function hmacRequired(input: PublicRouteInput<unknown, unknown, SessionBody>, call: RouteCall): Promise<boolean> {
-  const { integration } = await input.clients.integrations.selectIntegration({ channel: "in_app" }, call);
+async function hmacRequired(clients: Clients, call: RouteCall): Promise<boolean> {
+  const { integration } = await clients.integrations.selectIntegration({ channel: "in_app" }, call);
   return integration?.credentials?.hmac === true;
 }
 
@@ -27,9 +29,9 @@ async function hmacRequired(input: PublicRouteInput<unknown, unknown, SessionBod
  * without one the subscriber is only created, with those fields, if it does not exist yet (a
  * browser cannot prove who it is, so it must not change a known subscriber).
  */
-async function subscriberOf(input: PublicRouteInput<unknown, unknown, SessionBody>, call: RouteCall, subscriberId: string, verified: boolean) {
-  const fields = fieldsOf(sessionProfile(input.body));
-  const { subscribers, batched } = input.clients;
+async function subscriberOf(clients: Clients, call: RouteCall, subscriberId: string, profile: Profile, verified: boolean) {
+  const fields = fieldsOf(profile);
+  const { subscribers, batched } = clients;
   if (verified && Object.keys(fields).length > 0) return (await subscribers.upsertSubscriber({ subscriberId, fields }, call)).subscriber!;
   const existing = async () => batched.getSubscriber(subscriberId, call);
   try {
@@ -56,14 +58,14 @@ export async function startSession(input: PublicRouteInput<unknown, unknown, Ses
   const subscriberId = parseOrThrow(keyString("subscriberId"), sessionSubscriberId(body));
   const contexts = body.context ? contextInputsOf(body.context) : [];
   const [required, verified, contextVerified] = await Promise.all([
-    hmacRequired(input, call),
+    hmacRequired(input.clients, call),
     body.subscriberHash ? accounts.environments.hmacValid(environment.id, subscriberId, body.subscriberHash) : false,
     // What the client signed: the context as it sent it, as canonical JSON.
     contexts.length > 0 && body.contextHash ? accounts.environments.hmacValid(environment.id, canonicalize(body.context), body.contextHash) : false,
   ]);
   if (required && !verified) throw new HttpError(400, "Please provide a valid HMAC hash");
   if (required && contexts.length > 0 && !contextVerified) throw new HttpError(400, "Please provide a valid context HMAC hash");
-  const subscriber: subscribersV1.Subscriber = await subscriberOf(input, call, subscriberId, verified);
+  const subscriber: subscribersV1.Subscriber = await subscriberOf(input.clients, call, subscriberId, sessionProfile(body), verified);
   const contextKeys = contextKeysOf(contexts);
   const [token, bells] = await Promise.all([
     accounts.sessions.issue({ scope, subscriberId, subscriberDbId: subscriber.id, contextKeys }),
@@ -88,4 +90,33 @@ export async function startSession(input: PublicRouteInput<unknown, unknown, Ses
     applicationIdentifier: environment.identifier,
     contextKeys,
   });
+}
+
+/**
+ * POST /v1/widgets/session/initialize: a Notification Center session (@novu/headless,
+ * @novu/notification-center), as the Inbox's but without contexts; its token serves the widget
+ * routes and the live socket.
+ */
+export async function startWidgetSession({ body, accounts, clients, callAs }: PublicRouteInput<unknown, unknown, WidgetSessionBody>) {
+  const environment = await accounts.environments.byIdentifier(body.applicationIdentifier);
+  if (!environment) throw new HttpError(400, "Please provide a valid app identifier");
+  const scope: Scope = { organizationId: environment.organizationId, environmentId: environment.id };
+  const call = callAs(scope);
+  const { subscriberId, hmacHash, applicationIdentifier: _, ...profile } = body;
+  const [required, verified] = await Promise.all([
+    hmacRequired(clients, call),
+    hmacHash ? accounts.environments.hmacValid(environment.id, subscriberId, hmacHash) : false,
+  ]);
+  if (required && !verified) throw new HttpError(400, "Please provide a valid HMAC hash");
+  const subscriber = await subscriberOf(clients, call, subscriberId, profile, verified);
+  const token = await accounts.sessions.issue({ scope, subscriberId, subscriberDbId: subscriber.id, contextKeys: [] });
+  return {
+    token,
+    profile: {
+      _id: subscriber.id,
+      ...(subscriber.firstName !== undefined ? { firstName: subscriber.firstName } : {}),
+      ...(subscriber.lastName !== undefined ? { lastName: subscriber.lastName } : {}),
+      ...(subscriber.phone !== undefined ? { phone: subscriber.phone } : {}),
+    },
+  };
 }

@@ -2,6 +2,7 @@ import type { SubscriberSession } from "./sessions.js";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
 import { messagesV1, subscribersV1, workflowsV1 } from "@notify/proto";
+import { isObjectId } from "@notify/runtime";
 import { stepLayoutId } from "@notify/templates";
 import { z } from "zod";
 import { HttpError, isCode } from "./errors.js";
@@ -373,6 +374,23 @@ import {
 } from "./mappers/environments.js";
 import { sessionBody, sessionResponse } from "./mappers/inbox-session.js";
 import {
+  countResponse,
+  feedCountQuery,
+  markAllWidgetBody,
+  removeAllMessagesQuery,
+  removeMessagesBody,
+  unreadCountQuery,
+  unseenCountQuery,
+  usageLogBody,
+  usageLogResponse,
+  widgetMessageParams,
+  widgetOrganizationResponse,
+  widgetPreferenceLevelParams,
+  widgetSessionBody,
+  widgetSessionResponse,
+  widgetWorkflowParams,
+} from "./mappers/widgets.js";
+import {
   contextKeysFor,
   inboxSubscriptionToJson,
   ownedSubscription,
@@ -392,10 +410,10 @@ import {
   inboxSubscriptionQuery,
   inboxUpdateSubscriptionBody,
 } from "./mappers/inbox-subscriptions.js";
-import { startSession } from "./inbox-session.js";
+import { startSession, startWidgetSession } from "./inbox-session.js";
 import { MIB } from "./body.js";
 import type { Clients } from "./clients.js";
-import { JsonBytes, jsonOnce, NO_CONTENT, route, type Route, type RouteCall, type RouteInput, type Sensitive } from "./route.js";
+import { JsonBytes, jsonOnce, NO_CONTENT, route, type InboxRouteInput, type Route, type RouteCall, type RouteInput, type Sensitive } from "./route.js";
 import { keyString, parseOrThrow, queryBool } from "./validation.js";
 
 // Handlers that v1 and v2 share.
@@ -529,6 +547,138 @@ async function changeNotifications(
 
 async function deleteNotification(owner: InboxOwner, messageId: string, { clients, call }: RouteInput<unknown, unknown, unknown>) {
   await clients.messages.deleteInboxMessage({ ...owner, messageId }, call);
+}
+
+/**
+ * One subscriber's v1 in-app feed and preferences, which Novu serves twice: through the API for
+ * any subscriber (/v1/subscribers/{subscriberId}/…, @novu/node) and to a Notification Center
+ * session for its own (/v1/widgets/…, @novu/headless and @novu/notification-center).
+ */
+async function markMessagesAs(subscriberId: string, { body, clients, call }: RouteInput<unknown, unknown, z.output<typeof markAsBody>>) {
+  const reply = await clients.messages.markMessages({ subscriberId, messageIds: body.messageId, markAs: body.markAs }, call);
+  return new JsonBytes(markedMessagesText(reply));
+}
+
+async function legacyMarkMessagesAs(subscriberId: string, { body, clients, call }: RouteInput<unknown, unknown, z.output<typeof legacyMarkAsBody>>) {
+  let reply: messagesV1.MarkMessagesResponse | undefined;
+  for (const markAs of marksOf(body.mark)) reply = await clients.messages.markMessages({ subscriberId, messageIds: body.messageId, markAs }, call);
+  return new JsonBytes(markedMessagesText(reply!));
+}
+
+async function actOnMessage(
+  subscriberId: string,
+  { params, body, clients, call }: RouteInput<Omit<z.output<typeof messageActionParams>, "subscriberId">, unknown, z.output<typeof messageActionBody>>,
+) {
+  const reply = await clients.messages.updateInboxMessage(
+    {
+      subscriberId,
+      messageId: params.messageId,
+      change: body.status,
+      actionType: params.type,
+      anyButton: true,
+      ...(body.payload ? { actionPayload: body.payload as JsonObject } : {}),
+    },
+    call,
+  );
+  return new JsonBytes(actedMessageText(reply.message!));
+}
+
+async function markAllMessagesAs(
+  subscriberId: string,
+  markAs: messagesV1.MarkAs,
+  feedIdentifiers: string[],
+  { clients, call }: RouteInput<unknown, unknown, unknown>,
+) {
+  const reply = await clients.messages.markAllMessages(
+    { subscriberId, markAs, feedIdentifiers },
+    { headers: call.headers, signal: call.signal, timeoutMs: MARK_ALL_DEADLINE_MS },
+  );
+  return reply.changed;
+}
+
+function feedPageOf(subscriberId: string, { query, clients, call }: RouteInput<unknown, z.output<typeof feedQuery>, unknown>) {
+  return clients.batched.feedPage(
+    {
+      subscriberId,
+      page: query.page,
+      limit: query.limit,
+      feedIdentifiers: query.feedIdentifier ?? [],
+      ...(query.read !== undefined ? { read: query.read } : {}),
+      ...(query.seen !== undefined ? { seen: query.seen } : {}),
+      ...(query.payload !== undefined ? { payload: query.payload as JsonObject } : {}),
+    },
+    call,
+    // Callers of one batch asking the same share a reply (coalesce.ts), and so its bytes.
+    (reply) => jsonOnce(reply, () => offsetPageText(feedText(reply), query.page, query.limit, reply.totalCount, reply.hasMore)),
+  );
+}
+
+async function workflowPreferencesV1(subscriberId: string, includeInactiveChannels: boolean, { clients, call }: RouteInput<unknown, unknown, unknown>) {
+  return clients.subscribers.getSubscriberPreferences({ subscriberId, criticality: subscribersV1.Criticality.NON_CRITICAL, includeInactiveChannels }, call);
+}
+
+async function preferencesByLevelV1(
+  subscriberId: string,
+  level: "global" | "template",
+  includeInactiveChannels: boolean,
+  input: RouteInput<unknown, unknown, unknown>,
+) {
+  const reply = await workflowPreferencesV1(subscriberId, includeInactiveChannels, input);
+  return level === "global" ? [globalPreferenceV1ToJson(reply.global)] : reply.workflows.map(workflowPreferenceV1ToJson);
+}
+
+async function updateGlobalPreferenceV1(
+  subscriberId: string,
+  includeInactiveChannels: boolean,
+  { body, clients, call }: RouteInput<unknown, unknown, z.output<typeof globalPreferenceV1Body>>,
+) {
+  const reply = await clients.subscribers.updateSubscriberPreferences(
+    { subscriberId, channels: channelChoicesOf(body.preferences ?? []), includeInactiveChannels },
+    call,
+  );
+  return globalPreferenceV1ToJson(reply.global);
+}
+
+async function updateWorkflowPreferenceV1(
+  subscriberId: string,
+  workflowId: string,
+  includeInactiveChannels: boolean,
+  { body, clients, call }: RouteInput<unknown, unknown, z.output<typeof workflowPreferenceV1Body>>,
+) {
+  const reply = await clients.subscribers.updateSubscriberPreferences(
+    { subscriberId, workflowId, channels: channelChoicesOf(body.channel ? [body.channel] : []), includeInactiveChannels },
+    call,
+  );
+  const [updatedId] = reply.updatedWorkflowIds;
+  const updated = reply.workflows.find((preference) => preference.workflow?.id === updatedId);
+  // Stored, but an inactive workflow has no preference to show.
+  if (!updated) throw new HttpError(404, `Workflow with id: ${workflowId} is not active`);
+  return workflowPreferenceV1ToJson(updated);
+}
+
+/** A Notification Center count of the session's subscriber's in-app messages (Novu's stop at 100). */
+async function widgetCount(
+  { session, clients, call }: Omit<InboxRouteInput<unknown, unknown, unknown>, "query">,
+  query: { feedIdentifier?: string[] | undefined; limit: number },
+  state: { seen?: boolean; read?: boolean },
+) {
+  const count = await clients.batched.countUnseen(
+    { subscriberId: session.subscriberId, feedIdentifiers: query.feedIdentifier ?? [], limit: query.limit, ...state },
+    call,
+  );
+  return { count };
+}
+
+/** The Notification Center's mark-all routes: every unread message read, or every unseen one seen. */
+const WIDGET_MARK_ALL_ROUTES = [
+  ["read", messagesV1.MarkAs.READ],
+  ["seen", messagesV1.MarkAs.SEEN],
+] as const;
+
+/** The environment's feed with this _id; 404 when it has none. */
+async function feedNamed(feedId: string, clients: Clients, call: RouteCall) {
+  const { feeds } = await clients.workflows.listFeeds({}, call);
+  if (!feeds.some((feed) => feed.id === feedId)) throw new HttpError(404, `Feed with ${feedId} not found`);
 }
 
 /**
@@ -681,10 +831,7 @@ export const routes: Route[] = [
     response: messagesResponse,
     params: subscriberIdParam,
     body: markAsBody,
-    handle: async ({ params, body, clients, call }) => {
-      const reply = await clients.messages.markMessages({ subscriberId: params.subscriberId, messageIds: body.messageId, markAs: body.markAs }, call);
-      return new JsonBytes(markedMessagesText(reply));
-    },
+    handle: (input) => markMessagesAs(input.params.subscriberId, input),
   }),
   route({
     method: "POST",
@@ -692,13 +839,7 @@ export const routes: Route[] = [
     response: messagesResponse,
     params: subscriberIdParam,
     body: legacyMarkAsBody,
-    handle: async ({ params, body, clients, call }) => {
-      let reply: messagesV1.MarkMessagesResponse | undefined;
-      for (const markAs of marksOf(body.mark)) {
-        reply = await clients.messages.markMessages({ subscriberId: params.subscriberId, messageIds: body.messageId, markAs }, call);
-      }
-      return new JsonBytes(markedMessagesText(reply!));
-    },
+    handle: (input) => legacyMarkMessagesAs(input.params.subscriberId, input),
   }),
   route({
     method: "POST",
@@ -706,20 +847,7 @@ export const routes: Route[] = [
     response: messageResponse,
     params: messageActionParams,
     body: messageActionBody,
-    handle: async ({ params, body, clients, call }) => {
-      const reply = await clients.messages.updateInboxMessage(
-        {
-          subscriberId: params.subscriberId,
-          messageId: params.messageId,
-          change: body.status,
-          actionType: params.type,
-          anyButton: true,
-          ...(body.payload ? { actionPayload: body.payload as JsonObject } : {}),
-        },
-        call,
-      );
-      return new JsonBytes(actedMessageText(reply.message!));
-    },
+    handle: (input) => actOnMessage(input.params.subscriberId, input),
   }),
   route({
     method: "POST",
@@ -727,13 +855,7 @@ export const routes: Route[] = [
     response: z.int().min(0),
     params: subscriberIdParam,
     body: markAllBody,
-    handle: async ({ params, body, clients, call }) => {
-      const reply = await clients.messages.markAllMessages(
-        { subscriberId: params.subscriberId, markAs: body.markAs, feedIdentifiers: body.feedIdentifier ?? [] },
-        { headers: call.headers, signal: call.signal, timeoutMs: MARK_ALL_DEADLINE_MS },
-      );
-      return reply.changed;
-    },
+    handle: (input) => markAllMessagesAs(input.params.subscriberId, input.body.markAs, input.body.feedIdentifier ?? [], input),
   }),
   route({
     method: "GET",
@@ -753,21 +875,7 @@ export const routes: Route[] = [
     envelope: false,
     params: subscriberIdParam,
     query: feedQuery,
-    handle: ({ params, query, clients, call }) =>
-      clients.batched.feedPage(
-        {
-          subscriberId: params.subscriberId,
-          page: query.page,
-          limit: query.limit,
-          feedIdentifiers: query.feedIdentifier ?? [],
-          ...(query.read !== undefined ? { read: query.read } : {}),
-          ...(query.seen !== undefined ? { seen: query.seen } : {}),
-          ...(query.payload !== undefined ? { payload: query.payload as JsonObject } : {}),
-        },
-        call,
-        // Callers of one batch asking the same share a reply (coalesce.ts), and so its bytes.
-        (reply) => jsonOnce(reply, () => offsetPageText(feedText(reply), query.page, query.limit, reply.totalCount, reply.hasMore)),
-      ),
+    handle: (input) => feedPageOf(input.params.subscriberId, input),
   }),
   route({
     method: "GET",
@@ -2134,13 +2242,8 @@ export const routes: Route[] = [
     response: workflowPreferencesV1Response,
     params: subscriberIdParam,
     query: preferencesV1Query,
-    handle: async ({ params, query, clients, call }) => {
-      const reply = await clients.subscribers.getSubscriberPreferences(
-        { subscriberId: params.subscriberId, criticality: subscribersV1.Criticality.NON_CRITICAL, includeInactiveChannels: query.includeInactiveChannels },
-        call,
-      );
-      return reply.workflows.map(workflowPreferenceV1ToJson);
-    },
+    handle: async (input) =>
+      (await workflowPreferencesV1(input.params.subscriberId, input.query.includeInactiveChannels, input)).workflows.map(workflowPreferenceV1ToJson),
   }),
   route({
     method: "GET",
@@ -2148,13 +2251,7 @@ export const routes: Route[] = [
     response: preferencesByLevelV1Response,
     params: preferenceLevelParams,
     query: preferencesV1Query,
-    handle: async ({ params, query, clients, call }) => {
-      const reply = await clients.subscribers.getSubscriberPreferences(
-        { subscriberId: params.subscriberId, criticality: subscribersV1.Criticality.NON_CRITICAL, includeInactiveChannels: query.includeInactiveChannels },
-        call,
-      );
-      return params.parameter === "global" ? [globalPreferenceV1ToJson(reply.global)] : reply.workflows.map(workflowPreferenceV1ToJson);
-    },
+    handle: (input) => preferencesByLevelV1(input.params.subscriberId, input.params.parameter, input.query.includeInactiveChannels, input),
   }),
   route({
     method: "PATCH",
@@ -2162,13 +2259,7 @@ export const routes: Route[] = [
     response: globalPreferenceV1Response,
     params: subscriberIdParam,
     body: globalPreferenceV1Body,
-    handle: async ({ params, body, clients, call }) => {
-      const reply = await clients.subscribers.updateSubscriberPreferences(
-        { subscriberId: params.subscriberId, channels: channelChoicesOf(body.preferences ?? []), includeInactiveChannels: true },
-        call,
-      );
-      return globalPreferenceV1ToJson(reply.global);
-    },
+    handle: (input) => updateGlobalPreferenceV1(input.params.subscriberId, true, input),
   }),
   route({
     method: "PATCH",
@@ -2176,22 +2267,7 @@ export const routes: Route[] = [
     response: workflowPreferenceV1Response,
     params: workflowPreferenceParams,
     body: workflowPreferenceV1Body,
-    handle: async ({ params, body, clients, call }) => {
-      const reply = await clients.subscribers.updateSubscriberPreferences(
-        {
-          subscriberId: params.subscriberId,
-          workflowId: params.parameter,
-          channels: channelChoicesOf(body.channel ? [body.channel] : []),
-          includeInactiveChannels: true,
-        },
-        call,
-      );
-      const [updatedId] = reply.updatedWorkflowIds;
-      const updated = reply.workflows.find((preference) => preference.workflow?.id === updatedId);
-      // Stored, but an inactive workflow has no preference to show.
-      if (!updated) throw new HttpError(404, `Workflow with id: ${params.parameter} is not active`);
-      return workflowPreferenceV1ToJson(updated);
-    },
+    handle: (input) => updateWorkflowPreferenceV1(input.params.subscriberId, input.params.parameter, true, input),
   }),
 
   // Inbox topic subscriptions (@novu/js `subscriptions`, <Subscription />): the session's
@@ -2444,6 +2520,186 @@ export const routes: Route[] = [
 
   // The Inbox (@novu/js): a session for a subscriber's browser; every other Inbox route takes its token
   route({ audience: "public", method: "POST", path: "/v1/inbox/session", body: sessionBody, response: sessionResponse, handle: startSession }),
+
+  // The Notification Center (@novu/headless, @novu/notification-center): a session for a
+  // subscriber's browser, then the v1 subscriber routes' feed, marks and preferences for its own
+  route({
+    audience: "public",
+    method: "POST",
+    path: "/v1/widgets/session/initialize",
+    body: widgetSessionBody,
+    response: widgetSessionResponse,
+    handle: startWidgetSession,
+  }),
+  route({
+    audience: "inbox",
+    method: "GET",
+    path: "/v1/widgets/notifications/feed",
+    response: messagePageResponse,
+    envelope: false,
+    query: feedQuery,
+    handle: (input) => feedPageOf(input.session.subscriberId, input),
+  }),
+  route({
+    audience: "inbox",
+    method: "GET",
+    path: "/v1/widgets/notifications/unseen",
+    response: countResponse,
+    query: unseenCountQuery,
+    handle: ({ query, ...input }) => widgetCount(input, query, { seen: query.seen }),
+  }),
+  route({
+    audience: "inbox",
+    method: "GET",
+    path: "/v1/widgets/notifications/unread",
+    response: countResponse,
+    query: unreadCountQuery,
+    handle: ({ query, ...input }) => widgetCount(input, query, { read: query.read }),
+  }),
+  route({
+    audience: "inbox",
+    method: "GET",
+    path: "/v1/widgets/notifications/count",
+    response: countResponse,
+    query: feedCountQuery,
+    handle: ({ query, ...input }) =>
+      widgetCount(input, query, { ...(query.seen !== undefined ? { seen: query.seen } : {}), ...(query.read !== undefined ? { read: query.read } : {}) }),
+  }),
+  route({
+    audience: "inbox",
+    method: "POST",
+    path: "/v1/widgets/messages/markAs",
+    response: messagesResponse,
+    body: legacyMarkAsBody,
+    handle: (input) => legacyMarkMessagesAs(input.session.subscriberId, input),
+  }),
+  route({
+    audience: "inbox",
+    method: "POST",
+    path: "/v1/widgets/messages/mark-as",
+    response: messagesResponse,
+    body: markAsBody,
+    handle: (input) => markMessagesAs(input.session.subscriberId, input),
+  }),
+  ...WIDGET_MARK_ALL_ROUTES.map(([name, markAs]) =>
+    route({
+      audience: "inbox",
+      method: "POST",
+      path: `/v1/widgets/messages/${name}`,
+      response: z.int().min(0),
+      body: markAllWidgetBody,
+      handle: (input) => markAllMessagesAs(input.session.subscriberId, markAs, input.body.feedId ?? [], input),
+    }),
+  ),
+  route({
+    audience: "inbox",
+    method: "POST",
+    path: "/v1/widgets/messages/:messageId/actions/:type",
+    response: messageResponse,
+    params: messageActionParams.omit({ subscriberId: true }),
+    body: messageActionBody,
+    handle: (input) => actOnMessage(input.session.subscriberId, input),
+  }),
+  route({
+    audience: "inbox",
+    method: "DELETE",
+    path: "/v1/widgets/messages/:messageId",
+    params: widgetMessageParams,
+    response: z.null(),
+    handle: async ({ params, session, clients, call }) => {
+      // A message that is not the subscriber's (or no more) is no error, as Novu answers.
+      if (!isObjectId(params.messageId)) return null;
+      await clients.messages.bulkUpdateInboxMessages(
+        { subscriberId: session.subscriberId, change: messagesV1.InboxBulkChange.DELETE, messageIds: [params.messageId], filter: { anyContext: true } },
+        call,
+      );
+      return null;
+    },
+  }),
+  route({
+    audience: "inbox",
+    method: "DELETE",
+    path: "/v1/widgets/messages",
+    status: 204,
+    query: removeAllMessagesQuery,
+    handle: async ({ query, session, clients, call }) => {
+      if (query.feedId !== undefined) await feedNamed(query.feedId, clients, call);
+      await clients.messages.bulkUpdateInboxMessages(
+        {
+          subscriberId: session.subscriberId,
+          change: messagesV1.InboxBulkChange.DELETE,
+          filter: { anyContext: true, ...(query.feedId ? { feedId: query.feedId } : {}) },
+        },
+        call,
+      );
+    },
+  }),
+  route({
+    audience: "inbox",
+    method: "POST",
+    path: "/v1/widgets/messages/bulk/delete",
+    status: 200,
+    body: removeMessagesBody,
+    response: z.null(),
+    handle: async ({ body, session, clients, call }) => {
+      await clients.messages.bulkUpdateInboxMessages(
+        { subscriberId: session.subscriberId, change: messagesV1.InboxBulkChange.DELETE, messageIds: body.messageIds, filter: { anyContext: true } },
+        call,
+      );
+      return null;
+    },
+  }),
+  route({
+    audience: "inbox",
+    method: "GET",
+    path: "/v1/widgets/organization",
+    response: widgetOrganizationResponse,
+    handle: async ({ session, accounts }) => {
+      const environment = await accounts.environments.byId(session.scope.environmentId);
+      if (!environment) throw new HttpError(404, `Organization with id ${session.scope.organizationId} not found`);
+      return { _id: environment.organizationId, name: environment.organizationName };
+    },
+  }),
+  route({
+    audience: "inbox",
+    method: "GET",
+    path: "/v1/widgets/preferences",
+    response: workflowPreferencesV1Response,
+    handle: async (input) => (await workflowPreferencesV1(input.session.subscriberId, false, input)).workflows.map(workflowPreferenceV1ToJson),
+  }),
+  route({
+    audience: "inbox",
+    method: "GET",
+    path: "/v1/widgets/preferences/:parameter",
+    response: preferencesByLevelV1Response,
+    params: widgetPreferenceLevelParams,
+    handle: (input) => preferencesByLevelV1(input.session.subscriberId, input.params.parameter, false, input),
+  }),
+  route({
+    audience: "inbox",
+    method: "PATCH",
+    path: "/v1/widgets/preferences",
+    response: globalPreferenceV1Response,
+    body: globalPreferenceV1Body,
+    handle: (input) => updateGlobalPreferenceV1(input.session.subscriberId, false, input),
+  }),
+  route({
+    audience: "inbox",
+    method: "PATCH",
+    path: "/v1/widgets/preferences/:parameter",
+    response: workflowPreferenceV1Response,
+    params: widgetWorkflowParams,
+    body: workflowPreferenceV1Body,
+    handle: (input) => updateWorkflowPreferenceV1(input.session.subscriberId, input.params.parameter, false, input),
+  }),
+  route({
+    audience: "inbox",
+    method: "POST",
+    path: "/v1/widgets/usage/log",
+    response: usageLogResponse,
+    body: usageLogBody,
+    handle: async () => ({ success: true as const }),
+  }),
 ];
 
 // Novu's earlier name of the v1 workflow routes, which @novu/node's notificationTemplates calls: the same routes.

@@ -116,9 +116,11 @@ export interface EnvironmentRow {
   inbox_origins: string[] | null;
   /** The environment's own rate limits (rate-limits.ts environmentRateLimits); null: the gateway's defaults. */
   rate_limits: unknown;
+  organization_name: string;
 }
 
-const ENVIRONMENT_COLUMNS = "id, organization_id, name, identifier, session_secret, inbox_origins, rate_limits";
+const ENVIRONMENT_COLUMNS = `id, organization_id, name, identifier, session_secret, inbox_origins, rate_limits,
+  (SELECT o.name FROM gateway.organizations o WHERE o.id = organization_id) AS organization_name`;
 
 export async function selectEnvironment(db: Queryable, environmentId: string): Promise<EnvironmentRow | undefined> {
   const { rows } = await db.query<EnvironmentRow>(`SELECT ${ENVIRONMENT_COLUMNS} FROM gateway.environments WHERE id = $1`, [environmentId]);

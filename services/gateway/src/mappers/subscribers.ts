@@ -81,7 +81,7 @@ export const onlineStatusBody = z
     return { isOnline };
   });
 
-type Profile = z.infer<typeof updateSubscriberBody>;
+export type Profile = z.infer<typeof updateSubscriberBody>;
 const PROFILE_KEYS = Object.keys(profileShape) as (keyof Profile)[];
 
 /** The fields to set: given, non-null values. */

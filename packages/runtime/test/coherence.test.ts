@@ -47,8 +47,11 @@ describe("the coherence every RPC declares", () => {
   it("reads keys from the request paths declared", () => {
     const [ensure] = declaredAnnouncements(subscribersV1.SubscriberService.method.ensureSubscribers);
     expect(ensure!.keysOf({ subscribers: [{ subscriberId: "ada" }, { subscriberId: "bob" }] }, new Map())).toEqual(["ada", "bob"]);
-    const [remove] = declaredAnnouncements(messagesV1.MessageService.method.deleteMessage);
-    expect(remove!.keysOf({ messageId: "m" }, new Map())).toBe(EVERY_KEY);
+    const [remove] = declaredAnnouncements(proto.layoutsV1.LayoutService.method.deleteLayout);
+    expect(remove!.keysOf({ layoutId: "l" }, new Map())).toBe(EVERY_KEY);
+    // Keys a handler names as it writes.
+    const [deleted] = declaredAnnouncements(messagesV1.MessageService.method.deleteMessage);
+    expect(deleted!.keysOf({ messageId: "m" }, new Map([[ChangeKind.FEEDS, ["ada"]]]))).toEqual(["ada"]);
   });
 
   it("refuses to serve a service whose declared announcements have no announcer", () => {

@@ -6,8 +6,11 @@ import type { SubscriberSession } from "./sessions.js";
 const BROWSER_PATH_PREFIXES = ["/v1/inbox/", "/v1/widgets/"];
 
 const ALLOWED_METHODS = "GET, POST, PATCH, DELETE";
-/** What @novu/js sends on every request (inbox-protocol §1). */
-const ALLOWED_HEADERS = "Authorization, Content-Type, Novu-API-Version, Novu-Client-Version, Novu-Application-Identifier";
+/**
+ * What @novu/js sends on every request (inbox-protocol §1), and @novu/client's User-Agent (Firefox
+ * lets a page set it, and then asks for it in the preflight).
+ */
+const ALLOWED_HEADERS = "Authorization, Content-Type, Novu-API-Version, Novu-Client-Version, Novu-Application-Identifier, User-Agent";
 /** Chromium keeps a preflight at most two hours, Firefox a day. */
 const PREFLIGHT_MAX_AGE_SECONDS = 7200;
 

@@ -41,9 +41,14 @@ export type CountUnseen = (query: UnseenQuery, call: CallOptions) => Promise<num
  * One feed page as `render` writes it: the page kept for this request if nothing changed it
  * since, else what `render` makes of the page a BatchGetFeed (shared with concurrent peers)
  * answered, kept for the next poll. Callers of one batch share a reply, so `render` should make
- * one JsonBytes per reply (jsonOnce).
+ * one JsonBytes per reply (jsonOnce). Routes that render a page differently name their rendering.
  */
-export type FeedPage = (query: FeedQuery, call: CallOptions, render: (reply: messagesV1.GetFeedResponse) => JsonBytes) => Promise<JsonBytes>;
+export type FeedPage = (
+  query: FeedQuery,
+  call: CallOptions,
+  render: (reply: messagesV1.GetFeedResponse) => JsonBytes,
+  renderName?: string,
+) => Promise<JsonBytes>;
 
 /** A batch item's answer, or the error the item failed with. */
 function answerOf<T>(result: { case: string; value: T | messagesV1.BatchError } | { case: undefined }, answer: string): T {
@@ -70,11 +75,12 @@ export function countUnseenBatched(client: MessagesClient): CountUnseen {
  */
 export function feedPageBatched(client: MessagesClient, feedPages?: FeedPages): FeedPage {
   const feed = batched(async (feeds: FeedQuery[], headers) => (await client.batchGetFeed({ feeds }, { headers })).results);
-  return async (query, call, render) => {
+  return async (query, call, render, renderName = "") => {
     const environmentId = scopeHeaderOf(call, ENVIRONMENT_HEADER);
     const subscriberId = query.subscriberId ?? "";
-    // The routes build a request's fields in one order, so equal requests have equal JSON.
-    const part = JSON.stringify(query);
+    // The routes build a request's fields in one order, so equal requests have equal JSON; a page
+    // rendered another way is kept apart.
+    const part = renderName + JSON.stringify(query);
     const kept = environmentId === undefined ? undefined : feedPages?.get(environmentId, subscriberId, part);
     if (kept) return kept;
     const ticket = feedPages?.ticket();

@@ -125,15 +125,14 @@ export class JsonBytes {
 /** What a handler answers for "nothing to show": 204 without a body, whatever the route's success status. */
 export const NO_CONTENT = Symbol("no content");
 
-const serialized = new WeakMap<object, JsonBytes>();
+const serialized = new WeakMap<object, Map<string, JsonBytes>>();
 
-/** The JSON text `build` makes from `answer`, made on the first call for that answer object only. */
-export function jsonOnce(answer: object, build: () => string): JsonBytes {
-  let body = serialized.get(answer);
-  if (!body) {
-    body = new JsonBytes(build());
-    serialized.set(answer, body);
-  }
+/** The JSON text `build` makes from `answer`, made on the first call for that answer object (and rendering, when routes render it differently) only. */
+export function jsonOnce(answer: object, build: () => string, rendering = ""): JsonBytes {
+  let bodies = serialized.get(answer);
+  if (!bodies) serialized.set(answer, (bodies = new Map()));
+  let body = bodies.get(rendering);
+  if (!body) bodies.set(rendering, (body = new JsonBytes(build())));
   return body;
 }
 

@@ -136,6 +136,7 @@ import {
   deleteTransactionQuery,
   feedQuery,
   feedText,
+  templateSummary,
   listedMessagesText,
   legacyMarkAsBody,
   listMessagesQuery,
@@ -386,9 +387,11 @@ import {
   widgetMessageParams,
   widgetOrganizationResponse,
   widgetPreferenceLevelParams,
+  widgetGlobalPreferenceBody,
   widgetSessionBody,
   widgetSessionResponse,
   widgetWorkflowParams,
+  widgetWorkflowPreferenceBody,
 } from "./mappers/widgets.js";
 import {
   contextKeysFor,
@@ -575,7 +578,7 @@ async function actOnMessage(
       messageId: params.messageId,
       change: body.status,
       actionType: params.type,
-      anyButton: true,
+      v1Action: true,
       ...(body.payload ? { actionPayload: body.payload as JsonObject } : {}),
     },
     call,
@@ -596,7 +599,14 @@ async function markAllMessagesAs(
   return reply.changed;
 }
 
-function feedPageOf(subscriberId: string, { query, clients, call }: RouteInput<unknown, z.output<typeof feedQuery>, unknown>) {
+/**
+ * Who a feed page is for: the API's caller, shown each message's whole workflow; or a
+ * subscriber's browser (a Notification Center session), shown only its id and tags.
+ */
+type FeedReader = "api" | "session";
+
+function feedPageOf(subscriberId: string, { query, clients, call }: RouteInput<unknown, z.output<typeof feedQuery>, unknown>, reader: FeedReader = "api") {
+  const templateOf = reader === "session" ? templateSummary : undefined;
   return clients.batched.feedPage(
     {
       subscriberId,
@@ -609,7 +619,8 @@ function feedPageOf(subscriberId: string, { query, clients, call }: RouteInput<u
     },
     call,
     // Callers of one batch asking the same share a reply (coalesce.ts), and so its bytes.
-    (reply) => jsonOnce(reply, () => offsetPageText(feedText(reply), query.page, query.limit, reply.totalCount, reply.hasMore)),
+    (reply) => jsonOnce(reply, () => offsetPageText(feedText(reply, templateOf), query.page, query.limit, reply.totalCount, reply.hasMore), reader),
+    reader,
   );
 }
 
@@ -630,7 +641,7 @@ async function preferencesByLevelV1(
 async function updateGlobalPreferenceV1(
   subscriberId: string,
   includeInactiveChannels: boolean,
-  { body, clients, call }: RouteInput<unknown, unknown, z.output<typeof globalPreferenceV1Body>>,
+  { body, clients, call }: RouteInput<unknown, unknown, Pick<z.output<typeof globalPreferenceV1Body>, "preferences">>,
 ) {
   const reply = await clients.subscribers.updateSubscriberPreferences(
     { subscriberId, channels: channelChoicesOf(body.preferences ?? []), includeInactiveChannels },
@@ -643,7 +654,7 @@ async function updateWorkflowPreferenceV1(
   subscriberId: string,
   workflowId: string,
   includeInactiveChannels: boolean,
-  { body, clients, call }: RouteInput<unknown, unknown, z.output<typeof workflowPreferenceV1Body>>,
+  { body, clients, call }: RouteInput<unknown, unknown, Pick<z.output<typeof workflowPreferenceV1Body>, "channel">>,
 ) {
   const reply = await clients.subscribers.updateSubscriberPreferences(
     { subscriberId, workflowId, channels: channelChoicesOf(body.channel ? [body.channel] : []), includeInactiveChannels },
@@ -2538,7 +2549,7 @@ export const routes: Route[] = [
     response: messagePageResponse,
     envelope: false,
     query: feedQuery,
-    handle: (input) => feedPageOf(input.session.subscriberId, input),
+    handle: (input) => feedPageOf(input.session.subscriberId, input, "session"),
   }),
   route({
     audience: "inbox",
@@ -2680,7 +2691,7 @@ export const routes: Route[] = [
     method: "PATCH",
     path: "/v1/widgets/preferences",
     response: globalPreferenceV1Response,
-    body: globalPreferenceV1Body,
+    body: widgetGlobalPreferenceBody,
     handle: (input) => updateGlobalPreferenceV1(input.session.subscriberId, false, input),
   }),
   route({
@@ -2689,7 +2700,7 @@ export const routes: Route[] = [
     path: "/v1/widgets/preferences/:parameter",
     response: workflowPreferenceV1Response,
     params: widgetWorkflowParams,
-    body: workflowPreferenceV1Body,
+    body: widgetWorkflowPreferenceBody,
     handle: (input) => updateWorkflowPreferenceV1(input.session.subscriberId, input.params.parameter, false, input),
   }),
   route({

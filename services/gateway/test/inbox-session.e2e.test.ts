@@ -387,14 +387,14 @@ describe("CORS", () => {
       },
     });
 
-  it("answers preflights of the Inbox routes without credentials", async () => {
-    for (const path of ["/v1/inbox/session", "/v1/inbox/notifications/abc/read"]) {
+  it("answers preflights of the Inbox's and the Notification Center's routes without credentials", async () => {
+    for (const path of ["/v1/inbox/session", "/v1/inbox/notifications/abc/read", "/v1/widgets/session/initialize", "/v1/widgets/messages/read"]) {
       const reply = await preflight(path);
       expect(reply.status).toBe(204);
       expect(reply.headers.get("access-control-allow-origin")).toBe(ORIGIN);
       expect(reply.headers.get("access-control-allow-methods")).toBe("GET, POST, PATCH, DELETE");
       expect(reply.headers.get("access-control-allow-headers")).toBe(
-        "Authorization, Content-Type, Novu-API-Version, Novu-Client-Version, Novu-Application-Identifier",
+        "Authorization, Content-Type, Novu-API-Version, Novu-Client-Version, Novu-Application-Identifier, User-Agent",
       );
       expect(Number(reply.headers.get("access-control-max-age"))).toBeGreaterThan(0);
     }

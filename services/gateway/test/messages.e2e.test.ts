@@ -198,7 +198,7 @@ describe("POST /v1/subscribers/{subscriberId}/messages/mark-as", () => {
     ["an empty messageId", { messageId: "", markAs: "read" }, "messageId"],
     ["an empty array", { messageId: [], markAs: "read" }, "messageId"],
     ["a number", { messageId: 5, markAs: "read" }, "messageId"],
-    ["101 ids", { messageId: Array.from({ length: 101 }, () => "64b7f0c2a1b2c3d4e5f60718"), markAs: "read" }, "messageId"],
+    ["1001 ids", { messageId: Array.from({ length: 1001 }, () => "64b7f0c2a1b2c3d4e5f60718"), markAs: "read" }, "messageId"],
   ])("answers 422 for %s and changes nothing", async (_, body, field) => {
     const ada = await freshSubscriber();
     await seed.inApp(ada, 2);

@@ -112,6 +112,11 @@ describe("the Notification Center (@novu/headless) against the gateway's /v1/wid
     expect(await settled((callbacks) => headless.fetchUnreadCount(callbacks))).toEqual({ count: 1 });
     const unread = await settled<{ read: boolean }[]>((callbacks) => headless.markNotificationsAs({ messageId: first, mark: { read: false }, ...callbacks }));
     expect(unread[0]).toMatchObject({ read: false });
+    // The Notification Center marks every unseen message it has fetched at once, more than a page's worth.
+    const fetched = [first, ...Array.from({ length: 150 }, (_, index) => index.toString(16).padStart(24, "0"))];
+    const marked = await widget<Data<{ _id: string }[]>>("POST", "/messages/mark-as", session.token, { messageId: fetched, markAs: "seen" });
+    expect(marked.status).toBe(201);
+    expect(marked.body.data.map((message) => message._id)).toEqual([first]);
     expect(await settled<number>((callbacks) => headless.markAllMessagesAsSeen(callbacks))).toBe(1);
     expect(await settled((callbacks) => headless.fetchUnseenCount(callbacks))).toEqual({ count: 0 });
     expect(await settled<number>((callbacks) => headless.markAllMessagesAsRead(callbacks))).toBe(2);
@@ -127,6 +132,16 @@ describe("the Notification Center (@novu/headless) against the gateway's /v1/wid
     await eventually(async () => ((await widget("GET", "/notifications/count?read=false", token)).body.data.count === 1 ? true : undefined));
     expect((await widget("GET", `/notifications/count?feedIdentifier=${feedId}&seen=false`, token)).body).toEqual({ data: { count: 0 } });
     expect((await widget("GET", "/notifications/count?read=true", token)).body).toEqual({ data: { count: 2 } });
+    // An action is all a v1 message action changes: the message stays unread, as in Novu.
+    const newest = (await widget<{ data: { _id: string }[] }>("GET", "/notifications/feed", token)).body.data[0]!._id;
+    const pending = await settled<{ read: boolean; seen: boolean; cta: { action: { status: string } } }>((callbacks) =>
+      headless.updateAction({ messageId: newest, actionButtonType: "primary" as never, status: "done" as never, ...callbacks }),
+    );
+    expect(pending).toMatchObject({ read: false, seen: false, cta: { action: { status: "done" } } });
+    expect((await widget("GET", "/notifications/count?read=false", token)).body).toEqual({ data: { count: 1 } });
+    // A browser is shown a message's workflow by id and tags only, none of its steps.
+    const [item] = (await widget<{ data: { template: unknown }[] }>("GET", "/notifications/feed", token)).body.data;
+    expect(item!.template).toEqual({ _id: workflowId, tags: [] });
     expect((await widget("GET", "/notifications/unseen?limit=101", token)).status).toBe(422);
 
     expect(await settled((callbacks) => headless.fetchOrganization(callbacks))).toMatchObject({
@@ -180,8 +195,9 @@ describe("the Notification Center (@novu/headless) against the gateway's /v1/wid
       headless.updateUserPreferences({ templateId: workflowId, channelType: "in_app", checked: false, ...callbacks }),
     );
     expect(updated.preference.channels).toEqual({ in_app: false });
+    // A whole preference's enabled is ignored, as Novu's widget routes ignore it.
     const global = await settled<{ preference: { channels: Record<string, boolean> } }>((callbacks) =>
-      headless.updateUserGlobalPreferences({ preferences: [{ channelType: "in_app" as never, enabled: true }], enabled: true, ...callbacks }),
+      headless.updateUserGlobalPreferences({ preferences: [{ channelType: "in_app" as never, enabled: true }], enabled: false, ...callbacks }),
     );
     expect(global.preference.channels).toMatchObject({ in_app: true });
     const globals = await settled<{ preference: { channels: Record<string, boolean> } }[]>((callbacks) => headless.fetchUserGlobalPreferences(callbacks));

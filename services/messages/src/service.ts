@@ -768,7 +768,7 @@ export function createMessageService({
       const scope = scopeOf(context);
       const change = inboxChangeName(request.change);
       if (!isObjectId(request.messageId)) throw invalidField("messageId", "messageId must be a notification id (24 hex characters)", request.messageId);
-      const args: store.InboxChangeArguments = { snoozeUntil: null, actionType: null, actionPayload: null, anyButton: request.anyButton };
+      const args: store.InboxChangeArguments = { snoozeUntil: null, actionType: null, actionPayload: null, v1Action: request.v1Action };
       if (change === "snooze") args.snoozeUntil = checkSnoozeUntil(request.snoozeUntil, maxSnoozeMs);
       if (change === "complete" || change === "revert") {
         args.actionType = actionTypeName(request.actionType) ?? null;

@@ -1235,8 +1235,8 @@ export interface InboxChangeArguments {
   actionType: "primary" | "secondary" | null;
   /** The action's result.payload; null keeps the one it has. */
   actionPayload: JsonObject | null;
-  /** Set the action though the message has no button of its type. */
-  anyButton: boolean;
+  /** Novu's v1 message action: the action alone, though the message has no button of its type. */
+  v1Action: boolean;
 }
 
 /** The action's status, result.type and result.payload in a call to action stored as its proto JSON ($4: status, $5: type, $6: payload or null). */
@@ -1255,6 +1255,12 @@ const READS_UNREAD = `read = true, last_read_date = CASE WHEN read THEN last_rea
 /** A message whose call to action has a button of the action's type ($5). */
 const HAS_ACTION_BUTTON = `m.cta->'action'->'buttons' @> jsonb_build_array(jsonb_build_object('type', $5::text))`;
 
+/** An action's status set: by the Inbox, on a button the message has, reading it; by a v1 message action, alone. */
+const actionChange = (status: "done" | "pending", args: InboxChangeArguments): [string, unknown[], string | undefined] =>
+  args.v1Action
+    ? [SETS_ACTION, [status, args.actionType, args.actionPayload], undefined]
+    : [`${SETS_ACTION}, ${READS_UNREAD}`, [status, args.actionType, args.actionPayload], HAS_ACTION_BUTTON];
+
 /**
  * Each change as Novu's Inbox applies it (its message repository's transitions): the columns
  * it sets, the values of its placeholders, and what the message must be for the change to apply
@@ -1268,8 +1274,8 @@ const INBOX_CHANGES: Record<InboxChangeName, (args: InboxChangeArguments) => [se
   unarchive: () => ["archived = false, archived_at = NULL", []],
   snooze: (args) => [`snoozed_until = $4::timestamptz, archived = false, archived_at = NULL, ${SEES}`, [args.snoozeUntil]],
   unsnooze: () => ["snoozed_until = NULL", [], "m.snoozed_until IS NOT NULL"],
-  complete: (args) => [`${SETS_ACTION}, ${READS_UNREAD}`, ["done", args.actionType, args.actionPayload], args.anyButton ? undefined : HAS_ACTION_BUTTON],
-  revert: (args) => [`${SETS_ACTION}, ${READS_UNREAD}`, ["pending", args.actionType, args.actionPayload], args.anyButton ? undefined : HAS_ACTION_BUTTON],
+  complete: (args) => actionChange("done", args),
+  revert: (args) => actionChange("pending", args),
 };
 
 /**

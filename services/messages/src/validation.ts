@@ -16,7 +16,13 @@ import { STATUS_NAMES } from "./mapping.js";
 
 /** Messages per CreateMessages call: thousands in one statement, never an unbounded list. */
 export const MAX_CREATE_BATCH = 10_000;
+/** Ids an Inbox bulk change names, as Novu's Inbox bounds them. */
 export const MAX_MARKED_IDS = 100;
+/**
+ * Ids a v1 mark-as names: the Notification Center marks every unseen message it has fetched at
+ * once, page after page of them, and Novu bounds none.
+ */
+export const MAX_V1_MARKED_IDS = 1_000;
 export const MAX_FEED_IDENTIFIERS = 30;
 export const MAX_TAGS = 100;
 
@@ -108,10 +114,10 @@ export function checkNewMessages(request: messagesV1.CreateMessagesRequest): mes
   ];
 }
 
-/** The ids of a mark-as: 1 to 100 message ids. */
+/** The ids of a v1 mark-as. */
 export function checkMessageIds(ids: readonly string[]): void {
-  if (ids.length === 0 || ids.length > MAX_MARKED_IDS) {
-    throw invalidField("messageId", `messageId must name between 1 and ${MAX_MARKED_IDS} messages`, ids.length);
+  if (ids.length === 0 || ids.length > MAX_V1_MARKED_IDS) {
+    throw invalidField("messageId", `messageId must name between 1 and ${MAX_V1_MARKED_IDS} messages`, ids.length);
   }
   const malformed = ids.find((id) => !isObjectId(id));
   if (malformed !== undefined) throw invalidField("messageId", "each messageId must be a message id (24 hex characters)", malformed);

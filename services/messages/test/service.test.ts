@@ -426,7 +426,7 @@ describe("MessageService (in memory)", () => {
     it.each([
       ["markAs unspecified", { messageIds: ["64b7f0c2a1b2c3d4e5f60718"], markAs: MarkAs.UNSPECIFIED }, "markAs"],
       ["no ids", { messageIds: [], markAs: MarkAs.READ }, "messageId"],
-      ["101 ids", { messageIds: Array(101).fill("64b7f0c2a1b2c3d4e5f60718"), markAs: MarkAs.READ }, "messageId"],
+      ["1001 ids", { messageIds: Array(1001).fill("64b7f0c2a1b2c3d4e5f60718"), markAs: MarkAs.READ }, "messageId"],
       ["a malformed id", { messageIds: ["nope"], markAs: MarkAs.READ }, "messageId"],
     ])("MarkMessages refuses %s", async (_, request, field) => {
       const { call } = setUp();

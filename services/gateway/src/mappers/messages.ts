@@ -235,8 +235,9 @@ function messagesText(
   messages: readonly messagesV1.Message[],
   workflows: readonly workflowsV1.Workflow[],
   subscriberTextOf: (message: messagesV1.Message) => string | undefined,
+  templateOf: TemplateOf = workflowToJson,
 ): string {
-  const templates = new Map(workflows.map((workflow) => [workflow.id, JSON.stringify(workflowToJson(workflow))]));
+  const templates = new Map(workflows.map((workflow) => [workflow.id, JSON.stringify(templateOf(workflow))]));
   const items = messages.map((message) => {
     const text = JSON.stringify(messageFieldsToJson(message));
     let members = "";
@@ -278,10 +279,16 @@ function feedSubscriberToJson(subscriber: subscribersV1.Subscriber) {
   return json;
 }
 
-export function feedText(reply: messagesV1.GetFeedResponse) {
+export function feedText(reply: messagesV1.GetFeedResponse, templateOf?: TemplateOf) {
   const subscriber = reply.subscriber && JSON.stringify(feedSubscriberToJson(reply.subscriber));
-  return messagesText(reply.messages, reply.workflows, () => subscriber);
+  return messagesText(reply.messages, reply.workflows, () => subscriber, templateOf);
 }
+
+/** What a message shows of its workflow as its `template`. */
+type TemplateOf = (workflow: workflowsV1.Workflow) => object;
+
+/** What a subscriber's browser is shown of a message's workflow, as Novu's Notification Center feed: its id and tags, none of its steps. */
+export const templateSummary: TemplateOf = (workflow) => ({ _id: workflow.id, tags: workflow.tags });
 
 // Shapes of the replies above, for the API description.
 

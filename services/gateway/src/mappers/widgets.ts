@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { jsonObject, keyString, objectIdString, queryBool, queryInt } from "../validation.js";
 import { stringList } from "./messages.js";
+import { globalPreferenceV1Body, workflowPreferenceV1Body } from "./preferences-v1.js";
 import { profileShape } from "./subscribers.js";
 
 /**
@@ -69,6 +70,15 @@ export const widgetMessageParams = z.object({ messageId: z.string().min(1) });
 export const widgetPreferenceLevelParams = z.object({ parameter: z.enum(["global", "template"], { error: "the level must be global or template" }) });
 
 export const widgetWorkflowParams = z.object({ parameter: z.string().min(1) });
+
+/** A whole preference's `enabled` is read and ignored, as Novu's widget routes do (the API's refuse `false`: there is no such switch). */
+const ignoredEnabled = { enabled: z.boolean({ error: "enabled must be a boolean value" }).optional() };
+
+/** PATCH /v1/widgets/preferences */
+export const widgetGlobalPreferenceBody = globalPreferenceV1Body.extend(ignoredEnabled);
+
+/** PATCH /v1/widgets/preferences/{parameter} */
+export const widgetWorkflowPreferenceBody = workflowPreferenceV1Body.extend(ignoredEnabled);
 
 /** POST /v1/widgets/usage/log: Novu forwards it to its analytics; nothing is kept here. */
 export const usageLogBody = z.object({ name: z.string({ error: "name must be a string" }), payload: jsonObject.optional() });

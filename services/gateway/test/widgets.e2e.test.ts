@@ -183,6 +183,32 @@ describe("the Notification Center (@novu/headless) against the gateway's /v1/wid
     expect(await ids(cy.session.token)).toEqual([]);
   });
 
+  it("shows each message's actor: the trigger's actor's avatar, an icon or an image, as the Notification Center draws them", async () => {
+    const actors = await createWorkflow(stack, "Notification Center actors", [
+      { template: { type: "in_app", content: "From a user", actor: { type: "user" } } },
+      { template: { type: "in_app", content: "From the system", actor: { type: "system_icon", data: "warning" } } },
+      { template: { type: "in_app", content: "With an image", actor: { type: "system_custom", data: "https://cdn.example.com/{{kind}}.png" } } },
+      { template: { type: "in_app", content: "From nobody", actor: { type: "none" } } },
+    ]);
+    const reply = await stack.request("POST", "/v1/events/trigger", {
+      name: actors,
+      to: "nc-fay",
+      actor: { subscriberId: "nc-actor", avatar: "https://cdn.example.com/actor.png" },
+      payload: { kind: "bell" },
+    });
+    expect(reply.status).toBe(201);
+    const { session } = await openCenter("nc-fay");
+    const feed = async () => (await widget<{ data: { content: string; actor?: unknown }[] }>("GET", "/notifications/feed", session.token)).body.data;
+    await eventually(async () => ((await feed()).length === 4 ? true : undefined));
+    const byContent = Object.fromEntries((await feed()).map((message) => [message.content, message.actor]));
+    expect(byContent).toEqual({
+      "From a user": { type: "user", data: "https://cdn.example.com/actor.png" },
+      "From the system": { type: "system_icon", data: "warning" },
+      "With an image": { type: "system_custom", data: "https://cdn.example.com/bell.png" },
+      "From nobody": undefined,
+    });
+  });
+
   it("reads and changes the subscriber's preferences, of a workflow and global", async () => {
     const { headless } = await openCenter("nc-dee");
     const listed = await settled<{ template: { _id: string }; preference: { channels: Record<string, boolean> } }[]>((callbacks) =>

@@ -108,6 +108,7 @@ export function messageGroupRow(message: messagesV1.NewMessage, grp: number): Me
     device_tokens: message.deviceTokens,
     cta: message.cta ? (toJson(MessageCtaSchema, message.cta) as JsonObject) : {},
     avatar: message.avatar ?? null,
+    actor: message.actor ? { type: message.actor.type, ...(message.actor.data !== undefined ? { data: message.actor.data } : {}) } : null,
     feed_id: message.feedId ?? null,
     feed_identifier: message.feedIdentifier ?? null,
     status: message.status === MessageStatus.UNSPECIFIED ? "sent" : STATUS_NAMES[message.status as keyof typeof STATUS_NAMES],
@@ -165,6 +166,7 @@ export function messageFromRow(row: MessageRow): messagesV1.Message {
   if (row.direct_webhook_url !== null) message.directWebhookUrl = row.direct_webhook_url;
   if (row.provider_id !== null) message.providerId = row.provider_id;
   if (row.avatar !== null) message.avatar = row.avatar;
+  if (row.actor !== null) message.actor = create(messagesV1.MessageActorSchema, row.actor);
   if (row.feed_id !== null) message.feedId = row.feed_id;
   if (row.feed_identifier !== null) message.feedIdentifier = row.feed_identifier;
   if (row.error_id !== null) message.errorId = row.error_id;

@@ -29,6 +29,7 @@ export interface MessageRow {
   device_tokens: string[];
   cta: Record<string, unknown>;
   avatar: string | null;
+  actor: { type: string; data?: string } | null;
   feed_id: string | null;
   feed_identifier: string | null;
   status: StatusName;
@@ -85,6 +86,7 @@ const MESSAGE_COLUMN_NAMES: Record<keyof MessageRow, true> = {
   device_tokens: true,
   cta: true,
   avatar: true,
+  actor: true,
   feed_id: true,
   feed_identifier: true,
   status: true,
@@ -144,6 +146,7 @@ export type MessageGroupRow = Pick<
   | "device_tokens"
   | "cta"
   | "avatar"
+  | "actor"
   | "feed_id"
   | "feed_identifier"
   | "status"
@@ -181,6 +184,7 @@ const GROUP_COLUMNS = [
   ["device_tokens", "text[]"],
   ["cta", "jsonb"],
   ["avatar", "text"],
+  ["actor", "jsonb"],
   ["feed_id", "text"],
   ["feed_identifier", "text"],
   ["status", "text"],

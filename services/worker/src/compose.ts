@@ -6,7 +6,7 @@ import { fcmSendsToTopic, isHeaderName, mergedOverrideLevels, NOVU_BRANDING_COLO
 import { emailHtml, legacyLayoutKeys, objectAt, renderContent, renderCta, renderJson, stepLayoutId, v1EmailRender, type Render } from "@notify/templates";
 
 export type NewMessage = messagesV1.NewMessage;
-const { MessageStatus, NewMessageSchema, EmailBlocksSchema, MessageCtaSchema } = messagesV1;
+const { MessageStatus, NewMessageSchema, EmailBlocksSchema, MessageCtaSchema, MessageActorSchema } = messagesV1;
 const { TemplateEngine } = workflowsV1;
 
 /**
@@ -66,6 +66,8 @@ export interface RunContext {
   integrationOfProvider(providerId: string, identifier?: string): Promise<integrationsV1.Integration | undefined>;
   /** The subscriber's chat endpoints made for exactly this run's contexts, oldest first. */
   chatEndpoints: readonly subscribersV1.ChannelEndpoint[];
+  /** The trigger's actor, when it named one. */
+  actor?: subscribersV1.Subscriber | undefined;
 }
 
 interface Outcome {
@@ -348,9 +350,15 @@ async function composeChannel(step: workflowsV1.Step, context: RunContext): Prom
 
   if (channel === Channel.IN_APP) {
     if (step.template?.cta) message.cta = create(MessageCtaSchema, renderCta(step.template.cta, context.render));
-    // A v2 step's avatar control is kept as a custom actor; its image is the message's avatar.
     const actor = step.template?.actor;
-    if (actor?.type === "system_custom" && actor.data) message.avatar = context.render(actor.data);
+    if (actor && actor.type !== "none") {
+      // A custom actor's image (a v2 step's avatar control is kept as one) is the message's avatar;
+      // a user actor shows the trigger's actor's avatar as it was when the message was written.
+      const image = actor.type === "system_custom" && actor.data ? context.render(actor.data) : undefined;
+      if (image) message.avatar = image;
+      const data = actor.type === "user" ? context.actor?.avatar : (image ?? actor.data);
+      message.actor = create(MessageActorSchema, { type: actor.type, ...(data ? { data } : {}) });
+    }
     if (step.template?.data) message.data = renderJson(step.template.data, context.render) as JsonObject;
     if (step.template?.feedId !== undefined) message.feedId = step.template.feedId;
     const integration = await context.integrationFor(type);

@@ -676,6 +676,7 @@ async function composeForSubscriber(
       return chooseIntegration(selection, { tenant, payload, subscriber: variables });
     },
     chatEndpoints,
+    actor: run.actor,
   };
   const passes = (candidate: workflowsV1.Step) =>
     stepPasses(filtersOf(candidate, render), { subscriber: variables, payload }) &&

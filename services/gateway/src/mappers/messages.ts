@@ -212,6 +212,7 @@ export function messageFieldsToJson(message: messagesV1.Message): Record<string,
   put(json, "title", message.title);
   json.cta = ctaToJson(message.cta);
   put(json, "avatar", message.avatar);
+  if (message.actor) json.actor = { type: message.actor.type, data: message.actor.data ?? null };
   json._feedId = message.feedId ?? null;
   json.status = STATUS_NAMES.get(message.status) ?? "sent";
   put(json, "errorId", message.errorId);
@@ -355,6 +356,8 @@ export const messageResponse = z
     title: z.string().optional(),
     cta: messageCtaResponse,
     avatar: z.string().optional(),
+    /** A v1 in-app step's actor (the Notification Center's avatar). */
+    actor: z.object({ type: z.enum(["user", "system_icon", "system_custom"]), data: z.string().nullable() }).optional(),
     _feedId: z.string().nullable(),
     status: z.enum([...STATUS_NAMES.values()] as [string, ...string[]]),
     errorId: z.string().optional(),

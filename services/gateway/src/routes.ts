@@ -2414,7 +2414,8 @@ export const routes: Route[] = [
       for (const entry of ofSubscriptions) {
         subscriptionPreferences.push(await setSubscriptionPreference(session, { ...entry, identifier: entry.subscriptionIdentifier! }, clients, call));
       }
-      if (ofSubscriber.preferences.length === 0) return subscriptionPreferences;
+      // Nothing at all is for the service to refuse, as Novu refuses it.
+      if (ofSubscriber.preferences.length === 0 && ofSubscriptions.length > 0) return subscriptionPreferences;
       const reply = await clients.subscribers.bulkUpdateSubscriberPreferences(inboxBulkRequestOf(session, ofSubscriber), call);
       return [...updatedWorkflowsToJson(reply), ...subscriptionPreferences];
     },

@@ -138,6 +138,13 @@ describe("@novu/api 3.19.1 against the gateway: credentials and preferences", ()
     const tooMany = Array.from({ length: 101 }, () => ({ workflowId: workflow._id, channels: { push: false } }));
     const refused = await novu.subscribers.preferences.bulkUpdate({ preferences: tooMany }, "sdk-user").catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(errors.ValidationErrorDto);
+    // An empty batch is Novu's 400, after an unknown subscriber's 404.
+    const empty = await novu.subscribers.preferences.bulkUpdate({ preferences: [] }, "sdk-user").catch((error: unknown) => error);
+    expect(empty).toBeInstanceOf(errors.ErrorDto);
+    expect((empty as errors.ErrorDto).statusCode).toBe(400);
+    expect((empty as errors.ErrorDto).message).toBe("No preferences provided for bulk update");
+    const nobody = await novu.subscribers.preferences.bulkUpdate({ preferences: [] }, "sdk-nobody").catch((error: unknown) => error);
+    expect((nobody as errors.ErrorDto).statusCode).toBe(404);
     const listed = await novu.subscribers.preferences.list({ subscriberId: "sdk-user" });
     expect(listed.result.workflows[0]?.channels).toEqual({ inApp: false, push: true });
   });

@@ -149,8 +149,13 @@ export function createPreferenceHandlers({ pool, workflows }: PreferenceHandlerD
 
     async bulkUpdateSubscriberPreferences(request, context) {
       const scope = scopeOf(context);
-      if (request.updates.length === 0 || request.updates.length > MAX_BULK_UPDATES) {
-        throw invalidField("updates", `between 1 and ${MAX_BULK_UPDATES} updates per call`, request.updates.length);
+      if (request.updates.length > MAX_BULK_UPDATES) throw invalidField("updates", `at most ${MAX_BULK_UPDATES} updates per call`, request.updates.length);
+      if (request.updates.length === 0) {
+        // As Novu: an unknown subscriber is named first, then the empty list.
+        if (!(await store.selectSubscriber(pool, scope.environmentId, request.subscriberId))) {
+          throw notFound(`Subscriber with id: ${request.subscriberId} is not found`);
+        }
+        throw failedPrecondition("No preferences provided for bulk update");
       }
       const contextKeys = checkContextKeys(request.contextKeys);
       const catalogue = await activeWorkflows(scope, context);
@@ -168,11 +173,9 @@ export function createPreferenceHandlers({ pool, workflows }: PreferenceHandlerD
       const factsOf = new Map(resolved.flatMap(([name, facts]) => (facts ? [[name, facts] as const] : [])));
       const critical = [...new Set([...factsOf.values()].filter((facts) => facts.critical).map((facts) => facts.id))];
       if (critical.length > 0) throw failedPrecondition(`Critical workflows with ids: ${critical.join(", ")} cannot be updated`);
+      // A workflow named twice (by id and identifier, say) takes its last entry, as in Novu.
       const choicesById = new Map<string, ChannelChoices>();
-      for (const update of request.updates) {
-        const { id } = factsOf.get(update.workflowId)!;
-        choicesById.set(id, { ...choicesById.get(id), ...choicesOf(update.channels) });
-      }
+      for (const update of request.updates) choicesById.set(factsOf.get(update.workflowId)!.id, choicesOf(update.channels));
       const writes = [...choicesById]
         .filter(([, choices]) => Object.keys(choices).length > 0)
         .map(([workflowId, choices]) => ({ workflowId, choices: perChannel(choices), schedule: null }));

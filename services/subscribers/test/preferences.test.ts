@@ -188,7 +188,7 @@ describe("preferences (in memory)", () => {
     neighbours.inactiveWorkflows.push(dormant);
     const stored = async (subscriberId: string) => (await client.getSubscriberPreferences({ subscriberId, criticality: Criticality.ALL }, call)).workflows;
 
-    it("applies every entry in one call, by id or identifier, merging entries of one workflow in order", async () => {
+    it("applies every entry in one call, by id or identifier; of a workflow named twice, its last entry, as Novu", async () => {
       await client.upsertSubscriber({ subscriberId: "b1" }, call);
       const reply = await client.bulkUpdateSubscriberPreferences(
         {
@@ -196,7 +196,7 @@ describe("preferences (in memory)", () => {
           updates: [
             { workflowId: news.id, channels: { email: false, inApp: false } },
             { workflowId: alerts.identifier, channels: { push: false } },
-            { workflowId: news.identifier, channels: { inApp: true } },
+            { workflowId: news.identifier, channels: { email: false } },
             { workflowId: dormant.id, channels: { email: false } },
           ],
         },
@@ -254,7 +254,8 @@ describe("preferences (in memory)", () => {
       );
       expect(ghost.code).toBe(Code.NotFound);
       const none = await rpcError(client.bulkUpdateSubscriberPreferences({ subscriberId: "b2", updates: [] }, call));
-      expect(none.code).toBe(Code.InvalidArgument);
+      expect([none.code, none.rawMessage]).toEqual([Code.FailedPrecondition, "No preferences provided for bulk update"]);
+      expect((await rpcError(client.bulkUpdateSubscriberPreferences({ subscriberId: "ghost", updates: [] }, call))).code).toBe(Code.NotFound);
       const tooMany = Array.from({ length: 101 }, () => ({ workflowId: news.id, channels: { email: false } }));
       expect((await rpcError(client.bulkUpdateSubscriberPreferences({ subscriberId: "b2", updates: tooMany }, call))).code).toBe(Code.InvalidArgument);
       expect(await stored("b2")).toEqual(before);

@@ -58,7 +58,6 @@ export const inboxBulkPreferencesBody = z.object({
         error: "preferences must be an array",
       },
     )
-    .min(1, "preferences should not be empty")
     .max(MAX_LISTED, `preferences must contain no more than ${MAX_LISTED} elements`),
 });
 

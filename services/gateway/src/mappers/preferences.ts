@@ -53,7 +53,6 @@ export const bulkPreferencesBody = z.object({
     .array(z.object({ workflowId: z.string({ error: "workflowId must be a string" }).min(1, "workflowId should not be empty"), channels }), {
       error: "preferences must be an array",
     })
-    .min(1, "preferences should not be empty")
     .max(MAX_BULK_PREFERENCES, `preferences must contain no more than ${MAX_BULK_PREFERENCES} elements`),
   context: contextBody.optional(),
 });

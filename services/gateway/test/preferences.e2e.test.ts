@@ -190,6 +190,13 @@ describe("PATCH /v2/subscribers/{subscriberId}/preferences", () => {
     expect((await getPreferences("strict")).body.data).toEqual(before);
   });
 
+  it("reads an empty workflowId as none: the global preference changes, as in Novu", async () => {
+    await subscriber("blank");
+    const reply = await patchPreferences("blank", { workflowId: "", channels: { email: false } });
+    expect(reply.status).toBe(200);
+    expect(reply.body.data.global.channels).toMatchObject({ email: false });
+  });
+
   it("accepts empty channels as a no-op", async () => {
     await subscriber("idle");
     const before = (await getPreferences("idle")).body.data;

@@ -34,7 +34,11 @@ export const schedule = z.object({
 export const updatePreferencesBody = z
   .object({
     channels: channels.optional(),
-    workflowId: z.string({ error: "workflowId must be a string" }).min(1, "workflowId should not be empty").optional(),
+    // An empty workflowId names no workflow: the global preference changes, as in Novu.
+    workflowId: z
+      .string({ error: "workflowId must be a string" })
+      .transform((id) => id || undefined)
+      .optional(),
     schedule: schedule.optional(),
     /** The contexts whose preferences these are (none: those without contexts). */
     context: contextBody.optional(),

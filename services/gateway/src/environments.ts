@@ -38,6 +38,8 @@ export interface Environments {
    * keys can be rotated). Keys stored before keys were sealed (hash only) cannot take part.
    */
   hmacValid(environmentId: string, signed: string, hash: string): Promise<boolean>;
+  /** The environment's active API keys, opened (GET /v1/environments/api-keys), newest first; those that cannot be opened are left out. */
+  openKeys(environmentId: string): Promise<{ id: string; key: string }[]>;
   /** A new environment of the organization, with a first API key (shown this once). */
   create(organizationId: string, name: string): Promise<CreatedEnvironment>;
   /**
@@ -119,6 +121,19 @@ const summaryOf = (row: store.EnvironmentListRow): EnvironmentSummary => ({
 });
 
 export function createEnvironments({ pool, sealer, encryptionKey, forgetKeys, log }: EnvironmentsDeps): Environments {
+  /** The environment's active sealed keys, opened; one that does not open is logged and skipped. */
+  async function openedKeys(environmentId: string, purpose: string): Promise<{ id: string; key: Buffer }[]> {
+    const opened: { id: string; key: Buffer }[] = [];
+    for (const row of await store.selectSealedKeys(pool, environmentId, MAX_HMAC_KEYS)) {
+      try {
+        opened.push({ id: row.id, key: sealer.open(row.key_sealed, row.key_hash) });
+      } catch (error) {
+        log.warn({ environmentId, reason: (error as Error).message }, `an API key cannot be opened for ${purpose}`);
+      }
+    }
+    return opened;
+  }
+
   async function environmentOf(row: store.EnvironmentRow | undefined): Promise<Kept> {
     if (!row) return UNKNOWN;
     const secret = createHmac("sha256", encryptionKey).update("notify inbox session\0").update(row.id).update("\0").update(row.session_secret).digest();
@@ -180,19 +195,15 @@ export function createEnvironments({ pool, sealer, encryptionKey, forgetKeys, lo
       if (!HEX_SHA256.test(hash)) return false;
       const given = Buffer.from(hash, "ascii");
       let valid = false;
-      for (const row of await store.selectSealedKeys(pool, environmentId, MAX_HMAC_KEYS)) {
-        let key: Buffer;
-        try {
-          key = sealer.open(row.key_sealed, row.key_hash);
-        } catch (error) {
-          log.warn({ environmentId, reason: (error as Error).message }, "an API key cannot be opened for an HMAC check");
-          continue;
-        }
+      for (const { key } of await openedKeys(environmentId, "an HMAC check")) {
         const expected = Buffer.from(createHmac("sha256", key).update(signed).digest("hex"), "ascii");
         // Every key is tried, so the time taken does not tell which one matched.
         if (timingSafeEqual(expected, given)) valid = true;
       }
       return valid;
+    },
+    async openKeys(environmentId) {
+      return (await openedKeys(environmentId, "a key listing")).map(({ id, key }) => ({ id, key: key.toString("utf8") }));
     },
     async create(organizationId, name) {
       if (isProtectedName(name)) throw nameRefused(PROTECTED_NAME, name);

@@ -355,6 +355,8 @@ import {
   graphStatsResponse,
 } from "./mappers/activity.js";
 import {
+  apiKeysResponse,
+  apiKeysToJson,
   createdEnvironmentResponse,
   createdEnvironmentToJson,
   createEnvironmentBody,
@@ -2437,6 +2439,12 @@ export const routes: Route[] = [
   }),
 
   // Environments: the caller's, and its organization's
+  route({
+    method: "GET",
+    path: "/v1/environments/api-keys",
+    response: apiKeysResponse,
+    handle: async ({ scope, accounts }) => apiKeysToJson(await accounts.environments.openKeys(scope.environmentId)),
+  }),
   route({
     method: "GET",
     path: "/v1/environments/me",

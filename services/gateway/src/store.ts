@@ -200,6 +200,7 @@ export async function selectOrganizationEnvironmentForUpdate(
 }
 
 export interface SealedKeyRow {
+  id: string;
   key_hash: string;
   key_sealed: Buffer;
 }
@@ -207,7 +208,7 @@ export interface SealedKeyRow {
 /** The environment's active keys that were stored sealed (keys stored before sealing have none). */
 export async function selectSealedKeys(db: Queryable, environmentId: string, limit: number): Promise<SealedKeyRow[]> {
   const { rows } = await db.query<SealedKeyRow>(
-    `SELECT key_hash, key_sealed FROM gateway.api_keys
+    `SELECT id, key_hash, key_sealed FROM gateway.api_keys
       WHERE environment_id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now()) AND key_sealed IS NOT NULL
       ORDER BY created_at DESC LIMIT $2`,
     [environmentId, limit],

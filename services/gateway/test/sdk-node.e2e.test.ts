@@ -241,6 +241,18 @@ describe("@novu/node 2.6.6 against the gateway: integrations", () => {
   });
 });
 
+describe("@novu/node 2.6.6 against the gateway: environments", () => {
+  it("getApiKeys answers the caller's environment's active keys, another environment's none", async () => {
+    const keys = dataOf(await novu.environments.getApiKeys()) as unknown as { key: string; _userId: string }[];
+    expect(keys).toContainEqual({ key: stack.key, _userId: expect.any(String) });
+    const created = await stack.request<{ data: { apiKeys: { key: string }[] } }>("POST", "/v1/environments", { name: "Keys elsewhere", color: "#111111" });
+    const other = created.body.data.apiKeys[0]!.key;
+    expect(keys.map((one) => one.key)).not.toContain(other);
+    const theirs = dataOf(await new Novu(other, { backendUrl: stack.url }).environments.getApiKeys()) as unknown as { key: string }[];
+    expect(theirs.map((one) => one.key)).toEqual([other]);
+  });
+});
+
 describe("@novu/node 2.6.6 against the gateway: messages", () => {
   it("list, deleteById and deleteByTransactionId", async () => {
     const ada = await createSubscriber(stack, "node-messages");

@@ -60,8 +60,11 @@ export const updateEnvironmentBody = z.object({
  * keys belong to no user, so `_userId` names the key itself (its id in `notify keys list`).
  */
 export function createdEnvironmentToJson(environment: CreatedEnvironment, parentId: string | undefined) {
-  return { ...environmentToJson(environment, parentId), apiKeys: [{ key: environment.apiKey.key, _userId: environment.apiKey.id }] };
+  return { ...environmentToJson(environment, parentId), apiKeys: apiKeysToJson([environment.apiKey]) };
 }
+
+/** API keys as Novu answers them; notify has no users, so each key's own id stands for its `_userId`. */
+export const apiKeysToJson = (keys: readonly { id: string; key: string }[]) => keys.map(({ id, key }) => ({ key, _userId: id }));
 
 /** GET /v2/environments/{environmentId}/tags: `[{name}]`. */
 export const tagsToJson = (tags: readonly string[]) => tags.map((name) => ({ name }));
@@ -175,10 +178,11 @@ export const environmentResponse = z
   })
   .meta({ id: "Environment" });
 
+/** What apiKeysToJson answers. */
+export const apiKeysResponse = z.array(z.object({ key: z.string(), _userId: z.string() })).meta({ id: "ApiKeys" });
+
 /** What createdEnvironmentToJson answers: the environment with its first key. */
-export const createdEnvironmentResponse = environmentResponse
-  .extend({ apiKeys: z.array(z.object({ key: z.string(), _userId: z.string() })) })
-  .meta({ id: "CreatedEnvironment" });
+export const createdEnvironmentResponse = environmentResponse.extend({ apiKeys: apiKeysResponse }).meta({ id: "CreatedEnvironment" });
 
 export const tagsResponse = z.array(z.object({ name: z.string() }));
 

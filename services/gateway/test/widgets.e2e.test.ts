@@ -230,6 +230,41 @@ describe("the Notification Center (@novu/headless) against the gateway's /v1/wid
     expect(globals[0]!.preference.channels).toMatchObject({ in_app: true });
   });
 
+  it("answers malformed input with a 4xx JSON error and changes nothing", async () => {
+    await trigger("nc-gus", "G-1");
+    const { session } = await openCenter("nc-gus");
+    const feed = async () => (await widget<{ data: { _id: string; read: boolean; seen: boolean }[] }>("GET", "/notifications/feed", session.token)).body.data;
+    await eventually(async () => ((await feed()).length === 1 ? true : undefined));
+    const before = await feed();
+    const id = before[0]!._id;
+    const malformed: [string, string, unknown][] = [
+      ["GET", "/notifications/feed?page=-1", undefined],
+      ["GET", "/notifications/feed?limit=abc", undefined],
+      ["GET", "/notifications/feed?payload=not-base64-json", undefined],
+      ["GET", "/notifications/count?seen=maybe", undefined],
+      ["GET", "/notifications/unread?limit=0", undefined],
+      ["POST", "/messages/mark-as", { messageId: ["nope"], markAs: "read" }],
+      ["POST", "/messages/mark-as", { messageId: id, markAs: "archived" }],
+      ["POST", "/messages/markAs", { messageId: id, mark: {} }],
+      ["POST", `/messages/${id}/actions/tertiary`, { status: "done" }],
+      ["POST", `/messages/${id}/actions/primary`, { status: "finished" }],
+      ["POST", "/messages/bulk/delete", { messageIds: "all" }],
+      ["POST", "/messages/bulk/delete", { messageIds: ["nope"] }],
+      ["DELETE", "/messages?feedId=nope", undefined],
+      ["POST", "/messages/read", { feedId: 7 }],
+      ["PATCH", "/preferences", { preferences: [{ type: "fax", enabled: false }] }],
+      ["PATCH", `/preferences/${workflowId}`, { channel: { type: "email", enabled: "no" } }],
+      ["GET", "/preferences/everything", undefined],
+      ["POST", "/usage/log", { name: 7 }],
+    ];
+    for (const [method, path, body] of malformed) {
+      const reply = await widget<{ statusCode: number; message: unknown }>(method, path, session.token, body);
+      expect([method, path, reply.status >= 400 && reply.status < 500]).toEqual([method, path, true]);
+      expect(reply.body.statusCode).toBe(reply.status);
+    }
+    expect(await feed()).toEqual(before);
+  });
+
   it("asks a subscriberHash where the environment requires one, and refuses unknown apps and missing tokens", async () => {
     const refused = await stack.request("POST", "/v1/widgets/session/initialize", { applicationIdentifier: "nope", subscriberId: "nc-x" });
     expect(refused.status).toBe(400);

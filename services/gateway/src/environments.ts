@@ -5,6 +5,7 @@ import { generateKey, storeKey } from "./accounts.js";
 import { HttpError, validationError } from "./errors.js";
 import { environmentRateLimits, type EnvironmentRateLimits } from "./rate-limits.js";
 import type { SessionTokens } from "./sessions.js";
+import type { Organizations } from "./organizations.js";
 import * as store from "./store.js";
 
 export interface EnvironmentSummary {
@@ -21,8 +22,6 @@ export interface Environment extends EnvironmentSummary {
   inboxOrigins: readonly string[] | null;
   /** The HS256 key of its subscriber session tokens. */
   signingKey: webcrypto.CryptoKey;
-  /** Its organization's name (the Notification Center shows it). */
-  organizationName: string;
   /** Its own rate limits, if it has any (`pnpm notify rate-limits`). */
   rateLimits: EnvironmentRateLimits | null;
 }
@@ -71,6 +70,7 @@ export interface InboxSettings {
 /** The gateway's own records, which routes reach without an RPC. */
 export interface Accounts {
   environments: Environments;
+  organizations: Organizations;
   sessions: SessionTokens;
   inbox: InboxSettings;
 }
@@ -143,7 +143,6 @@ export function createEnvironments({ pool, sealer, encryptionKey, forgetKeys, lo
       name: row.name,
       identifier: row.identifier,
       inboxOrigins: row.inbox_origins,
-      organizationName: row.organization_name,
       signingKey: await webcrypto.subtle.importKey("raw", secret, { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]),
       rateLimits: rateLimitsOf(row),
     };

@@ -376,6 +376,7 @@ import {
   workflowDiffToJson,
 } from "./mappers/environments.js";
 import { sessionBody, sessionResponse } from "./mappers/inbox-session.js";
+import { brandingBody, brandingResponse, brandingToJson, organizationResponse, organizationToJson, renameOrganizationBody } from "./mappers/organizations.js";
 import {
   countResponse,
   feedCountQuery,
@@ -418,6 +419,7 @@ import {
 import { startSession, startWidgetSession } from "./inbox-session.js";
 import { MIB } from "./body.js";
 import type { Clients } from "./clients.js";
+import type { Accounts } from "./environments.js";
 import { JsonBytes, jsonOnce, NO_CONTENT, route, type InboxRouteInput, type Route, type RouteCall, type RouteInput, type Sensitive } from "./route.js";
 import { keyString, parseOrThrow, queryBool } from "./validation.js";
 
@@ -680,6 +682,13 @@ async function widgetCount(
     call,
   );
   return { count };
+}
+
+/** The caller's organization; 404 only for a key whose organization was deleted meanwhile, which nothing does yet. */
+async function organizationOf(organizationId: string, accounts: Accounts) {
+  const organization = await accounts.organizations.byId(organizationId);
+  if (!organization) throw new HttpError(404, `Organization with id ${organizationId} not found`);
+  return organization;
 }
 
 /** The Notification Center's mark-all routes: every unread message read, or every unseen one seen. */
@@ -2438,6 +2447,40 @@ export const routes: Route[] = [
     },
   }),
 
+  // The caller's organization (@novu/node organizations): its name and branding
+  route({
+    method: "GET",
+    path: "/v1/organizations/me",
+    response: organizationResponse,
+    handle: async ({ scope, accounts }) => organizationToJson(await organizationOf(scope.organizationId, accounts)),
+  }),
+  route({
+    method: "GET",
+    path: "/v1/organizations",
+    response: z.array(organizationResponse),
+    handle: async ({ scope, accounts }) => [organizationToJson(await organizationOf(scope.organizationId, accounts))],
+  }),
+  route({
+    method: "PATCH",
+    path: "/v1/organizations",
+    response: z.object({ name: z.string() }),
+    body: renameOrganizationBody,
+    handle: async ({ scope, body, accounts }) => {
+      await accounts.organizations.rename(scope.organizationId, body.name);
+      return { name: body.name };
+    },
+  }),
+  route({
+    method: "PUT",
+    path: "/v1/organizations/branding",
+    response: brandingResponse,
+    body: brandingBody,
+    handle: async ({ scope, body, accounts }) => {
+      await accounts.organizations.setBranding(scope.organizationId, body);
+      return brandingToJson(body);
+    },
+  }),
+
   // Environments: the caller's, and its organization's
   route({
     method: "GET",
@@ -2675,9 +2718,8 @@ export const routes: Route[] = [
     path: "/v1/widgets/organization",
     response: widgetOrganizationResponse,
     handle: async ({ session, accounts }) => {
-      const environment = await accounts.environments.byId(session.scope.environmentId);
-      if (!environment) throw new HttpError(404, `Organization with id ${session.scope.organizationId} not found`);
-      return { _id: environment.organizationId, name: environment.organizationName };
+      const { id, name, branding } = await organizationOf(session.scope.organizationId, accounts);
+      return { _id: id, name, ...(branding ? { branding: brandingToJson(branding) } : {}) };
     },
   }),
   route({

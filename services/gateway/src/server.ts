@@ -21,6 +21,7 @@ import { connectClients } from "./clients.js";
 import { inboxOriginAllowed } from "./cors.js";
 import { encryptionKeyOf, readConfig, sealerOf, type GatewayConfig } from "./config.js";
 import { createEnvironments, type Accounts } from "./environments.js";
+import { createOrganizations } from "./organizations.js";
 import { feedPagesFollowed } from "./forgetting.js";
 import { attachLiveEvents } from "./live.js";
 import { liveReadsOf } from "./live-reads.js";
@@ -78,6 +79,7 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
   });
   const accounts: Accounts = {
     environments,
+    organizations: createOrganizations(pool),
     sessions: createSessionTokens({ environments, ttlSeconds: config.INBOX_SESSION_TTL_SECONDS }),
     inbox: { maxSnoozeDurationHours: config.INBOX_MAX_SNOOZE_HOURS },
   };

@@ -34,6 +34,36 @@ export async function selectKeyScope(db: Queryable, keyHash: string): Promise<Ke
   return rows[0];
 }
 
+export interface OrganizationRow {
+  id: string;
+  name: string;
+  branding: Record<string, string> | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export async function selectOrganization(db: Queryable, organizationId: string): Promise<OrganizationRow | undefined> {
+  const { rows } = await db.query<OrganizationRow>("SELECT id, name, branding, created_at, updated_at FROM gateway.organizations WHERE id = $1", [
+    organizationId,
+  ]);
+  return rows[0];
+}
+
+/** Renames the organization; false when another organization has the name. */
+export async function renameOrganization(db: Queryable, organizationId: string, name: string): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE gateway.organizations SET name = $2, updated_at = now()
+      WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM gateway.organizations o WHERE o.name = $2 AND o.id <> $1)`,
+    [organizationId, name],
+  );
+  return rowCount === 1;
+}
+
+/** Replaces the organization's branding. */
+export async function updateOrganizationBranding(db: Queryable, organizationId: string, branding: Record<string, string>): Promise<void> {
+  await db.query("UPDATE gateway.organizations SET branding = $2, updated_at = now() WHERE id = $1", [organizationId, JSON.stringify(branding)]);
+}
+
 export async function touchKey(db: Queryable, keyId: string): Promise<void> {
   await db.query("UPDATE gateway.api_keys SET last_used_at = now() WHERE id = $1", [keyId]);
 }
@@ -116,11 +146,9 @@ export interface EnvironmentRow {
   inbox_origins: string[] | null;
   /** The environment's own rate limits (rate-limits.ts environmentRateLimits); null: the gateway's defaults. */
   rate_limits: unknown;
-  organization_name: string;
 }
 
-const ENVIRONMENT_COLUMNS = `id, organization_id, name, identifier, session_secret, inbox_origins, rate_limits,
-  (SELECT o.name FROM gateway.organizations o WHERE o.id = organization_id) AS organization_name`;
+const ENVIRONMENT_COLUMNS = "id, organization_id, name, identifier, session_secret, inbox_origins, rate_limits";
 
 export async function selectEnvironment(db: Queryable, environmentId: string): Promise<EnvironmentRow | undefined> {
   const { rows } = await db.query<EnvironmentRow>(`SELECT ${ENVIRONMENT_COLUMNS} FROM gateway.environments WHERE id = $1`, [environmentId]);

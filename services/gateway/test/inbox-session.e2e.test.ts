@@ -11,6 +11,7 @@ import { connectClients } from "../src/clients.js";
 import { forgetKeys } from "../src/auth.js";
 import { readConfig } from "../src/config.js";
 import { createEnvironments, type Accounts } from "../src/environments.js";
+import { createOrganizations } from "../src/organizations.js";
 import { route } from "../src/route.js";
 import { encryptionKeyOf, sealerOf } from "../src/config.js";
 import { createSessionTokens, SESSION_AUDIENCE, SESSION_ISSUER } from "../src/sessions.js";
@@ -58,7 +59,12 @@ beforeAll(async () => {
     forgetKeys: (keyHashes) => forgetKeys(redis, keyHashes),
     log,
   });
-  accounts = { environments, sessions: createSessionTokens({ environments, ttlSeconds: 60 }), inbox: { maxSnoozeDurationHours: 1 } };
+  accounts = {
+    environments,
+    organizations: createOrganizations(pool),
+    sessions: createSessionTokens({ environments, ttlSeconds: 60 }),
+    inbox: { maxSnoozeDurationHours: 1 },
+  };
   // Nothing downstream is called by the probe routes.
   const unreachable = "http://127.0.0.1:9";
   const downstream = connectClients({

@@ -241,6 +241,29 @@ describe("@novu/node 2.6.6 against the gateway: integrations", () => {
   });
 });
 
+describe("@novu/node 2.6.6 against the gateway: organizations", () => {
+  it("getCurrent, list, rename and updateBranding: the caller's organization, its branding replaced whole", async () => {
+    const current = dataOf(await novu.organizations.getCurrent()) as unknown as { _id: string; name: string; branding?: unknown };
+    expect(current).toMatchObject({ _id: expect.stringMatching(/^[0-9a-f]{24}$/), name: expect.any(String) });
+    expect(current.branding).toBeUndefined();
+    expect(dataOf(await novu.organizations.list())).toEqual([dataOf(await novu.organizations.getCurrent())]);
+
+    expect(dataOf(await novu.organizations.rename({ name: "Acme Notifications" }))).toEqual({ name: "Acme Notifications" });
+    const branding = { color: "#f47373", logo: "https://cdn.example.com/logo.png", fontFamily: "Inter" };
+    expect(dataOf(await novu.organizations.updateBranding(branding as never))).toEqual(branding);
+    expect(dataOf(await novu.organizations.getCurrent())).toMatchObject({ _id: current._id, name: "Acme Notifications", branding });
+    // A second update replaces the branding, as Novu's does.
+    await novu.organizations.updateBranding({ color: "#000000" } as never);
+    expect(dataOf(await novu.organizations.getCurrent())).toMatchObject({ branding: { color: "#000000" } });
+    expect((dataOf(await novu.organizations.getCurrent()) as unknown as { branding: object }).branding).toEqual({ color: "#000000" });
+
+    for (const refused of [{ color: "red" }, { logo: "https://cdn.example.com/logo.txt" }, { logo: "javascript:alert(1)//x.png" }]) {
+      expect(await statusOf(novu.organizations.updateBranding(refused as never))).toBe(422);
+    }
+    expect(await statusOf(novu.organizations.rename({ name: "" }))).toBe(422);
+  });
+});
+
 describe("@novu/node 2.6.6 against the gateway: environments", () => {
   it("getApiKeys answers the caller's environment's active keys, another environment's none", async () => {
     const keys = dataOf(await novu.environments.getApiKeys()) as unknown as { key: string; _userId: string }[];

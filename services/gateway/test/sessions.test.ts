@@ -13,7 +13,6 @@ async function environmentsOf(...ids: string[]): Promise<Pick<Environments, "byI
       id,
       organizationId: "0".repeat(24),
       name: "Development",
-      organizationName: "Acme",
       identifier: `app-${index}`,
       inboxOrigins: null,
       rateLimits: null,

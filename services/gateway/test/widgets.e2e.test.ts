@@ -148,6 +148,9 @@ describe("the Notification Center (@novu/headless) against the gateway's /v1/wid
       _id: expect.stringMatching(/^[0-9a-f]{24}$/),
       name: expect.any(String),
     });
+    // The organization's branding, which the Notification Center is drawn with.
+    expect((await stack.request("PUT", "/v1/organizations/branding", { color: "#0055ff", fontFamily: "Inter" })).status).toBe(200);
+    expect((await widget<Data<unknown>>("GET", "/organization", token)).body.data).toMatchObject({ branding: { color: "#0055ff", fontFamily: "Inter" } });
   });
 
   it("removes a notification, some and all of a feed's, only the session subscriber's", async () => {

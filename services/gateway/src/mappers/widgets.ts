@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { jsonObject, keyString, objectIdString, queryBool, queryInt } from "../validation.js";
 import { stringList } from "./messages.js";
+import { brandingResponse } from "./organizations.js";
 import { globalPreferenceV1Body, workflowPreferenceV1Body } from "./preferences-v1.js";
 import { profileShape } from "./subscribers.js";
 
@@ -86,4 +87,4 @@ export const usageLogBody = z.object({ name: z.string({ error: "name must be a s
 export const usageLogResponse = z.object({ success: z.literal(true) });
 
 /** GET /v1/widgets/organization: what the Notification Center shows of the organization. */
-export const widgetOrganizationResponse = z.object({ _id: z.string(), name: z.string() });
+export const widgetOrganizationResponse = z.object({ _id: z.string(), name: z.string(), branding: brandingResponse.optional() });

@@ -76,6 +76,8 @@ describe("DigestEvents", () => {
     const jobs = [jobOf(scope, "t1", { n: 1 }), jobOf(scope, "t2", { n: 2 }), jobOf(scope, "t3", { n: 3 })];
     const reply = await triggers.digestEvents({ jobs, entries: [entry(0, "s1"), entry(1, "s1"), entry(2, "s1")] }, callAs(scope));
     expect(reply.digested).toEqual([true, true, true]);
+    // The first event leads the digest; the others joined it (Novu's merged jobs).
+    expect(reply.merged).toEqual([false, true, true]);
 
     const [digest] = await openDigestsOf(scope);
     const schedules = await schedulesOf(scope);
@@ -85,7 +87,7 @@ describe("DigestEvents", () => {
     expect(schedules[0]!.job.resumption).toMatchObject({ subscriberIds: ["s1"], fromStep: 1, digestIds: [String(digest!.id)] });
     expect(schedules[0]!.job.transactionId).toBe("t1");
 
-    await triggers.digestEvents({ jobs: [jobOf(scope, "t4", { n: 4 })], entries: [entry(0, "s1")] }, callAs(scope));
+    expect((await triggers.digestEvents({ jobs: [jobOf(scope, "t4", { n: 4 })], entries: [entry(0, "s1")] }, callAs(scope))).merged).toEqual([true]);
     const merged = await digestOf(scope, digest!.id);
     expect(merged).toMatchObject({ events: [{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }], totalCount: 4 });
     // Each event's transaction and arrival, in the same order (v2 templates read them as id and time).
@@ -102,6 +104,7 @@ describe("DigestEvents", () => {
     // The same jobs again (redelivered), and one job twice in one call.
     const again = await triggers.digestEvents({ jobs: [second, first], entries: [entry(0, "s1"), entry(1, "s1"), entry(1, "s1")] }, callAs(scope));
     expect(again.digested).toEqual([true, true, true]);
+    expect(again.merged).toEqual([true, false, false]);
     const [digest] = await openDigestsOf(scope);
     expect(await digestOf(scope, digest!.id)).toMatchObject({ events: [{ n: 1 }, { n: 2 }], totalCount: 2 });
     expect(await schedulesOf(scope)).toHaveLength(1);
@@ -112,6 +115,7 @@ describe("DigestEvents", () => {
     const jobs = Array.from({ length: 12 }, (_, n) => jobOf(scope, `race-${n}`, { n }));
     const replies = await Promise.all(jobs.map((job) => triggers.digestEvents({ jobs: [job], entries: [entry(0, "s1")] }, callAs(scope))));
     expect(replies.map((reply) => reply.digested)).toEqual(jobs.map(() => [true]));
+    expect(replies.filter((reply) => reply.merged[0] === false)).toHaveLength(1);
     const digests = await openDigestsOf(scope);
     expect(digests).toHaveLength(1);
     expect((await digestOf(scope, digests[0]!.id))?.totalCount).toBe(12);
@@ -157,6 +161,7 @@ describe("DigestEvents", () => {
       callAs(scope),
     );
     expect(next.digested).toEqual([true, true]);
+    expect(next.merged).toEqual([false, true]);
     const [digest] = await openDigestsOf(scope);
     expect(await digestOf(scope, digest!.id)).toMatchObject({ events: [{ n: 2 }, { n: 3 }], totalCount: 2 });
 
@@ -166,6 +171,7 @@ describe("DigestEvents", () => {
       callAs(scope),
     );
     expect(pair.digested).toEqual([false, true]);
+    expect(pair.merged).toEqual([false, false]);
     // A backoff of 0 ms: an event a moment after the last one is not digested.
     await new Promise((resolve) => setTimeout(resolve, 20));
     const late = await triggers.digestEvents({ jobs: [jobOf(scope, "b6")], entries: [entry(0, "s3", { backoffMs: 0 })] }, callAs(scope));

@@ -111,11 +111,17 @@ function keptJob(job: triggersV1.TriggerJob): triggersV1.TriggerJob {
  * (a redelivered job) answers what it did then. A new event is digested unless its digest backs
  * off and no event of its key arrived within the backoff before it; the first digested event of
  * a key opens the digest when none is open, and the digests opened are scheduled to resume their
- * runs, grouped per (job, step, time) as delays are. Answers, per entry, whether it was digested.
+ * runs, grouped per (job, step, time) as delays are. Answers, per entry, whether it was digested
+ * and whether it joined a digest another trigger opened (as it did then, for one recorded before).
  */
-export async function digestEvents(pool: Pool, environmentId: string, request: triggersV1.DigestEventsRequest, jobSubject: string): Promise<boolean[]> {
+export async function digestEvents(
+  pool: Pool,
+  environmentId: string,
+  request: triggersV1.DigestEventsRequest,
+  jobSubject: string,
+): Promise<{ digested: boolean[]; merged: boolean[] }> {
   const items = itemsOf(environmentId, request);
-  if (items.length === 0) return [];
+  if (items.length === 0) return { digested: [], merged: [] };
   const keys = new Map(items.map((item) => [keyId(item.key), item.key]));
   const arrivals = new Map(items.map((item) => [arrivalId(item.arrival), item.arrival]));
   return withTransaction(pool, async (tx) => {
@@ -130,19 +136,24 @@ export async function digestEvents(pool: Pool, environmentId: string, request: t
     const seen = new Map(
       (await store.selectDigestArrivals(tx, environmentId, [...arrivals.values()])).map((row) => [
         arrivalId({ subscriberId: row.subscriber_id, stepId: row.step_id, transactionId: row.transaction_id }),
-        row.digest_id !== null,
+        { digested: row.digest_id !== null, triggerId: row.digest_trigger_id, index: -1 },
       ]),
     );
 
     const digested: boolean[] = [];
+    const merged: boolean[] = [];
     /** The first digested new event of each key: it opens the key's digest if none is open. */
     const firstDigested = new Map<string, Item>();
-    const fresh: { item: Item; digested: boolean }[] = [];
+    const fresh: { item: Item; digested: boolean; index: number }[] = [];
+    /** Entries naming an arrival an earlier entry of this call made: they answer as it does. */
+    const repeats: { index: number; of: number }[] = [];
     for (const item of items) {
       const id = arrivalId(item.arrival);
       const before = seen.get(id);
       if (before !== undefined) {
-        digested.push(before);
+        if (before.index >= 0) repeats.push({ index: merged.length, of: before.index });
+        digested.push(before.digested);
+        merged.push(before.digested && before.triggerId !== null && before.triggerId !== item.job.triggerId);
         continue;
       }
       const key = keyId(item.key);
@@ -150,12 +161,13 @@ export async function digestEvents(pool: Pool, environmentId: string, request: t
       const backoff = item.entry.backoffMs;
       const digest = backoff === undefined || (last !== undefined && now - last <= backoff);
       lastEventAt.set(key, now);
-      seen.set(id, digest);
+      seen.set(id, { digested: digest, triggerId: null, index: merged.length });
       if (digest && !firstDigested.has(key)) firstDigested.set(key, item);
       digested.push(digest);
-      fresh.push({ item, digested: digest });
+      merged.push(false);
+      fresh.push({ item, digested: digest, index: merged.length - 1 });
     }
-    if (fresh.length === 0) return digested;
+    if (fresh.length === 0) return { digested, merged };
 
     const openers = [...firstDigested.values()];
     const digests = openers.length
@@ -190,8 +202,11 @@ export async function digestEvents(pool: Pool, environmentId: string, request: t
     await store.touchDigestKeys(tx, environmentId, [...new Map(fresh.map(({ item }) => [keyId(item.key), item.key])).values()]);
     // The jobs of triggers whose events joined a digest another trigger opened: it may pass to them.
     const joiners = new Map<string, triggersV1.TriggerJob>();
-    for (const { item, digested: digest } of fresh) {
-      if (digest && digestOf.get(keyId(item.key))!.trigger_id !== item.job.triggerId) joiners.set(item.job.triggerId, item.job);
+    for (const { item, digested: digest, index } of fresh) {
+      if (digest && digestOf.get(keyId(item.key))!.trigger_id !== item.job.triggerId) {
+        joiners.set(item.job.triggerId, item.job);
+        merged[index] = true;
+      }
     }
     if (joiners.size > 0) {
       await store.insertDigestJobs(
@@ -215,7 +230,8 @@ export async function digestEvents(pool: Pool, environmentId: string, request: t
           : undefined,
       })),
     );
-    return digested;
+    for (const { index, of } of repeats) merged[index] = merged[of]!;
+    return { digested, merged };
   });
 }
 

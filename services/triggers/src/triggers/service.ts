@@ -526,7 +526,7 @@ export function createTriggerService({
     },
 
     async digestEvents(request, context) {
-      return { digested: await digestEvents(pool, scopeOf(context).environmentId, request, jobSubject) };
+      return digestEvents(pool, scopeOf(context).environmentId, request, jobSubject);
     },
 
     async passThrottles(request, context) {

@@ -366,17 +366,23 @@ export interface DigestArrival {
   transactionId: string;
 }
 
+/** An arrival recorded before: the digest it joined, if any, and whose trigger's run that digest goes on under. */
+export interface DigestArrivalRow {
+  subscriber_id: string;
+  step_id: string;
+  transaction_id: string;
+  digest_id: number | null;
+  digest_trigger_id: string | null;
+}
+
 /** Which of these arrivals were recorded before, and whether each was digested. */
-export async function selectDigestArrivals(
-  db: Queryable,
-  environmentId: string,
-  arrivals: readonly DigestArrival[],
-): Promise<{ subscriber_id: string; step_id: string; transaction_id: string; digest_id: number | null }[]> {
-  const { rows } = await db.query<{ subscriber_id: string; step_id: string; transaction_id: string; digest_id: number | null }>(
-    `SELECT e.subscriber_id, e.step_id, e.transaction_id, e.digest_id
+export async function selectDigestArrivals(db: Queryable, environmentId: string, arrivals: readonly DigestArrival[]): Promise<DigestArrivalRow[]> {
+  const { rows } = await db.query<DigestArrivalRow>(
+    `SELECT e.subscriber_id, e.step_id, e.transaction_id, e.digest_id, d.trigger_id AS digest_trigger_id
        FROM triggers.digest_events e
        JOIN unnest($2::text[], $3::text[], $4::text[]) AS v(subscriber_id, step_id, transaction_id)
          ON e.subscriber_id = v.subscriber_id AND e.step_id = v.step_id AND e.transaction_id = v.transaction_id
+       LEFT JOIN triggers.digests d ON d.id = e.digest_id
       WHERE e.environment_id = $1`,
     [environmentId, arrivals.map((row) => row.subscriberId), arrivals.map((row) => row.stepId), arrivals.map((row) => row.transactionId)],
   );

@@ -14,6 +14,9 @@ import type {
   MessageRow,
   NotificationRow,
   StatusName,
+  StepJobGroupRow,
+  StepJobRecord,
+  StepJobStatus,
 } from "./store.js";
 
 const { MarkAs, MessageStatus, MessageSchema, MessageCtaSchema, EmailBlockSchema, EmailBlocksSchema } = messagesV1;
@@ -252,7 +255,7 @@ function executionDetailKindOf(row: ExecutionDetailRow): { attempt: messagesV1.D
   };
 }
 
-export function executionDetailFromRow(row: ExecutionDetailRow): messagesV1.ExecutionDetail {
+function executionDetailFromRow(row: ExecutionDetailRow): messagesV1.ExecutionDetail {
   return create(messagesV1.ExecutionDetailSchema, {
     id: row.id,
     organizationId: row.organization_id,
@@ -269,7 +272,74 @@ export function executionDetailFromRow(row: ExecutionDetailRow): messagesV1.Exec
   });
 }
 
-export function notificationFromRow(row: NotificationRow, messages: readonly MessageRow[], details: readonly ExecutionDetailRow[]): messagesV1.Notification {
+/** A step's job group as stored: the details it adds are stamped `at` now when they name no time. */
+export function stepJobGroupRow(group: messagesV1.StepJobGroup, grp: number, status: StepJobStatus, now: Date): StepJobGroupRow {
+  return {
+    grp,
+    transaction_id: group.transactionId,
+    template_id: group.templateId,
+    template_identifier: group.templateIdentifier ?? null,
+    payload: group.payload ?? null,
+    step_id: group.stepId,
+    message_template_id: group.messageTemplateId,
+    type: group.type,
+    status,
+    digest: group.digest ?? null,
+    details: group.details.map((detail) => ({
+      detail: detail.detail,
+      status: detail.status,
+      ...(detail.raw !== undefined ? { raw: detail.raw } : {}),
+      at: (detail.createdAt ? timestampDate(detail.createdAt) : now).toISOString(),
+    })),
+  };
+}
+
+function stepJobFromRow(row: StepJobRecord): messagesV1.StepJob {
+  return create(messagesV1.StepJobSchema, {
+    id: row.id,
+    stepId: row.step_id,
+    messageTemplateId: row.message_template_id,
+    type: row.type,
+    status: row.status,
+    ...(row.digest_json !== null ? { digestJson: row.digest_json } : {}),
+    createdAt: timestampFromDate(row.created_at),
+    updatedAt: timestampFromDate(row.updated_at),
+  });
+}
+
+/** What a step job went through, as execution details of its notification. */
+function stepJobDetailsFromRow(row: StepJobRecord): messagesV1.ExecutionDetail[] {
+  return row.details.map((detail) =>
+    create(messagesV1.ExecutionDetailSchema, {
+      id: detail.id,
+      organizationId: row.organization_id,
+      environmentId: row.environment_id,
+      notificationId: row.notification_id,
+      templateId: row.template_id,
+      subscriberId: row.subscriber_id,
+      messageId: "",
+      jobId: row.id,
+      transactionId: row.transaction_id,
+      stepDetail: { detail: detail.detail, status: detail.status, ...(detail.raw !== undefined ? { raw: detail.raw } : {}), id: detail.id },
+      stepType: row.type,
+      createdAt: timestampFromDate(new Date(detail.at)),
+    }),
+  );
+}
+
+/** Execution details of sends and of step jobs together, oldest first. */
+export function executionDetailsOf(details: readonly ExecutionDetailRow[], stepJobs: readonly StepJobRecord[]): messagesV1.ExecutionDetail[] {
+  const all = [...details.map(executionDetailFromRow), ...stepJobs.flatMap(stepJobDetailsFromRow)];
+  const at = (detail: messagesV1.ExecutionDetail) => (detail.createdAt ? timestampDate(detail.createdAt).getTime() : 0);
+  return stepJobs.length === 0 ? all : all.sort((a, b) => at(a) - at(b));
+}
+
+export function notificationFromRow(
+  row: NotificationRow,
+  messages: readonly MessageRow[],
+  details: readonly ExecutionDetailRow[],
+  stepJobs: readonly StepJobRecord[],
+): messagesV1.Notification {
   return create(messagesV1.NotificationSchema, {
     id: row.id,
     organizationId: row.organization_id,
@@ -282,7 +352,8 @@ export function notificationFromRow(row: NotificationRow, messages: readonly Mes
     ...(row.payload !== null ? { payloadJson: row.payload } : {}),
     createdAt: timestampFromDate(row.created_at),
     messages: messages.map(messageFromRow),
-    executionDetails: details.map(executionDetailFromRow),
+    executionDetails: executionDetailsOf(details, stepJobs),
+    stepJobs: stepJobs.map(stepJobFromRow),
   });
 }
 

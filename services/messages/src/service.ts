@@ -22,6 +22,7 @@ import {
   type ChannelName,
   type Logger,
   type Pool,
+  type Queryable,
   type Scope,
   boundBatch,
 } from "@notify/runtime";
@@ -32,18 +33,19 @@ import {
   attemptRow,
   providerEventRow,
   attemptStatusName,
-  executionDetailFromRow,
   inboxBulkChangeOf,
   inboxChangeOf,
   markAsName,
   messageFromRow,
   messageGroupRow,
   notificationFromRow,
+  executionDetailsOf,
+  stepJobGroupRow,
 } from "./mapping.js";
 import type { SnoozeSchedule } from "./snoozes.js";
 import * as store from "./store.js";
 import type { SubscriberDirectory } from "./subscribers.js";
-import { checkFeedIdentifiers, checkMessageIds, checkNewMessages, checkRange, MAX_MARKED_IDS } from "./validation.js";
+import { checkFeedIdentifiers, checkMessageIds, checkNewMessages, checkRange, checkStepJobGroups, MAX_MARKED_IDS } from "./validation.js";
 import { workflowsOf, type WorkflowDirectory } from "./workflows.js";
 
 /** The API lists' context filter: the keys named, checked and sorted; none: every context. */
@@ -75,6 +77,8 @@ export const MAX_NOTIFICATION_MESSAGES = 100;
 /** The subscribers the activity feed's subscriber filters may name at once (each page reads their notifications). */
 export const MAX_MATCHED_SUBSCRIBERS = 1000;
 export const MAX_GRAPH_DAYS = 366;
+/** Step jobs one statement of a cancel changes. */
+const STEP_JOB_CANCEL_CHUNK = 1000;
 /** A deleted subscriber's messages per channel group and call: each call holds the locks of at most this many. */
 export const SUBSCRIBER_DELETE_BATCH = 2_000;
 const DAY_MS = 86_400_000;
@@ -133,6 +137,34 @@ function channelFilter(value: Channel): ChannelName | null {
 }
 
 /** Rows by the notification they belong to, in their order. */
+type NotificationDraft = store.NewNotificationRow & { transaction_id: string };
+
+/**
+ * The notifications a write names: one per transaction and subscriber, however many steps and
+ * groups name them, made by the first group that does, its id chosen here.
+ */
+function notificationsNamed() {
+  const drafts = new Map<string, NotificationDraft>();
+  return {
+    of(transactionId: string, recipient: messagesV1.MessageRecipient, grp: number): NotificationDraft {
+      const key = keyOf([transactionId, recipient.subscriberId]);
+      let draft = drafts.get(key);
+      if (!draft) {
+        draft = {
+          id: objectId(),
+          transaction_id: transactionId,
+          subscriber_id: recipient.subscriberId,
+          external_subscriber_id: recipient.externalSubscriberId,
+          grp,
+        };
+        drafts.set(key, draft);
+      }
+      return draft;
+    },
+    rows: () => [...drafts.values()],
+  };
+}
+
 function byNotification<R extends { notification_id: string }>(rows: readonly R[]): Map<string, R[]> {
   const grouped = new Map<string, R[]>();
   for (const row of rows) {
@@ -384,13 +416,40 @@ export function createMessageService({
   async function activityOf(scope: Scope, rows: readonly store.NotificationRow[]): Promise<messagesV1.Notification[]> {
     if (rows.length === 0) return [];
     const named = rows.map((row) => ({ notificationId: row.id, externalSubscriberId: row.external_subscriber_id }));
-    const [messageRows, detailRows] = await Promise.all([
+    const [messageRows, detailRows, stepJobRows] = await Promise.all([
       store.selectNotificationMessages(pool, scope.environmentId, rows, MAX_NOTIFICATION_MESSAGES),
       store.selectExecutionDetails(pool, scope.environmentId, named, MAX_EXECUTION_DETAILS),
+      store.selectStepJobs(
+        pool,
+        scope.environmentId,
+        rows.map((row) => row.id),
+        MAX_NOTIFICATION_MESSAGES,
+      ),
     ]);
     const messagesOf = byNotification(messageRows);
     const detailsOf = byNotification(detailRows);
-    return rows.map((row) => notificationFromRow(row, messagesOf.get(row.id) ?? [], detailsOf.get(row.id) ?? []));
+    const stepJobsOf = byNotification(stepJobRows);
+    return rows.map((row) => notificationFromRow(row, messagesOf.get(row.id) ?? [], detailsOf.get(row.id) ?? [], stepJobsOf.get(row.id) ?? []));
+  }
+
+  /**
+   * Creates the notifications that do not exist yet and sets each row's id to its notification's:
+   * every id is chosen by the caller, so what the insert does not answer existed before this call
+   * (or earlier in it), and those few are read back.
+   */
+  async function createMissingNotifications(
+    tx: Queryable,
+    scope: Scope,
+    groups: readonly store.NotificationGroupRow[],
+    notifications: NotificationDraft[],
+  ): Promise<void> {
+    const created = await store.insertMissingNotifications(tx, scope.environmentId, scope.organizationId, groups, notifications);
+    const earlier = notifications.filter((row) => !created.has(row.id));
+    if (earlier.length === 0) return;
+    const found = new Map(
+      (await store.selectNotificationIds(tx, scope.environmentId, earlier)).map((row) => [keyOf([row.transaction_id, row.subscriber_id]), row.id]),
+    );
+    for (const row of earlier) row.id = found.get(keyOf([row.transaction_id, row.subscriber_id]))!;
   }
 
   /**
@@ -409,23 +468,11 @@ export function createMessageService({
       const groups = checkNewMessages(request);
       if (groups.length === 0) return { messages: [] };
       const groupRows = groups.map((group, grp) => messageGroupRow(group.message!, grp));
-      // One notification per transaction and subscriber, however many steps and groups name them.
-      const notifications = new Map<string, store.NewNotificationRow & { transaction_id: string }>();
+      const notifications = notificationsNamed();
       const rows = groups.flatMap((group, grp) => {
         const shared = groupRows[grp]!;
         return group.recipients.map((recipient) => {
-          const notificationKey = keyOf([shared.transaction_id, recipient.subscriberId]);
-          let notification = notifications.get(notificationKey);
-          if (!notification) {
-            notification = {
-              id: objectId(),
-              transaction_id: shared.transaction_id,
-              subscriber_id: recipient.subscriberId,
-              external_subscriber_id: recipient.externalSubscriberId,
-              grp,
-            };
-            notifications.set(notificationKey, notification);
-          }
+          const notification = notifications.of(shared.transaction_id, recipient, grp);
           return {
             id: objectId(),
             notification,
@@ -436,7 +483,7 @@ export function createMessageService({
           };
         });
       });
-      const notificationRows = [...notifications.values()];
+      const notificationRows = notifications.rows();
       // Nearly always everything is new (a job's first delivery): plain INSERTs, with no conflict
       // check per row and no ids to read back. A redelivered job, or a step after a delay whose
       // notification an earlier step made, fails them on a unique key; then the careful path below.
@@ -451,17 +498,8 @@ export function createMessageService({
       } catch (error) {
         if (!isUniqueViolation(error)) throw error;
       }
-      // Every id is chosen here, so what an insert does not answer existed before this call (or
-      // earlier in it): those few are read back.
       return withTransaction(pool, async (tx) => {
-        const newNotifications = await store.insertMissingNotifications(tx, scope.environmentId, scope.organizationId, groupRows, notificationRows);
-        const earlier = notificationRows.filter((row) => !newNotifications.has(row.id));
-        if (earlier.length > 0) {
-          const found = new Map(
-            (await store.selectNotificationIds(tx, scope.environmentId, earlier)).map((row) => [keyOf([row.transaction_id, row.subscriber_id]), row.id]),
-          );
-          for (const row of earlier) row.id = found.get(keyOf([row.transaction_id, row.subscriber_id]))!;
-        }
+        await createMissingNotifications(tx, scope, groupRows, notificationRows);
         for (const row of rows) row.notification_id = row.notification.id;
         const inserted = await store.insertMissingMessages(tx, scope.environmentId, scope.organizationId, groupRows, rows);
         // Announced when the handler ends; should the commit fail, the ids name no message a follower can find.
@@ -633,6 +671,44 @@ export function createMessageService({
       };
     },
 
+    async recordStepJobs(request, context) {
+      const scope = scopeOf(context);
+      const statuses = checkStepJobGroups(request);
+      const now = new Date();
+      const groupRows = request.groups.map((group, grp) => stepJobGroupRow(group, grp, statuses[grp]!, now));
+      const notifications = notificationsNamed();
+      const jobs = request.groups.flatMap((group, grp) =>
+        group.recipients.map((recipient) => ({ notification: notifications.of(group.transactionId, recipient, grp), grp })),
+      );
+      if (jobs.length === 0) return { changed: 0 };
+      const changed = await withTransaction(pool, async (tx) => {
+        await createMissingNotifications(tx, scope, groupRows, notifications.rows());
+        // One change per job (a statement changes a row once: the last named wins), in one order
+        // whoever calls, so concurrent calls over the same jobs wait for each other, never deadlock.
+        const rows = new Map<string, store.StepJobRow>();
+        for (const { notification, grp } of jobs) {
+          const key = keyOf([notification.id, groupRows[grp]!.step_id]);
+          rows.delete(key);
+          rows.set(key, { id: objectId(), notification_id: notification.id, grp });
+        }
+        const ordered = [...rows].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
+        return store.upsertStepJobs(tx, scope.environmentId, scope.organizationId, groupRows, ordered);
+      });
+      return { changed };
+    },
+
+    async cancelStepJobs(request, context) {
+      const scope = scopeOf(context);
+      if (request.transactionId.length === 0) throw invalidField("transactionId", "transactionId must not be empty", request.transactionId);
+      // A chunk per statement: a broadcast's transaction has a job per subscriber.
+      let canceled = 0;
+      for (;;) {
+        const chunk = await store.cancelWaitingStepJobs(pool, scope.environmentId, request.transactionId, STEP_JOB_CANCEL_CHUNK);
+        canceled += chunk;
+        if (chunk < STEP_JOB_CANCEL_CHUNK) return { canceled };
+      }
+    },
+
     async recordDeliveries(request, context) {
       boundBatch("attempts", request.attempts.length, MAX_ATTEMPT_BATCH);
       const rows = request.attempts.map((attempt, index) => {
@@ -671,8 +747,11 @@ export function createMessageService({
       // As Novu answers it: details are asked of a subscriber that exists.
       if (!(await subscribers.find(scope, request.subscriberId))) throw notFound(`Subscriber not found for id ${request.subscriberId}`);
       const notification = { notificationId: request.notificationId, externalSubscriberId: request.subscriberId };
-      const rows = await store.selectExecutionDetails(pool, scope.environmentId, [notification], MAX_EXECUTION_DETAILS);
-      return { details: rows.map(executionDetailFromRow) };
+      const [rows, stepJobs] = await Promise.all([
+        store.selectExecutionDetails(pool, scope.environmentId, [notification], MAX_EXECUTION_DETAILS),
+        store.selectSubscriberStepJobs(pool, scope.environmentId, request.notificationId, request.subscriberId, MAX_NOTIFICATION_MESSAGES),
+      ]);
+      return { details: executionDetailsOf(rows, stepJobs).slice(0, MAX_EXECUTION_DETAILS) };
     },
 
     async listNotifications(request, context) {

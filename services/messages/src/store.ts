@@ -209,6 +209,9 @@ export interface RecipientRow {
   grp: number;
 }
 
+/** What a notification takes from the group that makes it. */
+export type NotificationGroupRow = Pick<MessageGroupRow, "grp" | "transaction_id" | "template_id" | "template_identifier" | "payload">;
+
 export interface NewNotificationRow {
   id: string;
   subscriber_id: string;
@@ -237,7 +240,7 @@ function insertNotificationsStatement(
   tail: string,
   environmentId: string,
   organizationId: string,
-  groups: readonly MessageGroupRow[],
+  groups: readonly NotificationGroupRow[],
   rows: readonly NewNotificationRow[],
 ): [string, unknown[]] {
   return [
@@ -276,7 +279,7 @@ export async function insertNewNotifications(
   db: Queryable,
   environmentId: string,
   organizationId: string,
-  groups: readonly MessageGroupRow[],
+  groups: readonly NotificationGroupRow[],
   rows: readonly NewNotificationRow[],
 ): Promise<void> {
   await db.query(...insertNotificationsStatement("", environmentId, organizationId, groups, rows));
@@ -291,7 +294,7 @@ export async function insertMissingNotifications(
   db: Queryable,
   environmentId: string,
   organizationId: string,
-  groups: readonly MessageGroupRow[],
+  groups: readonly NotificationGroupRow[],
   rows: readonly NewNotificationRow[],
 ): Promise<Set<string>> {
   const { rows: inserted } = await db.query<{ id: string }>(
@@ -317,6 +320,150 @@ export async function selectNotificationIds(
        JOIN messages.notifications n
          ON n.environment_id = $1 AND n.transaction_id = k.transaction_id AND n.subscriber_id = k.subscriber_id`,
     [environmentId, keys.map((key) => key.transaction_id), keys.map((key) => key.subscriber_id)],
+  );
+  return rows;
+}
+
+/** What the jobs of one step job group share. */
+export interface StepJobGroupRow extends NotificationGroupRow {
+  step_id: string;
+  message_template_id: string;
+  type: string;
+  status: StepJobStatus;
+  digest: Record<string, unknown> | null;
+  /** The details the change adds, without ids: each job's are made from its new row's id. */
+  details: { detail: string; status: string; raw?: string; at: string }[];
+}
+
+/** One job of a group: its notification, and the id it takes should it be new. */
+export interface StepJobRow {
+  id: string;
+  notification_id: string;
+  grp: number;
+}
+
+export const STEP_JOB_STATUSES = ["delayed", "merged", "completed", "skipped", "canceled", "failed"] as const;
+export type StepJobStatus = (typeof STEP_JOB_STATUSES)[number];
+
+/** How far on a status is: a job moves only to a further one (a digest merged into another may still complete, when it passes to this job). */
+const stepJobProgress = (status: string) => `CASE ${status} WHEN 'delayed' THEN 1 WHEN 'merged' THEN 2 ELSE 3 END`;
+
+/**
+ * Creates or moves on step jobs, in one statement; answers how many it created or moved. A
+ * change to a status no further than the job's changes nothing, so a redelivered run adds no
+ * detail twice. Each added detail's id is made from the row id this call chose (unique per call).
+ */
+export async function upsertStepJobs(
+  db: Queryable,
+  environmentId: string,
+  organizationId: string,
+  groups: readonly StepJobGroupRow[],
+  rows: readonly StepJobRow[],
+): Promise<number> {
+  const { rowCount } = await db.query(
+    `INSERT INTO messages.step_jobs AS j
+       (environment_id, organization_id, id, notification_id, step_id, message_template_id, type, status, digest, details)
+     SELECT $1, $2, r.id, r.notification_id, g.step_id, g.message_template_id, g.type, g.status, g.digest,
+            (SELECT coalesce(jsonb_agg(d.value || jsonb_build_object('id', left(md5(r.id || '/' || d.n), 24)) ORDER BY d.n), '[]')
+               FROM jsonb_array_elements(g.details) WITH ORDINALITY AS d(value, n))
+       FROM unnest($4::text[], $5::text[], $6::int[]) AS r(id, notification_id, grp)
+       JOIN jsonb_to_recordset($3::jsonb) AS g(grp int, step_id text, message_template_id text, type text, status text, digest jsonb, details jsonb)
+         ON g.grp = r.grp
+     ON CONFLICT (notification_id, step_id) DO UPDATE
+        SET status = EXCLUDED.status,
+            digest = coalesce(EXCLUDED.digest, j.digest),
+            details = j.details || EXCLUDED.details,
+            updated_at = now()
+      WHERE ${stepJobProgress("EXCLUDED.status")} > ${stepJobProgress("j.status")}`,
+    [
+      environmentId,
+      organizationId,
+      JSON.stringify(
+        groups.map(({ grp, step_id, message_template_id, type, status, digest, details }) => ({
+          grp,
+          step_id,
+          message_template_id,
+          type,
+          status,
+          digest,
+          details,
+        })),
+      ),
+      textArray(rows.map((row) => row.id)),
+      textArray(rows.map((row) => row.notification_id)),
+      rows.map((row) => row.grp),
+    ],
+  );
+  return rowCount ?? 0;
+}
+
+/** Cancels at most `limit` of a transaction's waiting (delayed) step jobs; answers how many. */
+export async function cancelWaitingStepJobs(db: Queryable, environmentId: string, transactionId: string, limit: number): Promise<number> {
+  const { rowCount } = await db.query(
+    `UPDATE messages.step_jobs SET status = 'canceled', updated_at = now()
+      WHERE id IN (
+        SELECT s.id FROM messages.notifications n JOIN messages.step_jobs s ON s.notification_id = n.id
+         WHERE n.environment_id = $1 AND n.transaction_id = $2 AND s.status = 'delayed'
+         LIMIT $3
+      )`,
+    [environmentId, transactionId, limit],
+  );
+  return rowCount ?? 0;
+}
+
+/** A row of messages.step_jobs, with its notification's fields its execution details name. */
+export interface StepJobRecord {
+  id: string;
+  organization_id: string;
+  environment_id: string;
+  notification_id: string;
+  transaction_id: string;
+  template_id: string;
+  subscriber_id: string;
+  step_id: string;
+  message_template_id: string;
+  type: string;
+  status: string;
+  digest_json: string | null;
+  details: { id: string; detail: string; status: string; raw?: string; at: string }[];
+  created_at: Date;
+  updated_at: Date;
+}
+
+const STEP_JOB_COLUMNS = `s.id, s.organization_id, s.environment_id, s.notification_id, n.transaction_id, n.template_id, n.subscriber_id,
+  s.step_id, s.message_template_id, s.type, s.status, s.digest::text AS digest_json, s.details, s.created_at, s.updated_at`;
+
+/** The step jobs of these notifications, at most `limit` each, oldest first. */
+export async function selectStepJobs(db: Queryable, environmentId: string, notificationIds: readonly string[], limit: number): Promise<StepJobRecord[]> {
+  const { rows } = await db.query<StepJobRecord>(
+    `SELECT ${STEP_JOB_COLUMNS}
+       FROM unnest($2::text[]) AS k(notification_id)
+       JOIN messages.notifications n ON n.environment_id = $1 AND n.id = k.notification_id
+      CROSS JOIN LATERAL (
+        SELECT * FROM messages.step_jobs j WHERE j.notification_id = n.id ORDER BY j.created_at, j.id LIMIT $3
+      ) s
+      ORDER BY s.created_at, s.id`,
+    [environmentId, textArray(notificationIds), limit],
+  );
+  return rows;
+}
+
+/** The step jobs of one notification of one subscriber (by the caller's subscriberId), at most `limit`, oldest first. */
+export async function selectSubscriberStepJobs(
+  db: Queryable,
+  environmentId: string,
+  notificationId: string,
+  externalSubscriberId: string,
+  limit: number,
+): Promise<StepJobRecord[]> {
+  const { rows } = await db.query<StepJobRecord>(
+    `SELECT ${STEP_JOB_COLUMNS}
+       FROM messages.notifications n
+       JOIN messages.step_jobs s ON s.notification_id = n.id
+      WHERE n.environment_id = $1 AND n.id = $2 AND n.external_subscriber_id = $3
+      ORDER BY s.created_at, s.id
+      LIMIT $4`,
+    [environmentId, notificationId, externalSubscriberId, limit],
   );
   return rows;
 }

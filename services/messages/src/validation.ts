@@ -13,6 +13,7 @@ import {
 import { create } from "@bufbuild/protobuf";
 import { messagesV1 } from "@notify/proto";
 import { STATUS_NAMES } from "./mapping.js";
+import { STEP_JOB_STATUSES, type StepJobStatus } from "./store.js";
 
 /** Messages per CreateMessages call: thousands in one statement, never an unbounded list. */
 export const MAX_CREATE_BATCH = 10_000;
@@ -23,6 +24,11 @@ export const MAX_MARKED_IDS = 100;
  * once, page after page of them, and Novu bounds none.
  */
 export const MAX_V1_MARKED_IDS = 1_000;
+/** Step job groups per RecordStepJobs call, and their recipients in all (a fan-out page's). */
+export const MAX_STEP_JOB_GROUPS = 1_000;
+export const MAX_STEP_JOB_RECIPIENTS = 10_000;
+/** Execution details one change adds to a job. */
+export const MAX_STEP_JOB_DETAILS = 10;
 export const MAX_FEED_IDENTIFIERS = 30;
 export const MAX_TAGS = 100;
 
@@ -75,6 +81,55 @@ function checkMessageFields(message: messagesV1.NewMessage, fail: Fail): void {
   if (badTag !== undefined) fail("tags", "tags are 1 to 255 characters without NUL", badTag);
   // jsonb, which holds the data, holds no NUL character.
   if (message.data && JSON.stringify(message.data).includes("\\u0000")) fail("data", "data must not contain a NUL character (\\u0000)");
+}
+
+const STEP_JOB_TYPES = new Set(["delay", "digest", ...CHANNELS]);
+const DETAIL_STATUSES = new Set(["Success", "Warning", "Failed", "Pending", "Queued"]);
+const isStepJobStatus = (status: string): status is StepJobStatus => (STEP_JOB_STATUSES as readonly string[]).includes(status);
+
+/**
+ * Value rules for a RecordStepJobs call, every failure at once as one INVALID_ARGUMENT; answers
+ * each group's status.
+ */
+export function checkStepJobGroups(request: messagesV1.RecordStepJobsRequest): StepJobStatus[] {
+  boundBatch("groups", request.groups.length, MAX_STEP_JOB_GROUPS);
+  boundBatch(
+    "recipients",
+    request.groups.reduce((sum, group) => sum + group.recipients.length, 0),
+    MAX_STEP_JOB_RECIPIENTS,
+  );
+  const errors: FieldErrors = {};
+  const statuses = request.groups.map((group, index) => {
+    const fail: Fail = (field, text, value) => {
+      const entry = (errors[`groups[${index}].${field}`] ??= value === undefined ? { messages: [] } : { messages: [], value });
+      entry.messages.push(text);
+    };
+    for (const field of ["transactionId", "templateId", "messageTemplateId", "stepId"] as const) {
+      if (group[field].length === 0 || group[field].length > 255) fail(field, `${field} must be between 1 and 255 characters`, group[field]);
+    }
+    if (!STEP_JOB_TYPES.has(group.type)) fail("type", `type must be one of ${[...STEP_JOB_TYPES].join(", ")}`, group.type);
+    if (group.details.length > MAX_STEP_JOB_DETAILS) fail("details", `at most ${MAX_STEP_JOB_DETAILS} details`, group.details.length);
+    group.details.forEach((detail, detailIndex) => {
+      if (detail.detail.length === 0 || detail.detail.length > 255 || holdsNul(detail.detail)) {
+        fail(`details[${detailIndex}].detail`, "detail must be between 1 and 255 characters without NUL");
+      }
+      if (!DETAIL_STATUSES.has(detail.status))
+        fail(`details[${detailIndex}].status`, `status must be one of ${[...DETAIL_STATUSES].join(", ")}`, detail.status);
+      if (detail.raw !== undefined && holdsNul(detail.raw)) fail(`details[${detailIndex}].raw`, "raw must not contain a NUL character");
+    });
+    // jsonb holds no NUL character.
+    if (group.digest && JSON.stringify(group.digest).includes("\\u0000")) fail("digest", "digest must not contain a NUL character (\\u0000)");
+    group.recipients.forEach((recipient, recipientIndex) => {
+      checkRecipient(recipient.subscriberId, recipient.externalSubscriberId, (field, text, value) =>
+        fail(`recipients[${recipientIndex}].${field}`, text, value),
+      );
+    });
+    if (isStepJobStatus(group.status)) return group.status;
+    fail("status", `status must be one of ${STEP_JOB_STATUSES.join(", ")}`, group.status);
+    return "failed";
+  });
+  if (Object.keys(errors).length > 0) throw invalidArgument("Validation failed", errors);
+  return statuses;
 }
 
 /**

@@ -10,6 +10,7 @@ import { writeAndHandOver, type PublishDeliveries } from "./deliveries.js";
 import { stepPasses, type StepFilter } from "./filters.js";
 import { delayUntil } from "./delay.js";
 import { digestPlan, digestVariables, type Digested, type DigestPlan } from "./digest.js";
+import { delayed, delayFinished, digestEntered, digestTriggered, misconfigured, recordStepJobs, skippedByConditions, type StepJobChange } from "./step-jobs.js";
 import { throttlePlan, type ThrottlePlan } from "./throttle.js";
 
 export interface PipelineClients {
@@ -141,12 +142,14 @@ interface Pause {
   runAt: Date;
 }
 
-/** Where a run of the steps reached a digest step (at `index`): the digest decides what follows. */
+/** Where a run of the steps reached a digest step (at `index`, `step` the main one): the digest decides what follows. */
 interface DigestStop {
   index: number;
-  stepId: string;
+  step: workflowsV1.Step;
   plan: DigestPlan;
 }
+
+type DigestOutcome = Parameters<typeof digestEntered>[3];
 
 /** Where a run of the steps reached a throttle step (at `index`): the window decides whether it goes on. */
 interface ThrottleStop {
@@ -407,12 +410,19 @@ async function deliverShares(
   const paused = new Map<string, { job: triggersV1.TriggerJob; pause: Pause; subscriberIds: string[]; digestIds: string[] }>();
   /** The rests of runs waiting for a send, held until the first of their step's sends succeeds. */
   const held: HeldRun[] = [];
+  /** What the runs change of step jobs, recorded before their messages are written. */
+  const stepJobs: StepJobChange[] = [];
   let runs: SubscriberRun[] = shares.flatMap((share) => {
-    const resumption = share.run.job.resumption;
+    const job = share.run.job;
+    const resumption = job.resumption;
     const digestOf = new Map(resumption?.digestIds.map((id, index) => [resumption.subscriberIds[index], id]));
+    // The step a resumption goes on after: the digest whose run it is, a delay that ended, or a step whose send it waited for.
+    const resumedAfter = resumption && resumption.fromStep > 0 ? activeSteps(job.workflow!)[resumption.fromStep - 1] : undefined;
     return share.subscribers.map((subscriber) => {
       const digestId = digestOf.get(subscriber.id);
       const digested = digestId ? (digests.get(digestId) ?? { events: [], arrivals: [], totalCount: 0 }) : undefined;
+      if (resumedAfter && resumption?.digestRun && digested) stepJobs.push(digestTriggered(job, subscriber, resumedAfter, digested));
+      else if (resumedAfter?.template?.type === StepType.DELAY) stepJobs.push(delayFinished(job, subscriber, resumedAfter));
       return { share, subscriber, from: resumption?.fromStep ?? 0, digested, digestId };
     });
   });
@@ -432,7 +442,7 @@ async function deliverShares(
       const key = preferenceScopeOf(run.share.run);
       const channels = preferences.get(`${key}/${run.subscriber.id}`) ?? defaults.get(key);
       const endpoints = chatEndpoints(run.share.run, run.subscriber.id);
-      const composed = await composeForSubscriber(run.subscriber, run.share.run, channels, endpoints, lookups, deps, run.from, run.digested, now);
+      const composed = await composeForSubscriber(run.subscriber, run.share.run, channels, endpoints, lookups, deps, run.from, run.digested, now, stepJobs);
       messages.push(...composed.messages);
       if (composed.pause) {
         const key = `${job.triggerId}/${composed.pause.fromStep}/${composed.pause.runAt.getTime()}/${run.digestId ? "digest" : ""}`;
@@ -450,12 +460,15 @@ async function deliverShares(
         for (const send of sends) send.continuationKey = holdKey;
       }
     }
-    const digested = await enterDigests(stops, call, deps);
+    const outcomes = await enterDigests(stops, call, deps);
     const passed = await passThrottles(throttles, call, deps);
+    stops.forEach(({ run, stop }, index) => {
+      stepJobs.push(digestEntered(run.share.run.job, run.subscriber, stop.step, outcomes[index]!, stop.plan.runAt, now));
+    });
     runs = [
       ...stops.flatMap(({ run, stop }, index) =>
         // Let through at once (a backoff without a recent event): as Novu runs it, not a digest of one.
-        digested[index] ? [] : [{ share: run.share, subscriber: run.subscriber, from: stop.index + 1 }],
+        outcomes[index] === "passed" ? [{ share: run.share, subscriber: run.subscriber, from: stop.index + 1 }] : [],
       ),
       ...throttles.flatMap(({ run, stop }, index) => (passed[index] ? [{ ...run, from: stop.index + 1 }] : [])),
     ];
@@ -464,6 +477,7 @@ async function deliverShares(
   for (const part of callsOf(held)) {
     await deps.clients.triggers.scheduleJobs({ jobs: part.map(({ holdKey, job }) => ({ holdKey, job })) }, call);
   }
+  await recordStepJobs(stepJobs, deps.clients.messages, call);
   const created = await writeAndHandOver(messages, shares[0]!.run.job, deps.clients.messages, deps.publishDeliveries, call);
   const resumptions = [...paused.values()].flatMap(({ job, pause, subscriberIds, digestIds }) =>
     chunks(subscriberIds).map((ids, part) => {
@@ -576,10 +590,11 @@ async function digestsOf(shares: readonly Share[], call: CallOptions, deps: Pipe
 
 /**
  * Hands the events that reached a digest step to the triggers service, in order, 1000 per call;
- * answers, per stop, whether it was digested (its run ends here) or runs on now.
+ * answers, per stop, whether it opened a digest or joined one (its run ends here: the digest's
+ * opener's goes on when it ends), or was let through (it runs on now).
  */
-async function enterDigests(stops: readonly { run: SubscriberRun; stop: DigestStop }[], call: CallOptions, deps: PipelineDeps): Promise<boolean[]> {
-  const digested: boolean[] = [];
+async function enterDigests(stops: readonly { run: SubscriberRun; stop: DigestStop }[], call: CallOptions, deps: PipelineDeps): Promise<DigestOutcome[]> {
+  const outcomes: DigestOutcome[] = [];
   for (const part of chunks(stops)) {
     const jobs = new Map<triggersV1.TriggerJob, number>();
     const entries = part.map(({ run, stop }) => {
@@ -588,16 +603,17 @@ async function enterDigests(stops: readonly { run: SubscriberRun; stop: DigestSt
       return {
         job: jobs.get(job)!,
         subscriberId: run.subscriber.id,
-        stepId: stop.stepId,
+        stepId: stop.step.id,
         fromStep: stop.index + 1,
         key: stop.plan.key,
         runAt: timestampFromDate(stop.plan.runAt),
         ...(stop.plan.backoffMs !== undefined ? { backoffMs: stop.plan.backoffMs } : {}),
       };
     });
-    digested.push(...(await deps.clients.triggers.digestEvents({ jobs: [...jobs.keys()], entries }, call)).digested);
+    const reply = await deps.clients.triggers.digestEvents({ jobs: [...jobs.keys()], entries }, call);
+    outcomes.push(...reply.digested.map((digested, index): DigestOutcome => (!digested ? "passed" : reply.merged[index] ? "merged" : "opened")));
   }
-  return digested;
+  return outcomes;
 }
 
 /**
@@ -634,6 +650,8 @@ async function composeForSubscriber(
   digested: Digested | undefined,
   /** The time delays count from: one for the whole delivery, so subscribers paused together resume together. */
   now: number,
+  /** Where the run's changes to step jobs go (delays, digests, steps its conditions skipped). */
+  stepJobs: StepJobChange[],
 ): Promise<{ messages: Composed[]; pause?: Pause; digest?: DigestStop; throttle?: ThrottleStop; waitsFor?: WaitForSend }> {
   const { job } = run;
   const workflow = job.workflow!;
@@ -688,7 +706,11 @@ async function composeForSubscriber(
     try {
       // As Novu runs a step: its own filters decide whether it runs, then the first active variant
       // whose conditions pass replaces it.
-      if (!passes(main)) continue;
+      if (!passes(main)) {
+        const skipped = skippedByConditions(job, subscriber, main);
+        if (skipped) stepJobs.push(skipped);
+        continue;
+      }
       const step = main.variants.find((variant) => variant.active !== false && variant.filters.length > 0 && passes(variant)) ?? main;
       const type = step.template?.type ?? StepType.UNSPECIFIED;
       if (type === StepType.DELAY) {
@@ -696,8 +718,10 @@ async function composeForSubscriber(
         if ("error" in delay) {
           // As in Novu, a delay that cannot be computed fails the run of this subscriber here.
           deps.log.warn({ step: step.id, transactionId: job.transactionId, reason: delay.error }, "delay step failed");
+          stepJobs.push(misconfigured(job, subscriber, main, delay.error));
           return { messages: produced };
         }
+        stepJobs.push(delayed(job, subscriber, main, delay.runAt, now));
         return { messages: produced, pause: { fromStep: index + 1, runAt: delay.runAt } };
       }
       if (type === StepType.DIGEST) {
@@ -705,10 +729,11 @@ async function composeForSubscriber(
         if ("error" in plan) {
           // Like a bad delay: the run of this subscriber fails at the step.
           deps.log.warn({ step: step.id, transactionId: job.transactionId, reason: plan.error }, "digest step failed");
+          stepJobs.push(misconfigured(job, subscriber, main, plan.error));
           return { messages: produced };
         }
         // The main step's id keys the digest, whichever variant ran.
-        return { messages: produced, digest: { index, stepId: main.id, plan } };
+        return { messages: produced, digest: { index, step: main, plan } };
       }
       if (type === StepType.THROTTLE) {
         const plan = throttlePlan(step, `${workflow.id}:${main.id}:${subscriber.id}`, payload, render, now);

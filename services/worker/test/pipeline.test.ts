@@ -72,6 +72,8 @@ function services(
     returned: [] as messagesV1.ReturnSnoozedMessageRequest[],
     passedDigests: [] as triggersV1.PassCanceledDigestsRequest[],
     published: [] as deliveriesV1.DeliveryJob[],
+    /** Step job changes, one per recipient: "<subscriber> <step> <type> <status>: <detail texts>". */
+    stepJobs: [] as string[],
     /** Holds and sends handed over, in the order they happened. */
     order: [] as string[],
   };
@@ -174,6 +176,13 @@ function services(
           createdCount: request.messages.length + request.groups.reduce((sum, group) => sum + group.recipients.length, 0),
           messages: request.messages.map(() => ({ id: objectId() })),
         };
+      },
+      recordStepJobs: (request) => {
+        for (const group of request.groups) {
+          const details = group.details.map((detail) => detail.detail).join(", ");
+          for (const to of group.recipients) calls.stepJobs.push(`${to.externalSubscriberId} ${group.stepId} ${group.type} ${group.status}: ${details}`);
+        }
+        return { changed: request.groups.length };
       },
       returnSnoozedMessage: (request) => {
         calls.returned.push(request);
@@ -376,6 +385,8 @@ describe("runTriggerJobs", () => {
     await runTriggerJobs([job({ steps, to: to("ada", "bob") })], deps);
 
     expect(calls.written.map((message) => message.stepId)).toEqual(["before", "before"]);
+    // Each run's delay job waits, as Novu's activity shows it.
+    expect(calls.stepJobs).toEqual(["ada wait delay delayed: Step delayed, Step queued", "bob wait delay delayed: Step delayed, Step queued"]);
     expect(calls.scheduled).toHaveLength(1);
     const scheduled = calls.scheduled[0]!;
     expect(scheduled.job?.resumption).toMatchObject({ subscriberIds: ["id-ada", "id-bob"], fromStep: 2, digestIds: [] });
@@ -384,9 +395,11 @@ describe("runTriggerJobs", () => {
     expect(runAt).toBeLessThanOrEqual(Date.now() + 2 * 3_600_000);
 
     calls.written.length = 0;
+    calls.stepJobs.length = 0;
     const totals = await runTriggerJobs([scheduled.job!], deps);
     expect(totals).toEqual({ subscribers: 2, messages: 2 });
     expect(calls.written.map((message) => message.stepId)).toEqual(["after", "after"]);
+    expect(calls.stepJobs).toEqual(["ada wait delay completed: Delay is finished", "bob wait delay completed: Delay is finished"]);
     expect(calls.scheduled).toHaveLength(1);
   });
 
@@ -418,13 +431,17 @@ describe("runTriggerJobs", () => {
     };
     const contentFor = async (payload: Record<string, string>) => {
       calls.written.length = 0;
+      calls.stepJobs.length = 0;
       const trigger = job({ steps: [step], to: to("ada") });
       trigger.event!.payload = payload;
       await runTriggerJobs([trigger], deps);
       return calls.written.map((message) => message.content);
     };
     expect(await contentFor({ plan: "free", lang: "de" })).toEqual([]);
+    // Skipped by its filters: its job shows why nothing was sent.
+    expect(calls.stepJobs).toEqual(["ada greeting in_app canceled: Step queued, Step was skipped based on steps conditions"]);
     expect(await contentFor({ plan: "pro", lang: "de" })).toEqual(["Hallo"]);
+    expect(calls.stepJobs).toEqual([]);
     expect(await contentFor({ plan: "pro", lang: "en" })).toEqual(["Hello"]);
   });
 

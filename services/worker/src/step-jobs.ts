@@ -1,0 +1,218 @@
+import type { JsonObject } from "@bufbuild/protobuf";
+import type { CallOptions, Client } from "@connectrpc/connect";
+import type { messagesV1, triggersV1, workflowsV1 } from "@notify/proto";
+import { channelName, StepType, stepChannel } from "@notify/runtime";
+import type { RecipientProfile } from "./compose.js";
+import type { Digested } from "./digest.js";
+
+/**
+ * The jobs of steps that write no message (delay and digest steps, and steps their conditions
+ * skipped), recorded as Novu's activity shows them: its job statuses and its execution detail texts.
+ */
+
+type DetailStatus = "Success" | "Pending" | "Failed";
+type Detail = { detail: string; status: DetailStatus; raw?: string };
+/** A RecordStepJobs group as this module builds it. */
+interface StepJobGroup {
+  transactionId: string;
+  templateId: string;
+  templateIdentifier: string;
+  payload: JsonObject;
+  stepId: string;
+  messageTemplateId: string;
+  type: string;
+  status: string;
+  details: Detail[];
+  digest?: JsonObject;
+  recipients: { subscriberId: string; externalSubscriberId: string }[];
+}
+
+/** One subscriber's run changing the job of one step (the main step, whichever variant ran). */
+export interface StepJobChange {
+  job: triggersV1.TriggerJob;
+  subscriber: RecipientProfile;
+  step: workflowsV1.Step;
+  status: "delayed" | "merged" | "completed" | "skipped" | "canceled" | "failed";
+  details: Detail[];
+  digest?: JsonObject;
+}
+
+/** Digest events a job shows (and its "Digest triggered events" detail lists): the first of them. */
+export const MAX_JOB_DIGEST_EVENTS = 100;
+
+const QUEUED: Detail = { detail: "Step queued", status: "Pending" };
+
+/** Novu's digest metadata of a delay or digest job: what it waits for; none for a scheduled delay. */
+function digestMetadataOf(step: workflowsV1.Step): JsonObject | undefined {
+  const metadata = step.metadata;
+  if (!metadata || metadata.type === "scheduled") return undefined;
+  const isDigest = step.template?.type === StepType.DIGEST;
+  const type = metadata.type === "timed" || metadata.type === "backoff" ? metadata.type : metadata.backoff ? "backoff" : "regular";
+  const timed = metadata.timed;
+  return {
+    type,
+    ...(metadata.amount !== undefined ? { amount: metadata.amount } : {}),
+    ...(metadata.unit !== undefined ? { unit: metadata.unit } : {}),
+    ...(isDigest && metadata.digestKey ? { digestKey: metadata.digestKey } : {}),
+    ...(isDigest && type === "backoff"
+      ? {
+          backoff: true,
+          ...(metadata.backoffAmount !== undefined ? { backoffAmount: metadata.backoffAmount } : {}),
+          ...(metadata.backoffUnit !== undefined ? { backoffUnit: metadata.backoffUnit } : {}),
+        }
+      : {}),
+    ...(metadata.updateMode !== undefined ? { updateMode: metadata.updateMode } : {}),
+    ...(type === "timed"
+      ? {
+          timed: {
+            ...(metadata.cron !== undefined ? { cronExpression: metadata.cron } : {}),
+            ...(timed?.atTime !== undefined ? { atTime: timed.atTime } : {}),
+            ...(timed && timed.monthDays.length > 0 ? { monthDays: timed.monthDays.map(Number) } : {}),
+            ...(timed?.monthlyType !== undefined ? { monthlyType: timed.monthlyType } : {}),
+          },
+        }
+      : {}),
+    events: [],
+  };
+}
+
+const change = (
+  job: triggersV1.TriggerJob,
+  subscriber: RecipientProfile,
+  step: workflowsV1.Step,
+  status: StepJobChange["status"],
+  details: Detail[],
+  digest = digestMetadataOf(step),
+): StepJobChange => ({ job, subscriber, step, status, details, ...(digest ? { digest } : {}) });
+
+const delayRaw = (runAt: Date, now: number) => JSON.stringify({ delay: Math.max(0, runAt.getTime() - now) });
+
+/** A delay step the run waits at until `runAt`. */
+export const delayed = (job: triggersV1.TriggerJob, subscriber: RecipientProfile, step: workflowsV1.Step, runAt: Date, now: number) =>
+  change(job, subscriber, step, "delayed", [{ detail: "Step delayed", status: "Pending", raw: delayRaw(runAt, now) }, QUEUED]);
+
+/** A delay step whose wait came to its end: the run goes on after it. */
+export const delayFinished = (job: triggersV1.TriggerJob, subscriber: RecipientProfile, step: workflowsV1.Step) =>
+  change(job, subscriber, step, "completed", [{ detail: "Delay is finished", status: "Success" }]);
+
+/**
+ * A delay or digest step whose wait cannot be computed: the run of this subscriber fails there.
+ * Novu words only the delay's; a digest's follows it.
+ */
+export const misconfigured = (job: triggersV1.TriggerJob, subscriber: RecipientProfile, step: workflowsV1.Step, error: string) =>
+  change(job, subscriber, step, "failed", [
+    {
+      detail: step.template?.type === StepType.DIGEST ? "Invalid digest configuration" : "Invalid delay configuration",
+      status: "Failed",
+      raw: JSON.stringify({ error }),
+    },
+  ]);
+
+/**
+ * How an event entered a digest step: it opened the digest (its run goes on when the digest
+ * ends), joined one another trigger opened, or was let through at once (a backoff without a
+ * recent event).
+ */
+export function digestEntered(
+  job: triggersV1.TriggerJob,
+  subscriber: RecipientProfile,
+  step: workflowsV1.Step,
+  outcome: "opened" | "merged" | "passed",
+  runAt: Date,
+  now: number,
+): StepJobChange {
+  if (outcome === "opened")
+    return change(job, subscriber, step, "delayed", [{ detail: "Step digested", status: "Pending", raw: delayRaw(runAt, now) }, QUEUED]);
+  if (outcome === "merged") return change(job, subscriber, step, "merged", [{ detail: "Digest was merged with other digest", status: "Success" }, QUEUED]);
+  return change(job, subscriber, step, "skipped", [{ detail: "Digest was skipped, first backoff event", status: "Success" }, QUEUED]);
+}
+
+/** A digest that ended: the run goes on with its events. */
+export function digestTriggered(job: triggersV1.TriggerJob, subscriber: RecipientProfile, step: workflowsV1.Step, digested: Digested): StepJobChange {
+  const events = digested.events.slice(0, MAX_JOB_DIGEST_EVENTS);
+  const digest = digestMetadataOf(step);
+  return change(
+    job,
+    subscriber,
+    step,
+    "completed",
+    [
+      { detail: "Start digesting", status: "Pending" },
+      { detail: "Digest triggered events", status: "Success", raw: JSON.stringify(events) },
+    ],
+    { ...(digest ?? { type: "regular" }), events: [...events] },
+  );
+}
+
+/** A step its conditions (filters) skipped: a delay or digest step is skipped, a channel step's sending canceled. */
+export function skippedByConditions(job: triggersV1.TriggerJob, subscriber: RecipientProfile, step: workflowsV1.Step): StepJobChange | undefined {
+  const type = stepJobType(step);
+  if (type === undefined) return undefined;
+  const waits = type === "delay" || type === "digest";
+  return change(job, subscriber, step, waits ? "skipped" : "canceled", [
+    QUEUED,
+    waits
+      ? { detail: "Step was skipped based on steps conditions", status: "Success" }
+      : { detail: "Step was skipped based on steps conditions", status: "Failed", raw: JSON.stringify({ filter: { passed: false } }) },
+  ]);
+}
+
+/** The job type Novu gives a step, for the steps whose jobs are recorded here. */
+function stepJobType(step: workflowsV1.Step): string | undefined {
+  const type = step.template?.type;
+  if (type === StepType.DELAY) return "delay";
+  if (type === StepType.DIGEST) return "digest";
+  const channel = type === undefined ? undefined : stepChannel(type);
+  return channel === undefined ? undefined : channelName(channel);
+}
+
+/** Groups, at most, and recipients in all, of one RecordStepJobs call. */
+const MAX_GROUPS = 1000;
+const MAX_RECIPIENTS = 10_000;
+
+/**
+ * Records the changes, alike ones (one step, status, details and digest of one trigger) as one
+ * group: the run pauses of a fan-out page at one delay are one group of a thousand recipients.
+ */
+export async function recordStepJobs(changes: readonly StepJobChange[], messages: Client<typeof messagesV1.MessageService>, call: CallOptions): Promise<void> {
+  const groups = new Map<string, StepJobGroup>();
+  for (const { job, subscriber, step, status, details, digest } of changes) {
+    const type = stepJobType(step)!;
+    const key = JSON.stringify([job.triggerId, step.id, status, details, digest]);
+    let group = groups.get(key);
+    if (!group) {
+      const workflow = job.workflow!;
+      group = {
+        transactionId: job.transactionId,
+        templateId: workflow.id,
+        templateIdentifier: workflow.identifier,
+        payload: (job.event?.payload ?? {}) as JsonObject,
+        stepId: step.id,
+        messageTemplateId: step.template?.id ?? step.id,
+        type,
+        status,
+        details,
+        ...(digest ? { digest } : {}),
+        recipients: [],
+      };
+      groups.set(key, group);
+    }
+    group.recipients.push({ subscriberId: subscriber.id, externalSubscriberId: subscriber.subscriberId });
+  }
+  let batch: StepJobGroup[] = [];
+  let recipients = 0;
+  const flush = async () => {
+    if (batch.length > 0) await messages.recordStepJobs({ groups: batch }, call);
+    batch = [];
+    recipients = 0;
+  };
+  for (const group of groups.values()) {
+    for (let start = 0; start < group.recipients.length; start += MAX_RECIPIENTS) {
+      const part = group.recipients.slice(start, start + MAX_RECIPIENTS);
+      if (batch.length === MAX_GROUPS || recipients + part.length > MAX_RECIPIENTS) await flush();
+      batch.push({ ...group, recipients: part });
+      recipients += part.length;
+    }
+  }
+  await flush();
+}

@@ -2187,7 +2187,12 @@ export const routes: Route[] = [
     response: z.boolean(),
     rateLimit: { category: "trigger" },
     params: z.object({ transactionId: keyString("transactionId") }),
-    handle: async ({ params, clients, call }) => (await clients.triggers.cancelTrigger(params, call)).canceled,
+    handle: async ({ params, clients, call }) => {
+      const { canceled } = await clients.triggers.cancelTrigger(params, call);
+      // Its runs waiting at a delay or a digest will not go on: their jobs show it.
+      if (canceled) await clients.messages.cancelStepJobs(params, call);
+      return canceled;
+    },
   }),
 
   // Subscriber channel credentials and notification preferences

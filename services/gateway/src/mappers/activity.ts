@@ -1,11 +1,11 @@
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { messagesV1, type subscribersV1, type workflowsV1 } from "@notify/proto";
 import { Channel, channelNamed, CHANNELS, type ChannelName } from "@notify/runtime";
 import { z } from "zod";
 import { HttpError } from "../errors.js";
 import { keyString, queryInt } from "../validation.js";
 import { freeFormResponse, iso, isoDateResponse } from "./common.js";
-import { executionDetailResponse, executionDetailToJson } from "./execution-details.js";
+import { executionDetailResponse, executionDetailToJson, STEP_JOB_TYPES } from "./execution-details.js";
 import { channelNameOf, contextKeyList, stringList } from "./messages.js";
 import { workflowResponse, workflowToJson } from "./workflows.js";
 
@@ -83,12 +83,16 @@ const NO_INTEGRATION_PROVIDER: Record<ChannelName, string> = {
 
 const parsed = (json: string | undefined): Record<string, unknown> | undefined => (json === undefined ? undefined : JSON.parse(json));
 
+/** Novu's job statuses the activity shows: of messages' jobs (failed, pending, completed) and of step jobs. */
+const JOB_STATUSES = ["failed", "pending", "completed", "delayed", "merged", "skipped", "canceled"] as const;
+type JobStatus = (typeof JOB_STATUSES)[number];
+
 /**
  * Novu's job status of a step's messages: "pending" while an email, SMS, chat or push message is
  * not delivered yet (nor settled without a send, as a missing address is); then "failed" when
  * every send failed, as Novu's step fails only when no channel or device got it.
  */
-function jobStatusOf(messages: readonly messagesV1.Message[]): string {
+function jobStatusOf(messages: readonly messagesV1.Message[]): JobStatus {
   const awaitsSend = (message: messagesV1.Message) =>
     message.channel !== Channel.IN_APP && message.status === messagesV1.MessageStatus.SENT && message.deliveredAt.length === 0;
   if (messages.some(awaitsSend)) return "pending";
@@ -107,49 +111,99 @@ function stepsOf(messages: readonly messagesV1.Message[]): messagesV1.Message[][
   return [...steps.values()];
 }
 
-/** A page's workflows as the activity shows them: the template and each step, by id. */
+/** A page's workflows as the activity shows them: the template and each step, by id, with its place among the steps. */
 function workflowViews(workflows: readonly workflowsV1.Workflow[]) {
   return new Map(
     workflows.map((workflow) => {
       const json = workflowToJson(workflow);
       const steps = new Map<string, Record<string, unknown>>();
-      for (const step of json.steps) {
+      const places = new Map<string, number>();
+      json.steps.forEach((step, place) => {
         steps.set(String(step["_id"]), step);
-        for (const variant of (step["variants"] as Record<string, unknown>[] | undefined) ?? []) steps.set(String(variant["_id"]), variant);
-      }
-      return [workflow.id, { template: { _id: json._id, name: json.name, triggers: json.triggers }, steps }];
+        places.set(String(step["_id"]), place);
+        for (const variant of (step["variants"] as Record<string, unknown>[] | undefined) ?? []) {
+          steps.set(String(variant["_id"]), variant);
+          places.set(String(variant["_id"]), place);
+        }
+      });
+      return [workflow.id, { template: { _id: json._id, name: json.name, triggers: json.triggers }, steps, places }];
     }),
   );
 }
 
 type WorkflowView = ReturnType<typeof workflowViews> extends Map<string, infer V> ? V : never;
 
+/** A job's step as the activity shows it, from the workflow as it is now. */
+function stepToJson(stepId: string, templateId: string, workflow: WorkflowView | undefined) {
+  const step = workflow?.steps.get(stepId);
+  return {
+    _id: stepId,
+    active: step?.["active"] ?? true,
+    filters: step?.["filters"] ?? [],
+    _templateId: templateId,
+    ...(step?.["name"] !== undefined ? { name: step["name"] } : {}),
+    ...(step?.["_parentId"] !== undefined ? { _parentId: step["_parentId"] } : {}),
+  };
+}
+
 /** One step's messages as Novu's activity job (the first message's), with the attempts at sending them. */
 function jobToJson(messages: readonly messagesV1.Message[], details: readonly messagesV1.ExecutionDetail[], workflow: WorkflowView | undefined) {
   const message = messages[0]!;
   const ids = new Set(messages.map((one) => one.id));
   const channel = channelNameOf(message.channel);
-  const step = workflow?.steps.get(message.stepId);
   const overrides = parsed(message.overridesJson);
   const payload = parsed(message.payloadJson);
   return {
     _id: message.id,
     type: channel,
     executionDetails: details.filter((detail) => ids.has(detail.messageId)).map(executionDetailToJson),
-    step: {
-      _id: message.stepId,
-      active: step?.["active"] ?? true,
-      filters: step?.["filters"] ?? [],
-      _templateId: message.messageTemplateId,
-      ...(step?.["name"] !== undefined ? { name: step["name"] } : {}),
-      ...(step?.["_parentId"] !== undefined ? { _parentId: step["_parentId"] } : {}),
-    },
+    step: stepToJson(message.stepId, message.messageTemplateId, workflow),
     ...(overrides ? { overrides } : {}),
     ...(payload ? { payload } : {}),
     providerId: message.providerId ?? NO_INTEGRATION_PROVIDER[channel],
     status: jobStatusOf(messages),
     updatedAt: iso(message.updatedAt),
   };
+}
+
+/**
+ * The job of a step that wrote no message: a delay, a digest, or a step its conditions skipped.
+ * Novu gives a delay's or a digest's job no provider, which the SDK cannot read (it requires one
+ * of its known ids): those name Novu's own.
+ */
+function stepJobToJson(job: messagesV1.StepJob, notification: messagesV1.Notification, workflow: WorkflowView | undefined) {
+  const digest = parsed(job.digestJson);
+  const payload = parsed(notification.payloadJson);
+  const channel = channelNamed(job.type) === undefined ? undefined : (job.type as ChannelName);
+  return {
+    _id: job.id,
+    type: job.type as (typeof STEP_JOB_TYPES)[number],
+    ...(digest ? { digest } : {}),
+    executionDetails: notification.executionDetails.filter((detail) => detail.jobId === job.id && detail.stepDetail).map(executionDetailToJson),
+    step: stepToJson(job.stepId, job.messageTemplateId, workflow),
+    ...(payload ? { payload } : {}),
+    providerId: channel === undefined ? "novu" : NO_INTEGRATION_PROVIDER[channel],
+    status: job.status as JobStatus,
+    updatedAt: iso(job.updatedAt),
+  };
+}
+
+/**
+ * The notification's jobs in the order of its workflow's steps (Novu's job chain), those of steps
+ * the workflow no longer has last; as they were made where the order says nothing.
+ */
+function jobsOf(notification: messagesV1.Notification, workflow: WorkflowView | undefined) {
+  const place = (stepId: string) => workflow?.places.get(stepId) ?? Number.MAX_SAFE_INTEGER;
+  const jobs = [
+    ...stepsOf(notification.messages).map((messages) => ({
+      place: place(messages[0]!.stepId),
+      at: messages[0]!.createdAt,
+      json: jobToJson(messages, notification.executionDetails, workflow),
+    })),
+    ...notification.stepJobs.map((job) => ({ place: place(job.stepId), at: job.createdAt, json: stepJobToJson(job, notification, workflow) })),
+  ];
+  const time = (at: Timestamp | undefined) => (at ? timestampDate(at).getTime() : 0);
+  return jobs.sort((a, b) => a.place - b.place || time(a.at) - time(b.at)).map((job) => job.json);
 }
 
 function activitySubscriberToJson(subscriber: subscribersV1.Subscriber) {
@@ -169,6 +223,7 @@ function notificationToJson(notification: messagesV1.Notification, subscriber: s
   const payload = parsed(notification.payloadJson);
   // Every message of a notification carries its trigger's context keys.
   const contextKeys = notification.messages[0]?.contextKeys ?? [];
+  const jobs = jobsOf(notification, workflow);
   return {
     _id: notification.id,
     _environmentId: notification.environmentId,
@@ -178,10 +233,11 @@ function notificationToJson(notification: messagesV1.Notification, subscriber: s
     _templateId: notification.templateId,
     createdAt: created,
     updatedAt: created,
-    channels: [...new Set(notification.messages.map((message) => channelNameOf(message.channel)))],
+    // The types of its steps, as Novu's: delay and digest among the channels.
+    channels: [...new Set(jobs.map((job) => job.type))],
     ...(subscriber ? { subscriber: activitySubscriberToJson(subscriber) } : {}),
     ...(workflow ? { template: workflow.template } : {}),
-    jobs: stepsOf(notification.messages).map((step) => jobToJson(step, notification.executionDetails, workflow)),
+    jobs,
     ...(payload ? { payload } : {}),
     ...(contextKeys.length > 0 ? { contextKeys } : {}),
   };
@@ -217,13 +273,14 @@ export const activityStatsToJson = (reply: messagesV1.GetNotificationStatsRespon
 
 const jobResponse = z.object({
   _id: z.string(),
-  type: z.enum(CHANNELS),
+  type: z.enum(STEP_JOB_TYPES),
+  digest: freeFormResponse.optional().describe("What a delay or digest job waits for (type, amount, unit, digestKey, ...) and a digest's events"),
   executionDetails: z.array(executionDetailResponse),
   step: z.looseObject({ _id: z.string(), active: z.unknown(), filters: z.unknown(), _templateId: z.string() }),
   overrides: freeFormResponse.optional(),
   payload: freeFormResponse.optional(),
-  providerId: z.string(),
-  status: z.enum(["failed", "pending", "completed"]),
+  providerId: z.string().describe("The integration's provider; Novu's own (novu) for a delay's or a digest's job"),
+  status: z.enum(JOB_STATUSES),
   updatedAt: isoDateResponse,
 });
 
@@ -238,7 +295,7 @@ export const activityResponse = z
     _templateId: z.string(),
     createdAt: isoDateResponse,
     updatedAt: isoDateResponse,
-    channels: z.array(z.enum(CHANNELS)),
+    channels: z.array(z.enum(STEP_JOB_TYPES)),
     subscriber: z
       .object({
         _id: z.string(),

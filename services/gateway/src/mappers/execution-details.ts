@@ -8,6 +8,9 @@ import { isoDateResponse } from "./common.js";
 import { channelNameOf } from "./messages.js";
 import { EVENT_DETAIL_STATUS } from "./provider-events.js";
 
+/** The types of the jobs the activity shows: a channel step's, or a delay's or a digest's. */
+export const STEP_JOB_TYPES = [...CHANNELS, "delay", "digest"] as const;
+
 export const executionDetailsQuery = z.object({
   notificationId: keyString("notificationId").regex(/^[0-9a-f]{24}$/, "notificationId must be a notification id (24 hex characters)"),
   subscriberId: keyString("subscriberId"),
@@ -46,9 +49,21 @@ function eventDetailOf(event: messagesV1.ProviderEvent) {
   };
 }
 
-/** One send attempt, or one event its provider reported, as Novu's ExecutionDetailsResponseDto. */
+/** What a step job went through (a delay, a digest, a step its conditions skipped): Novu's Internal details of its job, without a provider. */
+function stepDetailOf(detail: messagesV1.StepJobDetail) {
+  return {
+    detail: detail.detail,
+    source: "Internal" as const,
+    status: detail.status as "Success" | "Pending" | "Failed",
+    isRetry: false,
+    ...(detail.raw !== undefined ? { raw: detail.raw } : {}),
+  };
+}
+
+/** One send attempt, one event its provider reported, or one step job's detail, as Novu's ExecutionDetailsResponseDto. */
 export function executionDetailToJson(detail: messagesV1.ExecutionDetail) {
   const created = detail.createdAt ? timestampDate(detail.createdAt).toISOString() : undefined;
+  const kind = detail.stepDetail ? stepDetailOf(detail.stepDetail) : detail.event ? eventDetailOf(detail.event) : attemptDetailOf(detail.attempt!);
   return {
     _id: detail.id,
     _organizationId: detail.organizationId,
@@ -57,11 +72,11 @@ export function executionDetailToJson(detail: messagesV1.ExecutionDetail) {
     _notificationId: detail.notificationId,
     _notificationTemplateId: detail.templateId,
     _subscriberId: detail.subscriberId,
-    _messageId: detail.messageId,
+    ...(detail.messageId ? { _messageId: detail.messageId } : {}),
     transactionId: detail.transactionId,
-    channel: channelNameOf(detail.channel),
+    channel: detail.stepType ?? channelNameOf(detail.channel),
     isTest: false,
-    ...(detail.event ? eventDetailOf(detail.event) : attemptDetailOf(detail.attempt!)),
+    ...kind,
     ...(created ? { createdAt: created, updatedAt: created } : {}),
   };
 }
@@ -76,16 +91,16 @@ export const executionDetailResponse = z
     _notificationId: z.string(),
     _notificationTemplateId: z.string(),
     _subscriberId: z.string(),
-    _messageId: z.string(),
-    providerId: z.string(),
+    _messageId: z.string().optional().describe("The message sent (absent for a delay's, a digest's or a skipped step's job)"),
+    providerId: z.string().optional().describe("Absent for a delay's, a digest's or a skipped step's job"),
     transactionId: z.string(),
-    channel: z.enum(CHANNELS),
+    channel: z.enum(STEP_JOB_TYPES).describe("The step's type: a channel, or delay or digest"),
     detail: z.string(),
     source: z.enum(["Internal", "Webhook"]),
     status: z.enum(["Success", "Failed", "Pending", "Queued"]),
     isTest: z.boolean(),
     isRetry: z.boolean(),
-    raw: z.string(),
+    raw: z.string().optional(),
     webhookStatus: z.enum(PROVIDER_EVENT_STATUSES).optional().describe("What the provider reported (Webhook details only)"),
     createdAt: isoDateResponse.optional(),
     updatedAt: isoDateResponse.optional(),

@@ -1,0 +1,164 @@
+import { Novu } from "@novu/api";
+import type { ActivityNotificationResponseDto } from "@novu/api/models/components/index.js";
+import { eventually } from "@notify/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createWorkflow } from "./delivery-helpers.js";
+import { startStack, type Data, type Stack } from "./stack.js";
+
+// The jobs of delay and digest steps, and of steps their conditions skipped, as Novu's activity
+// shows them: read through @novu/api 3.19.1, which checks every job it is given.
+
+let stack: Stack;
+let novu: Novu;
+beforeAll(async () => {
+  stack = await startStack();
+  novu = new Novu({ secretKey: stack.key, serverURL: stack.url });
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const WAIT_S = 2;
+const inApp = (content: string, extra: Record<string, unknown> = {}) => ({ template: { type: "in_app", content }, ...extra });
+
+async function trigger(name: string, to: string, transactionId: string, payload: Record<string, unknown> = {}) {
+  const reply = await stack.request("POST", "/v1/events/trigger", { name, to, transactionId, payload });
+  expect(reply.body.data?.status, JSON.stringify(reply.body)).toBe("processed");
+}
+
+/** The notification of a transaction, once `ready` says it is as the test waits for it. */
+async function notificationOf(transactionId: string, ready: (notification: ActivityNotificationResponseDto) => boolean, timeoutMs = 15_000) {
+  return eventually(async () => {
+    const [notification] = (await novu.notifications.list({ transactionId })).result.data;
+    return notification && ready(notification) ? notification : undefined;
+  }, timeoutMs);
+}
+
+const summary = (notification: ActivityNotificationResponseDto) =>
+  notification.jobs?.map((job) => ({ type: job.type, status: job.status, details: job.executionDetails.map((detail) => `${detail.status} ${detail.detail}`) }));
+
+describe("a delay step's job", () => {
+  it("waits delayed with Novu's details, then completes when the delay ends, between the jobs of the steps around it", async () => {
+    const name = await createWorkflow(stack, "Activity delay", [
+      inApp("Before"),
+      { template: { type: "delay" }, metadata: { type: "regular", amount: WAIT_S, unit: "seconds" } },
+      inApp("After"),
+    ]);
+    await trigger(name, "aj-delay", "aj-delay-1", { n: 1 });
+
+    const waiting = await notificationOf("aj-delay-1", (notification) => (notification.jobs?.length ?? 0) >= 2);
+    expect(waiting.channels).toEqual(["in_app", "delay"]);
+    expect(summary(waiting)).toEqual([
+      { type: "in_app", status: "completed", details: [] },
+      { type: "delay", status: "delayed", details: ["Pending Step delayed", "Pending Step queued"] },
+    ]);
+    const delayJob = waiting.jobs![1]!;
+    expect(delayJob.digest).toMatchObject({ type: "regular", amount: WAIT_S, unit: "seconds", events: [] });
+    expect(delayJob.providerId).toBe("novu");
+    expect(delayJob.step).toMatchObject({ active: true });
+    const raw = JSON.parse(delayJob.executionDetails[0]!.raw!) as { delay: number };
+    expect(raw.delay).toBeGreaterThan(0);
+    expect(raw.delay).toBeLessThanOrEqual(WAIT_S * 1000);
+
+    const done = await notificationOf("aj-delay-1", (notification) => (notification.jobs?.length ?? 0) >= 3);
+    expect(summary(done)).toEqual([
+      { type: "in_app", status: "completed", details: [] },
+      { type: "delay", status: "completed", details: ["Pending Step delayed", "Pending Step queued", "Success Delay is finished"] },
+      { type: "in_app", status: "completed", details: [] },
+    ]);
+    expect(done.channels).toEqual(["in_app", "delay"]);
+
+    // The same through GET /v1/notifications/:id (the SDK keeps no payload: it reads one as {}) and the subscriber's execution details.
+    const one = await novu.notifications.retrieve(done.id!);
+    expect(summary(one.result)).toEqual(summary(done));
+    const json = await stack.request<Data<{ jobs: { payload: unknown }[] }>>("GET", `/v1/notifications/${done.id}`);
+    expect(json.body.data.jobs.map((job) => job.payload)).toEqual([{ n: 1 }, { n: 1 }, { n: 1 }]);
+    const details = await stack.request<Data<{ _jobId: string; channel: string; detail: string; source: string; _messageId?: string }[]>>(
+      "GET",
+      `/v1/execution-details?notificationId=${done.id}&subscriberId=aj-delay`,
+    );
+    expect(details.status).toBe(200);
+    expect(details.body.data.map((detail) => [detail.channel, detail.detail, detail.source, detail._jobId, detail._messageId])).toEqual([
+      ["delay", "Step delayed", "Internal", delayJob.id, undefined],
+      ["delay", "Step queued", "Internal", delayJob.id, undefined],
+      ["delay", "Delay is finished", "Internal", delayJob.id, undefined],
+    ]);
+  });
+
+  it("ends canceled when its trigger is canceled during the delay", async () => {
+    const name = await createWorkflow(stack, "Activity canceled delay", [
+      { template: { type: "delay" }, metadata: { type: "regular", amount: 1, unit: "hours" } },
+      inApp("Never"),
+    ]);
+    await trigger(name, "aj-cancel", "aj-cancel-1");
+    await notificationOf("aj-cancel-1", (notification) => notification.jobs?.[0]?.status === "delayed");
+    expect((await stack.request("DELETE", "/v1/events/trigger/aj-cancel-1")).body).toEqual({ data: true });
+    const canceled = await notificationOf("aj-cancel-1", (notification) => notification.jobs?.[0]?.status !== "delayed");
+    expect(summary(canceled)).toEqual([{ type: "delay", status: "canceled", details: ["Pending Step delayed", "Pending Step queued"] }]);
+  });
+
+  it("fails with Novu's 'Invalid delay configuration' when its date has passed, and the run stops there", async () => {
+    const name = await createWorkflow(stack, "Activity bad delay", [
+      { template: { type: "delay" }, metadata: { type: "scheduled", delayPath: "sendAt" } },
+      inApp("Never"),
+    ]);
+    await trigger(name, "aj-bad-delay", "aj-bad-delay-1", { sendAt: "2020-01-01T00:00:00Z" });
+    const failed = await notificationOf("aj-bad-delay-1", (notification) => (notification.jobs?.length ?? 0) > 0);
+    expect(summary(failed)).toEqual([{ type: "delay", status: "failed", details: ["Failed Invalid delay configuration"] }]);
+    expect(JSON.parse(failed.jobs![0]!.executionDetails[0]!.raw!)).toEqual({ error: expect.stringContaining("future") });
+    // A scheduled delay shows no digest metadata, as Novu's.
+    expect(failed.jobs![0]!.digest).toBeUndefined();
+  });
+});
+
+describe("a digest step's jobs", () => {
+  it("shows the opening event's job digesting then triggering the events, and the others merged into it", async () => {
+    const name = await createWorkflow(stack, "Activity digest", [
+      { template: { type: "digest" }, metadata: { type: "regular", amount: WAIT_S, unit: "seconds", digestKey: "postId" } },
+      inApp("{{step.total_count}} events"),
+    ]);
+    for (const n of [1, 2, 3]) await trigger(name, "aj-digest", `aj-digest-${n}`, { n, postId: "p1" });
+
+    const jobsOf = async (transactionId: string) => notificationOf(transactionId, (notification) => (notification.jobs?.length ?? 0) > 0);
+    const notifications = await Promise.all([1, 2, 3].map((n) => jobsOf(`aj-digest-${n}`)));
+    // The worker may take the three events in any order: one opened the digest, the others joined it.
+    const opener = notifications.find((notification) => notification.jobs![0]!.status !== "merged")!;
+    const merged = notifications.filter((notification) => notification !== opener);
+    expect(merged).toHaveLength(2);
+    for (const notification of merged) {
+      expect(notification.channels).toEqual(["digest"]);
+      expect(summary(notification)).toEqual([
+        { type: "digest", status: "merged", details: ["Success Digest was merged with other digest", "Pending Step queued"] },
+      ]);
+      expect(notification.jobs![0]!.digest).toMatchObject({ type: "regular", amount: WAIT_S, unit: "seconds", digestKey: "postId" });
+    }
+
+    const done = await notificationOf(opener.transactionId, (notification) => (notification.jobs?.length ?? 0) >= 2);
+    expect(done.channels).toEqual(["digest", "in_app"]);
+    expect(summary(done)).toEqual([
+      {
+        type: "digest",
+        status: "completed",
+        details: ["Pending Step digested", "Pending Step queued", "Pending Start digesting", "Success Digest triggered events"],
+      },
+      { type: "in_app", status: "completed", details: [] },
+    ]);
+    const digestJob = done.jobs![0]!;
+    const events = digestJob.digest?.events?.map((event) => event["n"]).sort();
+    expect(events).toEqual([1, 2, 3]);
+    expect(JSON.parse(digestJob.executionDetails.at(-1)!.raw!)).toHaveLength(3);
+  });
+});
+
+describe("a step its conditions skip", () => {
+  it("shows its job canceled with Novu's detail, in a notification of its own even when nothing was sent", async () => {
+    const pro = [{ isNegated: false, type: "GROUP", value: "AND", children: [{ field: "plan", value: "pro", operator: "EQUAL", on: "payload" }] }];
+    const name = await createWorkflow(stack, "Activity skipped", [inApp("Pro only", { filters: pro })]);
+    await trigger(name, "aj-skipped", "aj-skipped-1", { plan: "free" });
+    const skipped = await notificationOf("aj-skipped-1", (notification) => (notification.jobs?.length ?? 0) > 0);
+    expect(summary(skipped)).toEqual([
+      { type: "in_app", status: "canceled", details: ["Pending Step queued", "Failed Step was skipped based on steps conditions"] },
+    ]);
+    expect(skipped.jobs![0]!.providerId).toBe("novu");
+  });
+});

@@ -683,8 +683,8 @@ export function createMessageService({
       if (jobs.length === 0) return { changed: 0 };
       const changed = await withTransaction(pool, async (tx) => {
         await createMissingNotifications(tx, scope, groupRows, notifications.rows());
-        // One change per job (a statement changes a row once: the last named wins), in one order
-        // whoever calls, so concurrent calls over the same jobs wait for each other, never deadlock.
+        // One change per job (a statement changes a row once: the last named wins), sorted so
+        // that concurrent calls over the same jobs mostly take them in the same order.
         const rows = new Map<string, store.StepJobRow>();
         for (const { notification, grp } of jobs) {
           const key = keyOf([notification.id, groupRows[grp]!.step_id]);
@@ -700,12 +700,14 @@ export function createMessageService({
     async cancelStepJobs(request, context) {
       const scope = scopeOf(context);
       if (request.transactionId.length === 0) throw invalidField("transactionId", "transactionId must not be empty", request.transactionId);
-      // A chunk per statement: a broadcast's transaction has a job per subscriber.
+      // A walk of the transaction's notifications, a chunk per statement: a broadcast's has one per subscriber.
       let canceled = 0;
+      let after = "";
       for (;;) {
-        const chunk = await store.cancelWaitingStepJobs(pool, scope.environmentId, request.transactionId, STEP_JOB_CANCEL_CHUNK);
-        canceled += chunk;
-        if (chunk < STEP_JOB_CANCEL_CHUNK) return { canceled };
+        const chunk = await store.cancelWaitingStepJobs(pool, scope.environmentId, request.transactionId, after, STEP_JOB_CANCEL_CHUNK);
+        canceled += chunk.canceled;
+        if (chunk.last === null) return { canceled };
+        after = chunk.last;
       }
     },
 

@@ -397,18 +397,36 @@ export async function upsertStepJobs(
   return rowCount ?? 0;
 }
 
-/** Cancels at most `limit` of a transaction's waiting (delayed) step jobs; answers how many. */
-export async function cancelWaitingStepJobs(db: Queryable, environmentId: string, transactionId: string, limit: number): Promise<number> {
-  const { rowCount } = await db.query(
-    `UPDATE messages.step_jobs SET status = 'canceled', updated_at = now()
-      WHERE id IN (
-        SELECT s.id FROM messages.notifications n JOIN messages.step_jobs s ON s.notification_id = n.id
-         WHERE n.environment_id = $1 AND n.transaction_id = $2 AND s.status = 'delayed'
-         LIMIT $3
-      )`,
-    [environmentId, transactionId, limit],
+/**
+ * Cancels the waiting (delayed or merged) step jobs of the transaction's next `limit`
+ * notifications after subscriber `after` (by internal id); answers how many, and the last
+ * subscriber walked (null when the walk is done).
+ */
+export async function cancelWaitingStepJobs(
+  db: Queryable,
+  environmentId: string,
+  transactionId: string,
+  after: string,
+  limit: number,
+): Promise<{ canceled: number; last: string | null }> {
+  const { rows } = await db.query<{ canceled: number; walked: number; last: string | null }>(
+    `WITH walked AS (
+       SELECT id, subscriber_id FROM messages.notifications
+        WHERE environment_id = $1 AND transaction_id = $2 AND subscriber_id > $3
+        ORDER BY subscriber_id
+        LIMIT $4
+     ), changed AS (
+       UPDATE messages.step_jobs s SET status = 'canceled', updated_at = now()
+         FROM walked w
+        WHERE s.notification_id = w.id AND s.status IN ('delayed', 'merged')
+        RETURNING 1
+     )
+     SELECT (SELECT count(*)::int FROM changed) AS canceled, (SELECT count(*)::int FROM walked) AS walked,
+            (SELECT max(subscriber_id) FROM walked) AS last`,
+    [environmentId, transactionId, after, limit],
   );
-  return rowCount ?? 0;
+  const row = rows[0]!;
+  return { canceled: row.canceled, last: row.walked < limit ? null : row.last };
 }
 
 /** A row of messages.step_jobs, with its notification's fields its execution details name. */

@@ -84,7 +84,7 @@ function checkMessageFields(message: messagesV1.NewMessage, fail: Fail): void {
 }
 
 const STEP_JOB_TYPES = new Set(["delay", "digest", ...CHANNELS]);
-const DETAIL_STATUSES = new Set(["Success", "Warning", "Failed", "Pending", "Queued"]);
+const DETAIL_STATUSES = new Set(["Success", "Failed", "Pending", "Queued"]);
 const isStepJobStatus = (status: string): status is StepJobStatus => (STEP_JOB_STATUSES as readonly string[]).includes(status);
 
 /**

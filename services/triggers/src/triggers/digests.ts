@@ -112,7 +112,8 @@ function keptJob(job: triggersV1.TriggerJob): triggersV1.TriggerJob {
  * off and no event of its key arrived within the backoff before it; the first digested event of
  * a key opens the digest when none is open, and the digests opened are scheduled to resume their
  * runs, grouped per (job, step, time) as delays are. Answers, per entry, whether it was digested
- * and whether it joined a digest another trigger opened (as it did then, for one recorded before).
+ * and whether it joined a digest another trigger opened (for one recorded before: whether the
+ * digest's run now goes on under another trigger's, a cancel having passed it on maybe since).
  */
 export async function digestEvents(
   pool: Pool,

@@ -251,6 +251,10 @@ async function runEnvironmentJobs(jobs: triggersV1.TriggerJob[], call: CallOptio
       .filter((job) => canceled.has(job.transactionId) && job.resumption?.digestRun === true)
       .map((job) => clients.triggers.passCanceledDigests({ transactionId: job.transactionId, digestIds: job.resumption!.digestIds }, call)),
   );
+  // A resumption the cancel could not take back (it was under way): the wait it ends was
+  // recorded after the cancel ended the trigger's waiting jobs, and ends canceled here.
+  const stoppedWaits = new Set(jobs.filter((job) => canceled.has(job.transactionId) && job.resumption).map((job) => job.transactionId));
+  for (const transactionId of stoppedWaits) await clients.messages.cancelStepJobs({ transactionId }, call);
 
   // Everyone named in these jobs (recipients and actors), upserted at once; the last mention wins.
   const named = new Map<string, { subscriberId: string; fields?: subscribersV1.SubscriberFields }>();
@@ -477,8 +481,10 @@ async function deliverShares(
   for (const part of callsOf(held)) {
     await deps.clients.triggers.scheduleJobs({ jobs: part.map(({ holdKey, job }) => ({ holdKey, job })) }, call);
   }
-  await recordStepJobs(stepJobs, deps.clients.messages, call);
   const created = await writeAndHandOver(messages, shares[0]!.run.job, deps.clients.messages, deps.publishDeliveries, call);
+  // After the messages: their write makes most of the runs' notifications the quick way, and
+  // before the resumptions are scheduled, so a run goes on only from a recorded wait.
+  await recordStepJobs(stepJobs, deps.clients.messages, call);
   const resumptions = [...paused.values()].flatMap(({ job, pause, subscriberIds, digestIds }) =>
     chunks(subscriberIds).map((ids, part) => {
       const resumption = resumptionOf(job, ids, pause.fromStep, digestIds.slice(part * CHUNK, (part + 1) * CHUNK));

@@ -42,25 +42,23 @@ export const MAX_JOB_DIGEST_EVENTS = 100;
 
 const QUEUED: Detail = { detail: "Step queued", status: "Pending" };
 
-/** Novu's digest metadata of a delay or digest job: what it waits for; none for a scheduled delay. */
+/**
+ * Novu's digest metadata of a delay or digest job (what it waits for), as Novu stores it: its
+ * type as the step names it, and 'No-Key-Provided' without a digest key; none for a scheduled delay.
+ */
 function digestMetadataOf(step: workflowsV1.Step): JsonObject | undefined {
   const metadata = step.metadata;
   if (!metadata || metadata.type === "scheduled") return undefined;
-  const isDigest = step.template?.type === StepType.DIGEST;
-  const type = metadata.type === "timed" || metadata.type === "backoff" ? metadata.type : metadata.backoff ? "backoff" : "regular";
+  const type = metadata.type === "timed" || metadata.type === "backoff" ? metadata.type : "regular";
   const timed = metadata.timed;
   return {
     type,
     ...(metadata.amount !== undefined ? { amount: metadata.amount } : {}),
     ...(metadata.unit !== undefined ? { unit: metadata.unit } : {}),
-    ...(isDigest && metadata.digestKey ? { digestKey: metadata.digestKey } : {}),
-    ...(isDigest && type === "backoff"
-      ? {
-          backoff: true,
-          ...(metadata.backoffAmount !== undefined ? { backoffAmount: metadata.backoffAmount } : {}),
-          ...(metadata.backoffUnit !== undefined ? { backoffUnit: metadata.backoffUnit } : {}),
-        }
-      : {}),
+    digestKey: metadata.digestKey || "No-Key-Provided",
+    ...(metadata.backoff !== undefined ? { backoff: metadata.backoff } : {}),
+    ...(metadata.backoffAmount !== undefined ? { backoffAmount: metadata.backoffAmount } : {}),
+    ...(metadata.backoffUnit !== undefined ? { backoffUnit: metadata.backoffUnit } : {}),
     ...(metadata.updateMode !== undefined ? { updateMode: metadata.updateMode } : {}),
     ...(type === "timed"
       ? {
@@ -85,11 +83,15 @@ const change = (
   digest = digestMetadataOf(step),
 ): StepJobChange => ({ job, subscriber, step, status, details, ...(digest ? { digest } : {}) });
 
-const delayRaw = (runAt: Date, now: number) => JSON.stringify({ delay: Math.max(0, runAt.getTime() - now) });
+/** What a delay or a digest that opens waits, as Novu says it first ("Step delayed", "Step digested"); nothing when it waits for no time. */
+function waiting(detail: string, runAt: Date, now: number): Detail[] {
+  const delay = runAt.getTime() - now;
+  return delay > 0 ? [{ detail, status: "Pending", raw: JSON.stringify({ delay }) }] : [];
+}
 
 /** A delay step the run waits at until `runAt`. */
 export const delayed = (job: triggersV1.TriggerJob, subscriber: RecipientProfile, step: workflowsV1.Step, runAt: Date, now: number) =>
-  change(job, subscriber, step, "delayed", [{ detail: "Step delayed", status: "Pending", raw: delayRaw(runAt, now) }, QUEUED]);
+  change(job, subscriber, step, "delayed", [...waiting("Step delayed", runAt, now), QUEUED]);
 
 /** A delay step whose wait came to its end: the run goes on after it. */
 export const delayFinished = (job: triggersV1.TriggerJob, subscriber: RecipientProfile, step: workflowsV1.Step) =>
@@ -121,8 +123,7 @@ export function digestEntered(
   runAt: Date,
   now: number,
 ): StepJobChange {
-  if (outcome === "opened")
-    return change(job, subscriber, step, "delayed", [{ detail: "Step digested", status: "Pending", raw: delayRaw(runAt, now) }, QUEUED]);
+  if (outcome === "opened") return change(job, subscriber, step, "delayed", [...waiting("Step digested", runAt, now), QUEUED]);
   if (outcome === "merged") return change(job, subscriber, step, "merged", [{ detail: "Digest was merged with other digest", status: "Success" }, QUEUED]);
   return change(job, subscriber, step, "skipped", [{ detail: "Digest was skipped, first backoff event", status: "Success" }, QUEUED]);
 }
@@ -169,6 +170,10 @@ function stepJobType(step: workflowsV1.Step): string | undefined {
 /** Groups, at most, and recipients in all, of one RecordStepJobs call. */
 const MAX_GROUPS = 1000;
 const MAX_RECIPIENTS = 10_000;
+/** About how large one call may grow, unless a group alone is larger: a digest's groups carry its events, one group per subscriber. */
+const CALL_BYTES = 4 * 1024 * 1024;
+/** About what a recipient adds to a call: two ids. */
+const RECIPIENT_BYTES = 64;
 
 /**
  * Records the changes, alike ones (one step, status, details and digest of one trigger) as one
@@ -201,17 +206,22 @@ export async function recordStepJobs(changes: readonly StepJobChange[], messages
   }
   let batch: StepJobGroup[] = [];
   let recipients = 0;
+  let bytes = 0;
   const flush = async () => {
     if (batch.length > 0) await messages.recordStepJobs({ groups: batch }, call);
     batch = [];
     recipients = 0;
+    bytes = 0;
   };
   for (const group of groups.values()) {
+    const shared = JSON.stringify([group.payload, group.details, group.digest]).length;
     for (let start = 0; start < group.recipients.length; start += MAX_RECIPIENTS) {
       const part = group.recipients.slice(start, start + MAX_RECIPIENTS);
-      if (batch.length === MAX_GROUPS || recipients + part.length > MAX_RECIPIENTS) await flush();
+      const size = shared + part.length * RECIPIENT_BYTES;
+      if (batch.length === MAX_GROUPS || recipients + part.length > MAX_RECIPIENTS || (batch.length > 0 && bytes + size > CALL_BYTES)) await flush();
       batch.push({ ...group, recipients: part });
       recipients += part.length;
+      bytes += size;
     }
   }
   await flush();

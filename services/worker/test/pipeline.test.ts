@@ -74,6 +74,8 @@ function services(
     published: [] as deliveriesV1.DeliveryJob[],
     /** Step job changes, one per recipient: "<subscriber> <step> <type> <status>: <detail texts>". */
     stepJobs: [] as string[],
+    /** Transactions whose waiting step jobs were canceled. */
+    canceledStepJobs: [] as string[],
     /** Holds and sends handed over, in the order they happened. */
     order: [] as string[],
   };
@@ -176,6 +178,10 @@ function services(
           createdCount: request.messages.length + request.groups.reduce((sum, group) => sum + group.recipients.length, 0),
           messages: request.messages.map(() => ({ id: objectId() })),
         };
+      },
+      cancelStepJobs: (request) => {
+        calls.canceledStepJobs.push(request.transactionId);
+        return { canceled: 1 };
       },
       recordStepJobs: (request) => {
         for (const group of request.groups) {
@@ -366,6 +372,8 @@ describe("runTriggerJobs", () => {
     expect(calls.passedDigests.map(({ transactionId, digestIds }) => ({ transactionId, digestIds }))).toEqual([
       { transactionId: "txn-digest", digestIds: ["7"] },
     ]);
+    // Each wait that ends here without going on shows canceled, also when it was recorded after the cancel.
+    expect(calls.canceledStepJobs).toEqual(["txn-digest", "txn-delay"]);
   });
 
   it("leaves out the channels a subscriber turned off, asking once per workflow with the job's snapshot of it", async () => {

@@ -2189,8 +2189,9 @@ export const routes: Route[] = [
     params: z.object({ transactionId: keyString("transactionId") }),
     handle: async ({ params, clients, call }) => {
       const { canceled } = await clients.triggers.cancelTrigger(params, call);
-      // Its runs waiting at a delay or a digest will not go on: their jobs show it.
-      if (canceled) await clients.messages.cancelStepJobs(params, call);
+      // No run of a canceled trigger goes on: its jobs waiting at a delay or a digest show it.
+      // Also after a cancel that found nothing waiting (a repeat, after a failure here).
+      await clients.messages.cancelStepJobs(params, call);
       return canceled;
     },
   }),

@@ -53,7 +53,8 @@ describe("a delay step's job", () => {
       { type: "delay", status: "delayed", details: ["Pending Step delayed", "Pending Step queued"] },
     ]);
     const delayJob = waiting.jobs![1]!;
-    expect(delayJob.digest).toMatchObject({ type: "regular", amount: WAIT_S, unit: "seconds", events: [] });
+    // As Novu stores a delay's: with the digest key it lacks.
+    expect(delayJob.digest).toEqual({ type: "regular", amount: WAIT_S, unit: "seconds", digestKey: "No-Key-Provided", events: [] });
     expect(delayJob.providerId).toBe("novu");
     expect(delayJob.step).toMatchObject({ active: true });
     const raw = JSON.parse(delayJob.executionDetails[0]!.raw!) as { delay: number };
@@ -97,6 +98,21 @@ describe("a delay step's job", () => {
     expect(summary(canceled)).toEqual([{ type: "delay", status: "canceled", details: ["Pending Step delayed", "Pending Step queued"] }]);
   });
 
+  it("ends a merged digest job canceled with its trigger, and leaves the digest's other events waiting", async () => {
+    const name = await createWorkflow(stack, "Activity canceled digest", [
+      { template: { type: "digest" }, metadata: { type: "regular", amount: 1, unit: "hours" } },
+      inApp("Later"),
+    ]);
+    await trigger(name, "aj-cancel-digest", "aj-cancel-digest-1");
+    await notificationOf("aj-cancel-digest-1", (notification) => notification.jobs?.[0]?.status === "delayed");
+    await trigger(name, "aj-cancel-digest", "aj-cancel-digest-2");
+    await notificationOf("aj-cancel-digest-2", (notification) => notification.jobs?.[0]?.status === "merged");
+    expect((await stack.request("DELETE", "/v1/events/trigger/aj-cancel-digest-2")).body).toEqual({ data: true });
+    await notificationOf("aj-cancel-digest-2", (notification) => notification.jobs?.[0]?.status === "canceled");
+    const opener = await notificationOf("aj-cancel-digest-1", () => true);
+    expect(opener.jobs?.map((job) => job.status)).toEqual(["delayed"]);
+  });
+
   it("fails with Novu's 'Invalid delay configuration' when its date has passed, and the run stops there", async () => {
     const name = await createWorkflow(stack, "Activity bad delay", [
       { template: { type: "delay" }, metadata: { type: "scheduled", delayPath: "sendAt" } },
@@ -126,7 +142,8 @@ describe("a digest step's jobs", () => {
     const merged = notifications.filter((notification) => notification !== opener);
     expect(merged).toHaveLength(2);
     for (const notification of merged) {
-      expect(notification.channels).toEqual(["digest"]);
+      // Its workflow's step types, as Novu's, though only the digest's job exists.
+      expect(notification.channels).toEqual(["digest", "in_app"]);
       expect(summary(notification)).toEqual([
         { type: "digest", status: "merged", details: ["Success Digest was merged with other digest", "Pending Step queued"] },
       ]);

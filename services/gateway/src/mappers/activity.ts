@@ -111,6 +111,8 @@ function stepsOf(messages: readonly messagesV1.Message[]): messagesV1.Message[][
   return [...steps.values()];
 }
 
+const isStepJobType = (type: string): type is (typeof STEP_JOB_TYPES)[number] => (STEP_JOB_TYPES as readonly string[]).includes(type);
+
 /** A page's workflows as the activity shows them: the template and each step, by id, with its place among the steps. */
 function workflowViews(workflows: readonly workflowsV1.Workflow[]) {
   return new Map(
@@ -118,7 +120,11 @@ function workflowViews(workflows: readonly workflowsV1.Workflow[]) {
       const json = workflowToJson(workflow);
       const steps = new Map<string, Record<string, unknown>>();
       const places = new Map<string, number>();
+      // Novu's notification channels: its active steps' types, delay and digest among them.
+      const types = new Set<string>();
       json.steps.forEach((step, place) => {
+        const type = (step["template"] as { type?: string } | undefined)?.type;
+        if (step["active"] !== false && type !== undefined && isStepJobType(type)) types.add(type);
         steps.set(String(step["_id"]), step);
         places.set(String(step["_id"]), place);
         for (const variant of (step["variants"] as Record<string, unknown>[] | undefined) ?? []) {
@@ -126,7 +132,7 @@ function workflowViews(workflows: readonly workflowsV1.Workflow[]) {
           places.set(String(variant["_id"]), place);
         }
       });
-      return [workflow.id, { template: { _id: json._id, name: json.name, triggers: json.triggers }, steps, places }];
+      return [workflow.id, { template: { _id: json._id, name: json.name, triggers: json.triggers }, steps, places, channels: [...types] }];
     }),
   );
 }
@@ -177,6 +183,7 @@ function stepJobToJson(job: messagesV1.StepJob, notification: messagesV1.Notific
   const channel = channelNamed(job.type) === undefined ? undefined : (job.type as ChannelName);
   return {
     _id: job.id,
+    // The store admits no other type.
     type: job.type as (typeof STEP_JOB_TYPES)[number],
     ...(digest ? { digest } : {}),
     executionDetails: notification.executionDetails.filter((detail) => detail.jobId === job.id && detail.stepDetail).map(executionDetailToJson),
@@ -233,8 +240,8 @@ function notificationToJson(notification: messagesV1.Notification, subscriber: s
     _templateId: notification.templateId,
     createdAt: created,
     updatedAt: created,
-    // The types of its steps, as Novu's: delay and digest among the channels.
-    channels: [...new Set(jobs.map((job) => job.type))],
+    // Without its workflow (deleted since), the types of the jobs it has.
+    channels: workflow?.channels ?? [...new Set(jobs.map((job) => job.type))],
     ...(subscriber ? { subscriber: activitySubscriberToJson(subscriber) } : {}),
     ...(workflow ? { template: workflow.template } : {}),
     jobs,

@@ -219,10 +219,16 @@ export function createPreferenceHandlers({ pool, workflows }: PreferenceHandlerD
       return {
         critical: workflow.critical,
         defaults: toChannelPreferences(resolveAll(workflow, {}, {})),
-        subscribers: [...new Set(request.subscriberIds.filter(chose))].map((subscriberId) => ({
-          subscriberId,
-          channels: toChannelPreferences(resolveAll(workflow, globalOf.get(subscriberId) ?? {}, ownOf.get(subscriberId) ?? {})),
-        })),
+        subscribers: [...new Set(request.subscriberIds.filter(chose))].map((subscriberId) => {
+          const global = globalOf.get(subscriberId) ?? {};
+          const own = ownOf.get(subscriberId) ?? {};
+          return {
+            subscriberId,
+            channels: toChannelPreferences(resolveAll(workflow, global, own)),
+            workflowChoices: toChannelPreferences(own),
+            globalChoices: toChannelPreferences(global),
+          };
+        }),
       };
     },
   };

@@ -121,6 +121,11 @@ describe("preferences (in memory)", () => {
     expect(reply.defaults).toMatchObject({ inApp: true, email: true, sms: false, chat: true, push: true });
     expect(reply.subscribers.map((entry) => entry.subscriberId)).toEqual([w1]);
     expect(reply.subscribers[0]!.channels).toMatchObject({ inApp: true, email: true, sms: false, chat: false, push: true });
+    // What decided: the workflow choice set push, the global one push and chat (the worker names it on skipped steps).
+    expect(reply.subscribers[0]!.workflowChoices).toEqual(expect.objectContaining({ push: true }));
+    expect(reply.subscribers[0]!.workflowChoices?.chat).toBeUndefined();
+    expect(reply.subscribers[0]!.globalChoices).toEqual(expect.objectContaining({ push: false, chat: false }));
+    expect(reply.subscribers[0]!.globalChoices?.email).toBeUndefined();
     const critical = await client.resolveChannelPreferences({ workflowId: security.id, subscriberIds: [w1!] }, call);
     expect(critical).toMatchObject({ critical: true, subscribers: [], defaults: { push: true, chat: false, email: true } });
     expect((await rpcError(client.resolveChannelPreferences({ workflowId: "gone", subscriberIds: [w1!] }, call))).code).toBe(Code.NotFound);

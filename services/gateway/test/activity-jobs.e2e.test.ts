@@ -179,3 +179,29 @@ describe("a step its conditions skip", () => {
     expect(skipped.jobs![0]!.providerId).toBe("novu");
   });
 });
+
+describe("a channel step preferences turn off", () => {
+  it("shows its job canceled, naming the layer that turned it off, as Novu's", async () => {
+    const reply = await stack.request<Data<{ triggers: { identifier: string }[] }>>("POST", "/v1/workflows", {
+      name: "Activity preferences",
+      active: true,
+      preferenceSettings: { sms: false },
+      steps: [inApp("Hi"), { template: { type: "email", subject: "Hi", content: "Hi" } }, { template: { type: "sms", content: "Hi" } }],
+    });
+    expect(reply.status, JSON.stringify(reply.body)).toBe(201);
+    const name = reply.body.data.triggers[0].identifier;
+    expect((await stack.request("POST", "/v1/subscribers", { subscriberId: "aj-prefs", email: "prefs@example.com", phone: "+15555550100" })).status).toBe(201);
+    expect((await stack.request("PATCH", "/v2/subscribers/aj-prefs/preferences", { channels: { email: false } })).status).toBe(200);
+
+    await trigger(name, "aj-prefs", "aj-prefs-1");
+    const filtered = await notificationOf("aj-prefs-1", (notification) => (notification.jobs?.length ?? 0) >= 3);
+    expect(summary(filtered)).toEqual([
+      { type: "in_app", status: "completed", details: [] },
+      { type: "email", status: "canceled", details: ["Pending Step queued", "Success Step filtered by subscriber global preferences"] },
+      { type: "sms", status: "canceled", details: ["Pending Step queued", "Success Step filtered by workflow preferences"] },
+    ]);
+    expect(JSON.parse(filtered.jobs![1]!.executionDetails[1]!.raw!)).toEqual({
+      channels: { in_app: true, email: false, sms: false, chat: true, push: true },
+    });
+  });
+});

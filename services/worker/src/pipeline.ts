@@ -2,7 +2,7 @@ import { Code, ConnectError, type CallOptions, type Client } from "@connectrpc/c
 import { clone, create, toBinary, type JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { messagesV1, type subscribersV1, triggersV1, type integrationsV1, type topicsV1, type variablesV1, type workflowsV1 } from "@notify/proto";
-import { Channel, contextKeysOf, scopeHeaders, StepType, stepChannel, type KnownChannel, type Logger } from "@notify/runtime";
+import { Channel, channelName, contextKeysOf, scopeHeaders, StepType, stepChannel, type KnownChannel, type Logger } from "@notify/runtime";
 import { readsEnvironment, renderBudget, renderer, withinBudget, type Render, type RenderBudget } from "@notify/templates";
 import { composeMessages, subscriberVariables, type Composed, type DeliveryPlan, type RecipientProfile, type RunContext } from "./compose.js";
 import { conditionsHold, subscriptionConditionHolds, type ConditionData } from "./conditions.js";
@@ -10,7 +10,17 @@ import { writeAndHandOver, type PublishDeliveries } from "./deliveries.js";
 import { stepPasses, type StepFilter } from "./filters.js";
 import { delayUntil } from "./delay.js";
 import { digestPlan, digestVariables, type Digested, type DigestPlan } from "./digest.js";
-import { delayed, delayFinished, digestEntered, digestTriggered, misconfigured, recordStepJobs, skippedByConditions, type StepJobChange } from "./step-jobs.js";
+import {
+  delayed,
+  delayFinished,
+  digestEntered,
+  digestTriggered,
+  filteredByPreferences,
+  misconfigured,
+  recordStepJobs,
+  skippedByConditions,
+  type StepJobChange,
+} from "./step-jobs.js";
 import { throttlePlan, type ThrottlePlan } from "./throttle.js";
 
 export interface PipelineClients {
@@ -74,8 +84,32 @@ const PREFERENCE_KEYS: Record<KnownChannel, keyof subscribersV1.ChannelPreferenc
   [Channel.PUSH]: "push",
 };
 
+/** A subscriber's channels for a run: their own resolution when they chose anything, else the workflow's defaults. */
+interface RunPreferences {
+  channels: subscribersV1.ChannelPreferences | undefined;
+  own: subscribersV1.SubscriberChannelPreferences | undefined;
+}
+
 function channelEnabled(channels: subscribersV1.ChannelPreferences | undefined, channel: KnownChannel): boolean {
   return channels?.[PREFERENCE_KEYS[channel]] !== false;
+}
+
+/** Novu's detail of a channel step preferences turned off: the layer that did, the subscriber's choice for the workflow first. */
+function preferenceFilter(preferences: RunPreferences, channel: KnownChannel): { detail: string; raw: string } {
+  const key = PREFERENCE_KEYS[channel];
+  const detail =
+    preferences.own?.workflowChoices?.[key] !== undefined
+      ? "Step filtered by subscriber workflow preferences"
+      : preferences.own?.globalChoices?.[key] !== undefined
+        ? "Step filtered by subscriber global preferences"
+        : "Step filtered by workflow preferences";
+  const channels = Object.fromEntries(
+    (Object.entries(PREFERENCE_KEYS) as [string, keyof subscribersV1.ChannelPreferences][]).map(([known, field]) => [
+      channelName(Number(known) as KnownChannel),
+      preferences.channels?.[field] !== false,
+    ]),
+  );
+  return { detail, raw: JSON.stringify({ channels }) };
 }
 
 /** The active steps, in order. */
@@ -392,7 +426,7 @@ async function deliverShares(
     resolutions.set(key, resolution);
   }
   // The service lists only subscribers with choices of their own; everyone else gets the workflow's defaults.
-  const preferences = new Map<string, subscribersV1.ChannelPreferences | undefined>();
+  const preferences = new Map<string, subscribersV1.SubscriberChannelPreferences>();
   const defaults = new Map<string, subscribersV1.ChannelPreferences | undefined>();
   await Promise.all(
     [...resolutions].map(async ([key, { run, ids }]) => {
@@ -403,7 +437,7 @@ async function deliverShares(
         const request = { workflowId, subscriberIds: part, workflow, contextKeys: run.contextKeys };
         const reply = await deps.clients.subscribers.resolveChannelPreferences(request, call);
         defaults.set(key, reply.defaults);
-        for (const entry of reply.subscribers) preferences.set(`${key}/${entry.subscriberId}`, entry.channels);
+        for (const entry of reply.subscribers) preferences.set(`${key}/${entry.subscriberId}`, entry);
       }
     }),
   );
@@ -444,9 +478,10 @@ async function deliverShares(
       }
       const job = run.share.run.job;
       const key = preferenceScopeOf(run.share.run);
-      const channels = preferences.get(`${key}/${run.subscriber.id}`) ?? defaults.get(key);
+      const own = preferences.get(`${key}/${run.subscriber.id}`);
+      const chosen: RunPreferences = { channels: own ? own.channels : defaults.get(key), own };
       const endpoints = chatEndpoints(run.share.run, run.subscriber.id);
-      const composed = await composeForSubscriber(run.subscriber, run.share.run, channels, endpoints, lookups, deps, run.from, run.digested, now, stepJobs);
+      const composed = await composeForSubscriber(run.subscriber, run.share.run, chosen, endpoints, lookups, deps, run.from, run.digested, now, stepJobs);
       messages.push(...composed.messages);
       if (composed.pause) {
         const key = `${job.triggerId}/${composed.pause.fromStep}/${composed.pause.runAt.getTime()}/${run.digestId ? "digest" : ""}`;
@@ -648,7 +683,7 @@ async function passThrottles(stops: readonly { run: SubscriberRun; stop: Throttl
 async function composeForSubscriber(
   subscriber: RecipientProfile,
   run: JobRun,
-  channels: subscribersV1.ChannelPreferences | undefined,
+  preferences: RunPreferences,
   chatEndpoints: readonly subscribersV1.ChannelEndpoint[],
   lookups: ReturnType<typeof integrationLookups>,
   deps: PipelineDeps,
@@ -753,7 +788,10 @@ async function composeForSubscriber(
       }
       const channel = stepChannel(type);
       if (channel === undefined) continue;
-      if (!channelEnabled(channels, channel)) continue;
+      if (!channelEnabled(preferences.channels, channel)) {
+        stepJobs.push(filteredByPreferences(job, subscriber, main, preferenceFilter(preferences, channel)));
+        continue;
+      }
       messages = await composeMessages(step, context);
     } catch (error) {
       // A template or filter value that does not render fails this step for this subscriber, not

@@ -158,6 +158,14 @@ export function skippedByConditions(job: triggersV1.TriggerJob, subscriber: Reci
   ]);
 }
 
+/** A channel step the subscriber's or the workflow's preferences turned off: its sending canceled, saying which. */
+export const filteredByPreferences = (
+  job: triggersV1.TriggerJob,
+  subscriber: RecipientProfile,
+  step: workflowsV1.Step,
+  filter: { detail: string; raw: string },
+): StepJobChange => change(job, subscriber, step, "canceled", [QUEUED, { detail: filter.detail, status: "Success", raw: filter.raw }]);
+
 /** The job type Novu gives a step, for the steps whose jobs are recorded here. */
 function stepJobType(step: workflowsV1.Step): string | undefined {
   const type = step.template?.type;

@@ -124,7 +124,9 @@ function services(
         const off = (options.inAppOff ?? []).map((id) => `id-${id}`);
         return {
           critical: request.workflow?.critical ?? false,
-          subscribers: request.subscriberIds.filter((id) => off.includes(id)).map((subscriberId) => ({ subscriberId, channels: { inApp: false } })),
+          subscribers: request.subscriberIds
+            .filter((id) => off.includes(id))
+            .map((subscriberId) => ({ subscriberId, channels: { inApp: false }, globalChoices: { inApp: false } })),
           defaults: {},
         };
       },
@@ -382,6 +384,8 @@ describe("runTriggerJobs", () => {
     await runTriggerJobs([run], deps);
 
     expect(recipientsOf(calls.written)).toEqual(["ada"]);
+    // Bob's in-app job shows which of his choices turned it off.
+    expect(calls.stepJobs).toEqual(["bob s in_app canceled: Step queued, Step filtered by subscriber global preferences"]);
     expect(calls.preferences).toHaveLength(1);
     expect(calls.preferences[0]).toMatchObject({ workflowId: run.workflow!.id, subscriberIds: ["id-ada", "id-bob"], workflow: { critical: true } });
   });

@@ -1,7 +1,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { CallOptions, Client } from "@connectrpc/connect";
 import type { messagesV1, triggersV1, workflowsV1 } from "@notify/proto";
-import { channelName, StepType, stepChannel } from "@notify/runtime";
+import { channelName, StepType, stepChannel, timedDayNames } from "@notify/runtime";
 import type { RecipientProfile } from "./compose.js";
 import type { Digested } from "./digest.js";
 
@@ -51,6 +51,7 @@ function digestMetadataOf(step: workflowsV1.Step): JsonObject | undefined {
   if (!metadata || metadata.type === "scheduled") return undefined;
   const type = metadata.type === "timed" || metadata.type === "backoff" ? metadata.type : "regular";
   const timed = metadata.timed;
+  const days = timed ? timedDayNames(timed) : undefined;
   return {
     type,
     ...(metadata.amount !== undefined ? { amount: metadata.amount } : {}),
@@ -65,6 +66,9 @@ function digestMetadataOf(step: workflowsV1.Step): JsonObject | undefined {
           timed: {
             ...(metadata.cron !== undefined ? { cronExpression: metadata.cron } : {}),
             ...(timed?.atTime !== undefined ? { atTime: timed.atTime } : {}),
+            ...(days ? { weekDays: [...days.weekDays] } : {}),
+            ...(days?.ordinal !== undefined ? { ordinal: days.ordinal } : {}),
+            ...(days?.ordinalValue !== undefined ? { ordinalValue: days.ordinalValue } : {}),
             ...(timed && timed.monthDays.length > 0 ? { monthDays: timed.monthDays.map(Number) } : {}),
             ...(timed?.monthlyType !== undefined ? { monthlyType: timed.monthlyType } : {}),
           },

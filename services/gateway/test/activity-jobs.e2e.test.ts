@@ -61,7 +61,8 @@ describe("a delay step's job", () => {
     expect(raw.delay).toBeGreaterThan(0);
     expect(raw.delay).toBeLessThanOrEqual(WAIT_S * 1000);
 
-    const done = await notificationOf("aj-delay-1", (notification) => (notification.jobs?.length ?? 0) >= 3);
+    // The run's messages are written before its step jobs change: waited for until both are.
+    const done = await notificationOf("aj-delay-1", (notification) => notification.jobs?.length === 3 && notification.jobs[1]!.status === "completed");
     expect(summary(done)).toEqual([
       { type: "in_app", status: "completed", details: [] },
       { type: "delay", status: "completed", details: ["Pending Step delayed", "Pending Step queued", "Success Delay is finished"] },
@@ -150,7 +151,7 @@ describe("a digest step's jobs", () => {
       expect(notification.jobs![0]!.digest).toMatchObject({ type: "regular", amount: WAIT_S, unit: "seconds", digestKey: "postId" });
     }
 
-    const done = await notificationOf(opener.transactionId, (notification) => (notification.jobs?.length ?? 0) >= 2);
+    const done = await notificationOf(opener.transactionId, (notification) => notification.jobs?.length === 2 && notification.jobs[0]!.status === "completed");
     expect(done.channels).toEqual(["digest", "in_app"]);
     expect(summary(done)).toEqual([
       {

@@ -448,7 +448,7 @@ async function deliverShares(
   const paused = new Map<string, { job: triggersV1.TriggerJob; pause: Pause; subscriberIds: string[]; digestIds: string[] }>();
   /** The rests of runs waiting for a send, held until the first of their step's sends succeeds. */
   const held: HeldRun[] = [];
-  /** What the runs change of step jobs, recorded before their messages are written. */
+  /** What the runs change of step jobs, recorded once the page's messages are written. */
   const stepJobs: StepJobChange[] = [];
   let runs: SubscriberRun[] = shares.flatMap((share) => {
     const job = share.run.job;

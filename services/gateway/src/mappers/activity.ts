@@ -177,9 +177,13 @@ function jobToJson(messages: readonly messagesV1.Message[], details: readonly me
  * Novu gives a delay's or a digest's job no provider, which the SDK cannot read (it requires one
  * of its known ids): those name Novu's own.
  */
-function stepJobToJson(job: messagesV1.StepJob, notification: messagesV1.Notification, workflow: WorkflowView | undefined) {
+function stepJobToJson(
+  job: messagesV1.StepJob,
+  notification: messagesV1.Notification,
+  payload: Record<string, unknown> | undefined,
+  workflow: WorkflowView | undefined,
+) {
   const digest = parsed(job.digestJson);
-  const payload = parsed(notification.payloadJson);
   const channel = channelNamed(job.type) === undefined ? undefined : (job.type as ChannelName);
   return {
     _id: job.id,
@@ -199,7 +203,7 @@ function stepJobToJson(job: messagesV1.StepJob, notification: messagesV1.Notific
  * The notification's jobs in the order of its workflow's steps (Novu's job chain), those of steps
  * the workflow no longer has last; as they were made where the order says nothing.
  */
-function jobsOf(notification: messagesV1.Notification, workflow: WorkflowView | undefined) {
+function jobsOf(notification: messagesV1.Notification, payload: Record<string, unknown> | undefined, workflow: WorkflowView | undefined) {
   const place = (stepId: string) => workflow?.places.get(stepId) ?? Number.MAX_SAFE_INTEGER;
   const jobs = [
     ...stepsOf(notification.messages).map((messages) => ({
@@ -207,7 +211,7 @@ function jobsOf(notification: messagesV1.Notification, workflow: WorkflowView | 
       at: messages[0]!.createdAt,
       json: jobToJson(messages, notification.executionDetails, workflow),
     })),
-    ...notification.stepJobs.map((job) => ({ place: place(job.stepId), at: job.createdAt, json: stepJobToJson(job, notification, workflow) })),
+    ...notification.stepJobs.map((job) => ({ place: place(job.stepId), at: job.createdAt, json: stepJobToJson(job, notification, payload, workflow) })),
   ];
   const time = (at: Timestamp | undefined) => (at ? timestampDate(at).getTime() : 0);
   return jobs.sort((a, b) => a.place - b.place || time(a.at) - time(b.at)).map((job) => job.json);
@@ -230,7 +234,7 @@ function notificationToJson(notification: messagesV1.Notification, subscriber: s
   const payload = parsed(notification.payloadJson);
   // Every message of a notification carries its trigger's context keys.
   const contextKeys = notification.messages[0]?.contextKeys ?? [];
-  const jobs = jobsOf(notification, workflow);
+  const jobs = jobsOf(notification, payload, workflow);
   return {
     _id: notification.id,
     _environmentId: notification.environmentId,

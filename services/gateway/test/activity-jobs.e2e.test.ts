@@ -48,9 +48,11 @@ describe("a delay step's job", () => {
 
     const waiting = await notificationOf("aj-delay-1", (notification) => (notification.jobs?.length ?? 0) >= 2);
     expect(waiting.channels).toEqual(["in_app", "delay"]);
+    // The step behind the delay shows its job pending, as Novu's made at the trigger.
     expect(summary(waiting)).toEqual([
       { type: "in_app", status: "completed", details: [] },
       { type: "delay", status: "delayed", details: ["Pending Step delayed", "Pending Step queued"] },
+      { type: "in_app", status: "pending", details: [] },
     ]);
     const delayJob = waiting.jobs![1]!;
     // As Novu stores a delay's: with the digest key it lacks.
@@ -87,16 +89,39 @@ describe("a delay step's job", () => {
     ]);
   });
 
-  it("ends canceled when its trigger is canceled during the delay", async () => {
+  it("ends canceled when its trigger is canceled during the delay, with the jobs of the steps behind it", async () => {
     const name = await createWorkflow(stack, "Activity canceled delay", [
       { template: { type: "delay" }, metadata: { type: "regular", amount: 1, unit: "hours" } },
       inApp("Never"),
+      { template: { type: "email", subject: "Never", content: "Never" } },
+      { template: { type: "sms", content: "Never" }, active: false },
     ]);
     await trigger(name, "aj-cancel", "aj-cancel-1");
-    await notificationOf("aj-cancel-1", (notification) => notification.jobs?.[0]?.status === "delayed");
+    const waiting = await notificationOf("aj-cancel-1", (notification) => notification.jobs?.[0]?.status === "delayed");
+    // Each active step behind the delay has a job of its own, pending, with its step and Novu's provider of its channel.
+    expect(summary(waiting)).toEqual([
+      { type: "delay", status: "delayed", details: ["Pending Step delayed", "Pending Step queued"] },
+      { type: "in_app", status: "pending", details: [] },
+      { type: "email", status: "pending", details: [] },
+    ]);
+    const workflow = await stack.request<Data<{ steps: { _id: string }[] }>>("GET", `/v1/workflows/${waiting.templateId}`);
+    const stepIds = workflow.body.data.steps.map((step) => step._id);
+    expect(waiting.jobs!.map((job) => job.step.id)).toEqual(stepIds.slice(0, 3));
+    expect(waiting.jobs!.map((job) => job.providerId)).toEqual(["novu", "novu", "novu-email"]);
+    const ids = waiting.jobs!.map((job) => job.id);
+    expect(new Set(ids).size).toBe(3);
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{24}$/);
+    // The same ids at every read.
+    expect((await novu.notifications.retrieve(waiting.id!)).result.jobs?.map((job) => job.id)).toEqual(ids);
+
     expect((await stack.request("DELETE", "/v1/events/trigger/aj-cancel-1")).body).toEqual({ data: true });
     const canceled = await notificationOf("aj-cancel-1", (notification) => notification.jobs?.[0]?.status !== "delayed");
-    expect(summary(canceled)).toEqual([{ type: "delay", status: "canceled", details: ["Pending Step delayed", "Pending Step queued"] }]);
+    expect(summary(canceled)).toEqual([
+      { type: "delay", status: "canceled", details: ["Pending Step delayed", "Pending Step queued"] },
+      { type: "in_app", status: "canceled", details: [] },
+      { type: "email", status: "canceled", details: [] },
+    ]);
+    expect(canceled.jobs!.map((job) => job.id)).toEqual(ids);
   });
 
   it("ends a merged digest job canceled with its trigger, and leaves the digest's other events waiting", async () => {
@@ -107,11 +132,13 @@ describe("a delay step's job", () => {
     await trigger(name, "aj-cancel-digest", "aj-cancel-digest-1");
     await notificationOf("aj-cancel-digest-1", (notification) => notification.jobs?.[0]?.status === "delayed");
     await trigger(name, "aj-cancel-digest", "aj-cancel-digest-2");
-    await notificationOf("aj-cancel-digest-2", (notification) => notification.jobs?.[0]?.status === "merged");
+    const merged = await notificationOf("aj-cancel-digest-2", (notification) => notification.jobs?.[0]?.status === "merged");
+    expect(merged.jobs?.map((job) => job.status)).toEqual(["merged", "merged"]);
     expect((await stack.request("DELETE", "/v1/events/trigger/aj-cancel-digest-2")).body).toEqual({ data: true });
-    await notificationOf("aj-cancel-digest-2", (notification) => notification.jobs?.[0]?.status === "canceled");
+    const canceled = await notificationOf("aj-cancel-digest-2", (notification) => notification.jobs?.[0]?.status === "canceled");
+    expect(canceled.jobs?.map((job) => job.status)).toEqual(["canceled", "canceled"]);
     const opener = await notificationOf("aj-cancel-digest-1", () => true);
-    expect(opener.jobs?.map((job) => job.status)).toEqual(["delayed"]);
+    expect(opener.jobs?.map((job) => job.status)).toEqual(["delayed", "pending"]);
   });
 
   it("fails with Novu's 'Invalid delay configuration' when its date has passed, and the run stops there", async () => {
@@ -145,8 +172,10 @@ describe("a digest step's jobs", () => {
     for (const notification of merged) {
       // Its workflow's step types, as Novu's, though only the digest's job exists.
       expect(notification.channels).toEqual(["digest", "in_app"]);
+      // Its later steps merged with it, as Novu merges the follower's jobs.
       expect(summary(notification)).toEqual([
         { type: "digest", status: "merged", details: ["Success Digest was merged with other digest", "Pending Step queued"] },
+        { type: "in_app", status: "merged", details: [] },
       ]);
       expect(notification.jobs![0]!.digest).toMatchObject({ type: "regular", amount: WAIT_S, unit: "seconds", digestKey: "postId" });
     }

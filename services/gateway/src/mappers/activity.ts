@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { messagesV1, type subscribersV1, type workflowsV1 } from "@notify/proto";
 import { Channel, channelNamed, CHANNELS, type ChannelName } from "@notify/runtime";
@@ -122,9 +123,14 @@ function workflowViews(workflows: readonly workflowsV1.Workflow[]) {
       const places = new Map<string, number>();
       // Novu's notification channels: its active steps' types, delay and digest among them.
       const types = new Set<string>();
+      /** The active steps in order (a job each in Novu's chain), by their place among all steps. */
+      const chain: { id: string; type: (typeof STEP_JOB_TYPES)[number]; place: number }[] = [];
       json.steps.forEach((step, place) => {
         const type = (step["template"] as { type?: string } | undefined)?.type;
-        if (step["active"] !== false && type !== undefined && isStepJobType(type)) types.add(type);
+        if (step["active"] !== false && type !== undefined && isStepJobType(type)) {
+          types.add(type);
+          chain.push({ id: String(step["_id"]), type, place });
+        }
         steps.set(String(step["_id"]), step);
         places.set(String(step["_id"]), place);
         for (const variant of (step["variants"] as Record<string, unknown>[] | undefined) ?? []) {
@@ -132,7 +138,7 @@ function workflowViews(workflows: readonly workflowsV1.Workflow[]) {
           places.set(String(variant["_id"]), place);
         }
       });
-      return [workflow.id, { template: { _id: json._id, name: json.name, triggers: json.triggers }, steps, places, channels: [...types] }];
+      return [workflow.id, { template: { _id: json._id, name: json.name, triggers: json.triggers }, steps, places, chain, channels: [...types] }];
     }),
   );
 }
@@ -172,6 +178,9 @@ function jobToJson(messages: readonly messagesV1.Message[], details: readonly me
   };
 }
 
+/** The provider a job that sent nothing shows: Novu's own of its channel, or of delays and digests. */
+const providerOfStepJob = (type: string) => (channelNamed(type) === undefined ? "novu" : NO_INTEGRATION_PROVIDER[type as ChannelName]);
+
 /**
  * The job of a step that wrote no message: a delay, a digest, or a step its conditions skipped.
  * Novu gives a delay's or a digest's job no provider, which the SDK cannot read (it requires one
@@ -184,7 +193,6 @@ function stepJobToJson(
   workflow: WorkflowView | undefined,
 ) {
   const digest = parsed(job.digestJson);
-  const channel = channelNamed(job.type) === undefined ? undefined : (job.type as ChannelName);
   return {
     _id: job.id,
     // The store admits no other type.
@@ -193,10 +201,58 @@ function stepJobToJson(
     executionDetails: notification.executionDetails.filter((detail) => detail.jobId === job.id && detail.stepDetail).map(executionDetailToJson),
     step: stepToJson(job.stepId, job.messageTemplateId, workflow),
     ...(payload ? { payload } : {}),
-    providerId: channel === undefined ? "novu" : NO_INTEGRATION_PROVIDER[channel],
+    providerId: providerOfStepJob(job.type),
     status: job.status as JobStatus,
     updatedAt: iso(job.updatedAt),
   };
+}
+
+/**
+ * What the steps behind a delay or digest show while the run has not reached them: Novu makes
+ * every step's job at the trigger, pending, merges a merged digest's later jobs with it, and
+ * cancels them with a canceled trigger. notify writes a step's job when the run reaches it, so
+ * these are read from the job they wait behind.
+ */
+const WAITING_BEHIND: Partial<Record<JobStatus, JobStatus>> = { delayed: "pending", merged: "merged", canceled: "canceled" };
+
+/** The id of a step's job not written yet: the same at every read, and a valid object id. */
+const unwrittenJobId = (notificationId: string, stepId: string) => createHash("md5").update(`${notificationId}/${stepId}`).digest("hex").slice(0, 24);
+
+/**
+ * The jobs of the active steps after the last delay or digest the run waits at, was merged at or
+ * was canceled at, for the steps that have no job yet.
+ */
+function unwrittenJobsOf(
+  notification: messagesV1.Notification,
+  payload: Record<string, unknown> | undefined,
+  workflow: WorkflowView | undefined,
+  written: ReadonlySet<number>,
+) {
+  let holding: { job: messagesV1.StepJob; place: number; status: JobStatus } | undefined;
+  for (const job of notification.stepJobs) {
+    const status = WAITING_BEHIND[job.status as JobStatus];
+    const place = workflow?.places.get(job.stepId);
+    if ((job.type === "delay" || job.type === "digest") && status && place !== undefined && (!holding || place > holding.place))
+      holding = { job, place, status };
+  }
+  if (!holding || !workflow) return [];
+  const { job, place, status } = holding;
+  return workflow.chain
+    .filter((step) => step.place > place && !written.has(step.place))
+    .map((step) => ({
+      place: step.place,
+      at: job.createdAt,
+      json: {
+        _id: unwrittenJobId(notification.id, step.id),
+        type: step.type,
+        executionDetails: [],
+        step: stepToJson(step.id, step.id, workflow),
+        ...(payload ? { payload } : {}),
+        providerId: providerOfStepJob(step.type),
+        status,
+        updatedAt: iso(job.updatedAt),
+      },
+    }));
 }
 
 /**
@@ -213,6 +269,7 @@ function jobsOf(notification: messagesV1.Notification, payload: Record<string, u
     })),
     ...notification.stepJobs.map((job) => ({ place: place(job.stepId), at: job.createdAt, json: stepJobToJson(job, notification, payload, workflow) })),
   ];
+  jobs.push(...unwrittenJobsOf(notification, payload, workflow, new Set(jobs.map((job) => job.place))));
   const time = (at: Timestamp | undefined) => (at ? timestampDate(at).getTime() : 0);
   return jobs.sort((a, b) => a.place - b.place || time(a.at) - time(b.at)).map((job) => job.json);
 }

@@ -29,6 +29,23 @@ describe("email body", () => {
     expect(html).toContain(`href="https://x.test/&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;"`);
   });
 
+  it("draws editor blocks with the organization's logo and colour, and only a colour the API accepts reaches a style", () => {
+    const blocks = [{ type: "button", content: "Open", url: "https://x.test/a" }];
+    const { html, text } = renderEmailBody(blocks, { logo: 'https://cdn.example.com/logo.png?a=1&b="2"', color: "#0a7cff" });
+    expect(html).toContain(`<img src="https://cdn.example.com/logo.png?a=1&amp;b=&quot;2&quot;" alt=""`);
+    expect(html.indexOf("<img")).toBeLessThan(html.indexOf("Open"));
+    expect(html).toContain("border-top:4px solid #0a7cff");
+    expect(html).toMatch(/<a href="https:\/\/x\.test\/a"[^>]*background-color:#0a7cff/);
+    // The logo is no text of the mail.
+    expect(text).toBe("Open [https://x.test/a]");
+    const unbranded = renderEmailBody(blocks).html;
+    expect(unbranded).not.toContain("<img");
+    expect(unbranded).toContain("border-top:4px solid #f47373");
+    const hostile = renderEmailBody(blocks, { color: "red;background:url(https://x.test/t)" }).html;
+    expect(hostile).not.toContain("url(");
+    expect(hostile).toMatch(/background-color:#f47373/);
+  });
+
   it("uses custom HTML as is and derives its text alternative", () => {
     const custom =
       "<h1>Hello</h1><p>World, see <a href='https://a.test/x'>the link</a></p><ul><li>one</li><li>two</li></ul><img src='https://a.test/p.png' alt='pixel'>";

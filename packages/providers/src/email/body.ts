@@ -23,20 +23,31 @@ const escapeAttribute = (value: string) => value.replace(/&/g, "&amp;").replace(
 /** Only the three alignments the editor offers reach a style attribute, so no content can widen it. */
 const alignOf = (block: EmailBlock) => (block.textAlign !== undefined && ALIGNMENTS.has(block.textAlign) ? block.textAlign : "left");
 
-/** Novu's branding colour of an organization that set none; notify keeps no branding, so every v1 email reads this one. */
+/** Novu's branding colour of an organization that set none. */
 export const NOVU_BRANDING_COLOR = "#f47373";
+
+/** The organization's branding an editor email is drawn with: its logo above the content, its colour on the buttons and the top edge. */
+export interface EmailBranding {
+  logo?: string | undefined;
+  color?: string | undefined;
+}
+
+/** Colours the API accepts (#rgb … #rrggbbaa): only such a value reaches a style attribute. */
+const HEX_COLOR = /^#(?:[0-9a-f]{3,4}|[0-9a-f]{6}|[0-9a-f]{8})$/i;
+
+const colorOf = (branding: EmailBranding) => (branding.color !== undefined && HEX_COLOR.test(branding.color) ? branding.color : NOVU_BRANDING_COLOR);
 
 /**
  * A block's content is kept as rendered: the template engine has already escaped what the payload put
  * in, and what the author wrote (links, emphasis) is the author's HTML.
  */
-function blockHtml(block: EmailBlock): string {
+function blockHtml(block: EmailBlock, color: string): string {
   if (block.type === "button") {
     const href = escapeAttribute(block.url ?? "");
     // Novu centres every button: the editor's alignment applies to text blocks only.
     return (
       `<tr><td align="center" style="padding:12px 0;text-align:center">` +
-      `<a href="${href}" target="_blank" style="display:inline-block;padding:12px 24px;border-radius:4px;background-color:${NOVU_BRANDING_COLOR};color:#ffffff;font-weight:600;text-decoration:none">${block.content}</a>` +
+      `<a href="${href}" target="_blank" style="display:inline-block;padding:12px 24px;border-radius:4px;background-color:${color};color:#ffffff;font-weight:600;text-decoration:none">${block.content}</a>` +
       `</td></tr>`
     );
   }
@@ -44,17 +55,26 @@ function blockHtml(block: EmailBlock): string {
   return `<tr><td style="padding:8px 0;text-align:${align}"><p style="margin:0;text-align:${align}">${block.content}</p></td></tr>`;
 }
 
+/** The logo above the content, as Novu's editor layout shows it; nothing without one. */
+const logoHtml = (logo: string | undefined) =>
+  logo
+    ? `<tr><td align="left" style="padding:0 0 24px 0"><img src="${escapeAttribute(logo)}" alt="" width="200" style="display:block;border:0;width:50%;max-width:240px;height:auto"></td></tr>`
+    : "";
+
 /** Tables and inline styles: what mail clients render alike. */
-function blocksHtml(blocks: readonly EmailBlock[]): string {
+function blocksHtml(blocks: readonly EmailBlock[], branding: EmailBranding): string {
+  const color = colorOf(branding);
   return (
     `<!DOCTYPE html>` +
     `<html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"></head>` +
     `<body style="margin:0;padding:0;background-color:#f5f5f5">` +
     `<table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0" style="background-color:#f5f5f5"><tr><td align="center" style="padding:24px 12px">` +
-    `<table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0" style="max-width:600px;background-color:#ffffff;font-family:Arial,Helvetica,sans-serif;font-size:16px;line-height:1.5;color:#222222">` +
+    `<table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0" style="max-width:600px">` +
+    logoHtml(branding.logo) +
+    `<tr><td><table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0" style="background-color:#ffffff;border-top:4px solid ${color};font-family:Arial,Helvetica,sans-serif;font-size:16px;line-height:1.5;color:#222222">` +
     `<tr><td style="padding:24px"><table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0">` +
-    blocks.map(blockHtml).join("") +
-    `</table></td></tr></table>` +
+    blocks.map((block) => blockHtml(block, color)).join("") +
+    `</table></td></tr></table></td></tr></table>` +
     `</td></tr></table></body></html>`
   );
 }
@@ -91,8 +111,11 @@ function blocksText(blocks: readonly EmailBlock[]): string {
     .join("\n\n");
 }
 
-/** An email step's content (editor blocks, or the author's own HTML used as is) as HTML with its text alternative. */
-export function renderEmailBody(content: readonly EmailBlock[] | string): EmailBody {
+/**
+ * An email step's content (editor blocks, drawn with the organization's branding, or the author's
+ * own HTML used as is) as HTML with its text alternative.
+ */
+export function renderEmailBody(content: readonly EmailBlock[] | string, branding: EmailBranding = {}): EmailBody {
   if (typeof content === "string") return { html: content, text: fragmentText(content) };
-  return { html: blocksHtml(content), text: blocksText(content) };
+  return { html: blocksHtml(content, branding), text: blocksText(content) };
 }

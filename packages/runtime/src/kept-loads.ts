@@ -10,13 +10,16 @@ export interface KeptLoadsOptions {
   lookups?: CacheLookups;
 }
 
+/** A key's kept load, or a new one; `forget` drops a key whose value this process has just changed. */
+export type KeptLoads<V> = ((key: string, load: () => Promise<V>) => Promise<V>) & { forget(key: string): void };
+
 /**
  * Loads kept as their promises for a while: callers of one key share its load, also while it is
  * under way. A load that fails is dropped at once, so the next caller tries again.
  */
-export function keptLoads<V extends {}>({ max, ttlMs, lookups }: KeptLoadsOptions): (key: string, load: () => Promise<V>) => Promise<V> {
+export function keptLoads<V extends {}>({ max, ttlMs, lookups }: KeptLoadsOptions): KeptLoads<V> {
   const kept = new LRUCache<string, Promise<V>>({ max, ttl: ttlMs });
-  return (key, load) => {
+  const loadOf = (key: string, load: () => Promise<V>) => {
     const found = kept.get(key);
     if (found) {
       lookups?.hit();
@@ -30,4 +33,5 @@ export function keptLoads<V extends {}>({ max, ttlMs, lookups }: KeptLoadsOption
     });
     return loading;
   };
+  return Object.assign(loadOf, { forget: (key: string) => void kept.delete(key) });
 }

@@ -31,16 +31,19 @@ const OPENING_DOCTYPE = /^<!DOCTYPE .*?>/;
 const sanitizedAsNovu = (html: string) => (OPENING_DOCTYPE.exec(html)?.[0] ?? "") + sanitizeHtml(html, NOVU_EMAIL_HTML);
 
 /**
- * The renderer of a v1 email step's body and layout: as Novu renders them, they also read the
- * step's `subject` and `preheader`, rendered first (with the raw preheader), and `branding` (notify
- * keeps no organization branding: the caller gives Novu's default). Other steps render as they are.
+ * The renderer of a v1 step's templates: as Novu renders them, an email's body and layout and an
+ * in-app message's content and buttons also read the organization's `branding`, and an email's
+ * its `subject` and `preheader`, rendered first (with the raw preheader). Other steps render as
+ * they are.
  */
-export function v1EmailRender(template: workflowsV1.MessageTemplate, render: Render, branding: Record<string, unknown>): Render {
-  if (render.engine !== workflowsV1.TemplateEngine.HANDLEBARS || template.type !== commonV1.StepType.EMAIL) return render;
-  const heading = render.withEmail({ preheader: template.preheader ?? "", branding });
+export function v1StepRender(template: workflowsV1.MessageTemplate, render: Render, branding: Record<string, unknown>): Render {
+  if (render.engine !== workflowsV1.TemplateEngine.HANDLEBARS) return render;
+  if (template.type === commonV1.StepType.IN_APP) return render.withV1Values({ branding });
+  if (template.type !== commonV1.StepType.EMAIL) return render;
+  const heading = render.withV1Values({ preheader: template.preheader ?? "", branding });
   // Trimmed as Novu trims them: a subject or preheader written over several lines is one line.
   const rendered = (text: string | undefined) => (text ? heading(text).trim() : "");
-  return render.withEmail({ branding, subject: rendered(template.subject), preheader: rendered(template.preheader) });
+  return render.withV1Values({ branding, subject: rendered(template.subject), preheader: rendered(template.preheader) });
 }
 
 /**

@@ -48,7 +48,7 @@ export function handlebarsData(context: RenderContext): Record<string, unknown> 
     ...(context.step ? { step: context.step } : {}),
     ...(context.steps ? { steps: context.steps } : {}),
     // Over the payload's own keys of the same names, as Novu gives them.
-    ...context.email,
+    ...context.v1Values,
   };
 }
 

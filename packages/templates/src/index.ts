@@ -1,4 +1,4 @@
-export { emailHtml, v1EmailRender } from "./email.js";
+export { emailHtml, v1StepRender } from "./email.js";
 export { legacyLayoutKeys, objectAt, stepLayoutId } from "./layouts.js";
 export type { MailyNode } from "./maily.js";
 export * from "./message.js";

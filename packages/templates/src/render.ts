@@ -17,8 +17,8 @@ export interface RenderContext {
   steps?: Record<string, unknown> | undefined;
   /** The environment's variables by key (v2 templates' `{{env.KEY}}`). */
   env?: Record<string, unknown> | undefined;
-  /** What a v1 email step's body and layout read besides the payload: its subject, preheader and branding. */
-  email?: Record<string, unknown> | undefined;
+  /** What a v1 email or in-app step's templates read over the payload's keys: Novu's `branding`, and an email's subject and preheader. */
+  v1Values?: Record<string, unknown> | undefined;
 }
 
 /** Renders one template text of a run; throws on a template that does not render (the step then fails). */
@@ -30,8 +30,8 @@ export type Render = ((template: string) => string) & {
   readonly withPayloadDefaults: (defaults: Record<string, unknown>) => Render;
   /** The run's payload's value at this dotted path. */
   readonly payloadAt: (path: string) => unknown;
-  /** The same run's renderer, a v1 email's values (RenderContext.email) over the payload's. */
-  readonly withEmail: (values: Record<string, unknown>) => Render;
+  /** The same run's renderer, a v1 step's values (RenderContext.v1Values) over the payload's. */
+  readonly withV1Values: (values: Record<string, unknown>) => Render;
 };
 
 /**
@@ -95,7 +95,7 @@ function runRenderer(engine: workflowsV1.TemplateEngine, context: RenderContext,
   const withPayloadDefaults = (defaults: Record<string, unknown>) =>
     runRenderer(engine, { ...context, payload: withDefaults(defaults, context.payload) }, budget);
   const payloadAt = (path: string) => valueAtPath(context.payload, path);
-  const withEmail = (values: Record<string, unknown>) => runRenderer(engine, { ...context, email: values }, budget);
+  const withV1Values = (values: Record<string, unknown>) => runRenderer(engine, { ...context, v1Values: values }, budget);
   // Both engines stop a render at its limit: what the budget has left, and never more than RENDER_LIMIT_MS.
   const limitMs = () => Math.max(1, Math.min(RENDER_LIMIT_MS, allowanceMs(budget)));
   const charge = <T>(work: () => T): T => withinBudget(budget, work);
@@ -103,12 +103,12 @@ function runRenderer(engine: workflowsV1.TemplateEngine, context: RenderContext,
     const data = liquidData(context);
     return Object.assign(
       charged((template: string) => renderLiquid(template, data, limitMs()), budget),
-      { engine, charge, withPayloadDefaults, payloadAt, withEmail },
+      { engine, charge, withPayloadDefaults, payloadAt, withV1Values },
     );
   }
   const data = handlebarsData(context);
   return Object.assign(
     charged((template: string) => renderHandlebars(template, data, limitMs()), budget),
-    { engine: workflowsV1.TemplateEngine.HANDLEBARS, charge, withPayloadDefaults, payloadAt, withEmail },
+    { engine: workflowsV1.TemplateEngine.HANDLEBARS, charge, withPayloadDefaults, payloadAt, withV1Values },
   );
 }

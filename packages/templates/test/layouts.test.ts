@@ -2,7 +2,7 @@ import { create, fromJson } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { commonV1, layoutsV1, workflowsV1 } from "@notify/proto";
 import { describe, expect, it } from "vitest";
-import { emailHtml, v1EmailRender } from "../src/email.js";
+import { emailHtml, v1StepRender } from "../src/email.js";
 import { renderContent } from "../src/message.js";
 import { stepLayoutId } from "../src/layouts.js";
 import { renderer } from "../src/render.js";
@@ -91,7 +91,7 @@ describe("an email in its layout", () => {
       content: { case: "text", value: "<p>{{subject}} / {{preheader}}</p>" },
     });
     // The step's subject and preheader go over the payload's keys of the same names, as in Novu.
-    const render = v1EmailRender(mail, renderer(HANDLEBARS, { payload: { order: 7, count: 2, company: "Acme", subject: "payload's" }, subscriber: {} }), {
+    const render = v1StepRender(mail, renderer(HANDLEBARS, { payload: { order: 7, count: 2, company: "Acme", subject: "payload's" }, subscriber: {} }), {
       color: "#f47373",
     });
     const rendered = renderContent(mail, render);
@@ -103,10 +103,19 @@ describe("an email in its layout", () => {
     // No preheader, nothing hidden; a v2 step reads none of these.
     const plain = create(workflowsV1.MessageTemplateSchema, { ...mail, preheader: undefined });
     expect(
-      await emailHtml(plain, { case: "text", value: "<p>Hi</p>" }, v1EmailRender(plain, renderer(HANDLEBARS, { payload: {}, subscriber: {} }), {}), legacy),
+      await emailHtml(plain, { case: "text", value: "<p>Hi</p>" }, v1StepRender(plain, renderer(HANDLEBARS, { payload: {}, subscriber: {} }), {}), legacy),
     ).not.toContain("display: none");
     const liquid = renderer(LIQUID, { payload: {}, subscriber: {} });
-    expect(v1EmailRender(mail, liquid, {})).toBe(liquid);
+    expect(v1StepRender(mail, liquid, {})).toBe(liquid);
+  });
+
+  it("gives a v1 in-app step the branding over the payload's, and an SMS none, as Novu's compilers do", () => {
+    const run = renderer(HANDLEBARS, { payload: { branding: { color: "payload's" } }, subscriber: {} });
+    const branding = { logo: "https://cdn.example.com/logo.png", color: "#123456" };
+    const inApp = create(workflowsV1.MessageTemplateSchema, { type: commonV1.StepType.IN_APP });
+    expect(v1StepRender(inApp, run, branding)('<img src="{{branding.logo}}"> {{branding.color}}')).toBe('<img src="https://cdn.example.com/logo.png"> #123456');
+    const sms = create(workflowsV1.MessageTemplateSchema, { type: commonV1.StepType.SMS });
+    expect(v1StepRender(sms, run, branding)("{{branding.color}}")).toBe("payload's");
   });
 
   it("is not sent when the payload lacks a legacy layout's required variable, default or not, as in Novu", async () => {

@@ -1,4 +1,4 @@
-import { isUniqueViolation, type Pool } from "@notify/runtime";
+import { cacheLookups, isUniqueViolation, keptLoads, type Pool } from "@notify/runtime";
 import { HttpError } from "./errors.js";
 import * as store from "./store.js";
 
@@ -26,11 +26,24 @@ export interface Organizations {
   rename(organizationId: string, name: string): Promise<void>;
   /** Replaces the branding, as Novu does (what is left out is gone). */
   setBranding(organizationId: string, branding: Branding): Promise<void>;
+  /**
+   * What templates read of the branding (its logo and colour), for each trigger: read again at
+   * most every few seconds, at once after this process changed it.
+   */
+  templateBranding(organizationId: string): Promise<Pick<Branding, "logo" | "color">>;
 }
+
+/** How long a process uses an organization's branding before reading it again: what another gateway's change waits to reach triggers. */
+const TEMPLATE_BRANDING_TTL_MS = 5_000;
 
 const nameTaken = (name: string) => new HttpError(400, `An organization named ${name} exists already`);
 
 export function createOrganizations(pool: Pool): Organizations {
+  const templateBrandings = keptLoads<Pick<Branding, "logo" | "color">>({
+    max: 10_000,
+    ttlMs: TEMPLATE_BRANDING_TTL_MS,
+    lookups: cacheLookups("gateway_template_branding"),
+  });
   return {
     async byId(organizationId) {
       const row = await store.selectOrganization(pool, organizationId);
@@ -49,6 +62,13 @@ export function createOrganizations(pool: Pool): Organizations {
     async setBranding(organizationId, branding) {
       const set = Object.fromEntries(Object.entries(branding).filter((entry): entry is [string, string] => entry[1] !== undefined));
       await store.updateOrganizationBranding(pool, organizationId, set);
+      templateBrandings.forget(organizationId);
+    },
+    templateBranding(organizationId) {
+      return templateBrandings(organizationId, async () => {
+        const branding = (await store.selectOrganization(pool, organizationId))?.branding;
+        return { ...(branding?.["logo"] ? { logo: branding["logo"] } : {}), ...(branding?.["color"] ? { color: branding["color"] } : {}) };
+      });
     },
   };
 }

@@ -2142,8 +2142,9 @@ export const routes: Route[] = [
     rateLimit: { category: "trigger" },
     bodyLimit: 5 * MIB,
     body: triggerBody,
-    handle: async ({ body, clients, call }) => {
-      return singleOutcome(await clients.batched.acceptTrigger(eventOf(body), call));
+    handle: async ({ body, clients, accounts, scope, call }) => {
+      const branding = await accounts.organizations.templateBranding(scope.organizationId);
+      return singleOutcome(await clients.batched.acceptTrigger(eventOf(body, branding), call));
     },
   }),
   route({
@@ -2153,11 +2154,12 @@ export const routes: Route[] = [
     rateLimit: { category: "trigger", cost: "bulk" },
     bodyLimit: 5 * MIB,
     body: bulkTriggerBody,
-    handle: async ({ body, clients, call }) => {
+    handle: async ({ body, clients, accounts, scope, call }) => {
+      const branding = await accounts.organizations.templateBranding(scope.organizationId);
       // Each event is validated on its own: a malformed one fails alone, as status "error".
       const parsed = body.events.map((event) => {
         try {
-          return { event: eventOf(parseOrThrow(triggerBody, event)) };
+          return { event: eventOf(parseOrThrow(triggerBody, event), branding) };
         } catch (error) {
           return { error: error instanceof Error ? error.message : "Validation failed" };
         }
@@ -2176,8 +2178,8 @@ export const routes: Route[] = [
     status: 200,
     bodyLimit: 5 * MIB,
     body: broadcastBody,
-    handle: async ({ body, clients, call }) => {
-      const event = broadcastEventOf(body);
+    handle: async ({ body, clients, accounts, scope, call }) => {
+      const event = broadcastEventOf(body, await accounts.organizations.templateBranding(scope.organizationId));
       return broadcastOutcome(await clients.batched.acceptTrigger(event, call), event.transactionId!);
     },
   }),

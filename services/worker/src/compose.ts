@@ -3,7 +3,7 @@ import { clone, create, type JsonObject } from "@bufbuild/protobuf";
 import { deliveriesV1, messagesV1, type integrationsV1, type layoutsV1, type subscribersV1, type triggersV1, workflowsV1 } from "@notify/proto";
 import { CHANNEL_NAMES, CHAT_PROVIDER_IDS, Channel, PUSH_PROVIDER_IDS, Severity, severityNamed, StepType, stepChannel } from "@notify/runtime";
 import { fcmSendsToTopic, isHeaderName, mergedOverrideLevels, NOVU_BRANDING_COLOR, renderEmailBody } from "@notify/providers";
-import { emailHtml, legacyLayoutKeys, objectAt, renderContent, renderCta, renderJson, stepLayoutId, v1EmailRender, type Render } from "@notify/templates";
+import { emailHtml, legacyLayoutKeys, objectAt, renderContent, renderCta, renderJson, stepLayoutId, v1StepRender, type Render } from "@notify/templates";
 
 export type NewMessage = messagesV1.NewMessage;
 const { MessageStatus, NewMessageSchema, EmailBlocksSchema, MessageCtaSchema, MessageActorSchema } = messagesV1;
@@ -195,6 +195,8 @@ function emailContent(message: NewMessage, context: RunContext, stepSenderName: 
       ...(Object.keys(customData).length > 0 ? { customData } : {}),
       ...(ipPoolName ? { ipPoolName } : {}),
       ...(context.workflow.identifier ? { workflowIdentifier: context.workflow.identifier } : {}),
+      // Editor blocks are laid out when sent, with the organization's logo and colour.
+      ...(body.case === "blocks" && context.job.event?.branding ? { branding: context.job.event.branding } : {}),
     }),
   };
 }
@@ -252,13 +254,20 @@ function layoutOf(step: workflowsV1.Step, context: RunContext): layoutsV1.EmailL
   throw new Error(`Layout not found for id ${key}`);
 }
 
-/** What a v1 email's body and layout read as `branding`: Novu's organization branding, of which notify keeps only the default colour. */
-const EMAIL_BRANDING = { color: NOVU_BRANDING_COLOR };
+/** The organization's branding as v1 templates read it (`branding`): with Novu's colour where it set none. */
+function brandingOf(job: triggersV1.TriggerJob): { logo?: string; color: string } {
+  const branding = job.event?.branding;
+  return { ...(branding?.logo ? { logo: branding.logo } : {}), color: branding?.color || NOVU_BRANDING_COLOR };
+}
 
-/** A step's message as every channel starts it, and the email sender name it rendered, which a message does not keep. */
+/**
+ * A step's message as every channel starts it, the email sender name it rendered, which a message
+ * does not keep, and the renderer of the step's other templates (an in-app step's buttons).
+ */
 interface BaseMessage {
   message: NewMessage;
   senderName?: string | undefined;
+  render: Render;
 }
 
 /**
@@ -290,8 +299,9 @@ async function baseMessage(step: workflowsV1.Step, context: RunContext, channel:
     contextKeys: context.contextKeys,
     destination: "",
   };
-  if (!template) return { message };
-  const render = v1EmailRender(template, context.render, EMAIL_BRANDING);
+  if (!template) return { message, render: context.render };
+  const branding = brandingOf(context.job);
+  const render = v1StepRender(template, context.render, branding);
   const rendered = renderContent(template, render);
   if (rendered.subject !== undefined) message.subject = rendered.subject;
   if (rendered.title !== undefined) message.title = rendered.title;
@@ -303,10 +313,10 @@ async function baseMessage(step: workflowsV1.Step, context: RunContext, channel:
   if (content.case === "blocks") {
     // Editor blocks in a layout are sent as the HTML they make inside it; without one, the provider stage lays them out.
     message.content = layout
-      ? { case: "text", value: await emailHtml(template, { case: "text", value: renderEmailBody(content.value).html }, render, layout) }
+      ? { case: "text", value: await emailHtml(template, { case: "text", value: renderEmailBody(content.value, branding).html }, render, layout) }
       : { case: "blocks", value: create(EmailBlocksSchema, { blocks: content.value }) };
   }
-  return { message, senderName: rendered.senderName };
+  return { message, senderName: rendered.senderName, render };
 }
 
 /**
@@ -344,12 +354,12 @@ async function composeChannel(step: workflowsV1.Step, context: RunContext): Prom
   if (channel === undefined) return [];
   // Overrides and integrations are keyed by the channel's public name.
   const type = CHANNEL_NAMES[channel];
-  const { message, senderName } = await baseMessage(step, context, channel);
+  const { message, senderName, render } = await baseMessage(step, context, channel);
   const channelOverrides = objectAt(context.overrides, type);
   const identifier = optionalString(channelOverrides["integrationIdentifier"]);
 
   if (channel === Channel.IN_APP) {
-    if (step.template?.cta) message.cta = create(MessageCtaSchema, renderCta(step.template.cta, context.render));
+    if (step.template?.cta) message.cta = create(MessageCtaSchema, renderCta(step.template.cta, render));
     const actor = step.template?.actor;
     if (actor && actor.type !== "none") {
       // A custom actor's image (a v2 step's avatar control is kept as one) is the message's avatar;

@@ -246,7 +246,7 @@ function messageFor(job: deliveriesV1.DeliveryJob): MessageByChannel[DeliveryCha
   switch (content.case) {
     case "email": {
       const email = content.value;
-      const body = renderEmailBody(email.body.case === "blocks" ? email.body.value.blocks : (email.body.value ?? ""));
+      const body = renderEmailBody(email.body.case === "blocks" ? email.body.value.blocks : (email.body.value ?? ""), email.branding);
       return {
         to: email.to,
         cc: email.cc,

@@ -216,6 +216,39 @@ describe("composeMessages for email and SMS steps, with the trigger's overrides"
     expect(composed!.message.content).toEqual({ case: "text", value: '<p style="color:#f47373">Order 7: It shipped</p>' });
   });
 
+  it("gives v1 templates the organization's branding the trigger carried, and hands it on with editor blocks, which are laid out when sent", async () => {
+    const context = withOverrides({});
+    context.job.event = create(triggersV1.TriggerEventSchema, { name: "wf", branding: { logo: "https://cdn.example.com/logo.png", color: "#0a7cff" } });
+    const inApp = create(workflowsV1.StepSchema, {
+      id: "in-app-step",
+      template: {
+        type: StepType.IN_APP,
+        content: { case: "text", value: "{{branding.color}}" },
+        cta: { type: "redirect", data: { url: "{{branding.logo}}" }, action: { buttons: [{ type: "primary", content: "Go {{branding.color}}" }] } },
+      },
+    });
+    const [inAppMessage] = await composeMessages(inApp, context);
+    expect(inAppMessage!.message.content).toEqual({ case: "text", value: "#0a7cff" });
+    expect(inAppMessage!.message.cta?.url).toBe("https://cdn.example.com/logo.png");
+    expect(inAppMessage!.message.cta?.action?.buttons.map((button) => button.content)).toEqual(["Go #0a7cff"]);
+
+    const editor = create(workflowsV1.StepSchema, {
+      id: "editor-step",
+      template: { type: StepType.EMAIL, subject: "Hi", content: { case: "blocks", value: { blocks: [{ type: "text", content: "Hi" }] } } },
+    });
+    const [mail] = await composeMessages(editor, context);
+    const content = mail!.delivery!.content;
+    if (content.case !== "email") throw new Error("not an email");
+    expect(content.value.body.case).toBe("blocks");
+    expect(content.value.branding).toMatchObject({ logo: "https://cdn.example.com/logo.png", color: "#0a7cff" });
+
+    // Without branding set, Novu's colour, and no logo.
+    context.job.event = create(triggersV1.TriggerEventSchema, { name: "wf" });
+    const [plain] = await composeMessages(inApp, context);
+    expect(plain!.message.content).toEqual({ case: "text", value: "#f47373" });
+    expect(plain!.message.cta?.url).toBe("");
+  });
+
   it("fails an SMS of a v1 workflow whose content renders empty, without sending it, as Novu does", async () => {
     const emptied = create(workflowsV1.StepSchema, { id: "sms-step", template: { type: StepType.SMS, content: { case: "text", value: "{{payload.code}}" } } });
     const [composed] = await composeMessages(emptied, withOverrides({}));

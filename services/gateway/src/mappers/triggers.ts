@@ -7,6 +7,7 @@ import { HttpError, httpErrorFromRpc } from "../errors.js";
 import { jsonObject, keyString, outboundUrl } from "../validation.js";
 import { contextBody, contextInputsOf } from "./context-inputs.js";
 import { createSubscriberBody, fieldsOf } from "./subscribers.js";
+import type { Branding } from "../organizations.js";
 
 export const MAX_RECIPIENTS = 100;
 export const MAX_BULK_EVENTS = 100;
@@ -61,7 +62,8 @@ export const bulkTriggerBody = z.object({
 export const broadcastBody = triggerBody.omit({ to: true }).extend({ payload: freeForm });
 
 type SubscriberObject = z.infer<typeof subscriberObject>;
-const { TriggerEventSchema, RecipientSchema, SubscriberInputSchema, ChannelInputSchema, ActorSchema, TenantSchema, TenantInputSchema } = triggersV1;
+const { BrandingSchema, TriggerEventSchema, RecipientSchema, SubscriberInputSchema, ChannelInputSchema, ActorSchema, TenantSchema, TenantInputSchema } =
+  triggersV1;
 
 function subscriberInput(value: SubscriberObject): triggersV1.SubscriberInput {
   const { subscriberId, channels, ...profile } = value;
@@ -103,8 +105,12 @@ function tenantInput(value: z.infer<typeof tenant>): triggersV1.Tenant {
   return input;
 }
 
-function eventFrom(body: Omit<z.infer<typeof triggerBody>, "to">, broadcast: boolean): triggersV1.TriggerEvent {
+/** What templates read of the organization's branding, carried by each of its events. */
+type TemplateBranding = Pick<Branding, "logo" | "color">;
+
+function eventFrom(body: Omit<z.infer<typeof triggerBody>, "to">, broadcast: boolean, branding: TemplateBranding): triggersV1.TriggerEvent {
   const event = create(TriggerEventSchema, { name: body.name, broadcast });
+  if (branding.logo !== undefined || branding.color !== undefined) event.branding = create(BrandingSchema, branding);
   if (body.payload) event.payload = body.payload as JsonObject;
   if (body.overrides) event.overrides = body.overrides as JsonObject;
   if (body.transactionId) event.transactionId = body.transactionId;
@@ -114,15 +120,15 @@ function eventFrom(body: Omit<z.infer<typeof triggerBody>, "to">, broadcast: boo
   return event;
 }
 
-export function eventOf(body: z.infer<typeof triggerBody>): triggersV1.TriggerEvent {
-  const event = eventFrom(body, false);
+export function eventOf(body: z.infer<typeof triggerBody>, branding: TemplateBranding): triggersV1.TriggerEvent {
+  const event = eventFrom(body, false, branding);
   event.to = (Array.isArray(body.to) ? body.to : [body.to]).map(recipientInput);
   return event;
 }
 
 /** A broadcast, its transaction named before it is accepted (a UUID unless given), as Novu names it. */
-export function broadcastEventOf(body: z.infer<typeof broadcastBody>): triggersV1.TriggerEvent {
-  const event = eventFrom(body, true);
+export function broadcastEventOf(body: z.infer<typeof broadcastBody>, branding: TemplateBranding): triggersV1.TriggerEvent {
+  const event = eventFrom(body, true, branding);
   event.transactionId ??= randomUUID();
   return event;
 }

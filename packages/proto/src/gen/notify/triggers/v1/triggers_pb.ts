@@ -21,7 +21,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file notify/triggers/v1/triggers.proto.
  */
 export const file_notify_triggers_v1_triggers: GenFile = /*@__PURE__*/
-  fileDesc("CiFub3RpZnkvdHJpZ2dlcnMvdjEvdHJpZ2dlcnMucHJvdG8SEm5vdGlmeS50cmlnZ2Vycy52MSKVAQoPU3Vic2NyaWJlcklucHV0EhUKDXN1YnNjcmliZXJfaWQYASABKAkSNwoGZmllbGRzGAIgASgLMicubm90aWZ5LnN1YnNjcmliZXJzLnYxLlN1YnNjcmliZXJGaWVsZHMSMgoIY2hhbm5lbHMYAyADKAsyIC5ub3RpZnkudHJpZ2dlcnMudjEuQ2hhbm5lbElucHV0IqMBCgxDaGFubmVsSW5wdXQSEwoLcHJvdmlkZXJfaWQYASABKAkSIwoWaW50ZWdyYXRpb25faWRlbnRpZmllchgCIAEoCUgAiAEBEj4KC2NyZWRlbnRpYWxzGAMgASgLMikubm90aWZ5LnN1YnNjcmliZXJzLnYxLkNoYW5uZWxDcmVkZW50aWFsc0IZChdfaW50ZWdyYXRpb25faWRlbnRpZmllciJ8CglSZWNpcGllbnQSFwoNc3Vic2NyaWJlcl9pZBgBIAEoCUgAEjkKCnN1YnNjcmliZXIYAiABKAsyIy5ub3RpZnkudHJpZ2dlcnMudjEuU3Vic2NyaWJlcklucHV0SAASEwoJdG9waWNfa2V5GAMgASgJSABCBgoEa2luZCJjCgVBY3RvchIXCg1zdWJzY3JpYmVyX2lkGAEgASgJSAASOQoKc3Vic2NyaWJlchgCIAEoCzIjLm5vdGlmeS50cmlnZ2Vycy52MS5TdWJzY3JpYmVySW5wdXRIAEIGCgRraW5kInIKC1RlbmFudElucHV0EhIKCmlkZW50aWZpZXIYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEioKBGRhdGEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAGIAQFCBwoFX25hbWVCBwoFX2RhdGEiWQoGVGVuYW50EhQKCmlkZW50aWZpZXIYASABKAlIABIxCgZ0ZW5hbnQYAiABKAsyHy5ub3RpZnkudHJpZ2dlcnMudjEuVGVuYW50SW5wdXRIAEIGCgRraW5kIpkECgxUcmlnZ2VyRXZlbnQSDAoEbmFtZRgBIAEoCRIpCgJ0bxgCIAMoCzIdLm5vdGlmeS50cmlnZ2Vycy52MS5SZWNpcGllbnQSLQoHcGF5bG9hZBgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIAIgBARIvCglvdmVycmlkZXMYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAGIAQESGwoOdHJhbnNhY3Rpb25faWQYBSABKAlIAogBARItCgVhY3RvchgGIAEoCzIZLm5vdGlmeS50cmlnZ2Vycy52MS5BY3RvckgDiAEBEi8KBnRlbmFudBgHIAEoCzIaLm5vdGlmeS50cmlnZ2Vycy52MS5UZW5hbnRIBIgBARIRCglicm9hZGNhc3QYCCABKAgSPAoGb3JpZ2luGAkgAygLMiwubm90aWZ5LnRyaWdnZXJzLnYxLlRyaWdnZXJFdmVudC5PcmlnaW5FbnRyeRIxCgdjb250ZXh0GAogAygLMiAubm90aWZ5LmNvbnRleHRzLnYxLkNvbnRleHRJbnB1dBotCgtPcmlnaW5FbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQgoKCF9wYXlsb2FkQgwKCl9vdmVycmlkZXNCEQoPX3RyYW5zYWN0aW9uX2lkQggKBl9hY3RvckIJCgdfdGVuYW50IkcKE1RyaWdnZXJCYXRjaFJlcXVlc3QSMAoGZXZlbnRzGAEgAygLMiAubm90aWZ5LnRyaWdnZXJzLnYxLlRyaWdnZXJFdmVudCJ0Cg1UcmlnZ2VyUmVzdWx0EhQKDGFja25vd2xlZGdlZBgBIAEoCBIOCgZzdGF0dXMYAiABKAkSDQoFZXJyb3IYAyADKAkSGwoOdHJhbnNhY3Rpb25faWQYBCABKAlIAIgBAUIRCg9fdHJhbnNhY3Rpb25faWQipQEKCkV2ZW50RXJyb3ISDAoEY29kZRgBIAEoBRIPCgdtZXNzYWdlGAIgASgJEi8KDnBheWxvYWRfZXJyb3JzGAMgAygLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBI0Cg5wYXlsb2FkX3NjaGVtYRgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIAIgBAUIRCg9fcGF5bG9hZF9zY2hlbWEigQEKDlRyaWdnZXJPdXRjb21lEjMKBnJlc3VsdBgBIAEoCzIhLm5vdGlmeS50cmlnZ2Vycy52MS5UcmlnZ2VyUmVzdWx0SAASLwoFZXJyb3IYAiABKAsyHi5ub3RpZnkudHJpZ2dlcnMudjEuRXZlbnRFcnJvckgAQgkKB291dGNvbWUiTAoUVHJpZ2dlckJhdGNoUmVzcG9uc2USNAoIb3V0Y29tZXMYASADKAsyIi5ub3RpZnkudHJpZ2dlcnMudjEuVHJpZ2dlck91dGNvbWUiLgoUQ2FuY2VsVHJpZ2dlclJlcXVlc3QSFgoOdHJhbnNhY3Rpb25faWQYASABKAkiKQoVQ2FuY2VsVHJpZ2dlclJlc3BvbnNlEhAKCGNhbmNlbGVkGAEgASgIIjUKGkdldENhbmNlbGVkVHJpZ2dlcnNSZXF1ZXN0EhcKD3RyYW5zYWN0aW9uX2lkcxgBIAMoCSI2ChtHZXRDYW5jZWxlZFRyaWdnZXJzUmVzcG9uc2USFwoPdHJhbnNhY3Rpb25faWRzGAEgAygJIkgKGlBhc3NDYW5jZWxlZERpZ2VzdHNSZXF1ZXN0EhYKDnRyYW5zYWN0aW9uX2lkGAEgASgJEhIKCmRpZ2VzdF9pZHMYAiADKAkiHQobUGFzc0NhbmNlbGVkRGlnZXN0c1Jlc3BvbnNlIrgECgpUcmlnZ2VySm9iEhIKCnRyaWdnZXJfaWQYASABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJEhYKDmVudmlyb25tZW50X2lkGAMgASgJEhYKDnRyYW5zYWN0aW9uX2lkGAQgASgJEi8KBWV2ZW50GAUgASgLMiAubm90aWZ5LnRyaWdnZXJzLnYxLlRyaWdnZXJFdmVudBIvCgh3b3JrZmxvdxgGIAEoCzIdLm5vdGlmeS53b3JrZmxvd3MudjEuV29ya2Zsb3cSNAoGdGVuYW50GAcgASgLMh8ubm90aWZ5LnRyaWdnZXJzLnYxLlRlbmFudElucHV0SACIAQESNwoKcmVzdW1wdGlvbhgIIAEoCzIeLm5vdGlmeS50cmlnZ2Vycy52MS5SZXN1bXB0aW9uSAGIAQESPAoNc25vb3plX3JldHVybhgJIAEoCzIgLm5vdGlmeS50cmlnZ2Vycy52MS5Tbm9vemVSZXR1cm5IAogBARItCghjb250ZXh0cxgKIAMoCzIbLm5vdGlmeS5jb250ZXh0cy52MS5Db250ZXh0EioKB2xheW91dHMYCyADKAsyGS5ub3RpZnkubGF5b3V0cy52MS5MYXlvdXQSNwoObGVnYWN5X2xheW91dHMYDCADKAsyHy5ub3RpZnkubGF5b3V0cy52MS5MZWdhY3lMYXlvdXRCCQoHX3RlbmFudEINCgtfcmVzdW1wdGlvbkIQCg5fc25vb3plX3JldHVybiJVCgxTbm9vemVSZXR1cm4SEgoKbWVzc2FnZV9pZBgBIAEoCRIxCg1zbm9vemVkX3VudGlsGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJfCgpSZXN1bXB0aW9uEhYKDnN1YnNjcmliZXJfaWRzGAEgAygJEhEKCWZyb21fc3RlcBgCIAEoBRISCgpkaWdlc3RfaWRzGAMgAygJEhIKCmRpZ2VzdF9ydW4YBCABKAgieQoMU2NoZWR1bGVkSm9iEioKBnJ1bl9hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKwoDam9iGAIgASgLMh4ubm90aWZ5LnRyaWdnZXJzLnYxLlRyaWdnZXJKb2ISEAoIaG9sZF9rZXkYAyABKAkiRQoTU2NoZWR1bGVKb2JzUmVxdWVzdBIuCgRqb2JzGAEgAygLMiAubm90aWZ5LnRyaWdnZXJzLnYxLlNjaGVkdWxlZEpvYiIWChRTY2hlZHVsZUpvYnNSZXNwb25zZSIrChZSZWxlYXNlSGVsZEpvYnNSZXF1ZXN0EhEKCWhvbGRfa2V5cxgBIAMoCSIZChdSZWxlYXNlSGVsZEpvYnNSZXNwb25zZSK2AQoLRGlnZXN0RW50cnkSCwoDam9iGAEgASgNEhUKDXN1YnNjcmliZXJfaWQYAiABKAkSDwoHc3RlcF9pZBgDIAEoCRIRCglmcm9tX3N0ZXAYBCABKAUSCwoDa2V5GAUgASgJEioKBnJ1bl9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFwoKYmFja29mZl9tcxgHIAEoAUgAiAEBQg0KC19iYWNrb2ZmX21zInUKE0RpZ2VzdEV2ZW50c1JlcXVlc3QSLAoEam9icxgBIAMoCzIeLm5vdGlmeS50cmlnZ2Vycy52MS5UcmlnZ2VySm9iEjAKB2VudHJpZXMYAiADKAsyHy5ub3RpZnkudHJpZ2dlcnMudjEuRGlnZXN0RW50cnkiOAoURGlnZXN0RXZlbnRzUmVzcG9uc2USEAoIZGlnZXN0ZWQYASADKAgSDgoGbWVyZ2VkGAIgAygIIkoKFFBhc3NUaHJvdHRsZXNSZXF1ZXN0EjIKB2VudHJpZXMYASADKAsyIS5ub3RpZnkudHJpZ2dlcnMudjEuVGhyb3R0bGVFbnRyeSJ4Cg1UaHJvdHRsZUVudHJ5EgsKA2tleRgBIAEoCRIWCg50cmFuc2FjdGlvbl9pZBgCIAEoCRIvCgt3aW5kb3dfZW5kcxgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJdGhyZXNob2xkGAQgASgFIicKFVBhc3NUaHJvdHRsZXNSZXNwb25zZRIOCgZwYXNzZWQYASADKAgiJwoRR2V0RGlnZXN0c1JlcXVlc3QSEgoKZGlnZXN0X2lkcxgBIAMoCSKHAQoGRGlnZXN0EgoKAmlkGAEgASgJEicKBmV2ZW50cxgCIAMoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEwoLdG90YWxfY291bnQYAyABKA0SMwoIYXJyaXZhbHMYBCADKAsyIS5ub3RpZnkudHJpZ2dlcnMudjEuRGlnZXN0QXJyaXZhbCJXCg1EaWdlc3RBcnJpdmFsEhYKDnRyYW5zYWN0aW9uX2lkGAEgASgJEi4KCmFycml2ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIkEKEkdldERpZ2VzdHNSZXNwb25zZRIrCgdkaWdlc3RzGAEgAygLMhoubm90aWZ5LnRyaWdnZXJzLnYxLkRpZ2VzdDKGCAoOVHJpZ2dlclNlcnZpY2USaQoMVHJpZ2dlckJhdGNoEicubm90aWZ5LnRyaWdnZXJzLnYxLlRyaWdnZXJCYXRjaFJlcXVlc3QaKC5ub3RpZnkudHJpZ2dlcnMudjEuVHJpZ2dlckJhdGNoUmVzcG9uc2UiBsLzGAIQAhJsCg1DYW5jZWxUcmlnZ2VyEigubm90aWZ5LnRyaWdnZXJzLnYxLkNhbmNlbFRyaWdnZXJSZXF1ZXN0Gikubm90aWZ5LnRyaWdnZXJzLnYxLkNhbmNlbFRyaWdnZXJSZXNwb25zZSIGwvMYAhACEn4KE0dldENhbmNlbGVkVHJpZ2dlcnMSLi5ub3RpZnkudHJpZ2dlcnMudjEuR2V0Q2FuY2VsZWRUcmlnZ2Vyc1JlcXVlc3QaLy5ub3RpZnkudHJpZ2dlcnMudjEuR2V0Q2FuY2VsZWRUcmlnZ2Vyc1Jlc3BvbnNlIgbC8xgCEAESfgoTUGFzc0NhbmNlbGVkRGlnZXN0cxIuLm5vdGlmeS50cmlnZ2Vycy52MS5QYXNzQ2FuY2VsZWREaWdlc3RzUmVxdWVzdBovLm5vdGlmeS50cmlnZ2Vycy52MS5QYXNzQ2FuY2VsZWREaWdlc3RzUmVzcG9uc2UiBsLzGAIQAhJpCgxTY2hlZHVsZUpvYnMSJy5ub3RpZnkudHJpZ2dlcnMudjEuU2NoZWR1bGVKb2JzUmVxdWVzdBooLm5vdGlmeS50cmlnZ2Vycy52MS5TY2hlZHVsZUpvYnNSZXNwb25zZSIGwvMYAhACEnIKD1JlbGVhc2VIZWxkSm9icxIqLm5vdGlmeS50cmlnZ2Vycy52MS5SZWxlYXNlSGVsZEpvYnNSZXF1ZXN0Gisubm90aWZ5LnRyaWdnZXJzLnYxLlJlbGVhc2VIZWxkSm9ic1Jlc3BvbnNlIgbC8xgCEAISaQoMRGlnZXN0RXZlbnRzEicubm90aWZ5LnRyaWdnZXJzLnYxLkRpZ2VzdEV2ZW50c1JlcXVlc3QaKC5ub3RpZnkudHJpZ2dlcnMudjEuRGlnZXN0RXZlbnRzUmVzcG9uc2UiBsLzGAIQAhJsCg1QYXNzVGhyb3R0bGVzEigubm90aWZ5LnRyaWdnZXJzLnYxLlBhc3NUaHJvdHRsZXNSZXF1ZXN0Gikubm90aWZ5LnRyaWdnZXJzLnYxLlBhc3NUaHJvdHRsZXNSZXNwb25zZSIGwvMYAhACEmMKCkdldERpZ2VzdHMSJS5ub3RpZnkudHJpZ2dlcnMudjEuR2V0RGlnZXN0c1JlcXVlc3QaJi5ub3RpZnkudHJpZ2dlcnMudjEuR2V0RGlnZXN0c1Jlc3BvbnNlIgbC8xgCEAJiBnByb3RvMw", [file_google_protobuf_struct, file_notify_contexts_v1_contexts, file_notify_layouts_v1_layouts, file_google_protobuf_timestamp, file_notify_common_v1_options, file_notify_subscribers_v1_subscribers, file_notify_workflows_v1_workflows]);
+  fileDesc("CiFub3RpZnkvdHJpZ2dlcnMvdjEvdHJpZ2dlcnMucHJvdG8SEm5vdGlmeS50cmlnZ2Vycy52MSKVAQoPU3Vic2NyaWJlcklucHV0EhUKDXN1YnNjcmliZXJfaWQYASABKAkSNwoGZmllbGRzGAIgASgLMicubm90aWZ5LnN1YnNjcmliZXJzLnYxLlN1YnNjcmliZXJGaWVsZHMSMgoIY2hhbm5lbHMYAyADKAsyIC5ub3RpZnkudHJpZ2dlcnMudjEuQ2hhbm5lbElucHV0IqMBCgxDaGFubmVsSW5wdXQSEwoLcHJvdmlkZXJfaWQYASABKAkSIwoWaW50ZWdyYXRpb25faWRlbnRpZmllchgCIAEoCUgAiAEBEj4KC2NyZWRlbnRpYWxzGAMgASgLMikubm90aWZ5LnN1YnNjcmliZXJzLnYxLkNoYW5uZWxDcmVkZW50aWFsc0IZChdfaW50ZWdyYXRpb25faWRlbnRpZmllciJ8CglSZWNpcGllbnQSFwoNc3Vic2NyaWJlcl9pZBgBIAEoCUgAEjkKCnN1YnNjcmliZXIYAiABKAsyIy5ub3RpZnkudHJpZ2dlcnMudjEuU3Vic2NyaWJlcklucHV0SAASEwoJdG9waWNfa2V5GAMgASgJSABCBgoEa2luZCJjCgVBY3RvchIXCg1zdWJzY3JpYmVyX2lkGAEgASgJSAASOQoKc3Vic2NyaWJlchgCIAEoCzIjLm5vdGlmeS50cmlnZ2Vycy52MS5TdWJzY3JpYmVySW5wdXRIAEIGCgRraW5kInIKC1RlbmFudElucHV0EhIKCmlkZW50aWZpZXIYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEioKBGRhdGEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAGIAQFCBwoFX25hbWVCBwoFX2RhdGEiWQoGVGVuYW50EhQKCmlkZW50aWZpZXIYASABKAlIABIxCgZ0ZW5hbnQYAiABKAsyHy5ub3RpZnkudHJpZ2dlcnMudjEuVGVuYW50SW5wdXRIAEIGCgRraW5kItsECgxUcmlnZ2VyRXZlbnQSDAoEbmFtZRgBIAEoCRIpCgJ0bxgCIAMoCzIdLm5vdGlmeS50cmlnZ2Vycy52MS5SZWNpcGllbnQSLQoHcGF5bG9hZBgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIAIgBARIvCglvdmVycmlkZXMYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAGIAQESGwoOdHJhbnNhY3Rpb25faWQYBSABKAlIAogBARItCgVhY3RvchgGIAEoCzIZLm5vdGlmeS50cmlnZ2Vycy52MS5BY3RvckgDiAEBEi8KBnRlbmFudBgHIAEoCzIaLm5vdGlmeS50cmlnZ2Vycy52MS5UZW5hbnRIBIgBARIRCglicm9hZGNhc3QYCCABKAgSPAoGb3JpZ2luGAkgAygLMiwubm90aWZ5LnRyaWdnZXJzLnYxLlRyaWdnZXJFdmVudC5PcmlnaW5FbnRyeRIxCgdjb250ZXh0GAogAygLMiAubm90aWZ5LmNvbnRleHRzLnYxLkNvbnRleHRJbnB1dBIzCghicmFuZGluZxgLIAEoCzIcLm5vdGlmeS50cmlnZ2Vycy52MS5CcmFuZGluZ0gFiAEBGi0KC09yaWdpbkVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCCgoIX3BheWxvYWRCDAoKX292ZXJyaWRlc0IRCg9fdHJhbnNhY3Rpb25faWRCCAoGX2FjdG9yQgkKB190ZW5hbnRCCwoJX2JyYW5kaW5nIkQKCEJyYW5kaW5nEhEKBGxvZ28YASABKAlIAIgBARISCgVjb2xvchgCIAEoCUgBiAEBQgcKBV9sb2dvQggKBl9jb2xvciJHChNUcmlnZ2VyQmF0Y2hSZXF1ZXN0EjAKBmV2ZW50cxgBIAMoCzIgLm5vdGlmeS50cmlnZ2Vycy52MS5UcmlnZ2VyRXZlbnQidAoNVHJpZ2dlclJlc3VsdBIUCgxhY2tub3dsZWRnZWQYASABKAgSDgoGc3RhdHVzGAIgASgJEg0KBWVycm9yGAMgAygJEhsKDnRyYW5zYWN0aW9uX2lkGAQgASgJSACIAQFCEQoPX3RyYW5zYWN0aW9uX2lkIqUBCgpFdmVudEVycm9yEgwKBGNvZGUYASABKAUSDwoHbWVzc2FnZRgCIAEoCRIvCg5wYXlsb2FkX2Vycm9ycxgDIAMoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSNAoOcGF5bG9hZF9zY2hlbWEYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SACIAQFCEQoPX3BheWxvYWRfc2NoZW1hIoEBCg5UcmlnZ2VyT3V0Y29tZRIzCgZyZXN1bHQYASABKAsyIS5ub3RpZnkudHJpZ2dlcnMudjEuVHJpZ2dlclJlc3VsdEgAEi8KBWVycm9yGAIgASgLMh4ubm90aWZ5LnRyaWdnZXJzLnYxLkV2ZW50RXJyb3JIAEIJCgdvdXRjb21lIkwKFFRyaWdnZXJCYXRjaFJlc3BvbnNlEjQKCG91dGNvbWVzGAEgAygLMiIubm90aWZ5LnRyaWdnZXJzLnYxLlRyaWdnZXJPdXRjb21lIi4KFENhbmNlbFRyaWdnZXJSZXF1ZXN0EhYKDnRyYW5zYWN0aW9uX2lkGAEgASgJIikKFUNhbmNlbFRyaWdnZXJSZXNwb25zZRIQCghjYW5jZWxlZBgBIAEoCCI1ChpHZXRDYW5jZWxlZFRyaWdnZXJzUmVxdWVzdBIXCg90cmFuc2FjdGlvbl9pZHMYASADKAkiNgobR2V0Q2FuY2VsZWRUcmlnZ2Vyc1Jlc3BvbnNlEhcKD3RyYW5zYWN0aW9uX2lkcxgBIAMoCSJIChpQYXNzQ2FuY2VsZWREaWdlc3RzUmVxdWVzdBIWCg50cmFuc2FjdGlvbl9pZBgBIAEoCRISCgpkaWdlc3RfaWRzGAIgAygJIh0KG1Bhc3NDYW5jZWxlZERpZ2VzdHNSZXNwb25zZSK4BAoKVHJpZ2dlckpvYhISCgp0cmlnZ2VyX2lkGAEgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgCIAEoCRIWCg5lbnZpcm9ubWVudF9pZBgDIAEoCRIWCg50cmFuc2FjdGlvbl9pZBgEIAEoCRIvCgVldmVudBgFIAEoCzIgLm5vdGlmeS50cmlnZ2Vycy52MS5UcmlnZ2VyRXZlbnQSLwoId29ya2Zsb3cYBiABKAsyHS5ub3RpZnkud29ya2Zsb3dzLnYxLldvcmtmbG93EjQKBnRlbmFudBgHIAEoCzIfLm5vdGlmeS50cmlnZ2Vycy52MS5UZW5hbnRJbnB1dEgAiAEBEjcKCnJlc3VtcHRpb24YCCABKAsyHi5ub3RpZnkudHJpZ2dlcnMudjEuUmVzdW1wdGlvbkgBiAEBEjwKDXNub296ZV9yZXR1cm4YCSABKAsyIC5ub3RpZnkudHJpZ2dlcnMudjEuU25vb3plUmV0dXJuSAKIAQESLQoIY29udGV4dHMYCiADKAsyGy5ub3RpZnkuY29udGV4dHMudjEuQ29udGV4dBIqCgdsYXlvdXRzGAsgAygLMhkubm90aWZ5LmxheW91dHMudjEuTGF5b3V0EjcKDmxlZ2FjeV9sYXlvdXRzGAwgAygLMh8ubm90aWZ5LmxheW91dHMudjEuTGVnYWN5TGF5b3V0QgkKB190ZW5hbnRCDQoLX3Jlc3VtcHRpb25CEAoOX3Nub296ZV9yZXR1cm4iVQoMU25vb3plUmV0dXJuEhIKCm1lc3NhZ2VfaWQYASABKAkSMQoNc25vb3plZF91bnRpbBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiXwoKUmVzdW1wdGlvbhIWCg5zdWJzY3JpYmVyX2lkcxgBIAMoCRIRCglmcm9tX3N0ZXAYAiABKAUSEgoKZGlnZXN0X2lkcxgDIAMoCRISCgpkaWdlc3RfcnVuGAQgASgIInkKDFNjaGVkdWxlZEpvYhIqCgZydW5fYXQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEisKA2pvYhgCIAEoCzIeLm5vdGlmeS50cmlnZ2Vycy52MS5UcmlnZ2VySm9iEhAKCGhvbGRfa2V5GAMgASgJIkUKE1NjaGVkdWxlSm9ic1JlcXVlc3QSLgoEam9icxgBIAMoCzIgLm5vdGlmeS50cmlnZ2Vycy52MS5TY2hlZHVsZWRKb2IiFgoUU2NoZWR1bGVKb2JzUmVzcG9uc2UiKwoWUmVsZWFzZUhlbGRKb2JzUmVxdWVzdBIRCglob2xkX2tleXMYASADKAkiGQoXUmVsZWFzZUhlbGRKb2JzUmVzcG9uc2UitgEKC0RpZ2VzdEVudHJ5EgsKA2pvYhgBIAEoDRIVCg1zdWJzY3JpYmVyX2lkGAIgASgJEg8KB3N0ZXBfaWQYAyABKAkSEQoJZnJvbV9zdGVwGAQgASgFEgsKA2tleRgFIAEoCRIqCgZydW5fYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKCmJhY2tvZmZfbXMYByABKAFIAIgBAUINCgtfYmFja29mZl9tcyJ1ChNEaWdlc3RFdmVudHNSZXF1ZXN0EiwKBGpvYnMYASADKAsyHi5ub3RpZnkudHJpZ2dlcnMudjEuVHJpZ2dlckpvYhIwCgdlbnRyaWVzGAIgAygLMh8ubm90aWZ5LnRyaWdnZXJzLnYxLkRpZ2VzdEVudHJ5IjgKFERpZ2VzdEV2ZW50c1Jlc3BvbnNlEhAKCGRpZ2VzdGVkGAEgAygIEg4KBm1lcmdlZBgCIAMoCCJKChRQYXNzVGhyb3R0bGVzUmVxdWVzdBIyCgdlbnRyaWVzGAEgAygLMiEubm90aWZ5LnRyaWdnZXJzLnYxLlRocm90dGxlRW50cnkieAoNVGhyb3R0bGVFbnRyeRILCgNrZXkYASABKAkSFgoOdHJhbnNhY3Rpb25faWQYAiABKAkSLwoLd2luZG93X2VuZHMYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCXRocmVzaG9sZBgEIAEoBSInChVQYXNzVGhyb3R0bGVzUmVzcG9uc2USDgoGcGFzc2VkGAEgAygIIicKEUdldERpZ2VzdHNSZXF1ZXN0EhIKCmRpZ2VzdF9pZHMYASADKAkihwEKBkRpZ2VzdBIKCgJpZBgBIAEoCRInCgZldmVudHMYAiADKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhMKC3RvdGFsX2NvdW50GAMgASgNEjMKCGFycml2YWxzGAQgAygLMiEubm90aWZ5LnRyaWdnZXJzLnYxLkRpZ2VzdEFycml2YWwiVwoNRGlnZXN0QXJyaXZhbBIWCg50cmFuc2FjdGlvbl9pZBgBIAEoCRIuCgphcnJpdmVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJBChJHZXREaWdlc3RzUmVzcG9uc2USKwoHZGlnZXN0cxgBIAMoCzIaLm5vdGlmeS50cmlnZ2Vycy52MS5EaWdlc3QyhggKDlRyaWdnZXJTZXJ2aWNlEmkKDFRyaWdnZXJCYXRjaBInLm5vdGlmeS50cmlnZ2Vycy52MS5UcmlnZ2VyQmF0Y2hSZXF1ZXN0Gigubm90aWZ5LnRyaWdnZXJzLnYxLlRyaWdnZXJCYXRjaFJlc3BvbnNlIgbC8xgCEAISbAoNQ2FuY2VsVHJpZ2dlchIoLm5vdGlmeS50cmlnZ2Vycy52MS5DYW5jZWxUcmlnZ2VyUmVxdWVzdBopLm5vdGlmeS50cmlnZ2Vycy52MS5DYW5jZWxUcmlnZ2VyUmVzcG9uc2UiBsLzGAIQAhJ+ChNHZXRDYW5jZWxlZFRyaWdnZXJzEi4ubm90aWZ5LnRyaWdnZXJzLnYxLkdldENhbmNlbGVkVHJpZ2dlcnNSZXF1ZXN0Gi8ubm90aWZ5LnRyaWdnZXJzLnYxLkdldENhbmNlbGVkVHJpZ2dlcnNSZXNwb25zZSIGwvMYAhABEn4KE1Bhc3NDYW5jZWxlZERpZ2VzdHMSLi5ub3RpZnkudHJpZ2dlcnMudjEuUGFzc0NhbmNlbGVkRGlnZXN0c1JlcXVlc3QaLy5ub3RpZnkudHJpZ2dlcnMudjEuUGFzc0NhbmNlbGVkRGlnZXN0c1Jlc3BvbnNlIgbC8xgCEAISaQoMU2NoZWR1bGVKb2JzEicubm90aWZ5LnRyaWdnZXJzLnYxLlNjaGVkdWxlSm9ic1JlcXVlc3QaKC5ub3RpZnkudHJpZ2dlcnMudjEuU2NoZWR1bGVKb2JzUmVzcG9uc2UiBsLzGAIQAhJyCg9SZWxlYXNlSGVsZEpvYnMSKi5ub3RpZnkudHJpZ2dlcnMudjEuUmVsZWFzZUhlbGRKb2JzUmVxdWVzdBorLm5vdGlmeS50cmlnZ2Vycy52MS5SZWxlYXNlSGVsZEpvYnNSZXNwb25zZSIGwvMYAhACEmkKDERpZ2VzdEV2ZW50cxInLm5vdGlmeS50cmlnZ2Vycy52MS5EaWdlc3RFdmVudHNSZXF1ZXN0Gigubm90aWZ5LnRyaWdnZXJzLnYxLkRpZ2VzdEV2ZW50c1Jlc3BvbnNlIgbC8xgCEAISbAoNUGFzc1Rocm90dGxlcxIoLm5vdGlmeS50cmlnZ2Vycy52MS5QYXNzVGhyb3R0bGVzUmVxdWVzdBopLm5vdGlmeS50cmlnZ2Vycy52MS5QYXNzVGhyb3R0bGVzUmVzcG9uc2UiBsLzGAIQAhJjCgpHZXREaWdlc3RzEiUubm90aWZ5LnRyaWdnZXJzLnYxLkdldERpZ2VzdHNSZXF1ZXN0GiYubm90aWZ5LnRyaWdnZXJzLnYxLkdldERpZ2VzdHNSZXNwb25zZSIGwvMYAhACYgZwcm90bzM", [file_google_protobuf_struct, file_notify_contexts_v1_contexts, file_notify_layouts_v1_layouts, file_google_protobuf_timestamp, file_notify_common_v1_options, file_notify_subscribers_v1_subscribers, file_notify_workflows_v1_workflows]);
 
 /**
  * A subscriber given by its fields (a recipient object, or an actor object): upserted before use.
@@ -269,6 +269,14 @@ export type TriggerEvent = Message<"notify.triggers.v1.TriggerEvent"> & {
    * @generated from field: repeated notify.contexts.v1.ContextInput context = 10;
    */
   context: ContextInput[];
+
+  /**
+   * The organization's branding when the event was accepted (the gateway keeps organizations):
+   * v1 email and in-app templates read it as `branding`, and editor emails are drawn with it.
+   *
+   * @generated from field: optional notify.triggers.v1.Branding branding = 11;
+   */
+  branding?: Branding | undefined;
 };
 
 /**
@@ -277,6 +285,30 @@ export type TriggerEvent = Message<"notify.triggers.v1.TriggerEvent"> & {
  */
 export const TriggerEventSchema: GenMessage<TriggerEvent> = /*@__PURE__*/
   messageDesc(file_notify_triggers_v1_triggers, 6);
+
+/**
+ * Novu's organization branding, as templates read it.
+ *
+ * @generated from message notify.triggers.v1.Branding
+ */
+export type Branding = Message<"notify.triggers.v1.Branding"> & {
+  /**
+   * @generated from field: optional string logo = 1;
+   */
+  logo?: string | undefined;
+
+  /**
+   * @generated from field: optional string color = 2;
+   */
+  color?: string | undefined;
+};
+
+/**
+ * Describes the message notify.triggers.v1.Branding.
+ * Use `create(BrandingSchema)` to create a new message.
+ */
+export const BrandingSchema: GenMessage<Branding> = /*@__PURE__*/
+  messageDesc(file_notify_triggers_v1_triggers, 7);
 
 /**
  * @generated from message notify.triggers.v1.TriggerBatchRequest
@@ -293,7 +325,7 @@ export type TriggerBatchRequest = Message<"notify.triggers.v1.TriggerBatchReques
  * Use `create(TriggerBatchRequestSchema)` to create a new message.
  */
 export const TriggerBatchRequestSchema: GenMessage<TriggerBatchRequest> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 7);
+  messageDesc(file_notify_triggers_v1_triggers, 8);
 
 /**
  * @generated from message notify.triggers.v1.TriggerResult
@@ -328,7 +360,7 @@ export type TriggerResult = Message<"notify.triggers.v1.TriggerResult"> & {
  * Use `create(TriggerResultSchema)` to create a new message.
  */
 export const TriggerResultSchema: GenMessage<TriggerResult> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 8);
+  messageDesc(file_notify_triggers_v1_triggers, 9);
 
 /**
  * @generated from message notify.triggers.v1.EventError
@@ -365,7 +397,7 @@ export type EventError = Message<"notify.triggers.v1.EventError"> & {
  * Use `create(EventErrorSchema)` to create a new message.
  */
 export const EventErrorSchema: GenMessage<EventError> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 9);
+  messageDesc(file_notify_triggers_v1_triggers, 10);
 
 /**
  * @generated from message notify.triggers.v1.TriggerOutcome
@@ -394,7 +426,7 @@ export type TriggerOutcome = Message<"notify.triggers.v1.TriggerOutcome"> & {
  * Use `create(TriggerOutcomeSchema)` to create a new message.
  */
 export const TriggerOutcomeSchema: GenMessage<TriggerOutcome> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 10);
+  messageDesc(file_notify_triggers_v1_triggers, 11);
 
 /**
  * @generated from message notify.triggers.v1.TriggerBatchResponse
@@ -411,7 +443,7 @@ export type TriggerBatchResponse = Message<"notify.triggers.v1.TriggerBatchRespo
  * Use `create(TriggerBatchResponseSchema)` to create a new message.
  */
 export const TriggerBatchResponseSchema: GenMessage<TriggerBatchResponse> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 11);
+  messageDesc(file_notify_triggers_v1_triggers, 12);
 
 /**
  * @generated from message notify.triggers.v1.CancelTriggerRequest
@@ -428,7 +460,7 @@ export type CancelTriggerRequest = Message<"notify.triggers.v1.CancelTriggerRequ
  * Use `create(CancelTriggerRequestSchema)` to create a new message.
  */
 export const CancelTriggerRequestSchema: GenMessage<CancelTriggerRequest> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 12);
+  messageDesc(file_notify_triggers_v1_triggers, 13);
 
 /**
  * @generated from message notify.triggers.v1.CancelTriggerResponse
@@ -445,7 +477,7 @@ export type CancelTriggerResponse = Message<"notify.triggers.v1.CancelTriggerRes
  * Use `create(CancelTriggerResponseSchema)` to create a new message.
  */
 export const CancelTriggerResponseSchema: GenMessage<CancelTriggerResponse> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 13);
+  messageDesc(file_notify_triggers_v1_triggers, 14);
 
 /**
  * @generated from message notify.triggers.v1.GetCanceledTriggersRequest
@@ -462,7 +494,7 @@ export type GetCanceledTriggersRequest = Message<"notify.triggers.v1.GetCanceled
  * Use `create(GetCanceledTriggersRequestSchema)` to create a new message.
  */
 export const GetCanceledTriggersRequestSchema: GenMessage<GetCanceledTriggersRequest> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 14);
+  messageDesc(file_notify_triggers_v1_triggers, 15);
 
 /**
  * @generated from message notify.triggers.v1.GetCanceledTriggersResponse
@@ -479,7 +511,7 @@ export type GetCanceledTriggersResponse = Message<"notify.triggers.v1.GetCancele
  * Use `create(GetCanceledTriggersResponseSchema)` to create a new message.
  */
 export const GetCanceledTriggersResponseSchema: GenMessage<GetCanceledTriggersResponse> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 15);
+  messageDesc(file_notify_triggers_v1_triggers, 16);
 
 /**
  * @generated from message notify.triggers.v1.PassCanceledDigestsRequest
@@ -503,7 +535,7 @@ export type PassCanceledDigestsRequest = Message<"notify.triggers.v1.PassCancele
  * Use `create(PassCanceledDigestsRequestSchema)` to create a new message.
  */
 export const PassCanceledDigestsRequestSchema: GenMessage<PassCanceledDigestsRequest> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 16);
+  messageDesc(file_notify_triggers_v1_triggers, 17);
 
 /**
  * @generated from message notify.triggers.v1.PassCanceledDigestsResponse
@@ -516,7 +548,7 @@ export type PassCanceledDigestsResponse = Message<"notify.triggers.v1.PassCancel
  * Use `create(PassCanceledDigestsResponseSchema)` to create a new message.
  */
 export const PassCanceledDigestsResponseSchema: GenMessage<PassCanceledDigestsResponse> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 17);
+  messageDesc(file_notify_triggers_v1_triggers, 18);
 
 /**
  * What the relay publishes and the worker runs: the event with everything resolved at
@@ -607,7 +639,7 @@ export type TriggerJob = Message<"notify.triggers.v1.TriggerJob"> & {
  * Use `create(TriggerJobSchema)` to create a new message.
  */
 export const TriggerJobSchema: GenMessage<TriggerJob> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 18);
+  messageDesc(file_notify_triggers_v1_triggers, 19);
 
 /**
  * A snoozed in-app message due to come back (MessageService.ReturnSnoozedMessage).
@@ -631,7 +663,7 @@ export type SnoozeReturn = Message<"notify.triggers.v1.SnoozeReturn"> & {
  * Use `create(SnoozeReturnSchema)` to create a new message.
  */
 export const SnoozeReturnSchema: GenMessage<SnoozeReturn> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 19);
+  messageDesc(file_notify_triggers_v1_triggers, 20);
 
 /**
  * @generated from message notify.triggers.v1.Resumption
@@ -673,7 +705,7 @@ export type Resumption = Message<"notify.triggers.v1.Resumption"> & {
  * Use `create(ResumptionSchema)` to create a new message.
  */
 export const ResumptionSchema: GenMessage<Resumption> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 20);
+  messageDesc(file_notify_triggers_v1_triggers, 21);
 
 /**
  * @generated from message notify.triggers.v1.ScheduledJob
@@ -704,7 +736,7 @@ export type ScheduledJob = Message<"notify.triggers.v1.ScheduledJob"> & {
  * Use `create(ScheduledJobSchema)` to create a new message.
  */
 export const ScheduledJobSchema: GenMessage<ScheduledJob> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 21);
+  messageDesc(file_notify_triggers_v1_triggers, 22);
 
 /**
  * @generated from message notify.triggers.v1.ScheduleJobsRequest
@@ -721,7 +753,7 @@ export type ScheduleJobsRequest = Message<"notify.triggers.v1.ScheduleJobsReques
  * Use `create(ScheduleJobsRequestSchema)` to create a new message.
  */
 export const ScheduleJobsRequestSchema: GenMessage<ScheduleJobsRequest> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 22);
+  messageDesc(file_notify_triggers_v1_triggers, 23);
 
 /**
  * @generated from message notify.triggers.v1.ScheduleJobsResponse
@@ -734,7 +766,7 @@ export type ScheduleJobsResponse = Message<"notify.triggers.v1.ScheduleJobsRespo
  * Use `create(ScheduleJobsResponseSchema)` to create a new message.
  */
 export const ScheduleJobsResponseSchema: GenMessage<ScheduleJobsResponse> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 23);
+  messageDesc(file_notify_triggers_v1_triggers, 24);
 
 /**
  * @generated from message notify.triggers.v1.ReleaseHeldJobsRequest
@@ -751,7 +783,7 @@ export type ReleaseHeldJobsRequest = Message<"notify.triggers.v1.ReleaseHeldJobs
  * Use `create(ReleaseHeldJobsRequestSchema)` to create a new message.
  */
 export const ReleaseHeldJobsRequestSchema: GenMessage<ReleaseHeldJobsRequest> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 24);
+  messageDesc(file_notify_triggers_v1_triggers, 25);
 
 /**
  * @generated from message notify.triggers.v1.ReleaseHeldJobsResponse
@@ -764,7 +796,7 @@ export type ReleaseHeldJobsResponse = Message<"notify.triggers.v1.ReleaseHeldJob
  * Use `create(ReleaseHeldJobsResponseSchema)` to create a new message.
  */
 export const ReleaseHeldJobsResponseSchema: GenMessage<ReleaseHeldJobsResponse> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 25);
+  messageDesc(file_notify_triggers_v1_triggers, 26);
 
 /**
  * @generated from message notify.triggers.v1.DigestEntry
@@ -824,7 +856,7 @@ export type DigestEntry = Message<"notify.triggers.v1.DigestEntry"> & {
  * Use `create(DigestEntrySchema)` to create a new message.
  */
 export const DigestEntrySchema: GenMessage<DigestEntry> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 26);
+  messageDesc(file_notify_triggers_v1_triggers, 27);
 
 /**
  * @generated from message notify.triggers.v1.DigestEventsRequest
@@ -850,7 +882,7 @@ export type DigestEventsRequest = Message<"notify.triggers.v1.DigestEventsReques
  * Use `create(DigestEventsRequestSchema)` to create a new message.
  */
 export const DigestEventsRequestSchema: GenMessage<DigestEventsRequest> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 27);
+  messageDesc(file_notify_triggers_v1_triggers, 28);
 
 /**
  * @generated from message notify.triggers.v1.DigestEventsResponse
@@ -877,7 +909,7 @@ export type DigestEventsResponse = Message<"notify.triggers.v1.DigestEventsRespo
  * Use `create(DigestEventsResponseSchema)` to create a new message.
  */
 export const DigestEventsResponseSchema: GenMessage<DigestEventsResponse> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 28);
+  messageDesc(file_notify_triggers_v1_triggers, 29);
 
 /**
  * @generated from message notify.triggers.v1.PassThrottlesRequest
@@ -896,7 +928,7 @@ export type PassThrottlesRequest = Message<"notify.triggers.v1.PassThrottlesRequ
  * Use `create(PassThrottlesRequestSchema)` to create a new message.
  */
 export const PassThrottlesRequestSchema: GenMessage<PassThrottlesRequest> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 29);
+  messageDesc(file_notify_triggers_v1_triggers, 30);
 
 /**
  * @generated from message notify.triggers.v1.ThrottleEntry
@@ -934,7 +966,7 @@ export type ThrottleEntry = Message<"notify.triggers.v1.ThrottleEntry"> & {
  * Use `create(ThrottleEntrySchema)` to create a new message.
  */
 export const ThrottleEntrySchema: GenMessage<ThrottleEntry> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 30);
+  messageDesc(file_notify_triggers_v1_triggers, 31);
 
 /**
  * @generated from message notify.triggers.v1.PassThrottlesResponse
@@ -953,7 +985,7 @@ export type PassThrottlesResponse = Message<"notify.triggers.v1.PassThrottlesRes
  * Use `create(PassThrottlesResponseSchema)` to create a new message.
  */
 export const PassThrottlesResponseSchema: GenMessage<PassThrottlesResponse> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 31);
+  messageDesc(file_notify_triggers_v1_triggers, 32);
 
 /**
  * @generated from message notify.triggers.v1.GetDigestsRequest
@@ -970,7 +1002,7 @@ export type GetDigestsRequest = Message<"notify.triggers.v1.GetDigestsRequest"> 
  * Use `create(GetDigestsRequestSchema)` to create a new message.
  */
 export const GetDigestsRequestSchema: GenMessage<GetDigestsRequest> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 32);
+  messageDesc(file_notify_triggers_v1_triggers, 33);
 
 /**
  * @generated from message notify.triggers.v1.Digest
@@ -1008,7 +1040,7 @@ export type Digest = Message<"notify.triggers.v1.Digest"> & {
  * Use `create(DigestSchema)` to create a new message.
  */
 export const DigestSchema: GenMessage<Digest> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 33);
+  messageDesc(file_notify_triggers_v1_triggers, 34);
 
 /**
  * @generated from message notify.triggers.v1.DigestArrival
@@ -1030,7 +1062,7 @@ export type DigestArrival = Message<"notify.triggers.v1.DigestArrival"> & {
  * Use `create(DigestArrivalSchema)` to create a new message.
  */
 export const DigestArrivalSchema: GenMessage<DigestArrival> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 34);
+  messageDesc(file_notify_triggers_v1_triggers, 35);
 
 /**
  * @generated from message notify.triggers.v1.GetDigestsResponse
@@ -1047,7 +1079,7 @@ export type GetDigestsResponse = Message<"notify.triggers.v1.GetDigestsResponse"
  * Use `create(GetDigestsResponseSchema)` to create a new message.
  */
 export const GetDigestsResponseSchema: GenMessage<GetDigestsResponse> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 35);
+  messageDesc(file_notify_triggers_v1_triggers, 36);
 
 /**
  * Accepting triggers: served by the triggers process. A trigger answered `processed` is durable:

@@ -19,6 +19,7 @@ import {
   misconfigured,
   recordStepJobs,
   skippedByConditions,
+  type SkippedBy,
   type StepJobChange,
 } from "./step-jobs.js";
 import { throttlePlan, type ThrottlePlan } from "./throttle.js";
@@ -737,9 +738,13 @@ async function composeForSubscriber(
     chatEndpoints,
     actor: run.actor,
   };
-  const passes = (candidate: workflowsV1.Step) =>
-    stepPasses(filtersOf(candidate, render), { subscriber: variables, payload }) &&
+  const filtersPass = (candidate: workflowsV1.Step) => stepPasses(filtersOf(candidate, render), { subscriber: variables, payload });
+  const conditionsPass = (candidate: workflowsV1.Step) =>
     conditionsHoldFor(candidate, { payload, subscriber: variables, steps: afterDigest.steps, env: run.env ?? {} }, run, deps.log);
+  const passes = (candidate: workflowsV1.Step) => filtersPass(candidate) && conditionsPass(candidate);
+  /** What skips a step, if anything: a v2 step's conditions first, as Novu's bridge decides before its filters are read. */
+  const skippedBy = (candidate: workflowsV1.Step): SkippedBy | undefined =>
+    !conditionsPass(candidate) ? "skip" : !filtersPass(candidate) ? "filters" : undefined;
   const produced: Composed[] = [];
   for (let index = from; index < steps.length; index += 1) {
     const main = steps[index]!;
@@ -747,8 +752,9 @@ async function composeForSubscriber(
     try {
       // As Novu runs a step: its own filters decide whether it runs, then the first active variant
       // whose conditions pass replaces it.
-      if (!passes(main)) {
-        const skipped = skippedByConditions(job, subscriber, main);
+      const skip = skippedBy(main);
+      if (skip) {
+        const skipped = skippedByConditions(job, subscriber, main, skip);
         if (skipped) stepJobs.push(skipped);
         continue;
       }

@@ -149,17 +149,29 @@ export function digestTriggered(job: triggersV1.TriggerJob, subscriber: Recipien
   );
 }
 
-/** A step its conditions (filters) skipped: a delay or digest step is skipped, a channel step's sending canceled. */
-export function skippedByConditions(job: triggersV1.TriggerJob, subscriber: RecipientProfile, step: workflowsV1.Step): StepJobChange | undefined {
+/** What skipped a step: its v1 filters, or a v2 step's `skip` conditions (which Novu's bridge evaluates). */
+export type SkippedBy = "filters" | "skip";
+
+/**
+ * A step its conditions skipped: a delay or digest step is skipped, a channel step's sending
+ * canceled, saying which conditions as Novu does.
+ */
+export function skippedByConditions(
+  job: triggersV1.TriggerJob,
+  subscriber: RecipientProfile,
+  step: workflowsV1.Step,
+  by: SkippedBy,
+): StepJobChange | undefined {
   const type = stepJobType(step);
   if (type === undefined) return undefined;
-  const waits = type === "delay" || type === "digest";
-  return change(job, subscriber, step, waits ? "skipped" : "canceled", [
-    QUEUED,
-    waits
-      ? { detail: "Step was skipped based on steps conditions", status: "Success" }
-      : { detail: "Step was skipped based on steps conditions", status: "Failed", raw: JSON.stringify({ filter: { passed: false } }) },
-  ]);
+  if (type === "delay" || type === "digest") {
+    return change(job, subscriber, step, "skipped", [QUEUED, { detail: "Step was skipped based on steps conditions", status: "Success" }]);
+  }
+  const detail: Detail =
+    by === "skip"
+      ? { detail: "Bridge execution skipped", status: "Failed", raw: JSON.stringify({ skip: true }) }
+      : { detail: "Step was skipped based on steps conditions", status: "Failed", raw: JSON.stringify({ filter: { passed: false } }) };
+  return change(job, subscriber, step, "canceled", [QUEUED, detail]);
 }
 
 /** A channel step the subscriber's or the workflow's preferences turned off: its sending canceled, saying which. */

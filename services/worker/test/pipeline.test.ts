@@ -457,6 +457,16 @@ describe("runTriggerJobs", () => {
     expect(await contentFor({ plan: "pro", lang: "en" })).toEqual(["Hello"]);
   });
 
+  it("records a v2 step its skip conditions skipped as Novu's bridge says it, and a step its v1 filters skipped as its filters", async () => {
+    const { deps, calls } = services();
+    const gated: StepInit = { ...inApp("gated"), conditions: { "==": [{ var: "payload.plan" }, "pro"] } };
+    const trigger = job({ steps: [gated], to: to("ada"), templateEngine: workflowsV1.TemplateEngine.LIQUID });
+    trigger.event!.payload = { plan: "free" };
+    await runTriggerJobs([trigger], deps);
+    expect(calls.written).toEqual([]);
+    expect(calls.stepJobs).toEqual(["ada gated in_app canceled: Step queued, Bridge execution skipped"]);
+  });
+
   it("stops the run at a chat or push step that stops on failure and has nowhere to send, as Novu fails it", async () => {
     const { deps, calls } = services();
     const push = (shouldStopOnFail: boolean): StepInit => ({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { renderEmailBody } from "../src/index.js";
+import { emailBlocksHtml, renderEmailBody } from "../src/index.js";
 
 describe("email body", () => {
   it("renders editor blocks as paragraphs and button links, text alignment applied, content kept as is", () => {
@@ -44,6 +44,22 @@ describe("email body", () => {
     const hostile = renderEmailBody(blocks, { color: "red;background:url(https://x.test/t)" }).html;
     expect(hostile).not.toContain("url(");
     expect(hostile).toMatch(/background-color:#f47373/);
+  });
+
+  it("answers the blocks alone for a layout to hold: buttons in the branding's colour, no page, logo or edge", () => {
+    const html = emailBlocksHtml(
+      [
+        { type: "text", content: "Hi" },
+        { type: "button", content: "Open", url: "https://x.test/a" },
+      ],
+      {
+        logo: "https://cdn.example.com/logo.png",
+        color: "#0a7cff",
+      },
+    );
+    expect(html).toMatch(/^<table role="presentation"[^>]*>.*<\/table>$/);
+    expect(html).toContain("background-color:#0a7cff");
+    expect(html).not.toMatch(/<html|<body|<img|border-top/);
   });
 
   it("uses custom HTML as is and derives its text alternative", () => {

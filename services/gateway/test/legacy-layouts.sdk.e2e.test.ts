@@ -143,12 +143,15 @@ describe("@novu/node 2.6.6 layouts", () => {
     await trigger(html, "legacy-ada", "legacy-t2", { layoutIdentifier: "boxed-v1" });
     expect(await mailWithSubject("legacy-t2")).toMatch(/<section>Boxed <p>Order legacy-t2<\/p><\/section>/);
 
-    // Editor blocks in a layout: their HTML inside it.
+    // Editor blocks in a layout: the blocks alone inside it, as Novu puts them (the page is the layout's).
     const blocks = await createWorkflow(stack, "Legacy blocks", [
       { template: { type: "email", subject: "{{order}}", content: [{ type: "text", content: "Block {{order}}" }], layoutId: framed._id } },
     ]);
     await trigger(blocks, "legacy-ada", "legacy-t3");
-    expect(await mailWithSubject("legacy-t3")).toMatch(/<h1>Framed for Ada<\/h1>[\s\S]*Block legacy-t3[\s\S]*footer<\/p>/);
+    const laidOut = await mailWithSubject("legacy-t3");
+    expect(laidOut).toMatch(/<h1>Framed for Ada<\/h1>\s*<table role="presentation"[^>]*>[\s\S]*Block legacy-t3[\s\S]*<\/table>\s*<p>Acme footer<\/p>/);
+    expect(laidOut.match(/<html|<body/g)).toEqual(["<html", "<body"]);
+    expect(laidOut).not.toMatch(/<!DOCTYPE|border-top/);
 
     // A step saved without a layout is bound to the environment's default at that moment.
     await novu.layouts.setDefault(framed._id);

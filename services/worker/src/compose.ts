@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { clone, create, type JsonObject } from "@bufbuild/protobuf";
 import { deliveriesV1, messagesV1, type integrationsV1, type layoutsV1, type subscribersV1, type triggersV1, workflowsV1 } from "@notify/proto";
 import { CHANNEL_NAMES, CHAT_PROVIDER_IDS, Channel, PUSH_PROVIDER_IDS, Severity, severityNamed, StepType, stepChannel } from "@notify/runtime";
-import { fcmSendsToTopic, isHeaderName, mergedOverrideLevels, NOVU_BRANDING_COLOR, renderEmailBody } from "@notify/providers";
+import { emailBlocksHtml, fcmSendsToTopic, isHeaderName, mergedOverrideLevels, NOVU_BRANDING_COLOR } from "@notify/providers";
 import { emailHtml, legacyLayoutKeys, objectAt, renderContent, renderCta, renderJson, stepLayoutId, v1StepRender, type Render } from "@notify/templates";
 
 export type NewMessage = messagesV1.NewMessage;
@@ -313,7 +313,7 @@ async function baseMessage(step: workflowsV1.Step, context: RunContext, channel:
   if (content.case === "blocks") {
     // Editor blocks in a layout are sent as the HTML they make inside it; without one, the provider stage lays them out.
     message.content = layout
-      ? { case: "text", value: await emailHtml(template, { case: "text", value: renderEmailBody(content.value, branding).html }, render, layout) }
+      ? { case: "text", value: await emailHtml(template, { case: "text", value: emailBlocksHtml(content.value, branding) }, render, layout) }
       : { case: "blocks", value: create(EmailBlocksSchema, { blocks: content.value }) };
   }
   return { message, senderName: rendered.senderName, render };

@@ -61,9 +61,18 @@ const logoHtml = (logo: string | undefined) =>
     ? `<tr><td align="left" style="padding:0 0 24px 0"><img src="${escapeAttribute(logo)}" alt="" width="200" style="display:block;border:0;width:50%;max-width:240px;height:auto"></td></tr>`
     : "";
 
-/** Tables and inline styles: what mail clients render alike. */
-function blocksHtml(blocks: readonly EmailBlock[], branding: EmailBranding): string {
+/**
+ * The blocks alone, buttons in the branding's colour: what a layout of the author's holds, as
+ * Novu puts bare blocks in a custom layout (the page, logo and all, is the layout's).
+ */
+export function emailBlocksHtml(blocks: readonly EmailBlock[], branding: EmailBranding = {}): string {
   const color = colorOf(branding);
+  const rows = blocks.map((block) => blockHtml(block, color)).join("");
+  return `<table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0">${rows}</table>`;
+}
+
+/** A page of its own around the blocks, with the logo and colour: tables and inline styles, what mail clients render alike. */
+function blocksHtml(blocks: readonly EmailBlock[], branding: EmailBranding): string {
   return (
     `<!DOCTYPE html>` +
     `<html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"></head>` +
@@ -71,10 +80,8 @@ function blocksHtml(blocks: readonly EmailBlock[], branding: EmailBranding): str
     `<table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0" style="background-color:#f5f5f5"><tr><td align="center" style="padding:24px 12px">` +
     `<table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0" style="max-width:600px">` +
     logoHtml(branding.logo) +
-    `<tr><td><table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0" style="background-color:#ffffff;border-top:4px solid ${color};font-family:Arial,Helvetica,sans-serif;font-size:16px;line-height:1.5;color:#222222">` +
-    `<tr><td style="padding:24px"><table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0">` +
-    blocks.map((block) => blockHtml(block, color)).join("") +
-    `</table></td></tr></table></td></tr></table>` +
+    `<tr><td><table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0" style="background-color:#ffffff;border-top:4px solid ${colorOf(branding)};font-family:Arial,Helvetica,sans-serif;font-size:16px;line-height:1.5;color:#222222">` +
+    `<tr><td style="padding:24px">${emailBlocksHtml(blocks, branding)}</td></tr></table></td></tr></table>` +
     `</td></tr></table></body></html>`
   );
 }

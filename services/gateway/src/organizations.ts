@@ -1,4 +1,4 @@
-import { cacheLookups, isUniqueViolation, keptLoads, type Pool } from "@notify/runtime";
+import { cacheLookups, isUniqueViolation, keptLoads, type Logger, type Pool } from "@notify/runtime";
 import { HttpError } from "./errors.js";
 import * as store from "./store.js";
 
@@ -38,7 +38,7 @@ const TEMPLATE_BRANDING_TTL_MS = 5_000;
 
 const nameTaken = (name: string) => new HttpError(400, `An organization named ${name} exists already`);
 
-export function createOrganizations(pool: Pool): Organizations {
+export function createOrganizations(pool: Pool, log: Logger): Organizations {
   const templateBrandings = keptLoads<Pick<Branding, "logo" | "color">>({
     max: 10_000,
     ttlMs: TEMPLATE_BRANDING_TTL_MS,
@@ -65,9 +65,14 @@ export function createOrganizations(pool: Pool): Organizations {
       templateBrandings.forget(organizationId);
     },
     templateBranding(organizationId) {
-      return templateBrandings(organizationId, async () => {
+      const load = templateBrandings(organizationId, async () => {
         const branding = (await store.selectOrganization(pool, organizationId))?.branding;
         return { ...(branding?.["logo"] ? { logo: branding["logo"] } : {}), ...(branding?.["color"] ? { color: branding["color"] } : {}) };
+      });
+      // A trigger is worth more than its look: accepted without branding (Novu's colour) rather than refused.
+      return load.catch((error: unknown) => {
+        log.warn({ err: error, organizationId }, "organization branding not read; the trigger goes without it");
+        return {};
       });
     },
   };

@@ -79,7 +79,7 @@ export async function start(config: GatewayConfig): Promise<RunningGateway> {
   });
   const accounts: Accounts = {
     environments,
-    organizations: createOrganizations(pool),
+    organizations: createOrganizations(pool, log),
     sessions: createSessionTokens({ environments, ttlSeconds: config.INBOX_SESSION_TTL_SECONDS }),
     inbox: { maxSnoozeDurationHours: config.INBOX_MAX_SNOOZE_HOURS },
   };

@@ -61,7 +61,7 @@ beforeAll(async () => {
   });
   accounts = {
     environments,
-    organizations: createOrganizations(pool),
+    organizations: createOrganizations(pool, log),
     sessions: createSessionTokens({ environments, ttlSeconds: 60 }),
     inbox: { maxSnoozeDurationHours: 1 },
   };

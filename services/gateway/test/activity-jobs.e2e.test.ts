@@ -207,6 +207,13 @@ describe("a step its conditions skip", () => {
       { type: "in_app", status: "canceled", details: ["Pending Step queued", "Failed Step was skipped based on steps conditions"] },
     ]);
     expect(skipped.jobs![0]!.providerId).toBe("novu");
+    // Found by its step's channel, though no message was written on it.
+    const byChannel = async (channel: "in_app" | "email") =>
+      (await stack.request<Data<{ _id: string }[]>>("GET", `/v1/notifications?transactionId=aj-skipped-1&channels=${channel}`)).body.data.map(
+        (found) => found._id,
+      );
+    expect(await byChannel("in_app")).toEqual([skipped.id]);
+    expect(await byChannel("email")).toEqual([]);
   });
 });
 

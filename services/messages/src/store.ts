@@ -1138,7 +1138,7 @@ export interface NotificationFilters {
   /** Each once. */
   templateIds: readonly string[] | null;
   transactionId: string | null;
-  /** Notifications with a message on any of these channels. */
+  /** Notifications with a message on any of these channels, or the job of a step on one that sent nothing. */
   channels: readonly ChannelName[] | null;
   /** Sorted: notifications whose messages' context keys are exactly these. */
   contextKeys: readonly string[] | null;
@@ -1152,16 +1152,23 @@ export interface NotificationFilters {
  * The notifications that pass every filter, newest first; `narrowing` adds a condition. The
  * channel and context checks probe each candidate's messages by their unique key (a lateral
  * subquery with a limit, which the planner runs per candidate rather than hashing every message
- * of the table), and are planned away when neither is asked for.
+ * of the table), and are planned away when neither is asked for. A channel is also found in the
+ * jobs of the candidate's steps that sent nothing (skipped by conditions or preferences), by
+ * theirs, when the messages had none: Novu's filter reads the notification's step types.
  */
 const filteredNotifications = (narrowing: string, keyColumn?: "subscriber_id" | "template_id") => `
   SELECT ${NOTIFICATION_COLUMNS} FROM messages.notifications n
     LEFT JOIN LATERAL (
-      SELECT true AS found FROM messages.messages m
-       WHERE ($5::text[] IS NOT NULL OR $8::text[] IS NOT NULL) AND m.environment_id = $1 AND m.transaction_id = n.transaction_id
-         AND m.subscriber_id = n.subscriber_id AND ($5::text[] IS NULL OR m.channel = ANY($5::text[]))
-         AND ($8::text[] IS NULL OR m.context_keys = $8::text[])
-       LIMIT 1) c ON true
+      (SELECT true AS found FROM messages.messages m
+        WHERE ($5::text[] IS NOT NULL OR $8::text[] IS NOT NULL) AND m.environment_id = $1 AND m.transaction_id = n.transaction_id
+          AND m.subscriber_id = n.subscriber_id AND ($5::text[] IS NULL OR m.channel = ANY($5::text[]))
+          AND ($8::text[] IS NULL OR m.context_keys = $8::text[])
+        LIMIT 1)
+      UNION ALL
+      (SELECT true FROM messages.step_jobs j
+        WHERE $5::text[] IS NOT NULL AND $8::text[] IS NULL AND j.notification_id = n.id AND j.type = ANY($5::text[])
+        LIMIT 1)
+      LIMIT 1) c ON true
    WHERE n.environment_id = $1 AND ${narrowing}
      ${keyColumn === "subscriber_id" ? "" : "AND ($2::text[] IS NULL OR n.subscriber_id = ANY($2::text[]))"}
      ${keyColumn === "template_id" ? "" : "AND ($3::text[] IS NULL OR n.template_id = ANY($3::text[]))"}

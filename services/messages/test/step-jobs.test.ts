@@ -103,6 +103,29 @@ describe("RecordStepJobs", () => {
     expect(detailTexts(notification!.executionDetails)).toEqual([["Delay is finished", "Success"]]);
   });
 
+  it("finds a notification by the channel of a step that sent nothing, as Novu's filter reads the notification's step types", async () => {
+    const { call, ada, bob } = setUp();
+    const skipped = {
+      ...delayGroup("t-skip", [ada], "canceled", [{ detail: "Step was skipped based on steps conditions", status: "Failed" }]),
+      stepId: "step-email",
+      type: "email",
+      digest: undefined,
+    };
+    await client.recordStepJobs({ groups: [skipped, delayGroup("t-skip", [bob], "delayed", DELAYED)] }, call);
+    const byChannel = async (channel: commonV1.Channel) =>
+      (await client.listNotifications({ page: 0, limit: 10, transactionId: "t-skip", channels: [channel] }, call)).notifications.map(
+        (notification) => notification.externalSubscriberId,
+      );
+    expect(await byChannel(commonV1.Channel.EMAIL)).toEqual(["ada"]);
+    expect(await byChannel(commonV1.Channel.SMS)).toEqual([]);
+    // Contexts are read from messages: a notification with none is not in a context's list.
+    const inContext = await client.listNotifications(
+      { page: 0, limit: 10, transactionId: "t-skip", channels: [commonV1.Channel.EMAIL], contextKeys: ["tenant:acme"] },
+      call,
+    );
+    expect(inContext.notifications).toEqual([]);
+  });
+
   it("keeps a merged digest job open to completion, and is out of another environment's reach", async () => {
     const { call, ada } = setUp();
     const digest = (status: string, detail: string) => ({

@@ -2169,7 +2169,7 @@ export type ListNotificationsRequest = Message$1<"notify.messages.v1.ListNotific
   limit: number;
 
   /**
-   * Notifications with a message on any of these channels.
+   * Notifications with a message on any of these channels, or the job of a step on one that sent nothing.
    *
    * @generated from field: repeated notify.common.v1.Channel channels = 3;
    */

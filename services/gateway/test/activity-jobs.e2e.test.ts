@@ -113,6 +113,12 @@ describe("a delay step's job", () => {
     for (const id of ids) expect(id).toMatch(/^[0-9a-f]{24}$/);
     // The same ids at every read.
     expect((await novu.notifications.retrieve(waiting.id!)).result.jobs?.map((job) => job.id)).toEqual(ids);
+    // The workflow changes while the run waits: a step added behind the others. The jobs are still
+    // those of the workflow the run was triggered with, as Novu made them at the trigger.
+    const { steps } = (await stack.request<Data<{ steps: Record<string, unknown>[] }>>("GET", `/v1/workflows/${waiting.templateId}`)).body.data;
+    const edited = await stack.request("PUT", `/v1/workflows/${waiting.templateId}`, { steps: [...steps, { template: { type: "chat", content: "New" } }] });
+    expect(edited.status, JSON.stringify(edited.body)).toBe(200);
+    expect((await novu.notifications.retrieve(waiting.id!)).result.jobs?.map((job) => job.type)).toEqual(["delay", "in_app", "email"]);
 
     expect((await stack.request("DELETE", "/v1/events/trigger/aj-cancel-1")).body).toEqual({ data: true });
     const canceled = await notificationOf("aj-cancel-1", (notification) => notification.jobs?.[0]?.status !== "delayed");

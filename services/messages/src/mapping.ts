@@ -285,6 +285,7 @@ export function stepJobGroupRow(group: messagesV1.StepJobGroup, grp: number, sta
     type: group.type,
     status,
     digest: group.digest ?? null,
+    later: group.later.length > 0 ? group.later.map((step) => ({ stepId: step.stepId, type: step.type })) : null,
     details: group.details.map((detail) => ({
       detail: detail.detail,
       status: detail.status,
@@ -304,6 +305,7 @@ function stepJobFromRow(row: StepJobRecord): messagesV1.StepJob {
     ...(row.digest_json !== null ? { digestJson: row.digest_json } : {}),
     createdAt: timestampFromDate(row.created_at),
     updatedAt: timestampFromDate(row.updated_at),
+    later: row.later ?? [],
   });
 }
 

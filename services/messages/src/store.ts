@@ -331,6 +331,8 @@ export interface StepJobGroupRow extends NotificationGroupRow {
   type: string;
   status: StepJobStatus;
   digest: Record<string, unknown> | null;
+  /** A delay's or digest's job: the active steps behind it, as the run's workflow has them. */
+  later: { stepId: string; type: string }[] | null;
   /** The details the change adds, without ids: each job's are made from its new row's id. */
   details: { detail: string; status: string; raw?: string; at: string }[];
 }
@@ -362,16 +364,17 @@ export async function upsertStepJobs(
 ): Promise<number> {
   const { rowCount } = await db.query(
     `INSERT INTO messages.step_jobs AS j
-       (environment_id, organization_id, id, notification_id, step_id, message_template_id, type, status, digest, details)
-     SELECT $1, $2, r.id, r.notification_id, g.step_id, g.message_template_id, g.type, g.status, g.digest,
+       (environment_id, organization_id, id, notification_id, step_id, message_template_id, type, status, digest, later, details)
+     SELECT $1, $2, r.id, r.notification_id, g.step_id, g.message_template_id, g.type, g.status, g.digest, g.later,
             (SELECT coalesce(jsonb_agg(d.value || jsonb_build_object('id', left(md5(r.id || '/' || d.n), 24)) ORDER BY d.n), '[]')
                FROM jsonb_array_elements(g.details) WITH ORDINALITY AS d(value, n))
        FROM unnest($4::text[], $5::text[], $6::int[]) AS r(id, notification_id, grp)
-       JOIN jsonb_to_recordset($3::jsonb) AS g(grp int, step_id text, message_template_id text, type text, status text, digest jsonb, details jsonb)
+       JOIN jsonb_to_recordset($3::jsonb) AS g(grp int, step_id text, message_template_id text, type text, status text, digest jsonb, later jsonb, details jsonb)
          ON g.grp = r.grp
      ON CONFLICT (notification_id, step_id) DO UPDATE
         SET status = EXCLUDED.status,
             digest = coalesce(EXCLUDED.digest, j.digest),
+            later = coalesce(EXCLUDED.later, j.later),
             details = j.details || EXCLUDED.details,
             updated_at = now()
       WHERE ${stepJobProgress("EXCLUDED.status")} > ${stepJobProgress("j.status")}`,
@@ -379,13 +382,14 @@ export async function upsertStepJobs(
       environmentId,
       organizationId,
       JSON.stringify(
-        groups.map(({ grp, step_id, message_template_id, type, status, digest, details }) => ({
+        groups.map(({ grp, step_id, message_template_id, type, status, digest, later, details }) => ({
           grp,
           step_id,
           message_template_id,
           type,
           status,
           digest,
+          later,
           details,
         })),
       ),
@@ -443,13 +447,14 @@ export interface StepJobRecord {
   type: string;
   status: string;
   digest_json: string | null;
+  later: { stepId: string; type: string }[] | null;
   details: { id: string; detail: string; status: string; raw?: string; at: string }[];
   created_at: Date;
   updated_at: Date;
 }
 
 const STEP_JOB_COLUMNS = `s.id, s.organization_id, s.environment_id, s.notification_id, n.transaction_id, n.template_id, n.subscriber_id,
-  s.step_id, s.message_template_id, s.type, s.status, s.digest::text AS digest_json, s.details, s.created_at, s.updated_at`;
+  s.step_id, s.message_template_id, s.type, s.status, s.digest::text AS digest_json, s.later, s.details, s.created_at, s.updated_at`;
 
 /** The step jobs of these notifications, at most `limit` each, oldest first. */
 export async function selectStepJobs(db: Queryable, environmentId: string, notificationIds: readonly string[], limit: number): Promise<StepJobRecord[]> {

@@ -29,6 +29,8 @@ export const MAX_STEP_JOB_GROUPS = 1_000;
 export const MAX_STEP_JOB_RECIPIENTS = 10_000;
 /** Execution details one change adds to a job. */
 export const MAX_STEP_JOB_DETAILS = 10;
+/** Steps behind a delay or digest a job keeps: a workflow's steps are bounded well below this. */
+export const MAX_LATER_STEPS = 100;
 export const MAX_FEED_IDENTIFIERS = 30;
 export const MAX_TAGS = 100;
 
@@ -119,6 +121,13 @@ export function checkStepJobGroups(request: messagesV1.RecordStepJobsRequest): S
     });
     // jsonb holds no NUL character.
     if (group.digest && JSON.stringify(group.digest).includes("\\u0000")) fail("digest", "digest must not contain a NUL character (\\u0000)");
+    if (group.later.length > MAX_LATER_STEPS) fail("later", `at most ${MAX_LATER_STEPS} steps`, group.later.length);
+    group.later.forEach((step, stepIndex) => {
+      if (step.stepId.length === 0 || step.stepId.length > 255 || holdsNul(step.stepId)) {
+        fail(`later[${stepIndex}].stepId`, "stepId must be between 1 and 255 characters without NUL");
+      }
+      if (!STEP_JOB_TYPES.has(step.type)) fail(`later[${stepIndex}].type`, `type must be one of ${[...STEP_JOB_TYPES].join(", ")}`, step.type);
+    });
     group.recipients.forEach((recipient, recipientIndex) => {
       checkRecipient(recipient.subscriberId, recipient.externalSubscriberId, (field, text, value) =>
         fail(`recipients[${recipientIndex}].${field}`, text, value),

@@ -94,6 +94,32 @@ describe("RecordStepJobs", () => {
     expect((await client.listExecutionDetails({ notificationId: adas.id, subscriberId: "bob" }, call)).details).toEqual([]);
   });
 
+  it("keeps the steps behind a delay's job, from its first record on", async () => {
+    const { call, ada } = setUp();
+    const later = [
+      { stepId: "step-email", type: "email" },
+      { stepId: "step-digest", type: "digest" },
+    ];
+    await client.recordStepJobs({ groups: [{ ...delayGroup("t-later", [ada], "delayed", DELAYED), later }] }, call);
+    // The change that finishes it names none: the job keeps those it had.
+    await client.recordStepJobs({ groups: [delayGroup("t-later", [ada], "completed", FINISHED)] }, call);
+    const [notification] = (await client.listNotifications({ page: 0, limit: 10, transactionId: "t-later" }, call)).notifications;
+    expect(notification!.stepJobs.map((job) => [job.status, job.later.map((step) => [step.stepId, step.type])])).toEqual([
+      [
+        "completed",
+        [
+          ["step-email", "email"],
+          ["step-digest", "digest"],
+        ],
+      ],
+    ]);
+    const refused = await rpcError(
+      client.recordStepJobs({ groups: [{ ...delayGroup("t-later", [ada], "delayed", DELAYED), later: [{ stepId: "", type: "fax" }] }] }, call),
+    );
+    expect(refused.code).toBe(Code.InvalidArgument);
+    expect(Object.keys(fieldErrorsOf(refused) ?? {})).toEqual(["groups[0].later[0].stepId", "groups[0].later[0].type"]);
+  });
+
   it("changes a job once when a call names it twice, the last change winning", async () => {
     const { call, ada } = setUp();
     const groups = [delayGroup("t-2", [ada], "delayed", DELAYED), delayGroup("t-2", [ada], "completed", FINISHED)];

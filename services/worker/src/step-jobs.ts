@@ -24,6 +24,7 @@ interface StepJobGroup {
   status: string;
   details: Detail[];
   digest?: JsonObject;
+  later?: { stepId: string; type: string }[];
   recipients: { subscriberId: string; externalSubscriberId: string }[];
 }
 
@@ -191,6 +192,16 @@ function stepJobType(step: workflowsV1.Step): string | undefined {
   return channel === undefined ? undefined : channelName(channel);
 }
 
+/** The active steps behind `step` in the workflow the run was triggered with, each with its job type. */
+function laterSteps(workflow: workflowsV1.Workflow, step: workflowsV1.Step): { stepId: string; type: string }[] {
+  const index = workflow.steps.findIndex((candidate) => candidate.id === step.id);
+  if (index < 0) return [];
+  return workflow.steps.slice(index + 1).flatMap((later) => {
+    const type = later.active === false ? undefined : stepJobType(later);
+    return type === undefined ? [] : [{ stepId: later.id, type }];
+  });
+}
+
 /** Groups, at most, and recipients in all, of one RecordStepJobs call. */
 const MAX_GROUPS = 1000;
 const MAX_RECIPIENTS = 10_000;
@@ -222,6 +233,7 @@ export async function recordStepJobs(changes: readonly StepJobChange[], messages
         status,
         details,
         ...(digest ? { digest } : {}),
+        ...(type === "delay" || type === "digest" ? { later: laterSteps(workflow, step) } : {}),
         recipients: [],
       };
       groups.set(key, group);

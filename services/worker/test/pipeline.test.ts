@@ -74,6 +74,8 @@ function services(
     published: [] as deliveriesV1.DeliveryJob[],
     /** Step job changes, one per recipient: "<subscriber> <step> <type> <status>: <detail texts>". */
     stepJobs: [] as string[],
+    /** The steps behind each delay or digest job group: "<step> <status>: <step type>, ...". */
+    laterSteps: [] as string[],
     /** Transactions whose waiting step jobs were canceled. */
     canceledStepJobs: [] as string[],
     /** Holds and sends handed over, in the order they happened. */
@@ -189,6 +191,9 @@ function services(
         for (const group of request.groups) {
           const details = group.details.map((detail) => detail.detail).join(", ");
           for (const to of group.recipients) calls.stepJobs.push(`${to.externalSubscriberId} ${group.stepId} ${group.type} ${group.status}: ${details}`);
+          if (group.type === "delay" || group.type === "digest") {
+            calls.laterSteps.push(`${group.stepId} ${group.status}: ${group.later.map((step) => `${step.stepId} ${step.type}`).join(", ")}`);
+          }
         }
         return { changed: request.groups.length };
       },
@@ -392,13 +397,14 @@ describe("runTriggerJobs", () => {
 
   it("stops at a delay, schedules the rest for the paused subscribers, and the resumed job runs only the steps after it", async () => {
     const { deps, calls } = services();
-    const steps = [inApp("before"), delayStep("wait", 2), inApp("after")];
+    const steps = [inApp("before"), delayStep("wait", 2), inApp("after"), { ...inApp("off"), active: false }];
     const started = Date.now();
     await runTriggerJobs([job({ steps, to: to("ada", "bob") })], deps);
 
     expect(calls.written.map((message) => message.stepId)).toEqual(["before", "before"]);
-    // Each run's delay job waits, as Novu's activity shows it.
+    // Each run's delay job waits, as Novu's activity shows it, with the active steps behind it.
     expect(calls.stepJobs).toEqual(["ada wait delay delayed: Step delayed, Step queued", "bob wait delay delayed: Step delayed, Step queued"]);
+    expect(calls.laterSteps).toEqual(["wait delayed: after in_app"]);
     expect(calls.scheduled).toHaveLength(1);
     const scheduled = calls.scheduled[0]!;
     expect(scheduled.job?.resumption).toMatchObject({ subscriberIds: ["id-ada", "id-bob"], fromStep: 2, digestIds: [] });

@@ -219,14 +219,15 @@ const WAITING_BEHIND: Partial<Record<JobStatus, JobStatus>> = { delayed: "pendin
 const unwrittenJobId = (notificationId: string, stepId: string) => createHash("md5").update(`${notificationId}/${stepId}`).digest("hex").slice(0, 24);
 
 /**
- * The jobs of the active steps after the last delay or digest the run waits at, was merged at or
- * was canceled at, for the steps that have no job yet.
+ * The jobs of the active steps behind the last delay or digest the run waits at, was merged at or
+ * was canceled at, for the steps that have no job yet: those of the workflow the run was
+ * triggered with, which the job keeps (a job recorded before it kept them: the workflow's now).
  */
 function unwrittenJobsOf(
   notification: messagesV1.Notification,
   payload: Record<string, unknown> | undefined,
   workflow: WorkflowView | undefined,
-  written: ReadonlySet<number>,
+  written: { places: ReadonlySet<number>; stepIds: ReadonlySet<string> },
 ) {
   let holding: { job: messagesV1.StepJob; place: number; status: JobStatus } | undefined;
   for (const job of notification.stepJobs) {
@@ -237,22 +238,29 @@ function unwrittenJobsOf(
   }
   if (!holding || !workflow) return [];
   const { job, place, status } = holding;
-  return workflow.chain
-    .filter((step) => step.place > place && !written.has(step.place))
-    .map((step) => ({
-      place: step.place,
-      at: job.createdAt,
-      json: {
-        _id: unwrittenJobId(notification.id, step.id),
-        type: step.type,
-        executionDetails: [],
-        step: stepToJson(step.id, step.id, workflow),
-        ...(payload ? { payload } : {}),
-        providerId: providerOfStepJob(step.type),
-        status,
-        updatedAt: iso(job.updatedAt),
-      },
-    }));
+  const later =
+    job.later.length > 0
+      ? job.later.map((step) => ({ id: step.stepId, type: step.type as (typeof STEP_JOB_TYPES)[number] }))
+      : workflow.chain.filter((step) => step.place > place);
+  const unwritten = later.filter((step) => {
+    const now = workflow.places.get(step.id);
+    return !written.stepIds.has(step.id) && (now === undefined || !written.places.has(now));
+  });
+  return unwritten.map((step, index) => ({
+    // Right behind the job they wait for, in the order the run has them.
+    place: place + (index + 1) / (unwritten.length + 1),
+    at: job.createdAt,
+    json: {
+      _id: unwrittenJobId(notification.id, step.id),
+      type: step.type,
+      executionDetails: [],
+      step: stepToJson(step.id, step.id, workflow),
+      ...(payload ? { payload } : {}),
+      providerId: providerOfStepJob(step.type),
+      status,
+      updatedAt: iso(job.updatedAt),
+    },
+  }));
 }
 
 /**
@@ -269,7 +277,11 @@ function jobsOf(notification: messagesV1.Notification, payload: Record<string, u
     })),
     ...notification.stepJobs.map((job) => ({ place: place(job.stepId), at: job.createdAt, json: stepJobToJson(job, notification, payload, workflow) })),
   ];
-  jobs.push(...unwrittenJobsOf(notification, payload, workflow, new Set(jobs.map((job) => job.place))));
+  const written = {
+    places: new Set(jobs.map((job) => job.place)),
+    stepIds: new Set([...notification.messages.map((message) => message.stepId), ...notification.stepJobs.map((job) => job.stepId)]),
+  };
+  jobs.push(...unwrittenJobsOf(notification, payload, workflow, written));
   const time = (at: Timestamp | undefined) => (at ? timestampDate(at).getTime() : 0);
   return jobs.sort((a, b) => a.place - b.place || time(a.at) - time(b.at)).map((job) => job.json);
 }

@@ -311,7 +311,7 @@ async function baseMessage(step: workflowsV1.Step, context: RunContext, channel:
     message.content = { case: "text", value: await emailHtml(template, content, render, layout) };
   } else if (content.case === "text") message.content = content;
   if (content.case === "blocks") {
-    // Editor blocks in a layout are sent as the HTML they make inside it; without one, the provider stage lays them out.
+    // Editor blocks in a layout are sent alone inside it; without one, the provider stage lays them out on a page of their own.
     message.content = layout
       ? { case: "text", value: await emailHtml(template, { case: "text", value: emailBlocksHtml(content.value, branding) }, render, layout) }
       : { case: "blocks", value: create(EmailBlocksSchema, { blocks: content.value }) };

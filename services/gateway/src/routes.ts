@@ -344,6 +344,8 @@ import {
   activityPageToJson,
   activityStatsToJson,
   activityToJson,
+  type JobProviders,
+  jobProvidersOf,
   graphStatsQuery,
   graphStatsToJson,
   listNotificationsQuery,
@@ -697,6 +699,16 @@ const WIDGET_MARK_ALL_ROUTES = [
   ["seen", messagesV1.MarkAs.SEEN],
 ] as const;
 
+/**
+ * The provider the jobs of these notifications that sent nothing carry (Novu's are made at the
+ * trigger with it): read only when one has such a job, which only a recorded step job implies.
+ */
+async function jobProvidersFor(notifications: readonly messagesV1.Notification[], clients: Clients, call: RouteCall): Promise<JobProviders> {
+  if (!notifications.some((notification) => notification.stepJobs.length > 0)) return {};
+  const { integrations } = await clients.integrations.listIntegrations({ activeOnly: true }, call);
+  return jobProvidersOf(integrations);
+}
+
 /** The environment's feed with this _id; 404 when it has none. */
 async function feedNamed(feedId: string, clients: Clients, call: RouteCall) {
   const { feeds } = await clients.workflows.listFeeds({}, call);
@@ -958,7 +970,10 @@ export const routes: Route[] = [
     response: activityPageResponse,
     envelope: false,
     query: listNotificationsQuery,
-    handle: async ({ query, clients, call }) => activityPageToJson(await clients.messages.listNotifications(listNotificationsRequestOf(query), call), query),
+    handle: async ({ query, clients, call }) => {
+      const reply = await clients.messages.listNotifications(listNotificationsRequestOf(query), call);
+      return activityPageToJson(reply, query, await jobProvidersFor(reply.notifications, clients, call));
+    },
   }),
   route({
     method: "GET",
@@ -978,7 +993,10 @@ export const routes: Route[] = [
     path: "/v1/notifications/:notificationId",
     response: activityResponse,
     params: activityIdParam,
-    handle: async ({ params, clients, call }) => activityToJson(await clients.messages.getNotification(params, call)),
+    handle: async ({ params, clients, call }) => {
+      const reply = await clients.messages.getNotification(params, call);
+      return activityToJson(reply, await jobProvidersFor([reply.notification!], clients, call));
+    },
   }),
 
   // The Inbox's notifications (@novu/js): the session's subscriber's in-app messages only

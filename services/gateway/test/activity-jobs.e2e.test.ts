@@ -246,5 +246,14 @@ describe("a channel step preferences turn off", () => {
     expect(JSON.parse(filtered.jobs![1]!.executionDetails[1]!.raw!)).toEqual({
       channels: { in_app: true, email: false, sms: false, chat: true, push: true },
     });
+    // Those jobs carry the provider of the environment's first active integration of their channel,
+    // as Novu's carry it from the trigger; a channel with none active shows Novu's own.
+    expect(filtered.jobs!.map((job) => job.providerId)).toEqual(["novu", "novu-email", "novu-sms"]);
+    const integration = (body: Record<string, unknown>) =>
+      stack.request("POST", "/v1/integrations", { credentials: { apiKey: "k", from: "a@example.com" }, ...body });
+    expect((await integration({ providerId: "twilio", channel: "sms", active: false })).status).toBe(201);
+    expect((await integration({ providerId: "sendgrid", channel: "email", active: true })).status).toBe(201);
+    expect((await integration({ providerId: "mailgun", channel: "email", active: true })).status).toBe(201);
+    expect((await novu.notifications.retrieve(filtered.id!)).result.jobs?.map((job) => job.providerId)).toEqual(["novu", "sendgrid", "novu-sms"]);
   });
 });

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
-import { messagesV1, type subscribersV1, type workflowsV1 } from "@notify/proto";
-import { Channel, channelNamed, CHANNELS, type ChannelName } from "@notify/runtime";
+import { type integrationsV1, messagesV1, type subscribersV1, type workflowsV1 } from "@notify/proto";
+import { Channel, channelNamed, CHANNELS, type ChannelName, isChannelName } from "@notify/runtime";
 import { z } from "zod";
 import { HttpError } from "../errors.js";
 import { keyString, queryInt } from "../validation.js";
@@ -178,8 +178,29 @@ function jobToJson(messages: readonly messagesV1.Message[], details: readonly me
   };
 }
 
-/** The provider a job that sent nothing shows: Novu's own of its channel, or of delays and digests. */
-const providerOfStepJob = (type: string) => (channelNamed(type) === undefined ? "novu" : NO_INTEGRATION_PROVIDER[type as ChannelName]);
+/**
+ * The provider of each channel that Novu's jobs carry from the trigger on: the environment's
+ * first active integration of the channel, or none.
+ */
+export type JobProviders = Partial<Record<ChannelName, string>>;
+
+/** The environment's integrations, oldest first, as the provider its jobs of each channel carry. */
+export function jobProvidersOf(integrations: readonly integrationsV1.Integration[]): JobProviders {
+  const providers: JobProviders = {};
+  for (const integration of integrations) {
+    const channel = integration.channel;
+    if (isChannelName(channel) && channel !== "in_app" && integration.active && !integration.deleted) providers[channel] ??= integration.providerId;
+  }
+  return providers;
+}
+
+/**
+ * The provider a job that sent nothing shows: of a channel's, the one it carries from the trigger
+ * (else Novu's own of the channel); of a delay's or a digest's, Novu's own.
+ */
+function providerOfStepJob(type: string, providers: JobProviders): string {
+  return isChannelName(type) ? (providers[type] ?? NO_INTEGRATION_PROVIDER[type]) : "novu";
+}
 
 /**
  * The job of a step that wrote no message: a delay, a digest, or a step its conditions skipped.
@@ -191,6 +212,7 @@ function stepJobToJson(
   notification: messagesV1.Notification,
   payload: Record<string, unknown> | undefined,
   workflow: WorkflowView | undefined,
+  providers: JobProviders,
 ) {
   const digest = parsed(job.digestJson);
   return {
@@ -201,7 +223,7 @@ function stepJobToJson(
     executionDetails: notification.executionDetails.filter((detail) => detail.jobId === job.id && detail.stepDetail).map(executionDetailToJson),
     step: stepToJson(job.stepId, job.messageTemplateId, workflow),
     ...(payload ? { payload } : {}),
-    providerId: providerOfStepJob(job.type),
+    providerId: providerOfStepJob(job.type, providers),
     status: job.status as JobStatus,
     updatedAt: iso(job.updatedAt),
   };
@@ -228,6 +250,7 @@ function unwrittenJobsOf(
   payload: Record<string, unknown> | undefined,
   workflow: WorkflowView | undefined,
   written: { places: ReadonlySet<number>; stepIds: ReadonlySet<string> },
+  providers: JobProviders,
 ) {
   let holding: { job: messagesV1.StepJob; place: number; status: JobStatus } | undefined;
   for (const job of notification.stepJobs) {
@@ -256,7 +279,7 @@ function unwrittenJobsOf(
       executionDetails: [],
       step: stepToJson(step.id, step.id, workflow),
       ...(payload ? { payload } : {}),
-      providerId: providerOfStepJob(step.type),
+      providerId: providerOfStepJob(step.type, providers),
       status,
       updatedAt: iso(job.updatedAt),
     },
@@ -267,7 +290,12 @@ function unwrittenJobsOf(
  * The notification's jobs in the order of its workflow's steps (Novu's job chain), those of steps
  * the workflow no longer has last; as they were made where the order says nothing.
  */
-function jobsOf(notification: messagesV1.Notification, payload: Record<string, unknown> | undefined, workflow: WorkflowView | undefined) {
+function jobsOf(
+  notification: messagesV1.Notification,
+  payload: Record<string, unknown> | undefined,
+  workflow: WorkflowView | undefined,
+  providers: JobProviders,
+) {
   const place = (stepId: string) => workflow?.places.get(stepId) ?? Number.MAX_SAFE_INTEGER;
   const jobs = [
     ...stepsOf(notification.messages).map((messages) => ({
@@ -275,13 +303,17 @@ function jobsOf(notification: messagesV1.Notification, payload: Record<string, u
       at: messages[0]!.createdAt,
       json: jobToJson(messages, notification.executionDetails, workflow),
     })),
-    ...notification.stepJobs.map((job) => ({ place: place(job.stepId), at: job.createdAt, json: stepJobToJson(job, notification, payload, workflow) })),
+    ...notification.stepJobs.map((job) => ({
+      place: place(job.stepId),
+      at: job.createdAt,
+      json: stepJobToJson(job, notification, payload, workflow, providers),
+    })),
   ];
   const written = {
     places: new Set(jobs.map((job) => job.place)),
     stepIds: new Set([...notification.messages.map((message) => message.stepId), ...notification.stepJobs.map((job) => job.stepId)]),
   };
-  jobs.push(...unwrittenJobsOf(notification, payload, workflow, written));
+  jobs.push(...unwrittenJobsOf(notification, payload, workflow, written, providers));
   const time = (at: Timestamp | undefined) => (at ? timestampDate(at).getTime() : 0);
   return jobs.sort((a, b) => a.place - b.place || time(a.at) - time(b.at)).map((job) => job.json);
 }
@@ -298,12 +330,17 @@ function activitySubscriberToJson(subscriber: subscribersV1.Subscriber) {
 }
 
 /** A notification as Novu's ActivityNotificationResponseDto: its subscriber, its workflow and its jobs. */
-function notificationToJson(notification: messagesV1.Notification, subscriber: subscribersV1.Subscriber | undefined, workflow: WorkflowView | undefined) {
+function notificationToJson(
+  notification: messagesV1.Notification,
+  subscriber: subscribersV1.Subscriber | undefined,
+  workflow: WorkflowView | undefined,
+  providers: JobProviders,
+) {
   const created = iso(notification.createdAt);
   const payload = parsed(notification.payloadJson);
   // Every message of a notification carries its trigger's context keys.
   const contextKeys = notification.messages[0]?.contextKeys ?? [];
-  const jobs = jobsOf(notification, payload, workflow);
+  const jobs = jobsOf(notification, payload, workflow, providers);
   return {
     _id: notification.id,
     _environmentId: notification.environmentId,
@@ -324,23 +361,23 @@ function notificationToJson(notification: messagesV1.Notification, subscriber: s
 }
 
 /** A page of the activity feed as Novu's ActivitiesResponseDto (no total: the reference service counts none). */
-export function activityPageToJson(reply: messagesV1.ListNotificationsResponse, query: z.output<typeof listNotificationsQuery>) {
+export function activityPageToJson(reply: messagesV1.ListNotificationsResponse, query: z.output<typeof listNotificationsQuery>, providers: JobProviders) {
   const subscribers = new Map(reply.subscribers.map((subscriber) => [subscriber.id, subscriber]));
   const workflows = workflowViews(reply.workflows);
   return {
     hasMore: reply.hasMore,
     data: reply.notifications.map((notification) =>
-      notificationToJson(notification, subscribers.get(notification.subscriberId), workflows.get(notification.templateId)),
+      notificationToJson(notification, subscribers.get(notification.subscriberId), workflows.get(notification.templateId), providers),
     ),
     pageSize: query.limit,
     page: query.page,
   };
 }
 
-export function activityToJson(reply: messagesV1.GetNotificationResponse) {
+export function activityToJson(reply: messagesV1.GetNotificationResponse, providers: JobProviders) {
   const workflows = workflowViews(reply.workflow ? [reply.workflow] : []);
   const notification = reply.notification!;
-  return notificationToJson(notification, reply.subscriber, workflows.get(notification.templateId));
+  return notificationToJson(notification, reply.subscriber, workflows.get(notification.templateId), providers);
 }
 
 export function graphStatsToJson(reply: messagesV1.GetActivityGraphResponse) {

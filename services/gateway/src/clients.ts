@@ -53,6 +53,7 @@ export interface Clients {
   messages: Client<typeof messagesV1.MessageService>;
   /** Served by the triggers process, as are tenants, contexts and layouts. */
   workflows: Client<typeof workflowsV1.WorkflowService>;
+  workflowOverrides: Client<typeof workflowsV1.WorkflowOverrideService>;
   tenants: Client<typeof tenantsV1.TenantService>;
   contexts: Client<typeof contextsV1.ContextService>;
   layouts: Client<typeof layoutsV1.LayoutService>;
@@ -111,6 +112,7 @@ export function connectClients(
       topics: clientOf(topicsV1.TopicService, topics.transport),
       messages: messagesClient,
       workflows: clientOf(workflowsV1.WorkflowService, triggers.transport),
+      workflowOverrides: clientOf(workflowsV1.WorkflowOverrideService, triggers.transport),
       tenants: clientOf(tenantsV1.TenantService, triggers.transport),
       contexts: clientOf(contextsV1.ContextService, triggers.transport),
       layouts: clientOf(layoutsV1.LayoutService, triggers.transport),

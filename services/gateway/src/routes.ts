@@ -192,6 +192,19 @@ import {
   tenantResponse,
 } from "./mappers/tenants.js";
 import {
+  createWorkflowOverrideBody,
+  createWorkflowOverrideRequestOf,
+  listWorkflowOverridesQuery,
+  overrideIdParam,
+  updateWorkflowOverrideBody,
+  updateWorkflowOverrideRequestOf,
+  workflowOverridePage,
+  workflowOverridePageResponse,
+  workflowOverrideResponse,
+  workflowOverrideToJson,
+  workflowTenantParams,
+} from "./mappers/workflow-overrides.js";
+import {
   contextKeyParam,
   contextPageResponse,
   contextResponse,
@@ -1396,6 +1409,68 @@ export const routes: Route[] = [
     params: tenantIdentifierParam,
     handle: async ({ params, clients, call }) => {
       await clients.tenants.deleteTenant(params, call);
+    },
+  }),
+
+  // Workflow overrides: a tenant's settings for one workflow (@novu/node's workflowOverrides)
+  route({
+    method: "POST",
+    path: "/v1/workflow-overrides",
+    response: workflowOverrideResponse,
+    body: createWorkflowOverrideBody,
+    handle: async ({ body, clients, call }) =>
+      workflowOverrideToJson(await clients.workflowOverrides.createWorkflowOverride(createWorkflowOverrideRequestOf(body), call)),
+  }),
+  route({
+    method: "GET",
+    path: "/v1/workflow-overrides",
+    response: workflowOverridePageResponse,
+    envelope: false,
+    query: listWorkflowOverridesQuery,
+    handle: async ({ query, clients, call }) => workflowOverridePage(await clients.workflowOverrides.listWorkflowOverrides(query, call), query),
+  }),
+  route({
+    method: "GET",
+    path: "/v1/workflow-overrides/workflows/:workflowId/tenants/:tenantId",
+    response: workflowOverrideResponse,
+    params: workflowTenantParams,
+    handle: async ({ params, clients, call }) =>
+      workflowOverrideToJson(await clients.workflowOverrides.getWorkflowOverride({ key: { key: { case: "pair", value: params } } }, call)),
+  }),
+  route({
+    method: "PUT",
+    path: "/v1/workflow-overrides/workflows/:workflowId/tenants/:tenantId",
+    response: workflowOverrideResponse,
+    params: workflowTenantParams,
+    body: updateWorkflowOverrideBody,
+    handle: async ({ params, body, clients, call }) =>
+      workflowOverrideToJson(await clients.workflowOverrides.updateWorkflowOverride(updateWorkflowOverrideRequestOf(params, body), call)),
+  }),
+  route({
+    method: "GET",
+    path: "/v1/workflow-overrides/:overrideId",
+    response: workflowOverrideResponse,
+    params: overrideIdParam,
+    handle: async ({ params, clients, call }) =>
+      workflowOverrideToJson(await clients.workflowOverrides.getWorkflowOverride({ key: { key: { case: "id", value: params.overrideId } } }, call)),
+  }),
+  route({
+    method: "PUT",
+    path: "/v1/workflow-overrides/:overrideId",
+    response: workflowOverrideResponse,
+    params: overrideIdParam,
+    body: updateWorkflowOverrideBody,
+    handle: async ({ params, body, clients, call }) =>
+      workflowOverrideToJson(await clients.workflowOverrides.updateWorkflowOverride(updateWorkflowOverrideRequestOf({ id: params.overrideId }, body), call)),
+  }),
+  route({
+    method: "DELETE",
+    path: "/v1/workflow-overrides/:overrideId",
+    response: z.literal(true),
+    params: overrideIdParam,
+    handle: async ({ params, clients, call }) => {
+      await clients.workflowOverrides.deleteWorkflowOverride({ id: params.overrideId }, call);
+      return true;
     },
   }),
 

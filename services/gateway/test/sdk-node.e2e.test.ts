@@ -291,6 +291,71 @@ describe("@novu/node 2.6.6 against the gateway: messages", () => {
   });
 });
 
+describe("@novu/node 2.6.6 against the gateway: workflow overrides", () => {
+  it("create, get by id and by workflow and tenant, update both ways, list and delete", async () => {
+    const tenantId = String(dataOf(await novu.tenants.create("node-override-tenant", { name: "Override tenant" }))._id);
+    const created = dataOf(await novu.workflowOverrides.create({ workflowId, tenantId, active: true, preferenceSettings: { email: false } as never }));
+    // The channels not given are on, as Novu stores them.
+    expect(created).toMatchObject({
+      _id: expect.stringMatching(/^[0-9a-f]{24}$/),
+      _workflowId: workflowId,
+      _tenantId: tenantId,
+      _environmentId: expect.any(String),
+      _organizationId: expect.any(String),
+      active: true,
+      preferenceSettings: { email: false, sms: true, in_app: true, chat: true, push: true },
+      deleted: false,
+    });
+    const id = String(created._id);
+    expect(await statusOf(novu.workflowOverrides.create({ workflowId, tenantId }))).toBe(409);
+    expect(dataOf(await novu.workflowOverrides.getOneById(id))).toEqual(created);
+    // The workflow by its trigger identifier and the tenant by its identifier name the same override.
+    expect(dataOf(await novu.workflowOverrides.getOneByTenantIdandWorkflowId(workflowIdentifier, "node-override-tenant"))).toEqual(created);
+
+    // The channels given go over those stored; active stays unless given.
+    expect(dataOf(await novu.workflowOverrides.updateOneById(id, { preferenceSettings: { sms: false } as never }))).toMatchObject({
+      active: true,
+      preferenceSettings: { email: false, sms: false, in_app: true, chat: true, push: true },
+    });
+    expect(dataOf(await novu.workflowOverrides.updateOneByTenantIdandWorkflowId(workflowId, tenantId, { active: false }))).toMatchObject({
+      _id: id,
+      active: false,
+      preferenceSettings: { email: false, sms: false },
+    });
+    const page = (await novu.workflowOverrides.list()).data as Json;
+    expect(page).toMatchObject({ page: 0, pageSize: 10, hasMore: false });
+    expect(page.data.map((override: Json) => override._id)).toEqual([id]);
+
+    // Bad input is a 422 and changes nothing; what does not exist is a 404 in Novu's words.
+    expect(await statusOf(novu.workflowOverrides.create({ workflowId } as never))).toBe(422);
+    expect(await statusOf(novu.workflowOverrides.updateOneById(id, { preferenceSettings: { email: "no" } as never }))).toBe(422);
+    expect(await statusOf(novu.workflowOverrides.updateOneById(id, { active: "yes" } as never))).toBe(422);
+    const missingWorkflow = await stack.request("POST", "/v1/workflow-overrides", { workflowId: "no-such-workflow", tenantId });
+    expect([missingWorkflow.status, missingWorkflow.body.message]).toEqual([404, "Workflow with id no-such-workflow is not found"]);
+    const missingTenant = await stack.request("PUT", `/v1/workflow-overrides/workflows/${workflowId}/tenants/no-such-tenant`, { active: true });
+    expect([missingTenant.status, missingTenant.body.message]).toEqual([404, "Tenant with id no-such-tenant is not found"]);
+    expect(await statusOf(novu.workflowOverrides.getOneById("0123456789abcdef01234567"))).toBe(404);
+    expect(await statusOf(novu.workflowOverrides.getOneById("not-an-id"))).toBe(404);
+    // Another environment sees none of it, and cannot name this one's workflow or tenant.
+    const elsewhere = { authorization: `ApiKey ${await stack.createKey("Overrides elsewhere")}` };
+    expect((await stack.request("GET", `/v1/workflow-overrides/${id}`, undefined, elsewhere)).status).toBe(404);
+    expect((await stack.request("PUT", `/v1/workflow-overrides/${id}`, { active: true }, elsewhere)).status).toBe(404);
+    expect((await stack.request("DELETE", `/v1/workflow-overrides/${id}`, undefined, elsewhere)).status).toBe(404);
+    expect((await stack.request("POST", "/v1/workflow-overrides", { workflowId, tenantId }, elsewhere)).status).toBe(404);
+    expect((await stack.request<Json>("GET", "/v1/workflow-overrides", undefined, elsewhere)).body.data).toEqual([]);
+    expect(dataOf(await novu.workflowOverrides.getOneById(id))).toMatchObject({ active: false, preferenceSettings: { email: false, sms: false } });
+
+    expect((await novu.workflowOverrides.delete(id)).data).toEqual({ data: true });
+    expect(await statusOf(novu.workflowOverrides.getOneById(id))).toBe(404);
+    expect(await statusOf(novu.workflowOverrides.delete(id))).toBe(404);
+
+    // A tenant's overrides go with it.
+    dataOf(await novu.workflowOverrides.create({ workflowId, tenantId }));
+    expect((await novu.tenants.delete("node-override-tenant")).status).toBe(204);
+    expect(((await novu.workflowOverrides.list()).data as Json).data).toEqual([]);
+  });
+});
+
 describe("@novu/node 2.6.6 against the gateway: feeds, tenants and notification groups", () => {
   it("feeds: create, get and delete", async () => {
     const created = dataOf(await novu.feeds.create("node-feed"));

@@ -5,6 +5,7 @@ import { createLayoutService } from "./layouts/service.js";
 import { createLegacyLayoutService } from "./legacy-layouts/service.js";
 import { createTenantService } from "./tenants/service.js";
 import { createTriggerService } from "./triggers/service.js";
+import { createWorkflowOverrideService } from "./workflow-overrides/service.js";
 import { createWorkflowService } from "./workflows/service.js";
 
 export interface ServiceDeps {
@@ -30,6 +31,7 @@ export function routes(deps: RouteDeps) {
       announcingWrites(workflowsV1.WorkflowService, createWorkflowService(deps), { [ChangeKind.WORKFLOWS]: deps.announceWorkflows }),
     );
     router.service(tenantsV1.TenantService, createTenantService(deps));
+    router.service(workflowsV1.WorkflowOverrideService, createWorkflowOverrideService(deps));
     router.service(contextsV1.ContextService, createContextService(deps));
     router.service(
       layoutsV1.LayoutService,

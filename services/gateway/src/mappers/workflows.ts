@@ -265,7 +265,7 @@ const step = z.object({ ...stepFields, variants: list("variants", variant, MAX_V
 type StepInput = z.output<typeof step>;
 type VariantInput = z.output<typeof variant>;
 
-const preferenceSettings = z.object(
+export const preferenceSettings = z.object(
   perChannel((name) => flag(name).optional()),
   { error: "preferenceSettings must be an object" },
 );
@@ -415,7 +415,7 @@ function stepInit(value: StepInput | VariantInput): StepInit {
   };
 }
 
-const preferencesInit = (value: z.output<typeof preferenceSettings>) => ({
+export const preferencesInit = (value: z.output<typeof preferenceSettings>) => ({
   ...(value.email !== undefined ? { email: value.email } : {}),
   ...(value.sms !== undefined ? { sms: value.sms } : {}),
   ...(value.in_app !== undefined ? { inApp: value.in_app } : {}),
@@ -663,7 +663,7 @@ const stepResponseFields = {
   replyCallback: z.object({ active: z.boolean().optional(), url: z.string().optional() }).optional(),
 };
 
-const channelPreferencesResponse = z.object({ email: z.boolean(), sms: z.boolean(), in_app: z.boolean(), chat: z.boolean(), push: z.boolean() });
+export const channelPreferencesResponse = z.object({ email: z.boolean(), sms: z.boolean(), in_app: z.boolean(), chat: z.boolean(), push: z.boolean() });
 
 export const notificationGroupResponse = z
   .object({ _id: z.string(), name: z.string(), _environmentId: z.string(), _organizationId: z.string(), _parentId: z.string().optional() })

@@ -99,3 +99,17 @@ export async function countTenants(db: Queryable, environmentId: string, cap: nu
   );
   return rows[0]!.count;
 }
+
+/** The tenant `key` names: by internal id first, then by identifier. */
+export async function selectTenantByKey(
+  db: Queryable,
+  environmentId: string,
+  key: { id: string | undefined; identifier: string },
+): Promise<TenantRow | undefined> {
+  const { rows } = await db.query<TenantRow>(
+    `SELECT * FROM triggers.tenants WHERE environment_id = $1 AND (id = $2 OR identifier = $3)
+      ORDER BY id = $2 DESC NULLS LAST LIMIT 1`,
+    [environmentId, key.id ?? null, key.identifier],
+  );
+  return rows[0];
+}

@@ -14,15 +14,20 @@ export const stepsToJson = (steps: readonly workflowsV1.Step[]): JsonValue[] => 
 export const stepsFromJson = (stored: readonly unknown[]): workflowsV1.Step[] =>
   stored.map((step) => fromJson(StepSchema, step as JsonValue, { ignoreUnknownFields: true }));
 
+/** The channels a request sets, named as stored. */
+export function givenChannelSettings(given: workflowsV1.ChannelPreferences | undefined): Partial<ChannelSettings> {
+  const settings: Partial<ChannelSettings> = {};
+  if (given?.email !== undefined) settings.email = given.email;
+  if (given?.sms !== undefined) settings.sms = given.sms;
+  if (given?.inApp !== undefined) settings.in_app = given.inApp;
+  if (given?.chat !== undefined) settings.chat = given.chat;
+  if (given?.push !== undefined) settings.push = given.push;
+  return settings;
+}
+
 /** Channel settings as stored: all five channels, the given ones over the default "enabled". */
 export function channelSettings(given: workflowsV1.ChannelPreferences | undefined): ChannelSettings {
-  return {
-    email: given?.email ?? true,
-    sms: given?.sms ?? true,
-    in_app: given?.inApp ?? true,
-    chat: given?.chat ?? true,
-    push: given?.push ?? true,
-  };
+  return { email: true, sms: true, in_app: true, chat: true, push: true, ...givenChannelSettings(given) };
 }
 
 /** What v2's two preference levels merge to: the user level over the workflow level, a channel not named following its level's `enabled`. */
@@ -46,7 +51,7 @@ export const preferenceLevelsToJson = (levels: workflowsV1.PreferenceLevels): Re
 const preferenceLevelsFromJson = (stored: Record<string, unknown>) =>
   fromJson(workflowsV1.PreferenceLevelsSchema, stored as JsonValue, { ignoreUnknownFields: true });
 
-const channelPreferences = (settings: ChannelSettings) =>
+export const channelPreferences = (settings: ChannelSettings) =>
   create(workflowsV1.ChannelPreferencesSchema, {
     email: settings.email,
     sms: settings.sms,

@@ -39,7 +39,7 @@ import {
   workflowFromRow,
 } from "./mapping.js";
 import { ANY_PAYLOAD_SCHEMA, payloadSchemaProblem } from "./payload-schema.js";
-import { idFromSlug, slugify } from "./slug.js";
+import { slugify, workflowKeyOf } from "./slug.js";
 import { activeChannels, assignStepIds, feedReferences, identifySteps } from "./steps.js";
 import * as store from "./store.js";
 import { extractVariables } from "./variables.js";
@@ -73,15 +73,10 @@ const identifierSuffix = () =>
     .toString(36)
     .slice(-6)}`;
 
-/** Where REST's {workflowId} may point: an internal id, a trigger identifier or a slug. */
-function keyOf(workflowId: string) {
-  return { id: isObjectId(workflowId) ? workflowId : undefined, identifier: workflowId, slugId: idFromSlug(workflowId) };
-}
-
 function lookupOf(request: workflowsV1.GetWorkflowRequest) {
   switch (request.key.case) {
     case "any":
-      return { text: request.key.value, key: keyOf(request.key.value) };
+      return { text: request.key.value, key: workflowKeyOf(request.key.value) };
     case "identifier":
       return { text: request.key.value, key: { identifier: request.key.value } };
     default:
@@ -203,7 +198,7 @@ export function createWorkflowService({ pool }: Pick<RouteDeps, "pool">): Servic
   }
 
   async function resolve(db: Queryable, environmentId: string, workflowId: string, lock = false): Promise<store.WorkflowRow> {
-    const row = await store.selectWorkflowByKey(db, environmentId, keyOf(workflowId), lock);
+    const row = await store.selectWorkflowByKey(db, environmentId, workflowKeyOf(workflowId), lock);
     if (!row) throw workflowNotFound(workflowId);
     return row;
   }

@@ -48,3 +48,8 @@ export function idFromSlug(value: string, kind: SlugKind = "workflow"): string |
   const id = decoded.toString(16).padStart(24, "0");
   return isObjectId(id) ? id : undefined;
 }
+
+/** Where REST's {workflowId} may point: an internal id, a trigger identifier or a slug. */
+export function workflowKeyOf(workflowId: string) {
+  return { id: isObjectId(workflowId) ? workflowId : undefined, identifier: workflowId, slugId: idFromSlug(workflowId) };
+}

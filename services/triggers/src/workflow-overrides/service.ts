@@ -1,0 +1,115 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { workflowsV1 } from "@notify/proto";
+import { alreadyExists, invalidField, isObjectId, notFound, objectId, scopeOf, type Queryable } from "@notify/runtime";
+import type { ServiceDeps } from "../routes.js";
+import * as tenantStore from "../tenants/store.js";
+import { channelSettings, givenChannelSettings } from "../workflows/mapping.js";
+import { workflowKeyOf } from "../workflows/slug.js";
+import * as workflowStore from "../workflows/store.js";
+import { workflowOverrideFromRow } from "./mapping.js";
+import * as store from "./store.js";
+
+/** Novu's page sizes of this list. */
+const DEFAULT_PAGE_SIZE = 10;
+const MAX_PAGE_SIZE = 100;
+
+// Novu's words for each thing not found.
+const workflowNotFound = (workflowId: string) => notFound(`Workflow with id ${workflowId} is not found`);
+const tenantNotFound = (tenantId: string) => notFound(`Tenant with id ${tenantId} is not found`);
+const overrideNotFound = (id: string) => notFound(`Workflow Override with id ${id} not found`);
+const pairNotFound = ({ workflowId, tenantId }: workflowsV1.WorkflowTenant) =>
+  notFound(`Workflow override with workflow id ${workflowId} and tenant id ${tenantId} was not found`);
+
+function pairOf(pair: workflowsV1.WorkflowTenant | undefined): workflowsV1.WorkflowTenant {
+  if (!pair?.workflowId) throw invalidField("workflowId", "workflowId must be a string", pair?.workflowId);
+  if (!pair.tenantId) throw invalidField("tenantId", "tenantId must be a string", pair.tenantId);
+  return pair;
+}
+
+/** The internal ids of the pair's live workflow (its _id, trigger identifier or slug) and tenant (its _id or identifier). */
+async function resolvePair(db: Queryable, environmentId: string, pair: workflowsV1.WorkflowTenant) {
+  const [workflow, tenant] = await Promise.all([
+    workflowStore.selectWorkflowByKey(db, environmentId, workflowKeyOf(pair.workflowId)),
+    tenantStore.selectTenantByKey(db, environmentId, { id: isObjectId(pair.tenantId) ? pair.tenantId : undefined, identifier: pair.tenantId }),
+  ]);
+  return { workflowId: workflow?.id, tenantId: tenant?.id };
+}
+
+export function createWorkflowOverrideService({ pool }: ServiceDeps): ServiceImpl<typeof workflowsV1.WorkflowOverrideService> {
+  /** The override a key names: by its id, or by its workflow and tenant; NOT_FOUND as Novu words each. */
+  async function find(environmentId: string, key: workflowsV1.WorkflowOverrideKey | undefined): Promise<store.WorkflowOverrideRow> {
+    switch (key?.key.case) {
+      case "id": {
+        const row = isObjectId(key.key.value) ? await store.selectWorkflowOverride(pool, environmentId, key.key.value) : undefined;
+        if (!row) throw overrideNotFound(key.key.value);
+        return row;
+      }
+      case "pair": {
+        const pair = pairOf(key.key.value);
+        const { workflowId, tenantId } = await resolvePair(pool, environmentId, pair);
+        const row = workflowId && tenantId ? await store.selectWorkflowOverrideOf(pool, environmentId, workflowId, tenantId) : undefined;
+        if (!row) throw pairNotFound(pair);
+        return row;
+      }
+      default:
+        throw invalidField("overrideId", "an override id, or a workflow and a tenant, is required");
+    }
+  }
+
+  return {
+    async createWorkflowOverride(request, context) {
+      const scope = scopeOf(context);
+      const pair = pairOf(request.pair);
+      const { workflowId, tenantId } = await resolvePair(pool, scope.environmentId, pair);
+      if (!tenantId) throw tenantNotFound(pair.tenantId);
+      if (!workflowId) throw workflowNotFound(pair.workflowId);
+      const row = await store.insertWorkflowOverride(pool, scope.environmentId, {
+        id: objectId(),
+        organizationId: scope.organizationId,
+        workflowId,
+        tenantId,
+        active: request.active ?? false,
+        preferenceSettings: channelSettings(request.preferenceSettings),
+      });
+      if (!row) throw alreadyExists(`Workflow override with workflow id ${pair.workflowId} and tenant id ${pair.tenantId} already exists`);
+      return workflowOverrideFromRow(row);
+    },
+
+    async getWorkflowOverride(request, context) {
+      return workflowOverrideFromRow(await find(scopeOf(context).environmentId, request.key));
+    },
+
+    async listWorkflowOverrides(request, context) {
+      const scope = scopeOf(context);
+      if (request.page < 0) throw invalidField("page", "page must not be negative", request.page);
+      if (request.limit < 0 || request.limit > MAX_PAGE_SIZE) throw invalidField("limit", `limit must be between 1 and ${MAX_PAGE_SIZE}`, request.limit);
+      const limit = request.limit || DEFAULT_PAGE_SIZE;
+      const rows = await store.selectWorkflowOverridePage(pool, scope.environmentId, request.page * limit, limit);
+      return { overrides: rows.slice(0, limit).map(workflowOverrideFromRow), hasMore: rows.length > limit };
+    },
+
+    async updateWorkflowOverride(request, context) {
+      const scope = scopeOf(context);
+      if (request.key?.key.case === "pair") {
+        // As Novu's update answers: a missing tenant or workflow is named before the override.
+        const pair = pairOf(request.key.key.value);
+        const { workflowId, tenantId } = await resolvePair(pool, scope.environmentId, pair);
+        if (!tenantId) throw tenantNotFound(pair.tenantId);
+        if (!workflowId) throw workflowNotFound(pair.workflowId);
+      }
+      const current = await find(scope.environmentId, request.key);
+      const row = await store.updateWorkflowOverride(pool, scope.environmentId, current.id, {
+        active: request.active,
+        preferenceSettings: givenChannelSettings(request.preferenceSettings),
+      });
+      if (!row) throw overrideNotFound(current.id);
+      return workflowOverrideFromRow(row);
+    },
+
+    async deleteWorkflowOverride(request, context) {
+      const scope = scopeOf(context);
+      if (!(isObjectId(request.id) && (await store.deleteWorkflowOverride(pool, scope.environmentId, request.id)))) throw overrideNotFound(request.id);
+      return {};
+    },
+  };
+}

@@ -736,6 +736,9 @@ async function feedNamed(feedId: string, clients: Clients, call: RouteCall) {
  */
 const MARK_ALL_DEADLINE_MS = 10 * 60_000;
 
+/** The digest jobs the messages service resumes per call. */
+const RESUMED_DIGESTS_PER_CALL = 1000;
+
 /** THE route table: every public REST route, the RPC it makes and the mapper of its reply. */
 export const routes: Route[] = [
   // Subscribers (v1)
@@ -2283,10 +2286,15 @@ export const routes: Route[] = [
     rateLimit: { category: "trigger" },
     params: z.object({ transactionId: keyString("transactionId") }),
     handle: async ({ params, clients, call }) => {
-      const { canceled } = await clients.triggers.cancelTrigger(params, call);
+      const { canceled, passedDigests } = await clients.triggers.cancelTrigger(params, call);
       // No run of a canceled trigger goes on: its jobs waiting at a delay or a digest show it.
       // Also after a cancel that found nothing waiting (a repeat, after a failure here).
       await clients.messages.cancelStepJobs(params, call);
+      // The digests it opened went on under the triggers of their next events, whose merged jobs wait again.
+      const resumed = passedDigests.map(({ transactionId, subscriberId, stepId }) => ({ transactionId, subscriberId, stepId }));
+      for (let start = 0; start < resumed.length; start += RESUMED_DIGESTS_PER_CALL) {
+        await clients.messages.resumeDigestJobs({ digests: resumed.slice(start, start + RESUMED_DIGESTS_PER_CALL) }, call);
+      }
       return canceled;
     },
   }),

@@ -147,6 +147,26 @@ describe("a delay step's job", () => {
     expect(opener.jobs?.map((job) => job.status)).toEqual(["delayed", "pending"]);
   });
 
+  it("passes to the next event's job, delayed again with the steps behind it pending, when the trigger that opened it is canceled", async () => {
+    const name = await createWorkflow(stack, "Activity passed digest", [
+      { template: { type: "digest" }, metadata: { type: "regular", amount: 1, unit: "hours" } },
+      inApp("Later"),
+    ]);
+    await trigger(name, "aj-pass-digest", "aj-pass-digest-1");
+    await notificationOf("aj-pass-digest-1", (notification) => notification.jobs?.[0]?.status === "delayed");
+    await trigger(name, "aj-pass-digest", "aj-pass-digest-2");
+    await trigger(name, "aj-pass-digest", "aj-pass-digest-3");
+    await notificationOf("aj-pass-digest-3", (notification) => notification.jobs?.[0]?.status === "merged");
+    expect((await stack.request("DELETE", "/v1/events/trigger/aj-pass-digest-1")).body).toEqual({ data: true });
+    const opener = await notificationOf("aj-pass-digest-1", (notification) => notification.jobs?.[0]?.status === "canceled");
+    expect(opener.jobs?.map((job) => job.status)).toEqual(["canceled", "canceled"]);
+    // As Novu makes the next merged job the digest's: the second event's, not the third's.
+    const next = await notificationOf("aj-pass-digest-2", () => true);
+    expect(next.jobs?.map((job) => job.status)).toEqual(["delayed", "pending"]);
+    const third = await notificationOf("aj-pass-digest-3", () => true);
+    expect(third.jobs?.map((job) => job.status)).toEqual(["merged", "merged"]);
+  });
+
   it("fails with Novu's 'Invalid delay configuration' when its date has passed, and the run stops there", async () => {
     const name = await createWorkflow(stack, "Activity bad delay", [
       { template: { type: "delay" }, metadata: { type: "scheduled", delayPath: "sendAt" } },

@@ -79,6 +79,8 @@ export const MAX_MATCHED_SUBSCRIBERS = 1000;
 export const MAX_GRAPH_DAYS = 366;
 /** Step jobs one statement of a cancel changes. */
 const STEP_JOB_CANCEL_CHUNK = 1000;
+/** Digest jobs resumed per call: a cancel's come in chunks. */
+export const MAX_RESUMED_DIGESTS = 1000;
 /** A deleted subscriber's messages per channel group and call: each call holds the locks of at most this many. */
 export const SUBSCRIBER_DELETE_BATCH = 2_000;
 const DAY_MS = 86_400_000;
@@ -709,6 +711,12 @@ export function createMessageService({
         if (chunk.last === null) return { canceled };
         after = chunk.last;
       }
+    },
+
+    async resumeDigestJobs(request, context) {
+      boundBatch("digests", request.digests.length, MAX_RESUMED_DIGESTS);
+      if (request.digests.length === 0) return { resumed: 0 };
+      return { resumed: await store.resumeMergedDigestJobs(pool, scopeOf(context).environmentId, request.digests) };
     },
 
     async recordDeliveries(request, context) {

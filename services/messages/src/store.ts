@@ -433,6 +433,26 @@ export async function cancelWaitingStepJobs(
   return { canceled: row.canceled, last: row.walked < limit ? null : row.last };
 }
 
+/**
+ * Makes the merged digest jobs of these transactions' subscribers and steps wait again (delayed):
+ * their digests passed to them. Answers how many.
+ */
+export async function resumeMergedDigestJobs(
+  db: Queryable,
+  environmentId: string,
+  digests: readonly { transactionId: string; subscriberId: string; stepId: string }[],
+): Promise<number> {
+  const { rowCount } = await db.query(
+    `UPDATE messages.step_jobs s SET status = 'delayed', updated_at = now()
+       FROM unnest($2::text[], $3::text[], $4::text[]) AS d(transaction_id, subscriber_id, step_id)
+       JOIN messages.notifications n
+         ON n.environment_id = $1 AND n.transaction_id = d.transaction_id AND n.subscriber_id = d.subscriber_id
+      WHERE s.notification_id = n.id AND s.step_id = d.step_id AND s.type = 'digest' AND s.status = 'merged'`,
+    [environmentId, digests.map((digest) => digest.transactionId), digests.map((digest) => digest.subscriberId), digests.map((digest) => digest.stepId)],
+  );
+  return rowCount ?? 0;
+}
+
 /** A row of messages.step_jobs, with its notification's fields its execution details name. */
 export interface StepJobRecord {
   id: string;

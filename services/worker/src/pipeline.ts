@@ -280,12 +280,17 @@ async function runEnvironmentJobs(jobs: triggersV1.TriggerJob[], call: CallOptio
   }
   const live = jobs.filter((job) => !canceled.has(job.transactionId));
   // A canceled trigger's digest run that came due before the cancel holds other triggers' events
-  // too: the digests pass to their next events' triggers, whose runs go on instead.
-  await Promise.all(
+  // too: the digests pass to their next events' triggers, whose runs go on instead, and whose
+  // merged digest jobs wait again.
+  const passed = await Promise.all(
     jobs
       .filter((job) => canceled.has(job.transactionId) && job.resumption?.digestRun === true)
       .map((job) => clients.triggers.passCanceledDigests({ transactionId: job.transactionId, digestIds: job.resumption!.digestIds }, call)),
   );
+  const resumedDigests = passed.flatMap((reply) =>
+    reply.passedDigests.map(({ transactionId, subscriberId, stepId }) => ({ transactionId, subscriberId, stepId })),
+  );
+  for (const digests of chunks(resumedDigests)) await clients.messages.resumeDigestJobs({ digests }, call);
   // A resumption the cancel could not take back (it was under way): the wait it ends was
   // recorded after the cancel ended the trigger's waiting jobs, and ends canceled here.
   const stoppedWaits = new Set(jobs.filter((job) => canceled.has(job.transactionId) && job.resumption).map((job) => job.transactionId));

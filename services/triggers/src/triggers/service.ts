@@ -468,10 +468,10 @@ export function createTriggerService({
           await store.lockDigestsOf(tx, scope.environmentId, id, request.transactionId, dueDigestIds);
           const waiting = await store.deleteSchedulesFor(tx, scope.environmentId, id);
           // Its digests' runs were among the jobs just deleted: each goes on under its next event's trigger.
-          const digested = await cancelDigestsOf(tx, scope.environmentId, id, request.transactionId, jobSubject, dueDigestIds);
+          const digests = await cancelDigestsOf(tx, scope.environmentId, id, request.transactionId, jobSubject, dueDigestIds);
           // True, as Novu answers, only when work still waiting was stopped (a delay, a digest, a
           // run not started yet): not for a run that already went out, nor for a second cancel.
-          return { canceled: unpublished.length + waiting + digested > 0 };
+          return { canceled: unpublished.length + waiting + digests.eventsTaken > 0, passedDigests: digests.passedDigests };
         }),
       );
     },
@@ -485,8 +485,8 @@ export function createTriggerService({
           if (!id) throw failedPrecondition(`Transaction ${request.transactionId} was not canceled`);
           // Digests passed already name another trigger: they are passed over.
           await store.lockDigestsOf(tx, scope.environmentId, id, request.transactionId, request.digestIds);
-          await cancelDigestsOf(tx, scope.environmentId, id, request.transactionId, jobSubject, request.digestIds);
-          return {};
+          const { passedDigests } = await cancelDigestsOf(tx, scope.environmentId, id, request.transactionId, jobSubject, request.digestIds);
+          return { passedDigests };
         }),
       );
     },

@@ -564,6 +564,7 @@ export async function deleteDigestEventsOf(db: Queryable, environmentId: string,
 export interface DigestSuccessorRow {
   id: string;
   subscriber_id: string;
+  step_id: string;
   run_at: Date;
   trigger_id: string | null;
   from_step: number | null;
@@ -577,7 +578,7 @@ export async function selectDigestSuccessors(
   dueDigestIds: readonly string[],
 ): Promise<DigestSuccessorRow[]> {
   const { rows } = await db.query<DigestSuccessorRow>(
-    `SELECT d.id::text, d.subscriber_id, d.run_at, next.trigger_id, next.from_step, j.job
+    `SELECT d.id::text, d.subscriber_id, d.step_id, d.run_at, next.trigger_id, next.from_step, j.job
        FROM triggers.digests d
        LEFT JOIN LATERAL (
          SELECT e.trigger_id, e.from_step FROM triggers.digest_events e WHERE e.digest_id = d.id ORDER BY e.id LIMIT 1

@@ -21,7 +21,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file notify/triggers/v1/triggers.proto.
  */
 export const file_notify_triggers_v1_triggers: GenFile = /*@__PURE__*/
-  fileDesc("CiFub3RpZnkvdHJpZ2dlcnMvdjEvdHJpZ2dlcnMucHJvdG8SEm5vdGlmeS50cmlnZ2Vycy52MSKVAQoPU3Vic2NyaWJlcklucHV0EhUKDXN1YnNjcmliZXJfaWQYASABKAkSNwoGZmllbGRzGAIgASgLMicubm90aWZ5LnN1YnNjcmliZXJzLnYxLlN1YnNjcmliZXJGaWVsZHMSMgoIY2hhbm5lbHMYAyADKAsyIC5ub3RpZnkudHJpZ2dlcnMudjEuQ2hhbm5lbElucHV0IqMBCgxDaGFubmVsSW5wdXQSEwoLcHJvdmlkZXJfaWQYASABKAkSIwoWaW50ZWdyYXRpb25faWRlbnRpZmllchgCIAEoCUgAiAEBEj4KC2NyZWRlbnRpYWxzGAMgASgLMikubm90aWZ5LnN1YnNjcmliZXJzLnYxLkNoYW5uZWxDcmVkZW50aWFsc0IZChdfaW50ZWdyYXRpb25faWRlbnRpZmllciJ8CglSZWNpcGllbnQSFwoNc3Vic2NyaWJlcl9pZBgBIAEoCUgAEjkKCnN1YnNjcmliZXIYAiABKAsyIy5ub3RpZnkudHJpZ2dlcnMudjEuU3Vic2NyaWJlcklucHV0SAASEwoJdG9waWNfa2V5GAMgASgJSABCBgoEa2luZCJjCgVBY3RvchIXCg1zdWJzY3JpYmVyX2lkGAEgASgJSAASOQoKc3Vic2NyaWJlchgCIAEoCzIjLm5vdGlmeS50cmlnZ2Vycy52MS5TdWJzY3JpYmVySW5wdXRIAEIGCgRraW5kInIKC1RlbmFudElucHV0EhIKCmlkZW50aWZpZXIYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEioKBGRhdGEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAGIAQFCBwoFX25hbWVCBwoFX2RhdGEiWQoGVGVuYW50EhQKCmlkZW50aWZpZXIYASABKAlIABIxCgZ0ZW5hbnQYAiABKAsyHy5ub3RpZnkudHJpZ2dlcnMudjEuVGVuYW50SW5wdXRIAEIGCgRraW5kItsECgxUcmlnZ2VyRXZlbnQSDAoEbmFtZRgBIAEoCRIpCgJ0bxgCIAMoCzIdLm5vdGlmeS50cmlnZ2Vycy52MS5SZWNpcGllbnQSLQoHcGF5bG9hZBgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIAIgBARIvCglvdmVycmlkZXMYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAGIAQESGwoOdHJhbnNhY3Rpb25faWQYBSABKAlIAogBARItCgVhY3RvchgGIAEoCzIZLm5vdGlmeS50cmlnZ2Vycy52MS5BY3RvckgDiAEBEi8KBnRlbmFudBgHIAEoCzIaLm5vdGlmeS50cmlnZ2Vycy52MS5UZW5hbnRIBIgBARIRCglicm9hZGNhc3QYCCABKAgSPAoGb3JpZ2luGAkgAygLMiwubm90aWZ5LnRyaWdnZXJzLnYxLlRyaWdnZXJFdmVudC5PcmlnaW5FbnRyeRIxCgdjb250ZXh0GAogAygLMiAubm90aWZ5LmNvbnRleHRzLnYxLkNvbnRleHRJbnB1dBIzCghicmFuZGluZxgLIAEoCzIcLm5vdGlmeS50cmlnZ2Vycy52MS5CcmFuZGluZ0gFiAEBGi0KC09yaWdpbkVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCCgoIX3BheWxvYWRCDAoKX292ZXJyaWRlc0IRCg9fdHJhbnNhY3Rpb25faWRCCAoGX2FjdG9yQgkKB190ZW5hbnRCCwoJX2JyYW5kaW5nIkQKCEJyYW5kaW5nEhEKBGxvZ28YASABKAlIAIgBARISCgVjb2xvchgCIAEoCUgBiAEBQgcKBV9sb2dvQggKBl9jb2xvciJHChNUcmlnZ2VyQmF0Y2hSZXF1ZXN0EjAKBmV2ZW50cxgBIAMoCzIgLm5vdGlmeS50cmlnZ2Vycy52MS5UcmlnZ2VyRXZlbnQidAoNVHJpZ2dlclJlc3VsdBIUCgxhY2tub3dsZWRnZWQYASABKAgSDgoGc3RhdHVzGAIgASgJEg0KBWVycm9yGAMgAygJEhsKDnRyYW5zYWN0aW9uX2lkGAQgASgJSACIAQFCEQoPX3RyYW5zYWN0aW9uX2lkIqUBCgpFdmVudEVycm9yEgwKBGNvZGUYASABKAUSDwoHbWVzc2FnZRgCIAEoCRIvCg5wYXlsb2FkX2Vycm9ycxgDIAMoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSNAoOcGF5bG9hZF9zY2hlbWEYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SACIAQFCEQoPX3BheWxvYWRfc2NoZW1hIoEBCg5UcmlnZ2VyT3V0Y29tZRIzCgZyZXN1bHQYASABKAsyIS5ub3RpZnkudHJpZ2dlcnMudjEuVHJpZ2dlclJlc3VsdEgAEi8KBWVycm9yGAIgASgLMh4ubm90aWZ5LnRyaWdnZXJzLnYxLkV2ZW50RXJyb3JIAEIJCgdvdXRjb21lIkwKFFRyaWdnZXJCYXRjaFJlc3BvbnNlEjQKCG91dGNvbWVzGAEgAygLMiIubm90aWZ5LnRyaWdnZXJzLnYxLlRyaWdnZXJPdXRjb21lIi4KFENhbmNlbFRyaWdnZXJSZXF1ZXN0EhYKDnRyYW5zYWN0aW9uX2lkGAEgASgJIikKFUNhbmNlbFRyaWdnZXJSZXNwb25zZRIQCghjYW5jZWxlZBgBIAEoCCI1ChpHZXRDYW5jZWxlZFRyaWdnZXJzUmVxdWVzdBIXCg90cmFuc2FjdGlvbl9pZHMYASADKAkiNgobR2V0Q2FuY2VsZWRUcmlnZ2Vyc1Jlc3BvbnNlEhcKD3RyYW5zYWN0aW9uX2lkcxgBIAMoCSJIChpQYXNzQ2FuY2VsZWREaWdlc3RzUmVxdWVzdBIWCg50cmFuc2FjdGlvbl9pZBgBIAEoCRISCgpkaWdlc3RfaWRzGAIgAygJIh0KG1Bhc3NDYW5jZWxlZERpZ2VzdHNSZXNwb25zZSK4BAoKVHJpZ2dlckpvYhISCgp0cmlnZ2VyX2lkGAEgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgCIAEoCRIWCg5lbnZpcm9ubWVudF9pZBgDIAEoCRIWCg50cmFuc2FjdGlvbl9pZBgEIAEoCRIvCgVldmVudBgFIAEoCzIgLm5vdGlmeS50cmlnZ2Vycy52MS5UcmlnZ2VyRXZlbnQSLwoId29ya2Zsb3cYBiABKAsyHS5ub3RpZnkud29ya2Zsb3dzLnYxLldvcmtmbG93EjQKBnRlbmFudBgHIAEoCzIfLm5vdGlmeS50cmlnZ2Vycy52MS5UZW5hbnRJbnB1dEgAiAEBEjcKCnJlc3VtcHRpb24YCCABKAsyHi5ub3RpZnkudHJpZ2dlcnMudjEuUmVzdW1wdGlvbkgBiAEBEjwKDXNub296ZV9yZXR1cm4YCSABKAsyIC5ub3RpZnkudHJpZ2dlcnMudjEuU25vb3plUmV0dXJuSAKIAQESLQoIY29udGV4dHMYCiADKAsyGy5ub3RpZnkuY29udGV4dHMudjEuQ29udGV4dBIqCgdsYXlvdXRzGAsgAygLMhkubm90aWZ5LmxheW91dHMudjEuTGF5b3V0EjcKDmxlZ2FjeV9sYXlvdXRzGAwgAygLMh8ubm90aWZ5LmxheW91dHMudjEuTGVnYWN5TGF5b3V0QgkKB190ZW5hbnRCDQoLX3Jlc3VtcHRpb25CEAoOX3Nub296ZV9yZXR1cm4iVQoMU25vb3plUmV0dXJuEhIKCm1lc3NhZ2VfaWQYASABKAkSMQoNc25vb3plZF91bnRpbBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiXwoKUmVzdW1wdGlvbhIWCg5zdWJzY3JpYmVyX2lkcxgBIAMoCRIRCglmcm9tX3N0ZXAYAiABKAUSEgoKZGlnZXN0X2lkcxgDIAMoCRISCgpkaWdlc3RfcnVuGAQgASgIInkKDFNjaGVkdWxlZEpvYhIqCgZydW5fYXQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEisKA2pvYhgCIAEoCzIeLm5vdGlmeS50cmlnZ2Vycy52MS5UcmlnZ2VySm9iEhAKCGhvbGRfa2V5GAMgASgJIkUKE1NjaGVkdWxlSm9ic1JlcXVlc3QSLgoEam9icxgBIAMoCzIgLm5vdGlmeS50cmlnZ2Vycy52MS5TY2hlZHVsZWRKb2IiFgoUU2NoZWR1bGVKb2JzUmVzcG9uc2UiKwoWUmVsZWFzZUhlbGRKb2JzUmVxdWVzdBIRCglob2xkX2tleXMYASADKAkiGQoXUmVsZWFzZUhlbGRKb2JzUmVzcG9uc2UitgEKC0RpZ2VzdEVudHJ5EgsKA2pvYhgBIAEoDRIVCg1zdWJzY3JpYmVyX2lkGAIgASgJEg8KB3N0ZXBfaWQYAyABKAkSEQoJZnJvbV9zdGVwGAQgASgFEgsKA2tleRgFIAEoCRIqCgZydW5fYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKCmJhY2tvZmZfbXMYByABKAFIAIgBAUINCgtfYmFja29mZl9tcyJ1ChNEaWdlc3RFdmVudHNSZXF1ZXN0EiwKBGpvYnMYASADKAsyHi5ub3RpZnkudHJpZ2dlcnMudjEuVHJpZ2dlckpvYhIwCgdlbnRyaWVzGAIgAygLMh8ubm90aWZ5LnRyaWdnZXJzLnYxLkRpZ2VzdEVudHJ5IjgKFERpZ2VzdEV2ZW50c1Jlc3BvbnNlEhAKCGRpZ2VzdGVkGAEgAygIEg4KBm1lcmdlZBgCIAMoCCJKChRQYXNzVGhyb3R0bGVzUmVxdWVzdBIyCgdlbnRyaWVzGAEgAygLMiEubm90aWZ5LnRyaWdnZXJzLnYxLlRocm90dGxlRW50cnkieAoNVGhyb3R0bGVFbnRyeRILCgNrZXkYASABKAkSFgoOdHJhbnNhY3Rpb25faWQYAiABKAkSLwoLd2luZG93X2VuZHMYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCXRocmVzaG9sZBgEIAEoBSInChVQYXNzVGhyb3R0bGVzUmVzcG9uc2USDgoGcGFzc2VkGAEgAygIIicKEUdldERpZ2VzdHNSZXF1ZXN0EhIKCmRpZ2VzdF9pZHMYASADKAkihwEKBkRpZ2VzdBIKCgJpZBgBIAEoCRInCgZldmVudHMYAiADKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhMKC3RvdGFsX2NvdW50GAMgASgNEjMKCGFycml2YWxzGAQgAygLMiEubm90aWZ5LnRyaWdnZXJzLnYxLkRpZ2VzdEFycml2YWwiVwoNRGlnZXN0QXJyaXZhbBIWCg50cmFuc2FjdGlvbl9pZBgBIAEoCRIuCgphcnJpdmVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJBChJHZXREaWdlc3RzUmVzcG9uc2USKwoHZGlnZXN0cxgBIAMoCzIaLm5vdGlmeS50cmlnZ2Vycy52MS5EaWdlc3QyhggKDlRyaWdnZXJTZXJ2aWNlEmkKDFRyaWdnZXJCYXRjaBInLm5vdGlmeS50cmlnZ2Vycy52MS5UcmlnZ2VyQmF0Y2hSZXF1ZXN0Gigubm90aWZ5LnRyaWdnZXJzLnYxLlRyaWdnZXJCYXRjaFJlc3BvbnNlIgbC8xgCEAISbAoNQ2FuY2VsVHJpZ2dlchIoLm5vdGlmeS50cmlnZ2Vycy52MS5DYW5jZWxUcmlnZ2VyUmVxdWVzdBopLm5vdGlmeS50cmlnZ2Vycy52MS5DYW5jZWxUcmlnZ2VyUmVzcG9uc2UiBsLzGAIQAhJ+ChNHZXRDYW5jZWxlZFRyaWdnZXJzEi4ubm90aWZ5LnRyaWdnZXJzLnYxLkdldENhbmNlbGVkVHJpZ2dlcnNSZXF1ZXN0Gi8ubm90aWZ5LnRyaWdnZXJzLnYxLkdldENhbmNlbGVkVHJpZ2dlcnNSZXNwb25zZSIGwvMYAhABEn4KE1Bhc3NDYW5jZWxlZERpZ2VzdHMSLi5ub3RpZnkudHJpZ2dlcnMudjEuUGFzc0NhbmNlbGVkRGlnZXN0c1JlcXVlc3QaLy5ub3RpZnkudHJpZ2dlcnMudjEuUGFzc0NhbmNlbGVkRGlnZXN0c1Jlc3BvbnNlIgbC8xgCEAISaQoMU2NoZWR1bGVKb2JzEicubm90aWZ5LnRyaWdnZXJzLnYxLlNjaGVkdWxlSm9ic1JlcXVlc3QaKC5ub3RpZnkudHJpZ2dlcnMudjEuU2NoZWR1bGVKb2JzUmVzcG9uc2UiBsLzGAIQAhJyCg9SZWxlYXNlSGVsZEpvYnMSKi5ub3RpZnkudHJpZ2dlcnMudjEuUmVsZWFzZUhlbGRKb2JzUmVxdWVzdBorLm5vdGlmeS50cmlnZ2Vycy52MS5SZWxlYXNlSGVsZEpvYnNSZXNwb25zZSIGwvMYAhACEmkKDERpZ2VzdEV2ZW50cxInLm5vdGlmeS50cmlnZ2Vycy52MS5EaWdlc3RFdmVudHNSZXF1ZXN0Gigubm90aWZ5LnRyaWdnZXJzLnYxLkRpZ2VzdEV2ZW50c1Jlc3BvbnNlIgbC8xgCEAISbAoNUGFzc1Rocm90dGxlcxIoLm5vdGlmeS50cmlnZ2Vycy52MS5QYXNzVGhyb3R0bGVzUmVxdWVzdBopLm5vdGlmeS50cmlnZ2Vycy52MS5QYXNzVGhyb3R0bGVzUmVzcG9uc2UiBsLzGAIQAhJjCgpHZXREaWdlc3RzEiUubm90aWZ5LnRyaWdnZXJzLnYxLkdldERpZ2VzdHNSZXF1ZXN0GiYubm90aWZ5LnRyaWdnZXJzLnYxLkdldERpZ2VzdHNSZXNwb25zZSIGwvMYAhACYgZwcm90bzM", [file_google_protobuf_struct, file_notify_contexts_v1_contexts, file_notify_layouts_v1_layouts, file_google_protobuf_timestamp, file_notify_common_v1_options, file_notify_subscribers_v1_subscribers, file_notify_workflows_v1_workflows]);
+  fileDesc("CiFub3RpZnkvdHJpZ2dlcnMvdjEvdHJpZ2dlcnMucHJvdG8SEm5vdGlmeS50cmlnZ2Vycy52MSKVAQoPU3Vic2NyaWJlcklucHV0EhUKDXN1YnNjcmliZXJfaWQYASABKAkSNwoGZmllbGRzGAIgASgLMicubm90aWZ5LnN1YnNjcmliZXJzLnYxLlN1YnNjcmliZXJGaWVsZHMSMgoIY2hhbm5lbHMYAyADKAsyIC5ub3RpZnkudHJpZ2dlcnMudjEuQ2hhbm5lbElucHV0IqMBCgxDaGFubmVsSW5wdXQSEwoLcHJvdmlkZXJfaWQYASABKAkSIwoWaW50ZWdyYXRpb25faWRlbnRpZmllchgCIAEoCUgAiAEBEj4KC2NyZWRlbnRpYWxzGAMgASgLMikubm90aWZ5LnN1YnNjcmliZXJzLnYxLkNoYW5uZWxDcmVkZW50aWFsc0IZChdfaW50ZWdyYXRpb25faWRlbnRpZmllciJ8CglSZWNpcGllbnQSFwoNc3Vic2NyaWJlcl9pZBgBIAEoCUgAEjkKCnN1YnNjcmliZXIYAiABKAsyIy5ub3RpZnkudHJpZ2dlcnMudjEuU3Vic2NyaWJlcklucHV0SAASEwoJdG9waWNfa2V5GAMgASgJSABCBgoEa2luZCJjCgVBY3RvchIXCg1zdWJzY3JpYmVyX2lkGAEgASgJSAASOQoKc3Vic2NyaWJlchgCIAEoCzIjLm5vdGlmeS50cmlnZ2Vycy52MS5TdWJzY3JpYmVySW5wdXRIAEIGCgRraW5kInIKC1RlbmFudElucHV0EhIKCmlkZW50aWZpZXIYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEioKBGRhdGEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAGIAQFCBwoFX25hbWVCBwoFX2RhdGEiWQoGVGVuYW50EhQKCmlkZW50aWZpZXIYASABKAlIABIxCgZ0ZW5hbnQYAiABKAsyHy5ub3RpZnkudHJpZ2dlcnMudjEuVGVuYW50SW5wdXRIAEIGCgRraW5kItsECgxUcmlnZ2VyRXZlbnQSDAoEbmFtZRgBIAEoCRIpCgJ0bxgCIAMoCzIdLm5vdGlmeS50cmlnZ2Vycy52MS5SZWNpcGllbnQSLQoHcGF5bG9hZBgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIAIgBARIvCglvdmVycmlkZXMYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAGIAQESGwoOdHJhbnNhY3Rpb25faWQYBSABKAlIAogBARItCgVhY3RvchgGIAEoCzIZLm5vdGlmeS50cmlnZ2Vycy52MS5BY3RvckgDiAEBEi8KBnRlbmFudBgHIAEoCzIaLm5vdGlmeS50cmlnZ2Vycy52MS5UZW5hbnRIBIgBARIRCglicm9hZGNhc3QYCCABKAgSPAoGb3JpZ2luGAkgAygLMiwubm90aWZ5LnRyaWdnZXJzLnYxLlRyaWdnZXJFdmVudC5PcmlnaW5FbnRyeRIxCgdjb250ZXh0GAogAygLMiAubm90aWZ5LmNvbnRleHRzLnYxLkNvbnRleHRJbnB1dBIzCghicmFuZGluZxgLIAEoCzIcLm5vdGlmeS50cmlnZ2Vycy52MS5CcmFuZGluZ0gFiAEBGi0KC09yaWdpbkVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCCgoIX3BheWxvYWRCDAoKX292ZXJyaWRlc0IRCg9fdHJhbnNhY3Rpb25faWRCCAoGX2FjdG9yQgkKB190ZW5hbnRCCwoJX2JyYW5kaW5nIkQKCEJyYW5kaW5nEhEKBGxvZ28YASABKAlIAIgBARISCgVjb2xvchgCIAEoCUgBiAEBQgcKBV9sb2dvQggKBl9jb2xvciJHChNUcmlnZ2VyQmF0Y2hSZXF1ZXN0EjAKBmV2ZW50cxgBIAMoCzIgLm5vdGlmeS50cmlnZ2Vycy52MS5UcmlnZ2VyRXZlbnQidAoNVHJpZ2dlclJlc3VsdBIUCgxhY2tub3dsZWRnZWQYASABKAgSDgoGc3RhdHVzGAIgASgJEg0KBWVycm9yGAMgAygJEhsKDnRyYW5zYWN0aW9uX2lkGAQgASgJSACIAQFCEQoPX3RyYW5zYWN0aW9uX2lkIqUBCgpFdmVudEVycm9yEgwKBGNvZGUYASABKAUSDwoHbWVzc2FnZRgCIAEoCRIvCg5wYXlsb2FkX2Vycm9ycxgDIAMoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSNAoOcGF5bG9hZF9zY2hlbWEYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SACIAQFCEQoPX3BheWxvYWRfc2NoZW1hIoEBCg5UcmlnZ2VyT3V0Y29tZRIzCgZyZXN1bHQYASABKAsyIS5ub3RpZnkudHJpZ2dlcnMudjEuVHJpZ2dlclJlc3VsdEgAEi8KBWVycm9yGAIgASgLMh4ubm90aWZ5LnRyaWdnZXJzLnYxLkV2ZW50RXJyb3JIAEIJCgdvdXRjb21lIkwKFFRyaWdnZXJCYXRjaFJlc3BvbnNlEjQKCG91dGNvbWVzGAEgAygLMiIubm90aWZ5LnRyaWdnZXJzLnYxLlRyaWdnZXJPdXRjb21lIi4KFENhbmNlbFRyaWdnZXJSZXF1ZXN0EhYKDnRyYW5zYWN0aW9uX2lkGAEgASgJImMKFUNhbmNlbFRyaWdnZXJSZXNwb25zZRIQCghjYW5jZWxlZBgBIAEoCBI4Cg5wYXNzZWRfZGlnZXN0cxgCIAMoCzIgLm5vdGlmeS50cmlnZ2Vycy52MS5QYXNzZWREaWdlc3QiTgoMUGFzc2VkRGlnZXN0EhYKDnRyYW5zYWN0aW9uX2lkGAEgASgJEhUKDXN1YnNjcmliZXJfaWQYAiABKAkSDwoHc3RlcF9pZBgDIAEoCSI1ChpHZXRDYW5jZWxlZFRyaWdnZXJzUmVxdWVzdBIXCg90cmFuc2FjdGlvbl9pZHMYASADKAkiNgobR2V0Q2FuY2VsZWRUcmlnZ2Vyc1Jlc3BvbnNlEhcKD3RyYW5zYWN0aW9uX2lkcxgBIAMoCSJIChpQYXNzQ2FuY2VsZWREaWdlc3RzUmVxdWVzdBIWCg50cmFuc2FjdGlvbl9pZBgBIAEoCRISCgpkaWdlc3RfaWRzGAIgAygJIlcKG1Bhc3NDYW5jZWxlZERpZ2VzdHNSZXNwb25zZRI4Cg5wYXNzZWRfZGlnZXN0cxgBIAMoCzIgLm5vdGlmeS50cmlnZ2Vycy52MS5QYXNzZWREaWdlc3QiuAQKClRyaWdnZXJKb2ISEgoKdHJpZ2dlcl9pZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSFgoOZW52aXJvbm1lbnRfaWQYAyABKAkSFgoOdHJhbnNhY3Rpb25faWQYBCABKAkSLwoFZXZlbnQYBSABKAsyIC5ub3RpZnkudHJpZ2dlcnMudjEuVHJpZ2dlckV2ZW50Ei8KCHdvcmtmbG93GAYgASgLMh0ubm90aWZ5LndvcmtmbG93cy52MS5Xb3JrZmxvdxI0CgZ0ZW5hbnQYByABKAsyHy5ub3RpZnkudHJpZ2dlcnMudjEuVGVuYW50SW5wdXRIAIgBARI3CgpyZXN1bXB0aW9uGAggASgLMh4ubm90aWZ5LnRyaWdnZXJzLnYxLlJlc3VtcHRpb25IAYgBARI8Cg1zbm9vemVfcmV0dXJuGAkgASgLMiAubm90aWZ5LnRyaWdnZXJzLnYxLlNub296ZVJldHVybkgCiAEBEi0KCGNvbnRleHRzGAogAygLMhsubm90aWZ5LmNvbnRleHRzLnYxLkNvbnRleHQSKgoHbGF5b3V0cxgLIAMoCzIZLm5vdGlmeS5sYXlvdXRzLnYxLkxheW91dBI3Cg5sZWdhY3lfbGF5b3V0cxgMIAMoCzIfLm5vdGlmeS5sYXlvdXRzLnYxLkxlZ2FjeUxheW91dEIJCgdfdGVuYW50Qg0KC19yZXN1bXB0aW9uQhAKDl9zbm9vemVfcmV0dXJuIlUKDFNub296ZVJldHVybhISCgptZXNzYWdlX2lkGAEgASgJEjEKDXNub296ZWRfdW50aWwYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIl8KClJlc3VtcHRpb24SFgoOc3Vic2NyaWJlcl9pZHMYASADKAkSEQoJZnJvbV9zdGVwGAIgASgFEhIKCmRpZ2VzdF9pZHMYAyADKAkSEgoKZGlnZXN0X3J1bhgEIAEoCCJ5CgxTY2hlZHVsZWRKb2ISKgoGcnVuX2F0GAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIrCgNqb2IYAiABKAsyHi5ub3RpZnkudHJpZ2dlcnMudjEuVHJpZ2dlckpvYhIQCghob2xkX2tleRgDIAEoCSJFChNTY2hlZHVsZUpvYnNSZXF1ZXN0Ei4KBGpvYnMYASADKAsyIC5ub3RpZnkudHJpZ2dlcnMudjEuU2NoZWR1bGVkSm9iIhYKFFNjaGVkdWxlSm9ic1Jlc3BvbnNlIisKFlJlbGVhc2VIZWxkSm9ic1JlcXVlc3QSEQoJaG9sZF9rZXlzGAEgAygJIhkKF1JlbGVhc2VIZWxkSm9ic1Jlc3BvbnNlIrYBCgtEaWdlc3RFbnRyeRILCgNqb2IYASABKA0SFQoNc3Vic2NyaWJlcl9pZBgCIAEoCRIPCgdzdGVwX2lkGAMgASgJEhEKCWZyb21fc3RlcBgEIAEoBRILCgNrZXkYBSABKAkSKgoGcnVuX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIXCgpiYWNrb2ZmX21zGAcgASgBSACIAQFCDQoLX2JhY2tvZmZfbXMidQoTRGlnZXN0RXZlbnRzUmVxdWVzdBIsCgRqb2JzGAEgAygLMh4ubm90aWZ5LnRyaWdnZXJzLnYxLlRyaWdnZXJKb2ISMAoHZW50cmllcxgCIAMoCzIfLm5vdGlmeS50cmlnZ2Vycy52MS5EaWdlc3RFbnRyeSI4ChREaWdlc3RFdmVudHNSZXNwb25zZRIQCghkaWdlc3RlZBgBIAMoCBIOCgZtZXJnZWQYAiADKAgiSgoUUGFzc1Rocm90dGxlc1JlcXVlc3QSMgoHZW50cmllcxgBIAMoCzIhLm5vdGlmeS50cmlnZ2Vycy52MS5UaHJvdHRsZUVudHJ5IngKDVRocm90dGxlRW50cnkSCwoDa2V5GAEgASgJEhYKDnRyYW5zYWN0aW9uX2lkGAIgASgJEi8KC3dpbmRvd19lbmRzGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCgl0aHJlc2hvbGQYBCABKAUiJwoVUGFzc1Rocm90dGxlc1Jlc3BvbnNlEg4KBnBhc3NlZBgBIAMoCCInChFHZXREaWdlc3RzUmVxdWVzdBISCgpkaWdlc3RfaWRzGAEgAygJIocBCgZEaWdlc3QSCgoCaWQYASABKAkSJwoGZXZlbnRzGAIgAygLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBITCgt0b3RhbF9jb3VudBgDIAEoDRIzCghhcnJpdmFscxgEIAMoCzIhLm5vdGlmeS50cmlnZ2Vycy52MS5EaWdlc3RBcnJpdmFsIlcKDURpZ2VzdEFycml2YWwSFgoOdHJhbnNhY3Rpb25faWQYASABKAkSLgoKYXJyaXZlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiQQoSR2V0RGlnZXN0c1Jlc3BvbnNlEisKB2RpZ2VzdHMYASADKAsyGi5ub3RpZnkudHJpZ2dlcnMudjEuRGlnZXN0MoYICg5UcmlnZ2VyU2VydmljZRJpCgxUcmlnZ2VyQmF0Y2gSJy5ub3RpZnkudHJpZ2dlcnMudjEuVHJpZ2dlckJhdGNoUmVxdWVzdBooLm5vdGlmeS50cmlnZ2Vycy52MS5UcmlnZ2VyQmF0Y2hSZXNwb25zZSIGwvMYAhACEmwKDUNhbmNlbFRyaWdnZXISKC5ub3RpZnkudHJpZ2dlcnMudjEuQ2FuY2VsVHJpZ2dlclJlcXVlc3QaKS5ub3RpZnkudHJpZ2dlcnMudjEuQ2FuY2VsVHJpZ2dlclJlc3BvbnNlIgbC8xgCEAISfgoTR2V0Q2FuY2VsZWRUcmlnZ2VycxIuLm5vdGlmeS50cmlnZ2Vycy52MS5HZXRDYW5jZWxlZFRyaWdnZXJzUmVxdWVzdBovLm5vdGlmeS50cmlnZ2Vycy52MS5HZXRDYW5jZWxlZFRyaWdnZXJzUmVzcG9uc2UiBsLzGAIQARJ+ChNQYXNzQ2FuY2VsZWREaWdlc3RzEi4ubm90aWZ5LnRyaWdnZXJzLnYxLlBhc3NDYW5jZWxlZERpZ2VzdHNSZXF1ZXN0Gi8ubm90aWZ5LnRyaWdnZXJzLnYxLlBhc3NDYW5jZWxlZERpZ2VzdHNSZXNwb25zZSIGwvMYAhACEmkKDFNjaGVkdWxlSm9icxInLm5vdGlmeS50cmlnZ2Vycy52MS5TY2hlZHVsZUpvYnNSZXF1ZXN0Gigubm90aWZ5LnRyaWdnZXJzLnYxLlNjaGVkdWxlSm9ic1Jlc3BvbnNlIgbC8xgCEAIScgoPUmVsZWFzZUhlbGRKb2JzEioubm90aWZ5LnRyaWdnZXJzLnYxLlJlbGVhc2VIZWxkSm9ic1JlcXVlc3QaKy5ub3RpZnkudHJpZ2dlcnMudjEuUmVsZWFzZUhlbGRKb2JzUmVzcG9uc2UiBsLzGAIQAhJpCgxEaWdlc3RFdmVudHMSJy5ub3RpZnkudHJpZ2dlcnMudjEuRGlnZXN0RXZlbnRzUmVxdWVzdBooLm5vdGlmeS50cmlnZ2Vycy52MS5EaWdlc3RFdmVudHNSZXNwb25zZSIGwvMYAhACEmwKDVBhc3NUaHJvdHRsZXMSKC5ub3RpZnkudHJpZ2dlcnMudjEuUGFzc1Rocm90dGxlc1JlcXVlc3QaKS5ub3RpZnkudHJpZ2dlcnMudjEuUGFzc1Rocm90dGxlc1Jlc3BvbnNlIgbC8xgCEAISYwoKR2V0RGlnZXN0cxIlLm5vdGlmeS50cmlnZ2Vycy52MS5HZXREaWdlc3RzUmVxdWVzdBomLm5vdGlmeS50cmlnZ2Vycy52MS5HZXREaWdlc3RzUmVzcG9uc2UiBsLzGAIQAmIGcHJvdG8z", [file_google_protobuf_struct, file_notify_contexts_v1_contexts, file_notify_layouts_v1_layouts, file_google_protobuf_timestamp, file_notify_common_v1_options, file_notify_subscribers_v1_subscribers, file_notify_workflows_v1_workflows]);
 
 /**
  * A subscriber given by its fields (a recipient object, or an actor object): upserted before use.
@@ -470,6 +470,11 @@ export type CancelTriggerResponse = Message<"notify.triggers.v1.CancelTriggerRes
    * @generated from field: bool canceled = 1;
    */
   canceled: boolean;
+
+  /**
+   * @generated from field: repeated notify.triggers.v1.PassedDigest passed_digests = 2;
+   */
+  passedDigests: PassedDigest[];
 };
 
 /**
@@ -478,6 +483,40 @@ export type CancelTriggerResponse = Message<"notify.triggers.v1.CancelTriggerRes
  */
 export const CancelTriggerResponseSchema: GenMessage<CancelTriggerResponse> = /*@__PURE__*/
   messageDesc(file_notify_triggers_v1_triggers, 14);
+
+/**
+ * A digest a canceled trigger opened, now the digest of the trigger of its next event: that
+ * trigger's run goes on from it for the subscriber.
+ *
+ * @generated from message notify.triggers.v1.PassedDigest
+ */
+export type PassedDigest = Message<"notify.triggers.v1.PassedDigest"> & {
+  /**
+   * The transaction of the trigger it passed to.
+   *
+   * @generated from field: string transaction_id = 1;
+   */
+  transactionId: string;
+
+  /**
+   * The subscriber's internal id.
+   *
+   * @generated from field: string subscriber_id = 2;
+   */
+  subscriberId: string;
+
+  /**
+   * @generated from field: string step_id = 3;
+   */
+  stepId: string;
+};
+
+/**
+ * Describes the message notify.triggers.v1.PassedDigest.
+ * Use `create(PassedDigestSchema)` to create a new message.
+ */
+export const PassedDigestSchema: GenMessage<PassedDigest> = /*@__PURE__*/
+  messageDesc(file_notify_triggers_v1_triggers, 15);
 
 /**
  * @generated from message notify.triggers.v1.GetCanceledTriggersRequest
@@ -494,7 +533,7 @@ export type GetCanceledTriggersRequest = Message<"notify.triggers.v1.GetCanceled
  * Use `create(GetCanceledTriggersRequestSchema)` to create a new message.
  */
 export const GetCanceledTriggersRequestSchema: GenMessage<GetCanceledTriggersRequest> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 15);
+  messageDesc(file_notify_triggers_v1_triggers, 16);
 
 /**
  * @generated from message notify.triggers.v1.GetCanceledTriggersResponse
@@ -511,7 +550,7 @@ export type GetCanceledTriggersResponse = Message<"notify.triggers.v1.GetCancele
  * Use `create(GetCanceledTriggersResponseSchema)` to create a new message.
  */
 export const GetCanceledTriggersResponseSchema: GenMessage<GetCanceledTriggersResponse> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 16);
+  messageDesc(file_notify_triggers_v1_triggers, 17);
 
 /**
  * @generated from message notify.triggers.v1.PassCanceledDigestsRequest
@@ -535,12 +574,16 @@ export type PassCanceledDigestsRequest = Message<"notify.triggers.v1.PassCancele
  * Use `create(PassCanceledDigestsRequestSchema)` to create a new message.
  */
 export const PassCanceledDigestsRequestSchema: GenMessage<PassCanceledDigestsRequest> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 17);
+  messageDesc(file_notify_triggers_v1_triggers, 18);
 
 /**
  * @generated from message notify.triggers.v1.PassCanceledDigestsResponse
  */
 export type PassCanceledDigestsResponse = Message<"notify.triggers.v1.PassCanceledDigestsResponse"> & {
+  /**
+   * @generated from field: repeated notify.triggers.v1.PassedDigest passed_digests = 1;
+   */
+  passedDigests: PassedDigest[];
 };
 
 /**
@@ -548,7 +591,7 @@ export type PassCanceledDigestsResponse = Message<"notify.triggers.v1.PassCancel
  * Use `create(PassCanceledDigestsResponseSchema)` to create a new message.
  */
 export const PassCanceledDigestsResponseSchema: GenMessage<PassCanceledDigestsResponse> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 18);
+  messageDesc(file_notify_triggers_v1_triggers, 19);
 
 /**
  * What the relay publishes and the worker runs: the event with everything resolved at
@@ -639,7 +682,7 @@ export type TriggerJob = Message<"notify.triggers.v1.TriggerJob"> & {
  * Use `create(TriggerJobSchema)` to create a new message.
  */
 export const TriggerJobSchema: GenMessage<TriggerJob> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 19);
+  messageDesc(file_notify_triggers_v1_triggers, 20);
 
 /**
  * A snoozed in-app message due to come back (MessageService.ReturnSnoozedMessage).
@@ -663,7 +706,7 @@ export type SnoozeReturn = Message<"notify.triggers.v1.SnoozeReturn"> & {
  * Use `create(SnoozeReturnSchema)` to create a new message.
  */
 export const SnoozeReturnSchema: GenMessage<SnoozeReturn> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 20);
+  messageDesc(file_notify_triggers_v1_triggers, 21);
 
 /**
  * @generated from message notify.triggers.v1.Resumption
@@ -705,7 +748,7 @@ export type Resumption = Message<"notify.triggers.v1.Resumption"> & {
  * Use `create(ResumptionSchema)` to create a new message.
  */
 export const ResumptionSchema: GenMessage<Resumption> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 21);
+  messageDesc(file_notify_triggers_v1_triggers, 22);
 
 /**
  * @generated from message notify.triggers.v1.ScheduledJob
@@ -736,7 +779,7 @@ export type ScheduledJob = Message<"notify.triggers.v1.ScheduledJob"> & {
  * Use `create(ScheduledJobSchema)` to create a new message.
  */
 export const ScheduledJobSchema: GenMessage<ScheduledJob> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 22);
+  messageDesc(file_notify_triggers_v1_triggers, 23);
 
 /**
  * @generated from message notify.triggers.v1.ScheduleJobsRequest
@@ -753,7 +796,7 @@ export type ScheduleJobsRequest = Message<"notify.triggers.v1.ScheduleJobsReques
  * Use `create(ScheduleJobsRequestSchema)` to create a new message.
  */
 export const ScheduleJobsRequestSchema: GenMessage<ScheduleJobsRequest> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 23);
+  messageDesc(file_notify_triggers_v1_triggers, 24);
 
 /**
  * @generated from message notify.triggers.v1.ScheduleJobsResponse
@@ -766,7 +809,7 @@ export type ScheduleJobsResponse = Message<"notify.triggers.v1.ScheduleJobsRespo
  * Use `create(ScheduleJobsResponseSchema)` to create a new message.
  */
 export const ScheduleJobsResponseSchema: GenMessage<ScheduleJobsResponse> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 24);
+  messageDesc(file_notify_triggers_v1_triggers, 25);
 
 /**
  * @generated from message notify.triggers.v1.ReleaseHeldJobsRequest
@@ -783,7 +826,7 @@ export type ReleaseHeldJobsRequest = Message<"notify.triggers.v1.ReleaseHeldJobs
  * Use `create(ReleaseHeldJobsRequestSchema)` to create a new message.
  */
 export const ReleaseHeldJobsRequestSchema: GenMessage<ReleaseHeldJobsRequest> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 25);
+  messageDesc(file_notify_triggers_v1_triggers, 26);
 
 /**
  * @generated from message notify.triggers.v1.ReleaseHeldJobsResponse
@@ -796,7 +839,7 @@ export type ReleaseHeldJobsResponse = Message<"notify.triggers.v1.ReleaseHeldJob
  * Use `create(ReleaseHeldJobsResponseSchema)` to create a new message.
  */
 export const ReleaseHeldJobsResponseSchema: GenMessage<ReleaseHeldJobsResponse> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 26);
+  messageDesc(file_notify_triggers_v1_triggers, 27);
 
 /**
  * @generated from message notify.triggers.v1.DigestEntry
@@ -856,7 +899,7 @@ export type DigestEntry = Message<"notify.triggers.v1.DigestEntry"> & {
  * Use `create(DigestEntrySchema)` to create a new message.
  */
 export const DigestEntrySchema: GenMessage<DigestEntry> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 27);
+  messageDesc(file_notify_triggers_v1_triggers, 28);
 
 /**
  * @generated from message notify.triggers.v1.DigestEventsRequest
@@ -882,7 +925,7 @@ export type DigestEventsRequest = Message<"notify.triggers.v1.DigestEventsReques
  * Use `create(DigestEventsRequestSchema)` to create a new message.
  */
 export const DigestEventsRequestSchema: GenMessage<DigestEventsRequest> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 28);
+  messageDesc(file_notify_triggers_v1_triggers, 29);
 
 /**
  * @generated from message notify.triggers.v1.DigestEventsResponse
@@ -909,7 +952,7 @@ export type DigestEventsResponse = Message<"notify.triggers.v1.DigestEventsRespo
  * Use `create(DigestEventsResponseSchema)` to create a new message.
  */
 export const DigestEventsResponseSchema: GenMessage<DigestEventsResponse> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 29);
+  messageDesc(file_notify_triggers_v1_triggers, 30);
 
 /**
  * @generated from message notify.triggers.v1.PassThrottlesRequest
@@ -928,7 +971,7 @@ export type PassThrottlesRequest = Message<"notify.triggers.v1.PassThrottlesRequ
  * Use `create(PassThrottlesRequestSchema)` to create a new message.
  */
 export const PassThrottlesRequestSchema: GenMessage<PassThrottlesRequest> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 30);
+  messageDesc(file_notify_triggers_v1_triggers, 31);
 
 /**
  * @generated from message notify.triggers.v1.ThrottleEntry
@@ -966,7 +1009,7 @@ export type ThrottleEntry = Message<"notify.triggers.v1.ThrottleEntry"> & {
  * Use `create(ThrottleEntrySchema)` to create a new message.
  */
 export const ThrottleEntrySchema: GenMessage<ThrottleEntry> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 31);
+  messageDesc(file_notify_triggers_v1_triggers, 32);
 
 /**
  * @generated from message notify.triggers.v1.PassThrottlesResponse
@@ -985,7 +1028,7 @@ export type PassThrottlesResponse = Message<"notify.triggers.v1.PassThrottlesRes
  * Use `create(PassThrottlesResponseSchema)` to create a new message.
  */
 export const PassThrottlesResponseSchema: GenMessage<PassThrottlesResponse> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 32);
+  messageDesc(file_notify_triggers_v1_triggers, 33);
 
 /**
  * @generated from message notify.triggers.v1.GetDigestsRequest
@@ -1002,7 +1045,7 @@ export type GetDigestsRequest = Message<"notify.triggers.v1.GetDigestsRequest"> 
  * Use `create(GetDigestsRequestSchema)` to create a new message.
  */
 export const GetDigestsRequestSchema: GenMessage<GetDigestsRequest> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 33);
+  messageDesc(file_notify_triggers_v1_triggers, 34);
 
 /**
  * @generated from message notify.triggers.v1.Digest
@@ -1040,7 +1083,7 @@ export type Digest = Message<"notify.triggers.v1.Digest"> & {
  * Use `create(DigestSchema)` to create a new message.
  */
 export const DigestSchema: GenMessage<Digest> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 34);
+  messageDesc(file_notify_triggers_v1_triggers, 35);
 
 /**
  * @generated from message notify.triggers.v1.DigestArrival
@@ -1062,7 +1105,7 @@ export type DigestArrival = Message<"notify.triggers.v1.DigestArrival"> & {
  * Use `create(DigestArrivalSchema)` to create a new message.
  */
 export const DigestArrivalSchema: GenMessage<DigestArrival> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 35);
+  messageDesc(file_notify_triggers_v1_triggers, 36);
 
 /**
  * @generated from message notify.triggers.v1.GetDigestsResponse
@@ -1079,7 +1122,7 @@ export type GetDigestsResponse = Message<"notify.triggers.v1.GetDigestsResponse"
  * Use `create(GetDigestsResponseSchema)` to create a new message.
  */
 export const GetDigestsResponseSchema: GenMessage<GetDigestsResponse> = /*@__PURE__*/
-  messageDesc(file_notify_triggers_v1_triggers, 36);
+  messageDesc(file_notify_triggers_v1_triggers, 37);
 
 /**
  * Accepting triggers: served by the triggers process. A trigger answered `processed` is durable:
@@ -1104,7 +1147,8 @@ export const TriggerService: GenService<{
     output: typeof TriggerBatchResponseSchema;
   },
   /**
-   * Cancels what has not run yet of the environment's trigger with that transaction id.
+   * Cancels what has not run yet of the environment's trigger with that transaction id. Answers
+   * the digests it opened that passed to the triggers of their next events.
    *
    * @generated from rpc notify.triggers.v1.TriggerService.CancelTrigger
    */
@@ -1128,7 +1172,7 @@ export const TriggerService: GenService<{
    * Passes the due digests a canceled trigger's dropped resumption would have run to the triggers
    * of their next events, as canceling passes open ones (the worker, finding the trigger of a
    * digest's run canceled). A digest passed already is left alone; FAILED_PRECONDITION when the
-   * transaction was not canceled.
+   * transaction was not canceled. Answers those it passed.
    *
    * @generated from rpc notify.triggers.v1.TriggerService.PassCanceledDigests
    */

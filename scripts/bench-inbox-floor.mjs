@@ -31,6 +31,8 @@ const EVERY_MESSAGE = {
   dataGroups: [],
   createdGte: null,
   createdLte: null,
+  contextKeys: null,
+  feedId: null,
 };
 
 const subscribers = new Map();

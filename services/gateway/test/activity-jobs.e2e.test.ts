@@ -223,6 +223,56 @@ describe("a digest step's jobs", () => {
   });
 });
 
+describe("what a notification keeps of its trigger and workflow", () => {
+  it("shows its severity, critical flag, tags and the topics that reached its subscriber, and is found by severity and topic", async () => {
+    const created = await stack.request<Data<{ triggers: { identifier: string }[] }>>("POST", "/v1/workflows", {
+      name: "Activity traits",
+      active: true,
+      critical: true,
+      tags: ["billing"],
+      steps: [inApp("Hi")],
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const name = created.body.data.triggers[0].identifier;
+    for (const subscriberId of ["aj-traits-named", "aj-traits-member"]) {
+      expect((await stack.request("POST", "/v1/subscribers", { subscriberId })).status).toBe(201);
+    }
+    const topic = await stack.request<Data<{ _id: string }>>("POST", "/v1/topics", { key: "aj-traits-topic", name: "Traits" });
+    expect(topic.status, JSON.stringify(topic.body)).toBe(201);
+    const added = await stack.request("POST", "/v1/topics/aj-traits-topic/subscribers", { subscribers: ["aj-traits-named", "aj-traits-member"] });
+    expect(added.status, JSON.stringify(added.body)).toBeLessThan(300);
+    const triggered = await stack.request("POST", "/v1/events/trigger", {
+      name,
+      to: [{ type: "Topic", topicKey: "aj-traits-topic" }, "aj-traits-named"],
+      transactionId: "aj-traits-1",
+      overrides: { severity: "high" },
+    });
+    expect(triggered.status, JSON.stringify(triggered.body)).toBe(201);
+    const listed = await eventually(async () => {
+      const { data } = (await novu.notifications.list({ transactionId: "aj-traits-1" })).result;
+      return data.length === 2 ? data : undefined;
+    });
+    const of = (subscriberId: string) => listed.find((notification) => notification.subscriber?.subscriberId === subscriberId)!;
+    // As Novu's: the trigger's severity, the workflow's flag and tags; the trigger's topics only
+    // for the subscriber reached through them, not for one it named.
+    expect(of("aj-traits-member")).toMatchObject({
+      severity: "high",
+      critical: true,
+      tags: ["billing"],
+      topics: [{ topicId: topic.body.data._id, topicKey: "aj-traits-topic" }],
+    });
+    expect(of("aj-traits-named")).toMatchObject({ severity: "high", critical: true, tags: ["billing"], topics: [] });
+
+    const found = async (request: Parameters<typeof novu.notifications.list>[0]) =>
+      (await novu.notifications.list({ transactionId: "aj-traits-1", ...request })).result.data.map((notification) => notification.subscriber?.subscriberId);
+    expect(await found({ topicKey: "aj-traits-topic" })).toEqual(["aj-traits-member"]);
+    expect(await found({ topicKey: "no-such-topic" })).toEqual([]);
+    expect((await found({ severity: ["high", "low"] })).sort()).toEqual(["aj-traits-member", "aj-traits-named"]);
+    expect(await found({ severity: ["low"] })).toEqual([]);
+    expect((await stack.request("GET", "/v1/notifications?severity=urgent")).status).toBe(422);
+  });
+});
+
 describe("a step its conditions skip", () => {
   it("shows its job canceled with Novu's detail, in a notification of its own even when nothing was sent", async () => {
     const pro = [{ isNegated: false, type: "GROUP", value: "AND", children: [{ field: "plan", value: "pro", operator: "EQUAL", on: "payload" }] }];

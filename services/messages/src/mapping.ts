@@ -13,6 +13,7 @@ import type {
   MessageGroupRow,
   MessageRow,
   NotificationRow,
+  NotificationTraitsRow,
   StatusName,
   StepJobGroupRow,
   StepJobRecord,
@@ -90,8 +91,26 @@ function contentFromJson(content: MessageRow["content"]): messagesV1.Message["co
   return { case: undefined };
 }
 
+/**
+ * What a notification keeps, as the store writes it; without traits (a caller of an older build),
+ * `fallback`'s severity and tags: its first message's, which are its workflow's.
+ */
+function notificationTraitsRow(
+  traits: messagesV1.NotificationTraits | undefined,
+  fallback: Pick<NotificationTraitsRow, "severity" | "tags"> = { severity: "none", tags: [] },
+): NotificationTraitsRow {
+  if (!traits) return { ...fallback, critical: false, topics: null };
+  return {
+    severity: severityName(traits.severity) ?? "none",
+    critical: traits.critical,
+    tags: traits.tags,
+    topics: traits.topics.length > 0 ? traits.topics.map((topic) => ({ topicId: topic.topicId, topicKey: topic.topicKey })) : null,
+  };
+}
+
 /** What the messages of a group share, as the store writes it (their own ids come apart). */
 export function messageGroupRow(message: messagesV1.NewMessage, grp: number): MessageGroupRow {
+  const severity = severityName(message.severity) ?? "none";
   return {
     grp,
     template_id: message.templateId,
@@ -120,11 +139,12 @@ export function messageGroupRow(message: messagesV1.NewMessage, grp: number): Me
     delivered_at: message.deliveredAt.map((timestamp) => timestampDate(timestamp)),
     payload: message.payload ?? null,
     overrides: message.overrides ?? null,
-    severity: severityName(message.severity) ?? "none",
+    severity,
     tags: message.tags,
     data: message.data ?? null,
     context_keys: message.contextKeys,
     destination: message.destination,
+    notification: notificationTraitsRow(message.notification, { severity, tags: message.tags }),
   };
 }
 
@@ -286,6 +306,7 @@ export function stepJobGroupRow(group: messagesV1.StepJobGroup, grp: number, sta
     status,
     digest: group.digest ?? null,
     later: group.later.length > 0 ? group.later.map((step) => ({ stepId: step.stepId, type: step.type })) : null,
+    notification: notificationTraitsRow(group.notification),
     details: group.details.map((detail) => ({
       detail: detail.detail,
       status: detail.status,
@@ -356,6 +377,12 @@ export function notificationFromRow(
     messages: messages.map(messageFromRow),
     executionDetails: executionDetailsOf(details, stepJobs),
     stepJobs: stepJobs.map(stepJobFromRow),
+    traits: {
+      severity: severityNamed(row.severity) ?? Severity.NONE,
+      critical: row.critical,
+      tags: row.tags,
+      topics: (row.topics ?? []).map((topic) => ({ topicId: topic.topicId, topicKey: topic.topicKey })),
+    },
   });
 }
 

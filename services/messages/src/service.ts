@@ -18,6 +18,8 @@ import {
   notFound,
   objectId,
   scopeOf,
+  SEVERITIES,
+  severityName,
   withTransaction,
   type ChannelName,
   type Logger,
@@ -775,6 +777,11 @@ export function createMessageService({
         if (!name) throw invalidField(`channels.${index}`, `channels must be of ${CHANNELS.join(", ")}`, channel);
         return name;
       });
+      const severities = request.severities.map((severity, index) => {
+        const name = severityName(severity);
+        if (!name) throw invalidField(`severities.${index}`, `severities must be of ${SEVERITIES.join(", ")}`, severity);
+        return name;
+      });
       let subscriberIds: string[] | null = null;
       if (request.subscriberIds.length > 0 || request.emails.length > 0 || request.search !== undefined) {
         const matched = await subscribers.match(scope, request, MAX_MATCHED_SUBSCRIBERS);
@@ -794,6 +801,8 @@ export function createMessageService({
         contextKeys: contextsNamed(request.contextKeys),
         createdAfter: request.createdAfter ? timestampDate(request.createdAfter) : null,
         createdBefore: request.createdBefore ? timestampDate(request.createdBefore) : null,
+        severities: severities.length > 0 ? [...new Set(severities)] : null,
+        topicKey: request.topicKey ?? null,
       };
       const rows = await store.selectNotificationPage(pool, scope.environmentId, filters, offset, request.limit);
       const notifications = await activityOf(scope, rows.slice(0, request.limit));

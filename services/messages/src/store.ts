@@ -163,7 +163,18 @@ export type MessageGroupRow = Pick<
   /** What tells apart one step's messages to one subscriber on one channel ('' where there is one). */
   destination: string;
   grp: number;
+  /** What a notification the group creates keeps. */
+  notification: NotificationTraitsRow;
 };
+
+/** What a notification keeps of its trigger and workflow, as Novu's does. */
+export interface NotificationTraitsRow {
+  severity: SeverityName;
+  critical: boolean;
+  tags: readonly string[];
+  /** The topics the trigger named, for a subscriber reached through them; null for none. */
+  topics: readonly { topicId: string; topicKey: string }[] | null;
+}
 
 /** Each shared column with its SQL type, to read groups back out of their JSON document. */
 const GROUP_COLUMNS = [
@@ -210,7 +221,7 @@ export interface RecipientRow {
 }
 
 /** What a notification takes from the group that makes it. */
-export type NotificationGroupRow = Pick<MessageGroupRow, "grp" | "transaction_id" | "template_id" | "template_identifier" | "payload">;
+export type NotificationGroupRow = Pick<MessageGroupRow, "grp" | "transaction_id" | "template_id" | "template_identifier" | "payload" | "notification">;
 
 export interface NewNotificationRow {
   id: string;
@@ -245,22 +256,26 @@ function insertNotificationsStatement(
 ): [string, unknown[]] {
   return [
     `INSERT INTO messages.notifications
-       (environment_id, organization_id, id, transaction_id, subscriber_id, external_subscriber_id, template_id, template_identifier, payload)
-     SELECT $1, $2, r.id, g.transaction_id, r.subscriber_id, r.external_subscriber_id, g.template_id, g.template_identifier, g.payload
+       (environment_id, organization_id, id, transaction_id, subscriber_id, external_subscriber_id, template_id, template_identifier, payload,
+        severity, critical, tags, topics)
+     SELECT $1, $2, r.id, g.transaction_id, r.subscriber_id, r.external_subscriber_id, g.template_id, g.template_identifier, g.payload,
+            g.severity, g.critical, g.tags, g.topics
        FROM unnest($4::text[], $5::text[], $6::text[], $7::int[]) AS r(id, subscriber_id, external_subscriber_id, grp)
-       JOIN json_to_recordset($3::json) AS g(grp int, transaction_id text, template_id text, template_identifier text, payload json)
+       JOIN json_to_recordset($3::json) AS g(grp int, transaction_id text, template_id text, template_identifier text, payload json,
+                                             severity text, critical boolean, tags text[], topics jsonb)
          ON g.grp = r.grp
      ${tail}`,
     [
       environmentId,
       organizationId,
       JSON.stringify(
-        groups.map(({ grp, transaction_id, template_id, template_identifier, payload }) => ({
+        groups.map(({ grp, transaction_id, template_id, template_identifier, payload, notification }) => ({
           grp,
           transaction_id,
           template_id,
           template_identifier,
           payload,
+          ...notification,
         })),
       ),
       textArray(rows.map((row) => row.id)),
@@ -1151,10 +1166,14 @@ export interface NotificationRow {
   template_identifier: string | null;
   payload: string | null;
   created_at: Date;
+  severity: string;
+  critical: boolean;
+  tags: string[];
+  topics: { topicId: string; topicKey: string }[] | null;
 }
 
 const NOTIFICATION_COLUMNS = `n.id, n.organization_id, n.environment_id, n.transaction_id, n.subscriber_id, n.external_subscriber_id,
-  n.template_id, n.template_identifier, n.payload::text AS payload, n.created_at`;
+  n.template_id, n.template_identifier, n.payload::text AS payload, n.created_at, n.severity, n.critical, n.tags, n.topics`;
 
 /** What the activity feed narrows to; null matches every notification. */
 export interface NotificationFilters {
@@ -1171,6 +1190,10 @@ export interface NotificationFilters {
   createdAfter: Date | null;
   /** Notifications made at or before this time. */
   createdBefore: Date | null;
+  /** Each once. */
+  severities: readonly SeverityName[] | null;
+  /** Notifications of subscribers reached through the topic with this key. */
+  topicKey: string | null;
 }
 
 /**
@@ -1199,6 +1222,8 @@ const filteredNotifications = (narrowing: string, keyColumn?: "subscriber_id" | 
      ${keyColumn === "template_id" ? "" : "AND ($3::text[] IS NULL OR n.template_id = ANY($3::text[]))"}
      AND ($4::text IS NULL OR n.transaction_id = $4)
      AND ($9::timestamptz IS NULL OR n.created_at >= $9) AND ($10::timestamptz IS NULL OR n.created_at <= $10)
+     AND ($11::text[] IS NULL OR n.severity = ANY($11::text[]))
+     AND ($12::text IS NULL OR n.topics @> jsonb_build_array(jsonb_build_object('topicKey', $12::text)))
      AND (($5::text[] IS NULL AND $8::text[] IS NULL) OR c.found)
    ORDER BY n.created_at DESC, n.id DESC`;
 
@@ -1236,6 +1261,8 @@ export async function selectNotificationPage(
     filters.contextKeys && textArray(filters.contextKeys),
     filters.createdAfter,
     filters.createdBefore,
+    filters.severities && textArray(filters.severities),
+    filters.topicKey,
   ]);
   return rows;
 }

@@ -46,6 +46,8 @@ const noFilters: store.NotificationFilters = {
   contextKeys: null,
   createdAfter: null,
   createdBefore: null,
+  severities: null,
+  topicKey: null,
 };
 
 beforeAll(async () => {
@@ -73,6 +75,8 @@ describe(`activity feed plans over ${NOTIFICATIONS.toLocaleString()} notificatio
     ["a transaction", { transactionId: "txn-4242" }, 1, 1],
     // Every notification has an in-app message: each is read once and its messages probed once.
     ["a channel most notifications have", { channels: ["in_app" as const] }, 101, 2 * 101],
+    // Every notification has Novu's default severity: the filter reads no row more.
+    ["a severity every notification has", { severities: ["none" as const] }, 101, 101],
   ])("%s: the page newest first, reading no more than its keys' first rows", async (_, filters, expected, bound) => {
     const rows = await page(filters)(fixture.pool);
     expect(rows).toHaveLength(expected);

@@ -68,6 +68,8 @@ export interface RunContext {
   chatEndpoints: readonly subscribersV1.ChannelEndpoint[];
   /** The trigger's actor, when it named one. */
   actor?: subscribersV1.Subscriber | undefined;
+  /** What the subscriber's notification keeps, stamped on its messages for the first of them to write. */
+  notification: messagesV1.NotificationTraits;
 }
 
 interface Outcome {
@@ -223,7 +225,7 @@ function smsContent(message: NewMessage, context: RunContext): deliveriesV1.Deli
 const textOf = (message: NewMessage) => (message.content.case === "text" ? message.content.value : "");
 
 /** As Novu orders it: the trigger's `overrides.severity`, else the workflow's, else none. */
-function severityOf(overrides: JsonObject, workflow: workflowsV1.Workflow): Severity {
+export function severityOf(overrides: JsonObject, workflow: workflowsV1.Workflow): Severity {
   const named = overrides["severity"];
   const overridden = typeof named === "string" ? severityNamed(named) : undefined;
   return overridden ?? (workflow.severity === Severity.UNSPECIFIED ? Severity.NONE : workflow.severity);
@@ -294,10 +296,11 @@ async function baseMessage(step: workflowsV1.Step, context: RunContext, channel:
     deliveredAt: [],
     payload: context.payload,
     overrides: context.overrides,
-    severity: severityOf(context.overrides, context.workflow),
+    severity: context.notification.severity,
     tags: context.workflow.tags,
     contextKeys: context.contextKeys,
     destination: "",
+    notification: context.notification,
   };
   if (!template) return { message, render: context.render };
   const branding = brandingOf(context.job);

@@ -4,7 +4,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { messagesV1, type subscribersV1, triggersV1, type integrationsV1, type topicsV1, type variablesV1, type workflowsV1 } from "@notify/proto";
 import { Channel, channelName, contextKeysOf, scopeHeaders, StepType, stepChannel, type KnownChannel, type Logger } from "@notify/runtime";
 import { readsEnvironment, renderBudget, renderer, withinBudget, type Render, type RenderBudget } from "@notify/templates";
-import { composeMessages, subscriberVariables, type Composed, type DeliveryPlan, type RecipientProfile, type RunContext } from "./compose.js";
+import { composeMessages, severityOf, subscriberVariables, type Composed, type DeliveryPlan, type RecipientProfile, type RunContext } from "./compose.js";
 import { conditionsHold, subscriptionConditionHolds, type ConditionData } from "./conditions.js";
 import { writeAndHandOver, type PublishDeliveries } from "./deliveries.js";
 import { stepPasses, type StepFilter } from "./filters.js";
@@ -143,11 +143,18 @@ export interface JobRun {
   contextKeys: string[];
   /** The environment's variables (`env.KEY`), when its jobs' templates read them. */
   env: Record<string, string> | undefined;
+  /** What its subscribers' notifications keep (notificationTraitsOf). */
+  traits: messagesV1.NotificationTraits;
+  /** The same with the trigger's topics, for the subscribers reached through them; unset without topics. */
+  topicTraits?: messagesV1.NotificationTraits | undefined;
+  /** The subscribers the trigger names itself (external ids): never reached through its topics. */
+  named: ReadonlySet<string>;
 }
 
 /** A job's run, with what every subscriber's run of it shares. */
 function jobRun(job: triggersV1.TriggerJob, actor: subscribersV1.Subscriber | undefined, env: Record<string, string> | undefined): JobRun {
   const hasContexts = job.contexts.length > 0;
+  const workflow = job.workflow!;
   return {
     job,
     actor,
@@ -155,7 +162,38 @@ function jobRun(job: triggersV1.TriggerJob, actor: subscribersV1.Subscriber | un
     contexts: hasContexts ? Object.fromEntries(job.contexts.map(({ type, id, data }) => [type, { id, data: data ?? {} }])) : undefined,
     contextKeys: hasContexts ? contextKeysOf(job.contexts) : [],
     env,
+    traits: create(messagesV1.NotificationTraitsSchema, {
+      severity: severityOf((job.event?.overrides ?? {}) as JsonObject, workflow),
+      critical: workflow.critical,
+      tags: workflow.tags,
+    }),
+    named: new Set(splitRecipients(job.event?.to ?? []).direct.map((entry) => entry.subscriberId)),
   };
+}
+
+/** What a subscriber's notification of a run keeps: the trigger's topics too when reached through them, as Novu's. */
+export function notificationTraitsOf(run: JobRun, subscriber: RecipientProfile): messagesV1.NotificationTraits {
+  return run.topicTraits && !run.named.has(subscriber.subscriberId) ? run.topicTraits : run.traits;
+}
+
+/**
+ * The topics a fan-out's trigger names, with their ids, on its run: a notification made through
+ * them keeps them. Keys no topic has are left out, as they reach nobody.
+ */
+async function withTopics(run: JobRun, keys: readonly string[], clients: PipelineDeps["clients"], call: CallOptions): Promise<void> {
+  const topics = await Promise.all(
+    keys.map((key) =>
+      clients.topics.getTopic({ key }, call).then(
+        (topic) => create(messagesV1.NotificationTopicSchema, { topicId: topic.id, topicKey: topic.key }),
+        (error: unknown) => {
+          if (error instanceof ConnectError && error.code === Code.NotFound) return undefined;
+          throw error;
+        },
+      ),
+    ),
+  );
+  const found = topics.filter((topic) => topic !== undefined);
+  if (found.length > 0) run.topicTraits = create(messagesV1.NotificationTraitsSchema, { ...run.traits, topics: found });
 }
 
 /** Whether a job's templates (its workflow's steps, the layouts its emails go in) read environment variables. */
@@ -381,6 +419,7 @@ async function fanOut(run: JobRun, namedIds: string[], call: CallOptions, deps: 
       } while (after);
     } else {
       const topicKeys = splitRecipients(run.job.event?.to ?? []).topicKeys;
+      await withTopics(run, topicKeys, clients, call);
       const exclude = [...namedIds, ...(run.actor ? [run.actor.subscriberId] : [])];
       do {
         const reply = await clients.topics.pageMembers(
@@ -525,7 +564,8 @@ async function deliverShares(
   const created = await writeAndHandOver(messages, shares[0]!.run.job, deps.clients.messages, deps.publishDeliveries, call);
   // After the messages: their write makes most of the runs' notifications the quick way, and
   // before the resumptions are scheduled, so a run goes on only from a recorded wait.
-  await recordStepJobs(stepJobs, deps.clients.messages, call);
+  const runOf = new Map(shares.map((share) => [share.run.job, share.run]));
+  await recordStepJobs(stepJobs, deps.clients.messages, call, (change) => notificationTraitsOf(runOf.get(change.job)!, change.subscriber));
   const resumptions = [...paused.values()].flatMap(({ job, pause, subscriberIds, digestIds }) =>
     chunks(subscriberIds).map((ids, part) => {
       const resumption = resumptionOf(job, ids, pause.fromStep, digestIds.slice(part * CHUNK, (part + 1) * CHUNK));
@@ -742,6 +782,7 @@ async function composeForSubscriber(
     },
     chatEndpoints,
     actor: run.actor,
+    notification: notificationTraitsOf(run, subscriber),
   };
   const filtersPass = (candidate: workflowsV1.Step) => stepPasses(filtersOf(candidate, render), { subscriber: variables, payload });
   const conditionsPass = (candidate: workflowsV1.Step) =>

@@ -25,6 +25,7 @@ interface StepJobGroup {
   details: Detail[];
   digest?: JsonObject;
   later?: { stepId: string; type: string }[];
+  notification: messagesV1.NotificationTraits;
   recipients: { subscriberId: string; externalSubscriberId: string }[];
 }
 
@@ -211,14 +212,22 @@ const CALL_BYTES = 4 * 1024 * 1024;
 const RECIPIENT_BYTES = 64;
 
 /**
- * Records the changes, alike ones (one step, status, details and digest of one trigger) as one
- * group: the run pauses of a fan-out page at one delay are one group of a thousand recipients.
+ * Records the changes, alike ones (one step, status, details, digest and notification traits of
+ * one trigger) as one group: the run pauses of a fan-out page at one delay are one group of a
+ * thousand recipients. `traitsOf` tells what a notification a change creates keeps.
  */
-export async function recordStepJobs(changes: readonly StepJobChange[], messages: Client<typeof messagesV1.MessageService>, call: CallOptions): Promise<void> {
+export async function recordStepJobs(
+  changes: readonly StepJobChange[],
+  messages: Client<typeof messagesV1.MessageService>,
+  call: CallOptions,
+  traitsOf: (change: StepJobChange) => messagesV1.NotificationTraits,
+): Promise<void> {
   const groups = new Map<string, StepJobGroup>();
-  for (const { job, subscriber, step, status, details, digest } of changes) {
+  for (const change of changes) {
+    const { job, subscriber, step, status, details, digest } = change;
     const type = stepJobType(step)!;
-    const key = JSON.stringify([job.triggerId, step.id, status, details, digest]);
+    const notification = traitsOf(change);
+    const key = JSON.stringify([job.triggerId, step.id, status, details, digest, notification.topics.length > 0]);
     let group = groups.get(key);
     if (!group) {
       const workflow = job.workflow!;
@@ -234,6 +243,7 @@ export async function recordStepJobs(changes: readonly StepJobChange[], messages
         details,
         ...(digest ? { digest } : {}),
         ...(type === "delay" || type === "digest" ? { later: laterSteps(workflow, step) } : {}),
+        notification,
         recipients: [],
       };
       groups.set(key, group);

@@ -39,6 +39,7 @@ function contextFor(
     integrationOfProvider: async (providerId, identifier) =>
       integrations.find((candidate) => candidate.providerId === providerId && (identifier === undefined || candidate.identifier === identifier)),
     chatEndpoints: endpoints,
+    notification: create(messagesV1.NotificationTraitsSchema),
   };
 }
 

@@ -67,7 +67,7 @@ function services(
     pagedRecipients: 0,
     pagedMembers: [] as topicsV1.PageMembersRequest[],
     preferences: [] as subscribersV1.ResolveChannelPreferencesRequest[],
-    written: [] as { stepId: string; transactionId: string; externalSubscriberId: string; content: string }[],
+    written: [] as { stepId: string; transactionId: string; externalSubscriberId: string; content: string; topicKeys: string[] }[],
     scheduled: [] as triggersV1.ScheduledJob[],
     returned: [] as messagesV1.ReturnSnoozedMessageRequest[],
     passedDigests: [] as triggersV1.PassCanceledDigestsRequest[],
@@ -134,6 +134,10 @@ function services(
       },
     });
     router.service(topicsV1.TopicService, {
+      getTopic: (request) => {
+        if (!options.topics?.[request.key]) throw new ConnectError("no topic", Code.NotFound);
+        return { id: `topic-${request.key}`, key: request.key };
+      },
       pageMembers: (request) => {
         calls.pagedMembers.push(request);
         const members = [...new Set(request.topicKeys.flatMap((key) => options.topics?.[key] ?? []))]
@@ -171,12 +175,26 @@ function services(
           for (const to of group.recipients) {
             const message = group.message!;
             const content = message.content.case === "text" ? message.content.value : "";
-            calls.written.push({ stepId: message.stepId, transactionId: message.transactionId, externalSubscriberId: to.externalSubscriberId, content });
+            const topicKeys = (message.notification?.topics ?? []).map((topic) => `${topic.topicKey}=${topic.topicId}`);
+            calls.written.push({
+              stepId: message.stepId,
+              transactionId: message.transactionId,
+              externalSubscriberId: to.externalSubscriberId,
+              content,
+              topicKeys,
+            });
           }
         }
         for (const message of request.messages) {
           const content = message.content.case === "text" ? message.content.value : "";
-          calls.written.push({ stepId: message.stepId, transactionId: message.transactionId, externalSubscriberId: message.externalSubscriberId, content });
+          const topicKeys = (message.notification?.topics ?? []).map((topic) => `${topic.topicKey}=${topic.topicId}`);
+          calls.written.push({
+            stepId: message.stepId,
+            transactionId: message.transactionId,
+            externalSubscriberId: message.externalSubscriberId,
+            content,
+            topicKeys,
+          });
         }
         return {
           createdCount: request.messages.length + request.groups.reduce((sum, group) => sum + group.recipients.length, 0),
@@ -524,14 +542,21 @@ describe("runTriggerJobs", () => {
 
   it("fans a topic out to its members less the recipients named individually and the actor", async () => {
     const { deps, calls } = services({ topics: { news: ["ada", "bob", "cy", "dee", "eve"] } });
-    const totals = await runTriggerJobs([job({ steps: [inApp("s")], to: [topicKey("news"), ...to("ada")], actor: "bob" })], deps);
+    const totals = await runTriggerJobs([job({ steps: [inApp("s")], to: [topicKey("news"), topicKey("gone"), ...to("ada")], actor: "bob" })], deps);
 
     expect(recipientsOf(calls.written)).toEqual(["ada", "cy", "dee", "eve"]);
+    // Their notifications keep the trigger's topics (those that exist), but the one it named itself.
+    expect(Object.fromEntries(calls.written.map((message) => [message.externalSubscriberId, message.topicKeys]))).toEqual({
+      ada: [],
+      cy: ["news=topic-news"],
+      dee: ["news=topic-news"],
+      eve: ["news=topic-news"],
+    });
     expect(totals).toEqual({ subscribers: 4, messages: 4 });
     expect(calls.pagedMembers.map((request) => request.excludeSubscriberIds)).toEqual([
       ["ada", "bob"],
       ["ada", "bob"],
     ]);
-    expect(calls.pagedMembers.every((request) => request.topicKeys.join() === "news" && request.limit === 2)).toBe(true);
+    expect(calls.pagedMembers.every((request) => request.topicKeys.join() === "news,gone" && request.limit === 2)).toBe(true);
   });
 });

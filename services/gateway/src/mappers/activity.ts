@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { type integrationsV1, messagesV1, type subscribersV1, type workflowsV1 } from "@notify/proto";
-import { Channel, channelNamed, CHANNELS, type ChannelName, isChannelName } from "@notify/runtime";
+import { Channel, channelNamed, CHANNELS, type ChannelName, isChannelName, SEVERITIES, Severity, severityName, severityNamed } from "@notify/runtime";
 import { z } from "zod";
 import { HttpError } from "../errors.js";
 import { keyString, queryInt } from "../validation.js";
@@ -20,6 +20,10 @@ const channelList = stringList("channels").pipe(
   z.array(z.enum(CHANNELS, { error: `each value in channels must be one of ${CHANNELS.join(", ")}` })).max(CHANNELS.length),
 );
 
+const severityList = stringList("severity").pipe(
+  z.array(z.enum(SEVERITIES, { error: `each value in severity must be one of ${SEVERITIES.join(", ")}` })).max(SEVERITIES.length),
+);
+
 export const listNotificationsQuery = z.object({
   page: queryInt(0, 0, 100_000),
   // Novu's bound on an activity page.
@@ -31,6 +35,8 @@ export const listNotificationsQuery = z.object({
   search: keyString("search").optional(),
   transactionId: keyString("transactionId").optional(),
   contextKeys: contextKeyList.optional(),
+  severity: severityList.optional(),
+  topicKey: keyString("topicKey").optional(),
   after: z.string().optional(),
   before: z.string().optional(),
 });
@@ -61,6 +67,8 @@ export function listNotificationsRequestOf(query: z.output<typeof listNotificati
     ...(query.search !== undefined ? { search: query.search } : {}),
     ...(query.transactionId !== undefined ? { transactionId: query.transactionId } : {}),
     contextKeys: query.contextKeys ?? [],
+    severities: (query.severity ?? []).map((name) => severityNamed(name)),
+    ...(query.topicKey !== undefined ? { topicKey: query.topicKey } : {}),
   };
 }
 
@@ -357,6 +365,17 @@ function notificationToJson(
     jobs,
     ...(payload ? { payload } : {}),
     ...(contextKeys.length > 0 ? { contextKeys } : {}),
+    ...traitsToJson(notification.traits),
+  };
+}
+
+/** What the notification keeps of its trigger and workflow, as Novu's answers it. */
+function traitsToJson(traits: messagesV1.NotificationTraits | undefined) {
+  return {
+    severity: severityName(traits?.severity ?? Severity.NONE) ?? "none",
+    critical: traits?.critical ?? false,
+    tags: traits?.tags ?? [],
+    topics: (traits?.topics ?? []).map((topic) => ({ _topicId: topic.topicId, topicKey: topic.topicKey })),
   };
 }
 
@@ -428,6 +447,11 @@ export const activityResponse = z
     payload: freeFormResponse.optional(),
     /** The trigger's context keys ("type:id", sorted), when it named contexts. */
     contextKeys: z.array(z.string()).optional(),
+    severity: z.enum(SEVERITIES),
+    critical: z.boolean(),
+    tags: z.array(z.string()),
+    /** The topics the trigger named, when the subscriber was reached through them. */
+    topics: z.array(z.object({ _topicId: z.string(), topicKey: z.string() })),
   })
   .meta({ id: "ActivityNotification" });
 

@@ -23,6 +23,7 @@ describe("the coherence every RPC declares", () => {
       "TenantService",
       "TopicService",
       "TriggerService",
+      "WorkflowOverrideService",
       "WorkflowService",
     ]);
   });

@@ -322,9 +322,24 @@ describe("@novu/node 2.6.6 against the gateway: workflow overrides", () => {
       active: false,
       preferenceSettings: { email: false, sms: false },
     });
+    // Its active flag decides whether the workflow runs for the tenant, as Novu's does; other triggers are not concerned.
+    const statusOfTrigger = async (name: string, tenant?: string) =>
+      dataOf(await novu.trigger(name, { to: "node-override-subscriber", payload: { n: 1 }, ...(tenant ? { tenant } : {}) })).status;
+    expect(await statusOfTrigger(workflowIdentifier, "node-override-tenant")).toBe("trigger_not_active");
+    expect(await statusOfTrigger(workflowIdentifier)).toBe("processed");
+    const paused = await stack.request<Json>("POST", "/v1/workflows", {
+      name: "Node paused",
+      active: false,
+      steps: [{ template: { type: "in_app", content: "Hi" } }],
+    });
+    const pausedIdentifier = String(paused.body.data.triggers[0].identifier);
+    expect(await statusOfTrigger(pausedIdentifier, "node-override-tenant")).toBe("trigger_not_active");
+    dataOf(await novu.workflowOverrides.create({ workflowId: String(paused.body.data._id), tenantId, active: true }));
+    expect(await statusOfTrigger(pausedIdentifier, "node-override-tenant")).toBe("processed");
+    expect(await statusOfTrigger(pausedIdentifier)).toBe("trigger_not_active");
     const page = (await novu.workflowOverrides.list()).data as Json;
     expect(page).toMatchObject({ page: 0, pageSize: 10, hasMore: false });
-    expect(page.data.map((override: Json) => override._id)).toEqual([id]);
+    expect(page.data.map((override: Json) => override._workflowId)).toEqual([workflowId, String(paused.body.data._id)]);
 
     // Bad input is a 422 and changes nothing; what does not exist is a 404 in Novu's words.
     expect(await statusOf(novu.workflowOverrides.create({ workflowId } as never))).toBe(422);
@@ -334,6 +349,11 @@ describe("@novu/node 2.6.6 against the gateway: workflow overrides", () => {
     expect([missingWorkflow.status, missingWorkflow.body.message]).toEqual([404, "Workflow with id no-such-workflow is not found"]);
     const missingTenant = await stack.request("PUT", `/v1/workflow-overrides/workflows/${workflowId}/tenants/no-such-tenant`, { active: true });
     expect([missingTenant.status, missingTenant.body.message]).toEqual([404, "Tenant with id no-such-tenant is not found"]);
+    const missingOverride = await stack.request("GET", `/v1/workflow-overrides/workflows/${workflowId}/tenants/no-such-tenant`);
+    expect([missingOverride.status, missingOverride.body.message]).toEqual([
+      404,
+      `Workflow Override with workflow id ${workflowId}, tenant id no-such-tenant not found`,
+    ]);
     expect(await statusOf(novu.workflowOverrides.getOneById("0123456789abcdef01234567"))).toBe(404);
     expect(await statusOf(novu.workflowOverrides.getOneById("not-an-id"))).toBe(404);
     // Another environment sees none of it, and cannot name this one's workflow or tenant.

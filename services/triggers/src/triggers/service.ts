@@ -23,6 +23,7 @@ import { missingRequiredVariables, missingVariablesMessage, scheduledDate, value
 import { contextsRefusal } from "../contexts/rules.js";
 import { batchLayouts } from "../layouts/batch.js";
 import { selectTenantsByIdentifiers, type TenantRow } from "../tenants/store.js";
+import { selectOverridesActive } from "../workflow-overrides/store.js";
 import { workflowFromRow } from "../workflows/mapping.js";
 import { payloadErrorMessage, payloadErrors } from "../workflows/payload-schema.js";
 import { markWorkflowsTriggered, selectWorkflowByKey } from "../workflows/store.js";
@@ -287,6 +288,22 @@ export function createTriggerService({
       const tenants = new Map(
         (tenantIdentifiers.length ? await selectTenantsByIdentifiers(pool, scope.environmentId, tenantIdentifiers) : []).map((row) => [row.identifier, row]),
       );
+      const tenantOf = (event: triggersV1.TriggerEvent) => {
+        const kind = event.tenant?.kind;
+        return kind?.case === "identifier" ? tenants.get(kind.value) : kind?.case === "tenant" ? tenants.get(kind.value.identifier) : undefined;
+      };
+      // A tenant's override of a workflow decides whether the workflow runs for the tenant, as Novu's does.
+      const overridePairs = events.flatMap((event) => {
+        const workflow = workflows.get(event.name);
+        const tenant = tenantOf(event);
+        return workflow && tenant ? [{ workflowId: workflow.id, tenantId: tenant.id }] : [];
+      });
+      const overridesActive = new Map(
+        (overridePairs.length ? await selectOverridesActive(pool, scope.environmentId, overridePairs) : []).map((row) => [
+          `${row.workflow_id}/${row.tenant_id}`,
+          row.active,
+        ]),
+      );
 
       // Contexts once per key for the batch: created when new, read as stored (the job carries them).
       const contextRefusals = events.map((event) => contextsRefusal(event.context));
@@ -324,15 +341,16 @@ export function createTriggerService({
         const refused = payloadRefusal(workflow, event) ?? missingKeysRefusal(workflow, event);
         if (refused) return { outcome: refused };
         let tenant: triggersV1.TenantInput | undefined;
+        const tenantRow = tenantOf(event);
         if (event.tenant?.kind.case === "identifier") {
-          const row = tenants.get(event.tenant.kind.value);
-          if (!row) return { outcome: result("no_tenant_found") };
-          tenant = runTenant(row.identifier, row);
+          if (!tenantRow) return { outcome: result("no_tenant_found") };
+          tenant = runTenant(tenantRow.identifier, tenantRow);
         } else if (event.tenant?.kind.case === "tenant") {
           const given = event.tenant.kind.value;
-          tenant = runTenant(given.identifier, tenants.get(given.identifier), given);
+          tenant = runTenant(given.identifier, tenantRow, given);
         }
-        if (!workflow.active) return { outcome: result("trigger_not_active") };
+        const overrideActive = tenantRow ? overridesActive.get(`${workflow.id}/${tenantRow.id}`) : undefined;
+        if (!(overrideActive ?? workflow.active)) return { outcome: result("trigger_not_active") };
         if (workflow.steps.length === 0) return { outcome: result("no_workflow_steps_defined") };
         if (!workflow.steps.some((step) => step.active !== false)) return { outcome: result("no_workflow_active_steps_defined") };
         const transactionId = event.transactionId ?? generateTransactionId();

@@ -1,6 +1,6 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { workflowsV1 } from "@notify/proto";
-import { alreadyExists, invalidField, isObjectId, notFound, objectId, scopeOf, type Queryable } from "@notify/runtime";
+import { alreadyExists, invalidField, isForeignKeyViolation, isObjectId, notFound, objectId, scopeOf, type Queryable } from "@notify/runtime";
 import type { ServiceDeps } from "../routes.js";
 import * as tenantStore from "../tenants/store.js";
 import { channelSettings, givenChannelSettings } from "../workflows/mapping.js";
@@ -13,12 +13,16 @@ import * as store from "./store.js";
 const DEFAULT_PAGE_SIZE = 10;
 const MAX_PAGE_SIZE = 100;
 
-// Novu's words for each thing not found.
+// Novu's words for each thing not found, which its reads and its updates word apart.
 const workflowNotFound = (workflowId: string) => notFound(`Workflow with id ${workflowId} is not found`);
 const tenantNotFound = (tenantId: string) => notFound(`Tenant with id ${tenantId} is not found`);
-const overrideNotFound = (id: string) => notFound(`Workflow Override with id ${id} not found`);
-const pairNotFound = ({ workflowId, tenantId }: workflowsV1.WorkflowTenant) =>
-  notFound(`Workflow override with workflow id ${workflowId} and tenant id ${tenantId} was not found`);
+const overrideNotFound = (id: string, update: boolean) => notFound(`Workflow ${update ? "override" : "Override"} with id ${id} not found`);
+const pairNotFound = ({ workflowId, tenantId }: workflowsV1.WorkflowTenant, update: boolean) =>
+  notFound(
+    update
+      ? `Workflow override with workflow id ${workflowId} and tenant id ${tenantId} was not found`
+      : `Workflow Override with workflow id ${workflowId}, tenant id ${tenantId} not found`,
+  );
 
 function pairOf(pair: workflowsV1.WorkflowTenant | undefined): workflowsV1.WorkflowTenant {
   if (!pair?.workflowId) throw invalidField("workflowId", "workflowId must be a string", pair?.workflowId);
@@ -36,19 +40,24 @@ async function resolvePair(db: Queryable, environmentId: string, pair: workflows
 }
 
 export function createWorkflowOverrideService({ pool }: ServiceDeps): ServiceImpl<typeof workflowsV1.WorkflowOverrideService> {
-  /** The override a key names: by its id, or by its workflow and tenant; NOT_FOUND as Novu words each. */
-  async function find(environmentId: string, key: workflowsV1.WorkflowOverrideKey | undefined): Promise<store.WorkflowOverrideRow> {
+  /**
+   * The override a key names: by its id, or by its workflow and tenant; NOT_FOUND as Novu words
+   * each, an update naming first a tenant or workflow that does not exist.
+   */
+  async function find(environmentId: string, key: workflowsV1.WorkflowOverrideKey | undefined, update: boolean): Promise<store.WorkflowOverrideRow> {
     switch (key?.key.case) {
       case "id": {
         const row = isObjectId(key.key.value) ? await store.selectWorkflowOverride(pool, environmentId, key.key.value) : undefined;
-        if (!row) throw overrideNotFound(key.key.value);
+        if (!row) throw overrideNotFound(key.key.value, update);
         return row;
       }
       case "pair": {
         const pair = pairOf(key.key.value);
         const { workflowId, tenantId } = await resolvePair(pool, environmentId, pair);
+        if (update && !tenantId) throw tenantNotFound(pair.tenantId);
+        if (update && !workflowId) throw workflowNotFound(pair.workflowId);
         const row = workflowId && tenantId ? await store.selectWorkflowOverrideOf(pool, environmentId, workflowId, tenantId) : undefined;
-        if (!row) throw pairNotFound(pair);
+        if (!row) throw pairNotFound(pair, update);
         return row;
       }
       default:
@@ -63,20 +72,27 @@ export function createWorkflowOverrideService({ pool }: ServiceDeps): ServiceImp
       const { workflowId, tenantId } = await resolvePair(pool, scope.environmentId, pair);
       if (!tenantId) throw tenantNotFound(pair.tenantId);
       if (!workflowId) throw workflowNotFound(pair.workflowId);
-      const row = await store.insertWorkflowOverride(pool, scope.environmentId, {
-        id: objectId(),
-        organizationId: scope.organizationId,
-        workflowId,
-        tenantId,
-        active: request.active ?? false,
-        preferenceSettings: channelSettings(request.preferenceSettings),
-      });
+      let row: store.WorkflowOverrideRow | undefined;
+      try {
+        row = await store.insertWorkflowOverride(pool, scope.environmentId, {
+          id: objectId(),
+          organizationId: scope.organizationId,
+          workflowId,
+          tenantId,
+          active: request.active ?? false,
+          preferenceSettings: channelSettings(request.preferenceSettings),
+        });
+      } catch (error) {
+        // The tenant was deleted since it was read.
+        if (isForeignKeyViolation(error)) throw tenantNotFound(pair.tenantId);
+        throw error;
+      }
       if (!row) throw alreadyExists(`Workflow override with workflow id ${pair.workflowId} and tenant id ${pair.tenantId} already exists`);
       return workflowOverrideFromRow(row);
     },
 
     async getWorkflowOverride(request, context) {
-      return workflowOverrideFromRow(await find(scopeOf(context).environmentId, request.key));
+      return workflowOverrideFromRow(await find(scopeOf(context).environmentId, request.key, false));
     },
 
     async listWorkflowOverrides(request, context) {
@@ -90,25 +106,18 @@ export function createWorkflowOverrideService({ pool }: ServiceDeps): ServiceImp
 
     async updateWorkflowOverride(request, context) {
       const scope = scopeOf(context);
-      if (request.key?.key.case === "pair") {
-        // As Novu's update answers: a missing tenant or workflow is named before the override.
-        const pair = pairOf(request.key.key.value);
-        const { workflowId, tenantId } = await resolvePair(pool, scope.environmentId, pair);
-        if (!tenantId) throw tenantNotFound(pair.tenantId);
-        if (!workflowId) throw workflowNotFound(pair.workflowId);
-      }
-      const current = await find(scope.environmentId, request.key);
+      const current = await find(scope.environmentId, request.key, true);
       const row = await store.updateWorkflowOverride(pool, scope.environmentId, current.id, {
         active: request.active,
         preferenceSettings: givenChannelSettings(request.preferenceSettings),
       });
-      if (!row) throw overrideNotFound(current.id);
+      if (!row) throw overrideNotFound(current.id, true);
       return workflowOverrideFromRow(row);
     },
 
     async deleteWorkflowOverride(request, context) {
       const scope = scopeOf(context);
-      if (!(isObjectId(request.id) && (await store.deleteWorkflowOverride(pool, scope.environmentId, request.id)))) throw overrideNotFound(request.id);
+      if (!(isObjectId(request.id) && (await store.deleteWorkflowOverride(pool, scope.environmentId, request.id)))) throw overrideNotFound(request.id, false);
       return {};
     },
   };

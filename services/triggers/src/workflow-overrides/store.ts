@@ -82,3 +82,18 @@ export async function deleteWorkflowOverride(db: Queryable, environmentId: strin
   const { rowCount } = await db.query("DELETE FROM triggers.workflow_overrides WHERE environment_id = $1 AND id = $2", [environmentId, id]);
   return rowCount === 1;
 }
+
+/** Whether the override of each (workflow, tenant) pair that has one is active. */
+export async function selectOverridesActive(
+  db: Queryable,
+  environmentId: string,
+  pairs: readonly { workflowId: string; tenantId: string }[],
+): Promise<{ workflow_id: string; tenant_id: string; active: boolean }[]> {
+  const { rows } = await db.query<{ workflow_id: string; tenant_id: string; active: boolean }>(
+    `SELECT o.workflow_id, o.tenant_id, o.active
+       FROM unnest($2::text[], $3::text[]) AS p(workflow_id, tenant_id)
+       JOIN triggers.workflow_overrides o ON o.environment_id = $1 AND o.workflow_id = p.workflow_id AND o.tenant_id = p.tenant_id`,
+    [environmentId, pairs.map((pair) => pair.workflowId), pairs.map((pair) => pair.tenantId)],
+  );
+  return rows;
+}

@@ -357,8 +357,6 @@ import {
   activityPageToJson,
   activityStatsToJson,
   activityToJson,
-  type JobProviders,
-  jobProvidersOf,
   graphStatsQuery,
   graphStatsToJson,
   listNotificationsQuery,
@@ -712,16 +710,6 @@ const WIDGET_MARK_ALL_ROUTES = [
   ["seen", messagesV1.MarkAs.SEEN],
 ] as const;
 
-/**
- * The provider the jobs of these notifications that sent nothing carry (Novu's are made at the
- * trigger with it): read only when one has such a job, which only a recorded step job implies.
- */
-async function jobProvidersFor(notifications: readonly messagesV1.Notification[], clients: Clients, call: RouteCall): Promise<JobProviders> {
-  if (!notifications.some((notification) => notification.stepJobs.length > 0)) return {};
-  const { integrations } = await clients.integrations.listIntegrations({ activeOnly: true }, call);
-  return jobProvidersOf(integrations);
-}
-
 /** The environment's feed with this _id; 404 when it has none. */
 async function feedNamed(feedId: string, clients: Clients, call: RouteCall) {
   const { feeds } = await clients.workflows.listFeeds({}, call);
@@ -986,10 +974,7 @@ export const routes: Route[] = [
     response: activityPageResponse,
     envelope: false,
     query: listNotificationsQuery,
-    handle: async ({ query, clients, call }) => {
-      const reply = await clients.messages.listNotifications(listNotificationsRequestOf(query), call);
-      return activityPageToJson(reply, query, await jobProvidersFor(reply.notifications, clients, call));
-    },
+    handle: async ({ query, clients, call }) => activityPageToJson(await clients.messages.listNotifications(listNotificationsRequestOf(query), call), query),
   }),
   route({
     method: "GET",
@@ -1009,10 +994,7 @@ export const routes: Route[] = [
     path: "/v1/notifications/:notificationId",
     response: activityResponse,
     params: activityIdParam,
-    handle: async ({ params, clients, call }) => {
-      const reply = await clients.messages.getNotification(params, call);
-      return activityToJson(reply, await jobProvidersFor([reply.notification!], clients, call));
-    },
+    handle: async ({ params, clients, call }) => activityToJson(await clients.messages.getNotification(params, call)),
   }),
 
   // The Inbox's notifications (@novu/js): the session's subscriber's in-app messages only
@@ -2291,9 +2273,8 @@ export const routes: Route[] = [
       // Also after a cancel that found nothing waiting (a repeat, after a failure here).
       await clients.messages.cancelStepJobs(params, call);
       // The digests it opened went on under the triggers of their next events, whose merged jobs wait again.
-      const resumed = passedDigests.map(({ transactionId, subscriberId, stepId }) => ({ transactionId, subscriberId, stepId }));
-      for (let start = 0; start < resumed.length; start += RESUMED_DIGESTS_PER_CALL) {
-        await clients.messages.resumeDigestJobs({ digests: resumed.slice(start, start + RESUMED_DIGESTS_PER_CALL) }, call);
+      for (let start = 0; start < passedDigests.length; start += RESUMED_DIGESTS_PER_CALL) {
+        await clients.messages.resumeDigestJobs({ digests: passedDigests.slice(start, start + RESUMED_DIGESTS_PER_CALL) }, call);
       }
       return canceled;
     },

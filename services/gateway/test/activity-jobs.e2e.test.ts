@@ -316,14 +316,32 @@ describe("a channel step preferences turn off", () => {
     expect(JSON.parse(filtered.jobs![1]!.executionDetails[1]!.raw!)).toEqual({
       channels: { in_app: true, email: false, sms: false, chat: true, push: true },
     });
-    // Those jobs carry the provider of the environment's first active integration of their channel,
-    // as Novu's carry it from the trigger; a channel with none active shows Novu's own.
+    // A channel with no active integration at the trigger: its job shows Novu's own provider.
     expect(filtered.jobs!.map((job) => job.providerId)).toEqual(["novu", "novu-email", "novu-sms"]);
+
+    // Jobs carry the provider of the environment's first active integration of their channel as
+    // it was at the trigger, as Novu's do: the steps filtered out, and those behind a delay.
     const integration = (body: Record<string, unknown>) =>
       stack.request("POST", "/v1/integrations", { credentials: { apiKey: "k", from: "a@example.com" }, ...body });
     expect((await integration({ providerId: "twilio", channel: "sms", active: false })).status).toBe(201);
     expect((await integration({ providerId: "sendgrid", channel: "email", active: true })).status).toBe(201);
     expect((await integration({ providerId: "mailgun", channel: "email", active: true })).status).toBe(201);
-    expect((await novu.notifications.retrieve(filtered.id!)).result.jobs?.map((job) => job.providerId)).toEqual(["novu", "sendgrid", "novu-sms"]);
+    expect((await novu.notifications.retrieve(filtered.id!)).result.jobs?.map((job) => job.providerId)).toEqual(["novu", "novu-email", "novu-sms"]);
+    await trigger(name, "aj-prefs", "aj-prefs-2");
+    const later = await notificationOf("aj-prefs-2", (notification) => (notification.jobs?.length ?? 0) >= 3);
+    expect(later.jobs!.map((job) => job.providerId)).toEqual(["novu", "sendgrid", "novu-sms"]);
+    const delayed = await createWorkflow(stack, "Activity providers later", [
+      { template: { type: "delay" }, metadata: { type: "regular", amount: 1, unit: "hours" } },
+      { template: { type: "email", subject: "Later", content: "Later" } },
+      { template: { type: "sms", content: "Later" } },
+    ]);
+    await trigger(delayed, "aj-prefs", "aj-prefs-3");
+    const waiting = await notificationOf("aj-prefs-3", (notification) => notification.jobs?.[0]?.status === "delayed");
+    expect(waiting.jobs!.map((job) => [job.type, job.status, job.providerId])).toEqual([
+      ["delay", "delayed", "novu"],
+      ["email", "pending", "sendgrid"],
+      ["sms", "pending", "novu-sms"],
+    ]);
+    expect((await stack.request("DELETE", "/v1/events/trigger/aj-prefs-3")).body).toEqual({ data: true });
   });
 });

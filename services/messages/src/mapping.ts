@@ -305,7 +305,11 @@ export function stepJobGroupRow(group: messagesV1.StepJobGroup, grp: number, sta
     type: group.type,
     status,
     digest: group.digest ?? null,
-    later: group.later.length > 0 ? group.later.map((step) => ({ stepId: step.stepId, type: step.type })) : null,
+    later:
+      group.later.length > 0
+        ? group.later.map((step) => ({ stepId: step.stepId, type: step.type, ...(step.providerId !== undefined ? { providerId: step.providerId } : {}) }))
+        : null,
+    provider_id: group.providerId ?? null,
     notification: notificationTraitsRow(group.notification),
     details: group.details.map((detail) => ({
       detail: detail.detail,
@@ -327,6 +331,7 @@ function stepJobFromRow(row: StepJobRecord): messagesV1.StepJob {
     createdAt: timestampFromDate(row.created_at),
     updatedAt: timestampFromDate(row.updated_at),
     later: row.later ?? [],
+    ...(row.provider_id !== null ? { providerId: row.provider_id } : {}),
   });
 }
 

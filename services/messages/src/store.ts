@@ -347,9 +347,18 @@ export interface StepJobGroupRow extends NotificationGroupRow {
   status: StepJobStatus;
   digest: Record<string, unknown> | null;
   /** A delay's or digest's job: the active steps behind it, as the run's workflow has them. */
-  later: { stepId: string; type: string }[] | null;
+  later: LaterStepRow[] | null;
+  /** A channel step's job: the provider it carries from the trigger. */
+  provider_id: string | null;
   /** The details the change adds, without ids: each job's are made from its new row's id. */
   details: { detail: string; status: string; raw?: string; at: string }[];
+}
+
+/** A step behind a delay or digest, as its job keeps it. */
+export interface LaterStepRow {
+  stepId: string;
+  type: string;
+  providerId?: string;
 }
 
 /** One job of a group: its notification, and the id it takes should it be new. */
@@ -379,17 +388,19 @@ export async function upsertStepJobs(
 ): Promise<number> {
   const { rowCount } = await db.query(
     `INSERT INTO messages.step_jobs AS j
-       (environment_id, organization_id, id, notification_id, step_id, message_template_id, type, status, digest, later, details)
-     SELECT $1, $2, r.id, r.notification_id, g.step_id, g.message_template_id, g.type, g.status, g.digest, g.later,
+       (environment_id, organization_id, id, notification_id, step_id, message_template_id, type, status, digest, later, provider_id, details)
+     SELECT $1, $2, r.id, r.notification_id, g.step_id, g.message_template_id, g.type, g.status, g.digest, g.later, g.provider_id,
             (SELECT coalesce(jsonb_agg(d.value || jsonb_build_object('id', left(md5(r.id || '/' || d.n), 24)) ORDER BY d.n), '[]')
                FROM jsonb_array_elements(g.details) WITH ORDINALITY AS d(value, n))
        FROM unnest($4::text[], $5::text[], $6::int[]) AS r(id, notification_id, grp)
-       JOIN jsonb_to_recordset($3::jsonb) AS g(grp int, step_id text, message_template_id text, type text, status text, digest jsonb, later jsonb, details jsonb)
+       JOIN jsonb_to_recordset($3::jsonb) AS g(grp int, step_id text, message_template_id text, type text, status text, digest jsonb, later jsonb,
+                                              provider_id text, details jsonb)
          ON g.grp = r.grp
      ON CONFLICT (notification_id, step_id) DO UPDATE
         SET status = EXCLUDED.status,
             digest = coalesce(EXCLUDED.digest, j.digest),
             later = coalesce(EXCLUDED.later, j.later),
+            provider_id = coalesce(j.provider_id, EXCLUDED.provider_id),
             details = j.details || EXCLUDED.details,
             updated_at = now()
       WHERE ${stepJobProgress("EXCLUDED.status")} > ${stepJobProgress("j.status")}`,
@@ -397,7 +408,7 @@ export async function upsertStepJobs(
       environmentId,
       organizationId,
       JSON.stringify(
-        groups.map(({ grp, step_id, message_template_id, type, status, digest, later, details }) => ({
+        groups.map(({ grp, step_id, message_template_id, type, status, digest, later, provider_id, details }) => ({
           grp,
           step_id,
           message_template_id,
@@ -405,6 +416,7 @@ export async function upsertStepJobs(
           status,
           digest,
           later,
+          provider_id,
           details,
         })),
       ),
@@ -462,7 +474,7 @@ export async function resumeMergedDigestJobs(
        FROM unnest($2::text[], $3::text[], $4::text[]) AS d(transaction_id, subscriber_id, step_id)
        JOIN messages.notifications n
          ON n.environment_id = $1 AND n.transaction_id = d.transaction_id AND n.subscriber_id = d.subscriber_id
-      WHERE s.notification_id = n.id AND s.step_id = d.step_id AND s.type = 'digest' AND s.status = 'merged'`,
+      WHERE s.environment_id = $1 AND s.notification_id = n.id AND s.step_id = d.step_id AND s.type = 'digest' AND s.status = 'merged'`,
     [environmentId, digests.map((digest) => digest.transactionId), digests.map((digest) => digest.subscriberId), digests.map((digest) => digest.stepId)],
   );
   return rowCount ?? 0;
@@ -482,14 +494,15 @@ export interface StepJobRecord {
   type: string;
   status: string;
   digest_json: string | null;
-  later: { stepId: string; type: string }[] | null;
+  later: LaterStepRow[] | null;
+  provider_id: string | null;
   details: { id: string; detail: string; status: string; raw?: string; at: string }[];
   created_at: Date;
   updated_at: Date;
 }
 
 const STEP_JOB_COLUMNS = `s.id, s.organization_id, s.environment_id, s.notification_id, n.transaction_id, n.template_id, n.subscriber_id,
-  s.step_id, s.message_template_id, s.type, s.status, s.digest::text AS digest_json, s.later, s.details, s.created_at, s.updated_at`;
+  s.step_id, s.message_template_id, s.type, s.status, s.digest::text AS digest_json, s.later, s.provider_id, s.details, s.created_at, s.updated_at`;
 
 /** The step jobs of these notifications, at most `limit` each, oldest first. */
 export async function selectStepJobs(db: Queryable, environmentId: string, notificationIds: readonly string[], limit: number): Promise<StepJobRecord[]> {

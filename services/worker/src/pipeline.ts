@@ -565,7 +565,10 @@ async function deliverShares(
   // After the messages: their write makes most of the runs' notifications the quick way, and
   // before the resumptions are scheduled, so a run goes on only from a recorded wait.
   const runOf = new Map(shares.map((share) => [share.run.job, share.run]));
-  await recordStepJobs(stepJobs, deps.clients.messages, call, (change) => notificationTraitsOf(runOf.get(change.job)!, change.subscriber));
+  await recordStepJobs(stepJobs, deps.clients.messages, call, {
+    traitsOf: (change) => notificationTraitsOf(runOf.get(change.job)!, change.subscriber),
+    providerOf: lookups.firstActiveProviderOf,
+  });
   const resumptions = [...paused.values()].flatMap(({ job, pause, subscriberIds, digestIds }) =>
     chunks(subscriberIds).map((ids, part) => {
       const resumption = resumptionOf(job, ids, pause.fromStep, digestIds.slice(part * CHUNK, (part + 1) * CHUNK));
@@ -959,6 +962,9 @@ function integrationLookups(clients: PipelineClients, call: CallOptions) {
       return lookup;
     },
     integrationById: async (id: string) => (await listed()).byId.get(id),
+    /** The provider of the environment's oldest active integration of a channel: the one Novu's jobs of the channel carry. */
+    firstActiveProviderOf: async (channel: string) =>
+      (await listed()).all.find((integration) => integration.channel === channel && integration.active && !integration.deleted)?.providerId,
     /** The environment's active integrations of a provider, oldest first (the order they are listed in). */
     activeOfProvider: async (providerId: string) =>
       (await listed()).all.filter((integration) => integration.providerId === providerId && integration.active && !integration.deleted),

@@ -24,7 +24,8 @@ interface StepJobGroup {
   status: string;
   details: Detail[];
   digest?: JsonObject;
-  later?: { stepId: string; type: string }[];
+  later?: { stepId: string; type: string; providerId?: string }[];
+  providerId?: string;
   notification: messagesV1.NotificationTraits;
   recipients: { subscriberId: string; externalSubscriberId: string }[];
 }
@@ -211,27 +212,50 @@ const CALL_BYTES = 4 * 1024 * 1024;
 /** About what a recipient adds to a call: two ids. */
 const RECIPIENT_BYTES = 64;
 
+/** What recording step jobs reads of the run beside the changes. */
+export interface StepJobRecording {
+  /** What a notification a change creates keeps. */
+  traitsOf: (change: StepJobChange) => messagesV1.NotificationTraits;
+  /** The provider a job of this channel carries: the environment's first active integration of the channel's (undefined: none). */
+  providerOf: (channel: string) => Promise<string | undefined>;
+}
+
+/** The job types that carry an integration's provider, as Novu's jobs do from the trigger (in-app's is Novu's own). */
+const CARRIES_PROVIDER = new Set(["email", "sms", "chat", "push"]);
+
 /**
  * Records the changes, alike ones (one step, status, details, digest and notification traits of
  * one trigger) as one group: the run pauses of a fan-out page at one delay are one group of a
- * thousand recipients. `traitsOf` tells what a notification a change creates keeps.
+ * thousand recipients.
  */
 export async function recordStepJobs(
   changes: readonly StepJobChange[],
   messages: Client<typeof messagesV1.MessageService>,
   call: CallOptions,
-  traitsOf: (change: StepJobChange) => messagesV1.NotificationTraits,
+  recording: StepJobRecording,
 ): Promise<void> {
+  // The providers of the channels among the jobs and the steps behind them, each looked up once.
+  const providers = new Map<string, string | undefined>();
+  for (const { job, step } of changes) {
+    const type = stepJobType(step)!;
+    const behind = type === "delay" || type === "digest" ? laterSteps(job.workflow!, step).map((later) => later.type) : [];
+    for (const carrying of [type, ...behind]) if (CARRIES_PROVIDER.has(carrying)) providers.set(carrying, undefined);
+  }
+  await Promise.all([...providers.keys()].map(async (type) => providers.set(type, await recording.providerOf(type))));
+  const withProvider = <T extends { type: string }>(entry: T): T & { providerId?: string } => {
+    const providerId = providers.get(entry.type);
+    return providerId === undefined ? entry : { ...entry, providerId };
+  };
   const groups = new Map<string, StepJobGroup>();
   for (const change of changes) {
     const { job, subscriber, step, status, details, digest } = change;
     const type = stepJobType(step)!;
-    const notification = traitsOf(change);
+    const notification = recording.traitsOf(change);
     const key = JSON.stringify([job.triggerId, step.id, status, details, digest, notification.topics.length > 0]);
     let group = groups.get(key);
     if (!group) {
       const workflow = job.workflow!;
-      group = {
+      group = withProvider({
         transactionId: job.transactionId,
         templateId: workflow.id,
         templateIdentifier: workflow.identifier,
@@ -242,10 +266,10 @@ export async function recordStepJobs(
         status,
         details,
         ...(digest ? { digest } : {}),
-        ...(type === "delay" || type === "digest" ? { later: laterSteps(workflow, step) } : {}),
+        ...(type === "delay" || type === "digest" ? { later: laterSteps(workflow, step).map(withProvider) } : {}),
         notification,
         recipients: [],
-      };
+      });
       groups.set(key, group);
     }
     group.recipients.push({ subscriberId: subscriber.id, externalSubscriberId: subscriber.subscriberId });

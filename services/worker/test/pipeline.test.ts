@@ -71,6 +71,7 @@ function services(
     scheduled: [] as triggersV1.ScheduledJob[],
     returned: [] as messagesV1.ReturnSnoozedMessageRequest[],
     passedDigests: [] as triggersV1.PassCanceledDigestsRequest[],
+    resumedDigests: [] as string[],
     published: [] as deliveriesV1.DeliveryJob[],
     /** Step job changes, one per recipient: "<subscriber> <step> <type> <status>: <detail texts>". */
     stepJobs: [] as string[],
@@ -153,7 +154,8 @@ function services(
       getCanceledTriggers: (request) => ({ transactionIds: request.transactionIds.filter((id) => options.canceled?.includes(id)) }),
       passCanceledDigests: (request) => {
         calls.passedDigests.push(request);
-        return {};
+        // Each digest passes to the trigger of the next event in it.
+        return { passedDigests: request.digestIds.map((id) => ({ transactionId: `txn-next-${id}`, subscriberId: "id-bob", stepId: "digest" })) };
       },
       scheduleJobs: (request) => {
         calls.scheduled.push(...request.jobs);
@@ -162,6 +164,14 @@ function services(
       },
     });
     router.service(integrationsV1.IntegrationService, {
+      listIntegrations: () => ({
+        integrations: options.emailIntegration
+          ? [
+              { id: "integration-off", providerId: "sendgrid", channel: "email", active: false },
+              { id: "integration-mail", providerId: "nodemailer", channel: "email", active: true },
+            ]
+          : [],
+      }),
       selectIntegration: (request) => {
         if (options.emailIntegration && request.channel === "email") {
           return { integration: { id: "integration-mail", providerId: "nodemailer", channel: "email", active: true } };
@@ -205,12 +215,18 @@ function services(
         calls.canceledStepJobs.push(request.transactionId);
         return { canceled: 1 };
       },
+      resumeDigestJobs: (request) => {
+        calls.resumedDigests.push(...request.digests.map((digest) => `${digest.transactionId} ${digest.subscriberId} ${digest.stepId}`));
+        return { resumed: request.digests.length };
+      },
       recordStepJobs: (request) => {
         for (const group of request.groups) {
           const details = group.details.map((detail) => detail.detail).join(", ");
           for (const to of group.recipients) calls.stepJobs.push(`${to.externalSubscriberId} ${group.stepId} ${group.type} ${group.status}: ${details}`);
           if (group.type === "delay" || group.type === "digest") {
-            calls.laterSteps.push(`${group.stepId} ${group.status}: ${group.later.map((step) => `${step.stepId} ${step.type}`).join(", ")}`);
+            calls.laterSteps.push(
+              `${group.stepId} ${group.status}: ${group.later.map((step) => `${step.stepId} ${step.type}${step.providerId ? ` (${step.providerId})` : ""}`).join(", ")}`,
+            );
           }
         }
         return { changed: request.groups.length };
@@ -397,6 +413,8 @@ describe("runTriggerJobs", () => {
     expect(calls.passedDigests.map(({ transactionId, digestIds }) => ({ transactionId, digestIds }))).toEqual([
       { transactionId: "txn-digest", digestIds: ["7"] },
     ]);
+    // The next event's merged digest job waits again.
+    expect(calls.resumedDigests).toEqual(["txn-next-7 id-bob digest"]);
     // Each wait that ends here without going on shows canceled, also when it was recorded after the cancel.
     expect(calls.canceledStepJobs).toEqual(["txn-digest", "txn-delay"]);
   });
@@ -411,6 +429,14 @@ describe("runTriggerJobs", () => {
     expect(calls.stepJobs).toEqual(["bob s in_app canceled: Step queued, Step filtered by subscriber global preferences"]);
     expect(calls.preferences).toHaveLength(1);
     expect(calls.preferences[0]).toMatchObject({ workflowId: run.workflow!.id, subscriberIds: ["id-ada", "id-bob"], workflow: { critical: true } });
+  });
+
+  it("keeps on a delay's job the provider each channel step behind it carries: the environment's oldest active integration of its channel", async () => {
+    const { deps, calls } = services({ emailIntegration: true });
+    const mail: StepInit = { id: "mail", template: { type: StepType.EMAIL, subject: "Hi", content: { case: "text", value: "Hi" } } };
+    const sms: StepInit = { id: "text", template: { type: StepType.SMS, content: { case: "text", value: "Hi" } } };
+    await runTriggerJobs([job({ steps: [delayStep("wait", 2), mail, sms, inApp("after")], to: to("ada") })], deps);
+    expect(calls.laterSteps).toEqual(["wait delayed: mail email (nodemailer), text sms, after in_app"]);
   });
 
   it("stops at a delay, schedules the rest for the paused subscribers, and the resumed job runs only the steps after it", async () => {

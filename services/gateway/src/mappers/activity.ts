@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
-import { type integrationsV1, messagesV1, type subscribersV1, type workflowsV1 } from "@notify/proto";
+import { messagesV1, type subscribersV1, type workflowsV1 } from "@notify/proto";
 import { Channel, channelNamed, CHANNELS, type ChannelName, isChannelName, SEVERITIES, Severity, severityName, severityNamed } from "@notify/runtime";
 import { z } from "zod";
 import { HttpError } from "../errors.js";
@@ -21,7 +21,7 @@ const channelList = stringList("channels").pipe(
 );
 
 const severityList = stringList("severity").pipe(
-  z.array(z.enum(SEVERITIES, { error: `each value in severity must be one of ${SEVERITIES.join(", ")}` })).max(SEVERITIES.length),
+  z.array(z.enum(SEVERITIES, { error: `each value in severity must be one of ${SEVERITIES.join(", ")}` })).transform((names) => [...new Set(names)]),
 );
 
 export const listNotificationsQuery = z.object({
@@ -187,27 +187,12 @@ function jobToJson(messages: readonly messagesV1.Message[], details: readonly me
 }
 
 /**
- * The provider of each channel that Novu's jobs carry from the trigger on: the environment's
- * first active integration of the channel, or none.
- */
-export type JobProviders = Partial<Record<ChannelName, string>>;
-
-/** The environment's integrations, oldest first, as the provider its jobs of each channel carry. */
-export function jobProvidersOf(integrations: readonly integrationsV1.Integration[]): JobProviders {
-  const providers: JobProviders = {};
-  for (const integration of integrations) {
-    const channel = integration.channel;
-    if (isChannelName(channel) && channel !== "in_app" && integration.active && !integration.deleted) providers[channel] ??= integration.providerId;
-  }
-  return providers;
-}
-
-/**
  * The provider a job that sent nothing shows: of a channel's, the one it carries from the trigger
- * (else Novu's own of the channel); of a delay's or a digest's, Novu's own.
+ * (the environment's first active integration of the channel's, when it had one), else Novu's
+ * own of the channel; of a delay's or a digest's, Novu's own.
  */
-function providerOfStepJob(type: string, providers: JobProviders): string {
-  return isChannelName(type) ? (providers[type] ?? NO_INTEGRATION_PROVIDER[type]) : "novu";
+function providerOfStepJob(type: string, carried: string | undefined): string {
+  return isChannelName(type) ? (carried ?? NO_INTEGRATION_PROVIDER[type]) : "novu";
 }
 
 /**
@@ -220,7 +205,6 @@ function stepJobToJson(
   notification: messagesV1.Notification,
   payload: Record<string, unknown> | undefined,
   workflow: WorkflowView | undefined,
-  providers: JobProviders,
 ) {
   const digest = parsed(job.digestJson);
   return {
@@ -231,7 +215,7 @@ function stepJobToJson(
     executionDetails: notification.executionDetails.filter((detail) => detail.jobId === job.id && detail.stepDetail).map(executionDetailToJson),
     step: stepToJson(job.stepId, job.messageTemplateId, workflow),
     ...(payload ? { payload } : {}),
-    providerId: providerOfStepJob(job.type, providers),
+    providerId: providerOfStepJob(job.type, job.providerId),
     status: job.status as JobStatus,
     updatedAt: iso(job.updatedAt),
   };
@@ -258,7 +242,6 @@ function unwrittenJobsOf(
   payload: Record<string, unknown> | undefined,
   workflow: WorkflowView | undefined,
   written: { places: ReadonlySet<number>; stepIds: ReadonlySet<string> },
-  providers: JobProviders,
 ) {
   let holding: { job: messagesV1.StepJob; place: number; status: JobStatus } | undefined;
   for (const job of notification.stepJobs) {
@@ -269,9 +252,10 @@ function unwrittenJobsOf(
   }
   if (!holding || !workflow) return [];
   const { job, place, status } = holding;
-  const later =
+  // A job recorded before it kept its later steps has none, nor their providers.
+  const later: { id: string; type: (typeof STEP_JOB_TYPES)[number]; providerId?: string | undefined }[] =
     job.later.length > 0
-      ? job.later.map((step) => ({ id: step.stepId, type: step.type as (typeof STEP_JOB_TYPES)[number] }))
+      ? job.later.map((step) => ({ id: step.stepId, type: step.type as (typeof STEP_JOB_TYPES)[number], providerId: step.providerId }))
       : workflow.chain.filter((step) => step.place > place);
   const unwritten = later.filter((step) => {
     const now = workflow.places.get(step.id);
@@ -287,7 +271,7 @@ function unwrittenJobsOf(
       executionDetails: [],
       step: stepToJson(step.id, step.id, workflow),
       ...(payload ? { payload } : {}),
-      providerId: providerOfStepJob(step.type, providers),
+      providerId: providerOfStepJob(step.type, step.providerId),
       status,
       updatedAt: iso(job.updatedAt),
     },
@@ -298,12 +282,7 @@ function unwrittenJobsOf(
  * The notification's jobs in the order of its workflow's steps (Novu's job chain), those of steps
  * the workflow no longer has last; as they were made where the order says nothing.
  */
-function jobsOf(
-  notification: messagesV1.Notification,
-  payload: Record<string, unknown> | undefined,
-  workflow: WorkflowView | undefined,
-  providers: JobProviders,
-) {
+function jobsOf(notification: messagesV1.Notification, payload: Record<string, unknown> | undefined, workflow: WorkflowView | undefined) {
   const place = (stepId: string) => workflow?.places.get(stepId) ?? Number.MAX_SAFE_INTEGER;
   const jobs = [
     ...stepsOf(notification.messages).map((messages) => ({
@@ -314,14 +293,14 @@ function jobsOf(
     ...notification.stepJobs.map((job) => ({
       place: place(job.stepId),
       at: job.createdAt,
-      json: stepJobToJson(job, notification, payload, workflow, providers),
+      json: stepJobToJson(job, notification, payload, workflow),
     })),
   ];
   const written = {
     places: new Set(jobs.map((job) => job.place)),
     stepIds: new Set([...notification.messages.map((message) => message.stepId), ...notification.stepJobs.map((job) => job.stepId)]),
   };
-  jobs.push(...unwrittenJobsOf(notification, payload, workflow, written, providers));
+  jobs.push(...unwrittenJobsOf(notification, payload, workflow, written));
   const time = (at: Timestamp | undefined) => (at ? timestampDate(at).getTime() : 0);
   return jobs.sort((a, b) => a.place - b.place || time(a.at) - time(b.at)).map((job) => job.json);
 }
@@ -338,17 +317,12 @@ function activitySubscriberToJson(subscriber: subscribersV1.Subscriber) {
 }
 
 /** A notification as Novu's ActivityNotificationResponseDto: its subscriber, its workflow and its jobs. */
-function notificationToJson(
-  notification: messagesV1.Notification,
-  subscriber: subscribersV1.Subscriber | undefined,
-  workflow: WorkflowView | undefined,
-  providers: JobProviders,
-) {
+function notificationToJson(notification: messagesV1.Notification, subscriber: subscribersV1.Subscriber | undefined, workflow: WorkflowView | undefined) {
   const created = iso(notification.createdAt);
   const payload = parsed(notification.payloadJson);
   // Every message of a notification carries its trigger's context keys.
   const contextKeys = notification.messages[0]?.contextKeys ?? [];
-  const jobs = jobsOf(notification, payload, workflow, providers);
+  const jobs = jobsOf(notification, payload, workflow);
   return {
     _id: notification.id,
     _environmentId: notification.environmentId,
@@ -380,23 +354,23 @@ function traitsToJson(traits: messagesV1.NotificationTraits | undefined) {
 }
 
 /** A page of the activity feed as Novu's ActivitiesResponseDto (no total: the reference service counts none). */
-export function activityPageToJson(reply: messagesV1.ListNotificationsResponse, query: z.output<typeof listNotificationsQuery>, providers: JobProviders) {
+export function activityPageToJson(reply: messagesV1.ListNotificationsResponse, query: z.output<typeof listNotificationsQuery>) {
   const subscribers = new Map(reply.subscribers.map((subscriber) => [subscriber.id, subscriber]));
   const workflows = workflowViews(reply.workflows);
   return {
     hasMore: reply.hasMore,
     data: reply.notifications.map((notification) =>
-      notificationToJson(notification, subscribers.get(notification.subscriberId), workflows.get(notification.templateId), providers),
+      notificationToJson(notification, subscribers.get(notification.subscriberId), workflows.get(notification.templateId)),
     ),
     pageSize: query.limit,
     page: query.page,
   };
 }
 
-export function activityToJson(reply: messagesV1.GetNotificationResponse, providers: JobProviders) {
+export function activityToJson(reply: messagesV1.GetNotificationResponse) {
   const workflows = workflowViews(reply.workflow ? [reply.workflow] : []);
   const notification = reply.notification!;
-  return notificationToJson(notification, reply.subscriber, workflows.get(notification.templateId), providers);
+  return notificationToJson(notification, reply.subscriber, workflows.get(notification.templateId));
 }
 
 export function graphStatsToJson(reply: messagesV1.GetActivityGraphResponse) {

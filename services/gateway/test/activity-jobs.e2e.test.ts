@@ -270,6 +270,27 @@ describe("what a notification keeps of its trigger and workflow", () => {
     expect((await found({ severity: ["high", "low"] })).sort()).toEqual(["aj-traits-member", "aj-traits-named"]);
     expect(await found({ severity: ["low"] })).toEqual([]);
     expect((await stack.request("GET", "/v1/notifications?severity=urgent")).status).toBe(422);
+
+    // A notification its run's first step job makes (a delay's) keeps them too.
+    const delayedName = await createWorkflow(stack, "Activity traits delayed", [
+      { template: { type: "delay" }, metadata: { type: "regular", amount: 1, unit: "hours" } },
+      inApp("Later"),
+    ]);
+    const delayedTrigger = await stack.request("POST", "/v1/events/trigger", {
+      name: delayedName,
+      to: [{ type: "Topic", topicKey: "aj-traits-topic" }],
+      transactionId: "aj-traits-2",
+      overrides: { severity: "low" },
+    });
+    expect(delayedTrigger.status, JSON.stringify(delayedTrigger.body)).toBe(201);
+    const waiting = await eventually(async () => {
+      const { data } = (await novu.notifications.list({ transactionId: "aj-traits-2" })).result;
+      return data.length === 2 && data.every((notification) => notification.jobs?.[0]?.status === "delayed") ? data : undefined;
+    });
+    for (const notification of waiting) {
+      expect(notification).toMatchObject({ severity: "low", critical: false, tags: [], topics: [{ topicKey: "aj-traits-topic" }] });
+    }
+    expect((await stack.request("DELETE", "/v1/events/trigger/aj-traits-2")).body).toEqual({ data: true });
   });
 });
 

@@ -172,7 +172,7 @@ function jobRun(job: triggersV1.TriggerJob, actor: subscribersV1.Subscriber | un
 }
 
 /** What a subscriber's notification of a run keeps: the trigger's topics too when reached through them, as Novu's. */
-export function notificationTraitsOf(run: JobRun, subscriber: RecipientProfile): messagesV1.NotificationTraits {
+function notificationTraitsOf(run: JobRun, subscriber: RecipientProfile): messagesV1.NotificationTraits {
   return run.topicTraits && !run.named.has(subscriber.subscriberId) ? run.topicTraits : run.traits;
 }
 

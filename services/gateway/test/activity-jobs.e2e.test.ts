@@ -1,5 +1,6 @@
 import { Novu } from "@novu/api";
 import type { ActivityNotificationResponseDto } from "@novu/api/models/components/index.js";
+import { createPool } from "@notify/runtime";
 import { eventually } from "@notify/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createWorkflow } from "./delivery-helpers.js";
@@ -165,6 +166,22 @@ describe("a delay step's job", () => {
     expect(next.jobs?.map((job) => job.status)).toEqual(["delayed", "pending"]);
     const third = await notificationOf("aj-pass-digest-3", () => true);
     expect(third.jobs?.map((job) => job.status)).toEqual(["merged", "merged"]);
+
+    // The cancel's resume lost (as when the messages service failed after the cancel committed):
+    // the cancel made again answers the digest it passed, and the job waits again.
+    const pool = createPool(stack.database.url, 1);
+    try {
+      const lost = await pool.query(
+        `UPDATE messages.step_jobs s SET status = 'merged' FROM messages.notifications n
+          WHERE n.id = s.notification_id AND n.transaction_id = 'aj-pass-digest-2' AND s.type = 'digest'`,
+      );
+      expect(lost.rowCount).toBe(1);
+    } finally {
+      await pool.end();
+    }
+    expect((await notificationOf("aj-pass-digest-2", () => true)).jobs?.map((job) => job.status)).toEqual(["merged", "merged"]);
+    expect((await stack.request("DELETE", "/v1/events/trigger/aj-pass-digest-1")).body).toEqual({ data: false });
+    expect((await notificationOf("aj-pass-digest-2", () => true)).jobs?.map((job) => job.status)).toEqual(["delayed", "pending"]);
   });
 
   it("fails with Novu's 'Invalid delay configuration' when its date has passed, and the run stops there", async () => {

@@ -246,7 +246,8 @@ export async function digestEvents(
  * `dueDigestIds` are digests it opened that came due before the cancel, whose run (its resumption)
  * the cancel took out of the outbox or the worker dropped: they pass on the same way, so the
  * events of other triggers in them are not lost with the canceled trigger's run. Answers how many
- * of its events left digests, and the digests passed on.
+ * of its events left digests, and every digest passed on from it (by this call or an earlier one,
+ * whose answer may have been lost).
  */
 export async function cancelDigestsOf(
   tx: Queryable,
@@ -260,28 +261,31 @@ export async function cancelDigestsOf(
   await store.deleteDigestJob(tx, environmentId, triggerId);
   const groups = new Map<string, Resuming>();
   const passed: { digestId: string; triggerId: string }[] = [];
-  const passedDigests: triggersV1.PassedDigest[] = [];
-  const jobsOf = new Map<string, triggersV1.TriggerJob>();
   const ended: string[] = [];
   for (const row of await store.selectDigestSuccessors(tx, environmentId, triggerId, dueDigestIds)) {
     if (row.job === null || row.trigger_id === null || row.from_step === null) {
       ended.push(row.id);
       continue;
     }
-    const { from_step: fromStep, run_at: runAt } = row;
-    // A broadcast's digests pass to the same trigger, each with a copy of its job.
-    let job = jobsOf.get(row.trigger_id);
-    if (!job) jobsOf.set(row.trigger_id, (job = fromBinary(TriggerJobSchema, row.job)));
-    addResuming(groups, `${row.trigger_id}/${fromStep}/${runAt.getTime()}`, () => ({ job, fromStep, runAt }), row.subscriber_id, row.id);
+    const { job, from_step: fromStep, run_at: runAt } = row;
+    addResuming(
+      groups,
+      `${row.trigger_id}/${fromStep}/${runAt.getTime()}`,
+      () => ({ job: fromBinary(TriggerJobSchema, job), fromStep, runAt }),
+      row.subscriber_id,
+      row.id,
+    );
     passed.push({ digestId: row.id, triggerId: row.trigger_id });
-    passedDigests.push(create(triggersV1.PassedDigestSchema, { transactionId: job.transactionId, subscriberId: row.subscriber_id, stepId: row.step_id }));
   }
   if (ended.length > 0) await store.closeDigests(tx, environmentId, ended);
   if (passed.length > 0) {
-    await store.reassignDigests(tx, environmentId, passed);
+    await store.reassignDigests(tx, environmentId, triggerId, passed);
     await store.insertSchedules(tx, environmentId, currentOrigin(), resumptionSchedules(groups.values(), jobSubject));
     await store.notifySchedules(tx);
   }
+  const passedDigests = (await store.selectDigestsPassedFrom(tx, environmentId, triggerId)).map((row) =>
+    create(triggersV1.PassedDigestSchema, { transactionId: row.transaction_id, subscriberId: row.subscriber_id, stepId: row.step_id }),
+  );
   return { eventsTaken, passedDigests };
 }
 

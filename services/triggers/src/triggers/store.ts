@@ -564,7 +564,6 @@ export async function deleteDigestEventsOf(db: Queryable, environmentId: string,
 export interface DigestSuccessorRow {
   id: string;
   subscriber_id: string;
-  step_id: string;
   run_at: Date;
   trigger_id: string | null;
   from_step: number | null;
@@ -578,7 +577,7 @@ export async function selectDigestSuccessors(
   dueDigestIds: readonly string[],
 ): Promise<DigestSuccessorRow[]> {
   const { rows } = await db.query<DigestSuccessorRow>(
-    `SELECT d.id::text, d.subscriber_id, d.step_id, d.run_at, next.trigger_id, next.from_step, j.job
+    `SELECT d.id::text, d.subscriber_id, d.run_at, next.trigger_id, next.from_step, j.job
        FROM triggers.digests d
        LEFT JOIN LATERAL (
          SELECT e.trigger_id, e.from_step FROM triggers.digest_events e WHERE e.digest_id = d.id ORDER BY e.id LIMIT 1
@@ -591,14 +590,35 @@ export async function selectDigestSuccessors(
   return rows;
 }
 
-/** Passes open digests to the triggers that now open them. */
-export async function reassignDigests(db: Queryable, environmentId: string, rows: readonly { digestId: string; triggerId: string }[]): Promise<void> {
+/** Passes open digests from a canceled trigger to the triggers that now open them. */
+export async function reassignDigests(
+  db: Queryable,
+  environmentId: string,
+  canceledTriggerId: string,
+  rows: readonly { digestId: string; triggerId: string }[],
+): Promise<void> {
   await db.query(
-    `UPDATE triggers.digests d SET trigger_id = v.trigger_id
+    `UPDATE triggers.digests d SET trigger_id = v.trigger_id, passed_from = $4
        FROM unnest($2::bigint[], $3::text[]) AS v(id, trigger_id)
       WHERE d.environment_id = $1 AND d.id = v.id`,
-    [environmentId, rows.map((row) => row.digestId), rows.map((row) => row.triggerId)],
+    [environmentId, rows.map((row) => row.digestId), rows.map((row) => row.triggerId), canceledTriggerId],
   );
+}
+
+/** The digests passed on from a canceled trigger, each with the transaction of the trigger it passed to. */
+export async function selectDigestsPassedFrom(
+  db: Queryable,
+  environmentId: string,
+  canceledTriggerId: string,
+): Promise<{ transaction_id: string; subscriber_id: string; step_id: string }[]> {
+  const { rows } = await db.query<{ transaction_id: string; subscriber_id: string; step_id: string }>(
+    `SELECT r.transaction_id, d.subscriber_id, d.step_id FROM triggers.digests d
+       JOIN triggers.trigger_records r ON r.environment_id = d.environment_id AND r.id = d.trigger_id
+      WHERE d.environment_id = $1 AND d.passed_from = $2
+      ORDER BY d.id`,
+    [environmentId, canceledTriggerId],
+  );
+  return rows;
 }
 
 /** Closes open digests no event is left in: later events of their keys open new ones. */

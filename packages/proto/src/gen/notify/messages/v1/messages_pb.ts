@@ -3785,6 +3785,7 @@ export const MessageService: GenService<{
   /**
    * The merged digest jobs of the digests a canceled trigger passed on wait again (delayed), as
    * Novu makes the next merged job the digest's. Answers how many; a repeated call changes nothing.
+   * A job its run records only after the call stays merged until its digest runs.
    *
    * @generated from rpc notify.messages.v1.MessageService.ResumeDigestJobs
    */

@@ -223,6 +223,17 @@ export interface StepJobRecording {
 /** The job types that carry an integration's provider, as Novu's jobs do from the trigger (in-app's is Novu's own). */
 const CARRIES_PROVIDER = new Set(["email", "sms", "chat", "push"]);
 
+/** Gives the groups' channel jobs, and the channel steps behind their delays and digests, the provider of their channel, each looked up once. */
+async function stampProviders(groups: readonly StepJobGroup[], providerOf: StepJobRecording["providerOf"]): Promise<void> {
+  const entries = groups.flatMap((group) => [group, ...(group.later ?? [])]).filter((entry) => CARRIES_PROVIDER.has(entry.type));
+  const providers = new Map<string, Promise<string | undefined>>();
+  for (const { type } of entries) if (!providers.has(type)) providers.set(type, providerOf(type));
+  for (const entry of entries) {
+    const providerId = await providers.get(entry.type)!;
+    if (providerId !== undefined) entry.providerId = providerId;
+  }
+}
+
 /**
  * Records the changes, alike ones (one step, status, details, digest and notification traits of
  * one trigger) as one group: the run pauses of a fan-out page at one delay are one group of a
@@ -234,18 +245,6 @@ export async function recordStepJobs(
   call: CallOptions,
   recording: StepJobRecording,
 ): Promise<void> {
-  // The providers of the channels among the jobs and the steps behind them, each looked up once.
-  const providers = new Map<string, string | undefined>();
-  for (const { job, step } of changes) {
-    const type = stepJobType(step)!;
-    const behind = type === "delay" || type === "digest" ? laterSteps(job.workflow!, step).map((later) => later.type) : [];
-    for (const carrying of [type, ...behind]) if (CARRIES_PROVIDER.has(carrying)) providers.set(carrying, undefined);
-  }
-  await Promise.all([...providers.keys()].map(async (type) => providers.set(type, await recording.providerOf(type))));
-  const withProvider = <T extends { type: string }>(entry: T): T & { providerId?: string } => {
-    const providerId = providers.get(entry.type);
-    return providerId === undefined ? entry : { ...entry, providerId };
-  };
   const groups = new Map<string, StepJobGroup>();
   for (const change of changes) {
     const { job, subscriber, step, status, details, digest } = change;
@@ -255,7 +254,7 @@ export async function recordStepJobs(
     let group = groups.get(key);
     if (!group) {
       const workflow = job.workflow!;
-      group = withProvider({
+      group = {
         transactionId: job.transactionId,
         templateId: workflow.id,
         templateIdentifier: workflow.identifier,
@@ -266,14 +265,15 @@ export async function recordStepJobs(
         status,
         details,
         ...(digest ? { digest } : {}),
-        ...(type === "delay" || type === "digest" ? { later: laterSteps(workflow, step).map(withProvider) } : {}),
+        ...(type === "delay" || type === "digest" ? { later: laterSteps(workflow, step) } : {}),
         notification,
         recipients: [],
-      });
+      };
       groups.set(key, group);
     }
     group.recipients.push({ subscriberId: subscriber.id, externalSubscriberId: subscriber.subscriberId });
   }
+  await stampProviders([...groups.values()], recording.providerOf);
   let batch: StepJobGroup[] = [];
   let recipients = 0;
   let bytes = 0;

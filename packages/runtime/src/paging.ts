@@ -37,6 +37,12 @@ export async function readOffsetPage<Row>(
 /** Novu's public cursor-paged lists (channel connections and endpoints): pages of 10 unless asked, at most 100. */
 export const PUBLIC_PAGE = { fallback: 10, max: 100 } as const;
 
+/** The page size a request asks for, checked: `fallback` when it names none (0), INVALID_ARGUMENT beyond `max`. */
+export function pageLimit(limit: number, bounds: { fallback: number; max: number } = PUBLIC_PAGE): number {
+  if (limit < 0 || limit > bounds.max) throw invalidField("limit", `limit must be between 1 and ${bounds.max}`, limit);
+  return limit || bounds.fallback;
+}
+
 /**
  * The keyset read a cursor-paged list request asks for, checked: its page size, the cursor to walk
  * from (after or before, never both: 400, as Novu answers), the direction of the walk, and whether
@@ -46,12 +52,12 @@ export function keysetRead(
   request: { limit: number; after?: string | undefined; before?: string | undefined; descending: boolean; includeCursor?: boolean | undefined },
   bounds: { fallback: number; max: number } = PUBLIC_PAGE,
 ) {
-  if (request.limit < 0 || request.limit > bounds.max) throw invalidField("limit", `limit must be between 1 and ${bounds.max}`, request.limit);
+  const limit = pageLimit(request.limit, bounds);
   if (request.after !== undefined && request.before !== undefined) {
     throw failedPrecondition("Cannot specify both 'after' and 'before' cursors at the same time");
   }
   return {
-    limit: request.limit || bounds.fallback,
+    limit,
     cursor: request.after ?? request.before,
     towardsLower: request.descending !== (request.before !== undefined),
     inclusive: request.includeCursor === true,

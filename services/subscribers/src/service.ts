@@ -21,6 +21,7 @@ import {
   type Queryable,
   type Scope,
   boundBatch,
+  pageLimit,
 } from "@notify/runtime";
 import { EMPTY_PROFILE, applyFields, isFieldName, profileOf, recipientFromRow, sameProfile, subscriberFromRow, type FieldName } from "./mapping.js";
 import { createChannelHandlers, createChannelWriter, type ChannelHandlerDeps, type PreparedWrites } from "./channel-handlers.js";
@@ -36,6 +37,7 @@ export const COUNT_CAP = 10_000;
 /** The gateway caps public pages at 100; internal callers (the worker's fan-out) page by up to 1000. */
 export const MAX_PAGE_SIZE = 1000;
 const DEFAULT_PAGE_SIZE = 10;
+const SUBSCRIBER_PAGE = { fallback: DEFAULT_PAGE_SIZE, max: MAX_PAGE_SIZE };
 export const MAX_BATCH = 1000;
 /** Values of each list MatchSubscribers takes. */
 export const MAX_MATCH_VALUES = 100;
@@ -60,11 +62,6 @@ function channelFailure(index: number, error: ConnectError): ConnectError {
   const fields = fieldErrorsOf(error);
   if (!fields) return error;
   return invalidArgument(error.rawMessage, Object.fromEntries(Object.entries(fields).map(([field, entry]) => [`channels[${index}].${field}`, entry])));
-}
-
-function pageSize(limit: number): number {
-  if (limit < 0 || limit > MAX_PAGE_SIZE) throw invalidField("limit", `limit must be between 1 and ${MAX_PAGE_SIZE}`, limit);
-  return limit === 0 ? DEFAULT_PAGE_SIZE : limit;
 }
 
 export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImpl<typeof subscribersV1.SubscriberService> {
@@ -196,7 +193,7 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
 
     async pageRecipients(request, context) {
       const scope = scopeOf(context);
-      const limit = pageSize(request.limit);
+      const limit = pageLimit(request.limit, SUBSCRIBER_PAGE);
       const { page, cursors } = keysetPage(await store.selectRecipientPage(pool, scope.environmentId, request.after, limit), limit, request);
       return { recipients: page.map(recipientFromRow), ...(cursors.next ? { next: cursors.next } : {}) };
     },
@@ -253,7 +250,7 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
 
     async listSubscribers(request, context) {
       const scope = scopeOf(context);
-      const limit = pageSize(request.limit);
+      const limit = pageLimit(request.limit, SUBSCRIBER_PAGE);
       const { rows, ...page } = await readOffsetPage(
         { page: request.page, limit, countCap: COUNT_CAP },
         (offset) => store.selectSubscriberPage(pool, scope.environmentId, offset, limit),
@@ -264,7 +261,7 @@ export function createSubscriberService(deps: SubscriberServiceDeps): ServiceImp
 
     async searchSubscribers(request, context) {
       const scope = scopeOf(context);
-      const read = keysetRead({ ...request, descending: request.direction !== SortDirection.ASC }, { fallback: DEFAULT_PAGE_SIZE, max: MAX_PAGE_SIZE });
+      const read = keysetRead({ ...request, descending: request.direction !== SortDirection.ASC }, SUBSCRIBER_PAGE);
       const filters: store.SearchFilters = {
         ...(request.email !== undefined ? { email: request.email } : {}),
         ...(request.phone !== undefined ? { phone: request.phone } : {}),

@@ -11,6 +11,7 @@ import {
   readOffsetPage,
   scopeOf,
   type FieldErrors,
+  pageLimit,
 } from "@notify/runtime";
 import type { ServiceDeps } from "../routes.js";
 import { tenantFromRow } from "./mapping.js";
@@ -37,11 +38,6 @@ function checkTenantWrite(fields: { identifier?: string | undefined; name?: stri
     errors.name = { messages: [`name must be at most ${MAX_TEXT} characters`], value: fields.name };
   }
   if (Object.keys(errors).length > 0) throw invalidArgument("Validation failed", errors);
-}
-
-function pageSize(limit: number): number {
-  if (limit < 0 || limit > MAX_PAGE_SIZE) throw invalidField("limit", `limit must be between 1 and ${MAX_PAGE_SIZE}`, limit);
-  return limit === 0 ? 10 : limit;
 }
 
 /** JSON with object keys sorted: jsonb does not keep the caller's key order. */
@@ -81,7 +77,7 @@ export function createTenantService({ pool }: ServiceDeps): ServiceImpl<typeof t
 
     async listTenants(request, context) {
       const scope = scopeOf(context);
-      const limit = pageSize(request.limit);
+      const limit = pageLimit(request.limit, { fallback: 10, max: MAX_PAGE_SIZE });
       const { rows, ...page } = await readOffsetPage(
         { page: request.page, limit, countCap: COUNT_CAP },
         (offset) => store.selectTenantPage(pool, scope.environmentId, offset, limit),

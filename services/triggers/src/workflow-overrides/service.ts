@@ -1,6 +1,17 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { workflowsV1 } from "@notify/proto";
-import { alreadyExists, invalidField, isForeignKeyViolation, isObjectId, notFound, objectId, scopeOf, type Queryable } from "@notify/runtime";
+import {
+  alreadyExists,
+  invalidField,
+  isForeignKeyViolation,
+  isObjectId,
+  notFound,
+  objectId,
+  PUBLIC_PAGE,
+  pageLimit,
+  scopeOf,
+  type Queryable,
+} from "@notify/runtime";
 import type { ServiceDeps } from "../routes.js";
 import * as tenantStore from "../tenants/store.js";
 import { channelSettings, givenChannelSettings } from "../workflows/mapping.js";
@@ -8,10 +19,6 @@ import { workflowKeyOf } from "../workflows/slug.js";
 import * as workflowStore from "../workflows/store.js";
 import { workflowOverrideFromRow } from "./mapping.js";
 import * as store from "./store.js";
-
-/** Novu's page sizes of this list. */
-const DEFAULT_PAGE_SIZE = 10;
-const MAX_PAGE_SIZE = 100;
 
 // Novu's words for each thing not found, which its reads and its updates word apart.
 const workflowNotFound = (workflowId: string) => notFound(`Workflow with id ${workflowId} is not found`);
@@ -98,8 +105,8 @@ export function createWorkflowOverrideService({ pool }: ServiceDeps): ServiceImp
     async listWorkflowOverrides(request, context) {
       const scope = scopeOf(context);
       if (request.page < 0) throw invalidField("page", "page must not be negative", request.page);
-      if (request.limit < 0 || request.limit > MAX_PAGE_SIZE) throw invalidField("limit", `limit must be between 1 and ${MAX_PAGE_SIZE}`, request.limit);
-      const limit = request.limit || DEFAULT_PAGE_SIZE;
+      // Novu's page sizes of this list: those of its public lists.
+      const limit = pageLimit(request.limit, PUBLIC_PAGE);
       const rows = await store.selectWorkflowOverridePage(pool, scope.environmentId, request.page * limit, limit);
       return { overrides: rows.slice(0, limit).map(workflowOverrideFromRow), hasMore: rows.length > limit };
     },

@@ -21,6 +21,7 @@ import {
   type FieldErrors,
   type Queryable,
   type Scope,
+  pageLimit,
 } from "@notify/runtime";
 import { nameStepLayouts } from "../layouts/service.js";
 import { bindLegacyLayouts } from "../legacy-layouts/service.js";
@@ -112,11 +113,6 @@ function checkWorkflowWrite(fields: {
 
 /** A payload schema as stored: an empty one is none. */
 const nonEmpty = (schema: JsonObject | undefined) => (schema && Object.keys(schema).length > 0 ? schema : null);
-
-function pageSize(limit: number, fallback: number, max: number): number {
-  if (limit < 0 || limit > max) throw invalidField("limit", `limit must be between 1 and ${max}`, limit);
-  return limit === 0 ? fallback : limit;
-}
 
 /** The steps as stored, with what is derived from them. */
 function prepareSteps(steps: readonly workflowsV1.Step[], engine: workflowsV1.TemplateEngine, previous: readonly workflowsV1.Step[] = []) {
@@ -275,7 +271,7 @@ export function createWorkflowService({ pool }: Pick<RouteDeps, "pool">): Servic
 
     async listWorkflows(request, context) {
       const scope = scopeOf(context);
-      const limit = pageSize(request.limit, 10, MAX_PAGE_SIZE);
+      const limit = pageLimit(request.limit, { fallback: 10, max: MAX_PAGE_SIZE });
       if (request.tags.length > MAX_FILTER_TAGS) throw invalidField("tags", `at most ${MAX_FILTER_TAGS} tags per list`, request.tags.length);
       const filter: store.WorkflowFilter = { query: request.query || undefined, tags: request.tags, active: request.active };
       const { rows, ...page } = await readOffsetPage(
@@ -367,7 +363,7 @@ export function createWorkflowService({ pool }: Pick<RouteDeps, "pool">): Servic
 
     async listActiveWorkflows(request, context) {
       const scope = scopeOf(context);
-      const limit = pageSize(request.limit, 100, MAX_ACTIVE_PAGE);
+      const limit = pageLimit(request.limit, { fallback: 100, max: MAX_ACTIVE_PAGE });
       const rows = await store.selectActiveWorkflowPage(pool, scope.environmentId, request.after, limit);
       const page = rows.slice(0, limit);
       return {
